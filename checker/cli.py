@@ -1,0 +1,179 @@
+"""The ``ordercheck`` command line (DESIGN.md, "Command line").
+
+Exit codes: 0 every verdict as expected; 1 a verdict differs from ``[expect]`` (or a
+property is violated where nothing is expected); 2 bad input, with one line naming the
+file and field; 3 a bound stopped the search before a verdict.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from checker.errors import InputError
+from checker.model import Model, expand_paths, load_model
+from checker.result import EXIT_INPUT, Result, combined_exit_code, write_json_atomic
+
+# Commands added by other modules register themselves here (see `register`).
+_EXTRA: list[Callable[[click.Group], None]] = []
+
+
+class OrdercheckGroup(click.Group):
+    """Turns bad input into one line and exit code 2, without a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except InputError as exc:
+            click.echo(f"ordercheck: error: {exc.line()}", err=True)
+            sys.exit(EXIT_INPUT)
+
+
+@click.group(cls=OrdercheckGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="ordercheck")
+def main() -> None:
+    """Model-check message-ordering protocols: bus1 and the classic algorithms."""
+
+
+def load_models(paths: list[str]) -> list[Model]:
+    """Load every model first, so bad input stops the run before any search starts."""
+    files = expand_paths(paths)
+    return [load_model(f) for f in files]
+
+
+def engine_options(fn: Callable) -> Callable:
+    """The search options every checking command shares."""
+    decorators = [
+        click.option("--engine", type=click.Choice(["local"]), default="local", show_default=True,
+                     help="Search engine."),
+        click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="Worker processes (results are identical for any number)."),
+        click.option("--no-symmetry", is_flag=True, help="Turn symmetry reduction off."),
+        click.option("--no-por", is_flag=True, help="Turn partial-order reduction off."),
+        click.option("--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."),
+        click.option("--max-depth", type=click.IntRange(min=0), help="Explore at most this many steps deep."),
+        click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), help="Stop after this many seconds."),
+        click.option("--quiet", is_flag=True, help="No progress lines on stderr."),
+    ]
+    for deco in reversed(decorators):
+        fn = deco(fn)
+    return fn
+
+
+def options_from(kw: dict[str, Any]):
+    from checker.run import Options
+
+    return Options(
+        engine=kw["engine"],
+        workers=kw["workers"],
+        symmetry=False if kw["no_symmetry"] else None,
+        por=False if kw["no_por"] else None,
+        max_states=kw["max_states"],
+        max_depth=kw["max_depth"],
+        time_limit=kw["time_limit"],
+        progress=not kw["quiet"],
+    )
+
+
+@main.command()
+@click.argument("models", nargs=-1, required=True, metavar="MODEL.toml|DIR ...")
+@engine_options
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write results as JSON here.")
+@click.option("--verbose", "-v", is_flag=True, help="Print every trace, not only unexpected ones.")
+def check(models: tuple[str, ...], json_path: str | None, verbose: bool, **kw: Any) -> None:
+    """Check models and compare every verdict with the model's [expect]."""
+    from checker.run import check_model
+
+    loaded = load_models(list(models))
+    options = options_from(kw)
+    results: list[Result] = []
+    for model in loaded:
+        result = check_model(model, options)
+        results.append(result)
+        print_result(model, result, verbose=verbose)
+    if json_path:
+        payload: Any = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]
+        write_json_atomic(json_path, payload)
+    if len(results) > 1:
+        print_summary(results)
+    sys.exit(combined_exit_code(results))
+
+
+MARK = {True: "ok", False: "UNEXPECTED"}
+
+
+def print_result(model: Model, result: Result, *, verbose: bool = False) -> None:
+    st = result.stats
+    cut = f", stopped by {st.bound}" if st.bound else ""
+    click.echo(
+        f"{model.path}: {result.spec}, {st.distinct_states:,} distinct states, {st.transitions:,} "
+        f"transitions, depth {st.depth}, {st.seconds:.2f}s ({st.states_per_second:,.0f} states/s){cut}"
+    )
+    for warning in result.warnings:
+        click.echo(f"  warning: {warning}")
+    width = max((len(n) for n in result.properties), default=0)
+    for name, p in result.properties.items():
+        expected = p.expected or "-"
+        status = p.status
+        flag = "ok" if p.as_expected else ("UNKNOWN" if status == "unknown" else "UNEXPECTED")
+        if status == "unknown":
+            flag = "UNKNOWN"
+        click.echo(f"  {name:<{width}}  {status:<8}  expected {expected:<8}  {flag}")
+        show = p.explanation and (status == "violated" or status == "unknown" or verbose or not p.as_expected)
+        if p.kind == "sometimes" and status == "holds" and not verbose:
+            show = False
+        if show:
+            click.echo(f"      {p.explanation}")
+        if p.trace and (verbose or (not p.as_expected and status != "unknown")):
+            click.echo(f"      trace ({len(p.trace) - 1} steps):")
+            for i, step in enumerate(p.trace):
+                click.echo(f"        {i:>3}. {step.action or 'initial state'}")
+    click.echo(f"  fingerprint collision probability: {st.collision_probability:.1e}")
+
+
+def print_summary(results: list[Result]) -> None:
+    bad = [r for r in results if r.exit_code() != 0]
+    click.echo(f"\n{len(results)} models, {len(results) - len(bad)} as expected, {len(bad)} not")
+    for r in bad:
+        click.echo(f"  {r.model}")
+
+
+@main.command(name="list")
+def list_cmd() -> None:
+    """Built-in specs and models."""
+    from checker.registry import builtin_models, spec_class, spec_names
+
+    click.echo("specs:")
+    for name in spec_names():
+        cls = spec_class(name)
+        abl = cls.ablations()
+        extra = f" (ablations: {', '.join(abl)})" if abl else ""
+        click.echo(f"  {name:<16} {cls.summary}{extra}")
+    click.echo("models:")
+    for path in builtin_models():
+        try:
+            model = load_model(path)
+            click.echo(f"  {_rel(path):<40} {model.spec_name:<14} {model.description}")
+        except InputError as exc:
+            click.echo(f"  {_rel(path):<40} (invalid: {exc.line()})")
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def register(hook: Callable[[click.Group], None]) -> None:
+    """Let another module add commands (used by later layers)."""
+    _EXTRA.append(hook)
+    hook(main)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

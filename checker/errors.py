@@ -1,0 +1,33 @@
+"""Errors the command line turns into one clear line and exit code 2."""
+
+from __future__ import annotations
+
+
+class InputError(Exception):
+    """Bad input: an unreadable model file, an unknown spec or property, a bad constant.
+
+    ``where`` names the file, ``field`` the dotted field inside it (may be empty), and the
+    message says what is wrong and, where possible, what to do about it.
+    """
+
+    def __init__(self, where: str, field: str, message: str) -> None:
+        self.where = where
+        self.field = field
+        self.message = message
+        super().__init__(self.line())
+
+    def line(self) -> str:
+        parts = [self.where]
+        if self.field:
+            parts.append(self.field)
+        parts.append(self.message)
+        return ": ".join(parts)
+
+
+class ConstantError(ValueError):
+    """A constant value a spec cannot take; the loader adds the file and field."""
+
+    def __init__(self, name: str, message: str) -> None:
+        self.name = name
+        self.message = message
+        super().__init__(f"{name}: {message}")

@@ -1,0 +1,247 @@
+"""The spec API: what a protocol specification gives the checker.
+
+A spec is a Python class in the ``specs`` package. Like Stateright's ``Model`` it gives
+initial states, the enabled actions of a state with their successor states, and the
+properties to check. States are immutable values built only from ``int``, ``bool`` and
+``tuple`` (and ``frozenset`` of those), so that their fingerprint is the same in every
+process and on every machine (see :mod:`checker.fingerprint`).
+
+A minimal spec::
+
+    class Counter(Spec):
+        name = "counter"
+        constants = (Constant("limit", int, 3, "largest value"),)
+
+        def init_states(self):
+            return [0]
+
+        def next_states(self, state):
+            if state < self.limit:
+                return [(("inc",), state + 1)]
+            return []
+
+        def properties(self):
+            return [Property.always("small", lambda s: None if s <= 3 else f"{s} > 3")]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from checker.errors import ConstantError
+
+State = Hashable
+"""A state: an immutable value of ints, bools and tuples."""
+
+Action = tuple
+"""An action label: ``(name, arg, ...)`` with int or str arguments; shown in traces."""
+
+Kind = Literal["always", "sometimes", "eventually"]
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A model constant a spec is parameterised by.
+
+    ``kind`` is the Python type a model file must give (``int``, ``bool``, ``str``,
+    ``list`` or ``dict``). ``choices`` restricts a ``str`` constant; ``minimum`` bounds
+    an ``int``. ``ablation`` marks a boolean constant that names a step of the
+    algorithm: switching it off makes a mutant.
+    """
+
+    name: str
+    kind: type
+    default: Any
+    doc: str = ""
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+    maximum: int | None = None
+    ablation: bool = False
+
+    def validate(self, value: Any) -> Any:
+        """Return ``value`` if this constant can take it; raise :class:`ConstantError`."""
+        kind = self.kind
+        if kind is int:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConstantError(self.name, f"expected an integer, got {_show(value)}")
+            if self.minimum is not None and value < self.minimum:
+                raise ConstantError(self.name, f"must be at least {self.minimum}, got {value}")
+            if self.maximum is not None and value > self.maximum:
+                raise ConstantError(self.name, f"must be at most {self.maximum}, got {value}")
+        elif kind is bool:
+            if not isinstance(value, bool):
+                raise ConstantError(self.name, f"expected true or false, got {_show(value)}")
+        elif kind is str:
+            if not isinstance(value, str):
+                raise ConstantError(self.name, f"expected a string, got {_show(value)}")
+            if self.choices and value not in self.choices:
+                options = ", ".join(repr(c) for c in self.choices)
+                raise ConstantError(self.name, f"expected one of {options}, got {value!r}")
+        elif kind is list:
+            if not isinstance(value, list):
+                raise ConstantError(self.name, f"expected a list, got {_show(value)}")
+        elif kind is dict:
+            if not isinstance(value, dict):
+                raise ConstantError(self.name, f"expected a table, got {_show(value)}")
+        return value
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f"{type(value).__name__} {value!r}"
+
+
+@dataclass(frozen=True)
+class Property:
+    """A named property the checker decides for a spec.
+
+    Build one with :meth:`always`, :meth:`sometimes` or :meth:`eventually`. ``over``
+    says what the check function receives: the state itself (``"state"``) or the
+    spec's :class:`~specs.history.History` of the state (``"history"``). History checks
+    are cached by the spec's ``history_key``, so many states that share one history
+    are checked once.
+    """
+
+    name: str
+    kind: Kind
+    check: Callable[[Any], Any]
+    over: Literal["state", "history"] = "state"
+    doc: str = ""
+
+    @classmethod
+    def always(
+        cls, name: str, invariant: Callable[[Any], str | None], *, over: str = "state", doc: str = ""
+    ) -> Property:
+        """Holds when ``invariant`` returns ``None`` on every reachable state.
+
+        ``invariant`` returns ``None`` when its argument is fine and otherwise a sentence
+        saying what is wrong; that sentence becomes the counterexample's explanation.
+        """
+        return cls(name, "always", invariant, over, doc)  # type: ignore[arg-type]
+
+    @classmethod
+    def sometimes(
+        cls, name: str, condition: Callable[[Any], str | None], *, over: str = "state", doc: str = ""
+    ) -> Property:
+        """Holds when some reachable state satisfies ``condition``; reported with a witness.
+
+        ``condition`` returns ``None`` for a state that is not the one sought, and a
+        sentence describing the state when it is.
+        """
+        return cls(name, "sometimes", condition, over, doc)  # type: ignore[arg-type]
+
+    @classmethod
+    def eventually(
+        cls, name: str, pending: Callable[[Any], str | None], *, over: str = "state", doc: str = ""
+    ) -> Property:
+        """Holds when every run ends with ``pending`` returning ``None``.
+
+        ``pending`` returns ``None`` once the awaited thing has happened and a sentence
+        saying what is still outstanding otherwise. It should be stable: once ``None``,
+        ``None`` in every later state. The local engine checks it at terminal states
+        (states with no enabled action): a run that stops with something outstanding
+        violates it.
+        """
+        return cls(name, "eventually", pending, over, doc)  # type: ignore[arg-type]
+
+
+class Spec:
+    """Base class of every specification.
+
+    Subclasses set the class attributes and implement :meth:`init_states`,
+    :meth:`next_states` and :meth:`properties`. Constant values are validated on
+    construction and readable as attributes (``self.peers``).
+    """
+
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    constants: ClassVar[tuple[Constant, ...]] = ()
+
+    def __init__(self, **values: Any) -> None:
+        known = {c.name: c for c in self.constants}
+        for key in values:
+            if key not in known:
+                names = ", ".join(sorted(known)) or "none"
+                raise ConstantError(key, f"{self.name} has no such constant (it has: {names})")
+        resolved: dict[str, Any] = {}
+        for const in self.constants:
+            resolved[const.name] = const.validate(values.get(const.name, const.default))
+        self.values: dict[str, Any] = resolved
+        for key, value in resolved.items():
+            setattr(self, key, value)
+        self.setup()
+
+    # -- what a spec implements -------------------------------------------------------
+
+    def setup(self) -> None:
+        """Derive whatever the spec needs from its constants; raise ConstantError if bad."""
+
+    def init_states(self) -> Sequence[State]:
+        """The initial states, in a fixed order."""
+        raise NotImplementedError
+
+    def next_states(self, state: State) -> Sequence[tuple[Action, State]]:
+        """The enabled actions of ``state`` with their successors, in a fixed order.
+
+        The order must be deterministic: a trace is replayed from the positions of its
+        actions in these lists.
+        """
+        raise NotImplementedError
+
+    def properties(self) -> Sequence[Property]:
+        """Every property this spec can be checked against, library ones included."""
+        return []
+
+    # -- optional ---------------------------------------------------------------------
+
+    def history(self, state: State) -> Any:
+        """The observable history of ``state`` (a :class:`specs.history.History`)."""
+        raise NotImplementedError(f"{self.name} keeps no history")
+
+    def history_key(self, state: State) -> Hashable:
+        """The part of ``state`` its history is computed from; equal keys, equal histories.
+
+        The engine skips history checks on a successor whose key *is* (by identity)
+        its parent's, and caches verdicts by key.
+        """
+        return state
+
+    def finished(self, state: State) -> bool:
+        """Whether a state with no enabled action is a proper end (not a deadlock)."""
+        return True
+
+    def describe(self, state: State) -> dict[str, Any]:
+        """A JSON-friendly view of ``state`` for traces and reports."""
+        return {"state": _jsonable(state)}
+
+    def format_action(self, action: Action) -> str:
+        """A short human reading of an action label."""
+        name, *args = action
+        return f"{name}({', '.join(str(a) for a in args)})"
+
+    @classmethod
+    def ablations(cls) -> tuple[str, ...]:
+        """The names of the boolean constants that switch a step of the algorithm off."""
+        return tuple(c.name for c in cls.constants if c.ablation)
+
+    def property_map(self) -> dict[str, Property]:
+        """Properties by name."""
+        return {p.name: p for p in self.properties()}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (tuple, list)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, frozenset):
+        return sorted(_jsonable(v) for v in value)
+    return value
+
+
+def iter_properties(props: Iterable[Property], kind: str, over: str) -> list[Property]:
+    """The properties of one kind evaluated over one kind of argument."""
+    return [p for p in props if p.kind == kind and p.over == over]

@@ -1,0 +1,344 @@
+"""bus1's message ordering, as the bus1 wiki page describes it.
+
+Source: ``shared/seeds/bus1-message-ordering.txt`` ("Message ordering", T. Gundersen).
+Every peer owns one queue with a Lamport clock. A message transaction from peer ``p``
+to destinations ``D`` is a sequence of steps, each atomic under one queue's lock:
+
+1. ``block``: for each destination ``d`` (in peer order), block ``d``'s queue at its
+   current clock and collect the maximum of those clocks ("Blocking the queue").
+2. ``tick``: synchronise the sender's clock to that maximum and tick it; the new value
+   is the message's timestamp ("Synchronizing the clocks").
+3. ``sync``: synchronise every destination's clock to the timestamp; all of them before
+   any message is queued ("it is crucial to first synchronize all the clocks").
+4. ``queue``: on each destination, queue the message and remove the block.
+
+A peer dequeues (``deliver``) the first entry of its queue when that entry is a message
+not preceded by a block. Messages order by (timestamp, sender id); a block at clock
+``t`` orders after every message with timestamp ``t`` already on the queue. A peer is
+one thread: it starts sends, delivers and signals only between its own transactions.
+``signal(p, q)`` is a side-channel signal outside the bus, bounded by ``signals``.
+
+Ablation flags (each ``false`` is a mutant): ``block_destinations``, ``sync_sender``,
+``sync_receivers_before_queueing`` (when off, each destination is synced and queued in
+one step, the order the wiki warns against) and ``tiebreak_by_sender`` (when off, equal
+timestamps are ordered by arrival at the queue).
+
+State: ``(clocks, queues, txs, ghost, know, signals_left)``. ``queues[q]`` is a tuple of
+entries ``(ts, rank, mid)``; ``rank`` is the sender id for a message (``0`` when ties go
+by arrival) and :data:`BLOCK` for a block, whose ``mid`` is its transaction's message.
+``txs[p]`` is ``0`` when ``p`` is idle, else ``(mid, phase, i, acc)`` with ``acc`` the
+maximum clock seen while blocking, then the timestamp. ``ghost = (sent, logs)`` is the
+history (see :mod:`specs.history`); ``know[p]`` is ``p``'s causal past as a bitmask.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from typing import Any
+
+from checker import Constant, Property
+from specs.base import PeerSpec, peer_constants
+from specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, send_options
+from specs.history import DELIVER
+from specs.properties import LIBRARY
+
+BLOCK = 1 << 20  # rank of a block: after every message with the same timestamp
+
+# Transaction phases.
+BLOCKING, TICK, SYNCING, QUEUEING, SYNC_QUEUE = 0, 1, 2, 3, 4
+
+CLOCKS, QUEUES, TXS, GHOST, KNOW, SIGNALS = range(6)
+
+
+class Bus1(PeerSpec):
+    name = "bus1"
+    summary = "bus1's ordering algorithm from the wiki: per-queue Lamport clocks, blocks, multicast"
+    constants = (
+        *peer_constants(),
+        Constant("block_destinations", bool, True, "block each destination before taking the timestamp", ablation=True),
+        Constant("sync_sender", bool, True, "sync the sender to the blocks' maximum before ticking", ablation=True),
+        Constant(
+            "sync_receivers_before_queueing",
+            bool,
+            True,
+            "sync every destination before queueing on any",
+            ablation=True,
+        ),
+        Constant("tiebreak_by_sender", bool, True, "order equal timestamps by sender id", ablation=True),
+    )
+
+    ghost_at = GHOST
+    txs_at = TXS
+
+    def configure(self) -> None:
+        self._memo: tuple[object, list] = ((), [])
+
+    # -- states -----------------------------------------------------------------------
+
+    def init_states(self) -> list[tuple]:
+        n = self.peers
+        empty = tuple(() for _ in range(n))
+        ghost = (empty, empty)
+        return [((0,) * n, empty, (0,) * n, ghost, (0,) * n, self.signals)]
+
+    def dests(self, mask: int) -> tuple[int, ...]:
+        return self.dest_table[mask]
+
+    def next_states(self, state: tuple) -> list[tuple[tuple, tuple]]:
+        clocks, queues, txs, ghost, know, signals = state
+        sent = ghost[0]
+        out: list[tuple[tuple, tuple]] = []
+        n = self.peers
+        for p in range(n):
+            tx = txs[p]
+            if tx:
+                out.append(self._step(state, p, tx))
+                continue
+            # Idle peer: deliver, start a send, or signal.
+            queue = queues[p]
+            if queue and queue[0][1] != BLOCK:
+                mid = queue[0][2]
+                k = know[p] | (1 << mid) | message_past(ghost, mid, self.stride)
+                out.append(
+                    (
+                        ("deliver", p, mid),
+                        (
+                            clocks,
+                            queues[:p] + (queue[1:],) + queues[p + 1 :],
+                            txs,
+                            ghost_event(ghost, p, DELIVER, mid),
+                            know[:p] + (k,) + know[p + 1 :],
+                            signals,
+                        ),
+                    )
+                )
+            count = len(sent[p])
+            for dmask in send_options(self.plan, self.choices, self.sends, p, count):
+                mid = p * self.stride + count
+                tx = (mid, BLOCKING, 0, 0)
+                out.append(
+                    (
+                        ("send", p, mid, dmask),
+                        (clocks, queues, txs[:p] + (tx,) + txs[p + 1 :], ghost_send(ghost, p, mid, dmask, know[p]), know, signals),
+                    )
+                )
+            if signals:
+                for q in range(n):
+                    if q == p or txs[q]:
+                        continue
+                    kq = know[q] | know[p]
+                    out.append(
+                        (
+                            ("signal", p, q),
+                            (clocks, queues, txs, ghost_signal(ghost, p, q), know[:q] + (kq,) + know[q + 1 :], signals - 1),
+                        )
+                    )
+        return out
+
+    def _step(self, state: tuple, p: int, tx: tuple) -> tuple[tuple, tuple]:
+        """The next step of ``p``'s transaction."""
+        clocks, queues, txs, ghost, know, signals = state
+        mid, phase, i, acc = tx
+        stride = self.stride
+        dmask = ghost[0][p][mid % stride][0]
+        dests = self.dest_table[dmask]
+        if phase == BLOCKING:
+            d = dests[i]
+            c = clocks[d]
+            if self.block_destinations:
+                q = list(queues[d])
+                insort(q, (c, BLOCK, mid))
+                queues = queues[:d] + (tuple(q),) + queues[d + 1 :]
+            acc = c if c > acc else acc
+            ntx = (mid, TICK, 0, acc) if i + 1 == len(dests) else (mid, BLOCKING, i + 1, acc)
+            return ("block", p, d, mid), (clocks, queues, txs[:p] + (ntx,) + txs[p + 1 :], ghost, know, signals)
+        if phase == TICK:
+            base = clocks[p]
+            if self.sync_sender and acc > base:
+                base = acc
+            ts = base + 1
+            nxt = SYNCING if self.sync_receivers_before_queueing else SYNC_QUEUE
+            clocks = clocks[:p] + (ts,) + clocks[p + 1 :]
+            return ("tick", p, mid), (clocks, queues, txs[:p] + ((mid, nxt, 0, ts),) + txs[p + 1 :], ghost, know, signals)
+        d = dests[i]
+        last = i + 1 == len(dests)
+        if phase == SYNCING:
+            if clocks[d] < acc:
+                clocks = clocks[:d] + (acc,) + clocks[d + 1 :]
+            ntx = (mid, QUEUEING, 0, acc) if last else (mid, SYNCING, i + 1, acc)
+            return ("sync", p, d, mid), (clocks, queues, txs[:p] + (ntx,) + txs[p + 1 :], ghost, know, signals)
+        # QUEUEING, or SYNC_QUEUE in the mutant that syncs each destination just before queueing.
+        label = "queue"
+        if phase == SYNC_QUEUE:
+            label = "sync_queue"
+            if clocks[d] < acc:
+                clocks = clocks[:d] + (acc,) + clocks[d + 1 :]
+        queues = queues[:d] + (self._enqueue(queues[d], acc, p, mid),) + queues[d + 1 :]
+        if last:
+            ntx = 0
+            know = know[:p] + (know[p] | (1 << mid),) + know[p + 1 :]
+        else:
+            ntx = (mid, phase, i + 1, acc)
+        return (label, p, d, mid), (clocks, queues, txs[:p] + (ntx,) + txs[p + 1 :], ghost, know, signals)
+
+    def _enqueue(self, queue: tuple, ts: int, sender: int, mid: int) -> tuple:
+        q = [e for e in queue if not (e[1] == BLOCK and e[2] == mid)]
+        if self.tiebreak_by_sender:
+            insort(q, (ts, sender, mid))
+        else:
+            # Equal timestamps keep their order of arrival: after every message with the
+            # same timestamp, before any block at it.
+            q.insert(bisect_left(q, (ts, BLOCK, -1)), (ts, 0, mid))
+        return tuple(q)
+
+    # -- history and properties -----------------------------------------------------
+
+    def properties(self) -> list[Property]:
+        return [
+            *LIBRARY,
+            Property.always("message_after_block", self._message_after_block, doc=_doc_after_block),
+            Property.always("ready_is_final", self._ready_is_final, doc=_doc_ready_final),
+            Property.always("entries_behind_clock", self._entries_behind_clock, doc=_doc_behind_clock),
+            Property.sometimes("waits_behind_block", self._waits_behind_block, doc=_doc_waits),
+            Property.sometimes("equal_timestamps", self._equal_timestamps, doc=_doc_equal),
+            self.deadlock_free(),
+        ]
+
+    def _in_flight(self, state: tuple) -> list[tuple[int, int, int, tuple[int, ...]]]:
+        """Transactions that have their timestamp, with the destinations not yet queued.
+
+        Both transaction invariants ask for this on the same state in turn, so the last
+        answer is kept.
+        """
+        memo_state, memo = self._memo
+        if memo_state is state:
+            return memo
+        out = []
+        txs = state[TXS]
+        for p, tx in enumerate(txs):
+            if tx and tx[1] >= SYNCING:
+                mid, phase, i, ts = tx
+                dests = self.dest_table[state[GHOST][0][p][mid % self.stride][0]]
+                out.append((p, mid, ts, dests if phase == SYNCING else dests[i:]))
+        self._memo = (state, out)
+        return out
+
+    def _message_after_block(self, state: tuple) -> str | None:
+        queues = state[QUEUES]
+        for _p, mid, ts, pending in self._in_flight(state):
+            for d in pending:
+                for bts, rank, owner in queues[d]:
+                    if rank == BLOCK and owner == mid and ts <= bts:
+                        return (
+                            f"{self.mname(mid)} got timestamp {ts}, not after its own block at "
+                            f"{bts} on {self.names[d]}'s queue"
+                        )
+        return None
+
+    def _ready_is_final(self, state: tuple) -> str | None:
+        queues = state[QUEUES]
+        for p, mid, ts, pending in self._in_flight(state):
+            rank = p if self.tiebreak_by_sender else 0
+            for d in pending:
+                q = queues[d]
+                if q and q[0][1] != BLOCK:
+                    hts, hrank, hmid = q[0]
+                    if (ts, rank) < (hts, hrank):
+                        return (
+                            f"{self.names[d]} may dequeue {self.mname(hmid)} (timestamp {hts}) although "
+                            f"{self.mname(mid)} (timestamp {ts}) will be queued before it"
+                        )
+        return None
+
+    def _entries_behind_clock(self, state: tuple) -> str | None:
+        clocks, queues = state[CLOCKS], state[QUEUES]
+        for q, queue in enumerate(queues):
+            if queue and queue[-1][0] > clocks[q]:
+                ts, rank, mid = next(e for e in queue if e[0] > clocks[q])
+                what = "a block" if rank == BLOCK else self.mname(mid)
+                return f"{self.names[q]}'s queue holds {what} at {ts}, ahead of its clock {clocks[q]}"
+        return None
+
+    def _waits_behind_block(self, state: tuple) -> str | None:
+        for q, queue in enumerate(state[QUEUES]):
+            if queue and queue[0][1] == BLOCK and any(e[1] != BLOCK for e in queue):
+                waiting = next(e for e in queue if e[1] != BLOCK)
+                return (
+                    f"{self.mname(waiting[2])} waits on {self.names[q]}'s queue behind the block of "
+                    f"{self.mname(queue[0][2])}"
+                )
+        return None
+
+    def _equal_timestamps(self, state: tuple) -> str | None:
+        for q, queue in enumerate(state[QUEUES]):
+            msgs = [e for e in queue if e[1] != BLOCK]
+            for a, b in zip(msgs, msgs[1:]):
+                if a[0] == b[0]:
+                    return (
+                        f"{self.mname(a[2])} and {self.mname(b[2])} share timestamp {a[0]} on "
+                        f"{self.names[q]}'s queue"
+                    )
+        return None
+
+    # -- presentation -------------------------------------------------------------------
+
+    def format_action(self, action: tuple) -> str:
+        kind, p, *rest = action
+        who = self.names[p]
+        if kind == "block":
+            d, mid = rest
+            return f"block {self.names[d]}'s queue for {self.mname(mid)}"
+        if kind == "tick":
+            return f"{who} ticks its clock for {self.mname(rest[0])}"
+        if kind == "sync":
+            d, mid = rest
+            return f"sync {self.names[d]}'s clock to {self.mname(mid)}"
+        if kind in ("queue", "sync_queue"):
+            d, mid = rest
+            verb = "sync and queue" if kind == "sync_queue" else "queue"
+            return f"{verb} {self.mname(mid)} on {self.names[d]}"
+        return super().format_action(action)
+
+    def describe(self, state: tuple) -> dict[str, Any]:
+        clocks, queues, txs, ghost, know, signals = state
+        h, messages = self.common_view(state)
+        peers = {}
+        for p, name in enumerate(self.names):
+            entries = []
+            for ts, rank, mid in queues[p]:
+                if rank == BLOCK:
+                    entries.append(f"block@{ts}({self.mname(mid)})")
+                else:
+                    entries.append(f"{self.mname(mid)}@{ts}")
+            tx = txs[p]
+            if tx:
+                mid, phase, i, acc = tx
+                step = ["blocking", "tick", "syncing", "queueing", "sync+queue"][phase]
+                tx_text = f"{self.mname(mid)}: {step}" + (f" (ts {acc})" if phase >= SYNCING else "")
+            else:
+                tx_text = None
+            peers[name] = {
+                "clock": clocks[p],
+                "queue": entries,
+                "transaction": tx_text,
+                "delivered": [h.messages[m].name for m in h.deliveries(p)],
+                "knows": [self.mname(m) for m in members(know[p])],
+            }
+        return {
+            "peers": peers,
+            "messages": messages,
+            "signals_left": signals,
+        }
+
+
+_doc_after_block = "a transaction's timestamp is after each of its own blocks (the wiki: a message is placed after its block)"
+_doc_ready_final = (
+    "an unblocked message at the head of a queue stays ahead of every message still to be queued there "
+    "(the wiki: if the first message is not blocked, it is ready to be dequeued)"
+)
+_doc_behind_clock = "no entry on a queue is ahead of that queue's clock"
+_doc_waits = "a message waits on a queue behind a block"
+_doc_equal = "two messages with the same timestamp sit on one queue, so the tie-break decides"
+
+
+SPEC = Bus1

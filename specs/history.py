@@ -1,0 +1,242 @@
+"""The history every spec exposes: what an outside observer of the bus could see.
+
+For each message: its sender, its destinations and its causal past. For each peer: the
+sequence of its events (sends, deliveries, drops, side-channel signals, failures). The
+ordering properties in :mod:`specs.properties` read only this, so one property library
+serves every protocol, and a recorded log of a real system can be checked by building a
+:class:`History` from it.
+
+Inside a state, specs keep the raw material compactly (see :func:`encode_event`): each
+peer's log is a tuple of ints and each message's metadata a pair of bitmasks. A
+:class:`History` is built from that raw material only when a property needs it.
+
+Causal past (DESIGN.md): a peer's knowledge grows when one of its sends completes (the
+message joins it), when it delivers a message (the message and that message's causal
+past) and when it receives a side-channel signal (the signaller's whole knowledge). A
+message's causal past is its sender's knowledge when the send starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+# Event kinds, kept in the low three bits of an encoded event.
+SEND = 0  # the peer started sending message ``arg``
+DELIVER = 1  # the peer delivered message ``arg``
+SIGNAL_OUT = 2  # the peer sent a side-channel signal to peer ``arg``
+SIGNAL_IN = 3  # the peer received a side-channel signal from peer ``arg``
+DROP = 4  # the peer dropped message ``arg`` (a reason is recorded beside it)
+FAIL = 5  # the peer crashed; ``arg`` is unused
+RESTART = 6  # the peer came back after a crash; ``arg`` is unused
+
+KIND_NAMES = {
+    SEND: "send",
+    DELIVER: "deliver",
+    SIGNAL_OUT: "signal_out",
+    SIGNAL_IN: "signal_in",
+    DROP: "drop",
+    FAIL: "fail",
+    RESTART: "restart",
+}
+
+
+def encode_event(kind: int, arg: int = 0) -> int:
+    """Pack an event into one int: ``arg << 3 | kind``."""
+    return (arg << 3) | kind
+
+
+class Event(NamedTuple):
+    """One event of one peer's log."""
+
+    kind: int
+    arg: int
+
+    @property
+    def kind_name(self) -> str:
+        return KIND_NAMES[self.kind]
+
+
+def decode_event(code: int) -> Event:
+    """Unpack an event made by :func:`encode_event`."""
+    return Event(code & 7, code >> 3)
+
+
+@dataclass(frozen=True)
+class Message:
+    """A message as an observer sees it. ``past`` is a set of message ids."""
+
+    id: int
+    name: str
+    sender: int
+    seq: int
+    dests: frozenset[int]
+    past: frozenset[int]
+
+
+@dataclass(frozen=True)
+class History:
+    """Messages, and for each peer the ordered list of its events.
+
+    ``peers`` are the peers' names, indexed by peer id. ``messages`` maps a message id
+    to its :class:`Message`. ``logs[p]`` is peer ``p``'s events in program order.
+    ``drops`` gives, for a (peer, message) pair the peer dropped, the reason.
+    ``failed`` holds the peers that are down at the end of the history.
+    """
+
+    peers: tuple[str, ...]
+    messages: dict[int, Message]
+    logs: tuple[tuple[Event, ...], ...]
+    drops: dict[tuple[int, int], str] = field(default_factory=dict)
+    failed: frozenset[int] = frozenset()
+
+    # -- building -------------------------------------------------------------------
+
+    @classmethod
+    def from_raw(
+        cls,
+        peers: Sequence[str],
+        sent: Sequence[Sequence[tuple[int, int]]],
+        logs: Sequence[Iterable[int]],
+        stride: int,
+        *,
+        drops: dict[tuple[int, int], str] | None = None,
+        failed: Iterable[int] = (),
+    ) -> History:
+        """Build a history from the compact form specs keep in their states.
+
+        ``sent[p][i]`` is ``(dests_mask, past_mask)`` of peer ``p``'s ``i``-th message,
+        whose id is ``p * stride + i``; bit ``b`` of a mask stands for peer ``b`` (dests)
+        or message id ``b`` (past). ``logs[p]`` holds encoded events.
+        """
+        messages: dict[int, Message] = {}
+        for p, outbox in enumerate(sent):
+            for i, (dests, past) in enumerate(outbox):
+                mid = p * stride + i
+                messages[mid] = Message(
+                    mid, message_name(peers, p, i), p, i, frozenset(bits(dests)), frozenset(bits(past))
+                )
+        decoded = tuple(tuple(decode_event(e) for e in log) for log in logs)
+        return cls(tuple(peers), messages, decoded, dict(drops or {}), frozenset(failed))
+
+    # -- reading ----------------------------------------------------------------------
+
+    def name(self, peer: int) -> str:
+        return self.peers[peer]
+
+    def deliveries(self, peer: int) -> list[int]:
+        """The ids of the messages ``peer`` delivered, in order."""
+        return [e.arg for e in self.logs[peer] if e.kind == DELIVER]
+
+    def dropped(self, peer: int) -> set[int]:
+        return {e.arg for e in self.logs[peer] if e.kind == DROP}
+
+    def sent_messages(self) -> list[Message]:
+        """Every message whose send has started, by id."""
+        return [self.messages[m] for m in sorted(self.messages)]
+
+    def happened_before_path(self, m1: int, m2: int) -> list[str] | None:
+        """A chain of events showing why ``m1`` is in the causal past of ``m2``.
+
+        Returns phrases such as ``["a sent a1", "b received a1", "b sent b1"]``, or
+        ``None`` if no chain of program order, deliveries and signals links them.
+        """
+        return _causal_chain(self, m1, m2)
+
+
+def bits(mask: int) -> Iterable[int]:
+    """The positions of the set bits of ``mask``, lowest first."""
+    i = 0
+    while mask:
+        if mask & 1:
+            yield i
+        mask >>= 1
+        i += 1
+
+
+def message_name(peers: Sequence[str], sender: int, seq: int) -> str:
+    """The readable name of a sender's ``seq``-th message: ``a1``, ``a2``, ``b1``..."""
+    return f"{peers[sender]}{seq + 1}"
+
+
+def _event_phrase(h: History, peer: int, ev: Event) -> str:
+    who = h.peers[peer]
+    if ev.kind == SEND:
+        return f"{who} sent {h.messages[ev.arg].name}"
+    if ev.kind == DELIVER:
+        return f"{who} received {h.messages[ev.arg].name}"
+    if ev.kind == SIGNAL_OUT:
+        return f"{who} signalled {h.peers[ev.arg]}"
+    if ev.kind == SIGNAL_IN:
+        return f"{who} got a signal from {h.peers[ev.arg]}"
+    if ev.kind == DROP:
+        return f"{who} dropped {h.messages[ev.arg].name}"
+    return f"{who} {KIND_NAMES[ev.kind]}"
+
+
+def event_graph(h: History) -> tuple[dict[tuple[int, int], list[tuple[int, int]]], dict[int, tuple[int, int]]]:
+    """Happened-before edges between events ``(peer, index)``, and each send's event.
+
+    Edges: program order; a send to each delivery of its message; the k-th signal from
+    p to q to the k-th signal q received from p.
+    """
+    succ: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    send_at: dict[int, tuple[int, int]] = {}
+    outs: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    ins: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for p, log in enumerate(h.logs):
+        for i, ev in enumerate(log):
+            node = (p, i)
+            succ.setdefault(node, [])
+            if i + 1 < len(log):
+                succ[node].append((p, i + 1))
+            if ev.kind == SEND:
+                send_at[ev.arg] = node
+            elif ev.kind == SIGNAL_OUT:
+                outs.setdefault((p, ev.arg), []).append(node)
+            elif ev.kind == SIGNAL_IN:
+                ins.setdefault((ev.arg, p), []).append(node)
+    for p, log in enumerate(h.logs):
+        for i, ev in enumerate(log):
+            if ev.kind == DELIVER and ev.arg in send_at:
+                succ[send_at[ev.arg]].append((p, i))
+    for pair, out_nodes in outs.items():
+        for a, b in zip(out_nodes, ins.get(pair, [])):
+            succ[a].append(b)
+    return succ, send_at
+
+
+def _causal_chain(h: History, m1: int, m2: int) -> list[str] | None:
+    succ, send_at = event_graph(h)
+    if m1 not in send_at or m2 not in send_at:
+        return None
+    start, goal = send_at[m1], send_at[m2]
+    parent: dict[tuple[int, int], tuple[int, int] | None] = {start: None}
+    todo = [start]
+    while todo:
+        nxt = []
+        for node in todo:
+            for child in succ.get(node, ()):
+                if child not in parent:
+                    parent[child] = node
+                    nxt.append(child)
+        todo = nxt
+    if goal not in parent:
+        return None
+    path = []
+    node: tuple[int, int] | None = goal
+    while node is not None:
+        path.append(node)
+        node = parent[node]
+    path.reverse()
+    # Keep the events that carry information: sends, deliveries and signals, and drop
+    # the peer's unrelated events in between.
+    phrases = []
+    for k, (p, i) in enumerate(path):
+        ev = h.logs[p][i]
+        nxt_node = path[k + 1] if k + 1 < len(path) else None
+        hops_peer = nxt_node is not None and nxt_node[0] != p
+        if k == 0 or nxt_node is None or hops_peer or (k > 0 and path[k - 1][0] != p):
+            phrases.append(_event_phrase(h, p, ev))
+    return phrases

@@ -1,0 +1,218 @@
+"""The ordering properties every spec shares, decided on a :class:`History`.
+
+Each check returns ``None`` when the history satisfies the property and otherwise one
+sentence naming the messages and peers involved. The names are the contract of
+DESIGN.md: ``fifo``, ``causal``, ``total``, ``global_lock``, ``eventual_delivery``.
+
+Safety properties speak of deliveries that happened: "q delivered m2 before m1" needs
+both deliveries in q's log. A message that is never delivered at all is the business
+of ``eventual_delivery``.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from checker import Property
+from specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, History, event_graph
+
+
+def fifo(h: History) -> str | None:
+    """For each sender and receiver, deliveries follow send order."""
+    for q in range(len(h.peers)):
+        latest: dict[int, int] = {}  # sender -> id of the highest-seq message delivered
+        for mid in h.deliveries(q):
+            msg = h.messages[mid]
+            prev = latest.get(msg.sender)
+            if prev is not None and h.messages[prev].seq > msg.seq:
+                later = h.messages[prev]
+                return (
+                    f"peer {h.name(q)} received {later.name} before {msg.name}, although "
+                    f"{h.name(msg.sender)} sent {msg.name} first"
+                )
+            if prev is None or h.messages[prev].seq < msg.seq:
+                latest[msg.sender] = mid
+    return None
+
+
+def causal(h: History) -> str | None:
+    """If m1 is in the causal past of m2 and q receives both, q delivers m1 first."""
+    for q in range(len(h.peers)):
+        order = h.deliveries(q)
+        position = {mid: i for i, mid in enumerate(order)}
+        for i, m2 in enumerate(order):
+            for m1 in sorted(h.messages[m2].past):
+                if position.get(m1, -1) > i:
+                    a, b = h.messages[m1].name, h.messages[m2].name
+                    chain = h.happened_before_path(m1, m2)
+                    why = f": {', '.join(chain)}" if chain else ""
+                    return (
+                        f"peer {h.name(q)} received {b} before {a}, although {a} happened "
+                        f"before {b}{why}"
+                    )
+    return None
+
+
+def total(h: History) -> str | None:
+    """Any two peers that both deliver m1 and m2 deliver them in the same order."""
+    orders = [h.deliveries(q) for q in range(len(h.peers))]
+    for p in range(len(orders)):
+        for q in range(p + 1, len(orders)):
+            common = set(orders[p]) & set(orders[q])
+            if len(common) < 2:
+                continue
+            seq_p = [m for m in orders[p] if m in common]
+            seq_q = [m for m in orders[q] if m in common]
+            if seq_p == seq_q:
+                continue
+            for x, y in zip(seq_p, seq_q):
+                if x != y:
+                    mx, my = h.messages[x].name, h.messages[y].name
+                    return (
+                        f"peers {h.name(p)} and {h.name(q)} received {mx} and {my} in "
+                        f"different orders: {h.name(p)} got {mx} first, {h.name(q)} got "
+                        f"{my} first"
+                    )
+    return None
+
+
+def lock_edges(h: History) -> dict[tuple[int, int], dict[tuple[int, int], str]]:
+    """The edges of DESIGN.md's ``global_lock`` graph, each with the reason it exists.
+
+    Nodes are events ``(peer, index)``: send transactions, deliveries, drops and
+    signals. Edges: each peer's program order; each signal to its receipt; each send to
+    each delivery of its message; and for each receiving queue, send(m1) -> send(m2)
+    when the queue delivered m1 before m2, and every delivered message's send before
+    the send of every message still waiting for that queue.
+    """
+    succ, send_at = event_graph(h)
+    edges: dict[tuple[int, int], dict[tuple[int, int], str]] = {
+        node: dict.fromkeys(children, "order") for node, children in succ.items()
+    }
+    for q in range(len(h.peers)):
+        consumed = [e.arg for e in h.logs[q] if e.kind in (DELIVER, DROP)]
+        for m1, m2 in zip(consumed, consumed[1:]):
+            if m1 in send_at and m2 in send_at and m1 != m2:
+                edges[send_at[m1]].setdefault(send_at[m2], f"queue:{q}")
+        if consumed and q not in h.failed and consumed[-1] in send_at:
+            last = send_at[consumed[-1]]
+            done = set(consumed)
+            for msg in h.messages.values():
+                if q in msg.dests and msg.id not in done and msg.id in send_at:
+                    if send_at[msg.id] != last:
+                        edges[last].setdefault(send_at[msg.id], f"waiting:{q}")
+    return edges
+
+
+def lock_graph(h: History) -> nx.DiGraph:
+    """:func:`lock_edges` as a networkx graph; each edge's reason is its ``why``."""
+    g = nx.DiGraph()
+    for node, children in lock_edges(h).items():
+        g.add_node(node)
+        for child, why in children.items():
+            g.add_edge(node, child, why=why)
+    return g
+
+
+def _acyclic(edges: dict[tuple[int, int], dict[tuple[int, int], str]]) -> bool:
+    """Kahn's algorithm on :func:`lock_edges` (the hot path; networkx explains cycles)."""
+    indegree = dict.fromkeys(edges, 0)
+    for children in edges.values():
+        for child in children:
+            indegree[child] += 1
+    ready = [n for n, d in indegree.items() if d == 0]
+    removed = 0
+    while ready:
+        node = ready.pop()
+        removed += 1
+        for child in edges[node]:
+            indegree[child] -= 1
+            if indegree[child] == 0:
+                ready.append(child)
+    return removed == len(indegree)
+
+
+def global_lock(h: History) -> str | None:
+    """The run could have happened with one global lock (DESIGN.md's graph is acyclic)."""
+    if _acyclic(lock_edges(h)):
+        return None
+    g = lock_graph(h)
+    cycle = nx.find_cycle(g)
+    steps = [_edge_phrase(h, g, u, v) for u, v, *_ in cycle]
+    return "no single global lock can explain this run; it would need " + "; ".join(steps) + ", a cycle"
+
+
+def _edge_phrase(h: History, g: nx.DiGraph, u: tuple[int, int], v: tuple[int, int]) -> str:
+    why = g.edges[u, v]["why"]
+    eu, ev = h.logs[u[0]][u[1]], h.logs[v[0]][v[1]]
+    if why.startswith("queue:") or why.startswith("waiting:"):
+        q = h.name(int(why.split(":")[1]))
+        a, b = h.messages[eu.arg].name, h.messages[ev.arg].name
+        if why.startswith("queue:"):
+            return f"{a} sent before {b} (peer {q} received {a} first)"
+        return f"{a} sent before {b} (peer {q} received {a} and still waits for {b})"
+    pu, pv = h.name(u[0]), h.name(v[0])
+    if eu.kind == SEND and ev.kind in (DELIVER, DROP) and ev.arg == eu.arg:
+        return f"{h.messages[eu.arg].name} sent before {pv} received it"
+    if eu.kind == SIGNAL_OUT and ev.kind == SIGNAL_IN:
+        return f"{pu} signalled {pv}"
+    return f"{_short(h, u[0], eu)} before {_short(h, v[0], ev)}"
+
+
+def _short(h: History, peer: int, ev) -> str:
+    who = h.name(peer)
+    if ev.kind == SEND:
+        return f"{who} sent {h.messages[ev.arg].name}"
+    if ev.kind == DELIVER:
+        return f"{who} received {h.messages[ev.arg].name}"
+    if ev.kind == DROP:
+        return f"{who} dropped {h.messages[ev.arg].name}"
+    if ev.kind == SIGNAL_OUT:
+        return f"{who} signalled {h.name(ev.arg)}"
+    if ev.kind == SIGNAL_IN:
+        return f"{who} got a signal from {h.name(ev.arg)}"
+    return f"{who} event {ev.kind_name}"
+
+
+def eventual_delivery(h: History) -> str | None:
+    """What is still undelivered: every message to a live destination must be delivered
+    or dropped with a reason. ``None`` once nothing is outstanding."""
+    missing = []
+    for msg in h.sent_messages():
+        for q in sorted(msg.dests):
+            if q in h.failed:
+                continue
+            log = h.logs[q]
+            if not any(e.arg == msg.id and e.kind in (DELIVER, DROP) for e in log):
+                missing.append(f"{msg.name} to {h.name(q)}")
+    if not missing:
+        return None
+    listed = ", ".join(missing)
+    return f"the run ends with {listed} never delivered"
+
+
+FIFO = Property.always("fifo", fifo, over="history", doc=fifo.__doc__ or "")
+CAUSAL = Property.always("causal", causal, over="history", doc=causal.__doc__ or "")
+TOTAL = Property.always("total", total, over="history", doc=total.__doc__ or "")
+GLOBAL_LOCK = Property.always("global_lock", global_lock, over="history", doc=global_lock.__doc__ or "")
+EVENTUAL_DELIVERY = Property.eventually(
+    "eventual_delivery",
+    eventual_delivery,
+    over="history",
+    doc="every message sent to a live destination is eventually delivered or dropped with a reason",
+)
+
+LIBRARY: tuple[Property, ...] = (FIFO, CAUSAL, TOTAL, GLOBAL_LOCK, EVENTUAL_DELIVERY)
+"""The shared ordering properties, in the order reports list them."""
+
+__all__ = [
+    "LIBRARY",
+    "causal",
+    "eventual_delivery",
+    "fifo",
+    "global_lock",
+    "lock_edges",
+    "lock_graph",
+    "total",
+    "SEND",
+]
