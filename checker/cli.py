@@ -177,3 +177,8 @@ def register(hook: Callable[[click.Group], None]) -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+
+from tla.cli import add_commands as _tla_commands  # noqa: E402  (export-tla, tlc)
+
+register(_tla_commands)
