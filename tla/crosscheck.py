@@ -23,7 +23,7 @@ from checker.run import Options, check_model
 from tla.adapters import ExportedProperty
 from tla.export import Export, export_model, render_config
 from tla.tlc import TlcRun, run_tlc
-from tla.traces import TraceMismatch, confirm_in_tlc, from_tlc
+from tla.traces import TraceMismatch, confirm_in_tlc, from_tlc, raw_states
 
 
 @dataclass
@@ -122,7 +122,7 @@ def cross_check(
         if confirm:
             props = {p.name: p for p in export.properties}
             ours_traces = {
-                name: (props[name], r.trace)
+                name: (props[name], raw_states(export.adapter, r.trace))
                 for name, r in ours.properties.items()
                 if r.trace and name in props
             }

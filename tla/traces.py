@@ -76,12 +76,12 @@ def confirm_in_tlc(
     directory: Path,
     spec_module: str,
     model_file: str,
-    traces: dict[str, tuple[ExportedProperty, Sequence[Step]]],
+    traces: dict[str, tuple[ExportedProperty, Sequence[Any]]],
     *,
     timeout: float | None = None,
 ) -> Confirmation:
-    """Have TLC replay each of ``traces`` (property name -> our trace) on the export in
-    ``directory``; a trace is confirmed when TLC reaches its last state through Init and
+    """Have TLC replay each of ``traces`` (property name -> the Python states of our
+    trace, see :func:`raw_states`) on the export in ``directory``; a trace is confirmed when TLC reaches its last state through Init and
     Next steps only, and that state shows the property's verdict."""
     if not traces:
         return Confirmation({}, None)
@@ -89,8 +89,8 @@ def confirm_in_tlc(
     items = []
     order = list(traces)
     for prop_name in order:
-        prop, steps = traces[prop_name]
-        states = [adapter.encode_text(s) for s in raw_states(adapter, steps)]
+        prop, raw = traces[prop_name]
+        states = [adapter.encode_text(s) for s in raw]
         items.append({"property": prop_name, "states": states, "shows": shows(prop)})
     env = _environment()
     module = env.get_template("traces.tla.j2").render(
