@@ -87,6 +87,10 @@ def run_tlc_until_complete(
                 verdicts[prop.name] = TlcVerdict(_verdict_on_completion(prop))
             return verdicts, run, runs, problems
         prop = by_checked.get(run.violated or "")
+        if prop is None and run.kind == "temporal":
+            # TLC may not name the temporal property; with one left it is that one.
+            left = [p for p in remaining if p.temporal]
+            prop = left[0] if len(left) == 1 else None
         if prop is None or prop not in remaining:
             what = run.violated or run.kind
             problems.append(f"TLC reports {what}, which is none of the model's properties (a broken export?)")
