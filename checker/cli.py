@@ -137,6 +137,8 @@ def print_result(model: Model, result: Result, *, verbose: bool | None = False) 
             click.echo(f"      trace ({len(p.trace) - 1} steps):")
             for i, step in enumerate(p.trace):
                 click.echo(f"        {i:>3}. {step.action or 'initial state'}")
+            if p.loop_start is not None:
+                click.echo(f"             (back to the state after step {p.loop_start}, and round again for ever)")
     click.echo(f"  fingerprint collision probability: {st.collision_probability:.1e}")
 
 
