@@ -99,6 +99,12 @@ def test_export_parses_and_names_everything(path):
     _states, labels = reachable(model.spec)
     for label in labels:
         assert f'("{label}", p' in export.module, f"no TLA+ action mirrors {label!r}"
+        formula = export.adapter.actions[label]
+        assert formula in export.module and formula.split("(")[0].split()[-1] in defined
+    # The spec's fairness, action by action.
+    for label, kind in model.spec.fairness.items():
+        prefix = "WF" if kind == "weak" else "SF"
+        assert f"{prefix}_vars({export.adapter.actions[label]})" in export.module
     assert "SYMMETRY" not in export.config or "Symmetry" in defined
 
 

@@ -109,7 +109,14 @@ def export_model(model: Model, *, symmetry: bool | None = None) -> Export:
     )
     if wanted and not sound:
         header += f"\n(* No SYMMETRY: {why}. *)"
-    context = {"header": header, "properties": every, "symmetry": use_symmetry, **adapter.context()}
+    context = {
+        "header": header,
+        "properties": every,
+        "symmetry": use_symmetry,
+        "fairness": adapter.fairness(),
+        "spec_class": type(model.spec).__name__,
+        **adapter.context(),
+    }
     module = _environment().get_template(adapter.template).render(**context)
     config = render_config(name, model, adapter, props, use_symmetry)
     library = (TEMPLATES / LIBRARY_MODULE).read_text(encoding="utf-8")

@@ -42,6 +42,8 @@ class Adapter:
     template: ClassVar[str] = ""
     variables: ClassVar[tuple[str, ...]] = ()
     predicates: ClassVar[dict[str, str]] = {}  # property name -> TLA+ predicate, when not camel(name)
+    actions: ClassVar[dict[str, str]] = {}
+    """Action label name -> the TLA+ action of one peer ``p`` that mirrors it."""
 
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
@@ -69,6 +71,16 @@ class Adapter:
     def cfg_constants(self) -> list[tuple[str, str]]:
         """``(name, value)`` assignments for the configuration's CONSTANTS."""
         return []
+
+    def fairness(self) -> list[dict[str, str]]:
+        """The spec's fairness (``Spec.fairness``) as per-peer TLA+ conditions."""
+        out = []
+        for label, kind in sorted(getattr(self.spec, "fairness", {}).items()):
+            formula = self.actions.get(label)
+            if formula is None:
+                raise ValueError(f"{self.spec.name}: fairness names action {label!r}, which the TLA+ adapter does not map")
+            out.append({"label": label, "kind": kind, "formula": formula, "prefix": "SF" if kind == "strong" else "WF"})
+        return out
 
     def symmetry(self) -> tuple[bool, str]:
         """Whether permuting the peers is a symmetry of this model, and why (not)."""

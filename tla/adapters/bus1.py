@@ -15,6 +15,16 @@ class Bus1Adapter(PeerAdapter):
     template = "bus1.tla.j2"
     variables = ("clocks", "queues", "txs", "sent", "logs", "know", "signalsLeft")
     predicates = {"eventual_delivery": "AllDelivered", "deadlock_free": "NoneInTransaction"}
+    actions = {
+        "deliver": "Deliver(p)",
+        "send": "\\E D \\in SendOptions(p) : Send(p, D)",
+        "signal": "\\E q \\in Peers : Signal(p, q)",
+        "block": "Block(p)",
+        "tick": "Tick(p)",
+        "sync": "Sync(p)",
+        "queue": "Queue(p)",
+        "sync_queue": "SyncQueue(p)",
+    }
 
     def cfg_constants(self) -> list[tuple[str, str]]:
         spec: Any = self.spec

@@ -13,6 +13,12 @@ class FifoAdapter(PeerAdapter):
     template = "fifo.tla.j2"
     variables = ("queues", "txs", "sent", "logs", "know", "signalsLeft")
     predicates = {"eventual_delivery": "AllDelivered", "deadlock_free": "NoneInTransaction"}
+    actions = {
+        "append": "AppendNext(p)",
+        "deliver": "Deliver(p)",
+        "send": "\\E D \\in SendOptions(p) : Send(p, D)",
+        "signal": "\\E q \\in Peers : Signal(p, q)",
+    }
 
     def symmetry(self) -> tuple[bool, str]:
         return False, "a multicast visits its destinations in peer-id order, so permuting peers is no symmetry"
