@@ -76,6 +76,6 @@ def test_tlc_refuses_a_trace_that_is_not_a_behaviour(tmp_path):
     states = raw_states(export.adapter, trace)
     result = confirm_in_tlc(
         export.adapter, tmp_path, export.name, "fifo-4.toml",
-        {"causal": (prop, states), "causal_with_a_gap": (prop, states[:3] + states[4:])},
+        {"causal": (prop, states, None), "causal_with_a_gap": (prop, states[:3] + states[4:], None)},
     )
     assert result.confirmed == {"causal": True, "causal_with_a_gap": False}

@@ -126,7 +126,7 @@ def cross_check(
         if confirm:
             props = {p.name: p for p in export.properties}
             ours_traces = {
-                name: (props[name], raw_states(export.adapter, r.trace))
+                name: (props[name], raw_states(export.adapter, r.trace), r.loop_start)
                 for name, r in ours.properties.items()
                 if r.trace and name in props
             }

@@ -54,11 +54,18 @@ def raw_states(adapter: Adapter, steps: Sequence[Step]) -> list[Any]:
     return [state for _label, _pos, state in path]
 
 
-def shows(prop: ExportedProperty) -> str:
-    """The TLA+ condition a trace's last state must meet to show ``prop``'s verdict."""
+def shows(prop: ExportedProperty, loop_start: int | None = None) -> str:
+    """The TLA+ condition a trace's last state must meet to show ``prop``'s verdict.
+
+    For an ``eventually`` property the run either stops there with the property's
+    predicate false, or (a lasso) the last state is the state at ``loop_start``, so the
+    run can go round the loop for ever with the predicate false.
+    """
     if prop.kind == "sometimes":
         return prop.predicate
     if prop.kind == "eventually":
+        if loop_start is not None:
+            return f"~{prop.predicate} /\\ StateOf = Traces[t][{loop_start + 1}]"
         return f"~ENABLED Next /\\ ~{prop.predicate}"
     return f"~{prop.predicate}"
 
@@ -76,12 +83,13 @@ def confirm_in_tlc(
     directory: Path,
     spec_module: str,
     model_file: str,
-    traces: dict[str, tuple[ExportedProperty, Sequence[Any]]],
+    traces: dict[str, tuple[ExportedProperty, Sequence[Any], int | None]],
     *,
     timeout: float | None = None,
 ) -> Confirmation:
-    """Have TLC replay each of ``traces`` (property name -> the Python states of our
-    trace, see :func:`raw_states`) on the export in ``directory``; a trace is confirmed when TLC reaches its last state through Init and
+    """Have TLC replay each of ``traces`` (property name -> the property, the Python
+    states of our trace (see :func:`raw_states`) and, for a lasso, where its loop
+    starts) on the export in ``directory``; a trace is confirmed when TLC reaches its last state through Init and
     Next steps only, and that state shows the property's verdict."""
     if not traces:
         return Confirmation({}, None)
@@ -89,9 +97,9 @@ def confirm_in_tlc(
     items = []
     order = list(traces)
     for prop_name in order:
-        prop, raw = traces[prop_name]
+        prop, raw, loop_start = traces[prop_name]
         states = [adapter.encode_text(s) for s in raw]
-        items.append({"property": prop_name, "states": states, "shows": shows(prop)})
+        items.append({"property": prop_name, "states": states, "shows": shows(prop, loop_start)})
     env = _environment()
     module = env.get_template("traces.tla.j2").render(
         name=name, spec_module=spec_module, model_file=model_file, variables=list(adapter.variables), traces=items
