@@ -108,14 +108,18 @@ class Bus1Refinement(Spec):
             return ((clocks, queues, txs, ghost, know, signals), gone, reset)
         _k, q, mid = kind, event[1], event[2]
         s, k = divmod(mid, self.impl.stride)
-        if k >= len(ghost[0][s]) or not ghost[0][s][k][0] >> q & 1:
-            return a  # a late joiner's notification: not part of the abstract run
+        if k >= len(ghost[0][s]):
+            return None  # never sent
+        op = self.impl.op_of(mid)
+        destroy = op.kind in (DESTROY, RESET)
+        if not ghost[0][s][k][0] >> q & 1:
+            # Only a destroy notification can reach a peer outside the transaction's
+            # destinations: a late joiner's, which the abstract side does not have.
+            return a if destroy else None
         queue = queues[q]
         pos = next((i for i, e in enumerate(queue) if e[1] != BLOCK and e[2] == mid), None)
         if pos is None:
             return None
-        op = self.impl.op_of(mid)
-        destroy = op.kind in (DESTROY, RESET)
         must_drop = bool(reset >> q & 1)
         if not destroy and not must_drop:
             node = self.impl.msg_node_at(mid, q)
