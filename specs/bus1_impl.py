@@ -406,7 +406,22 @@ class Bus1Impl(PeerSpec):
         name, p, *rest = action
         who = self.names[p]
         args = ", ".join(str(a) for a in rest)
-        if name in ("bus1_peer_ioctl_send", "bus1_handle_destroy_locked", "bus1_message_stage",
+        if name in ("bus1_peer_ioctl_send", "bus1_handle_destroy_locked"):
+            dests = ",".join(self.names[d] for d in members(rest[1])) or "nobody"
+            return f"{name}: {who} starts {self.mname(rest[0])} to {dests}"
+        if name == "bus1_queue_tick":
+            return f"{name}: {who} seals {self.mname(rest[0])} at commit timestamp {rest[1]}"
+        if name == "bus1_queue_sync":
+            return f"{name}: {self.mname(rest[0])} syncs {rest[1]}'s clock to {rest[2]}"
+        if name in ("bus1_message_stage", "bus1_tx_stage_sync"):
+            return f"{name}: {self.mname(rest[0])} staged on {rest[1]} for {rest[2]}"
+        if name == "bus1_queue_commit_staged":
+            return f"{name}: {self.mname(rest[0])} commits {rest[2]} on {rest[1]}"
+        if name == "bus1_handle_acquire":
+            return f"{name}: {self.mname(rest[0])} attaches {rest[1]}'s payload handle: {rest[2]}"
+        if name == "bus1_peer_peek":
+            return f"{name}: {who} {' '.join(str(a) for a in rest)}"
+        if name in ("bus1_message_stage",
                     "bus1_tx_stage_sync", "bus1_queue_tick", "bus1_queue_sync", "bus1_queue_commit_staged",
                     "bus1_peer_flush", "bus1_queue_flush", "bus1_handle_acquire"):
             mid = rest[0]
