@@ -39,6 +39,10 @@ label                          models
                                handle at the message's timestamp), queue.c:bus1_queue_remove
 =============================  ==========================================================
 
+Constants: ``peers``, ``nodes`` (each node's owner), ``handles`` (initial remote holders)
+and ``script`` (each peer's operations, see :mod:`specs.bus1_impl_script`), which bounds
+the sends, destructions, releases, signals and resets of a run.
+
 Modelling choices (each keeps the code's behaviour on ordering):
 
 * Group tags are transaction pointers in the code (stack addresses, arbitrary); here each

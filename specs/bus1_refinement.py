@@ -37,7 +37,7 @@ from checker import Property, Spec
 from specs.bus1 import BLOCK, Bus1
 from specs.bus1_impl import Bus1Impl
 from specs.bus1_impl_script import DESTROY, RESET
-from specs.common import ghost_event, ghost_send, ghost_signal, members, message_past
+from specs.common import ghost_event, ghost_send, ghost_signal, message_past
 from specs.history import DELIVER, DROP
 
 CACHE_LIMIT = 1 << 15
@@ -204,16 +204,6 @@ class Bus1Refinement(Spec):
         out = self.impl.describe(impl_state)
         out["abstract_states"] = len(states)
         return out
-
-
-def abstract_view(spec: Bus1Refinement, a: tuple) -> dict[str, Any]:
-    """A readable abstract state, for debugging and the tests."""
-    b, gone, reset = a
-    return {
-        "queues": [list(q) for q in b[1]],
-        "gone": [list(members(g)) for g in gone],
-        "reset": list(members(reset)),
-    }
 
 
 _DOC = (
