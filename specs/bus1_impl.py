@@ -61,6 +61,12 @@ Modelling choices (each keeps the code's behaviour on ordering):
   this model does not explore).
 * A handle's strong references are approximated by its holder: the release
   notification is queued when the last remote holder lets go.
+* History: a destruction is recorded as a transaction of the owner (a message) addressed
+  to the owner and every holder, late joiners included; receiving a destroy notification
+  is delivering it, and a notification dropped by peek or flush is a drop with its
+  reason, as are data messages dropped by peek (``REASONS``). A user that receives
+  ``BUS1_HANDLE_INVALID`` has observed the destruction, so it joins that peer's causal
+  past. Release notifications are not in the history.
 
 State (tuples of ints only): ``(queues, handles, nodes, txs, pcs, ghost, drops, know,
 notes, valid, dequeued, bad, ranks)``:
