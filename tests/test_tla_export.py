@@ -203,3 +203,22 @@ def test_tlc_command_without_tlc_says_why(run_cli, monkeypatch):
     out = run_cli("tlc", MODELS / "fifo-4.toml")
     assert out.exit_code == 2
     assert "TLA2TOOLS_JAR is not set" in out.output
+
+
+def test_tlc_lasso_reads_back_with_its_loop_closed():
+    """TLC ends a liveness counterexample with "Back to state N"; read back, it is our
+    lasso: the same actions, the loop's last step returning to the loop's first state."""
+    from checker.run import Options, check_model
+    from tla.traces import raw_states
+
+    model = load_model(MODELS / "retransmit-weak.toml")
+    ours = check_model(model, Options(progress=False)).properties["eventual_delivery"]
+    assert ours.status == "violated" and ours.loop_start is not None
+    export = export_model(model)
+    states = raw_states(export.adapter, ours.trace)
+    text = tlc_style(export.adapter, states[:-1]).replace("Invariant Causal is violated", "Temporal property EventualDelivery was violated")
+    text += f"Back to state {ours.loop_start + 1}: <Lose line 96, col 8 to line 96, col 117 of module M>\n"
+    run = parse_output(text, 13)
+    assert run.kind == "temporal" and run.violated == "EventualDelivery"
+    back = from_tlc(export.adapter, run.trace)
+    assert [s.label for s in back] == [s.label for s in ours.trace]

@@ -100,6 +100,6 @@ def print_cross_check(cc, *, show_traces: bool = False) -> None:  # type: ignore
             for i, step in enumerate(theirs.trace):
                 click.echo(f"        {i:>3}. {step.action or 'initial state'}")
     if cc.agree:
-        click.echo("  agree: same states, same verdicts, same counterexample lengths")
+        click.echo("  agree: same states, same verdicts, same counterexample lengths for invariants")
     for line in cc.mismatches:
         click.echo(f"  MISMATCH: {line}")

@@ -80,6 +80,7 @@ _INVARIANT = re.compile(r"^Error: Invariant (\w+) is violated", re.M)
 _TEMPORAL = re.compile(r"^Error: Temporal propert(?:y|ies) (\w+)? ?(?:was|were) violated", re.M)
 _STATE = re.compile(r"^State (\d+): (.*)$")
 _VAR = re.compile(r"^/\\ (\w+) = (.*)$")
+_BACK = re.compile(r"^Back to state (\d+): ?(.*)$")
 
 
 def parse_output(text: str, exit_code: int) -> TlcRun:
@@ -106,7 +107,8 @@ def parse_output(text: str, exit_code: int) -> TlcRun:
 
 
 def parse_trace(text: str) -> list[TlcState]:
-    """The states of the first trace in TLC's output."""
+    """The states of the first trace in TLC's output; for a lasso, the step back to the
+    loop's first state is the last one."""
     states: list[TlcState] = []
     current: TlcState | None = None
     var: str | None = None
@@ -139,6 +141,12 @@ def parse_trace(text: str) -> list[TlcState]:
             buf.append(line.strip())
         else:
             flush()
+            back = _BACK.match(line)
+            if back and 0 < int(back.group(1)) <= len(states):
+                # A lasso: the loop's last step returns to an earlier state; keep that
+                # step, so the trace reads back with its loop closed.
+                states.append(TlcState(back.group(2).strip(), dict(states[int(back.group(1)) - 1].values)))
+                break
             if line.startswith(("Back to state", "Progress", "Finished", "The ", "Checking")):
                 break
     flush()
