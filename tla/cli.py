@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from checker.errors import InputError
 from checker.model import expand_paths, load_model
 
+if TYPE_CHECKING:
+    from tla.crosscheck import CrossCheck
+
 
 def add_commands(group: click.Group) -> None:
+    """Add ``export-tla`` and ``tlc`` to the ``ordercheck`` group."""
     group.add_command(export_tla)
     group.add_command(tlc)
 
@@ -72,7 +77,7 @@ def tlc(models: tuple[str, ...], workers: int, keep: str | None, timeout: float 
     sys.exit(1 if bad else 0)
 
 
-def print_cross_check(cc, *, show_traces: bool = False) -> None:  # type: ignore[no-untyped-def]
+def print_cross_check(cc: CrossCheck, *, show_traces: bool = False) -> None:
     """Both sides, property by property, and every mismatch."""
     ours, final = cc.ours, cc.final
     tlc_distinct = final.distinct if final is not None else None

@@ -58,7 +58,8 @@ class Export:
         return paths
 
 
-def _environment() -> jinja2.Environment:
+def template_environment() -> jinja2.Environment:
+    """The Jinja2 environment over ``tla/templates`` (undefined names are errors)."""
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         undefined=jinja2.StrictUndefined,
@@ -78,7 +79,7 @@ def adapter_of(model: Model) -> Adapter:
 def render_config(export_name: str, model: Model, adapter: Adapter, props: list[ExportedProperty],
                   symmetry: bool) -> str:
     """The TLC configuration checking ``props`` (a subset of the model's, for reruns)."""
-    template = _environment().get_template("model.cfg.j2")
+    template = template_environment().get_template("model.cfg.j2")
     return template.render(
         model_path=Path(model.path).name,
         description=model.description or model.spec_name,
@@ -117,7 +118,7 @@ def export_model(model: Model, *, symmetry: bool | None = None) -> Export:
         "spec_class": type(model.spec).__name__,
         **adapter.context(),
     }
-    module = _environment().get_template(adapter.template).render(**context)
+    module = template_environment().get_template(adapter.template).render(**context)
     config = render_config(name, model, adapter, props, use_symmetry)
     library = (TEMPLATES / LIBRARY_MODULE).read_text(encoding="utf-8")
     files = {f"{name}.tla": module, f"{name}.cfg": config, LIBRARY_MODULE: library}

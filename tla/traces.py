@@ -18,7 +18,7 @@ from typing import Any
 from checker.result import Step
 from checker.trace import replay, to_steps
 from tla.adapters import Adapter, ExportedProperty
-from tla.export import _environment
+from tla.export import template_environment
 from tla.tlc import TlcRun, TlcState, run_tlc
 
 
@@ -100,7 +100,7 @@ def confirm_in_tlc(
         prop, raw, loop_start = traces[prop_name]
         states = [adapter.encode_text(s) for s in raw]
         items.append({"property": prop_name, "states": states, "shows": shows(prop, loop_start)})
-    env = _environment()
+    env = template_environment()
     module = env.get_template("traces.tla.j2").render(
         name=name, spec_module=spec_module, model_file=model_file, variables=list(adapter.variables), traces=items
     )
