@@ -224,6 +224,17 @@ class Spec:
         name, *args = action
         return f"{name}({', '.join(str(a) for a in args)})"
 
+    def action_site(self, action: Action) -> tuple[str, int, int | None] | None:
+        """Where an action happens, for space-time diagrams: ``(kind, peer, message)``.
+
+        Sends, deliveries and signals are drawn from the history; this places the other
+        steps. ``kind`` is ``"stage"`` (a message is staged or blocked on ``peer``'s
+        queue), ``"commit"`` (a message is committed to ``peer``'s queue) or ``"step"``
+        (another local step at ``peer``); ``message`` is a message id or ``None``.
+        ``None`` (the default) draws nothing for the action.
+        """
+        return None
+
     @classmethod
     def ablations(cls) -> tuple[str, ...]:
         """The names of the boolean constants that switch a step of the algorithm off."""
