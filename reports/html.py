@@ -56,7 +56,7 @@ def render_trace_page(trace: TraceView) -> str:
 def trace_itf(trace: TraceView) -> dict[str, Any]:
     return itf_trace(
         trace.raw.trace or [],
-        source=trace.model,
+        source=trace.source or trace.model,
         description=f"{trace.title}: {trace.explanation}",
         extra_meta={"spec": trace.spec, "constants": trace.constants, "property": trace.prop, "status": trace.status},
     )

@@ -83,12 +83,14 @@ class TimelineUnavailable(Exception):
     does not replay. The message says which, for the report to show."""
 
 
-def load_spec(name: str, constants: dict[str, Any]) -> Spec:
-    """The spec a result was checked against, with its constants."""
-    try:
-        cls = spec_class(name)
-    except UnknownSpec:
-        raise TimelineUnavailable(f"spec {name!r} is not installed, so the trace cannot be replayed") from None
+def load_spec(name: str, constants: dict[str, Any], cls: type[Spec] | None = None) -> Spec:
+    """The spec a result was checked against (``cls``, or found by name), with its
+    constants."""
+    if cls is None:
+        try:
+            cls = spec_class(name)
+        except UnknownSpec:
+            raise TimelineUnavailable(f"spec {name!r} is not installed, so the trace cannot be replayed") from None
     try:
         return cls(**constants)
     except (ValueError, TypeError) as exc:

@@ -78,6 +78,7 @@ class TraceView:
     raw: PropertyResult
     spec: str
     constants: dict[str, Any]
+    source: str = ""
 
     @property
     def witness(self) -> bool:
@@ -107,10 +108,11 @@ class ModelView:
     result: Result
     properties: list[PropertyView]
     group: str = ""
+    judged: bool = True  # False for ablation runs: no [expect] applies to a mutant
 
     @property
     def ok(self) -> bool:
-        return self.result.exit_code() == 0
+        return not self.judged or self.result.exit_code() == 0
 
     @property
     def unexpected(self) -> list[PropertyView]:
@@ -160,19 +162,28 @@ class ReportView:
         return None
 
 
-def build_report(items: list[Result | Ablation], title: str = "ordercheck report") -> ReportView:
-    """Gather results and ablation runs into one view (models in the order given)."""
+def build_report(
+    items: list[Result | Ablation],
+    title: str = "ordercheck report",
+    specs: dict[str, type[Spec]] | None = None,
+) -> ReportView:
+    """Gather results and ablation runs into one view (models in the order given).
+
+    Specs are found by name in the ``specs`` package; ``specs`` adds classes by name
+    (for specs defined outside it).
+    """
     slugs: set[str] = set()
+    extra = specs or {}
     models: list[ModelView] = []
     ablations: list[AblationView] = []
     for item in items:
         if isinstance(item, Ablation):
             name = Path(item.model).stem
-            base = model_view(item.baseline, f"{name} (full algorithm)", slugs, group=f"ablation of {name}")
+            base = model_view(item.baseline, f"{name} (full algorithm)", slugs, f"ablation of {name}", False, extra)
             models.append(base)
             rows = []
             for flag, doc, result in item.mutants:
-                mv = model_view(result, f"{name} without {flag}", slugs, group=f"ablation of {name}")
+                mv = model_view(result, f"{name} without {flag}", slugs, f"ablation of {name}", False, extra)
                 models.append(mv)
                 before = {p.name: p.status for p in base.properties}
                 cells = {p.name: _cell(p, before.get(p.name)) for p in mv.properties}
@@ -180,7 +191,7 @@ def build_report(items: list[Result | Ablation], title: str = "ordercheck report
             props = [p.name for p in base.properties]
             ablations.append(AblationView(item.model, item.spec, item.note, base, props, rows))
         else:
-            models.append(model_view(item, Path(item.model).stem, slugs))
+            models.append(model_view(item, Path(item.model).stem, slugs, specs=extra))
     columns: list[str] = []
     for m in models:
         for p in m.properties:
@@ -212,13 +223,20 @@ def slugify(text: str, taken: set[str]) -> str:
     return slug
 
 
-def model_view(result: Result, label: str, slugs: set[str], group: str = "") -> ModelView:
+def model_view(
+    result: Result,
+    label: str,
+    slugs: set[str],
+    group: str = "",
+    judged: bool = True,
+    specs: dict[str, type[Spec]] | None = None,
+) -> ModelView:
     """One model's verdicts, with every trace replayed and laid out."""
     slug = slugify(label, slugs)
     spec: Spec | None = None
     spec_note = None
     try:
-        spec = load_spec(result.spec, result.constants)
+        spec = load_spec(result.spec, result.constants, (specs or {}).get(result.spec))
     except TimelineUnavailable as exc:
         spec_note = str(exc)
     known: dict[str, Property] = spec.property_map() if spec is not None else {}
@@ -230,11 +248,11 @@ def model_view(result: Result, label: str, slugs: set[str], group: str = "") -> 
             trace = trace_view(result, pr, spec, prop, label, f"{slug}--{slugify(name, set())}", spec_note)
         props.append(
             PropertyView(
-                name, pr.kind, pr.status, pr.expected, pr.as_expected, pr.explanation,
+                name, pr.kind, pr.status, pr.expected, pr.as_expected or not judged, pr.explanation,
                 prop.doc if prop is not None else "", trace,
             )
         )
-    return ModelView(label, slug, result, props, group)
+    return ModelView(label, slug, result, props, group, judged)
 
 
 def trace_view(
@@ -287,6 +305,7 @@ def trace_view(
         raw=pr,
         spec=result.spec,
         constants=result.constants,
+        source=result.model,
     )
 
 
