@@ -48,9 +48,10 @@ def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
 
 
-def dump_dom(page: str | Path, timeout: float = 120) -> str:
-    """The DOM of ``page`` after it has loaded, serialised by the browser."""
-    proc = _run(["--dump-dom", Path(page).resolve().as_uri()], timeout)
+def dump_dom(page: str | Path, size: tuple[int, int] = (1400, 1000), timeout: float = 120) -> str:
+    """The DOM of ``page`` after it has loaded in a window of ``size``, serialised by
+    the browser."""
+    proc = _run([f"--window-size={size[0]},{size[1]}", "--dump-dom", Path(page).resolve().as_uri()], timeout)
     if proc.returncode != 0 or not proc.stdout:
         raise RuntimeError(f"chromium --dump-dom failed ({proc.returncode}): {proc.stderr[-500:]}")
     return proc.stdout

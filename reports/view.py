@@ -81,6 +81,22 @@ class TraceView:
     source: str = ""
 
     @property
+    def culprits(self) -> list[str]:
+        """What the diagram highlights, in words: ``step 20: d received c1``..."""
+        tl, bl = self.timeline, self.blame
+        if tl is None or bl is None:
+            return []
+        out = [
+            f"step {e.step}: {e.text}"
+            for e in tl.events
+            if e.kind in ("deliver", "drop") and (e.peer, e.log_index) in bl.deliveries
+        ]
+        out += [f"{tl.message_name(m)} to {tl.peers[q]}: never delivered" for m, q in sorted(bl.missing)]
+        if not out:
+            out = [f"step {k}: {self.steps[k].action}" for k in sorted(bl.steps) if k < len(self.steps)]
+        return out
+
+    @property
     def witness(self) -> bool:
         return self.kind == "sometimes" and self.status == "holds"
 

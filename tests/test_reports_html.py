@@ -134,6 +134,7 @@ def test_steps_list_only_what_changed(report):
     assert "peers.a.queue" not in paths  # unchanged paths are left out
     assert last.hot
     assert t.explanation.startswith("peer c received b1 before a1")
+    assert t.culprits == [f"step {len(t.steps) - 2}: c received b1", f"step {len(t.steps) - 1}: c received a1"]
 
 
 def test_eventual_delivery_blames_the_missing_deliveries():
