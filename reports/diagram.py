@@ -68,10 +68,12 @@ class Diagram:
     top: float = TOP
     bottom: float = 0
     colours: dict[str, str] = field(default_factory=dict)
+    loop: tuple[float, float] | None = None  # rows a lasso repeats for ever (y from, y to)
 
 
-def layout(timeline: Timeline, blame: Blame, uid: str) -> Diagram:
-    """Place every event of ``timeline``; ``uid`` keeps marker ids unique on a page."""
+def layout(timeline: Timeline, blame: Blame, uid: str, loop_start: int | None = None) -> Diagram:
+    """Place every event of ``timeline``; ``uid`` keeps marker ids unique on a page.
+    ``loop_start`` marks a lasso: the steps after it repeat for ever."""
     n = len(timeline.peers)
     xs = [LEFT + COL / 2 + COL * p for p in range(n)]
     last_y = TOP + ROW * (timeline.steps - 1)
@@ -91,6 +93,9 @@ def layout(timeline: Timeline, blame: Blame, uid: str) -> Diagram:
             "pending": PENDING,
         },
     )
+    if loop_start is not None and loop_start < timeline.steps - 1:
+        diagram.width += 40
+        diagram.loop = (TOP + ROW * (loop_start + 1), last_y)
     # Several events of one peer in one step sit a few pixels apart.
     slot: dict[tuple[int, int], int] = {}
 

@@ -59,6 +59,7 @@ def trace_itf(trace: TraceView) -> dict[str, Any]:
         source=trace.source or trace.model,
         description=f"{trace.title}: {trace.explanation}",
         extra_meta={"spec": trace.spec, "constants": trace.constants, "property": trace.prop, "status": trace.status},
+        loop=trace.loop_start,
     )
 
 

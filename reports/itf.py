@@ -51,8 +51,11 @@ def itf_trace(
     source: str = "",
     description: str = "",
     extra_meta: dict[str, Any] | None = None,
+    loop: int | None = None,
 ) -> dict[str, Any]:
-    """The ITF document of a trace. ``source`` names the model file."""
+    """The ITF document of a trace. ``source`` names the model file; ``loop`` makes it
+    a lasso: the index of the state the run returns to after the last one (whose
+    state equals it)."""
     names: list[str] = []
     for step in steps:
         for key in step.state:
@@ -70,4 +73,7 @@ def itf_trace(
         states.append(state)
     meta = {"format": "ITF", "format-description": FORMAT_DESCRIPTION, "source": source, "description": description}
     meta.update(extra_meta or {})
-    return {"#meta": meta, "vars": names, "states": states}
+    doc: dict[str, Any] = {"#meta": meta, "vars": names, "states": states}
+    if loop is not None:
+        doc["loop"] = loop
+    return doc

@@ -137,7 +137,11 @@ def build_timeline(spec: Spec, steps: list[Step], states: list[Any] | None = Non
                 step_events.append(_history_event(h, k, p, i, log[i]))
             seen[p] = len(log)
         if k > 0 and steps[k].label is not None:
-            site = spec.action_site(tuple(steps[k].label))
+            label = tuple(steps[k].label)
+            if type(spec).action_site is not Spec.action_site:
+                site = spec.action_site(label)
+            else:  # a spec that does not place its steps: (name, peer, ...) is the usual form
+                site = _guess_site(label, len(final.peers)) if not step_events else None
             if site is not None:
                 kind, peer, mid = site
                 if 0 <= peer < len(final.peers):
@@ -145,6 +149,13 @@ def build_timeline(spec: Spec, steps: list[Step], states: list[Any] | None = Non
         step_events.sort(key=lambda e: (0 if e.kind in _FIRST else 1, e.peer))
         events.extend(step_events)
     return Timeline(final.peers, messages, events, final, len(steps))
+
+
+def _guess_site(label: tuple, peers: int) -> tuple[str, int, int | None] | None:
+    """A local step of the peer a ``(name, peer, ...)`` label names, if it names one."""
+    if len(label) > 1 and type(label[1]) is int and 0 <= label[1] < peers:
+        return ("step", label[1], None)
+    return None
 
 
 def _history_event(h: History, step: int, peer: int, index: int, ev: Event) -> TimelineEvent:

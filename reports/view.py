@@ -79,6 +79,7 @@ class TraceView:
     spec: str
     constants: dict[str, Any]
     source: str = ""
+    loop_start: int | None = None  # a lasso: the last state is the one after this step
 
     @property
     def culprits(self) -> list[str]:
@@ -291,7 +292,7 @@ def trace_view(
             states = replay_states(spec, steps)
             timeline = build_timeline(spec, steps, states)
             bl = blame(timeline, prop, pr.status)
-            diagram = layout(timeline, bl, slug)
+            diagram = layout(timeline, bl, slug, pr.loop_start)
         except TimelineUnavailable as exc:
             note = str(exc)
     hot_steps = bl.steps if bl is not None else {len(steps) - 1}
@@ -322,6 +323,7 @@ def trace_view(
         spec=result.spec,
         constants=result.constants,
         source=result.model,
+        loop_start=pr.loop_start,
     )
 
 

@@ -167,3 +167,25 @@ def test_diff_lists_exactly_the_changed_paths(before, after):
             assert changes[path].before == show(prev) and changes[path].after == show(value)
     for path in changes:
         assert path in new or path in old
+
+
+def test_a_lasso_is_marked_in_itf_html_and_markdown(tmp_path):
+    from reports.html import write_report
+
+    r = checked("retransmit-weak")
+    p = r.properties["eventual_delivery"]
+    assert p.loop_start is not None
+    view = build_report([r])
+    (t,) = view.traces
+    assert t.culprits == ["a1 to b: never delivered"]
+    assert t.diagram is not None and t.diagram.loop is not None
+    write_report(view, tmp_path)
+    doc = json.loads((tmp_path / "traces" / f"{t.slug}.itf.json").read_text())
+    assert doc["loop"] == p.loop_start
+    assert doc["states"][-1]["in_transit"] == doc["states"][p.loop_start]["in_transit"]
+    html = (tmp_path / "index.html").read_text()
+    assert '<g class="loop">' in html and "repeat for ever" in html
+    assert 'class="arrow pending offending"' in html  # the message never delivered, highlighted
+    assert "repeat for ever" in (tmp_path / "report.md").read_text()
+    # a spec that does not place its steps still gets a mark per step on the acting peer
+    assert sum(1 for m in t.diagram.marks if m.cls == "step") == len(t.steps) - 2
