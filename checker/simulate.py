@@ -7,14 +7,17 @@ an action *kind* among the enabled ones (``send``, ``deliver``, ``signal``... by
 peer: the action's name and first argument) and then one action of that kind, so that
 kinds with many variants (a send to any subset of peers) do not crowd out the others.
 Each walk also draws a *swarm*: a weight per kind,
-from "almost never" to "whenever possible". Swarm testing makes rare interleavings
+from "almost never" to "whenever possible", and for some kinds a wake-up step before
+which they wait while anything else can happen (a peer that starts late). Swarm testing makes rare interleavings
 likely: a walk that rarely delivers lets queues fill up, one that delivers and signals
 eagerly while transactions crawl exposes races inside a transaction, and so on.
 
 Every property is checked on every state of every walk (``eventually`` properties at
 the walk's end when no action is enabled). When a walk breaks a property, Hypothesis
-shrinks it, and then :func:`minimise` removes steps one by one (and any later step that
-no longer fits) as long as the same property still breaks. The result is reported like
+shrinks it; then :func:`minimise` removes steps (and any later step that no longer
+fits) as long as the same property still breaks, and :func:`shortest_with_same_actions`
+searches breadth-first, among the runs made of the remaining actions only, for the
+shortest one that breaks it. The result is reported like
 a search result; a violation found this way is a real run of the model. The same
 ``seed`` gives the same walks, the same violations and the same shrunk traces.
 """
@@ -51,6 +54,7 @@ class Walk:
     swarm: tuple[int, ...]
     choices: tuple[int, ...]
     tail_seed: int
+    wake: tuple[int, ...] = ()  # per kind: the step before which it waits for nothing else
 
 
 @dataclass
@@ -104,6 +108,7 @@ class Simulator:
             st.tuples(*[st.integers(0, len(SWARM_WEIGHTS) - 1) for _ in self.kinds]),
             st.lists(st.integers(0, 1 << 16), max_size=self.depth).map(tuple),
             st.integers(0, (1 << 32) - 1),
+            st.tuples(*[st.one_of(st.just(0), st.integers(0, self.depth // 2)) for _ in self.kinds]),
         )
 
     def run(self, walk: Walk, open_props: set[str]) -> Found | None:
@@ -125,7 +130,7 @@ class Simulator:
                 hit = self._first(ev.on_terminal(state, key), open_props)
                 break
             pick = walk.choices[step] if step < len(walk.choices) else rng.randrange(1 << 16)
-            label, state = self._choose(succ, walk.swarm, pick)
+            label, state = self._choose(succ, walk, pick, step)
             labels.append(label)
             parent_key, key = key, ev.history_key(state)
             hit = self._first(ev.on_state(state, key, parent_key), open_props)
@@ -138,13 +143,18 @@ class Simulator:
             return None
         return Found(hit[0], hit[1], walk.init, labels)
 
-    def _choose(self, succ: Sequence[tuple[Action, State]], swarm: tuple[int, ...], pick: int) -> tuple[Action, State]:
+    def _choose(self, succ: Sequence[tuple[Action, State]], walk: Walk, pick: int, step: int) -> tuple[Action, State]:
         """The action ``pick`` selects: a kind by swarm weight (low byte), then one
-        action of that kind (the rest)."""
+        action of that kind (the rest). Kinds not yet awake are left out while any
+        awake kind is enabled."""
+        swarm = walk.swarm
         by_kind: dict[str, list[tuple[Action, State]]] = {}
         for item in succ:
             by_kind.setdefault(_kind(item[0]), []).append(item)
         kinds = list(by_kind)
+        if walk.wake:
+            awake = [k for k in kinds if k not in self.kind_index or walk.wake[self.kind_index[k]] <= step]
+            kinds = awake or kinds
         weights = [SWARM_WEIGHTS[swarm[self.kind_index[k]]] if k in self.kind_index else 1 for k in kinds]
         target = (pick & 0xFF) / 256 * sum(weights)
         chosen = kinds[-1]
@@ -222,20 +232,74 @@ def minimise(sim: Simulator, found: Found) -> Found:
     fits, so removing a step also removes what depended on it.
     """
     best = found
-    chunk = max(1, len(best.labels) // 2)
     while True:
-        start = len(best.labels) - chunk
-        while start >= 0 and best.labels:
-            candidate = best.labels[:start] + best.labels[start + chunk :]
-            again = sim.replay_labels(best.init, candidate, best.prop)
-            if again is not None and len(again.labels) < len(best.labels):
-                best = again
-                start = min(start, len(best.labels) - chunk)
-            else:
-                start -= chunk if chunk > 1 else 1
-        if chunk == 1:
+        before = len(best.labels)
+        chunk = max(1, before // 2)
+        while True:
+            start = len(best.labels) - chunk
+            while start >= 0 and best.labels:
+                candidate = best.labels[:start] + best.labels[start + chunk :]
+                again = sim.replay_labels(best.init, candidate, best.prop)
+                if again is not None and len(again.labels) < len(best.labels):
+                    best = again
+                    start = min(start, len(best.labels) - chunk)
+                else:
+                    start -= chunk if chunk > 1 else 1
+            if chunk == 1:
+                break
+            chunk //= 2
+        if len(best.labels) >= before:
             return best
-        chunk //= 2
+
+
+class _Restricted(Spec):
+    """A spec that offers only the actions whose labels are in ``allowed``."""
+
+    def __init__(self, inner: Spec, allowed: set[Action], init: int) -> None:
+        super().__init__()
+        self.inner = inner
+        self.allowed = allowed
+        self.init = init
+        self.name = inner.name
+
+    def init_states(self) -> list[State]:
+        return [list(self.inner.init_states())[self.init]]
+
+    def next_states(self, state: State) -> list[tuple[Action, State]]:
+        return [(lab, s) for lab, s in self.inner.next_states(state) if lab in self.allowed]
+
+    def history(self, state: State):
+        return self.inner.history(state)
+
+    def history_key(self, state: State):
+        return self.inner.history_key(state)
+
+    def finished(self, state: State) -> bool:
+        return self.inner.finished(state)
+
+
+def shortest_with_same_actions(sim: Simulator, found: Found, max_states: int = 200_000) -> Found:
+    """The shortest run that breaks the same property using only the actions of
+    ``found`` (in any order, any subset), by breadth-first search of the model cut down
+    to those actions; ``found`` itself if that search is too large or finds nothing
+    shorter."""
+    from checker.bfs import Bounds, search
+
+    restricted = _Restricted(sim.spec, set(found.labels), found.init)
+    props = [p for p in sim.props if p.name == found.prop]
+    out = search(restricted, props, Bounds(max_states=max_states))
+    decision = out.decisions.get(found.prop)
+    if decision is None:
+        return found
+    _init, positions = out.store.path(decision.index)
+    labels: list[Action] = []
+    state = restricted.init_states()[0]
+    for pos in positions:
+        label, state = restricted.next_states(state)[pos]
+        labels.append(label)
+    if len(labels) >= len(found.labels):
+        return found
+    return Found(found.prop, decision.explanation, found.init, labels)
 
 
 def path_of(spec: Spec, found: Found) -> list[tuple[Action | None, int, State]]:
@@ -292,7 +356,7 @@ def simulate(
         hit = sim.run(walk, open_props)
         if hit is None:  # pragma: no cover - find only returns walks that decide something
             break
-        best = minimise(sim, hit)
+        best = shortest_with_same_actions(sim, minimise(sim, hit))
         decided[best.prop] = best
         open_props.discard(best.prop)
         sim.evaluator.decide(best.prop)
