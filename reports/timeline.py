@@ -122,7 +122,7 @@ def build_timeline(spec: Spec, steps: list[Step], states: list[Any] | None = Non
     try:
         histories = [spec.history(s) for s in states]
     except NotImplementedError:
-        raise TimelineUnavailable(f"spec {spec.name!r} keeps no history, so there is no diagram") from None
+        raise TimelineUnavailable(f"spec {spec.name!r} keeps no history to draw") from None
     final = histories[-1]
     messages: dict[int, Message] = {}
     for h in histories:
