@@ -131,7 +131,7 @@ def test_garg_causal_chat_reply_never_overtakes_the_query():
     )
     # Without the k != j test the reply is accepted first and the query starves.
     assert mutant.properties["eventual_delivery"].status == "violated"
-    assert mutant.properties["eventual_delivery"].explanation == "the run ends with a1 to c never delivered"
+    assert mutant.properties["eventual_delivery"].explanation == "a1 to c is never delivered"
 
 
 # -- SES details ------------------------------------------------------------------------------
@@ -264,7 +264,7 @@ MUTANTS = [
         "matrix-mutant-no-causal-condition", "eventual_delivery",
         [["send", 0, 0, 4], ["send", 0, 1, 2], ["receive", 1, 1], ["send", 1, 2, 4], ["receive", 2, 2],
          ["buffer", 2, 0]],
-        "the run ends with a1 to c never delivered",
+        "a1 to c is never delivered",
     ),
     (
         "matrix-mutant-no-fifo-condition", "fifo",

@@ -95,7 +95,7 @@ def test_eventual_delivery():
     done = history("ab", {"a": ["send a1"], "b": ["recv a1"]}, {"a1": "b"})
     assert eventual_delivery(done) is None
     pending = history("abc", {"a": ["send a1"], "b": ["recv a1"]}, {"a1": "bc"})
-    assert eventual_delivery(pending) == "the run ends with a1 to c never delivered"
+    assert eventual_delivery(pending) == "a1 to c is never delivered"
     dropped = history("abc", {"a": ["send a1"], "b": ["recv a1"], "c": ["drop a1"]}, {"a1": "bc"})
     assert eventual_delivery(dropped) is None
     failed = history("abc", {"a": ["send a1"], "b": ["recv a1"]}, {"a1": "bc"}, failed="c")

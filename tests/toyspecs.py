@@ -83,3 +83,31 @@ class Chatty(Spec):
 
     def next_states(self, state):
         return []
+
+
+class Spinner(Spec):
+    """Spins between 0 and 1 until ``finish`` moves it to 2 (done). ``finish`` is
+    enabled in 0 and 1; with ``fair_finish`` it is weakly fair, which rules the spin
+    out. ``flaky`` makes finish enabled only in state 0, so weak fairness no longer
+    forces it but strong fairness does."""
+
+    name = "spinner"
+    constants = (Constant("fair_finish", str, "none", choices=("none", "weak", "strong")), Constant("flaky", bool, False))
+
+    @property
+    def fairness(self):  # type: ignore[override]
+        return {} if self.fair_finish == "none" else {"finish": self.fair_finish}
+
+    def init_states(self):
+        return [0]
+
+    def next_states(self, state):
+        if state == 2:
+            return []
+        out = [(("spin", 0), 1 - state)]
+        if state == 0 or not self.flaky:
+            out.append((("finish", 0), 2))
+        return out
+
+    def properties(self):
+        return [Property.eventually("done", lambda s: None if s == 2 else f"still spinning in {s}")]
