@@ -175,5 +175,9 @@ def register(hook: Callable[[click.Group], None]) -> None:
     hook(main)
 
 
+from checker.matrix_cli import matrix_command  # noqa: E402
+
+main.add_command(matrix_command)
+
 if __name__ == "__main__":  # pragma: no cover
     main()
