@@ -17,8 +17,8 @@ SMALL = ["lamport-2", "lamport-mutant-no-wait", "restart-per-queue"]
 def test_build_matrix_rows_columns_and_cells() -> None:
     results = [run_model(m) for m in SMALL]
     table = build_matrix(results, {results[0].model: "first"})
-    assert table.columns[:5] == ["fifo", "causal", "total", "global_lock", "eventual_delivery"]
-    assert table.columns[5:] == ["no_missed_message", "all_read"]
+    assert table.columns[:6] == ["fifo", "causal", "total", "global_lock", "synchronous", "eventual_delivery"]
+    assert table.columns[6:] == ["no_missed_message", "all_read"]
     assert [r.name for r in table.rows] == ["lamport-2", "lamport-mutant-no-wait", "restart-per-queue"]
     assert table.cell("lamport-mutant-no-wait", "total").status == "violated"
     assert table.cell("lamport-mutant-no-wait", "total").trace_steps == 8
