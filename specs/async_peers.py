@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from checker import Constant
+from checker import Constant, ConstantError
 from specs.base import PeerSpec
 from specs.channels import Channels
 from specs.common import ghost_event, ghost_send, ghost_signal, mask_of, members, message_past, peer_names
@@ -68,8 +68,6 @@ class AsyncPeerSpec(PeerSpec):
             active = self.senders or "".join(self.names)
             for ch in active:
                 if ch not in self.names:
-                    from checker import ConstantError
-
                     raise ConstantError("senders", f"{ch!r} is not a peer ({', '.join(self.names)})")
             everyone = mask_of(range(n))
             self.plan = tuple(

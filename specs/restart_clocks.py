@@ -44,6 +44,10 @@ the consumer reads one and never gets the other, with no crash at all. With a qu
 smaller than the node count, a message written to other nodes has ``(0, 0)`` entries
 and is missed as well. Restart counts repair counter resets, not concurrency.
 
+The spec keeps no peer history (its processes are nodes, producers and one consumer,
+not peers of a bus), so the library's ordering properties do not apply to it; its
+properties are its own.
+
 State: ``(counters, restarts, up, stored, read, last, pending, produced, crashes_left,
 collections_left)``; ``stored`` is a sorted tuple of ``(mid, clock, nodes_mask)`` with
 ``clock`` a tuple of ``(restart, counter)`` pairs; ``pending[p]`` is ``0`` or
