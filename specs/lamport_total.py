@@ -39,6 +39,9 @@ Ablation ``wait_acks``: deliver the head of the queue without waiting (neither r
 The FIFO links are an assumption of the algorithm: ``channel = "unordered"`` is a model
 that expects the break.
 
+A duplicate of a message a process already has (a duplicating channel's copy) is
+ignored; duplicate acknowledgements change nothing.
+
 State: ``(ghost, know, signals, dups, chans, clocks, queues, acks, latest)``; wire
 messages are ``(kind, mid, ts)`` with kind 0 a broadcast and 1 an acknowledgement.
 """
@@ -108,6 +111,10 @@ class LamportTotal(AsyncPeerSpec):
         out: list[tuple[tuple, tuple]] = []
         chans, clocks, queues, acks, latest = state[CHANS:]
         for src, q, (kind, mid, ts), rest in self.receipts(chans):
+            if kind == MSG and acks[q][mid] >> q & 1:
+                # A duplicate of a message q already has (it acknowledged it then): ignored.
+                out.append((("discard", q, src, mid), state[:CHANS] + (rest,) + state[CHANS + 1 :]))
+                continue
             clock = max(clocks[q], ts) + 1
             lat = latest
             if self.track_latest and ts > latest[q][src]:
@@ -164,6 +171,9 @@ class LamportTotal(AsyncPeerSpec):
         if kind == "receive":
             _, q, mid, ts = action
             return f"{self.names[q]} queues {self.mname(mid)}@{ts} and acknowledges it to all"
+        if kind == "discard":
+            _, q, src, mid = action
+            return f"{self.names[q]} ignores a duplicate of {self.mname(mid)} from {self.names[src]}"
         if kind == "ack":
             _, q, src, mid, ts = action
             return f"{self.names[q]} gets {self.names[src]}'s ack of {self.mname(mid)} (@{ts})"

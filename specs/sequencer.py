@@ -26,6 +26,10 @@ Steps:
 State: ``(ghost, know, signals, dups, chans, counter, expect, held)`` with ``expect[q]``
 the next sequence number ``q`` delivers and ``held[q]`` a sorted tuple of ``(k, m)``.
 
+The sequencer numbers whatever reaches it: a copy made by a duplicating channel on the
+way to it gets a second number and is delivered twice (the seed does not ask the
+sequencer to deduplicate). Copies on the way from it are discarded by number.
+
 Ablation ``hold_back``: deliver in order of arrival instead of sequence order. With FIFO
 channels from the sequencer that changes nothing (numbers arrive in order); with
 unordered channels it breaks ``total``.

@@ -26,6 +26,9 @@ Model:
   message)`` when it is deliverable. Ties go to the lower process id (Garg: a message
   from "a lower priority process (say with id 3)" waits).
 
+A copy made by a duplicating channel is ignored (``discard``): a message already
+queued or delivered, a proposal already counted, a final for an entry already final.
+
 State: ``(ghost, know, signals, dups, chans, clocks, waiting, queues)``; ``waiting[p]``
 is a sorted tuple of ``(m, still_to_propose_mask, final_so_far)``; ``queues[q]`` a
 sorted tuple of ``(ts, m, deliverable)``.
@@ -45,6 +48,7 @@ from specs.async_peers import CHANS, AsyncPeerSpec
 from specs.base import peer_constants
 from specs.channels import channel_constants
 from specs.common import members, names_of, replace
+from specs.history import DELIVER, encode_event
 from specs.properties import LIBRARY
 
 CLOCKS, WAITING, QUEUES = 5, 6, 7
@@ -98,6 +102,9 @@ class Skeen(AsyncPeerSpec):
         out: list[tuple[tuple, tuple]] = []
         chans, clocks, waiting, queues = state[CHANS:]
         for src, q, (kind, mid, ts), rest in self.receipts(chans):
+            if self.stale(state, src, q, kind, mid):
+                out.append((("discard", q, src, kind, mid), state[:CHANS] + (rest,) + state[CHANS + 1 :]))
+                continue
             clock = max(clocks[q], ts) + 1
             clocks2 = replace(clocks, q, clock)
             if kind == MSG:
@@ -133,6 +140,17 @@ class Skeen(AsyncPeerSpec):
                 s = state[:QUEUES] + (replace(queues, q, queue),)
                 out.append((("deliver", q, entry[1]), self.deliver(s, q, entry[1])))
         return out
+
+    def stale(self, state: tuple, src: int, q: int, kind: int, mid: int) -> bool:
+        """A copy made by a duplicating channel that ``q`` ignores: a message it already
+        queued or delivered, a proposal it already has, a final for an entry it no longer
+        holds as undeliverable."""
+        queue = state[QUEUES][q]
+        if kind == MSG:
+            return any(e[1] == mid for e in queue) or encode_event(DELIVER, mid) in state[0][1][q]
+        if kind == PROPOSE:
+            return not any(w[0] == mid and w[1] >> src & 1 for w in state[WAITING][q])
+        return not any(e[1] == mid and not e[2] for e in queue)
 
     def _dests(self, state: tuple, p: int, mid: int) -> int:
         return state[0][0][p][mid % self.stride][0]
@@ -171,6 +189,9 @@ class Skeen(AsyncPeerSpec):
                 f"{self.names[p]} gets {self.names[src]}'s proposal {ts} for {self.mname(mid)}, "
                 f"the last one: final timestamp {final}"
             )
+        if kind == "discard":
+            _, q, src, wire, mid = action
+            return f"{self.names[q]} ignores a duplicate {('msg', 'propose', 'final')[wire]} of {self.mname(mid)} from {self.names[src]}"
         if kind == "final":
             _, q, mid, ts = action
             return f"{self.names[q]} marks {self.mname(mid)} deliverable at {ts}"

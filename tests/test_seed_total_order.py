@@ -25,6 +25,8 @@ CAUGHT = [
     ("skeen-mutant-first", "total", 18),
     ("skeen-mutant-no-wait", "total", 18),
     ("skeen-3-fifo", "fifo", 17),
+    ("sequencer-2-duplicating", "causal", 12),
+    ("skeen-2-lossy", "eventual_delivery", 4),
 ]
 
 
@@ -37,7 +39,7 @@ def test_ablation_caught_with_shortest_counterexample(model: str, prop: str, ste
     assert result.exit_code() == 0
 
 
-@pytest.mark.parametrize("model", ["lamport-2", "lamport-3", "lamport-2-garg", "skeen-3", "skeen-4"])
+@pytest.mark.parametrize("model", ["lamport-2", "lamport-3", "lamport-2-garg", "lamport-2-duplicating", "skeen-3", "skeen-4"])
 def test_correct_protocols_hold(model: str) -> None:
     """Every ordering property holds; only ``synchronous`` may break (concurrent sends
     make a crown, which no asynchronous protocol prevents)."""
@@ -185,3 +187,25 @@ def test_total_order_is_not_fifo_in_skeen() -> None:
     assert result.properties["total"].status == "holds"
     assert result.properties["fifo"].status == "violated"
     assert result.properties["fifo"].explanation == "peer b received a2 before a1, although a sent a1 first"
+
+
+def test_skeen_ignores_duplicated_copies() -> None:
+    """Every kind of copy (message, proposal, final) is ignored: the order survives."""
+    from checker.bfs import search
+    from specs.properties import LIBRARY
+
+    spec = Skeen(peers=2, sends=1, duplicates=1)
+    props = [p for p in LIBRARY if p.name != "synchronous"]
+    outcome = search(spec, props, stop_when_decided=False)
+    assert outcome.complete and outcome.decisions == {}
+    kinds = set()
+    frontier = spec.init_states()
+    for _ in range(12):
+        nxt = []
+        for s in frontier:
+            for label, t in spec.next_states(s):
+                if label[0] == "discard":
+                    kinds.add(label[3])
+                nxt.append(t)
+        frontier = list(dict.fromkeys(nxt))
+    assert kinds == {0, 1, 2}
