@@ -49,6 +49,10 @@ class HoldBackSpec(PeerSpec):
     """Peers with a hold-back buffer over :mod:`specs.channels` (see the module doc)."""
 
     ghost_at: ClassVar[int] = GHOST
+    # Channels deliver and peers keep taking messages; sending, signalling, losing and
+    # duplicating stay optional. (Every run here is finite: sends, signals and
+    # duplicates are bounded, so only the terminal-state check ever applies.)
+    fairness = {"receive": "weak", "buffer": "weak", "deliver": "weak"}
 
     def configure(self) -> None:
         self.net = Channels.from_spec(self)
