@@ -214,5 +214,9 @@ from checker.cli_reports import add_commands  # noqa: E402  (report, ablate, gra
 
 register(add_commands)
 
+from checker.matrix_cli import matrix_command  # noqa: E402
+
+main.add_command(matrix_command)
+
 if __name__ == "__main__":  # pragma: no cover
     main()
