@@ -107,4 +107,23 @@ Acyclic(nodes, edges) ==
              /\ Acyclic(nodes \ sources, {e \in edges : e[1] \notin sources})
 
 GlobalLock == Acyclic(Events, LockEdges)
+
+(***************************************************************************)
+(* synchronous: no crown. m1 -> m2 when the send of m1 happened before a   *)
+(* delivery of m2 (m1 /= m2), happened-before being program order, send to *)
+(* delivery, and signals; the property: this relation is acyclic, so the   *)
+(* run could have happened with every message instantaneous.               *)
+(***************************************************************************)
+HappenedBefore == ProgramOrder \cup SendToDelivery \cup SignalEdges
+RECURSIVE ReachFrom(_, _)
+ReachFrom(nodes, edges) ==
+    LET more == nodes \cup {e[2] : e \in {x \in edges : x[1] \in nodes}}
+    IN  IF more = nodes THEN nodes ELSE ReachFrom(more, edges)
+CrownEdges ==
+    UNION {
+        LET reached == ReachFrom({SendEvent(m1)}, HappenedBefore)
+        IN  {<<m1, logs[e[1]][e[2]].arg>> :
+                e \in {x \in reached : IsDelivery(x[1], x[2]) /\ logs[x[1]][x[2]].arg /= m1}}
+        : m1 \in Msgs}
+Synchronous == Acyclic(Msgs, CrownEdges)
 =============================================================================
