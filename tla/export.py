@@ -15,7 +15,7 @@ import jinja2
 
 from checker.errors import InputError
 from checker.model import Model
-from tla.adapters import Adapter, ExportedProperty, adapter_for
+from tla.adapters import Adapter, ExportedProperty, adapter_for, refusal
 from tla.adapters.base import module_name
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -69,7 +69,11 @@ def template_environment() -> jinja2.Environment:
 
 
 def adapter_of(model: Model) -> Adapter:
-    """The model's adapter; :class:`NoTemplate` when its spec has no TLA+ template."""
+    """The model's adapter; :class:`NoTemplate` when its spec has no TLA+ template, or
+    none by design (the refusal says why and what to use instead)."""
+    why = refusal(model.spec_name)
+    if why is not None:
+        raise NoTemplate(model.path, "spec", why)
     cls = adapter_for(model.spec_name)
     if cls is None or not (TEMPLATES / cls.template).exists():
         raise NoTemplate(model.path, "spec", f"spec {model.spec_name!r} has no TLA+ template yet (tla/templates)")

@@ -13,17 +13,25 @@ import importlib
 
 from tla.adapters.base import Adapter, ExportedProperty, camel
 
-__all__ = ["Adapter", "ExportedProperty", "adapter_for", "camel"]
+__all__ = ["Adapter", "ExportedProperty", "adapter_for", "camel", "refusal"]
 
 
-def adapter_for(spec_name: str) -> type[Adapter] | None:
-    """The adapter class of a spec, or ``None`` when the spec has no TLA+ template yet."""
+def _module(spec_name: str) -> object | None:
     if not spec_name.isidentifier():
         return None
     try:
-        module = importlib.import_module(f"tla.adapters.{spec_name}")
+        return importlib.import_module(f"tla.adapters.{spec_name}")
     except ModuleNotFoundError as exc:
         if exc.name == f"tla.adapters.{spec_name}":
             return None
         raise
-    return getattr(module, "ADAPTER", None)
+
+
+def adapter_for(spec_name: str) -> type[Adapter] | None:
+    """The adapter class of a spec, or ``None`` when the spec has no TLA+ template yet."""
+    return getattr(_module(spec_name), "ADAPTER", None)
+
+
+def refusal(spec_name: str) -> str | None:
+    """Why a spec has no TLA+ export by design (its adapter module's ``REFUSED``), or ``None``."""
+    return getattr(_module(spec_name), "REFUSED", None)
