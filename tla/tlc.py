@@ -77,7 +77,8 @@ _COUNTS = re.compile(r"^([\d,]+) states generated, ([\d,]+) distinct states foun
 _PROGRESS = re.compile(r"^Progress\(\d+\) at .*?: ([\d,]+) states generated.*?, ([\d,]+) distinct states found", re.M)
 _DEPTH = re.compile(r"^The depth of the complete state graph search is (\d+)\.", re.M)
 _INVARIANT = re.compile(r"^Error: Invariant (\w+) is violated", re.M)
-_TEMPORAL = re.compile(r"^Error: Temporal propert(?:y|ies) (\w+)? ?(?:was|were) violated", re.M)
+# One lasso may violate several: "Temporal properties A and B were violated"; the first is named.
+_TEMPORAL = re.compile(r"^Error: Temporal propert(?:y|ies) (\w+)?[\w ,]*? ?(?:was|were) violated", re.M)
 _STATE = re.compile(r"^State (\d+): (.*)$")
 _VAR = re.compile(r"^/\\ (\w+) = (.*)$")
 _BACK = re.compile(r"^Back to state (\d+): ?(.*)$")

@@ -1,0 +1,178 @@
+"""The TLA+ adapter of :mod:`specs.bus1_impl` (template ``bus1_impl.tla.j2``).
+
+Queue keys ``(ts, group, address)`` and the transaction lists stay integers, as the
+Python has them (addresses are the spec's fixed node addresses); handle states, node
+flags, drop reasons, transaction phases and the per-transition property and ``WARN_ON``
+bits become strings, and messages ``<<p, k>>`` as in every PeerSpec export.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specs import bus1_impl as bi
+from specs import bus1_queue as bq
+from specs.bus1_impl_script import Op
+from tla.adapters.base import PeerAdapter, _seq
+
+STATES = {bi.NONE: "none", bi.ATTACHED: "attached", bi.PUBLIC: "public", bi.RELEASED: "released"}
+FLAGS = {bi.F_DESTROYED: "destroyed", bi.F_RELEASED: "released"}
+PHASES = {bi.ACQ: "acquire", bi.STAGE: "stage", bi.POSTPONED: "postponed", bi.SEAL: "seal", bi.SYNC: "sync",
+          bi.COMMIT: "commit", bi.RELEASE_ALL: "release_all", bi.FLUSH: "flush"}
+REASONS = {bi.R_FLUSHED: "flushed", bi.R_NOT_PUBLIC: "not_public", bi.R_DESTROYED: "destroyed"}
+BITS = {bi.B_CLOCK: "clock_monotonic", bi.B_FRONT: "no_insert_before_front", bi.B_DEQUEUE: "dequeue_increasing",
+        bi.B_WARN: "no_warn", bi.B_DEST: "delivered_iff_before_destroy",
+        bi.B_OWNER: "owner_no_message_after_destroy", bi.B_HANDLE: "handle_valid_iff_before_destroy"}
+WARNS = {bq.W_ADD_GUARD: "add_guard", bq.W_READABLE: "readable", bq.W_BEFORE_FRONT: "before_front",
+         bq.W_STAGE_FRONT: "stage_front", bq.W_SYNTH_FRONT: "synth_front", bq.W_ODD_TS: "odd_ts",
+         bq.W_FLUSH: "flush", bq.W_REMOVE: "remove", bq.W_QUEUED: "queued"}
+IDLE_TX = {"phase": "idle", "msg": (), "i": 0, "ts": 0, "ats": 0, "T": 0, "grp": 0,
+           "sync": (), "async": (), "post": ()}
+
+
+def _names(mask: int, table: dict[int, str]) -> frozenset:
+    return frozenset(name for bit, name in table.items() if mask & bit)
+
+
+def _mask(names: frozenset, table: dict[int, str]) -> int:
+    back = {v: k for k, v in table.items()}
+    return sum(back[n] for n in names)
+
+
+def _back(table: dict[int, str], name: str) -> int:
+    return next(k for k, v in table.items() if v == name)
+
+
+class Bus1ImplAdapter(PeerAdapter):
+    template = "bus1_impl.tla.j2"
+    variables = ("queues", "handles", "nodeFlags", "txs", "pcs", "sent", "logs", "drops", "know", "notes",
+                 "valid", "dequeued", "bad", "warns", "ranks")
+    predicates = {"eventual_delivery": "AllDelivered", "deadlock_free": "NoneInTransaction",
+                  "valid_handle_notified": "ValidHandleNotifiedNow", "queue_drained": "QueueDrainedNow"}
+    actions = {
+        "bus1_peer_ioctl_send": "IoctlSend(p)",
+        "bus1_handle_destroy_locked": "HandleDestroyLocked(p)",
+        "bus1_handle_release": "HandleRelease(p)",
+        "signal": "Signal(p)",
+        "bus1_handle_acquire": "HandleAcquire(p)",
+        "bus1_message_stage": "MessageStage(p)",
+        "bus1_tx_stage_sync": "TxStageSync(p)",
+        "bus1_queue_tick": "QueueTick(p)",
+        "bus1_queue_sync": "QueueSync(p)",
+        "bus1_queue_commit_staged": "QueueCommitStaged(p)",
+        "bus1_peer_flush": "PeerFlush(p)",
+        "bus1_queue_flush": "QueueFlush(p)",
+        "bus1_peer_peek": "PeerPeek(p)",
+        "bus1_peer_ioctl_recv": "IoctlRecv(p)",
+    }
+
+    # -- template ---------------------------------------------------------------------
+
+    def _op(self, op: Op) -> str:
+        nodes = "<<" + ", ".join(str(n) for n in op.nodes) + ">>"
+        payload = "<<" + ", ".join(str(n) for n in op.payload) + ">>"
+        target = self.names[op.target] if op.target >= 0 else "NoPeer"
+        return f'[kind |-> "{op.kind}", nodes |-> {nodes}, payload |-> {payload}, target |-> {target}]'
+
+    def context(self) -> dict[str, Any]:
+        spec: Any = self.spec
+        return {
+            "peers": list(self.names),
+            "owners": [self.names[o] for o in spec.owners],
+            "holders": [[self.names[p] for p in range(spec.peers) if h >> p & 1] for h in spec.holders],
+            "ops": [(self.names[p], [self._op(op) for op in ops]) for p, ops in enumerate(spec.ops)],
+            "msg_ops": [(self.names[p], [self._op(op) for op in ops]) for p, ops in enumerate(spec.msg_ops)],
+            "ties": spec.ties,
+            "mutant": spec.mutant,
+        }
+
+    def cfg_constants(self) -> list[tuple[str, str]]:
+        return [(n, n) for n in self.names] + [("NoPeer", "NoPeer")]
+
+    def symmetry(self) -> tuple[bool, str]:
+        return False, "node owners, node addresses and the script tie each peer to its role"
+
+    # -- states both ways ---------------------------------------------------------------
+
+    def encode(self, state: tuple) -> dict[str, Any]:
+        spec: Any = self.spec
+        nn = spec.n_nodes
+        (queues, handles, nodes, txs, pcs, ghost, drops, know, notes, valid, deq, bad, ranks) = state
+
+        def queue(q: tuple) -> dict[str, Any]:
+            clock, flush, left, front, entries = q
+            return {"clock": clock, "flush": flush, "leftmost": left, "front": front, "entries": tuple(entries)}
+
+        def tx(t: Any) -> dict[str, Any]:
+            if not t:
+                return dict(IDLE_TX)
+            phase, mid, i, ts, ats, T, grp, sync, asyn, post = t
+            return {"phase": PHASES[phase], "msg": self.msg(mid), "i": i, "ts": ts, "ats": ats, "T": T,
+                    "grp": grp, "sync": tuple(sync), "async": tuple(asyn), "post": tuple(post)}
+
+        sent, logs = ghost
+        return {
+            "queues": self.per_peer(queues, queue),
+            "handles": {self.peers[p]: {n: {"st": STATES[handles[p * nn + n][0]], "ts": handles[p * nn + n][1],
+                                            "grp": handles[p * nn + n][2]} for n in range(nn)}
+                        for p in range(spec.peers)},
+            "nodeFlags": {n: _names(f, FLAGS) for n, f in enumerate(nodes)},
+            "txs": self.per_peer(txs, tx),
+            "pcs": self.per_peer(pcs, lambda c: c),
+            "sent": self.per_peer(sent, lambda out: tuple({"dests": self.peer_set(d), "past": self.msgs(pm)}
+                                                          for d, pm in out)),
+            "logs": self.per_peer(logs, lambda log: tuple(self.event(e) for e in log)),
+            "drops": tuple({"peer": self.peers[q], "msg": self.msg(mid), "reason": REASONS[r]} for q, mid, r in drops),
+            "know": self.per_peer(know, self.msgs),
+            "notes": self.per_peer(notes, lambda m: frozenset(n for n in range(nn) if m >> n & 1)),
+            "valid": self.per_peer(valid, lambda m: frozenset(n for n in range(nn) if m >> n & 1)),
+            "dequeued": self.per_peer(deq, tuple),
+            "bad": _names(bad[0], BITS),
+            "warns": _names(bad[1], WARNS),
+            "ranks": {self.msg(spec.tx_slots[i][0] * spec.stride + spec.tx_slots[i][1]): r
+                      for i, r in enumerate(ranks)},
+        }
+
+    def decode(self, v: dict[str, Any]) -> tuple:
+        spec: Any = self.spec
+        nn = spec.n_nodes
+
+        def queue(q: dict[str, Any]) -> tuple:
+            return (q["clock"], q["flush"], q["leftmost"], q["front"], tuple(tuple(e) for e in _seq(q["entries"])))
+
+        def tx(t: dict[str, Any]) -> Any:
+            if t["phase"] == "idle":
+                return 0
+            return (_back(PHASES, t["phase"]), self.mid(t["msg"]), t["i"], t["ts"], t["ats"], t["T"], t["grp"],
+                    tuple(_seq(t["sync"])), tuple(_seq(t["async"])), tuple(_seq(t["post"])))
+
+        def bits(s: frozenset) -> int:
+            return sum(1 << n for n in s)
+
+        handles = []
+        for p in self.peers:
+            for n in range(nn):
+                h = v["handles"][p][n]
+                handles.append((_back(STATES, h["st"]), h["ts"], h["grp"]))
+        sent = self.from_peers(
+            v["sent"], lambda out: tuple((self.peer_mask(r["dests"]), self.mask(r["past"])) for r in _seq(out)))
+        logs = self.from_peers(v["logs"], lambda log: tuple(self.event_code(e) for e in _seq(log)))
+        ranks = tuple(v["ranks"][self.msg(p * spec.stride + k)] for p, k in spec.tx_slots)
+        return (
+            self.from_peers(v["queues"], queue),
+            tuple(handles),
+            tuple(_mask(v["nodeFlags"][n], FLAGS) for n in range(nn)),
+            self.from_peers(v["txs"], tx),
+            self.from_peers(v["pcs"], int),
+            (sent, logs),
+            tuple((self.ids[d["peer"]], self.mid(d["msg"]), _back(REASONS, d["reason"])) for d in _seq(v["drops"])),
+            self.from_peers(v["know"], self.mask),
+            self.from_peers(v["notes"], bits),
+            self.from_peers(v["valid"], bits),
+            self.from_peers(v["dequeued"], lambda d: tuple(_seq(d))),
+            (_mask(v["bad"], BITS), _mask(v["warns"], WARNS)),
+            ranks,
+        )
+
+
+ADAPTER = Bus1ImplAdapter
