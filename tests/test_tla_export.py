@@ -235,3 +235,12 @@ def test_tlc_lasso_reads_back_with_its_loop_closed():
     assert run.kind == "temporal" and run.violated == "EventualDelivery"
     back = from_tlc(export.adapter, run.trace)
     assert [s.label for s in back] == [s.label for s in ours.trace]
+
+
+def test_one_lasso_violating_several_temporal_properties_is_read():
+    text = ("Error: Temporal properties EventualDelivery and ValidHandleNotified were violated.\n"
+            "46 states generated, 44 distinct states found, 0 states left on queue.\n")
+    run = parse_output(text, 13)
+    assert (run.kind, run.violated) == ("temporal", "EventualDelivery")
+    single = parse_output("Error: Temporal property AllDelivered was violated.\n", 13)
+    assert (single.kind, single.violated) == ("temporal", "AllDelivered")

@@ -83,7 +83,7 @@ def print_cross_check(cc: CrossCheck, *, show_traces: bool = False) -> None:
     tlc_distinct = final.distinct if final is not None else None
     click.echo(
         f"{cc.model.path}: ours {ours.stats.distinct_states:,} distinct states "
-        f"({ours.stats.transitions + 1:,} generated, depth {ours.stats.depth}); "
+        f"({cc.ours_generated:,} generated, depth {ours.stats.depth}); "
         f"TLC {tlc_distinct if tlc_distinct is None else f'{tlc_distinct:,}'} distinct states "
         f"({final.generated if final else '?':,} generated, depth {final.depth if final else '?'}); "
         f"{len(cc.runs)} TLC runs, {cc.tlc_seconds:.1f}s"

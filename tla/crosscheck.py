@@ -54,6 +54,11 @@ class CrossCheck:
         return not self.mismatches
 
     @property
+    def ours_generated(self) -> int:
+        """Our generated states counted as TLC counts them: transitions plus every initial state."""
+        return self.ours.stats.transitions + len(set(self.model.spec.init_states()))
+
+    @property
     def tlc_seconds(self) -> float:
         return sum(r.seconds for r in self.runs)
 
@@ -148,8 +153,7 @@ def _compare(cc: CrossCheck) -> None:
     if final is not None and final.kind is None:
         if final.distinct != stats.distinct_states:
             out.append(f"distinct states: ours {stats.distinct_states}, TLC {final.distinct}")
-        # TLC counts every initial state as generated.
-        ours_generated = stats.transitions + len(set(cc.model.spec.init_states()))
+        ours_generated = cc.ours_generated
         if final.generated is not None and final.generated != ours_generated:
             out.append(f"states generated: ours {ours_generated} (transitions + initial), TLC {final.generated}")
         if final.depth is not None and final.depth != stats.depth:
