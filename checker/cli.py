@@ -175,5 +175,10 @@ def register(hook: Callable[[click.Group], None]) -> None:
     hook(main)
 
 
+from checker.prove_cli import prove as _prove  # noqa: E402  (Z3 queries: checker/prove.py)
+
+main.add_command(_prove)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
