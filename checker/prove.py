@@ -76,6 +76,7 @@ class ProveResult:
     dropped: list[str]
     depth: int
     queries: list[Query] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # properties BMC has no encoding of
 
     @property
     def z3_seconds(self) -> float:
@@ -111,6 +112,7 @@ class ProveResult:
             "inductive": self.inductive,
             "z3_seconds": self.z3_seconds,
             "queries": {q.name: q.to_json() for q in self.queries},
+            "bmc_skipped": self.skipped,
         }
 
 
@@ -295,24 +297,36 @@ def bmc_queries(sym: Any, names: list[str], depth: int, timeout: float | None) -
             states.append(SymState(sym.schema, f"s{j}"))
             solver.add(z3.Or([a.relation(states[j - 1], states[j]) for a in actions]))
         s = states[j]
+        goals = {}
         for name in open_props:
             if name in found or name in unknown:
                 continue
             kind, fn = sym.properties[name]
             if kind == "always":
-                goal = z3.Not(fn(s))
+                goals[name] = z3.Not(fn(s))
             elif kind == "sometimes":
-                goal = fn(s)
+                goals[name] = fn(s)
             else:
-                goal = z3.And(z3.Not(z3.Or([a.guard(s) for a in actions])), fn(s))
+                goals[name] = z3.And(z3.Not(z3.Or([a.guard(s) for a in actions])), fn(s))
+        # One query for all open goals at this depth; a model settles every goal it
+        # satisfies, and the rest are asked again until the query is unsat.
+        while goals:
             solver.push()
-            solver.add(goal)
+            solver.add(z3.Or(list(goals.values())))
             res, secs, reason = _check(solver, timeout)
-            spent[name] += secs
+            for name in goals:
+                spent[name] += secs
             if res == z3.sat:
-                found[name] = (j, solver.model(), secs)
+                model = solver.model()
+                for name in [n for n, g in goals.items() if z3.is_true(model.eval(g, model_completion=True))]:
+                    found[name] = (j, model, secs)
+                    del goals[name]
             elif res == z3.unknown:
-                unknown[name] = reason or "unknown"
+                for name in goals:
+                    unknown[name] = reason or "unknown"
+                goals = {}
+            else:
+                goals = {}
             solver.pop()
     out = []
     for name in open_props:
@@ -383,5 +397,7 @@ def prove_model(model: Model, options: ProveOptions = ProveOptions()) -> ProveRe
         result.queries += invariant_queries(unbounded, lemmas, targets, timeout, expect)
     if depth > 0:
         bounded = cls(model.spec, bounded=True)
-        result.queries += bmc_queries(bounded, [p.name for p in model.properties], depth, timeout)
+        names = [p.name for p in model.properties]
+        result.queries += bmc_queries(bounded, names, depth, timeout)
+        result.skipped = [n for n in names if n not in bounded.properties]
     return result

@@ -67,6 +67,8 @@ def print_prove(result: Any, *, verbose: bool = False) -> None:
         if q.trace and (verbose or not q.as_expected or q.kind == "inductive"):
             for line in render_trace(q.trace):
                 click.echo(f"      {line}")
+    if result.skipped:
+        click.echo(f"  bmc: no symbolic encoding of {', '.join(result.skipped)} (left to the explicit engine)")
     verdict = "inductive" if result.inductive else "NOT shown inductive"
     if any(q.kind in ("initiation", "inductive") for q in result.queries):
         click.echo(f"  invariant: {verdict}; Z3 time {result.invariant_seconds:.2f}s (all queries {result.z3_seconds:.2f}s)")
