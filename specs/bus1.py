@@ -69,6 +69,9 @@ class Bus1(PeerSpec):
 
     ghost_at = GHOST
     txs_at = TXS
+    # Every peer keeps running: a started transaction completes and a ready message is
+    # received. Starting a send and signalling stay optional.
+    fairness = {k: "weak" for k in ("block", "tick", "sync", "queue", "sync_queue", "deliver")}
 
     def configure(self) -> None:
         self._memo: tuple[object, list] = ((), [])
@@ -298,6 +301,18 @@ class Bus1(PeerSpec):
             verb = "sync and queue" if kind == "sync_queue" else "queue"
             return f"{verb} {self.mname(mid)} on {self.names[d]}"
         return super().format_action(action)
+
+    def action_site(self, action: tuple) -> tuple[str, int, int | None] | None:
+        kind, p, *rest = action
+        if kind == "block":
+            return ("stage", rest[0], rest[1])
+        if kind in ("queue", "sync_queue"):
+            return ("commit", rest[0], rest[1])
+        if kind == "sync":
+            return ("step", rest[0], rest[1])
+        if kind == "tick":
+            return ("step", p, rest[0])
+        return super().action_site(action)
 
     def describe(self, state: tuple) -> dict[str, Any]:
         clocks, queues, txs, ghost, know, signals = state

@@ -30,6 +30,7 @@ class Fifo(PeerSpec):
     constants = peer_constants()
     ghost_at = 2
     txs_at = 1
+    fairness = {"append": "weak", "deliver": "weak"}
 
     def init_states(self) -> list[tuple]:
         n = self.peers
@@ -98,6 +99,11 @@ class Fifo(PeerSpec):
             _, _p, d, mid = action
             return f"append {self.mname(mid)} to {self.names[d]}'s queue"
         return super().format_action(action)
+
+    def action_site(self, action: tuple) -> tuple[str, int, int | None] | None:
+        if action[0] == "append":
+            return ("commit", action[2], action[3])
+        return super().action_site(action)
 
     def describe(self, state: tuple) -> dict[str, Any]:
         queues, txs, ghost, know, signals = state
