@@ -19,7 +19,9 @@ conjunction of the encoding's lemmas (less any dropped ones):
   The trace found is the shortest, so it can be compared with the explicit engine's.
 
 Each query gets a verdict (``proved``, ``refuted`` with the model, ``unknown`` with Z3's
-reason) and the seconds Z3 spent on it.
+reason) and the seconds Z3 spent on it. BMC queries share one unrolling and one check
+per depth for all open properties, so each BMC query's seconds are those of the checks
+it took part in, and the run's BMC time is counted once.
 """
 
 from __future__ import annotations
@@ -77,10 +79,11 @@ class ProveResult:
     depth: int
     queries: list[Query] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # properties BMC has no encoding of
+    bmc_seconds: float = 0.0  # Z3 time of the whole unrolling (its queries share checks)
 
     @property
     def z3_seconds(self) -> float:
-        return round(sum(q.seconds for q in self.queries), 3)
+        return round(self.invariant_seconds + self.bmc_seconds, 3)
 
     @property
     def invariant_seconds(self) -> float:
@@ -111,6 +114,8 @@ class ProveResult:
             "depth": self.depth,
             "inductive": self.inductive,
             "z3_seconds": self.z3_seconds,
+            "invariant_seconds": self.invariant_seconds,
+            "bmc_seconds": self.bmc_seconds,
             "queries": {q.name: q.to_json() for q in self.queries},
             "bmc_skipped": self.skipped,
         }
@@ -237,9 +242,9 @@ def invariant_queries(
             model = cti[name]
             q.trace = _two_states(sym, model, s, t)
             q.explanation = (
-                f"counterexample to induction: every lemma holds before '{q.trace[1].action}', and after it "
+                f"counterexample to induction: every lemma holds in state 0; after '{q.trace[1].action}' "
+                + "this fails: "
                 + "; ".join(_failing(post[name], model))
-                + " no longer holds"
             )
         out.append(q)
 
@@ -251,7 +256,7 @@ def invariant_queries(
         res, secs, reason = _check(solver, timeout)
         q = Query(f"implies: {name}", "implies", _status(res), secs, expect.get(name), doc, reason)
         if res == z3.sat:
-            model = solver.model()
+            model = _small_model(solver, s) or solver.model()
             q.explanation = "a state satisfying the invariant breaks: " + "; ".join(_failing(clauses, model))
             q.trace = [Step(None, None, sym.describe(s.values(model)), 0)]
         out.append(q)
@@ -398,6 +403,8 @@ def prove_model(model: Model, options: ProveOptions = ProveOptions()) -> ProveRe
     if depth > 0:
         bounded = cls(model.spec, bounded=True)
         names = [p.name for p in model.properties]
+        started = time.monotonic()
         result.queries += bmc_queries(bounded, names, depth, timeout)
+        result.bmc_seconds = round(time.monotonic() - started, 3)
         result.skipped = [n for n in names if n not in bounded.properties]
     return result

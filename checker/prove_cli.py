@@ -71,7 +71,8 @@ def print_prove(result: Any, *, verbose: bool = False) -> None:
         click.echo(f"  bmc: no symbolic encoding of {', '.join(result.skipped)} (left to the explicit engine)")
     verdict = "inductive" if result.inductive else "NOT shown inductive"
     if any(q.kind in ("initiation", "inductive") for q in result.queries):
-        click.echo(f"  invariant: {verdict}; Z3 time {result.invariant_seconds:.2f}s (all queries {result.z3_seconds:.2f}s)")
+        bmc = f"; bounded model checking {result.bmc_seconds:.2f}s" if result.depth else ""
+        click.echo(f"  invariant: {verdict}; Z3 time {result.invariant_seconds:.2f}s{bmc}")
     else:
         click.echo(f"  Z3 time {result.z3_seconds:.2f}s")
 

@@ -447,7 +447,8 @@ class SymbolicBus1:
             cursor = z3.Or([z3.And(s["pos", p] == d, dst[d]) for d in range(n)])
             out.append((f"{a}'s cursor is on one of its destinations", z3.Implies(z3.And(busy, ph != S_TICK), cursor)))
             out.append((f"{a}'s collected clock is not negative", s["acc", p] >= 0))
-            out.append((f"{a}'s last dequeued timestamp is not negative", s["last", p, "ts"] >= 0))
+            rank_ok = z3.And(s["last", p, "rank"] >= 0, s["last", p, "rank"] < n)
+            out.append((f"{a}'s last dequeued key is a timestamp and a rank", z3.And(s["last", p, "ts"] >= 0, rank_ok)))
             for d in range(n):
                 out.append((f"{a}'s known timestamps are not negative", z3.And(s["kt", p, d] >= 0, s["past", p, d] >= 0)))
             out.append((f"{a}'s queue length is within 0..{K}", z3.And(self.queue.length(s, p) >= 0, self.queue.length(s, p) <= K)))
@@ -514,7 +515,7 @@ class SymbolicBus1:
                 a, b = self.names[p], self.names[q]
                 mine = [z3.And(ok, e["blk"], e["snd"] == p) for _i, ok, e in live]
                 out.append((f"{a}'s block is on {b}'s queue exactly while {a} has blocked {b} and not queued there", self.blocked(s, p, q) == z3.Or(mine)))
-                for i, ok, e in live:
+                for i, _ok, e in live:
                     out.append((f"a block of {a} on {b}'s queue belongs to {a}'s current message", z3.Implies(mine[i], e["seq"] == self.seq(s, p))))
                 for i in range(len(mine)):
                     for j in range(i + 1, len(mine)):
@@ -532,7 +533,7 @@ class SymbolicBus1:
         out = []
         for p in range(self.n):
             early = z3.Or(s["ph", p] == S_BLOCKING, s["ph", p] == S_TICK)
-            for q, i, mine, e in self._own_blocks(s, p):
+            for q, _i, mine, e in self._own_blocks(s, p):
                 out.append(
                     (
                         f"{self.names[p]}'s collected clock covers its block on {self.names[q]}'s queue",
