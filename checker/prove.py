@@ -394,11 +394,8 @@ def prove_model(model: Model, options: ProveOptions = ProveOptions()) -> ProveRe
     lemmas = [n for n in unbounded.lemmas if n not in drop]
     result = ProveResult(model.path, model.spec_name, model.constants, bound, lemmas, drop, depth)
     if not options.bmc_only:
-        for name in unbounded.lemmas:
-            expect.setdefault(name, "proved") if name in lemmas else None
-        for name in targets:
+        for name in [*lemmas, *targets, "initiation"]:
             expect.setdefault(name, "proved")
-        expect.setdefault("initiation", "proved")
         result.queries += invariant_queries(unbounded, lemmas, targets, timeout, expect)
     if depth > 0:
         bounded = cls(model.spec, bounded=True)
