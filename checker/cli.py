@@ -58,6 +58,10 @@ def engine_options(fn: Callable) -> Callable:
         click.option("--max-depth", type=click.IntRange(min=0), help="Explore at most this many steps deep."),
         click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), help="Stop after this many seconds."),
         click.option("--quiet", is_flag=True, help="No progress lines on stderr."),
+        click.option("--checkpoint", type=click.Path(file_okay=False), help="Checkpoint directory (level boundaries)."),
+        click.option("--resume", is_flag=True, help="Continue from the last checkpoint in --checkpoint."),
+        click.option("--checkpoint-every", type=click.FloatRange(min=0), default=30.0, show_default=True,
+                     help="Seconds between checkpoints."),
     ]
     for deco in reversed(decorators):
         fn = deco(fn)
@@ -76,6 +80,9 @@ def options_from(kw: dict[str, Any]):
         max_depth=kw["max_depth"],
         time_limit=kw["time_limit"],
         progress=not kw["quiet"],
+        checkpoint=kw["checkpoint"],
+        resume=kw["resume"],
+        checkpoint_every=kw["checkpoint_every"],
     )
 
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from checker.bfs import Bounds, Progress, SearchOutcome, search
+from checker.errors import InputError
 from checker.model import Model
+from checker.reduce import plan
 from checker.result import PropertyResult, Result, Stats
 from checker.trace import replay, to_steps
 
@@ -23,6 +26,9 @@ class Options:
     time_limit: float | None = None
     progress: bool = True
     stop_when_decided: bool = True
+    checkpoint: str | None = None  # directory for level-boundary checkpoints
+    resume: bool = False  # continue from the last checkpoint in `checkpoint`
+    checkpoint_every: float = 30.0  # seconds between checkpoints
 
 
 def bounds_for(model: Model, options: Options) -> Bounds:
@@ -37,22 +43,26 @@ def check_model(model: Model, options: Options = Options()) -> Result:
     """Run the local engine on ``model`` and build its :class:`Result`."""
     bounds = bounds_for(model, options)
     progress = Progress(label=model.name) if options.progress else None
+    want_sym = model.symmetry if options.symmetry is None else options.symmetry
+    want_por = model.por if options.por is None else options.por
+    reductions, notes = plan(model.spec, model.properties, want_sym, want_por)
+    if options.resume and not options.checkpoint:
+        raise InputError(model.path, "--resume", "needs --checkpoint DIR, the directory to resume from")
+    checkpoint = str(Path(options.checkpoint) / model.name) if options.checkpoint else None
     outcome = search(
         model.spec,
         model.properties,
         bounds,
         progress=progress,
         stop_when_decided=options.stop_when_decided,
+        reductions=reductions,
+        workers=options.workers,
+        checkpoint=checkpoint,
+        resume=options.resume,
+        checkpoint_every=options.checkpoint_every,
+        identity={"spec": model.spec_name, "constants": model.constants},
     )
-    warnings = []
-    want_sym = model.symmetry if options.symmetry is None else options.symmetry
-    want_por = model.por if options.por is None else options.por
-    if want_sym or want_por:
-        warnings.append(
-            "symmetry and partial-order reduction are not implemented in this engine yet; "
-            "the search ran unreduced"
-        )
-    return build_result(model, outcome, "local", {"symmetry": False, "por": False}, warnings)
+    return build_result(model, outcome, "local", reductions.as_dict(), notes)
 
 
 def build_result(
