@@ -77,12 +77,12 @@ def test_workers_give_identical_results() -> None:
 
 def test_workers_with_symmetry_and_bounds() -> None:
     model = model_from_dict({"spec": "fifo", "constants": {"peers": 3, "sends": 1, "destinations": "unicast"}})
-    for opts in (dict(symmetry=True), dict(max_states=700), dict(max_depth=5)):
+    for opts in (dict(symmetry=True), dict(max_states=300), dict(max_depth=5)):
         one = check_model(model, Options(progress=False, workers=1, **opts))
         two = check_model(model, Options(progress=False, workers=2, **opts))
         assert summary(one) == summary(two)
-    cut = check_model(model, Options(progress=False, symmetry=False, por=False, max_states=700))
-    assert cut.stats.distinct_states == 700 and cut.stats.bound == "max_states"
+    cut = check_model(model, Options(progress=False, symmetry=False, por=False, max_states=300))
+    assert cut.stats.distinct_states == 300 and cut.stats.bound == "max_states"
 
 
 def test_killed_run_resumes_to_the_same_counts(tmp_path: Path) -> None:
