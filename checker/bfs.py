@@ -14,10 +14,8 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TextIO
-
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from checker.fingerprint import collision_probability
 from checker.levels import search_levels
@@ -36,6 +34,9 @@ class Bounds:
     max_states: int | None = None
     max_depth: int | None = None
     time_limit: float | None = None
+
+
+NO_BOUNDS = Bounds()
 
 
 @dataclass
@@ -58,6 +59,7 @@ class SearchOutcome:
     peak_memory_bytes: int = 0
     bound: str | None = None
     complete: bool = True
+    maybe_cyclic: bool = False  # an edge leads back to a level at or above its source
 
     @property
     def distinct_states(self) -> int:
@@ -101,7 +103,7 @@ class Progress:
 def search(
     spec: Spec,
     props: Sequence[Property],
-    bounds: Bounds = Bounds(),
+    bounds: Bounds = NO_BOUNDS,
     *,
     progress: Progress | None = None,
     stop_when_decided: bool = True,

@@ -106,6 +106,10 @@ def search_levels(
     ident["reductions"] = reductions.as_dict()
     ident["properties"] = [p.name for p in props]
     ckpt = Path(checkpoint) if checkpoint is not None else None
+    # Cycles matter only to `eventually` properties (checker.liveness): an edge into a
+    # state discovered before the current level is the one kind that can close a cycle.
+    track_cycles = any(p.kind == "eventually" for p in props)
+    level_new: set[int] = set()
 
     def record(found: list[tuple[str, str]], index: int) -> None:
         for name, sentence in found:
@@ -121,6 +125,7 @@ def search_levels(
     loaded = _load_checkpoint(ckpt, ident) if (ckpt is not None and resume) else None
     if loaded is not None:
         meta, fps, parents, actions, frontier = loaded
+        outcome.maybe_cyclic = meta.get("maybe_cyclic", False)
         store.table.reserve(len(fps))
         store.table.insert(fps)
         store.parents.extend(parents)
@@ -166,6 +171,7 @@ def search_levels(
                     "initial_states": outcome.initial_states,
                     "seconds": elapsed_before + time.monotonic() - started,
                     "decisions": {n: [d.index, d.explanation] for n, d in decisions.items()},
+                    "maybe_cyclic": outcome.maybe_cyclic,
                 }
                 _save_checkpoint(ckpt, ident, meta, store, frontier)
                 last_checkpoint = time.monotonic()
@@ -201,6 +207,12 @@ def search_levels(
                     new = np.zeros(0, dtype=np.int64)
                 else:
                     new = store.add_batch(fps, owner_a + base, pos_a)
+                    if track_cycles and not outcome.maybe_cyclic:
+                        fresh = np.zeros(len(fps), dtype=bool)
+                        fresh[new] = True
+                        level_new.update(fps[new].tolist())
+                        if any(fp not in level_new for fp in fps[~fresh].tolist()):
+                            outcome.maybe_cyclic = True
                 j = 0
                 offset = 0
                 nnew = len(new)
@@ -263,6 +275,7 @@ def search_levels(
             if stop:
                 break
             level_start += frontier_len
+            level_new.clear()
             frontier = next_frontier if not at_depth_bound else []
             frontier_len = next_len if frontier else 0
             if frontier:

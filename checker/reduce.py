@@ -76,6 +76,11 @@ def plan(spec: Spec, props: Sequence[Property], symmetry: bool, por: bool) -> tu
     if por:
         if type(spec).actor is Spec.actor:
             notes.append(f"partial-order reduction: {spec.name} declares no footprints; not applied")
+        elif not spec.acyclic and any(p.kind == "eventually" for p in props):
+            notes.append(
+                "partial-order reduction: not applied with an `eventually` property on a spec that may "
+                "have cycles (the reduced graph could hide one)"
+            )
         else:
             for p in props:
                 if p.kind == "eventually" or (p.stable and spec.acyclic):

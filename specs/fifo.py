@@ -31,6 +31,7 @@ class Fifo(PeerSpec):
     ghost_at = 2
     txs_at = 1
     acyclic = True  # every step appends to a queue or a log, or uses up a signal
+    fairness = {"append": "weak", "deliver": "weak"}
 
     def init_states(self) -> list[tuple]:
         n = self.peers
