@@ -45,6 +45,7 @@ class Decision:
 
     index: int
     explanation: str
+    store: Any = None  # the store ``index`` numbers a state of, when not the outcome's own
 
 
 @dataclass

@@ -93,7 +93,7 @@ def search_levels(
     reset_peak()
     baseline = current_rss()
     evaluator = Evaluator(spec, props)
-    capacity = min(bounds.max_states, 1 << 22) if bounds.max_states else 1 << 16
+    capacity = min(bounds.max_states, 1 << 27) if bounds.max_states else 1 << 16
     store = CompactStore(capacity)
     outcome = outcome_cls(store)
     decisions = outcome.decisions

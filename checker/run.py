@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from checker.bfs import Bounds, Progress, SearchOutcome, search
+from checker.bfs import Bounds, Decision, Progress, SearchOutcome, search
 from checker.errors import InputError
 from checker.model import Model
-from checker.reduce import plan
+from checker.reduce import Reductions, plan
 from checker.result import PropertyResult, Result, Stats
 from checker.trace import replay, to_steps
 
@@ -62,10 +62,33 @@ def check_model(model: Model, options: Options = Options()) -> Result:
         checkpoint_every=options.checkpoint_every,
         identity={"spec": model.spec_name, "constants": model.constants},
     )
+    if reductions.por and outcome.decisions:
+        shortest_traces(model, outcome, reductions, options.workers)
     lassos, liveness_cut = check_cycles(model, outcome, bounds)
     if (lassos or liveness_cut) and reductions.symmetry:
         notes.append("liveness was checked on the unreduced graph: symmetry reduction is unsound for it")
     return build_result(model, outcome, "local", reductions.as_dict(), notes, lassos, liveness_cut)
+
+
+def shortest_traces(model: Model, outcome: SearchOutcome, reductions: Reductions, workers: int) -> None:
+    """Replace the traces a partial-order-reduced search found by shortest ones.
+
+    A reduced graph keeps every verdict but not every shortest path. The decided
+    properties are searched again without partial-order reduction (symmetry keeps
+    distances, so it stays), only as deep as the longest trace found, which bounds the
+    extra work by the states within that depth.
+    """
+    decided = [p for p in model.properties if p.name in outcome.decisions]
+    depth = max(len(outcome.store.path(d.index)[1]) for d in outcome.decisions.values())
+    again = search(
+        model.spec,
+        decided,
+        Bounds(max_depth=depth),
+        reductions=Reductions(group=reductions.group),
+        workers=workers,
+    )
+    for name, d in again.decisions.items():
+        outcome.decisions[name] = Decision(d.index, d.explanation, again.store)
 
 
 def check_cycles(model: Model, outcome: SearchOutcome, bounds: Bounds) -> tuple[dict, bool]:
@@ -113,7 +136,7 @@ def build_result(
             )
         elif decision is not None:
             status = "holds" if prop.kind == "sometimes" else "violated"
-            init, path = outcome.store.path(decision.index)
+            init, path = (decision.store or outcome.store).path(decision.index)
             steps = to_steps(spec, replay(spec, init, path))
             props[prop.name] = PropertyResult(prop.name, prop.kind, status, expected, decision.explanation, steps)
         elif cut:

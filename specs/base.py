@@ -64,6 +64,7 @@ class PeerSpec(Spec):
             self.stride = max(1, self.sends)
         self.dest_table = tuple(members(mask) for mask in range(1 << n))
         self.var = {k: tuple(1 << (i * n + p) for p in range(n)) for i, k in enumerate(VARIABLE_KINDS)}
+        self._future_cache: dict[tuple, int] = {}
         self.configure()
 
     def configure(self) -> None:
@@ -155,8 +156,14 @@ class PeerSpec(Spec):
                 lw |= iw
             else:
                 nr, nw, lr, lw = self.idle_footprint(state, p, signals)
-            for dmask in set(self.remaining_sends(state, p)):
-                m = self.whole_tx_footprint(p, dmask)
+            rest = self.remaining_sends(state, p)
+            if rest:
+                m = self._future_cache.get((p, rest))
+                if m is None:
+                    m = 0
+                    for dmask in set(rest):
+                        m |= self.whole_tx_footprint(p, dmask)
+                    self._future_cache[(p, rest)] = m
                 lr |= m
                 lw |= m
             out.append((nr, nw, lr, lw))

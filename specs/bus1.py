@@ -76,6 +76,7 @@ class Bus1(PeerSpec):
 
     def configure(self) -> None:
         self._memo: tuple[object, list] = ((), [])
+        self._fp_cache: dict[tuple, tuple[int, int, int, int]] = {}
 
     # -- states -----------------------------------------------------------------------
 
@@ -228,7 +229,24 @@ class Bus1(PeerSpec):
         return r, w
 
     def tx_footprint(self, state: tuple, p: int, tx: tuple) -> tuple[int, int, int, int]:
-        mid, phase, i, _acc = tx
+        mid, phase, i, acc = tx
+        key = (p, mid, phase, i)
+        base = self._fp_cache.get(key)
+        if base is None:
+            base = self._fp_cache[key] = self._tx_footprint(state, p, mid, phase, i)
+        nr, nw, lr, lw = base
+        if phase == QUEUEING or phase == BLOCKING:
+            dests = self.dest_table[state[GHOST][0][p][mid % self.stride][0]]
+            d = dests[i]
+            if (phase == QUEUEING and self._queue_commutes(state, p, mid, d, acc)) or (
+                phase == BLOCKING and self._block_commutes(state, d)
+            ):
+                q = ~self.var["queue"][d]
+                nr &= q
+                nw &= q
+        return nr, nw, lr, lw
+
+    def _tx_footprint(self, state: tuple, p: int, mid: int, phase: int, i: int) -> tuple[int, int, int, int]:
         dests = self.dest_table[state[GHOST][0][p][mid % self.stride][0]]
         last = len(dests) - 1
         steps = []
@@ -250,6 +268,30 @@ class Bus1(PeerSpec):
             lr |= r
             lw |= w
         return nr, nw, lr, lw
+
+    def _queue_commutes(self, state: tuple, p: int, mid: int, d: int, ts: int) -> bool:
+        """Whether queueing ``mid`` on ``d`` commutes with everything others may do to
+        ``d``'s queue first: with the tie-break by sender id, entries are kept sorted,
+        so inserts and block removals commute with each other; and ``d`` can take
+        entries only from in front of ``mid``'s own block, which sorts before the message
+        (its timestamp is later), so deliveries commute with it too."""
+        if not self.tiebreak_by_sender:
+            return False
+        for bts, rank, owner in state[QUEUES][d]:
+            if rank == BLOCK and owner == mid:
+                return ts > bts
+        return False
+
+    def _block_commutes(self, state: tuple, d: int) -> bool:
+        """Whether blocking ``d``'s queue commutes with everything others may do to that
+        queue first. The block goes in at ``d``'s clock, behind every message no later
+        than it; blocks sort among all entries by timestamp whatever the tie-break, so
+        inserts commute. If no message on the queue is ahead of ``d``'s clock, the block
+        lands behind everything ``d`` could take, and a message someone else queues
+        later is either behind a sync of ``d``'s clock (a clock write, already a conflict
+        of the block's footprint) or no later than the clock, so ahead of the block."""
+        clock = state[CLOCKS][d]
+        return all(ts <= clock for ts, rank, _m in state[QUEUES][d] if rank != BLOCK)
 
     def head_stable(self, state: tuple, p: int) -> bool:
         """With ``sync_sender``, every timestamp a transaction takes exceeds the clock it
