@@ -8,6 +8,7 @@ the same table, with the ratio of our unreduced states/s to TLC's and of TLC's t
 our reduced time to verdict.
 
     python benchmarks/scale.py [MODEL.toml ...] [--workers N] [--no-tlc]
+    python benchmarks/scale.py benchmarks/models/bus1-3x2.toml --time-limit 600
     python benchmarks/scale.py --memory 10000000     # synthetic store: bytes per state
     python benchmarks/scale.py --memory-model MODEL.toml --max-states N
 
@@ -33,7 +34,6 @@ sys.path.insert(0, str(ROOT))
 DEFAULT = [
     "bus1-2.toml",
     "bus1-3.toml",
-    "bus1-3x2.toml",
     "bus1-4-signal.toml",
     "bus1-mutant-no-block.toml",
     "bus1-mutant-no-sync-sender.toml",

@@ -1,8 +1,9 @@
 """The local engine's search loop: level-synchronous breadth-first search.
 
-Each level's frontier is kept as chunks of :data:`CHUNK` states, each chunk one
-``pickle`` byte string (pickle shares repeated sub-tuples within a chunk: about 80
-bytes per bus1 state, and it loads ten times faster than ``marshal`` version 2). A chunk is expanded (by this process, or by one of
+Each level's frontier is kept as chunks of :data:`CHUNK` states; past the first
+:data:`RAW_FRONTIER` states of a level each chunk is one ``pickle`` byte string
+(pickle shares repeated sub-tuples within a chunk: about 80 bytes per bus1 state, and
+it loads ten times faster than ``marshal`` version 2). A chunk is expanded (by this process, or by one of
 ``workers`` processes) into its successors with their fingerprints, and this process
 then merges the chunks *in order*: it inserts the fingerprints into the
 :class:`~checker.table.CompactStore` in batch order, numbers the new states, checks
@@ -42,6 +43,10 @@ from checker.table import CompactStore
 CHUNK = 2048
 """States per frontier chunk: the unit of work for a worker and of the merge."""
 
+RAW_FRONTIER = 100_000
+"""Up to this many states of a level's next frontier stay Python objects; beyond it
+chunks are pickled (compact, but encoding costs a few microseconds per state)."""
+
 VOCABULARY_CHECKS = 1000
 
 
@@ -57,16 +62,20 @@ def _init_worker(expander: Expander) -> None:
     _WORKER = expander
 
 
-def _expand_remote(chunk: bytes) -> tuple:
+def _states(chunk: bytes | list) -> list:
+    return chunk if isinstance(chunk, list) else pickle.loads(chunk)
+
+
+def _expand_remote(chunk: bytes | list) -> tuple:
     assert _WORKER is not None
-    states = pickle.loads(chunk)
+    states = _states(chunk)
     owner, pos, succ, counts, reduced = _WORKER.expand(states)
     fps = _WORKER.fingerprints(succ)
     return owner, pos, pickle.dumps(succ, pickle.HIGHEST_PROTOCOL), counts, reduced, fps
 
 
-def _expand_local(expander: Expander, chunk: bytes) -> tuple:
-    states = pickle.loads(chunk)
+def _expand_local(expander: Expander, chunk: bytes | list) -> tuple:
+    states = _states(chunk)
     owner, pos, succ, counts, reduced = expander.expand(states)
     return owner, pos, succ, counts, reduced, expander.fingerprints(succ), states
 
@@ -117,7 +126,7 @@ def search_levels(
                 decisions[name] = decision_cls(index, sentence)
                 evaluator.decide(name)
 
-    frontier: list[bytes] = []
+    frontier: list = []  # chunks: lists of states, or pickled lists
     level_start = 0
     depth = 0
     transitions = 0
@@ -176,7 +185,7 @@ def search_levels(
                 _save_checkpoint(ckpt, ident, meta, store, frontier)
                 last_checkpoint = time.monotonic()
             at_depth_bound = max_depth is not None and depth >= max_depth
-            next_frontier: list[bytes] = []
+            next_frontier: list = []
             next_len = 0
             pending: list = []
             base = level_start
@@ -192,7 +201,7 @@ def search_levels(
                 if isinstance(succ, bytes):
                     succ = pickle.loads(succ)
                 if states is None and (0 in counts or reductions.proviso or history_key is not None):
-                    states = pickle.loads(chunk)
+                    states = _states(chunk)
                 if reductions.proviso:
                     owner, pos, succ, counts, fps = _proviso(expander, store, states, owner, pos, succ, counts, reduced, fps)
                 owner_a = np.asarray(owner, dtype=np.int64)
@@ -215,7 +224,12 @@ def search_levels(
                             outcome.maybe_cyclic = True
                 j = 0
                 offset = 0
+                new = new.tolist()
                 nnew = len(new)
+                limit = nnew if max_states is None else min(nnew, max_states - first)
+                checks = bool(evaluator.state_checks or evaluator.history_checks)
+                on_state = evaluator.on_state
+                append = pending.append
                 for k, n in enumerate(counts):
                     idx = base + k
                     s = states[k] if states is not None else None
@@ -232,8 +246,7 @@ def search_levels(
                     end = offset + n
                     parent_key = history_key(s) if history_key and s is not None else None
                     while j < nnew and new[j] < end:
-                        number = first + j
-                        if max_states is not None and number >= max_states:
+                        if j >= limit:
                             outcome.bound = "max_states"
                             stop = True
                             break
@@ -243,15 +256,17 @@ def search_levels(
                             problem = check_vocabulary(t)
                             if problem:
                                 raise spec_error(f"{spec.name}: {problem}")
-                        if evaluator.state_checks or evaluator.history_checks:
-                            found = evaluator.on_state(t, history_key(t) if history_key else None, parent_key)
+                        if checks:
+                            found = on_state(t, history_key(t) if history_key else None, parent_key)
                             if found:
-                                record(found, number)
-                        pending.append(t)
+                                record(found, first + j)
+                                checks = bool(evaluator.state_checks or evaluator.history_checks)
+                        append(t)
                         if len(pending) == CHUNK:
-                            next_frontier.append(_encode(pending))
+                            next_frontier.append(pending if next_len < RAW_FRONTIER else _encode(pending))
                             next_len += CHUNK
                             pending = []
+                            append = pending.append
                         j += 1
                     offset = end
                     if stop or (stop_when_decided and evaluator.done):
@@ -270,7 +285,7 @@ def search_levels(
                 if progress is not None:
                     progress.tick(len(store), depth + 1, frontier_len - done_parents + next_len + len(pending))
             if pending:
-                next_frontier.append(_encode(pending))
+                next_frontier.append(pending if next_len < RAW_FRONTIER else _encode(pending))
                 next_len += len(pending)
             if stop:
                 break
@@ -301,7 +316,7 @@ def _count(frontier: list[bytes]) -> int:
     """States in a frontier: every chunk is full but the last."""
     if not frontier:
         return 0
-    return CHUNK * (len(frontier) - 1) + len(pickle.loads(frontier[-1]))
+    return CHUNK * (len(frontier) - 1) + len(_states(frontier[-1]))
 
 
 def _proviso(expander: Expander, store: CompactStore, states, owner, pos, succ, counts, reduced, fps):
