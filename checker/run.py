@@ -65,7 +65,7 @@ def check_model(model: Model, options: Options = Options()) -> Result:
     if reductions.por and outcome.decisions:
         shortest_traces(model, outcome, reductions, options.workers)
     lassos, liveness_cut = check_cycles(model, outcome, bounds)
-    if (lassos or liveness_cut) and reductions.symmetry:
+    if (lassos or liveness_cut) and want_sym:
         notes.append("liveness was checked on the unreduced graph: symmetry reduction is unsound for it")
     return build_result(model, outcome, "local", reductions.as_dict(), notes, lassos, liveness_cut)
 
