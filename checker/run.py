@@ -45,7 +45,14 @@ def check_model(model: Model, options: Options = Options()) -> Result:
     progress = Progress(label=model.name) if options.progress else None
     want_sym = model.symmetry if options.symmetry is None else options.symmetry
     want_por = model.por if options.por is None else options.por
+    depth_note = []
+    if want_por and bounds.max_depth is not None:
+        # Reduced paths can be longer than the shortest ones: what lies within a depth
+        # bound is not preserved, so a depth-bounded search runs unreduced by POR.
+        want_por = False
+        depth_note = ["partial-order reduction: not applied under a depth bound (reduced paths can be longer)"]
     reductions, notes = plan(model.spec, model.properties, want_sym, want_por)
+    notes = depth_note + notes
     if options.resume and not options.checkpoint:
         raise InputError(model.path, "--resume", "needs --checkpoint DIR, the directory to resume from")
     checkpoint = str(Path(options.checkpoint) / model.name) if options.checkpoint else None
