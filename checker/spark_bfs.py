@@ -326,9 +326,8 @@ class _Paths:
 class SparkSearch:
     """One breadth-first search of a spec on Spark (see the module docstring)."""
 
-    def __init__(self, spark: Any, spec: Spec, props: Sequence[Property], options: SparkOptions) -> None:
-        self.spark = spark
-        self.sc = spark.sparkContext
+    def __init__(self, sc: Any, spec: Spec, props: Sequence[Property], options: SparkOptions) -> None:
+        self.sc = sc
         self.spec = spec
         self.props = list(props)
         self.options = options
@@ -573,8 +572,8 @@ def check_model_spark(model: Model, options: Any, spark_options: SparkOptions | 
 
     if spark_options is None:
         spark_options = SparkOptions(master=getattr(options, "master", DEFAULT_MASTER))
-    spark = get_spark(spark_options.master, dict(spark_options.conf))
-    search = SparkSearch(spark, model.spec, model.properties, spark_options)
+    sc = get_spark(spark_options.master, dict(spark_options.conf))
+    search = SparkSearch(sc, model.spec, model.properties, spark_options)
     progress = None
     if getattr(options, "progress", False):
 

@@ -90,7 +90,7 @@ def run_sweep(tasks: Sequence[SweepTask], options: Any, *, engine: str = "local"
     from checker.spark_session import get_spark
 
     spark_options = SparkOptions(master=master)
-    sc = get_spark(master).sparkContext
+    sc = get_spark(master)
     rdd = sc.parallelize(list(enumerate(tasks)), max(1, len(tasks)))
     try:
         out = rdd.map(partial(_spark_task, options, spark_options.inject_failures)).collect()

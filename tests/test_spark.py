@@ -41,12 +41,12 @@ PLAIN = Options(progress=False, symmetry=False, por=False)
 def spark():
     from checker.spark_session import get_spark
 
-    session = get_spark(
+    sc = get_spark(
         "local[2,4]",
         {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "2"},
     )
-    yield session
-    session.stop()
+    yield sc
+    sc.stop()
 
 
 def local_and_spark(model, options=PLAIN, spark_options=None):
@@ -170,7 +170,7 @@ def test_spark_stops_when_every_property_is_decided_as_local_does(spark):
 def test_spark_survives_injected_task_failures(spark):
     model = load_model(ROOT / "models" / "bus1-mutant-tiebreak-by-arrival.toml")
     local = check_model(model, PLAIN)
-    tracker = spark.sparkContext.statusTracker()
+    tracker = spark.statusTracker()
 
     def failed_tasks() -> int:
         total = 0
