@@ -35,6 +35,9 @@ class Bounds:
     time_limit: float | None = None
 
 
+NO_BOUNDS = Bounds()
+
+
 @dataclass
 class Decision:
     """A property decided at state number ``index`` with an explanation."""
@@ -55,6 +58,7 @@ class SearchOutcome:
     peak_memory_bytes: int = 0
     bound: str | None = None
     complete: bool = True
+    maybe_cyclic: bool = False  # an edge leads back to a level at or above its source
 
     @property
     def distinct_states(self) -> int:
@@ -97,7 +101,7 @@ class Progress:
 def search(
     spec: Spec,
     props: Sequence[Property],
-    bounds: Bounds = Bounds(),
+    bounds: Bounds = NO_BOUNDS,
     *,
     progress: Progress | None = None,
     stop_when_decided: bool = True,
@@ -124,6 +128,10 @@ def search(
     max_depth = bounds.max_depth
     deadline = None if bounds.time_limit is None else started + bounds.time_limit
     progress = progress or Progress(None)
+    # Cycles matter only to `eventually` properties: an edge into a state discovered
+    # before the current level is the one kind of edge that can close a cycle.
+    track_cycles = any(p.kind == "eventually" for p in props)
+    level_new: set[int] = set()
 
     def record(found: list[tuple[str, str]], index: int) -> None:
         for name, sentence in found:
@@ -173,6 +181,8 @@ def search(
                 z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
                 fp = z ^ (z >> 31)
                 if fp in seen:
+                    if track_cycles and fp not in level_new:
+                        outcome.maybe_cyclic = True
                     continue
                 if at_depth_bound:
                     outcome.bound = "max_depth"
@@ -182,6 +192,8 @@ def search(
                     stop = True
                     break
                 seen.add(fp)
+                if track_cycles:
+                    level_new.add(fp)
                 parents.append(idx)
                 actions.append(pos)
                 if vocabulary_checks:
@@ -206,6 +218,7 @@ def search(
                 progress.tick(len(parents), depth + 1, len(frontier) - k + len(next_frontier))
         level_start += len(frontier)
         frontier = next_frontier
+        level_new.clear()
         if frontier:
             depth += 1
         if deadline is not None and not stop and frontier and time.monotonic() > deadline:

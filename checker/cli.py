@@ -109,7 +109,9 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, **kw: A
 MARK = {True: "ok", False: "UNEXPECTED"}
 
 
-def print_result(model: Model, result: Result, *, verbose: bool = False) -> None:
+def print_result(model: Model, result: Result, *, verbose: bool | None = False) -> None:
+    """Statistics and one line per property; traces of unexpected verdicts (all traces
+    with ``verbose``; with ``None``, the traces of every violation)."""
     st = result.stats
     cut = f", stopped by {st.bound}" if st.bound else ""
     click.echo(
@@ -131,10 +133,15 @@ def print_result(model: Model, result: Result, *, verbose: bool = False) -> None
             show = False
         if show:
             click.echo(f"      {p.explanation}")
-        if p.trace and (verbose or (not p.as_expected and status != "unknown")):
+        show_trace = verbose or (not p.as_expected and status != "unknown")
+        if verbose is None:
+            show_trace = status == "violated"
+        if p.trace and show_trace:
             click.echo(f"      trace ({len(p.trace) - 1} steps):")
             for i, step in enumerate(p.trace):
                 click.echo(f"        {i:>3}. {step.action or 'initial state'}")
+            if p.loop_start is not None:
+                click.echo(f"             (back to the state after step {p.loop_start}, and round again for ever)")
     click.echo(f"  fingerprint collision probability: {st.collision_probability:.1e}")
 
 
@@ -143,6 +150,28 @@ def print_summary(results: list[Result]) -> None:
     click.echo(f"\n{len(results)} models, {len(results) - len(bad)} as expected, {len(bad)} not")
     for r in bad:
         click.echo(f"  {r.model}")
+
+
+@main.command()
+@click.argument("model", metavar="MODEL.toml")
+@click.option("--runs", type=click.IntRange(min=1), default=None, help="Random walks to try (default 300).")
+@click.option("--depth", type=click.IntRange(min=1), default=None, help="Steps per walk (default 200).")
+@click.option("--seed", type=int, default=0, show_default=True, help="The same seed gives the same walks and traces.")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), help="Stop after this many seconds.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the result as JSON here.")
+@click.option("--verbose", "-v", is_flag=True, help="Print every trace.")
+def simulate(model: str, runs: int | None, depth: int | None, seed: int, time_limit: float | None,
+             json_path: str | None, verbose: bool) -> None:
+    """Random walks through a model too large to exhaust; violations are shrunk."""
+    from checker.simulate import DEFAULT_DEPTH, DEFAULT_RUNS, simulation_exit_code
+    from checker.simulate import simulate as run_simulation
+
+    loaded = load_model(model)
+    result = run_simulation(loaded, runs or DEFAULT_RUNS, depth or DEFAULT_DEPTH, seed, time_limit)
+    print_result(loaded, result, verbose=True if verbose else None)
+    if json_path:
+        write_json_atomic(json_path, result.to_json())
+    sys.exit(simulation_exit_code(result))
 
 
 @main.command(name="list")

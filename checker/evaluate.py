@@ -13,7 +13,7 @@ from typing import Any
 
 from checker.spec import Property, Spec, State
 
-CACHE_LIMIT = 1 << 16
+CACHE_LIMIT = 1 << 12
 
 
 class Evaluator:

@@ -42,6 +42,7 @@ class PropertyResult:
     expected: str | None = None
     explanation: str | None = None
     trace: list[Step] | None = None
+    loop_start: int | None = None  # for a lasso: the trace position the loop returns to
 
     @property
     def as_expected(self) -> bool:
@@ -59,6 +60,8 @@ class PropertyResult:
             "explanation": self.explanation,
             "trace": [asdict(s) for s in self.trace] if self.trace is not None else None,
         }
+        if self.loop_start is not None:
+            out["loop_start"] = self.loop_start
         return out
 
 
@@ -117,7 +120,7 @@ class Result:
             if p.get("trace") is not None:
                 trace = [Step(**s) for s in p["trace"]]
             props[name] = PropertyResult(
-                name, p["kind"], p["status"], p.get("expected"), p.get("explanation"), trace
+                name, p["kind"], p["status"], p.get("expected"), p.get("explanation"), trace, p.get("loop_start")
             )
         return cls(
             data["model"],

@@ -57,7 +57,27 @@ def check_model(model: Model, options: Options = Options()) -> Result:
             "symmetry and partial-order reduction are not implemented in this engine yet; "
             "the search ran unreduced"
         )
-    return build_result(model, outcome, "local", {"symmetry": False, "por": False}, warnings)
+    lassos, liveness_cut = check_cycles(model, outcome, bounds)
+    if lassos or liveness_cut:
+        if want_sym:
+            warnings.append("liveness was checked on the unreduced graph: symmetry reduction is unsound for it")
+    return build_result(model, outcome, "local", {"symmetry": False, "por": False}, warnings, lassos, liveness_cut)
+
+
+def check_cycles(model: Model, outcome: SearchOutcome, bounds: Bounds) -> tuple[dict, bool]:
+    """Fair cycles for the ``eventually`` properties a search left undecided.
+
+    Runs only when the search saw an edge that can close a cycle; an acyclic graph's
+    runs all end in terminal states, which the search already checked. Returns the
+    lassos found and whether a bound cut the graph short.
+    """
+    from checker.liveness import find_lassos
+
+    open_props = [p for p in model.properties if p.kind == "eventually" and p.name not in outcome.decisions]
+    if not open_props or not outcome.maybe_cyclic or outcome.bound is not None:
+        return {}, False
+    lassos, graph = find_lassos(model.spec, open_props, bounds)
+    return lassos, not graph.complete
 
 
 def build_result(
@@ -66,15 +86,28 @@ def build_result(
     engine: str,
     reductions: dict[str, bool],
     warnings: list[str] | None = None,
+    lassos: dict | None = None,
+    liveness_cut: bool = False,
 ) -> Result:
     """Verdicts from a search outcome, with each decision's shortest trace rebuilt."""
     spec = model.spec
     cut = outcome.bound is not None
+    lassos = lassos or {}
     props: dict[str, PropertyResult] = {}
     for prop in model.properties:
         decision = outcome.decisions.get(prop.name)
         expected = model.expect.get(prop.name)
-        if decision is not None:
+        lasso = lassos.get(prop.name)
+        if lasso is not None and decision is None:
+            steps = to_steps(spec, replay(spec, lasso.init, lasso.prefix + lasso.loop))
+            props[prop.name] = PropertyResult(
+                prop.name, prop.kind, "violated", expected, lasso.explanation, steps, loop_start=len(lasso.prefix)
+            )
+        elif prop.kind == "eventually" and liveness_cut and decision is None:
+            props[prop.name] = PropertyResult(
+                prop.name, prop.kind, "unknown", expected, "the state graph for the cycle check was cut by max_states"
+            )
+        elif decision is not None:
             status = "holds" if prop.kind == "sometimes" else "violated"
             init, path = outcome.store.path(decision.index)
             steps = to_steps(spec, replay(spec, init, path))

@@ -139,13 +139,13 @@ class Property:
     def eventually(
         cls, name: str, pending: Callable[[Any], str | None], *, over: str = "state", doc: str = ""
     ) -> Property:
-        """Holds when every run ends with ``pending`` returning ``None``.
+        """Holds when no fair run keeps ``pending`` non-``None`` for ever.
 
-        ``pending`` returns ``None`` once the awaited thing has happened and a sentence
-        saying what is still outstanding otherwise. It should be stable: once ``None``,
-        ``None`` in every later state. The local engine checks it at terminal states
-        (states with no enabled action): a run that stops with something outstanding
-        violates it.
+        ``pending`` returns ``None`` when nothing is awaited and otherwise a sentence
+        saying what is still outstanding. A run violates the property if it stops
+        (no action enabled) with something outstanding, or if it can loop for ever,
+        fairly (see :attr:`Spec.fairness`), through states that all have something
+        outstanding; the latter is reported as a lasso.
         """
         return cls(name, "eventually", pending, over, doc)  # type: ignore[arg-type]
 
@@ -161,6 +161,13 @@ class Spec:
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
     constants: ClassVar[tuple[Constant, ...]] = ()
+    fairness: ClassVar[dict[str, str]] = {}
+    """Fairness of actions, as TLA+ declares it: action name -> ``"weak"`` or
+    ``"strong"``. Each (name, first argument) pair, i.e. one kind of step by one peer,
+    is one fairness obligation (see :meth:`fairness_class`). Whatever is declared, a run
+    never stops while an action is enabled (weak fairness of the whole next-state
+    relation), so an ``eventually`` property fails only on a run that ends with it
+    outstanding or on a fair cycle that keeps it outstanding for ever."""
 
     def __init__(self, **values: Any) -> None:
         known = {c.name: c for c in self.constants}
@@ -223,6 +230,15 @@ class Spec:
         """A short human reading of an action label."""
         name, *args = action
         return f"{name}({', '.join(str(a) for a in args)})"
+
+    def fairness_class(self, action: Action) -> tuple[str, tuple] | None:
+        """The fairness obligation ``action`` belongs to: ``(kind, key)`` with ``kind``
+        ``"weak"`` or ``"strong"``, or ``None`` if the action need not be taken. The
+        default key is the action's name and first argument (its peer)."""
+        kind = self.fairness.get(action[0])
+        if kind is None:
+            return None
+        return kind, tuple(action[:2])
 
     @classmethod
     def ablations(cls) -> tuple[str, ...]:

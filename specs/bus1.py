@@ -69,6 +69,9 @@ class Bus1(PeerSpec):
 
     ghost_at = GHOST
     txs_at = TXS
+    # Every peer keeps running: a started transaction completes and a ready message is
+    # received. Starting a send and signalling stay optional.
+    fairness = {k: "weak" for k in ("block", "tick", "sync", "queue", "sync_queue", "deliver")}
 
     def configure(self) -> None:
         self._memo: tuple[object, list] = ((), [])

@@ -30,6 +30,7 @@ class Fifo(PeerSpec):
     constants = peer_constants()
     ghost_at = 2
     txs_at = 1
+    fairness = {"append": "weak", "deliver": "weak"}
 
     def init_states(self) -> list[tuple]:
         n = self.peers

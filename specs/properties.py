@@ -187,8 +187,9 @@ def eventual_delivery(h: History) -> str | None:
                 missing.append(f"{msg.name} to {h.name(q)}")
     if not missing:
         return None
-    listed = ", ".join(missing)
-    return f"the run ends with {listed} never delivered"
+    if len(missing) == 1:
+        return f"{missing[0]} is never delivered"
+    return f"{', '.join(missing[:-1])} and {missing[-1]} are never delivered"
 
 
 FIFO = Property.always("fifo", fifo, over="history", doc=fifo.__doc__ or "")

@@ -1,0 +1,415 @@
+"""Random simulation for models too large to exhaust, with Hypothesis shrinking.
+
+A walk starts in an initial state and takes up to ``depth`` steps. Which enabled action
+it takes at each step comes from a list of choices Hypothesis generates, so Hypothesis
+can search for a walk that breaks a property and then shrink it. Each step first picks
+an action *kind* among the enabled ones (``send``, ``deliver``, ``signal``... by a given
+peer: the action's name and first argument) and then one action of that kind, so that
+kinds with many variants (a send to any subset of peers) do not crowd out the others.
+Each walk also draws a *swarm*: a weight per kind,
+from "almost never" to "whenever possible", and for some kinds a wake-up step before
+which they wait while anything else can happen (a peer that starts late). Swarm testing makes rare interleavings
+likely: a walk that rarely delivers lets queues fill up, one that delivers and signals
+eagerly while transactions crawl exposes races inside a transaction, and so on.
+
+Every property is checked on every state of every walk (``eventually`` properties at
+the walk's end when no action is enabled). When a walk breaks a property, Hypothesis
+shrinks it; then :func:`minimise` removes steps (and any later step that no longer
+fits) as long as the same property still breaks, and :func:`shortest_with_same_actions`
+searches breadth-first, among the runs made of the remaining actions only, for the
+shortest one that breaks it. The result is reported like
+a search result; a violation found this way is a real run of the model. The same
+``seed`` gives the same walks, the same violations and the same shrunk traces.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample
+
+from checker.evaluate import Evaluator
+from checker.fingerprint import fingerprint
+from checker.model import Model
+from checker.result import PropertyResult, Result, Stats
+from checker.spec import Action, Property, Spec, State
+from checker.trace import to_steps
+
+DEFAULT_RUNS = 300
+DEFAULT_DEPTH = 200
+SWARM_WEIGHTS = (1, 8, 64, 0.05)  # level 0 (where choices shrink to) is plain uniform
+
+
+@dataclass(frozen=True)
+class Walk:
+    """What Hypothesis generates: an initial state, a swarm (a weight level per action
+    kind), step choices and a seed for steps past the end of the choices."""
+
+    init: int
+    swarm: tuple[int, ...]
+    choices: tuple[int, ...]
+    tail_seed: int
+    wake: tuple[int, ...] = ()  # per kind: the step before which it waits for nothing else
+
+
+@dataclass
+class Found:
+    """A property a walk decided, with the walk's labels and the sentence."""
+
+    prop: str
+    explanation: str
+    init: int
+    labels: list[Action]
+
+
+@dataclass
+class SimulationStats:
+    walks: int = 0
+    steps: int = 0
+    longest: int = 0
+    seen: set[int] = field(default_factory=set)
+
+
+class Simulator:
+    """Runs walks of one spec and checks properties along them."""
+
+    def __init__(self, spec: Spec, props: Sequence[Property], depth: int) -> None:
+        self.spec = spec
+        self.props = list(props)
+        self.depth = depth
+        self.inits = list(spec.init_states())
+        self.evaluator = Evaluator(spec, self.props)
+        self.stats = SimulationStats()
+        self.kinds = sorted(self._discover_kinds())
+        self.kind_index = {k: i for i, k in enumerate(self.kinds)}
+
+    def _discover_kinds(self, walks: int = 20) -> set[str]:
+        rng = random.Random(0)
+        kinds: set[str] = set()
+        for _ in range(walks):
+            state = self.inits[rng.randrange(len(self.inits))]
+            for _ in range(self.depth):
+                succ = self.spec.next_states(state)
+                if not succ:
+                    break
+                kinds.update(_kind(label) for label, _ in succ)
+                state = succ[rng.randrange(len(succ))][1]
+        return kinds
+
+    def strategy(self) -> st.SearchStrategy[Walk]:
+        return st.builds(
+            Walk,
+            st.integers(0, len(self.inits) - 1),
+            st.tuples(*[st.integers(0, len(SWARM_WEIGHTS) - 1) for _ in self.kinds]),
+            st.lists(st.integers(0, 1 << 16), max_size=self.depth).map(tuple),
+            st.integers(0, (1 << 32) - 1),
+            st.tuples(*[st.one_of(st.just(0), st.integers(0, self.depth // 2)) for _ in self.kinds]),
+        )
+
+    def run(self, walk: Walk, open_props: set[str]) -> Found | None:
+        """Take the walk; return the first of ``open_props`` it decides, if any."""
+        spec = self.spec
+        ev = self.evaluator
+        state = self.inits[walk.init]
+        rng = random.Random(walk.tail_seed)
+        labels: list[Action] = []
+        key = ev.history_key(state)
+        hit = self._first(ev.on_state(state, key, None), open_props)
+        self.stats.walks += 1
+        if len(self.stats.seen) < 1_000_000:
+            self.stats.seen.add(fingerprint(state))
+        step = 0
+        while hit is None and step < self.depth:
+            succ = spec.next_states(state)
+            if not succ:
+                hit = self._first(ev.on_terminal(state, key), open_props)
+                break
+            pick = walk.choices[step] if step < len(walk.choices) else rng.randrange(1 << 16)
+            label, state = self._choose(succ, walk, pick, step)
+            labels.append(label)
+            parent_key, key = key, ev.history_key(state)
+            hit = self._first(ev.on_state(state, key, parent_key), open_props)
+            step += 1
+            if len(self.stats.seen) < 1_000_000:
+                self.stats.seen.add(fingerprint(state))
+        self.stats.steps += step
+        self.stats.longest = max(self.stats.longest, step)
+        if hit is None:
+            return None
+        return Found(hit[0], hit[1], walk.init, labels)
+
+    def _choose(self, succ: Sequence[tuple[Action, State]], walk: Walk, pick: int, step: int) -> tuple[Action, State]:
+        """The action ``pick`` selects: a kind by swarm weight (low byte), then one
+        action of that kind (the rest). Kinds not yet awake are left out while any
+        awake kind is enabled."""
+        swarm = walk.swarm
+        by_kind: dict[str, list[tuple[Action, State]]] = {}
+        for item in succ:
+            by_kind.setdefault(_kind(item[0]), []).append(item)
+        kinds = list(by_kind)
+        if walk.wake:
+            awake = [k for k in kinds if k not in self.kind_index or walk.wake[self.kind_index[k]] <= step]
+            kinds = awake or kinds
+        weights = [SWARM_WEIGHTS[swarm[self.kind_index[k]]] if k in self.kind_index else 1 for k in kinds]
+        target = (pick & 0xFF) / 256 * sum(weights)
+        chosen = kinds[-1]
+        for kind, weight in zip(kinds, weights):
+            if target < weight:
+                chosen = kind
+                break
+            target -= weight
+        options = by_kind[chosen]
+        return options[(pick >> 8) % len(options)]
+
+    @staticmethod
+    def _first(found: list[tuple[str, str]], open_props: set[str]) -> tuple[str, str] | None:
+        for name, sentence in found:
+            if name in open_props:
+                return name, sentence
+        return None
+
+    def replay_labels(self, init: int, labels: Sequence[Action], prop: str) -> Found | None:
+        """Replay ``labels`` leniently (skipping any that is not enabled) and report
+        whether ``prop`` is decided on the way."""
+        spec = self.spec
+        ev = Evaluator(spec, [p for p in self.props if p.name == prop])
+        state = self.inits[init]
+        key = ev.history_key(state)
+        taken: list[Action] = []
+        hit = self._first(ev.on_state(state, key, None), {prop})
+        for label in labels:
+            if hit is not None:
+                break
+            match = _match(spec.next_states(state), label)
+            if match is None:
+                continue
+            taken.append(match[0])
+            state = match[1]
+            parent_key, key = key, ev.history_key(state)
+            hit = self._first(ev.on_state(state, key, parent_key), {prop})
+        if hit is None and not spec.next_states(state):
+            hit = self._first(ev.on_terminal(state, key), {prop})
+        if hit is None:
+            return None
+        return Found(prop, hit[1], init, taken)
+
+
+def _kind(label: Action) -> str:
+    """The swarm key of an action: its name and, by the specs' convention, the peer
+    that takes it (its first argument)."""
+    if len(label) > 1:
+        return f"{label[0]}:{label[1]}"
+    return str(label[0])
+
+
+def _match(succ: Sequence[tuple[Action, State]], label: Action) -> tuple[Action, State] | None:
+    """The enabled action ``label`` stands for: itself, or else the same kind of step by
+    the same peer (``label[:2]``) agreeing with it on the most arguments. Removing an
+    earlier step can renumber what a later one refers to (a peer's second message
+    becomes its first); this keeps the later step in the walk."""
+    same_kind = []
+    for lab, state in succ:
+        if lab == label:
+            return lab, state
+        if lab[:2] == label[:2] and len(lab) == len(label):
+            same_kind.append((sum(a == b for a, b in zip(lab, label)), lab, state))
+    if not same_kind:
+        return None
+    same_kind.sort(key=lambda t: -t[0])
+    return same_kind[0][1], same_kind[0][2]
+
+
+def minimise(sim: Simulator, found: Found) -> Found:
+    """Remove steps while the same property still breaks.
+
+    Delta debugging over the walk's action labels: try removing chunks of steps, from
+    half the walk down to single steps; a replay skips any later step that no longer
+    fits, so removing a step also removes what depended on it.
+    """
+    best = found
+    while True:
+        before = len(best.labels)
+        chunk = max(1, before // 2)
+        while True:
+            start = len(best.labels) - chunk
+            while start >= 0 and best.labels:
+                candidate = best.labels[:start] + best.labels[start + chunk :]
+                again = sim.replay_labels(best.init, candidate, best.prop)
+                if again is not None and len(again.labels) < len(best.labels):
+                    best = again
+                    start = min(start, len(best.labels) - chunk)
+                else:
+                    start -= chunk if chunk > 1 else 1
+            if chunk == 1:
+                break
+            chunk //= 2
+        if len(best.labels) >= before:
+            return best
+
+
+class _Restricted(Spec):
+    """A spec that offers only the actions whose labels are in ``allowed``."""
+
+    def __init__(self, inner: Spec, allowed: set[Action], init: int) -> None:
+        super().__init__()
+        self.inner = inner
+        self.allowed = allowed
+        self.init = init
+        self.name = inner.name
+
+    def init_states(self) -> list[State]:
+        return [list(self.inner.init_states())[self.init]]
+
+    def next_states(self, state: State) -> list[tuple[Action, State]]:
+        return [(lab, s) for lab, s in self.inner.next_states(state) if lab in self.allowed]
+
+    def history(self, state: State):
+        return self.inner.history(state)
+
+    def history_key(self, state: State):
+        return self.inner.history_key(state)
+
+    def finished(self, state: State) -> bool:
+        return self.inner.finished(state)
+
+
+def shortest_with_same_actions(sim: Simulator, found: Found, max_states: int = 200_000) -> Found:
+    """The shortest run that breaks the same property using only the actions of
+    ``found`` (in any order, any subset), by breadth-first search of the model cut down
+    to those actions; ``found`` itself if that search is too large or finds nothing
+    shorter."""
+    from checker.bfs import Bounds, search
+
+    restricted = _Restricted(sim.spec, set(found.labels), found.init)
+    props = [p for p in sim.props if p.name == found.prop]
+    out = search(restricted, props, Bounds(max_states=max_states))
+    decision = out.decisions.get(found.prop)
+    if decision is None:
+        return found
+    _init, positions = out.store.path(decision.index)
+    labels: list[Action] = []
+    state = restricted.init_states()[0]
+    for pos in positions:
+        label, state = restricted.next_states(state)[pos]
+        labels.append(label)
+    if len(labels) >= len(found.labels):
+        return found
+    return Found(found.prop, decision.explanation, found.init, labels)
+
+
+def path_of(spec: Spec, found: Found) -> list[tuple[Action | None, int, State]]:
+    """The walk as ``(label, position, state)`` triples, as :func:`checker.trace.replay` gives."""
+    state = list(spec.init_states())[found.init]
+    out: list[tuple[Action | None, int, State]] = [(None, found.init, state)]
+    for label in found.labels:
+        succ = spec.next_states(state)
+        pos = next(i for i, (lab, _s) in enumerate(succ) if lab == label)
+        state = succ[pos][1]
+        out.append((label, pos, state))
+    return out
+
+
+def simulate(
+    model: Model,
+    runs: int = DEFAULT_RUNS,
+    depth: int = DEFAULT_DEPTH,
+    seed: int = 0,
+    time_limit: float | None = None,
+) -> Result:
+    """Search ``model`` with up to ``runs`` random walks of up to ``depth`` steps."""
+    started = time.monotonic()
+    spec = model.spec
+    sim = Simulator(spec, model.properties, depth)
+    rng = random.Random(seed)
+    open_props = {p.name for p in model.properties}
+    decided: dict[str, Found] = {}
+    budget = runs
+    while open_props and budget > 0:
+        if time_limit is not None and time.monotonic() - started > time_limit:
+            break
+        before = sim.stats.walks
+
+        def breaks(walk: Walk) -> bool:
+            return sim.run(walk, open_props) is not None
+
+        try:
+            walk = find(
+                sim.strategy(),
+                breaks,
+                settings=settings(
+                    max_examples=budget,
+                    database=None,
+                    deadline=None,
+                    phases=[Phase.generate, Phase.shrink],
+                    suppress_health_check=list(HealthCheck),
+                ),
+                random=rng,
+            )
+        except NoSuchExample:
+            break
+        budget -= max(sim.stats.walks - before, 1)
+        hit = sim.run(walk, open_props)
+        if hit is None:  # pragma: no cover - find only returns walks that decide something
+            break
+        best = shortest_with_same_actions(sim, minimise(sim, hit))
+        decided[best.prop] = best
+        open_props.discard(best.prop)
+        sim.evaluator.decide(best.prop)
+
+    seconds = time.monotonic() - started
+    props: dict[str, PropertyResult] = {}
+    for prop in model.properties:
+        expected = model.expect.get(prop.name)
+        found = decided.get(prop.name)
+        if found is not None:
+            status = "holds" if prop.kind == "sometimes" else "violated"
+            steps = to_steps(spec, path_of(spec, found))
+            props[prop.name] = PropertyResult(prop.name, prop.kind, status, expected, found.explanation, steps)
+        else:
+            props[prop.name] = PropertyResult(
+                prop.name,
+                prop.kind,
+                "unknown",
+                expected,
+                f"not decided by {sim.stats.walks} random walks of up to {depth} steps (seed {seed})",
+            )
+    stats = Stats(
+        distinct_states=len(sim.stats.seen),
+        transitions=sim.stats.steps,
+        depth=sim.stats.longest,
+        seconds=round(seconds, 4),
+        states_per_second=round(sim.stats.steps / seconds, 1) if seconds > 0 else 0.0,
+        bound="simulation",
+    )
+    return Result(
+        model=model.path,
+        spec=model.spec_name,
+        constants=model.constants,
+        engine="simulate",
+        reductions={"symmetry": False, "por": False},
+        properties=props,
+        stats=stats,
+        warnings=[f"{sim.stats.walks} walks, seed {seed}: simulation can find violations, never prove a property"],
+    )
+
+
+def simulation_exit_code(result: Result) -> int:
+    """0 unless a found verdict contradicts ``[expect]`` (1) or an expected violation was
+    not found within the budget (3). Not finding a violation proves nothing, so an
+    ``unknown`` where ``holds`` is expected is fine."""
+    from checker.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK
+
+    code = EXIT_OK
+    for p in result.properties.values():
+        if p.status != "unknown" and not p.as_expected:
+            return EXIT_MISMATCH
+        if p.status == "unknown" and p.expected == "violated" and p.kind != "sometimes":
+            code = EXIT_BOUND
+        if p.status == "unknown" and p.expected == "holds" and p.kind == "sometimes":
+            code = EXIT_BOUND
+    return code
