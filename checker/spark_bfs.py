@@ -131,6 +131,7 @@ class LevelSummary:
     events: dict[str, Event]
     ranks: list[np.ndarray]  # from the expand tasks routed here: frontier ranks ...
     nsucc: list[np.ndarray]  # ... and their successor counts
+    back_edge: bool = False  # a successor was visited in an earlier level (a cycle may close)
 
 
 # -- executor side ------------------------------------------------------------------------
@@ -262,7 +263,7 @@ def _merge(cfg: TaskConfig, add: bool, index: int, records: Iterator) -> Iterato
     if add:
         for fp, (key, blob, _parent) in new:
             yield fp, (key, blob)
-    yield index, (SUMMARY, LevelSummary(keys, events, ranks, nsucc))
+    yield index, (SUMMARY, LevelSummary(keys, events, ranks, nsucc, bool(len(fresh)) and not bool(fresh.all())))
 
 
 def _lookup(wanted: frozenset[int], records: Iterator) -> list[tuple[int, int, int]]:
@@ -405,6 +406,7 @@ class SparkSearch:
         bound: str | None = None
         stop = stop_when_decided and not open_names
         pending_stop = False
+        maybe_cyclic = False
         max_states, max_depth = bounds.max_states, bounds.max_depth
         deadline = None if bounds.time_limit is None else started + bounds.time_limit
 
@@ -428,6 +430,7 @@ class SparkSearch:
             for s in summaries:
                 for r, n in zip(s.ranks, s.nsucc):
                     nsucc[r] = n
+            maybe_cyclic = maybe_cyclic or any(s.back_edge for s in summaries)
             events: dict[str, Event] = {}
             for s in summaries:
                 for name, ev in s.events.items():
@@ -459,7 +462,7 @@ class SparkSearch:
             elif limit is not None:
                 stop = True
                 bound = "max_states"
-                kept = max_states - distinct
+                kept = max(max_states - distinct, 0)
                 transitions += int(nsucc[: limit >> POS_BITS].sum()) + (limit & POS_MASK) + 1
             else:
                 kept = len(new_keys)
@@ -496,6 +499,7 @@ class SparkSearch:
         outcome.depth = levels
         outcome.bound = bound
         outcome.complete = bound is None and not (stop and len(level_keys))
+        outcome.maybe_cyclic = maybe_cyclic
         paths = self._rebuild(decisions, visited)
         for number, name in enumerate(paths):
             outcome.store.paths.append(paths[name])  # type: ignore[attr-defined]
@@ -568,7 +572,7 @@ def check_model_spark(model: Model, options: Any, spark_options: SparkOptions | 
     ``options`` is a :class:`checker.run.Options`; its ``master`` picks the Spark master
     unless ``spark_options`` is given.
     """
-    from checker.run import bounds_for, build_result
+    from checker.run import bounds_for, build_result, check_cycles
 
     if spark_options is None:
         spark_options = SparkOptions(master=getattr(options, "master", DEFAULT_MASTER))
@@ -581,10 +585,15 @@ def check_model_spark(model: Model, options: Any, spark_options: SparkOptions | 
             sys.stderr.write(f"{model.name}: level {level}, {states:,} states, frontier {frontier:,}\n")
             sys.stderr.flush()
 
-    outcome = search.run(bounds_for(model, options), stop_when_decided=options.stop_when_decided, progress=progress)
+    bounds = bounds_for(model, options)
+    outcome = search.run(bounds, stop_when_decided=options.stop_when_decided, progress=progress)
     warnings = []
     want_sym = model.symmetry if options.symmetry is None else options.symmetry
     want_por = model.por if options.por is None else options.por
     if want_sym or want_por:
         warnings.append("the Spark engine does not apply symmetry or partial-order reduction; the search ran unreduced")
-    return build_result(model, outcome, "spark", {"symmetry": False, "por": False}, warnings)
+    # Fair cycles (lassos) for `eventually` properties the search left open: the local
+    # liveness checker runs on the driver, only when some edge went back to an earlier
+    # level (without one, every run ends in a terminal state the search checked).
+    lassos, liveness_cut = check_cycles(model, outcome, bounds)
+    return build_result(model, outcome, "spark", {"symmetry": False, "por": False}, warnings, lassos, liveness_cut)
