@@ -36,6 +36,11 @@ the parent it is expanding; ``max_states`` cuts the level at the same successor;
 ``max_depth`` expands the last level without adding to it. So distinct states,
 transitions, depth, verdicts and traces equal the local engine's (the time limit is
 checked between levels only, as timing is never reproducible anyway).
+
+Liveness: ``eventually`` properties are checked on terminal states on the executors.
+When one is still open at the end and some edge led back to an earlier level (so a
+cycle may exist), the fair-cycle search of :mod:`checker.liveness` runs on the driver,
+as it does after the local engine.
 """
 
 from __future__ import annotations
@@ -53,13 +58,14 @@ import numpy as np
 
 from checker.bfs import Bounds, Decision, SearchOutcome, SpecError
 from checker.encoding import decode, encode
+from checker.errors import InputError
 from checker.evaluate import Evaluator
 from checker.fingerprint import check_vocabulary, fingerprint
 from checker.memory import current_rss, peak_rss, reset_peak
 from checker.model import Model
 from checker.registry import spec_class
 from checker.result import Result
-from checker.spark_session import DEFAULT_MASTER, get_spark
+from checker.spark_session import DEFAULT_MASTER, SparkUnavailable, get_spark
 from checker.spec import Property, Spec
 
 POS_BITS = 16
@@ -576,7 +582,10 @@ def check_model_spark(model: Model, options: Any, spark_options: SparkOptions | 
 
     if spark_options is None:
         spark_options = SparkOptions(master=getattr(options, "master", DEFAULT_MASTER))
-    sc = get_spark(spark_options.master, dict(spark_options.conf))
+    try:
+        sc = get_spark(spark_options.master, dict(spark_options.conf))
+    except SparkUnavailable as exc:
+        raise InputError("--master", spark_options.master, str(exc)) from None
     search = SparkSearch(sc, model.spec, model.properties, spark_options)
     progress = None
     if getattr(options, "progress", False):
