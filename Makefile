@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup check test lint bench clean
+.PHONY: setup browser check test lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,7 +14,24 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-setup: $(STAMP)
+setup: $(STAMP) browser
+
+# Headless Chromium for the report's browser test (Debian's package). Installed once,
+# as root or through passwordless sudo; without apt-get the browser test skips.
+browser:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then :; \
+	elif ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "setup: apt-get is not available, so chromium is not installed; the browser test will be skipped"; \
+	else \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; else SUDO=none; fi; \
+	  if [ "$$SUDO" = none ]; then \
+	    echo "setup: installing chromium needs root; the browser test will be skipped"; \
+	  else \
+	    echo "setup: installing chromium (Debian package) for the browser test"; \
+	    ( $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null ) \
+	      || echo "setup: chromium could not be installed; the browser test will be skipped"; \
+	  fi; \
+	fi
 
 check: setup
 	$(BIN)/ordercheck check models/

@@ -87,7 +87,10 @@ def options_from(kw: dict[str, Any]):
 @engine_options
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write results as JSON here.")
 @click.option("--verbose", "-v", is_flag=True, help="Print every trace, not only unexpected ones.")
-def check(models: tuple[str, ...], json_path: str | None, verbose: bool, **kw: Any) -> None:
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), help="Write an HTML report into this directory.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write JUnit XML here.")
+def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_dir: str | None = None,
+          junit_path: str | None = None, **kw: Any) -> None:
     """Check models and compare every verdict with the model's [expect]."""
     from checker.run import check_model
 
@@ -101,6 +104,9 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, **kw: A
     if json_path:
         payload: Any = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]
         write_json_atomic(json_path, payload)
+    from checker.cli_reports import emit_outputs
+
+    emit_outputs(results, report_dir, junit_path)
     if len(results) > 1:
         print_summary(results)
     sys.exit(combined_exit_code(results))
@@ -207,10 +213,19 @@ def register(hook: Callable[[click.Group], None]) -> None:
     hook(main)
 
 
-def _add_sweep(group: click.Group) -> None:
-    from checker.sweep import add_commands
+from checker.cli_reports import add_commands  # noqa: E402  (report, ablate, graph)
 
-    add_commands(group)
+register(add_commands)
+
+from checker.matrix_cli import matrix_command  # noqa: E402
+
+main.add_command(matrix_command)
+
+
+def _add_sweep(group: click.Group) -> None:
+    from checker.sweep import add_commands as add_sweep
+
+    add_sweep(group)
 
 
 register(_add_sweep)

@@ -231,6 +231,17 @@ class Spec:
         name, *args = action
         return f"{name}({', '.join(str(a) for a in args)})"
 
+    def action_site(self, action: Action) -> tuple[str, int, int | None] | None:
+        """Where an action happens, for space-time diagrams: ``(kind, peer, message)``.
+
+        Sends, deliveries and signals are drawn from the history; this places the other
+        steps. ``kind`` is ``"stage"`` (a message is staged or blocked on ``peer``'s
+        queue), ``"commit"`` (a message is committed to ``peer``'s queue) or ``"step"``
+        (another local step at ``peer``); ``message`` is a message id or ``None``.
+        ``None`` (the default) draws nothing for the action.
+        """
+        return None
+
     def fairness_class(self, action: Action) -> tuple[str, tuple] | None:
         """The fairness obligation ``action`` belongs to: ``(kind, key)`` with ``kind``
         ``"weak"`` or ``"strong"``, or ``None`` if the action need not be taken. The

@@ -1,1 +1,66 @@
-"""reports layer."""
+"""Report rendering: HTML, Markdown, JUnit XML, ITF traces, ShiViz logs, state graphs.
+
+This layer reads :class:`checker.result.Result` records (as JSON or in memory) and the
+specs they name; it never touches the search engine. Entry points:
+
+- :func:`load_items` reads ``ordercheck check --json`` and ``ordercheck ablate --json``
+  files;
+- :func:`reports.view.build_report` gathers them into one view, with every trace
+  replayed through its spec and laid out as a space-time diagram;
+- :func:`reports.html.write_report` writes the report directory (HTML, Markdown, ITF,
+  ShiViz); :func:`reports.junit.junit_xml` renders JUnit XML.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from checker.errors import InputError
+from checker.result import Result
+from reports.view import Ablation
+
+
+def items_from_json(data: Any, where: str) -> list[Result | Ablation]:
+    """Results and ablation runs from parsed JSON: one record or a list of them."""
+    records = data if isinstance(data, list) else [data]
+    out: list[Result | Ablation] = []
+    for i, rec in enumerate(records):
+        field = f"[{i}]" if isinstance(data, list) else ""
+        if not isinstance(rec, dict):
+            raise InputError(where, field, "expected a result record (a JSON object)")
+        try:
+            if rec.get("kind") == "ablation":
+                out.append(Ablation.from_json(rec))
+            else:
+                for key in ("model", "spec", "properties"):
+                    if key not in rec:
+                        raise InputError(where, f"{field}.{key}".lstrip("."), "missing: is this an `ordercheck check --json` file?")
+                out.append(Result.from_json(rec))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(where, field, f"is not a result record ({exc.__class__.__name__}: {exc})") from None
+    return out
+
+
+def load_items(paths: list[str | Path]) -> list[Result | Ablation]:
+    """Read result files; :class:`InputError` names the file that cannot be read."""
+    out: list[Result | Ablation] = []
+    for path in paths:
+        where = str(path)
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(where, "", f"cannot be read ({exc.__class__.__name__})") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(where, "", f"is not valid JSON ({exc})") from None
+        out.extend(items_from_json(data, where))
+    return out
+
+
+def payload_of(items: list[Result | Ablation]) -> Any:
+    """The JSON a report keeps as ``results.json`` (readable by :func:`load_items`)."""
+    records = [i.to_json() for i in items]
+    return records[0] if len(records) == 1 else records

@@ -99,6 +99,13 @@ class PeerSpec(Spec):
             return f"{who} signals {self.names[rest[0]]}"
         return super().format_action(action)
 
+    def action_site(self, action: tuple) -> tuple[str, int, int | None] | None:
+        """Labels here are ``(kind, peer, ...)``: a step other than a send, delivery or
+        signal (those are in the history) is drawn as a local step of ``peer``."""
+        if len(action) > 1 and isinstance(action[1], int) and action[0] not in ("send", "deliver", "signal"):
+            return ("step", action[1], None)
+        return None
+
     def common_view(self, state: tuple) -> tuple[History, dict[str, Any]]:
         """The history and the per-message part of :meth:`describe`."""
         h = self.history(state)

@@ -302,6 +302,18 @@ class Bus1(PeerSpec):
             return f"{verb} {self.mname(mid)} on {self.names[d]}"
         return super().format_action(action)
 
+    def action_site(self, action: tuple) -> tuple[str, int, int | None] | None:
+        kind, p, *rest = action
+        if kind == "block":
+            return ("stage", rest[0], rest[1])
+        if kind in ("queue", "sync_queue"):
+            return ("commit", rest[0], rest[1])
+        if kind == "sync":
+            return ("step", rest[0], rest[1])
+        if kind == "tick":
+            return ("step", p, rest[0])
+        return super().action_site(action)
+
     def describe(self, state: tuple) -> dict[str, Any]:
         clocks, queues, txs, ghost, know, signals = state
         h, messages = self.common_view(state)

@@ -7,8 +7,12 @@ Channels are kept in canonical form so that equal contents hash equally: a sorte
 of ``((src, dst), messages)`` pairs with empty channels left out, and for an unordered
 channel the messages sorted.
 
-Messages are any state-vocabulary values (ints or tuples of ints). Specs build on this:
-a spec's own queues (bus1's timestamp-ordered queue, a hold-back buffer) sit on top.
+Messages are any state-vocabulary values (ints or tuples of ints); the messages of one
+unordered channel must be mutually comparable (give them one shape, e.g. ``(kind, mid,
+payload)``), since they are kept sorted. Every successor function yields each distinct
+successor once: taking, losing or copying one of two equal neighbouring messages gives
+the same channels, so only the first is offered. Specs build on this: a spec's own
+queues (bus1's timestamp-ordered queue, a hold-back buffer) sit on top.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ class Channels:
 
     @classmethod
     def from_spec(cls, spec: Any) -> Channels:
+        """The semantics a spec's :func:`channel_constants` chose (``duplicates`` is a
+        budget the spec keeps in its state and spends on :meth:`duplications`)."""
         return cls(ordered=spec.channel == "fifo", lossy=spec.lossy)
 
     def send(self, chans: Chans, src: int, dst: int, msg: Any) -> Chans:
@@ -85,7 +91,7 @@ class Channels:
         for i, (key, msgs) in enumerate(chans):
             prev = None
             for j, msg in enumerate(msgs):
-                if not self.ordered and msg == prev:
+                if msg == prev:
                     continue
                 prev = msg
                 yield key[0], key[1], msg, _without(chans, i, msgs[:j] + msgs[j + 1 :])
@@ -103,7 +109,16 @@ class Channels:
 
     @staticmethod
     def in_transit(chans: Chans) -> int:
+        """How many messages are in transit, over every channel."""
         return sum(len(m) for _k, m in chans)
+
+    @staticmethod
+    def between(chans: Chans, src: int, dst: int) -> tuple[Any, ...]:
+        """The messages in transit from ``src`` to ``dst`` (in order for FIFO)."""
+        for key, msgs in chans:
+            if key == (src, dst):
+                return msgs
+        return ()
 
 
 def _without(chans: Chans, i: int, msgs: tuple) -> Chans:

@@ -100,6 +100,11 @@ class Fifo(PeerSpec):
             return f"append {self.mname(mid)} to {self.names[d]}'s queue"
         return super().format_action(action)
 
+    def action_site(self, action: tuple) -> tuple[str, int, int | None] | None:
+        if action[0] == "append":
+            return ("commit", action[2], action[3])
+        return super().action_site(action)
+
     def describe(self, state: tuple) -> dict[str, Any]:
         queues, txs, ghost, know, signals = state
         h, messages = self.common_view(state)

@@ -2,7 +2,8 @@
 
 Each check returns ``None`` when the history satisfies the property and otherwise one
 sentence naming the messages and peers involved. The names are the contract of
-DESIGN.md: ``fifo``, ``causal``, ``total``, ``global_lock``, ``eventual_delivery``.
+DESIGN.md: ``fifo``, ``causal``, ``total``, ``global_lock``, ``eventual_delivery``,
+``synchronous``.
 
 Safety properties speak of deliveries that happened: "q delivered m2 before m1" needs
 both deliveries in q's log. A message that is never delivered at all is the business
@@ -174,6 +175,90 @@ def _short(h: History, peer: int, ev) -> str:
     return f"{who} event {ev.kind_name}"
 
 
+def crown_edges(h: History) -> dict[int, dict[int, tuple[int, int]]]:
+    """The relation a crown is a cycle of: ``m1 -> m2`` when send(m1) happened before a
+    receipt of ``m2`` (``m1 != m2``), with the delivery event ``(peer, index)`` reached.
+
+    Happened-before is :func:`~specs.history.event_graph`'s: program order, each send to
+    each delivery of its message, and side-channel signals. For a multicast ``m2`` any
+    of its deliveries counts.
+    """
+    succ, send_at = event_graph(h)
+    receipts: dict[tuple[int, int], int] = {}
+    for p, log in enumerate(h.logs):
+        for i, ev in enumerate(log):
+            if ev.kind == DELIVER:
+                receipts[(p, i)] = ev.arg
+    edges: dict[int, dict[int, tuple[int, int]]] = {}
+    for m1, start in sorted(send_at.items()):
+        out: dict[int, tuple[int, int]] = {}
+        seen = {start}
+        todo = [start]
+        while todo:
+            node = todo.pop()
+            m2 = receipts.get(node)
+            if m2 is not None and m2 != m1 and m2 not in out:
+                out[m2] = node
+            for child in succ.get(node, ()):
+                if child not in seen:
+                    seen.add(child)
+                    todo.append(child)
+        edges[m1] = out
+    return edges
+
+
+def synchronous(h: History) -> str | None:
+    """No crown: "send(m1) happened before the receipt of m2" is acyclic over distinct
+    messages, so the run could have happened with every message instantaneous."""
+    edges = crown_edges(h)
+    cycle = _shortest_cycle(edges)
+    if cycle is None:
+        return None
+    steps = []
+    for m1, m2 in zip(cycle, cycle[1:] + cycle[:1]):
+        p, _i = edges[m1][m2]
+        a, b = h.messages[m1], h.messages[m2]
+        steps.append(f"{h.name(a.sender)} sent {a.name} before {h.name(p)} received {b.name}")
+    names = ", ".join(h.messages[m].name for m in cycle)
+    return (
+        f"messages {names} form a crown, so they cannot all have been instantaneous: "
+        + "; ".join(steps)
+    )
+
+
+def _shortest_cycle(edges: dict[int, dict[int, tuple[int, int]]]) -> list[int] | None:
+    """A shortest cycle of ``edges`` (as its nodes, smallest id first), or ``None``."""
+    best: list[int] | None = None
+    for start in sorted(edges):
+        parent: dict[int, int | None] = {start: None}
+        frontier = [start]
+        found = None
+        while frontier and found is None:
+            nxt = []
+            for node in frontier:
+                for child in sorted(edges.get(node, {})):
+                    if child == start:
+                        found = node
+                        break
+                    if child not in parent and child > start:
+                        parent[child] = node
+                        nxt.append(child)
+                if found is not None:
+                    break
+            frontier = nxt
+        if found is None:
+            continue
+        path = []
+        node: int | None = found
+        while node is not None:
+            path.append(node)
+            node = parent[node]
+        path.reverse()
+        if best is None or len(path) < len(best):
+            best = path
+    return best
+
+
 def eventual_delivery(h: History) -> str | None:
     """What is still undelivered: every message to a live destination must be delivered
     or dropped with a reason. ``None`` once nothing is outstanding."""
@@ -202,18 +287,21 @@ EVENTUAL_DELIVERY = Property.eventually(
     over="history",
     doc="every message sent to a live destination is eventually delivered or dropped with a reason",
 )
+SYNCHRONOUS = Property.always("synchronous", synchronous, over="history", doc=synchronous.__doc__ or "")
 
-LIBRARY: tuple[Property, ...] = (FIFO, CAUSAL, TOTAL, GLOBAL_LOCK, EVENTUAL_DELIVERY)
+LIBRARY: tuple[Property, ...] = (FIFO, CAUSAL, TOTAL, GLOBAL_LOCK, EVENTUAL_DELIVERY, SYNCHRONOUS)
 """The shared ordering properties, in the order reports list them."""
 
 __all__ = [
     "LIBRARY",
     "causal",
+    "crown_edges",
     "eventual_delivery",
     "fifo",
     "global_lock",
     "lock_edges",
     "lock_graph",
+    "synchronous",
     "total",
     "SEND",
 ]

@@ -238,3 +238,11 @@ def test_sweep_on_spark_matches_local_and_writes_the_table(spark, tmp_path, monk
     results = load_sweep_results(tmp_path / "spark")
     assert len(results) == len(variants)
     assert all(isinstance(r, Result) for _v, r in results)
+    # The matrix and the report read the sweep's results.
+    from checker.matrix import build_matrix
+
+    matrix = build_matrix([r for v, r in results if not v])
+    assert sorted(Path(row.model).stem for row in matrix.rows) == ["bus1-mutant-tiebreak-by-arrival", "fifo-4"]
+    res = runner.invoke(main, ["report", str(tmp_path / "spark" / "results.json"), "-o", str(tmp_path / "report")])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "report" / "index.html").exists()

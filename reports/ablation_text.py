@@ -1,0 +1,59 @@
+"""The ablation table as plain text, for the terminal.
+
+One row per step switched off, one column per property. A cell reads ``holds``,
+``violated`` or ``unknown``; a verdict that differs from the full algorithm's is in
+capitals with the length of its shortest trace (``BREAKS 18`` for a property the step
+protects, ``REACHED``/``UNREACHED`` for a ``sometimes`` property that changes). Below
+the table, each break with its explanation.
+"""
+
+from __future__ import annotations
+
+from checker.result import PropertyResult
+from reports.view import Ablation
+
+
+def _cell(p: PropertyResult | None, base: PropertyResult | None) -> str:
+    if p is None:
+        return "-"
+    if base is None or base.status == p.status:
+        return p.status
+    steps = f" {len(p.trace) - 1}" if p.trace else ""
+    if p.kind == "sometimes":
+        return ("REACHED" if p.status == "holds" else "UNREACHED") + steps
+    if p.status == "violated":
+        return f"BREAKS{steps}"
+    return p.status.upper() + steps
+
+
+def ablation_table(a: Ablation) -> str:
+    """The table and the explanation of every break."""
+    props = list(a.baseline.properties)
+    base = a.baseline.properties
+    header = ["step switched off", *props]
+    rows = [["none (full algorithm)", *[base[p].status for p in props]]]
+    for flag, _doc, result in a.mutants:
+        rows.append([flag, *[_cell(result.properties.get(p), base.get(p)) for p in props]])
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+
+    out = [f"ablation of {a.model} ({a.spec})"]
+    if a.note:
+        out.append(a.note)
+    out += ["", line(header), line(["-" * w for w in widths]), *(line(r) for r in rows), ""]
+    for flag, doc, result in a.mutants:
+        changed = [
+            (name, p)
+            for name, p in result.properties.items()
+            if name in base and base[name].status != p.status
+        ]
+        if not changed:
+            out.append(f"{flag}: nothing breaks without this step ({doc})" if doc else f"{flag}: nothing breaks")
+            continue
+        out.append(f"{flag} ({doc}):" if doc else f"{flag}:")
+        for name, p in changed:
+            steps = f", {len(p.trace) - 1} steps" if p.trace else ""
+            out.append(f"  {name} {p.status}{steps}: {p.explanation or ''}".rstrip())
+    return "\n".join(out)

@@ -1,0 +1,83 @@
+"""Headless Chromium, to look at a report as a reader would (tests and screenshots).
+
+``make setup`` installs Debian's ``chromium`` where it can; :func:`find_chromium`
+returns ``None`` when there is none, and callers skip with that reason.
+
+    python -m reports.browser PAGE.html OUT.png [WIDTHxHEIGHT]
+
+writes a screenshot of a page (the README's picture is made this way).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+)
+
+
+def find_chromium() -> str | None:
+    """The path of a Chromium (or Chrome) binary, or ``None``."""
+    for name in NAMES:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    exe = find_chromium()
+    if exe is None:
+        raise FileNotFoundError("no chromium on PATH (make setup installs it where apt-get is available)")
+    with tempfile.TemporaryDirectory(prefix="ordercheck-chromium-") as profile:
+        cmd = [exe, *FLAGS, f"--user-data-dir={profile}", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def dump_dom(page: str | Path, size: tuple[int, int] = (1400, 1000), timeout: float = 120) -> str:
+    """The DOM of ``page`` after it has loaded in a window of ``size``, serialised by
+    the browser."""
+    proc = _run([f"--window-size={size[0]},{size[1]}", "--dump-dom", Path(page).resolve().as_uri()], timeout)
+    if proc.returncode != 0 or not proc.stdout:
+        raise RuntimeError(f"chromium --dump-dom failed ({proc.returncode}): {proc.stderr[-500:]}")
+    return proc.stdout
+
+
+def screenshot(page: str | Path, png: str | Path, size: tuple[int, int] = (1400, 1000), timeout: float = 120) -> Path:
+    """A PNG of ``page`` as a browser window of ``size`` shows it."""
+    out = Path(png).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    proc = _run([f"--window-size={size[0]},{size[1]}", f"--screenshot={out}", Path(page).resolve().as_uri()], timeout)
+    if not out.exists():
+        raise RuntimeError(f"chromium --screenshot wrote nothing ({proc.returncode}): {proc.stderr[-500:]}")
+    return out
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) not in (2, 3):
+        print("usage: python -m reports.browser PAGE.html OUT.png [WIDTHxHEIGHT]", file=sys.stderr)
+        return 2
+    size = (1400, 1000)
+    if len(argv) == 3:
+        w, h = argv[2].lower().split("x")
+        size = (int(w), int(h))
+    print(screenshot(argv[0], argv[1], size))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main(sys.argv[1:]))

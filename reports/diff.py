@@ -1,0 +1,74 @@
+"""What changed between two described states, for the step lists of a report.
+
+A described state (``Spec.describe``) is nested JSON: tables of tables of values. It
+is flattened to ``path -> value`` (``peers.b.queue -> ["a1@2"]``), and two flattened
+states are compared path by path; lists stay whole values, shown in full.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+MISSING = object()
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path whose value differs: ``before`` or ``after`` is ``None`` when the path
+    is new or gone (see ``added``/``removed``)."""
+
+    path: str
+    before: str | None
+    after: str | None
+
+    @property
+    def added(self) -> bool:
+        return self.before is None
+
+    @property
+    def removed(self) -> bool:
+        return self.after is None
+
+
+def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested tables as ``dotted.path -> leaf``; an empty table is a leaf ``{}``."""
+    if isinstance(value, dict) and value:
+        out: dict[str, Any] = {}
+        for key, sub in value.items():
+            out.update(flatten(sub, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return {prefix or "(state)": value}
+
+
+def show(value: Any) -> str:
+    """A compact reading of a leaf value: lists as ``[a1, b1]``, ``None`` as a dash."""
+    if value is None:
+        return "—"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(show(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {show(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def diff(before: dict[str, Any] | None, after: dict[str, Any]) -> list[Change]:
+    """The changes from ``before`` to ``after``, in ``after``'s path order (then gone
+    paths). With ``before`` ``None`` every path of ``after`` is new."""
+    old = flatten(before) if before is not None else {}
+    new = flatten(after)
+    out = []
+    for path, value in new.items():
+        prev = old.get(path, MISSING)
+        if prev is MISSING:
+            out.append(Change(path, None, show(value)))
+        elif prev != value:
+            out.append(Change(path, show(prev), show(value)))
+    for path, value in old.items():
+        if path not in new and not (value == {} and any(p.startswith(path + ".") for p in new)):
+            out.append(Change(path, show(value), None))
+    return [c for c in out if not (c.added and c.after == "{}" and any(p.startswith(c.path + ".") for p in old))]

@@ -1,0 +1,81 @@
+"""Writing a report directory: HTML pages, Markdown, traces as ITF and ShiViz logs.
+
+Layout of ``DIR``::
+
+    index.html              matrix, ablation tables, every model with its traces
+    report.md               the same as Markdown
+    results.json            the results the report was made from
+    traces/SLUG.html        each trace on its own page
+    traces/SLUG.itf.json    each trace in the Informal Trace Format
+    traces/SLUG.shiviz.log  each trace as a ShiViz log (when the spec keeps a history)
+
+The pages are self-contained: inline CSS and SVG, no script, no network resource, and a
+Content-Security-Policy that forbids both, so they open the same from ``file://``.
+Jinja2 autoescaping covers every name, label and value.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from reports.itf import itf_trace
+from reports.markdown import render_markdown
+from reports.shiviz import shiviz_log
+from reports.view import ReportView, TraceView, initial_state
+
+
+def environment() -> Environment:
+    """The HTML template environment (autoescaping on for every template)."""
+    env = Environment(
+        loader=PackageLoader("reports", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        extensions=["jinja2.ext.do"],
+    )
+    env.globals["initial_state"] = initial_state
+    try:
+        env.globals["version"] = version("ordercheck")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare source tree
+        env.globals["version"] = ""
+    return env
+
+
+def render_index(view: ReportView) -> str:
+    return environment().get_template("index.html.j2").render(r=view)
+
+
+def render_trace_page(trace: TraceView) -> str:
+    return environment().get_template("trace.html.j2").render(t=trace)
+
+
+def trace_itf(trace: TraceView) -> dict[str, Any]:
+    return itf_trace(
+        trace.raw.trace or [],
+        source=trace.source or trace.model,
+        description=f"{trace.title}: {trace.explanation}",
+        extra_meta={"spec": trace.spec, "constants": trace.constants, "property": trace.prop, "status": trace.status},
+        loop=trace.loop_start,
+    )
+
+
+def write_report(view: ReportView, out_dir: str | Path, payload: Any | None = None) -> Path:
+    """Write every file of the report into ``out_dir``; returns the index page."""
+    out = Path(out_dir)
+    traces = out / "traces"
+    traces.mkdir(parents=True, exist_ok=True)
+    index = out / "index.html"
+    index.write_text(render_index(view), encoding="utf-8")
+    (out / "report.md").write_text(render_markdown(view), encoding="utf-8")
+    if payload is not None:
+        (out / "results.json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    for t in view.traces:
+        (traces / f"{t.slug}.html").write_text(render_trace_page(t), encoding="utf-8")
+        (traces / f"{t.slug}.itf.json").write_text(json.dumps(trace_itf(t), indent=1) + "\n", encoding="utf-8")
+        if t.timeline is not None:
+            (traces / f"{t.slug}.shiviz.log").write_text(shiviz_log(t.timeline), encoding="utf-8")
+    return index

@@ -1,0 +1,333 @@
+"""Everything a report shows, gathered once from results and specs for every format.
+
+The HTML, Markdown and JUnit renderers read a :class:`ReportView`; none of them looks
+at a spec or replays a trace itself. Inputs are :class:`~checker.result.Result` values
+(``ordercheck check --json``) and ablation records (``ordercheck ablate --json``, see
+:class:`Ablation`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from checker.result import PropertyResult, Result
+from checker.spec import Property, Spec
+from reports.diagram import Diagram, layout
+from reports.diff import Change, diff
+from reports.timeline import Blame, Timeline, TimelineUnavailable, blame, build_timeline, load_spec, replay_states
+
+
+@dataclass
+class Ablation:
+    """An ablation run: the full algorithm, then each ablation flag switched off alone."""
+
+    model: str
+    spec: str
+    baseline: Result
+    mutants: list[tuple[str, str, Result]]  # flag, what the step does, result
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "ablation",
+            "model": self.model,
+            "spec": self.spec,
+            "note": self.note,
+            "baseline": self.baseline.to_json(),
+            "ablations": [{"flag": f, "doc": doc, "result": r.to_json()} for f, doc, r in self.mutants],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Ablation:
+        return cls(
+            data["model"],
+            data["spec"],
+            Result.from_json(data["baseline"]),
+            [(a["flag"], a.get("doc", ""), Result.from_json(a["result"])) for a in data.get("ablations", [])],
+            data.get("note", ""),
+        )
+
+
+@dataclass
+class StepView:
+    number: int
+    action: str
+    changes: list[Change]
+    hot: bool = False
+
+
+@dataclass
+class TraceView:
+    """A counterexample or witness, ready to draw."""
+
+    anchor: str
+    slug: str
+    model: str
+    prop: str
+    kind: str
+    status: str
+    explanation: str
+    steps: list[StepView]
+    diagram: Diagram | None
+    note: str | None
+    timeline: Timeline | None
+    blame: Blame | None
+    raw: PropertyResult
+    spec: str
+    constants: dict[str, Any]
+    source: str = ""
+    loop_start: int | None = None  # a lasso: the last state is the one after this step
+
+    @property
+    def culprits(self) -> list[str]:
+        """What the diagram highlights, in words: ``step 20: d received c1``..."""
+        tl, bl = self.timeline, self.blame
+        if tl is None or bl is None:
+            return []
+        out = [
+            f"step {e.step}: {e.text}"
+            for e in tl.events
+            if e.kind in ("deliver", "drop") and (e.peer, e.log_index) in bl.deliveries
+        ]
+        out += [f"{tl.message_name(m)} to {tl.peers[q]}: never delivered" for m, q in sorted(bl.missing)]
+        if not out:
+            out = [f"step {k}: {self.steps[k].action}" for k in sorted(bl.steps) if k < len(self.steps)]
+        return out
+
+    @property
+    def witness(self) -> bool:
+        return self.kind == "sometimes" and self.status == "holds"
+
+    @property
+    def title(self) -> str:
+        return f"{'witness' if self.witness else 'counterexample'}: {self.model} · {self.prop}"
+
+
+@dataclass
+class PropertyView:
+    name: str
+    kind: str
+    status: str
+    expected: str | None
+    as_expected: bool
+    explanation: str | None
+    doc: str
+    trace: TraceView | None
+
+
+@dataclass
+class ModelView:
+    label: str
+    slug: str
+    result: Result
+    properties: list[PropertyView]
+    group: str = ""
+    judged: bool = True  # False for ablation runs: no [expect] applies to a mutant
+
+    @property
+    def ok(self) -> bool:
+        return not self.judged or self.result.exit_code() == 0
+
+    @property
+    def unexpected(self) -> list[PropertyView]:
+        return [p for p in self.properties if not p.as_expected]
+
+
+@dataclass
+class Cell:
+    status: str
+    changed: bool
+    anchor: str | None
+    steps: int | None
+    explanation: str | None
+    expected: str | None = None
+    as_expected: bool = True
+
+
+@dataclass
+class AblationView:
+    model: str
+    spec: str
+    note: str
+    baseline: ModelView
+    properties: list[str]
+    rows: list[tuple[str, str, ModelView, dict[str, Cell]]]  # flag, doc, mutant, cells
+
+    @property
+    def baseline_cells(self) -> dict[str, Cell]:
+        return {p.name: _cell(p, None) for p in self.baseline.properties}
+
+
+@dataclass
+class ReportView:
+    title: str
+    models: list[ModelView]
+    columns: list[str]
+    ablations: list[AblationView] = field(default_factory=list)
+
+    @property
+    def traces(self) -> list[TraceView]:
+        return [p.trace for m in self.models for p in m.properties if p.trace is not None]
+
+    def cell(self, model: ModelView, column: str) -> Cell | None:
+        for p in model.properties:
+            if p.name == column:
+                return _cell(p, None)
+        return None
+
+
+def build_report(
+    items: list[Result | Ablation],
+    title: str = "ordercheck report",
+    specs: dict[str, type[Spec]] | None = None,
+) -> ReportView:
+    """Gather results and ablation runs into one view (models in the order given).
+
+    Specs are found by name in the ``specs`` package; ``specs`` adds classes by name
+    (for specs defined outside it).
+    """
+    slugs: set[str] = set()
+    extra = specs or {}
+    models: list[ModelView] = []
+    ablations: list[AblationView] = []
+    for item in items:
+        if isinstance(item, Ablation):
+            name = Path(item.model).stem
+            base = model_view(item.baseline, f"{name} (full algorithm)", slugs, f"ablation of {name}", False, extra)
+            models.append(base)
+            rows = []
+            for flag, doc, result in item.mutants:
+                mv = model_view(result, f"{name} without {flag}", slugs, f"ablation of {name}", False, extra)
+                models.append(mv)
+                before = {p.name: p.status for p in base.properties}
+                cells = {p.name: _cell(p, before.get(p.name)) for p in mv.properties}
+                rows.append((flag, doc, mv, cells))
+            props = [p.name for p in base.properties]
+            ablations.append(AblationView(item.model, item.spec, item.note, base, props, rows))
+        else:
+            models.append(model_view(item, Path(item.model).stem, slugs, specs=extra))
+    columns: list[str] = []
+    for m in models:
+        for p in m.properties:
+            if p.name not in columns:
+                columns.append(p.name)
+    return ReportView(title, models, columns, ablations)
+
+
+def _cell(p: PropertyView, baseline: str | None) -> Cell:
+    steps = len(p.trace.steps) - 1 if p.trace is not None else None
+    return Cell(
+        p.status,
+        baseline is not None and baseline != p.status,
+        p.trace.anchor if p.trace is not None else None,
+        steps,
+        p.explanation,
+        p.expected,
+        p.as_expected,
+    )
+
+
+def slugify(text: str, taken: set[str]) -> str:
+    """An anchor- and file-safe name, unique among ``taken`` (which it joins)."""
+    base = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-.").lower() or "x"
+    slug, n = base, 2
+    while slug in taken:
+        slug, n = f"{base}-{n}", n + 1
+    taken.add(slug)
+    return slug
+
+
+def model_view(
+    result: Result,
+    label: str,
+    slugs: set[str],
+    group: str = "",
+    judged: bool = True,
+    specs: dict[str, type[Spec]] | None = None,
+) -> ModelView:
+    """One model's verdicts, with every trace replayed and laid out."""
+    slug = slugify(label, slugs)
+    spec: Spec | None = None
+    spec_note = None
+    try:
+        spec = load_spec(result.spec, result.constants, (specs or {}).get(result.spec))
+    except TimelineUnavailable as exc:
+        spec_note = str(exc)
+    known: dict[str, Property] = spec.property_map() if spec is not None else {}
+    props = []
+    for name, pr in result.properties.items():
+        prop = known.get(name)
+        trace = None
+        if pr.trace:
+            trace = trace_view(result, pr, spec, prop, label, f"{slug}--{slugify(name, set())}", spec_note)
+        props.append(
+            PropertyView(
+                name, pr.kind, pr.status, pr.expected, pr.as_expected or not judged, pr.explanation,
+                prop.doc if prop is not None else "", trace,
+            )
+        )
+    return ModelView(label, slug, result, props, group, judged)
+
+
+def trace_view(
+    result: Result,
+    pr: PropertyResult,
+    spec: Spec | None,
+    prop: Property | None,
+    label: str,
+    slug: str,
+    spec_note: str | None,
+) -> TraceView:
+    """Replay one trace and lay out its diagram; on failure keep the steps and say why."""
+    steps = pr.trace or []
+    timeline = None
+    bl = None
+    diagram = None
+    note = spec_note
+    if spec is not None:
+        try:
+            states = replay_states(spec, steps)
+            timeline = build_timeline(spec, steps, states)
+            bl = blame(timeline, prop, pr.status)
+            diagram = layout(timeline, bl, slug, pr.loop_start)
+        except TimelineUnavailable as exc:
+            note = str(exc)
+    hot_steps = bl.steps if bl is not None else {len(steps) - 1}
+    views = []
+    prev = None
+    for k, step in enumerate(steps):
+        changes = diff(prev, step.state) if prev is not None else []
+        views.append(StepView(k, step.action or "initial state", changes, k in hot_steps))
+        prev = step.state
+    if bl is not None and timeline is not None:
+        for e in timeline.events:
+            if (e.peer, e.log_index) in bl.deliveries and e.kind in ("deliver", "drop"):
+                views[e.step].hot = True
+    return TraceView(
+        anchor=f"trace-{slug}",
+        slug=slug,
+        model=label,
+        prop=pr.name,
+        kind=pr.kind,
+        status=pr.status,
+        explanation=pr.explanation or "",
+        steps=views,
+        diagram=diagram,
+        note=note,
+        timeline=timeline,
+        blame=bl,
+        raw=pr,
+        spec=result.spec,
+        constants=result.constants,
+        source=result.model,
+        loop_start=pr.loop_start,
+    )
+
+
+def initial_state(trace: TraceView) -> list[Change]:
+    """The first state in full, as changes from nothing."""
+    steps = trace.raw.trace or []
+    return diff(None, steps[0].state) if steps else []

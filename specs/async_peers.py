@@ -1,0 +1,190 @@
+"""A base for protocols whose peers talk over asynchronous channels (:mod:`specs.channels`).
+
+The total-order protocols (sequencer, Lamport, Skeen) share one shape: a send is one
+atomic local step that puts copies on channels (so it completes at once and the message
+joins the sender's knowledge), messages travel on :class:`~specs.channels.Channels`
+(FIFO or unordered, optionally lossy or duplicating), a receiving process buffers them
+and delivers to the application when its protocol allows. What an observer sees
+(the ghost history of :mod:`specs.common`) is only the application's sends and
+deliveries, plus side-channel signals.
+
+Every state of such a spec starts with the same five items, which this base manages::
+
+    (ghost, know, signals_left, duplicates_left, chans, ...spec's own items)
+
+Subclasses implement :meth:`protocol_steps` (their own actions) and get sends of
+application messages scripted by ``peers``/``sends`` (and, where they allow it,
+``destinations``/``script``), signals, channel losses and duplications, history and
+message naming for free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+from checker import Constant, ConstantError
+from specs.base import PeerSpec
+from specs.channels import Channels
+from specs.common import ghost_event, ghost_send, ghost_signal, mask_of, members, message_past, peer_names
+from specs.history import DELIVER
+
+GHOST, KNOW, SIGNALS, DUPS, CHANS = range(5)
+
+
+def broadcast_constants(peers: int = 3, sends: int = 1) -> tuple[Constant, ...]:
+    """``peers``, ``sends`` and ``signals`` for a spec whose every message goes to the
+    whole group, its sender included (the sequencer and Lamport's algorithm)."""
+    return (
+        Constant("peers", int, peers, "number of peers, named a, b, c, ...", minimum=2, maximum=6),
+        Constant("sends", int, sends, "broadcasts per peer", minimum=0, maximum=4),
+        Constant(
+            "senders",
+            str,
+            "",
+            'which peers broadcast, e.g. "ab" (empty: every peer); the others only receive',
+        ),
+        Constant("signals", int, 0, "side-channel signals allowed in a run", minimum=0, maximum=8),
+    )
+
+
+class AsyncPeerSpec(PeerSpec):
+    """Peers exchanging messages over asynchronous :class:`Channels`.
+
+    ``broadcast`` (a class attribute) says whether every message goes to every peer
+    including its sender (then the spec takes :func:`broadcast_constants`) or to the
+    destinations :func:`specs.base.peer_constants` allow.
+    """
+
+    ghost_at: ClassVar[int] = GHOST
+    broadcast: ClassVar[bool] = False
+
+    def setup(self) -> None:
+        if not self.broadcast:
+            super().setup()
+        else:
+            n = self.peers
+            self.names = peer_names(n)
+            active = self.senders or "".join(self.names)
+            for ch in active:
+                if ch not in self.names:
+                    raise ConstantError("senders", f"{ch!r} is not a peer ({', '.join(self.names)})")
+            everyone = mask_of(range(n))
+            self.plan = tuple(
+                (everyone,) * self.sends if self.names[p] in active else () for p in range(n)
+            )
+            self.choices = None
+            self.stride = max(1, self.sends)
+            self.dest_table = tuple(members(mask) for mask in range(1 << n))
+            self.configure()
+        self.chan = Channels.from_spec(self)
+
+    # -- what subclasses give -------------------------------------------------------------
+
+    def init_rest(self) -> tuple:
+        """The spec's own state items, appended after the shared five."""
+        return ()
+
+    def protocol_steps(self, state: tuple) -> list[tuple[tuple, tuple]]:
+        """The spec's own actions in ``state`` (receipts, deliveries...)."""
+        raise NotImplementedError
+
+    def on_send(self, state: tuple, p: int, mid: int, dmask: int) -> tuple:
+        """``state`` after ``p`` sends message ``mid`` to ``dmask``; the ghost and
+        knowledge are already updated, the spec puts the message on its channels."""
+        raise NotImplementedError
+
+    # -- the state machine ---------------------------------------------------------------
+
+    def init_states(self) -> list[tuple]:
+        n = self.peers
+        empty = tuple(() for _ in range(n))
+        return [((empty, empty), (0,) * n, self.signals, self.duplicates, (), *self.init_rest())]
+
+    def next_states(self, state: tuple) -> list[tuple[tuple, tuple]]:
+        out = list(self.protocol_steps(state))
+        ghost, know, signals = state[GHOST], state[KNOW], state[SIGNALS]
+        n = self.peers
+        for p in range(n):
+            count = len(ghost[0][p])
+            for dmask in self.send_choices(p, count):
+                mid = p * self.stride + count
+                g = ghost_send(ghost, p, mid, dmask, know[p])
+                k = know[:p] + (know[p] | (1 << mid),) + know[p + 1 :]
+                s = (g, k) + state[SIGNALS:]
+                out.append((("send", p, mid, dmask), self.on_send(s, p, mid, dmask)))
+            if signals:
+                for q in range(n):
+                    if q != p:
+                        kq = know[q] | know[p]
+                        s = (ghost_signal(ghost, p, q), know[:q] + (kq,) + know[q + 1 :], signals - 1) + state[DUPS:]
+                        out.append((("signal", p, q), s))
+        chans = state[CHANS]
+        for src, dst, msg, rest in self.chan.losses(chans):
+            out.append((("lose", src, dst, *_flat(msg)), state[:CHANS] + (rest,) + state[CHANS + 1 :]))
+        if state[DUPS]:
+            for src, dst, msg, rest in self.chan.duplications(chans):
+                s = state[:DUPS] + (state[DUPS] - 1, rest) + state[CHANS + 1 :]
+                out.append((("duplicate", src, dst, *_flat(msg)), s))
+        return out
+
+    def send_choices(self, p: int, count: int) -> tuple[int, ...]:
+        if self.plan is not None:
+            return self.plan[p][count : count + 1]
+        if count < self.sends:
+            return self.choices[p]
+        return ()
+
+    def finished(self, state: tuple) -> bool:
+        return True
+
+    # -- helpers for subclasses ------------------------------------------------------------
+
+    def receipts(self, chans: tuple, dst: int | None = None) -> Iterator[tuple[int, int, Any, tuple]]:
+        """Messages that can be taken off a channel now (see :meth:`Channels.receivable`)."""
+        return self.chan.receivable(chans, dst)
+
+    def deliver(self, state: tuple, q: int, mid: int) -> tuple:
+        """``state`` with ``q``'s application delivering ``mid``: logged in the ghost,
+        and ``q`` learns the message and its causal past."""
+        ghost, know = state[GHOST], state[KNOW]
+        k = know[q] | (1 << mid) | message_past(ghost, mid, self.stride)
+        return (ghost_event(ghost, q, DELIVER, mid), know[:q] + (k,) + know[q + 1 :]) + state[SIGNALS:]
+
+    def proc_name(self, p: int) -> str:
+        """A process's name in traces (subclasses with extra processes override it)."""
+        return self.names[p]
+
+    def format_action(self, action: tuple) -> str:
+        kind = action[0]
+        if kind in ("lose", "duplicate"):
+            _, src, dst, *msg = action
+            verb = "loses" if kind == "lose" else "duplicates"
+            return f"the channel {self.proc_name(src)}->{self.proc_name(dst)} {verb} {self.format_wire(tuple(msg))}"
+        return super().format_action(action)
+
+    def format_wire(self, msg: tuple) -> str:
+        """A message on the wire, readably (subclasses say what their fields mean)."""
+        return str(msg)
+
+    def base_view(self, state: tuple) -> dict[str, Any]:
+        """The shared part of :meth:`describe`: messages, deliveries, knowledge, channels."""
+        h, messages = self.common_view(state)
+        return {
+            "messages": messages,
+            "delivered": {name: [h.messages[m].name for m in h.deliveries(p)] for p, name in enumerate(self.names)},
+            "knows": {name: [self.mname(m) for m in members(state[KNOW][p])] for p, name in enumerate(self.names)},
+            "in_transit": {
+                f"{self.proc_name(s)}->{self.proc_name(d)}": [self.format_wire(_as_tuple(m)) for m in msgs]
+                for (s, d), msgs in state[CHANS]
+            },
+            "signals_left": state[SIGNALS],
+        }
+
+
+def _flat(msg: Any) -> tuple:
+    return msg if isinstance(msg, tuple) else (msg,)
+
+
+def _as_tuple(msg: Any) -> tuple:
+    return msg if isinstance(msg, tuple) else (msg,)

@@ -1,0 +1,137 @@
+"""The operations script of the ``bus1_impl`` spec: what each peer does, in order.
+
+A model gives, per peer, a list of operations, each one ioctl of the bus1 code::
+
+    script = { a = ["send 0 +1", "reset"], b = ["destroy 1"] }
+
+* ``send D[,D...] [+H[,H...]]``: ``BUS1_CMD_SEND`` to the nodes ``D`` (each owned by a
+  different peer), carrying handles to the nodes ``H``;
+* ``destroy N[,N...]``: ``BUS1_CMD_NODES_DESTROY`` of the peer's own nodes, in one
+  transaction;
+* ``release N``: ``BUS1_CMD_HANDLE_RELEASE`` of the peer's handle to node ``N``;
+* ``reset``: ``BUS1_CMD_PEER_RESET`` with the flush flag (the peer's last operation);
+* ``signal X``: a side-channel signal to peer ``X``, outside the bus (when ``X`` is idle).
+
+Nodes are numbered from 0; ``nodes = "ab"`` says node 0 is owned by ``a`` and node 1 by
+``b``; ``handles = ["b", ""]`` gives ``b`` a handle to node 0 from the start. A script is
+checked against what the peer holds: a peer sends only to nodes and with handles it owns
+or was given initially and has not released, and destroys only its own live nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from checker import ConstantError
+
+SEND, DESTROY, RELEASE, RESET, SIGNAL = "send", "destroy", "release", "reset", "signal"
+
+
+@dataclass(frozen=True)
+class Op:
+    """One scripted operation. ``nodes`` are the destinations (send), the nodes to
+    destroy (destroy, reset) or the handle released (release)."""
+
+    kind: str
+    nodes: tuple[int, ...] = ()
+    payload: tuple[int, ...] = ()
+    target: int = -1  # the peer a signal goes to
+
+    @property
+    def makes_message(self) -> bool:
+        """Sends, destroys and resets are transactions that the history records."""
+        return self.kind in (SEND, DESTROY, RESET)
+
+
+def parse_nodes(text: str, n_nodes: int, field: str) -> tuple[int, ...]:
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit() or int(part) >= n_nodes:
+            raise ConstantError(field, f"{part!r} is not a node number (0..{n_nodes - 1})")
+        if int(part) in out:
+            raise ConstantError(field, f"node {part} is named twice")
+        out.append(int(part))
+    return tuple(out)
+
+
+def parse_op(text: str, n_nodes: int, field: str, names: tuple[str, ...] = ()) -> Op:
+    """One operation string, e.g. ``"send 0,1 +2"``."""
+    if not isinstance(text, str):
+        raise ConstantError(field, f"expected an operation string, got {text!r}")
+    words = text.split()
+    if not words:
+        raise ConstantError(field, "empty operation")
+    kind = words[0]
+    if kind == RESET and len(words) == 1:
+        return Op(RESET)
+    if kind == SIGNAL and len(words) == 2:
+        if words[1] not in names:
+            raise ConstantError(field, f"{words[1]!r} is not a peer ({', '.join(names)})")
+        return Op(SIGNAL, target=names.index(words[1]))
+    if kind == SEND and len(words) in (2, 3):
+        dests = parse_nodes(words[1], n_nodes, field)
+        payload: tuple[int, ...] = ()
+        if len(words) == 3:
+            if not words[2].startswith("+"):
+                raise ConstantError(field, f"handles are written +H[,H], got {words[2]!r}")
+            payload = parse_nodes(words[2][1:], n_nodes, field)
+        return Op(SEND, dests, payload)
+    if kind in (DESTROY, RELEASE) and len(words) == 2:
+        nodes = parse_nodes(words[1], n_nodes, field)
+        if kind == RELEASE and len(nodes) != 1:
+            raise ConstantError(field, "release takes one node")
+        return Op(kind, nodes)
+    raise ConstantError(
+        field, f"cannot read {text!r}: expected 'send D[,D] [+H[,H]]', 'destroy N[,N]', 'release N', 'reset' or 'signal X'"
+    )
+
+
+def parse_script(
+    script: dict, names: tuple[str, ...], owners: tuple[int, ...], holders: tuple[int, ...]
+) -> tuple[tuple[Op, ...], ...]:
+    """Per peer, its operations; ``holders[n]`` is the bitmask of initial remote holders."""
+    n_nodes = len(owners)
+    out: list[tuple[Op, ...]] = [() for _ in names]
+    for who, ops in script.items():
+        if who not in names:
+            raise ConstantError("script", f"names peer {who!r}, but the peers are {', '.join(names)}")
+        if not isinstance(ops, list):
+            raise ConstantError(f"script.{who}", 'expected a list of operations such as ["send 0", "reset"]')
+        p = names.index(who)
+        held = {n for n in range(n_nodes) if owners[n] == p or holders[n] >> p & 1}
+        alive = {n for n in range(n_nodes) if owners[n] == p}
+        parsed = []
+        for k, text in enumerate(ops):
+            field = f"script.{who}[{k}]"
+            op = parse_op(text, n_nodes, field, names)
+            if parsed and parsed[-1].kind == RESET:
+                raise ConstantError(field, "reset must be the peer's last operation")
+            if op.kind == SEND:
+                owners_hit = [owners[n] for n in op.nodes]
+                if len(set(owners_hit)) != len(owners_hit):
+                    raise ConstantError(field, "the destinations of one send must belong to different peers")
+                for n in op.nodes + op.payload:
+                    if n not in held:
+                        raise ConstantError(field, f"peer {who} holds no handle to node {n} at this point")
+            elif op.kind == DESTROY:
+                for n in op.nodes:
+                    if owners[n] != p:
+                        raise ConstantError(field, f"node {n} is owned by {names[owners[n]]}, not {who}")
+                    if n not in alive:
+                        raise ConstantError(field, f"node {n} is already destroyed")
+                    alive.discard(n)
+            elif op.kind == SIGNAL:
+                if op.target == p:
+                    raise ConstantError(field, f"peer {who} cannot signal itself")
+            elif op.kind == RELEASE:
+                (n,) = op.nodes
+                if owners[n] == p or n not in held:
+                    raise ConstantError(field, f"peer {who} holds no remote handle to node {n} to release")
+                held.discard(n)
+            else:  # reset destroys every live node of the peer
+                op = Op(RESET, tuple(sorted(alive)))
+                alive.clear()
+            parsed.append(op)
+        out[p] = tuple(parsed)
+    return tuple(out)

@@ -1,0 +1,229 @@
+"""A base for causal-delivery protocols: asynchronous channels and a hold-back buffer.
+
+BSS, SES and matrix clocks share one shape: a peer stamps each message with some
+control data (a vector, a buffer of vectors, a matrix), the message travels over an
+asynchronous channel (:mod:`specs.channels`), and on arrival the receiver either
+delivers it at once or, if its delivery condition does not hold yet, keeps it in a
+hold-back buffer until it does. A subclass gives only the algorithm's own parts:
+:meth:`HoldBackSpec.init_local`, :meth:`~HoldBackSpec.stamp`,
+:meth:`~HoldBackSpec.deliverable` and :meth:`~HoldBackSpec.on_deliver` (and optionally
+:meth:`~HoldBackSpec.on_arrival`).
+
+Steps of a peer ``p``:
+
+- ``receive(p, m)``: take ``m`` off a channel into ``p`` (the head of a FIFO channel,
+  any message of an unordered one) and deliver it at once, its condition holding;
+- ``buffer(p, m)``: the same arrival, but the condition fails, so ``m`` is held back;
+- ``deliver(p, m)``: deliver a held-back message whose condition now holds. While one
+  does, ``p`` does nothing else: it re-checks its buffer after each delivery, as the
+  seeds say ("check the buffer to see if now it can deliver any buffered message"),
+  though in any order among the messages that became deliverable;
+- ``send(p, m, dests)``: an atomic send, one copy per destination on its channel;
+- ``signal(p, q)``: a side-channel signal the protocol does not see.
+
+The environment may also ``lose`` a message in transit (``lossy``) or ``duplicate``
+one (``duplicates`` times per run). A duplicate is an ordinary arrival: the spec's
+condition decides what happens to it.
+
+State: ``(chans, buffers, local, ghost, know, signals_left, dups_left)``. A message in
+transit or held back is ``(mid, data)``; ``mid`` names its sender (``mid // stride``).
+``local[p]`` is the algorithm's per-peer state; ``ghost`` and ``know`` are as in
+:mod:`specs.common`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from checker import Property
+from specs.base import PeerSpec
+from specs.channels import EMPTY, Channels
+from specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, names_of, replace, send_options
+from specs.history import DELIVER
+from specs.properties import LIBRARY
+
+CHANS, BUFFERS, LOCAL, GHOST, KNOW, SIGNALS, DUPS = range(7)
+
+
+class HoldBackSpec(PeerSpec):
+    """Peers with a hold-back buffer over :mod:`specs.channels` (see the module doc)."""
+
+    ghost_at: ClassVar[int] = GHOST
+    # Channels deliver and peers keep taking messages; sending, signalling, losing and
+    # duplicating stay optional. (Every run here is finite: sends, signals and
+    # duplicates are bounded, so only the terminal-state check ever applies.)
+    fairness = {"receive": "weak", "buffer": "weak", "deliver": "weak"}
+
+    def configure(self) -> None:
+        self.net = Channels.from_spec(self)
+        self.configure_algorithm()
+
+    def configure_algorithm(self) -> None:
+        """Derive the algorithm's own settings from its constants."""
+
+    # -- what a subclass gives ----------------------------------------------------------
+
+    def init_local(self, p: int) -> tuple:
+        """Peer ``p``'s initial algorithm state."""
+        raise NotImplementedError
+
+    def stamp(self, local: tuple, p: int, dests: tuple[int, ...]) -> tuple[tuple, tuple]:
+        """``p`` sends one message to ``dests``: its new state and, per destination (in
+        the order of ``dests``), the control data the copy carries."""
+        raise NotImplementedError
+
+    def on_arrival(self, local: tuple, p: int) -> tuple:
+        """``p``'s state after a message arrives, before the delivery check."""
+        return local
+
+    def deliverable(self, local: tuple, p: int, src: int, data: Any) -> bool:
+        """Whether ``p`` may deliver a message from ``src`` carrying ``data`` now."""
+        raise NotImplementedError
+
+    def on_deliver(self, local: tuple, p: int, src: int, data: Any) -> tuple:
+        """``p``'s state after it delivers a message from ``src`` carrying ``data``."""
+        raise NotImplementedError
+
+    def show_local(self, local: tuple) -> Any:
+        """A JSON-friendly view of one peer's algorithm state."""
+        return list(local)
+
+    def show_data(self, data: Any) -> Any:
+        """A JSON-friendly view of a message's control data."""
+        return data
+
+    # -- states -------------------------------------------------------------------------
+
+    def init_states(self) -> list[tuple]:
+        n = self.peers
+        empty = tuple(() for _ in range(n))
+        local = tuple(self.init_local(p) for p in range(n))
+        return [(EMPTY, empty, local, (empty, empty), (0,) * n, self.signals, self.duplicates)]
+
+    def finished(self, state: tuple) -> bool:
+        return True  # sends are atomic: a run may stop anywhere; stuck messages are eventual_delivery's
+
+    def ready(self, state: tuple, p: int) -> list[tuple[int, Any]]:
+        """The held-back messages ``p`` may deliver now, as ``(mid, data)``."""
+        local = state[LOCAL][p]
+        return [(mid, data) for mid, data in state[BUFFERS][p] if self.deliverable(local, p, mid // self.stride, data)]
+
+    def next_states(self, state: tuple) -> list[tuple[tuple, tuple]]:
+        chans, buffers, local, ghost, know, signals, dups = state
+        out: list[tuple[tuple, tuple]] = []
+        n = self.peers
+        draining = [bool(self.ready(state, p)) for p in range(n)]
+        for p in range(n):
+            if draining[p]:
+                for mid, data in self.ready(state, p):
+                    buf = list(buffers[p])
+                    buf.remove((mid, data))
+                    out.append((("deliver", p, mid), self._deliver(state, p, mid, data, chans, replace(buffers, p, tuple(buf)), local[p])))
+                continue
+            for src, _dst, msg, rest in self.net.receivable(chans, p):
+                mid, data = msg
+                arrived = self.on_arrival(local[p], p)
+                if self.deliverable(arrived, p, src, data):
+                    out.append((("receive", p, mid), self._deliver(state, p, mid, data, rest, buffers, arrived)))
+                else:
+                    buf = tuple(sorted(buffers[p] + (msg,)))
+                    out.append(
+                        (("buffer", p, mid), (rest, replace(buffers, p, buf), replace(local, p, arrived), ghost, know, signals, dups))
+                    )
+            count = len(ghost[0][p])
+            for dmask in send_options(self.plan, self.choices, self.sends, p, count):
+                mid = p * self.stride + count
+                dests = self.dest_table[dmask]
+                local_p, data = self.stamp(local[p], p, dests)
+                chans2 = chans
+                for d, item in zip(dests, data):
+                    chans2 = self.net.send(chans2, p, d, (mid, item))
+                know2 = replace(know, p, know[p] | (1 << mid))
+                out.append(
+                    (
+                        ("send", p, mid, dmask),
+                        (chans2, buffers, replace(local, p, local_p), ghost_send(ghost, p, mid, dmask, know[p]), know2, signals, dups),
+                    )
+                )
+            if signals:
+                for q in range(n):
+                    if q != p:
+                        know2 = replace(know, q, know[q] | know[p])
+                        out.append((("signal", p, q), (chans, buffers, local, ghost_signal(ghost, p, q), know2, signals - 1, dups)))
+        for src, dst, msg, rest in self.net.losses(chans):
+            out.append((("lose", src, dst, msg[0]), (rest, buffers, local, ghost, know, signals, dups)))
+        if dups:
+            for src, dst, msg, more in self.net.duplications(chans):
+                out.append((("duplicate", src, dst, msg[0]), (more, buffers, local, ghost, know, signals, dups - 1)))
+        return out
+
+    def _deliver(self, state: tuple, p: int, mid: int, data: Any, chans: tuple, buffers: tuple, local_p: tuple) -> tuple:
+        _c, _b, local, ghost, know, signals, dups = state
+        src = mid // self.stride
+        k = know[p] | (1 << mid) | message_past(ghost, mid, self.stride)
+        return (
+            chans,
+            buffers,
+            replace(local, p, self.on_deliver(local_p, p, src, data)),
+            ghost_event(ghost, p, DELIVER, mid),
+            replace(know, p, k),
+            signals,
+            dups,
+        )
+
+    # -- properties and presentation ---------------------------------------------------------
+
+    def properties(self) -> list[Property]:
+        return list(LIBRARY)
+
+    def format_action(self, action: tuple) -> str:
+        kind = action[0]
+        if kind == "receive":
+            return f"{self.names[action[1]]} receives {self.mname(action[2])} and delivers it"
+        if kind == "buffer":
+            return f"{self.names[action[1]]} receives {self.mname(action[2])} and holds it back"
+        if kind == "deliver":
+            return f"{self.names[action[1]]} delivers the held-back {self.mname(action[2])}"
+        if kind in ("lose", "duplicate"):
+            _k, src, dst, mid = action
+            verb = "is lost" if kind == "lose" else "is duplicated"
+            return f"{self.mname(mid)} from {self.names[src]} to {self.names[dst]} {verb} in transit"
+        if kind == "send":
+            _k, p, mid, dmask = action
+            return f"{self.names[p]} sends {self.mname(mid)} to {names_of(dmask, self.names)}"
+        return super().format_action(action)
+
+    def describe(self, state: tuple) -> dict[str, Any]:
+        chans, buffers, local, ghost, know, signals, dups = state
+        h, messages = self.common_view(state)
+        return {
+            "peers": {
+                name: {
+                    "state": self.show_local(local[p]),
+                    "held_back": [{self.mname(m): self.show_data(d)} for m, d in buffers[p]],
+                    "delivered": [h.messages[m].name for m in h.deliveries(p)],
+                    "knows": [self.mname(m) for m in members(know[p])],
+                }
+                for p, name in enumerate(self.names)
+            },
+            "in_transit": [
+                {"from": self.names[s], "to": self.names[d], "message": self.mname(m), "data": self.show_data(data)}
+                for (s, d), msgs in chans
+                for m, data in msgs
+            ],
+            "messages": messages,
+            "signals_left": signals,
+            "duplicates_left": dups,
+        }
+
+
+def vmax(a: tuple, b: tuple) -> tuple:
+    """The componentwise maximum of two vectors (or matrices, as tuples of rows)."""
+    if a and isinstance(a[0], tuple):
+        return tuple(vmax(x, y) for x, y in zip(a, b))
+    return tuple(x if x >= y else y for x, y in zip(a, b))
+
+
+def leq(a: tuple, b: tuple) -> bool:
+    """``a <= b`` componentwise."""
+    return all(x <= y for x, y in zip(a, b))

@@ -1,0 +1,142 @@
+"""Total order through a sequencer process.
+
+Sources: ``seeds/message-ordering-notes.txt`` ("a central component for total ordering
+with a special process (called sequencer) to which all processes send their broadcast
+messages. The special process gives each message a sequence number and broadcasts it to
+all processes") and ``seeds/garg-ch12-message-ordering.txt`` ("Centralized:
+Coordinator multicasts the message", FIFO channels assumed).
+
+The sequencer is an extra process, not one of the peers: it has no application, so its
+numbering and re-broadcasts are protocol traffic, absent from the history (process
+number ``peers`` on the channels, shown as ``S``). Each peer broadcasts to the whole
+group, itself included: a peer's own message reaches its application only through the
+sequencer, like everyone else's.
+
+Steps:
+
+* ``send(p, m)``: ``p`` puts ``m`` on its channel to the sequencer.
+* ``sequence(m)``: the sequencer takes ``m`` off a channel, numbers it with its
+  counter and puts ``(k, m)`` on its channel to every peer (one atomic step of the
+  sequencer).
+* ``receive(q, k, m)``: ``q`` takes ``(k, m)`` off the channel into its hold-back set.
+* ``discard(q, k, m)``: a duplicate (a number already delivered or held) is dropped.
+* ``deliver(q, m)``: ``q`` delivers the held message numbered with the next number it
+  expects (``hold_back``); without ``hold_back`` ``receive`` delivers at once.
+
+State: ``(ghost, know, signals, dups, chans, counter, expect, held)`` with ``expect[q]``
+the next sequence number ``q`` delivers and ``held[q]`` a sorted tuple of ``(k, m)``.
+
+The sequencer numbers whatever reaches it: a copy made by a duplicating channel on the
+way to it gets a second number and is delivered twice (the seed does not ask the
+sequencer to deduplicate). Copies on the way from it are discarded by number.
+
+Ablation ``hold_back``: deliver in order of arrival instead of sequence order. With FIFO
+channels from the sequencer that changes nothing (numbers arrive in order); with
+unordered channels it breaks ``total``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checker import Constant, Property
+from specs.async_peers import CHANS, AsyncPeerSpec, broadcast_constants
+from specs.channels import channel_constants
+from specs.common import replace
+from specs.properties import LIBRARY
+
+COUNTER, EXPECT, HELD = 5, 6, 7
+
+
+class Sequencer(AsyncPeerSpec):
+    name = "sequencer"
+    summary = "total order broadcast: a sequencer process numbers every message and re-broadcasts it"
+    broadcast = True
+    constants = (
+        *broadcast_constants(3, 1),
+        *channel_constants("fifo"),
+        Constant("hold_back", bool, True, "deliver in sequence-number order (hold back early arrivals)", ablation=True),
+    )
+
+    def configure(self) -> None:
+        self.seq_id = self.peers
+
+    def init_rest(self) -> tuple:
+        n = self.peers
+        return (0, (0,) * n, ((),) * n)
+
+    def on_send(self, state: tuple, p: int, mid: int, dmask: int) -> tuple:
+        return replace(state, CHANS, self.chan.send(state[CHANS], p, self.seq_id, mid))
+
+    def protocol_steps(self, state: tuple) -> list[tuple[tuple, tuple]]:
+        out: list[tuple[tuple, tuple]] = []
+        chans, counter, expect, held = state[CHANS], state[COUNTER], state[EXPECT], state[HELD]
+        S = self.seq_id
+        for src, dst, msg, rest in self.receipts(chans):
+            if dst == S:
+                for q in range(self.peers):
+                    rest = self.chan.send(rest, S, q, (counter, msg))
+                s = state[:CHANS] + (rest, counter + 1) + state[EXPECT:]
+                out.append((("sequence", src, msg, counter), s))
+            else:
+                k, mid = msg
+                if self.hold_back and (k < expect[dst] or msg in held[dst]):
+                    s = state[:CHANS] + (rest,) + state[CHANS + 1 :]
+                    out.append((("discard", dst, mid, k), s))
+                elif self.hold_back:
+                    s = state[:CHANS] + (rest, counter, expect, replace(held, dst, tuple(sorted(held[dst] + (msg,)))))
+                    out.append((("receive", dst, mid, k), s))
+                else:
+                    s = self.deliver(state[:CHANS] + (rest,) + state[CHANS + 1 :], dst, mid)
+                    out.append((("deliver", dst, mid), s))
+        if self.hold_back:
+            for q in range(self.peers):
+                if held[q] and held[q][0][0] == expect[q]:
+                    k, mid = held[q][0]
+                    s = state[:EXPECT] + (replace(expect, q, k + 1), replace(held, q, held[q][1:]))
+                    out.append((("deliver", q, mid), self.deliver(s, q, mid)))
+        return out
+
+    def properties(self) -> list[Property]:
+        return list(LIBRARY)
+
+    # -- presentation -------------------------------------------------------------------------
+
+    def proc_name(self, p: int) -> str:
+        return "S" if p == self.seq_id else self.names[p]
+
+    def format_wire(self, msg: tuple) -> str:
+        if len(msg) == 1:
+            return self.mname(msg[0])
+        return f"#{msg[0]}:{self.mname(msg[1])}"
+
+    def format_action(self, action: tuple) -> str:
+        kind = action[0]
+        if kind == "sequence":
+            _, src, mid, k = action
+            return f"the sequencer numbers {self.mname(mid)} #{k} and sends it to every peer"
+        if kind == "receive":
+            _, q, mid, k = action
+            return f"{self.names[q]} holds back {self.mname(mid)} #{k}"
+        if kind == "discard":
+            _, q, mid, k = action
+            return f"{self.names[q]} discards a duplicate of {self.mname(mid)} #{k}"
+        if kind == "send":
+            _, p, mid, _d = action
+            return f"{self.names[p]} sends {self.mname(mid)} to the sequencer"
+        return super().format_action(action)
+
+    def describe(self, state: tuple) -> dict[str, Any]:
+        view = self.base_view(state)
+        view["sequencer_counter"] = state[COUNTER]
+        view["peers"] = {
+            name: {
+                "next_number": state[EXPECT][q],
+                "held_back": [f"#{k}:{self.mname(m)}" for k, m in state[HELD][q]],
+            }
+            for q, name in enumerate(self.names)
+        }
+        return view
+
+
+SPEC = Sequencer

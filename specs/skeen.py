@@ -1,0 +1,216 @@
+"""Skeen's total-order multicast: proposed timestamps, the maximum as final.
+
+Source: ``seeds/garg-ch12-message-ordering.txt`` ("Send a timestamped message to all
+the destination processes. On receiving a message, a process marks it as undeliverable
+and sends the value of the logical clock as the proposed timestamp to the initiator.
+Set the max of all proposals as the final timestamp and send to all destinations. On
+receiving the final timestamp of a message, it is marked as deliverable. A deliverable
+message is delivered if it has the smallest timestamp in the message queue."), with its
+example: proposals 2 and 4, final 4, and a lower-priority message ignored until the
+final arrives.
+
+Model:
+
+* Every process keeps a Lamport clock; every send and every receive is an event that
+  ticks it, a receive first taking the maximum with the message's timestamp.
+* ``send(p, m, D)``: ``p`` ticks and puts ``(MSG, m, clock)`` on its channel to each
+  destination; it waits for one proposal per destination. Destinations are chosen as in
+  every peer spec (``destinations``, ``script``); the sender is not one of them.
+* ``propose(q, m)``: ``q`` takes ``m`` off the channel, ticks, queues ``m`` as
+  undeliverable with its clock as the proposed timestamp and sends ``(PROPOSE, m, ts)``
+  to the sender.
+* ``collect(p, q, m)``: the sender takes a proposal; with the last one it fixes the
+  final timestamp (the maximum) and sends ``(FINAL, m, ts)`` to every destination.
+* ``finalise(q, m)``: ``q`` marks ``m`` deliverable with the final timestamp.
+* ``deliver(q, m)``: ``q`` delivers the entry with the smallest ``(timestamp, sender,
+  message)`` when it is deliverable. Ties go to the lower process id (Garg: a message
+  from "a lower priority process (say with id 3)" waits).
+
+A copy made by a duplicating channel is ignored (``discard``): a message already
+queued or delivered, a proposal already counted, a final for an entry already final.
+
+State: ``(ghost, know, signals, dups, chans, clocks, waiting, queues)``; ``waiting[p]``
+is a sorted tuple of ``(m, still_to_propose_mask, final_so_far)``; ``queues[q]`` a
+sorted tuple of ``(ts, m, deliverable)``.
+
+Ablations: ``take_max`` (off: the final timestamp is ``mutant_final``, the minimum or
+the first proposal to arrive) and ``wait_for_undeliverable`` (off: deliver the smallest
+*deliverable* entry even though an undeliverable one with a lower proposed timestamp
+precedes it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checker import Constant, Property
+from specs.async_peers import CHANS, AsyncPeerSpec
+from specs.base import peer_constants
+from specs.channels import channel_constants
+from specs.common import members, names_of, replace
+from specs.history import DELIVER, encode_event
+from specs.properties import LIBRARY
+
+CLOCKS, WAITING, QUEUES = 5, 6, 7
+MSG, PROPOSE, FINAL = 0, 1, 2
+
+
+class Skeen(AsyncPeerSpec):
+    name = "skeen"
+    summary = "Skeen's multicast: destinations propose clock values, the maximum is final"
+    constants = (
+        *peer_constants(3, 1, "others"),
+        *channel_constants("fifo"),
+        Constant("take_max", bool, True, "the final timestamp is the maximum proposal", ablation=True),
+        Constant(
+            "mutant_final",
+            str,
+            "min",
+            "what take_max = false takes instead: the minimum or the first proposal",
+            choices=("min", "first"),
+        ),
+        Constant(
+            "wait_for_undeliverable",
+            bool,
+            True,
+            "an undeliverable entry with a lower timestamp blocks delivery",
+            ablation=True,
+        ),
+    )
+
+    def init_rest(self) -> tuple:
+        n = self.peers
+        return ((0,) * n, ((),) * n, ((),) * n)
+
+    def on_send(self, state: tuple, p: int, mid: int, dmask: int) -> tuple:
+        clocks, waiting = state[CLOCKS], state[WAITING]
+        ts = clocks[p] + 1
+        chans = state[CHANS]
+        for d in self.dest_table[dmask]:
+            chans = self.chan.send(chans, p, d, (MSG, mid, ts))
+        mine = tuple(sorted(waiting[p] + ((mid, dmask, 0),)))
+        return state[:CHANS] + (chans, replace(clocks, p, ts), replace(waiting, p, mine), state[QUEUES])
+
+    def _combine(self, acc: int, ts: int) -> int:
+        if acc == 0 or self.take_max:
+            return max(acc, ts)
+        if self.mutant_final == "min":
+            return min(acc, ts)
+        return acc  # the first proposal stays
+
+    def protocol_steps(self, state: tuple) -> list[tuple[tuple, tuple]]:
+        out: list[tuple[tuple, tuple]] = []
+        chans, clocks, waiting, queues = state[CHANS:]
+        for src, q, (kind, mid, ts), rest in self.receipts(chans):
+            if self.stale(state, src, q, kind, mid):
+                out.append((("discard", q, src, kind, mid), state[:CHANS] + (rest,) + state[CHANS + 1 :]))
+                continue
+            clock = max(clocks[q], ts) + 1
+            clocks2 = replace(clocks, q, clock)
+            if kind == MSG:
+                rest = self.chan.send(rest, q, src, (PROPOSE, mid, clock))
+                queue = tuple(sorted(queues[q] + ((clock, mid, 0),)))
+                s = state[:CHANS] + (rest, clocks2, waiting, replace(queues, q, queue))
+                out.append((("propose", q, mid, clock), s))
+            elif kind == PROPOSE:
+                mine = list(waiting[q])
+                i = next(i for i, w in enumerate(mine) if w[0] == mid)
+                _, left, acc = mine[i]
+                left &= ~(1 << src)
+                acc = self._combine(acc, ts)
+                if left:
+                    mine[i] = (mid, left, acc)
+                    s = state[:CHANS] + (rest, clocks2, replace(waiting, q, tuple(mine)), queues)
+                    out.append((("collect", q, src, mid, ts), s))
+                else:
+                    dmask = self._dests(state, q, mid)
+                    del mine[i]
+                    for d in self.dest_table[dmask]:
+                        rest = self.chan.send(rest, q, d, (FINAL, mid, acc))
+                    s = state[:CHANS] + (rest, clocks2, replace(waiting, q, tuple(mine)), queues)
+                    out.append((("finalise", q, src, mid, ts, acc), s))
+            else:
+                queue = tuple(sorted([e for e in queues[q] if e[1] != mid] + [(ts, mid, 1)]))
+                s = state[:CHANS] + (rest, clocks2, waiting, replace(queues, q, queue))
+                out.append((("final", q, mid, ts), s))
+        for q in range(self.peers):
+            entry = self.next_delivery(queues[q])
+            if entry is not None:
+                queue = tuple(e for e in queues[q] if e != entry)
+                s = state[:QUEUES] + (replace(queues, q, queue),)
+                out.append((("deliver", q, entry[1]), self.deliver(s, q, entry[1])))
+        return out
+
+    def stale(self, state: tuple, src: int, q: int, kind: int, mid: int) -> bool:
+        """A copy made by a duplicating channel that ``q`` ignores: a message it already
+        queued or delivered, a proposal it already has, a final for an entry it no longer
+        holds as undeliverable."""
+        queue = state[QUEUES][q]
+        if kind == MSG:
+            return any(e[1] == mid for e in queue) or encode_event(DELIVER, mid) in state[0][1][q]
+        if kind == PROPOSE:
+            return not any(w[0] == mid and w[1] >> src & 1 for w in state[WAITING][q])
+        return not any(e[1] == mid and not e[2] for e in queue)
+
+    def _dests(self, state: tuple, p: int, mid: int) -> int:
+        return state[0][0][p][mid % self.stride][0]
+
+    def next_delivery(self, queue: tuple) -> tuple | None:
+        """The entry ``q`` may deliver now, if any (see the ablation in the docstring)."""
+        if not queue:
+            return None
+        if self.wait_for_undeliverable:
+            return queue[0] if queue[0][2] else None
+        return next((e for e in queue if e[2]), None)
+
+    def properties(self) -> list[Property]:
+        return list(LIBRARY)
+
+    # -- presentation -------------------------------------------------------------------------
+
+    def format_wire(self, msg: tuple) -> str:
+        kind, mid, ts = msg
+        return f"{('msg', 'propose', 'final')[kind]}({self.mname(mid)}, {ts})"
+
+    def format_action(self, action: tuple) -> str:
+        kind = action[0]
+        if kind == "send":
+            _, p, mid, dmask = action
+            return f"{self.names[p]} multicasts {self.mname(mid)} to {names_of(dmask, self.names)}"
+        if kind == "propose":
+            _, q, mid, ts = action
+            return f"{self.names[q]} queues {self.mname(mid)} as undeliverable and proposes {ts}"
+        if kind == "collect":
+            _, p, src, mid, ts = action
+            return f"{self.names[p]} gets {self.names[src]}'s proposal {ts} for {self.mname(mid)}"
+        if kind == "finalise":
+            _, p, src, mid, ts, final = action
+            return (
+                f"{self.names[p]} gets {self.names[src]}'s proposal {ts} for {self.mname(mid)}, "
+                f"the last one: final timestamp {final}"
+            )
+        if kind == "discard":
+            _, q, src, wire, mid = action
+            return f"{self.names[q]} ignores a duplicate {('msg', 'propose', 'final')[wire]} of {self.mname(mid)} from {self.names[src]}"
+        if kind == "final":
+            _, q, mid, ts = action
+            return f"{self.names[q]} marks {self.mname(mid)} deliverable at {ts}"
+        return super().format_action(action)
+
+    def describe(self, state: tuple) -> dict[str, Any]:
+        view = self.base_view(state)
+        clocks, waiting, queues = state[CLOCKS:]
+        view["peers"] = {
+            name: {
+                "clock": clocks[q],
+                "queue": [f"{self.mname(m)}@{ts}{'' if ok else '?'}" for ts, m, ok in queues[q]],
+                "awaiting_proposals": {
+                    self.mname(m): [self.names[d] for d in members(left)] for m, left, _acc in waiting[q]
+                },
+            }
+            for q, name in enumerate(self.names)
+        }
+        return view
+
+
+SPEC = Skeen

@@ -1,0 +1,235 @@
+"""Garg's algorithm for synchronous message ordering: big and small messages.
+
+Source: ``seeds/garg-ch12-message-ordering.txt`` ("Synchronous order: Algorithm").
+Peers are ordered by id (a < b < c ...). A message from a bigger peer to a smaller one
+is *big*; from a smaller to a bigger one, *small*. Every peer starts active.
+
+- Big message from ``i`` to ``j < i``: ``i`` must be active; it sends the message and
+  turns passive until ``j``'s ack arrives. ``j`` receives a big message only while
+  active, and acks it at once.
+- Small message from ``i`` to ``j > i``: ``i`` first sends ``j`` a permission request
+  and waits. ``j`` grants permission only while active, and turns passive when it
+  does. When ``i`` receives the permission it sends the small message; when ``j``
+  receives it, ``j`` turns active again.
+- A passive process sends nothing and receives nothing but what ends its passivity:
+  the ack it awaits, or the small message of the peer it granted permission to.
+
+The slides leave open what a peer waiting for permission may do; here it stays active
+(it is not passive in the slides' sense): it may receive big messages, ack them and
+grant other peers' requests, but it starts no other send (a peer is one thread). It
+takes its permission only while active, and sends the small message in the same step.
+
+Ablation flags: ``request_permission`` (off: a small message is sent straight away, and
+the receiver takes it while active), ``wait_for_ack`` (off: a big message's sender
+stays active and no ack is sent). The seed warns the algorithm "cannot be totally
+symmetric"; each flag makes it partly so.
+
+Messages in transit are ``(kind, mid)`` with ``kind`` one of :data:`APP`, :data:`REQUEST`,
+:data:`PERMISSION`, :data:`ACK` (``mid`` is ``0`` for control messages). Per peer:
+``(mode, partner, asking)``: ``mode`` :data:`ACTIVE`, :data:`WAIT_ACK` (passive after a
+big send, awaiting ``partner``'s ack) or :data:`GRANTED` (passive after granting
+``partner``); ``asking`` is ``0`` or ``1 + j`` while a request to ``j`` is outstanding.
+State: ``(chans, procs, ghost, know, signals_left, dups_left)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checker import Constant, ConstantError, Property
+from specs.base import PeerSpec, peer_constants
+from specs.channels import EMPTY, Channels, channel_constants
+from specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, replace, send_options
+from specs.history import DELIVER
+from specs.properties import LIBRARY
+
+APP, REQUEST, PERMISSION, ACK = 0, 1, 2, 3
+KIND_NAMES = {APP: "message", REQUEST: "request", PERMISSION: "permission", ACK: "ack"}
+ACTIVE, WAIT_ACK, GRANTED = 0, 1, 2
+MODE_NAMES = {ACTIVE: "active", WAIT_ACK: "passive (awaits ack)", GRANTED: "passive (granted)"}
+
+CHANS, PROCS, GHOST, KNOW, SIGNALS, DUPS = range(6)
+
+
+class Synchronous(PeerSpec):
+    name = "synchronous"
+    summary = "Garg's synchronous ordering: big messages acked, small ones sent with permission, passive processes"
+    constants = (
+        *peer_constants(peers=2, sends=1, destinations="unicast"),
+        *channel_constants("unordered"),
+        Constant("request_permission", bool, True, "ask the bigger peer's permission before a small message", ablation=True),
+        Constant("wait_for_ack", bool, True, "turn passive after a big message until its ack", ablation=True),
+    )
+    ghost_at = GHOST
+    # Peers keep taking the messages their mode allows; starting a send is optional.
+    # (Taking a permission is labelled "send", like starting a send, so it is left out;
+    # every run here is finite, so only the terminal-state check applies anyway.)
+    fairness = {k: "weak" for k in ("grant", "ack", "deliver")}
+
+    def configure(self) -> None:
+        if self.destinations != "unicast" and not self.script:
+            raise ConstantError("destinations", "synchronous ordering is point to point: use \"unicast\"")
+        if self.plan is not None and any(bin(m).count("1") != 1 for sends in self.plan for m in sends):
+            raise ConstantError("script", "synchronous ordering is point to point: each send names one destination")
+        self.net = Channels.from_spec(self)
+
+    def init_states(self) -> list[tuple]:
+        n = self.peers
+        empty = tuple(() for _ in range(n))
+        procs = ((ACTIVE, 0, 0),) * n
+        return [(EMPTY, procs, (empty, empty), (0,) * n, self.signals, self.duplicates)]
+
+    def next_states(self, state: tuple) -> list[tuple[tuple, tuple]]:
+        chans, procs, ghost, know, signals, dups = state
+        out: list[tuple[tuple, tuple]] = []
+        for p in range(self.peers):
+            mode, partner, asking = procs[p]
+            for src, _dst, msg, rest in self.net.receivable(chans, p):
+                step = self._receive(state, p, src, msg, rest)
+                if step is not None:
+                    out.append(step)
+            if mode != ACTIVE:
+                continue
+            if not asking:
+                count = len(ghost[0][p])
+                for dmask in send_options(self.plan, self.choices, self.sends, p, count):
+                    out.append(self._start_send(state, p, members(dmask)[0]))
+            if signals:
+                for q in range(self.peers):
+                    if q != p:
+                        know2 = replace(know, q, know[q] | know[p])
+                        out.append((("signal", p, q), (chans, procs, ghost_signal(ghost, p, q), know2, signals - 1, dups)))
+        for src, dst, msg, rest in self.net.losses(chans):
+            out.append((("lose", src, dst, msg[0], msg[1]), (rest, procs, ghost, know, signals, dups)))
+        if dups:
+            for src, dst, msg, more in self.net.duplications(chans):
+                out.append((("duplicate", src, dst, msg[0], msg[1]), (more, procs, ghost, know, signals, dups - 1)))
+        return out
+
+    # -- steps ------------------------------------------------------------------------------
+
+    def _start_send(self, state: tuple, p: int, d: int) -> tuple[tuple, tuple]:
+        chans, procs, ghost, know, signals, dups = state
+        if d > p and self.request_permission:
+            chans2 = self.net.send(chans, p, d, (REQUEST, 0))
+            return ("request", p, d), (chans2, replace(procs, p, (ACTIVE, 0, 1 + d)), ghost, know, signals, dups)
+        big = d < p
+        after = (WAIT_ACK, d, 0) if big and self.wait_for_ack else (ACTIVE, 0, 0)
+        return self._send_app(state, p, d, after, chans)
+
+    def _send_app(self, state: tuple, p: int, d: int, after: tuple, chans: tuple) -> tuple[tuple, tuple]:
+        _c, procs, ghost, know, signals, dups = state
+        mid = p * self.stride + len(ghost[0][p])
+        chans2 = self.net.send(chans, p, d, (APP, mid))
+        know2 = replace(know, p, know[p] | (1 << mid))
+        return ("send", p, mid, 1 << d), (
+            chans2, replace(procs, p, after), ghost_send(ghost, p, mid, 1 << d, know[p]), know2, signals, dups,
+        )
+
+    def _receive(self, state: tuple, p: int, src: int, msg: tuple, rest: tuple) -> tuple[tuple, tuple] | None:
+        """``p`` takes ``msg`` from ``src`` if its mode lets it; ``None`` if not."""
+        chans, procs, ghost, know, signals, dups = state
+        mode, partner, asking = procs[p]
+        kind, mid = msg
+        if kind == ACK:
+            if mode == WAIT_ACK and partner == src:
+                return ("ack", p, src), (rest, replace(procs, p, (ACTIVE, 0, asking)), ghost, know, signals, dups)
+            return None
+        if kind == REQUEST:
+            if mode != ACTIVE:
+                return None
+            chans2 = self.net.send(rest, p, src, (PERMISSION, 0))
+            return ("grant", p, src), (chans2, replace(procs, p, (GRANTED, src, asking)), ghost, know, signals, dups)
+        if kind == PERMISSION:
+            if mode != ACTIVE or asking != 1 + src:
+                return None
+            return self._send_app((rest, procs, ghost, know, signals, dups), p, src, (ACTIVE, 0, 0), rest)
+        # An application message.
+        big = src > p
+        if big:
+            if mode != ACTIVE:
+                return None
+            after = (mode, partner, asking)
+            if self.wait_for_ack:
+                rest = self.net.send(rest, p, src, (ACK, 0))
+        elif self.request_permission:
+            if not (mode == GRANTED and partner == src):
+                return None
+            after = (ACTIVE, 0, asking)
+        else:
+            if mode != ACTIVE:
+                return None
+            after = (mode, partner, asking)
+        k = know[p] | (1 << mid) | message_past(ghost, mid, self.stride)
+        return ("deliver", p, mid), (
+            rest, replace(procs, p, after), ghost_event(ghost, p, DELIVER, mid), replace(know, p, k), signals, dups,
+        )
+
+    # -- properties and presentation ---------------------------------------------------------
+
+    def finished(self, state: tuple) -> bool:
+        return all(proc == (ACTIVE, 0, 0) for proc in state[PROCS])
+
+    def properties(self) -> list[Property]:
+        return [*LIBRARY, Property.eventually(
+            "deadlock_free", self._stuck, doc="every run ends with every peer active and no request outstanding"
+        )]
+
+    def _stuck(self, state: tuple) -> str | None:
+        stuck = []
+        for p, (mode, partner, asking) in enumerate(state[PROCS]):
+            if mode == WAIT_ACK:
+                stuck.append(f"{self.names[p]} waits for {self.names[partner]}'s ack")
+            elif mode == GRANTED:
+                stuck.append(f"{self.names[p]} waits for {self.names[partner]}'s small message")
+            if asking:
+                stuck.append(f"{self.names[p]} waits for {self.names[asking - 1]}'s permission")
+        return f"the run stops with {', '.join(stuck)}" if stuck else None
+
+    def format_action(self, action: tuple) -> str:
+        kind, *args = action
+        n = self.names
+        if kind == "send":
+            p, mid, dmask = args
+            size = "big" if members(dmask)[0] < p else "small"
+            return f"{n[p]} sends {size} message {self.mname(mid)} to {n[members(dmask)[0]]}"
+        if kind == "deliver":
+            return f"{n[args[0]]} receives {self.mname(args[1])}"
+        if kind == "request":
+            return f"{n[args[0]]} asks {n[args[1]]} for permission"
+        if kind == "grant":
+            return f"{n[args[0]]} grants {n[args[1]]} permission and turns passive"
+        if kind == "ack":
+            return f"{n[args[0]]} gets {n[args[1]]}'s ack and turns active"
+        if kind in ("lose", "duplicate"):
+            src, dst, k, mid = args
+            what = self.mname(mid) if k == APP else KIND_NAMES[k]
+            return f"{what} from {n[src]} to {n[dst]} is {'lost' if kind == 'lose' else 'duplicated'}"
+        return super().format_action(action)
+
+    def describe(self, state: tuple) -> dict[str, Any]:
+        chans, procs, ghost, know, signals, dups = state
+        h, messages = self.common_view(state)
+        return {
+            "peers": {
+                name: {
+                    "mode": MODE_NAMES[procs[p][0]],
+                    "partner": self.names[procs[p][1]] if procs[p][0] != ACTIVE else None,
+                    "asking": self.names[procs[p][2] - 1] if procs[p][2] else None,
+                    "delivered": [h.messages[m].name for m in h.deliveries(p)],
+                    "knows": [self.mname(m) for m in members(know[p])],
+                }
+                for p, name in enumerate(self.names)
+            },
+            "in_transit": [
+                {"from": self.names[s], "to": self.names[d], "kind": KIND_NAMES[k], "message": self.mname(m) if k == APP else None}
+                for (s, d), msgs in chans
+                for k, m in msgs
+            ],
+            "messages": messages,
+            "signals_left": signals,
+            "duplicates_left": dups,
+        }
+
+
+SPEC = Synchronous

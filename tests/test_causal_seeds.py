@@ -1,0 +1,303 @@
+"""The causal seed protocols: worked examples of the seeds, models, ablations.
+
+Specs: BSS (``specs/bss.py``), SES (``specs/ses.py``), matrix clocks
+(``specs/matrix.py``) and Garg's synchronous ordering (``specs/synchronous.py``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checker import ConstantError
+from checker.model import load_model, model_from_dict
+from checker.run import Options, check_model
+from specs.bss import BSS
+from specs.holdback import BUFFERS, LOCAL
+from specs.matrix import Matrix
+from specs.ses import SES
+from specs.synchronous import Synchronous
+
+MODELS = Path(__file__).resolve().parent.parent / "models"
+OURS = sorted(
+    p for prefix in ("bss", "ses", "matrix", "synchronous") for p in MODELS.glob(f"{prefix}-*.toml")
+)
+A, B, C = 0, 1, 2
+
+
+def enabled(spec, state) -> list[tuple]:
+    return [label for label, _ in spec.next_states(state)]
+
+
+def take(spec, state, label: tuple):
+    """The successor of ``state`` by the action labelled ``label``, which must be enabled."""
+    for lab, nxt in spec.next_states(state):
+        if lab == label:
+            return nxt
+    raise AssertionError(f"{label} is not enabled; enabled: {enabled(spec, state)}")
+
+
+def of_peer(labels: list[tuple], p: int) -> list[tuple]:
+    return [lab for lab in labels if lab[0] in ("receive", "buffer", "deliver", "send", "signal") and lab[1] == p]
+
+
+def run(data: dict):
+    return check_model(model_from_dict(data), Options(progress=False))
+
+
+# -- the seeds' worked examples ------------------------------------------------------------
+
+
+def test_bss_three_process_example():
+    """The bss seed's example, as it finally settles it: P1 broadcasts m1 with [1,0,0];
+    P2 delivers it and broadcasts m2 with [1,1,0]; m2 reaches P3 first. Condition (a)
+    holds (V_m2[2] = 0 + 1), (b) fails (V_m2[1] = 1 > 0): m2 is buffered. m1 arrives and
+    is delivered; then m2 is delivered. Here P1, P2, P3 are a, b, c."""
+    spec = BSS(peers=3, script={"a": ["bc"], "b": ["ac"]})
+    a1, b1 = 0, 1
+    s = spec.init_states()[0]
+    s = take(spec, s, ("send", A, a1, 0b110))
+    s = take(spec, s, ("receive", B, a1))
+    s = take(spec, s, ("send", B, b1, 0b101))
+    assert spec.describe(s)["in_transit"][-1] == {"from": "b", "to": "c", "message": "b1", "data": (1, 1, 0)}
+    assert ("receive", C, b1) not in enabled(spec, s)
+    s = take(spec, s, ("buffer", C, b1))
+    assert s[BUFFERS][C] == ((b1, (1, 1, 0)),) and s[LOCAL][C] == (0, 0, 0)
+    assert ("deliver", C, b1) not in enabled(spec, s), "b1 must wait for a1"
+    s = take(spec, s, ("receive", C, a1))
+    assert s[LOCAL][C] == (1, 0, 0)
+    # c now delivers the held-back b1 before doing anything else.
+    assert of_peer(enabled(spec, s), C) == [("deliver", C, b1)]
+    s = take(spec, s, ("deliver", C, b1))
+    assert s[LOCAL][C] == (1, 1, 0) and s[BUFFERS][C] == ()
+    assert spec.history(s).deliveries(C) == [a1, b1]
+
+
+def test_bss_example_without_condition_b_delivers_m2_first():
+    spec = BSS(peers=3, script={"a": ["bc"], "b": ["ac"]}, condition_b=False, update="increment")
+    s = spec.init_states()[0]
+    for label in [("send", A, 0, 0b110), ("receive", B, 0), ("send", B, 1, 0b101), ("receive", C, 1), ("receive", C, 0)]:
+        s = take(spec, s, label)
+    assert spec.history(s).deliveries(C) == [1, 0]
+
+
+@pytest.mark.parametrize("cls", [BSS, SES, Matrix])
+def test_whatsapp_question_is_seen_before_the_answer(cls):
+    """Bob asks "What time?" (b1 to Alice and Charlie); Alice receives it and answers
+    "Noon" (a1 to Bob and Charlie). However the answer travels, Charlie delivers the
+    question first: the answer is held back until the question arrives."""
+    spec = cls(peers=3, destinations="subsets", script={"a": ["bc"], "b": ["ac"]})
+    question, answer = 1, 0  # b1 and a1 (one send each: stride 1)
+    s = spec.init_states()[0]
+    s = take(spec, s, ("send", B, question, 0b101))
+    s = take(spec, s, ("receive", A, question))
+    s = take(spec, s, ("send", A, answer, 0b110))
+    assert ("receive", C, answer) not in enabled(spec, s)
+    s = take(spec, s, ("buffer", C, answer))
+    assert ("deliver", C, answer) not in enabled(spec, s)
+    s = take(spec, s, ("receive", C, question))
+    s = take(spec, s, ("deliver", C, answer))
+    assert spec.history(s).deliveries(C) == [question, answer]
+
+
+@pytest.mark.parametrize("spec_name", ["bss", "ses", "matrix", "fifo"])
+def test_whatsapp_answer_before_question_is_impossible_except_in_naive_fifo(spec_name):
+    """Exhaustively: no run of the causal protocols lets Charlie see the answer first;
+    the naive per-peer FIFO queues of specs/fifo.py do."""
+    constants = {"peers": 3, "destinations": "subsets", "script": {"a": ["bc"], "b": ["ac"]}}
+    result = run({"spec": spec_name, "constants": constants, "check": {"properties": ["causal"]}})
+    verdict = result.properties["causal"]
+    if spec_name == "fifo":
+        assert verdict.status == "violated"
+        # The script is symmetric; the shortest run has a ask and b answer.
+        assert verdict.explanation == (
+            "peer c received b1 before a1, although a1 happened before b1: a sent a1, b received a1, b sent b1"
+        )
+    else:
+        assert verdict.status == "holds"
+
+
+def test_garg_causal_chat_reply_never_overtakes_the_query():
+    """Garg's causal chat: P0 sends a query to P1 and P2, P1 replies to both; with the
+    matrix algorithm the reply cannot reach P2 before the query."""
+    constants = {"peers": 3, "destinations": "subsets", "script": {"a": ["bc"], "b": ["ac"]}}
+    assert run({"spec": "matrix", "constants": constants, "check": {"properties": ["causal"]}}).properties[
+        "causal"
+    ].status == "holds"
+    mutant = run(
+        {"spec": "matrix", "constants": {**constants, "check_others": False},
+         "check": {"properties": ["causal", "eventual_delivery"]}}
+    )
+    # Without the k != j test the reply is accepted first and the query starves.
+    assert mutant.properties["eventual_delivery"].status == "violated"
+    assert mutant.properties["eventual_delivery"].explanation == "a1 to c is never delivered"
+
+
+# -- SES details ------------------------------------------------------------------------------
+
+
+def test_ses_buffer_carries_pairs_and_blocks_until_seen():
+    spec = SES(peers=3, script={"a": ["c", "b"], "b": ["c"]})
+    a1, a2, b1 = 0, 1, 2  # stride 2: a's messages 0, 1; b's 2
+    s = spec.init_states()[0]
+    s = take(spec, s, ("send", A, a1, 0b100))
+    s = take(spec, s, ("send", A, a2, 0b010))
+    # a2 carries a's buffer: the pair (c, t_a1).
+    _clock, pairs = s[LOCAL][A]
+    assert pairs == ((), (2, 0, 0), (1, 0, 0))
+    s = take(spec, s, ("receive", B, a2))
+    assert s[LOCAL][B][1][C] == (1, 0, 0), "b merged (c, t_a1)"
+    s = take(spec, s, ("send", B, b1, 0b100))
+    s = take(spec, s, ("buffer", C, b1))
+    s = take(spec, s, ("receive", C, a1))
+    s = take(spec, s, ("deliver", C, b1))
+    assert spec.history(s).deliveries(C) == [a1, b1]
+
+
+def test_ses_multicast_copies_carry_the_other_destinations():
+    spec = SES(peers=3, destinations="subsets")
+    clock, pairs = spec.init_local(A)
+    (clock2, after), data = spec.stamp((clock, pairs), A, (B, C))
+    assert after == ((), (1, 0, 0), (1, 0, 0))
+    assert data == (((1, 0, 0), ((), (), (1, 0, 0))), ((1, 0, 0), ((), (1, 0, 0), ())))
+
+
+# -- synchronous ordering -----------------------------------------------------------------------
+
+
+def test_synchronous_small_message_needs_permission_and_big_needs_ack():
+    spec = Synchronous(peers=2, sends=1)
+    s = spec.init_states()[0]
+    assert ("send", A, 0, 0b10) not in enabled(spec, s), "a small message needs permission first"
+    s = take(spec, s, ("request", A, B))
+    s = take(spec, s, ("grant", B, A))
+    assert ("send", B, 1, 0b01) not in enabled(spec, s), "a passive peer sends nothing"
+    s = take(spec, s, ("send", A, 0, 0b10))
+    s = take(spec, s, ("deliver", B, 0))
+    s = take(spec, s, ("send", B, 1, 0b01))
+    assert ("deliver", A, 1) in enabled(spec, s)
+    s = take(spec, s, ("deliver", A, 1))
+    s = take(spec, s, ("ack", B, A))
+    assert enabled(spec, s) == [] and spec.finished(s)
+
+
+def test_synchronous_fifo_channels_deadlock_behind_a_request():
+    """The finding of models/synchronous-3-fifo.toml, step by step with two peers."""
+    for channel, stuck in (("fifo", True), ("unordered", False)):
+        spec = Synchronous(peers=2, sends=1, channel=channel)
+        s = spec.init_states()[0]
+        s = take(spec, s, ("request", A, B))
+        s = take(spec, s, ("send", B, 1, 0b01))
+        s = take(spec, s, ("deliver", A, 1))
+        if stuck:
+            assert enabled(spec, s) == []
+            assert not spec.finished(s)
+            assert spec._stuck(s) == "the run stops with a waits for b's permission, b waits for a's ack"
+        else:
+            s = take(spec, s, ("ack", B, A))
+            s = take(spec, s, ("grant", B, A))
+
+
+def test_synchronous_rejects_multicast():
+    with pytest.raises(ConstantError):
+        Synchronous(peers=3, destinations="subsets")
+    with pytest.raises(ConstantError):
+        Synchronous(peers=3, script={"a": ["bc"]})
+
+
+# -- models and ablations -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", OURS, ids=[p.stem for p in OURS])
+def test_model_meets_its_expectations(path):
+    model = load_model(path)
+    assert model.expect, "every model pins its verdicts"
+    result = check_model(model, Options(progress=False))
+    assert result.stats.bound is None, "the search is exhaustive"
+    wrong = {n: (r.status, r.expected) for n, r in result.properties.items() if not r.as_expected}
+    assert not wrong
+
+
+def test_every_ablation_flag_has_a_model_that_expects_a_break():
+    flagged = {}
+    for path in OURS:
+        model = load_model(path)
+        for flag in type(model.spec).ablations():
+            if model.constants[flag] is False:
+                assert "violated" in model.expect.values(), path.name
+                flagged.setdefault(model.spec_name, set()).add(flag)
+    assert flagged == {
+        "bss": {"condition_a", "condition_b"},
+        "ses": {"check_buffer", "merge_buffer"},
+        "matrix": {"check_others", "check_sender"},
+        "synchronous": {"request_permission", "wait_for_ack"},
+    }
+
+
+MUTANTS = [
+    # model, property, shortest trace as action labels, explanation
+    (
+        "bss-mutant-no-causal-condition", "causal",
+        [["send", 0, 0, 6], ["receive", 1, 0], ["send", 1, 1, 5], ["receive", 2, 1], ["receive", 2, 0]],
+        "peer c received b1 before a1, although a1 happened before b1: a sent a1, b received a1, b sent b1",
+    ),
+    (
+        "bss-mutant-no-fifo-condition", "fifo",
+        [["send", 1, 2, 5], ["receive", 0, 2], ["send", 0, 0, 6], ["send", 0, 1, 6], ["buffer", 2, 0],
+         ["buffer", 2, 1], ["receive", 2, 2], ["deliver", 2, 1], ["deliver", 2, 0]],
+        "peer c received a2 before a1, although a sent a1 first",
+    ),
+    (
+        "ses-mutant-no-buffer-check", "causal",
+        [["send", 0, 0, 4], ["send", 0, 1, 2], ["receive", 1, 1], ["send", 1, 2, 4], ["receive", 2, 2],
+         ["receive", 2, 0]],
+        "peer c received b1 before a1, although a1 happened before b1: a sent a1, a sent a2, b received a2, b sent b1",
+    ),
+    (
+        "ses-mutant-no-merge", "causal",
+        [["send", 0, 0, 4], ["send", 0, 1, 2], ["receive", 1, 1], ["send", 1, 2, 4], ["receive", 2, 2],
+         ["receive", 2, 0]],
+        "peer c received b1 before a1, although a1 happened before b1: a sent a1, a sent a2, b received a2, b sent b1",
+    ),
+    (
+        "matrix-mutant-no-causal-condition", "eventual_delivery",
+        [["send", 0, 0, 4], ["send", 0, 1, 2], ["receive", 1, 1], ["send", 1, 2, 4], ["receive", 2, 2],
+         ["buffer", 2, 0]],
+        "a1 to c is never delivered",
+    ),
+    (
+        "matrix-mutant-no-fifo-condition", "fifo",
+        [["send", 0, 0, 2], ["send", 0, 1, 2], ["receive", 1, 1], ["receive", 1, 0]],
+        "peer b received a2 before a1, although a sent a1 first",
+    ),
+    (
+        "synchronous-mutant-no-permission", "synchronous",
+        [["send", 0, 0, 2], ["send", 1, 1, 1], ["deliver", 0, 1], ["ack", 1, 0], ["deliver", 1, 0]],
+        "messages a1, b1 form a crown, so they cannot all have been instantaneous: "
+        "a sent a1 before a received b1; b sent b1 before b received a1",
+    ),
+    (
+        "synchronous-mutant-no-ack", "synchronous",
+        [["request", 0, 1], ["send", 1, 1, 1], ["grant", 1, 0], ["send", 0, 0, 2], ["deliver", 0, 1], ["deliver", 1, 0]],
+        "messages a1, b1 form a crown, so they cannot all have been instantaneous: "
+        "a sent a1 before a received b1; b sent b1 before b received a1",
+    ),
+]
+
+
+@pytest.mark.parametrize("name,prop,labels,explanation", MUTANTS, ids=[m[0] for m in MUTANTS])
+def test_mutant_caught_with_shortest_counterexample(name, prop, labels, explanation):
+    model = load_model(MODELS / f"{name}.toml")
+    verdict = check_model(model, Options(progress=False)).properties[prop]
+    assert verdict.status == "violated"
+    assert verdict.explanation == explanation
+    assert [step.label for step in verdict.trace[1:]] == labels
+    # Shortest: no run of fewer steps violates the property (a depth-bounded search
+    # one step short finds nothing), and the full algorithm survives the same scenario.
+    shorter = check_model(model, Options(progress=False, max_depth=len(labels) - 1))
+    assert shorter.properties[prop].status != "violated"
+    full = dict(model.raw)
+    ablations = set(type(model.spec).ablations())
+    full["constants"] = {k: v for k, v in model.raw["constants"].items() if k not in ablations}
+    assert run(full).properties[prop].status == "holds"
