@@ -221,6 +221,10 @@ from checker.matrix_cli import matrix_command  # noqa: E402
 
 main.add_command(matrix_command)
 
+from checker.prove_cli import prove as _prove  # noqa: E402  (Z3 queries: checker/prove.py)
+
+main.add_command(_prove)
+
 
 def _add_sweep(group: click.Group) -> None:
     from checker.sweep import add_commands as add_sweep
@@ -229,6 +233,5 @@ def _add_sweep(group: click.Group) -> None:
 
 
 register(_add_sweep)
-
 if __name__ == "__main__":  # pragma: no cover
     main()
