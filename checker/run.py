@@ -29,6 +29,7 @@ class Options:
     checkpoint: str | None = None  # directory for level-boundary checkpoints
     resume: bool = False  # continue from the last checkpoint in `checkpoint`
     checkpoint_every: float = 30.0  # seconds between checkpoints
+    master: str = "local[*]"  # Spark master for engine="spark"
 
 
 def bounds_for(model: Model, options: Options) -> Bounds:
@@ -40,7 +41,11 @@ def bounds_for(model: Model, options: Options) -> Bounds:
 
 
 def check_model(model: Model, options: Options = Options()) -> Result:
-    """Run the local engine on ``model`` and build its :class:`Result`."""
+    """Run the chosen engine on ``model`` and build its :class:`Result`."""
+    if options.engine == "spark":
+        from checker.spark_bfs import check_model_spark
+
+        return check_model_spark(model, options)
     bounds = bounds_for(model, options)
     progress = Progress(label=model.name) if options.progress else None
     want_sym = model.symmetry if options.symmetry is None else options.symmetry

@@ -1,0 +1,224 @@
+"""The TLA+ export of every built-in model: it parses, it names every property and
+action, and its state encoding is a faithful two-way translation of ours."""
+
+from __future__ import annotations
+
+from collections import deque
+from pathlib import Path
+
+import pytest
+import tree_sitter
+import tree_sitter_tlaplus
+
+from checker.model import load_model
+from checker.result import Result, Stats
+from tests.conftest import MODELS
+from tla.adapters import adapter_for
+from tla.crosscheck import CrossCheck, TlcVerdict, _compare
+from tla.export import LIBRARY_MODULE, export_model
+from tla.tlc import parse_output
+from tla.traces import TraceMismatch, from_tlc
+from tla.values import parse_value
+
+MODEL_FILES = sorted(MODELS.glob("*.toml"))
+PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_tlaplus.language()))
+
+
+def exported(path: Path):
+    model = load_model(path)
+    if adapter_for(model.spec_name) is None:
+        pytest.skip(f"spec {model.spec_name!r} has no TLA+ template yet (add tla/templates/{model.spec_name}.tla.j2)")
+    return model, export_model(model)
+
+
+def problems(text: str) -> list[str]:
+    """ERROR and MISSING nodes of tree-sitter-tlaplus's parse, with their lines."""
+    tree = PARSER.parse(text.encode())
+    found = []
+    todo = [tree.root_node]
+    while todo:
+        node = todo.pop()
+        if node.type == "ERROR" or node.is_missing:
+            found.append(f"line {node.start_point[0] + 1}: {node.type} {text.splitlines()[node.start_point[0]]!r}")
+        todo.extend(node.children)
+    return found
+
+
+def definitions(text: str) -> set[str]:
+    tree = PARSER.parse(text.encode())
+    out = set()
+    todo = [tree.root_node]
+    while todo:
+        node = todo.pop()
+        if node.type in ("operator_definition", "function_definition", "recursive_declaration"):
+            name = node.child_by_field_name("name")
+            if name is not None:
+                out.add(name.text.decode())
+        todo.extend(node.children)
+    return out
+
+
+def reachable(spec, limit: int = 200):
+    """Up to ``limit`` states of ``spec`` in breadth-first order, with their labels."""
+    seen = {s: None for s in spec.init_states()}
+    queue = deque(seen)
+    labels = set()
+    while queue and len(seen) < limit:
+        for label, t in spec.next_states(queue.popleft()):
+            labels.add(label[0])
+            if t not in seen:
+                seen[t] = None
+                queue.append(t)
+    return list(seen), labels
+
+
+def test_library_module_parses():
+    from tla.export import TEMPLATES
+
+    assert problems((TEMPLATES / LIBRARY_MODULE).read_text()) == []
+
+
+@pytest.mark.parametrize("path", MODEL_FILES, ids=lambda p: p.stem)
+def test_export_parses_and_names_everything(path):
+    model, export = exported(path)
+    assert export.module.startswith(f"{'-' * 20} MODULE {export.name} ")
+    assert problems(export.module) == []
+    defined = definitions(export.module)
+    for op in ["Init", "Next", "Spec", "TypeOK", *export.invariants, *export.temporal]:
+        assert op in defined, f"{op} is not defined in {export.name}.tla"
+    # Every property of the spec is exported, not only the model's.
+    for prop in export.adapter.exported_properties():
+        assert prop.checked in defined and prop.predicate in defined, prop.name
+    # The configuration checks exactly the model's properties, and TypeOK.
+    cfg = export.config.splitlines()
+    checked = [line.split()[1] for line in cfg if line.startswith(("INVARIANT", "PROPERTY"))]
+    assert checked == ["TypeOK", *[p.checked for p in export.properties if not p.temporal],
+                       *[p.checked for p in export.properties if p.temporal]]
+    assert [p.name for p in export.properties] == [p.name for p in model.properties]
+    # One TLA+ action per Python action label, each pointing back at it.
+    _states, labels = reachable(model.spec)
+    for label in labels:
+        assert f'("{label}",' in export.module, f"no TLA+ action mirrors {label!r}"
+        formula = export.adapter.actions[label]
+        assert formula in export.module and formula.split("(")[0].split()[-1] in defined
+    # The spec's fairness, action by action.
+    for label in model.spec.fairness:
+        assert f"_vars({export.adapter.actions[label]})" in export.module, f"no fairness for {label!r}"
+    assert "SYMMETRY" not in export.config or "Symmetry" in defined
+
+
+@pytest.mark.parametrize("path", MODEL_FILES, ids=lambda p: p.stem)
+def test_state_encoding_round_trips(path):
+    model, export = exported(path)
+    adapter = export.adapter
+    states, _labels = reachable(model.spec)
+    texts = set()
+    for state in states:
+        text = adapter.encode_text(state)
+        assert set(text) == set(adapter.variables)
+        assert adapter.decode({k: parse_value(v) for k, v in text.items()}) == state
+        texts.add(tuple(sorted(text.items())))
+    assert len(texts) == len(states)  # distinct states stay distinct in TLA+
+
+
+def tlc_style(adapter, states) -> str:
+    """Our states printed the way TLC prints a trace."""
+    lines = []
+    for n, state in enumerate(states, start=1):
+        lines.append(f"State {n}: <Action line 1, col 1 to line 1, col 2 of module M>")
+        lines += [f"/\\ {k} = {v}" for k, v in adapter.encode_text(state).items()]
+        lines.append("")
+    return "Error: Invariant Causal is violated.\nError: The behavior up to this point is:\n" + "\n".join(lines)
+
+
+def test_tlc_trace_reads_back_into_our_steps():
+    from checker.run import Options, check_model
+
+    model = load_model(MODELS / "fifo-4.toml")
+    result = check_model(model, Options(progress=False))
+    ours = result.properties["causal"].trace
+    export = export_model(model)
+    from tla.traces import raw_states
+
+    states = raw_states(export.adapter, ours)
+    run = parse_output(tlc_style(export.adapter, states), 12)
+    assert run.violated == "Causal" and run.kind == "invariant" and len(run.trace) == len(ours)
+    back = from_tlc(export.adapter, run.trace)
+    assert [s.label for s in back] == [s.label for s in ours]
+    assert [s.state for s in back] == [s.state for s in ours]
+    # A trace that skips a step is no behaviour of the spec.
+    broken = parse_output(tlc_style(export.adapter, states[:2] + states[3:]), 12)
+    with pytest.raises(TraceMismatch):
+        from_tlc(export.adapter, broken.trace)
+
+
+def test_comparison_reports_every_kind_of_difference():
+    model = load_model(MODELS / "fifo-4.toml")
+    export = export_model(model, symmetry=False)
+    from checker.result import PropertyResult
+
+    ours = Result(
+        model.path, "fifo", {}, "local", {},
+        {
+            "fifo": PropertyResult("fifo", "always", "holds"),
+            "causal": PropertyResult("causal", "always", "violated", trace=[None] * 9),  # type: ignore[list-item]
+            "total": PropertyResult("total", "always", "violated", trace=[None] * 12),  # type: ignore[list-item]
+        },
+        Stats(distinct_states=240, transitions=493, depth=13),
+    )
+    final = parse_output("494 states generated, 241 distinct states found, 0 states left on queue.\n"
+                         "The depth of the complete state graph search is 13.\n", 0)
+    cc = CrossCheck(model, ours, export, {
+        "fifo": TlcVerdict("violated"),
+        "causal": TlcVerdict("violated", raw_length=8),
+        "total": TlcVerdict("violated", raw_length=12),
+    }, final)
+    _compare(cc)
+    assert cc.mismatches == [
+        "distinct states: ours 240, TLC 241",
+        "fifo: ours holds, TLC violated",
+        "causal: trace lengths differ: ours 8 steps, TLC 7",
+    ]
+
+
+def test_export_command_writes_module_and_config(run_cli, tmp_path):
+    out = run_cli("export-tla", MODELS / "bus1-2.toml", MODELS / "fifo-3.toml", "-o", tmp_path)
+    assert out.exit_code == 0, out.output
+    for name in ("bus1_2.tla", "bus1_2.cfg", "fifo_3.tla", "fifo_3.cfg", LIBRARY_MODULE):
+        assert (tmp_path / name).is_file(), name
+    assert "INVARIANT GlobalLock" in (tmp_path / "bus1_2.cfg").read_text()
+
+
+def test_spec_without_template_is_refused_in_one_line(run_cli, tmp_path, monkeypatch):
+    import tla.export
+
+    monkeypatch.setattr(tla.export, "adapter_for", lambda name: None)
+    out = run_cli("export-tla", MODELS / "fifo-3.toml", "-o", tmp_path)
+    assert out.exit_code == 2
+    assert "has no TLA+ template yet" in out.output and "Traceback" not in out.output
+
+
+def test_tlc_command_without_tlc_says_why(run_cli, monkeypatch):
+    monkeypatch.delenv("TLA2TOOLS_JAR", raising=False)
+    out = run_cli("tlc", MODELS / "fifo-4.toml")
+    assert out.exit_code == 2
+    assert "TLA2TOOLS_JAR is not set" in out.output
+
+
+def test_tlc_lasso_reads_back_with_its_loop_closed():
+    """TLC ends a liveness counterexample with "Back to state N"; read back, it is our
+    lasso: the same actions, the loop's last step returning to the loop's first state."""
+    from checker.run import Options, check_model
+    from tla.traces import raw_states
+
+    model = load_model(MODELS / "retransmit-weak.toml")
+    ours = check_model(model, Options(progress=False)).properties["eventual_delivery"]
+    assert ours.status == "violated" and ours.loop_start is not None
+    export = export_model(model)
+    states = raw_states(export.adapter, ours.trace)
+    text = tlc_style(export.adapter, states[:-1]).replace("Invariant Causal is violated", "Temporal property EventualDelivery was violated")
+    text += f"Back to state {ours.loop_start + 1}: <Lose line 96, col 8 to line 96, col 117 of module M>\n"
+    run = parse_output(text, 13)
+    assert run.kind == "temporal" and run.violated == "EventualDelivery"
+    back = from_tlc(export.adapter, run.trace)
+    assert [s.label for s in back] == [s.label for s in ours.trace]

@@ -1,0 +1,81 @@
+"""TLC against our engine on the built-in models (needs TLA2TOOLS_JAR and java).
+
+Without TLC every test here is skipped, saying why. With it, the cross-check runs on
+each built-in model small enough for the suite's time budget (at most
+``ORDERCHECK_TLC_MAX_STATES`` distinct states, 300 by default: fifo-4); set
+``ORDERCHECK_TLC_ALL=1`` to cross-check every model (minutes; the README's table).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from checker.model import load_model
+from checker.run import Options, check_model
+from tests.conftest import MODELS
+from tla.adapters import adapter_for
+from tla.tlc import TlcUnavailable, find_tlc
+
+try:
+    find_tlc()
+    NO_TLC = ""
+except TlcUnavailable as exc:
+    NO_TLC = f"TLC not available: {exc}"
+
+pytestmark = [pytest.mark.tlc, pytest.mark.skipif(bool(NO_TLC), reason=NO_TLC or "TLC available")]
+
+MAX_STATES = int(os.environ.get("ORDERCHECK_TLC_MAX_STATES", "300"))
+ALL = os.environ.get("ORDERCHECK_TLC_ALL") == "1"
+
+
+def small_enough(path: Path) -> None:
+    model = load_model(path)
+    if adapter_for(model.spec_name) is None:
+        pytest.skip(f"spec {model.spec_name!r} has no TLA+ template yet")
+    if ALL:
+        return
+    probe = check_model(model, Options(progress=False, max_states=MAX_STATES + 1, stop_when_decided=False))
+    if probe.stats.bound is not None:
+        pytest.skip(
+            f"{path.name} has more than {MAX_STATES} states: cross-checked with ORDERCHECK_TLC_ALL=1 "
+            "(or `ordercheck tlc`), kept out of the default suite for time"
+        )
+
+
+@pytest.mark.parametrize("path", sorted(MODELS.glob("*.toml")), ids=lambda p: p.stem)
+def test_tlc_agrees_with_our_engine(path):
+    from tla.crosscheck import cross_check
+
+    small_enough(path)
+    cc = cross_check(load_model(path))
+    assert cc.mismatches == []
+    assert cc.final is not None and cc.final.distinct == cc.ours.stats.distinct_states
+    for name, mine in cc.ours.properties.items():
+        assert cc.tlc[name].status == mine.status
+        if mine.trace:
+            assert cc.confirmed[name] is True
+
+
+def test_tlc_refuses_a_trace_that_is_not_a_behaviour(tmp_path):
+    """The replay check can fail: a counterexample with one step left out is rejected,
+    the genuine one confirmed, in the same TLC run."""
+    from tla.export import export_model
+    from tla.traces import confirm_in_tlc
+
+    model = load_model(MODELS / "fifo-4.toml")
+    ours = check_model(model, Options(progress=False))
+    trace = ours.properties["causal"].trace
+    export = export_model(model, symmetry=False)
+    export.write(tmp_path)
+    prop = next(p for p in export.properties if p.name == "causal")
+    from tla.traces import raw_states
+
+    states = raw_states(export.adapter, trace)
+    result = confirm_in_tlc(
+        export.adapter, tmp_path, export.name, "fifo-4.toml",
+        {"causal": (prop, states, None), "causal_with_a_gap": (prop, states[:3] + states[4:], None)},
+    )
+    assert result.confirmed == {"causal": True, "causal_with_a_gap": False}
