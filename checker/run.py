@@ -23,6 +23,7 @@ class Options:
     time_limit: float | None = None
     progress: bool = True
     stop_when_decided: bool = True
+    master: str = "local[*]"  # Spark master for engine="spark"
 
 
 def bounds_for(model: Model, options: Options) -> Bounds:
@@ -34,7 +35,11 @@ def bounds_for(model: Model, options: Options) -> Bounds:
 
 
 def check_model(model: Model, options: Options = Options()) -> Result:
-    """Run the local engine on ``model`` and build its :class:`Result`."""
+    """Run the chosen engine on ``model`` and build its :class:`Result`."""
+    if options.engine == "spark":
+        from checker.spark_bfs import check_model_spark
+
+        return check_model_spark(model, options)
     bounds = bounds_for(model, options)
     progress = Progress(label=model.name) if options.progress else None
     outcome = search(
