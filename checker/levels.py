@@ -237,9 +237,9 @@ def search_levels(
                         if evaluator.terminal_state or evaluator.terminal_history:
                             key = history_key(s) if history_key else None
                             record(evaluator.on_terminal(s, key), idx)
-                        if stop_when_decided and evaluator.done:
-                            stop = True
-                            break
+                        # A terminal state does not end the level by itself: as the
+                        # reference engine always has, the check for "every property
+                        # decided" follows the next state that has successors.
                         continue
                     if not at_depth_bound:
                         transitions += n
@@ -248,6 +248,8 @@ def search_levels(
                     while j < nnew and new[j] < end:
                         if j >= limit:
                             outcome.bound = "max_states"
+                            # Count transitions up to the successor that hit the bound.
+                            transitions -= end - new[j] - 1
                             stop = True
                             break
                         t = succ[new[j]]
@@ -288,6 +290,8 @@ def search_levels(
                 next_frontier.append(pending if next_len < RAW_FRONTIER else _encode(pending))
                 next_len += len(pending)
             if stop:
+                if next_len and not at_depth_bound:
+                    depth += 1  # the next level's states found so far count towards the depth
                 break
             level_start += frontier_len
             level_new.clear()

@@ -104,9 +104,16 @@ class HoldBackSpec(PeerSpec):
         return True  # sends are atomic: a run may stop anywhere; stuck messages are eventual_delivery's
 
     def ready(self, state: tuple, p: int) -> list[tuple[int, Any]]:
-        """The held-back messages ``p`` may deliver now, as ``(mid, data)``."""
+        """The held-back messages ``p`` may deliver now, as ``(mid, data)``, each distinct
+        one once (the buffer is sorted; two equal copies, a duplicate and its original,
+        give one successor, as :mod:`specs.channels` offers one)."""
         local = state[LOCAL][p]
-        return [(mid, data) for mid, data in state[BUFFERS][p] if self.deliverable(local, p, mid // self.stride, data)]
+        buf = state[BUFFERS][p]
+        return [
+            (mid, data)
+            for i, (mid, data) in enumerate(buf)
+            if (i == 0 or buf[i - 1] != buf[i]) and self.deliverable(local, p, mid // self.stride, data)
+        ]
 
     def next_states(self, state: tuple) -> list[tuple[tuple, tuple]]:
         chans, buffers, local, ghost, know, signals, dups = state

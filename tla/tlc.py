@@ -77,8 +77,9 @@ _COUNTS = re.compile(r"^([\d,]+) states generated, ([\d,]+) distinct states foun
 _PROGRESS = re.compile(r"^Progress\(\d+\) at .*?: ([\d,]+) states generated.*?, ([\d,]+) distinct states found", re.M)
 _DEPTH = re.compile(r"^The depth of the complete state graph search is (\d+)\.", re.M)
 _INVARIANT = re.compile(r"^Error: Invariant (\w+) is violated", re.M)
-# One lasso may violate several: "Temporal properties A and B were violated"; the first is named.
-_TEMPORAL = re.compile(r"^Error: Temporal propert(?:y|ies) (\w+)?[\w ,]*? ?(?:was|were) violated", re.M)
+# "Temporal property P was violated", or several at once: "Temporal properties P and Q
+# were violated" (the first is reported; the rerun without it reports the next).
+_TEMPORAL = re.compile(r"^Error: Temporal propert(?:y|ies) (?:(\w+)(?:(?:, | and )\w+)* )?(?:was|were) violated", re.M)
 _STATE = re.compile(r"^State (\d+): (.*)$")
 _VAR = re.compile(r"^/\\ (\w+) = (.*)$")
 _BACK = re.compile(r"^Back to state (\d+): ?(.*)$")
@@ -187,7 +188,8 @@ def run_tlc(
     output = proc.stdout + proc.stderr
     run = parse_output(output, proc.returncode)
     run.seconds = elapsed
-    if proc.returncode not in (0, 11, 12, 13) or (proc.returncode == 0 and run.distinct is None):
+    unread = proc.returncode in (12, 13) and run.kind is None  # a violation we cannot read is no completed run
+    if proc.returncode not in (0, 11, 12, 13) or (proc.returncode == 0 and run.distinct is None) or unread:
         tail = "\n".join(line for line in output.splitlines() if line.strip())
         raise TlcFailed(f"TLC exited with {proc.returncode}:\n{tail[-3000:]}")
     return run
