@@ -20,6 +20,11 @@ class AsyncAdapter(PeerAdapter):
     """A :class:`PeerAdapter` with the channels and the duplication budget."""
 
     shared_variables = ("sent", "logs", "know", "signalsLeft", "chans", "dupsLeft")
+    shared_actions = {
+        "signal": "\\E q \\in Peers : Signal(p, q)",
+        "lose": "\\E pq \\in Pairs : Lose(pq)",
+        "duplicate": "\\E pq \\in Pairs : Duplicate(pq)",
+    }
 
     def __init__(self, spec: Any) -> None:
         super().__init__(spec)

@@ -19,7 +19,7 @@ class LamportTotalAdapter(AsyncAdapter):
         "receive": "Receive(p)",
         "ack": "Ack(p)",
         "deliver": "Deliver(p)",
-        "signal": "\\E q \\in Peers : Signal(p, q)",
+        **AsyncAdapter.shared_actions,
     }
 
     def cfg_constants(self) -> list[tuple[str, str]]:

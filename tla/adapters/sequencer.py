@@ -20,7 +20,7 @@ class SequencerAdapter(AsyncAdapter):
         "discard": "Discard(p)",
         "receive": "Receive(p)",
         "deliver": "Deliver(p)",
-        "signal": "\\E q \\in Peers : Signal(p, q)",
+        **AsyncAdapter.shared_actions,
     }
 
     def __init__(self, spec: Any) -> None:

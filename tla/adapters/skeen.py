@@ -21,7 +21,7 @@ class SkeenAdapter(AsyncAdapter):
         "finalise": "Finalise(p)",
         "final": "Final(p)",
         "deliver": "Deliver(p)",
-        "signal": "\\E q \\in Peers : Signal(p, q)",
+        **AsyncAdapter.shared_actions,
     }
 
     def cfg_constants(self) -> list[tuple[str, str]]:
