@@ -218,6 +218,11 @@ from checker.matrix_cli import matrix_command  # noqa: E402
 
 main.add_command(matrix_command)
 
+from checker.prove_cli import prove as _prove  # noqa: E402  (Z3 queries: checker/prove.py)
+
+main.add_command(_prove)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
 

@@ -35,8 +35,9 @@ from checker.registry import UnknownSpec, spec_class, spec_names
 from checker.spec import Property, Spec
 
 STATUSES = ("holds", "violated")
-TOP_KEYS = {"spec", "description", "constants", "check", "expect"}
+TOP_KEYS = {"spec", "description", "constants", "check", "expect", "prove"}
 CHECK_KEYS = {"properties", "symmetry", "por", "max_states", "max_depth", "time_limit"}
+PROVE_KEYS = {"queue_bound", "depth", "timeout", "targets", "drop", "expect"}
 
 
 @dataclass
@@ -56,6 +57,7 @@ class Model:
     max_depth: int | None = None
     time_limit: float | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    prove: dict[str, Any] = field(default_factory=dict)  # the validated [prove] table
 
     @property
     def name(self) -> str:
@@ -169,7 +171,36 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
         max_depth=opt_int("max_depth"),
         time_limit=None if time_limit is None else float(time_limit),
         raw=data,
+        prove=_prove_table(data.get("prove", {}), where),
     )
+
+
+def _prove_table(table: Any, where: str) -> dict[str, Any]:
+    """Check the types in ``[prove]`` (``ordercheck prove``'s settings); the names of
+    lemmas and targets are checked against the spec's encoding when it runs."""
+    if not isinstance(table, dict):
+        raise InputError(where, "prove", "expected a table [prove]")
+    for key in table:
+        if key not in PROVE_KEYS:
+            raise InputError(where, f"prove.{key}", f"unknown key (expected: {', '.join(sorted(PROVE_KEYS))})")
+    for key, low in (("queue_bound", 1), ("depth", 0)):
+        value = table.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
+            raise InputError(where, f"prove.{key}", f"expected an integer of at least {low}, got {value!r}")
+    timeout = table.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        raise InputError(where, "prove.timeout", f"expected a positive number of seconds, got {timeout!r}")
+    for key in ("targets", "drop"):
+        value = table.get(key)
+        if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+            raise InputError(where, f"prove.{key}", "expected a list of names")
+    expect = table.get("expect", {})
+    if not isinstance(expect, dict):
+        raise InputError(where, "prove.expect", 'expected a table of name = "proved" | "refuted"')
+    for name, verdict in expect.items():
+        if verdict not in ("proved", "refuted"):
+            raise InputError(where, f"prove.expect.{name}", f'expected "proved" or "refuted", got {verdict!r}')
+    return dict(table)
 
 
 def _unknown_property(spec: str, prop: str, available: dict[str, Property]) -> str:
