@@ -90,3 +90,25 @@ def test_a_duplicated_copy_reaches_the_bag_and_round_trips():
         text = a.encode_text(state)
         assert ":> 2" in text["chans"]
         assert a.decode({k: parse_value(v) for k, v in text.items()}) == state
+
+
+def test_no_bound_name_shadows_a_peer():
+    """Peers are constants a, b, c, ...: a bound variable, parameter or local
+    definition named like one is a redefinition SANY rejects (tree-sitter does not)."""
+    import tree_sitter
+    import tree_sitter_tlaplus
+
+    parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_tlaplus.language()))
+    for spec, peers in (("sequencer", 6), ("lamport_total", 6), ("skeen", 8)):  # the most peers each allows
+        model = model_from_dict({"spec": spec, "constants": {"peers": peers, "sends": 1}}, f"<{spec}>")
+        export = export_model(model)
+        constants = set(export.adapter.names) | {"S"}
+        todo = [parser.parse(export.module.encode()).root_node]
+        clashes = set()
+        while todo:
+            node = todo.pop()
+            if node.type == "identifier" and node.parent is not None and node.parent.type != "constant_declaration":
+                if node.text.decode() in constants:
+                    clashes.add(f"{spec}: line {node.start_point[0] + 1}: {node.text.decode()}")
+            todo.extend(node.children)
+        assert not clashes, sorted(clashes)
