@@ -48,8 +48,10 @@ def load_models(paths: list[str]) -> list[Model]:
 def engine_options(fn: Callable) -> Callable:
     """The search options every checking command shares."""
     decorators = [
-        click.option("--engine", type=click.Choice(["local"]), default="local", show_default=True,
+        click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
                      help="Search engine."),
+        click.option("--master", default="local[*]", show_default=True,
+                     help="Spark master for --engine spark (e.g. spark://host:7077)."),
         click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
                      help="Worker processes (results are identical for any number)."),
         click.option("--no-symmetry", is_flag=True, help="Turn symmetry reduction off."),
@@ -58,6 +60,10 @@ def engine_options(fn: Callable) -> Callable:
         click.option("--max-depth", type=click.IntRange(min=0), help="Explore at most this many steps deep."),
         click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), help="Stop after this many seconds."),
         click.option("--quiet", is_flag=True, help="No progress lines on stderr."),
+        click.option("--checkpoint", type=click.Path(file_okay=False), help="Checkpoint directory (level boundaries)."),
+        click.option("--resume", is_flag=True, help="Continue from the last checkpoint in --checkpoint."),
+        click.option("--checkpoint-every", type=click.FloatRange(min=0), default=30.0, show_default=True,
+                     help="Seconds between checkpoints."),
     ]
     for deco in reversed(decorators):
         fn = deco(fn)
@@ -69,6 +75,7 @@ def options_from(kw: dict[str, Any]):
 
     return Options(
         engine=kw["engine"],
+        master=kw["master"],
         workers=kw["workers"],
         symmetry=False if kw["no_symmetry"] else None,
         por=False if kw["no_por"] else None,
@@ -76,6 +83,9 @@ def options_from(kw: dict[str, Any]):
         max_depth=kw["max_depth"],
         time_limit=kw["time_limit"],
         progress=not kw["quiet"],
+        checkpoint=kw["checkpoint"],
+        resume=kw["resume"],
+        checkpoint_every=kw["checkpoint_every"],
     )
 
 
@@ -223,6 +233,13 @@ from checker.prove_cli import prove as _prove  # noqa: E402  (Z3 queries: checke
 main.add_command(_prove)
 
 
+def _add_sweep(group: click.Group) -> None:
+    from checker.sweep import add_commands as add_sweep
+
+    add_sweep(group)
+
+
+register(_add_sweep)
 if __name__ == "__main__":  # pragma: no cover
     main()
 

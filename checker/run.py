@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
-from checker.bfs import Bounds, Progress, SearchOutcome, search
+from checker.bfs import Bounds, Decision, Progress, SearchOutcome, search
+from checker.errors import InputError
 from checker.model import Model
+from checker.reduce import Reductions, plan
 from checker.result import PropertyResult, Result, Stats
 from checker.trace import replay, to_steps
 
@@ -23,6 +26,10 @@ class Options:
     time_limit: float | None = None
     progress: bool = True
     stop_when_decided: bool = True
+    checkpoint: str | None = None  # directory for level-boundary checkpoints
+    resume: bool = False  # continue from the last checkpoint in `checkpoint`
+    checkpoint_every: float = 30.0  # seconds between checkpoints
+    master: str = "local[*]"  # Spark master for engine="spark"
 
 
 def bounds_for(model: Model, options: Options) -> Bounds:
@@ -34,29 +41,66 @@ def bounds_for(model: Model, options: Options) -> Bounds:
 
 
 def check_model(model: Model, options: Options = Options()) -> Result:
-    """Run the local engine on ``model`` and build its :class:`Result`."""
+    """Run the chosen engine on ``model`` and build its :class:`Result`."""
+    if options.engine == "spark":
+        from checker.spark_bfs import check_model_spark
+
+        return check_model_spark(model, options)
     bounds = bounds_for(model, options)
     progress = Progress(label=model.name) if options.progress else None
+    want_sym = model.symmetry if options.symmetry is None else options.symmetry
+    want_por = model.por if options.por is None else options.por
+    depth_note = []
+    if want_por and bounds.max_depth is not None:
+        # Reduced paths can be longer than the shortest ones: what lies within a depth
+        # bound is not preserved, so a depth-bounded search runs unreduced by POR.
+        want_por = False
+        depth_note = ["partial-order reduction: not applied under a depth bound (reduced paths can be longer)"]
+    reductions, notes = plan(model.spec, model.properties, want_sym, want_por)
+    notes = depth_note + notes
+    if options.resume and not options.checkpoint:
+        raise InputError(model.path, "--resume", "needs --checkpoint DIR, the directory to resume from")
+    checkpoint = str(Path(options.checkpoint) / model.name) if options.checkpoint else None
     outcome = search(
         model.spec,
         model.properties,
         bounds,
         progress=progress,
         stop_when_decided=options.stop_when_decided,
+        reductions=reductions,
+        workers=options.workers,
+        checkpoint=checkpoint,
+        resume=options.resume,
+        checkpoint_every=options.checkpoint_every,
+        identity={"spec": model.spec_name, "constants": model.constants},
     )
-    warnings = []
-    want_sym = model.symmetry if options.symmetry is None else options.symmetry
-    want_por = model.por if options.por is None else options.por
-    if want_sym or want_por:
-        warnings.append(
-            "symmetry and partial-order reduction are not implemented in this engine yet; "
-            "the search ran unreduced"
-        )
+    if reductions.por and outcome.decisions:
+        shortest_traces(model, outcome, reductions, options.workers)
     lassos, liveness_cut = check_cycles(model, outcome, bounds)
-    if lassos or liveness_cut:
-        if want_sym:
-            warnings.append("liveness was checked on the unreduced graph: symmetry reduction is unsound for it")
-    return build_result(model, outcome, "local", {"symmetry": False, "por": False}, warnings, lassos, liveness_cut)
+    if (lassos or liveness_cut) and want_sym:
+        notes.append("liveness was checked on the unreduced graph: symmetry reduction is unsound for it")
+    return build_result(model, outcome, "local", reductions.as_dict(), notes, lassos, liveness_cut)
+
+
+def shortest_traces(model: Model, outcome: SearchOutcome, reductions: Reductions, workers: int) -> None:
+    """Replace the traces a partial-order-reduced search found by shortest ones.
+
+    A reduced graph keeps every verdict but not every shortest path. The decided
+    properties are searched again without partial-order reduction (symmetry keeps
+    distances, so it stays), only as deep as the longest trace found, which bounds the
+    extra work by the states within that depth.
+    """
+    decided = [p for p in model.properties if p.name in outcome.decisions]
+    depth = max(len(outcome.store.path(d.index)[1]) for d in outcome.decisions.values())
+    again = search(
+        model.spec,
+        decided,
+        Bounds(max_depth=depth),
+        reductions=Reductions(group=reductions.group),
+        workers=workers,
+    )
+    for name, d in again.decisions.items():
+        outcome.decisions[name] = Decision(d.index, d.explanation, again.store)
 
 
 def check_cycles(model: Model, outcome: SearchOutcome, bounds: Bounds) -> tuple[dict, bool]:
@@ -104,7 +148,7 @@ def build_result(
             )
         elif decision is not None:
             status = "holds" if prop.kind == "sometimes" else "violated"
-            init, path = outcome.store.path(decision.index)
+            init, path = (decision.store or outcome.store).path(decision.index)
             steps = to_steps(spec, replay(spec, init, path))
             props[prop.name] = PropertyResult(prop.name, prop.kind, status, expected, decision.explanation, steps)
         elif cut:

@@ -105,6 +105,13 @@ class Property:
     spec's :class:`~specs.history.History` of the state (``"history"``). History checks
     are cached by the spec's ``history_key``, so many states that share one history
     are checked once.
+
+    Two optional facts let partial-order reduction keep more of its savings
+    (:mod:`checker.reduce`): ``stable`` says that once the check fails (an ``always``)
+    or succeeds (a ``sometimes``) on a state, it does so on every state reachable from
+    it (true of ordering properties over a history that only grows); ``reads`` names the
+    kinds of state variables the check looks at (see :meth:`Spec.visible_mask`), where
+    ``None`` means anything.
     """
 
     name: str
@@ -112,32 +119,37 @@ class Property:
     check: Callable[[Any], Any]
     over: Literal["state", "history"] = "state"
     doc: str = ""
+    stable: bool = False
+    reads: tuple[str, ...] | None = None
 
     @classmethod
     def always(
-        cls, name: str, invariant: Callable[[Any], str | None], *, over: str = "state", doc: str = ""
+        cls, name: str, invariant: Callable[[Any], str | None], *, over: str = "state", doc: str = "", stable: bool = False,
+        reads: tuple[str, ...] | None = None,
     ) -> Property:
         """Holds when ``invariant`` returns ``None`` on every reachable state.
 
         ``invariant`` returns ``None`` when its argument is fine and otherwise a sentence
         saying what is wrong; that sentence becomes the counterexample's explanation.
         """
-        return cls(name, "always", invariant, over, doc)  # type: ignore[arg-type]
+        return cls(name, "always", invariant, over, doc, stable, reads)  # type: ignore[arg-type]
 
     @classmethod
     def sometimes(
-        cls, name: str, condition: Callable[[Any], str | None], *, over: str = "state", doc: str = ""
+        cls, name: str, condition: Callable[[Any], str | None], *, over: str = "state", doc: str = "", stable: bool = False,
+        reads: tuple[str, ...] | None = None,
     ) -> Property:
         """Holds when some reachable state satisfies ``condition``; reported with a witness.
 
         ``condition`` returns ``None`` for a state that is not the one sought, and a
         sentence describing the state when it is.
         """
-        return cls(name, "sometimes", condition, over, doc)  # type: ignore[arg-type]
+        return cls(name, "sometimes", condition, over, doc, stable, reads)  # type: ignore[arg-type]
 
     @classmethod
     def eventually(
-        cls, name: str, pending: Callable[[Any], str | None], *, over: str = "state", doc: str = ""
+        cls, name: str, pending: Callable[[Any], str | None], *, over: str = "state", doc: str = "", stable: bool = False,
+        reads: tuple[str, ...] | None = None,
     ) -> Property:
         """Holds when no fair run keeps ``pending`` non-``None`` for ever.
 
@@ -147,7 +159,7 @@ class Property:
         fairly (see :attr:`Spec.fairness`), through states that all have something
         outstanding; the latter is reported as a lasso.
         """
-        return cls(name, "eventually", pending, over, doc)  # type: ignore[arg-type]
+        return cls(name, "eventually", pending, over, doc, stable, reads)  # type: ignore[arg-type]
 
 
 class Spec:
@@ -250,6 +262,45 @@ class Spec:
         if kind is None:
             return None
         return kind, tuple(action[:2])
+
+    # -- optional: what reductions need (see checker.reduce) ------------------------
+
+    acyclic: ClassVar[bool] = False
+    """True when no run revisits a state (every action advances a bounded measure), so
+    every run ends in a terminal state. Partial-order reduction then needs no
+    visibility condition for ``stable`` properties."""
+
+    def symmetries(self) -> Sequence[tuple[int, ...]]:
+        """The permutations of process ids (``perm[i]`` is the new id of process ``i``),
+        identity excluded, under which this configuration is symmetric: the image of
+        every run under each is a run, and every checked property gives the same verdict
+        on a state and its image. Empty (the default): no symmetry reduction."""
+        return ()
+
+    def permute(self, state: State, perm: tuple[int, ...]) -> State:
+        """``state`` with process ``i`` renamed ``perm[i]``, in canonical form (the state
+        the spec itself would build for the renamed run)."""
+        raise NotImplementedError(f"{self.name} declares no symmetry")
+
+    def actor(self, action: Action) -> int | None:
+        """The process that performs ``action``; ``None`` (the default) turns
+        partial-order reduction off for this spec."""
+        return None
+
+    def footprints(self, state: State) -> Sequence[tuple[int, int, int, int]]:
+        """Per process ``p``, bitmasks of state variables ``(reads_now, writes_now,
+        reads_later, writes_later)``: what any action ``p`` could take next from
+        ``state`` (enabled or not, guards included) reads and writes, and what every
+        action ``p`` may take at any later point reads and writes (a superset).
+        Two actions are independent when neither writes a variable the other reads or
+        writes; independent actions must commute (same state either order, neither
+        enabling nor disabling the other)."""
+        raise NotImplementedError(f"{self.name} declares no footprints")
+
+    def visible_mask(self, reads: Sequence[str] | None) -> int:
+        """The variable bits (as in :meth:`footprints`) behind the variable kinds
+        ``reads`` names; ``None`` or an unknown kind means every variable (``-1``)."""
+        return -1
 
     @classmethod
     def ablations(cls) -> tuple[str, ...]:

@@ -9,11 +9,19 @@ only its own state and steps.
 
 from __future__ import annotations
 
+from itertools import permutations
 from typing import Any, ClassVar
 
 from checker import Constant, Property, Spec
 from specs.common import destination_choices, members, names_of, parse_script, peer_names
-from specs.history import History
+from specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, History
+
+# Kinds of state variables for partial-order reduction footprints; variable ``(kind,
+# peer)`` is bit ``kind_index * peers + peer`` (``signals`` is one variable). ``pop``
+# stands for a peer taking the head off its own queue when the spec guarantees that
+# nothing another peer may queue will land in front of that head (:meth:`head_stable`).
+VARIABLE_KINDS = ("clock", "queue", "busy", "know", "log", "sent", "signals", "tx", "pop")
+MAX_SYMMETRIC_PEERS = 5
 
 
 def peer_constants(peers: int = 3, sends: int = 1, destinations: str = "others") -> tuple[Constant, ...]:
@@ -55,6 +63,8 @@ class PeerSpec(Spec):
             self.choices = tuple(destination_choices(n, p, self.destinations) for p in range(n))
             self.stride = max(1, self.sends)
         self.dest_table = tuple(members(mask) for mask in range(1 << n))
+        self.var = {k: tuple(1 << (i * n + p) for p in range(n)) for i, k in enumerate(VARIABLE_KINDS)}
+        self._future_cache: dict[tuple, int] = {}
         self.configure()
 
     def configure(self) -> None:
@@ -80,6 +90,152 @@ class PeerSpec(Spec):
     def _deadlock(self, state: tuple) -> str | None:
         busy = [self.names[p] for p, tx in enumerate(state[self.txs_at]) if tx]
         return f"the run stops with {', '.join(busy)} inside a transaction" if busy else None
+
+    # -- reductions (used by specs that declare them: see checker.reduce) -------------
+    # A spec opts in by defining ``actor`` (labels name their peer second), ``footprints``
+    # (usually ``peer_footprints``), ``tx_footprint`` and ``whole_tx_footprint``;
+    # and ``symmetries``/``permute`` with the ``perm_*`` helpers.
+
+    def visible_mask(self, reads: Any) -> int:
+        if reads is None:
+            return -1
+        n, out = self.peers, 0
+        for kind in reads:
+            if kind == "history":
+                out |= self.visible_mask(("log", "sent"))
+            elif kind in VARIABLE_KINDS:
+                i = VARIABLE_KINDS.index(kind)
+                out |= ((1 << n) - 1) << (i * n)
+            else:
+                return -1
+        return out
+
+    def remaining_sends(self, state: tuple, p: int) -> tuple[int, ...]:
+        """Destination masks of every send ``p`` may still start (choices repeat)."""
+        count = len(state[self.ghost_at][0][p])
+        if self.plan is not None:
+            return self.plan[p][count:]
+        return self.choices[p] * (self.sends - count) if count < self.sends else ()
+
+    def head_stable(self, state: tuple, p: int) -> bool:
+        """Whether ``p`` can deliver its queue's head and every entry another peer may
+        still queue on ``p`` lands behind that head (so delivering it commutes with
+        them). ``False`` unless a spec proves more."""
+        return False
+
+    def idle_footprint(self, state: tuple, p: int, signals: int) -> tuple[int, int, int, int]:
+        """Reads and writes of what an idle ``p`` may do next (deliver, start a send,
+        signal), and the same with the delivery counted as touching the whole queue."""
+        v = self.var
+        pop = v["pop"][p] if self.head_stable(state, p) else v["queue"][p]
+        r = pop | v["know"][p]
+        w = r | v["log"][p]
+        if self.remaining_sends(state, p):
+            r |= v["know"][p] | v["sent"][p] | v["tx"][p] | v["busy"][p]
+            w |= v["busy"][p] | v["sent"][p] | v["log"][p] | v["tx"][p]
+        if signals:
+            every = (1 << self.peers) - 1
+            n = self.peers
+            kinds = VARIABLE_KINDS
+            sig = v["signals"][0]
+            r |= sig | (every << (kinds.index("busy") * n)) | (every << (kinds.index("know") * n))
+            w |= sig | (every << (kinds.index("know") * n)) | (every << (kinds.index("log") * n))
+        q = v["queue"][p]
+        return r, w, r | q, w | q
+
+    def peer_footprints(self, state: tuple, signals: int) -> list[tuple[int, int, int, int]]:
+        """Footprints per peer from :meth:`tx_footprint` and :meth:`idle_footprint`."""
+        txs = state[self.txs_at]
+        out = []
+        for p in range(self.peers):
+            tx = txs[p]
+            if tx:
+                nr, nw, lr, lw = self.tx_footprint(state, p, tx)
+                _r, _w, ir, iw = self.idle_footprint(state, p, signals)
+                lr |= ir
+                lw |= iw
+            else:
+                nr, nw, lr, lw = self.idle_footprint(state, p, signals)
+            rest = self.remaining_sends(state, p)
+            if rest:
+                m = self._future_cache.get((p, rest))
+                if m is None:
+                    m = 0
+                    for dmask in set(rest):
+                        m |= self.whole_tx_footprint(p, dmask)
+                    self._future_cache[(p, rest)] = m
+                lr |= m
+                lw |= m
+            out.append((nr, nw, lr, lw))
+        return out
+
+    def tx_footprint(self, state: tuple, p: int, tx: Any) -> tuple[int, int, int, int]:
+        """Reads and writes of ``p``'s next transaction step, and of the rest of it."""
+        raise NotImplementedError
+
+    def whole_tx_footprint(self, p: int, dmask: int) -> int:
+        """Every variable a whole transaction of ``p`` to ``dmask`` reads or writes."""
+        raise NotImplementedError
+
+    # -- symmetry helpers --------------------------------------------------------------
+
+    def peer_symmetries(self, *, ordered: bool) -> list[tuple[int, ...]]:
+        """All peer permutations when the configuration is symmetric, else none.
+
+        It is symmetric when no script fixes who sends what, and every send has a single
+        destination (``unicast``, or two peers). A multicast visits its destinations in
+        peer order, so renaming peers would change that order: multicast configurations
+        with three or more peers are not symmetric. ``ordered`` says that the spec
+        itself orders by peer id somewhere else (bus1's tie-break by sender id), which
+        rules symmetry out too.
+        """
+        n = self.peers
+        if ordered or self.script or n > MAX_SYMMETRIC_PEERS:
+            return []
+        if not (self.destinations == "unicast" or n == 2):
+            return []
+        ident = tuple(range(n))
+        return [g for g in permutations(range(n)) if g != ident]
+
+    def perm_mid(self, mid: int, perm: tuple[int, ...]) -> int:
+        return perm[mid // self.stride] * self.stride + mid % self.stride
+
+    def perm_peers(self, mask: int, perm: tuple[int, ...]) -> int:
+        out = 0
+        for p in members(mask):
+            out |= 1 << perm[p]
+        return out
+
+    def perm_mids(self, mask: int, perm: tuple[int, ...]) -> int:
+        out = 0
+        for m in members(mask):
+            out |= 1 << self.perm_mid(m, perm)
+        return out
+
+    def perm_ghost(self, ghost: tuple, perm: tuple[int, ...]) -> tuple:
+        """The ghost ``(sent, logs)`` with peers (and so message ids) renamed."""
+        sent, logs = ghost
+        n = self.peers
+        nsent: list = [()] * n
+        nlogs: list = [()] * n
+        for p in range(n):
+            nsent[perm[p]] = tuple((self.perm_peers(d, perm), self.perm_mids(past, perm)) for d, past in sent[p])
+            events = []
+            for e in logs[p]:
+                kind, arg = e & 7, e >> 3
+                if kind in (SEND, DELIVER, DROP):
+                    arg = self.perm_mid(arg, perm)
+                elif kind in (SIGNAL_OUT, SIGNAL_IN):  # the other peer
+                    arg = perm[arg]
+                events.append((arg << 3) | kind)
+            nlogs[perm[p]] = tuple(events)
+        return (tuple(nsent), tuple(nlogs))
+
+    def perm_vector(self, values: tuple, perm: tuple[int, ...]) -> tuple:
+        out: list = [None] * self.peers
+        for p, v in enumerate(values):
+            out[perm[p]] = v
+        return tuple(out)
 
     # -- presentation ---------------------------------------------------------------------
 

@@ -69,12 +69,14 @@ class Bus1(PeerSpec):
 
     ghost_at = GHOST
     txs_at = TXS
+    acyclic = True  # every step advances a transaction, a log, or uses up a signal
     # Every peer keeps running: a started transaction completes and a ready message is
     # received. Starting a send and signalling stay optional.
     fairness = {k: "weak" for k in ("block", "tick", "sync", "queue", "sync_queue", "deliver")}
 
     def configure(self) -> None:
         self._memo: tuple[object, list] = ((), [])
+        self._fp_cache: dict[tuple, tuple[int, int, int, int]] = {}
 
     # -- states -----------------------------------------------------------------------
 
@@ -194,16 +196,185 @@ class Bus1(PeerSpec):
             q.insert(bisect_left(q, (ts, BLOCK, -1)), (ts, 0, mid))
         return tuple(q)
 
+    # -- reductions ---------------------------------------------------------------------
+    # Symmetry: none while equal timestamps are ordered by sender id (renaming peers
+    # would reorder them), nor for multicasts (destinations are visited in peer order);
+    # see PeerSpec.peer_symmetries. Partial-order reduction: each step takes one queue's
+    # lock and touches that queue and its clock only; steps on different queues commute.
+
+    def actor(self, action: tuple) -> int:
+        return action[1]
+
+    def footprints(self, state: tuple) -> list[tuple[int, int, int, int]]:
+        return self.peer_footprints(state, state[SIGNALS])
+
+    def _step_footprint(self, p: int, phase: int, d: int, last: bool) -> tuple[int, int]:
+        v = self.var
+        t = v["tx"][p]
+        if phase == BLOCKING:
+            if self.block_destinations:
+                return v["clock"][d] | v["queue"][d] | t, v["queue"][d] | t
+            return v["clock"][d] | t, t
+        if phase == TICK:
+            return v["clock"][p] | t, v["clock"][p] | t
+        if phase == SYNCING:
+            return v["clock"][d] | t, v["clock"][d] | t
+        r = w = v["queue"][d] | t
+        if phase == SYNC_QUEUE:
+            r |= v["clock"][d]
+            w |= v["clock"][d]
+        if last:
+            r |= v["know"][p]
+            w |= v["know"][p] | v["busy"][p]
+        return r, w
+
+    def tx_footprint(self, state: tuple, p: int, tx: tuple) -> tuple[int, int, int, int]:
+        mid, phase, i, acc = tx
+        key = (p, mid, phase, i)
+        base = self._fp_cache.get(key)
+        if base is None:
+            base = self._fp_cache[key] = self._tx_footprint(state, p, mid, phase, i)
+        nr, nw, lr, lw = base
+        if phase == QUEUEING or phase == BLOCKING:
+            dests = self.dest_table[state[GHOST][0][p][mid % self.stride][0]]
+            d = dests[i]
+            if (phase == QUEUEING and self._queue_commutes(state, p, mid, d, acc)) or (
+                phase == BLOCKING and self._block_commutes(state, d)
+            ):
+                q = ~self.var["queue"][d]
+                nr &= q
+                nw &= q
+        return nr, nw, lr, lw
+
+    def _tx_footprint(self, state: tuple, p: int, mid: int, phase: int, i: int) -> tuple[int, int, int, int]:
+        dests = self.dest_table[state[GHOST][0][p][mid % self.stride][0]]
+        last = len(dests) - 1
+        steps = []
+        if phase == BLOCKING:
+            steps += [(BLOCKING, d, False) for d in dests[i:]] + [(TICK, p, False)]
+        if phase in (BLOCKING, TICK):
+            if self.sync_receivers_before_queueing:
+                steps += [(SYNCING, d, False) for d in dests] + [(QUEUEING, d, k == last) for k, d in enumerate(dests)]
+            else:
+                steps += [(SYNC_QUEUE, d, k == last) for k, d in enumerate(dests)]
+        elif phase == SYNCING:
+            steps += [(SYNCING, d, False) for d in dests[i:]] + [(QUEUEING, d, k == last) for k, d in enumerate(dests)]
+        else:
+            steps += [(phase, d, k == last) for k, d in enumerate(dests) if k >= i]
+        nr, nw = self._step_footprint(p, *steps[0])
+        lr, lw = nr, nw
+        for st in steps[1:]:
+            r, w = self._step_footprint(p, *st)
+            lr |= r
+            lw |= w
+        return nr, nw, lr, lw
+
+    def _queue_commutes(self, state: tuple, p: int, mid: int, d: int, ts: int) -> bool:
+        """Whether queueing ``mid`` on ``d`` commutes with everything others may do to
+        ``d``'s queue first: with the tie-break by sender id, entries are kept sorted,
+        so inserts and block removals commute with each other; and ``d`` can take
+        entries only from in front of ``mid``'s own block, which sorts before the message
+        (its timestamp is later), so deliveries commute with it too."""
+        if not self.tiebreak_by_sender:
+            return False
+        for bts, rank, owner in state[QUEUES][d]:
+            if rank == BLOCK and owner == mid:
+                return ts > bts
+        return False
+
+    def _block_commutes(self, state: tuple, d: int) -> bool:
+        """Whether blocking ``d``'s queue commutes with everything others may do to that
+        queue first. The block goes in at ``d``'s clock, behind every message no later
+        than it; blocks sort among all entries by timestamp whatever the tie-break, so
+        inserts commute. If no message on the queue is ahead of ``d``'s clock, the block
+        lands behind everything ``d`` could take, and a message someone else queues
+        later is either behind a sync of ``d``'s clock (a clock write, already a conflict
+        of the block's footprint) or no later than the clock, so ahead of the block."""
+        clock = state[CLOCKS][d]
+        return all(ts <= clock for ts, rank, _m in state[QUEUES][d] if rank != BLOCK)
+
+    def head_stable(self, state: tuple, p: int) -> bool:
+        """With ``sync_sender``, every timestamp a transaction takes exceeds the clock it
+        saw when blocking each destination, and clocks never go back. So when ``p``'s
+        head ``H`` is a message no later than ``p``'s clock, later blocks on ``p`` (at
+        ``p``'s clock or beyond) and later messages (timestamps above it) land behind
+        ``H``; only transactions already past ``p``'s block need their timestamp (or
+        its lower bound, ``acc + 1``) compared with ``H``."""
+        if not self.sync_sender:
+            return False
+        clocks, queues, txs, ghost = state[CLOCKS], state[QUEUES], state[TXS], state[GHOST]
+        queue = queues[p]
+        if not queue or queue[0][1] == BLOCK:
+            return False
+        head = queue[0]
+        if head[0] > clocks[p]:
+            return False
+        for r, tx in enumerate(txs):
+            if r == p or not tx:
+                continue
+            mid, phase, i, acc = tx
+            dests = self.dest_table[ghost[0][r][mid % self.stride][0]]
+            if p not in dests:
+                continue
+            k = dests.index(p)
+            if phase == BLOCKING and k >= i:
+                continue
+            if phase in (BLOCKING, TICK):
+                if acc + 1 <= head[0]:
+                    return False
+                continue
+            if phase in (QUEUEING, SYNC_QUEUE) and k < i:
+                continue  # already queued on p
+            if self.tiebreak_by_sender:
+                if (acc, r, mid) < head:
+                    return False
+            elif acc < head[0]:
+                return False
+        return True
+
+    def whole_tx_footprint(self, p: int, dmask: int) -> int:
+        v = self.var
+        m = v["clock"][p] | v["tx"][p] | v["busy"][p] | v["know"][p]
+        for d in self.dest_table[dmask]:
+            m |= v["clock"][d] | v["queue"][d]
+        return m
+
+    def symmetries(self) -> list[tuple[int, ...]]:
+        return self.peer_symmetries(ordered=self.tiebreak_by_sender)
+
+    def permute(self, state: tuple, perm: tuple[int, ...]) -> tuple:
+        clocks, queues, txs, ghost, know, signals = state
+        pm = self.perm_mid
+        nq = []
+        for q in queues:
+            entries = [(ts, rank, pm(mid, perm)) for ts, rank, mid in q]
+            # Canonical order: by timestamp, messages (arrival order) before blocks, blocks by id.
+            entries.sort(key=lambda e: (e[0], e[1] == BLOCK, e[2] if e[1] == BLOCK else 0))
+            nq.append(tuple(entries))
+        ntx = tuple(tx if not tx else (pm(tx[0], perm), *tx[1:]) for tx in txs)
+        return (
+            self.perm_vector(clocks, perm),
+            self.perm_vector(tuple(nq), perm),
+            self.perm_vector(ntx, perm),
+            self.perm_ghost(ghost, perm),
+            self.perm_vector(tuple(self.perm_mids(k, perm) for k in know), perm),
+            signals,
+        )
+
     # -- history and properties -----------------------------------------------------
 
     def properties(self) -> list[Property]:
         return [
             *LIBRARY,
-            Property.always("message_after_block", self._message_after_block, doc=_doc_after_block),
-            Property.always("ready_is_final", self._ready_is_final, doc=_doc_ready_final),
-            Property.always("entries_behind_clock", self._entries_behind_clock, doc=_doc_behind_clock),
-            Property.sometimes("waits_behind_block", self._waits_behind_block, doc=_doc_waits),
-            Property.sometimes("equal_timestamps", self._equal_timestamps, doc=_doc_equal),
+            Property.always(
+                "message_after_block", self._message_after_block, doc=_doc_after_block, reads=("queue", "tx")
+            ),
+            Property.always("ready_is_final", self._ready_is_final, doc=_doc_ready_final, reads=("queue", "tx")),
+            Property.always(
+                "entries_behind_clock", self._entries_behind_clock, doc=_doc_behind_clock, reads=("clock", "queue")
+            ),
+            Property.sometimes("waits_behind_block", self._waits_behind_block, doc=_doc_waits, reads=("queue",)),
+            Property.sometimes("equal_timestamps", self._equal_timestamps, doc=_doc_equal, reads=("queue",)),
             self.deadlock_free(),
         ]
 

@@ -30,6 +30,7 @@ class Fifo(PeerSpec):
     constants = peer_constants()
     ghost_at = 2
     txs_at = 1
+    acyclic = True  # every step appends to a queue or a log, or uses up a signal
     fairness = {"append": "weak", "deliver": "weak"}
 
     def init_states(self) -> list[tuple]:
@@ -90,6 +91,49 @@ class Fifo(PeerSpec):
                             )
                         )
         return out
+
+    # -- reductions: see PeerSpec. Appends to different queues commute; a configuration
+    # is symmetric only when every send has one destination (appends visit peers in order).
+
+    def actor(self, action: tuple) -> int:
+        return action[1]
+
+    def footprints(self, state: tuple) -> list[tuple[int, int, int, int]]:
+        return self.peer_footprints(state, state[4])
+
+    def tx_footprint(self, state: tuple, p: int, tx: tuple) -> tuple[int, int, int, int]:
+        mid, i = tx
+        v = self.var
+        dests = self.dest_table[message_dests(state[2], mid, self.stride)]
+        t = v["tx"][p]
+        now = v["queue"][dests[i]] | t
+        if i + 1 == len(dests):
+            now |= v["know"][p] | v["busy"][p]
+        later = now | v["know"][p] | v["busy"][p]
+        for d in dests[i:]:
+            later |= v["queue"][d]
+        return now, now, later, later
+
+    def whole_tx_footprint(self, p: int, dmask: int) -> int:
+        v = self.var
+        m = v["tx"][p] | v["busy"][p] | v["know"][p]
+        for d in self.dest_table[dmask]:
+            m |= v["queue"][d]
+        return m
+
+    def symmetries(self) -> list[tuple[int, ...]]:
+        return self.peer_symmetries(ordered=False)
+
+    def permute(self, state: tuple, perm: tuple[int, ...]) -> tuple:
+        queues, txs, ghost, know, signals = state
+        pm = self.perm_mid
+        return (
+            self.perm_vector(tuple(tuple(pm(m, perm) for m in q) for q in queues), perm),
+            self.perm_vector(tuple(tx if not tx else (pm(tx[0], perm), tx[1]) for tx in txs), perm),
+            self.perm_ghost(ghost, perm),
+            self.perm_vector(tuple(self.perm_mids(k, perm) for k in know), perm),
+            signals,
+        )
 
     def properties(self) -> list[Property]:
         return [*LIBRARY, self.deadlock_free()]

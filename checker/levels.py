@@ -1,0 +1,406 @@
+"""The local engine's search loop: level-synchronous breadth-first search.
+
+Each level's frontier is kept as chunks of :data:`CHUNK` states; past the first
+:data:`RAW_FRONTIER` states of a level each chunk is one ``pickle`` byte string
+(pickle shares repeated sub-tuples within a chunk: about 80 bytes per bus1 state, and
+it loads ten times faster than ``marshal`` version 2). A chunk is expanded (by this process, or by one of
+``workers`` processes) into its successors with their fingerprints, and this process
+then merges the chunks *in order*: it inserts the fingerprints into the
+:class:`~checker.table.CompactStore` in batch order, numbers the new states, checks
+properties on them and appends them to the next frontier. The merge order does not
+depend on the worker count, so counts, numbering and counterexamples are identical
+for any number of workers.
+
+With a checkpoint directory, the store, the frontier and the statistics are written at
+level boundaries (at most every ``checkpoint_every`` seconds), atomically: a new
+checkpoint is written beside the old one and a small ``CURRENT`` file is then replaced
+to point at it. A run resumed from a checkpoint ends with exactly the counts of an
+uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import pickle
+import shutil
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from checker.errors import InputError
+from checker.evaluate import Evaluator
+from checker.fingerprint import check_vocabulary
+from checker.memory import current_rss, peak_rss, reset_peak
+from checker.reduce import Expander, Reductions
+from checker.spec import Property, Spec
+from checker.table import CompactStore
+
+CHUNK = 2048
+"""States per frontier chunk: the unit of work for a worker and of the merge."""
+
+RAW_FRONTIER = 100_000
+"""Up to this many states of a level's next frontier stay Python objects; beyond it
+chunks are pickled (compact, but encoding costs a few microseconds per state)."""
+
+VOCABULARY_CHECKS = 1000
+
+
+def _encode(states: Sequence) -> bytes:
+    return pickle.dumps(list(states), pickle.HIGHEST_PROTOCOL)
+
+
+_WORKER: Expander | None = None
+
+
+def _init_worker(expander: Expander) -> None:
+    global _WORKER
+    _WORKER = expander
+
+
+def _states(chunk: bytes | list) -> list:
+    return chunk if isinstance(chunk, list) else pickle.loads(chunk)
+
+
+def _expand_remote(chunk: bytes | list) -> tuple:
+    assert _WORKER is not None
+    states = _states(chunk)
+    owner, pos, succ, counts, reduced = _WORKER.expand(states)
+    fps = _WORKER.fingerprints(succ)
+    return owner, pos, pickle.dumps(succ, pickle.HIGHEST_PROTOCOL), counts, reduced, fps
+
+
+def _expand_local(expander: Expander, chunk: bytes | list) -> tuple:
+    states = _states(chunk)
+    owner, pos, succ, counts, reduced = expander.expand(states)
+    return owner, pos, succ, counts, reduced, expander.fingerprints(succ), states
+
+
+def search_levels(
+    spec: Spec,
+    props: Sequence[Property],
+    bounds: Any,
+    outcome_cls: Any,
+    decision_cls: Any,
+    spec_error: type[Exception],
+    *,
+    progress: Any,
+    stop_when_decided: bool,
+    reductions: Reductions,
+    workers: int = 1,
+    checkpoint: str | Path | None = None,
+    resume: bool = False,
+    checkpoint_every: float = 30.0,
+    identity: dict[str, Any] | None = None,
+) -> Any:
+    """The search behind :func:`checker.bfs.search` (see the module docstring)."""
+    started = time.monotonic()
+    reset_peak()
+    baseline = current_rss()
+    evaluator = Evaluator(spec, props)
+    capacity = min(bounds.max_states, 1 << 27) if bounds.max_states else 1 << 16
+    store = CompactStore(capacity)
+    outcome = outcome_cls(store)
+    decisions = outcome.decisions
+    expander = Expander(spec, reductions)
+    history_key = spec.history_key if evaluator.uses_history else None
+    max_states = bounds.max_states
+    max_depth = bounds.max_depth
+    ident = dict(identity or {})
+    ident.setdefault("spec", spec.name)
+    ident["reductions"] = reductions.as_dict()
+    ident["properties"] = [p.name for p in props]
+    ckpt = Path(checkpoint) if checkpoint is not None else None
+    # Cycles matter only to `eventually` properties (checker.liveness): an edge into a
+    # state discovered before the current level is the one kind that can close a cycle.
+    track_cycles = any(p.kind == "eventually" for p in props)
+    level_new: set[int] = set()
+
+    def record(found: list[tuple[str, str]], index: int) -> None:
+        for name, sentence in found:
+            if name not in decisions:
+                decisions[name] = decision_cls(index, sentence)
+                evaluator.decide(name)
+
+    frontier: list = []  # chunks: lists of states, or pickled lists
+    level_start = 0
+    depth = 0
+    transitions = 0
+    elapsed_before = 0.0
+    loaded = _load_checkpoint(ckpt, ident) if (ckpt is not None and resume) else None
+    if loaded is not None:
+        meta, fps, parents, actions, frontier = loaded
+        outcome.maybe_cyclic = meta.get("maybe_cyclic", False)
+        store.table.reserve(len(fps))
+        store.table.insert(fps)
+        store.parents.extend(parents)
+        store.actions.extend(actions)
+        level_start, depth, transitions = meta["level_start"], meta["depth"], meta["transitions"]
+        outcome.initial_states = meta["initial_states"]
+        elapsed_before = meta["seconds"]
+        for name, (index, sentence) in meta["decisions"].items():
+            record([(name, sentence)], index)
+    else:
+        inits = list(spec.init_states())
+        for s in inits:
+            problem = check_vocabulary(s)
+            if problem:
+                raise spec_error(f"{spec.name}: initial {problem}")
+        fps = expander.fingerprints(inits)
+        level: list = []
+        for i, s in enumerate(inits):
+            idx = store.add(int(fps[i]), -1, i)
+            if idx < 0:
+                continue
+            key = history_key(s) if history_key else None
+            record(evaluator.on_state(s, key, None), idx)
+            level.append(s)
+        outcome.initial_states = len(level)
+        frontier = [_encode(level[i : i + CHUNK]) for i in range(0, len(level), CHUNK)]
+
+    deadline = None if bounds.time_limit is None else started + bounds.time_limit
+    vocabulary_checks = VOCABULARY_CHECKS
+    pool = None
+    if workers > 1:
+        pool = multiprocessing.get_context("fork").Pool(workers, initializer=_init_worker, initargs=(expander,))
+    last_checkpoint = time.monotonic()
+    stop = stop_when_decided and evaluator.done
+    frontier_len = _count(frontier)
+    try:
+        while frontier and not stop:
+            if ckpt is not None and time.monotonic() - last_checkpoint >= checkpoint_every:
+                meta = {
+                    "level_start": level_start,
+                    "depth": depth,
+                    "transitions": transitions,
+                    "initial_states": outcome.initial_states,
+                    "seconds": elapsed_before + time.monotonic() - started,
+                    "decisions": {n: [d.index, d.explanation] for n, d in decisions.items()},
+                    "maybe_cyclic": outcome.maybe_cyclic,
+                }
+                _save_checkpoint(ckpt, ident, meta, store, frontier)
+                last_checkpoint = time.monotonic()
+            at_depth_bound = max_depth is not None and depth >= max_depth
+            next_frontier: list = []
+            next_len = 0
+            pending: list = []
+            base = level_start
+            results: Iterator[tuple]
+            if pool is not None:
+                results = pool.imap(_expand_remote, frontier)
+            else:
+                results = (_expand_local(expander, c) for c in frontier)
+            done_parents = 0
+            for chunk, res in zip(frontier, results):
+                owner, pos, succ, counts, reduced, fps = res[:6]
+                states = res[6] if len(res) > 6 else None
+                if isinstance(succ, bytes):
+                    succ = pickle.loads(succ)
+                if states is None and (0 in counts or reductions.proviso or history_key is not None):
+                    states = _states(chunk)
+                if reductions.proviso:
+                    owner, pos, succ, counts, fps = _proviso(expander, store, states, owner, pos, succ, counts, reduced, fps)
+                owner_a = np.asarray(owner, dtype=np.int64)
+                pos_a = np.asarray(pos, dtype=np.int64)
+                if pos_a.size and pos_a.max() > 0xFFFF:
+                    raise spec_error(f"{spec.name}: more than 65535 enabled actions in one state")
+                first = len(store)
+                if at_depth_bound:
+                    if len(fps) and not store.table.contains(fps).all():
+                        outcome.bound = "max_depth"
+                    transitions += len(succ)
+                    new = np.zeros(0, dtype=np.int64)
+                else:
+                    new = store.add_batch(fps, owner_a + base, pos_a)
+                    if track_cycles and not outcome.maybe_cyclic:
+                        fresh = np.zeros(len(fps), dtype=bool)
+                        fresh[new] = True
+                        level_new.update(fps[new].tolist())
+                        if any(fp not in level_new for fp in fps[~fresh].tolist()):
+                            outcome.maybe_cyclic = True
+                j = 0
+                offset = 0
+                new = new.tolist()
+                nnew = len(new)
+                limit = nnew if max_states is None else min(nnew, max_states - first)
+                checks = bool(evaluator.state_checks or evaluator.history_checks)
+                on_state = evaluator.on_state
+                append = pending.append
+                for k, n in enumerate(counts):
+                    idx = base + k
+                    s = states[k] if states is not None else None
+                    if n == 0:
+                        if evaluator.terminal_state or evaluator.terminal_history:
+                            key = history_key(s) if history_key else None
+                            record(evaluator.on_terminal(s, key), idx)
+                        if stop_when_decided and evaluator.done:
+                            stop = True
+                            break
+                        continue
+                    if not at_depth_bound:
+                        transitions += n
+                    end = offset + n
+                    parent_key = history_key(s) if history_key and s is not None else None
+                    while j < nnew and new[j] < end:
+                        if j >= limit:
+                            outcome.bound = "max_states"
+                            stop = True
+                            break
+                        t = succ[new[j]]
+                        if vocabulary_checks:
+                            vocabulary_checks -= 1
+                            problem = check_vocabulary(t)
+                            if problem:
+                                raise spec_error(f"{spec.name}: {problem}")
+                        if checks:
+                            found = on_state(t, history_key(t) if history_key else None, parent_key)
+                            if found:
+                                record(found, first + j)
+                                checks = bool(evaluator.state_checks or evaluator.history_checks)
+                        append(t)
+                        if len(pending) == CHUNK:
+                            next_frontier.append(pending if next_len < RAW_FRONTIER else _encode(pending))
+                            next_len += CHUNK
+                            pending = []
+                            append = pending.append
+                        j += 1
+                    offset = end
+                    if stop or (stop_when_decided and evaluator.done):
+                        stop = True
+                        break
+                if stop:
+                    store.parents.truncate(first + j if not at_depth_bound else len(store))
+                    store.actions.truncate(len(store.parents))
+                    break
+                base += len(counts)
+                done_parents += len(counts)
+                if deadline is not None and time.monotonic() > deadline:
+                    outcome.bound = "time_limit"
+                    stop = True
+                    break
+                if progress is not None:
+                    progress.tick(len(store), depth + 1, frontier_len - done_parents + next_len + len(pending))
+            if pending:
+                next_frontier.append(pending if next_len < RAW_FRONTIER else _encode(pending))
+                next_len += len(pending)
+            if stop:
+                break
+            level_start += frontier_len
+            level_new.clear()
+            frontier = next_frontier if not at_depth_bound else []
+            frontier_len = next_len if frontier else 0
+            if frontier:
+                depth += 1
+            if deadline is not None and frontier and time.monotonic() > deadline:
+                outcome.bound = "time_limit"
+                stop = True
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+
+    outcome.transitions = transitions
+    outcome.depth = depth + 1 if len(store) else 0
+    outcome.complete = outcome.bound is None and not (stop and frontier)
+    outcome.seconds = elapsed_before + time.monotonic() - started
+    outcome.peak_memory_bytes = max(peak_rss() - baseline, 0)
+    outcome.store_bytes = store.nbytes()
+    return outcome
+
+
+def _count(frontier: list[bytes]) -> int:
+    """States in a frontier: every chunk is full but the last."""
+    if not frontier:
+        return 0
+    return CHUNK * (len(frontier) - 1) + len(_states(frontier[-1]))
+
+
+def _proviso(expander: Expander, store: CompactStore, states, owner, pos, succ, counts, reduced, fps):
+    """The cycle proviso: a reduced state with an ample successor discovered before
+    (earlier levels, or earlier in this chunk) is expanded fully instead."""
+    seen_here: set[int] = set()
+    o2: list[int] = []
+    p2: list[int] = []
+    s2: list = []
+    c2: list[int] = []
+    f2: list[np.ndarray] = []
+    offset = 0
+    for k, n in enumerate(counts):
+        seg = fps[offset : offset + n]
+        seg_owner, seg_pos, seg_succ = owner[offset : offset + n], pos[offset : offset + n], succ[offset : offset + n]
+        offset += n
+        if reduced[k]:
+            values = [int(x) for x in seg]
+            if (
+                len(set(values)) < len(values)
+                or any(v in seen_here for v in values)
+                or bool(store.table.contains(seg).any())
+            ):
+                _o, seg_pos, seg_succ, _c, _r = expander.expand([states[k]], full=True)
+                seg_owner = [k] * len(seg_succ)
+                seg = expander.fingerprints(seg_succ)
+                n = len(seg_succ)
+        seen_here.update(int(x) for x in seg)
+        o2.extend(seg_owner)
+        p2.extend(seg_pos)
+        s2.extend(seg_succ)
+        c2.append(n)
+        f2.append(np.asarray(seg, dtype=np.uint64))
+    return o2, p2, s2, c2, (np.concatenate(f2) if f2 else np.zeros(0, dtype=np.uint64))
+
+
+# -- checkpoints ------------------------------------------------------------------------
+
+
+def _save_checkpoint(ckpt: Path, ident: dict[str, Any], meta: dict[str, Any], store: CompactStore, frontier: list[bytes]) -> None:
+    ckpt.mkdir(parents=True, exist_ok=True)
+    name = f"level-{meta['depth']:05d}-{os.getpid()}"
+    tmp = ckpt / (name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    np.save(tmp / "fingerprints.npy", store.table.values())
+    np.save(tmp / "parents.npy", store.parents.view())
+    np.save(tmp / "actions.npy", store.actions.view())
+    with open(tmp / "frontier.pickle", "wb") as fh:
+        pickle.dump(frontier, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    (tmp / "meta.json").write_text(json.dumps({"identity": ident, **meta}))
+    for f in tmp.iterdir():
+        with open(f, "rb") as fh:
+            os.fsync(fh.fileno())
+    final = ckpt / name
+    if final.exists():
+        shutil.rmtree(final)
+    os.rename(tmp, final)
+    pointer = ckpt / "CURRENT.tmp"
+    pointer.write_text(name)
+    with open(pointer, "rb") as fh:
+        os.fsync(fh.fileno())
+    previous = (ckpt / "CURRENT").read_text().strip() if (ckpt / "CURRENT").exists() else None
+    os.replace(pointer, ckpt / "CURRENT")
+    if previous and previous != name and (ckpt / previous).exists():
+        shutil.rmtree(ckpt / previous)
+
+
+def _load_checkpoint(ckpt: Path, ident: dict[str, Any]):
+    """The last checkpoint in ``ckpt``, or ``None`` when there is none yet."""
+    pointer = ckpt / "CURRENT"
+    if not pointer.exists():
+        return None
+    where = ckpt / pointer.read_text().strip()
+    try:
+        meta = json.loads((where / "meta.json").read_text())
+        fps = np.load(where / "fingerprints.npy")
+        parents = np.load(where / "parents.npy")
+        actions = np.load(where / "actions.npy")
+        with open(where / "frontier.pickle", "rb") as fh:
+            frontier = pickle.load(fh)
+    except (OSError, ValueError, pickle.UnpicklingError) as exc:
+        raise InputError(str(ckpt), "checkpoint", f"cannot be read ({exc})") from None
+    if meta.get("identity") != json.loads(json.dumps(ident)):
+        raise InputError(str(ckpt), "checkpoint", "was written for another model, property set or reduction setting")
+    return meta, fps, parents, actions, frontier

@@ -1,0 +1,205 @@
+"""State-space reductions: symmetry over interchangeable processes, and partial-order
+reduction driven by the read/write footprints a spec declares.
+
+**Symmetry.** A spec lists the permutations of its processes under which the
+configuration is symmetric (:meth:`checker.spec.Spec.symmetries`) and renames processes
+in a state (:meth:`~checker.spec.Spec.permute`). The engine stores, for each state, the
+smallest fingerprint over the state's orbit, so one state per orbit is expanded. The
+frontier keeps the *concrete* state that was found first, and parent links record
+positions among the concrete parent's actions, so a rebuilt trace is a real run of the
+unreduced model and replays as before.
+
+**Partial-order reduction** (stubborn sets over processes). For a state, the spec gives
+each process's footprint now and later (:meth:`~checker.spec.Spec.footprints`). The
+enabled actions of a set ``T`` of processes are explored instead of all when
+
+* *independence* (C1, the stubborn-set conditions): nothing any process outside ``T``
+  may do, now or later, writes what a member's next actions read or write, or reads
+  what they write (``T`` is closed under that conflict, starting from one process).
+  Then every sequence of outside actions commutes with ``T``'s enabled actions and
+  neither enables nor disables any action of ``T``;
+* *visibility* (C2): none of ``T``'s enabled actions writes a variable that a property
+  under visibility reads;
+* *cycle proviso* (C3, for breadth-first search): a state is expanded fully when one of
+  its ample successors was already discovered (earlier, or on the current level).
+
+A property needs visibility (C2 and C3) unless it is decided at terminal states only
+(``eventually``), or it is ``stable`` and the spec is ``acyclic``. Sets meeting C1
+preserve every reachable terminal state; in an acyclic spec every run ends in one, and
+a stable property that fails somewhere fails at every terminal state after it, so those
+properties keep their verdicts with C1 alone. Counterexamples under reduction are
+shortest within the reduced graph, not always shortest in the full one.
+
+With symmetry on, partial-order reduction is used only where no property needs
+visibility (the combination is sound for terminal states and stable properties; the
+visibility-and-proviso case is left unreduced by symmetry rather than argued about).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from checker.spec import Property, Spec, State
+from checker.table import mix
+
+
+@dataclass(frozen=True)
+class Reductions:
+    """The reductions a search applies: the symmetry group and the POR settings."""
+
+    group: tuple[tuple[int, ...], ...] = ()
+    por: bool = False
+    visible: int = 0  # variable bits that properties under visibility read
+    proviso: bool = False  # the cycle proviso is needed (some property needs visibility)
+
+    @property
+    def symmetry(self) -> bool:
+        return bool(self.group)
+
+    def as_dict(self) -> dict[str, bool]:
+        return {"symmetry": self.symmetry, "por": self.por}
+
+
+def plan(spec: Spec, props: Sequence[Property], symmetry: bool, por: bool) -> tuple[Reductions, list[str]]:
+    """Which reductions apply to ``spec`` for ``props``, and notes on any not applied."""
+    notes: list[str] = []
+    group: tuple[tuple[int, ...], ...] = ()
+    if symmetry:
+        group = tuple(tuple(p) for p in spec.symmetries())
+        if not group:
+            notes.append(f"symmetry: this {spec.name} configuration has no interchangeable processes; not applied")
+    use_por = False
+    visible = 0
+    if por:
+        if type(spec).actor is Spec.actor:
+            notes.append(f"partial-order reduction: {spec.name} declares no footprints; not applied")
+        elif not spec.acyclic and any(p.kind == "eventually" for p in props):
+            notes.append(
+                "partial-order reduction: not applied with an `eventually` property on a spec that may "
+                "have cycles (the reduced graph could hide one)"
+            )
+        else:
+            for p in props:
+                if p.kind == "eventually" or (p.stable and spec.acyclic):
+                    continue
+                visible |= spec.visible_mask(p.reads if p.reads is not None else (p.over,) if p.over == "history" else None)
+            if visible == -1:
+                notes.append("partial-order reduction: a checked property may read every variable; not applied")
+            elif visible and group:
+                notes.append(
+                    "partial-order reduction: not combined with symmetry when properties need visibility; "
+                    "symmetry only"
+                )
+            else:
+                use_por = True
+    return Reductions(group, use_por, visible, use_por and visible != 0), notes
+
+
+def ample(spec: Spec, state: State, succ: Sequence[tuple[tuple, State]], visible: int) -> list[int] | None:
+    """Positions in ``succ`` of a smallest stubborn set found, or ``None`` (expand fully).
+
+    For each process ``p`` with enabled actions, the set ``T`` of processes is closed
+    from ``{p}``: a process ``q`` joins when what some member may do next conflicts with
+    anything ``q`` may do later. No action of a process outside ``T`` can then touch
+    what ``T``'s next actions read or write, so ``T``'s enabled actions commute with any
+    sequence of outside actions, and none of them is enabled or disabled by it.
+    """
+    actor = spec.actor
+    by: dict[int, list[int]] = {}
+    for i, (label, _t) in enumerate(succ):
+        a = actor(label)
+        if a is None:
+            return None
+        by.setdefault(a, []).append(i)
+    if len(by) < 2:
+        return None
+    fps = spec.footprints(state)
+    n = len(fps)
+    best: list[int] | None = None
+    best_size = len(succ)
+    for p in sorted(by, key=lambda q: (len(by[q]), q)):
+        if len(by[p]) >= best_size:
+            break
+        if fps[p][1] & visible:
+            continue
+        members = {p}
+        work = [p]
+        while work:
+            x = work.pop()
+            nr, nw = fps[x][0], fps[x][1]
+            for q in range(n):
+                if q not in members:
+                    lr, lw = fps[q][2], fps[q][3]
+                    if nw & (lr | lw) or nr & lw:
+                        members.add(q)
+                        work.append(q)
+        size = sum(len(by.get(x, ())) for x in members)
+        if size >= best_size:
+            continue
+        if visible and any(fps[x][1] & visible for x in members if x in by):
+            continue
+        best = sorted(i for x in members for i in by.get(x, ()))
+        best_size = size
+    return best
+
+
+class Expander:
+    """Expands states: enabled actions (reduced when POR applies) and fingerprints
+    (canonical over the symmetry group when symmetry applies)."""
+
+    def __init__(self, spec: Spec, red: Reductions) -> None:
+        self.spec = spec
+        self.red = red
+
+    def expand(self, states: Sequence[State], full: bool = False):
+        """Successors of ``states``: ``(hashes, owner, pos, succ, counts, reduced)``.
+
+        ``hashes`` (Python ``hash`` values, not yet mixed; for symmetry the orbit
+        minimum of mixed fingerprints is taken in :meth:`fingerprints`), ``owner`` the
+        position in ``states`` of each successor's parent, ``pos`` its action position,
+        ``succ`` the successor states, ``counts`` the number of successors per state,
+        ``reduced`` whether each state got a proper ample set.
+        """
+        spec = self.spec
+        next_states = spec.next_states
+        por = self.red.por and not full
+        visible = self.red.visible
+        owner: list[int] = []
+        pos: list[int] = []
+        succ: list = []
+        counts: list[int] = []
+        reduced: list[bool] = []
+        for k, s in enumerate(states):
+            out = next_states(s)
+            chosen = ample(spec, s, out, visible) if por and len(out) > 1 else None
+            if chosen is None:
+                n = len(out)
+                owner.extend([k] * n)
+                pos.extend(range(n))
+                succ.extend([t for _l, t in out])
+                reduced.append(False)
+            else:
+                n = len(chosen)
+                owner.extend([k] * n)
+                pos.extend(chosen)
+                succ.extend([out[i][1] for i in chosen])
+                reduced.append(True)
+            counts.append(n)
+        return owner, pos, succ, counts, reduced
+
+    def fingerprints(self, succ: Sequence[State]) -> np.ndarray:
+        """Fingerprints (orbit minima under symmetry) of ``succ`` as ``uint64``."""
+        if not self.red.group:
+            return mix(np.fromiter(map(hash, succ), dtype=np.int64, count=len(succ)))
+        permute = self.spec.permute
+        group = self.red.group
+        hashes = []
+        for t in succ:
+            hashes.append(hash(t))
+            for g in group:
+                hashes.append(hash(permute(t, g)))
+        fps = mix(np.asarray(hashes, dtype=np.int64)).reshape(len(succ), len(group) + 1)
+        return fps.min(axis=1)

@@ -1,0 +1,122 @@
+"""The compact store, parallel workers and checkpoint/resume of the local engine."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from checker.fingerprint import fingerprint
+from checker.model import load_model, model_from_dict
+from checker.run import Options, check_model
+from checker.table import CompactStore, FingerprintTable, mix
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 300), max_size=120), max_size=8), st.integers(1, 64))
+def test_table_insert_is_set_insertion_in_order(batches: list[list[int]], capacity: int) -> None:
+    """Small values force collisions and growth; the answers must equal a Python set's."""
+    table = FingerprintTable(capacity)
+    seen: set[int] = set()
+    for batch in batches:
+        fps = np.asarray(batch, dtype=np.uint64)
+        new = table.insert(fps)
+        expect = []
+        for v in batch:
+            v = v or 1
+            expect.append(v not in seen)
+            seen.add(v)
+        assert new.tolist() == expect
+        assert len(table) == len(seen)
+    probe = np.arange(0, 310, dtype=np.uint64)
+    assert table.contains(probe).tolist() == [((v or 1) in seen) for v in range(310)]
+
+
+def test_vectorised_fingerprints_equal_the_scalar_ones() -> None:
+    states = [(1, (2, 3)), (), ((0,), frozenset({1, 2})), -5, (1 << 62, -(1 << 40))]
+    fps = mix(np.asarray([hash(s) for s in states], dtype=np.int64))
+    assert [int(x) for x in fps] == [fingerprint(s) for s in states]
+
+
+def test_store_paths() -> None:
+    store = CompactStore(4)
+    assert store.add(11, -1, 0) == 0
+    assert store.add(11, -1, 0) == -1
+    new = store.add_batch(np.asarray([12, 13, 12, 11], dtype=np.uint64), np.asarray([0, 0, 0, 0]), np.asarray([2, 5, 2, 1]))
+    assert new.tolist() == [0, 1]
+    assert store.add_batch(np.asarray([14], dtype=np.uint64), np.asarray([2]), np.asarray([7])).tolist() == [0]
+    assert store.path(3) == (0, [5, 7])
+    assert 13 in store.seen and 99 not in store.seen
+
+
+def summary(result) -> tuple:
+    props = {n: (p.status, p.explanation, [s.label for s in (p.trace or [])]) for n, p in result.properties.items()}
+    st_ = result.stats
+    return st_.distinct_states, st_.transitions, st_.depth, props
+
+
+def test_workers_give_identical_results() -> None:
+    for name in ("fifo-3.toml", "bus1-mutant-tiebreak-by-arrival.toml"):
+        model = load_model(ROOT / "models" / name)
+        for por in (False, True):
+            one = check_model(model, Options(progress=False, por=por, workers=1))
+            two = check_model(model, Options(progress=False, por=por, workers=2))
+            assert summary(one) == summary(two)
+            assert any(p.status == "violated" for p in one.properties.values())
+
+
+def test_workers_with_symmetry_and_bounds() -> None:
+    model = model_from_dict({"spec": "fifo", "constants": {"peers": 3, "sends": 1, "destinations": "unicast"}})
+    for opts in (dict(symmetry=True), dict(max_states=300), dict(max_depth=5)):
+        one = check_model(model, Options(progress=False, workers=1, **opts))
+        two = check_model(model, Options(progress=False, workers=2, **opts))
+        assert summary(one) == summary(two)
+    cut = check_model(model, Options(progress=False, symmetry=False, por=False, max_states=300))
+    assert cut.stats.distinct_states == 300 and cut.stats.bound == "max_states"
+
+
+def test_killed_run_resumes_to_the_same_counts(tmp_path: Path) -> None:
+    model = ROOT / "models" / "bus1-4-signal.toml"
+    exe = [sys.executable, "-m", "checker.cli", "check", str(model), "--quiet", "--no-por"]
+    reference = tmp_path / "reference.json"
+    subprocess.run([*exe, "--json", str(reference)], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    ckpt = tmp_path / "ckpt"
+    proc = subprocess.Popen([*exe, "--checkpoint", str(ckpt), "--checkpoint-every", "0"], cwd=ROOT,
+                            stdout=subprocess.DEVNULL)
+    pointer = ckpt / model.stem / "CURRENT"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if pointer.exists() and int(pointer.read_text().split("-")[1]) >= 8:
+            break
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    level = int(pointer.read_text().split("-")[1])
+    assert level >= 8
+    resumed = tmp_path / "resumed.json"
+    subprocess.run([*exe, "--checkpoint", str(ckpt), "--resume", "--json", str(resumed)], check=True, cwd=ROOT,
+                   stdout=subprocess.DEVNULL)
+    a, b = json.loads(reference.read_text()), json.loads(resumed.read_text())
+    for key in ("distinct_states", "transitions", "depth"):
+        assert a["stats"][key] == b["stats"][key]
+    assert {n: p["status"] for n, p in a["properties"].items()} == {n: p["status"] for n, p in b["properties"].items()}
+
+
+def test_resume_refuses_another_model(tmp_path: Path) -> None:
+    exe = [sys.executable, "-m", "checker.cli", "check", "--quiet", "--checkpoint", str(tmp_path), "--checkpoint-every", "0"]
+    subprocess.run([*exe, str(ROOT / "models" / "fifo-4.toml")], cwd=ROOT, stdout=subprocess.DEVNULL, check=True)
+    out = subprocess.run([*exe, "--no-por", "--resume", str(ROOT / "models" / "fifo-4.toml")], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "checkpoint" in out.stderr and "Traceback" not in out.stderr
