@@ -1,0 +1,71 @@
+"""The TLA+ adapter of :mod:`specs.lamport_total` (template ``lamport_total.tla.j2``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tla.adapters.async_peers import AsyncAdapter
+
+KINDS = ("msg", "ack")
+
+
+class LamportTotalAdapter(AsyncAdapter):
+    template = "lamport_total.tla.j2"
+    variables = (*AsyncAdapter.shared_variables, "clocks", "queues", "acks", "latest")
+    predicates = {"eventual_delivery": "AllDelivered"}
+    actions = {
+        "send": "\\E D \\in SendOptions(p) : Send(p, D)",
+        "discard": "Discard(p)",
+        "receive": "Receive(p)",
+        "ack": "Ack(p)",
+        "deliver": "Deliver(p)",
+        **AsyncAdapter.shared_actions,
+    }
+
+    def cfg_constants(self) -> list[tuple[str, str]]:
+        spec: Any = self.spec
+        return [*super().cfg_constants(), ("Rule", f'"{spec.rule}"'), ("WaitAcks", "TRUE" if spec.wait_acks else "FALSE")]
+
+    def wire(self, msg: tuple) -> tuple:
+        kind, mid, ts = msg
+        return (KINDS[kind], self.msg(mid), ts)
+
+    def unwire(self, value: tuple) -> tuple:
+        kind, msg, ts = value
+        return (KINDS.index(kind), self.mid(msg), ts)
+
+    def encode(self, state: tuple) -> dict[str, Any]:
+        clocks, queues, acks, latest = state[5:]
+        real = self.real_messages()
+        return {
+            **self.encode_shared(state),
+            "clocks": self.per_peer(clocks, int),
+            "queues": self.per_peer(queues, lambda qu: frozenset((ts, self.msg(mid)) for ts, _src, mid in qu)),
+            "acks": self.per_peer(acks, lambda a: {self.msg(m): self.peer_set(a[m]) for m in real}),
+            "latest": self.per_peer(latest, lambda row: self.per_peer(row, int)),
+        }
+
+    def decode(self, values: dict[str, Any]) -> tuple:
+        n = len(self.peers)
+        nmsgs = n * self.stride
+
+        def acks(func: Any) -> tuple:
+            row = [0] * nmsgs
+            for msg, peers in (func.items() if isinstance(func, dict) else ()):
+                row[self.mid(msg)] = self.peer_mask(peers)
+            return tuple(row)
+
+        def queue(entries: frozenset) -> tuple:
+            return tuple(sorted((ts, self.mid(m) // self.stride, self.mid(m)) for ts, m in entries))
+
+        return (
+            *self.decode_shared(values),
+            self.from_peers(values["clocks"], int),
+            self.from_peers(values["queues"], queue),
+            self.from_peers(values["acks"], acks),
+            self.from_peers(values["latest"], lambda row: self.from_peers(row, int)),
+        )
+
+
+
+ADAPTER = LamportTotalAdapter

@@ -1,0 +1,69 @@
+"""The TLA+ adapter of :mod:`specs.skeen` (template ``skeen.tla.j2``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tla.adapters.async_peers import AsyncAdapter
+
+KINDS = ("msg", "propose", "final")
+
+
+class SkeenAdapter(AsyncAdapter):
+    template = "skeen.tla.j2"
+    variables = (*AsyncAdapter.shared_variables, "clocks", "waiting", "queues")
+    predicates = {"eventual_delivery": "AllDelivered"}
+    actions = {
+        "send": "\\E D \\in SendOptions(p) : Send(p, D)",
+        "discard": "Discard(p)",
+        "propose": "Propose(p)",
+        "collect": "Collect(p)",
+        "finalise": "Finalise(p)",
+        "final": "Final(p)",
+        "deliver": "Deliver(p)",
+        **AsyncAdapter.shared_actions,
+    }
+
+    def cfg_constants(self) -> list[tuple[str, str]]:
+        spec: Any = self.spec
+        flags = [("TakeMax", spec.take_max), ("WaitForUndeliverable", spec.wait_for_undeliverable)]
+        return [
+            *super().cfg_constants(),
+            *((k, "TRUE" if v else "FALSE") for k, v in flags),
+            ("MutantFinal", f'"{spec.mutant_final}"'),
+        ]
+
+    def wire(self, msg: tuple) -> tuple:
+        kind, mid, ts = msg
+        return (KINDS[kind], self.msg(mid), ts)
+
+    def unwire(self, value: tuple) -> tuple:
+        kind, msg, ts = value
+        return (KINDS.index(kind), self.mid(msg), ts)
+
+    def encode(self, state: tuple) -> dict[str, Any]:
+        clocks, waiting, queues = state[5:]
+        return {
+            **self.encode_shared(state),
+            "clocks": self.per_peer(clocks, int),
+            "waiting": self.per_peer(
+                waiting, lambda ws: frozenset((self.msg(m), self.peer_set(left), acc) for m, left, acc in ws)
+            ),
+            "queues": self.per_peer(queues, lambda qu: frozenset((ts, self.msg(m), bool(ok)) for ts, m, ok in qu)),
+        }
+
+    def decode(self, values: dict[str, Any]) -> tuple:
+        return (
+            *self.decode_shared(values),
+            self.from_peers(values["clocks"], int),
+            self.from_peers(
+                values["waiting"],
+                lambda ws: tuple(sorted((self.mid(m), self.peer_mask(left), acc) for m, left, acc in ws)),
+            ),
+            self.from_peers(
+                values["queues"], lambda qu: tuple(sorted((ts, self.mid(m), int(ok)) for ts, m, ok in qu))
+            ),
+        )
+
+
+ADAPTER = SkeenAdapter
