@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from checker.bfs import NO_BOUNDS, Bounds
 from checker.fingerprint import fingerprint
 from checker.spec import Property, Spec
+from checker.store import path_to
 
 NO_CLASS = 0xFFFFFFFF
 
@@ -72,12 +73,7 @@ class Graph:
         return range(self.offsets[u], self.offsets[u + 1])
 
     def path(self, index: int) -> tuple[int, list[int]]:
-        steps: list[int] = []
-        while self.parents[index] >= 0:
-            steps.append(self.actions[index])
-            index = self.parents[index]
-        steps.reverse()
-        return self.actions[index], steps
+        return path_to(self.parents, self.actions, index)
 
 
 def explore(spec: Spec, props: Sequence[Property], bounds: Bounds = NO_BOUNDS) -> Graph:

@@ -41,13 +41,22 @@ class VisitedStore:
 
     def path(self, index: int) -> tuple[int, list[int]]:
         """The initial-state position and the action positions that reach ``index``."""
-        steps: list[int] = []
-        while self.parents[index] >= 0:
-            steps.append(self.actions[index])
-            index = self.parents[index]
-        steps.reverse()
-        return self.actions[index], steps
+        return path_to(self.parents, self.actions, index)
 
     def nbytes(self) -> int:
         """Approximate bytes held by the parent links (the set is counted by RSS)."""
         return self.parents.itemsize * len(self.parents) + self.actions.itemsize * len(self.actions)
+
+
+def path_to(parents, actions, index: int) -> tuple[int, list[int]]:
+    """Follow parent links from state ``index`` back to an initial state (parent -1).
+
+    Returns that initial state's position among the spec's initial states and the
+    positions of the actions that lead from it to ``index``.
+    """
+    steps: list[int] = []
+    while parents[index] >= 0:
+        steps.append(actions[index])
+        index = parents[index]
+    steps.reverse()
+    return actions[index], steps
