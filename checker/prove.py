@@ -34,7 +34,7 @@ import z3
 
 from checker.errors import InputError
 from checker.model import Model
-from checker.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, Step
+from checker.result import Step, verdicts_exit_code
 from checker.symbolic import NoEncoding, symbolic_class
 
 VERDICTS = ("proved", "refuted")
@@ -96,11 +96,7 @@ class ProveResult:
         return bool(mine) and all(q.status == "proved" for q in mine)
 
     def exit_code(self) -> int:
-        if any(q.status != "unknown" and not q.as_expected for q in self.queries):
-            return EXIT_MISMATCH
-        if any(q.status == "unknown" for q in self.queries):
-            return EXIT_BOUND
-        return EXIT_OK
+        return verdicts_exit_code(self.queries)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -94,11 +95,7 @@ class Result:
     def exit_code(self) -> int:
         """1 if a verdict differs from its expectation, else 3 if a bound left a
         verdict unknown, else 0."""
-        if any(p.status != "unknown" and not p.as_expected for p in self.properties.values()):
-            return EXIT_MISMATCH
-        if any(p.status == "unknown" for p in self.properties.values()):
-            return EXIT_BOUND
-        return EXIT_OK
+        return verdicts_exit_code(self.properties.values())
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -132,6 +129,17 @@ class Result:
             Stats(**data.get("stats", {})),
             list(data.get("warnings", [])),
         )
+
+
+def verdicts_exit_code(verdicts: Iterable[Any]) -> int:
+    """1 if a definite verdict differs from its expectation, else 3 if any verdict is
+    unknown, else 0. Each item has ``status`` and ``as_expected``."""
+    items = list(verdicts)
+    if any(v.status != "unknown" and not v.as_expected for v in items):
+        return EXIT_MISMATCH
+    if any(v.status == "unknown" for v in items):
+        return EXIT_BOUND
+    return EXIT_OK
 
 
 def combined_exit_code(results: list[Result]) -> int:
