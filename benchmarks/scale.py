@@ -175,6 +175,31 @@ def memory_synthetic(n: int) -> dict:
             "seconds": time.monotonic() - t0}
 
 
+def memory_real(path: str, max_states: int, spill_dir: str | None) -> None:
+    """A real unreduced run of ``path`` cut at ``max_states``, every level's frontier in
+    files: peak resident memory per distinct state, over the baseline and in total."""
+    from checker.memory import current_rss, peak_rss
+    from checker.model import load_model
+    from checker.run import Options, check_model
+
+    model = load_model(path)
+    before = current_rss()  # interpreter, numpy, ordercheck and the model loaded
+    cpu0 = cpu_seconds()
+    with tempfile.TemporaryDirectory(prefix="ordercheck-spill-") as tmp:
+        res = check_model(model, Options(symmetry=False, por=False, progress=True, max_states=max_states,
+                                         stop_when_decided=False, spill_dir=spill_dir or tmp))
+    cpu = cpu_seconds() - cpu0
+    total = peak_rss()  # the peak since the search reset the mark: the whole process
+    st = res.stats
+    n = st.distinct_states
+    print(f"{path}: {n:,} distinct states (cut by: {st.bound or 'nothing, complete'}), {st.transitions:,} "
+          f"transitions, depth {st.depth}, {st.seconds:.1f}s wall, {cpu:.1f}s CPU, frontier spilled to disk")
+    print(f"  peak RSS growth over the baseline: {st.peak_memory_bytes / 1e6:,.1f} MB = "
+          f"{st.bytes_per_state:.1f} bytes/state")
+    print(f"  baseline (Python, imports, model) {before / 1e6:,.1f} MB; whole-process peak RSS "
+          f"{total / 1e6:,.1f} MB = {total / n:.1f} bytes/state")
+
+
 def main(argv: list[str]) -> None:
     if argv[:1] == ["--child"]:
         path, reduced, workers, limit = argv[1:5]
@@ -191,6 +216,7 @@ def main(argv: list[str]) -> None:
     ap.add_argument("--memory", type=int, help="synthetic store benchmark with this many states")
     ap.add_argument("--memory-model", help="a real model explored up to --max-states")
     ap.add_argument("--max-states", type=int, default=10_000_000)
+    ap.add_argument("--spill-dir", help="frontier files for --memory-model")
     a = ap.parse_args(argv)
     if a.memory:
         out = subprocess.run([sys.executable, __file__, "--child-memory", str(a.memory)], capture_output=True, text=True,
@@ -201,15 +227,7 @@ def main(argv: list[str]) -> None:
               f"{r['seconds']:.1f}s")
         return
     if a.memory_model:
-        from checker.model import load_model
-        from checker.run import Options, check_model
-
-        model = load_model(a.memory_model)
-        res = check_model(model, Options(symmetry=False, por=False, progress=True, max_states=a.max_states,
-                                         stop_when_decided=False))
-        st = res.stats
-        print(f"{a.memory_model}: {st.distinct_states:,} states (bound: {st.bound}), {st.seconds:.1f}s, "
-              f"peak RSS growth {st.peak_memory_bytes / 1e6:,.1f} MB = {st.bytes_per_state:.1f} bytes/state")
+        memory_real(a.memory_model, a.max_states, a.spill_dir)
         return
     paths = a.models or [str(ROOT / "models" / m) for m in DEFAULT if (ROOT / "models" / m).exists()]
     table(paths, a.workers, not a.no_tlc, a.time_limit)
