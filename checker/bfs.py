@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from checker.fingerprint import collision_probability
 from checker.levels import search_levels
+from checker.memory import collector_paused
 from checker.reduce import Reductions
 from checker.spec import Property, Spec
 
@@ -130,20 +131,21 @@ def search(
     of more than a million states are spilled, to a temporary directory). The loop
     itself is in :mod:`checker.levels`.
     """
-    return search_levels(
-        spec,
-        props,
-        bounds,
-        SearchOutcome,
-        Decision,
-        SpecError,
-        progress=progress or Progress(None),
-        stop_when_decided=stop_when_decided,
-        reductions=reductions or Reductions(),
-        workers=workers,
-        checkpoint=checkpoint,
-        resume=resume,
-        checkpoint_every=checkpoint_every,
-        identity=identity,
-        spill_dir=spill_dir,
-    )
+    with collector_paused():
+        return search_levels(
+            spec,
+            props,
+            bounds,
+            SearchOutcome,
+            Decision,
+            SpecError,
+            progress=progress or Progress(None),
+            stop_when_decided=stop_when_decided,
+            reductions=reductions or Reductions(),
+            workers=workers,
+            checkpoint=checkpoint,
+            resume=resume,
+            checkpoint_every=checkpoint_every,
+            identity=identity,
+            spill_dir=spill_dir,
+        )
