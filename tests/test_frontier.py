@@ -107,3 +107,19 @@ def test_automatic_spill_past_the_threshold(monkeypatch) -> None:
     assert (mem.stats.distinct_states, mem.stats.transitions, mem.stats.depth) == (
         disk.stats.distinct_states, disk.stats.transitions, disk.stats.depth)
     assert {n: p.status for n, p in mem.properties.items()} == {n: p.status for n, p in disk.properties.items()}
+
+
+def test_checkpoint_of_a_spilled_frontier_resumes(tmp_path: Path) -> None:
+    """A checkpoint taken while levels live on disk carries the frontier with it: a run
+    cut at depth 5 resumes from its depth-5 level to the counts of an uncut run."""
+    model = load_model(ROOT / "models" / "fifo-3.toml")
+    base = dict(progress=False, symmetry=False, por=False, stop_when_decided=False)
+    ref = check_model(model, Options(**base))
+    opts = dict(base, checkpoint=str(tmp_path / "ck"), checkpoint_every=0.0, spill_dir=str(tmp_path / "spill"))
+    cut = check_model(model, Options(**opts, max_depth=5))
+    assert cut.stats.distinct_states < ref.stats.distinct_states
+    assert (tmp_path / "ck" / model.name / "CURRENT").read_text().startswith("level-00005")
+    again = check_model(model, Options(**opts, resume=True))
+    assert (again.stats.distinct_states, again.stats.transitions, again.stats.depth) == (
+        ref.stats.distinct_states, ref.stats.transitions, ref.stats.depth)
+    assert {n: p.status for n, p in again.properties.items()} == {n: p.status for n, p in ref.properties.items()}
