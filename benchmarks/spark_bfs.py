@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def _bounds(model_path: str, max_states: int | None):
+def _bounds(max_states: int | None):
     from checker.bfs import Bounds
 
     return Bounds(max_states=max_states)
@@ -48,7 +48,7 @@ def one(master: str, model_path: str, tiny_path: str, max_states: int | None) ->
     for label, path, cap in (("tiny", tiny_path, None), ("model", model_path, max_states)):
         model = load_model(path)
         search = SparkSearch(sc, model.spec, model.properties, SparkOptions(master=master))
-        outcome = search.run(_bounds(path, cap), stop_when_decided=False)
+        outcome = search.run(_bounds(cap), stop_when_decided=False)
         levels = search.stats.level_seconds
         out[label] = {
             "distinct_states": outcome.distinct_states,
@@ -70,7 +70,7 @@ def local_rate(model_path: str, max_states: int | None) -> dict:
     from checker.model import load_model
 
     model = load_model(model_path)
-    outcome = search(model.spec, model.properties, _bounds(model_path, max_states), stop_when_decided=False)
+    outcome = search(model.spec, model.properties, _bounds(max_states), stop_when_decided=False)
     return {"distinct_states": outcome.distinct_states, "depth": outcome.depth, "seconds": round(outcome.seconds, 2),
             "states_per_second": round(outcome.distinct_states / outcome.seconds, 1)}
 

@@ -220,7 +220,7 @@ def test_spark_survives_injected_task_failures(spark, builtin_pairs):
 
 
 def test_check_cli_with_spark_engine_checks_several_models_in_one_search(spark, tmp_path):
-    paths = [ROOT / "models" / "fifo-4.toml", ROOT / "models" / "retransmit-weak.toml"]
+    paths = [ROOT / "models" / "matrix-mutant-no-fifo-condition.toml", ROOT / "models" / "retransmit-weak.toml"]
     out = tmp_path / "r.json"
     res = CliRunner().invoke(main, ["check", *map(str, paths), "--engine", "spark", "--quiet", "--json", str(out)])
     assert res.exit_code == 0, res.output
