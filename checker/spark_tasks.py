@@ -30,6 +30,7 @@ from checker.bfs import SpecError
 from checker.encoding import decode, encode
 from checker.evaluate import Evaluator
 from checker.fingerprint import check_vocabulary, fingerprint
+from checker.memory import collector_paused
 from checker.registry import spec_class
 from checker.spec import Spec
 
@@ -133,7 +134,13 @@ def maybe_fail(inject: frozenset[str], stage: str) -> None:
 def expand(cfgs: dict[int, TaskConfig], inject: frozenset[str], keys_bc: Any, index: int, records: Iterator) -> Iterator:
     """Stage 1: successors of a frontier partition, keyed by model and fingerprint.
 
-    Frontier states of models not in ``cfgs`` (their search has stopped) are skipped."""
+    Frontier states of models not in ``cfgs`` (their search has stopped) are skipped.
+    Python's cyclic collector is paused meanwhile, as in the local engine."""
+    with collector_paused():
+        yield from _expand(cfgs, inject, keys_bc, index, records)
+
+
+def _expand(cfgs: dict[int, TaskConfig], inject: frozenset[str], keys_bc: Any, index: int, records: Iterator) -> Iterator:
     by_model: dict[int, list[tuple[int, tuple]]] = {}
     for key, value in records:
         m = key >> FP_BITS
@@ -207,6 +214,11 @@ EMPTY_U64 = np.zeros(0, dtype=np.uint64)
 
 def merge(cfgs: dict[int, TaskConfig], inject: frozenset[str], index: int, records: Iterator) -> Iterator:
     """Stage 2: drop visited candidates, check the new states, grow the visited set."""
+    with collector_paused():
+        yield from _merge(cfgs, inject, index, records)
+
+
+def _merge(cfgs: dict[int, TaskConfig], inject: frozenset[str], index: int, records: Iterator) -> Iterator:
     visited = None
     candidates: dict[int, list[tuple[int, tuple]]] = {}
     expanded: dict[int, tuple[list, list, dict[str, Event]]] = {}
