@@ -39,7 +39,8 @@ ends follow the local engine to the state, model by model: with every property d
 the parent it is expanding; ``max_states`` cuts the level at the same successor;
 ``max_depth`` expands the last level without adding to it. So distinct states,
 transitions, depth, verdicts and traces equal the local engine's (the time limit is
-checked between levels only, as timing is never reproducible anyway).
+checked between levels only, as timing is never reproducible anyway; in a batch, each
+model's seconds and time limit count from the start of the shared search).
 
 Liveness: ``eventually`` properties are checked on terminal states on the executors.
 When one is still open at the end and some edge led back to an earlier level (so a

@@ -6,7 +6,7 @@ per process, so every test here shares it). The UI is off and the shuffles are s
 Every built-in model is compared with the local engine; all of them (and early-stopping
 variants) run as one Spark search, each level one job for every model still running,
 which is what keeps the file within a few minutes (one search per model would pay
-Spark's per-level overhead about 1,500 times instead of 32).
+Spark's per-level overhead about 1,400 times instead of 32).
 """
 
 from __future__ import annotations
