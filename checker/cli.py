@@ -2,7 +2,8 @@
 
 Exit codes: 0 every verdict as expected; 1 a verdict differs from ``[expect]`` (or a
 property is violated where nothing is expected); 2 bad input, with one line naming the
-file and field; 3 a bound stopped the search before a verdict.
+file and field; 3 a bound stopped the search before a verdict; 4 the engine failed for
+good (a Spark job that failed after its retries), with one line and nothing written.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from typing import Any
 
 import click
 
-from checker.errors import InputError
+from checker.errors import EngineError, InputError
 from checker.model import Model, expand_paths, load_model
-from checker.result import EXIT_INPUT, Result, combined_exit_code, write_json_atomic
+from checker.result import EXIT_ENGINE, EXIT_INPUT, Result, combined_exit_code, write_json_atomic
 
 # Commands added by other modules register themselves here (see `register`).
 _EXTRA: list[Callable[[click.Group], None]] = []
@@ -31,6 +32,9 @@ class OrdercheckGroup(click.Group):
         except InputError as exc:
             click.echo(f"ordercheck: error: {exc.line()}", err=True)
             sys.exit(EXIT_INPUT)
+        except EngineError as exc:
+            click.echo(f"ordercheck: error: {exc.line()}", err=True)
+            sys.exit(EXIT_ENGINE)
 
 
 @click.group(cls=OrdercheckGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -106,10 +110,13 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
 
     loaded = load_models(list(models))
     options = options_from(kw)
-    results: list[Result] = []
-    for model in loaded:
-        result = check_model(model, options)
-        results.append(result)
+    if options.engine == "spark":  # one Spark search for every model, level by level
+        from checker.spark_bfs import check_models_spark
+
+        results = check_models_spark(loaded, options)
+    else:
+        results = [check_model(model, options) for model in loaded]
+    for model, result in zip(loaded, results):
         print_result(model, result, verbose=verbose)
     if json_path:
         payload: Any = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]

@@ -31,3 +31,16 @@ class ConstantError(ValueError):
         self.name = name
         self.message = message
         super().__init__(f"{name}: {message}")
+
+
+class EngineError(Exception):
+    """An engine failed for good while searching (e.g. a Spark job that failed after its
+    retries). The command line prints ``line()`` and exits with code 4."""
+
+    def __init__(self, engine: str, message: str) -> None:
+        self.engine = engine
+        self.message = message
+        super().__init__(self.line())
+
+    def line(self) -> str:
+        return f"{self.engine}: {self.message}"

@@ -69,7 +69,7 @@ def run_task(task: SweepTask, options: Any) -> dict[str, Any]:
 
 
 def _spark_task(options: Any, inject: frozenset[str], item: tuple[int, SweepTask]) -> tuple[int, dict[str, Any]]:
-    from checker.spark_bfs import maybe_fail
+    from checker.spark_tasks import maybe_fail
 
     index, task = item
     data = run_task(task, options)
@@ -86,7 +86,7 @@ def run_sweep(tasks: Sequence[SweepTask], options: Any, *, engine: str = "local"
         return [run_task(t, options) for t in tasks]
     from functools import partial
 
-    from checker.spark_bfs import SparkOptions, _job_error
+    from checker.spark_bfs import SparkOptions, job_error
     from checker.spark_session import get_spark
 
     spark_options = SparkOptions(master=master)
@@ -95,7 +95,7 @@ def run_sweep(tasks: Sequence[SweepTask], options: Any, *, engine: str = "local"
     try:
         out = rdd.map(partial(_spark_task, options, spark_options.inject_failures)).collect()
     except Exception as exc:
-        raise _job_error(exc) from None
+        raise job_error(exc) from None
     return [data for _i, data in sorted(out, key=lambda pair: pair[0])]
 
 

@@ -3,13 +3,20 @@
 The session's master is ``local[2,4]``: two threads like ``local[2]``, and up to four
 attempts per task, which the failure-injection tests need (Spark allows one context
 per process, so every test here shares it). The UI is off and the shuffles are small.
+Every built-in model is compared with the local engine; all of them (and early-stopping
+variants) run as one Spark search, each level one job for every model still running,
+which is what keeps the file within a few minutes (one search per model would pay
+Spark's per-level overhead about 1,400 times instead of 32).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -25,19 +32,13 @@ from checker.model import load_model, model_from_dict
 from checker.registry import builtin_models
 from checker.result import Result
 from checker.run import Options, check_model
-from checker.spark_bfs import SparkOptions, check_model_spark
+from checker.spark_bfs import SparkOptions, check_models_spark
 from checker.sweep import sweep_tasks
 from checker.sweep_table import COLUMNS, load_sweep, load_sweep_results
 
 pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parent.parent
-# Built-in models up to this many distinct states run on Spark here; larger ones are
-# skipped to keep the suite fast (the engine has no such limit). Raise it with
-# ORDERCHECK_SPARK_TEST_CAP to compare more models.
-STATE_CAP = int(os.environ.get("ORDERCHECK_SPARK_TEST_CAP", "30"))
-# Run whatever the cap: bus1 models with violations and the naive FIFO suite model.
-ALWAYS = {"bus1-mutant-tiebreak-by-arrival", "fifo-4"}
 PLAIN = Options(progress=False, symmetry=False, por=False)
 
 
@@ -51,12 +52,6 @@ def spark():
     )
     yield sc
     sc.stop()
-
-
-def local_and_spark(model, options=PLAIN, spark_options=None):
-    local = check_model(model, options)
-    remote = check_model_spark(model, replace(options, engine="spark"), spark_options or SparkOptions(partitions=3))
-    return local, remote
 
 
 def assert_same(local: Result, remote: Result) -> None:
@@ -125,53 +120,88 @@ def test_load_sweep_names_a_missing_table(tmp_path):
 
 # -- the Spark engine -----------------------------------------------------------------------------
 
-SMALL = builtin_models()
+BUILTIN = builtin_models()
 
 
-@pytest.mark.parametrize("path", SMALL, ids=[p.stem for p in SMALL])
-def test_spark_agrees_with_local_on_builtin_models(spark, path):
-    model = load_model(path)
-    if path.stem not in ALWAYS and check_model(model, replace(PLAIN, max_states=STATE_CAP)).stats.bound == "max_states":
-        pytest.skip(f"more than {STATE_CAP:,} states: above the suite's cap for Spark runs")
-    local = check_model(model, PLAIN)
-    remote = check_model_spark(model, replace(PLAIN, engine="spark"), SparkOptions(partitions=3))
-    assert_same(local, remote)
-    assert remote.exit_code() == local.exit_code() == 0
-
-
-def _fifo4(**check):
+def _fifo4(name="fifo-4-variant", **check):
     raw = {
         "spec": "fifo",
         "constants": {"peers": 4, "script": {"a": ["bcd"], "b": ["cd"]}},
         "check": check,
     }
-    return model_from_dict(raw, "fifo-4-variant")
+    return model_from_dict(raw, name)
 
 
-@pytest.mark.parametrize("max_states", [1, 57, 120])
-def test_spark_stops_at_max_states_where_local_does(spark, max_states):
-    local, remote = local_and_spark(_fifo4(properties=["fifo", "causal", "total"], max_states=max_states))
-    assert local.stats.bound == "max_states"
+EARLY = {
+    # stopped by max_states inside a level, at its first state, at the end of one
+    "max-states-1": dict(properties=["fifo", "causal", "total"], max_states=1),
+    "max-states-57": dict(properties=["fifo", "causal", "total"], max_states=57),
+    "max-states-120": dict(properties=["fifo", "causal", "total"], max_states=120),
+    "max-depth-6": dict(properties=["fifo", "causal", "total"], max_depth=6),
+    # only violated properties: the local engine stops inside a level, after the parent
+    # whose successor decided the last one; the Spark engine must cut at the same place
+    "all-decided": dict(properties=["causal", "total"]),
+    "full": dict(properties=["fifo", "causal", "total"]),
+}
+
+
+@pytest.fixture(scope="module")
+def shared_search(spark):
+    """Every built-in model, and fifo-4 variants that stop early at different levels,
+    checked by the local engine and, in one Spark search of all of them together (each
+    level one job for every model still running), by Spark."""
+    models = [load_model(p) for p in BUILTIN] + [_fifo4(name, **check) for name, check in EARLY.items()]
+    local = [check_model(m, PLAIN) for m in models]
+    remote = check_models_spark(models, replace(PLAIN, engine="spark"), SparkOptions(partitions=2))
+    return {m.name: (m, a, b) for m, a, b in zip(models, local, remote)}
+
+
+@pytest.fixture(scope="module")
+def builtin_pairs(shared_search):
+    return {p.stem: shared_search[p.stem] for p in BUILTIN}
+
+
+@pytest.fixture(scope="module")
+def early_pairs(shared_search):
+    return {name: shared_search[name][1:] for name in EARLY}
+
+
+@pytest.mark.parametrize("path", BUILTIN, ids=[p.stem for p in BUILTIN])
+def test_spark_agrees_with_local_on_every_builtin_model(builtin_pairs, path):
+    model, local, remote = builtin_pairs[path.stem]
     assert_same(local, remote)
+    assert remote.exit_code() == local.exit_code() == 0
+    # Liveness: `eventually` is decided on terminal states by the executors; fair cycles
+    # are searched on the driver by the local checker, and the result says so.
+    cyclic = [p for p in model.properties if p.kind == "eventually" and remote.properties[p.name].loop_start is not None]
+    if cyclic:
+        assert any("fair cycles were searched on the driver" in w for w in remote.warnings)
 
 
-def test_spark_stops_at_max_depth_where_local_does(spark):
-    local, remote = local_and_spark(_fifo4(properties=["fifo", "causal", "total"], max_depth=6))
-    assert local.stats.bound == "max_depth" and local.stats.depth == 7
+def test_the_builtin_suite_covers_every_kind_of_verdict(builtin_pairs):
+    statuses = {(p.kind, p.status) for _m, _a, b in builtin_pairs.values() for p in b.properties.values()}
+    assert {("always", "violated"), ("always", "holds"), ("eventually", "violated"), ("eventually", "holds")} <= statuses
+    assert any(p.loop_start is not None for _m, _a, b in builtin_pairs.values() for p in b.properties.values())
+
+
+@pytest.mark.parametrize("name", list(EARLY))
+def test_spark_stops_where_local_does_in_a_shared_search(early_pairs, name):
+    local, remote = early_pairs[name]
     assert_same(local, remote)
+    expected_bound = {"max-states-1": "max_states", "max-states-57": "max_states", "max-states-120": "max_states",
+                      "max-depth-6": "max_depth"}.get(name)
+    assert local.stats.bound == expected_bound
+    if name == "all-decided":
+        assert local.stats.distinct_states < early_pairs["full"][0].stats.distinct_states
 
 
-def test_spark_stops_when_every_property_is_decided_as_local_does(spark):
-    # Only violated properties: the local engine stops inside a level, after the parent
-    # whose successor decided the last one; the Spark engine must cut at the same place.
-    local, remote = local_and_spark(_fifo4(properties=["causal", "total"]))
-    assert local.stats.distinct_states < check_model(_fifo4(properties=["fifo"]), PLAIN).stats.distinct_states
-    assert_same(local, remote)
+# Shallow models (a retried task costs a fresh Python worker), violations among them.
+RETRIED = ["matrix-mutant-no-fifo-condition", "ses-mutant-no-merge", "synchronous-mutant-no-permission", "retransmit-weak"]
 
 
-def test_spark_survives_injected_task_failures(spark):
-    model = load_model(ROOT / "models" / "bus1-mutant-tiebreak-by-arrival.toml")
-    local = check_model(model, PLAIN)
+def test_spark_survives_injected_task_failures(spark, builtin_pairs):
+    """The first attempt of every even-numbered expand and merge task raises; Spark
+    retries them and every answer is the one without failures (and the local one)."""
     tracker = spark.statusTracker()
 
     def failed_tasks() -> int:
@@ -183,26 +213,49 @@ def test_spark_survives_injected_task_failures(spark):
                 total += si.numFailedTasks if si else 0
         return total
 
+    models = [builtin_pairs[name][0] for name in RETRIED]
     before = failed_tasks()
     options = SparkOptions(partitions=4, inject_failures=frozenset({"expand", "merge"}))
-    remote = check_model_spark(model, replace(PLAIN, engine="spark"), options)
+    remote = check_models_spark(models, replace(PLAIN, engine="spark"), options)
     assert failed_tasks() > before  # the hook fired and Spark retried
-    assert_same(local, remote)
-    assert any(p.status == "violated" for p in remote.properties.values())
+    for name, result in zip(RETRIED, remote):
+        assert_same(builtin_pairs[name][1], result)
+    assert all(any(p.status == "violated" for p in r.properties.values()) for r in remote[:3])
 
 
-def test_check_cli_with_spark_engine(spark, tmp_path):
-    model = ROOT / "models" / "fifo-4.toml"
+def test_check_cli_with_spark_engine_checks_several_models_in_one_search(spark, tmp_path):
+    paths = [ROOT / "models" / "matrix-mutant-no-fifo-condition.toml", ROOT / "models" / "retransmit-weak.toml"]
     out = tmp_path / "r.json"
-    res = CliRunner().invoke(main, ["check", str(model), "--engine", "spark", "--quiet", "--json", str(out)])
+    res = CliRunner().invoke(main, ["check", *map(str, paths), "--engine", "spark", "--quiet", "--json", str(out)])
     assert res.exit_code == 0, res.output
     data = json.loads(out.read_text())
-    assert data["engine"] == "spark"
-    local = check_model(load_model(model), PLAIN)
-    assert data["stats"]["distinct_states"] == local.stats.distinct_states
-    assert {n: p["status"] for n, p in data["properties"].items()} == {
-        n: p.status for n, p in local.properties.items()
-    }
+    assert [d["engine"] for d in data] == ["spark", "spark"]
+    for path, record in zip(paths, data):
+        local = check_model(load_model(path), PLAIN)
+        assert record["stats"]["distinct_states"] == local.stats.distinct_states
+        assert record["stats"]["depth"] == local.stats.depth
+        assert {n: p["status"] for n, p in record["properties"].items()} == {
+            n: p.status for n, p in local.properties.items()
+        }
+
+
+def test_a_job_that_fails_for_good_is_one_line_exit_4_and_writes_nothing(tmp_path):
+    """Every attempt of every expand task fails: Spark gives up after its retries; the
+    command (a process of its own, so Spark's own output is seen too) prints one line,
+    no Java or Python traceback, exits 4 and writes none of its outputs."""
+    model = ROOT / "models" / "retransmit-weak.toml"
+    out, report, junit = tmp_path / "r.json", tmp_path / "report", tmp_path / "junit.xml"
+    env = dict(os.environ, ORDERCHECK_SPARK_INJECT_FAILURES="expand!")
+    cmd = [sys.executable, "-m", "checker.cli", "check", str(model), "--engine", "spark", "--master", "local[1,2]",
+           "--quiet", "--json", str(out), "--report", str(report), "--junit", str(junit)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600, check=False)
+    assert proc.returncode == 4, proc.stderr[-3000:]
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, proc.stderr[-3000:]
+    assert lines[0].startswith("ordercheck: error: spark: a Spark job failed after its retries")
+    assert re.search(r"\.InjectedFailure: injected failure: expand task \d+, every attempt$", lines[0])
+    assert proc.stdout == ""
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_sweep_on_spark_matches_local_and_writes_the_table(spark, tmp_path, monkeypatch):
