@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from checker.bfs import SpecError
 from checker.errors import EngineError, InputError
 from checker.model import Model, expand_paths, load_model
 from checker.result import EXIT_ENGINE, EXIT_INPUT, Result, combined_exit_code, write_json_atomic
@@ -24,7 +25,9 @@ _EXTRA: list[Callable[[click.Group], None]] = []
 
 
 class OrdercheckGroup(click.Group):
-    """Turns bad input into one line and exit code 2, without a traceback."""
+    """Turns bad input (a spec that breaks the spec API included) into one line and exit
+    code 2, and an engine that fails for good into one line and exit code 4, without a
+    traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -35,6 +38,10 @@ class OrdercheckGroup(click.Group):
         except EngineError as exc:
             click.echo(f"ordercheck: error: {exc.line()}", err=True)
             sys.exit(EXIT_ENGINE)
+        except SpecError as exc:
+            # A spec module that breaks the spec API (e.g. a string inside a state).
+            click.echo(f"ordercheck: error: spec {exc} (fix the spec module)", err=True)
+            sys.exit(EXIT_INPUT)
 
 
 @click.group(cls=OrdercheckGroup, context_settings={"help_option_names": ["-h", "--help"]})

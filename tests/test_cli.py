@@ -149,3 +149,17 @@ def test_list_shows_specs_and_models(run_cli):
     assert "bus1" in res.output and "fifo" in res.output
     assert "block_destinations" in res.output
     assert "bus1-3.toml" in res.output
+
+
+def test_a_spec_that_breaks_the_spec_api_is_one_line_exit_2(tmp_path, run_cli, monkeypatch) -> None:
+    import checker.model
+    from tests.toyspecs import Chatty
+
+    real = checker.model.spec_class
+    monkeypatch.setattr(checker.model, "spec_class", lambda name: Chatty if name == "chatty" else real(name))
+    path = tmp_path / "chatty.toml"
+    path.write_text('spec = "chatty"\n')
+    result = run_cli("check", path)
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "chatty" in lines[0] and "str" in lines[0] and "Traceback" not in result.output
