@@ -19,7 +19,8 @@ CACHE_LIMIT = 1 << 12
 class Evaluator:
     """Checks the still-undecided properties of a spec on states.
 
-    History checks run on ``spec.history(state)`` and are cached by
+    History checks run on ``self.history(state)`` (``spec.history`` unless a caller
+    that keeps histories itself replaces it) and are cached by
     ``spec.history_key(state)``; a successor whose history key is its parent's (the
     same object) is not re-checked, since its history is the parent's.
     """
@@ -30,6 +31,7 @@ class Evaluator:
         self.open: set[str] = {p.name for p in props}
         self._cache: dict[Hashable, tuple[tuple[str, str], ...]] = {}
         self._terminal_cache: dict[Hashable, tuple[tuple[str, str], ...]] = {}
+        self.history = spec.history
         self._rebuild()
 
     def _rebuild(self) -> None:
@@ -66,7 +68,7 @@ class Evaluator:
         if self.history_checks and (key is None or key is not parent_key):
             cached = self._cache.get(key) if key is not None else None
             if cached is None:
-                h = self.spec.history(state)
+                h = self.history(state)
                 hits = []
                 for p in self.history_checks:
                     out = p.check(h)
@@ -90,7 +92,7 @@ class Evaluator:
         if self.terminal_history:
             cached = self._terminal_cache.get(key) if key is not None else None
             if cached is None:
-                h = self.spec.history(state)
+                h = self.history(state)
                 hits = []
                 for p in self.terminal_history:
                     out = p.check(h)

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
@@ -43,18 +44,31 @@ from checker.trace import to_steps
 DEFAULT_RUNS = 300
 DEFAULT_DEPTH = 200
 SWARM_WEIGHTS = (1, 8, 64, 0.05)  # level 0 (where choices shrink to) is plain uniform
+CHASE_LEVELS = (0.0, 0.5, 0.9, 0.99)  # chance a step is taken by the peer that learnt last
+LEARNING_EVENTS = ("deliver", "signal_in")  # history events that bring a peer news
+BRANCH_LEVELS = (3,)  # side walks forked where a peer learns something
+BRANCH_DEPTH = 40
+SPREAD_WEIGHT = 8  # in a reaction, how much more a step that spreads the news weighs  # steps per side walk
+HISTORY_CACHE = 1 << 13
+STEP_BYTES = 3  # per step: kind (1 byte), chase coin (1), which action of the kind (1)
 
 
 @dataclass(frozen=True)
 class Walk:
-    """What Hypothesis generates: an initial state, a swarm (a weight level per action
-    kind), step choices and a seed for steps past the end of the choices."""
+    """What Hypothesis generates: an initial state, a swarm (per action kind: a weight
+    level, a wake-up step and a nap length), a chase level, step choices
+    (``STEP_BYTES`` per step) and a seed for steps past the end of the choices."""
 
     init: int
     swarm: tuple[int, ...]
-    choices: tuple[int, ...]
+    choices: bytes
     tail_seed: int
     wake: tuple[int, ...] = ()  # per kind: the step before which it waits for nothing else
+    nap: tuple[int, ...] = ()  # per kind: steps it waits for nothing else after each of its steps
+    chase: int = 0  # index into CHASE_LEVELS
+    names: tuple[int, ...] = ()  # a weight level per action name, on top of the kind's
+    name_wake: tuple[int, ...] = ()  # per action name: a wake-up step for all its kinds
+    branch: int = 0  # index into BRANCH_LEVELS
 
 
 @dataclass
@@ -83,10 +97,26 @@ class Simulator:
         self.props = list(props)
         self.depth = depth
         self.inits = list(spec.init_states())
+        self._histories: dict[Any, Any] = {}
         self.evaluator = Evaluator(spec, self.props)
+        self.evaluator.history = self.history
         self.stats = SimulationStats()
         self.kinds = sorted(self._discover_kinds())
         self.kind_index = {k: i for i, k in enumerate(self.kinds)}
+        self.names = sorted({k.split(":")[0] for k in self.kinds})
+        name_index = {n: i for i, n in enumerate(self.names)}
+        self.kind_name = [name_index[k.split(":")[0]] for k in self.kinds]
+
+    def history(self, state: State) -> Any:
+        """``spec.history(state)``, kept for the last few thousand history keys: walks
+        and their side walks meet the same histories again and again."""
+        key = self.spec.history_key(state)
+        h = self._histories.get(key)
+        if h is None:
+            if len(self._histories) >= HISTORY_CACHE:
+                self._histories.clear()
+            h = self._histories[key] = self.spec.history(state)
+        return h
 
     def _discover_kinds(self, walks: int = 20) -> set[str]:
         rng = random.Random(0)
@@ -102,13 +132,20 @@ class Simulator:
         return kinds
 
     def strategy(self) -> st.SearchStrategy[Walk]:
+        n = len(self.kinds)
+        delay = st.one_of(st.just(0), st.integers(0, self.depth // 2))
         return st.builds(
             Walk,
             st.integers(0, len(self.inits) - 1),
-            st.tuples(*[st.integers(0, len(SWARM_WEIGHTS) - 1) for _ in self.kinds]),
-            st.lists(st.integers(0, 1 << 16), max_size=self.depth).map(tuple),
+            st.tuples(*[st.integers(0, len(SWARM_WEIGHTS) - 1) for _ in range(n)]),
+            st.binary(max_size=self.depth * STEP_BYTES),
             st.integers(0, (1 << 32) - 1),
-            st.tuples(*[st.one_of(st.just(0), st.integers(0, self.depth // 2)) for _ in self.kinds]),
+            st.tuples(*[delay for _ in range(n)]),
+            st.tuples(*[st.one_of(st.just(0), st.integers(0, self.depth // 8)) for _ in range(n)]),
+            st.integers(0, len(CHASE_LEVELS) - 1),
+            st.tuples(*[st.integers(0, len(SWARM_WEIGHTS) - 1) for _ in self.names]),
+            st.tuples(*[st.sampled_from((0, 0, self.depth // 4, self.depth)) for _ in self.names]),
+            st.integers(0, len(BRANCH_LEVELS) - 1),
         )
 
     def run(self, walk: Walk, open_props: set[str]) -> Found | None:
@@ -121,41 +158,121 @@ class Simulator:
         key = ev.history_key(state)
         hit = self._first(ev.on_state(state, key, None), open_props)
         self.stats.walks += 1
-        if len(self.stats.seen) < 1_000_000:
-            self.stats.seen.add(fingerprint(state))
+        seen = self.stats.seen if len(self.stats.seen) < 1_000_000 else None
+        if seen is not None:
+            seen.add(fingerprint(state))
+        asleep = list(walk.wake) if walk.wake else [0] * len(self.kinds)
+        if walk.name_wake:
+            asleep = [max(w, walk.name_wake[self.kind_name[i]]) for i, w in enumerate(asleep)]
+        nap = walk.nap or (0,) * len(self.kinds)
+        chase = CHASE_LEVELS[walk.chase]
+        branches = BRANCH_LEVELS[walk.branch]
+        news = _News(spec, self.history, state) if chase or branches else None
+        choices = walk.choices
         step = 0
         while hit is None and step < self.depth:
             succ = spec.next_states(state)
             if not succ:
                 hit = self._first(ev.on_terminal(state, key), open_props)
                 break
-            pick = walk.choices[step] if step < len(walk.choices) else rng.randrange(1 << 16)
-            label, state = self._choose(succ, walk, pick, step)
+            at = step * STEP_BYTES
+            if at + STEP_BYTES <= len(choices):
+                pick = int.from_bytes(choices[at : at + STEP_BYTES], "little")
+            else:
+                pick = rng.getrandbits(8 * STEP_BYTES)
+            focus = news.focus if news is not None and (pick >> 8 & 0xFF) < chase * 256 else None
+            label, state = self._choose(succ, walk, asleep, focus, pick, step)
+            k = self.kind_index.get(_kind(label))
+            if k is not None:
+                asleep[k] = max(asleep[k], step + 1 + nap[k])
             labels.append(label)
             parent_key, key = key, ev.history_key(state)
             hit = self._first(ev.on_state(state, key, parent_key), open_props)
             step += 1
-            if len(self.stats.seen) < 1_000_000:
-                self.stats.seen.add(fingerprint(state))
+            if seen is not None:
+                seen.add(fingerprint(state))
+            if news is not None and news.update(state) and branches and hit is None and news.fresh():
+                for b in range(branches):
+                    hit, side = self._branch(walk, state, key, news, asleep, step, b, open_props)
+                    if hit is not None:
+                        labels += side
+                        break
         self.stats.steps += step
         self.stats.longest = max(self.stats.longest, step)
         if hit is None:
             return None
         return Found(hit[0], hit[1], walk.init, labels)
 
-    def _choose(self, succ: Sequence[tuple[Action, State]], walk: Walk, pick: int, step: int) -> tuple[Action, State]:
+    def _branch(
+        self,
+        walk: Walk,
+        state: State,
+        key: Any,
+        news: _News,
+        asleep: list[int],
+        step: int,
+        b: int,
+        open_props: set[str],
+    ) -> tuple[tuple[str, str] | None, list[Action]]:
+        """A side walk of up to ``BRANCH_DEPTH`` steps from ``state``, where a peer has
+        just learnt something, in which every step is the reaction of the peer that
+        learnt last when it has one: what it does with the news before anyone else
+        moves. Returns what the side walk decides and its labels."""
+        spec, ev = self.spec, self.evaluator
+        rng = random.Random(walk.tail_seed * 1009 + step * 7 + b)
+        news = news.copy()
+        asleep = list(asleep)
+        nap = walk.nap or (0,) * len(self.kinds)
+        labels: list[Action] = []
+        for i in range(step, min(step + BRANCH_DEPTH, self.depth)):
+            succ = spec.next_states(state)
+            if not succ:
+                hit = self._first(ev.on_terminal(state, key), open_props)
+                return hit, labels
+            label, state = self._choose(succ, walk, asleep, news.focus, rng.getrandbits(8 * STEP_BYTES), i, True, news)
+            k = self.kind_index.get(_kind(label))
+            if k is not None:
+                asleep[k] = max(asleep[k], i + 1 + nap[k])
+            labels.append(label)
+            parent_key, key = key, ev.history_key(state)
+            hit = self._first(ev.on_state(state, key, parent_key), open_props)
+            self.stats.steps += 1
+            if hit is not None:
+                return hit, labels
+            news.update(state)
+        return None, labels
+
+    def _choose(
+        self,
+        succ: Sequence[tuple[Action, State]],
+        walk: Walk,
+        asleep: list[int],
+        focus: int | None,
+        pick: int,
+        step: int,
+        react: bool = False,
+        news: _News | None = None,
+    ) -> tuple[Action, State]:
         """The action ``pick`` selects: a kind by swarm weight (low byte), then one
-        action of that kind (the rest). Kinds not yet awake are left out while any
-        awake kind is enabled."""
-        swarm = walk.swarm
+        action of that kind (the top byte). Kinds asleep at ``step`` are left out while
+        any awake kind is enabled; then, given a ``focus`` peer, so are the kinds of
+        other peers while any kind of the focus peer is left."""
         by_kind: dict[str, list[tuple[Action, State]]] = {}
         for item in succ:
             by_kind.setdefault(_kind(item[0]), []).append(item)
+        index = self.kind_index
         kinds = list(by_kind)
-        if walk.wake:
-            awake = [k for k in kinds if k not in self.kind_index or walk.wake[self.kind_index[k]] <= step]
-            kinds = awake or kinds
-        weights = [SWARM_WEIGHTS[swarm[self.kind_index[k]]] if k in self.kind_index else 1 for k in kinds]
+        if not react:
+            # Kinds asleep wait; if every enabled kind sleeps, the first to wake goes.
+            wakes = [asleep[index[k]] if k in index else 0 for k in kinds]
+            first = max(step, min(wakes))
+            kinds = [k for k, w in zip(kinds, wakes) if w <= first]
+        mine = [k for k in kinds if by_kind[k][0][0][1:2] == (focus,)] if focus is not None else []
+        if mine:
+            kinds = mine
+            if react and news is not None:
+                return self._react([item for k in mine for item in by_kind[k]], news, pick)
+        weights = [self._weight(walk, k) for k in kinds]
         target = (pick & 0xFF) / 256 * sum(weights)
         chosen = kinds[-1]
         for kind, weight in zip(kinds, weights):
@@ -164,7 +281,32 @@ class Simulator:
                 break
             target -= weight
         options = by_kind[chosen]
-        return options[(pick >> 8) % len(options)]
+        return options[(pick >> 16) % len(options)]
+
+    @staticmethod
+    def _react(options: list[tuple[Action, State]], news: _News, pick: int) -> tuple[Action, State]:
+        """One of the focus peer's ``options``; those that spread its news to peers
+        without it weigh ``SPREAD_WEIGHT`` times more."""
+        if len(options) == 1:
+            return options[0]
+        mid = news.news.get(news.focus)  # type: ignore[arg-type]
+        knowers = news.knowers(mid) if mid is not None else set()
+        weights = [SPREAD_WEIGHT if mid is not None and news.spreads(s, knowers) else 1 for _l, s in options]
+        target = (pick & 0xFFFF) / 65536 * sum(weights)
+        for item, weight in zip(options, weights):
+            if target < weight:
+                return item
+            target -= weight
+        return options[-1]
+
+    def _weight(self, walk: Walk, kind: str) -> float:
+        i = self.kind_index.get(kind)
+        if i is None:
+            return 1.0
+        w = SWARM_WEIGHTS[walk.swarm[i]]
+        if walk.names:
+            w *= SWARM_WEIGHTS[walk.names[self.kind_name[i]]]
+        return w
 
     @staticmethod
     def _first(found: list[tuple[str, str]], open_props: set[str]) -> tuple[str, str] | None:
@@ -197,6 +339,82 @@ class Simulator:
         if hit is None:
             return None
         return Found(prop, hit[1], init, taken)
+
+
+class _News:
+    """Who learnt what last, read from the common history form (so it works for every
+    spec that keeps one). A peer learns a message by delivering it, and whatever its
+    signaller last learnt by receiving a side-channel signal; ``focus`` is the last
+    peer that learnt something and ``news`` what each peer learnt last."""
+
+    def __init__(self, spec: Spec, history: Callable[[State], Any], state: State) -> None:
+        self.spec = spec
+        self.history_of = history
+        self.focus: int | None = None
+        self.key = spec.history_key(state)
+        self.history = history(state)
+        self.lengths = [len(log) for log in self.history.logs]
+        self.news: dict[int, int] = {}
+
+    def copy(self) -> _News:
+        other = object.__new__(_News)
+        other.spec, other.history_of, other.focus = self.spec, self.history_of, self.focus
+        other.key, other.history = self.key, self.history
+        other.lengths, other.news = list(self.lengths), dict(self.news)
+        return other
+
+    def update(self, state: State) -> bool:
+        """Follow the walk to ``state``; whether a peer learnt something on the way."""
+        key = self.spec.history_key(state)
+        if key is self.key:
+            return False
+        self.key = key
+        learnt = False
+        self.history = h = self.history_of(state)
+        for p, log in enumerate(h.logs):
+            if len(log) > self.lengths[p]:
+                for e in log[self.lengths[p] :]:
+                    name = e.kind_name
+                    if name == "deliver":
+                        self.news[p] = e.arg
+                    elif name == "signal_in" and e.arg in self.news:
+                        self.news[p] = self.news[e.arg]
+                    else:
+                        continue
+                    self.focus = p
+                    learnt = True
+                self.lengths[p] = len(log)
+        return learnt
+
+    def knowers(self, mid: int) -> set[int]:
+        """The peers whose own events show ``mid``: its sender and who delivered it."""
+        out = set()
+        for p, log in enumerate(self.history.logs):
+            if any(e.arg == mid and e.kind_name in ("send", "deliver") for e in log):
+                out.add(p)
+        return out
+
+    def fresh(self) -> bool:
+        """Whether the focus peer's news is not yet known to all its addressees."""
+        mid = self.news.get(self.focus) if self.focus is not None else None
+        if mid is None:
+            return False
+        return bool(set(self.history.messages[mid].dests) - self.knowers(mid))
+
+    def spreads(self, state: State, knowers: set[int]) -> bool:
+        """Whether the focus peer's step to ``state`` starts telling something to peers
+        that do not know its news (``knowers`` do): a send or a signal addressed only
+        to them."""
+        h = self.history_of(state)
+        p = self.focus
+        told: set[int] = set()
+        for e in h.logs[p][self.lengths[p] :]:
+            name = e.kind_name
+            if name == "send":
+                told |= set(h.messages[e.arg].dests)
+            elif name == "signal_out":
+                told.add(e.arg)
+        return bool(told) and not told & knowers
 
 
 def _kind(label: Action) -> str:

@@ -111,13 +111,17 @@ class History:
         or message id ``b`` (past). ``logs[p]`` holds encoded events.
         """
         messages: dict[int, Message] = {}
+        names = tuple(peers)
         for p, outbox in enumerate(sent):
             for i, (dests, past) in enumerate(outbox):
                 mid = p * stride + i
-                messages[mid] = Message(
-                    mid, message_name(peers, p, i), p, i, frozenset(bits(dests)), frozenset(bits(past))
-                )
-        decoded = tuple(tuple(decode_event(e) for e in log) for log in logs)
+                key = (names, mid, p, i, dests, past)
+                msg = _MESSAGES.get(key)
+                if msg is None:
+                    msg = Message(mid, message_name(peers, p, i), p, i, frozenset(bits(dests)), frozenset(bits(past)))
+                    _remember(_MESSAGES, key, msg)
+                messages[mid] = msg
+        decoded = tuple(_decode_log(log) for log in logs)
         return cls(tuple(peers), messages, decoded, dict(drops or {}), frozenset(failed))
 
     # -- reading ----------------------------------------------------------------------
@@ -143,6 +147,29 @@ class History:
         ``None`` if no chain of program order, deliveries and signals links them.
         """
         return _causal_chain(self, m1, m2)
+
+
+# Histories are rebuilt from raw states many times over (by every engine, on every
+# state whose history changed); messages and decoded logs recur, so they are kept.
+_MESSAGES: dict[tuple, Message] = {}
+_LOGS: dict[tuple[int, ...], tuple[Event, ...]] = {}
+_CACHE_LIMIT = 1 << 16
+
+
+def _remember(cache: dict, key: object, value: object) -> None:
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    cache[key] = value
+
+
+def _decode_log(log: Iterable[int]) -> tuple[Event, ...]:
+    if not isinstance(log, tuple):
+        return tuple(decode_event(e) for e in log)
+    out = _LOGS.get(log)
+    if out is None:
+        out = tuple(decode_event(e) for e in log)
+        _remember(_LOGS, log, out)
+    return out
 
 
 def bits(mask: int) -> Iterable[int]:
