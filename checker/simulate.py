@@ -520,6 +520,40 @@ def shortest_with_same_actions(sim: Simulator, found: Found, max_states: int = 2
     return Found(found.prop, decision.explanation, found.init, labels)
 
 
+def substitute(sim: Simulator, found: Found) -> Found:
+    """Swap single steps for siblings: another enabled action of the same kind (a send
+    to fewer peers, say) in place of each step, keeping the swap when the lenient
+    replay still breaks the property in fewer steps."""
+    best = found
+    i = 0
+    while i < len(best.labels):
+        state = sim.inits[best.init]
+        for label in best.labels[:i]:
+            state = next(s for lab, s in sim.spec.next_states(state) if lab == label)
+        mine = best.labels[i]
+        improved = False
+        for label, _s in sim.spec.next_states(state):
+            if label == mine or _kind(label) != _kind(mine):
+                continue
+            again = sim.replay_labels(best.init, best.labels[:i] + [label] + best.labels[i + 1 :], best.prop)
+            if again is not None and len(again.labels) < len(best.labels):
+                best, improved = again, True
+                break
+        if not improved:
+            i += 1
+    return best
+
+
+def shrink(sim: Simulator, found: Found) -> Found:
+    """:func:`minimise`, :func:`substitute` and :func:`shortest_with_same_actions`,
+    again until none of them makes the run shorter."""
+    while True:
+        best = shortest_with_same_actions(sim, substitute(sim, minimise(sim, found)))
+        if len(best.labels) >= len(found.labels):
+            return best
+        found = best
+
+
 def path_of(spec: Spec, found: Found) -> list[tuple[Action | None, int, State]]:
     """The walk as ``(label, position, state)`` triples, as :func:`checker.trace.replay` gives."""
     state = list(spec.init_states())[found.init]
@@ -574,7 +608,7 @@ def simulate(
         hit = sim.run(walk, open_props)
         if hit is None:  # pragma: no cover - find only returns walks that decide something
             break
-        best = shortest_with_same_actions(sim, minimise(sim, hit))
+        best = shrink(sim, hit)
         decided[best.prop] = best
         open_props.discard(best.prop)
         sim.evaluator.decide(best.prop)
