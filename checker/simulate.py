@@ -41,7 +41,7 @@ from checker.result import PropertyResult, Result, Stats
 from checker.spec import Action, Property, Spec, State
 from checker.trace import to_steps
 
-DEFAULT_RUNS = 300
+DEFAULT_RUNS = 1000
 DEFAULT_DEPTH = 200
 SWARM_WEIGHTS = (1, 8, 64, 0.05)  # level 0 (where choices shrink to) is plain uniform
 CHASE_LEVELS = (0.0, 0.5, 0.9, 0.99)  # chance a step is taken by the peer that learnt last
@@ -580,6 +580,7 @@ def simulate(
     rng = random.Random(seed)
     open_props = {p.name for p in model.properties}
     decided: dict[str, Found] = {}
+    first: dict[str, int] = {}  # property: the walk that first broke it
     budget = runs
     while open_props and budget > 0:
         if time_limit is not None and time.monotonic() - started > time_limit:
@@ -587,7 +588,10 @@ def simulate(
         before = sim.stats.walks
 
         def breaks(walk: Walk) -> bool:
-            return sim.run(walk, open_props) is not None
+            found = sim.run(walk, open_props)
+            if found is not None:
+                first.setdefault(found.prop, sim.stats.walks)
+            return found is not None
 
         try:
             walk = find(
@@ -597,7 +601,7 @@ def simulate(
                     max_examples=budget,
                     database=None,
                     deadline=None,
-                    phases=[Phase.generate, Phase.shrink],
+                    phases=[Phase.generate],
                     suppress_health_check=list(HealthCheck),
                 ),
                 random=rng,
@@ -621,7 +625,8 @@ def simulate(
         if found is not None:
             status = "holds" if prop.kind == "sometimes" else "violated"
             steps = to_steps(spec, path_of(spec, found))
-            props[prop.name] = PropertyResult(prop.name, prop.kind, status, expected, found.explanation, steps)
+            why = f"{found.explanation} (walk {first.get(prop.name, sim.stats.walks)} of seed {seed})"
+            props[prop.name] = PropertyResult(prop.name, prop.kind, status, expected, why, steps)
         else:
             props[prop.name] = PropertyResult(
                 prop.name,
