@@ -1,25 +1,42 @@
-"""Random simulation for models too large to exhaust, with Hypothesis shrinking.
+"""Random simulation for models too large to exhaust.
 
-A walk starts in an initial state and takes up to ``depth`` steps. Which enabled action
-it takes at each step comes from a list of choices Hypothesis generates, so Hypothesis
-can search for a walk that breaks a property and then shrink it. Each step first picks
-an action *kind* among the enabled ones (``send``, ``deliver``, ``signal``... by a given
-peer: the action's name and first argument) and then one action of that kind, so that
-kinds with many variants (a send to any subset of peers) do not crowd out the others.
-Each walk also draws a *swarm*: a weight per kind,
-from "almost never" to "whenever possible", and for some kinds a wake-up step before
-which they wait while anything else can happen (a peer that starts late). Swarm testing makes rare interleavings
-likely: a walk that rarely delivers lets queues fill up, one that delivers and signals
-eagerly while transactions crawl exposes races inside a transaction, and so on.
+A walk starts in an initial state and takes up to ``depth`` steps; Hypothesis generates
+what drives it (a :class:`Walk`), so the same ``seed`` gives the same walks. Every
+property is checked on every state of every walk (``eventually`` properties where a
+walk ends with nothing enabled).
 
-Every property is checked on every state of every walk (``eventually`` properties at
-the walk's end when no action is enabled). When a walk breaks a property, Hypothesis
-shrinks it; then :func:`minimise` removes steps (and any later step that no longer
-fits) as long as the same property still breaks, and :func:`shortest_with_same_actions`
-searches breadth-first, among the runs made of the remaining actions only, for the
-shortest one that breaks it. The result is reported like
-a search result; a violation found this way is a real run of the model. The same
-``seed`` gives the same walks, the same violations and the same shrunk traces.
+**Steps.** Each step first picks an action *kind* among the enabled ones (the action's
+name and, by the specs' convention, the peer that takes it: ``send:0``, ``deliver:2``),
+then one action of that kind, so that kinds with many variants (a send to any subset
+of peers) do not crowd out the others.
+
+**Swarm.** Each walk draws its own weights: per kind a level from "almost never" to
+"whenever possible", and per action name another level on top; per kind a wake-up
+step and a nap (steps it waits after each of its own steps, which leaves a peer's
+transaction half done while others move); per action name a wake-up step, a quarter
+of the time the whole walk (the name then waits in the main walk; see reactions). A
+kind that sleeps is left out while an awake kind is enabled; when every enabled kind
+sleeps, the first to wake goes.
+
+**News.** A peer learns something when it delivers a message, or receives a
+side-channel signal from a peer that had learnt something (read from the common
+history form, see :class:`News`). In the main walk a per-walk *chase* level is the
+chance that a step is taken by the peer that learnt last, when it has an awake kind.
+
+**Reactions.** Where a peer has just learnt a message that some of the message's
+destinations have not got yet (the news can overtake the message), the walk forks
+``BRANCHES`` side walks of up to ``BRANCH_DEPTH`` steps before going on. In a side walk
+the peer that learnt last moves whenever it can, sleeping or not, and among its
+actions those that pass its news on to peers that lack it (a signal to them, a send
+addressed only to them) weigh ``SPREAD_WEIGHT`` times more; once it has no action,
+other peers move by the walk's weights. This is what finds races where a reaction to
+a message reaches a peer before the message itself. A violation in a side walk is
+reported as the main walk's steps up to the fork followed by the side walk's.
+
+**Shrinking.** A walk that breaks a property is shrunk by :mod:`checker.shrink`
+(delta debugging on steps, swapping steps for siblings of the same kind,
+breadth-first search among the runs made of the remaining actions) to a real run of
+the model, reported like a search result.
 """
 
 from __future__ import annotations
@@ -45,19 +62,19 @@ DEFAULT_RUNS = 1000
 DEFAULT_DEPTH = 200
 SWARM_WEIGHTS = (1, 8, 64, 0.05)  # level 0 (where choices shrink to) is plain uniform
 CHASE_LEVELS = (0.0, 0.5, 0.9, 0.99)  # chance a step is taken by the peer that learnt last
-LEARNING_EVENTS = ("deliver", "signal_in")  # history events that bring a peer news
-BRANCH_LEVELS = (3,)  # side walks forked where a peer learns something
-BRANCH_DEPTH = 40
-SPREAD_WEIGHT = 8  # in a reaction, how much more a step that spreads the news weighs  # steps per side walk
+BRANCHES = 3  # side walks forked where a peer learns news some of its addressees lack
+BRANCH_DEPTH = 40  # steps per side walk
+SPREAD_WEIGHT = 8  # in a reaction, how much more a step that spreads the news weighs
 HISTORY_CACHE = 1 << 13
 STEP_BYTES = 3  # per step: kind (1 byte), chase coin (1), which action of the kind (1)
 
 
 @dataclass(frozen=True)
 class Walk:
-    """What Hypothesis generates: an initial state, a swarm (per action kind: a weight
-    level, a wake-up step and a nap length), a chase level, step choices
-    (``STEP_BYTES`` per step) and a seed for steps past the end of the choices."""
+    """What Hypothesis generates: an initial state, a swarm (per action kind a weight
+    level, a wake-up step and a nap; per action name a weight level and a wake-up
+    step), a chase level, step choices (``STEP_BYTES`` per step) and a seed for steps
+    past the end of the choices and for side walks."""
 
     init: int
     swarm: tuple[int, ...]
@@ -68,7 +85,6 @@ class Walk:
     chase: int = 0  # index into CHASE_LEVELS
     names: tuple[int, ...] = ()  # a weight level per action name, on top of the kind's
     name_wake: tuple[int, ...] = ()  # per action name: a wake-up step for all its kinds
-    branch: int = 0  # index into BRANCH_LEVELS
 
 
 @dataclass
@@ -100,6 +116,11 @@ class Simulator:
         self._histories: dict[Any, Any] = {}
         self.evaluator = Evaluator(spec, self.props)
         self.evaluator.history = self.history
+        try:  # reactions read the common history form; specs without one do without
+            self.history(self.inits[0])
+            self.uses_history = True
+        except NotImplementedError:
+            self.uses_history = False
         self.stats = SimulationStats()
         self.kinds = sorted(self._discover_kinds())
         self.kind_index = {k: i for i, k in enumerate(self.kinds)}
@@ -127,7 +148,7 @@ class Simulator:
                 succ = self.spec.next_states(state)
                 if not succ:
                     break
-                kinds.update(_kind(label) for label, _ in succ)
+                kinds.update(action_kind(label) for label, _ in succ)
                 state = succ[rng.randrange(len(succ))][1]
         return kinds
 
@@ -145,7 +166,6 @@ class Simulator:
             st.integers(0, len(CHASE_LEVELS) - 1),
             st.tuples(*[st.integers(0, len(SWARM_WEIGHTS) - 1) for _ in self.names]),
             st.tuples(*[st.sampled_from((0, 0, self.depth // 4, self.depth)) for _ in self.names]),
-            st.integers(0, len(BRANCH_LEVELS) - 1),
         )
 
     def run(self, walk: Walk, open_props: set[str]) -> Found | None:
@@ -166,8 +186,7 @@ class Simulator:
             asleep = [max(w, walk.name_wake[self.kind_name[i]]) for i, w in enumerate(asleep)]
         nap = walk.nap or (0,) * len(self.kinds)
         chase = CHASE_LEVELS[walk.chase]
-        branches = BRANCH_LEVELS[walk.branch]
-        news = _News(spec, self.history, state) if chase or branches else None
+        news = News(spec, self.history, state) if self.uses_history else None
         choices = walk.choices
         step = 0
         while hit is None and step < self.depth:
@@ -182,7 +201,7 @@ class Simulator:
                 pick = rng.getrandbits(8 * STEP_BYTES)
             focus = news.focus if news is not None and (pick >> 8 & 0xFF) < chase * 256 else None
             label, state = self._choose(succ, walk, asleep, focus, pick, step)
-            k = self.kind_index.get(_kind(label))
+            k = self.kind_index.get(action_kind(label))
             if k is not None:
                 asleep[k] = max(asleep[k], step + 1 + nap[k])
             labels.append(label)
@@ -191,8 +210,8 @@ class Simulator:
             step += 1
             if seen is not None:
                 seen.add(fingerprint(state))
-            if news is not None and news.update(state) and branches and hit is None and news.fresh():
-                for b in range(branches):
+            if news is not None and news.update(state) and hit is None and news.fresh():
+                for b in range(BRANCHES):
                     hit, side = self._branch(walk, state, key, news, asleep, step, b, open_props)
                     if hit is not None:
                         labels += side
@@ -208,7 +227,7 @@ class Simulator:
         walk: Walk,
         state: State,
         key: Any,
-        news: _News,
+        news: News,
         asleep: list[int],
         step: int,
         b: int,
@@ -230,7 +249,7 @@ class Simulator:
                 hit = self._first(ev.on_terminal(state, key), open_props)
                 return hit, labels
             label, state = self._choose(succ, walk, asleep, news.focus, rng.getrandbits(8 * STEP_BYTES), i, True, news)
-            k = self.kind_index.get(_kind(label))
+            k = self.kind_index.get(action_kind(label))
             if k is not None:
                 asleep[k] = max(asleep[k], i + 1 + nap[k])
             labels.append(label)
@@ -251,15 +270,16 @@ class Simulator:
         pick: int,
         step: int,
         react: bool = False,
-        news: _News | None = None,
+        news: News | None = None,
     ) -> tuple[Action, State]:
         """The action ``pick`` selects: a kind by swarm weight (low byte), then one
-        action of that kind (the top byte). Kinds asleep at ``step`` are left out while
-        any awake kind is enabled; then, given a ``focus`` peer, so are the kinds of
-        other peers while any kind of the focus peer is left."""
+        action of that kind (the top byte). In the main walk (not ``react``) kinds
+        asleep at ``step`` are left out first. Given a ``focus`` peer, the kinds of other
+        peers are left out while any kind of the focus peer is left; in a reaction the
+        focus peer's action is then chosen by :meth:`_react`."""
         by_kind: dict[str, list[tuple[Action, State]]] = {}
         for item in succ:
-            by_kind.setdefault(_kind(item[0]), []).append(item)
+            by_kind.setdefault(action_kind(item[0]), []).append(item)
         index = self.kind_index
         kinds = list(by_kind)
         if not react:
@@ -284,7 +304,7 @@ class Simulator:
         return options[(pick >> 16) % len(options)]
 
     @staticmethod
-    def _react(options: list[tuple[Action, State]], news: _News, pick: int) -> tuple[Action, State]:
+    def _react(options: list[tuple[Action, State]], news: News, pick: int) -> tuple[Action, State]:
         """One of the focus peer's ``options``; those that spread its news to peers
         without it weigh ``SPREAD_WEIGHT`` times more."""
         if len(options) == 1:
@@ -341,7 +361,7 @@ class Simulator:
         return Found(prop, hit[1], init, taken)
 
 
-class _News:
+class News:
     """Who learnt what last, read from the common history form (so it works for every
     spec that keeps one). A peer learns a message by delivering it, and whatever its
     signaller last learnt by receiving a side-channel signal; ``focus`` is the last
@@ -356,8 +376,8 @@ class _News:
         self.lengths = [len(log) for log in self.history.logs]
         self.news: dict[int, int] = {}
 
-    def copy(self) -> _News:
-        other = object.__new__(_News)
+    def copy(self) -> News:
+        other = object.__new__(News)
         other.spec, other.history_of, other.focus = self.spec, self.history_of, self.focus
         other.key, other.history = self.key, self.history
         other.lengths, other.news = list(self.lengths), dict(self.news)
@@ -417,7 +437,7 @@ class _News:
         return bool(told) and not told & knowers
 
 
-def _kind(label: Action) -> str:
+def action_kind(label: Action) -> str:
     """The swarm key of an action: its name and, by the specs' convention, the peer
     that takes it (its first argument)."""
     if len(label) > 1:
@@ -442,118 +462,6 @@ def _match(succ: Sequence[tuple[Action, State]], label: Action) -> tuple[Action,
     return same_kind[0][1], same_kind[0][2]
 
 
-def minimise(sim: Simulator, found: Found) -> Found:
-    """Remove steps while the same property still breaks.
-
-    Delta debugging over the walk's action labels: try removing chunks of steps, from
-    half the walk down to single steps; a replay skips any later step that no longer
-    fits, so removing a step also removes what depended on it.
-    """
-    best = found
-    while True:
-        before = len(best.labels)
-        chunk = max(1, before // 2)
-        while True:
-            start = len(best.labels) - chunk
-            while start >= 0 and best.labels:
-                candidate = best.labels[:start] + best.labels[start + chunk :]
-                again = sim.replay_labels(best.init, candidate, best.prop)
-                if again is not None and len(again.labels) < len(best.labels):
-                    best = again
-                    start = min(start, len(best.labels) - chunk)
-                else:
-                    start -= chunk if chunk > 1 else 1
-            if chunk == 1:
-                break
-            chunk //= 2
-        if len(best.labels) >= before:
-            return best
-
-
-class _Restricted(Spec):
-    """A spec that offers only the actions whose labels are in ``allowed``."""
-
-    def __init__(self, inner: Spec, allowed: set[Action], init: int) -> None:
-        super().__init__()
-        self.inner = inner
-        self.allowed = allowed
-        self.init = init
-        self.name = inner.name
-
-    def init_states(self) -> list[State]:
-        return [list(self.inner.init_states())[self.init]]
-
-    def next_states(self, state: State) -> list[tuple[Action, State]]:
-        return [(lab, s) for lab, s in self.inner.next_states(state) if lab in self.allowed]
-
-    def history(self, state: State):
-        return self.inner.history(state)
-
-    def history_key(self, state: State):
-        return self.inner.history_key(state)
-
-    def finished(self, state: State) -> bool:
-        return self.inner.finished(state)
-
-
-def shortest_with_same_actions(sim: Simulator, found: Found, max_states: int = 200_000) -> Found:
-    """The shortest run that breaks the same property using only the actions of
-    ``found`` (in any order, any subset), by breadth-first search of the model cut down
-    to those actions; ``found`` itself if that search is too large or finds nothing
-    shorter."""
-    from checker.bfs import Bounds, search
-
-    restricted = _Restricted(sim.spec, set(found.labels), found.init)
-    props = [p for p in sim.props if p.name == found.prop]
-    out = search(restricted, props, Bounds(max_states=max_states))
-    decision = out.decisions.get(found.prop)
-    if decision is None:
-        return found
-    _init, positions = out.store.path(decision.index)
-    labels: list[Action] = []
-    state = restricted.init_states()[0]
-    for pos in positions:
-        label, state = restricted.next_states(state)[pos]
-        labels.append(label)
-    if len(labels) >= len(found.labels):
-        return found
-    return Found(found.prop, decision.explanation, found.init, labels)
-
-
-def substitute(sim: Simulator, found: Found) -> Found:
-    """Swap single steps for siblings: another enabled action of the same kind (a send
-    to fewer peers, say) in place of each step, keeping the swap when the lenient
-    replay still breaks the property in fewer steps."""
-    best = found
-    i = 0
-    while i < len(best.labels):
-        state = sim.inits[best.init]
-        for label in best.labels[:i]:
-            state = next(s for lab, s in sim.spec.next_states(state) if lab == label)
-        mine = best.labels[i]
-        improved = False
-        for label, _s in sim.spec.next_states(state):
-            if label == mine or _kind(label) != _kind(mine):
-                continue
-            again = sim.replay_labels(best.init, best.labels[:i] + [label] + best.labels[i + 1 :], best.prop)
-            if again is not None and len(again.labels) < len(best.labels):
-                best, improved = again, True
-                break
-        if not improved:
-            i += 1
-    return best
-
-
-def shrink(sim: Simulator, found: Found) -> Found:
-    """:func:`minimise`, :func:`substitute` and :func:`shortest_with_same_actions`,
-    again until none of them makes the run shorter."""
-    while True:
-        best = shortest_with_same_actions(sim, substitute(sim, minimise(sim, found)))
-        if len(best.labels) >= len(found.labels):
-            return best
-        found = best
-
-
 def path_of(spec: Spec, found: Found) -> list[tuple[Action | None, int, State]]:
     """The walk as ``(label, position, state)`` triples, as :func:`checker.trace.replay` gives."""
     state = list(spec.init_states())[found.init]
@@ -574,6 +482,8 @@ def simulate(
     time_limit: float | None = None,
 ) -> Result:
     """Search ``model`` with up to ``runs`` random walks of up to ``depth`` steps."""
+    from checker.shrink import shrink
+
     started = time.monotonic()
     spec = model.spec
     sim = Simulator(spec, model.properties, depth)
@@ -612,7 +522,7 @@ def simulate(
         hit = sim.run(walk, open_props)
         if hit is None:  # pragma: no cover - find only returns walks that decide something
             break
-        best = shrink(sim, hit)
+        best = shrink(sim, hit)  # checker.shrink imports this module
         decided[best.prop] = best
         open_props.discard(best.prop)
         sim.evaluator.decide(best.prop)

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from checker.bfs import search
 from checker.model import load_model, model_from_dict
-from checker.simulate import Found, Simulator, _News, shrink, simulate, substitute
+from checker.shrink import shrink, substitute
+from checker.simulate import Found, News, Simulator, simulate
 from checker.trace import replay
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,7 +102,7 @@ def test_news_follows_deliveries_and_signals():
     a1 = 0  # a's first message
     run = [("send", A, a1, 1 << B | 1 << D), ("block", A, B, a1), ("block", A, D, a1), ("tick", A, a1),
            ("sync_queue", A, B, a1)]
-    news = _News(spec, sim.history, walk_to(spec, run))
+    news = News(spec, sim.history, walk_to(spec, run))
     assert news.focus is None and not news.fresh()
     state = walk_to(spec, [*run, ("deliver", B, a1)])
     assert news.update(state)
