@@ -64,7 +64,7 @@ SWARM_WEIGHTS = (1, 8, 64, 0.05)  # level 0 (where choices shrink to) is plain u
 CHASE_LEVELS = (0.0, 0.5, 0.9, 0.99)  # chance a step is taken by the peer that learnt last
 BRANCHES = 3  # side walks forked where a peer learns news some of its addressees lack
 BRANCH_DEPTH = 40  # steps per side walk
-SPREAD_WEIGHT = 8  # in a reaction, how much more a step that spreads the news weighs
+SPREAD_CHANCE = 0.9  # in a reaction, the chance to pass the news on when it can
 HISTORY_CACHE = 1 << 13
 STEP_BYTES = 3  # per step: kind (1 byte), chase coin (1), which action of the kind (1)
 
@@ -311,13 +311,15 @@ class Simulator:
             return options[0]
         mid = news.news.get(news.focus)  # type: ignore[arg-type]
         knowers = news.knowers(mid) if mid is not None else set()
-        weights = [SPREAD_WEIGHT if mid is not None and news.spreads(s, knowers) else 1 for _l, s in options]
-        target = (pick & 0xFFFF) / 65536 * sum(weights)
-        for item, weight in zip(options, weights):
-            if target < weight:
-                return item
-            target -= weight
-        return options[-1]
+        spreading: dict[str, list[tuple[Action, State]]] = {}
+        for item in options:
+            if mid is not None and news.spreads(item[1], knowers):
+                spreading.setdefault(action_kind(item[0]), []).append(item)
+        if spreading and (pick & 0xFF) < SPREAD_CHANCE * 256:
+            kinds = list(spreading)
+            chosen = spreading[kinds[(pick >> 8 & 0xFF) % len(kinds)]]
+            return chosen[(pick >> 16) % len(chosen)]
+        return options[(pick >> 16) % len(options)]
 
     def _weight(self, walk: Walk, kind: str) -> float:
         i = self.kind_index.get(kind)
