@@ -26,10 +26,11 @@ chance that a step is taken by the peer that learnt last, when it has an awake k
 **Reactions.** Where a peer has just learnt a message that some of the message's
 destinations have not got yet (the news can overtake the message), the walk forks
 ``BRANCHES`` side walks of up to ``BRANCH_DEPTH`` steps before going on. In a side walk
-the peer that learnt last moves whenever it can, sleeping or not, and among its
-actions those that pass its news on to peers that lack it (a signal to them, a send
-addressed only to them) weigh ``SPREAD_WEIGHT`` times more; once it has no action,
-other peers move by the walk's weights. This is what finds races where a reaction to
+the peer that learnt last moves whenever it can, sleeping or not; with chance
+``SPREAD_CHANCE`` it passes its news on when it can (a signal to a peer that lacks the
+news, or a send addressed only to such peers: a kind, then one action of it),
+otherwise it takes any of its actions; once it has none, the others move by the
+walk's weights. This is what finds races where a reaction to
 a message reaches a peer before the message itself. A violation in a side walk is
 reported as the main walk's steps up to the fork followed by the side walk's.
 
@@ -305,8 +306,9 @@ class Simulator:
 
     @staticmethod
     def _react(options: list[tuple[Action, State]], news: News, pick: int) -> tuple[Action, State]:
-        """One of the focus peer's ``options``; those that spread its news to peers
-        without it weigh ``SPREAD_WEIGHT`` times more."""
+        """One of the focus peer's ``options``: with chance ``SPREAD_CHANCE`` one that
+        passes its news on to peers without it (a kind of those, then one of that
+        kind), else any."""
         if len(options) == 1:
             return options[0]
         mid = news.news.get(news.focus)  # type: ignore[arg-type]
