@@ -61,7 +61,7 @@ from checker.trace import to_steps
 
 DEFAULT_RUNS = 1000
 DEFAULT_DEPTH = 200
-SWARM_WEIGHTS = (1, 8, 64, 0.05)  # level 0 (where choices shrink to) is plain uniform
+SWARM_WEIGHTS = (1, 8, 64, 0.05)  # level 0 (the simplest draw) is plain uniform
 CHASE_LEVELS = (0.0, 0.5, 0.9, 0.99)  # chance a step is taken by the peer that learnt last
 BRANCHES = 3  # side walks forked where a peer learns news some of its addressees lack
 BRANCH_DEPTH = 40  # steps per side walk
