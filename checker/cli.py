@@ -184,7 +184,7 @@ def print_summary(results: list[Result]) -> None:
 
 @main.command()
 @click.argument("model", metavar="MODEL.toml")
-@click.option("--runs", type=click.IntRange(min=1), default=None, help="Random walks to try (default 300).")
+@click.option("--runs", type=click.IntRange(min=1), default=None, help="Random walks to try (default 1000).")
 @click.option("--depth", type=click.IntRange(min=1), default=None, help="Steps per walk (default 200).")
 @click.option("--seed", type=int, default=0, show_default=True, help="The same seed gives the same walks and traces.")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), help="Stop after this many seconds.")

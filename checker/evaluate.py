@@ -19,7 +19,8 @@ CACHE_LIMIT = 1 << 12
 class Evaluator:
     """Checks the still-undecided properties of a spec on states.
 
-    History checks run on ``spec.history(state)`` and are cached by
+    History checks run on ``self.history(state)`` (``spec.history`` unless a caller
+    that keeps histories itself replaces it) and are cached by
     ``spec.history_key(state)``; a successor whose history key is its parent's (the
     same object) is not re-checked, since its history is the parent's. Nor is a check
     re-run on a successor whose history extends its parent's only by events the check's
@@ -33,6 +34,7 @@ class Evaluator:
         self.open: set[str] = {p.name for p in props}
         self._cache: dict[Hashable, tuple[tuple[str, str], ...]] = {}
         self._terminal_cache: dict[Hashable, tuple[tuple[str, str], ...]] = {}
+        self.history = spec.history
         self._growth_memo: dict[frozenset[str], list[Property]] = {}
         self._rebuild()
 
@@ -87,7 +89,7 @@ class Evaluator:
                     checks = self._checks_for(grown)
                 hits = []
                 if checks:
-                    h = self.spec.history(state)
+                    h = self.history(state)
                     for p in checks:
                         out = p.check(h)
                         if out is not None and out is not False:
@@ -111,7 +113,7 @@ class Evaluator:
         if self.terminal_history:
             cached = self._terminal_cache.get(key) if key is not None else None
             if cached is None:
-                h = self.spec.history(state)
+                h = self.history(state)
                 hits = []
                 for p in self.terminal_history:
                     out = p.check(h)

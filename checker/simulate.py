@@ -1,33 +1,52 @@
-"""Random simulation for models too large to exhaust, with Hypothesis shrinking.
+"""Random simulation for models too large to exhaust.
 
-A walk starts in an initial state and takes up to ``depth`` steps. Which enabled action
-it takes at each step comes from a list of choices Hypothesis generates, so Hypothesis
-can search for a walk that breaks a property and then shrink it. Each step first picks
-an action *kind* among the enabled ones (``send``, ``deliver``, ``signal``... by a given
-peer: the action's name and first argument) and then one action of that kind, so that
-kinds with many variants (a send to any subset of peers) do not crowd out the others.
-Each walk also draws a *swarm*: a weight per kind,
-from "almost never" to "whenever possible", and for some kinds a wake-up step before
-which they wait while anything else can happen (a peer that starts late). Swarm testing makes rare interleavings
-likely: a walk that rarely delivers lets queues fill up, one that delivers and signals
-eagerly while transactions crawl exposes races inside a transaction, and so on.
+A walk starts in an initial state and takes up to ``depth`` steps; Hypothesis generates
+what drives it (a :class:`Walk`), so the same ``seed`` gives the same walks. Every
+property is checked on every state of every walk (``eventually`` properties where a
+walk ends with nothing enabled).
 
-Every property is checked on every state of every walk (``eventually`` properties at
-the walk's end when no action is enabled). When a walk breaks a property, Hypothesis
-shrinks it; then :func:`minimise` removes steps (and any later step that no longer
-fits) as long as the same property still breaks, and :func:`shortest_with_same_actions`
-searches breadth-first, among the runs made of the remaining actions only, for the
-shortest one that breaks it. The result is reported like
-a search result; a violation found this way is a real run of the model. The same
-``seed`` gives the same walks, the same violations and the same shrunk traces.
+**Steps.** Each step first picks an action *kind* among the enabled ones (the action's
+name and, by the specs' convention, the peer that takes it: ``send:0``, ``deliver:2``),
+then one action of that kind, so that kinds with many variants (a send to any subset
+of peers) do not crowd out the others.
+
+**Swarm.** Each walk draws its own weights: per kind a level from "almost never" to
+"whenever possible", and per action name another level on top; per kind a wake-up
+step and a nap (steps it waits after each of its own steps, which leaves a peer's
+transaction half done while others move); per action name a wake-up step, a quarter
+of the time the whole walk (the name then waits in the main walk; see reactions). A
+kind that sleeps is left out while an awake kind is enabled; when every enabled kind
+sleeps, the first to wake goes.
+
+**News.** A peer learns something when it delivers a message, or receives a
+side-channel signal from a peer that had learnt something (read from the common
+history form, see :class:`News`). In the main walk a per-walk *chase* level is the
+chance that a step is taken by the peer that learnt last, when it has an awake kind.
+
+**Reactions.** Where a peer has just learnt a message that some of the message's
+destinations have not got yet (the news can overtake the message), the walk forks
+``BRANCHES`` side walks of up to ``BRANCH_DEPTH`` steps before going on. In a side walk
+the peer that learnt last moves whenever it can, sleeping or not; with chance
+``SPREAD_CHANCE`` it passes its news on when it can (a signal to a peer that lacks the
+news, or a send addressed only to such peers: a kind, then one action of it),
+otherwise it takes any of its actions; once it has none, the others move by the
+walk's weights. This is what finds races where a reaction to
+a message reaches a peer before the message itself. A violation in a side walk is
+reported as the main walk's steps up to the fork followed by the side walk's.
+
+**Shrinking.** A walk that breaks a property is shrunk by :mod:`checker.shrink`
+(delta debugging on steps, swapping steps for siblings of the same kind,
+breadth-first search among the runs made of the remaining actions) to a real run of
+the model, reported like a search result.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
@@ -40,21 +59,33 @@ from checker.result import PropertyResult, Result, Stats
 from checker.spec import Action, Property, Spec, State
 from checker.trace import to_steps
 
-DEFAULT_RUNS = 300
+DEFAULT_RUNS = 1000
 DEFAULT_DEPTH = 200
-SWARM_WEIGHTS = (1, 8, 64, 0.05)  # level 0 (where choices shrink to) is plain uniform
+SWARM_WEIGHTS = (1, 8, 64, 0.05)  # level 0 (the simplest draw) is plain uniform
+CHASE_LEVELS = (0.0, 0.5, 0.9, 0.99)  # chance a step is taken by the peer that learnt last
+BRANCHES = 3  # side walks forked where a peer learns news some of its addressees lack
+BRANCH_DEPTH = 40  # steps per side walk
+SPREAD_CHANCE = 0.9  # in a reaction, the chance to pass the news on when it can
+HISTORY_CACHE = 1 << 13
+STEP_BYTES = 3  # per step: kind (1 byte), chase coin (1), which action of the kind (1)
 
 
 @dataclass(frozen=True)
 class Walk:
-    """What Hypothesis generates: an initial state, a swarm (a weight level per action
-    kind), step choices and a seed for steps past the end of the choices."""
+    """What Hypothesis generates: an initial state, a swarm (per action kind a weight
+    level, a wake-up step and a nap; per action name a weight level and a wake-up
+    step), a chase level, step choices (``STEP_BYTES`` per step) and a seed for steps
+    past the end of the choices and for side walks."""
 
     init: int
     swarm: tuple[int, ...]
-    choices: tuple[int, ...]
+    choices: bytes
     tail_seed: int
     wake: tuple[int, ...] = ()  # per kind: the step before which it waits for nothing else
+    nap: tuple[int, ...] = ()  # per kind: steps it waits for nothing else after each of its steps
+    chase: int = 0  # index into CHASE_LEVELS
+    names: tuple[int, ...] = ()  # a weight level per action name, on top of the kind's
+    name_wake: tuple[int, ...] = ()  # per action name: a wake-up step for all its kinds
 
 
 @dataclass
@@ -83,10 +114,31 @@ class Simulator:
         self.props = list(props)
         self.depth = depth
         self.inits = list(spec.init_states())
+        self._histories: dict[Any, Any] = {}
         self.evaluator = Evaluator(spec, self.props)
+        self.evaluator.history = self.history
+        try:  # reactions read the common history form; specs without one do without
+            self.history(self.inits[0])
+            self.uses_history = True
+        except NotImplementedError:
+            self.uses_history = False
         self.stats = SimulationStats()
         self.kinds = sorted(self._discover_kinds())
         self.kind_index = {k: i for i, k in enumerate(self.kinds)}
+        self.names = sorted({k.split(":")[0] for k in self.kinds})
+        name_index = {n: i for i, n in enumerate(self.names)}
+        self.kind_name = [name_index[k.split(":")[0]] for k in self.kinds]
+
+    def history(self, state: State) -> Any:
+        """``spec.history(state)``, kept for the last few thousand history keys: walks
+        and their side walks meet the same histories again and again."""
+        key = self.spec.history_key(state)
+        h = self._histories.get(key)
+        if h is None:
+            if len(self._histories) >= HISTORY_CACHE:
+                self._histories.clear()
+            h = self._histories[key] = self.spec.history(state)
+        return h
 
     def _discover_kinds(self, walks: int = 20) -> set[str]:
         rng = random.Random(0)
@@ -97,18 +149,24 @@ class Simulator:
                 succ = self.spec.next_states(state)
                 if not succ:
                     break
-                kinds.update(_kind(label) for label, _ in succ)
+                kinds.update(action_kind(label) for label, _ in succ)
                 state = succ[rng.randrange(len(succ))][1]
         return kinds
 
     def strategy(self) -> st.SearchStrategy[Walk]:
+        n = len(self.kinds)
+        delay = st.one_of(st.just(0), st.integers(0, self.depth // 2))
         return st.builds(
             Walk,
             st.integers(0, len(self.inits) - 1),
-            st.tuples(*[st.integers(0, len(SWARM_WEIGHTS) - 1) for _ in self.kinds]),
-            st.lists(st.integers(0, 1 << 16), max_size=self.depth).map(tuple),
+            st.tuples(*[st.integers(0, len(SWARM_WEIGHTS) - 1) for _ in range(n)]),
+            st.binary(max_size=self.depth * STEP_BYTES),
             st.integers(0, (1 << 32) - 1),
-            st.tuples(*[st.one_of(st.just(0), st.integers(0, self.depth // 2)) for _ in self.kinds]),
+            st.tuples(*[delay for _ in range(n)]),
+            st.tuples(*[st.one_of(st.just(0), st.integers(0, self.depth // 8)) for _ in range(n)]),
+            st.integers(0, len(CHASE_LEVELS) - 1),
+            st.tuples(*[st.integers(0, len(SWARM_WEIGHTS) - 1) for _ in self.names]),
+            st.tuples(*[st.sampled_from((0, 0, self.depth // 4, self.depth)) for _ in self.names]),
         )
 
     def run(self, walk: Walk, open_props: set[str]) -> Found | None:
@@ -121,41 +179,121 @@ class Simulator:
         key = ev.history_key(state)
         hit = self._first(ev.on_state(state, key, None), open_props)
         self.stats.walks += 1
-        if len(self.stats.seen) < 1_000_000:
-            self.stats.seen.add(fingerprint(state))
+        seen = self.stats.seen if len(self.stats.seen) < 1_000_000 else None
+        if seen is not None:
+            seen.add(fingerprint(state))
+        asleep = list(walk.wake) if walk.wake else [0] * len(self.kinds)
+        if walk.name_wake:
+            asleep = [max(w, walk.name_wake[self.kind_name[i]]) for i, w in enumerate(asleep)]
+        nap = walk.nap or (0,) * len(self.kinds)
+        chase = CHASE_LEVELS[walk.chase]
+        news = News(spec, self.history, state) if self.uses_history else None
+        choices = walk.choices
         step = 0
         while hit is None and step < self.depth:
             succ = spec.next_states(state)
             if not succ:
                 hit = self._first(ev.on_terminal(state, key), open_props)
                 break
-            pick = walk.choices[step] if step < len(walk.choices) else rng.randrange(1 << 16)
-            label, state = self._choose(succ, walk, pick, step)
+            at = step * STEP_BYTES
+            if at + STEP_BYTES <= len(choices):
+                pick = int.from_bytes(choices[at : at + STEP_BYTES], "little")
+            else:
+                pick = rng.getrandbits(8 * STEP_BYTES)
+            focus = news.focus if news is not None and (pick >> 8 & 0xFF) < chase * 256 else None
+            label, state = self._choose(succ, walk, asleep, focus, pick, step)
+            k = self.kind_index.get(action_kind(label))
+            if k is not None:
+                asleep[k] = max(asleep[k], step + 1 + nap[k])
             labels.append(label)
             parent_key, key = key, ev.history_key(state)
             hit = self._first(ev.on_state(state, key, parent_key), open_props)
             step += 1
-            if len(self.stats.seen) < 1_000_000:
-                self.stats.seen.add(fingerprint(state))
+            if seen is not None:
+                seen.add(fingerprint(state))
+            if news is not None and news.update(state) and hit is None and news.fresh():
+                for b in range(BRANCHES):
+                    hit, side = self._branch(walk, state, key, news, asleep, step, b, open_props)
+                    if hit is not None:
+                        labels += side
+                        break
         self.stats.steps += step
         self.stats.longest = max(self.stats.longest, step)
         if hit is None:
             return None
         return Found(hit[0], hit[1], walk.init, labels)
 
-    def _choose(self, succ: Sequence[tuple[Action, State]], walk: Walk, pick: int, step: int) -> tuple[Action, State]:
+    def _branch(
+        self,
+        walk: Walk,
+        state: State,
+        key: Any,
+        news: News,
+        asleep: list[int],
+        step: int,
+        b: int,
+        open_props: set[str],
+    ) -> tuple[tuple[str, str] | None, list[Action]]:
+        """A side walk of up to ``BRANCH_DEPTH`` steps from ``state``, where a peer has
+        just learnt something, in which every step is the reaction of the peer that
+        learnt last when it has one: what it does with the news before anyone else
+        moves. Returns what the side walk decides and its labels."""
+        spec, ev = self.spec, self.evaluator
+        rng = random.Random(walk.tail_seed * 1009 + step * 7 + b)
+        news = news.copy()
+        asleep = list(asleep)
+        nap = walk.nap or (0,) * len(self.kinds)
+        labels: list[Action] = []
+        for i in range(step, min(step + BRANCH_DEPTH, self.depth)):
+            succ = spec.next_states(state)
+            if not succ:
+                hit = self._first(ev.on_terminal(state, key), open_props)
+                return hit, labels
+            label, state = self._choose(succ, walk, asleep, news.focus, rng.getrandbits(8 * STEP_BYTES), i, True, news)
+            k = self.kind_index.get(action_kind(label))
+            if k is not None:
+                asleep[k] = max(asleep[k], i + 1 + nap[k])
+            labels.append(label)
+            parent_key, key = key, ev.history_key(state)
+            hit = self._first(ev.on_state(state, key, parent_key), open_props)
+            self.stats.steps += 1
+            if hit is not None:
+                return hit, labels
+            news.update(state)
+        return None, labels
+
+    def _choose(
+        self,
+        succ: Sequence[tuple[Action, State]],
+        walk: Walk,
+        asleep: list[int],
+        focus: int | None,
+        pick: int,
+        step: int,
+        react: bool = False,
+        news: News | None = None,
+    ) -> tuple[Action, State]:
         """The action ``pick`` selects: a kind by swarm weight (low byte), then one
-        action of that kind (the rest). Kinds not yet awake are left out while any
-        awake kind is enabled."""
-        swarm = walk.swarm
+        action of that kind (the top byte). In the main walk (not ``react``) kinds
+        asleep at ``step`` are left out first. Given a ``focus`` peer, the kinds of other
+        peers are left out while any kind of the focus peer is left; in a reaction the
+        focus peer's action is then chosen by :meth:`_react`."""
         by_kind: dict[str, list[tuple[Action, State]]] = {}
         for item in succ:
-            by_kind.setdefault(_kind(item[0]), []).append(item)
+            by_kind.setdefault(action_kind(item[0]), []).append(item)
+        index = self.kind_index
         kinds = list(by_kind)
-        if walk.wake:
-            awake = [k for k in kinds if k not in self.kind_index or walk.wake[self.kind_index[k]] <= step]
-            kinds = awake or kinds
-        weights = [SWARM_WEIGHTS[swarm[self.kind_index[k]]] if k in self.kind_index else 1 for k in kinds]
+        if not react:
+            # Kinds asleep wait; if every enabled kind sleeps, the first to wake goes.
+            wakes = [asleep[index[k]] if k in index else 0 for k in kinds]
+            first = max(step, min(wakes))
+            kinds = [k for k, w in zip(kinds, wakes) if w <= first]
+        mine = [k for k in kinds if by_kind[k][0][0][1:2] == (focus,)] if focus is not None else []
+        if mine:
+            kinds = mine
+            if react and news is not None:
+                return self._react([item for k in mine for item in by_kind[k]], news, pick)
+        weights = [self._weight(walk, k) for k in kinds]
         target = (pick & 0xFF) / 256 * sum(weights)
         chosen = kinds[-1]
         for kind, weight in zip(kinds, weights):
@@ -164,7 +302,35 @@ class Simulator:
                 break
             target -= weight
         options = by_kind[chosen]
-        return options[(pick >> 8) % len(options)]
+        return options[(pick >> 16) % len(options)]
+
+    @staticmethod
+    def _react(options: list[tuple[Action, State]], news: News, pick: int) -> tuple[Action, State]:
+        """One of the focus peer's ``options``: with chance ``SPREAD_CHANCE`` one that
+        passes its news on to peers without it (a kind of those, then one of that
+        kind), else any."""
+        if len(options) == 1:
+            return options[0]
+        mid = news.news.get(news.focus)  # type: ignore[arg-type]
+        knowers = news.knowers(mid) if mid is not None else set()
+        spreading: dict[str, list[tuple[Action, State]]] = {}
+        for item in options:
+            if mid is not None and news.spreads(item[1], knowers):
+                spreading.setdefault(action_kind(item[0]), []).append(item)
+        if spreading and (pick & 0xFF) < SPREAD_CHANCE * 256:
+            kinds = list(spreading)
+            chosen = spreading[kinds[(pick >> 8 & 0xFF) % len(kinds)]]
+            return chosen[(pick >> 16) % len(chosen)]
+        return options[(pick >> 16) % len(options)]
+
+    def _weight(self, walk: Walk, kind: str) -> float:
+        i = self.kind_index.get(kind)
+        if i is None:
+            return 1.0
+        w = SWARM_WEIGHTS[walk.swarm[i]]
+        if walk.names:
+            w *= SWARM_WEIGHTS[walk.names[self.kind_name[i]]]
+        return w
 
     @staticmethod
     def _first(found: list[tuple[str, str]], open_props: set[str]) -> tuple[str, str] | None:
@@ -199,7 +365,83 @@ class Simulator:
         return Found(prop, hit[1], init, taken)
 
 
-def _kind(label: Action) -> str:
+class News:
+    """Who learnt what last, read from the common history form (so it works for every
+    spec that keeps one). A peer learns a message by delivering it, and whatever its
+    signaller last learnt by receiving a side-channel signal; ``focus`` is the last
+    peer that learnt something and ``news`` what each peer learnt last."""
+
+    def __init__(self, spec: Spec, history: Callable[[State], Any], state: State) -> None:
+        self.spec = spec
+        self.history_of = history
+        self.focus: int | None = None
+        self.key = spec.history_key(state)
+        self.history = history(state)
+        self.lengths = [len(log) for log in self.history.logs]
+        self.news: dict[int, int] = {}
+
+    def copy(self) -> News:
+        other = object.__new__(News)
+        other.spec, other.history_of, other.focus = self.spec, self.history_of, self.focus
+        other.key, other.history = self.key, self.history
+        other.lengths, other.news = list(self.lengths), dict(self.news)
+        return other
+
+    def update(self, state: State) -> bool:
+        """Follow the walk to ``state``; whether a peer learnt something on the way."""
+        key = self.spec.history_key(state)
+        if key is self.key:
+            return False
+        self.key = key
+        learnt = False
+        self.history = h = self.history_of(state)
+        for p, log in enumerate(h.logs):
+            if len(log) > self.lengths[p]:
+                for e in log[self.lengths[p] :]:
+                    name = e.kind_name
+                    if name == "deliver":
+                        self.news[p] = e.arg
+                    elif name == "signal_in" and e.arg in self.news:
+                        self.news[p] = self.news[e.arg]
+                    else:
+                        continue
+                    self.focus = p
+                    learnt = True
+                self.lengths[p] = len(log)
+        return learnt
+
+    def knowers(self, mid: int) -> set[int]:
+        """The peers whose own events show ``mid``: its sender and who delivered it."""
+        out = set()
+        for p, log in enumerate(self.history.logs):
+            if any(e.arg == mid and e.kind_name in ("send", "deliver") for e in log):
+                out.add(p)
+        return out
+
+    def fresh(self) -> bool:
+        """Whether the focus peer's news is not yet known to all its addressees."""
+        mid = self.news.get(self.focus) if self.focus is not None else None
+        if mid is None:
+            return False
+        return bool(set(self.history.messages[mid].dests) - self.knowers(mid))
+
+    def spreads(self, state: State, knowers: set[int]) -> bool:
+        """Whether the focus peer's step to ``state`` starts telling something to peers
+        that do not know its news (``knowers`` do): a send or a signal addressed only
+        to them."""
+        h = self.history_of(state)
+        p = self.focus
+        told: set[int] = set()
+        for e in h.logs[p][self.lengths[p] :]:
+            name = e.kind_name
+            if name == "send":
+                told |= set(h.messages[e.arg].dests)
+            elif name == "signal_out":
+                told.add(e.arg)
+        return bool(told) and not told & knowers
+
+
+def action_kind(label: Action) -> str:
     """The swarm key of an action: its name and, by the specs' convention, the peer
     that takes it (its first argument)."""
     if len(label) > 1:
@@ -224,84 +466,6 @@ def _match(succ: Sequence[tuple[Action, State]], label: Action) -> tuple[Action,
     return same_kind[0][1], same_kind[0][2]
 
 
-def minimise(sim: Simulator, found: Found) -> Found:
-    """Remove steps while the same property still breaks.
-
-    Delta debugging over the walk's action labels: try removing chunks of steps, from
-    half the walk down to single steps; a replay skips any later step that no longer
-    fits, so removing a step also removes what depended on it.
-    """
-    best = found
-    while True:
-        before = len(best.labels)
-        chunk = max(1, before // 2)
-        while True:
-            start = len(best.labels) - chunk
-            while start >= 0 and best.labels:
-                candidate = best.labels[:start] + best.labels[start + chunk :]
-                again = sim.replay_labels(best.init, candidate, best.prop)
-                if again is not None and len(again.labels) < len(best.labels):
-                    best = again
-                    start = min(start, len(best.labels) - chunk)
-                else:
-                    start -= chunk if chunk > 1 else 1
-            if chunk == 1:
-                break
-            chunk //= 2
-        if len(best.labels) >= before:
-            return best
-
-
-class _Restricted(Spec):
-    """A spec that offers only the actions whose labels are in ``allowed``."""
-
-    def __init__(self, inner: Spec, allowed: set[Action], init: int) -> None:
-        super().__init__()
-        self.inner = inner
-        self.allowed = allowed
-        self.init = init
-        self.name = inner.name
-
-    def init_states(self) -> list[State]:
-        return [list(self.inner.init_states())[self.init]]
-
-    def next_states(self, state: State) -> list[tuple[Action, State]]:
-        return [(lab, s) for lab, s in self.inner.next_states(state) if lab in self.allowed]
-
-    def history(self, state: State):
-        return self.inner.history(state)
-
-    def history_key(self, state: State):
-        return self.inner.history_key(state)
-
-    def finished(self, state: State) -> bool:
-        return self.inner.finished(state)
-
-
-def shortest_with_same_actions(sim: Simulator, found: Found, max_states: int = 200_000) -> Found:
-    """The shortest run that breaks the same property using only the actions of
-    ``found`` (in any order, any subset), by breadth-first search of the model cut down
-    to those actions; ``found`` itself if that search is too large or finds nothing
-    shorter."""
-    from checker.bfs import Bounds, search
-
-    restricted = _Restricted(sim.spec, set(found.labels), found.init)
-    props = [p for p in sim.props if p.name == found.prop]
-    out = search(restricted, props, Bounds(max_states=max_states))
-    decision = out.decisions.get(found.prop)
-    if decision is None:
-        return found
-    _init, positions = out.store.path(decision.index)
-    labels: list[Action] = []
-    state = restricted.init_states()[0]
-    for pos in positions:
-        label, state = restricted.next_states(state)[pos]
-        labels.append(label)
-    if len(labels) >= len(found.labels):
-        return found
-    return Found(found.prop, decision.explanation, found.init, labels)
-
-
 def path_of(spec: Spec, found: Found) -> list[tuple[Action | None, int, State]]:
     """The walk as ``(label, position, state)`` triples, as :func:`checker.trace.replay` gives."""
     state = list(spec.init_states())[found.init]
@@ -322,12 +486,15 @@ def simulate(
     time_limit: float | None = None,
 ) -> Result:
     """Search ``model`` with up to ``runs`` random walks of up to ``depth`` steps."""
+    from checker.shrink import shrink
+
     started = time.monotonic()
     spec = model.spec
     sim = Simulator(spec, model.properties, depth)
     rng = random.Random(seed)
     open_props = {p.name for p in model.properties}
     decided: dict[str, Found] = {}
+    first: dict[str, int] = {}  # property: the walk that first broke it
     budget = runs
     while open_props and budget > 0:
         if time_limit is not None and time.monotonic() - started > time_limit:
@@ -335,7 +502,10 @@ def simulate(
         before = sim.stats.walks
 
         def breaks(walk: Walk) -> bool:
-            return sim.run(walk, open_props) is not None
+            found = sim.run(walk, open_props)
+            if found is not None:
+                first.setdefault(found.prop, sim.stats.walks)
+            return found is not None
 
         try:
             walk = find(
@@ -345,7 +515,7 @@ def simulate(
                     max_examples=budget,
                     database=None,
                     deadline=None,
-                    phases=[Phase.generate, Phase.shrink],
+                    phases=[Phase.generate],
                     suppress_health_check=list(HealthCheck),
                 ),
                 random=rng,
@@ -356,7 +526,7 @@ def simulate(
         hit = sim.run(walk, open_props)
         if hit is None:  # pragma: no cover - find only returns walks that decide something
             break
-        best = shortest_with_same_actions(sim, minimise(sim, hit))
+        best = shrink(sim, hit)  # checker.shrink imports this module
         decided[best.prop] = best
         open_props.discard(best.prop)
         sim.evaluator.decide(best.prop)
@@ -369,7 +539,8 @@ def simulate(
         if found is not None:
             status = "holds" if prop.kind == "sometimes" else "violated"
             steps = to_steps(spec, path_of(spec, found))
-            props[prop.name] = PropertyResult(prop.name, prop.kind, status, expected, found.explanation, steps)
+            why = f"{found.explanation} (walk {first.get(prop.name, sim.stats.walks)} of seed {seed})"
+            props[prop.name] = PropertyResult(prop.name, prop.kind, status, expected, why, steps)
         else:
             props[prop.name] = PropertyResult(
                 prop.name,
