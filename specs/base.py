@@ -123,11 +123,13 @@ class PeerSpec(Spec):
         them). ``False`` unless a spec proves more."""
         return False
 
-    def idle_footprint(self, state: tuple, p: int, signals: int) -> tuple[int, int, int, int]:
+    def idle_footprint(self, state: tuple, p: int, signals: int, busy: bool = False) -> tuple[int, int, int, int]:
         """Reads and writes of what an idle ``p`` may do next (deliver, start a send,
-        signal), and the same with the delivery counted as touching the whole queue."""
+        signal), and the same with the delivery counted as touching the whole queue.
+        ``busy``: ``p`` is inside a transaction, so only the second pair is wanted (the
+        head's stability is not asked: the whole queue is counted anyway)."""
         v = self.var
-        pop = v["pop"][p] if self.head_stable(state, p) else v["queue"][p]
+        pop = v["pop"][p] if not busy and self.head_stable(state, p) else v["queue"][p]
         r = pop | v["know"][p]
         w = r | v["log"][p]
         if self.remaining_sends(state, p):
@@ -143,15 +145,20 @@ class PeerSpec(Spec):
         q = v["queue"][p]
         return r, w, r | q, w | q
 
-    def peer_footprints(self, state: tuple, signals: int) -> list[tuple[int, int, int, int]]:
-        """Footprints per peer from :meth:`tx_footprint` and :meth:`idle_footprint`."""
+    def peer_footprints(self, state: tuple, signals: int) -> list[tuple[int, int, int, int, int, int]]:
+        """Footprints per peer from :meth:`tx_footprint` and :meth:`idle_footprint`, as
+        six masks (see :meth:`checker.spec.Spec.footprints`)."""
         txs = state[self.txs_at]
         out = []
         for p in range(self.peers):
             tx = txs[p]
+            nu = lu = 0
             if tx:
-                nr, nw, lr, lw = self.tx_footprint(state, p, tx)
-                _r, _w, ir, iw = self.idle_footprint(state, p, signals)
+                fp = self.tx_footprint(state, p, tx)
+                nr, nw, lr, lw = fp[:4]
+                if len(fp) == 6:
+                    nu, lu = fp[4], fp[5]
+                _r, _w, ir, iw = self.idle_footprint(state, p, signals, busy=True)
                 lr |= ir
                 lw |= iw
             else:
@@ -166,11 +173,13 @@ class PeerSpec(Spec):
                     self._future_cache[(p, rest)] = m
                 lr |= m
                 lw |= m
-            out.append((nr, nw, lr, lw))
+            out.append((nr, nw, lr, lw, nu, lu))
         return out
 
-    def tx_footprint(self, state: tuple, p: int, tx: Any) -> tuple[int, int, int, int]:
-        """Reads and writes of ``p``'s next transaction step, and of the rest of it."""
+    def tx_footprint(self, state: tuple, p: int, tx: Any) -> tuple[int, ...]:
+        """Reads and writes of ``p``'s next transaction step, and of the rest of it:
+        ``(reads_now, writes_now, reads_later, writes_later)``, optionally followed by
+        ``(updates_now, updates_later)`` (see :meth:`checker.spec.Spec.footprints`)."""
         raise NotImplementedError
 
     def whole_tx_footprint(self, p: int, dmask: int) -> int:
