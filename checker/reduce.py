@@ -107,9 +107,8 @@ def ample(spec: Spec, state: State, succ: Sequence[tuple[tuple, State]], visible
     a write or update; an update against a read or write: two updates commute). No
     action of a process outside ``T`` can then touch what ``T``'s next actions read or
     write, so ``T``'s enabled actions commute with any sequence of outside actions, and
-    none of them is enabled or disabled by it. Among the proper sets found, the one whose
-    highest :meth:`~checker.spec.Spec.action_rank` is lowest wins, then the smallest,
-    then the one closed from the lowest process.
+    none of them is enabled or disabled by it. The smallest proper set found wins (ties:
+    the one closed from the lowest process).
     """
     actor = spec.actor
     by: dict[int, list[int]] = {}
@@ -136,7 +135,6 @@ def ample(spec: Spec, state: State, succ: Sequence[tuple[tuple, State]], visible
                 if nw & any_q or nr & wu_q or nu & rw_q:
                     m |= 1 << q
         conflicts.append(m)
-    rank = spec.action_rank
     best: list[int] | None = None
     best_key: tuple = ()
     total = len(succ)
@@ -157,7 +155,7 @@ def ample(spec: Spec, state: State, succ: Sequence[tuple[tuple, State]], visible
             continue
         if visible and any((fps[x][1] | fps[x][4]) & visible for x in range(n) if members >> x & 1 and x in by):
             continue
-        key = (max(rank(succ[i][0]) for i in chosen), len(chosen), p)
+        key = (len(chosen), p)
         if best is None or key < best_key:
             best, best_key = chosen, key
     return best

@@ -302,13 +302,6 @@ class Spec:
         enable or disable the other); an update conflicts with a read or a write."""
         raise NotImplementedError(f"{self.name} declares no footprints")
 
-    def action_rank(self, action: Action) -> int:
-        """Preference among the stubborn sets partial-order reduction may pick (lower
-        first; any valid set is sound, the choice only changes how many states the
-        reduced graph has). The default ranks every action alike, so the smallest set
-        wins."""
-        return 0
-
     def visible_mask(self, reads: Sequence[str] | None) -> int:
         """The variable bits (as in :meth:`footprints`) behind the variable kinds
         ``reads`` names; ``None`` or an unknown kind means every variable (``-1``)."""

@@ -49,8 +49,6 @@ BLOCKING, TICK, SYNCING, QUEUEING, SYNC_QUEUE = 0, 1, 2, 3, 4
 
 CLOCKS, QUEUES, TXS, GHOST, KNOW, SIGNALS = range(6)
 
-_RANK = {"deliver": 0, "queue": 1, "sync_queue": 1, "sync": 2, "tick": 3, "block": 4, "send": 5}
-
 
 class Bus1(PeerSpec):
     name = "bus1"
@@ -206,11 +204,6 @@ class Bus1(PeerSpec):
 
     def actor(self, action: tuple) -> int:
         return action[1]
-
-    def action_rank(self, action: tuple) -> int:
-        """Prefer stubborn sets that finish work (deliveries, queueing) over those that
-        start it (blocks, sends): fewer transactions in flight, fewer states."""
-        return _RANK.get(action[0], len(_RANK))
 
     def footprints(self, state: tuple) -> list[tuple[int, int, int, int, int, int]]:
         return self.peer_footprints(state, state[SIGNALS])
