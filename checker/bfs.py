@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from checker.fingerprint import collision_probability
 from checker.levels import search_levels
+from checker.memory import collector_paused
 from checker.reduce import Reductions
 from checker.spec import Property, Spec
 
@@ -127,19 +128,20 @@ def search(
     stored with a checkpoint, and a resume with a different one is refused. The loop
     itself is in :mod:`checker.levels`.
     """
-    return search_levels(
-        spec,
-        props,
-        bounds,
-        SearchOutcome,
-        Decision,
-        SpecError,
-        progress=progress or Progress(None),
-        stop_when_decided=stop_when_decided,
-        reductions=reductions or Reductions(),
-        workers=workers,
-        checkpoint=checkpoint,
-        resume=resume,
-        checkpoint_every=checkpoint_every,
-        identity=identity,
-    )
+    with collector_paused():
+        return search_levels(
+            spec,
+            props,
+            bounds,
+            SearchOutcome,
+            Decision,
+            SpecError,
+            progress=progress or Progress(None),
+            stop_when_decided=stop_when_decided,
+            reductions=reductions or Reductions(),
+            workers=workers,
+            checkpoint=checkpoint,
+            resume=resume,
+            checkpoint_every=checkpoint_every,
+            identity=identity,
+        )

@@ -21,7 +21,10 @@ class Evaluator:
 
     History checks run on ``spec.history(state)`` and are cached by
     ``spec.history_key(state)``; a successor whose history key is its parent's (the
-    same object) is not re-checked, since its history is the parent's.
+    same object) is not re-checked, since its history is the parent's. Nor is a check
+    re-run on a successor whose history extends its parent's only by events the check's
+    :attr:`~checker.spec.Property.changed_by` leaves out (:meth:`Spec.history_growth`
+    says which were appended): its outcome is the parent's, already reported.
     """
 
     def __init__(self, spec: Spec, props: Sequence[Property]) -> None:
@@ -30,6 +33,7 @@ class Evaluator:
         self.open: set[str] = {p.name for p in props}
         self._cache: dict[Hashable, tuple[tuple[str, str], ...]] = {}
         self._terminal_cache: dict[Hashable, tuple[tuple[str, str], ...]] = {}
+        self._growth_memo: dict[frozenset[str], list[Property]] = {}
         self._rebuild()
 
     def _rebuild(self) -> None:
@@ -39,6 +43,17 @@ class Evaluator:
         self.terminal_state = [p for p in live if p.kind == "eventually" and p.over == "state"]
         self.terminal_history = [p for p in live if p.kind == "eventually" and p.over == "history"]
         self.uses_history = bool(self.history_checks or self.terminal_history)
+        self._growth_memo.clear()
+
+    def _checks_for(self, grown: frozenset[str]) -> list[Property]:
+        """The history checks an extension by events of kinds ``grown`` can affect."""
+        checks = self._growth_memo.get(grown)
+        if checks is None:
+            checks = [p for p in self.history_checks if p.changed_by is None or not grown.isdisjoint(p.changed_by)]
+            if len(checks) == len(self.history_checks):
+                checks = self.history_checks
+            self._growth_memo[grown] = checks
+        return checks
 
     @property
     def done(self) -> bool:
@@ -66,14 +81,20 @@ class Evaluator:
         if self.history_checks and (key is None or key is not parent_key):
             cached = self._cache.get(key) if key is not None else None
             if cached is None:
-                h = self.spec.history(state)
+                checks = self.history_checks
+                grown = self.spec.history_growth(parent_key, key) if parent_key is not None else None
+                if grown is not None:
+                    checks = self._checks_for(grown)
                 hits = []
-                for p in self.history_checks:
-                    out = p.check(h)
-                    if out is not None and out is not False:
-                        hits.append((p.name, _sentence(p, out)))
+                if checks:
+                    h = self.spec.history(state)
+                    for p in checks:
+                        out = p.check(h)
+                        if out is not None and out is not False:
+                            hits.append((p.name, _sentence(p, out)))
                 cached = tuple(hits)
-                if key is not None:
+                # Only a verdict of every check may stand for the key's history.
+                if key is not None and checks is self.history_checks:
                     if len(self._cache) >= CACHE_LIMIT:
                         self._cache.clear()
                     self._cache[key] = cached

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import resource
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 def _status_kb(field: str) -> int | None:
@@ -40,3 +43,22 @@ def peak_rss() -> int:
     if kb is None:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return kb * 1024
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while the block runs.
+
+    A search allocates millions of tuples that live for a level or for good and never
+    form reference cycles; the collector's periodic passes would re-scan all of them
+    (about a fifth of the run time on bus1-3). Reference counting still frees every
+    acyclic object at once; cyclic garbage made meanwhile waits for the collector to
+    resume.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -112,6 +112,13 @@ class Property:
     it (true of ordering properties over a history that only grows); ``reads`` names the
     kinds of state variables the check looks at (see :meth:`Spec.visible_mask`), where
     ``None`` means anything.
+
+    One more lets engines skip work: ``changed_by``, for a check over the history, names
+    the kinds of history events (``"deliver"``, ``"send"``...) whose arrival can change
+    its outcome. When a successor's history only extends its parent's (see
+    :meth:`Spec.history_growth`) by events of other kinds, the check is not run again:
+    the successor's outcome is its parent's, which the engine already has. ``None``
+    means any event can.
     """
 
     name: str
@@ -121,35 +128,36 @@ class Property:
     doc: str = ""
     stable: bool = False
     reads: tuple[str, ...] | None = None
+    changed_by: frozenset[str] | None = None
 
     @classmethod
     def always(
         cls, name: str, invariant: Callable[[Any], str | None], *, over: str = "state", doc: str = "", stable: bool = False,
-        reads: tuple[str, ...] | None = None,
+        reads: tuple[str, ...] | None = None, changed_by: Iterable[str] | None = None,
     ) -> Property:
         """Holds when ``invariant`` returns ``None`` on every reachable state.
 
         ``invariant`` returns ``None`` when its argument is fine and otherwise a sentence
         saying what is wrong; that sentence becomes the counterexample's explanation.
         """
-        return cls(name, "always", invariant, over, doc, stable, reads)  # type: ignore[arg-type]
+        return cls(name, "always", invariant, over, doc, stable, reads, _kinds(changed_by))  # type: ignore[arg-type]
 
     @classmethod
     def sometimes(
         cls, name: str, condition: Callable[[Any], str | None], *, over: str = "state", doc: str = "", stable: bool = False,
-        reads: tuple[str, ...] | None = None,
+        reads: tuple[str, ...] | None = None, changed_by: Iterable[str] | None = None,
     ) -> Property:
         """Holds when some reachable state satisfies ``condition``; reported with a witness.
 
         ``condition`` returns ``None`` for a state that is not the one sought, and a
         sentence describing the state when it is.
         """
-        return cls(name, "sometimes", condition, over, doc, stable, reads)  # type: ignore[arg-type]
+        return cls(name, "sometimes", condition, over, doc, stable, reads, _kinds(changed_by))  # type: ignore[arg-type]
 
     @classmethod
     def eventually(
         cls, name: str, pending: Callable[[Any], str | None], *, over: str = "state", doc: str = "", stable: bool = False,
-        reads: tuple[str, ...] | None = None,
+        reads: tuple[str, ...] | None = None, changed_by: Iterable[str] | None = None,
     ) -> Property:
         """Holds when no fair run keeps ``pending`` non-``None`` for ever.
 
@@ -159,7 +167,7 @@ class Property:
         fairly (see :attr:`Spec.fairness`), through states that all have something
         outstanding; the latter is reported as a lasso.
         """
-        return cls(name, "eventually", pending, over, doc, stable, reads)  # type: ignore[arg-type]
+        return cls(name, "eventually", pending, over, doc, stable, reads, _kinds(changed_by))  # type: ignore[arg-type]
 
 
 class Spec:
@@ -229,6 +237,17 @@ class Spec:
         its parent's, and caches verdicts by key.
         """
         return state
+
+    def history_growth(self, parent_key: Hashable, key: Hashable) -> frozenset[str] | None:
+        """How the history of ``key`` extends that of ``parent_key``, if it only does.
+
+        Returns the kinds of the events appended (``"deliver"``, ``"send"``...) when the
+        second history is the first with events appended to peers' logs, each appended
+        ``"send"`` introducing a new message, and nothing else changed; ``None`` when
+        that is not so or not known (the default). Engines use it with
+        :attr:`Property.changed_by` to skip checks an extension cannot affect.
+        """
+        return None
 
     def finished(self, state: State) -> bool:
         """Whether a state with no enabled action is a proper end (not a deadlock)."""
@@ -328,3 +347,11 @@ def _jsonable(value: Any) -> Any:
 def iter_properties(props: Iterable[Property], kind: str, over: str) -> list[Property]:
     """The properties of one kind evaluated over one kind of argument."""
     return [p for p in props if p.kind == kind and p.over == over]
+
+
+def _kinds(changed_by: Iterable[str] | None) -> frozenset[str] | None:
+    if changed_by is None:
+        return None
+    if isinstance(changed_by, str):
+        raise TypeError("changed_by takes a collection of event kinds, e.g. ('deliver',), not one string")
+    return frozenset(changed_by)

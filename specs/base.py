@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from checker import Constant, Property, Spec
 from specs.common import destination_choices, members, names_of, parse_script, peer_names
-from specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, History
+from specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, History
 
 # Kinds of state variables for partial-order reduction footprints; variable ``(kind,
 # peer)`` is bit ``kind_index * peers + peer`` (``signals`` is one variable). ``pop``
@@ -78,6 +78,39 @@ class PeerSpec(Spec):
     def history(self, state: tuple) -> History:
         sent, logs = state[self.ghost_at]
         return History.from_raw(self.names, sent, logs, self.stride)
+
+    def history_growth(self, parent_key: Any, key: Any) -> frozenset[str] | None:
+        """The kinds of events by which ghost ``key`` extends ghost ``parent_key``.
+
+        Only for specs whose history is the plain ghost (``history`` and
+        ``history_key`` not overridden): logs may only grow at their ends, and a peer's
+        messages only by one per appended send.
+        """
+        cls = type(self)
+        if cls.history is not PeerSpec.history or cls.history_key is not PeerSpec.history_key:
+            return None
+        sent0, logs0 = parent_key
+        sent1, logs1 = key
+        kinds: set[str] = set()
+        for p, log in enumerate(logs1):
+            old = logs0[p]
+            if log is old:
+                if sent1[p] is not sent0[p] and sent1[p] != sent0[p]:
+                    return None
+                continue
+            n = len(old)
+            if len(log) < n or log[:n] != old:
+                return None
+            sends = 0
+            for code in log[n:]:
+                kind = code & 7
+                if kind == SEND:
+                    sends += 1
+                kinds.add(KIND_NAMES[kind])
+            outbox, outbox0 = sent1[p], sent0[p]
+            if len(outbox) != len(outbox0) + sends or (sends and outbox[: len(outbox0)] != outbox0):
+                return None
+        return frozenset(kinds)
 
     def finished(self, state: tuple) -> bool:
         return not any(state[self.txs_at])

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import NamedTuple
 
 # Event kinds, kept in the low three bits of an encoded event.
@@ -110,15 +111,23 @@ class History:
         whose id is ``p * stride + i``; bit ``b`` of a mask stands for peer ``b`` (dests)
         or message id ``b`` (past). ``logs[p]`` holds encoded events.
         """
+        peers = tuple(peers)
         messages: dict[int, Message] = {}
+        memo = _MESSAGES
         for p, outbox in enumerate(sent):
             for i, (dests, past) in enumerate(outbox):
                 mid = p * stride + i
-                messages[mid] = Message(
-                    mid, message_name(peers, p, i), p, i, frozenset(bits(dests)), frozenset(bits(past))
-                )
-        decoded = tuple(tuple(decode_event(e) for e in log) for log in logs)
-        return cls(tuple(peers), messages, decoded, dict(drops or {}), frozenset(failed))
+                key = (peers, mid, p, i, dests, past)
+                msg = memo.get(key)
+                if msg is None:
+                    if len(memo) >= _MEMO_LIMIT:
+                        memo.clear()
+                    msg = memo[key] = Message(
+                        mid, message_name(peers, p, i), p, i, frozenset(bits(dests)), frozenset(bits(past))
+                    )
+                messages[mid] = msg
+        decoded = tuple(map(_decoded_log, logs))
+        return cls(peers, messages, decoded, dict(drops or {}), frozenset(failed))
 
     # -- reading ----------------------------------------------------------------------
 
@@ -127,7 +136,11 @@ class History:
 
     def deliveries(self, peer: int) -> list[int]:
         """The ids of the messages ``peer`` delivered, in order."""
-        return [e.arg for e in self.logs[peer] if e.kind == DELIVER]
+        return list(self._delivered[peer])
+
+    @cached_property
+    def _delivered(self) -> tuple[tuple[int, ...], ...]:
+        return tuple(tuple(e.arg for e in log if e.kind == DELIVER) for log in self.logs)
 
     def dropped(self, peer: int) -> set[int]:
         return {e.arg for e in self.logs[peer] if e.kind == DROP}
@@ -143,6 +156,22 @@ class History:
         ``None`` if no chain of program order, deliveries and signals links them.
         """
         return _causal_chain(self, m1, m2)
+
+
+# Histories of one model share most of their messages and logs: build each once.
+_MEMO_LIMIT = 1 << 16
+_MESSAGES: dict[tuple, Message] = {}
+_LOGS: dict[tuple[int, ...], tuple[Event, ...]] = {}
+
+
+def _decoded_log(log: Iterable[int]) -> tuple[Event, ...]:
+    key = log if isinstance(log, tuple) else tuple(log)
+    out = _LOGS.get(key)
+    if out is None:
+        if len(_LOGS) >= _MEMO_LIMIT:
+            _LOGS.clear()
+        out = _LOGS[key] = tuple(Event(e & 7, e >> 3) for e in key)
+    return out
 
 
 def bits(mask: int) -> Iterable[int]:
