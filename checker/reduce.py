@@ -99,7 +99,17 @@ def plan(spec: Spec, props: Sequence[Property], symmetry: bool, por: bool) -> tu
 
 
 def ample(spec: Spec, state: State, succ: Sequence[tuple[tuple, State]], visible: int) -> list[int] | None:
-    """Positions in ``succ`` of the preferred stubborn set found, or ``None`` (expand fully).
+    """Positions in ``succ`` of the smallest stubborn set found, or ``None`` (expand
+    fully); see :func:`stubborn`."""
+    found = stubborn(spec, state, succ, visible)
+    return None if found is None else found[0]
+
+
+def stubborn(
+    spec: Spec, state: State, succ: Sequence[tuple[tuple, State]], visible: int
+) -> tuple[list[int], int] | None:
+    """The smallest stubborn set found: its positions in ``succ`` and the bitmask of its
+    processes ``T`` (members with no enabled action included), or ``None``.
 
     For each process ``p`` with enabled actions, the set ``T`` of processes is closed
     from ``{p}``: a process ``q`` joins when what some member may do next conflicts with
@@ -136,6 +146,7 @@ def ample(spec: Spec, state: State, succ: Sequence[tuple[tuple, State]], visible
                     m |= 1 << q
         conflicts.append(m)
     best: list[int] | None = None
+    best_members = 0
     best_key: tuple = ()
     total = len(succ)
     for p in by:
@@ -157,8 +168,8 @@ def ample(spec: Spec, state: State, succ: Sequence[tuple[tuple, State]], visible
             continue
         key = (len(chosen), p)
         if best is None or key < best_key:
-            best, best_key = chosen, key
-    return best
+            best, best_key, best_members = chosen, key, members
+    return None if best is None else (best, best_members)
 
 
 class Expander:
