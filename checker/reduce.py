@@ -15,11 +15,12 @@ enabled actions of a set ``T`` of processes are explored instead of all when
 
 * *independence* (C1, the stubborn-set conditions): nothing any process outside ``T``
   may do, now or later, writes what a member's next actions read or write, or reads
-  what they write (``T`` is closed under that conflict, starting from one process).
-  Then every sequence of outside actions commutes with ``T``'s enabled actions and
-  neither enables nor disables any action of ``T``;
-* *visibility* (C2): none of ``T``'s enabled actions writes a variable that a property
-  under visibility reads;
+  what they write; and updates (commuting writes such as ``x := max(x, v)``) on either
+  side meet no read or plain write on the other (``T`` is closed under that conflict,
+  starting from one process). Then every sequence of outside actions commutes with
+  ``T``'s enabled actions and neither enables nor disables any action of ``T``;
+* *visibility* (C2): none of ``T``'s enabled actions writes or updates a variable that
+  a property under visibility reads;
 * *cycle proviso* (C3, for breadth-first search): a state is expanded fully when one of
   its ample successors was already discovered (earlier, or on the current level).
 
