@@ -170,7 +170,10 @@ def stubborn(
         key = (len(chosen), p)
         if best is None or key < best_key:
             best, best_key, best_members = chosen, key, members
-    return None if best is None else (best, best_members)
+    if best is None:
+        return None
+    best.sort()  # successors in the order next_states lists them
+    return best, best_members
 
 
 class Expander:
