@@ -1,16 +1,30 @@
 """Reductions, memory and TLC side by side: the figures of the README's "Scale" section.
 
-For each model: distinct states, transitions, time to verdict (wall and CPU), distinct
-states per CPU second, and peak memory per state, with reductions off and on. Each
-run is a fresh process (so peak memory is its own). With ``TLA2TOOLS_JAR`` set and the
-``tla`` exporter present, the model's TLA+ export (symmetry off) runs through TLC in
-the same table, with the ratio of our unreduced states/s to TLC's and of TLC's time to
-our reduced time to verdict.
+For each model: distinct states, time to verdict (wall and CPU), distinct states per
+CPU second and peak memory per state, with reductions off and on ("to verdict": the
+model's properties, the search stopping once every verdict is known). Each run is a
+fresh process (so peak memory is its own).
+
+With ``TLA2TOOLS_JAR`` set (and ``java`` on PATH), each model's TLA+ export (package
+``tla``, symmetry off) also runs through TLC, side by side with our engine, both
+exploring the whole state space with reductions off and checking the same
+properties, in two settings:
+
+* ``invariants``: the model's ``always`` properties expected to hold (history
+  properties such as fifo, causal, total, global_lock, and the spec's own state
+  invariants); TLC checks exactly these (no ``TypeOK``, no temporal properties, no
+  deadlock check), so it explores everything without stopping at a violation;
+* ``none``: no property at all, the bare exploration rate of both engines.
+
+Ours is one process; TLC runs with ``-workers 1`` and ``-workers 2``. Both are timed
+from the outside of the search: wall seconds, and CPU seconds of every thread (TLC's
+include the JVM's start-up, parsing, JIT and garbage-collector threads). The ratio
+column is ours / TLC in distinct states per wall second and per CPU second.
 
     python benchmarks/scale.py [MODEL.toml ...] [--workers N] [--no-tlc]
     python benchmarks/scale.py benchmarks/models/bus1-3x2.toml --time-limit 600
+    python benchmarks/scale.py --memory-model benchmarks/models/bus1-3x2.toml --max-states 10000000
     python benchmarks/scale.py --memory 10000000     # synthetic store: bytes per state
-    python benchmarks/scale.py --memory-model MODEL.toml --max-states N
 
 The machine is shared: wall-clock figures are noisy; CPU seconds are steadier.
 """
@@ -18,6 +32,7 @@ The machine is shared: wall-clock figures are noisy; CPU seconds are steadier.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -32,14 +47,20 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 DEFAULT = [
-    "bus1-2.toml",
-    "bus1-3.toml",
-    "bus1-4-signal.toml",
-    "bus1-mutant-no-block.toml",
-    "bus1-mutant-no-sync-sender.toml",
-    "fifo-3.toml",
-    "fifo-4.toml",
+    "models/bus1-2.toml",
+    "models/bus1-3.toml",
+    "models/bus1-4-signal.toml",
+    "models/bus1-mutant-no-block.toml",
+    "models/bus1-mutant-no-sync-sender.toml",
+    "models/fifo-3.toml",
+    "models/fifo-4.toml",
+    "benchmarks/models/fifo-4-three-multicasts.toml",
+    "benchmarks/models/skeen-3-three-sends.toml",
+    "benchmarks/models/lamport-2-two-sends.toml",
 ]
+
+TLC_MIN_STATES = 50_000
+"""Below this many states the TLC column is skipped: JVM start-up would dominate."""
 
 
 def cpu_seconds() -> float:
@@ -47,17 +68,33 @@ def cpu_seconds() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def one(path: str, reduced: bool, workers: int, time_limit: float | None) -> dict:
+def child_cpu_seconds() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def chosen(model, which: str) -> list:
+    """The properties a run checks: the model's, its invariants expected to hold, or none."""
+    if which == "model":
+        return list(model.properties)
+    if which == "invariants":
+        return [p for p in model.properties if p.kind == "always" and model.expect.get(p.name) == "holds"]
+    return []
+
+
+def one(path: str, reduced: bool, workers: int, time_limit: float | None, which: str = "model") -> dict:
     """One check in this process (run as a child): the figures as a dict."""
     from checker.model import load_model
     from checker.run import Options, check_model
 
     model = load_model(path)
+    model = dataclasses.replace(model, properties=chosen(model, which))
     cpu0 = cpu_seconds()
     t0 = time.monotonic()
     result = check_model(
         model,
-        Options(symmetry=reduced, por=reduced, progress=False, workers=workers, time_limit=time_limit),
+        Options(symmetry=reduced, por=reduced, progress=False, workers=workers, time_limit=time_limit,
+                stop_when_decided=which == "model"),
     )
     wall = time.monotonic() - t0
     cpu = cpu_seconds() - cpu0
@@ -68,11 +105,13 @@ def one(path: str, reduced: bool, workers: int, time_limit: float | None) -> dic
         "wall": wall,
         "cpu": cpu,
         "rate_cpu": st.distinct_states / cpu if cpu else 0.0,
+        "rate_wall": st.distinct_states / wall if wall else 0.0,
         "bytes": st.bytes_per_state,
         "reductions": result.reductions,
         "bound": st.bound,
-        "as_expected": result.exit_code() == 0,
+        "as_expected": all(p.status == model.expect.get(n, p.status) for n, p in result.properties.items()),
         "verdicts": {n: p.status for n, p in result.properties.items()},
+        "properties": [p.name for p in model.properties],
     }
 
 
@@ -83,70 +122,103 @@ def child(args: list[str]) -> dict:
     return json.loads(out.stdout)
 
 
-def tlc(path: str) -> dict:
-    """The model's TLA+ export through TLC, or why not."""
+def tlc_config(export, model, props: list) -> str:
+    """A TLC configuration checking exactly ``props`` (no TypeOK, no deadlock check)."""
+    by_name = {p.name: p for p in export.adapter.exported_properties()}
+    lines = ["CONSTANTS", *(f"    {n} = {v}" for n, v in export.adapter.cfg_constants()),
+             "SPECIFICATION Spec", "CHECK_DEADLOCK FALSE"]
+    lines += [f"INVARIANT {by_name[p.name].checked}" for p in props]
+    return "\n".join(lines) + "\n"
+
+
+def tlc(path: str, which: str, workers: int) -> dict:
+    """The model's TLA+ export through TLC, checking the ``which`` properties, or why not."""
     if not os.environ.get("TLA2TOOLS_JAR"):
         return {"skip": "TLA2TOOLS_JAR is not set"}
-    try:
-        from tla.export import export_model
-        from tla.tlc import run_tlc
-    except ImportError:
-        return {"skip": "the TLA+ exporter (package tla) is not on this branch yet"}
     from checker.model import load_model
+    from tla.export import export_model
+    from tla.tlc import TlcFailed, TlcUnavailable, run_tlc
 
     model = load_model(path)
     try:
         export = export_model(model, symmetry=False)
     except Exception as exc:  # an exporter without a template for this spec
         return {"skip": f"no TLA+ export ({exc})"}
+    props = chosen(model, which)
     with tempfile.TemporaryDirectory(prefix="ordercheck-bench-") as tmp:
         export.write(tmp)
-        cfg = next(f for f in export.files if f.endswith(".cfg") and f.startswith(export.name))
-        cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        run = run_tlc(tmp, export.name, cfg, workers=1)
-        cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)
+        cfg = f"{export.name}_bench.cfg"
+        (Path(tmp) / cfg).write_text(tlc_config(export, model, props), encoding="utf-8")
+        cpu0 = child_cpu_seconds()
+        try:
+            run = run_tlc(tmp, export.name, cfg, workers=workers)
+        except (TlcFailed, TlcUnavailable) as exc:
+            return {"skip": str(exc).splitlines()[0]}
+        cpu = child_cpu_seconds() - cpu0
     distinct = run.distinct or 0
     return {"states": distinct, "wall": run.seconds, "cpu": cpu, "rate_cpu": distinct / cpu if cpu else 0.0,
-            "violated": run.violated}
+            "rate_wall": distinct / run.seconds if run.seconds else 0.0, "violated": run.violated,
+            "complete": run.complete}
 
 
 def table(paths: list[str], workers: int, with_tlc: bool, time_limit: float | None) -> None:
-    print(f"python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores, workers={workers}")
-    head = f"{'model':<34} {'reductions':<10} {'states':>11} {'to verdict s':>12} {'cpu s':>8} {'states/cpu-s':>12} {'bytes/state':>11}  ok"
+    print(f"python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores, workers={workers}; "
+          f"load average {os.getloadavg()[0]:.1f} at start")
+    head = (f"{'model':<30} {'run':<16} {'states':>9} {'wall s':>8} {'CPU s':>7} {'states/wall-s':>13} "
+            f"{'states/CPU-s':>12} {'bytes/state':>11}  note")
     print(head)
     for path in paths:
-        name = Path(path).name
-        rows = {}
+        name = Path(path).stem
+        unreduced = 0
         for reduced in (False, True):
-            args = [path, "1" if reduced else "0", str(workers), str(time_limit or 0)]
-            r = child(args)
-            rows[reduced] = r
-            label = "on" if reduced else "off"
+            r = child([path, "1" if reduced else "0", str(workers), str(time_limit or 0), "model"])
+            unreduced = unreduced if reduced else r.get("states", 0)
+            label = "to verdict, " + ("on" if reduced else "off")
             if "error" in r:
-                print(f"{name:<34} {label:<10} error: {r['error']}")
+                print(f"{name:<30} {label:<16} error: {r['error']}")
                 continue
-            applied = "+".join(k for k, v in r["reductions"].items() if v) or "none"
-            cut = f" (cut: {r['bound']})" if r["bound"] else ""
+            applied = "+".join(k for k, v in r["reductions"].items() if v) or "none applied"
+            cut = f"; cut: {r['bound']}" if r["bound"] else ""
             print(
-                f"{name:<34} {label + ':' + applied:<10} {r['states']:>11,} {r['wall']:>12.2f} {r['cpu']:>8.2f} "
-                f"{r['rate_cpu']:>12,.0f} {r['bytes']:>11,.0f}  {'yes' if r['as_expected'] else 'NO'}{cut}",
+                f"{name:<30} {label:<16} {r['states']:>9,} {r['wall']:>8.2f} {r['cpu']:>7.2f} {r['rate_wall']:>13,.0f} "
+                f"{r['rate_cpu']:>12,.0f} {r['bytes']:>11,.0f}  {applied}, as expected: "
+                f"{'yes' if r['as_expected'] else 'NO'}{cut}",
                 flush=True,
             )
         if with_tlc:
-            t = tlc(path)
+            side_by_side(path, name, unreduced, time_limit)
+
+
+def side_by_side(path: str, name: str, states: int, time_limit: float | None) -> None:
+    """Ours (one process) and TLC (1 and 2 workers), same properties, everything explored."""
+    if not os.environ.get("TLA2TOOLS_JAR"):
+        print(f"{name:<30} {'TLC':<16} skipped: TLA2TOOLS_JAR is not set")
+        return
+    if states < TLC_MIN_STATES:
+        print(f"{name:<30} {'TLC':<16} skipped: {states:,} states, JVM start-up would dominate")
+        return
+    for which in ("invariants", "none"):
+        ours = child([path, "0", "1", str(time_limit or 0), which])
+        if "error" in ours:
+            print(f"{name:<30} {'ours, ' + which:<16} error: {ours['error']}")
+            continue
+        props = ",".join(ours["properties"]) or "no properties"
+        print(f"{name:<30} {'ours, ' + which:<16} {ours['states']:>9,} {ours['wall']:>8.2f} {ours['cpu']:>7.2f} "
+              f"{ours['rate_wall']:>13,.0f} {ours['rate_cpu']:>12,.0f} {'':>11}  {props}", flush=True)
+        for w in (1, 2):
+            t = tlc(path, which, w)
+            label = f"TLC -workers {w}"
             if "skip" in t:
-                print(f"{name:<34} {'TLC':<10} skipped: {t['skip']}")
+                print(f"{name:<30} {label:<16} skipped: {t['skip']}")
                 continue
-            off, on = rows[False], rows[True]
-            speed = off.get("rate_cpu", 0) / t["rate_cpu"] if t["rate_cpu"] else 0.0
-            faster = t["wall"] / on["wall"] if on.get("wall") else 0.0
-            print(
-                f"{name:<34} {'TLC':<10} {t['states']:>11,} {t['wall']:>12.2f} {t['cpu']:>8.2f} "
-                f"{t['rate_cpu']:>12,.0f} {'':>11}  ours/TLC states/cpu-s {speed:.1f}x, "
-                f"TLC time / ours reduced {faster:.1f}x",
-                flush=True,
-            )
+            note = ""
+            if not t["complete"] or t["states"] != ours["states"]:
+                note = f"; NOT the same exploration (TLC: {t['violated'] or 'incomplete'})"
+            ratio_w = ours["rate_wall"] / t["rate_wall"] if t["rate_wall"] else 0.0
+            ratio_c = ours["rate_cpu"] / t["rate_cpu"] if t["rate_cpu"] else 0.0
+            print(f"{name:<30} {label:<16} {t['states']:>9,} {t['wall']:>8.2f} {t['cpu']:>7.2f} "
+                  f"{t['rate_wall']:>13,.0f} {t['rate_cpu']:>12,.0f} {'':>11}  ours/TLC: {ratio_w:.1f}x per wall s, "
+                  f"{ratio_c:.1f}x per CPU s{note}", flush=True)
 
 
 def memory_synthetic(n: int) -> dict:
@@ -175,10 +247,35 @@ def memory_synthetic(n: int) -> dict:
             "seconds": time.monotonic() - t0}
 
 
+def memory_real(path: str, max_states: int, spill_dir: str | None) -> None:
+    """A real unreduced run of ``path`` cut at ``max_states``, every level's frontier in
+    files: peak resident memory per distinct state, over the baseline and in total."""
+    from checker.memory import current_rss, peak_rss
+    from checker.model import load_model
+    from checker.run import Options, check_model
+
+    model = load_model(path)
+    before = current_rss()  # interpreter, numpy, ordercheck and the model loaded
+    cpu0 = cpu_seconds()
+    with tempfile.TemporaryDirectory(prefix="ordercheck-spill-") as tmp:
+        res = check_model(model, Options(symmetry=False, por=False, progress=True, max_states=max_states,
+                                         stop_when_decided=False, spill_dir=spill_dir or tmp))
+    cpu = cpu_seconds() - cpu0
+    total = peak_rss()  # the peak since the search reset the mark: the whole process
+    st = res.stats
+    n = st.distinct_states
+    print(f"{path}: {n:,} distinct states (cut by: {st.bound or 'nothing, complete'}), {st.transitions:,} "
+          f"transitions, depth {st.depth}, {st.seconds:.1f}s wall, {cpu:.1f}s CPU, frontier spilled to disk")
+    print(f"  peak RSS growth over the baseline: {st.peak_memory_bytes / 1e6:,.1f} MB = "
+          f"{st.bytes_per_state:.1f} bytes/state")
+    print(f"  baseline (Python, imports, model) {before / 1e6:,.1f} MB; whole-process peak RSS "
+          f"{total / 1e6:,.1f} MB = {total / n:.1f} bytes/state")
+
+
 def main(argv: list[str]) -> None:
     if argv[:1] == ["--child"]:
-        path, reduced, workers, limit = argv[1:5]
-        print(json.dumps(one(path, reduced == "1", int(workers), float(limit) or None)))
+        path, reduced, workers, limit, which = argv[1:6]
+        print(json.dumps(one(path, reduced == "1", int(workers), float(limit) or None, which)))
         return
     if argv[:1] == ["--child-memory"]:
         print(json.dumps(memory_synthetic(int(argv[1]))))
@@ -191,6 +288,7 @@ def main(argv: list[str]) -> None:
     ap.add_argument("--memory", type=int, help="synthetic store benchmark with this many states")
     ap.add_argument("--memory-model", help="a real model explored up to --max-states")
     ap.add_argument("--max-states", type=int, default=10_000_000)
+    ap.add_argument("--spill-dir", help="frontier files for --memory-model")
     a = ap.parse_args(argv)
     if a.memory:
         out = subprocess.run([sys.executable, __file__, "--child-memory", str(a.memory)], capture_output=True, text=True,
@@ -201,17 +299,9 @@ def main(argv: list[str]) -> None:
               f"{r['seconds']:.1f}s")
         return
     if a.memory_model:
-        from checker.model import load_model
-        from checker.run import Options, check_model
-
-        model = load_model(a.memory_model)
-        res = check_model(model, Options(symmetry=False, por=False, progress=True, max_states=a.max_states,
-                                         stop_when_decided=False))
-        st = res.stats
-        print(f"{a.memory_model}: {st.distinct_states:,} states (bound: {st.bound}), {st.seconds:.1f}s, "
-              f"peak RSS growth {st.peak_memory_bytes / 1e6:,.1f} MB = {st.bytes_per_state:.1f} bytes/state")
+        memory_real(a.memory_model, a.max_states, a.spill_dir)
         return
-    paths = a.models or [str(ROOT / "models" / m) for m in DEFAULT if (ROOT / "models" / m).exists()]
+    paths = a.models or [str(ROOT / m) for m in DEFAULT if (ROOT / m).exists()]
     table(paths, a.workers, not a.no_tlc, a.time_limit)
 
 

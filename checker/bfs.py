@@ -115,6 +115,7 @@ def search(
     resume: bool = False,
     checkpoint_every: float = 30.0,
     identity: dict[str, Any] | None = None,
+    spill_dir: str | Path | None = None,
 ) -> SearchOutcome:
     """Explore ``spec`` breadth-first and decide ``props``.
 
@@ -125,7 +126,9 @@ def search(
     that many processes with identical results; ``checkpoint`` names a directory for
     level-boundary checkpoints (every ``checkpoint_every`` seconds) and ``resume``
     continues from the last one there. ``identity`` (e.g. the model's constants) is
-    stored with a checkpoint, and a resume with a different one is refused. The loop
+    stored with a checkpoint, and a resume with a different one is refused.
+    ``spill_dir`` keeps every level's frontier in files there (by default only levels
+    of more than a million states are spilled, to a temporary directory). The loop
     itself is in :mod:`checker.levels`.
     """
     with collector_paused():
@@ -144,4 +147,5 @@ def search(
             resume=resume,
             checkpoint_every=checkpoint_every,
             identity=identity,
+            spill_dir=spill_dir,
         )

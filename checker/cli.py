@@ -64,6 +64,8 @@ def engine_options(fn: Callable) -> Callable:
         click.option("--resume", is_flag=True, help="Continue from the last checkpoint in --checkpoint."),
         click.option("--checkpoint-every", type=click.FloatRange(min=0), default=30.0, show_default=True,
                      help="Seconds between checkpoints."),
+        click.option("--spill-dir", type=click.Path(file_okay=False),
+                     help="Keep every level's frontier in files here (default: only levels over a million states, in a temporary directory)."),
     ]
     for deco in reversed(decorators):
         fn = deco(fn)
@@ -86,6 +88,7 @@ def options_from(kw: dict[str, Any]):
         checkpoint=kw["checkpoint"],
         resume=kw["resume"],
         checkpoint_every=kw["checkpoint_every"],
+        spill_dir=kw.get("spill_dir"),
     )
 
 

@@ -1,9 +1,12 @@
 """The local engine's search loop: level-synchronous breadth-first search.
 
-Each level's frontier is kept as chunks of :data:`CHUNK` states; past the first
-:data:`RAW_FRONTIER` states of a level each chunk is one ``pickle`` byte string
-(pickle shares repeated sub-tuples within a chunk: about 80 bytes per bus1 state, and
-it loads ten times faster than ``marshal`` version 2). A chunk is expanded (by this process, or by one of
+Each level's frontier (:class:`~checker.frontier.Frontier`) is kept as chunks of
+:data:`CHUNK` states; past the first :data:`RAW_FRONTIER` states of a level each chunk
+is one ``pickle`` byte string (pickle shares repeated sub-tuples within a chunk: about
+80 bytes per bus1 state, and it loads ten times faster than ``marshal`` version 2).
+A level of more than ``spill_after`` states is spilled to a file in ``spill_dir`` (a
+temporary directory unless one is given) and read back sequentially when its turn
+comes, so memory holds the visited store, not the frontier. A chunk is expanded (by this process, or by one of
 ``workers`` processes) into its successors with their fingerprints, and this process
 then merges the chunks *in order*: it inserts the fingerprints into the
 :class:`~checker.table.CompactStore` in batch order, numbers the new states, checks
@@ -25,6 +28,7 @@ import multiprocessing
 import os
 import pickle
 import shutil
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -35,10 +39,11 @@ import numpy as np
 from checker.errors import InputError
 from checker.evaluate import Evaluator
 from checker.fingerprint import check_vocabulary
+from checker.frontier import Frontier, decode
 from checker.memory import current_rss, peak_rss, reset_peak
 from checker.reduce import Expander, Reductions
 from checker.spec import Property, Spec
-from checker.table import CompactStore
+from checker.table import CompactStore, FingerprintTable
 
 CHUNK = 2048
 """States per frontier chunk: the unit of work for a worker and of the merge."""
@@ -47,11 +52,10 @@ RAW_FRONTIER = 100_000
 """Up to this many states of a level's next frontier stay Python objects; beyond it
 chunks are pickled (compact, but encoding costs a few microseconds per state)."""
 
+SPILL_AFTER = 1_000_000
+"""A level of more states than this goes to disk (without an explicit ``spill_dir``)."""
+
 VOCABULARY_CHECKS = 1000
-
-
-def _encode(states: Sequence) -> bytes:
-    return pickle.dumps(list(states), pickle.HIGHEST_PROTOCOL)
 
 
 _WORKER: Expander | None = None
@@ -62,8 +66,7 @@ def _init_worker(expander: Expander) -> None:
     _WORKER = expander
 
 
-def _states(chunk: bytes | list) -> list:
-    return chunk if isinstance(chunk, list) else pickle.loads(chunk)
+_states = decode
 
 
 def _expand_remote(chunk: bytes | list) -> tuple:
@@ -96,8 +99,15 @@ def search_levels(
     resume: bool = False,
     checkpoint_every: float = 30.0,
     identity: dict[str, Any] | None = None,
+    spill_dir: str | Path | None = None,
+    spill_after: int | None = None,
 ) -> Any:
-    """The search behind :func:`checker.bfs.search` (see the module docstring)."""
+    """The search behind :func:`checker.bfs.search` (see the module docstring).
+
+    ``spill_dir``: where a level's frontier goes once it holds more than
+    ``spill_after`` states (default: a temporary directory, :data:`SPILL_AFTER`
+    states; with a ``spill_dir`` and no ``spill_after``, every level is spilled).
+    """
     started = time.monotonic()
     reset_peak()
     baseline = current_rss()
@@ -117,8 +127,19 @@ def search_levels(
     ckpt = Path(checkpoint) if checkpoint is not None else None
     # Cycles matter only to `eventually` properties (checker.liveness): an edge into a
     # state discovered before the current level is the one kind that can close a cycle.
-    track_cycles = any(p.kind == "eventually" for p in props)
-    level_new: set[int] = set()
+    # A spec that declares itself acyclic (as partial-order reduction trusts) has none.
+    track_cycles = any(p.kind == "eventually" for p in props) and not spec.acyclic
+    level_new = FingerprintTable(1 << 10) if track_cycles else None
+    own_spill = spill_dir is None
+    if own_spill:
+        spill_dir = tempfile.mkdtemp(prefix="ordercheck-frontier-")
+        if spill_after is None:
+            spill_after = SPILL_AFTER
+    elif spill_after is None:
+        spill_after = 0
+
+    def new_frontier() -> Frontier:
+        return Frontier(spill_dir, raw=RAW_FRONTIER, spill_after=spill_after)
 
     def record(found: list[tuple[str, str]], index: int) -> None:
         for name, sentence in found:
@@ -126,12 +147,12 @@ def search_levels(
                 decisions[name] = decision_cls(index, sentence)
                 evaluator.decide(name)
 
-    frontier: list = []  # chunks: lists of states, or pickled lists
+    frontier = new_frontier()
     level_start = 0
     depth = 0
     transitions = 0
     elapsed_before = 0.0
-    loaded = _load_checkpoint(ckpt, ident) if (ckpt is not None and resume) else None
+    loaded = _load_checkpoint(ckpt, ident, spill_dir, spill_after) if (ckpt is not None and resume) else None
     if loaded is not None:
         meta, fps, parents, actions, frontier = loaded
         outcome.maybe_cyclic = meta.get("maybe_cyclic", False)
@@ -160,7 +181,9 @@ def search_levels(
             record(evaluator.on_state(s, key, None), idx)
             level.append(s)
         outcome.initial_states = len(level)
-        frontier = [_encode(level[i : i + CHUNK]) for i in range(0, len(level), CHUNK)]
+        for i in range(0, len(level), CHUNK):
+            frontier.append(level[i : i + CHUNK])
+        frontier.seal()
 
     deadline = None if bounds.time_limit is None else started + bounds.time_limit
     vocabulary_checks = VOCABULARY_CHECKS
@@ -169,7 +192,8 @@ def search_levels(
         pool = multiprocessing.get_context("fork").Pool(workers, initializer=_init_worker, initargs=(expander,))
     last_checkpoint = time.monotonic()
     stop = stop_when_decided and evaluator.done
-    frontier_len = _count(frontier)
+    frontier_len = len(frontier)
+    next_frontier = new_frontier()
     try:
         while frontier and not stop:
             if ckpt is not None and time.monotonic() - last_checkpoint >= checkpoint_every:
@@ -185,17 +209,18 @@ def search_levels(
                 _save_checkpoint(ckpt, ident, meta, store, frontier)
                 last_checkpoint = time.monotonic()
             at_depth_bound = max_depth is not None and depth >= max_depth
-            next_frontier: list = []
+            next_frontier = new_frontier()
             next_len = 0
             pending: list = []
             base = level_start
             results: Iterator[tuple]
             if pool is not None:
-                results = pool.imap(_expand_remote, frontier)
+                # Two sequential readers of the level: one feeds the workers, one the merge.
+                results = zip(frontier, pool.imap(_expand_remote, frontier))
             else:
-                results = (_expand_local(expander, c) for c in frontier)
+                results = ((c, _expand_local(expander, c)) for c in frontier)
             done_parents = 0
-            for chunk, res in zip(frontier, results):
+            for chunk, res in results:
                 owner, pos, succ, counts, reduced, fps = res[:6]
                 states = res[6] if len(res) > 6 else None
                 if isinstance(succ, bytes):
@@ -216,11 +241,11 @@ def search_levels(
                     new = np.zeros(0, dtype=np.int64)
                 else:
                     new = store.add_batch(fps, owner_a + base, pos_a)
-                    if track_cycles and not outcome.maybe_cyclic:
+                    if level_new is not None and not outcome.maybe_cyclic:
                         fresh = np.zeros(len(fps), dtype=bool)
                         fresh[new] = True
-                        level_new.update(fps[new].tolist())
-                        if any(fp not in level_new for fp in fps[~fresh].tolist()):
+                        level_new.insert(fps[new])
+                        if not level_new.contains(fps[~fresh]).all():
                             outcome.maybe_cyclic = True
                 j = 0
                 offset = 0
@@ -265,7 +290,7 @@ def search_levels(
                                 checks = bool(evaluator.state_checks or evaluator.history_checks)
                         append(t)
                         if len(pending) == CHUNK:
-                            next_frontier.append(pending if next_len < RAW_FRONTIER else _encode(pending))
+                            next_frontier.append(pending)
                             next_len += CHUNK
                             pending = []
                             append = pending.append
@@ -287,16 +312,21 @@ def search_levels(
                 if progress is not None:
                     progress.tick(len(store), depth + 1, frontier_len - done_parents + next_len + len(pending))
             if pending:
-                next_frontier.append(pending if next_len < RAW_FRONTIER else _encode(pending))
+                next_frontier.append(pending)
                 next_len += len(pending)
+            next_frontier.seal()
             if stop:
                 if next_len and not at_depth_bound:
                     depth += 1  # the next level's states found so far count towards the depth
                 break
             level_start += frontier_len
-            level_new.clear()
-            frontier = next_frontier if not at_depth_bound else []
-            frontier_len = next_len if frontier else 0
+            if level_new is not None:
+                level_new = FingerprintTable(1 << 10)
+            frontier.discard()
+            if at_depth_bound:
+                next_frontier.discard()
+            frontier = next_frontier
+            frontier_len = len(frontier)
             if frontier:
                 depth += 1
             if deadline is not None and frontier and time.monotonic() > deadline:
@@ -306,21 +336,19 @@ def search_levels(
         if pool is not None:
             pool.terminate()
             pool.join()
+        remaining = bool(frontier)
+        frontier.discard()
+        next_frontier.discard()
+        if own_spill:
+            shutil.rmtree(spill_dir, ignore_errors=True)
 
     outcome.transitions = transitions
     outcome.depth = depth + 1 if len(store) else 0
-    outcome.complete = outcome.bound is None and not (stop and frontier)
+    outcome.complete = outcome.bound is None and not (stop and remaining)
     outcome.seconds = elapsed_before + time.monotonic() - started
     outcome.peak_memory_bytes = max(peak_rss() - baseline, 0)
     outcome.store_bytes = store.nbytes()
     return outcome
-
-
-def _count(frontier: list[bytes]) -> int:
-    """States in a frontier: every chunk is full but the last."""
-    if not frontier:
-        return 0
-    return CHUNK * (len(frontier) - 1) + len(_states(frontier[-1]))
 
 
 def _proviso(expander: Expander, store: CompactStore, states, owner, pos, succ, counts, reduced, fps):
@@ -360,7 +388,7 @@ def _proviso(expander: Expander, store: CompactStore, states, owner, pos, succ, 
 # -- checkpoints ------------------------------------------------------------------------
 
 
-def _save_checkpoint(ckpt: Path, ident: dict[str, Any], meta: dict[str, Any], store: CompactStore, frontier: list[bytes]) -> None:
+def _save_checkpoint(ckpt: Path, ident: dict[str, Any], meta: dict[str, Any], store: CompactStore, frontier: Frontier) -> None:
     ckpt.mkdir(parents=True, exist_ok=True)
     name = f"level-{meta['depth']:05d}-{os.getpid()}"
     tmp = ckpt / (name + ".tmp")
@@ -370,8 +398,8 @@ def _save_checkpoint(ckpt: Path, ident: dict[str, Any], meta: dict[str, Any], st
     np.save(tmp / "fingerprints.npy", store.table.values())
     np.save(tmp / "parents.npy", store.parents.view())
     np.save(tmp / "actions.npy", store.actions.view())
-    with open(tmp / "frontier.pickle", "wb") as fh:
-        pickle.dump(frontier, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    with open(tmp / "frontier.bin", "wb") as fh:
+        frontier.dump(fh)
     (tmp / "meta.json").write_text(json.dumps({"identity": ident, **meta}))
     for f in tmp.iterdir():
         with open(f, "rb") as fh:
@@ -390,7 +418,7 @@ def _save_checkpoint(ckpt: Path, ident: dict[str, Any], meta: dict[str, Any], st
         shutil.rmtree(ckpt / previous)
 
 
-def _load_checkpoint(ckpt: Path, ident: dict[str, Any]):
+def _load_checkpoint(ckpt: Path, ident: dict[str, Any], spill_dir: str | Path | None, spill_after: int | None):
     """The last checkpoint in ``ckpt``, or ``None`` when there is none yet."""
     pointer = ckpt / "CURRENT"
     if not pointer.exists():
@@ -401,8 +429,8 @@ def _load_checkpoint(ckpt: Path, ident: dict[str, Any]):
         fps = np.load(where / "fingerprints.npy")
         parents = np.load(where / "parents.npy")
         actions = np.load(where / "actions.npy")
-        with open(where / "frontier.pickle", "rb") as fh:
-            frontier = pickle.load(fh)
+        with open(where / "frontier.bin", "rb") as fh:
+            frontier = Frontier.load(fh, spill_dir, spill_after=spill_after)
     except (OSError, ValueError, pickle.UnpicklingError) as exc:
         raise InputError(str(ckpt), "checkpoint", f"cannot be read ({exc})") from None
     if meta.get("identity") != json.loads(json.dumps(ident)):

@@ -29,6 +29,7 @@ class Options:
     checkpoint: str | None = None  # directory for level-boundary checkpoints
     resume: bool = False  # continue from the last checkpoint in `checkpoint`
     checkpoint_every: float = 30.0  # seconds between checkpoints
+    spill_dir: str | None = None  # put every level's frontier in files here (see checker.frontier)
     master: str = "local[*]"  # Spark master for engine="spark"
 
 
@@ -73,6 +74,7 @@ def check_model(model: Model, options: Options = Options()) -> Result:
         resume=options.resume,
         checkpoint_every=options.checkpoint_every,
         identity={"spec": model.spec_name, "constants": model.constants},
+        spill_dir=options.spill_dir,
     )
     if reductions.por and outcome.decisions:
         shortest_traces(model, outcome, reductions, options.workers)

@@ -1,0 +1,125 @@
+"""The frontier spilled to disk: same chunks back, and the engine's results unchanged."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from checker import levels
+from checker.bfs import Bounds, search
+from checker.frontier import Frontier, decode, read_records, write_record
+from checker.model import load_model, model_from_dict
+from checker.reduce import Reductions
+from checker.run import Options, check_model
+
+ROOT = Path(__file__).resolve().parent.parent
+
+states_ = st.recursive(st.integers(-5, 5), lambda s: st.tuples(s, s) | st.frozensets(st.integers(0, 9)), max_leaves=6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(states_, min_size=1, max_size=20), max_size=12), st.integers(0, 40),
+       st.none() | st.integers(0, 60))
+def test_frontier_gives_back_its_chunks_in_order(tmp_path_factory, chunks, raw, spill_after) -> None:
+    spill = tmp_path_factory.mktemp("spill")
+    f = Frontier(spill, raw=raw, spill_after=spill_after)
+    for c in chunks:
+        f.append(list(c))
+    f.seal()
+    total = sum(len(c) for c in chunks)
+    assert len(f) == total and bool(f) == (total > 0)
+    assert f.spilled == (spill_after is not None and total > spill_after)
+    assert [decode(c) for c in f] == [list(c) for c in chunks]
+    assert [decode(c) for c in f] == [list(c) for c in chunks]  # a second reader sees the same
+    buf = io.BytesIO()
+    f.dump(buf)
+    buf.seek(0)
+    g = Frontier.load(buf, spill, spill_after=0)
+    assert [decode(c) for c in g] == [list(c) for c in chunks] and len(g) == total
+    path = f.path
+    f.discard()
+    g.discard()
+    assert not f and (path is None or not path.exists())
+    assert list(spill.iterdir()) == []
+
+
+def test_truncated_record_is_an_error() -> None:
+    buf = io.BytesIO()
+    write_record(buf, b"abcdef")
+    data = buf.getvalue()[:-2]
+    with pytest.raises(ValueError):
+        list(read_records(io.BytesIO(data)))
+
+
+def outcome_summary(outcome) -> tuple:
+    store = outcome.store
+    paths = {name: store.path(d.index) for name, d in outcome.decisions.items()}
+    return (len(store), outcome.transitions, outcome.depth, outcome.bound, outcome.complete, paths,
+            store.parents.view().tolist(), store.actions.view().tolist())
+
+
+@pytest.mark.parametrize("name", ["fifo-3.toml", "bus1-mutant-no-block.toml", "lamport-2-signal.toml"])
+def test_spilled_search_equals_in_memory(tmp_path: Path, name: str) -> None:
+    """Every level on disk: the same numbering, parent links and counterexamples."""
+    model = load_model(ROOT / "models" / name)
+    for stop in (True, False):
+        mem = search(model.spec, model.properties, Bounds(), stop_when_decided=stop, reductions=Reductions(),
+                     spill_dir=None)
+        disk = search(model.spec, model.properties, Bounds(), stop_when_decided=stop, reductions=Reductions(),
+                      spill_dir=tmp_path / "spill")
+        assert outcome_summary(mem) == outcome_summary(disk)
+        assert list((tmp_path / "spill").iterdir()) == []  # each level's file is deleted
+
+
+def test_spilled_check_rebuilds_the_same_traces(tmp_path: Path) -> None:
+    model = load_model(ROOT / "models" / "fifo-3.toml")
+    for workers in (1, 2):
+        mem = check_model(model, Options(progress=False, symmetry=False, por=False, workers=workers))
+        disk = check_model(model, Options(progress=False, symmetry=False, por=False, workers=workers,
+                                          spill_dir=str(tmp_path)))
+        assert mem.stats.distinct_states == disk.stats.distinct_states
+        assert mem.stats.transitions == disk.stats.transitions
+        traces = {n: (p.status, [(s.label, s.state) for s in (p.trace or [])]) for n, p in mem.properties.items()}
+        assert traces == {n: (p.status, [(s.label, s.state) for s in (p.trace or [])])
+                          for n, p in disk.properties.items()}
+        assert any(p.status == "violated" and p.trace for p in disk.properties.values())
+
+
+def test_automatic_spill_past_the_threshold(monkeypatch) -> None:
+    """Without a spill directory a level spills once it passes SPILL_AFTER states."""
+    model = model_from_dict({"spec": "fifo", "constants": {"peers": 3, "sends": 1, "destinations": "subsets"}})
+    mem = check_model(model, Options(progress=False, symmetry=False, por=False, stop_when_decided=False))
+    spilled: list[bool] = []
+    original = Frontier.seal
+
+    def seal(self):
+        spilled.append(self.spilled)
+        return original(self)
+
+    monkeypatch.setattr(levels, "SPILL_AFTER", 50)
+    monkeypatch.setattr(Frontier, "seal", seal)
+    disk = check_model(model, Options(progress=False, symmetry=False, por=False, stop_when_decided=False))
+    assert any(spilled) and not all(spilled)
+    assert (mem.stats.distinct_states, mem.stats.transitions, mem.stats.depth) == (
+        disk.stats.distinct_states, disk.stats.transitions, disk.stats.depth)
+    assert {n: p.status for n, p in mem.properties.items()} == {n: p.status for n, p in disk.properties.items()}
+
+
+def test_checkpoint_of_a_spilled_frontier_resumes(tmp_path: Path) -> None:
+    """A checkpoint taken while levels live on disk carries the frontier with it: a run
+    cut at depth 5 resumes from its depth-5 level to the counts of an uncut run."""
+    model = load_model(ROOT / "models" / "fifo-3.toml")
+    base = dict(progress=False, symmetry=False, por=False, stop_when_decided=False)
+    ref = check_model(model, Options(**base))
+    opts = dict(base, checkpoint=str(tmp_path / "ck"), checkpoint_every=0.0, spill_dir=str(tmp_path / "spill"))
+    cut = check_model(model, Options(**opts, max_depth=5))
+    assert cut.stats.distinct_states < ref.stats.distinct_states
+    assert (tmp_path / "ck" / model.name / "CURRENT").read_text().startswith("level-00005")
+    again = check_model(model, Options(**opts, resume=True))
+    assert (again.stats.distinct_states, again.stats.transitions, again.stats.depth) == (
+        ref.stats.distinct_states, ref.stats.transitions, ref.stats.depth)
+    assert {n: p.status for n, p in again.properties.items()} == {n: p.status for n, p in ref.properties.items()}
