@@ -15,11 +15,12 @@ enabled actions of a set ``T`` of processes are explored instead of all when
 
 * *independence* (C1, the stubborn-set conditions): nothing any process outside ``T``
   may do, now or later, writes what a member's next actions read or write, or reads
-  what they write (``T`` is closed under that conflict, starting from one process).
-  Then every sequence of outside actions commutes with ``T``'s enabled actions and
-  neither enables nor disables any action of ``T``;
-* *visibility* (C2): none of ``T``'s enabled actions writes a variable that a property
-  under visibility reads;
+  what they write; and updates (commuting writes such as ``x := max(x, v)``) on either
+  side meet no read or plain write on the other (``T`` is closed under that conflict,
+  starting from one process). Then every sequence of outside actions commutes with
+  ``T``'s enabled actions and neither enables nor disables any action of ``T``;
+* *visibility* (C2): none of ``T``'s enabled actions writes or updates a variable that
+  a property under visibility reads;
 * *cycle proviso* (C3, for breadth-first search): a state is expanded fully when one of
   its ample successors was already discovered (earlier, or on the current level).
 
@@ -99,13 +100,26 @@ def plan(spec: Spec, props: Sequence[Property], symmetry: bool, por: bool) -> tu
 
 
 def ample(spec: Spec, state: State, succ: Sequence[tuple[tuple, State]], visible: int) -> list[int] | None:
-    """Positions in ``succ`` of a smallest stubborn set found, or ``None`` (expand fully).
+    """Positions in ``succ`` of the smallest stubborn set found, or ``None`` (expand
+    fully); see :func:`stubborn`."""
+    found = stubborn(spec, state, succ, visible)
+    return None if found is None else found[0]
+
+
+def stubborn(
+    spec: Spec, state: State, succ: Sequence[tuple[tuple, State]], visible: int
+) -> tuple[list[int], int] | None:
+    """The smallest stubborn set found: its positions in ``succ`` and the bitmask of its
+    processes ``T`` (members with no enabled action included), or ``None``.
 
     For each process ``p`` with enabled actions, the set ``T`` of processes is closed
     from ``{p}``: a process ``q`` joins when what some member may do next conflicts with
-    anything ``q`` may do later. No action of a process outside ``T`` can then touch
-    what ``T``'s next actions read or write, so ``T``'s enabled actions commute with any
-    sequence of outside actions, and none of them is enabled or disabled by it.
+    anything ``q`` may do later (a write against a read, write or update; a read against
+    a write or update; an update against a read or write: two updates commute). No
+    action of a process outside ``T`` can then touch what ``T``'s next actions read or
+    write, so ``T``'s enabled actions commute with any sequence of outside actions, and
+    none of them is enabled or disabled by it. The smallest proper set found wins (ties:
+    the one closed from the lowest process).
     """
     actor = spec.actor
     by: dict[int, list[int]] = {}
@@ -117,33 +131,49 @@ def ample(spec: Spec, state: State, succ: Sequence[tuple[tuple, State]], visible
     if len(by) < 2:
         return None
     fps = spec.footprints(state)
+    if len(fps[0]) != 6:
+        fps = [(*fp, 0, 0) for fp in fps]
     n = len(fps)
+    # conflicts[x]: the processes whose later actions conflict with x's next ones.
+    later = [(fp[2] | fp[3] | fp[5], fp[3] | fp[5], fp[2] | fp[3]) for fp in fps]
+    conflicts = []
+    for x in range(n):
+        nr, nw, _lr, _lw, nu, _lu = fps[x]
+        m = 0
+        for q in range(n):
+            if q != x:
+                any_q, wu_q, rw_q = later[q]
+                if nw & any_q or nr & wu_q or nu & rw_q:
+                    m |= 1 << q
+        conflicts.append(m)
     best: list[int] | None = None
-    best_size = len(succ)
-    for p in sorted(by, key=lambda q: (len(by[q]), q)):
-        if len(by[p]) >= best_size:
-            break
-        if fps[p][1] & visible:
+    best_members = 0
+    best_key: tuple = ()
+    total = len(succ)
+    for p in by:
+        if (fps[p][1] | fps[p][4]) & visible:
             continue
-        members = {p}
-        work = [p]
-        while work:
-            x = work.pop()
-            nr, nw = fps[x][0], fps[x][1]
+        members = 1 << p
+        grown = conflicts[p] & ~members
+        while grown:
+            members |= grown
+            new = 0
             for q in range(n):
-                if q not in members:
-                    lr, lw = fps[q][2], fps[q][3]
-                    if nw & (lr | lw) or nr & lw:
-                        members.add(q)
-                        work.append(q)
-        size = sum(len(by.get(x, ())) for x in members)
-        if size >= best_size:
+                if grown >> q & 1:
+                    new |= conflicts[q]
+            grown = new & ~members
+        chosen = [i for x in range(n) if members >> x & 1 for i in by.get(x, ())]
+        if len(chosen) >= total:
             continue
-        if visible and any(fps[x][1] & visible for x in members if x in by):
+        if visible and any((fps[x][1] | fps[x][4]) & visible for x in range(n) if members >> x & 1 and x in by):
             continue
-        best = sorted(i for x in members for i in by.get(x, ()))
-        best_size = size
-    return best
+        key = (len(chosen), p)
+        if best is None or key < best_key:
+            best, best_key, best_members = chosen, key, members
+    if best is None:
+        return None
+    best.sort()  # successors in the order next_states lists them
+    return best, best_members
 
 
 class Expander:

@@ -306,14 +306,19 @@ class Spec:
         partial-order reduction off for this spec."""
         return None
 
-    def footprints(self, state: State) -> Sequence[tuple[int, int, int, int]]:
+    def footprints(self, state: State) -> Sequence[tuple[int, ...]]:
         """Per process ``p``, bitmasks of state variables ``(reads_now, writes_now,
         reads_later, writes_later)``: what any action ``p`` could take next from
         ``state`` (enabled or not, guards included) reads and writes, and what every
         action ``p`` may take at any later point reads and writes (a superset).
         Two actions are independent when neither writes a variable the other reads or
         writes; independent actions must commute (same state either order, neither
-        enabling nor disabling the other)."""
+        enabling nor disabling the other).
+
+        A spec may add two more masks, ``(updates_now, updates_later)``: variables
+        changed by *commuting updates* such as ``x := max(x, v)``. Two updates of one
+        variable are independent of each other (they must commute, and neither may
+        enable or disable the other); an update conflicts with a read or a write."""
         raise NotImplementedError(f"{self.name} declares no footprints")
 
     def visible_mask(self, reads: Sequence[str] | None) -> int:

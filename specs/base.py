@@ -65,6 +65,7 @@ class PeerSpec(Spec):
         self.dest_table = tuple(members(mask) for mask in range(1 << n))
         self.var = {k: tuple(1 << (i * n + p) for p in range(n)) for i, k in enumerate(VARIABLE_KINDS)}
         self._future_cache: dict[tuple, int] = {}
+        self._idle_cache: dict[tuple, tuple[int, int, int, int]] = {}
         self.configure()
 
     def configure(self) -> None:
@@ -156,17 +157,27 @@ class PeerSpec(Spec):
         them). ``False`` unless a spec proves more."""
         return False
 
-    def idle_footprint(self, state: tuple, p: int, signals: int) -> tuple[int, int, int, int]:
+    def idle_footprint(self, state: tuple, p: int, signals: int, busy: bool = False) -> tuple[int, int, int, int]:
         """Reads and writes of what an idle ``p`` may do next (deliver, start a send,
-        signal), and the same with the delivery counted as touching the whole queue."""
+        signal), and the same with the delivery counted as touching the whole queue.
+        ``busy``: ``p`` is inside a transaction, so only the second pair is wanted (the
+        head's stability is not asked: the whole queue is counted anyway)."""
+        stable = not busy and self.head_stable(state, p)
+        return self._idle_masks(p, stable, bool(self.remaining_sends(state, p)), bool(signals))
+
+    def _idle_masks(self, p: int, stable: bool, sending: bool, signalling: bool) -> tuple[int, int, int, int]:
+        key = (p, stable, sending, signalling)
+        masks = self._idle_cache.get(key)
+        if masks is not None:
+            return masks
         v = self.var
-        pop = v["pop"][p] if self.head_stable(state, p) else v["queue"][p]
+        pop = v["pop"][p] if stable else v["queue"][p]
         r = pop | v["know"][p]
         w = r | v["log"][p]
-        if self.remaining_sends(state, p):
+        if sending:
             r |= v["know"][p] | v["sent"][p] | v["tx"][p] | v["busy"][p]
             w |= v["busy"][p] | v["sent"][p] | v["log"][p] | v["tx"][p]
-        if signals:
+        if signalling:
             every = (1 << self.peers) - 1
             n = self.peers
             kinds = VARIABLE_KINDS
@@ -174,22 +185,29 @@ class PeerSpec(Spec):
             r |= sig | (every << (kinds.index("busy") * n)) | (every << (kinds.index("know") * n))
             w |= sig | (every << (kinds.index("know") * n)) | (every << (kinds.index("log") * n))
         q = v["queue"][p]
-        return r, w, r | q, w | q
+        masks = self._idle_cache[key] = (r, w, r | q, w | q)
+        return masks
 
-    def peer_footprints(self, state: tuple, signals: int) -> list[tuple[int, int, int, int]]:
-        """Footprints per peer from :meth:`tx_footprint` and :meth:`idle_footprint`."""
+    def peer_footprints(self, state: tuple, signals: int) -> list[tuple[int, int, int, int, int, int]]:
+        """Footprints per peer from :meth:`tx_footprint` and :meth:`idle_footprint`, as
+        six masks (see :meth:`checker.spec.Spec.footprints`)."""
         txs = state[self.txs_at]
+        signalling = bool(signals)
         out = []
         for p in range(self.peers):
             tx = txs[p]
+            rest = self.remaining_sends(state, p)
+            nu = lu = 0
             if tx:
-                nr, nw, lr, lw = self.tx_footprint(state, p, tx)
-                _r, _w, ir, iw = self.idle_footprint(state, p, signals)
+                fp = self.tx_footprint(state, p, tx)
+                nr, nw, lr, lw = fp[:4]
+                if len(fp) == 6:
+                    nu, lu = fp[4], fp[5]
+                _r, _w, ir, iw = self._idle_masks(p, False, bool(rest), signalling)
                 lr |= ir
                 lw |= iw
             else:
-                nr, nw, lr, lw = self.idle_footprint(state, p, signals)
-            rest = self.remaining_sends(state, p)
+                nr, nw, lr, lw = self._idle_masks(p, self.head_stable(state, p), bool(rest), signalling)
             if rest:
                 m = self._future_cache.get((p, rest))
                 if m is None:
@@ -199,11 +217,13 @@ class PeerSpec(Spec):
                     self._future_cache[(p, rest)] = m
                 lr |= m
                 lw |= m
-            out.append((nr, nw, lr, lw))
+            out.append((nr, nw, lr, lw, nu, lu))
         return out
 
-    def tx_footprint(self, state: tuple, p: int, tx: Any) -> tuple[int, int, int, int]:
-        """Reads and writes of ``p``'s next transaction step, and of the rest of it."""
+    def tx_footprint(self, state: tuple, p: int, tx: Any) -> tuple[int, ...]:
+        """Reads and writes of ``p``'s next transaction step, and of the rest of it:
+        ``(reads_now, writes_now, reads_later, writes_later)``, optionally followed by
+        ``(updates_now, updates_later)`` (see :meth:`checker.spec.Spec.footprints`)."""
         raise NotImplementedError
 
     def whole_tx_footprint(self, p: int, dmask: int) -> int:

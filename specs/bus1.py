@@ -76,7 +76,7 @@ class Bus1(PeerSpec):
 
     def configure(self) -> None:
         self._memo: tuple[object, list] = ((), [])
-        self._fp_cache: dict[tuple, tuple[int, int, int, int]] = {}
+        self._fp_cache: dict[tuple, tuple[int, int, int, int, int, int]] = {}
 
     # -- states -----------------------------------------------------------------------
 
@@ -205,54 +205,69 @@ class Bus1(PeerSpec):
     def actor(self, action: tuple) -> int:
         return action[1]
 
-    def footprints(self, state: tuple) -> list[tuple[int, int, int, int]]:
+    def footprints(self, state: tuple) -> list[tuple[int, int, int, int, int, int]]:
         return self.peer_footprints(state, state[SIGNALS])
 
-    def _step_footprint(self, p: int, phase: int, d: int, last: bool) -> tuple[int, int]:
+    def _step_footprint(self, p: int, phase: int, d: int, last: bool) -> tuple[int, int, int]:
+        """Reads, writes and updates (``clock := max(clock, ts)``) of one step."""
         v = self.var
         t = v["tx"][p]
         if phase == BLOCKING:
             if self.block_destinations:
-                return v["clock"][d] | v["queue"][d] | t, v["queue"][d] | t
-            return v["clock"][d] | t, t
+                return v["clock"][d] | v["queue"][d] | t, v["queue"][d] | t, 0
+            return v["clock"][d] | t, t, 0
         if phase == TICK:
-            return v["clock"][p] | t, v["clock"][p] | t
+            return v["clock"][p] | t, v["clock"][p] | t, 0
         if phase == SYNCING:
-            return v["clock"][d] | t, v["clock"][d] | t
+            return t, t, v["clock"][d]
         r = w = v["queue"][d] | t
-        if phase == SYNC_QUEUE:
-            r |= v["clock"][d]
-            w |= v["clock"][d]
+        u = v["clock"][d] if phase == SYNC_QUEUE else 0
         if last:
             r |= v["know"][p]
             w |= v["know"][p] | v["busy"][p]
-        return r, w
+        return r, w, u
 
-    def tx_footprint(self, state: tuple, p: int, tx: tuple) -> tuple[int, int, int, int]:
+    def tx_footprint(self, state: tuple, p: int, tx: tuple) -> tuple[int, int, int, int, int, int]:
+        """``p``'s next step and the rest of its transaction. Syncs are updates (they
+        commute with each other); a sync to a timestamp its clock already reaches does
+        nothing, and since clocks never go back it never will, so once the timestamp is
+        known such syncs are left out. Queueing a message behind its own block and
+        blocking a queue nothing can overtake drop the queue (see ``_queue_commutes``,
+        ``_block_commutes``)."""
         mid, phase, i, acc = tx
-        key = (p, mid, phase, i)
+        dmask = state[GHOST][0][p][mid % self.stride][0]
+        key = (p, dmask, phase, i)  # not the message id: unicast sends vary their destination
         base = self._fp_cache.get(key)
         if base is None:
-            base = self._fp_cache[key] = self._tx_footprint(state, p, mid, phase, i)
-        nr, nw, lr, lw = base
-        if phase == QUEUEING or phase == BLOCKING:
-            dests = self.dest_table[state[GHOST][0][p][mid % self.stride][0]]
+            base = self._fp_cache[key] = self._tx_footprint(p, dmask, phase, i)
+        nr, nw, lr, lw, nu, lu = base
+        if phase >= SYNCING or phase == BLOCKING:
+            dests = self.dest_table[dmask]
             d = dests[i]
+            if phase == SYNCING or phase == SYNC_QUEUE:
+                clocks = state[CLOCKS]
+                clock = self.var["clock"]
+                lu = 0
+                for e in dests[i:]:
+                    if clocks[e] < acc:
+                        lu |= clock[e]
+                nu &= lu
             if (phase == QUEUEING and self._queue_commutes(state, p, mid, d, acc)) or (
                 phase == BLOCKING and self._block_commutes(state, d)
             ):
                 q = ~self.var["queue"][d]
                 nr &= q
                 nw &= q
-        return nr, nw, lr, lw
+        return nr, nw, lr, lw, nu, lu
 
-    def _tx_footprint(self, state: tuple, p: int, mid: int, phase: int, i: int) -> tuple[int, int, int, int]:
-        dests = self.dest_table[state[GHOST][0][p][mid % self.stride][0]]
+    def _tx_footprint(self, p: int, dmask: int, phase: int, i: int) -> tuple[int, int, int, int, int, int]:
+        dests = self.dest_table[dmask]
         last = len(dests) - 1
         steps = []
         if phase == BLOCKING:
-            steps += [(BLOCKING, d, False) for d in dests[i:]] + [(TICK, p, False)]
+            steps += [(BLOCKING, d, False) for d in dests[i:]]
         if phase in (BLOCKING, TICK):
+            steps.append((TICK, p, False))
             if self.sync_receivers_before_queueing:
                 steps += [(SYNCING, d, False) for d in dests] + [(QUEUEING, d, k == last) for k, d in enumerate(dests)]
             else:
@@ -261,13 +276,14 @@ class Bus1(PeerSpec):
             steps += [(SYNCING, d, False) for d in dests[i:]] + [(QUEUEING, d, k == last) for k, d in enumerate(dests)]
         else:
             steps += [(phase, d, k == last) for k, d in enumerate(dests) if k >= i]
-        nr, nw = self._step_footprint(p, *steps[0])
-        lr, lw = nr, nw
+        nr, nw, nu = self._step_footprint(p, *steps[0])
+        lr, lw, lu = nr, nw, nu
         for st in steps[1:]:
-            r, w = self._step_footprint(p, *st)
+            r, w, u = self._step_footprint(p, *st)
             lr |= r
             lw |= w
-        return nr, nw, lr, lw
+            lu |= u
+        return nr, nw, lr, lw, nu, lu
 
     def _queue_commutes(self, state: tuple, p: int, mid: int, d: int, ts: int) -> bool:
         """Whether queueing ``mid`` on ``d`` commutes with everything others may do to
