@@ -115,24 +115,6 @@ def lock_graph(h: History) -> nx.DiGraph:
     return g
 
 
-def _acyclic(edges: dict[tuple[int, int], dict[tuple[int, int], str]]) -> bool:
-    """Kahn's algorithm on :func:`lock_edges` (the hot path; networkx explains cycles)."""
-    indegree = dict.fromkeys(edges, 0)
-    for children in edges.values():
-        for child in children:
-            indegree[child] += 1
-    ready = [n for n, d in indegree.items() if d == 0]
-    removed = 0
-    while ready:
-        node = ready.pop()
-        removed += 1
-        for child in edges[node]:
-            indegree[child] -= 1
-            if indegree[child] == 0:
-                ready.append(child)
-    return removed == len(indegree)
-
-
 def _lock_acyclic(h: History) -> bool:
     """Whether :func:`lock_edges`'s graph is acyclic, without building it (the hot path).
 
