@@ -122,17 +122,37 @@ def stubborn(
     the one closed from the lowest process).
     """
     actor = spec.actor
-    by: dict[int, list[int]] = {}
-    for i, (label, _t) in enumerate(succ):
-        a = actor(label)
-        if a is None:
-            return None
-        by.setdefault(a, []).append(i)
-    if len(by) < 2:
+    actors = tuple(actor(label) for label, _t in succ)
+    if None in actors or len(set(actors)) < 2:
         return None
     fps = spec.footprints(state)
     if len(fps[0]) != 6:
         fps = [(*fp, 0, 0) for fp in fps]
+    # The choice depends on nothing but the footprints, who owns which successor, and
+    # the visible mask; states repeat those patterns endlessly, so it is computed once.
+    key = (tuple(fps), actors, visible)
+    hit = _STUBBORN.get(key, _MISSING)
+    if hit is _MISSING:
+        if len(_STUBBORN) >= _STUBBORN_LIMIT:
+            _STUBBORN.clear()
+        hit = _STUBBORN[key] = _stubborn(fps, actors, visible)
+    if hit is None:
+        return None
+    return list(hit[0]), hit[1]
+
+
+_MISSING = object()
+_STUBBORN_LIMIT = 1 << 16
+_STUBBORN: dict[tuple, tuple[tuple[int, ...], int] | None] = {}
+
+
+def _stubborn(
+    fps: Sequence[tuple[int, int, int, int, int, int]], actors: tuple[int, ...], visible: int
+) -> tuple[tuple[int, ...], int] | None:
+    """:func:`stubborn` on its inputs: footprints, each successor's process, visible mask."""
+    by: dict[int, list[int]] = {}
+    for i, a in enumerate(actors):
+        by.setdefault(a, []).append(i)
     n = len(fps)
     # conflicts[x]: the processes whose later actions conflict with x's next ones.
     later = [(fp[2] | fp[3] | fp[5], fp[3] | fp[5], fp[2] | fp[3]) for fp in fps]
@@ -149,7 +169,7 @@ def stubborn(
     best: list[int] | None = None
     best_members = 0
     best_key: tuple = ()
-    total = len(succ)
+    total = len(actors)
     for p in by:
         if (fps[p][1] | fps[p][4]) & visible:
             continue
@@ -173,7 +193,7 @@ def stubborn(
     if best is None:
         return None
     best.sort()  # successors in the order next_states lists them
-    return best, best_members
+    return tuple(best), best_members
 
 
 class Expander:

@@ -236,3 +236,24 @@ def test_syncs_of_one_clock_are_commuting_updates() -> None:
                 assert bool(fp[4] & clock) == (s[0][d] < tx[3])  # updated unless already there
                 seen += 1
     assert seen
+
+
+def test_stubborn_choices_are_memoised_by_footprints_and_owners() -> None:
+    """The memo keyed by (footprints, owners, visible) returns what a cold computation
+    does, and a caller changing the returned list does not change the memo."""
+    from checker import reduce as red
+
+    model = model_from_dict({"spec": "bus1", "constants": {"peers": 3, "sends": 1}, "check": {"properties": LIBRARY_PROPS}})
+    spec = model.spec
+    state = spec.init_states()[0]
+    for _ in range(6):  # a few steps in, so that transactions are under way
+        state = spec.next_states(state)[0][1]
+    succ = spec.next_states(state)
+    red._STUBBORN.clear()
+    cold = red.stubborn(spec, state, succ, 0)
+    assert cold is not None and len(red._STUBBORN) == 1
+    cold[0].append(999)
+    warm = red.stubborn(spec, state, succ, 0)
+    assert warm is not None and 999 not in warm[0]
+    red._STUBBORN.clear()
+    assert red.stubborn(spec, state, succ, 0) == warm
