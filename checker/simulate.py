@@ -202,12 +202,7 @@ class Simulator:
                 pick = rng.getrandbits(8 * STEP_BYTES)
             focus = news.focus if news is not None and (pick >> 8 & 0xFF) < chase * 256 else None
             label, state = self._choose(succ, walk, asleep, focus, pick, step)
-            k = self.kind_index.get(action_kind(label))
-            if k is not None:
-                asleep[k] = max(asleep[k], step + 1 + nap[k])
-            labels.append(label)
-            parent_key, key = key, ev.history_key(state)
-            hit = self._first(ev.on_state(state, key, parent_key), open_props)
+            key, hit = self._take(label, state, key, step, asleep, nap, labels, open_props)
             step += 1
             if seen is not None:
                 seen.add(fingerprint(state))
@@ -222,6 +217,27 @@ class Simulator:
         if hit is None:
             return None
         return Found(hit[0], hit[1], walk.init, labels)
+
+    def _take(
+        self,
+        label: Action,
+        state: State,
+        parent_key: Any,
+        step: int,
+        asleep: list[int],
+        nap: Sequence[int],
+        labels: list[Action],
+        open_props: set[str],
+    ) -> tuple[Any, tuple[str, str] | None]:
+        """Record the step ``label`` to ``state`` taken at ``step``: its kind naps, the
+        label joins ``labels``, and the new state is checked. Returns the new state's
+        history key and what it decides."""
+        k = self.kind_index.get(action_kind(label))
+        if k is not None:
+            asleep[k] = max(asleep[k], step + 1 + nap[k])
+        labels.append(label)
+        key = self.evaluator.history_key(state)
+        return key, self._first(self.evaluator.on_state(state, key, parent_key), open_props)
 
     def _branch(
         self,
@@ -250,12 +266,7 @@ class Simulator:
                 hit = self._first(ev.on_terminal(state, key), open_props)
                 return hit, labels
             label, state = self._choose(succ, walk, asleep, news.focus, rng.getrandbits(8 * STEP_BYTES), i, True, news)
-            k = self.kind_index.get(action_kind(label))
-            if k is not None:
-                asleep[k] = max(asleep[k], i + 1 + nap[k])
-            labels.append(label)
-            parent_key, key = key, ev.history_key(state)
-            hit = self._first(ev.on_state(state, key, parent_key), open_props)
+            key, hit = self._take(label, state, key, i, asleep, nap, labels, open_props)
             self.stats.steps += 1
             if hit is not None:
                 return hit, labels
