@@ -112,22 +112,21 @@ class History:
         or message id ``b`` (past). ``logs[p]`` holds encoded events.
         """
         peers = tuple(peers)
-        messages: dict[int, Message] = {}
-        memo = _MESSAGES
-        for p, outbox in enumerate(sent):
-            for i, (dests, past) in enumerate(outbox):
-                mid = p * stride + i
-                key = (peers, mid, p, i, dests, past)
-                msg = memo.get(key)
-                if msg is None:
-                    if len(memo) >= _MEMO_LIMIT:
-                        memo.clear()
-                    msg = memo[key] = Message(
-                        mid, message_name(peers, p, i), p, i, frozenset(bits(dests)), frozenset(bits(past))
-                    )
-                messages[mid] = msg
-        decoded = tuple(map(_decoded_log, logs))
-        return cls(peers, messages, decoded, dict(drops or {}), frozenset(failed))
+        sent_key: tuple | None = (peers, stride, sent)
+        try:
+            known = _OUTBOXES.get(sent_key)
+        except TypeError:  # not hashable (lists): build it every time
+            sent_key = known = None
+        if known is None:
+            known = _messages(peers, sent, stride)
+            if sent_key is not None:
+                if len(_OUTBOXES) >= _MEMO_LIMIT:
+                    _OUTBOXES.clear()
+                _OUTBOXES[sent_key] = known
+        entries = tuple(map(_decoded_log, logs))
+        h = cls(peers, dict(known), tuple(e[0] for e in entries), dict(drops or {}), frozenset(failed))
+        h.__dict__["_delivered"] = tuple(e[1] for e in entries)  # what the cached property would compute
+        return h
 
     # -- reading ----------------------------------------------------------------------
 
@@ -161,16 +160,37 @@ class History:
 # Histories of one model share most of their messages and logs: build each once.
 _MEMO_LIMIT = 1 << 16
 _MESSAGES: dict[tuple, Message] = {}
-_LOGS: dict[tuple[int, ...], tuple[Event, ...]] = {}
+_LOGS: dict[tuple[int, ...], tuple[tuple[Event, ...], tuple[int, ...]]] = {}
+_OUTBOXES: dict[tuple, dict[int, Message]] = {}  # raw ``sent`` -> its messages
 
 
-def _decoded_log(log: Iterable[int]) -> tuple[Event, ...]:
+def _messages(peers: tuple[str, ...], sent: Sequence[Sequence[tuple[int, int]]], stride: int) -> dict[int, Message]:
+    """The messages of raw ``sent``, each :class:`Message` built once per model."""
+    messages: dict[int, Message] = {}
+    memo = _MESSAGES
+    for p, outbox in enumerate(sent):
+        for i, (dests, past) in enumerate(outbox):
+            mid = p * stride + i
+            key = (peers, mid, p, i, dests, past)
+            msg = memo.get(key)
+            if msg is None:
+                if len(memo) >= _MEMO_LIMIT:
+                    memo.clear()
+                msg = memo[key] = Message(
+                    mid, message_name(peers, p, i), p, i, frozenset(bits(dests)), frozenset(bits(past))
+                )
+            messages[mid] = msg
+    return messages
+
+
+def _decoded_log(log: Iterable[int]) -> tuple[tuple[Event, ...], tuple[int, ...]]:
+    """A raw log decoded, and the ids it delivered in order; each built once per model."""
     key = log if isinstance(log, tuple) else tuple(log)
     out = _LOGS.get(key)
     if out is None:
         if len(_LOGS) >= _MEMO_LIMIT:
             _LOGS.clear()
-        out = _LOGS[key] = tuple(Event(e & 7, e >> 3) for e in key)
+        out = _LOGS[key] = (tuple(Event(e & 7, e >> 3) for e in key), tuple(e >> 3 for e in key if e & 7 == DELIVER))
     return out
 
 
