@@ -20,6 +20,8 @@ class AsyncAdapter(PeerAdapter):
     """A :class:`PeerAdapter` with the channels and the duplication budget."""
 
     shared_variables = ("sent", "logs", "know", "signalsLeft", "chans", "dupsLeft")
+    predicates = {"eventual_delivery": "AllDelivered"}
+    send_action = {"send": "\\E D \\in SendOptions(p) : Send(p, D)"}
     shared_actions = {
         "signal": "\\E q \\in Peers : Signal(p, q)",
         "lose": "\\E pq \\in Pairs : Lose(pq)",
@@ -101,3 +103,18 @@ class AsyncAdapter(PeerAdapter):
             count = len(spec.plan[p]) if spec.plan is not None else spec.sends
             out.extend(p * self.stride + k for k in range(count))
         return out
+
+
+class StampedAdapter(AsyncAdapter):
+    """An :class:`AsyncAdapter` whose wire messages are ``(kind, mid, timestamp)``;
+    ``kinds`` names each kind number as the TLA+ string it is there."""
+
+    kinds: tuple[str, ...] = ()
+
+    def wire(self, msg: tuple) -> tuple:
+        kind, mid, ts = msg
+        return (self.kinds[kind], self.msg(mid), ts)
+
+    def unwire(self, value: tuple) -> tuple:
+        kind, msg, ts = value
+        return (self.kinds.index(kind), self.mid(msg), ts)

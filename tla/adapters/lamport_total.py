@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from tla.adapters.async_peers import AsyncAdapter
-
-KINDS = ("msg", "ack")
+from tla.adapters.async_peers import AsyncAdapter, StampedAdapter
 
 
-class LamportTotalAdapter(AsyncAdapter):
+class LamportTotalAdapter(StampedAdapter):
     template = "lamport_total.tla.j2"
     variables = (*AsyncAdapter.shared_variables, "clocks", "queues", "acks", "latest")
-    predicates = {"eventual_delivery": "AllDelivered"}
+    kinds = ("msg", "ack")
     actions = {
-        "send": "\\E D \\in SendOptions(p) : Send(p, D)",
+        **AsyncAdapter.send_action,
         "discard": "Discard(p)",
         "receive": "Receive(p)",
         "ack": "Ack(p)",
@@ -25,14 +23,6 @@ class LamportTotalAdapter(AsyncAdapter):
     def cfg_constants(self) -> list[tuple[str, str]]:
         spec: Any = self.spec
         return [*super().cfg_constants(), ("Rule", f'"{spec.rule}"'), ("WaitAcks", "TRUE" if spec.wait_acks else "FALSE")]
-
-    def wire(self, msg: tuple) -> tuple:
-        kind, mid, ts = msg
-        return (KINDS[kind], self.msg(mid), ts)
-
-    def unwire(self, value: tuple) -> tuple:
-        kind, msg, ts = value
-        return (KINDS.index(kind), self.mid(msg), ts)
 
     def encode(self, state: tuple) -> dict[str, Any]:
         clocks, queues, acks, latest = state[5:]
@@ -65,7 +55,6 @@ class LamportTotalAdapter(AsyncAdapter):
             self.from_peers(values["acks"], acks),
             self.from_peers(values["latest"], lambda row: self.from_peers(row, int)),
         )
-
 
 
 ADAPTER = LamportTotalAdapter

@@ -13,9 +13,8 @@ SEQUENCER = ModelValue("S")
 class SequencerAdapter(AsyncAdapter):
     template = "sequencer.tla.j2"
     variables = (*AsyncAdapter.shared_variables, "counter", "expect", "held")
-    predicates = {"eventual_delivery": "AllDelivered"}
     actions = {
-        "send": "\\E D \\in SendOptions(p) : Send(p, D)",
+        **AsyncAdapter.send_action,
         "sequence": "SequenceMsg(p)",
         "discard": "Discard(p)",
         "receive": "Receive(p)",

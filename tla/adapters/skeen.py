@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from tla.adapters.async_peers import AsyncAdapter
-
-KINDS = ("msg", "propose", "final")
+from tla.adapters.async_peers import AsyncAdapter, StampedAdapter
 
 
-class SkeenAdapter(AsyncAdapter):
+class SkeenAdapter(StampedAdapter):
     template = "skeen.tla.j2"
     variables = (*AsyncAdapter.shared_variables, "clocks", "waiting", "queues")
-    predicates = {"eventual_delivery": "AllDelivered"}
+    kinds = ("msg", "propose", "final")
     actions = {
-        "send": "\\E D \\in SendOptions(p) : Send(p, D)",
+        **AsyncAdapter.send_action,
         "discard": "Discard(p)",
         "propose": "Propose(p)",
         "collect": "Collect(p)",
@@ -32,14 +30,6 @@ class SkeenAdapter(AsyncAdapter):
             *((k, "TRUE" if v else "FALSE") for k, v in flags),
             ("MutantFinal", f'"{spec.mutant_final}"'),
         ]
-
-    def wire(self, msg: tuple) -> tuple:
-        kind, mid, ts = msg
-        return (KINDS[kind], self.msg(mid), ts)
-
-    def unwire(self, value: tuple) -> tuple:
-        kind, msg, ts = value
-        return (KINDS.index(kind), self.mid(msg), ts)
 
     def encode(self, state: tuple) -> dict[str, Any]:
         clocks, waiting, queues = state[5:]
