@@ -190,7 +190,7 @@ def _decoded_log(log: Iterable[int]) -> tuple[tuple[Event, ...], tuple[int, ...]
     if out is None:
         if len(_LOGS) >= _MEMO_LIMIT:
             _LOGS.clear()
-        out = _LOGS[key] = (tuple(Event(e & 7, e >> 3) for e in key), tuple(e >> 3 for e in key if e & 7 == DELIVER))
+        out = _LOGS[key] = (tuple(map(decode_event, key)), tuple(e >> 3 for e in key if e & 7 == DELIVER))
     return out
 
 
