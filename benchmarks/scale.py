@@ -89,7 +89,7 @@ def one(path: str, reduced: bool, workers: int, time_limit: float | None, which:
 
     model = load_model(path)
     model = dataclasses.replace(model, properties=chosen(model, which))
-    cpu0 = cpu_seconds()
+    cpu0 = cpu_seconds() + child_cpu_seconds()  # worker processes are joined before check_model returns
     t0 = time.monotonic()
     result = check_model(
         model,
@@ -97,7 +97,7 @@ def one(path: str, reduced: bool, workers: int, time_limit: float | None, which:
                 stop_when_decided=which == "model"),
     )
     wall = time.monotonic() - t0
-    cpu = cpu_seconds() - cpu0
+    cpu = cpu_seconds() + child_cpu_seconds() - cpu0
     st = result.stats
     return {
         "states": st.distinct_states,
