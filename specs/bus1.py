@@ -213,9 +213,10 @@ class Bus1(PeerSpec):
         v = self.var
         t = v["tx"][p]
         if phase == BLOCKING:
+            seen = v["clock"][d] | v["seen"][d]  # another peer's clock: see tx_footprint
             if self.block_destinations:
-                return v["clock"][d] | v["queue"][d] | t, v["queue"][d] | t, 0
-            return v["clock"][d] | t, t, 0
+                return seen | v["queue"][d] | t, v["queue"][d] | t, 0
+            return seen | t, t, 0
         if phase == TICK:
             return v["clock"][p] | t, v["clock"][p] | t, 0
         if phase == SYNCING:
@@ -231,9 +232,12 @@ class Bus1(PeerSpec):
         """``p``'s next step and the rest of its transaction. Syncs are updates (they
         commute with each other); a sync to a timestamp its clock already reaches does
         nothing, and since clocks never go back it never will, so once the timestamp is
-        known such syncs are left out. Queueing a message behind its own block and
-        blocking a queue nothing can overtake drop the queue (see ``_queue_commutes``,
-        ``_block_commutes``)."""
+        known such syncs are left out. A sync that the destination's own pending tick
+        absorbs (see ``_absorbed``) updates only the destination's clock as other peers
+        read it (``seen``), not as the destination itself reads it (``clock``). Queueing
+        a message behind its own block and blocking a queue nothing can overtake drop the
+        queue (see ``_queue_commutes``, ``_block_commutes``); they still update
+        ``insert``, which nothing reads but properties reading queues see."""
         mid, phase, i, acc = tx
         dmask = state[GHOST][0][p][mid % self.stride][0]
         key = (p, dmask, phase, i)  # not the message id: unicast sends vary their destination
@@ -245,19 +249,21 @@ class Bus1(PeerSpec):
             dests = self.dest_table[dmask]
             d = dests[i]
             if phase == SYNCING or phase == SYNC_QUEUE:
-                clocks = state[CLOCKS]
-                clock = self.var["clock"]
+                clocks, txs = state[CLOCKS], state[TXS]
+                clock, seen = self.var["clock"], self.var["seen"]
                 lu = 0
                 for e in dests[i:]:
                     if clocks[e] < acc:
-                        lu |= clock[e]
-                nu &= lu
+                        lu |= seen[e] if self._absorbed(clocks[e], txs[e], acc) else clock[e]
+                nu = lu & (clock[d] | seen[d])
             if (phase == QUEUEING and self._queue_commutes(state, p, mid, d, acc)) or (
                 phase == BLOCKING and self._block_commutes(state, d)
             ):
-                q = ~self.var["queue"][d]
-                nr &= q
-                nw &= q
+                queue = self.var["queue"][d]
+                if nw & queue:  # still a change to the queue, for properties that read it
+                    nu |= self.var["insert"][d]
+                nr &= ~queue
+                nw &= ~queue
         return nr, nw, lr, lw, nu, lu
 
     def _tx_footprint(self, p: int, dmask: int, phase: int, i: int) -> tuple[int, int, int, int, int, int]:
@@ -284,6 +290,22 @@ class Bus1(PeerSpec):
             lw |= w
             lu |= u
         return nr, nw, lr, lw, nu, lu
+
+    def _absorbed(self, clock: int, tx: tuple | int, ts: int) -> bool:
+        """Whether a sync of a peer ``e`` (clock ``clock``, transaction ``tx``) to ``ts``
+        commutes with everything ``e`` itself may do from now on, whatever other peers
+        do first. With ``sync_sender``, when ``e`` has not ticked yet (blocking, or
+        about to tick) and ``ts <= max(clock, acc)``: ``e``'s tick sets its clock and
+        timestamp to ``max(clock, acc) + 1``, and a sync before it makes that
+        ``max(clock, ts, acc) + 1``, the same; a sync after it finds the clock beyond
+        ``ts`` and does nothing. Clock and ``acc`` only grow until the tick (other peers
+        only raise the clock; ``acc`` is ``e``'s own), so the inequality holds after any
+        steps of others. No other step of ``e`` reads its own clock (blocks and syncs
+        touch the destinations' clocks; deliveries and queueing no clock), and the
+        transactions ``e`` starts later find its clock at or beyond its timestamp, so
+        past ``ts``. Other peers' blocks still read the synced value: the sync updates
+        ``seen``, which they read."""
+        return self.sync_sender and bool(tx) and tx[1] <= TICK and ts <= max(clock, tx[3])
 
     def _queue_commutes(self, state: tuple, p: int, mid: int, d: int, ts: int) -> bool:
         """Whether queueing ``mid`` on ``d`` commutes with everything others may do to
@@ -352,7 +374,7 @@ class Bus1(PeerSpec):
         v = self.var
         m = v["clock"][p] | v["tx"][p] | v["busy"][p] | v["know"][p]
         for d in self.dest_table[dmask]:
-            m |= v["clock"][d] | v["queue"][d]
+            m |= v["clock"][d] | v["seen"][d] | v["queue"][d]
         return m
 
     def symmetries(self) -> list[tuple[int, ...]]:

@@ -181,44 +181,103 @@ def step(spec, s, label: tuple):
     return dict(spec.next_states(s)).get(label)
 
 
+def commutation_failure(spec, s, rnd, walks: int = 3, steps: int = 8):
+    """Check the stubborn-set condition at ``s``: for each action ``t`` of the chosen
+    set and random runs ``w`` of the processes outside it, ``t`` is still enabled after
+    ``w`` and ``w`` then ``t`` reaches the state ``t`` then ``w`` does. Returns the
+    first failure ``(t, w)``, or ``None``, and how many non-empty runs were tried."""
+    out = list(spec.next_states(s))
+    found = stubborn(spec, s, out, 0)
+    if found is None:
+        return None, 0
+    chosen, members = found
+    checked = 0
+    for i in chosen:
+        t = out[i][0]
+        for _walk in range(walks):
+            u, labels = s, []
+            for _k in range(rnd.randint(1, steps)):
+                options = [lab for lab, _x in spec.next_states(u) if not members >> spec.actor(lab) & 1]
+                if not options:
+                    break
+                lab = rnd.choice(options)
+                labels.append(lab)
+                u = step(spec, u, lab)
+            after = step(spec, u, t)
+            v = step(spec, s, t)
+            for lab in labels:
+                v = step(spec, v, lab) if v is not None else None
+            if after is None or v is None or v != after:
+                return (t, labels), checked
+            checked += bool(labels)
+    return None, checked
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(configs, st.randoms(use_true_random=False))
 def test_stubborn_actions_commute_with_outside_runs(cfg: dict, rnd) -> None:
-    """The stubborn-set condition itself, on sampled states: for an action ``t`` of the
-    chosen set and a random run ``w`` of the processes outside it, ``t`` is still enabled
-    after ``w``, and ``w`` then ``t`` reaches the state ``t`` then ``w`` does. This checks
-    every footprint a spec declares (now and later, updates included) against its
-    next-state function."""
+    """The stubborn-set condition itself, on sampled states (:func:`commutation_failure`).
+    This checks every footprint a spec declares (now and later, updates included)
+    against its next-state function."""
     spec = build(cfg).spec
     states = reachable(spec, 600)
     checked = 0
     for s in rnd.sample(states, k=min(100, len(states))):
-        out = list(spec.next_states(s))
-        found = stubborn(spec, s, out, 0)
-        if found is None:
-            continue
-        chosen, members = found
-        for i in chosen:
-            t = out[i][0]
-            for _walk in range(3):
-                u, labels = s, []
-                for _k in range(rnd.randint(1, 8)):
-                    options = [lab for lab, _x in spec.next_states(u) if not members >> spec.actor(lab) & 1]
-                    if not options:
-                        break
-                    lab = rnd.choice(options)
-                    labels.append(lab)
-                    u = step(spec, u, lab)
-                after = step(spec, u, t)
-                assert after is not None, (s, t, labels)
-                v = step(spec, s, t)
-                for lab in labels:
-                    v = step(spec, v, lab)
-                    assert v is not None, (s, t, labels)
-                assert v == after, (s, t, labels)
-                checked += bool(labels)
+        failure, n = commutation_failure(spec, s, rnd)
+        assert failure is None, (s, failure)
+        checked += n
     if cfg["spec"] == "bus1" and cfg["sends"] and cfg["peers"] == 2:
         assert checked  # a two-peer bus1 configuration always gives some reduced state
+
+
+def absorbing_states(spec, limit: int) -> list:
+    """Reachable states where some peer's footprint has a sync absorbed by its
+    destination's pending tick (it updates ``seen``, not ``clock``)."""
+    seen = 0
+    for m in spec.var["seen"]:
+        seen |= m
+    return [s for s in reachable(spec, limit) if any((fp[4] | fp[5]) & seen for fp in spec.footprints(s))]
+
+
+MULTICAST3 = {"peers": 3, "script": {"a": ["bc", "bc"], "b": ["ac"], "c": ["ab"]}}
+
+
+def test_syncs_absorbed_by_a_pending_tick_commute() -> None:
+    """Three peers multicasting: at states where a sync is declared absorbed by its
+    destination's own pending tick, the chosen stubborn set still commutes with every
+    sampled run of the other peers (the destination included when it is outside)."""
+    import random
+
+    rnd = random.Random(5)
+    spec = model_from_dict({"spec": "bus1", "constants": MULTICAST3}).spec
+    states = absorbing_states(spec, 6000)
+    assert len(states) > 100
+    checked = 0
+    for s in rnd.sample(states, 300):
+        failure, n = commutation_failure(spec, s, rnd, walks=4, steps=12)
+        assert failure is None, (s, failure)
+        checked += n
+    assert checked > 300
+
+
+def test_absorbing_every_sync_is_caught(monkeypatch) -> None:
+    """The check above has teeth: off by one, a sync to exactly the timestamp the
+    destination's tick will take (``ts = max(clock, acc) + 1``) is not absorbed (synced
+    first, the tick takes ``ts + 1``), and the same check finds a run that does not
+    commute when such syncs are declared absorbed."""
+    import random
+
+    from specs.bus1 import TICK, Bus1
+
+    def off_by_one(self, clock: int, tx, ts: int) -> bool:
+        return bool(tx) and tx[1] <= TICK and ts <= max(clock, tx[3]) + 1
+
+    monkeypatch.setattr(Bus1, "_absorbed", off_by_one)
+    rnd = random.Random(5)
+    spec = model_from_dict({"spec": "bus1", "constants": MULTICAST3}).spec
+    states = absorbing_states(spec, 6000)
+    failures = sum(commutation_failure(spec, s, rnd, walks=4, steps=12)[0] is not None for s in rnd.sample(states, 300))
+    assert failures
 
 
 def test_syncs_of_one_clock_are_commuting_updates() -> None:
@@ -231,7 +290,7 @@ def test_syncs_of_one_clock_are_commuting_updates() -> None:
             if tx and tx[1] == 2:  # SYNCING
                 fp = spec.footprints(s)[p]
                 d = spec.dest_table[s[3][0][p][tx[0] % spec.stride][0]][tx[2]]
-                clock = spec.var["clock"][d]
+                clock = spec.var["clock"][d] | spec.var["seen"][d]
                 assert not (fp[0] | fp[1]) & clock  # neither read nor written
                 assert bool(fp[4] & clock) == (s[0][d] < tx[3])  # updated unless already there
                 seen += 1
@@ -257,3 +316,26 @@ def test_stubborn_choices_are_memoised_by_footprints_and_owners() -> None:
     assert warm is not None and 999 not in warm[0]
     red._STUBBORN.clear()
     assert red.stubborn(spec, state, succ, 0) == warm
+
+
+@pytest.mark.parametrize("constants", [MULTICAST3, {"peers": 2, "sends": 2}])
+def test_visible_masks_cover_every_clock_and_queue_change(constants: dict) -> None:
+    """A property reading ``clock`` or ``queue`` must see every action that changes a
+    clock or a queue: the acting peer's next-step writes or updates meet the visible
+    mask of that kind for the peer changed (a stable head's delivery writes ``pop``, an
+    absorbed sync updates ``seen``; both are visible)."""
+    spec = model_from_dict({"spec": "bus1", "constants": constants}).spec
+    n = spec.peers
+    masks = {kind: spec.visible_mask((kind,)) for kind in ("clock", "queue")}
+    changed = 0
+    for s in reachable(spec, 3000):
+        fps = spec.footprints(s)
+        for label, t in spec.next_states(s):
+            fp = fps[spec.actor(label)]
+            for at, kind in ((0, "clock"), (1, "queue")):
+                for q in range(n):
+                    if s[at][q] != t[at][q]:
+                        changed += 1
+                        peer = sum(1 << (k * n + q) for k in range(len(spec.var)))
+                        assert (fp[1] | fp[4]) & masks[kind] & peer, (kind, q, label, s)
+    assert changed
