@@ -40,6 +40,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -121,29 +123,69 @@ def stubborn(
     none of them is enabled or disabled by it. The smallest proper set found wins (ties:
     the one closed from the lowest process).
     """
-    actor = spec.actor
-    actors = tuple(actor(label) for label, _t in succ)
-    if None in actors or len(set(actors)) < 2:
-        return None
-    fps = spec.footprints(state)
-    if len(fps[0]) != 6:
-        fps = [(*fp, 0, 0) for fp in fps]
-    # The choice depends on nothing but the footprints, who owns which successor, and
-    # the visible mask; states repeat those patterns endlessly, so it is computed once.
-    key = (tuple(fps), actors, visible)
-    hit = _STUBBORN.get(key, _MISSING)
+    hit = _choose(spec, _memo_for(spec), state, succ, visible)
+    return None if hit is None else (list(hit[0]), hit[1])
+
+
+def _choose(
+    spec: Spec, memo: dict, state: State, succ: Sequence[tuple[tuple, State]], visible: int, rkey: Any = None
+) -> tuple[tuple[int, ...], int] | None:
+    """:func:`stubborn`, memoised in ``memo`` (the spec's): the positions as a tuple
+    (shared, not to be changed). ``rkey``: ``state``'s reduction key, if known.
+
+    The choice depends on nothing but the footprints, who owns which successor, and the
+    visible mask; states repeat those patterns endlessly, so it is computed once per
+    pattern. The memo is keyed by the spec's reduction key when it has one (equal keys,
+    equal footprints and owners), else by the footprints and owners themselves.
+    """
+    if rkey is None:
+        rkey = spec.reduction_key(state)
+    actors = None
+    if rkey is None:
+        actor = spec.actor
+        actors = tuple([actor(label) for label, _t in succ])
+        if None in actors or len(set(actors)) < 2:
+            return None
+        fps = _six(spec.footprints(state))
+        key: tuple = (tuple(fps), actors, visible)
+    else:
+        key = (rkey, visible)
+    hit = memo.get(key, _MISSING)
     if hit is _MISSING:
-        if len(_STUBBORN) >= _STUBBORN_LIMIT:
-            _STUBBORN.clear()
-        hit = _STUBBORN[key] = _stubborn(fps, actors, visible)
-    if hit is None:
-        return None
-    return list(hit[0]), hit[1]
+        if actors is None:
+            actor = spec.actor
+            actors = tuple([actor(label) for label, _t in succ])
+            if None in actors or len(set(actors)) < 2:
+                hit = None
+            else:
+                hit = _stubborn(_six(spec.footprints(state)), actors, visible)
+        else:
+            hit = _stubborn(fps, actors, visible)
+        if len(memo) >= _MEMO_LIMIT:
+            memo.clear()
+        memo[key] = hit
+    return hit  # type: ignore[return-value]
+
+
+def _six(fps: Sequence[tuple[int, ...]]) -> list[tuple[int, int, int, int, int, int]]:
+    """Footprints with the two update masks (zero when a spec declares only four)."""
+    if fps and len(fps[0]) != 6:
+        return [(*fp, 0, 0) for fp in fps]
+    return list(fps)
+
+
+def _memo_for(spec: Spec) -> dict:
+    """The stubborn-set memo of ``spec`` (a reduction key means something only to the
+    spec instance that made it)."""
+    memo = _MEMOS.get(spec)
+    if memo is None:
+        memo = _MEMOS[spec] = {}
+    return memo
 
 
 _MISSING = object()
-_STUBBORN_LIMIT = 1 << 16
-_STUBBORN: dict[tuple, tuple[tuple[int, ...], int] | None] = {}
+_MEMO_LIMIT = 1 << 16
+_MEMOS: WeakKeyDictionary[Spec, dict] = WeakKeyDictionary()
 
 
 def _stubborn(
@@ -217,21 +259,43 @@ class Expander:
         next_states = spec.next_states
         por = self.red.por and not full
         visible = self.red.visible
+        memo = _memo_for(spec)
+        reduction_key = spec.reduction_key if por else None
         owner: list[int] = []
         pos: list[int] = []
         succ: list = []
         counts: list[int] = []
         reduced: list[bool] = []
         for k, s in enumerate(states):
-            out = next_states(s)
-            chosen = ample(spec, s, out, visible) if por and len(out) > 1 else None
-            if chosen is None:
+            rkey = reduction_key(s) if reduction_key is not None else None
+            if rkey is not None and (found := memo.get((rkey, visible), _MISSING)) is not _MISSING:
+                # A known pattern: generate only the chosen processes' successors.
+                out = None
+                if found is not None:
+                    chosen, members = found
+                    some = spec.next_states_of(s, members)
+                    if len(some) != len(chosen):
+                        raise RuntimeError(f"{spec.name}: reduction key does not decide the successors' owners")
+                    n = len(chosen)
+                    owner.extend([k] * n)
+                    pos.extend(chosen)
+                    succ.extend([t for _l, t in some])
+                    reduced.append(True)
+                    counts.append(n)
+                    continue
+            else:
+                out = next_states(s)
+                found = _choose(spec, memo, s, out, visible, rkey) if por and (len(out) > 1 or rkey is not None) else None
+            if found is None:
+                if out is None:
+                    out = next_states(s)
                 n = len(out)
                 owner.extend([k] * n)
                 pos.extend(range(n))
                 succ.extend([t for _l, t in out])
                 reduced.append(False)
             else:
+                chosen = found[0]
                 n = len(chosen)
                 owner.extend([k] * n)
                 pos.extend(chosen)

@@ -90,11 +90,16 @@ class Bus1(PeerSpec):
         return self.dest_table[mask]
 
     def next_states(self, state: tuple) -> list[tuple[tuple, tuple]]:
+        return self.next_states_of(state, -1)
+
+    def next_states_of(self, state: tuple, processes: int) -> list[tuple[tuple, tuple]]:
         clocks, queues, txs, ghost, know, signals = state
         sent = ghost[0]
         out: list[tuple[tuple, tuple]] = []
         n = self.peers
         for p in range(n):
+            if not processes >> p & 1:
+                continue
             tx = txs[p]
             if tx:
                 out.append(self._step(state, p, tx))
@@ -241,24 +246,65 @@ class Bus1(PeerSpec):
         if base is None:
             base = self._fp_cache[key] = self._tx_footprint(p, dmask, phase, i)
         nr, nw, lr, lw, nu, lu = base
-        if phase >= SYNCING or phase == BLOCKING:
-            dests = self.dest_table[dmask]
-            d = dests[i]
+        if phase != TICK:
+            refined = self._tx_refinement(state, p, tx, self.dest_table[dmask])
             if phase == SYNCING or phase == SYNC_QUEUE:
-                clocks = state[CLOCKS]
-                clock = self.var["clock"]
-                lu = 0
-                for e in dests[i:]:
-                    if clocks[e] < acc:
-                        lu |= clock[e]
+                lu = refined
                 nu &= lu
-            if (phase == QUEUEING and self._queue_commutes(state, p, mid, d, acc)) or (
-                phase == BLOCKING and self._block_commutes(state, d)
-            ):
-                q = ~self.var["queue"][d]
+            elif refined:
+                q = ~self.var["queue"][self.dest_table[dmask][i]]
                 nr &= q
                 nw &= q
         return nr, nw, lr, lw, nu, lu
+
+    def _tx_refinement(self, state: tuple, p: int, tx: tuple, dests: tuple[int, ...]) -> int:
+        """All :meth:`tx_footprint` reads of ``state`` beyond ``p``, its destinations, the
+        phase and the index: for a sync phase, the clock bits of the destinations left
+        whose clock is behind the timestamp; for blocking or queueing, ``1`` when the
+        step commutes with what others may do to that queue first, else ``0``; for the
+        tick, ``0``."""
+        mid, phase, i, acc = tx
+        if phase == SYNCING or phase == SYNC_QUEUE:
+            clocks = state[CLOCKS]
+            clock = self.var["clock"]
+            behind = 0
+            for e in dests[i:]:
+                if clocks[e] < acc:
+                    behind |= clock[e]
+            return behind
+        if phase == BLOCKING:
+            return int(self._block_commutes(state, dests[i]))
+        if phase == QUEUEING:
+            return int(self._queue_commutes(state, p, mid, dests[i], acc))
+        return 0
+
+    def reduction_key(self, state: tuple) -> tuple:
+        """Per peer, what :meth:`footprints` and the owners of the successors depend
+        on: for a peer inside a transaction (one step enabled) its destinations, phase,
+        index, sends started and :meth:`_tx_refinement`; for an idle peer its sends
+        started and whether its head can be delivered (``2`` when it is also
+        :meth:`head_stable`); and whether signals are left (each idle peer may signal
+        each other idle peer)."""
+        queues, txs = state[QUEUES], state[TXS]
+        sent = state[GHOST][0]
+        stride = self.stride
+        dest_table = self.dest_table
+        key: list = [state[SIGNALS] > 0]
+        for p in range(self.peers):
+            tx = txs[p]
+            outbox = sent[p]
+            if tx:
+                dmask = outbox[tx[0] % stride][0]
+                phase = tx[1]
+                refined = 0 if phase == TICK else self._tx_refinement(state, p, tx, dest_table[dmask])
+                key.append((dmask, phase, tx[2], len(outbox), refined))
+            else:
+                queue = queues[p]
+                head = 0
+                if queue and queue[0][1] != BLOCK:
+                    head = 2 if self.head_stable(state, p) else 1
+                key.append((len(outbox), head))
+        return tuple(key)
 
     def _tx_footprint(self, p: int, dmask: int, phase: int, i: int) -> tuple[int, int, int, int, int, int]:
         dests = self.dest_table[dmask]
