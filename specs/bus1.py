@@ -237,8 +237,7 @@ class Bus1(PeerSpec):
         commute with each other); a sync to a timestamp its clock already reaches does
         nothing, and since clocks never go back it never will, so once the timestamp is
         known such syncs are left out. Queueing a message behind its own block and
-        blocking a queue nothing can overtake drop the queue (see ``_queue_commutes``,
-        ``_block_commutes``)."""
+        blocking a queue nothing can overtake drop the queue (see ``_tx_refinement``)."""
         mid, phase, i, acc = tx
         dmask = state[GHOST][0][p][mid % self.stride][0]
         key = (p, dmask, phase, i)  # not the message id: unicast sends vary their destination
@@ -259,24 +258,49 @@ class Bus1(PeerSpec):
 
     def _tx_refinement(self, state: tuple, p: int, tx: tuple, dests: tuple[int, ...]) -> int:
         """All :meth:`tx_footprint` reads of ``state`` beyond ``p``, its destinations, the
-        phase and the index: for a sync phase, the clock bits of the destinations left
-        whose clock is behind the timestamp; for blocking or queueing, ``1`` when the
-        step commutes with what others may do to that queue first, else ``0``; for the
-        tick, ``0``."""
+        phase and the index (hot: :meth:`reduction_key` calls it for every peer inside a
+        transaction).
+
+        * Sync phases: the clock bits of the destinations left whose clock is behind
+          the timestamp (the others' syncs do nothing, now or later).
+        * Blocking: ``1`` when the block commutes with everything others may do to that
+          queue first. The block goes in at ``d``'s clock, behind every message no later
+          than it; blocks sort among all entries by timestamp whatever the tie-break, so
+          inserts commute. If no message on the queue is ahead of ``d``'s clock, the
+          block lands behind everything ``d`` could take, and a message someone else
+          queues later is either behind a sync of ``d``'s clock (a clock write, already
+          a conflict of the block's footprint) or no later than the clock, so ahead of
+          the block.
+        * Queueing: ``1`` when queueing the message commutes with everything others may
+          do to that queue first: with the tie-break by sender id, entries are kept
+          sorted, so inserts and block removals commute with each other; and ``d`` can
+          take entries only from in front of the message's own block, which sorts before
+          the message (its timestamp is later), so deliveries commute with it too.
+        * Otherwise ``0``.
+        """
         mid, phase, i, acc = tx
-        if phase == SYNCING or phase == SYNC_QUEUE:
-            clocks = state[CLOCKS]
-            clock = self.var["clock"]
-            behind = 0
-            for e in dests[i:]:
-                if clocks[e] < acc:
-                    behind |= clock[e]
-            return behind
         if phase == BLOCKING:
-            return int(self._block_commutes(state, dests[i]))
+            d = dests[i]
+            clock = state[CLOCKS][d]
+            for ts, rank, _m in state[QUEUES][d]:
+                if ts > clock and rank != BLOCK:
+                    return 0
+            return 1
         if phase == QUEUEING:
-            return int(self._queue_commutes(state, p, mid, dests[i], acc))
-        return 0
+            if self.tiebreak_by_sender:
+                for bts, rank, owner in state[QUEUES][dests[i]]:
+                    if owner == mid and rank == BLOCK:
+                        return 1 if acc > bts else 0
+            return 0
+        if phase == TICK:
+            return 0
+        clocks = state[CLOCKS]
+        clock = self.var["clock"]
+        behind = 0
+        for e in dests[i:]:
+            if clocks[e] < acc:
+                behind |= clock[e]
+        return behind
 
     def reduction_key(self, state: tuple) -> tuple:
         """Per peer, what :meth:`footprints` and the owners of the successors depend
@@ -289,21 +313,19 @@ class Bus1(PeerSpec):
         sent = state[GHOST][0]
         stride = self.stride
         dest_table = self.dest_table
+        refinement = self._tx_refinement
         key: list = [state[SIGNALS] > 0]
-        for p in range(self.peers):
-            tx = txs[p]
+        for p, tx in enumerate(txs):
             outbox = sent[p]
             if tx:
                 dmask = outbox[tx[0] % stride][0]
-                phase = tx[1]
-                refined = 0 if phase == TICK else self._tx_refinement(state, p, tx, dest_table[dmask])
-                key.append((dmask, phase, tx[2], len(outbox), refined))
+                key.append((dmask, tx[1], tx[2], len(outbox), refinement(state, p, tx, dest_table[dmask])))
             else:
                 queue = queues[p]
-                head = 0
                 if queue and queue[0][1] != BLOCK:
-                    head = 2 if self.head_stable(state, p) else 1
-                key.append((len(outbox), head))
+                    key.append((len(outbox), 2 if self.head_stable(state, p) else 1))
+                else:
+                    key.append((len(outbox), 0))
         return tuple(key)
 
     def _tx_footprint(self, p: int, dmask: int, phase: int, i: int) -> tuple[int, int, int, int, int, int]:
@@ -330,30 +352,6 @@ class Bus1(PeerSpec):
             lw |= w
             lu |= u
         return nr, nw, lr, lw, nu, lu
-
-    def _queue_commutes(self, state: tuple, p: int, mid: int, d: int, ts: int) -> bool:
-        """Whether queueing ``mid`` on ``d`` commutes with everything others may do to
-        ``d``'s queue first: with the tie-break by sender id, entries are kept sorted,
-        so inserts and block removals commute with each other; and ``d`` can take
-        entries only from in front of ``mid``'s own block, which sorts before the message
-        (its timestamp is later), so deliveries commute with it too."""
-        if not self.tiebreak_by_sender:
-            return False
-        for bts, rank, owner in state[QUEUES][d]:
-            if rank == BLOCK and owner == mid:
-                return ts > bts
-        return False
-
-    def _block_commutes(self, state: tuple, d: int) -> bool:
-        """Whether blocking ``d``'s queue commutes with everything others may do to that
-        queue first. The block goes in at ``d``'s clock, behind every message no later
-        than it; blocks sort among all entries by timestamp whatever the tie-break, so
-        inserts commute. If no message on the queue is ahead of ``d``'s clock, the block
-        lands behind everything ``d`` could take, and a message someone else queues
-        later is either behind a sync of ``d``'s clock (a clock write, already a conflict
-        of the block's footprint) or no later than the clock, so ahead of the block."""
-        clock = state[CLOCKS][d]
-        return all(ts <= clock for ts, rank, _m in state[QUEUES][d] if rank != BLOCK)
 
     def head_stable(self, state: tuple, p: int) -> bool:
         """With ``sync_sender``, every timestamp a transaction takes exceeds the clock it
