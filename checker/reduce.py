@@ -123,15 +123,16 @@ def stubborn(
     none of them is enabled or disabled by it. The smallest proper set found wins (ties:
     the one closed from the lowest process).
     """
-    hit = _choose(spec, _memo_for(spec), state, succ, visible)
+    hit = _choose(spec, _memo_for(spec, visible), state, succ, visible)
     return None if hit is None else (list(hit[0]), hit[1])
 
 
 def _choose(
     spec: Spec, memo: dict, state: State, succ: Sequence[tuple[tuple, State]], visible: int, rkey: Any = None
 ) -> tuple[tuple[int, ...], int] | None:
-    """:func:`stubborn`, memoised in ``memo`` (the spec's): the positions as a tuple
-    (shared, not to be changed). ``rkey``: ``state``'s reduction key, if known.
+    """:func:`stubborn`, memoised in ``memo`` (the spec's, for ``visible``): the
+    positions as a tuple (shared, not to be changed). ``rkey``: ``state``'s reduction
+    key, if known.
 
     The choice depends on nothing but the footprints, who owns which successor, and the
     visible mask; states repeat those patterns endlessly, so it is computed once per
@@ -147,9 +148,9 @@ def _choose(
         if None in actors or len(set(actors)) < 2:
             return None
         fps = _six(spec.footprints(state))
-        key: tuple = (tuple(fps), actors, visible)
+        key: Any = (_BY_FOOTPRINTS, tuple(fps), actors)  # the marker: no reduction key holds it
     else:
-        key = (rkey, visible)
+        key = rkey
     hit = memo.get(key, _MISSING)
     if hit is _MISSING:
         if actors is None:
@@ -174,18 +175,22 @@ def _six(fps: Sequence[tuple[int, ...]]) -> list[tuple[int, int, int, int, int, 
     return list(fps)
 
 
-def _memo_for(spec: Spec) -> dict:
-    """The stubborn-set memo of ``spec`` (a reduction key means something only to the
-    spec instance that made it)."""
-    memo = _MEMOS.get(spec)
+def _memo_for(spec: Spec, visible: int) -> dict:
+    """The stubborn-set memo of ``spec`` for the visible mask ``visible`` (a reduction
+    key means something only to the spec instance that made it)."""
+    memos = _MEMOS.get(spec)
+    if memos is None:
+        memos = _MEMOS[spec] = {}
+    memo = memos.get(visible)
     if memo is None:
-        memo = _MEMOS[spec] = {}
+        memo = memos[visible] = {}
     return memo
 
 
 _MISSING = object()
+_BY_FOOTPRINTS = object()
 _MEMO_LIMIT = 1 << 16
-_MEMOS: WeakKeyDictionary[Spec, dict] = WeakKeyDictionary()
+_MEMOS: WeakKeyDictionary[Spec, dict[int, dict]] = WeakKeyDictionary()
 
 
 def _stubborn(
@@ -247,11 +252,9 @@ class Expander:
         self.red = red
 
     def expand(self, states: Sequence[State], full: bool = False):
-        """Successors of ``states``: ``(hashes, owner, pos, succ, counts, reduced)``.
+        """Successors of ``states``: ``(owner, pos, succ, counts, reduced)``.
 
-        ``hashes`` (Python ``hash`` values, not yet mixed; for symmetry the orbit
-        minimum of mixed fingerprints is taken in :meth:`fingerprints`), ``owner`` the
-        position in ``states`` of each successor's parent, ``pos`` its action position,
+        ``owner`` the position in ``states`` of each successor's parent, ``pos`` its action position,
         ``succ`` the successor states, ``counts`` the number of successors per state,
         ``reduced`` whether each state got a proper ample set.
         """
@@ -259,8 +262,9 @@ class Expander:
         next_states = spec.next_states
         por = self.red.por and not full
         visible = self.red.visible
-        memo = _memo_for(spec)
+        memo = _memo_for(spec, visible)
         reduction_key = spec.reduction_key if por else None
+        next_states_of = spec.next_states_of
         owner: list[int] = []
         pos: list[int] = []
         succ: list = []
@@ -268,18 +272,23 @@ class Expander:
         reduced: list[bool] = []
         for k, s in enumerate(states):
             rkey = reduction_key(s) if reduction_key is not None else None
-            if rkey is not None and (found := memo.get((rkey, visible), _MISSING)) is not _MISSING:
+            if rkey is not None and (found := memo.get(rkey, _MISSING)) is not _MISSING:
                 # A known pattern: generate only the chosen processes' successors.
                 out = None
                 if found is not None:
                     chosen, members = found
-                    some = spec.next_states_of(s, members)
+                    some = next_states_of(s, members)
                     if len(some) != len(chosen):
                         raise RuntimeError(f"{spec.name}: reduction key does not decide the successors' owners")
                     n = len(chosen)
-                    owner.extend([k] * n)
-                    pos.extend(chosen)
-                    succ.extend([t for _l, t in some])
+                    if n == 1:  # the common case: one process, one step
+                        owner.append(k)
+                        pos.append(chosen[0])
+                        succ.append(some[0][1])
+                    else:
+                        owner.extend([k] * n)
+                        pos.extend(chosen)
+                        succ.extend([t for _l, t in some])
                     reduced.append(True)
                     counts.append(n)
                     continue

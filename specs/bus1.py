@@ -50,6 +50,13 @@ BLOCKING, TICK, SYNCING, QUEUEING, SYNC_QUEUE = 0, 1, 2, 3, 4
 CLOCKS, QUEUES, TXS, GHOST, KNOW, SIGNALS = range(6)
 
 
+def _put(values: tuple, i: int, value: Any) -> tuple:
+    """``values`` with item ``i`` replaced (cheaper than slicing and concatenating)."""
+    out = list(values)
+    out[i] = value
+    return tuple(out)
+
+
 class Bus1(PeerSpec):
     name = "bus1"
     summary = "bus1's ordering algorithm from the wiki: per-queue Lamport clocks, blocks, multicast"
@@ -114,10 +121,10 @@ class Bus1(PeerSpec):
                         ("deliver", p, mid),
                         (
                             clocks,
-                            queues[:p] + (queue[1:],) + queues[p + 1 :],
+                            _put(queues, p, queue[1:]),
                             txs,
                             ghost_event(ghost, p, DELIVER, mid),
-                            know[:p] + (k,) + know[p + 1 :],
+                            _put(know, p, k),
                             signals,
                         ),
                     )
@@ -129,7 +136,7 @@ class Bus1(PeerSpec):
                 out.append(
                     (
                         ("send", p, mid, dmask),
-                        (clocks, queues, txs[:p] + (tx,) + txs[p + 1 :], ghost_send(ghost, p, mid, dmask, know[p]), know, signals),
+                        (clocks, queues, _put(txs, p, tx), ghost_send(ghost, p, mid, dmask, know[p]), know, signals),
                     )
                 )
             if signals:
@@ -140,7 +147,7 @@ class Bus1(PeerSpec):
                     out.append(
                         (
                             ("signal", p, q),
-                            (clocks, queues, txs, ghost_signal(ghost, p, q), know[:q] + (kq,) + know[q + 1 :], signals - 1),
+                            (clocks, queues, txs, ghost_signal(ghost, p, q), _put(know, q, kq), signals - 1),
                         )
                     )
         return out
@@ -158,38 +165,38 @@ class Bus1(PeerSpec):
             if self.block_destinations:
                 q = list(queues[d])
                 insort(q, (c, BLOCK, mid))
-                queues = queues[:d] + (tuple(q),) + queues[d + 1 :]
+                queues = _put(queues, d, tuple(q))
             acc = c if c > acc else acc
             ntx = (mid, TICK, 0, acc) if i + 1 == len(dests) else (mid, BLOCKING, i + 1, acc)
-            return ("block", p, d, mid), (clocks, queues, txs[:p] + (ntx,) + txs[p + 1 :], ghost, know, signals)
+            return ("block", p, d, mid), (clocks, queues, _put(txs, p, ntx), ghost, know, signals)
         if phase == TICK:
             base = clocks[p]
             if self.sync_sender and acc > base:
                 base = acc
             ts = base + 1
             nxt = SYNCING if self.sync_receivers_before_queueing else SYNC_QUEUE
-            clocks = clocks[:p] + (ts,) + clocks[p + 1 :]
-            return ("tick", p, mid), (clocks, queues, txs[:p] + ((mid, nxt, 0, ts),) + txs[p + 1 :], ghost, know, signals)
+            clocks = _put(clocks, p, ts)
+            return ("tick", p, mid), (clocks, queues, _put(txs, p, (mid, nxt, 0, ts)), ghost, know, signals)
         d = dests[i]
         last = i + 1 == len(dests)
         if phase == SYNCING:
             if clocks[d] < acc:
-                clocks = clocks[:d] + (acc,) + clocks[d + 1 :]
+                clocks = _put(clocks, d, acc)
             ntx = (mid, QUEUEING, 0, acc) if last else (mid, SYNCING, i + 1, acc)
-            return ("sync", p, d, mid), (clocks, queues, txs[:p] + (ntx,) + txs[p + 1 :], ghost, know, signals)
+            return ("sync", p, d, mid), (clocks, queues, _put(txs, p, ntx), ghost, know, signals)
         # QUEUEING, or SYNC_QUEUE in the mutant that syncs each destination just before queueing.
         label = "queue"
         if phase == SYNC_QUEUE:
             label = "sync_queue"
             if clocks[d] < acc:
-                clocks = clocks[:d] + (acc,) + clocks[d + 1 :]
-        queues = queues[:d] + (self._enqueue(queues[d], acc, p, mid),) + queues[d + 1 :]
+                clocks = _put(clocks, d, acc)
+        queues = _put(queues, d, self._enqueue(queues[d], acc, p, mid))
         if last:
             ntx = 0
-            know = know[:p] + (know[p] | (1 << mid),) + know[p + 1 :]
+            know = _put(know, p, know[p] | (1 << mid))
         else:
             ntx = (mid, phase, i + 1, acc)
-        return (label, p, d, mid), (clocks, queues, txs[:p] + (ntx,) + txs[p + 1 :], ghost, know, signals)
+        return (label, p, d, mid), (clocks, queues, _put(txs, p, ntx), ghost, know, signals)
 
     def _enqueue(self, queue: tuple, ts: int, sender: int, mid: int) -> tuple:
         q = [e for e in queue if not (e[1] == BLOCK and e[2] == mid)]

@@ -101,7 +101,7 @@ def test_memoised_expansion_is_the_cold_one(constants: dict, props: list | None)
     assert reductions.por
     states = sample_states(spec, seed=7)
     expander = Expander(spec, reductions)
-    red._memo_for(spec).clear()
+    red._memo_for(spec, reductions.visible).clear()
     expander.expand(states)  # warms the memo
     owner, pos, succ, counts, reduced = expander.expand(states)
     at = 0

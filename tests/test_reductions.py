@@ -249,7 +249,7 @@ def test_stubborn_choices_are_memoised() -> None:
     for _ in range(6):  # a few steps in, so that transactions are under way
         state = spec.next_states(state)[0][1]
     succ = spec.next_states(state)
-    memo = red._memo_for(spec)
+    memo = red._memo_for(spec, 0)
     memo.clear()
     cold = red.stubborn(spec, state, succ, 0)
     assert cold is not None and len(memo) == 1
