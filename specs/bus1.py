@@ -244,7 +244,8 @@ class Bus1(PeerSpec):
         commute with each other); a sync to a timestamp its clock already reaches does
         nothing, and since clocks never go back it never will, so once the timestamp is
         known such syncs are left out. Queueing a message behind its own block and
-        blocking a queue nothing can overtake drop the queue (see ``_tx_refinement``)."""
+        blocking a queue nothing can overtake drop the queue (see ``_queue_commutes``,
+        ``_block_commutes``)."""
         mid, phase, i, acc = tx
         dmask = state[GHOST][0][p][mid % self.stride][0]
         key = (p, dmask, phase, i)  # not the message id: unicast sends vary their destination
@@ -252,88 +253,24 @@ class Bus1(PeerSpec):
         if base is None:
             base = self._fp_cache[key] = self._tx_footprint(p, dmask, phase, i)
         nr, nw, lr, lw, nu, lu = base
-        if phase != TICK:
-            refined = self._tx_refinement(state, p, tx, self.dest_table[dmask])
+        if phase >= SYNCING or phase == BLOCKING:
+            dests = self.dest_table[dmask]
+            d = dests[i]
             if phase == SYNCING or phase == SYNC_QUEUE:
-                lu = refined
+                clocks = state[CLOCKS]
+                clock = self.var["clock"]
+                lu = 0
+                for e in dests[i:]:
+                    if clocks[e] < acc:
+                        lu |= clock[e]
                 nu &= lu
-            elif refined:
-                q = ~self.var["queue"][self.dest_table[dmask][i]]
+            if (phase == QUEUEING and self._queue_commutes(state, p, mid, d, acc)) or (
+                phase == BLOCKING and self._block_commutes(state, d)
+            ):
+                q = ~self.var["queue"][d]
                 nr &= q
                 nw &= q
         return nr, nw, lr, lw, nu, lu
-
-    def _tx_refinement(self, state: tuple, p: int, tx: tuple, dests: tuple[int, ...]) -> int:
-        """All :meth:`tx_footprint` reads of ``state`` beyond ``p``, its destinations, the
-        phase and the index (hot: :meth:`reduction_key` calls it for every peer inside a
-        transaction).
-
-        * Sync phases: the clock bits of the destinations left whose clock is behind
-          the timestamp (the others' syncs do nothing, now or later).
-        * Blocking: ``1`` when the block commutes with everything others may do to that
-          queue first. The block goes in at ``d``'s clock, behind every message no later
-          than it; blocks sort among all entries by timestamp whatever the tie-break, so
-          inserts commute. If no message on the queue is ahead of ``d``'s clock, the
-          block lands behind everything ``d`` could take, and a message someone else
-          queues later is either behind a sync of ``d``'s clock (a clock write, already
-          a conflict of the block's footprint) or no later than the clock, so ahead of
-          the block.
-        * Queueing: ``1`` when queueing the message commutes with everything others may
-          do to that queue first: with the tie-break by sender id, entries are kept
-          sorted, so inserts and block removals commute with each other; and ``d`` can
-          take entries only from in front of the message's own block, which sorts before
-          the message (its timestamp is later), so deliveries commute with it too.
-        * Otherwise ``0``.
-        """
-        mid, phase, i, acc = tx
-        if phase == BLOCKING:
-            d = dests[i]
-            clock = state[CLOCKS][d]
-            for ts, rank, _m in state[QUEUES][d]:
-                if ts > clock and rank != BLOCK:
-                    return 0
-            return 1
-        if phase == QUEUEING:
-            if self.tiebreak_by_sender:
-                for bts, rank, owner in state[QUEUES][dests[i]]:
-                    if owner == mid and rank == BLOCK:
-                        return 1 if acc > bts else 0
-            return 0
-        if phase == TICK:
-            return 0
-        clocks = state[CLOCKS]
-        clock = self.var["clock"]
-        behind = 0
-        for e in dests[i:]:
-            if clocks[e] < acc:
-                behind |= clock[e]
-        return behind
-
-    def reduction_key(self, state: tuple) -> tuple:
-        """Per peer, what :meth:`footprints` and the owners of the successors depend
-        on: for a peer inside a transaction (one step enabled) its destinations, phase,
-        index, sends started and :meth:`_tx_refinement`; for an idle peer its sends
-        started and whether its head can be delivered (``2`` when it is also
-        :meth:`head_stable`); and whether signals are left (each idle peer may signal
-        each other idle peer)."""
-        queues, txs = state[QUEUES], state[TXS]
-        sent = state[GHOST][0]
-        stride = self.stride
-        dest_table = self.dest_table
-        refinement = self._tx_refinement
-        key: list = [state[SIGNALS] > 0]
-        for p, tx in enumerate(txs):
-            outbox = sent[p]
-            if tx:
-                dmask = outbox[tx[0] % stride][0]
-                key.append((dmask, tx[1], tx[2], len(outbox), refinement(state, p, tx, dest_table[dmask])))
-            else:
-                queue = queues[p]
-                if queue and queue[0][1] != BLOCK:
-                    key.append((len(outbox), 2 if self.head_stable(state, p) else 1))
-                else:
-                    key.append((len(outbox), 0))
-        return tuple(key)
 
     def _tx_footprint(self, p: int, dmask: int, phase: int, i: int) -> tuple[int, int, int, int, int, int]:
         dests = self.dest_table[dmask]
@@ -359,6 +296,79 @@ class Bus1(PeerSpec):
             lw |= w
             lu |= u
         return nr, nw, lr, lw, nu, lu
+
+    def _queue_commutes(self, state: tuple, p: int, mid: int, d: int, ts: int) -> bool:
+        """Whether queueing ``mid`` on ``d`` commutes with everything others may do to
+        ``d``'s queue first: with the tie-break by sender id, entries are kept sorted,
+        so inserts and block removals commute with each other; and ``d`` can take
+        entries only from in front of ``mid``'s own block, which sorts before the message
+        (its timestamp is later), so deliveries commute with it too."""
+        if not self.tiebreak_by_sender:
+            return False
+        for bts, rank, owner in state[QUEUES][d]:
+            if rank == BLOCK and owner == mid:
+                return ts > bts
+        return False
+
+    def _block_commutes(self, state: tuple, d: int) -> bool:
+        """Whether blocking ``d``'s queue commutes with everything others may do to that
+        queue first. The block goes in at ``d``'s clock, behind every message no later
+        than it; blocks sort among all entries by timestamp whatever the tie-break, so
+        inserts commute. If no message on the queue is ahead of ``d``'s clock, the block
+        lands behind everything ``d`` could take, and a message someone else queues
+        later is either behind a sync of ``d``'s clock (a clock write, already a conflict
+        of the block's footprint) or no later than the clock, so ahead of the block."""
+        clock = state[CLOCKS][d]
+        return all(ts <= clock for ts, rank, _m in state[QUEUES][d] if rank != BLOCK)
+
+    def reduction_key(self, state: tuple) -> tuple:
+        """Per peer, what :meth:`footprints` and the owners of the successors depend
+        on: for a peer inside a transaction (one step enabled) its destinations, phase,
+        index and sends started, and what :meth:`tx_footprint` reads of the rest of the
+        state (for a sync phase, which destinations left are behind the timestamp; for
+        blocking, :meth:`_block_commutes`; for queueing, :meth:`_queue_commutes`); for an
+        idle peer its sends started and whether its head can be delivered (``2`` when it
+        is also :meth:`head_stable`); and whether signals are left (each idle peer may
+        signal each other idle peer). Hot, so those helpers are inlined here; the tests
+        compare the key with freshly computed footprints."""
+        clocks, queues, txs, ghost, _know, signals = state
+        sent = ghost[0]
+        stride = self.stride
+        dest_table = self.dest_table
+        by_sender = self.tiebreak_by_sender
+        key: list = [signals > 0]
+        for p, tx in enumerate(txs):
+            outbox = sent[p]
+            if tx:
+                mid, phase, i, acc = tx
+                dmask = outbox[mid % stride][0]
+                refined = 0
+                if phase == SYNCING or phase == SYNC_QUEUE:
+                    for e in dest_table[dmask][i:]:
+                        if clocks[e] < acc:
+                            refined |= 1 << e
+                elif phase == QUEUEING:
+                    if by_sender:
+                        for bts, rank, owner in queues[dest_table[dmask][i]]:
+                            if owner == mid and rank == BLOCK:
+                                refined = acc > bts
+                                break
+                elif phase == BLOCKING:
+                    d = dest_table[dmask][i]
+                    clock = clocks[d]
+                    refined = 1
+                    for ts, rank, _m in queues[d]:
+                        if ts > clock and rank != BLOCK:
+                            refined = 0
+                            break
+                key.append((dmask, phase, i, len(outbox), refined))
+            else:
+                queue = queues[p]
+                if queue and queue[0][1] != BLOCK:
+                    key.append((len(outbox), 2 if self.head_stable(state, p) else 1))
+                else:
+                    key.append((len(outbox), 0))
+        return tuple(key)
 
     def head_stable(self, state: tuple, p: int) -> bool:
         """With ``sync_sender``, every timestamp a transaction takes exceeds the clock it
