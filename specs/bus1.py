@@ -84,6 +84,7 @@ class Bus1(PeerSpec):
     def configure(self) -> None:
         self._memo: tuple[object, list] = ((), [])
         self._fp_cache: dict[tuple, tuple[int, int, int, int, int, int]] = {}
+        self.everyone = (1 << self.peers) - 1
 
     # -- states -----------------------------------------------------------------------
 
@@ -97,16 +98,14 @@ class Bus1(PeerSpec):
         return self.dest_table[mask]
 
     def next_states(self, state: tuple) -> list[tuple[tuple, tuple]]:
-        return self.next_states_of(state, -1)
+        return self.next_states_of(state, self.everyone)
 
     def next_states_of(self, state: tuple, processes: int) -> list[tuple[tuple, tuple]]:
         clocks, queues, txs, ghost, know, signals = state
         sent = ghost[0]
         out: list[tuple[tuple, tuple]] = []
         n = self.peers
-        for p in range(n):
-            if not processes >> p & 1:
-                continue
+        for p in self.dest_table[processes & self.everyone]:
             tx = txs[p]
             if tx:
                 out.append(self._step(state, p, tx))
