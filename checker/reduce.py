@@ -101,6 +101,13 @@ def plan(spec: Spec, props: Sequence[Property], symmetry: bool, por: bool) -> tu
     return Reductions(group, use_por, visible, use_por and visible != 0), notes
 
 
+_MISSING = object()
+_UNKNOWN = object()
+_BY_FOOTPRINTS = object()
+_MEMO_LIMIT = 1 << 16
+_MEMOS: WeakKeyDictionary[Spec, dict[int, dict]] = WeakKeyDictionary()
+
+
 def ample(spec: Spec, state: State, succ: Sequence[tuple[tuple, State]], visible: int) -> list[int] | None:
     """Positions in ``succ`` of the smallest stubborn set found, or ``None`` (expand
     fully); see :func:`stubborn`."""
@@ -128,44 +135,55 @@ def stubborn(
 
 
 def _choose(
-    spec: Spec, memo: dict, state: State, succ: Sequence[tuple[tuple, State]], visible: int, rkey: Any = None
+    spec: Spec, memo: dict, state: State, succ: Sequence[tuple[tuple, State]], visible: int, rkey: Any = _UNKNOWN
 ) -> tuple[tuple[int, ...], int] | None:
-    """:func:`stubborn`, memoised in ``memo`` (the spec's, for ``visible``): the
-    positions as a tuple (shared, not to be changed). ``rkey``: ``state``'s reduction
-    key, if known.
+    """:func:`stubborn`, memoised in ``memo`` (the spec's, for ``visible``), with the
+    positions as a tuple (shared: not to be changed); ``rkey`` is ``state``'s reduction
+    key when the caller has it.
 
     The choice depends on nothing but the footprints, who owns which successor, and the
     visible mask; states repeat those patterns endlessly, so it is computed once per
     pattern. The memo is keyed by the spec's reduction key when it has one (equal keys,
     equal footprints and owners), else by the footprints and owners themselves.
     """
-    if rkey is None:
+    if rkey is _UNKNOWN:
         rkey = spec.reduction_key(state)
-    actors = None
-    if rkey is None:
-        actor = spec.actor
-        actors = tuple([actor(label) for label, _t in succ])
-        if None in actors or len(set(actors)) < 2:
-            return None
-        fps = _six(spec.footprints(state))
-        key: Any = (_BY_FOOTPRINTS, tuple(fps), actors)  # the marker: no reduction key holds it
-    else:
-        key = rkey
+    if rkey is not None:
+        hit = memo.get(rkey, _MISSING)
+        if hit is _MISSING:
+            hit = _remember(memo, rkey, _fresh(spec, state, succ, visible))
+        return hit
+    actors = _actors(spec, succ)
+    if None in actors or len(set(actors)) < 2:
+        return None
+    fps = _six(spec.footprints(state))
+    key = (_BY_FOOTPRINTS, tuple(fps), actors)  # the marker: no reduction key holds it
     hit = memo.get(key, _MISSING)
     if hit is _MISSING:
-        if actors is None:
-            actor = spec.actor
-            actors = tuple([actor(label) for label, _t in succ])
-            if None in actors or len(set(actors)) < 2:
-                hit = None
-            else:
-                hit = _stubborn(_six(spec.footprints(state)), actors, visible)
-        else:
-            hit = _stubborn(fps, actors, visible)
-        if len(memo) >= _MEMO_LIMIT:
-            memo.clear()
-        memo[key] = hit
-    return hit  # type: ignore[return-value]
+        hit = _remember(memo, key, _stubborn(fps, actors, visible))
+    return hit
+
+
+def _fresh(
+    spec: Spec, state: State, succ: Sequence[tuple[tuple, State]], visible: int
+) -> tuple[tuple[int, ...], int] | None:
+    """The choice of :func:`stubborn` computed from scratch."""
+    actors = _actors(spec, succ)
+    if None in actors or len(set(actors)) < 2:
+        return None
+    return _stubborn(_six(spec.footprints(state)), actors, visible)
+
+
+def _actors(spec: Spec, succ: Sequence[tuple[tuple, State]]) -> tuple[int | None, ...]:
+    actor = spec.actor
+    return tuple([actor(label) for label, _t in succ])
+
+
+def _remember(memo: dict, key: Any, hit: Any) -> Any:
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = hit
+    return hit
 
 
 def _six(fps: Sequence[tuple[int, ...]]) -> list[tuple[int, int, int, int, int, int]]:
@@ -185,12 +203,6 @@ def _memo_for(spec: Spec, visible: int) -> dict:
     if memo is None:
         memo = memos[visible] = {}
     return memo
-
-
-_MISSING = object()
-_BY_FOOTPRINTS = object()
-_MEMO_LIMIT = 1 << 16
-_MEMOS: WeakKeyDictionary[Spec, dict[int, dict]] = WeakKeyDictionary()
 
 
 def _stubborn(
@@ -254,9 +266,12 @@ class Expander:
     def expand(self, states: Sequence[State], full: bool = False):
         """Successors of ``states``: ``(owner, pos, succ, counts, reduced)``.
 
-        ``owner`` the position in ``states`` of each successor's parent, ``pos`` its action position,
-        ``succ`` the successor states, ``counts`` the number of successors per state,
-        ``reduced`` whether each state got a proper ample set.
+        ``owner`` the position in ``states`` of each successor's parent, ``pos`` its
+        action position, ``succ`` the successor states, ``counts`` the number of
+        successors per state, ``reduced`` whether each state got a proper ample set.
+        With a reduction key (:meth:`checker.spec.Spec.reduction_key`) already in the
+        memo, only the chosen processes' successors are generated; their positions are
+        still those of the full :meth:`~checker.spec.Spec.next_states` list.
         """
         spec = self.spec
         next_states = spec.next_states
