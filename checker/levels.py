@@ -40,6 +40,7 @@ from checker.errors import InputError
 from checker.evaluate import Evaluator
 from checker.fingerprint import check_vocabulary
 from checker.frontier import Frontier, decode
+from checker.lanes import LaneLevel, Lanes
 from checker.memory import current_rss, peak_rss, reset_peak
 from checker.reduce import Expander, Reductions
 from checker.spec import Property, Spec
@@ -56,6 +57,10 @@ SPILL_AFTER = 1_000_000
 """A level of more states than this goes to disk (without an explicit ``spill_dir``)."""
 
 VOCABULARY_CHECKS = 1000
+
+RAW_LANE = 250_000
+"""States a worker keeps as objects; past this it encodes its segments (see
+:mod:`checker.lanes`)."""
 
 
 _WORKER: Expander | None = None
@@ -138,7 +143,20 @@ def search_levels(
     elif spill_after is None:
         spill_after = 0
 
-    def new_frontier() -> Frontier:
+    # With workers, each keeps its share of every level (checker.lanes) and this process
+    # merges fingerprints only. The cycle proviso needs the states here, and an explicit
+    # spill directory asks for the frontier on disk: those keep a pool of workers that
+    # expand chunks of a frontier held here.
+    lanes = None
+    pool = None
+    worker_peak = 0  # the workers' own peak memory (lanes)
+    searched = False  # the search loop ended without an exception
+    if workers > 1 and not reductions.proviso and own_spill:
+        lanes = Lanes(workers, expander, props, CHUNK, RAW_LANE)
+
+    def new_frontier() -> Frontier | LaneLevel:
+        if lanes is not None:
+            return LaneLevel(lanes)
         return Frontier(spill_dir, raw=RAW_FRONTIER, spill_after=spill_after)
 
     def record(found: list[tuple[str, str]], index: int) -> None:
@@ -147,48 +165,58 @@ def search_levels(
                 decisions[name] = decision_cls(index, sentence)
                 evaluator.decide(name)
 
-    frontier = new_frontier()
-    level_start = 0
-    depth = 0
-    transitions = 0
-    elapsed_before = 0.0
-    loaded = _load_checkpoint(ckpt, ident, spill_dir, spill_after) if (ckpt is not None and resume) else None
-    if loaded is not None:
-        meta, fps, parents, actions, frontier = loaded
-        outcome.maybe_cyclic = meta.get("maybe_cyclic", False)
-        store.table.reserve(len(fps))
-        store.table.insert(fps)
-        store.parents.extend(parents)
-        store.actions.extend(actions)
-        level_start, depth, transitions = meta["level_start"], meta["depth"], meta["transitions"]
-        outcome.initial_states = meta["initial_states"]
-        elapsed_before = meta["seconds"]
-        for name, (index, sentence) in meta["decisions"].items():
-            record([(name, sentence)], index)
-    else:
-        inits = list(spec.init_states())
-        for s in inits:
-            problem = check_vocabulary(s)
-            if problem:
-                raise spec_error(f"{spec.name}: initial {problem}")
-        fps = expander.fingerprints(inits)
-        level: list = []
-        for i, s in enumerate(inits):
-            idx = store.add(int(fps[i]), -1, i)
-            if idx < 0:
-                continue
-            key = history_key(s) if history_key else None
-            record(evaluator.on_state(s, key, None), idx)
-            level.append(s)
-        outcome.initial_states = len(level)
-        for i in range(0, len(level), CHUNK):
-            frontier.append(level[i : i + CHUNK])
-        frontier.seal()
+    try:
+        frontier = new_frontier()
+        level_start = 0
+        depth = 0
+        transitions = 0
+        elapsed_before = 0.0
+        loaded = _load_checkpoint(ckpt, ident, spill_dir, spill_after) if (ckpt is not None and resume) else None
+        if loaded is not None:
+            meta, fps, parents, actions, frontier = loaded
+            outcome.maybe_cyclic = meta.get("maybe_cyclic", False)
+            store.table.reserve(len(fps))
+            store.table.insert(fps)
+            store.parents.extend(parents)
+            store.actions.extend(actions)
+            level_start, depth, transitions = meta["level_start"], meta["depth"], meta["transitions"]
+            outcome.initial_states = meta["initial_states"]
+            elapsed_before = meta["seconds"]
+            for name, (index, sentence) in meta["decisions"].items():
+                record([(name, sentence)], index)
+            if lanes is not None:
+                held = new_frontier()
+                for chunk in frontier:
+                    held.append(decode(chunk))
+                frontier.discard()
+                frontier = held.seal()
+        else:
+            inits = list(spec.init_states())
+            for s in inits:
+                problem = check_vocabulary(s)
+                if problem:
+                    raise spec_error(f"{spec.name}: initial {problem}")
+            fps = expander.fingerprints(inits)
+            level: list = []
+            for i, s in enumerate(inits):
+                idx = store.add(int(fps[i]), -1, i)
+                if idx < 0:
+                    continue
+                key = history_key(s) if history_key else None
+                record(evaluator.on_state(s, key, None), idx)
+                level.append(s)
+            outcome.initial_states = len(level)
+            for i in range(0, len(level), CHUNK):
+                frontier.append(level[i : i + CHUNK])
+            frontier.seal()
+    except BaseException:
+        if lanes is not None:
+            lanes.close()
+        raise
 
     deadline = None if bounds.time_limit is None else started + bounds.time_limit
     vocabulary_checks = VOCABULARY_CHECKS
-    pool = None
-    if workers > 1:
+    if workers > 1 and lanes is None:
         pool = multiprocessing.get_context("fork").Pool(workers, initializer=_init_worker, initargs=(expander,))
     last_checkpoint = time.monotonic()
     stop = stop_when_decided and evaluator.done
@@ -214,30 +242,44 @@ def search_levels(
             pending: list = []
             base = level_start
             results: Iterator[tuple]
-            if pool is not None:
+            if lanes is not None:
+                assert isinstance(frontier, LaneLevel)
+                results = ((None, r) for r in lanes.run(frontier, frozenset(evaluator.open)))
+            elif pool is not None:
                 # Two sequential readers of the level: one feeds the workers, one the merge.
                 results = zip(frontier, pool.imap(_expand_remote, frontier))
             else:
                 results = ((c, _expand_local(expander, c)) for c in frontier)
             done_parents = 0
             for chunk, res in results:
-                owner, pos, succ, counts, reduced, fps = res[:6]
-                states = res[6] if len(res) > 6 else None
-                if isinstance(succ, bytes):
-                    succ = pickle.loads(succ)
-                if states is None and (0 in counts or reductions.proviso or history_key is not None):
-                    states = _states(chunk)
-                if reductions.proviso:
-                    owner, pos, succ, counts, fps = _proviso(expander, store, states, owner, pos, succ, counts, reduced, fps)
-                owner_a = np.asarray(owner, dtype=np.int64)
-                pos_a = np.asarray(pos, dtype=np.int64)
+                if lanes is not None:
+                    # Worker w's unit: the states stay there; findings come with it.
+                    w, unit, pos_a, counts_a, fps, on_succ, on_terminal, problem = res
+                    if problem:
+                        raise spec_error(f"{spec.name}: {problem}")
+                    owner_a = np.repeat(np.arange(len(counts_a), dtype=np.int64), counts_a)
+                    counts = counts_a.tolist()
+                    states = None
+                else:
+                    owner, pos, succ, counts, reduced, fps = res[:6]
+                    states = res[6] if len(res) > 6 else None
+                    if isinstance(succ, bytes):
+                        succ = pickle.loads(succ)
+                    if states is None and (0 in counts or reductions.proviso or history_key is not None):
+                        states = _states(chunk)
+                    if reductions.proviso:
+                        owner, pos, succ, counts, fps = _proviso(
+                            expander, store, states, owner, pos, succ, counts, reduced, fps
+                        )
+                    owner_a = np.asarray(owner, dtype=np.int64)
+                    pos_a = np.asarray(pos, dtype=np.int64)
                 if pos_a.size and pos_a.max() > 0xFFFF:
                     raise spec_error(f"{spec.name}: more than 65535 enabled actions in one state")
                 first = len(store)
                 if at_depth_bound:
                     if len(fps) and not store.table.contains(fps).all():
                         outcome.bound = "max_depth"
-                    transitions += len(succ)
+                    transitions += len(fps)
                     new = np.zeros(0, dtype=np.int64)
                 else:
                     new = store.add_batch(fps, owner_a + base, pos_a)
@@ -249,9 +291,18 @@ def search_levels(
                             outcome.maybe_cyclic = True
                 j = 0
                 offset = 0
+                new_a = new
                 new = new.tolist()
                 nnew = len(new)
                 limit = nnew if max_states is None else min(nnew, max_states - first)
+                nparents = len(counts)
+                if lanes is not None and nnew <= limit and not _matters(on_succ, on_terminal, decisions):
+                    # Nothing in this unit decides a property or meets a bound: merge it
+                    # whole (what the loop below does state by state).
+                    if not at_depth_bound:
+                        transitions += int(counts_a.sum())
+                    j = nnew
+                    counts = []
                 checks = bool(evaluator.state_checks or evaluator.history_checks)
                 on_state = evaluator.on_state
                 append = pending.append
@@ -259,7 +310,10 @@ def search_levels(
                     idx = base + k
                     s = states[k] if states is not None else None
                     if n == 0:
-                        if evaluator.terminal_state or evaluator.terminal_history:
+                        if lanes is not None:
+                            if k in on_terminal:
+                                record(on_terminal[k], idx)
+                        elif evaluator.terminal_state or evaluator.terminal_history:
                             key = history_key(s) if history_key else None
                             record(evaluator.on_terminal(s, key), idx)
                         # A terminal state does not end the level by itself: as the
@@ -277,6 +331,11 @@ def search_levels(
                             transitions -= end - new[j] - 1
                             stop = True
                             break
+                        if lanes is not None:
+                            if new[j] in on_succ:
+                                record(on_succ[new[j]], first + j)
+                            j += 1
+                            continue
                         t = succ[new[j]]
                         if vocabulary_checks:
                             vocabulary_checks -= 1
@@ -299,12 +358,17 @@ def search_levels(
                     if stop or (stop_when_decided and evaluator.done):
                         stop = True
                         break
+                if lanes is not None:
+                    next_len += j  # the next level's states so far (held by the workers)
                 if stop:
                     store.parents.truncate(first + j if not at_depth_bound else len(store))
                     store.actions.truncate(len(store.parents))
                     break
-                base += len(counts)
-                done_parents += len(counts)
+                if lanes is not None:
+                    assert isinstance(next_frontier, LaneLevel)
+                    next_frontier.keep(w, unit, new_a[:j])
+                base += nparents
+                done_parents += nparents
                 if deadline is not None and time.monotonic() > deadline:
                     outcome.bound = "time_limit"
                     stop = True
@@ -332,10 +396,15 @@ def search_levels(
             if deadline is not None and frontier and time.monotonic() > deadline:
                 outcome.bound = "time_limit"
                 stop = True
+        searched = True
     finally:
         if pool is not None:
             pool.terminate()
             pool.join()
+        if lanes is not None:
+            if searched:
+                worker_peak = lanes.peak_bytes()
+            lanes.close()
         remaining = bool(frontier)
         frontier.discard()
         next_frontier.discard()
@@ -346,9 +415,17 @@ def search_levels(
     outcome.depth = depth + 1 if len(store) else 0
     outcome.complete = outcome.bound is None and not (stop and remaining)
     outcome.seconds = elapsed_before + time.monotonic() - started
-    outcome.peak_memory_bytes = max(peak_rss() - baseline, 0)
+    outcome.peak_memory_bytes = max(peak_rss() - baseline, 0) + worker_peak
     outcome.store_bytes = store.nbytes()
     return outcome
+
+
+def _matters(on_succ: dict, on_terminal: dict, decisions: dict) -> bool:
+    """Whether a worker's findings include a property not decided yet."""
+    for found in (*on_succ.values(), *on_terminal.values()):
+        if any(name not in decisions for name, _sentence in found):
+            return True
+    return False
 
 
 def _proviso(expander: Expander, store: CompactStore, states, owner, pos, succ, counts, reduced, fps):

@@ -1,0 +1,163 @@
+"""Parallel workers that keep their share of the frontier (checker.lanes).
+
+With ``--workers N`` and no cycle proviso, states stay in the worker processes and the
+merging process sees fingerprints only. Results must be those of one process: counts,
+depth, bound, verdicts, explanations and traces.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import checker.levels as levels
+from checker.bfs import Bounds, SpecError, search
+from checker.lanes import Lanes
+from checker.model import load_model, model_from_dict
+from checker.run import Options, check_model
+from checker.spec import Spec
+from tests.toyspecs import Grid
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def summary(result) -> tuple:
+    props = {n: (p.status, p.explanation, [s.label for s in (p.trace or [])]) for n, p in result.properties.items()}
+    st_ = result.stats
+    return st_.distinct_states, st_.transitions, st_.depth, st_.bound, props
+
+
+class Recording(Lanes):
+    """Lanes that count the units each worker expanded and the segments moved."""
+
+    units: list[int] = []
+    moved = 0
+
+    def run(self, level, open_names):
+        for res in super().run(level, open_names):
+            Recording.units[res[0]] += 1
+            yield res
+
+    def _read(self, w):
+        msg = super()._read(w)
+        if msg is None:
+            Recording.moved += 1
+        return msg
+
+
+@pytest.fixture
+def recording(monkeypatch):
+    monkeypatch.setattr(levels, "Lanes", Recording)
+    Recording.units = [0] * 3
+    Recording.moved = 0
+    return Recording
+
+
+# Models whose runs stop early, at a bound, on a liveness verdict, with or without
+# partial-order reduction (none of these needs the cycle proviso).
+CASES = [
+    ("fifo-3.toml", {}),
+    ("restart-per-node.toml", {}),
+    ("bus1-impl-refines-destroy.toml", {}),
+    ("bus1-impl-mutant-no-staging.toml", {}),
+    ("bus1-impl-synthetic-causality.toml", {}),
+    ("fifo-4.toml", {"max_states": 700}),
+    ("fifo-4.toml", {"max_depth": 6}),
+    ("fifo-4.toml", {"por": False, "stop_when_decided": False}),
+]
+
+
+@pytest.mark.parametrize(("name", "opts"), CASES)
+def test_lanes_give_the_results_of_one_process(name: str, opts: dict, recording) -> None:
+    model = load_model(ROOT / "models" / name)
+    one = check_model(model, Options(progress=False, workers=1, **opts))
+    three = check_model(model, Options(progress=False, workers=3, **opts))
+    assert summary(one) == summary(three)
+    assert sum(recording.units) > 0, "the lanes were not used"
+
+
+def test_lanes_share_the_work(recording, monkeypatch) -> None:
+    """From one initial state, every worker gets units: segments move to balance shares."""
+    monkeypatch.setattr(levels, "CHUNK", 256)
+    model = load_model(ROOT / "models" / "bus1-2.toml")
+    one = check_model(model, Options(progress=False, workers=1, por=False, stop_when_decided=False))
+    three = check_model(model, Options(progress=False, workers=3, por=False, stop_when_decided=False))
+    assert summary(one) == summary(three)
+    assert one.stats.distinct_states > 50 * levels.CHUNK
+    assert min(recording.units) > 0 and recording.moved > 0
+    # No worker did more than half of the units with three of them.
+    assert max(recording.units) <= sum(recording.units) // 2
+
+
+def test_proviso_and_spill_dir_keep_the_chunk_pool(recording, tmp_path: Path) -> None:
+    model = load_model(ROOT / "models" / "bus1-2.toml")  # its state invariants need the proviso
+    one = check_model(model, Options(progress=False, workers=1))
+    two = check_model(model, Options(progress=False, workers=2))
+    assert summary(one) == summary(two)
+    fifo = model_from_dict({"spec": "fifo", "constants": {"peers": 3, "sends": 1, "destinations": "unicast"}})
+    spilled = check_model(fifo, Options(progress=False, workers=2, spill_dir=str(tmp_path)))
+    assert summary(spilled) == summary(check_model(fifo, Options(progress=False, workers=1)))
+    assert sum(recording.units) == 0
+
+
+class Fragile(Grid):
+    """A grid whose successors of (2, 2) cannot be computed."""
+
+    name = "fragile"
+
+    def next_states(self, state):
+        if state == (2, 2):
+            raise ValueError("no successors for (2, 2)")
+        return super().next_states(state)
+
+
+class Wordy(Grid):
+    """A grid that puts a string into a state three steps in."""
+
+    name = "wordy"
+
+    def next_states(self, state):
+        out = super().next_states(state)
+        return [(a, ("x", *t) if sum(t) == 3 else t) for a, t in out]
+
+
+def test_a_worker_failure_is_raised_here() -> None:
+    spec: Spec = Fragile(n=4)
+    with pytest.raises(ValueError, match=r"no successors for \(2, 2\)"):
+        search(spec, spec.properties(), Bounds(), workers=2, stop_when_decided=False)
+    spec = Wordy(n=4)
+    with pytest.raises(SpecError, match="str"):
+        search(spec, spec.properties(), Bounds(), workers=2, stop_when_decided=False)
+
+
+def test_killed_run_with_workers_resumes_to_the_same_counts(tmp_path: Path) -> None:
+    model = ROOT / "models" / "bus1-4-signal.toml"
+    exe = [sys.executable, "-m", "checker.cli", "check", str(model), "--quiet", "--no-por", "--workers", "2"]
+    reference = tmp_path / "reference.json"
+    subprocess.run([*exe[:-2], "--json", str(reference)], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    ckpt = tmp_path / "ckpt"
+    proc = subprocess.Popen([*exe, "--checkpoint", str(ckpt), "--checkpoint-every", "0"], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, start_new_session=True)
+    pointer = ckpt / model.stem / "CURRENT"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if pointer.exists() and int(pointer.read_text().split("-")[1]) >= 8:
+            break
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGKILL)  # the run and its workers
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    resumed = tmp_path / "resumed.json"
+    subprocess.run([*exe, "--checkpoint", str(ckpt), "--resume", "--json", str(resumed)], check=True, cwd=ROOT,
+                   stdout=subprocess.DEVNULL)
+    a, b = json.loads(reference.read_text()), json.loads(resumed.read_text())
+    for key in ("distinct_states", "transitions", "depth"):
+        assert a["stats"][key] == b["stats"][key]
+    assert {n: p["status"] for n, p in a["properties"].items()} == {n: p["status"] for n, p in b["properties"].items()}
