@@ -297,8 +297,8 @@ def test_syncs_of_one_clock_are_commuting_updates() -> None:
     assert seen
 
 
-def test_stubborn_choices_are_memoised_by_footprints_and_owners() -> None:
-    """The memo keyed by (footprints, owners, visible) returns what a cold computation
+def test_stubborn_choices_are_memoised() -> None:
+    """The memo keyed by the spec's reduction key returns what a cold computation
     does, and a caller changing the returned list does not change the memo."""
     from checker import reduce as red
 
@@ -308,13 +308,14 @@ def test_stubborn_choices_are_memoised_by_footprints_and_owners() -> None:
     for _ in range(6):  # a few steps in, so that transactions are under way
         state = spec.next_states(state)[0][1]
     succ = spec.next_states(state)
-    red._STUBBORN.clear()
+    memo = red._memo_for(spec, 0)
+    memo.clear()
     cold = red.stubborn(spec, state, succ, 0)
-    assert cold is not None and len(red._STUBBORN) == 1
+    assert cold is not None and len(memo) == 1
     cold[0].append(999)
     warm = red.stubborn(spec, state, succ, 0)
     assert warm is not None and 999 not in warm[0]
-    red._STUBBORN.clear()
+    memo.clear()
     assert red.stubborn(spec, state, succ, 0) == warm
 
 
@@ -406,10 +407,10 @@ def test_chosen_sets_are_closed_and_deterministic(constants: dict) -> None:
         assert chosen == [i for i, (label, _t) in enumerate(out) if members >> spec.actor(label) & 1]
         assert 0 < len(chosen) < len(out)
     assert any(choices)
-    red._STUBBORN.clear()
+    red._MEMOS.clear()
     assert [red.stubborn(other, s, other.next_states(s), 0) for s in reversed(states)] == choices[::-1]
     first = run(model, por=True)
-    red._STUBBORN.clear()
+    red._MEMOS.clear()
     again = run(model, por=True)
     assert (first.stats.distinct_states, first.stats.transitions) == (again.stats.distinct_states, again.stats.transitions)
 
