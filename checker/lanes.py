@@ -40,6 +40,7 @@ import numpy as np
 
 from checker.evaluate import Evaluator
 from checker.fingerprint import check_vocabulary
+from checker.memory import current_rss, peak_rss, reset_peak
 from checker.reduce import Expander
 from checker.spec import Property
 
@@ -47,11 +48,15 @@ VOCABULARY_CHECKS = 1000
 """How many successors each worker checks for states outside the vocabulary."""
 
 
+class _Stop(Exception):
+    """The merging process is done with this worker."""
+
+
 def _lane(conn: Any, expander: Expander, props: Sequence[Property], chunk: int, raw_limit: int) -> None:
     """A worker's loop (see the module docstring): serve messages until ``stop``."""
     try:
         _Lane(conn, expander, props, chunk, raw_limit).run()
-    except (EOFError, BrokenPipeError, KeyboardInterrupt):
+    except (_Stop, EOFError, BrokenPipeError, KeyboardInterrupt):
         pass
     except BaseException as exc:  # reported to the merging process, which raises it
         try:
@@ -74,13 +79,15 @@ class _Lane:
         self.units = 0
         self.inbox: deque = deque()  # messages read while expanding, for the main loop
         self.vocabulary_left = VOCABULARY_CHECKS
+        reset_peak()
+        self.rss = current_rss()  # at the start, shared pages with the merging process included
 
     def run(self) -> None:
         while True:
             msg = self.inbox.popleft() if self.inbox else self.conn.recv()
             kind = msg[0]
             if kind == "stop":
-                return
+                raise _Stop
             if kind == "level":
                 self.level(msg[1], msg[2])
             else:
@@ -103,6 +110,8 @@ class _Lane:
             self.segments[seg] = blob
         elif kind == "dump":
             self.conn.send(("dumped", [self.encoded(seg) for seg in msg[1]]))
+        elif kind == "peak":
+            self.conn.send(("peak", max(peak_rss() - self.rss, 0)))
         else:
             raise ValueError(f"unknown message {kind!r}")
 
@@ -136,7 +145,9 @@ class _Lane:
                 self.conn.send(("unit", unit, *result))
                 while self.conn.poll():
                     msg = self.conn.recv()
-                    if self.inbox or msg[0] in ("level", "stop"):
+                    if msg[0] == "stop":
+                        raise _Stop  # the search ended early
+                    if self.inbox or msg[0] == "level":
                         self.inbox.append(msg)  # for after this level, in order
                     else:
                         self.control(msg)
@@ -291,6 +302,18 @@ class Lanes:
                 if msg[0] != "unit":
                     raise RuntimeError(f"worker process {w} sent {msg[0]!r} instead of a unit")
                 yield (w, *msg[1:])
+
+    def peak_bytes(self) -> int:
+        """The workers' peak resident memory beyond what they had when they started."""
+        total = 0
+        for w in range(self.workers):
+            self.send(w, ("peak",))
+            while True:
+                msg = self.recv(w)
+                if msg[0] == "peak":
+                    total += msg[1]
+                    break
+        return total
 
     def close(self) -> None:
         for w in range(self.workers):

@@ -149,6 +149,8 @@ def search_levels(
     # expand chunks of a frontier held here.
     lanes = None
     pool = None
+    worker_peak = 0  # the workers' own peak memory (lanes)
+    searched = False  # the search loop ended without an exception
     if workers > 1 and not reductions.proviso and own_spill:
         lanes = Lanes(workers, expander, props, CHUNK, RAW_LANE)
 
@@ -394,11 +396,14 @@ def search_levels(
             if deadline is not None and frontier and time.monotonic() > deadline:
                 outcome.bound = "time_limit"
                 stop = True
+        searched = True
     finally:
         if pool is not None:
             pool.terminate()
             pool.join()
         if lanes is not None:
+            if searched:
+                worker_peak = lanes.peak_bytes()
             lanes.close()
         remaining = bool(frontier)
         frontier.discard()
@@ -410,7 +415,7 @@ def search_levels(
     outcome.depth = depth + 1 if len(store) else 0
     outcome.complete = outcome.bound is None and not (stop and remaining)
     outcome.seconds = elapsed_before + time.monotonic() - started
-    outcome.peak_memory_bytes = max(peak_rss() - baseline, 0)
+    outcome.peak_memory_bytes = max(peak_rss() - baseline, 0) + worker_peak
     outcome.store_bytes = store.nbytes()
     return outcome
 

@@ -321,6 +321,27 @@ class Spec:
         enable or disable the other); an update conflicts with a read or a write."""
         raise NotImplementedError(f"{self.name} declares no footprints")
 
+    def reduction_key(self, state: State) -> Hashable | None:
+        """Optional: a small hashable summary of ``state`` that decides both
+        :meth:`footprints` and the process (:meth:`actor`) of every successor
+        :meth:`next_states` lists, in order: two states with equal keys have equal
+        footprints and equal actor sequences. Partial-order reduction then memoises its
+        choice by the key and generates only the chosen successors
+        (:meth:`next_states_of`). ``None`` (the default): the footprints and actors are
+        computed for every state and are the key themselves."""
+        return None
+
+    def next_states_of(self, state: State, processes: int) -> list[tuple[Action, State]]:
+        """The entries of :meth:`next_states` whose :meth:`actor` is in the bitmask
+        ``processes``, in the same order. A spec may generate them directly (the
+        default filters the full list)."""
+        out = []
+        for a, t in self.next_states(state):
+            who = self.actor(a)
+            if who is not None and processes >> who & 1:
+                out.append((a, t))
+        return out
+
     def visible_mask(self, reads: Sequence[str] | None) -> int:
         """The variable bits (as in :meth:`footprints`) behind the variable kinds
         ``reads`` names; ``None`` or an unknown kind means every variable (``-1``)."""

@@ -20,7 +20,15 @@ from specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT
 # peer)`` is bit ``kind_index * peers + peer`` (``signals`` is one variable). ``pop``
 # stands for a peer taking the head off its own queue when the spec guarantees that
 # nothing another peer may queue will land in front of that head (:meth:`head_stable`).
-VARIABLE_KINDS = ("clock", "queue", "busy", "know", "log", "sent", "signals", "tx", "pop")
+# ``seen`` is a peer's clock as *other* peers read it (bus1: a block reads both ``clock``
+# and ``seen`` of the queue it blocks), for writes the peer itself can never observe
+# (bus1's syncs absorbed by the peer's own pending tick, see ``Bus1.tx_footprint``).
+# ``insert`` is a change to a queue that commutes with every other access to it (bus1's
+# blocks and queueing of ``_block_commutes``/``_queue_commutes``), declared as an update
+# that nothing reads. A property reading ``queue`` also sees ``pop`` and ``insert``; one
+# reading ``clock`` also sees ``seen``.
+VARIABLE_KINDS = ("clock", "queue", "busy", "know", "log", "sent", "signals", "tx", "pop", "seen", "insert")
+_ALSO_VISIBLE = {"queue": ("pop", "insert"), "clock": ("seen",)}
 MAX_SYMMETRIC_PEERS = 5
 
 
@@ -138,8 +146,8 @@ class PeerSpec(Spec):
             if kind == "history":
                 out |= self.visible_mask(("log", "sent"))
             elif kind in VARIABLE_KINDS:
-                i = VARIABLE_KINDS.index(kind)
-                out |= ((1 << n) - 1) << (i * n)
+                for k in (kind, *_ALSO_VISIBLE.get(kind, ())):
+                    out |= ((1 << n) - 1) << (VARIABLE_KINDS.index(k) * n)
             else:
                 return -1
         return out

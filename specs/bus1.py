@@ -50,6 +50,13 @@ BLOCKING, TICK, SYNCING, QUEUEING, SYNC_QUEUE = 0, 1, 2, 3, 4
 CLOCKS, QUEUES, TXS, GHOST, KNOW, SIGNALS = range(6)
 
 
+def _put(values: tuple, i: int, value: Any) -> tuple:
+    """``values`` with item ``i`` replaced (cheaper than slicing and concatenating)."""
+    out = list(values)
+    out[i] = value
+    return tuple(out)
+
+
 class Bus1(PeerSpec):
     name = "bus1"
     summary = "bus1's ordering algorithm from the wiki: per-queue Lamport clocks, blocks, multicast"
@@ -77,6 +84,7 @@ class Bus1(PeerSpec):
     def configure(self) -> None:
         self._memo: tuple[object, list] = ((), [])
         self._fp_cache: dict[tuple, tuple[int, int, int, int, int, int]] = {}
+        self.everyone = (1 << self.peers) - 1
 
     # -- states -----------------------------------------------------------------------
 
@@ -90,11 +98,14 @@ class Bus1(PeerSpec):
         return self.dest_table[mask]
 
     def next_states(self, state: tuple) -> list[tuple[tuple, tuple]]:
+        return self.next_states_of(state, self.everyone)
+
+    def next_states_of(self, state: tuple, processes: int) -> list[tuple[tuple, tuple]]:
         clocks, queues, txs, ghost, know, signals = state
         sent = ghost[0]
         out: list[tuple[tuple, tuple]] = []
         n = self.peers
-        for p in range(n):
+        for p in self.dest_table[processes & self.everyone]:
             tx = txs[p]
             if tx:
                 out.append(self._step(state, p, tx))
@@ -109,10 +120,10 @@ class Bus1(PeerSpec):
                         ("deliver", p, mid),
                         (
                             clocks,
-                            queues[:p] + (queue[1:],) + queues[p + 1 :],
+                            _put(queues, p, queue[1:]),
                             txs,
                             ghost_event(ghost, p, DELIVER, mid),
-                            know[:p] + (k,) + know[p + 1 :],
+                            _put(know, p, k),
                             signals,
                         ),
                     )
@@ -124,7 +135,7 @@ class Bus1(PeerSpec):
                 out.append(
                     (
                         ("send", p, mid, dmask),
-                        (clocks, queues, txs[:p] + (tx,) + txs[p + 1 :], ghost_send(ghost, p, mid, dmask, know[p]), know, signals),
+                        (clocks, queues, _put(txs, p, tx), ghost_send(ghost, p, mid, dmask, know[p]), know, signals),
                     )
                 )
             if signals:
@@ -135,7 +146,7 @@ class Bus1(PeerSpec):
                     out.append(
                         (
                             ("signal", p, q),
-                            (clocks, queues, txs, ghost_signal(ghost, p, q), know[:q] + (kq,) + know[q + 1 :], signals - 1),
+                            (clocks, queues, txs, ghost_signal(ghost, p, q), _put(know, q, kq), signals - 1),
                         )
                     )
         return out
@@ -153,38 +164,38 @@ class Bus1(PeerSpec):
             if self.block_destinations:
                 q = list(queues[d])
                 insort(q, (c, BLOCK, mid))
-                queues = queues[:d] + (tuple(q),) + queues[d + 1 :]
+                queues = _put(queues, d, tuple(q))
             acc = c if c > acc else acc
             ntx = (mid, TICK, 0, acc) if i + 1 == len(dests) else (mid, BLOCKING, i + 1, acc)
-            return ("block", p, d, mid), (clocks, queues, txs[:p] + (ntx,) + txs[p + 1 :], ghost, know, signals)
+            return ("block", p, d, mid), (clocks, queues, _put(txs, p, ntx), ghost, know, signals)
         if phase == TICK:
             base = clocks[p]
             if self.sync_sender and acc > base:
                 base = acc
             ts = base + 1
             nxt = SYNCING if self.sync_receivers_before_queueing else SYNC_QUEUE
-            clocks = clocks[:p] + (ts,) + clocks[p + 1 :]
-            return ("tick", p, mid), (clocks, queues, txs[:p] + ((mid, nxt, 0, ts),) + txs[p + 1 :], ghost, know, signals)
+            clocks = _put(clocks, p, ts)
+            return ("tick", p, mid), (clocks, queues, _put(txs, p, (mid, nxt, 0, ts)), ghost, know, signals)
         d = dests[i]
         last = i + 1 == len(dests)
         if phase == SYNCING:
             if clocks[d] < acc:
-                clocks = clocks[:d] + (acc,) + clocks[d + 1 :]
+                clocks = _put(clocks, d, acc)
             ntx = (mid, QUEUEING, 0, acc) if last else (mid, SYNCING, i + 1, acc)
-            return ("sync", p, d, mid), (clocks, queues, txs[:p] + (ntx,) + txs[p + 1 :], ghost, know, signals)
+            return ("sync", p, d, mid), (clocks, queues, _put(txs, p, ntx), ghost, know, signals)
         # QUEUEING, or SYNC_QUEUE in the mutant that syncs each destination just before queueing.
         label = "queue"
         if phase == SYNC_QUEUE:
             label = "sync_queue"
             if clocks[d] < acc:
-                clocks = clocks[:d] + (acc,) + clocks[d + 1 :]
-        queues = queues[:d] + (self._enqueue(queues[d], acc, p, mid),) + queues[d + 1 :]
+                clocks = _put(clocks, d, acc)
+        queues = _put(queues, d, self._enqueue(queues[d], acc, p, mid))
         if last:
             ntx = 0
-            know = know[:p] + (know[p] | (1 << mid),) + know[p + 1 :]
+            know = _put(know, p, know[p] | (1 << mid))
         else:
             ntx = (mid, phase, i + 1, acc)
-        return (label, p, d, mid), (clocks, queues, txs[:p] + (ntx,) + txs[p + 1 :], ghost, know, signals)
+        return (label, p, d, mid), (clocks, queues, _put(txs, p, ntx), ghost, know, signals)
 
     def _enqueue(self, queue: tuple, ts: int, sender: int, mid: int) -> tuple:
         q = [e for e in queue if not (e[1] == BLOCK and e[2] == mid)]
@@ -213,9 +224,10 @@ class Bus1(PeerSpec):
         v = self.var
         t = v["tx"][p]
         if phase == BLOCKING:
+            seen = v["clock"][d] | v["seen"][d]  # another peer's clock: see tx_footprint
             if self.block_destinations:
-                return v["clock"][d] | v["queue"][d] | t, v["queue"][d] | t, 0
-            return v["clock"][d] | t, t, 0
+                return seen | v["queue"][d] | t, v["queue"][d] | t, 0
+            return seen | t, t, 0
         if phase == TICK:
             return v["clock"][p] | t, v["clock"][p] | t, 0
         if phase == SYNCING:
@@ -231,9 +243,12 @@ class Bus1(PeerSpec):
         """``p``'s next step and the rest of its transaction. Syncs are updates (they
         commute with each other); a sync to a timestamp its clock already reaches does
         nothing, and since clocks never go back it never will, so once the timestamp is
-        known such syncs are left out. Queueing a message behind its own block and
-        blocking a queue nothing can overtake drop the queue (see ``_queue_commutes``,
-        ``_block_commutes``)."""
+        known such syncs are left out. A sync that the destination's own pending tick
+        absorbs (see ``_absorbed``) updates only the destination's clock as other peers
+        read it (``seen``), not as the destination itself reads it (``clock``). Queueing
+        a message behind its own block and blocking a queue nothing can overtake drop the
+        queue (see ``_queue_commutes``, ``_block_commutes``); they still update
+        ``insert``, which nothing reads but properties reading queues see."""
         mid, phase, i, acc = tx
         dmask = state[GHOST][0][p][mid % self.stride][0]
         key = (p, dmask, phase, i)  # not the message id: unicast sends vary their destination
@@ -245,19 +260,21 @@ class Bus1(PeerSpec):
             dests = self.dest_table[dmask]
             d = dests[i]
             if phase == SYNCING or phase == SYNC_QUEUE:
-                clocks = state[CLOCKS]
-                clock = self.var["clock"]
+                clocks, txs = state[CLOCKS], state[TXS]
+                clock, seen = self.var["clock"], self.var["seen"]
                 lu = 0
                 for e in dests[i:]:
                     if clocks[e] < acc:
-                        lu |= clock[e]
-                nu &= lu
+                        lu |= seen[e] if self._absorbed(clocks[e], txs[e], acc) else clock[e]
+                nu = lu & (clock[d] | seen[d])
             if (phase == QUEUEING and self._queue_commutes(state, p, mid, d, acc)) or (
                 phase == BLOCKING and self._block_commutes(state, d)
             ):
-                q = ~self.var["queue"][d]
-                nr &= q
-                nw &= q
+                queue = self.var["queue"][d]
+                if nw & queue:  # still a change to the queue, for properties that read it
+                    nu |= self.var["insert"][d]
+                nr &= ~queue
+                nw &= ~queue
         return nr, nw, lr, lw, nu, lu
 
     def _tx_footprint(self, p: int, dmask: int, phase: int, i: int) -> tuple[int, int, int, int, int, int]:
@@ -285,6 +302,22 @@ class Bus1(PeerSpec):
             lu |= u
         return nr, nw, lr, lw, nu, lu
 
+    def _absorbed(self, clock: int, tx: tuple | int, ts: int) -> bool:
+        """Whether a sync of a peer ``e`` (clock ``clock``, transaction ``tx``) to ``ts``
+        commutes with everything ``e`` itself may do from now on, whatever other peers
+        do first. With ``sync_sender``, when ``e`` has not ticked yet (blocking, or
+        about to tick) and ``ts <= max(clock, acc)``: ``e``'s tick sets its clock and
+        timestamp to ``max(clock, acc) + 1``, and a sync before it makes that
+        ``max(clock, ts, acc) + 1``, the same; a sync after it finds the clock beyond
+        ``ts`` and does nothing. Clock and ``acc`` only grow until the tick (other peers
+        only raise the clock; ``acc`` is ``e``'s own), so the inequality holds after any
+        steps of others. No other step of ``e`` reads its own clock (blocks and syncs
+        touch the destinations' clocks; deliveries and queueing no clock), and the
+        transactions ``e`` starts later find its clock at or beyond its timestamp, so
+        past ``ts``. Other peers' blocks still read the synced value: the sync updates
+        ``seen``, which they read."""
+        return self.sync_sender and bool(tx) and tx[1] <= TICK and ts <= max(clock, tx[3])
+
     def _queue_commutes(self, state: tuple, p: int, mid: int, d: int, ts: int) -> bool:
         """Whether queueing ``mid`` on ``d`` commutes with everything others may do to
         ``d``'s queue first: with the tie-break by sender id, entries are kept sorted,
@@ -308,6 +341,61 @@ class Bus1(PeerSpec):
         of the block's footprint) or no later than the clock, so ahead of the block."""
         clock = state[CLOCKS][d]
         return all(ts <= clock for ts, rank, _m in state[QUEUES][d] if rank != BLOCK)
+
+    def reduction_key(self, state: tuple) -> tuple:
+        """Per peer, what :meth:`footprints` and the owners of the successors depend
+        on: for a peer inside a transaction (one step enabled) its destinations, phase,
+        index and sends started, and what :meth:`tx_footprint` reads of the rest of the
+        state (for a sync phase, which destinations left are behind the timestamp and
+        which of those absorb the sync, :meth:`_absorbed`; for
+        blocking, :meth:`_block_commutes`; for queueing, :meth:`_queue_commutes`); for an
+        idle peer its sends started and whether its head can be delivered (``2`` when it
+        is also :meth:`head_stable`); and whether signals are left (each idle peer may
+        signal each other idle peer). Hot, so those helpers are inlined here; the tests
+        compare the key with freshly computed footprints."""
+        clocks, queues, txs, ghost, _know, signals = state
+        sent = ghost[0]
+        stride = self.stride
+        dest_table = self.dest_table
+        by_sender = self.tiebreak_by_sender
+        sync_sender = self.sync_sender
+        key: list = [signals > 0]
+        for p, tx in enumerate(txs):
+            outbox = sent[p]
+            if tx:
+                mid, phase, i, acc = tx
+                dmask = outbox[mid % stride][0]
+                refined = 0
+                if phase == SYNCING or phase == SYNC_QUEUE:
+                    # Per destination left: behind the timestamp (1), and then whether
+                    # its own pending tick absorbs the sync (2, see _absorbed).
+                    for e in dest_table[dmask][i:]:
+                        if clocks[e] < acc:
+                            te = txs[e]
+                            absorbed = sync_sender and te and te[1] <= TICK and acc <= max(clocks[e], te[3])
+                            refined |= (2 if absorbed else 1) << (2 * e)
+                elif phase == QUEUEING:
+                    if by_sender:
+                        for bts, rank, owner in queues[dest_table[dmask][i]]:
+                            if owner == mid and rank == BLOCK:
+                                refined = acc > bts
+                                break
+                elif phase == BLOCKING:
+                    d = dest_table[dmask][i]
+                    clock = clocks[d]
+                    refined = 1
+                    for ts, rank, _m in queues[d]:
+                        if ts > clock and rank != BLOCK:
+                            refined = 0
+                            break
+                key.append((dmask, phase, i, len(outbox), refined))
+            else:
+                queue = queues[p]
+                if queue and queue[0][1] != BLOCK:
+                    key.append((len(outbox), 2 if self.head_stable(state, p) else 1))
+                else:
+                    key.append((len(outbox), 0))
+        return tuple(key)
 
     def head_stable(self, state: tuple, p: int) -> bool:
         """With ``sync_sender``, every timestamp a transaction takes exceeds the clock it
@@ -352,7 +440,7 @@ class Bus1(PeerSpec):
         v = self.var
         m = v["clock"][p] | v["tx"][p] | v["busy"][p] | v["know"][p]
         for d in self.dest_table[dmask]:
-            m |= v["clock"][d] | v["queue"][d]
+            m |= v["clock"][d] | v["seen"][d] | v["queue"][d]
         return m
 
     def symmetries(self) -> list[tuple[int, ...]]:
