@@ -20,7 +20,7 @@ the row then gives the distinct states of TLC's last progress line and its rate,
 with ``--unreduced N`` (a count, or a lower bound, of the unreduced space from our own
 ``--no-por`` search), the time TLC would need for ``N`` states at that rate.
 
-    python benchmarks/reduced_vs_tlc.py MODEL.toml ... [--workers N] [--tlc-workers 1,2]
+    python benchmarks/reduced_vs_tlc.py MODEL.toml ... [--workers N] [--tlc-workers 1,2] [--no-tlc]
     python benchmarks/reduced_vs_tlc.py benchmarks/models/bus1-3x2.toml --workers 2 \\
         --tlc-workers 2 --tlc-time-limit 600 --unreduced 40000000
 
@@ -178,6 +178,7 @@ def main(argv: list[str]) -> None:
     ap.add_argument("models", nargs="+", help="model TOML files")
     ap.add_argument("--workers", type=int, default=1, help="our worker processes")
     ap.add_argument("--tlc-workers", type=parse_workers, default=[1, 2], help="TLC runs, e.g. 1,2")
+    ap.add_argument("--no-tlc", action="store_true", help="our run only")
     ap.add_argument("--tlc-time-limit", type=float, default=None, help="stop TLC after this many seconds")
     ap.add_argument("--unreduced", type=int, default=None,
                     help="unreduced distinct states (or a lower bound), for a stopped TLC run's estimate")
@@ -189,7 +190,7 @@ def main(argv: list[str]) -> None:
             ap.error(f"{path}: no such model file")
     print(f"python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores", flush=True)
     for path in a.models:
-        compare(path, a.workers, a.tlc_workers, a.tlc_time_limit, a.unreduced)
+        compare(path, a.workers, [] if a.no_tlc else a.tlc_workers, a.tlc_time_limit, a.unreduced)
 
 
 if __name__ == "__main__":
