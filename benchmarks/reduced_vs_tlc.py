@@ -32,8 +32,10 @@ before every run.
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import platform
+import re
 import signal
 import subprocess
 import sys
@@ -44,6 +46,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import scale  # noqa: E402  (the sibling benchmark: child runs, TLC configuration)
+
+PROGRESS_AT = re.compile(r"^Progress\(\d+\) at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d):.*?([\d,]+) distinct states found", re.M)
 
 
 def load() -> str:
@@ -77,7 +81,7 @@ def run_tlc_timed(path: str, workers: int, time_limit: float | None) -> dict:
     """
     from checker.model import load_model
     from tla.export import export_model
-    from tla.tlc import _PROGRESS, TlcUnavailable, find_tlc, parse_output
+    from tla.tlc import TlcUnavailable, find_tlc, parse_output
 
     try:
         java, jar = find_tlc()
@@ -94,6 +98,7 @@ def run_tlc_timed(path: str, workers: int, time_limit: float | None) -> dict:
         cmd = [java, "-XX:+UseParallelGC", "-cp", jar, "tlc2.TLC", "-workers", str(workers), "-deadlock",
                "-noGenerateSpecTE", "-metadir", str(Path(tmp) / "meta"), "-config", cfg, f"{export.name}.tla"]
         with log.open("w") as out:
+            started = datetime.datetime.now()  # TLC stamps its progress lines in local time
             t0 = time.monotonic()
             proc = subprocess.Popen(cmd, cwd=tmp, stdout=out, stderr=subprocess.STDOUT)
             stopped = False
@@ -110,9 +115,14 @@ def run_tlc_timed(path: str, workers: int, time_limit: float | None) -> dict:
         text = log.read_text(errors="replace")
     cpu = usage.ru_utime + usage.ru_stime
     run = parse_output(text, code)
-    progress = _PROGRESS.findall(text)
+    progress = PROGRESS_AT.findall(text)
+    at = wall
     if stopped:
+        # The last progress line: its count and when it was printed (a rate from the
+        # whole wall time would count the seconds after it, for no states).
         distinct = int(progress[-1][1].replace(",", "")) if progress else 0
+        if progress:
+            at = (datetime.datetime.fromisoformat(progress[-1][0]) - started).total_seconds()
     elif run.distinct is None or code not in (0, 12, 13):
         tail = " | ".join(line for line in text.splitlines()[-5:] if line.strip())
         return {"skip": f"TLC exited with {code}: {tail}"}
@@ -120,7 +130,7 @@ def run_tlc_timed(path: str, workers: int, time_limit: float | None) -> dict:
         distinct = run.distinct
     by_tla = {p.checked: p.name for p in export.adapter.exported_properties()}
     violated = by_tla.get(run.violated, run.violated) if run.violated else None
-    return {"states": distinct, "wall": wall, "cpu": cpu, "finished": not stopped, "violated": violated,
+    return {"states": distinct, "wall": wall, "at": at, "cpu": cpu, "finished": not stopped, "violated": violated,
             "kind": run.kind, "properties": [p.name for p in props]}
 
 
@@ -156,11 +166,11 @@ def compare(path: str, workers: int, tlc_workers: list[int], tlc_limit: float | 
         if "skip" in t:
             print(f"  {label:<24} skipped: {t['skip']}", flush=True)
             continue
-        rate = t["states"] / t["wall"] if t["wall"] else 0.0
+        rate = t["states"] / t["at"] if t["at"] > 0 else 0.0
         head = (f"  {label:<24} {t['states']:>12,} states {t['wall']:>9.1f} s wall {t['cpu']:>9.1f} s CPU  "
                 f"({rate:,.0f} states/wall s)")
         if not t["finished"]:
-            note = "stopped at the time limit, not finished"
+            note = f"stopped at the time limit, not finished (count from its progress line at {t['at']:.0f} s)"
             if unreduced and rate:
                 note += (f"; {unreduced:,} states at this rate: {unreduced / rate:,.0f} s wall, "
                          f"{unreduced / rate / ours['wall']:.0f}x ours")

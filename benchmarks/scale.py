@@ -26,6 +26,8 @@ column is ours / TLC in distinct states per wall second and per CPU second.
     python benchmarks/scale.py --memory-model benchmarks/models/bus1-3x2.toml --max-states 10000000
     python benchmarks/scale.py --memory 10000000     # synthetic store: bytes per state
 
+Our reduced search against TLC, to the same verdicts: ``benchmarks/reduced_vs_tlc.py``.
+
 The machine is shared: wall-clock figures are noisy; CPU seconds are steadier.
 """
 
