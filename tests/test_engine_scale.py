@@ -42,6 +42,32 @@ def test_table_insert_is_set_insertion_in_order(batches: list[list[int]], capaci
     assert table.contains(probe).tolist() == [((v or 1) in seen) for v in range(310)]
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 3000), max_size=400), max_size=6), st.sampled_from([0, 5, 1 << 30]))
+def test_table_probing_rounds_and_tail_agree(batches: list[list[int]], tail: int) -> None:
+    """Probing finishes the last fingerprints one by one below ``TAIL``: all rounds
+    vectorised (0), all one by one (huge) and mixed must give the set's answers (with
+    the table re-inserted a few slots at a time as it doubles)."""
+    import checker.table as table_module
+
+    saved = table_module.TAIL, table_module.REHASH_BLOCK
+    table_module.TAIL, table_module.REHASH_BLOCK = tail, 5
+    try:
+        table = FingerprintTable(16)
+        seen: set[int] = set()
+        for batch in batches:
+            new = table.insert(np.asarray(batch, dtype=np.uint64))
+            expect = []
+            for v in batch:
+                expect.append((v or 1) not in seen)
+                seen.add(v or 1)
+            assert new.tolist() == expect
+        probe = np.arange(0, 3010, dtype=np.uint64)
+        assert table.contains(probe).tolist() == [((v or 1) in seen) for v in range(3010)]
+    finally:
+        table_module.TAIL, table_module.REHASH_BLOCK = saved
+
+
 def test_vectorised_fingerprints_equal_the_scalar_ones() -> None:
     states = [(1, (2, 3)), (), ((0,), frozenset({1, 2})), -5, (1 << 62, -(1 << 40))]
     fps = mix(np.asarray([hash(s) for s in states], dtype=np.int64))
