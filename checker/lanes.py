@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import marshal
 import multiprocessing
+import pickle
 import queue
 import threading
 from collections import deque
@@ -60,9 +61,10 @@ def _lane(conn: Any, expander: Expander, props: Sequence[Property], chunk: int, 
         pass
     except BaseException as exc:  # reported to the merging process, which raises it
         try:
-            conn.send(("error", exc))
+            pickle.loads(pickle.dumps(exc))  # it must come back as itself
         except Exception:
-            conn.send(("error", RuntimeError(f"worker failed: {exc!r}")))
+            exc = RuntimeError(f"worker failed: {exc!r}")
+        conn.send(("error", exc))
 
 
 class _Lane:
@@ -204,6 +206,9 @@ def _receiver(conn: Any, inbox: queue.SimpleQueue) -> None:
             msg = conn.recv()
         except (EOFError, OSError):
             inbox.put(("eof",))
+            return
+        except Exception as exc:  # a message that cannot be read ends the search
+            inbox.put(("error", RuntimeError(f"a worker's message could not be read: {exc!r}")))
             return
         inbox.put(msg)
 

@@ -118,6 +118,25 @@ class Fragile(Grid):
         return super().next_states(state)
 
 
+class Odd(Exception):
+    """An exception that pickles but cannot be rebuilt from its pickle."""
+
+    def __init__(self, what: str, where: int) -> None:
+        super().__init__(what)
+        self.where = where
+
+
+class Awkward(Grid):
+    """A grid whose successors of (1, 3) raise :class:`Odd`."""
+
+    name = "awkward"
+
+    def next_states(self, state):
+        if state == (1, 3):
+            raise Odd("odd", 3)
+        return super().next_states(state)
+
+
 class Wordy(Grid):
     """A grid that puts a string into a state three steps in."""
 
@@ -131,6 +150,9 @@ class Wordy(Grid):
 def test_a_worker_failure_is_raised_here() -> None:
     spec: Spec = Fragile(n=4)
     with pytest.raises(ValueError, match=r"no successors for \(2, 2\)"):
+        search(spec, spec.properties(), Bounds(), workers=2, stop_when_decided=False)
+    spec = Awkward(n=4)
+    with pytest.raises(RuntimeError, match="worker failed: Odd"):
         search(spec, spec.properties(), Bounds(), workers=2, stop_when_decided=False)
     spec = Wordy(n=4)
     with pytest.raises(SpecError, match="str"):
