@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -111,21 +112,23 @@ def test_workers_with_symmetry_and_bounds() -> None:
     assert cut.stats.distinct_states == 300 and cut.stats.bound == "max_states"
 
 
-def test_killed_run_resumes_to_the_same_counts(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_killed_run_resumes_to_the_same_counts(tmp_path: Path, workers: int) -> None:
+    """With two workers the checkpoint's frontier is collected from them (checker.lanes)."""
     model = ROOT / "models" / "bus1-4-signal.toml"
-    exe = [sys.executable, "-m", "checker.cli", "check", str(model), "--quiet", "--no-por"]
+    exe = [sys.executable, "-m", "checker.cli", "check", str(model), "--quiet", "--no-por", "--workers", str(workers)]
     reference = tmp_path / "reference.json"
     subprocess.run([*exe, "--json", str(reference)], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
     ckpt = tmp_path / "ckpt"
     proc = subprocess.Popen([*exe, "--checkpoint", str(ckpt), "--checkpoint-every", "0"], cwd=ROOT,
-                            stdout=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, start_new_session=True)
     pointer = ckpt / model.stem / "CURRENT"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if pointer.exists() and int(pointer.read_text().split("-")[1]) >= 8:
             break
         time.sleep(0.01)
-    os.kill(proc.pid, signal.SIGKILL)
+    os.killpg(proc.pid, signal.SIGKILL)  # the run and any workers
     proc.wait()
     assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
     level = int(pointer.read_text().split("-")[1])
