@@ -16,9 +16,9 @@ boundary only when the shares are rebalanced.
 The level's order is the order of its segments, which is the order in which the units
 that produced them were merged; each worker expands its segments in that order and the
 merging process consumes units in that order, so numbering, counts and
-counterexamples are those of a single process. Messages to a worker go through a sender
-thread, so the merging process never blocks on a full pipe while a worker waits for it
-to read.
+counterexamples are those of a single process. A thread of the merging process drains
+each worker's pipe, so a worker never waits for the merge; the merge writes to a worker
+directly, and a worker reads its messages after each unit.
 
 A worker holds its segments as objects up to ``raw_limit`` states and encodes the rest
 with ``marshal`` (version 4: quicker both ways than ``pickle`` for these tuples). Its
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import marshal
 import multiprocessing
+import pickle
 import queue
 import threading
 from collections import deque
@@ -60,9 +61,10 @@ def _lane(conn: Any, expander: Expander, props: Sequence[Property], chunk: int, 
         pass
     except BaseException as exc:  # reported to the merging process, which raises it
         try:
-            conn.send(("error", exc))
+            pickle.loads(pickle.dumps(exc))  # it must come back as itself
         except Exception:
-            conn.send(("error", RuntimeError(f"worker failed: {exc!r}")))
+            exc = RuntimeError(f"worker failed: {exc!r}")
+        conn.send(("error", exc))
 
 
 class _Lane:
@@ -205,18 +207,10 @@ def _receiver(conn: Any, inbox: queue.SimpleQueue) -> None:
         except (EOFError, OSError):
             inbox.put(("eof",))
             return
+        except Exception as exc:  # a message that cannot be read ends the search
+            inbox.put(("error", RuntimeError(f"a worker's message could not be read: {exc!r}")))
+            return
         inbox.put(msg)
-
-
-def _sender(conn: Any, outbox: queue.SimpleQueue) -> None:
-    while True:
-        msg = outbox.get()
-        if msg is None:
-            return
-        try:
-            conn.send(msg)
-        except (BrokenPipeError, OSError):
-            return
 
 
 class Lanes:
@@ -227,7 +221,6 @@ class Lanes:
         self.chunk = chunk
         self.conns: list[Any] = []
         self.procs: list[Any] = []
-        self.outboxes: list[queue.SimpleQueue] = []
         self.threads: list[threading.Thread] = []
         self.seg = 0  # the next segment number
         self.shipping: dict[int, int] = {}  # segment -> worker to adopt it, awaiting its owner's reply
@@ -241,17 +234,15 @@ class Lanes:
             self.procs.append(proc)
         # Threads start once every process is forked (a fork copies no thread). A
         # receiver per worker drains its pipe, so a worker never waits for this process
-        # to read (it may run ahead of the merge by up to a level); a sender per worker
-        # writes to it, so this process never waits on a full pipe.
+        # to read (it may run ahead of the merge by up to a level). This process writes
+        # to a worker directly: a full pipe holds it up only until the worker, which
+        # never waits on this process, reads its messages after its current unit.
         self.inboxes: list[queue.SimpleQueue] = []
         for parent in self.conns:
-            outbox: queue.SimpleQueue = queue.SimpleQueue()
             inbox: queue.SimpleQueue = queue.SimpleQueue()
-            for target, box in ((_sender, outbox), (_receiver, inbox)):
-                thread = threading.Thread(target=target, args=(parent, box), daemon=True)
-                thread.start()
-                self.threads.append(thread)
-            self.outboxes.append(outbox)
+            thread = threading.Thread(target=_receiver, args=(parent, inbox), daemon=True)
+            thread.start()
+            self.threads.append(thread)
             self.inboxes.append(inbox)
 
     @property
@@ -259,7 +250,7 @@ class Lanes:
         return len(self.conns)
 
     def send(self, w: int, msg: tuple) -> None:
-        self.outboxes[w].put(msg)
+        self.conns[w].send(msg)
 
     def _read(self, w: int) -> tuple | None:
         """Worker ``w``'s next message; ``None`` for a shipped segment (handed on)."""
@@ -317,8 +308,10 @@ class Lanes:
 
     def close(self) -> None:
         for w in range(self.workers):
-            self.send(w, ("stop",))
-            self.send(w, None)
+            try:
+                self.send(w, ("stop",))
+            except OSError:  # the worker is gone already
+                pass
         for proc in self.procs:
             proc.join(timeout=5)
             if proc.is_alive():

@@ -18,6 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
+TAIL = 48
+"""A batch's last fingerprints still probing are finished one by one below this many."""
+
+REHASH_BLOCK = 1 << 18
+"""Slots re-inserted per step when the table doubles."""
+
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
@@ -73,6 +79,23 @@ class FingerprintTable:
             keep = ~done
             todo = todo[keep]
             pos = (pos[keep] + np.uint64(1)) & mask
+            if len(todo) <= TAIL:
+                break
+        # The few left sit in long clusters: walk them one by one (each round above costs
+        # a dozen array operations whatever its size).
+        size_mask = int(mask)
+        for k, p in zip(todo.tolist(), pos.tolist()):
+            f = int(fps[k])
+            while True:
+                c = int(slots[p])
+                if c == f:
+                    break
+                if c == 0:
+                    if insert:
+                        slots[p] = f
+                    absent[k] = True
+                    break
+                p = (p + 1) & size_mask
         return absent
 
     def contains(self, fps: np.ndarray) -> np.ndarray:
@@ -109,9 +132,14 @@ class FingerprintTable:
             return
         while count * 4 > size * 3:
             size *= 2
-        old = self.slots[self.slots != 0]
+        old = self.slots
         self.slots = np.zeros(size, dtype=np.uint64)
-        self._probe(old, insert=True)
+        # Re-insert a block at a time: the temporaries stay small beside the two tables.
+        for i in range(0, len(old), REHASH_BLOCK):
+            block = old[i : i + REHASH_BLOCK]
+            block = block[block != 0]
+            if len(block):
+                self._probe(block, insert=True)
 
     def values(self) -> np.ndarray:
         """Every stored fingerprint, in table order (for checkpoints)."""

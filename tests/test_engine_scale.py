@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,6 +41,32 @@ def test_table_insert_is_set_insertion_in_order(batches: list[list[int]], capaci
         assert len(table) == len(seen)
     probe = np.arange(0, 310, dtype=np.uint64)
     assert table.contains(probe).tolist() == [((v or 1) in seen) for v in range(310)]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 3000), max_size=400), max_size=6), st.sampled_from([0, 5, 1 << 30]))
+def test_table_probing_rounds_and_tail_agree(batches: list[list[int]], tail: int) -> None:
+    """Probing finishes the last fingerprints one by one below ``TAIL``: all rounds
+    vectorised (0), all one by one (huge) and mixed must give the set's answers (with
+    the table re-inserted a few slots at a time as it doubles)."""
+    import checker.table as table_module
+
+    saved = table_module.TAIL, table_module.REHASH_BLOCK
+    table_module.TAIL, table_module.REHASH_BLOCK = tail, 5
+    try:
+        table = FingerprintTable(16)
+        seen: set[int] = set()
+        for batch in batches:
+            new = table.insert(np.asarray(batch, dtype=np.uint64))
+            expect = []
+            for v in batch:
+                expect.append((v or 1) not in seen)
+                seen.add(v or 1)
+            assert new.tolist() == expect
+        probe = np.arange(0, 3010, dtype=np.uint64)
+        assert table.contains(probe).tolist() == [((v or 1) in seen) for v in range(3010)]
+    finally:
+        table_module.TAIL, table_module.REHASH_BLOCK = saved
 
 
 def test_vectorised_fingerprints_equal_the_scalar_ones() -> None:
@@ -85,21 +112,23 @@ def test_workers_with_symmetry_and_bounds() -> None:
     assert cut.stats.distinct_states == 300 and cut.stats.bound == "max_states"
 
 
-def test_killed_run_resumes_to_the_same_counts(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_killed_run_resumes_to_the_same_counts(tmp_path: Path, workers: int) -> None:
+    """With two workers the checkpoint's frontier is collected from them (checker.lanes)."""
     model = ROOT / "models" / "bus1-4-signal.toml"
-    exe = [sys.executable, "-m", "checker.cli", "check", str(model), "--quiet", "--no-por"]
+    exe = [sys.executable, "-m", "checker.cli", "check", str(model), "--quiet", "--no-por", "--workers", str(workers)]
     reference = tmp_path / "reference.json"
     subprocess.run([*exe, "--json", str(reference)], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
     ckpt = tmp_path / "ckpt"
     proc = subprocess.Popen([*exe, "--checkpoint", str(ckpt), "--checkpoint-every", "0"], cwd=ROOT,
-                            stdout=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, start_new_session=True)
     pointer = ckpt / model.stem / "CURRENT"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if pointer.exists() and int(pointer.read_text().split("-")[1]) >= 8:
             break
         time.sleep(0.01)
-    os.kill(proc.pid, signal.SIGKILL)
+    os.killpg(proc.pid, signal.SIGKILL)  # the run and any workers
     proc.wait()
     assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
     level = int(pointer.read_text().split("-")[1])

@@ -11,6 +11,7 @@ import pytest
 from checker import reduce as red
 from checker.model import model_from_dict
 from checker.reduce import Expander, plan
+from tests.test_reductions import reachable
 
 # Configurations that exercise every footprint refinement: multicasts (blocks, syncs
 # behind and ahead of the timestamp, queueing behind a block), unicast and subset
@@ -37,15 +38,8 @@ def spec_of(constants: dict):
 def sample_states(spec, seed: int, bfs: int = 1500, walks: int = 150) -> list:
     """The first ``bfs`` states breadth-first, and every state of ``walks`` random runs
     (which reach the deep states a short breadth-first prefix never does)."""
-    seen = set(spec.init_states())
-    order = list(seen)
-    i = 0
-    while i < len(order) and len(order) < bfs:
-        for _l, t in spec.next_states(order[i]):
-            if t not in seen:
-                seen.add(t)
-                order.append(t)
-        i += 1
+    order = reachable(spec, bfs)
+    seen = set(order)
     rnd = random.Random(seed)
     for _ in range(walks):
         s = spec.init_states()[0]
