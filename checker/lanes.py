@@ -41,6 +41,7 @@ import numpy as np
 
 from checker.evaluate import Evaluator
 from checker.fingerprint import check_vocabulary
+from checker.frontier import encode, write_record
 from checker.memory import current_rss, peak_rss, reset_peak
 from checker.reduce import Expander
 from checker.spec import Property
@@ -383,8 +384,6 @@ class LaneLevel:
 
     def dump(self, fh: Any) -> None:
         """Write the level as :class:`~checker.frontier.Frontier` records (checkpoints)."""
-        from checker.frontier import encode, write_record
-
         lanes = self.lanes
         lanes.settle()
         blobs: dict[int, bytes] = {}

@@ -258,7 +258,7 @@ def search_levels(
                     if problem:
                         raise spec_error(f"{spec.name}: {problem}")
                     owner_a = np.repeat(np.arange(len(counts_a), dtype=np.int64), counts_a)
-                    counts = counts_a.tolist()
+                    counts = counts_a  # a list only if the loop below runs
                     states = None
                 else:
                     owner, pos, succ, counts, reduced, fps = res[:6]
@@ -292,8 +292,7 @@ def search_levels(
                 j = 0
                 offset = 0
                 new_a = new
-                new = new.tolist()
-                nnew = len(new)
+                nnew = len(new_a)
                 limit = nnew if max_states is None else min(nnew, max_states - first)
                 nparents = len(counts)
                 if lanes is not None and nnew <= limit and not _matters(on_succ, on_terminal, decisions):
@@ -302,7 +301,11 @@ def search_levels(
                     if not at_depth_bound:
                         transitions += int(counts_a.sum())
                     j = nnew
-                    counts = []
+                    counts = new = []
+                else:
+                    new = new_a.tolist()
+                    if lanes is not None:
+                        counts = counts_a.tolist()
                 checks = bool(evaluator.state_checks or evaluator.history_checks)
                 on_state = evaluator.on_state
                 append = pending.append
