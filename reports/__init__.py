@@ -17,8 +17,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from checker.errors import InputError
-from checker.result import Result
+from checker.api.errors import InputError
+from checker.api.result import Result
 from reports.view import Ablation
 
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from checker.registry import UnknownSpec, spec_class
-from checker.result import Step
-from checker.spec import Property, Spec
-from checker.trace import ReplayError, replay
+from checker.api.result import Step
+from checker.api.spec import Property, Spec
+from checker.api.trace import ReplayError, replay
+from checker.loading.registry import UnknownSpec, spec_class
 from specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, Event, History, Message
 
 # Event kinds that come before receipts within one step (so signals pair up in order).

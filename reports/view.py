@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.result import PropertyResult, Result
-from checker.spec import Property, Spec
+from checker.api.result import PropertyResult, Result
+from checker.api.spec import Property, Spec
 from reports.diagram import Diagram, layout
 from reports.diff import Change, diff
 from reports.timeline import Blame, Timeline, TimelineUnavailable, blame, build_timeline, load_spec, replay_states

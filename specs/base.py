@@ -133,7 +133,7 @@ class PeerSpec(Spec):
         busy = [self.names[p] for p, tx in enumerate(state[self.txs_at]) if tx]
         return f"the run stops with {', '.join(busy)} inside a transaction" if busy else None
 
-    # -- reductions (used by specs that declare them: see checker.reduce) -------------
+    # -- reductions (used by specs that declare them: see checker.engine.reduce) -------------
     # A spec opts in by defining ``actor`` (labels name their peer second), ``footprints``
     # (usually ``peer_footprints``), ``tx_footprint`` and ``whole_tx_footprint``;
     # and ``symmetries``/``permute`` with the ``perm_*`` helpers.

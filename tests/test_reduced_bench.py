@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker.cli import main as cli
-from checker.model import load_model
+from checker.cli.main import main as cli
+from checker.loading.modelfile import load_model
 from tla.export import export_model
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 from reports_helpers import MODELS
 
-from checker.cli import main
-from checker.model import load_model
-from checker.run import Options, check_model
+from checker.cli.main import main
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model
 from reports import load_items
 from reports.view import Ablation
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checker.result import Step
-from checker.trace import replay, to_steps
+from checker.api.result import Step
+from checker.api.trace import replay, to_steps
 from tla.adapters import Adapter, ExportedProperty
 from tla.export import template_environment
 from tla.tlc import TlcRun, TlcState, run_tlc

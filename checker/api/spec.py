@@ -4,7 +4,7 @@ A spec is a Python class in the ``specs`` package. Like Stateright's ``Model`` i
 initial states, the enabled actions of a state with their successor states, and the
 properties to check. States are immutable values built only from ``int``, ``bool`` and
 ``tuple`` (and ``frozenset`` of those), so that their fingerprint is the same in every
-process and on every machine (see :mod:`checker.fingerprint`).
+process and on every machine (see :mod:`checker.engine.fingerprint`).
 
 A minimal spec::
 
@@ -30,7 +30,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from checker.errors import ConstantError
+from checker.api.errors import ConstantError
 
 State = Hashable
 """A state: an immutable value of ints, bools and tuples."""
@@ -107,7 +107,7 @@ class Property:
     are checked once.
 
     Two optional facts let partial-order reduction keep more of its savings
-    (:mod:`checker.reduce`): ``stable`` says that once the check fails (an ``always``)
+    (:mod:`checker.engine.reduce`): ``stable`` says that once the check fails (an ``always``)
     or succeeds (a ``sometimes``) on a state, it does so on every state reachable from
     it (true of ordering properties over a history that only grows); ``reads`` names the
     kinds of state variables the check looks at (see :meth:`Spec.visible_mask`), where
@@ -282,7 +282,7 @@ class Spec:
             return None
         return kind, tuple(action[:2])
 
-    # -- optional: what reductions need (see checker.reduce) ------------------------
+    # -- optional: what reductions need (see checker.engine.reduce) ------------------------
 
     acyclic: ClassVar[bool] = False
     """True when no run revisits a state (every action advances a bounded measure), so

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from checker.fingerprint import fingerprint
-from checker.result import Step
-from checker.spec import Spec, State
+from checker.api.result import Step
+from checker.api.spec import Spec, State
 
 
 class ReplayError(RuntimeError):
@@ -46,6 +45,3 @@ def to_steps(spec: Spec, path: list[tuple[tuple | None, int, State]]) -> list[St
         )
     return steps
 
-
-def final_fingerprint(path: list[tuple[tuple | None, int, State]]) -> int:
-    return fingerprint(path[-1][2])

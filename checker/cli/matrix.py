@@ -7,8 +7,9 @@ from typing import Any
 
 import click
 
-from checker.matrix import build_matrix, render_text
-from checker.result import write_json_atomic
+from checker.api.result import write_json_atomic
+from checker.cli.common import load_models
+from checker.review.matrix import build_matrix, render_text
 
 
 @click.command(name="matrix")
@@ -23,8 +24,7 @@ def matrix_command(models: tuple[str, ...], json_path: str | None, **kw: Any) ->
     Exit code as for `check`: 0 when every verdict is as expected, 1 when one is not,
     3 when a bound left one unknown.
     """
-    from checker.cli import load_models
-    from checker.run import Options, check_model
+    from checker.engine.run import Options, check_model
 
     loaded = load_models(list(models))
     options = Options(

@@ -30,9 +30,9 @@ def prove(
     """Z3 queries on a model's symbolic encoding: is the spec's strengthened invariant
     inductive (for any number of sends), does it imply the targets, and bounded model
     checking of the model's properties to --depth steps."""
-    from checker.model import expand_paths, load_model
-    from checker.prove import ProveOptions, prove_model
-    from checker.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, write_json_atomic
+    from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, write_json_atomic
+    from checker.loading.modelfile import expand_paths, load_model
+    from checker.symbolic.prove import ProveOptions, prove_model
 
     loaded = [load_model(f) for f in expand_paths(list(models))]
     options = ProveOptions(depth=depth, drop=drop, queue_bound=queue_bound, timeout=timeout, bmc_only=bmc_only)

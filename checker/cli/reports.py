@@ -1,6 +1,6 @@
 """Report commands: ``report``, ``ablate``, ``graph``, and ``check``'s ``--report``/``--junit``.
 
-``checker/cli.py`` calls :func:`add_commands` and, after a check, :func:`emit_outputs`.
+:mod:`checker.cli.main` calls :func:`add_commands`; ``check`` calls :func:`emit_outputs`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from typing import Any
 
 import click
 
-from checker.errors import InputError
-from checker.result import Result, combined_exit_code, write_json_atomic
+from checker.api.errors import InputError
+from checker.api.result import Result, combined_exit_code, write_json_atomic
+from checker.cli.common import check_one, engine_options, options_from
 
 
 def emit_outputs(results: list[Result], report_dir: str | None, junit_path: str | None) -> None:
@@ -43,8 +44,6 @@ def write_html(items: list[Any], out_dir: str) -> None:
 
 def add_commands(main: click.Group) -> None:
     """Register the report commands on the ``ordercheck`` group."""
-    from checker.cli import engine_options
-
     @main.command()
     @click.argument("results", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="RESULT.json ...")
     @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Report directory.")
@@ -68,9 +67,8 @@ def add_commands(main: click.Group) -> None:
     def ablate(model_path: str, json_path: str | None, report_dir: str | None, **kw: Any) -> None:
         """The ablation table: switch each step of the algorithm off in turn and show
         which properties break, with the shortest counterexample for each."""
-        from checker.ablation import run_ablation
-        from checker.cli import options_from
-        from checker.model import load_model
+        from checker.loading.modelfile import load_model
+        from checker.review.ablation import run_ablation
         from reports.ablation_text import ablation_table
         from reports.view import Ablation
 
@@ -82,7 +80,7 @@ def add_commands(main: click.Group) -> None:
             st = result.stats
             click.echo(f"  {what}: {st.distinct_states:,} states, {st.seconds:.2f}s", err=True)
 
-        run = run_ablation(model, options, on_result=progress)
+        run = run_ablation(model, options, on_result=progress, check=check_one)
         record = Ablation(run.model, run.spec, run.baseline, run.mutants, run.note)
         click.echo(ablation_table(record))
         if json_path:
@@ -100,8 +98,8 @@ def add_commands(main: click.Group) -> None:
     def graph(model_path: str, out_dir: str, max_states: int) -> None:
         """Export a small model's state graph as DOT and GraphML, with every
         counterexample and witness path marked."""
-        from checker.model import load_model
-        from checker.run import Options, check_model
+        from checker.engine.run import Options, check_model
+        from checker.loading.modelfile import load_model
         from reports.stategraph import HARD_LIMIT, GraphTooLarge, mark_trace, state_graph, write_dot, write_graphml
 
         if max_states > HARD_LIMIT:

@@ -1,4 +1,5 @@
-"""The ``export-tla`` and ``tlc`` commands (hooked into ``checker.cli``)."""
+"""The ``export-tla`` and ``tlc`` commands, and :func:`cross_check`, which runs our engine
+and hands its result to :mod:`tla.crosscheck` (the ``tla`` package never runs the engine)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,31 @@ from typing import TYPE_CHECKING
 
 import click
 
-from checker.errors import InputError
-from checker.model import expand_paths, load_model
+from checker.api.errors import InputError
+from checker.api.model import Model
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import expand_paths, load_model
 
 if TYPE_CHECKING:
     from tla.crosscheck import CrossCheck
+
+CROSS_CHECK_OPTIONS = Options(progress=False, stop_when_decided=False, symmetry=False, por=False)
+"""How our side of a cross-check runs: everything explored, reductions off, as TLC does."""
+
+
+def cross_check(
+    model: Model,
+    *,
+    workers: int = 1,
+    timeout: float | None = None,
+    keep: Path | None = None,
+    confirm: bool = True,
+) -> CrossCheck:
+    """Cross-check ``model``: our engine and TLC, reductions off, everything explored."""
+    from tla.crosscheck import compare_with_tlc
+
+    ours = check_model(model, CROSS_CHECK_OPTIONS)
+    return compare_with_tlc(model, ours, workers=workers, timeout=timeout, keep=keep, confirm=confirm)
 
 
 def add_commands(group: click.Group) -> None:
@@ -46,7 +67,6 @@ def export_tla(models: tuple[str, ...], output: str, no_symmetry: bool) -> None:
 @click.option("--show-traces", is_flag=True, help="Print TLC's traces, read back into our format.")
 def tlc(models: tuple[str, ...], workers: int, keep: str | None, timeout: float | None, show_traces: bool) -> None:
     """Export, run TLC, and compare with our engine (reductions off)."""
-    from tla.crosscheck import cross_check
     from tla.tlc import TlcFailed, TlcUnavailable, find_tlc
 
     loaded = [load_model(p) for p in expand_paths(list(models))]

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from checker.fingerprint import collision_probability
-from checker.levels import search_levels
-from checker.memory import collector_paused
-from checker.reduce import Reductions
-from checker.spec import Property, Spec
+from checker.api.spec import Property, Spec
+from checker.engine.fingerprint import collision_probability
+from checker.engine.levels import search_levels
+from checker.engine.memory import collector_paused
+from checker.engine.reduce import Reductions
 
 
 class SpecError(RuntimeError):
@@ -129,7 +129,7 @@ def search(
     stored with a checkpoint, and a resume with a different one is refused.
     ``spill_dir`` keeps every level's frontier in files there (by default only levels
     of more than a million states are spilled, to a temporary directory). The loop
-    itself is in :mod:`checker.levels`.
+    itself is in :mod:`checker.engine.levels`.
     """
     with collector_paused():
         return search_levels(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from checker.spec import Property, Spec, State
+from checker.api.spec import Property, Spec, State
 
 CACHE_LIMIT = 1 << 12
 

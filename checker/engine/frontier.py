@@ -1,6 +1,6 @@
 """A level's frontier: chunks of states, in memory or spilled to a file.
 
-The level engine (:mod:`checker.levels`) appends the next level's states a chunk at a
+The level engine (:mod:`checker.engine.levels`) appends the next level's states a chunk at a
 time and reads the current level back in the same order. A :class:`Frontier` keeps its
 first ``raw`` states as Python objects (cheap to read back), encodes the rest with
 ``pickle`` (which shares repeated sub-tuples within a chunk: about 80 bytes per bus1

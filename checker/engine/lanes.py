@@ -1,6 +1,6 @@
 """Parallel workers that keep their share of the frontier ("lanes").
 
-With ``--workers N`` the level engine (:mod:`checker.levels`) starts N worker
+With ``--workers N`` the level engine (:mod:`checker.engine.levels`) starts N worker
 processes. Each holds some *segments* of the current level, as Python objects in its
 own memory, and does everything that needs a state: it expands its segments in units of
 at most ``chunk`` states, fingerprints the successors, checks the open properties on
@@ -23,7 +23,7 @@ directly, and a worker reads its messages after each unit.
 A worker holds its segments as objects up to ``raw_limit`` states and encodes the rest
 with ``marshal`` (version 4: quicker both ways than ``pickle`` for these tuples). Its
 share of a level is not spilled to disk: a run that needs its frontier on disk runs
-with one worker, or with ``--spill-dir`` (see :mod:`checker.levels`).
+with one worker, or with ``--spill-dir`` (see :mod:`checker.engine.levels`).
 """
 
 from __future__ import annotations
@@ -39,12 +39,12 @@ from typing import Any
 
 import numpy as np
 
-from checker.evaluate import Evaluator
-from checker.fingerprint import check_vocabulary
-from checker.frontier import encode, write_record
-from checker.memory import current_rss, peak_rss, reset_peak
-from checker.reduce import Expander
-from checker.spec import Property
+from checker.api.spec import Property
+from checker.engine.evaluate import Evaluator
+from checker.engine.fingerprint import check_vocabulary
+from checker.engine.frontier import encode, write_record
+from checker.engine.memory import current_rss, peak_rss, reset_peak
+from checker.engine.reduce import Expander
 
 VOCABULARY_CHECKS = 1000
 """How many successors each worker checks for states outside the vocabulary."""

@@ -36,15 +36,15 @@ from typing import Any
 
 import numpy as np
 
-from checker.errors import InputError
-from checker.evaluate import Evaluator
-from checker.fingerprint import check_vocabulary
-from checker.frontier import Frontier, decode
-from checker.lanes import LaneLevel, Lanes
-from checker.memory import current_rss, peak_rss, reset_peak
-from checker.reduce import Expander, Reductions
-from checker.spec import Property, Spec
-from checker.table import CompactStore, FingerprintTable
+from checker.api.errors import InputError
+from checker.api.spec import Property, Spec
+from checker.engine.evaluate import Evaluator
+from checker.engine.fingerprint import check_vocabulary
+from checker.engine.frontier import Frontier, decode
+from checker.engine.lanes import LaneLevel, Lanes
+from checker.engine.memory import current_rss, peak_rss, reset_peak
+from checker.engine.reduce import Expander, Reductions
+from checker.engine.table import CompactStore, FingerprintTable
 
 CHUNK = 2048
 """States per frontier chunk: the unit of work for a worker and of the merge."""
@@ -60,7 +60,7 @@ VOCABULARY_CHECKS = 1000
 
 RAW_LANE = 250_000
 """States a worker keeps as objects; past this it encodes its segments (see
-:mod:`checker.lanes`)."""
+:mod:`checker.engine.lanes`)."""
 
 
 _WORKER: Expander | None = None
@@ -130,7 +130,7 @@ def search_levels(
     ident["reductions"] = reductions.as_dict()
     ident["properties"] = [p.name for p in props]
     ckpt = Path(checkpoint) if checkpoint is not None else None
-    # Cycles matter only to `eventually` properties (checker.liveness): an edge into a
+    # Cycles matter only to `eventually` properties (checker.engine.liveness): an edge into a
     # state discovered before the current level is the one kind that can close a cycle.
     # A spec that declares itself acyclic (as partial-order reduction trusts) has none.
     track_cycles = any(p.kind == "eventually" for p in props) and not spec.acyclic
@@ -143,7 +143,7 @@ def search_levels(
     elif spill_after is None:
         spill_after = 0
 
-    # With workers, each keeps its share of every level (checker.lanes) and this process
+    # With workers, each keeps its share of every level (checker.engine.lanes) and this process
     # merges fingerprints only. The cycle proviso needs the states here, and an explicit
     # spill directory asks for the frontier on disk: those keep a pool of workers that
     # expand chunks of a frontier held here.

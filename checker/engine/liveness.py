@@ -30,10 +30,10 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from checker.bfs import NO_BOUNDS, Bounds
-from checker.fingerprint import fingerprint
-from checker.spec import Property, Spec
-from checker.store import path_to
+from checker.api.spec import Property, Spec
+from checker.engine.bfs import NO_BOUNDS, Bounds
+from checker.engine.fingerprint import fingerprint
+from checker.engine.store import path_to
 
 NO_CLASS = 0xFFFFFFFF
 
@@ -335,7 +335,7 @@ def find_lassos(spec: Spec, props: Sequence[Property], bounds: Bounds = NO_BOUND
 
 def _edge_label(spec: Spec, g: Graph, edge: int) -> str:
     init, path = g.path(_source(g, edge))
-    from checker.trace import replay
+    from checker.api.trace import replay
 
     state = replay(spec, init, path)[-1][2]
     label = spec.next_states(state)[g.pos[edge]][0]

@@ -59,8 +59,8 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 
-from checker.spec import Property, Spec, State
-from checker.table import mix
+from checker.api.spec import Property, Spec, State
+from checker.engine.table import mix
 
 
 @dataclass(frozen=True)

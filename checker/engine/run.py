@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from checker.bfs import Bounds, Decision, Progress, SearchOutcome, search
-from checker.errors import InputError
-from checker.model import Model
-from checker.reduce import Reductions, plan
-from checker.result import PropertyResult, Result, Stats
-from checker.trace import replay, to_steps
+from checker.api.errors import InputError
+from checker.api.model import Model
+from checker.api.result import PropertyResult, Result, Stats
+from checker.api.trace import replay, to_steps
+from checker.engine.bfs import Bounds, Decision, Progress, SearchOutcome, search
+from checker.engine.reduce import Reductions, plan
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class Options:
     checkpoint: str | None = None  # directory for level-boundary checkpoints
     resume: bool = False  # continue from the last checkpoint in `checkpoint`
     checkpoint_every: float = 30.0  # seconds between checkpoints
-    spill_dir: str | None = None  # put every level's frontier in files here (see checker.frontier)
+    spill_dir: str | None = None  # put every level's frontier in files here (see checker.engine.frontier)
     master: str = "local[*]"  # Spark master for engine="spark"
 
 
@@ -42,11 +42,17 @@ def bounds_for(model: Model, options: Options) -> Bounds:
 
 
 def check_model(model: Model, options: Options = Options()) -> Result:
-    """Run the chosen engine on ``model`` and build its :class:`Result`."""
-    if options.engine == "spark":
-        from checker.spark_bfs import check_model_spark
+    """Run the local engine on ``model`` and build its :class:`Result`.
 
-        return check_model_spark(model, options)
+    ``options.engine`` must be ``"local"``: the Spark engine sits in a layer above this
+    one (:func:`checker.spark.bfs.check_model_spark`; the command line picks between the
+    two), so asking this function for it raises :class:`ValueError`.
+    """
+    if options.engine != "local":
+        raise ValueError(
+            f"engine {options.engine!r}: checker.engine.run runs the local engine only; "
+            "use checker.spark.bfs.check_model_spark for Spark"
+        )
     bounds = bounds_for(model, options)
     progress = Progress(label=model.name) if options.progress else None
     want_sym = model.symmetry if options.symmetry is None else options.symmetry
@@ -112,7 +118,7 @@ def check_cycles(model: Model, outcome: SearchOutcome, bounds: Bounds) -> tuple[
     runs all end in terminal states, which the search already checked. Returns the
     lassos found and whether a bound cut the graph short.
     """
-    from checker.liveness import find_lassos
+    from checker.engine.liveness import find_lassos
 
     open_props = [p for p in model.properties if p.kind == "eventually" and p.name not in outcome.decisions]
     if not open_props or not outcome.maybe_cyclic or outcome.bound is not None:

@@ -4,7 +4,7 @@ States are numbered in the order breadth-first search discovers them. The store 
 the fingerprint of every visited state (for membership) and, per number, the number of
 its parent and the position of the action that led to it among the parent's enabled
 actions. That is all a shortest trace needs: follow parents back to an initial state,
-then replay the recorded action positions through the spec (:mod:`checker.trace`).
+then replay the recorded action positions through the spec (:mod:`checker.api.trace`).
 No full state is kept once its successors have been generated.
 """
 

@@ -26,42 +26,18 @@ when there is no ``[expect]`` either.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.errors import ConstantError, InputError
-from checker.registry import UnknownSpec, spec_class, spec_names
-from checker.spec import Property, Spec
+from checker.api.errors import ConstantError, InputError
+from checker.api.model import Model
+from checker.api.spec import Property
+from checker.loading.registry import UnknownSpec, spec_class, spec_names
 
 STATUSES = ("holds", "violated")
 TOP_KEYS = {"spec", "description", "constants", "check", "expect", "prove"}
 CHECK_KEYS = {"properties", "symmetry", "por", "max_states", "max_depth", "time_limit"}
 PROVE_KEYS = {"queue_bound", "depth", "timeout", "targets", "drop", "expect"}
-
-
-@dataclass
-class Model:
-    """A loaded and validated model file."""
-
-    path: str
-    spec_name: str
-    spec: Spec
-    description: str
-    constants: dict[str, Any]
-    properties: list[Property]
-    expect: dict[str, str]
-    symmetry: bool = True
-    por: bool = True
-    max_states: int | None = None
-    max_depth: int | None = None
-    time_limit: float | None = None
-    raw: dict[str, Any] = field(default_factory=dict)
-    prove: dict[str, Any] = field(default_factory=dict)  # the validated [prove] table
-
-    @property
-    def name(self) -> str:
-        return Path(self.path).stem
 
 
 def load_model(path: str | Path) -> Model:

@@ -7,7 +7,7 @@ import pkgutil
 import sys
 from pathlib import Path
 
-from checker.spec import Spec
+from checker.api.spec import Spec
 
 
 class UnknownSpec(LookupError):
@@ -47,7 +47,7 @@ def spec_class(name: str) -> type[Spec]:
 def models_dir() -> Path | None:
     """Where the built-in models live: the source tree's ``models/``, or the installed
     copy under ``share/ordercheck/models``."""
-    here = Path(__file__).resolve().parent.parent / "models"
+    here = Path(__file__).resolve().parents[2] / "models"
     if here.is_dir():
         return here
     installed = Path(sys.prefix) / "share" / "ordercheck" / "models"

@@ -14,10 +14,11 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from checker.errors import InputError
-from checker.model import Model, model_from_dict
-from checker.result import Result
-from checker.run import Options, check_model
+from checker.api.errors import InputError
+from checker.api.model import Model
+from checker.api.result import Result
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import model_from_dict
 
 
 @dataclass
@@ -48,12 +49,14 @@ def run_ablation(
     model: Model,
     options: Options | None = None,
     on_result: Callable[[str | None, Result], None] | None = None,
+    check: Callable[[Model, Options], Result] = check_model,
 ) -> AblationRun:
     """Check the full algorithm, then each ablation flag switched off alone.
 
     ``on_result(flag, result)`` is called after each check (``flag`` ``None`` for the
-    full algorithm), for progress output. :class:`InputError` if the spec has no
-    ablation flags.
+    full algorithm), for progress output. ``check`` runs one check (the local engine by
+    default; the command line passes one that also runs Spark for ``--engine spark``).
+    :class:`InputError` if the spec has no ablation flags.
     """
     options = options or Options()
     flags = type(model.spec).ablations()
@@ -66,13 +69,13 @@ def run_ablation(
             f"The model file switches {', '.join(off_in_file)} off; the table starts from the full algorithm "
             "with every step on."
         )
-    base = check_model(mutant_model(model, set(), model.path), options)
+    base = check(mutant_model(model, set(), model.path), options)
     if on_result:
         on_result(None, base)
     docs = {c.name: c.doc for c in type(model.spec).constants}
     mutants = []
     for flag in flags:
-        result = check_model(mutant_model(model, {flag}, model.path), options)
+        result = check(mutant_model(model, {flag}, model.path), options)
         if on_result:
             on_result(flag, result)
         mutants.append((flag, docs.get(flag, ""), result))

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.result import Result, combined_exit_code
+from checker.api.result import Result, combined_exit_code
 
 LIBRARY_ORDER = ("fifo", "causal", "total", "global_lock", "synchronous", "eventual_delivery")
 """Library properties first, in this order; spec-specific ones follow as met."""

@@ -5,7 +5,7 @@ is the batch of one, :class:`SparkSearch`). Records are keyed by model and state
 fingerprint (:func:`checker.spark_tasks.record_key`); the frontier and the visited set
 are RDDs partitioned by that key, and each level, shared by every model still running,
 runs as one Spark job of two stages (the task functions are in
-:mod:`checker.spark_tasks`):
+:mod:`checker.spark.tasks`):
 
 1. *expand* (one task per frontier partition): decode each frontier state, compute its
    successors with the spec (rebuilt on the executor from its name and constants),
@@ -22,13 +22,13 @@ The visited set holds, per partition, sorted numpy arrays of fingerprints with e
 state's parent fingerprint and action position: the parent links. The driver rebuilds
 a counterexample by looking these links up partition by partition (one small job per
 step, never collecting the state space) and replays the positions with
-:func:`checker.trace.replay`. States travel in :mod:`checker.encoding`. Each level's
+:func:`checker.trace.replay`. States travel in :mod:`checker.engine.encoding`. Each level's
 dataset is checkpointed (``localCheckpoint`` by default, reliable checkpoints with a
 checkpoint directory), so the plan does not grow with the depth.
 
 Same answers as the local engine. Every state carries an order key: its parent's
 position in its level (the *rank*) times 2**16 plus its action position. Sorting a
-level by that key gives exactly the order in which :mod:`checker.bfs` discovers it,
+level by that key gives exactly the order in which :mod:`checker.engine.bfs` discovers it,
 and keeping, among equal successors, the one with the smallest key picks exactly the
 local engine's parent. The driver gathers each level's sorted keys (8 bytes per state
 of that level; never the states) and broadcasts them, so the next level turns a key
@@ -44,7 +44,7 @@ model's seconds and time limit count from the start of the shared search).
 
 Liveness: ``eventually`` properties are checked on terminal states on the executors.
 When one is still open at the end and some edge led back to an earlier level (so a
-cycle may exist), the fair-cycle search of :mod:`checker.liveness` runs on the driver,
+cycle may exist), the fair-cycle search of :mod:`checker.engine.liveness` runs on the driver,
 as it does after the local engine.
 
 A job that fails for good (a task failing more often than Spark's retries allow, an
@@ -66,15 +66,16 @@ from typing import Any
 
 import numpy as np
 
-from checker.bfs import Bounds, Decision, SearchOutcome, SpecError
-from checker.errors import EngineError, InputError
-from checker.evaluate import Evaluator
-from checker.fingerprint import check_vocabulary, fingerprint
-from checker.memory import current_rss, peak_rss, reset_peak
-from checker.model import Model
-from checker.result import Result
-from checker.spark_session import DEFAULT_MASTER, SparkUnavailable, get_spark
-from checker.spark_tasks import (
+from checker.api.errors import EngineError, InputError
+from checker.api.model import Model
+from checker.api.result import Result
+from checker.api.spec import Property, Spec
+from checker.engine.bfs import Bounds, Decision, SearchOutcome, SpecError
+from checker.engine.evaluate import Evaluator
+from checker.engine.fingerprint import check_vocabulary, fingerprint
+from checker.engine.memory import current_rss, peak_rss, reset_peak
+from checker.spark.session import DEFAULT_MASTER, SparkUnavailable, get_spark
+from checker.spark.tasks import (
     FP_MASK,
     POS_BITS,
     POS_MASK,
@@ -93,7 +94,6 @@ from checker.spark_tasks import (
     summary,
     visited_record,
 )
-from checker.spec import Property, Spec
 
 INJECT_ENV = "ORDERCHECK_SPARK_INJECT_FAILURES"
 """Test hook: comma-separated stages (``expand``, ``merge``, ``sweep``) whose tasks on
@@ -190,7 +190,7 @@ class _ModelRun:
     def initial(self) -> list[tuple[int, int, bytes]]:
         """The distinct initial states as ``(position, fingerprint, blob)``, with the
         invariants checked on them."""
-        from checker.encoding import encode
+        from checker.engine.encoding import encode
 
         spec = self.spec
         evaluator = Evaluator(spec, list(self.job.props))
@@ -401,7 +401,7 @@ class SparkBatch:
         """Walk the parent links back to an initial state for every decision of every
         model at once (one small job per step), then check that replaying the positions
         reaches the decided state."""
-        from checker.trace import replay
+        from checker.api.trace import replay
 
         current = {(run.index, name): record_key(run.index, ev.fp) for run in runs for name, ev in run.decisions.items()}
         steps: dict[tuple[int, str], list[int]] = {k: [] for k in current}
@@ -499,7 +499,7 @@ def check_models_spark(models: Sequence[Model], options: Any, spark_options: Spa
     """
     from py4j.protocol import Py4JError
 
-    from checker.run import bounds_for, build_result, check_cycles
+    from checker.engine.run import bounds_for, build_result, check_cycles
 
     if spark_options is None:
         spark_options = SparkOptions(master=getattr(options, "master", DEFAULT_MASTER))

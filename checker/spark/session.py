@@ -32,7 +32,7 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
     built. Spark allows one context per process: when one is already running (a test
     session, or an earlier check in the same run) it is reused as it is and ``master``
     and ``conf`` are ignored. Console progress bars are off; ``conf`` entries override
-    the defaults. Spark's own log is cut to fatal messages (``spark_log4j2.properties``):
+    the defaults. Spark's own log is cut to fatal messages (``log4j2.properties`` beside this module):
     retried task failures are Spark's business, and a job that fails for good is
     reported by the engine in one line.
     """
@@ -44,7 +44,7 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
     active = SparkContext._active_spark_context
     if active is not None:
         return active
-    log_config = Path(__file__).with_name("spark_log4j2.properties")
+    log_config = Path(__file__).with_name("log4j2.properties")
     settings: dict[str, str] = {
         "spark.ui.showConsoleProgress": "false",
         "spark.python.worker.reuse": "true",
@@ -58,7 +58,7 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
             settings["spark.pyspark.python"] = sys.executable
         # Spark may start the workers with the interpreter's real path, outside this
         # virtual environment: give them this process's package root and site-packages.
-        package_root = str(Path(__file__).resolve().parent.parent)
+        package_root = str(Path(__file__).resolve().parents[2])  # the folder holding checker/
         paths = [package_root, *site.getsitepackages(), os.environ.get("PYTHONPATH", "")]
         settings["spark.executorEnv.PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     settings.update(conf or {})

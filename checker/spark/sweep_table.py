@@ -28,8 +28,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from checker.errors import InputError
-from checker.result import Result, write_json_atomic
+from checker.api.errors import InputError
+from checker.api.result import Result, write_json_atomic
 
 COLUMNS = (
     "model", "variant", "spec", "engine", "constants", "property", "kind", "status", "expected",

@@ -14,7 +14,7 @@ The first item of a record's value says what the record is (order keys are >= 0)
 - ``(EXPANDED, {model: (ranks, successor counts, terminal events)})``: one per expand task;
 - ``(SUMMARY, {model: LevelSummary})``: one per partition, for the driver.
 
-See :mod:`checker.spark_bfs` for the algorithm and why its answers are the local engine's.
+See :mod:`checker.spark.bfs` for the algorithm and why its answers are the local engine's.
 """
 
 from __future__ import annotations
@@ -26,13 +26,13 @@ from typing import Any
 
 import numpy as np
 
-from checker.bfs import SpecError
-from checker.encoding import decode, encode
-from checker.evaluate import Evaluator
-from checker.fingerprint import check_vocabulary, fingerprint
-from checker.memory import collector_paused
-from checker.registry import spec_class
-from checker.spec import Spec
+from checker.api.spec import Spec
+from checker.engine.bfs import SpecError
+from checker.engine.encoding import decode, encode
+from checker.engine.evaluate import Evaluator
+from checker.engine.fingerprint import check_vocabulary, fingerprint
+from checker.engine.memory import collector_paused
+from checker.loading.registry import spec_class
 
 POS_BITS = 16
 MAX_ACTIONS = 1 << POS_BITS

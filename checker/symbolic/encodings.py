@@ -13,7 +13,7 @@ from typing import Any
 
 import z3
 
-from checker.spec import Spec
+from checker.api.spec import Spec
 
 
 class NoEncoding(LookupError):
@@ -36,7 +36,7 @@ def symbolic_class(spec: Spec) -> type:
 
 def encoded_specs() -> list[str]:
     """Names of the specs that have a symbolic encoding."""
-    from checker.registry import spec_class, spec_names
+    from checker.loading.registry import spec_class, spec_names
 
     out = []
     for name in spec_names():

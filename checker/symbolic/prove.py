@@ -32,10 +32,10 @@ from typing import Any
 
 import z3
 
-from checker.errors import InputError
-from checker.model import Model
-from checker.result import Step, verdicts_exit_code
-from checker.symbolic import NoEncoding, symbolic_class
+from checker.api.errors import InputError
+from checker.api.model import Model
+from checker.api.result import Step, verdicts_exit_code
+from checker.symbolic.encodings import NoEncoding, symbolic_class
 
 VERDICTS = ("proved", "refuted")
 
