@@ -1,7 +1,7 @@
 """Everything a report shows, gathered once from results and specs for every format.
 
 The HTML, Markdown and JUnit renderers read a :class:`ReportView`; none of them looks
-at a spec or replays a trace itself. Inputs are :class:`~checker.result.Result` values
+at a spec or replays a trace itself. Inputs are :class:`~checker.api.result.Result` values
 (``ordercheck check --json``) and ablation records (``ordercheck ablate --json``, see
 :class:`Ablation`).
 """

@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from seedwalk import MODELS, run_model
 
-from checker.cli.main import main
+from checker.cli import main
 from checker.review.matrix import Matrix, build_matrix, cell_text, render_text
 
 SMALL = ["lamport-2", "lamport-mutant-no-wait", "restart-per-queue"]

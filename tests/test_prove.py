@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from checker.api.errors import InputError
-from checker.cli.main import main
+from checker.cli import main
 from checker.engine.run import Options, check_model
 from checker.loading.modelfile import model_from_dict
 from checker.loading.registry import spec_class

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker.cli.main import main as cli
+from checker.cli import main as cli
 from checker.loading.modelfile import load_model
 from tla.export import export_model
 

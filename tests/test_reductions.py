@@ -343,7 +343,7 @@ def test_visible_masks_cover_every_clock_and_queue_change(constants: dict) -> No
 
 
 def test_choice_rule_prefers_fewest_actions_then_least_left_to_do() -> None:
-    """The tie-breaks of :func:`checker.reduce._stubborn`, on hand-made footprints of
+    """The tie-breaks of :func:`checker.engine.reduce._stubborn`, on hand-made footprints of
     three independent processes (no conflicts: each closes to itself): fewest enabled
     actions first, then the fewest variables in the later footprint, then the lowest
     process; and the answer is the same on every call."""
@@ -417,7 +417,7 @@ def test_chosen_sets_are_closed_and_deterministic(constants: dict) -> None:
 
 def terminal_states(spec, por: bool) -> set:
     """The terminal states reachable from the initial ones, exploring every enabled
-    action, or only the stubborn sets :func:`checker.reduce.ample` chooses."""
+    action, or only the stubborn sets :func:`checker.engine.reduce.ample` chooses."""
     from checker.engine.reduce import ample
 
     seen = set(spec.init_states())

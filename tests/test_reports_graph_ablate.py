@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from reports_helpers import MODELS
 
-from checker.cli.main import main
+from checker.cli import main
 from checker.engine.run import Options, check_model
 from checker.loading.modelfile import load_model
 from reports import load_items

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from reports_helpers import MODELS, checked
 
-from checker.cli.main import main
+from checker.cli import main
 from reports import load_items
 from reports.html import write_report
 from reports.timeline import blame, build_timeline, load_spec

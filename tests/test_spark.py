@@ -26,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker.api.result import Result
-from checker.cli.main import main
+from checker.cli import main
 from checker.engine.encoding import decode, encode
 from checker.engine.fingerprint import fingerprint
 from checker.engine.run import Options, check_model

@@ -16,7 +16,7 @@ EXIT_OK = 0
 EXIT_MISMATCH = 1
 EXIT_INPUT = 2
 EXIT_BOUND = 3
-EXIT_ENGINE = 4  # the engine failed for good (checker.errors.EngineError)
+EXIT_ENGINE = 4  # the engine failed for good (checker.api.errors.EngineError)
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Report commands: ``report``, ``ablate``, ``graph``, and ``check``'s ``--report``/``--junit``.
 
-:mod:`checker.cli.main` calls :func:`add_commands`; ``check`` calls :func:`emit_outputs`.
+:mod:`checker.cli.app` calls :func:`add_commands`; ``check`` calls :func:`emit_outputs`.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ class Decision:
 class SearchOutcome:
     """The raw outcome of a search, before traces are rebuilt."""
 
-    store: Any  # a checker.table.CompactStore (or anything with len() and path())
+    store: Any  # a checker.engine.table.CompactStore (or anything with len() and path())
     decisions: dict[str, Decision] = field(default_factory=dict)
     transitions: int = 0
     depth: int = 0
@@ -121,7 +121,7 @@ def search(
 
     With ``stop_when_decided`` the search ends as soon as every property has its
     verdict (as TLC stops at a violation); otherwise it explores everything reachable,
-    which gives complete state counts. ``reductions`` (see :func:`checker.reduce.plan`)
+    which gives complete state counts. ``reductions`` (see :func:`checker.engine.reduce.plan`)
     turns on symmetry and partial-order reduction; ``workers`` expands each level in
     that many processes with identical results; ``checkpoint`` names a directory for
     level-boundary checkpoints (every ``checkpoint_every`` seconds) and ``resume``

@@ -24,7 +24,7 @@ class Evaluator:
     ``spec.history_key(state)``; a successor whose history key is its parent's (the
     same object) is not re-checked, since its history is the parent's. Nor is a check
     re-run on a successor whose history extends its parent's only by events the check's
-    :attr:`~checker.spec.Property.changed_by` leaves out (:meth:`Spec.history_growth`
+    :attr:`~checker.api.spec.Property.changed_by` leaves out (:meth:`Spec.history_growth`
     says which were appended): its outcome is the parent's, already reported.
     """
 

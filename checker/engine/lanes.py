@@ -327,7 +327,7 @@ class Lanes:
 class LaneLevel:
     """A level held by the workers: its segments in order, ``(segment, worker, states)``.
 
-    Duck-typed as a :class:`~checker.frontier.Frontier` for the level engine."""
+    Duck-typed as a :class:`~checker.engine.frontier.Frontier` for the level engine."""
 
     def __init__(self, lanes: Lanes) -> None:
         self.lanes = lanes
@@ -383,7 +383,7 @@ class LaneLevel:
         self.states = 0
 
     def dump(self, fh: Any) -> None:
-        """Write the level as :class:`~checker.frontier.Frontier` records (checkpoints)."""
+        """Write the level as :class:`~checker.engine.frontier.Frontier` records (checkpoints)."""
         lanes = self.lanes
         lanes.settle()
         blobs: dict[int, bytes] = {}

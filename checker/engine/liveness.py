@@ -9,7 +9,7 @@ every action fairly. (The ghost history only grows, so it is the same all round 
 cycle: the same messages stay undelivered.) This module finds such cycles:
 
 1. Explore the whole graph breadth-first, numbering states, with each state's enabled
-   fairness obligations (see :meth:`checker.spec.Spec.fairness_class`), its outstanding
+   fairness obligations (see :meth:`checker.api.spec.Spec.fairness_class`), its outstanding
    properties as a bitmask, and its outgoing edges in flat arrays (no graph library: a
    model with millions of states stays a few arrays of ints).
 2. For each property, take the states where it is outstanding and compute their

@@ -2,15 +2,15 @@
 reduction driven by the read/write footprints a spec declares.
 
 **Symmetry.** A spec lists the permutations of its processes under which the
-configuration is symmetric (:meth:`checker.spec.Spec.symmetries`) and renames processes
-in a state (:meth:`~checker.spec.Spec.permute`). The engine stores, for each state, the
+configuration is symmetric (:meth:`checker.api.spec.Spec.symmetries`) and renames processes
+in a state (:meth:`~checker.api.spec.Spec.permute`). The engine stores, for each state, the
 smallest fingerprint over the state's orbit, so one state per orbit is expanded. The
 frontier keeps the *concrete* state that was found first, and parent links record
 positions among the concrete parent's actions, so a rebuilt trace is a real run of the
 unreduced model and replays as before.
 
 **Partial-order reduction** (stubborn sets over processes). For a state, the spec gives
-each process's footprint now and later (:meth:`~checker.spec.Spec.footprints`). The
+each process's footprint now and later (:meth:`~checker.api.spec.Spec.footprints`). The
 enabled actions of a set ``T`` of processes are explored instead of all when
 
 * *independence* (C1, the stubborn-set conditions): nothing any process outside ``T``
@@ -290,9 +290,9 @@ class Expander:
         ``owner`` the position in ``states`` of each successor's parent, ``pos`` its
         action position, ``succ`` the successor states, ``counts`` the number of
         successors per state, ``reduced`` whether each state got a proper ample set.
-        With a reduction key (:meth:`checker.spec.Spec.reduction_key`) already in the
+        With a reduction key (:meth:`checker.api.spec.Spec.reduction_key`) already in the
         memo, only the chosen processes' successors are generated; their positions are
-        still those of the full :meth:`~checker.spec.Spec.next_states` list.
+        still those of the full :meth:`~checker.api.spec.Spec.next_states` list.
         """
         spec = self.spec
         next_states = spec.next_states

@@ -29,7 +29,7 @@ _M2 = np.uint64(0x94D049BB133111EB)
 
 
 def mix(hashes: np.ndarray) -> np.ndarray:
-    """The fingerprints of Python ``hash`` values (``int64``), as :func:`checker.fingerprint.fingerprint`."""
+    """The fingerprints of Python ``hash`` values (``int64``), as :func:`checker.engine.fingerprint.fingerprint`."""
     z = hashes.astype(np.int64, copy=False).view(np.uint64)
     with np.errstate(over="ignore"):
         z = (z ^ (z >> np.uint64(30))) * _M1
@@ -192,7 +192,7 @@ class GrowArray:
 class CompactStore:
     """The local engine's visited store: a :class:`FingerprintTable` plus parent links.
 
-    It offers the interface of :class:`checker.store.VisitedStore` (``add``, ``path``,
+    It offers the interface of :class:`checker.engine.store.VisitedStore` (``add``, ``path``,
     ``len``, ``nbytes``, ``fp in store.seen``) and batch insertion for the engine.
     """
 

@@ -1,6 +1,6 @@
 """The protocol x property matrix: one row per checked model, one column per property.
 
-Built from :class:`~checker.result.Result` records (fresh from the engine, or read back
+Built from :class:`~checker.api.result.Result` records (fresh from the engine, or read back
 from a ``check --json`` file), so the command line and the reports layer share it. A
 matrix is plain data: :meth:`Matrix.to_json` gives the JSON the ``matrix`` command
 writes, :meth:`Matrix.from_json` reads it back.

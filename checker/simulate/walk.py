@@ -470,7 +470,7 @@ def _match(succ: Sequence[tuple[Action, State]], label: Action) -> tuple[Action,
 
 
 def path_of(spec: Spec, found: Found) -> list[tuple[Action | None, int, State]]:
-    """The walk as ``(label, position, state)`` triples, as :func:`checker.trace.replay` gives."""
+    """The walk as ``(label, position, state)`` triples, as :func:`checker.api.trace.replay` gives."""
     state = list(spec.init_states())[found.init]
     out: list[tuple[Action | None, int, State]] = [(None, found.init, state)]
     for label in found.labels:

@@ -2,7 +2,7 @@
 
 One search explores a batch of models at once (:class:`SparkBatch`; checking one model
 is the batch of one, :class:`SparkSearch`). Records are keyed by model and state
-fingerprint (:func:`checker.spark_tasks.record_key`); the frontier and the visited set
+fingerprint (:func:`checker.spark.tasks.record_key`); the frontier and the visited set
 are RDDs partitioned by that key, and each level, shared by every model still running,
 runs as one Spark job of two stages (the task functions are in
 :mod:`checker.spark.tasks`):
@@ -16,13 +16,13 @@ runs as one Spark job of two stages (the task functions are in
    same partition of the visited set (the two RDDs share their partitioner, so Spark
    unions them partition by partition with no shuffle); candidates already visited are
    dropped, the new states are checked against the open invariants with
-   :class:`~checker.evaluate.Evaluator`, and the visited set grows by them.
+   :class:`~checker.engine.evaluate.Evaluator`, and the visited set grows by them.
 
 The visited set holds, per partition, sorted numpy arrays of fingerprints with each
 state's parent fingerprint and action position: the parent links. The driver rebuilds
 a counterexample by looking these links up partition by partition (one small job per
 step, never collecting the state space) and replays the positions with
-:func:`checker.trace.replay`. States travel in :mod:`checker.engine.encoding`. Each level's
+:func:`checker.api.trace.replay`. States travel in :mod:`checker.engine.encoding`. Each level's
 dataset is checkpointed (``localCheckpoint`` by default, reliable checkpoints with a
 checkpoint directory), so the plan does not grow with the depth.
 
@@ -49,7 +49,7 @@ as it does after the local engine.
 
 A job that fails for good (a task failing more often than Spark's retries allow, an
 executor lost without reliable checkpoints) raises :class:`SparkJobError`, an
-:class:`~checker.errors.EngineError` the command line prints as one line.
+:class:`~checker.api.errors.EngineError` the command line prints as one line.
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ class SearchJob:
 
 
 class _Paths:
-    """Stands in for the local store in :func:`checker.run.build_result`: the paths
+    """Stands in for the local store in :func:`checker.engine.run.build_result`: the paths
     rebuilt from the parent links, by decision number."""
 
     def __init__(self, distinct: int) -> None:
@@ -294,7 +294,7 @@ class _ModelRun:
             self.stop = True
 
     def outcome(self, paths: dict[str, tuple[int, list[int]]], peak_memory: int) -> SearchOutcome:
-        """The outcome :func:`checker.bfs.search` would have returned."""
+        """The outcome :func:`checker.engine.bfs.search` would have returned."""
         outcome = SearchOutcome(store=_Paths(self.distinct))  # type: ignore[arg-type]
         outcome.initial_states = self.initial_states
         outcome.transitions = self.transitions
@@ -332,7 +332,7 @@ class SparkBatch:
             rdd.localCheckpoint()
 
     def run(self, progress: Progress | None = None) -> list[SearchOutcome]:
-        """Explore and decide every model; the outcomes match :func:`checker.bfs.search`'s."""
+        """Explore and decide every model; the outcomes match :func:`checker.engine.bfs.search`'s."""
         started = time.monotonic()
         reset_peak()
         baseline = current_rss()
@@ -448,7 +448,7 @@ class SparkSearch:
         self.stats = SparkStats()
 
     def run(self, bounds: Bounds | None = None, *, stop_when_decided: bool = True, progress: Any = None) -> SearchOutcome:
-        """Explore and decide; the outcome matches :func:`checker.bfs.search`'s.
+        """Explore and decide; the outcome matches :func:`checker.engine.bfs.search`'s.
         ``progress(level, states, frontier)`` is called after every level."""
         job = SearchJob(self.spec, self.props, bounds or Bounds(), stop_when_decided)
         batch = SparkBatch(self.sc, [job], self.options)
@@ -494,7 +494,7 @@ def check_models_spark(models: Sequence[Model], options: Any, spark_options: Spa
     """Check ``models`` with the Spark engine in one batch (every level of every model
     in one Spark job); the same :class:`Result` per model as the local engine's.
 
-    ``options`` is a :class:`checker.run.Options`; its ``master`` picks the Spark master
+    ``options`` is a :class:`checker.engine.run.Options`; its ``master`` picks the Spark master
     unless ``spark_options`` is given.
     """
     from py4j.protocol import Py4JError

@@ -4,7 +4,7 @@
 
 - ``DIR/sweep.parquet``: the table (columns below), for dataframe tools and Spark;
 - ``DIR/sweep.json``: the same rows as a JSON list of objects;
-- ``DIR/results.json``: the full :class:`~checker.result.Result` of every check (traces
+- ``DIR/results.json``: the full :class:`~checker.api.result.Result` of every check (traces
   included), a list in the ``check --json`` format with one extra key, ``variant``.
 
 Columns (:data:`COLUMNS`): ``model`` (file path), ``variant`` ("" for the model itself,

@@ -57,6 +57,3 @@ main.add_command(matrix.matrix_command)
 main.add_command(prove.prove)
 sweep.add_commands(main)
 tla.add_commands(main)  # export-tla, tlc
-
-if __name__ == "__main__":  # pragma: no cover
-    main()
