@@ -9,6 +9,7 @@ broken in a copy of the project.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -16,8 +17,6 @@ import sys
 import tomllib
 from pathlib import Path
 
-import grimp
-import networkx as nx
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,20 +24,35 @@ PACKAGES = ("checker", "specs", "reports", "tla", "tests", "benchmarks")
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
+CYCLES = """
+import json, sys
+
+import grimp
+import networkx as nx
+
+graph = grimp.build_graph(*sys.argv[1:], cache_dir=None)
+g = nx.DiGraph()
+for module in graph.modules:
+    g.add_node(module)
+    for imported in graph.find_modules_directly_imported_by(module):
+        g.add_edge(module, imported)
+print(json.dumps(sorted(sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1)))
+"""
+
+
 def import_cycles(root: Path, packages: tuple[str, ...] = PACKAGES) -> list[list[str]]:
     """Each set of modules that import one another in a circle (a strongly connected
-    component of more than one module of the import graph), as sorted module names."""
-    sys.path.insert(0, str(root))
-    try:
-        graph = grimp.build_graph(*packages, cache_dir=None)
-    finally:
-        sys.path.remove(str(root))
-    g = nx.DiGraph()
-    for module in graph.modules:
-        g.add_node(module)
-        for imported in graph.find_modules_directly_imported_by(module):
-            g.add_edge(module, imported)
-    return sorted(sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1)
+    component of more than one module of the import graph), as sorted module names.
+
+    The graph is built in a fresh interpreter with ``root`` first on the path, so that it
+    reads the packages in ``root`` even where this process imported others of the same
+    names."""
+    env = dict(os.environ, PYTHONPATH=str(root))
+    run = subprocess.run(
+        [sys.executable, "-c", CYCLES, *packages], cwd=root, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
 
 
 def test_no_module_imports_one_that_imports_it_back() -> None:

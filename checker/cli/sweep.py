@@ -17,6 +17,7 @@ from checker.spark.sweep_table import rows_from_result, write_sweep
 
 def add_commands(main: click.Group) -> None:
     """Register ``ordercheck sweep`` on the command group."""
+
     @main.command()
     @click.argument("models", nargs=-1, required=True, metavar="MODEL.toml|DIR ...")
     @engine_options

@@ -5,7 +5,8 @@ mutant made by switching one of its spec's ablation flags off (:meth:`Spec.ablat
 a flag the model already has off makes no new mutant). With ``--engine spark`` each
 check is a Spark task running the local engine inside it; with ``--engine local`` they
 run one after the other here. Mutants carry no expectations: their verdicts are
-findings. The results are gathered into one table (see :mod:`checker.spark.sweep_table`); the ``sweep`` command is in :mod:`checker.cli.sweep`.
+findings. The results are gathered into one table (see :mod:`checker.spark.sweep_table`);
+the ``sweep`` command is in :mod:`checker.cli.sweep`.
 """
 
 from __future__ import annotations
