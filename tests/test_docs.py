@@ -1,0 +1,154 @@
+"""The documentation: ``make docs`` builds it, and a broken link or reference fails it.
+
+The build is Sphinx with ``docs/conf.py`` (README.md included as the front page), run
+as ``make docs`` runs it: every warning an error, Python cross-references checked. The
+pages that describe the code's own tables (exit codes, the JSON record) are checked
+against the code, so they cannot drift from it unnoticed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from checker.cli import main as cli
+from checker.model import load_model
+from checker.result import EXIT_BOUND, EXIT_ENGINE, EXIT_INPUT, EXIT_MISMATCH, EXIT_OK
+from checker.run import Options, check_model
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+
+pytestmark = pytest.mark.docs
+
+
+def sphinx(source: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    """``make docs``'s build of ``source`` into ``out``."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run(
+        [sys.executable, "-m", "sphinx", "-E", "-W", "--keep-going", "-n", "-q", "-b", "html", str(source), str(out)],
+        capture_output=True, text=True, timeout=300, env=env,
+    )
+
+
+def make_docs_command() -> str:
+    """The sphinx-build line of the Makefile's ``docs`` target."""
+    lines = (ROOT / "Makefile").read_text(encoding="utf-8").splitlines()
+    start = lines.index(next(line for line in lines if line.startswith("docs:")))
+    return next(line.strip() for line in lines[start + 1 :] if "sphinx-build" in line)
+
+
+def test_make_docs_runs_the_strict_build() -> None:
+    """The test builds what ``make docs`` builds, with the same strictness."""
+    command = make_docs_command()
+    for flag in ("-W", "--keep-going", "-n", "-E", "-b html", "docs build/docs"):
+        assert flag in command, flag
+
+
+def test_docs_build(tmp_path: Path) -> None:
+    out = tmp_path / "html"
+    run = sphinx(DOCS, out)
+    assert run.returncode == 0, run.stdout + run.stderr
+    # README.md is the front page, and its tour made it in.
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "A five-minute tour" in index and "report-causal.png" in index
+    # The command-line reference is generated: every command of the group is there.
+    cli_page = (out / "reference" / "cli.html").read_text(encoding="utf-8")
+    for name in cli.commands:
+        assert f'id="ordercheck-{name}"' in cli_page, name
+    # The spec API is generated from the docstrings of the public classes.
+    api = (out / "reference" / "spec-api.html").read_text(encoding="utf-8")
+    for target in ("checker.Spec.next_states", "specs.base.PeerSpec", "specs.async_peers.AsyncPeerSpec.protocol_steps",
+                   "specs.holdback.HoldBackSpec.deliverable"):
+        assert f'id="{target}"' in api, target
+    # Built-in specs are listed from the registry, constants and all.
+    specs_page = (out / "reference" / "builtin-specs.html").read_text(encoding="utf-8")
+    assert "tiebreak_by_sender" in specs_page and "receive_fairness" in specs_page
+
+
+BREAKS = {
+    "a README link to a page that does not exist": ("README.md", "(docs/howto/ci.md)", "(docs/howto/no-such-guide.md)",
+                                                   "no-such-guide.md"),
+    "a link between pages to a page that does not exist": ("docs/howto/index.md", "Recipes for a task at hand.",
+                                                          "Recipes for [a task](no-such-page.md).", "no-such-page.md"),
+    "a link to a heading that does not exist": ("docs/reference/cli.md", "(exit-codes.md)",
+                                                "(exit-codes.md#no-such-heading)", "no-such-heading"),
+    "a Python reference to nothing": ("docs/reference/spec-api.md", "{class}`checker.Spec` | anything",
+                                      "{class}`checker.NoSuchSpec` | anything", "checker.NoSuchSpec"),
+}
+
+
+def test_each_broken_link_fails_the_build(tmp_path: Path) -> None:
+    """A copy of the docs with the broken links and references above does not build,
+    and the build names each one (``--keep-going`` reports them all)."""
+    copy = tmp_path / "repo"
+    shutil.copytree(DOCS, copy / "docs", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("README.md", "pyproject.toml"):
+        shutil.copy(ROOT / name, copy / name)
+    for case, (path, old, new, _named) in BREAKS.items():
+        text = (copy / path).read_text(encoding="utf-8")
+        assert old in text, f"{case}: {path} no longer holds {old!r}; update this test"
+        (copy / path).write_text(text.replace(old, new, 1), encoding="utf-8")
+    run = sphinx(copy / "docs", tmp_path / "html")
+    assert run.returncode != 0
+    for case, (path, _old, _new, named) in BREAKS.items():
+        reported = [line for line in run.stderr.splitlines() if named in line and "WARNING" in line]
+        assert any(f"{path}:" in line for line in reported), (case, run.stderr)
+
+
+def headings(page: Path, level: str) -> list[str]:
+    return re.findall(rf"^{level} (.+)$", page.read_text(encoding="utf-8"), flags=re.M)
+
+
+def table_after(page: Path, heading: str) -> list[list[str]]:
+    """The rows (cells stripped of backticks) of the first table under ``heading``."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    at = lines.index(heading)
+    rows = []
+    for line in lines[at + 1 :]:
+        if line.startswith("#"):
+            break
+        if line.startswith("|") and not line.startswith("|---"):
+            rows.append([c.strip().strip("`") for c in line.strip("|").split("|")])
+        elif rows and not line.startswith("|"):
+            break
+    return rows[1:]
+
+
+def test_exit_codes_page_covers_every_command_and_code() -> None:
+    page = DOCS / "reference" / "exit-codes.md"
+    assert sorted(headings(page, "###")) == sorted(cli.commands)
+    table = {int(row[0]): row[1] for row in table_after(page, "# Exit codes")}
+    assert table == {EXIT_OK: "EXIT_OK", EXIT_MISMATCH: "EXIT_MISMATCH", EXIT_INPUT: "EXIT_INPUT",
+                     EXIT_BOUND: "EXIT_BOUND", EXIT_ENGINE: "EXIT_ENGINE"}
+
+
+def test_json_page_lists_every_field_of_the_record() -> None:
+    """The field tables of docs/reference/json.md against a real record of a check
+    with a counterexample."""
+    model = load_model(ROOT / "models" / "fifo-4.toml")
+    record = check_model(model, Options(progress=False)).to_json()
+    violated = next(p for p in record["properties"].values() if p["status"] == "violated")
+    page = DOCS / "reference" / "json.md"
+
+    def fields(heading: str) -> set[str]:
+        return {row[0] for row in table_after(page, heading)}
+
+    assert fields("## The record of a check") == set(record)
+    assert fields("## The statistics") == set(record["stats"])
+    assert fields("## A trace step") == set(violated["trace"][0])
+    # `loop_start` appears only on lassos.
+    assert fields("## A property's verdict") == set(violated) | {"loop_start"}
+
+
+def test_readme_is_a_front_page() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 250
+    assert "make check    # set everything up, then run the default model suite: ordercheck check models/" in readme
+    assert "make test     # set everything up, then run the whole test suite (ruff + pytest)" in readme
