@@ -8,6 +8,7 @@ against the code, so they cannot drift from it unnoticed.
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import shutil
@@ -17,13 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from checker.cli import main as cli
 from checker.model import load_model
 from checker.result import EXIT_BOUND, EXIT_ENGINE, EXIT_INPUT, EXIT_MISMATCH, EXIT_OK
 from checker.run import Options, check_model
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
+sys.path.insert(0, str(DOCS / "_ext"))
+
+from ordercheck_docs import cli, find_object  # noqa: E402  (docs/_ext: the build's own helpers)
 
 pytestmark = pytest.mark.docs
 
@@ -145,6 +148,39 @@ def test_json_page_lists_every_field_of_the_record() -> None:
     assert fields("## A trace step") == set(violated["trace"][0])
     # `loop_start` appears only on lassos.
     assert fields("## A property's verdict") == set(violated) | {"loop_start"}
+
+
+# Paths of the repository and dotted names of its packages, as the pages write them.
+REPO_PATH = re.compile(r"(?<![\w/.-])((?:checker|specs|tla|reports|tests|benchmarks|models|docs)/[\w./*,-]*[\w*])")
+DOTTED = re.compile(r"(?<![\w./-])((?:checker|specs|tla|reports)(?:\.\w+)+)")
+
+
+def code_in(page: Path) -> list[str]:
+    """The code blocks and inline code of a Markdown page."""
+    text = page.read_text(encoding="utf-8")
+    blocks = re.findall(r"```[^\n]*\n(.*?)```", text, flags=re.S)
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    return blocks + [span for _ticks, span in re.findall(r"(`+)(.+?)\1", prose, flags=re.S)]
+
+
+def test_pages_name_only_files_and_objects_that_exist() -> None:
+    """Every file path (``checker/table.py``, ``models/bss-*.toml``) and dotted name
+    (``checker.spark_bfs.SparkOptions``) the README and the docs show in code exists, so
+    moving a module or renaming a model cannot leave a page pointing at nothing."""
+    missing = []
+    named = 0
+    for page in [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]:
+        for code in code_in(page):
+            for path in REPO_PATH.findall(code):
+                named += 1
+                if "NAME" not in path and "MODEL" not in path and not glob.glob(str(ROOT / path)):
+                    missing.append(f"{page.relative_to(ROOT)}: {path}")
+            for dotted in DOTTED.findall(code):
+                named += 1
+                if find_object(dotted) is None:
+                    missing.append(f"{page.relative_to(ROOT)}: {dotted}")
+    assert named > 100  # the scan sees the pages' code
+    assert not missing, missing
 
 
 def test_readme_is_a_front_page() -> None:

@@ -48,7 +48,7 @@ cli = _console_script()
 # -- cross-references by object -------------------------------------------------------
 
 
-def _lookup(dotted: str) -> tuple[Any, Any, str] | None:
+def find_object(dotted: str) -> tuple[Any, Any, str] | None:
     """Import ``dotted`` (a module, or attributes of one): ``(parent, object, last
     name)``, or ``None`` when nothing by that name exists."""
     parts = dotted.split(".")
@@ -106,7 +106,7 @@ def _documented(env: BuildEnvironment) -> dict[tuple, str]:
         return cache[1]
     table: dict[tuple, str] = {}
     for name in sorted(objects, key=len):
-        found = _lookup(name)
+        found = find_object(name)
         key = _identity(found) if found else None
         if key is not None:
             table.setdefault(key, name)
@@ -142,7 +142,7 @@ def resolve_by_object(app: Sphinx, env: BuildEnvironment, node: Any, contnode: A
         return None
     documented = _documented(env)
     for spelling in _candidates(node["reftarget"], node.get("py:module"), node.get("py:class")):
-        found = _lookup(spelling)
+        found = find_object(spelling)
         key = _identity(found) if found else None
         name = documented.get(key) if key else None
         if name is None:
@@ -157,7 +157,7 @@ def resolve_by_object(app: Sphinx, env: BuildEnvironment, node: Any, contnode: A
             resolved = resolved[0][1] if resolved else None
         if resolved is not None:
             return resolved
-    if node["reftype"] == "mod" and _lookup(node["reftarget"].lstrip("~.")) is not None:
+    if node["reftype"] == "mod" and find_object(node["reftarget"].lstrip("~.")) is not None:
         return contnode  # a module these pages do not describe: its name, unlinked, but it must exist
     return None
 
