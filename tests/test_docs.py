@@ -183,6 +183,20 @@ def test_pages_name_only_files_and_objects_that_exist() -> None:
     assert not missing, missing
 
 
+def test_the_reduction_guides_soundness_test_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/howto/reductions.md shows a test to copy; it runs, and passes, as shown."""
+    text = (DOCS / "howto" / "reductions.md").read_text(encoding="utf-8")
+    sample = next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "def test_" in b)
+    sample = "\n".join(line[2:] if line.startswith("  ") else line for line in sample.splitlines())
+    namespace: dict = {}
+    monkeypatch.chdir(ROOT)  # the sample names its model relative to the repository
+    exec(compile(sample, "docs/howto/reductions.md", "exec"), namespace)
+    tests = [f for name, f in namespace.items() if name.startswith("test_")]
+    assert tests
+    for test in tests:
+        test()
+
+
 def test_readme_is_a_front_page() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(readme.splitlines()) <= 250
