@@ -197,6 +197,38 @@ def test_the_reduction_guides_soundness_test_runs(monkeypatch: pytest.MonkeyPatc
         test()
 
 
+STATISTICS = re.compile(r"^\S+\.toml: \w+, [\d,]+ distinct states")
+SESSION_PAGES = [ROOT / "README.md", *sorted((DOCS / "howto").glob("*.md"))]
+
+
+def shown_sessions() -> list[tuple[str, str, list[str]]]:
+    """The shell sessions the README's tour and the how-to guides show: page, command,
+    and the lines it is shown to print (the statistics line, whose timings vary, and
+    ``[...]`` elisions left out)."""
+    sessions = []
+    for page in SESSION_PAGES:
+        text = page.read_text(encoding="utf-8")
+        for block in re.findall(r"```\n(\$ \.venv/bin/ordercheck .*?)```", text, flags=re.S):
+            command, *shown = block.splitlines()
+            lines = [line for line in shown if line.strip() != "[...]" and not STATISTICS.match(line)]
+            sessions.append((page.name, command[2:], lines))
+    return sessions
+
+
+@pytest.mark.parametrize("page, command, shown", shown_sessions(), ids=[f"{p}: {c}" for p, c, _s in shown_sessions()])
+def test_shown_sessions_print_what_the_pages_show(tmp_path: Path, page: str, command: str, shown: list[str]) -> None:
+    """Each command the pages show, run now, prints the lines shown, in order (a verdict,
+    an explanation, a trace step or a table row that changed fails this)."""
+    assert shown, f"{page}: {command} shows no output"
+    (tmp_path / "models").symlink_to(ROOT / "models")  # the pages' paths; outputs stay out of the tree
+    argv = [str(Path(sys.executable).with_name("ordercheck")), *command.split()[1:]]
+    env = {k: v for k, v in os.environ.items() if k != "TLA2TOOLS_JAR"}  # tlc.md shows the run without TLC
+    run = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    printed = iter(run.stdout.splitlines() + run.stderr.splitlines())
+    for line in shown:
+        assert any(line == out for out in printed), f"{page}: {command}: not printed (in this order): {line!r}"
+
+
 def test_readme_is_a_front_page() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(readme.splitlines()) <= 250
