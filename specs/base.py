@@ -279,6 +279,19 @@ class PeerSpec(Spec):
         will do). The default: every other process."""
         return ((1 << (self.peers + self.extra_processes)) - 1) & ~(1 << p)
 
+    def replies_mask(self, state: tuple, p: int) -> int:
+        """The processes ``p`` may answer later: those with a message in transit to ``p``
+        (:attr:`channel_layout`) or with a remaining send that may address ``p``."""
+        out = 0
+        assert self.channel_layout is not None
+        for (src, dst), _msgs in state[self.channel_layout[0]]:
+            if dst == p:
+                out |= 1 << src
+        for q in range(self.peers):
+            if q != p and self.sends_left_mask(state, q) >> p & 1:
+                out |= 1 << q
+        return out
+
     def channel_footprints(self, state: tuple, succ: Any) -> list[tuple[int, int, int, int, int, int]]:
         """Footprints from :attr:`channel_layout` (see :mod:`specs.peer_reductions`)."""
         from specs.peer_reductions import channel_footprints
