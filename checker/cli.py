@@ -1,9 +1,11 @@
 """The ``ordercheck`` command line (DESIGN.md, "Command line").
 
-Exit codes: 0 every verdict as expected; 1 a verdict differs from ``[expect]`` (or a
-property is violated where nothing is expected); 2 bad input, with one line naming the
-file and field; 3 a bound stopped the search before a verdict; 4 the engine failed for
-good (a Spark job that failed after its retries), with one line and nothing written.
+Exit codes (docs/reference/exit-codes.md): 0 every verdict as expected; 1 a verdict
+differs from ``[expect]`` (or a property is violated where nothing is expected); 2 bad
+input, with one line naming the file and field; 3 a bound stopped the search before a
+verdict (the memory budget included); 4 the engine failed for good (a Spark job that
+failed after its retries), with one line and nothing written; 6 an operating-system
+error on an output or work path; 130 and 143 SIGINT and SIGTERM.
 """
 
 from __future__ import annotations
@@ -26,12 +28,22 @@ _EXTRA: list[Callable[[click.Group], None]] = []
 
 class OrdercheckGroup(click.Group):
     """Turns bad input (a spec that breaks the spec API included) into one line and exit
-    code 2, and an engine that fails for good into one line and exit code 4, without a
-    traceback."""
+    code 2, an engine that fails for good into one line and exit code 4, and what the
+    machine does to a run (see :mod:`checker.faults`) into one line and its own code,
+    without a traceback."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        from checker.faults import guarded_command
+
+        with guarded_command():
+            return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:
+        from checker.faults import machine_faults
+
         try:
-            return super().invoke(ctx)
+            with machine_faults():
+                return super().invoke(ctx)
         except InputError as exc:
             click.echo(f"ordercheck: error: {exc.line()}", err=True)
             sys.exit(EXIT_INPUT)
@@ -56,6 +68,22 @@ def load_models(paths: list[str]) -> list[Model]:
     return [load_model(f) for f in files]
 
 
+class MemorySize(click.ParamType):
+    """A size in bytes: ``800M``, ``4G``, ``1.5G`` (see :func:`checker.budget.parse_size`)."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        from checker.budget import parse_size
+
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_size(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
 def engine_options(fn: Callable) -> Callable:
     """The search options every checking command shares."""
     decorators = [
@@ -77,6 +105,9 @@ def engine_options(fn: Callable) -> Callable:
                      help="Seconds between checkpoints."),
         click.option("--spill-dir", type=click.Path(file_okay=False),
                      help="Keep every level's frontier in files here (default: only levels over a million states, in a temporary directory)."),
+        click.option("--memory-limit", type=MemorySize(), default=None,
+                     help="Memory the search may hold, e.g. 800M or 4G; past it the search stops as at a bound "
+                          "(default: three quarters of the machine's memory)."),
     ]
     for deco in reversed(decorators):
         fn = deco(fn)
@@ -84,8 +115,10 @@ def engine_options(fn: Callable) -> Callable:
 
 
 def options_from(kw: dict[str, Any]):
+    from checker.faults import warn_workers
     from checker.run import Options
 
+    warn_workers(kw["workers"])
     return Options(
         engine=kw["engine"],
         master=kw["master"],
@@ -100,6 +133,7 @@ def options_from(kw: dict[str, Any]):
         resume=kw["resume"],
         checkpoint_every=kw["checkpoint_every"],
         spill_dir=kw.get("spill_dir"),
+        memory_limit=kw.get("memory_limit"),
     )
 
 
@@ -117,6 +151,11 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
 
     loaded = load_models(list(models))
     options = options_from(kw)
+    if options.engine == "local":
+        from checker.run import prepare_work_dirs
+
+        for model in loaded:  # a missing checkpoint or an unwritable directory stops the run before any search
+            prepare_work_dirs(model, options)
     if options.engine == "spark":  # one Spark search for every model, level by level
         from checker.spark_bfs import check_models_spark
 
@@ -125,12 +164,12 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
         results = [check_model(model, options) for model in loaded]
     for model, result in zip(loaded, results):
         print_result(model, result, verbose=verbose)
+    payload: Any = None
     if json_path:
-        payload: Any = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]
-        write_json_atomic(json_path, payload)
+        payload = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]
     from checker.cli_reports import emit_outputs
 
-    emit_outputs(results, report_dir, junit_path)
+    emit_outputs(results, report_dir, junit_path, json_path, payload)
     if len(results) > 1:
         print_summary(results)
     sys.exit(combined_exit_code(results))

@@ -106,6 +106,7 @@ def search_levels(
     identity: dict[str, Any] | None = None,
     spill_dir: str | Path | None = None,
     spill_after: int | None = None,
+    budget: Any = None,
 ) -> Any:
     """The search behind :func:`checker.bfs.search` (see the module docstring).
 

@@ -25,6 +25,7 @@ when there is no ``[expect]`` either.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,11 +81,35 @@ def load_model(path: str | Path) -> Model:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(where, "", f"is not valid TOML ({exc})") from None
+    except RecursionError:
+        raise InputError(where, "", f"is nested too deeply (at most {MAX_NESTING} levels of arrays and tables)") from None
     return model_from_dict(data, where)
+
+
+MAX_NESTING = 32
+"""How deeply arrays and tables may nest in a model file (a real one needs four)."""
+
+
+def check_values(data: Any, where: str) -> None:
+    """Refuse values no model means: nesting deeper than :data:`MAX_NESTING` and
+    numbers that are not finite (``nan``, ``inf``); :class:`InputError` names the field."""
+    todo: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while todo:
+        value, field_name, depth = todo.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(where, field_name, f"expected a finite number, got {value!r}")
+        if isinstance(value, (dict, list)):
+            if depth >= MAX_NESTING:
+                raise InputError(where, field_name, f"nested too deeply (at most {MAX_NESTING} levels)")
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                sub = f"{field_name}.{key}" if isinstance(key, str) else f"{field_name}[{key}]"
+                todo.append((item, sub.lstrip("."), depth + 1))
 
 
 def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
     """Validate a parsed model; :class:`InputError` names the file and field at fault."""
+    check_values(data, where)
     for key in data:
         if key not in TOP_KEYS:
             raise InputError(where, key, f"unknown key (expected: {', '.join(sorted(TOP_KEYS))})")
@@ -129,6 +154,10 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
         names = list(expect) or list(available)
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise InputError(where, "check.properties", "expected a list of property names")
+    if not names:
+        raise InputError(where, "check.properties",
+                         "is empty, so nothing would be checked: name at least one property "
+                         "(or leave the key out to check every property)")
     for prop in names:
         if prop not in available:
             raise InputError(where, "check.properties", _unknown_property(name, prop, available))
@@ -136,12 +165,13 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
         if prop not in names:
             raise InputError(where, f"expect.{prop}", "has an expectation but is not in check.properties")
 
-    def opt_int(key: str) -> int | None:
+    def opt_int(key: str, low: int = 0) -> int | None:
         value = check.get(key)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InputError(where, f"check.{key}", f"expected a non-negative integer, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            wanted = "a non-negative integer" if low == 0 else f"an integer of at least {low}"
+            raise InputError(where, f"check.{key}", f"expected {wanted}, got {value!r}")
         return value
 
     def opt_bool(key: str) -> bool:
@@ -167,7 +197,7 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
         expect=dict(expect),
         symmetry=opt_bool("symmetry"),
         por=opt_bool("por"),
-        max_states=opt_int("max_states"),
+        max_states=opt_int("max_states", 1),
         max_depth=opt_int("max_depth"),
         time_limit=None if time_limit is None else float(time_limit),
         raw=data,

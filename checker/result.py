@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 Status = Literal["holds", "violated", "unknown"]
@@ -17,6 +14,9 @@ EXIT_MISMATCH = 1
 EXIT_INPUT = 2
 EXIT_BOUND = 3
 EXIT_ENGINE = 4  # the engine failed for good (checker.errors.EngineError)
+EXIT_OS = 6  # an operating-system error on an output or work path (checker.outputs.OutputError)
+EXIT_SIGINT = 130  # interrupted by SIGINT (128 + 2)
+EXIT_SIGTERM = 143  # terminated by SIGTERM (128 + 15)
 
 
 @dataclass
@@ -154,16 +154,7 @@ def combined_exit_code(results: list[Result]) -> int:
 
 def write_json_atomic(path: str | os.PathLike[str], payload: Any) -> None:
     """Write ``payload`` as JSON so that ``path`` is either the old file or the whole
-    new one, never half-written."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=2, sort_keys=False)
-            fh.write("\n")
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    new one, never half-written (see :mod:`checker.outputs`)."""
+    from checker.outputs import write_json_atomic as write
+
+    write(path, payload)

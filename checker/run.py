@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from checker.bfs import Bounds, Decision, Progress, SearchOutcome, search
+from checker.budget import MemoryBudget, advice, default_limit
+from checker.checkpoints import checkpoint_dir, prepare, require
 from checker.errors import InputError
 from checker.model import Model
+from checker.outputs import writable_dir
 from checker.reduce import Reductions, plan
 from checker.result import PropertyResult, Result, Stats
 from checker.trace import replay, to_steps
@@ -31,6 +33,7 @@ class Options:
     checkpoint_every: float = 30.0  # seconds between checkpoints
     spill_dir: str | None = None  # put every level's frontier in files here (see checker.frontier)
     master: str = "local[*]"  # Spark master for engine="spark"
+    memory_limit: int | None = None  # bytes the search may hold (None: checker.budget's default)
 
 
 def bounds_for(model: Model, options: Options) -> Bounds:
@@ -59,9 +62,8 @@ def check_model(model: Model, options: Options = Options()) -> Result:
         depth_note = ["partial-order reduction: not applied under a depth bound (reduced paths can be longer)"]
     reductions, notes = plan(model.spec, model.properties, want_sym, want_por)
     notes = depth_note + notes
-    if options.resume and not options.checkpoint:
-        raise InputError(model.path, "--resume", "needs --checkpoint DIR, the directory to resume from")
-    checkpoint = str(Path(options.checkpoint) / model.name) if options.checkpoint else None
+    checkpoint = prepare_work_dirs(model, options)
+    budget = MemoryBudget(options.memory_limit if options.memory_limit is not None else default_limit())
     outcome = search(
         model.spec,
         model.properties,
@@ -75,16 +77,38 @@ def check_model(model: Model, options: Options = Options()) -> Result:
         checkpoint_every=options.checkpoint_every,
         identity={"spec": model.spec_name, "constants": model.constants},
         spill_dir=options.spill_dir,
+        budget=budget,
     )
+    if outcome.bound == "memory":
+        notes.append(advice(outcome.memory))
     if reductions.por and outcome.decisions:
-        shortest_traces(model, outcome, reductions, options.workers)
+        shortest_traces(model, outcome, reductions, options.workers, budget)
     lassos, liveness_cut = check_cycles(model, outcome, bounds)
     if (lassos or liveness_cut) and want_sym:
         notes.append("liveness was checked on the unreduced graph: symmetry reduction is unsound for it")
     return build_result(model, outcome, "local", reductions.as_dict(), notes, lassos, liveness_cut)
 
 
-def shortest_traces(model: Model, outcome: SearchOutcome, reductions: Reductions, workers: int) -> None:
+def prepare_work_dirs(model: Model, options: Options) -> str | None:
+    """Check the checkpoint and spill directories before a search starts: an
+    :class:`OSError` naming the path when one cannot be written (exit code 6), an
+    :class:`InputError` for ``--resume`` without a checkpoint. Returns the model's own
+    checkpoint directory (:func:`checker.checkpoints.checkpoint_dir`), if any."""
+    if options.resume and not options.checkpoint:
+        raise InputError(model.path, "--resume", "needs --checkpoint DIR, the directory to resume from")
+    if options.spill_dir:
+        writable_dir(options.spill_dir)
+    if not options.checkpoint:
+        return None
+    ckpt = checkpoint_dir(options.checkpoint, model.path)
+    if options.resume:
+        require(ckpt)
+    prepare(ckpt)
+    return str(ckpt)
+
+
+def shortest_traces(model: Model, outcome: SearchOutcome, reductions: Reductions, workers: int,
+                    budget: MemoryBudget | None = None) -> None:
     """Replace the traces a partial-order-reduced search found by shortest ones.
 
     A reduced graph keeps every verdict but not every shortest path. The decided
@@ -100,6 +124,7 @@ def shortest_traces(model: Model, outcome: SearchOutcome, reductions: Reductions
         Bounds(max_depth=depth),
         reductions=Reductions(group=reductions.group),
         workers=workers,
+        budget=budget,
     )
     for name, d in again.decisions.items():
         outcome.decisions[name] = Decision(d.index, d.explanation, again.store)

@@ -15,6 +15,7 @@ import jinja2
 
 from checker.errors import InputError
 from checker.model import Model
+from checker.outputs import Outputs
 from tla.adapters import Adapter, ExportedProperty, adapter_for, refusal
 from tla.adapters.base import module_name
 
@@ -46,16 +47,15 @@ class Export:
     def temporal(self) -> list[str]:
         return [p.checked for p in self.properties if p.temporal]
 
-    def write(self, directory: str | Path) -> list[Path]:
-        """Write ``Name.tla``, ``Name.cfg`` and the library module into ``directory``."""
+    def write(self, directory: str | Path, outputs: Outputs | None = None) -> list[Path]:
+        """Write ``Name.tla``, ``Name.cfg`` and the library module into ``directory``
+        (staged in ``outputs`` when given, to be put in place with the command's other
+        files; see :mod:`checker.outputs`)."""
+        if outputs is None:
+            with Outputs() as own:
+                return self.write(directory, own)
         out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for filename, text in self.files.items():
-            path = out / filename
-            path.write_text(text, encoding="utf-8")
-            paths.append(path)
-        return paths
+        return [outputs.write_text(out / filename, text) for filename, text in self.files.items()]
 
 
 def template_environment() -> jinja2.Environment:
