@@ -51,7 +51,8 @@ def stage_html(out: Outputs, items: list[Any], out_dir: str) -> Path:
     from reports.view import build_report
 
     staged = out.directory(out_dir, owned=REPORT_ENTRIES)
-    index = write_report(build_report(items), staged, payload_of(items))
+    with naming(out_dir):
+        index = write_report(build_report(items), staged, payload_of(items))
     return Path(out_dir) / index.relative_to(staged)
 
 

@@ -254,21 +254,24 @@ class Lanes:
         self.seg = 0  # the next segment number
         self.shipping: dict[int, int] = {}  # segment -> worker to adopt it, awaiting its owner's reply
         self.owed = [0] * workers  # "shipped" replies each worker still owes
-        for _ in range(workers):
-            parent, child = ctx.Pipe()
-            inherited = [*self.conns, parent]
-            proc = ctx.Process(target=_lane, args=(child, expander, props, chunk, raw_limit, inherited, keep_level),
-                               daemon=True)
-            proc.start()
-            child.close()
-            self.conns.append(parent)
-            self.procs.append(proc)
+        self.inboxes: list[queue.SimpleQueue] = []
+        try:
+            for _ in range(workers):
+                parent, child = ctx.Pipe()
+                self.conns.append(parent)
+                proc = ctx.Process(target=_lane, args=(child, expander, props, chunk, raw_limit, list(self.conns),
+                                                       keep_level), daemon=True)
+                proc.start()
+                child.close()
+                self.procs.append(proc)
+        except OSError as exc:  # e.g. too many open files: stop the workers already started
+            self.close()
+            raise OSError(exc.errno, f"{exc.strerror} (starting {workers} worker processes)") from None
         # Threads start once every process is forked (a fork copies no thread). A
         # receiver per worker drains its pipe, so a worker never waits for this process
         # to read (it may run ahead of the merge by up to a level). This process writes
         # to a worker directly: a full pipe holds it up only until the worker, which
         # never waits on this process, reads its messages after its current unit.
-        self.inboxes: list[queue.SimpleQueue] = []
         for parent in self.conns:
             inbox: queue.SimpleQueue = queue.SimpleQueue()
             thread = threading.Thread(target=_receiver, args=(parent, inbox), daemon=True)
@@ -360,7 +363,7 @@ class Lanes:
         return total
 
     def close(self) -> None:
-        for w in range(self.workers):
+        for w in range(len(self.procs)):
             try:
                 self.send(w, ("stop",))
             except OSError:  # the worker is gone already
