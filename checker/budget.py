@@ -40,8 +40,9 @@ _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
-class MemoryBoundReached(Exception):
-    """The search would pass its memory budget: it stops as at a bound."""
+class MemoryBoundReached(MemoryError):
+    """The search would pass its memory budget: it stops as at a bound (raised before
+    the allocation, so the search's state is consistent)."""
 
     def __init__(self, used: int, limit: int, what: str = "memory") -> None:
         self.used = used

@@ -34,8 +34,9 @@ class Interrupted(BaseException):
     """The run received SIGINT or SIGTERM (a :class:`BaseException`, like
     :class:`KeyboardInterrupt`, so that no ``except Exception`` swallows it)."""
 
-    def __init__(self, signum: int) -> None:
+    def __init__(self, signum: int, safe: bool = False) -> None:
         self.signum = int(signum)
+        self.safe = safe  # raised by poll(), where the search's state is consistent
         self.checkpoint: str | None = None  # where the search saved its progress, if it did
         super().__init__(self.name)
 
@@ -91,19 +92,30 @@ def installed() -> bool:
 @contextmanager
 def deferred() -> Iterator[None]:
     """Inside the block a first signal is only recorded, for :func:`poll` to raise."""
-    global _deferring
-    _deferring += 1
+    defer()
     try:
         yield
     finally:
-        _deferring -= 1
+        undefer()
     poll()
+
+
+def defer() -> None:
+    """Enter deferred mode (see :func:`deferred`); pair with :func:`undefer`."""
+    global _deferring
+    _deferring += 1
+
+
+def undefer() -> None:
+    """Leave deferred mode."""
+    global _deferring
+    _deferring = max(_deferring - 1, 0)
 
 
 def poll() -> None:
     """Raise :class:`Interrupted` if a signal arrived while deferred."""
     if _received is not None and installed():
-        raise Interrupted(_received)
+        raise Interrupted(_received, safe=True)
 
 
 def pending() -> int | None:

@@ -23,12 +23,9 @@ uninterrupted run.
 
 from __future__ import annotations
 
-import json
 import multiprocessing
-import os
 import pickle
 import shutil
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -36,13 +33,17 @@ from typing import Any
 
 import numpy as np
 
-from checker.errors import InputError
+from checker import interrupts
+from checker.budget import MemoryBoundReached
+from checker.checkpoints import load, restore
 from checker.evaluate import Evaluator
 from checker.fingerprint import check_vocabulary
-from checker.frontier import Frontier, decode
+from checker.frontier import Frontier, decode, own_spill_dir
+from checker.interrupts import worker_signals
 from checker.lanes import LaneLevel, Lanes
 from checker.memory import current_rss, peak_rss, reset_peak
 from checker.reduce import Expander, Reductions
+from checker.resumable import LevelMark, warn
 from checker.spec import Property, Spec
 from checker.table import CompactStore, FingerprintTable
 
@@ -68,6 +69,7 @@ _WORKER: Expander | None = None
 
 def _init_worker(expander: Expander) -> None:
     global _WORKER
+    worker_signals()
     _WORKER = expander
 
 
@@ -118,8 +120,9 @@ def search_levels(
     reset_peak()
     baseline = current_rss()
     evaluator = Evaluator(spec, props)
-    capacity = min(bounds.max_states, 1 << 27) if bounds.max_states else 1 << 16
-    store = CompactStore(capacity)
+    store = CompactStore(min(bounds.max_states or 1 << 16, 1 << 16))  # grows as the search needs
+    if budget is not None:
+        store.guard(budget.reserve)
     outcome = outcome_cls(store)
     decisions = outcome.decisions
     expander = Expander(spec, reductions)
@@ -138,7 +141,7 @@ def search_levels(
     level_new = FingerprintTable(1 << 10) if track_cycles else None
     own_spill = spill_dir is None
     if own_spill:
-        spill_dir = tempfile.mkdtemp(prefix="ordercheck-frontier-")
+        spill_dir = own_spill_dir()
         if spill_after is None:
             spill_after = SPILL_AFTER
     elif spill_after is None:
@@ -153,7 +156,10 @@ def search_levels(
     worker_peak = 0  # the workers' own peak memory (lanes)
     searched = False  # the search loop ended without an exception
     if workers > 1 and not reductions.proviso and own_spill:
-        lanes = Lanes(workers, expander, props, CHUNK, RAW_LANE)
+        lanes = Lanes(workers, expander, props, CHUNK, RAW_LANE, keep_level=ckpt is not None)
+        if budget is not None:
+            budget.workers = lanes.pids
+    mark = LevelMark(ckpt, ident)
 
     def new_frontier() -> Frontier | LaneLevel:
         if lanes is not None:
@@ -172,14 +178,11 @@ def search_levels(
         depth = 0
         transitions = 0
         elapsed_before = 0.0
-        loaded = _load_checkpoint(ckpt, ident, spill_dir, spill_after) if (ckpt is not None and resume) else None
+        loaded = load(ckpt, ident, spill_dir, spill_after) if (ckpt is not None and resume) else None
         if loaded is not None:
             meta, fps, parents, actions, frontier = loaded
             outcome.maybe_cyclic = meta.get("maybe_cyclic", False)
-            store.table.reserve(len(fps))
-            store.table.insert(fps)
-            store.parents.extend(parents)
-            store.actions.extend(actions)
+            restore(store, fps, parents, actions, str(ckpt))
             level_start, depth, transitions = meta["level_start"], meta["depth"], meta["transitions"]
             outcome.initial_states = meta["initial_states"]
             elapsed_before = meta["seconds"]
@@ -213,30 +216,35 @@ def search_levels(
     except BaseException:
         if lanes is not None:
             lanes.close()
+        if own_spill:
+            shutil.rmtree(spill_dir, ignore_errors=True)
         raise
 
     deadline = None if bounds.time_limit is None else started + bounds.time_limit
     vocabulary_checks = VOCABULARY_CHECKS
-    if workers > 1 and lanes is None:
-        pool = multiprocessing.get_context("fork").Pool(workers, initializer=_init_worker, initargs=(expander,))
-    last_checkpoint = time.monotonic()
     stop = stop_when_decided and evaluator.done
     frontier_len = len(frontier)
-    next_frontier = new_frontier()
+    next_frontier = frontier
+    at_depth_bound = False
+    interrupts.defer()  # a signal stops the search where its state is consistent (checker.interrupts)
     try:
+        if workers > 1 and lanes is None:
+            pool = multiprocessing.get_context("fork").Pool(workers, initializer=_init_worker, initargs=(expander,))
+            if budget is not None:
+                budget.workers = lambda: [p.pid for p in pool._pool]
+        next_frontier = new_frontier()
         while frontier and not stop:
-            if ckpt is not None and time.monotonic() - last_checkpoint >= checkpoint_every:
-                meta = {
-                    "level_start": level_start,
-                    "depth": depth,
-                    "transitions": transitions,
-                    "initial_states": outcome.initial_states,
-                    "seconds": elapsed_before + time.monotonic() - started,
-                    "decisions": {n: [d.index, d.explanation] for n, d in decisions.items()},
-                    "maybe_cyclic": outcome.maybe_cyclic,
-                }
-                _save_checkpoint(ckpt, ident, meta, store, frontier)
-                last_checkpoint = time.monotonic()
+            mark.begin({
+                "level_start": level_start,
+                "depth": depth,
+                "transitions": transitions,
+                "initial_states": outcome.initial_states,
+                "seconds": elapsed_before + time.monotonic() - started,
+                "decisions": {n: [d.index, d.explanation] for n, d in decisions.items()},
+                "maybe_cyclic": outcome.maybe_cyclic,
+            }, len(store))
+            if mark.due(checkpoint_every):
+                mark.save(store, frontier)
             at_depth_bound = max_depth is not None and depth >= max_depth
             next_frontier = new_frontier()
             next_len = 0
@@ -283,7 +291,9 @@ def search_levels(
                     transitions += len(fps)
                     new = np.zeros(0, dtype=np.int64)
                 else:
+                    mark.reserve(len(fps))
                     new = store.add_batch(fps, owner_a + base, pos_a)
+                    mark.add(fps[new])
                     if level_new is not None and not outcome.maybe_cyclic:
                         fresh = np.zeros(len(fps), dtype=bool)
                         fresh[new] = True
@@ -377,6 +387,9 @@ def search_levels(
                     outcome.bound = "time_limit"
                     stop = True
                     break
+                if budget is not None:
+                    budget.check()
+                interrupts.poll()
                 if progress is not None:
                     progress.tick(len(store), depth + 1, frontier_len - done_parents + next_len + len(pending))
             if pending:
@@ -401,7 +414,21 @@ def search_levels(
                 outcome.bound = "time_limit"
                 stop = True
         searched = True
+    except MemoryError as exc:  # the budget's bound (checker.budget), or an allocation that failed
+        outcome.bound = "memory"
+        outcome.memory = exc if isinstance(exc, MemoryBoundReached) else None
+        stop = True
+        if mark.meta is not None and len(store) > mark.states and not at_depth_bound:
+            depth += 1  # the next level's states found so far count towards the depth
+        # Only a stop by the budget comes where the store is consistent: its level's
+        # checkpoint can be written then.
+        searched = _save_level_start(mark, store, frontier, lanes, write=outcome.memory is not None)
+    except interrupts.Interrupted as exc:
+        _save_level_start(mark, store, frontier, lanes, write=exc.safe)
+        exc.checkpoint = mark.saved()
+        raise
     finally:
+        interrupts.undefer()
         if pool is not None:
             pool.terminate()
             pool.join()
@@ -469,51 +496,21 @@ def _proviso(expander: Expander, store: CompactStore, states, owner, pos, succ, 
 # -- checkpoints ------------------------------------------------------------------------
 
 
-def _save_checkpoint(ckpt: Path, ident: dict[str, Any], meta: dict[str, Any], store: CompactStore, frontier: Frontier) -> None:
-    ckpt.mkdir(parents=True, exist_ok=True)
-    name = f"level-{meta['depth']:05d}-{os.getpid()}"
-    tmp = ckpt / (name + ".tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
-    np.save(tmp / "fingerprints.npy", store.table.values())
-    np.save(tmp / "parents.npy", store.parents.view())
-    np.save(tmp / "actions.npy", store.actions.view())
-    with open(tmp / "frontier.bin", "wb") as fh:
-        frontier.dump(fh)
-    (tmp / "meta.json").write_text(json.dumps({"identity": ident, **meta}))
-    for f in tmp.iterdir():
-        with open(f, "rb") as fh:
-            os.fsync(fh.fileno())
-    final = ckpt / name
-    if final.exists():
-        shutil.rmtree(final)
-    os.rename(tmp, final)
-    pointer = ckpt / "CURRENT.tmp"
-    pointer.write_text(name)
-    with open(pointer, "rb") as fh:
-        os.fsync(fh.fileno())
-    previous = (ckpt / "CURRENT").read_text().strip() if (ckpt / "CURRENT").exists() else None
-    os.replace(pointer, ckpt / "CURRENT")
-    if previous and previous != name and (ckpt / previous).exists():
-        shutil.rmtree(ckpt / previous)
-
-
-def _load_checkpoint(ckpt: Path, ident: dict[str, Any], spill_dir: str | Path | None, spill_after: int | None):
-    """The last checkpoint in ``ckpt``, or ``None`` when there is none yet."""
-    pointer = ckpt / "CURRENT"
-    if not pointer.exists():
-        return None
-    where = ckpt / pointer.read_text().strip()
-    try:
-        meta = json.loads((where / "meta.json").read_text())
-        fps = np.load(where / "fingerprints.npy")
-        parents = np.load(where / "parents.npy")
-        actions = np.load(where / "actions.npy")
-        with open(where / "frontier.bin", "rb") as fh:
-            frontier = Frontier.load(fh, spill_dir, spill_after=spill_after)
-    except (OSError, ValueError, pickle.UnpicklingError) as exc:
-        raise InputError(str(ckpt), "checkpoint", f"cannot be read ({exc})") from None
-    if meta.get("identity") != json.loads(json.dumps(ident)):
-        raise InputError(str(ckpt), "checkpoint", "was written for another model, property set or reduction setting")
-    return meta, fps, parents, actions, frontier
+def _save_level_start(mark: LevelMark, store: CompactStore, frontier: Any, lanes: Lanes | None, write: bool) -> bool:
+    """When the search stops inside a level: stop the workers' part of it and, with
+    ``write``, write the checkpoint of the level's start (see :mod:`checker.resumable`);
+    a failure warns and keeps the last checkpoint. Whether the workers are still in
+    step (their peak memory can be asked for)."""
+    if lanes is not None:
+        try:
+            lanes.abort()  # the workers drop the rest of the level and answer what follows
+        except Exception as exc:  # a worker that died: its share of the level is gone
+            if mark.ckpt is not None:
+                warn(f"no checkpoint of the stopped level ({exc}); the last one, {mark.saved() or 'none'}, is kept")
+            return False
+    if write and mark.ckpt is not None:
+        try:
+            mark.save(store, frontier)
+        except MemoryError:
+            warn(f"no checkpoint of the stopped level (out of memory); the last one, {mark.saved() or 'none'}, is kept")
+    return True

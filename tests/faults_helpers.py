@@ -68,6 +68,17 @@ def run(*args: str | Path, preexec: Callable[[], None] | None = None, tmpdir: Pa
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
+def invoke(*args: str | Path) -> subprocess.CompletedProcess:
+    """Run ``ordercheck ARGS`` in this process (for faults that need no process of their
+    own: bad input, a path under a file); the same exit code and lines as a real run."""
+    from click.testing import CliRunner
+
+    from checker.cli import main
+
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)
+
+
 def start(*args: str | Path, preexec: Callable[[], None] | None = None, tmpdir: Path | None = None,
           cwd: Path = ROOT) -> subprocess.Popen:
     """Start ``ordercheck ARGS`` in a session of its own (stdout, stderr piped)."""
