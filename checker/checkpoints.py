@@ -73,10 +73,10 @@ def prepare(ckpt: Path) -> None:
 def current(ckpt: Path) -> str | None:
     """The name of the checkpoint ``CURRENT`` points at, or ``None``."""
     try:
-        return (ckpt / POINTER).read_text(encoding="utf-8").strip()
+        return (ckpt / POINTER).read_text(encoding="utf-8", errors="replace").strip()
     except (FileNotFoundError, NotADirectoryError):
         return None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise DamagedCheckpoint(str(ckpt / POINTER), "", f"cannot be read ({exc})") from None
 
 
@@ -105,6 +105,23 @@ def level_start_fingerprints(values: np.ndarray, added: np.ndarray) -> np.ndarra
         at = np.minimum(np.searchsorted(added, part), len(added) - 1)
         keep[i : i + block] = added[at] != part
     return values[keep]
+
+
+class _Stream:
+    """A file seen by numpy as a plain stream: it then writes in blocks through
+    ``write``, whose failures carry the operating system's reason (``tofile``'s only
+    say how much was written)."""
+
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+
+    def write(self, data: bytes) -> int:
+        return self.fh.write(data)
+
+
+def _save_array(path: Path, array: np.ndarray) -> None:
+    with open(path, "wb") as fh:
+        np.save(_Stream(fh), array)
 
 
 def _sha256(path: Path) -> str:
@@ -148,9 +165,9 @@ def save(
         if tmp.exists():
             shutil.rmtree(tmp)
         tmp.mkdir()
-        np.save(tmp / "fingerprints.npy", fingerprints)
-        np.save(tmp / "parents.npy", parents)
-        np.save(tmp / "actions.npy", actions)
+        _save_array(tmp / "fingerprints.npy", fingerprints)
+        _save_array(tmp / "parents.npy", parents)
+        _save_array(tmp / "actions.npy", actions)
         with open(tmp / "frontier.bin", "wb") as fh:
             frontier.dump(fh)
         (tmp / "meta.json").write_text(json.dumps({"identity": ident, **meta}), encoding="utf-8")
@@ -262,13 +279,19 @@ def _refuse(ckpt: Path, name: str, exc: InputError) -> DamagedCheckpoint:
 def load(ckpt: Path, ident: dict[str, Any], spill_dir: str | Path | None, spill_after: int | None) -> tuple | None:
     """The checkpoint in force in ``ckpt`` as ``(meta, fingerprints, parents, actions,
     frontier)``, verified; ``None`` when there is none. The frontier is kept as the
-    engine keeps a level (in ``spill_dir`` past ``spill_after`` states)."""
+    engine keeps a level (in ``spill_dir`` past ``spill_after`` states). When the
+    checkpoint ``CURRENT`` names was deleted (as a refusal suggests), the newest intact
+    one is in force."""
     name = current(ckpt)
     if name is None:
         return None
     if not _NAME.fullmatch(name):
         raise _refuse(ckpt, "", DamagedCheckpoint(str(ckpt / POINTER), "", f"names no checkpoint ({name[:40]!r})"))
     where = ckpt / name
+    if not where.exists():  # deleted as a refusal suggested: the newest intact one is in force
+        other = _intact_before(ckpt, name)
+        if other is not None:
+            where = ckpt / other
     try:
         verify(where)
         loaded = _read(where, spill_dir, spill_after)
@@ -334,13 +357,15 @@ def _read(where: Path, spill_dir: str | Path | None, spill_after: int | None) ->
     return meta, fps, parents, actions, frontier
 
 
-def restore(store: Any, fps: np.ndarray, parents: np.ndarray, actions: np.ndarray, where: str) -> None:
-    """Fill an empty :class:`~checker.table.CompactStore` from a checkpoint; a
-    fingerprint that occurs twice means the checkpoint is damaged."""
+def restore(store: Any, fps: np.ndarray, parents: np.ndarray, actions: np.ndarray, ckpt: Path) -> None:
+    """Fill an empty :class:`~checker.table.CompactStore` from the checkpoint in force in
+    ``ckpt``; a fingerprint that occurs twice means the checkpoint is damaged."""
     store.table.reserve(len(fps))
     store.table.insert(fps)
     if len(store.table) != len(fps):
-        raise DamagedCheckpoint(where, "", "fingerprints.npy holds a fingerprint twice")
+        name = current(ckpt) or ""
+        raise _refuse(ckpt, name, DamagedCheckpoint(str(ckpt / name / "fingerprints.npy"), "",
+                                                    "holds a fingerprint twice"))
     store.parents.extend(parents)
     store.actions.extend(actions)
 

@@ -182,7 +182,7 @@ def search_levels(
         if loaded is not None:
             meta, fps, parents, actions, frontier = loaded
             outcome.maybe_cyclic = meta.get("maybe_cyclic", False)
-            restore(store, fps, parents, actions, str(ckpt))
+            restore(store, fps, parents, actions, ckpt)
             level_start, depth, transitions = meta["level_start"], meta["depth"], meta["transitions"]
             outcome.initial_states = meta["initial_states"]
             elapsed_before = meta["seconds"]
