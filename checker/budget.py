@@ -48,7 +48,7 @@ class MemoryBoundReached(MemoryError):
         self.used = used
         self.limit = limit
         self.what = what
-        super().__init__(f"{what}: {size_text(used)} in use, limit {size_text(limit)}")
+        super().__init__(f"{size_text(used)} of {what} in use, limit {size_text(limit)}")
 
 
 def parse_size(text: str) -> int:
@@ -172,12 +172,14 @@ class MemoryBudget:
         self.reserve(0)
 
 
-def advice(exc: MemoryBoundReached | None = None) -> str:
-    """What a run stopped by its memory budget says about going on."""
-    where = f" ({exc})" if exc is not None else ""
+def advice(exc: MemoryBoundReached | None = None, saved: str | None = None) -> str:
+    """What a run stopped by its memory budget says about going on (``saved``: where
+    its checkpoint is, if it has one)."""
+    why = f" ({exc})" if exc is not None else " (an allocation failed)"
+    resume = (f"resume from the checkpoint in {saved} (the same command with --resume)" if saved
+              else "run again with --checkpoint DIR, to be able to resume,")
     return (
-        f"the search stopped at its memory budget{where}. To go on: resume from the checkpoint "
-        "(--checkpoint DIR --resume) with more memory (--memory-limit, or a larger machine), keep "
-        "the frontier on disk (--spill-dir DIR), turn reductions on (symmetry, partial-order "
-        "reduction), or run on a cluster (--engine spark)"
+        f"the search stopped at its memory budget{why}. To go on: {resume} with more memory "
+        "(--memory-limit, or a larger machine), keep the frontier on disk (--spill-dir DIR), turn "
+        "reductions on (symmetry, partial-order reduction), or run on a cluster (--engine spark)"
     )

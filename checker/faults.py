@@ -51,6 +51,9 @@ def machine_faults() -> Iterator[None]:
     try:
         yield
     except Interrupted as exc:
+        from checker.spark_session import stop_spark
+
+        stop_spark()  # a Spark run's JVM and its workers end with it
         _stop(interrupted_line(exc), exc.exit_code)
     except MemoryError:
         _stop("ordercheck: error: out of memory; give the run more memory or make the model "

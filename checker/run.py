@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from checker.bfs import Bounds, Decision, Progress, SearchOutcome, search
 from checker.budget import MemoryBudget, advice, default_limit
-from checker.checkpoints import checkpoint_dir, prepare, require
+from checker.checkpoints import checkpoint_dir, describe, prepare, require
 from checker.errors import InputError
 from checker.model import Model
 from checker.outputs import writable_dir
@@ -80,7 +81,7 @@ def check_model(model: Model, options: Options = Options()) -> Result:
         budget=budget,
     )
     if outcome.bound == "memory":
-        notes.append(advice(outcome.memory))
+        notes.append(advice(outcome.memory, describe(Path(checkpoint)) if checkpoint else None))
     if reductions.por and outcome.decisions:
         shortest_traces(model, outcome, reductions, options.workers, budget)
     lassos, liveness_cut = check_cycles(model, outcome, bounds)

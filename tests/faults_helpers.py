@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import psutil
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
@@ -165,3 +166,17 @@ def current_level(ckpt: Path) -> int | None:
 def listing(path: Path) -> list[str]:
     """Every path under ``path``, relative, sorted."""
     return sorted(str(p.relative_to(path)) for p in path.rglob("*"))
+
+
+BUS1_3 = ("check", MODELS / "bus1-3.toml", "--no-por")
+"""233,478 states over 32 levels, a few seconds: long enough to interrupt, kill and resume."""
+
+
+@pytest.fixture(scope="session")
+def bus1_3_reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, int, int, dict[str, str]]:
+    """The counts and verdicts of an uninterrupted run of :data:`BUS1_3` (import this
+    fixture into a test module to use it)."""
+    out = tmp_path_factory.mktemp("bus1-3-reference") / "ref.json"
+    done = run(*BUS1_3, "--quiet", "--json", out)
+    assert done.returncode == 0, done.stderr
+    return counts(out)
