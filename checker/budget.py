@@ -11,9 +11,10 @@ checkpoint is written when one was asked for, and :func:`advice` says how to go 
 
 What a run holds is the resident memory of this process plus what its worker processes
 gained since they started (a forked worker shares its parent's pages at first). Under
-an address-space limit (``ulimit -v``, ``RLIMIT_AS``) the process's address space is
+an address-space limit (``ulimit -v``, ``RLIMIT_AS``) each process's address space is
 also kept under :data:`AS_SHARE` of that limit, since the kernel refuses allocations
-past it whatever is resident.
+past it whatever is resident (and glibc's allocator, refused, can slow to a crawl
+instead of failing).
 
 The default limit is :data:`DEFAULT_SHARE` of the machine's memory (or of the control
 group's limit, when lower).
@@ -142,9 +143,10 @@ class MemoryBudget:
         self._last = 0.0
 
     def used(self) -> tuple[int, int]:
-        """(resident bytes of the run, address space of this process)."""
+        """(resident bytes of the run, the largest address space of its processes: each
+        has its own address-space limit)."""
         own = _statm("self") or (0, 0)
-        total = own[1]
+        total, space = own[1], own[0]
         if self.workers is not None:
             for pid in self.workers():
                 got = _statm(pid)
@@ -152,7 +154,8 @@ class MemoryBudget:
                     continue
                 base = self._worker_base.setdefault(pid, got[1])
                 total += max(got[1] - base, 0)
-        return total, own[0]
+                space = max(space, got[0])
+        return total, space
 
     def reserve(self, extra: int) -> None:
         """Raise :class:`MemoryBoundReached` if allocating ``extra`` more bytes would pass
