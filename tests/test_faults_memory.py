@@ -23,7 +23,7 @@ BIG = ROOT / "benchmarks" / "models" / "bus1-3x2.toml"  # tens of millions of st
 def _baseline() -> tuple[int, int]:
     """(resident, address space) of a process that has loaded the engine, in bytes."""
     code = (
-        "import checker.cli, checker.levels, checker.run, specs.bus1, re\n"
+        "import checker.cli, checker.engine.levels, checker.engine.run, specs.bus1, re\n"
         "s = open('/proc/self/status').read()\n"
         "print(*(int(re.search(k + r':\\s+(\\d+)', s).group(1)) * 1024 for k in ('VmRSS', 'VmSize')))"
     )

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import jinja2
 
-from checker.errors import InputError
-from checker.model import Model
-from checker.outputs import Outputs
+from checker.api.errors import InputError
+from checker.api.model import Model
+from checker.api.outputs import Outputs
 from tla.adapters import Adapter, ExportedProperty, adapter_for, refusal
 from tla.adapters.base import module_name
 
@@ -50,7 +50,7 @@ class Export:
     def write(self, directory: str | Path, outputs: Outputs | None = None) -> list[Path]:
         """Write ``Name.tla``, ``Name.cfg`` and the library module into ``directory``
         (staged in ``outputs`` when given, to be put in place with the command's other
-        files; see :mod:`checker.outputs`)."""
+        files; see :mod:`checker.api.outputs`)."""
         if outputs is None:
             with Outputs() as own:
                 return self.write(directory, own)

@@ -1,0 +1,161 @@
+"""Report commands: ``report``, ``ablate``, ``graph``, and ``check``'s ``--report``/``--junit``.
+
+:mod:`checker.cli.app` calls :func:`add_commands`; ``check`` calls :func:`emit_outputs`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from checker.api.errors import InputError
+from checker.api.outputs import Outputs, naming
+from checker.api.result import Result, combined_exit_code
+from checker.cli.common import check_one, engine_options, options_from
+
+REPORT_ENTRIES = ("index.html", "report.md", "results.json", "traces")
+"""What a report directory holds (:func:`reports.html.write_report`): what a new report
+replaces, or removes when it has no such entry itself."""
+
+
+def emit_outputs(results: list[Result], report_dir: str | None, junit_path: str | None,
+                 json_path: str | None = None, payload: Any = None) -> None:
+    """Write ``check``'s HTML report directory, JUnit XML file and JSON file, those asked
+    for, all or nothing: each is staged, and the JSON file, staged last, is the last
+    put in place (see :mod:`checker.api.outputs`)."""
+    with Outputs() as out:
+        junit = stage_junit(out, results, junit_path) if junit_path else None
+        index = stage_html(out, list(results), report_dir) if report_dir else None
+        if json_path:
+            out.write_json(json_path, payload)
+    if junit is not None:
+        click.echo(f"JUnit XML: {junit}")
+    if index is not None:
+        click.echo(f"report: {index}")
+
+
+def stage_junit(out: Outputs, results: list[Result], path: str) -> Path:
+    """Stage the JUnit XML of ``results`` as ``path``; returns ``path``."""
+    from reports.junit import junit_xml
+
+    return out.write_text(path, junit_xml(results))
+
+
+def stage_html(out: Outputs, items: list[Any], out_dir: str) -> Path:
+    """Stage the HTML report of ``items`` as the directory ``out_dir``; returns the path
+    its index page will have."""
+    from reports import payload_of
+    from reports.html import write_report
+    from reports.view import build_report
+
+    staged = out.directory(out_dir, owned=REPORT_ENTRIES)
+    with naming(out_dir):
+        index = write_report(build_report(items), staged, payload_of(items))
+    return Path(out_dir) / index.relative_to(staged)
+
+
+def write_html(items: list[Any], out_dir: str) -> None:
+    """Write the HTML report of ``items`` into ``out_dir`` (staged, then put in place)."""
+    with Outputs() as out:
+        index = stage_html(out, items, out_dir)
+    click.echo(f"report: {index}")
+
+
+def add_commands(main: click.Group) -> None:
+    """Register the report commands on the ``ordercheck`` group."""
+    @main.command()
+    @click.argument("results", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="RESULT.json ...")
+    @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Report directory.")
+    @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
+    def report(results: tuple[str, ...], out_dir: str, junit_path: str | None) -> None:
+        """Render `check --json` and `ablate --json` results as an HTML report (with
+        Markdown, ITF traces and ShiViz logs beside it)."""
+        from reports import load_items
+        from reports.view import Ablation
+
+        items = load_items(list(results))
+        with Outputs() as out:
+            index = stage_html(out, items, out_dir)
+            junit = stage_junit(out, [i for i in items if not isinstance(i, Ablation)], junit_path) if junit_path else None
+        click.echo(f"report: {index}")
+        if junit is not None:
+            click.echo(f"JUnit XML: {junit}")
+
+    @main.command()
+    @click.argument("model_path", metavar="MODEL.toml")
+    @engine_options
+    @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the ablation run as JSON here.")
+    @click.option("--report", "report_dir", type=click.Path(file_okay=False), help="Write an HTML report here.")
+    def ablate(model_path: str, json_path: str | None, report_dir: str | None, **kw: Any) -> None:
+        """The ablation table: switch each step of the algorithm off in turn and show
+        which properties break, with the shortest counterexample for each."""
+        from checker.loading.modelfile import load_model
+        from checker.review.ablation import run_ablation
+        from reports.ablation_text import ablation_table
+        from reports.view import Ablation
+
+        model = load_model(model_path)
+        options = options_from(kw)
+
+        def progress(flag: str | None, result: Result) -> None:
+            what = "full algorithm" if flag is None else f"without {flag}"
+            st = result.stats
+            click.echo(f"  {what}: {st.distinct_states:,} states, {st.seconds:.2f}s", err=True)
+
+        run = run_ablation(model, options, on_result=progress, check=check_one)
+        record = Ablation(run.model, run.spec, run.baseline, run.mutants, run.note)
+        click.echo(ablation_table(record))
+        with Outputs() as out:
+            index = stage_html(out, [record], report_dir) if report_dir else None
+            if json_path:
+                out.write_json(json_path, record.to_json())
+        if index is not None:
+            click.echo(f"report: {index}")
+        results = [run.baseline] + [r for _f, _d, r in run.mutants]
+        sys.exit(3 if combined_exit_code(results) == 3 else 0)
+
+    @main.command()
+    @click.argument("model_path", metavar="MODEL.toml")
+    @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output directory.")
+    @click.option("--max-states", type=click.IntRange(min=1), default=2000, show_default=True,
+                  help="Refuse models with more reachable states than this (at most 100,000).")
+    def graph(model_path: str, out_dir: str, max_states: int) -> None:
+        """Export a small model's state graph as DOT and GraphML, with every
+        counterexample and witness path marked."""
+        from checker.engine.run import Options, check_model
+        from checker.loading.modelfile import load_model
+        from reports.stategraph import HARD_LIMIT, GraphTooLarge, mark_trace, state_graph, write_dot, write_graphml
+
+        if max_states > HARD_LIMIT:
+            raise InputError("--max-states", "", f"{max_states:,} is above the limit of {HARD_LIMIT:,} states for a drawing")
+        model = load_model(model_path)
+        try:
+            g, ids = state_graph(model.spec, max_states)
+        except GraphTooLarge as exc:
+            click.echo(
+                f"ordercheck: {model.path} has more than {exc.limit:,} reachable states; a state graph is "
+                f"meant for small models. Raise --max-states (up to {HARD_LIMIT:,}) or pick a smaller model.",
+                err=True,
+            )
+            sys.exit(2)
+        result = check_model(model, Options(progress=False))
+        marked = []
+        for name, p in result.properties.items():
+            if p.trace:
+                mark_trace(g, ids, model.spec, name, p.trace)
+                marked.append(f"{name} ({len(p.trace) - 1} steps)")
+        out = Path(out_dir)
+        stem = Path(model.path).stem
+        with Outputs() as staged:
+            dot = staged.file(out / f"{stem}.dot")
+            with naming(out / f"{stem}.dot"):
+                write_dot(g, dot, f"{stem}: {g.number_of_nodes()} states")
+            graphml = staged.file(out / f"{stem}.graphml")
+            with naming(out / f"{stem}.graphml"):
+                write_graphml(g, graphml)
+        click.echo(f"{model.path}: {g.number_of_nodes():,} states, {g.number_of_edges():,} transitions")
+        click.echo(f"  marked traces: {', '.join(marked) if marked else 'none'}")
+        click.echo(f"  wrote {out / (stem + '.dot')} and {out / (stem + '.graphml')}")
