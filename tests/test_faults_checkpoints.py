@@ -3,7 +3,8 @@
 A checkpoint is damaged in each way a disk or a person can damage it; a resume must
 refuse it with exit code 2, one line naming the file, and the previous intact
 checkpoint offered, and following the offer must end with the counts of an
-uninterrupted run.
+uninterrupted run. The refusals run in this process (they come before any search);
+the runs that search are real processes.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.faults_helpers import MODELS, checkpoint_of, limits, listing, one_error_line, run
+from tests.faults_helpers import MODELS, checkpoint_of, invoke, limits, listing, one_error_line, run
 
 MODEL = MODELS / "bus1-4-signal.toml"  # 15,835 states over 28 levels, a quarter of a second
 ARGS = ("check", MODEL, "--no-por")
@@ -129,7 +130,7 @@ def test_damaged_checkpoint_refused_naming_the_file(ckpt: Path, tmp_path: Path, 
     model_dir = checkpoint_of(ckpt)
     current = model_dir / (model_dir / "CURRENT").read_text().strip()
     damage(current)
-    out = run(*ARGS, "--checkpoint", ckpt, "--resume", "--json", tmp_path / "out.json")
+    out = invoke(*ARGS, "--checkpoint", ckpt, "--resume", "--json", tmp_path / "out.json")
     assert out.returncode == 2, out.stderr
     line = one_error_line(out.stderr)
     assert str(current / name) in line and words in line, line
@@ -144,7 +145,7 @@ def test_following_the_offer_resumes_to_the_same_counts(reference, ckpt: Path, t
     model_dir = checkpoint_of(ckpt)
     current = model_dir / (model_dir / "CURRENT").read_text().strip()
     _truncate(current)  # the issue's case: resumed, it gave 185,159 of 233,478 states
-    refused = run(*ARGS, "--checkpoint", ckpt, "--resume")
+    refused = invoke(*ARGS, "--checkpoint", ckpt, "--resume")
     assert refused.returncode == 2
     shutil.rmtree(current)  # as the line says
     out = run(*ARGS, "--checkpoint", ckpt, "--resume", "--json", tmp_path / "out.json")
@@ -156,7 +157,7 @@ def test_following_the_offer_resumes_to_the_same_counts(reference, ckpt: Path, t
 def test_garbage_current_pointer(ckpt: Path) -> None:
     model_dir = checkpoint_of(ckpt)
     (model_dir / "CURRENT").write_bytes(b"\x00\xff garbage")
-    out = run(*ARGS, "--checkpoint", ckpt, "--resume")
+    out = invoke(*ARGS, "--checkpoint", ckpt, "--resume")
     assert out.returncode == 2
     line = one_error_line(out.stderr)
     assert str(model_dir / "CURRENT") in line and "is intact" in line, line
@@ -167,7 +168,7 @@ def test_no_intact_checkpoint_left(ckpt: Path) -> None:
     for d in model_dir.iterdir():
         if d.is_dir():
             _zero_parents(d)
-    out = run(*ARGS, "--checkpoint", ckpt, "--resume")
+    out = invoke(*ARGS, "--checkpoint", ckpt, "--resume")
     assert out.returncode == 2
     assert "no intact checkpoint is left: run again without --resume" in one_error_line(out.stderr)
 
@@ -220,12 +221,12 @@ def test_same_file_name_in_two_folders(tmp_path: Path) -> None:
         (tmp_path / name).mkdir()
         (tmp_path / name / "fifo.toml").write_text(f'spec = "fifo"\n[constants]\npeers = {peers}\n')
     ckpt = tmp_path / "ckpt"
-    assert run("check", tmp_path / "a" / "fifo.toml", "--quiet", "--checkpoint", ckpt,
+    assert invoke("check", tmp_path / "a" / "fifo.toml", "--quiet", "--checkpoint", ckpt,
                "--checkpoint-every", "0").returncode in (0, 1)  # verdicts, whichever
-    out = run("check", tmp_path / "b" / "fifo.toml", "--quiet", "--checkpoint", ckpt, "--resume")
+    out = invoke("check", tmp_path / "b" / "fifo.toml", "--quiet", "--checkpoint", ckpt, "--resume")
     assert out.returncode == 2
     assert "no checkpoint to resume from" in one_error_line(out.stderr)
-    assert run("check", tmp_path / "b" / "fifo.toml", "--quiet", "--checkpoint", ckpt,
+    assert invoke("check", tmp_path / "b" / "fifo.toml", "--quiet", "--checkpoint", ckpt,
                "--checkpoint-every", "0").returncode in (0, 1)
     dirs = sorted(d.name for d in ckpt.iterdir())
     assert len(dirs) == 2 and all(d.startswith("fifo-") for d in dirs), dirs
