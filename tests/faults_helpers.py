@@ -172,11 +172,16 @@ BUS1_3 = ("check", MODELS / "bus1-3.toml", "--no-por")
 """233,478 states over 32 levels, a few seconds: long enough to interrupt, kill and resume."""
 
 
+_REFERENCE: list[tuple[int, int, int, dict[str, str]]] = []  # one run per test session
+
+
 @pytest.fixture(scope="session")
 def bus1_3_reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, int, int, dict[str, str]]:
     """The counts and verdicts of an uninterrupted run of :data:`BUS1_3` (import this
-    fixture into a test module to use it)."""
-    out = tmp_path_factory.mktemp("bus1-3-reference") / "ref.json"
-    done = run(*BUS1_3, "--quiet", "--json", out)
-    assert done.returncode == 0, done.stderr
-    return counts(out)
+    fixture into a test module to use it; the run is made once per session)."""
+    if not _REFERENCE:
+        out = tmp_path_factory.mktemp("bus1-3-reference") / "ref.json"
+        done = run(*BUS1_3, "--quiet", "--json", out)
+        assert done.returncode == 0, done.stderr
+        _REFERENCE.append(counts(out))
+    return _REFERENCE[0]
