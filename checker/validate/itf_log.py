@@ -95,7 +95,7 @@ def read_itf(text: str, source: str, spec: Spec | None = None) -> Log:
     builder.log.unit = "state"
     builder.log.header = {"spec": spec.name, "itf": True}
     seen = [len(log) for log in history.logs]
-    _events(builder, history, [0] * len(seen), 0)
+    add_history_events(builder, history, [0] * len(seen), 0)
     for i in range(1, len(states)):
         rec_meta = states[i].get("#meta", {}) if isinstance(states[i], dict) else {}
         if "label" not in rec_meta:
@@ -113,7 +113,7 @@ def read_itf(text: str, source: str, spec: Spec | None = None) -> Log:
             )
         state = step
         history = spec.history(state)
-        _events(builder, history, seen, i)
+        add_history_events(builder, history, seen, i)
         seen = [len(log) for log in history.logs]
     return builder.log
 
@@ -135,8 +135,10 @@ def _spec_of(meta: dict[str, Any], source: str) -> Spec:
         raise _where(source, "#meta.constants", f"do not fit spec {name!r}: {exc}") from None
 
 
-def _events(b: LogBuilder, history: Any, seen: list[int], index: int) -> None:
-    """Append the events ``history`` has beyond ``seen`` (per peer), sends first."""
+def add_history_events(b: LogBuilder, history: Any, seen: list[int], index: int) -> None:
+    """Append to ``b`` the events ``history`` has beyond the first ``seen[p]`` of each
+    peer ``p``, at line ``index``: sends, signals and failures first, then receipts, by
+    peer within each group (as the reports' timelines place one step's events)."""
     new = []
     for p, log in enumerate(history.logs):
         for ev in log[seen[p] :] if len(log) >= seen[p] else log:
