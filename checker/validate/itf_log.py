@@ -93,6 +93,7 @@ def read_itf(text: str, source: str, spec: Spec | None = None) -> Log:
         raise _where(source, "#meta.spec", f"spec {spec.name!r} keeps no history, so its traces have no events") from None
     builder = LogBuilder(source, history.peers)
     builder.log.unit = "state"
+    builder.log.fmt = "itf"
     builder.log.header = {"spec": spec.name, "itf": True}
     seen = [len(log) for log in history.logs]
     add_history_events(builder, history, [0] * len(seen), 0)

@@ -67,6 +67,7 @@ class Log:
     actions: list[Any] = field(default_factory=list)
     header: dict[str, Any] = field(default_factory=dict)
     unit: str = "line"
+    fmt: str = "jsonl"
 
     def __len__(self) -> int:
         return len(self.kind)

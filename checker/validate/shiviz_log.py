@@ -48,6 +48,7 @@ def read_shiviz(text: str, source: str) -> Log:
     body = "\n".join(lines[2:])
     offset = 2  # lines before the body
     builder = LogBuilder(source)
+    builder.log.fmt = "shiviz"
     pos = 0
     for match in parser.finditer(body):
         gap = body[pos : match.start()]
