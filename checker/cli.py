@@ -264,3 +264,12 @@ if __name__ == "__main__":  # pragma: no cover
 from tla.cli import add_commands as _tla_commands  # noqa: E402  (export-tla, tlc)
 
 register(_tla_commands)
+
+
+def _add_validate(group: click.Group) -> None:
+    from checker.validate.command import add_commands as add_validate
+
+    add_validate(group)
+
+
+register(_add_validate)
