@@ -2,14 +2,14 @@
 
 Both are prefix-safety properties (the property library's definitions): when peer p
 delivers m2, every m1 that must precede m2 and is addressed to p has already been
-delivered at p. For ``fifo``, m1 must precede m2 when the same peer sent m1 before m2;
+delivered at p (or dropped there, as a protocol may do with a reason). For ``fifo``, m1 must precede m2 when the same peer sent m1 before m2;
 for ``causal``, when m1's send happened before m2's send (program order, each send to
 the deliveries of its message, each side-channel signal to its receipt). The
 violation is at that delivery, whether or not m1 arrives later.
 
 **Algorithm.** For every (sender s, destination p) pair the messages s addresses to
 p, in send order, form a list; p's *front* in it is the first one p has not
-delivered yet. The messages from s that must precede m2 are those sent before a bound
+delivered (or dropped) yet. The messages from s that must precede m2 are those sent before a bound
 (``fifo``: m2's own sequence number; ``causal``: the vector clock of m2's send, entry
 s, which counts s's sends in m2's causal past), so the check at a delivery is "each
 front lies at or past its bound": one comparison per sender. Fronts only move forward,
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from checker.validate.log import DELIVER, SEND, SIGNAL_IN, SIGNAL_OUT, Log
+from checker.validate.log import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, Log
 from checker.validate.violation import Violation, chain
 
 
@@ -33,7 +33,8 @@ def _was_sent(log: Log, m: int, i: int) -> bool:
 
 def fifo(log: Log) -> Violation | None:
     """The first delivery of a message while an earlier message of the same sender,
-    addressed to the same peer, is not yet delivered there; ``None`` if there is none.
+    addressed to the same peer, is not yet delivered (or dropped) there; ``None`` if
+    there is none.
 
     Deliveries of messages never sent (or sent later in the log) are left to
     ``integrity``.
@@ -51,6 +52,8 @@ def fifo(log: Log) -> Violation | None:
             base = peers[i] * n_peers
             for d in dests[m]:
                 lists[base + d].append(m)
+        elif k == DROP:
+            got[args[i]] |= 1 << peers[i]
         elif k == DELIVER:
             m = args[i]
             sent_at = msg_send[m]
@@ -73,7 +76,8 @@ def fifo(log: Log) -> Violation | None:
 
 def causal(log: Log) -> Violation | None:
     """The first delivery of a message m2 at p while a message m1 addressed to p, whose
-    send happened before m2's send, is not yet delivered at p; ``None`` if none."""
+    send happened before m2's send, is not yet delivered (or dropped) at p; ``None``
+    if there is none."""
     n_peers = len(log.peers)
     kinds, peers, args = log.kind, log.peer, log.arg
     dests, sender, seq, msg_send = log.msg_dests, log.msg_sender, log.msg_seq, log.msg_send
@@ -95,6 +99,8 @@ def causal(log: Log) -> Violation | None:
             base = p * n_peers
             for d in dests[m]:
                 lists[base + d].append(m)
+        elif k == DROP:
+            got[args[i]] |= 1 << p
         elif k == DELIVER:
             m = args[i]
             sent_at = msg_send[m]

@@ -37,7 +37,7 @@ def eventual_delivery(log: Log) -> Violation | None:
             if not done[m] & bit and not down & bit:
                 sentence = (
                     f"{log.msg_name[m]} to {log.peers[d]} is never delivered: {log.where(i)}, and the log "
-                    f"ends {len(kinds) - 1 - i} events later without {log.peers[d]} delivering or dropping it"
+                    f"ends ({log.at(len(kinds) - 1)}) without {log.peers[d]} delivering or dropping it"
                 )
                 return Violation("eventual_delivery", len(kinds) - 1, sentence, (i,), (), ((m, d),))
     return None
