@@ -36,13 +36,17 @@ DEFAULT_DEPTH = 200
 class Walk:
     """A generated log with what the walk knew: the spec's history after each step
     (``histories[0]`` is the initial state's) and, per log event, the step that added
-    it; ``verdicts`` are the model's own verdicts on the final history."""
+    it; ``verdicts`` are the model's own verdicts on the final history. ``grown`` names
+    the messages the spec addressed to more peers after their send: the log format
+    fixes destinations at the send, so such a log is not a faithful record of the walk
+    (``generate-logs`` leaves these walks out)."""
 
     log: Log
     histories: list[Any] = field(default_factory=list)
     step_of_event: list[int] = field(default_factory=list)
     verdicts: dict[str, str] = field(default_factory=dict)
     terminal: bool = False
+    grown: list[str] = field(default_factory=list)
 
 
 def library_verdicts(model: Model, history: Any, terminal: bool) -> dict[str, str]:
@@ -75,7 +79,14 @@ def _log_of_path(spec: Spec, states: Sequence[State], source: str) -> Walk:
         add_history_events(builder, history, seen, k)
         step_of_event.extend([k] * (len(builder.log) - before))
         seen = [len(log) for log in history.logs]
-    return Walk(builder.log, histories, step_of_event)
+    # A spec may address a message to more peers after its send (bus1_impl adds the
+    # holders of a handle to a node's destruction); a log records the destinations of
+    # the send, so such a walk is marked (see Walk.grown).
+    log = builder.log
+    final = {msg.name: msg for msg in history.messages.values()}
+    grown = [name for m, name in enumerate(log.msg_name)
+             if name in final and tuple(sorted(final[name].dests)) != log.msg_dests[m]]
+    return Walk(log, histories, step_of_event, grown=grown)
 
 
 def walk(model: Model, seed: int, depth: int = DEFAULT_DEPTH, source: str = "") -> Walk:
@@ -122,9 +133,17 @@ def counterexample_logs(model: Model, runs: int = 1000, depth: int = DEFAULT_DEP
     """``ordercheck simulate``'s shrunk violating walks of ``model``, one log per
     violated history property (none when the walks find nothing)."""
     from checker.simulate import simulate
-    from checker.trace import replay
 
     result = simulate(model, runs, depth, seed)
+    return trace_logs(model, result, {"simulate": {"runs": runs, "depth": depth, "seed": seed}})
+
+
+def trace_logs(model: Model, result: Any, how: dict[str, Any]) -> list[Walk]:
+    """The counterexample of each violated history property of ``result`` (a
+    :class:`~checker.result.Result` of ``model``, from simulate or a search) as a log;
+    ``how`` goes into each log's header."""
+    from checker.trace import replay
+
     spec = model.spec
     props = {p.name: p for p in model.properties}
     out = []
@@ -136,8 +155,7 @@ def counterexample_logs(model: Model, runs: int = 1000, depth: int = DEFAULT_DEP
         w = _log_of_path(spec, [state for _label, _pos, state in path], f"{model.name}-cex-{name}")
         w.terminal = not spec.next_states(path[-1][2])
         w.verdicts = library_verdicts(model, w.histories[-1], w.terminal)
-        w.log.header = walk_header(model, {"simulate": {"runs": runs, "depth": depth, "seed": seed}, "property": name},
-                                   w.verdicts)
+        w.log.header = walk_header(model, dict(how, property=name), w.verdicts)
         out.append(w)
     return out
 
@@ -205,4 +223,4 @@ def _fault_partner(log: Log, queue: deque[int], m: int, fault: str | None) -> in
     return None
 
 
-__all__ = ["DEFAULT_DEPTH", "SEND", "Walk", "counterexample_logs", "library_verdicts", "synthetic_log", "walk"]
+__all__ = ["DEFAULT_DEPTH", "SEND", "Walk", "counterexample_logs", "library_verdicts", "synthetic_log", "trace_logs", "walk"]
