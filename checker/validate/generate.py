@@ -36,7 +36,8 @@ DEFAULT_DEPTH = 200
 class Walk:
     """A generated log with what the walk knew: the spec's history after each step
     (``histories[0]`` is the initial state's) and, per log event, the step that added
-    it; ``verdicts`` are the model's own verdicts on the final history. ``grown`` names
+    it; ``labels`` are the actions taken (one per step after the first state);
+    ``verdicts`` are the model's own verdicts on the final history. ``grown`` names
     the messages the spec addressed to more peers after their send: the log format
     fixes destinations at the send, so such a log is not a faithful record of the walk
     (``generate-logs`` leaves these walks out)."""
@@ -47,6 +48,7 @@ class Walk:
     verdicts: dict[str, str] = field(default_factory=dict)
     terminal: bool = False
     grown: list[str] = field(default_factory=list)
+    labels: list[Any] = field(default_factory=list)
 
 
 def library_verdicts(model: Model, history: Any, terminal: bool) -> dict[str, str]:
@@ -97,6 +99,7 @@ def walk(model: Model, seed: int, depth: int = DEFAULT_DEPTH, source: str = "") 
     state = inits[rng.randrange(len(inits))]
     weights: dict[str, float] = {}
     states = [state]
+    labels = []
     terminal = False
     for _ in range(depth):
         succ = spec.next_states(state)
@@ -109,11 +112,13 @@ def walk(model: Model, seed: int, depth: int = DEFAULT_DEPTH, source: str = "") 
         kinds = list(by_kind)
         w = [weights.setdefault(k, rng.choice(SWARM_WEIGHTS)) for k in kinds]
         kind = rng.choices(kinds, w)[0]
-        _label, state = rng.choice(by_kind[kind])
+        label, state = rng.choice(by_kind[kind])
         states.append(state)
+        labels.append(label)
     else:
         terminal = not spec.next_states(state)
     out = _log_of_path(spec, states, source or f"{model.name}-walk-{seed}")
+    out.labels = labels
     out.terminal = terminal
     out.verdicts = library_verdicts(model, out.histories[-1], terminal)
     out.log.header = walk_header(model, {"seed": seed, "depth": depth}, out.verdicts)
@@ -153,6 +158,7 @@ def trace_logs(model: Model, result: Any, how: dict[str, Any]) -> list[Walk]:
             continue
         path = replay(spec, verdict.trace[0].index, [s.index for s in verdict.trace[1:]])
         w = _log_of_path(spec, [state for _label, _pos, state in path], f"{model.name}-cex-{name}")
+        w.labels = [label for label, _pos, _state in path[1:]]
         w.terminal = not spec.next_states(path[-1][2])
         w.verdicts = library_verdicts(model, w.histories[-1], w.terminal)
         w.log.header = walk_header(model, dict(how, property=name), w.verdicts)

@@ -238,13 +238,16 @@ def to_history(log: Log) -> History:
     return History(tuple(log.peers), messages, tuple(tuple(events) for events in logs), drops, frozenset(down))
 
 
-def sub_log(log: Log, events: Iterable[int]) -> tuple[Log, list[int]]:
-    """The log made of ``events`` (indices, kept in log order): their peers, the
-    messages they name (with their senders, sequence numbers among the kept sends, and
-    destinations among the kept peers) and their lines. Returns it with the original
-    index of each kept event."""
+def sub_log(log: Log, events: Iterable[int], *, all_peers: bool = False) -> tuple[Log, list[int]]:
+    """The log made of ``events`` (indices, kept in log order): their peers (every
+    peer with ``all_peers``), the messages they name (with their senders, sequence
+    numbers among the kept sends, and destinations among the kept peers) and their
+    lines. Returns it with the original index of each kept event."""
     keep = sorted(set(events))
-    peers = sorted({log.peer[i] for i in keep} | {log.arg[i] for i in keep if log.kind[i] in SIGNAL_KINDS})
+    if all_peers:
+        peers = list(range(len(log.peers)))
+    else:
+        peers = sorted({log.peer[i] for i in keep} | {log.arg[i] for i in keep if log.kind[i] in SIGNAL_KINDS})
     msgs = sorted({log.arg[i] for i in keep if log.kind[i] in MESSAGE_KINDS})
     pmap = {p: j for j, p in enumerate(peers)}
     mmap = {m: j for j, m in enumerate(msgs)}

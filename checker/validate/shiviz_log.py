@@ -50,15 +50,17 @@ def read_shiviz(text: str, source: str) -> Log:
     builder = LogBuilder(source)
     builder.log.fmt = "shiviz"
     pos = 0
-    for match in parser.finditer(body):
-        gap = body[pos : match.start()]
-        line = offset + body.count("\n", 0, match.start()) + 1
+    def stray(start: int, end: int) -> None:
+        gap = body[start:end]
         if gap.strip():
-            raise bad(source, offset + body.count("\n", 0, pos) + 1, "event", "does not match the parser expression")
+            at = start + len(gap) - len(gap.lstrip())
+            raise bad(source, offset + body.count("\n", 0, at) + 1, "event", "does not match the parser expression")
+
+    for match in parser.finditer(body):
+        stray(pos, match.start())
         pos = match.end()
-        _event(builder, match, line, source)
-    if body[pos:].strip():
-        raise bad(source, offset + body.count("\n", 0, pos) + 1, "event", "does not match the parser expression")
+        _event(builder, match, offset + body.count("\n", 0, match.start()) + 1, source)
+    stray(pos, len(body))
     return builder.log
 
 
