@@ -176,8 +176,8 @@ def synthetic_log(events: int, peers: int = 8, seed: int = 0, *, fault: str | No
     past ``events`` and every message reaches all its destinations. ``fault``
     breaks the log once, two thirds of the way in: ``"fifo"`` makes a peer deliver a
     sender's next message before the previous one, ``"total"`` makes one peer deliver
-    two messages from different senders out of order (breaking causal only if one
-    happened before the other).
+    two messages from different senders, which another peer also receives, out of
+    order (breaking causal only if one happened before the other).
     """
     if peers < 2 or fanout < 1 or fanout >= peers:
         raise ValueError("synthetic_log needs at least two peers and 1 <= fanout < peers")
@@ -221,10 +221,14 @@ def synthetic_log(events: int, peers: int = 8, seed: int = 0, *, fault: str | No
 
 
 def _fault_partner(log: Log, queue: deque[int], m: int, fault: str | None) -> int | None:
-    """A message waiting behind ``m`` to deliver before it, as the fault asks."""
+    """A message waiting behind ``m`` to deliver before it, as the fault asks: the same
+    sender's for ``fifo``; for ``total`` another sender's that some other destination
+    shares with ``m`` (which delivers the two in order, so they disagree)."""
     for other in queue:
         same = log.msg_sender[other] == log.msg_sender[m]
-        if (fault == "fifo" and same) or (fault == "total" and not same):
+        if fault == "fifo" and same:
+            return other
+        if fault == "total" and not same and len(set(log.msg_dests[other]) & set(log.msg_dests[m])) > 1:
             return other
     return None
 
