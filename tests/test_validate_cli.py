@@ -89,3 +89,20 @@ def test_generate_logs(tmp_path: Path) -> None:
     assert runner.invoke(main, ["validate", str(sv), "-p", "integrity"]).exit_code == 0
     nohist = runner.invoke(main, ["generate-logs", str(ROOT / "models" / "restart-count.toml"), "-o", str(tmp_path / "n")])
     assert nohist.exit_code == 2 and "keeps no history" in nohist.output
+
+
+def test_the_how_to_shows_what_validate_prints() -> None:
+    """Each ``console`` session of docs/howto/trace-validation.md, run from the
+    repository's root, prints the lines shown, in order."""
+    import re
+    import subprocess
+    import sys
+
+    page = (ROOT / "docs" / "howto" / "trace-validation.md").read_text(encoding="utf-8")
+    sessions = re.findall(r"```console\n\$ \.venv/bin/ordercheck (.*?)\n(.*?)```", page, flags=re.S)
+    assert len(sessions) == 3
+    exe = str(Path(sys.executable).with_name("ordercheck"))
+    for args, shown in sessions:
+        run = subprocess.run([exe, *args.split()], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 1, run.stderr
+        assert run.stdout.splitlines() == shown.splitlines(), args
