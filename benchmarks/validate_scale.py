@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from checker.model import load_model
+from checker.loading.modelfile import load_model
 from checker.validate.checks import CHECKS
 from checker.validate.generate import synthetic_log, walk
 from checker.validate.jsonl import write_jsonl
@@ -117,7 +117,7 @@ def compare(folder: Path, count: int, master: str, spark: bool) -> None:
     print(f"local engine (1 process) {local_s:7.2f}s  {count / local_s:8.1f} logs/s  ({bad} logs with violations)")
     if not spark:
         return
-    from checker.spark_session import get_spark
+    from checker.spark.session import get_spark
     from checker.validate.spark_job import validate_spark
 
     get_spark(master, {"spark.ui.enabled": "false"})

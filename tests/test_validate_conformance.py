@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from checker.api.errors import InputError
 from checker.cli import main
-from checker.errors import InputError
-from checker.model import load_model, model_from_dict
-from checker.run import Options, check_model
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model, model_from_dict
 from checker.validate.checks import CHECKS
 from checker.validate.conformance import conformance, parse_unrecorded
 from checker.validate.generate import trace_logs, walk

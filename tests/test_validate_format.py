@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from checker.api.errors import InputError
 from checker.cli import main
-from checker.errors import InputError
-from checker.model import load_model
-from checker.simulate import simulate
+from checker.loading.modelfile import load_model
+from checker.simulate.run import simulate
 from checker.validate.diagram import timeline_of
 from checker.validate.generate import walk
 from checker.validate.itf_log import read_itf

@@ -16,9 +16,9 @@ from __future__ import annotations
 import pytest
 from validate_oracle import PREFIX_SAFE, violated
 
-from checker.model import load_model
-from checker.registry import builtin_models
-from checker.run import Options, check_model
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model
+from checker.loading.registry import builtin_models
 from checker.validate.checks import CHECKS, check_log
 from checker.validate.generate import counterexample_logs, synthetic_log, trace_logs, walk
 from checker.validate.integrity import integrity

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from checker.api.errors import InputError
 from checker.cli import main
-from checker.errors import InputError
-from checker.model import load_model
+from checker.loading.modelfile import load_model
 from checker.validate.checks import CHECKS
 from checker.validate.generate import walk
 from checker.validate.jsonl import write_jsonl
@@ -32,7 +32,7 @@ MASTER = "local[2]"
 
 @pytest.fixture(scope="module")
 def spark():
-    from checker.spark_session import get_spark
+    from checker.spark.session import get_spark
 
     sc = get_spark(MASTER, {"spark.ui.enabled": "false", "spark.default.parallelism": "2"})
     yield sc

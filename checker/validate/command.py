@@ -2,7 +2,7 @@
 
 :func:`add_commands` registers both on the CLI's group; the group turns
 :class:`~checker.InputError` into one line and exit code 2, and
-:class:`~checker.errors.EngineError` into exit code 4.
+:class:`~checker.api.errors.EngineError` into exit code 4.
 
 ``validate`` exits 0 when every log satisfies every property asked (and conforms to
 the model, if one is given), 1 when a log violates one (or does not conform), 3 when
@@ -17,8 +17,8 @@ from typing import Any
 
 import click
 
-from checker.errors import InputError
-from checker.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, write_json_atomic
+from checker.api.errors import InputError
+from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, write_json_atomic
 from checker.validate.checks import DEFAULT, UnknownProperty, parse_properties
 from checker.validate.conformance import DEFAULT_BOUND, DEFAULT_MAX_STATES, parse_unrecorded
 from checker.validate.readers import FORMATS, expand_logs
@@ -26,7 +26,7 @@ from checker.validate.verdicts import Job, LogVerdict, validate_path
 
 
 def _job(props: str | None, model: str | None, fmt: str, bound: int, max_states: int, unrecorded: str) -> Job:
-    from checker.model import load_model
+    from checker.loading.modelfile import load_model
 
     try:
         names = parse_properties(props) if props is not None else ([] if model else list(DEFAULT))
@@ -137,7 +137,7 @@ def print_verdict(v: LogVerdict, *, quiet: bool = False) -> None:
 def generate_logs(model: str, out_dir: str, runs: int, depth: int, seed: int, faulty_only: bool,
                   counterexamples: bool, fmt: str) -> None:
     """Record random walks of a model as logs, labelled with the model's verdicts."""
-    from checker.model import load_model
+    from checker.loading.modelfile import load_model
     from checker.validate.generate import counterexample_logs, walk
 
     loaded = load_model(model)

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from heapq import heappop, heappush
 from typing import Any
 
-from checker.errors import InputError
-from checker.spec import Spec, State
+from checker.api.errors import InputError
+from checker.api.spec import Spec, State
 from checker.validate.log import (
     DELIVER,
     DROP,

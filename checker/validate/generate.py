@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from checker.model import Model
-from checker.simulate import SWARM_WEIGHTS, action_kind
-from checker.spec import Spec, State
+from checker.api.model import Model
+from checker.api.spec import Spec, State
+from checker.simulate.walk import SWARM_WEIGHTS, action_kind
 from checker.validate.itf_log import add_history_events
 from checker.validate.log import DELIVER, SEND, Log, LogBuilder
 
@@ -137,7 +137,7 @@ def walk_header(model: Model, how: dict[str, Any], verdicts: dict[str, str]) -> 
 def counterexample_logs(model: Model, runs: int = 1000, depth: int = DEFAULT_DEPTH, seed: int = 0) -> list[Walk]:
     """``ordercheck simulate``'s shrunk violating walks of ``model``, one log per
     violated history property (none when the walks find nothing)."""
-    from checker.simulate import simulate
+    from checker.simulate.run import simulate
 
     result = simulate(model, runs, depth, seed)
     return trace_logs(model, result, {"simulate": {"runs": runs, "depth": depth, "seed": seed}})
@@ -145,9 +145,9 @@ def counterexample_logs(model: Model, runs: int = 1000, depth: int = DEFAULT_DEP
 
 def trace_logs(model: Model, result: Any, how: dict[str, Any]) -> list[Walk]:
     """The counterexample of each violated history property of ``result`` (a
-    :class:`~checker.result.Result` of ``model``, from simulate or a search) as a log;
+    :class:`~checker.api.result.Result` of ``model``, from simulate or a search) as a log;
     ``how`` goes into each log's header."""
-    from checker.trace import replay
+    from checker.api.trace import replay
 
     spec = model.spec
     props = {p.name: p for p in model.properties}

@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from checker.errors import ConstantError, InputError
-from checker.registry import UnknownSpec, spec_class
-from checker.spec import Spec
+from checker.api.errors import ConstantError, InputError
+from checker.api.spec import Spec
+from checker.loading.registry import UnknownSpec, spec_class
 from checker.validate.log import (
     DELIVER,
     DROP,

@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
-from checker.errors import InputError
+from checker.api.errors import InputError
 from checker.validate.log import (
     DELIVER,
     DROP,

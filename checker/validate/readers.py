@@ -14,8 +14,8 @@ import glob
 import io
 from pathlib import Path
 
-from checker.errors import InputError
-from checker.spec import Spec
+from checker.api.errors import InputError
+from checker.api.spec import Spec
 from checker.validate.itf_log import read_itf
 from checker.validate.jsonl import read_jsonl
 from checker.validate.log import Log

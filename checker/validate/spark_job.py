@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from checker.errors import EngineError, InputError
+from checker.api.errors import EngineError, InputError
 from checker.validate.readers import expand_logs
 from checker.validate.verdicts import Job, LogVerdict, validate_text
 
@@ -46,8 +46,8 @@ def validate_spark(paths: list[str], job: Job, *, master: str = "local[*]", diag
     """Validate every log ``paths`` name, one Spark task per log; verdicts in the
     order the local engine gives them (local logs as expanded, then remote ones by
     URI). Raises :class:`~checker.InputError` for the first bad log and
-    :class:`~checker.errors.EngineError` when Spark fails."""
-    from checker.spark_session import SparkUnavailable, get_spark
+    :class:`~checker.api.errors.EngineError` when Spark fails."""
+    from checker.spark.session import SparkUnavailable, get_spark
 
     local = [p for p in paths if not _is_remote(p)]
     remote = [p for p in paths if _is_remote(p)]

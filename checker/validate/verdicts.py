@@ -14,7 +14,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from checker.model import Model, model_from_dict
+from checker.api.model import Model
+from checker.loading.modelfile import model_from_dict
 from checker.validate.checks import check_log
 from checker.validate.conformance import DEFAULT_BOUND, DEFAULT_MAX_STATES, Conformance, conformance
 from checker.validate.log import Log
