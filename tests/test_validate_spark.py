@@ -107,3 +107,25 @@ def test_cli_writes_the_same_table(spark, logs: Path, tmp_path: Path) -> None:
     strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731
     assert strip(load_table(tmp_path / "s")) == strip(load_table(tmp_path / "l"))
     assert "engine spark" in (tmp_path / "s" / "report.md").read_text()
+
+
+def test_uris_are_read_by_spark(spark, logs: Path, tmp_path: Path) -> None:
+    """A URI (here file://, with Hadoop's glob) is read by Spark itself; the verdicts
+    are the local engine's, the logs named by their URIs. Local paths with spaces,
+    commas and brackets in their names are read as they are."""
+    from checker.validate.spark_job import validate_spark
+
+    job = Job(("fifo", "causal", "total"))
+    remote = validate_spark([(logs / "walks").as_uri() + "/skeen-mutant-min-*.jsonl"], job, master=MASTER)
+    local = [validate_path(str(f), job) for f in expand_logs([str(logs / "walks" / "skeen-mutant-min-*.jsonl")])]
+    assert len(remote) == len(local) == 4
+    assert all(v.log.startswith("file:") for v in remote)
+    drop = lambda rows: [{k: v for k, v in r.items() if k != "log"} for r in rows]  # noqa: E731
+    assert drop(_rows(remote)) == drop(_rows(local))
+    odd = tmp_path / "a b,c"
+    odd.mkdir()
+    shutil.copy(DATA / "fifo-swapped.jsonl", odd / "x[1].jsonl")
+    found = validate_spark([str(odd)], Job(("fifo",)), master=MASTER)
+    assert [(Path(v.log).name, v.violated) for v in found] == [("x[1].jsonl", ["fifo"])]
+    with pytest.raises(InputError, match="no file matches this URI"):
+        validate_spark([(tmp_path / "none").as_uri() + "/*.jsonl"], job, master=MASTER)

@@ -27,7 +27,7 @@ from checker.api.model import Model
 from checker.api.spec import Spec, State
 from checker.simulate.walk import SWARM_WEIGHTS, action_kind
 from checker.validate.itf_log import add_history_events
-from checker.validate.log import DELIVER, SEND, Log, LogBuilder
+from checker.validate.log import DELIVER, Log, LogBuilder
 
 DEFAULT_DEPTH = 200
 
@@ -233,4 +233,4 @@ def _fault_partner(log: Log, queue: deque[int], m: int, fault: str | None) -> in
     return None
 
 
-__all__ = ["DEFAULT_DEPTH", "SEND", "Walk", "counterexample_logs", "library_verdicts", "synthetic_log", "trace_logs", "walk"]
+__all__ = ["DEFAULT_DEPTH", "Walk", "counterexample_logs", "library_verdicts", "synthetic_log", "trace_logs", "walk"]

@@ -1,40 +1,47 @@
 """``validate --engine spark``: one Spark task per log, the same answers as the local engine.
 
-The logs are read by Spark (:meth:`SparkContext.wholeTextFiles`), so they may live on
-any file system Spark reads (``hdfs://``, ``s3a://``, local paths on ``local[...]``
-masters); each log is one record, never split, and each task runs
-:func:`~checker.validate.verdicts.validate_text`, the function the local engine runs
-on the same text. Local paths (files, directories, globs) are expanded here as the
-local engine expands them, so both engines see the same logs under the same names;
-other URIs go to Spark as they are. A log that is bad input comes back as its one
-line, and the first one (in the logs' order) is raised as the local engine would
-raise it.
+Local paths (files, directories, globs) are expanded here as the local engine expands
+them, and each log becomes one task that reads it and runs
+:func:`~checker.validate.verdicts.validate_path`, the local engine's own function, so
+both engines see the same logs under the same names (the executors must see the same
+file system: true on ``local[...]`` masters and for shared mounts). URIs
+(``hdfs://``, ``s3a://``, ``file://``..., with Hadoop's glob syntax) are read by
+Spark (:meth:`SparkContext.wholeTextFiles`), one record per log, never split, each
+validated by :func:`~checker.validate.verdicts.validate_text` and named by its URI. A
+log that is bad input comes back as its one line, and the first one (in the logs'
+order) is raised as the local engine would raise it.
 """
 
 from __future__ import annotations
 
 import re
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from checker.api.errors import EngineError, InputError
 from checker.validate.readers import expand_logs
-from checker.validate.verdicts import Job, LogVerdict, validate_text
+from checker.validate.verdicts import Job, LogVerdict, validate_path, validate_text
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
-def _is_remote(path: str) -> bool:
-    return bool(_URI.match(path)) and not path.startswith("file://")
+def _is_uri(path: str) -> bool:
+    return bool(_URI.match(path))
 
 
-def _task(job: Job, diagrams: bool, names: dict[str, str], item: tuple[str, str]) -> tuple[str, Any]:
-    key, text = item
-    local = key[5:] if key.startswith("file:") else key
-    while local.startswith("//"):
-        local = local[1:]
-    source = names.get(local, key)
+def _read_task(job: Job, diagrams: bool, item: tuple[str, str]) -> tuple[str, Any]:
+    """One local log: read here (the file system is the driver's) and validate it."""
+    source, _path = item
+    try:
+        verdict = validate_path(source, job, model=job.model(), diagrams=diagrams)
+    except InputError as exc:
+        return source, ("error", exc.where, exc.field, exc.message)
+    return source, ("ok", verdict)
+
+
+def _text_task(job: Job, diagrams: bool, item: tuple[str, str]) -> tuple[str, Any]:
+    """One log Spark read (a URI and its whole text)."""
+    source, text = item
     try:
         verdict = validate_text(source, text, job, diagrams=diagrams)
     except InputError as exc:
@@ -44,38 +51,43 @@ def _task(job: Job, diagrams: bool, names: dict[str, str], item: tuple[str, str]
 
 def validate_spark(paths: list[str], job: Job, *, master: str = "local[*]", diagrams: bool = False) -> list[LogVerdict]:
     """Validate every log ``paths`` name, one Spark task per log; verdicts in the
-    order the local engine gives them (local logs as expanded, then remote ones by
-    URI). Raises :class:`~checker.InputError` for the first bad log and
+    order the local engine gives them (local logs as expanded, then the logs of URIs,
+    by URI). Raises :class:`~checker.InputError` for the first bad log and
     :class:`~checker.api.errors.EngineError` when Spark fails."""
     from checker.spark.session import SparkUnavailable, get_spark
 
-    local = [p for p in paths if not _is_remote(p)]
-    remote = [p for p in paths if _is_remote(p)]
-    files = expand_logs(local) if local else []
-    names = {str(f.resolve()): str(f) for f in files}
-    order = {str(f): i for i, f in enumerate(files)}
-    inputs = [_escape(Path(f).resolve().as_uri()) for f in files] + remote
+    local = [p for p in paths if not _is_uri(p)]
+    uris = [p for p in paths if _is_uri(p)]
+    files = [str(f) for f in expand_logs(local)] if local else []
     try:
         sc = get_spark(master)
     except SparkUnavailable as exc:
         raise EngineError("spark", str(exc)) from None
+    out: list[tuple[str, Any]] = []
     try:
-        rdd = sc.wholeTextFiles(",".join(inputs), minPartitions=max(1, len(inputs)))
-        out = rdd.map(partial(_task, job, diagrams, names)).collect()
+        if files:
+            rdd = sc.parallelize([(f, f) for f in files], len(files))
+            out += rdd.map(partial(_read_task, job, diagrams)).collect()
+        for uri in uris:
+            texts = sc.wholeTextFiles(uri)
+            try:
+                found = texts.map(partial(_text_task, job, diagrams)).collect()
+            except Exception as exc:
+                if "InvalidInputException" in str(exc):  # Hadoop: the path or pattern names nothing
+                    raise InputError(uri, "", "no file matches this URI") from None
+                raise
+            if not found:
+                raise InputError(uri, "", "no file matches this URI")
+            out += sorted(found, key=lambda pair: pair[0])
+    except InputError:
+        raise
     except Exception as exc:  # a task that failed for good, or Spark itself
         raise EngineError("spark", f"the validation job failed: {_first_line(exc)}") from None
-    out.sort(key=lambda pair: (order.get(pair[0], len(order)), pair[0]))
     for _source, (status, *rest) in out:
         if status == "error":
             where, field, message = rest
             raise InputError(where, field, message)
     return [rest[0] for _source, (_status, *rest) in out]
-
-
-def _escape(uri: str) -> str:
-    """A path for Hadoop's comma-separated, glob-aware input list: commas and glob
-    characters in the name itself are escaped."""
-    return re.sub(r"([,{}\[\]*?\\])", r"\\\1", uri)
 
 
 def _first_line(exc: Exception) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from checker.validate.log import Log
@@ -27,7 +27,6 @@ class Violation:
     events: tuple[int, ...]
     offending: tuple[int, ...] = ()
     missing: tuple[tuple[int, int], ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def line(self, log: Log) -> int:
         """The source line of the event at which the property breaks."""
