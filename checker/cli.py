@@ -145,7 +145,7 @@ def print_result(model: Model, result: Result, *, verbose: bool | None = False) 
     st = result.stats
     cut = f", stopped by {st.bound}" if st.bound else ""
     click.echo(
-        f"{model.path}: {result.spec}, {st.distinct_states:,} distinct states, {st.transitions:,} "
+        f"{model.path}: {model.spec.name}, {st.distinct_states:,} distinct states, {st.transitions:,} "
         f"transitions, depth {st.depth}, {st.seconds:.2f}s ({st.states_per_second:,.0f} states/s){cut}"
     )
     for warning in result.warnings:

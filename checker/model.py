@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from checker.errors import ConstantError, InputError
-from checker.registry import UnknownSpec, spec_class, spec_names
 from checker.spec import Property, Spec
+from checker.specref import BadSpecRef, resolve
 
 STATUSES = ("holds", "violated")
 TOP_KEYS = {"spec", "description", "constants", "check", "expect", "prove"}
@@ -94,10 +94,10 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
     if not isinstance(name, str):
         raise InputError(where, "spec", f"expected a string, got {name!r}")
     try:
-        cls = spec_class(name)
-    except UnknownSpec:
-        known = ", ".join(spec_names())
-        raise InputError(where, "spec", f"unknown spec {name!r} (built-in specs: {known})") from None
+        ref = resolve(name, Path(where).parent)
+    except BadSpecRef as exc:
+        raise InputError(where, "spec", str(exc)) from None
+    cls, name = ref.cls, ref.canonical
 
     constants = data.get("constants", {})
     if not isinstance(constants, dict):
@@ -120,7 +120,7 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
     available = spec.property_map()
     for prop, verdict in expect.items():
         if prop not in available:
-            raise InputError(where, f"expect.{prop}", _unknown_property(name, prop, available))
+            raise InputError(where, f"expect.{prop}", _unknown_property(cls.name, prop, available))
         if verdict not in STATUSES:
             raise InputError(where, f"expect.{prop}", f"expected \"holds\" or \"violated\", got {verdict!r}")
 
@@ -131,7 +131,7 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
         raise InputError(where, "check.properties", "expected a list of property names")
     for prop in names:
         if prop not in available:
-            raise InputError(where, "check.properties", _unknown_property(name, prop, available))
+            raise InputError(where, "check.properties", _unknown_property(cls.name, prop, available))
     for prop in expect:
         if prop not in names:
             raise InputError(where, f"expect.{prop}", "has an expectation but is not in check.properties")

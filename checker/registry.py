@@ -29,19 +29,15 @@ def spec_names() -> list[str]:
 
 
 def spec_class(name: str) -> type[Spec]:
-    """The spec class named ``name``; :class:`UnknownSpec` if there is none."""
-    if not name.isidentifier():
-        raise UnknownSpec(name)
+    """The spec class a canonical reference names: a built-in or registered name, an
+    import path or a spec file's absolute path (see :mod:`checker.specref`);
+    :class:`UnknownSpec` if there is none."""
+    from checker.specref import BadSpecRef, resolve
+
     try:
-        module = importlib.import_module(f"specs.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name in (f"specs.{name}",):
-            raise UnknownSpec(name) from None
-        raise
-    cls = getattr(module, "SPEC", None)
-    if not (isinstance(cls, type) and issubclass(cls, Spec)):
-        raise UnknownSpec(name)
-    return cls
+        return resolve(name).cls
+    except BadSpecRef:
+        raise UnknownSpec(name) from None
 
 
 def models_dir() -> Path | None:

@@ -74,6 +74,7 @@ from checker.memory import current_rss, peak_rss, reset_peak
 from checker.model import Model
 from checker.result import Result
 from checker.spark_session import DEFAULT_MASTER, SparkUnavailable, get_spark
+from checker.spark_ship import ship_specs
 from checker.spark_tasks import (
     FP_MASK,
     POS_BITS,
@@ -94,6 +95,7 @@ from checker.spark_tasks import (
     visited_record,
 )
 from checker.spec import Property, Spec
+from checker.specref import reference_of
 
 INJECT_ENV = "ORDERCHECK_SPARK_INJECT_FAILURES"
 """Test hook: comma-separated stages (``expand``, ``merge``, ``sweep``) whose tasks on
@@ -226,7 +228,7 @@ class _ModelRun:
         max_depth = self.job.bounds.max_depth
         self.at_depth_bound = max_depth is not None and self.depth >= max_depth
         add = not self.at_depth_bound
-        return TaskConfig(self.spec.name, self.constants_json, tuple(self.open_names), add, add)
+        return TaskConfig(reference_of(type(self.spec)), self.constants_json, tuple(self.open_names), add, add)
 
     def absorb(self, summaries: list[LevelSummary]) -> None:
         """Take in one level's summaries: count, decide, and stop where the local engine would."""
@@ -339,6 +341,7 @@ class SparkBatch:
         sc, P = self.sc, self.partitions
         inject = self.options.inject_failures
         runs = [_ModelRun(m, job, started) for m, job in enumerate(self.jobs)]
+        ship_specs(sc, [type(job.spec) for job in self.jobs])  # users' spec modules, to the executors
 
         per_part: list[dict[int, list[tuple[int, int, int]]]] = [{} for _ in range(P)]
         frontier_records = []

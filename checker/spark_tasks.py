@@ -31,7 +31,6 @@ from checker.encoding import decode, encode
 from checker.evaluate import Evaluator
 from checker.fingerprint import check_vocabulary, fingerprint
 from checker.memory import collector_paused
-from checker.registry import spec_class
 from checker.spec import Spec
 
 POS_BITS = 16
@@ -65,7 +64,8 @@ def fp_partition(key: int) -> int:
 
 @dataclass(frozen=True)
 class TaskConfig:
-    """What executor tasks need about one model: its spec by name and constants, the
+    """What executor tasks need about one model: its spec by canonical reference
+    (:func:`checker.specref.reference_of`) and constants, the
     properties still open, whether new states are checked and kept this level."""
 
     spec_name: str
@@ -104,7 +104,9 @@ def task_spec(cfg: TaskConfig) -> Spec:
     key = (cfg.spec_name, cfg.constants_json)
     spec = _SPECS.get(key)
     if spec is None:
-        spec = spec_class(cfg.spec_name)(**json.loads(cfg.constants_json))
+        from checker.spark_ship import task_spec_class
+
+        spec = task_spec_class(cfg.spec_name)(**json.loads(cfg.constants_json))
         _SPECS[key] = spec
     return spec
 
