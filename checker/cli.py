@@ -3,7 +3,9 @@
 Exit codes: 0 every verdict as expected; 1 a verdict differs from ``[expect]`` (or a
 property is violated where nothing is expected); 2 bad input, with one line naming the
 file and field; 3 a bound stopped the search before a verdict; 4 the engine failed for
-good (a Spark job that failed after its retries), with one line and nothing written.
+good (a Spark job that failed after its retries), with one line and nothing written;
+5 a spec raised an exception: one line naming the spec, the action and the shortest
+trace to the state it was taken from (:mod:`checker.spec_errors`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import click
 from checker.bfs import SpecError
 from checker.errors import EngineError, InputError
 from checker.model import Model, expand_paths, load_model
-from checker.result import EXIT_ENGINE, EXIT_INPUT, Result, combined_exit_code, write_json_atomic
+from checker.result import EXIT_ENGINE, EXIT_INPUT, EXIT_SPEC, Result, combined_exit_code, write_json_atomic
+from checker.spec_errors import SpecRaised
 
 # Commands added by other modules register themselves here (see `register`).
 _EXTRA: list[Callable[[click.Group], None]] = []
@@ -42,6 +45,10 @@ class OrdercheckGroup(click.Group):
             # A spec module that breaks the spec API (e.g. a string inside a state).
             click.echo(f"ordercheck: error: spec {exc} (fix the spec module)", err=True)
             sys.exit(EXIT_INPUT)
+        except SpecRaised as exc:
+            # An exception inside a spec's code, located by checker.spec_errors.
+            click.echo(f"ordercheck: spec error: {exc.line()}", err=True)
+            sys.exit(EXIT_SPEC)
 
 
 @click.group(cls=OrdercheckGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -119,8 +126,10 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
     options = options_from(kw)
     if options.engine == "spark":  # one Spark search for every model, level by level
         from checker.spark_bfs import check_models_spark
+        from checker.spec_errors import diagnosed
 
-        results = check_models_spark(loaded, options)
+        with diagnosed(loaded):  # a spec's exception on an executor, found again here
+            results = check_models_spark(loaded, options)
     else:
         results = [check_model(model, options) for model in loaded]
     for model, result in zip(loaded, results):

@@ -42,7 +42,27 @@ def bounds_for(model: Model, options: Options) -> Bounds:
 
 
 def check_model(model: Model, options: Options = Options()) -> Result:
-    """Run the chosen engine on ``model`` and build its :class:`Result`."""
+    """Run the chosen engine on ``model`` and build its :class:`Result`.
+
+    An exception raised by the spec's code ends the check as a
+    :class:`~checker.spec_errors.SpecRaised` naming the state (see
+    :func:`checker.spec_errors.diagnose`)."""
+    try:
+        return _check_model(model, options)
+    except Exception as exc:
+        from checker.spec_errors import diagnose
+
+        found = diagnose(model, exc, symmetry=_wanted(model.symmetry, options.symmetry), por=_wanted(model.por, options.por))
+        if found is exc:
+            raise
+        raise found from None
+
+
+def _wanted(model_says: bool, option: bool | None) -> bool:
+    return model_says if option is None else option
+
+
+def _check_model(model: Model, options: Options) -> Result:
     if options.engine == "spark":
         from checker.spark_bfs import check_model_spark
 
