@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.errors import ConstantError, InputError
+from checker.faults import FAULTS, undeclared, unknown_faults
 from checker.spec import Property, Spec
 from checker.specref import BadSpecRef, resolve
 
@@ -106,6 +107,12 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
         spec = cls(**constants)
     except ConstantError as exc:
         raise InputError(where, f"constants.{exc.name}", exc.message) from None
+    bad_faults = unknown_faults(cls)
+    if bad_faults:
+        raise InputError(where, "spec", f"{cls.name} declares unknown faults {bad_faults} (known: {', '.join(FAULTS)})")
+    refused = undeclared(spec)
+    if refused is not None:
+        raise InputError(where, f"constants.{refused[0].name}", refused[1])
 
     check = data.get("check", {})
     if not isinstance(check, dict):

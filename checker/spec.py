@@ -49,6 +49,11 @@ class Constant:
     ``list`` or ``dict``). ``choices`` restricts a ``str`` constant; ``minimum`` bounds
     an ``int``. ``ablation`` marks a boolean constant that names a step of the
     algorithm: switching it off makes a mutant.
+
+    ``fault`` names the channel fault (``"loss"``, ``"duplication"``, ``"reordering"``)
+    this constant asks for: a true or non-zero value does, or, when ``fault_values`` is
+    given, one of those values. A model is refused when it asks for a fault the spec
+    does not declare in :attr:`Spec.faults` (see :mod:`checker.faults`).
     """
 
     name: str
@@ -59,6 +64,8 @@ class Constant:
     minimum: int | None = None
     maximum: int | None = None
     ablation: bool = False
+    fault: str = ""
+    fault_values: tuple[Any, ...] = ()
 
     def validate(self, value: Any) -> Any:
         """Return ``value`` if this constant can take it; raise :class:`ConstantError`."""
@@ -181,6 +188,12 @@ class Spec:
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
     constants: ClassVar[tuple[Constant, ...]] = ()
+    faults: ClassVar[frozenset[str]] = frozenset()
+    """The channel faults this spec models, of ``"loss"``, ``"duplication"`` and
+    ``"reordering"``: those its steps handle as the protocol means to (a lost message
+    retransmitted or waited for, a copy recognised and ignored, messages taken out of
+    order). A model whose constants ask for a fault not declared here is refused (exit
+    code 2), since the spec would give verdicts about behaviour it never meant to have."""
     fairness: ClassVar[dict[str, str]] = {}
     """Fairness of actions, as TLA+ declares it: action name -> ``"weak"`` or
     ``"strong"``. Each (name, first argument) pair, i.e. one kind of step by one peer,
