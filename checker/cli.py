@@ -21,6 +21,7 @@ from checker.bfs import SpecError
 from checker.errors import EngineError, InputError
 from checker.model import Model, expand_paths, load_model
 from checker.result import EXIT_ENGINE, EXIT_INPUT, EXIT_SPEC, Result, combined_exit_code, write_json_atomic
+from checker.run_notes import first_time
 from checker.spec_errors import SpecRaised
 
 # Commands added by other modules register themselves here (see `register`).
@@ -132,8 +133,9 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
             results = check_models_spark(loaded, options)
     else:
         results = [check_model(model, options) for model in loaded]
+    seen: set[str] = set()  # reduction notes are printed once per run
     for model, result in zip(loaded, results):
-        print_result(model, result, verbose=verbose)
+        print_result(model, result, verbose=verbose, seen=seen)
     if json_path:
         payload: Any = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]
         write_json_atomic(json_path, payload)
@@ -148,9 +150,10 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
 MARK = {True: "ok", False: "UNEXPECTED"}
 
 
-def print_result(model: Model, result: Result, *, verbose: bool | None = False) -> None:
+def print_result(model: Model, result: Result, *, verbose: bool | None = False, seen: set[str] | None = None) -> None:
     """Statistics and one line per property; traces of unexpected verdicts (all traces
-    with ``verbose``; with ``None``, the traces of every violation)."""
+    with ``verbose``; with ``None``, the traces of every violation). ``seen`` collects
+    the reduction notes printed so far in this run, which are not printed again."""
     st = result.stats
     cut = f", stopped by {st.bound}" if st.bound else ""
     click.echo(
@@ -158,7 +161,8 @@ def print_result(model: Model, result: Result, *, verbose: bool | None = False) 
         f"transitions, depth {st.depth}, {st.seconds:.2f}s ({st.states_per_second:,.0f} states/s){cut}"
     )
     for warning in result.warnings:
-        click.echo(f"  warning: {warning}")
+        if first_time(warning, seen):
+            click.echo(f"  warning: {warning}")
     width = max((len(n) for n in result.properties), default=0)
     for name, p in result.properties.items():
         expected = p.expected or "-"

@@ -7,9 +7,11 @@ from pathlib import Path
 
 from checker.bfs import Bounds, Decision, Progress, SearchOutcome, search
 from checker.errors import InputError
+from checker.fairness_note import fairness_warning
 from checker.model import Model
 from checker.reduce import Reductions, plan
 from checker.result import PropertyResult, Result, Stats
+from checker.run_notes import with_guide
 from checker.trace import replay, to_steps
 
 
@@ -78,7 +80,7 @@ def _check_model(model: Model, options: Options) -> Result:
         want_por = False
         depth_note = ["partial-order reduction: not applied under a depth bound (reduced paths can be longer)"]
     reductions, notes = plan(model.spec, model.properties, want_sym, want_por)
-    notes = depth_note + notes
+    notes = [with_guide(n) for n in depth_note + notes]
     if options.resume and not options.checkpoint:
         raise InputError(model.path, "--resume", "needs --checkpoint DIR, the directory to resume from")
     checkpoint = str(Path(options.checkpoint) / model.name) if options.checkpoint else None
@@ -101,7 +103,11 @@ def _check_model(model: Model, options: Options) -> Result:
     lassos, liveness_cut = check_cycles(model, outcome, bounds)
     if (lassos or liveness_cut) and want_sym:
         notes.append("liveness was checked on the unreduced graph: symmetry reduction is unsound for it")
-    return build_result(model, outcome, "local", reductions.as_dict(), notes, lassos, liveness_cut)
+    result = build_result(model, outcome, "local", reductions.as_dict(), notes, lassos, liveness_cut)
+    note = fairness_warning(model.spec, model.properties, outcome.maybe_cyclic, result, bounds)
+    if note is not None:
+        result.warnings.append(note)
+    return result
 
 
 def shortest_traces(model: Model, outcome: SearchOutcome, reductions: Reductions, workers: int) -> None:

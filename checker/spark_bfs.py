@@ -69,6 +69,7 @@ import numpy as np
 from checker.bfs import Bounds, Decision, SearchOutcome, SpecError
 from checker.errors import EngineError, InputError
 from checker.evaluate import Evaluator
+from checker.fairness_note import fairness_warning
 from checker.fingerprint import check_vocabulary, fingerprint
 from checker.memory import current_rss, peak_rss, reset_peak
 from checker.model import Model
@@ -536,9 +537,11 @@ def check_models_spark(models: Sequence[Model], options: Any, spark_options: Spa
         ):
             warnings.append("`eventually`: fair cycles were searched on the driver by the local liveness checker")
         lassos, liveness_cut = check_cycles(model, outcome, job.bounds)
-        results.append(
-            build_result(model, outcome, "spark", {"symmetry": False, "por": False}, warnings, lassos, liveness_cut)
-        )
+        result = build_result(model, outcome, "spark", {"symmetry": False, "por": False}, warnings, lassos, liveness_cut)
+        note = fairness_warning(model.spec, model.properties, outcome.maybe_cyclic, result, job.bounds)
+        if note is not None:
+            result.warnings.append(note)
+        results.append(result)
     return results
 
 
