@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from checker.errors import ConstantError
+from checker.fields import Fields
 
 State = Hashable
 """A state: an immutable value of ints, bools and tuples."""
@@ -188,6 +189,9 @@ class Spec:
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
     constants: ClassVar[tuple[Constant, ...]] = ()
+    fields: ClassVar[Fields | None] = None
+    """Names of a tuple state's items (:class:`checker.fields.Fields`), for reading them
+    by name (``self.fields.read(state).holder``) and for :meth:`describe`."""
     faults: ClassVar[frozenset[str]] = frozenset()
     """The channel faults this spec models, of ``"loss"``, ``"duplication"`` and
     ``"reordering"``: those its steps handle as the protocol means to (a lost message
@@ -267,7 +271,10 @@ class Spec:
         return True
 
     def describe(self, state: State) -> dict[str, Any]:
-        """A JSON-friendly view of ``state`` for traces and reports."""
+        """A JSON-friendly view of ``state`` for traces and reports (by field name when
+        the spec names its fields)."""
+        if self.fields is not None:
+            return {k: _jsonable(v) for k, v in self.fields.describe(state).items()}
         return {"state": _jsonable(state)}
 
     def format_action(self, action: Action) -> str:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from checker import Constant, ConstantError, tag_action
+from checker import Constant, ConstantError, Fields, Record, tag_action
 from specs.base import PeerSpec
 from specs.channels import Channels
 from specs.common import ghost_event, ghost_send, ghost_signal, mask_of, members, message_past, peer_names
@@ -82,9 +82,24 @@ class AsyncPeerSpec(PeerSpec):
 
     # -- what subclasses give -------------------------------------------------------------
 
+    own_fields: ClassVar[Fields | None] = None
+    """Names of the spec's own state items, those after the shared five
+    (``Fields("holder", "seq", "next")``): read them with :meth:`own` and replace them
+    with :meth:`with_own`, instead of counting positions."""
+
     def init_rest(self) -> tuple:
         """The spec's own state items, appended after the shared five."""
         return ()
+
+    def own(self, state: tuple) -> Record:
+        """The spec's own items of ``state`` by name (needs :attr:`own_fields`)."""
+        assert self.own_fields is not None, f"{self.name} names no own_fields"
+        return self.own_fields.read(state[CHANS + 1 :])
+
+    def with_own(self, state: tuple, **changes: Any) -> tuple:
+        """``state`` with the named own items replaced (needs :attr:`own_fields`)."""
+        assert self.own_fields is not None, f"{self.name} names no own_fields"
+        return state[: CHANS + 1] + self.own_fields.set(state[CHANS + 1 :], **changes)
 
     def protocol_steps(self, state: tuple) -> list[tuple[tuple, tuple]]:
         """The spec's own actions in ``state`` (receipts, deliveries...)."""

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from checker import Property, tag_action
+from checker import Fields, Property, tag_action
 from specs.base import PeerSpec
 from specs.channels import EMPTY, Channels
 from specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, names_of, replace, send_options
@@ -85,8 +85,16 @@ class HoldBackSpec(PeerSpec):
         """``p``'s state after it delivers a message from ``src`` carrying ``data``."""
         raise NotImplementedError
 
+    local_fields: ClassVar[Fields | None] = None
+    """Names of the items of a peer's algorithm state (``Fields("clock", "seen")``): the
+    hooks may read ``self.local_fields.read(local).clock`` and build the next one with
+    ``self.local_fields.set(local, clock=...)``; :meth:`show_local` shows them by name."""
+
     def show_local(self, local: tuple) -> Any:
-        """A JSON-friendly view of one peer's algorithm state."""
+        """A JSON-friendly view of one peer's algorithm state (by field name when
+        :attr:`local_fields` names them)."""
+        if self.local_fields is not None:
+            return self.local_fields.describe(local)
         return list(local)
 
     def show_data(self, data: Any) -> Any:
