@@ -293,6 +293,17 @@ class Spec:
         """
         return None
 
+    def internal_messages(self, action: Action) -> Sequence[tuple[str, int, int, str]]:
+        """Protocol-internal messages ``action`` sends or receives, for space-time
+        diagrams: messages outside the ordered history (a token, an acknowledgement, a
+        request for a sequence number), drawn lighter than the application's messages.
+
+        Each item is ``("send", peer, to, name)`` or ``("receive", peer, sender, name)``
+        with peer numbers as in the history; a receipt is matched with the oldest
+        unmatched send of that name from ``sender`` to ``peer``. Empty (the default):
+        the action sends and receives none."""
+        return ()
+
     def fairness_class(self, action: Action) -> tuple[str, tuple] | None:
         """The fairness obligation ``action`` belongs to: ``(kind, key)`` with ``kind``
         ``"weak"`` or ``"strong"``, or ``None`` if the action need not be taken. The
