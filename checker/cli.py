@@ -277,3 +277,7 @@ if __name__ == "__main__":  # pragma: no cover
 from tla.cli import add_commands as _tla_commands  # noqa: E402  (export-tla, tlc)
 
 register(_tla_commands)
+
+from checker.scaffold import add_commands as _new_command  # noqa: E402  (new)
+
+register(_new_command)
