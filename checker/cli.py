@@ -270,8 +270,6 @@ def _add_sweep(group: click.Group) -> None:
 
 
 register(_add_sweep)
-if __name__ == "__main__":  # pragma: no cover
-    main()
 
 
 from tla.cli import add_commands as _tla_commands  # noqa: E402  (export-tla, tlc)
@@ -281,3 +279,6 @@ register(_tla_commands)
 from checker.scaffold import add_commands as _new_command  # noqa: E402  (new)
 
 register(_new_command)
+
+if __name__ == "__main__":  # pragma: no cover  (after every command is registered)
+    main()
