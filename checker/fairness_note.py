@@ -17,7 +17,7 @@ from typing import Any
 
 from checker.spec import Property, Spec
 
-GUIDE = "docs/howto/fairness.md"
+GUIDE = "docs/howto/fairness-and-liveness.md"
 
 
 def declares_fairness(spec: Spec) -> bool:

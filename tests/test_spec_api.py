@@ -200,7 +200,7 @@ def test_a_looping_spec_without_fairness_is_warned_naming_the_loop():
     (note,) = fairness_notes(result)
     assert "token_ring declares no fairness" in note and "eventual_delivery" in note
     assert "a passes the token to b; b takes the token from a" in note  # the loop's actions
-    assert "docs/howto/fairness.md" in note
+    assert "docs/howto/fairness-and-liveness.md" in note
     assert not fairness_notes(check_model(load_model(RING), QUIET))  # declared: no warning
 
 
