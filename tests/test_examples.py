@@ -77,3 +77,36 @@ def test_tlc_agrees_on_the_ablation():
     run = cli("tlc", "models/token-ring-3-no-hold-back.toml")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "TLC 2,154 distinct states" in run.stdout and "agree: same states, same verdicts" in run.stdout
+
+
+STATISTICS = re.compile(r"^\S+\.toml: \w+, [\d,]+ distinct states")
+
+
+def tutorial_sessions() -> list[tuple[str, list[str]]]:
+    """The ``console`` sessions of the tutorial: the command and the lines it is shown
+    to print (the statistics line, whose timings vary, and ``[...]`` left out)."""
+    out = []
+    for block in re.findall(r"```console\n(\$ ordercheck .*?)```", TUTORIAL.read_text(), flags=re.S):
+        command, *shown = block.splitlines()
+        out.append((command[2:], [ln for ln in shown if ln.strip() != "[...]" and not STATISTICS.match(ln)]))
+    return out
+
+
+@pytest.mark.parametrize("command, shown", tutorial_sessions(), ids=[c for c, _s in tutorial_sessions()])
+def test_the_tutorials_sessions_print_what_it_shows(tmp_path, command, shown):
+    import shutil
+
+    assert shown, command
+    work = tmp_path / "token_ring"
+    shutil.copytree(EXAMPLE, work, ignore=shutil.ignore_patterns("__pycache__"))
+    exe = Path(sys.executable).with_name("ordercheck")
+    argv = [str(exe) if exe.exists() else "ordercheck", *command.split()[1:]]
+    run = subprocess.run(argv, capture_output=True, text=True, cwd=work, timeout=900)
+    printed = iter(run.stdout.splitlines() + run.stderr.splitlines())
+    for line in shown:
+        assert any(line == out for out in printed), f"{command}: not printed (in this order): {line!r}\n{run.stdout}"
+
+
+def test_the_tutorial_shows_sessions():
+    commands = [c for c, _s in tutorial_sessions()]
+    assert len(commands) >= 5 and any(c.startswith("ordercheck ablate") for c in commands)
