@@ -1,6 +1,6 @@
 # Two entry points, each working on a fresh machine from a clean clone:
 #   make check   set everything up, then run the default model suite (ordercheck check models/)
-#   make test    set everything up, then run the whole test suite
+#   make test    set everything up, then ruff, the import contract and the whole test suite
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -38,10 +38,14 @@ check: setup
 
 test: setup
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-logo
 	$(BIN)/python -m pytest -q
 
+# ruff, then the import contract (pyproject.toml's [tool.importlinter]; see
+# docs/explanation/architecture.md)
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-logo
 
 bench: setup
 	$(BIN)/python benchmarks/throughput.py

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from reports_helpers import checked
 
-from checker.model import load_model
-from checker.run import Options, check_model
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model
 from reports.browser import dump_dom, find_chromium
 from reports.diagram import ARROW, INTERNAL, Labels, _overlap, layout
 from reports.html import write_report

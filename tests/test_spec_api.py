@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from checker import Fields
-from checker.fingerprint import check_vocabulary, fingerprint
-from checker.model import load_model, model_from_dict
-from checker.result import EXIT_SPEC
-from checker.run import Options, check_model
+from checker.api.result import EXIT_SPEC
+from checker.engine.fingerprint import check_vocabulary, fingerprint
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model, model_from_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "token_ring"
@@ -106,8 +106,8 @@ def test_fields_read_and_set_by_name_and_store_plain_tuples():
 FINGERPRINTS = textwrap.dedent('''
     import json, sys
     from checker import Fields
-    from checker.fingerprint import fingerprint
-    from checker.model import load_model
+    from checker.engine.fingerprint import fingerprint
+    from checker.loading.modelfile import load_model
     local = Fields("holder", "number", "expect", "held")
     named = local.new(holder=1, number=2, expect=(0, 1, 0), held=((3, 4), (5, 6)))
     spec = load_model(sys.argv[1]).spec
@@ -166,7 +166,7 @@ def test_a_default_that_asks_for_a_fault_needs_a_declaration_too(tmp_path):
             def on_send(self, state, p, mid, dmask):
                 return state
     '''))
-    from checker.errors import InputError
+    from checker.api.errors import InputError
 
     with pytest.raises(InputError) as err:
         model_from_dict({"spec": str(tmp_path / "quiet.py")}, str(tmp_path / "m.toml"))
@@ -178,7 +178,7 @@ def test_a_default_that_asks_for_a_fault_needs_a_declaration_too(tmp_path):
 
 
 def test_the_builtin_specs_declare_their_faults_honestly():
-    from checker.registry import spec_class, spec_names
+    from checker.loading.registry import spec_class, spec_names
     from specs.ses import SES
 
     for name in spec_names():

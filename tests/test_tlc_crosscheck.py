@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from checker.model import load_model
-from checker.run import Options, check_model
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model
 from tests.conftest import MODELS
 from tla.adapters import adapter_for, refusal
 from tla.tlc import TlcUnavailable, find_tlc
@@ -67,7 +67,7 @@ def small_enough(path: Path) -> None:
 
 @pytest.mark.parametrize("path", sorted(MODELS.glob("*.toml")), ids=lambda p: p.stem)
 def test_tlc_agrees_with_our_engine(path):
-    from tla.crosscheck import cross_check
+    from checker.cli.tla import cross_check
 
     small_enough(path)
     cc = cross_check(load_model(path))

@@ -187,12 +187,12 @@ def test_a_spec_class_may_name_its_template_and_adapter_elsewhere(tmp_path, run_
 
 SHIPPED = textwrap.dedent('''
     import json, sys
-    from checker.model import load_model
-    from checker.run import Options
-    from checker.spark_bfs import check_models_spark
-    from checker.spark_session import get_spark
-    from checker.spark_ship import task_spec_class
-    from checker.specref import reference_of
+    from checker.loading.modelfile import load_model
+    from checker.engine.run import Options
+    from checker.spark.bfs import check_models_spark
+    from checker.spark.session import get_spark
+    from checker.spark.ship import task_spec_class
+    from checker.loading.specref import reference_of
 
     model = load_model(sys.argv[1])
     sc = get_spark("local[2]", {"spark.ui.enabled": "false", "spark.default.parallelism": "2"})

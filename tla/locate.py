@@ -2,7 +2,7 @@
 
 A built-in spec ``NAME`` has its template in ``tla/templates/NAME.tla.j2`` and its
 adapter in ``tla.adapters.NAME`` (``ADAPTER``). A spec of the user's own (named in a
-model by file path, import path or entry point: :mod:`checker.specref`) keeps both
+model by file path, import path or entry point: :mod:`checker.loading.specref`) keeps both
 beside its Python file, found the same way whatever form named it:
 
 - the template: ``<stem>.tla.j2`` next to ``<stem>.py``, or the file the spec class's
@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from checker.spec import Spec
-from checker.specref import BadSpecRef, is_file_reference, load_file, source_of
+from checker.api.spec import Spec
+from checker.loading.specref import BadSpecRef, is_file_reference, load_file, source_of
 
 GUIDE = "docs/howto/export-tla.md"
 """The guide a refusal names: how to write a template and an adapter."""
