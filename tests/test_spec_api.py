@@ -346,3 +346,14 @@ def test_the_pytest_script_finds_the_tests_package():
         capture_output=True, text=True, cwd=ROOT, timeout=300,
     )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+
+
+@pytest.mark.spark
+def test_an_exception_on_a_spark_executor_is_the_same_one_line(tmp_path):
+    (tmp_path / "buggy.py").write_text(BUGGY_RING.format(path=str(EXAMPLE / "token_ring.py")))
+    model = tmp_path / "m.toml"
+    model.write_text('spec = "buggy.py:Buggy"\n[constants]\nsenders = "ab"\n[expect]\ntotal = "holds"\n')
+    run = cli("check", model, "--quiet", "--engine", "spark", "--master", "local[2]")
+    assert run.returncode == 5, run.stderr[-2000:]
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "in action b broadcasts b1 (next_states)" in lines[0]
