@@ -39,7 +39,7 @@ from specs.holdback import HoldBackSpec, vmax
 class BSS(HoldBackSpec):
     name = "bss"
     summary = "Birman-Schiper-Stephenson causal broadcast: vector clocks, conditions (a) and (b), hold-back buffer"
-    # Channel faults (checker.faults): unordered channels are what the vector-clock
+    # Channel faults (checker.api.faults): unordered channels are what the vector-clock
     # condition is for; a lost message leaves later ones held back (eventual_delivery);
     # a copy fails condition (a) once the original is delivered and is never delivered.
     faults = frozenset({"reordering", "loss", "duplication"})

@@ -37,7 +37,7 @@ A, B = 0, 1
 class Retransmit(Spec):
     name = "retransmit"
     summary = "stop-and-wait retransmission over lossy channels (a livelock under weak fairness)"
-    # Channel faults (checker.faults): the channels always lose messages (no constant
+    # Channel faults (checker.api.faults): the channels always lose messages (no constant
     # asks for it); retransmission is the protocol's answer.
     faults = frozenset({"loss"})
     constants = (

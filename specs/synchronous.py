@@ -54,7 +54,7 @@ CHANS, PROCS, GHOST, KNOW, SIGNALS, DUPS = range(6)
 class Synchronous(PeerSpec):
     name = "synchronous"
     summary = "Garg's synchronous ordering: big messages acked, small ones sent with permission, passive processes"
-    # Channel faults (checker.faults): a loss leaves a peer waiting (eventual_delivery,
+    # Channel faults (checker.api.faults): a loss leaves a peer waiting (eventual_delivery,
     # deadlock_free). The algorithm has no duplicate detection, and a copy is taken as a
     # new message deliberately: synchronous-tlc-duplicating.toml shows the crown a copy
     # of a big message makes.

@@ -14,7 +14,7 @@ trace; the command line prints it as one line and exits with
 
 The action label: the spec bases (:class:`specs.async_peers.AsyncPeerSpec`,
 :class:`specs.holdback.HoldBackSpec`) tag an exception raised by a hook with the label
-of the action being computed (:func:`tag_action`). For a spec's own ``next_states`` the
+of the action being computed (:func:`~checker.api.spec_errors.tag_action`). For a spec's own ``next_states`` the
 label is read from the innermost frame of the spec's code that holds a local variable
 ``label`` (or ``action``) with a label in it, so naming the label before computing the
 successor (``label = ("pass", p); out.append((label, ...))``) is enough.

@@ -65,7 +65,7 @@ def fp_partition(key: int) -> int:
 @dataclass(frozen=True)
 class TaskConfig:
     """What executor tasks need about one model: its spec by canonical reference
-    (:func:`checker.specref.reference_of`) and constants, the
+    (:func:`checker.loading.specref.reference_of`) and constants, the
     properties still open, whether new states are checked and kept this level."""
 
     spec_name: str
