@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup browser check test lint bench clean
+.PHONY: setup browser check test lint bench docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,13 @@ lint: setup
 
 bench: setup
 	$(BIN)/python benchmarks/throughput.py
+
+# The documentation (docs/, README.md as its front page) as HTML in build/docs. Every
+# warning is an error: a broken link between pages, a heading anchor that does not
+# exist, a Python cross-reference that resolves to nothing, a docstring autodoc cannot
+# read. -E rebuilds from scratch, so what the code says now is what the pages say.
+docs: $(STAMP)
+	$(BIN)/sphinx-build -E -W --keep-going -n -q -b html docs build/docs
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

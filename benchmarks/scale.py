@@ -1,4 +1,4 @@
-"""Reductions, memory and TLC side by side: the figures of the README's "Scale" section.
+"""Reductions, memory and TLC side by side: the figures of docs/explanation/performance.md.
 
 For each model: distinct states, time to verdict (wall and CPU), distinct states per
 CPU second and peak memory per state, with reductions off and on ("to verdict": the

@@ -4,7 +4,7 @@ Without TLC every test here is skipped, saying why. With it, the cross-check run
 the built-in models small enough for the suite's time budget: per spec, the
 ``ORDERCHECK_TLC_PER_SPEC`` (1) smallest models of at most ``ORDERCHECK_TLC_MAX_STATES``
 (300) distinct states (fifo-4, retransmit-weak, bss-3-multicast, ...); set
-``ORDERCHECK_TLC_ALL=1`` to cross-check every model (minutes; the README's table).
+``ORDERCHECK_TLC_ALL=1`` to cross-check every model (minutes; the table in docs/explanation/tla.md).
 """
 
 from __future__ import annotations
