@@ -17,6 +17,7 @@ EXIT_MISMATCH = 1
 EXIT_INPUT = 2
 EXIT_BOUND = 3
 EXIT_ENGINE = 4  # the engine failed for good (checker.api.errors.EngineError)
+EXIT_SPEC = 5  # a spec raised an exception (checker.api.spec_errors.SpecRaised)
 
 
 @dataclass

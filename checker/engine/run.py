@@ -10,6 +10,8 @@ from checker.api.model import Model
 from checker.api.result import PropertyResult, Result, Stats
 from checker.api.trace import replay, to_steps
 from checker.engine.bfs import Bounds, Decision, Progress, SearchOutcome, search
+from checker.engine.fairness_note import fairness_warning
+from checker.engine.notes import with_guide
 from checker.engine.reduce import Reductions, plan
 
 
@@ -44,6 +46,31 @@ def bounds_for(model: Model, options: Options) -> Bounds:
 def check_model(model: Model, options: Options = Options()) -> Result:
     """Run the local engine on ``model`` and build its :class:`Result`.
 
+    An exception raised by the spec's code ends the check as a
+    :class:`~checker.api.spec_errors.SpecRaised` naming the state (see
+    :func:`checker.engine.diagnose.diagnose`); ``options.engine`` must be ``"local"``
+    (see :func:`_check_model`).
+    """
+    if options.engine != "local":
+        return _check_model(model, options)  # refused there, before any search
+    try:
+        return _check_model(model, options)
+    except Exception as exc:
+        from checker.engine.diagnose import diagnose
+
+        found = diagnose(model, exc, symmetry=_wanted(model.symmetry, options.symmetry), por=_wanted(model.por, options.por))
+        if found is exc:
+            raise
+        raise found from None
+
+
+def _wanted(model_says: bool, option: bool | None) -> bool:
+    return model_says if option is None else option
+
+
+def _check_model(model: Model, options: Options) -> Result:
+    """The check itself.
+
     ``options.engine`` must be ``"local"``: the Spark engine sits in a layer above this
     one (:func:`checker.spark.bfs.check_model_spark`; the command line picks between the
     two), so asking this function for it raises :class:`ValueError`.
@@ -64,7 +91,7 @@ def check_model(model: Model, options: Options = Options()) -> Result:
         want_por = False
         depth_note = ["partial-order reduction: not applied under a depth bound (reduced paths can be longer)"]
     reductions, notes = plan(model.spec, model.properties, want_sym, want_por)
-    notes = depth_note + notes
+    notes = [with_guide(n) for n in depth_note + notes]
     if options.resume and not options.checkpoint:
         raise InputError(model.path, "--resume", "needs --checkpoint DIR, the directory to resume from")
     checkpoint = str(Path(options.checkpoint) / model.name) if options.checkpoint else None
@@ -87,7 +114,11 @@ def check_model(model: Model, options: Options = Options()) -> Result:
     lassos, liveness_cut = check_cycles(model, outcome, bounds)
     if (lassos or liveness_cut) and want_sym:
         notes.append("liveness was checked on the unreduced graph: symmetry reduction is unsound for it")
-    return build_result(model, outcome, "local", reductions.as_dict(), notes, lassos, liveness_cut)
+    result = build_result(model, outcome, "local", reductions.as_dict(), notes, lassos, liveness_cut)
+    note = fairness_warning(model.spec, model.properties, outcome.maybe_cyclic, result, bounds)
+    if note is not None:
+        result.warnings.append(note)
+    return result
 
 
 def shortest_traces(model: Model, outcome: SearchOutcome, reductions: Reductions, workers: int) -> None:
