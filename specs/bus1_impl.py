@@ -146,6 +146,15 @@ class Bus1Impl(PeerSpec):
             "are inserted committed at the commit timestamp: no blocks)",
             choices=("none", "no_staging"),
         ),
+        Constant(
+            "liveness",
+            str,
+            "code",
+            "the liveness rule of bus1_handle_is_live_at: code (handle.c:641, timestamps only: live iff "
+            "ts <= the destruction's timestamp) or key (the fix: live iff the entry's full queue key "
+            "(ts, group, address) is at most the destruction entry's)",
+            choices=("code", "key"),
+        ),
     )
     ghost_at = GHOST
     txs_at = TXS
@@ -310,6 +319,7 @@ class Bus1Impl(PeerSpec):
                                 doc=_DOCS["valid_handle_notified"]),
             Property.eventually("queue_drained", self._queue_drained, doc=_DOCS["queue_drained"]),
             Property.sometimes("late_join", self._late_join, doc=_DOCS["late_join"]),
+            Property.sometimes("destroy_notified", self._destroy_notified, doc=_DOCS["destroy_notified"]),
         ]
 
     def _bit(self, bit: int, name: str):
@@ -377,6 +387,12 @@ class Bus1Impl(PeerSpec):
             if q[4]:
                 what = ", ".join(self.entry_name(e[2]) + f"@{e[0]}" for e in q[4])
                 return f"the run ends with {what} on {self.names[p]}'s queue, never dequeued (front is {self.entry_name(q[3])})"
+        return None
+
+    def _destroy_notified(self, state: tuple) -> str | None:
+        for p in range(self.peers):
+            for node in members(state[NOTES][p]):
+                return f"{self.names[p]} has received the destroy notification of node {node}"
         return None
 
     def _late_join(self, state: tuple) -> str | None:
@@ -545,14 +561,24 @@ class World:
         o = self.h[i]
         self.h[i] = (o[0] if st is None else st, o[1] if ts is None else ts, o[2] if grp is None else grp)
 
-    def is_live_at(self, p: int, node: int, ts: int) -> bool:
-        """handle.c:bus1_handle_is_live_at: untimed DESTROYED bit, then ``ts <= own destroy ts``."""
+    def is_live_at(self, p: int, node: int, key: tuple[int, int, int]) -> bool:
+        """handle.c:bus1_handle_is_live_at of ``p``'s handle to ``node`` for the queue entry ``key``.
+
+        The untimed DESTROYED bit, then, with ``liveness = "code"``, ``ts <= own destroy ts``
+        (handle.c:641: the entry's group and address are not looked at); with ``"key"``, the
+        entry's whole ``(ts, group, address)`` key against the handle's own destruction entry.
+        """
+        ts = key[0]
         if ts & 1:
             self.warn(bq.W_ODD_TS)
         if not self.nodes[node] & F_DESTROYED:
             return True
-        qts = self.hget(p, node)[1]
-        return qts == 0 or bool(qts & 1) or ts <= qts
+        _st, qts, qgrp = self.hget(p, node)
+        if qts == 0 or qts & 1:
+            return True
+        if self.spec.liveness == "key":
+            return key <= (qts, qgrp, self.spec.haddr(p, node))
+        return ts <= qts
 
     def destroy_key(self, node: int) -> tuple[int, int] | None:
         """The (timestamp, group) of ``node``'s destruction, once its transaction has one."""
@@ -883,7 +909,7 @@ class World:
                 reason = R_FLUSHED
             elif self.hget(p, node)[0] != PUBLIC:
                 reason = R_NOT_PUBLIC
-            elif not self.is_live_at(p, node, ts):
+            elif not self.is_live_at(p, node, key):
                 reason = R_DESTROYED
             dkey = self.destroy_key(node)
             before = dkey is None or (ts, grp, addr) < (*dkey, spec.haddr(p, node))
@@ -901,7 +927,7 @@ class World:
                 self.bits |= B_OWNER
             valid = []
             for h in spec.op_of(mid).payload:
-                ok = self.is_live_at(p, h, ts)
+                ok = self.is_live_at(p, h, key)
                 hkey = self.destroy_key(h)
                 expected = hkey is None or (ts, grp) < hkey
                 if ok != expected:
@@ -930,7 +956,7 @@ class World:
             reason = R_FLUSHED
         elif self.hget(p, node)[0] != PUBLIC:
             reason = R_NOT_PUBLIC
-        elif not self.is_live_at(p, node, ts):
+        elif not self.is_live_at(p, node, key):
             reason = R_DESTROYED
         self.q[p], w = bq.remove(self.q[p], addr)
         self.warn(w)
@@ -971,6 +997,8 @@ _DOCS = {
     "notification (wiki: the notification is guaranteed to arrive after the message)",
     "queue_drained": "no run ends with an entry stuck on a queue (readiness: front is set whenever the first "
     "entry is committed)",
+    "destroy_notified": "some peer receives a destroy notification (a witness that destructions are delivered "
+    "at all)",
     "late_join": "a handle attached after its node's destruction fails to join it (tx.c:bus1_tx_join fallback)",
 }
 
