@@ -106,8 +106,9 @@ from specs.properties import LIBRARY
 
 # Handle states.
 NONE, ATTACHED, PUBLIC, RELEASED = 0, 1, 2, 3
-# Node flags.
-F_DESTROYED, F_RELEASED = 1, 2
+# Node flags. F_WEAK0 (locks mode): the anchor's n_weak reached 0 in bus1_handle_release_locked, whose
+# section has not yet set BUS1_HANDLE_BIT_RELEASED (handle.c:436-459).
+F_DESTROYED, F_RELEASED, F_WEAK0 = 1, 2, 4
 # Transaction phases.
 ACQ, STAGE, POSTPONED, SEAL, SYNC, COMMIT, RELEASE_ALL, FLUSH = range(1, 9)
 PHASES = {ACQ: "acquire", STAGE: "stage", POSTPONED: "stage postponed", SEAL: "seal", SYNC: "sync",
@@ -124,8 +125,26 @@ B_WARN = 8  # any other WARN_ON of the code fired
 B_DEST = 16  # a data message delivered though ordered after its node's destruction, or dropped though before
 B_OWNER = 32  # the owner received a message for a node after that node's destroy notification
 B_HANDLE = 64  # a payload handle reported valid iff the message is ordered before its destruction: broken
+B_WRITERS = 128  # locks mode: a queue modified while another thread is inside an unlocked bus1_queue_stage on it
+B_LOCKDEP = 256  # locks mode: a lockdep_assert_held reached without the lock (the site is in the WARN bits)
+B_WINDOW = 512  # locks mode, a witness: a payload handle's destruction entry changed between peek and install
+# Lockdep assertions of the modelled functions (locks mode), one bit each in the WARN bits of BAD.
+LOCKDEP_SITES = {
+    1 << 16: "tx.c:139 bus1_tx_stage: lockdep_assert_held(&peer->data.lock) of the staging destination",
+    1 << 17: "tx.c:220 bus1_tx_join: lockdep_assert_held(&peer->data.lock) of the joining handle's holder",
+    1 << 18: "tx.c:236 bus1_tx_join: lockdep_assert_held(&tx->origin->data.lock)",
+    1 << 19: "handle.c:171 bus1_handle_queue_release: lockdep_assert_held(&owner->data.lock)",
+    1 << 20: "handle.c:211 bus1_handle_flush_release: lockdep_assert_held(&owner->data.lock)",
+    1 << 21: "handle.c:344 bus1_handle_acquire_locked: lockdep_assert_held(&handle->holder->data.lock)",
+    1 << 22: "handle.c:346 bus1_handle_acquire_locked: lockdep_assert_held(&owner->data.lock)",
+    1 << 23: "handle.c:559 bus1_handle_destroy_locked: lockdep_assert_held(&owner->data.lock)",
+    1 << 24: "handle.c:626 bus1_handle_is_live_at: lockdep_assert_held(&h->holder->data.lock)",
+}
+(LD_TX_STAGE, LD_TX_JOIN, LD_TX_JOIN_ORIGIN, LD_QUEUE_RELEASE, LD_FLUSH_RELEASE, LD_ACQ_HOLDER, LD_ACQ_OWNER,
+ LD_DESTROY, LD_LIVE) = sorted(LOCKDEP_SITES)
 
 Q, H, NODES, TXS, PCS, GHOST, DROPS, KNOW, NOTES, VALID, DEQ, BAD, RANKS = range(13)
+LOCKS, THREADS = 13, 14  # locks mode only: data-lock holders (peer + 1, 0 free) and thread states
 FRONT_WARNS = bq.W_BEFORE_FRONT | bq.W_SYNTH_FRONT | bq.W_STAGE_FRONT
 
 
@@ -137,14 +156,22 @@ class Bus1Impl(PeerSpec):
         Constant("nodes", str, "ab", 'owner of each node: "ab" is node 0 owned by a, node 1 by b'),
         Constant("handles", list, [], 'initial remote holders per node: ["b", ""] gives b a handle to node 0'),
         Constant("script", dict, {}, 'operations per peer, e.g. { a = ["send 1 +0"], b = ["destroy 1"] }'),
-        Constant("ties", str, "all", "group order of transactions: all permutations, or fixed", choices=("all", "fixed")),
+        Constant(
+            "ties",
+            str,
+            "all",
+            "group order of transactions: all permutations, fixed, or with_release (all permutations of the "
+            "transactions' and the release notifications' groups together; otherwise release notifications rank last)",
+            choices=("all", "fixed", "with_release"),
+        ),
         Constant(
             "mutant",
             str,
             "none",
-            "a deliberately broken variant for testing the checks: none, or no_staging (entries "
-            "are inserted committed at the commit timestamp: no blocks)",
-            choices=("none", "no_staging"),
+            "a deliberately broken variant for testing the checks: none, no_staging (entries "
+            "are inserted committed at the commit timestamp: no blocks), or lock2_unordered (locks mode: "
+            "bus1_mutex_lock2 takes its two locks in argument order, not by address)",
+            choices=("none", "no_staging", "lock2_unordered"),
         ),
         Constant(
             "liveness",
@@ -154,6 +181,36 @@ class Bus1Impl(PeerSpec):
             "ts <= the destruction's timestamp) or key (the fix: live iff the entry's full queue key "
             "(ts, group, address) is at most the destruction entry's)",
             choices=("code", "key"),
+        ),
+        Constant(
+            "addresses",
+            str,
+            "ascending",
+            "memory order of the handles' queue nodes (the queue's third sort key, deciding ties of one "
+            "transaction's entries on one queue): ascending or descending in (peer, node)",
+            choices=("ascending", "descending"),
+        ),
+        Constant(
+            "locks",
+            bool,
+            False,
+            "lock-level mode (specs/bus1_locks.py): every mutex_lock of a data lock is an action, each "
+            "critical section's body runs at its release, and unlocked accesses are split into their loads "
+            "and stores",
+        ),
+        Constant(
+            "stage_lock",
+            bool,
+            False,
+            "locks mode: message.c:472 stages a data message under the destination's data lock (the fix for "
+            "the unlocked staging; the code takes no lock there)",
+        ),
+        Constant(
+            "install_lock",
+            bool,
+            False,
+            "locks mode: message.c:522 checks each payload handle's liveness under the receiver's data lock "
+            "(what handle.c:626 asserts; the code takes no lock there)",
         ),
     )
     ghost_at = GHOST
@@ -196,6 +253,15 @@ class Bus1Impl(PeerSpec):
         self.n_tx = len(self.tx_slots)
         self.mbase = 1 + n * self.n_nodes
         self.dest_table = tuple(members(mask) for mask in range(1 << n))
+        if self.stage_lock and not self.locks:
+            raise ConstantError("stage_lock", "takes effect in the lock-level mode only: set locks = true")
+        if self.install_lock and not self.locks:
+            raise ConstantError("install_lock", "takes effect in the lock-level mode only: set locks = true")
+        if self.mutant == "no_staging" and self.locks:
+            raise ConstantError("mutant", "no_staging is a mutant of the default mode: set locks = false")
+        if self.mutant == "lock2_unordered" and not self.locks:
+            raise ConstantError("mutant", "lock2_unordered takes effect in the lock-level mode only: set locks = true")
+        self.release_owners = tuple(sorted({o for o in self.owners})) if self.ties == "with_release" else ()
 
     # -- encoding helpers ---------------------------------------------------------------
 
@@ -203,7 +269,14 @@ class Bus1Impl(PeerSpec):
         return p * self.n_nodes + node
 
     def haddr(self, p: int, node: int) -> int:
-        return 1 + p * self.n_nodes + node
+        """The address of ``p``'s handle to ``node`` (its queue node), by the ``addresses`` order."""
+        i = p * self.n_nodes + node
+        return 1 + i if self.addresses == "ascending" else self.peers * self.n_nodes - i
+
+    def hsplit(self, addr: int) -> tuple[int, int]:
+        """The (peer, node) of the handle at ``addr``: the inverse of :meth:`haddr`."""
+        i = addr - 1 if self.addresses == "ascending" else self.peers * self.n_nodes - addr
+        return divmod(i, self.n_nodes)
 
     def msg_addr(self, mid: int, d: int) -> int:
         return self.mbase + mid * self.peers + d
@@ -219,7 +292,11 @@ class Bus1Impl(PeerSpec):
         p, k = mid // self.stride, mid % self.stride
         return ranks[self.tx_slots.index((p, k))]
 
-    def release_group(self, owner: int) -> int:
+    def release_group(self, owner: int, ranks: tuple = ()) -> int:
+        """The group tag of ``owner``'s release notifications (the owner peer in the code): after
+        every transaction, or ranked among them by ``ranks`` with ``ties = "with_release"``."""
+        if self.release_owners:
+            return ranks[self.n_tx + self.release_owners.index(owner)]
         return self.n_tx + 1 + owner
 
     # -- states -------------------------------------------------------------------------
@@ -248,8 +325,10 @@ class Bus1Impl(PeerSpec):
             (0, 0),
             (),
         ]
-        ids = tuple(range(1, self.n_tx + 1))
-        orders = permutations(ids) if self.ties == "all" else [ids]
+        ids = tuple(range(1, self.n_tx + len(self.release_owners) + 1))
+        orders = permutations(ids) if self.ties != "fixed" else [ids]
+        if self.locks:
+            base += [(0,) * n, ((),) * n]
         out = []
         for ranks in orders:
             s = list(base)
@@ -260,6 +339,8 @@ class Bus1Impl(PeerSpec):
     # -- the world: a mutable copy of a state for one step ------------------------------
 
     def next_states(self, state: tuple) -> list[tuple[tuple, tuple]]:
+        if self.locks:
+            return bus1_locks.next_states(self, state)
         out = []
         for p in range(self.peers):
             tx = state[TXS][p]
@@ -268,7 +349,8 @@ class Bus1Impl(PeerSpec):
                 label = w.tx_step(p)
                 out.append((label, w.freeze(state)))
                 continue
-            if state[Q][p][3]:
+            q = state[Q][p]
+            if q[3] and bq.find(q[4], q[3]) >= 0:  # front set and linked (see front_linked)
                 w = World(self, state)
                 label = w.peek(p)
                 out.append((label, w.freeze(state)))
@@ -282,7 +364,14 @@ class Bus1Impl(PeerSpec):
         return out
 
     def finished(self, state: tuple) -> bool:
+        if self.locks:
+            return not any(state[TXS]) and not any(state[THREADS])
         return not any(state[TXS])
+
+    def _deadlock(self, state: tuple) -> str | None:
+        if self.locks:
+            return bus1_locks.stuck(self, state)
+        return super()._deadlock(state)
 
     # -- history ------------------------------------------------------------------------
 
@@ -304,6 +393,7 @@ class Bus1Impl(PeerSpec):
             Property.always("clock_monotonic", self._bit(B_CLOCK, "clock_monotonic"), doc=_DOCS["clock_monotonic"]),
             Property.always("staging_bounds", self._staging_bounds, doc=_DOCS["staging_bounds"]),
             Property.always("front_consistent", self._front_consistent, doc=_DOCS["front_consistent"]),
+            Property.always("front_linked", self._front_linked, doc=_DOCS["front_linked"]),
             Property.always("no_insert_before_front", self._bit(B_FRONT, "no_insert_before_front"),
                             doc=_DOCS["no_insert_before_front"]),
             Property.always("dequeue_increasing", self._bit(B_DEQUEUE, "dequeue_increasing"),
@@ -320,6 +410,15 @@ class Bus1Impl(PeerSpec):
             Property.eventually("queue_drained", self._queue_drained, doc=_DOCS["queue_drained"]),
             Property.sometimes("late_join", self._late_join, doc=_DOCS["late_join"]),
             Property.sometimes("destroy_notified", self._destroy_notified, doc=_DOCS["destroy_notified"]),
+            *(self._lock_properties() if self.locks else ()),
+        ]
+
+    def _lock_properties(self) -> list[Property]:
+        return [
+            Property.always("one_writer", lambda s: bus1_locks.one_writer(self, s), doc=_DOCS["one_writer"]),
+            Property.always("lockdep_held", lambda s: bus1_locks.lockdep_held(self, s), doc=_DOCS["lockdep_held"]),
+            Property.sometimes("install_window", lambda s: bus1_locks.install_window(self, s),
+                               doc=_DOCS["install_window"]),
         ]
 
     def _bit(self, bit: int, name: str):
@@ -370,6 +469,13 @@ class Bus1Impl(PeerSpec):
                 )
         return None
 
+    def _front_linked(self, state: tuple) -> str | None:
+        for p, (_c, _fl, _left, front, entries) in enumerate(state[Q]):
+            if front and bq.key_of(entries, front) is None:
+                return (f"{self.names[p]}'s front points at {self.entry_name(front)}, which is no longer in its tree: "
+                        "bus1_queue_peek returns a removed entry")
+        return None
+
     def _valid_handle_notified(self, state: tuple) -> str | None:
         for p in range(self.peers):
             for node in members(state[VALID][p]):
@@ -410,7 +516,7 @@ class Bus1Impl(PeerSpec):
     def entry_peer(self, addr: int) -> int:
         if addr >= self.mbase:
             return (addr - self.mbase) % self.peers
-        return (addr - 1) // self.n_nodes
+        return self.hsplit(addr)[0]
 
     def entry_name(self, addr: int) -> str:
         if not addr:
@@ -418,7 +524,7 @@ class Bus1Impl(PeerSpec):
         if addr >= self.mbase:
             mid, d = divmod(addr - self.mbase, self.peers)
             return f"{self.mname(mid)}->n{self.msg_node_at(mid, d)}"
-        p, node = divmod(addr - 1, self.n_nodes)
+        p, node = self.hsplit(addr)
         return f"notify({self.names[p]},n{node})"
 
     def mname(self, mid: int) -> str:
@@ -454,6 +560,12 @@ class Bus1Impl(PeerSpec):
             return f"{name}: {who} {self.mname(mid)} {' '.join(str(a) for a in rest[1:])}".rstrip()
         if name == "bus1_peer_ioctl_recv":
             return f"{name}: {who} receives {self.mname(rest[0])} at {rest[1]} (handles valid: {rest[2]})"
+        if name == "mutex_lock":
+            return f"{name}: {who} takes {rest[0]}->data.lock for {rest[1]}"
+        if name == "bus1_queue_stage":
+            return f"{name} (unlocked): {self.mname(rest[0])} on {rest[1]}: {rest[2]}"
+        if name == "bus1_handle_is_live_at":
+            return f"{name} (unlocked): {who} checks {rest[0]}'s payload handle {rest[1]}: {rest[2]}"
         return f"{name}: {who} {args}"
 
     def describe(self, state: tuple) -> dict[str, Any]:
@@ -478,8 +590,11 @@ class Bus1Impl(PeerSpec):
                 "handles": {f"n{n}": list(state[H][self.hidx(p, n)]) for n in range(self.n_nodes)
                             if state[H][self.hidx(p, n)][0] != NONE},
             }
-        return {"peers": peers, "messages": messages, "nodes": {f"n{n}": f for n, f in enumerate(state[NODES])},
-                "group_ranks": list(state[RANKS]), "ghost_bits": list(state[BAD])}
+        out = {"peers": peers, "messages": messages, "nodes": {f"n{n}": f for n, f in enumerate(state[NODES])},
+               "group_ranks": list(state[RANKS]), "ghost_bits": list(state[BAD])}
+        if self.locks:
+            out.update(bus1_locks.describe(self, state))
+        return out
 
     # -- the refinement projection ----------------------------------------------------
 
@@ -501,9 +616,9 @@ class Bus1Impl(PeerSpec):
             if self.op_of(label[2]).kind == RESET:
                 events = (("reset", label[1]),) + events
             return events
-        if name in ("bus1_peer_ioctl_recv", "bus1_peer_peek", "bus1_queue_flush"):
-            out = []
-            logs_b, logs_a = before[GHOST][1], after[GHOST][1]
+        out = []
+        logs_b, logs_a = before[GHOST][1], after[GHOST][1]
+        if logs_a is not logs_b:
             for q in range(self.peers):
                 for code in logs_a[q][len(logs_b[q]):]:
                     kind, mid = code & 7, code >> 3
@@ -511,8 +626,7 @@ class Bus1Impl(PeerSpec):
                         out.append(("deliver", q, mid))
                     elif kind == DROP:
                         out.append(("drop", q, mid))
-            return tuple(out)
-        return ()
+        return tuple(out)
 
 
 class World:
@@ -533,14 +647,30 @@ class World:
         self.deq = list(s[DEQ])
         self.bits, self.warns = s[BAD]
         self.ranks = s[RANKS]
+        self.actor = -1  # the peer whose thread takes this step (locks mode: for the lockdep checks)
+        if spec.locks:
+            self.locks = list(s[LOCKS])
+            self.th = list(s[THREADS])
 
     def freeze(self, before: tuple) -> tuple:
         for p in range(self.spec.peers):
             if self.q[p][0] < before[Q][p][0] or self.q[p][1] < before[Q][p][1]:
                 self.bits |= B_CLOCK
-        return (tuple(self.q), tuple(self.h), tuple(self.nodes), tuple(self.txs), tuple(self.pcs), self.ghost,
-                self.drops, tuple(self.know), tuple(self.notes), tuple(self.valid), tuple(self.deq),
-                (self.bits, self.warns), self.ranks)
+        if self.spec.locks:
+            bus1_locks.check_step(self, before)
+        out = (tuple(self.q), tuple(self.h), tuple(self.nodes), tuple(self.txs), tuple(self.pcs), self.ghost,
+               self.drops, tuple(self.know), tuple(self.notes), tuple(self.valid), tuple(self.deq),
+               (self.bits, self.warns), self.ranks)
+        if self.spec.locks:
+            out += (tuple(self.locks), tuple(self.th))
+        return out
+
+    def assert_held(self, q: int, site: int) -> None:
+        """``lockdep_assert_held(&q->data.lock)`` at ``site`` (locks mode; elsewhere every
+        section is atomic under the locks the code takes, so the assertions hold by construction)."""
+        if self.spec.locks and self.locks[q] != self.actor + 1:
+            self.bits |= B_LOCKDEP
+            self.warns |= site
 
     def warn(self, w: int) -> None:
         if not w:
@@ -571,6 +701,7 @@ class World:
         ts = key[0]
         if ts & 1:
             self.warn(bq.W_ODD_TS)
+        self.assert_held(p, LD_LIVE)
         if not self.nodes[node] & F_DESTROYED:
             return True
         _st, qts, qgrp = self.hget(p, node)
@@ -605,9 +736,10 @@ class World:
         if self.nodes[node] & (F_DESTROYED | F_RELEASED):
             return
         owner = self.spec.owners[node]
+        self.assert_held(owner, LD_QUEUE_RELEASE)
         addr = self.spec.haddr(owner, node)
         if bq.key_of(self.q[owner][4], addr) is None:
-            grp = self.spec.release_group(owner)
+            grp = self.spec.release_group(owner, self.ranks)
             self.q[owner], ts, w = bq.commit_unstaged(self.q[owner], addr, grp)
             self.warn(w)
             self.hset(owner, node, ts=ts, grp=grp)
@@ -617,6 +749,7 @@ class World:
         if self.nodes[node] & (F_DESTROYED | F_RELEASED):
             return
         owner = self.spec.owners[node]
+        self.assert_held(owner, LD_FLUSH_RELEASE)
         addr = self.spec.haddr(owner, node)
         if bq.key_of(self.q[owner][4], addr) is not None:
             self.q[owner], w = bq.remove(self.q[owner], addr)
@@ -680,6 +813,8 @@ class World:
             self.txs[p] = (phase, mid, 0, 0, 0, 0, grp, (), (), ())
             return ("bus1_peer_ioctl_send", p, mid, dmask)
         # destroy / reset step 1: bus1_handle_destroy_locked for each node, one lock section.
+        if op.nodes:
+            self.assert_held(p, LD_DESTROY)
         ts = 0
         sync: tuple = ()
         post: tuple = ()
@@ -709,7 +844,9 @@ class World:
         return ("bus1_handle_destroy_locked", p, mid, dmask)
 
     def stage(self, d: int, addr: int, grp: int, ts: int) -> int:
-        """queue.c:bus1_queue_stage on ``d``; records the node's odd timestamp; returns the clock."""
+        """tx.c:bus1_tx_stage -> queue.c:bus1_queue_stage on ``d``; records the node's odd
+        timestamp; returns the clock."""
+        self.assert_held(d, LD_TX_STAGE)
         if self.spec.mutant == "no_staging":
             self.q[d], clock, w = bq.sync(self.q[d], ts)
             self.warn(w)
@@ -722,7 +859,7 @@ class World:
     def set_ts(self, addr: int, ts: int, grp: int) -> None:
         spec = self.spec
         if addr < spec.mbase:
-            p, node = divmod(addr - 1, spec.n_nodes)
+            p, node = spec.hsplit(addr)
             self.hset(p, node, ts=ts, grp=grp)
 
     # -- one step of a transaction ------------------------------------------------------
@@ -752,7 +889,7 @@ class World:
         if phase == POSTPONED:
             if post:
                 addr, post = post[0], post[1:]
-                r, node = divmod(addr - 1, spec.n_nodes)
+                r, node = spec.hsplit(addr)
                 ts = self.stage(r, addr, grp, ts)
                 sync = (addr,) + sync
                 self.txs[p] = (POSTPONED, mid, 0, ts, ats, T, grp, sync, asyn, post)
@@ -832,6 +969,9 @@ class World:
         """handle.c:bus1_handle_acquire_locked of ``d``'s handle to ``node``, strong."""
         spec = self.spec
         owner = spec.owners[node]
+        self.assert_held(d, LD_ACQ_HOLDER)
+        if not self.nodes[node] & F_RELEASED:
+            self.assert_held(owner, LD_ACQ_OWNER)
         if owner == d:
             return "anchor"
         st = self.hget(d, node)[0]
@@ -849,6 +989,7 @@ class World:
         """tx.c:bus1_tx_join of ``d``'s new handle with the destruction of ``node``."""
         spec = self.spec
         owner = spec.owners[node]
+        self.assert_held(d, LD_TX_JOIN)
         _st, wts, wgrp = self.hget(owner, node)
         addr = spec.haddr(d, node)
         tx = self.txs[owner]
@@ -858,6 +999,7 @@ class World:
         if wts & 1:
             assert tx and tx[6] == wgrp, "a staging anchor belongs to its owner's running transaction"
             phase, mid, i, ts, ats, T, grp, sync, asyn, post = tx
+            self.assert_held(owner, LD_TX_JOIN_ORIGIN)
             if not T:  # J1: stage onto the async list
                 ats = self.stage(d, addr, grp, ats)
                 self.txs[owner] = (phase, mid, i, ts, ats, T, grp, sync, (addr,) + asyn, post)
@@ -879,7 +1021,7 @@ class World:
 
     def drop_notification(self, p: int, addr: int, reason: int) -> None:
         spec = self.spec
-        hp, node = divmod(addr - 1, spec.n_nodes)
+        hp, node = spec.hsplit(addr)
         if self.nodes[node] & F_DESTROYED:
             grp = self.hget(hp, node)[2]
             mid = self.destroy_mid(node, grp)
@@ -896,9 +1038,26 @@ class World:
 
     def peek(self, p: int) -> tuple:
         """One round of peer.c:bus1_peer_peek, and for data bus1_peer_ioctl_recv."""
-        spec = self.spec
         key = bq.peek(self.q[p])
         assert key is not None
+        label, mid = self.peek_entry(p, key)
+        if label:
+            return label
+        valid = []
+        for h in self.spec.op_of(mid).payload:
+            ok = self.install_handle(p, mid, key, h)
+            if ok:
+                self.commit_handle(p, h)
+            elif self.hget(p, h)[0] == ATTACHED:
+                self.release_handle(p, h)
+            valid.append(f"n{h}" if ok else f"n{h}:INVALID")
+        return self.finish_recv(p, mid, key, valid)
+
+    def peek_entry(self, p: int, key: tuple[int, int, int]) -> tuple[tuple | None, int]:
+        """peer.c:bus1_peer_peek on the front entry ``key``: drop it, or deliver a notification
+        (returns the step's label), or find a data message to receive (returns ``(None, mid)``
+        after checking the destination rules)."""
+        spec = self.spec
         ts, grp, addr = key
         flushed = ts <= self.q[p][1]
         if addr >= spec.mbase:
@@ -920,35 +1079,13 @@ class World:
                 self.log(p, DROP, mid, reason)
                 if reason == R_DESTROYED and before:
                     self.bits |= B_DEST
-                return ("bus1_peer_peek", p, "drop", spec.mname(mid), REASONS[reason])
+                return ("bus1_peer_peek", p, "drop", spec.mname(mid), REASONS[reason]), mid
             if not before:
                 self.bits |= B_DEST
             if self.notes[p] >> node & 1:
                 self.bits |= B_OWNER
-            valid = []
-            for h in spec.op_of(mid).payload:
-                ok = self.is_live_at(p, h, key)
-                hkey = self.destroy_key(h)
-                expected = hkey is None or (ts, grp) < hkey
-                if ok != expected:
-                    self.bits |= B_HANDLE
-                if ok:
-                    self.hset(p, h, st=PUBLIC)
-                    self.valid[p] |= 1 << h
-                else:
-                    # The user sees BUS1_HANDLE_INVALID: it has observed the destruction.
-                    dmid = self.destroy_mid(h, self.hget(spec.owners[h], h)[2])
-                    if dmid is not None:
-                        self.know[p] |= 1 << dmid | self.ghost[0][dmid // spec.stride][dmid % spec.stride][1]
-                    if self.hget(p, h)[0] == ATTACHED:
-                        self.release_handle(p, h)
-                valid.append(f"n{h}" if ok else f"n{h}:INVALID")
-            self.q[p], w = bq.remove(self.q[p], addr)
-            self.warn(w)
-            self.dequeued(p, key)
-            self.log(p, DELIVER, mid)
-            return ("bus1_peer_ioctl_recv", p, mid, ts, ",".join(valid) or "-")
-        hp, node = divmod(addr - 1, spec.n_nodes)
+            return None, mid
+        hp, node = spec.hsplit(addr)
         destroy = bool(self.nodes[node] & F_DESTROYED)
         kind = "destroy" if destroy else "release"
         reason = 0
@@ -964,13 +1101,43 @@ class World:
         if reason:
             if destroy:
                 self.drop_notification(p, addr, reason)
-            return ("bus1_peer_peek", p, f"drop {kind} n{node}", REASONS[reason])
+            return ("bus1_peer_peek", p, f"drop {kind} n{node}", REASONS[reason]), -1
         if destroy:
             self.notes[p] |= 1 << node
             mid = self.destroy_mid(node, grp)
             if mid is not None:
                 self.log(p, DELIVER, mid)
-        return ("bus1_peer_peek", p, f"{kind} notification n{node}", ts)
+        return ("bus1_peer_peek", p, f"{kind} notification n{node}", ts), -1
+
+    def install_handle(self, p: int, mid: int, key: tuple[int, int, int], h: int) -> bool:
+        """message.c:bus1_message_install's liveness check of payload handle ``h`` of message
+        ``mid`` (queue key ``key``) on ``p``; checks it against the message's order."""
+        spec = self.spec
+        ts, grp, _addr = key
+        ok = self.is_live_at(p, h, key)
+        hkey = self.destroy_key(h)
+        expected = hkey is None or (ts, grp) < hkey
+        if ok != expected:
+            self.bits |= B_HANDLE
+        if not ok:
+            # The user sees BUS1_HANDLE_INVALID: it has observed the destruction.
+            dmid = self.destroy_mid(h, self.hget(spec.owners[h], h)[2])
+            if dmid is not None:
+                self.know[p] |= 1 << dmid | self.ghost[0][dmid // spec.stride][dmid % spec.stride][1]
+        return ok
+
+    def commit_handle(self, p: int, h: int) -> None:
+        """message.c:bus1_message_install, commit handles: a valid payload handle is the user's."""
+        self.hset(p, h, st=PUBLIC)
+        self.valid[p] |= 1 << h
+
+    def finish_recv(self, p: int, mid: int, key: tuple[int, int, int], valid: list[str]) -> tuple:
+        """peer.c:bus1_peer_ioctl_recv's bus1_queue_remove of the received message."""
+        self.q[p], w = bq.remove(self.q[p], key[2])
+        self.warn(w)
+        self.dequeued(p, key)
+        self.log(p, DELIVER, mid)
+        return ("bus1_peer_ioctl_recv", p, mid, key[0], ",".join(valid) or "-")
 
 
 _DOCS = {
@@ -982,6 +1149,7 @@ _DOCS = {
     "below its transaction's commit timestamp (queue.c: bus1_queue_add guards)",
     "front_consistent": "the cached leftmost is the tree's first entry and front is it when committed, else NULL "
     "(queue.c: what bus1_queue_remove maintains; readiness is front != NULL)",
+    "front_linked": "front is NULL or an entry in the tree (queue.c: bus1_queue_peek dereferences it)",
     "no_insert_before_front": "no entry is inserted at or before the current front, and no staged or synthetic "
     "entry becomes front (queue.c: bus1_queue_add, bus1_queue_stage, bus1_queue_commit_synthetic)",
     "dequeue_increasing": "each peer dequeues keys (ts, group, address) in increasing order (queue.h: global "
@@ -999,7 +1167,16 @@ _DOCS = {
     "entry is committed)",
     "destroy_notified": "some peer receives a destroy notification (a witness that destructions are delivered "
     "at all)",
+    "one_writer": "locks mode: no two writers in one queue at once (no step modifies a queue's clock or tree "
+    "while another thread is inside an unlocked bus1_queue_stage on it)",
+    "lockdep_held": "locks mode: every lockdep_assert_held on a data lock in the modelled functions holds when "
+    "reached",
+    "install_window": "locks mode, a witness: a payload handle's destruction entry is staged or committed while "
+    "its receiver is between peek and the unlocked liveness check (message.c:522)",
     "late_join": "a handle attached after its node's destruction fails to join it (tx.c:bus1_tx_join fallback)",
 }
 
 SPEC = Bus1Impl
+
+
+from specs import bus1_locks  # noqa: E402  (the lock-level mode steps through World)

@@ -77,6 +77,9 @@ def adapter_of(model: Model) -> Adapter:
     cls = adapter_for(model.spec_name)
     if cls is None or not (TEMPLATES / cls.template).exists():
         raise NoTemplate(model.path, "spec", f"spec {model.spec_name!r} has no TLA+ template yet (tla/templates)")
+    refused = cls.refuse(model.spec)
+    if refused is not None:
+        raise NoTemplate(model.path, f"constants.{refused[0]}", refused[1])
     return cls(model.spec)
 
 
