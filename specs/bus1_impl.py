@@ -108,7 +108,8 @@ from specs.properties import LIBRARY
 NONE, ATTACHED, PUBLIC, RELEASED = 0, 1, 2, 3
 # Node flags. F_WEAK0 (locks mode): the anchor's n_weak reached 0 in bus1_handle_release_locked, whose
 # section has not yet set BUS1_HANDLE_BIT_RELEASED (handle.c:436-459).
-F_DESTROYED, F_RELEASED, F_WEAK0 = 1, 2, 4
+# F_ABSENT: a fresh node its owner has not created yet.
+F_DESTROYED, F_RELEASED, F_WEAK0, F_ABSENT = 1, 2, 4, 8
 # Transaction phases.
 ACQ, STAGE, POSTPONED, SEAL, SYNC, COMMIT, RELEASE_ALL, FLUSH = range(1, 9)
 PHASES = {ACQ: "acquire", STAGE: "stage", POSTPONED: "stage postponed", SEAL: "seal", SYNC: "sync",
@@ -155,6 +156,8 @@ class Bus1Impl(PeerSpec):
         Constant("peers", int, 2, "number of peers, named a, b, c, ...", minimum=2, maximum=4),
         Constant("nodes", str, "ab", 'owner of each node: "ab" is node 0 owned by a, node 1 by b'),
         Constant("handles", list, [], 'initial remote holders per node: ["b", ""] gives b a handle to node 0'),
+        Constant("fresh", list, [], "nodes that do not exist at the start: the owner's first send naming one "
+                 "creates it (bus1_handle_import of a new local ID)"),
         Constant("script", dict, {}, 'operations per peer, e.g. { a = ["send 1 +0"], b = ["destroy 1"] }'),
         Constant(
             "ties",
@@ -243,7 +246,15 @@ class Bus1Impl(PeerSpec):
                     raise ConstantError("handles", f"entry {i}: {ch} owns node {i}; list only remote holders")
                 holders[i] |= 1 << self.names.index(ch)
         self.holders = tuple(holders)
-        self.ops = parse_script(self.script, self.names, self.owners, self.holders)
+        fresh = []
+        for i, node in enumerate(self.fresh):
+            if isinstance(node, bool) or not isinstance(node, int) or not 0 <= node < self.n_nodes:
+                raise ConstantError("fresh", f"entry {i}: {node!r} is not a node number (0..{self.n_nodes - 1})")
+            if holders[node]:
+                raise ConstantError("fresh", f"node {node} does not exist at the start, so nobody holds it (handles)")
+            fresh.append(node)
+        self.fresh_nodes = tuple(sorted(set(fresh)))
+        self.ops = parse_script(self.script, self.names, self.owners, self.holders, self.fresh_nodes)
         # Message-producing operations: their ids (sender * stride + seq) and group slots.
         self.msg_ops: list[list[Op]] = [[op for op in ops if op.makes_message] for ops in self.ops]
         self.stride = max(1, max(len(m) for m in self.msg_ops))
@@ -306,14 +317,14 @@ class Bus1Impl(PeerSpec):
         handles = []
         for p in range(n):
             for node in range(nn):
-                held = self.owners[node] == p or self.holders[node] >> p & 1
+                held = (self.owners[node] == p and node not in self.fresh_nodes) or self.holders[node] >> p & 1
                 handles.append((PUBLIC if held else NONE, 0, 0))
         valid = tuple(sum(1 << node for node in range(nn) if handles[p * nn + node][0] == PUBLIC) for p in range(n))
         empty = tuple(() for _ in range(n))
         base = [
             tuple(bq.EMPTY for _ in range(n)),
             tuple(handles),
-            (0,) * nn,
+            tuple(F_ABSENT if node in self.fresh_nodes else 0 for node in range(nn)),
             (0,) * n,
             (0,) * n,
             (empty, empty),
@@ -358,10 +369,16 @@ class Bus1Impl(PeerSpec):
                 op = self.ops[p][state[PCS][p]]
                 if op.kind == SIGNAL and state[TXS][op.target]:
                     continue  # the signalled peer takes it between its own transactions
+                if op.waits and not self.holds(state, p, op.waits):
+                    continue  # the user has not received the handle yet
                 w = World(self, state)
                 label = w.start(p)
                 out.append((label, w.freeze(state)))
         return out
+
+    def holds(self, state: tuple, p: int, nodes: tuple[int, ...]) -> bool:
+        """Whether ``p``'s user holds a handle to each of ``nodes`` (received, valid)."""
+        return all(state[H][self.hidx(p, node)][0] == PUBLIC for node in nodes)
 
     def finished(self, state: tuple) -> bool:
         if self.locks:
@@ -805,6 +822,10 @@ class World:
         mid = p * spec.stride + len(self.ghost[0][p])
         grp = spec.group_of(self.ranks, mid)
         if op.kind == SEND:
+            for node in op.creates:  # bus1_handle_import of a new local ID; the factory makes it public
+                self.nodes[node] &= ~F_ABSENT
+                self.hset(p, node, st=PUBLIC)
+                self.valid[p] |= 1 << node
             dmask = 0
             for node in op.nodes:
                 dmask |= 1 << spec.owners[node]

@@ -201,6 +201,8 @@ def next_states(spec: Any, s: tuple) -> list[tuple[tuple, tuple]]:
             op = spec.ops[p][s[PCS][p]]
             if op.kind == SIGNAL and busy(s, op.target):
                 continue
+            if op.waits and not spec.holds(s, p, op.waits):
+                continue
             sec = start_section(spec, s, p)
             if sec is None:
                 w = world(spec, s, p)

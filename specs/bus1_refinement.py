@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker import Property, Spec
+from checker import ConstantError, Property, Spec
 from specs.bus1 import BLOCK, Bus1
 from specs.bus1_impl import Bus1Impl
 from specs.bus1_impl_script import DESTROY, RESET
@@ -51,6 +51,14 @@ class Bus1Refinement(Spec):
 
     def setup(self) -> None:
         self.impl = Bus1Impl(**self.values)
+        for p, ops in enumerate(self.impl.ops):
+            kinds = [op.kind for op in ops]
+            if RESET in kinds[:-1]:
+                raise ConstantError(
+                    f"script.{self.impl.names[p]}",
+                    "the refinement covers a reset as the peer's last operation only (the abstract side discards "
+                    "everything that reaches a reset peer)",
+                )
         self.abstract = Bus1(peers=self.peers)
         self.abstract.stride = self.impl.stride
         self._cache: dict[tuple, frozenset] = {}

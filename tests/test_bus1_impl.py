@@ -155,7 +155,9 @@ def test_ties_all_explores_every_group_order():
         ({"handles": ["a"]}, "constants.handles"),
         ({"script": {"b": ["send 5"]}}, "constants.script.b[0]"),
         ({"script": {"b": ["destroy 0"]}}, "constants.script.b[0]"),
-        ({"script": {"a": ["reset", "send 1"]}}, "constants.script.a[1]"),
+        ({"script": {"a": ["reset", "send 0"]}}, "constants.script.a[1]"),  # the reset released node 0
+        ({"script": {"a": ["destroy 0", "destroy 0"]}}, "constants.script.a[1]"),
+        ({"fresh": [7]}, "constants.fresh"),
         ({"script": {"a": ["send 1"]}}, "constants.script.a[0]"),  # a holds no handle to node 1
         ({"script": {"a": ["jump"]}}, "constants.script.a[0]"),
     ],
