@@ -346,3 +346,16 @@ def test_abstract_side_is_the_wiki_spec():
 def test_model_file_round_trip():
     m = load_model(MODELS / "bus1-impl-unicast.toml")
     assert m.spec_name == "bus1_impl" and m.expect["causal"] == "holds"
+
+
+ATOMIC = [n for n in FAST if "-lock-" not in n and "refines" not in n and "mutant" not in n]
+
+
+def test_front_is_always_linked_with_atomic_sections():
+    """front_linked (a dangling front, bus1_queue_peek returning a removed entry) holds in every
+    model with atomic critical sections; at lock level it breaks by the unlocked stage
+    (tests/test_bus1_locks.py)."""
+    for name in ATOMIC:
+        model = load_model(MODELS / f"{name}.toml")
+        props = [p for p in model.spec.properties() if p.name == "front_linked"]
+        assert not search(model.spec, props, stop_when_decided=False).decisions, name
