@@ -129,6 +129,7 @@ B_HANDLE = 64  # a payload handle reported valid iff the message is ordered befo
 B_WRITERS = 128  # locks mode: a queue modified while another thread is inside an unlocked bus1_queue_stage on it
 B_LOCKDEP = 256  # locks mode: a lockdep_assert_held reached without the lock (the site is in the WARN bits)
 B_WINDOW = 512  # locks mode, a witness: a payload handle's destruction entry changed between peek and install
+B_RELEASE = 1024  # a release notification received while a user handle or a message in flight references the node
 # Lockdep assertions of the modelled functions (locks mode), one bit each in the WARN bits of BAD.
 LOCKDEP_SITES = {
     1 << 16: "tx.c:139 bus1_tx_stage: lockdep_assert_held(&peer->data.lock) of the staging destination",
@@ -146,6 +147,9 @@ LOCKDEP_SITES = {
 
 Q, H, NODES, TXS, PCS, GHOST, DROPS, KNOW, NOTES, VALID, DEQ, BAD, RANKS = range(13)
 LOCKS, THREADS = 13, 14  # locks mode only: data-lock holders (peer + 1, 0 free) and thread states
+# refs = "counted" only: per handle (p * N + node), the references of messages in flight to p that carry
+# it; at index 13 (15 in locks mode, which does not combine with it).
+REFS = 13
 FRONT_WARNS = bq.W_BEFORE_FRONT | bq.W_SYNTH_FRONT | bq.W_STAGE_FRONT
 
 
@@ -209,6 +213,17 @@ class Bus1Impl(PeerSpec):
             "the unlocked staging; the code takes no lock there)",
         ),
         Constant(
+            "refs",
+            str,
+            "holder",
+            "references of remote handles: holder (attached while a message carrying it or its user holds "
+            "it, released at the first release) or counted (as handle.c keeps n_weak/n_strong: each message "
+            "in flight holds a reference to its payload handle at its destination, given up when the "
+            "message is installed, dropped or flushed; a user release leaves the handle attached while such "
+            "references remain)",
+            choices=("holder", "counted"),
+        ),
+        Constant(
             "install_lock",
             bool,
             False,
@@ -268,6 +283,8 @@ class Bus1Impl(PeerSpec):
             raise ConstantError("stage_lock", "takes effect in the lock-level mode only: set locks = true")
         if self.install_lock and not self.locks:
             raise ConstantError("install_lock", "takes effect in the lock-level mode only: set locks = true")
+        if self.refs == "counted" and self.locks:
+            raise ConstantError("refs", "counted references are modelled with atomic sections only: set locks = false")
         if self.mutant == "no_staging" and self.locks:
             raise ConstantError("mutant", "no_staging is a mutant of the default mode: set locks = false")
         if self.mutant == "lock2_unordered" and not self.locks:
@@ -340,6 +357,8 @@ class Bus1Impl(PeerSpec):
         orders = permutations(ids) if self.ties != "fixed" else [ids]
         if self.locks:
             base += [(0,) * n, ((),) * n]
+        if self.refs == "counted":
+            base.append((0,) * (n * nn))
         out = []
         for ranks in orders:
             s = list(base)
@@ -428,6 +447,8 @@ class Bus1Impl(PeerSpec):
             Property.sometimes("late_join", self._late_join, doc=_DOCS["late_join"]),
             Property.sometimes("destroy_notified", self._destroy_notified, doc=_DOCS["destroy_notified"]),
             *(self._lock_properties() if self.locks else ()),
+            *([Property.always("release_when_unreferenced", self._bit(B_RELEASE, "release_when_unreferenced"),
+                               doc=_DOCS["release_when_unreferenced"])] if self.refs == "counted" else []),
         ]
 
     def _lock_properties(self) -> list[Property]:
@@ -668,6 +689,8 @@ class World:
         if spec.locks:
             self.locks = list(s[LOCKS])
             self.th = list(s[THREADS])
+        if spec.refs == "counted":
+            self.refs = list(s[REFS])
 
     def freeze(self, before: tuple) -> tuple:
         for p in range(self.spec.peers):
@@ -680,6 +703,8 @@ class World:
                (self.bits, self.warns), self.ranks)
         if self.spec.locks:
             out += (tuple(self.locks), tuple(self.th))
+        if self.spec.refs == "counted":
+            out += (tuple(self.refs),)
         return out
 
     def assert_held(self, q: int, site: int) -> None:
@@ -778,6 +803,36 @@ class World:
         if not self.map_holders(node):
             self.queue_release(node)
 
+    def user_release(self, p: int, node: int) -> None:
+        """The user lets go of ``p``'s handle to ``node``; with counted references it stays
+        attached while messages in flight hold it (n_weak > 0, n_strong > 0)."""
+        if self.spec.refs == "counted" and self.refs[self.spec.hidx(p, node)]:
+            self.hset(p, node, st=ATTACHED)
+        else:
+            self.release_handle(p, node)
+
+    def take_ref(self, d: int, node: int) -> None:
+        """A message in flight to ``d`` takes a reference to ``d``'s handle to ``node`` (counted refs)."""
+        if self.spec.refs == "counted":
+            self.refs[self.spec.hidx(d, node)] += 1
+
+    def drop_ref(self, p: int, node: int) -> bool:
+        """A message gives up its reference to ``p``'s handle to ``node`` (installed invalid,
+        dropped or flushed: message.c:405, 526); whether the handle is now to be released (attached,
+        and nothing else holds it)."""
+        if self.spec.refs == "counted":
+            i = self.spec.hidx(p, node)
+            self.refs[i] -= 1
+            return self.hget(p, node)[0] == ATTACHED and not self.refs[i]
+        return self.hget(p, node)[0] == ATTACHED
+
+    def drop_payload(self, p: int, mid: int) -> None:
+        """A data message dropped or flushed on ``p`` gives up its payload handles (counted refs)."""
+        if self.spec.refs == "counted":
+            for h in self.spec.op_of(mid).payload:
+                if self.spec.owners[h] != p and self.drop_ref(p, h):
+                    self.release_handle(p, h)
+
     # -- ghost helpers ------------------------------------------------------------------
 
     def log(self, p: int, kind: int, mid: int, reason: int = 0) -> None:
@@ -817,7 +872,7 @@ class World:
         if op.kind == RELEASE:
             (node,) = op.nodes
             self.pcs[p] += 1
-            self.release_handle(p, node)
+            self.user_release(p, node)
             return ("bus1_handle_release", p, node)
         mid = p * spec.stride + len(self.ghost[0][p])
         grp = spec.group_of(self.ranks, mid)
@@ -948,14 +1003,14 @@ class World:
         if phase == RELEASE_ALL:
             for node in range(spec.n_nodes):
                 st = self.hget(p, node)[0]
-                if st == NONE or st == RELEASED:
-                    continue
+                if st == NONE or st == RELEASED or (st == ATTACHED and spec.refs == "counted"):
+                    continue  # counted: an attached handle is the messages', given up when they are flushed
                 if spec.owners[node] == p:
                     self.flush_release(node)
                     self.hset(p, node, st=RELEASED)
                     self.nodes[node] |= F_RELEASED
                 else:
-                    self.release_handle(p, node)
+                    self.user_release(p, node)
             self.txs[p] = (FLUSH, mid, 0, ts, ats, T, grp, sync, asyn, post)
             return ("bus1_peer_flush", p, mid, "release handles")
         # FLUSH
@@ -964,6 +1019,7 @@ class World:
         for _ts, _g, addr in removed:
             if addr >= spec.mbase:
                 self.log(p, DROP, (addr - spec.mbase) // spec.peers, R_FLUSHED)
+                self.drop_payload(p, (addr - spec.mbase) // spec.peers)
             else:
                 self.drop_notification(p, addr, R_FLUSHED)
         self.done(p, mid)
@@ -995,6 +1051,7 @@ class World:
             self.assert_held(owner, LD_ACQ_OWNER)
         if owner == d:
             return "anchor"
+        self.take_ref(d, node)
         st = self.hget(d, node)[0]
         if st in (ATTACHED, PUBLIC):
             return "held"
@@ -1069,7 +1126,7 @@ class World:
             ok = self.install_handle(p, mid, key, h)
             if ok:
                 self.commit_handle(p, h)
-            elif self.hget(p, h)[0] == ATTACHED:
+            elif self.drop_ref(p, h):
                 self.release_handle(p, h)
             valid.append(f"n{h}" if ok else f"n{h}:INVALID")
         return self.finish_recv(p, mid, key, valid)
@@ -1098,6 +1155,7 @@ class World:
                 self.warn(w)
                 self.dequeued(p, key)
                 self.log(p, DROP, mid, reason)
+                self.drop_payload(p, mid)
                 if reason == R_DESTROYED and before:
                     self.bits |= B_DEST
                 return ("bus1_peer_peek", p, "drop", spec.mname(mid), REASONS[reason]), mid
@@ -1128,6 +1186,8 @@ class World:
             mid = self.destroy_mid(node, grp)
             if mid is not None:
                 self.log(p, DELIVER, mid)
+        elif self.spec.refs == "counted" and self.referenced(node):
+            self.bits |= B_RELEASE
         return ("bus1_peer_peek", p, f"{kind} notification n{node}", ts), -1
 
     def install_handle(self, p: int, mid: int, key: tuple[int, int, int], h: int) -> bool:
@@ -1148,9 +1208,32 @@ class World:
         return ok
 
     def commit_handle(self, p: int, h: int) -> None:
-        """message.c:bus1_message_install, commit handles: a valid payload handle is the user's."""
+        """message.c:bus1_message_install, commit handles: a valid payload handle is the user's
+        (the message's reference passes to the user)."""
+        if self.spec.refs == "counted" and self.spec.owners[h] != p:
+            self.refs[self.spec.hidx(p, h)] -= 1
         self.hset(p, h, st=PUBLIC)
         self.valid[p] |= 1 << h
+
+    def referenced(self, node: int) -> bool:
+        """Whether a remote user holds a handle to ``node`` or a message carrying it is still on
+        its way to a peer other than the owner (sent, neither delivered nor dropped there)."""
+        spec = self.spec
+        owner = spec.owners[node]
+        for r in range(spec.peers):
+            if r != owner and self.hget(r, node)[0] == PUBLIC:
+                return True
+        sent, logs = self.ghost
+        for s_, out in enumerate(sent):
+            for k, (dmask, _past) in enumerate(out):
+                mid = s_ * spec.stride + k
+                op = spec.op_of(mid)
+                if op.kind != SEND or node not in op.payload:
+                    continue
+                for r in members(dmask):
+                    if r != owner and not any(c >> 3 == mid and c & 7 in (DELIVER, DROP) for c in logs[r]):
+                        return True
+        return False
 
     def finish_recv(self, p: int, mid: int, key: tuple[int, int, int], valid: list[str]) -> tuple:
         """peer.c:bus1_peer_ioctl_recv's bus1_queue_remove of the received message."""
@@ -1194,6 +1277,9 @@ _DOCS = {
     "reached",
     "install_window": "locks mode, a witness: a payload handle's destruction entry is staged or committed while "
     "its receiver is between peek and the unlocked liveness check (message.c:522)",
+    "release_when_unreferenced": "the owner receives a release notification only when no remote user holds a "
+    "handle to the node and no message carrying one is on its way (handle.h:48-51: once all handles to a node "
+    "have been released, the owner is notified)",
     "late_join": "a handle attached after its node's destruction fails to join it (tx.c:bus1_tx_join fallback)",
 }
 

@@ -68,7 +68,7 @@ class Bus1ImplAdapter(PeerAdapter):
 
     # The template mirrors the default configuration; these constants' other values are
     # the Python model's alone (the lock-level mode in specs/bus1_locks.py among them).
-    DEFAULTS = {"liveness": "code", "addresses": "ascending", "locks": False}
+    DEFAULTS = {"liveness": "code", "addresses": "ascending", "locks": False, "refs": "holder"}
     TIES = ("all", "fixed")
 
     @classmethod
