@@ -30,7 +30,8 @@ section                            data locks, in acquisition order
                                    message (peer.c:961-963), released when a data message is
                                    found
 ``bus1_handle_is_live_at``         none: message.c:522 checks each payload handle holding
-                                   only the local lock, one step per handle
+                                   only the local lock, one step per handle;
+                                   ``install_lock = true`` takes the receiver's lock instead
 ``bus1_queue_remove``              the receiver (peer.c:1045)
 =================================  =========================================================
 
@@ -131,7 +132,7 @@ def stage_target(spec: Any, tx: tuple) -> tuple[int, int, int]:
 def tx_section(spec: Any, s: tuple, p: int) -> tuple[str, tuple[int, ...], tuple] | None:
     """The next section of ``p``'s transaction: (name, locks, ctx); ``None`` for an unlocked stage."""
     tx = s[TXS][p]
-    phase, mid, _i, _ts, _ats, _T, _grp, sync, _asyn, post = tx
+    phase, mid, i, _ts, _ats, _T, _grp, sync, _asyn, post = tx
     if phase == ACQ:
         d, _node, _addr = stage_target(spec, tx)
         h = spec.op_of(mid).payload[post[0] if post else 0]
@@ -145,7 +146,7 @@ def tx_section(spec: Any, s: tuple, p: int) -> tuple[str, tuple[int, ...], tuple
     if phase in (POSTPONED, SEAL):
         return "bus1_queue_tick", (p,), ()
     if phase == SYNC:
-        return "bus1_queue_sync", (spec.entry_peer(sync[_i]),), ()
+        return "bus1_queue_sync", (spec.entry_peer(sync[i]),), ()
     if phase == COMMIT:
         return "bus1_queue_commit_staged", (spec.entry_peer(sync[0]),), ()
     if phase == RELEASE_ALL:
