@@ -99,7 +99,7 @@ from typing import Any
 from checker import Constant, ConstantError, Property
 from specs import bus1_queue as bq
 from specs.base import PeerSpec
-from specs.bus1_impl_script import RELEASE, RESET, SEND, SIGNAL, Op, parse_script
+from specs.bus1_impl_script import RELEASE, RESET, SEND, SIGNAL, TRANSFER, Op, parse_script
 from specs.common import ghost_event, ghost_send, ghost_signal, members, peer_names
 from specs.history import DELIVER, DROP, History
 from specs.properties import LIBRARY
@@ -386,7 +386,7 @@ class Bus1Impl(PeerSpec):
                 out.append((label, w.freeze(state)))
             if state[PCS][p] < len(self.ops[p]):
                 op = self.ops[p][state[PCS][p]]
-                if op.kind == SIGNAL and state[TXS][op.target]:
+                if op.kind in (SIGNAL, TRANSFER) and state[TXS][op.target]:
                     continue  # the signalled peer takes it between its own transactions
                 if op.waits and not self.holds(state, p, op.waits):
                     continue  # the user has not received the handle yet
@@ -598,6 +598,8 @@ class Bus1Impl(PeerSpec):
             return f"{name}: {who} {self.mname(mid)} {' '.join(str(a) for a in rest[1:])}".rstrip()
         if name == "bus1_peer_ioctl_recv":
             return f"{name}: {who} receives {self.mname(rest[0])} at {rest[1]} (handles valid: {rest[2]})"
+        if name == "bus1_peer_transfer":
+            return f"{name}: {who} transfers its handle to n{rest[0]} to {rest[1]}: {rest[2]}"
         if name == "mutex_lock":
             return f"{name}: {who} takes {rest[0]}->data.lock for {rest[1]}"
         if name == "bus1_queue_stage":
@@ -647,8 +649,8 @@ class Bus1Impl(PeerSpec):
         name = label[0]
         if name == "bus1_peer_ioctl_send":
             return (("send", label[1], label[2], label[3]),)
-        if name == "signal":
-            return (("signal", label[1], self.names.index(label[2])),)
+        if name in ("signal", "bus1_peer_transfer"):
+            return (("signal", label[1], self.names.index(label[-2] if name != "signal" else label[2])),)
         if name == "bus1_handle_destroy_locked":
             events: tuple[tuple, ...] = (("send", label[1], label[2], label[3]),)
             if self.op_of(label[2]).kind == RESET:
@@ -874,6 +876,8 @@ class World:
             self.pcs[p] += 1
             self.user_release(p, node)
             return ("bus1_handle_release", p, node)
+        if op.kind == TRANSFER:
+            return self.transfer(p, op)
         mid = p * spec.stride + len(self.ghost[0][p])
         grp = spec.group_of(self.ranks, mid)
         if op.kind == SEND:
@@ -918,6 +922,29 @@ class World:
         self.ghost = ghost_send(self.ghost, p, mid, dmask, self.know[p])
         self.txs[p] = (POSTPONED, mid, 0, ts, 0, 0, grp, sync, (), post)
         return ("bus1_handle_destroy_locked", p, mid, dmask)
+
+    def transfer(self, p: int, op: Op) -> tuple:
+        """peer.c:bus1_peer_transfer of ``p``'s handle to ``op.nodes[0]`` to ``op.target``: INVALID
+        if the node's destruction has started (peer.c:472, the XXX there: not settled on it), else
+        the target's handle acquired (handle.c:bus1_handle_acquire) and made its user's; the ID
+        reaches the target's user out of band (a signal)."""
+        spec = self.spec
+        (node,) = op.nodes
+        x = op.target
+        self.pcs[p] += 1
+        self.ghost = ghost_signal(self.ghost, p, x)
+        if self.nodes[node] & F_DESTROYED:
+            # p's user sees BUS1_HANDLE_INVALID: it has observed the destruction.
+            dmid = self.destroy_mid(node, self.hget(spec.owners[node], node)[2])
+            if dmid is not None:
+                self.know[p] |= 1 << dmid | self.ghost[0][dmid // spec.stride][dmid % spec.stride][1]
+            self.know[x] |= self.know[p]
+            return ("bus1_peer_transfer", p, node, spec.names[x], "INVALID")
+        self.know[x] |= self.know[p]
+        case = self.acquire(x, node)
+        if spec.owners[node] != x:
+            self.commit_handle(x, node)
+        return ("bus1_peer_transfer", p, node, spec.names[x], case)
 
     def stage(self, d: int, addr: int, grp: int, ts: int) -> int:
         """tx.c:bus1_tx_stage -> queue.c:bus1_queue_stage on ``d``; records the node's odd

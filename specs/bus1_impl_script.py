@@ -11,7 +11,11 @@ A model gives, per peer, a list of operations, each one ioctl of the bus1 code::
 * ``release N``: ``BUS1_CMD_HANDLE_RELEASE`` of the peer's handle to node ``N``;
 * ``reset``: ``BUS1_CMD_PEER_RESET`` with the flush flag: every live node of the peer is
   destroyed and every handle it holds released; later operations may follow;
-* ``signal X``: a side-channel signal to peer ``X``, outside the bus (when ``X`` is idle).
+* ``signal X``: a side-channel signal to peer ``X``, outside the bus (when ``X`` is idle);
+* ``transfer N X``: ``BUS1_CMD_HANDLE_TRANSFER`` of the peer's handle to node ``N`` to peer
+  ``X`` (peer.c:455-531), whose user learns the new handle's ID from the sender out of band
+  (a signal, when ``X`` is idle); a handle to a node whose destruction has started comes back
+  ``BUS1_HANDLE_INVALID`` (peer.c:472-487).
 
 Nodes are numbered from 0; ``nodes = "ab"`` says node 0 is owned by ``a`` and node 1 by
 ``b``; ``handles = ["b", ""]`` gives ``b`` a handle to node 0 from the start. Nodes listed in
@@ -30,7 +34,7 @@ from dataclasses import dataclass
 
 from checker import ConstantError
 
-SEND, DESTROY, RELEASE, RESET, SIGNAL = "send", "destroy", "release", "reset", "signal"
+SEND, DESTROY, RELEASE, RESET, SIGNAL, TRANSFER = "send", "destroy", "release", "reset", "signal", "transfer"
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,11 @@ def parse_op(text: str, n_nodes: int, field: str, names: tuple[str, ...] = ()) -
         if words[1] not in names:
             raise ConstantError(field, f"{words[1]!r} is not a peer ({', '.join(names)})")
         return Op(SIGNAL, target=names.index(words[1]))
+    if kind == TRANSFER and len(words) == 3:
+        if words[2] not in names:
+            raise ConstantError(field, f"{words[2]!r} is not a peer ({', '.join(names)})")
+        (node,) = parse_nodes(words[1], n_nodes, field)
+        return Op(TRANSFER, (node,), target=names.index(words[2]))
     if kind == SEND and len(words) in (2, 3):
         dests = parse_nodes(words[1], n_nodes, field)
         payload: tuple[int, ...] = ()
@@ -91,7 +100,9 @@ def parse_op(text: str, n_nodes: int, field: str, names: tuple[str, ...] = ()) -
             raise ConstantError(field, "release takes one node")
         return Op(kind, nodes)
     raise ConstantError(
-        field, f"cannot read {text!r}: expected 'send D[,D] [+H[,H]]', 'destroy N[,N]', 'release N', 'reset' or 'signal X'"
+        field,
+        f"cannot read {text!r}: expected 'send D[,D] [+H[,H]]', 'destroy N[,N]', 'release N', 'reset', "
+        "'signal X' or 'transfer N X'",
     )
 
 
@@ -107,6 +118,8 @@ def gifts_of(script: dict, names: tuple[str, ...], owners: tuple[int, ...], n_no
                 for d in op.nodes:
                     if owners[d] != names.index(who):
                         out[owners[d]].update(op.payload)
+            elif op.kind == TRANSFER:
+                out[op.target].update(op.nodes)
     return out
 
 
@@ -163,6 +176,19 @@ def parse_script(
             elif op.kind == SIGNAL:
                 if op.target == p:
                     raise ConstantError(field, f"peer {who} cannot signal itself")
+            elif op.kind == TRANSFER:
+                (n,) = op.nodes
+                if op.target == p:
+                    raise ConstantError(field, f"peer {who} cannot transfer a handle to itself")
+                waits: list[int] = []
+                if n in own:
+                    if n not in named:
+                        raise ConstantError(field, f"peer {who} released node {n} in a reset")
+                elif n not in held:
+                    if n not in gifts[p]:
+                        raise ConstantError(field, f"peer {who} holds no handle to node {n} at this point")
+                    waits.append(n)
+                op = Op(TRANSFER, op.nodes, target=op.target, waits=tuple(waits))
             elif op.kind == RELEASE:
                 (n,) = op.nodes
                 if owners[n] == p or n not in held:

@@ -89,7 +89,7 @@ from specs.bus1_impl import (
     Q,
     World,
 )
-from specs.bus1_impl_script import RELEASE, SEND, SIGNAL
+from specs.bus1_impl_script import RELEASE, SEND, SIGNAL, TRANSFER
 
 # What a thread is doing (threads[p] is () when it is between sections):
 # (what, held, locks, ctx): ``held`` of the section's ``locks`` taken so far.
@@ -167,6 +167,9 @@ def start_section(spec: Any, s: tuple, p: int) -> tuple[str, tuple[int, ...]] | 
     if op.kind == RELEASE:
         (node,) = op.nodes
         return "bus1_handle_release", lock2(spec, p, owner_lock(spec, s[NODES], node))
+    if op.kind == TRANSFER:  # bus1_handle_acquire of the target's handle (handle.c:418)
+        (node,) = op.nodes
+        return "bus1_peer_transfer", lock2(spec, op.target, owner_lock(spec, s[NODES], node))
     return "bus1_handle_destroy_locked", (p,)
 
 
@@ -200,7 +203,7 @@ def next_states(spec: Any, s: tuple) -> list[tuple[tuple, tuple]]:
             out.extend(section_step(spec, s, p, (W_PEEK, 0, (p,), ()), "bus1_peer_peek"))
         if s[PCS][p] < len(spec.ops[p]):
             op = spec.ops[p][s[PCS][p]]
-            if op.kind == SIGNAL and busy(s, op.target):
+            if op.kind in (SIGNAL, TRANSFER) and busy(s, op.target):
                 continue
             if op.waits and not spec.holds(s, p, op.waits):
                 continue

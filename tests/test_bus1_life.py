@@ -154,3 +154,21 @@ def test_counted_references_notify_the_owner_only_when_nothing_references_the_no
     assert counted[0] == 0 and counted[1] > 0
     holder = release_deliveries(spec_of("bus1-impl-life-refs", refs="holder"))
     assert holder[0] > 0
+
+
+def test_a_transfer_answered_invalid_before_the_destruction_commits_breaks_causality():
+    v = verdict("bus1-impl-life-transfer-invalid", "causal")
+    assert v.status == "violated"
+    labels = [s.label for s in v.trace[1:]]
+    transfer = next(i for i, lab in enumerate(labels) if lab[0] == "bus1_peer_transfer")
+    assert labels[transfer][-1] == "INVALID"
+    seal = next(i for i, lab in enumerate(labels) if lab[0] == "bus1_queue_tick" and lab[1] == 0)
+    assert transfer < seal  # answered before the destruction even has its commit timestamp
+    spec = spec_of("bus1-impl-life-transfer-invalid")
+    from specs.bus1_impl import PUBLIC, H
+
+    given = Property.sometimes("c holds n0", lambda s: "yes" if s[H][spec.hidx(2, 0)][0] == PUBLIC else None)
+    assert given.name in search(spec, [given]).decisions  # a transfer before the destruction succeeds
+    locked = spec_of("bus1-impl-life-transfer-invalid", locks=True, stage_lock=True, install_lock=True)
+    causal = [p for p in locked.properties() if p.name == "causal"]
+    assert "causal" in search(locked, causal).decisions  # and at lock level too
