@@ -99,7 +99,7 @@ from typing import Any
 from checker import Constant, ConstantError, Property
 from specs import bus1_queue as bq
 from specs.base import PeerSpec
-from specs.bus1_impl_script import RELEASE, RESET, SEND, SIGNAL, TRANSFER, Op, parse_script
+from specs.bus1_impl_script import DISCONNECT, FLUSHING, RELEASE, SEND, SIGNAL, TRANSFER, Op, parse_script
 from specs.common import ghost_event, ghost_send, ghost_signal, members, peer_names
 from specs.history import DELIVER, DROP, History
 from specs.properties import LIBRARY
@@ -111,9 +111,9 @@ NONE, ATTACHED, PUBLIC, RELEASED = 0, 1, 2, 3
 # F_ABSENT: a fresh node its owner has not created yet.
 F_DESTROYED, F_RELEASED, F_WEAK0, F_ABSENT = 1, 2, 4, 8
 # Transaction phases.
-ACQ, STAGE, POSTPONED, SEAL, SYNC, COMMIT, RELEASE_ALL, FLUSH = range(1, 9)
+ACQ, STAGE, POSTPONED, SEAL, SYNC, COMMIT, RELEASE_ALL, FLUSH, DRAIN = range(1, 10)
 PHASES = {ACQ: "acquire", STAGE: "stage", POSTPONED: "stage postponed", SEAL: "seal", SYNC: "sync",
-          COMMIT: "commit", RELEASE_ALL: "release handles", FLUSH: "flush"}
+          COMMIT: "commit", RELEASE_ALL: "release handles", FLUSH: "flush", DRAIN: "deactivated, draining"}
 # Drop reasons (peer.c:bus1_peer_peek and bus1_queue_flush).
 R_FLUSHED, R_NOT_PUBLIC, R_DESTROYED = 1, 2, 3
 REASONS = {R_FLUSHED: "flushed by a reset", R_NOT_PUBLIC: "handle not held by the user",
@@ -375,13 +375,17 @@ class Bus1Impl(PeerSpec):
         for p in range(self.peers):
             tx = state[TXS][p]
             if tx:
+                if tx[0] == DRAIN and not self.drained(state, p):
+                    continue
                 w = World(self, state)
+                w.actor = p
                 label = w.tx_step(p)
                 out.append((label, w.freeze(state)))
                 continue
             q = state[Q][p]
-            if q[3] and bq.find(q[4], q[3]) >= 0:  # front set and linked (see front_linked)
+            if q[3] and bq.find(q[4], q[3]) >= 0 and not self.gone(state[PCS], state[TXS], p):
                 w = World(self, state)
+                w.actor = p
                 label = w.peek(p)
                 out.append((label, w.freeze(state)))
             if state[PCS][p] < len(self.ops[p]):
@@ -391,9 +395,33 @@ class Bus1Impl(PeerSpec):
                 if op.waits and not self.holds(state, p, op.waits):
                     continue  # the user has not received the handle yet
                 w = World(self, state)
+                w.actor = p
                 label = w.start(p)
                 out.append((label, w.freeze(state)))
         return out
+
+    def drained(self, state: tuple, p: int) -> bool:
+        """bus1_active_drain of ``p``: no other peer's transaction holds an active reference to
+        ``p``, i.e. has an entry for ``p`` not yet committed (a send's destination pinned from
+        bus1_peer_new_message to its commit, tx.c:356; a postponed or joined holder likewise)."""
+        for r, tx in enumerate(state[TXS]):
+            if r == p or not tx:
+                continue
+            phase, mid, i, _ts, _ats, _T, _grp, sync, asyn, post = tx
+            if any(self.entry_peer(a) == p for a in sync + asyn + post if a):
+                return False
+            op = self.op_of(mid)
+            if op.kind == SEND and phase in (ACQ, STAGE):
+                if any(self.owners[n] == p for n in tuple(reversed(op.nodes))[i:]):
+                    return False
+        return True
+
+    def gone(self, pcs: Any, txs: Any, p: int) -> bool:
+        """Whether ``p`` has started ``BUS1_CMD_PEER_DISCONNECT`` (deactivated: bus1_peer_acquire fails)."""
+        ops = self.ops[p]
+        if not ops or ops[-1].kind != DISCONNECT:
+            return False
+        return pcs[p] == len(ops) or (pcs[p] == len(ops) - 1 and bool(txs[p]))
 
     def holds(self, state: tuple, p: int, nodes: tuple[int, ...]) -> bool:
         """Whether ``p``'s user holds a handle to each of ``nodes`` (received, valid)."""
@@ -653,7 +681,7 @@ class Bus1Impl(PeerSpec):
             return (("signal", label[1], self.names.index(label[-2] if name != "signal" else label[2])),)
         if name == "bus1_handle_destroy_locked":
             events: tuple[tuple, ...] = (("send", label[1], label[2], label[3]),)
-            if self.op_of(label[2]).kind == RESET:
+            if self.op_of(label[2]).kind in FLUSHING:
                 events = (("reset", label[1]),) + events
             return events
         out = []
@@ -780,6 +808,8 @@ class World:
         if self.nodes[node] & (F_DESTROYED | F_RELEASED):
             return
         owner = self.spec.owners[node]
+        if self.spec.gone(self.pcs, self.txs, owner) and self.actor != owner:
+            return  # handle.c:460-475: the owner cannot be acquired, the handle is left linked
         self.assert_held(owner, LD_QUEUE_RELEASE)
         addr = self.spec.haddr(owner, node)
         if bq.key_of(self.q[owner][4], addr) is None:
@@ -793,6 +823,8 @@ class World:
         if self.nodes[node] & (F_DESTROYED | F_RELEASED):
             return
         owner = self.spec.owners[node]
+        if self.spec.gone(self.pcs, self.txs, owner) and self.actor != owner:
+            return  # handle.c:391: no owner acquired, nothing flushed
         self.assert_held(owner, LD_FLUSH_RELEASE)
         addr = self.spec.haddr(owner, node)
         if bq.key_of(self.q[owner][4], addr) is not None:
@@ -880,6 +912,12 @@ class World:
             return self.transfer(p, op)
         mid = p * spec.stride + len(self.ghost[0][p])
         grp = spec.group_of(self.ranks, mid)
+        if op.kind == SEND and any(spec.gone(self.pcs, self.txs, spec.owners[n]) for n in op.nodes):
+            # peer.c:749-752: bus1_handle_acquire_owner finds the destination's owner deactivated: ESHUTDOWN
+            self.pcs[p] += 1
+            self.ghost = ghost_send(self.ghost, p, mid, 0, self.know[p])
+            self.know[p] |= 1 << mid
+            return ("bus1_peer_ioctl_send", p, mid, 0, "ESHUTDOWN")
         if op.kind == SEND:
             for node in op.creates:  # bus1_handle_import of a new local ID; the factory makes it public
                 self.nodes[node] &= ~F_ABSENT
@@ -892,7 +930,15 @@ class World:
             phase = ACQ if op.payload else STAGE
             self.txs[p] = (phase, mid, 0, 0, 0, 0, grp, (), (), ())
             return ("bus1_peer_ioctl_send", p, mid, dmask)
-        # destroy / reset step 1: bus1_handle_destroy_locked for each node, one lock section.
+        if op.kind == DISCONNECT:  # peer.c:254: bus1_active_deactivate; the cleanup waits for the drain
+            self.txs[p] = (DRAIN, mid, 0, 0, 0, 0, grp, (), (), ())
+            return ("bus1_peer_disconnect", p, mid, "deactivated")
+        return self.destroy_start(p, op, mid, grp)
+
+    def destroy_start(self, p: int, op: Op, mid: int, grp: int) -> tuple:
+        """peer.c:bus1_peer_ioctl_nodes_destroy, or bus1_peer_flush step 1: bus1_handle_destroy_locked
+        for each node, one lock section."""
+        spec = self.spec
         if op.nodes:
             self.assert_held(p, LD_DESTROY)
         ts = 0
@@ -971,6 +1017,8 @@ class World:
         spec = self.spec
         phase, mid, i, ts, ats, T, grp, sync, asyn, post = self.txs[p]
         op = spec.op_of(mid)
+        if phase == DRAIN:  # peer.c:255-258: drained, bus1_peer_cleanup flushes the peer as a reset does
+            return self.destroy_start(p, op, mid, grp)
         if phase in (ACQ, STAGE):
             order = tuple(reversed(op.nodes))  # mlist is LIFO (peer.c)
             node = order[i]
@@ -1057,7 +1105,7 @@ class World:
         if phase == SYNC and not sync:
             phase = COMMIT
         if phase == COMMIT and not sync:
-            if self.spec.op_of(mid).kind == RESET:
+            if self.spec.op_of(mid).kind in FLUSHING:
                 self.txs[p] = (RELEASE_ALL, mid, 0, ts, ats, T, grp, (), (), ())
                 return
             self.done(p, mid)

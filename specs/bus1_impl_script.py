@@ -11,6 +11,10 @@ A model gives, per peer, a list of operations, each one ioctl of the bus1 code::
 * ``release N``: ``BUS1_CMD_HANDLE_RELEASE`` of the peer's handle to node ``N``;
 * ``reset``: ``BUS1_CMD_PEER_RESET`` with the flush flag: every live node of the peer is
   destroyed and every handle it holds released; later operations may follow;
+* ``disconnect``: ``BUS1_CMD_PEER_DISCONNECT`` (peer.c:252-262), the peer's last operation:
+  it is deactivated (a send to one of its nodes then fails with ``ESHUTDOWN``, a release of
+  a handle to one leaves it linked: the owner-gone paths), then cleaned up as by a reset, and
+  never reads its queue again;
 * ``signal X``: a side-channel signal to peer ``X``, outside the bus (when ``X`` is idle);
 * ``transfer N X``: ``BUS1_CMD_HANDLE_TRANSFER`` of the peer's handle to node ``N`` to peer
   ``X`` (peer.c:455-531), whose user learns the new handle's ID from the sender out of band
@@ -35,6 +39,8 @@ from dataclasses import dataclass
 from checker import ConstantError
 
 SEND, DESTROY, RELEASE, RESET, SIGNAL, TRANSFER = "send", "destroy", "release", "reset", "signal", "transfer"
+DISCONNECT = "disconnect"
+FLUSHING = (RESET, DISCONNECT)  # operations that run bus1_peer_flush
 
 
 @dataclass(frozen=True)
@@ -52,7 +58,7 @@ class Op:
     @property
     def makes_message(self) -> bool:
         """Sends, destroys and resets are transactions that the history records."""
-        return self.kind in (SEND, DESTROY, RESET)
+        return self.kind in (SEND, DESTROY, RESET, DISCONNECT)
 
 
 def parse_nodes(text: str, n_nodes: int, field: str) -> tuple[int, ...]:
@@ -75,8 +81,8 @@ def parse_op(text: str, n_nodes: int, field: str, names: tuple[str, ...] = ()) -
     if not words:
         raise ConstantError(field, "empty operation")
     kind = words[0]
-    if kind == RESET and len(words) == 1:
-        return Op(RESET)
+    if kind in FLUSHING and len(words) == 1:
+        return Op(kind)
     if kind == SIGNAL and len(words) == 2:
         if words[1] not in names:
             raise ConstantError(field, f"{words[1]!r} is not a peer ({', '.join(names)})")
@@ -102,7 +108,7 @@ def parse_op(text: str, n_nodes: int, field: str, names: tuple[str, ...] = ()) -
     raise ConstantError(
         field,
         f"cannot read {text!r}: expected 'send D[,D] [+H[,H]]', 'destroy N[,N]', 'release N', 'reset', "
-        "'signal X' or 'transfer N X'",
+        "'disconnect', 'signal X' or 'transfer N X'",
     )
 
 
@@ -147,6 +153,8 @@ def parse_script(
         for k, text in enumerate(ops):
             field = f"script.{who}[{k}]"
             op = parse_op(text, n_nodes, field, names)
+            if parsed and parsed[-1].kind == DISCONNECT:
+                raise ConstantError(field, "disconnect must be the peer's last operation")
             if op.kind == SEND:
                 owners_hit = [owners[n] for n in op.nodes]
                 if len(set(owners_hit)) != len(owners_hit):
@@ -194,8 +202,8 @@ def parse_script(
                 if owners[n] == p or n not in held:
                     raise ConstantError(field, f"peer {who} holds no remote handle to node {n} to release")
                 held.discard(n)
-            else:  # reset destroys every live node of the peer and releases every handle it holds
-                op = Op(RESET, tuple(sorted(alive)))
+            else:  # reset/disconnect destroys every live node of the peer and releases every handle it holds
+                op = Op(op.kind, tuple(sorted(alive)))
                 alive.clear()
                 named.clear()
                 held.clear()

@@ -68,6 +68,7 @@ from specs.bus1_impl import (
     B_WRITERS,
     BAD,
     COMMIT,
+    DRAIN,
     F_RELEASED,
     F_WEAK0,
     FLUSH,
@@ -107,10 +108,14 @@ def lock2(spec: Any, a: int, b: int | None) -> tuple[int, ...]:
     return (a, b) if a < b else (b, a)
 
 
-def owner_lock(spec: Any, nodes: Any, node: int) -> int | None:
-    """handle.c:bus1_handle_acquire_owner, an unlocked read of the anchor's ``n_weak``: the
-    owner, unless its anchor's weak count has dropped to 0 (released, or being released)."""
-    return None if nodes[node] & (F_RELEASED | F_WEAK0) else spec.owners[node]
+def owner_lock(spec: Any, nodes: Any, node: int, pcs: Any, txs: Any) -> int | None:
+    """handle.c:bus1_handle_acquire_owner, an unlocked read of the anchor's ``n_weak`` and then
+    bus1_peer_acquire: the owner, unless its anchor's weak count has dropped to 0 (released, or
+    being released) or the owner is deactivated (disconnecting)."""
+    owner = spec.owners[node]
+    if nodes[node] & (F_RELEASED | F_WEAK0) or spec.gone(pcs, txs, owner):
+        return None
+    return owner
 
 
 def next_release(spec: Any, handles: Any, p: int) -> int | None:
@@ -133,10 +138,12 @@ def tx_section(spec: Any, s: tuple, p: int) -> tuple[str, tuple[int, ...], tuple
     """The next section of ``p``'s transaction: (name, locks, ctx); ``None`` for an unlocked stage."""
     tx = s[TXS][p]
     phase, mid, i, _ts, _ats, _T, _grp, sync, _asyn, post = tx
+    if phase == DRAIN:
+        return "bus1_handle_destroy_locked", (p,), ()
     if phase == ACQ:
         d, _node, _addr = stage_target(spec, tx)
         h = spec.op_of(mid).payload[post[0] if post else 0]
-        return "bus1_handle_acquire", lock2(spec, d, owner_lock(spec, s[NODES], h)), ()
+        return "bus1_handle_acquire", lock2(spec, d, owner_lock(spec, s[NODES], h, s[PCS], s[TXS])), ()
     if phase == STAGE:
         if not spec.stage_lock:
             return None
@@ -155,7 +162,7 @@ def tx_section(spec: Any, s: tuple, p: int) -> tuple[str, tuple[int, ...], tuple
             return "bus1_peer_flush", (p,), ()
         if spec.owners[node] == p:
             return "bus1_peer_flush", (p,), (node,)
-        return "bus1_peer_flush", lock2(spec, p, owner_lock(spec, s[NODES], node)), (node,)
+        return "bus1_peer_flush", lock2(spec, p, owner_lock(spec, s[NODES], node, s[PCS], s[TXS])), (node,)
     return "bus1_queue_flush", (p,), ()
 
 
@@ -166,10 +173,10 @@ def start_section(spec: Any, s: tuple, p: int) -> tuple[str, tuple[int, ...]] | 
         return None
     if op.kind == RELEASE:
         (node,) = op.nodes
-        return "bus1_handle_release", lock2(spec, p, owner_lock(spec, s[NODES], node))
+        return "bus1_handle_release", lock2(spec, p, owner_lock(spec, s[NODES], node, s[PCS], s[TXS]))
     if op.kind == TRANSFER:  # bus1_handle_acquire of the target's handle (handle.c:418)
         (node,) = op.nodes
-        return "bus1_peer_transfer", lock2(spec, op.target, owner_lock(spec, s[NODES], node))
+        return "bus1_peer_transfer", lock2(spec, op.target, owner_lock(spec, s[NODES], node, s[PCS], s[TXS]))
     return "bus1_handle_destroy_locked", (p,)
 
 
@@ -192,6 +199,8 @@ def next_states(spec: Any, s: tuple) -> list[tuple[tuple, tuple]]:
                 out.extend(section_step(spec, s, p, th))
             continue
         if s[TXS][p]:
+            if s[TXS][p][0] == DRAIN and not spec.drained(s, p):
+                continue
             sec = tx_section(spec, s, p)
             if sec is None:
                 out.append(stage_step(spec, s, p))
@@ -199,7 +208,7 @@ def next_states(spec: Any, s: tuple) -> list[tuple[tuple, tuple]]:
                 name, locks, ctx = sec
                 out.extend(section_step(spec, s, p, (W_TX, 0, locks, ctx), name))
             continue
-        if bq.peek(s[Q][p]) is not None:  # a dangling front (see front_linked) is not followed
+        if bq.peek(s[Q][p]) is not None and not spec.gone(s[PCS], s[TXS], p):  # nor a dangling front
             out.extend(section_step(spec, s, p, (W_PEEK, 0, (p,), ()), "bus1_peer_peek"))
         if s[PCS][p] < len(spec.ops[p]):
             op = spec.ops[p][s[PCS][p]]
@@ -387,7 +396,7 @@ def install_body(w: World, p: int, ctx: tuple) -> tuple:
         valid |= 1 << j
     ctx = (mid, ts, grp, addr, j, valid)
     if not ok and w.hget(p, h)[0] == ATTACHED:
-        w.th[p] = (W_RELEASE, 0, lock2(spec, p, owner_lock(spec, w.nodes, h)), ctx)
+        w.th[p] = (W_RELEASE, 0, lock2(spec, p, owner_lock(spec, w.nodes, h, w.pcs, w.txs)), ctx)
     else:
         w.th[p] = after_handle(spec, p, payload, ctx)
     return ("bus1_handle_is_live_at", p, spec.mname(mid), f"n{h}", "live" if ok else "destroyed")

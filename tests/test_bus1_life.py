@@ -172,3 +172,37 @@ def test_a_transfer_answered_invalid_before_the_destruction_commits_breaks_causa
     locked = spec_of("bus1-impl-life-transfer-invalid", locks=True, stage_lock=True, install_lock=True)
     causal = [p for p in locked.properties() if p.name == "causal"]
     assert "causal" in search(locked, causal).decisions  # and at lock level too
+
+
+def test_a_disconnect_fails_later_sends_and_drains_the_earlier_ones(monkeypatch):
+    """From the deactivation on a send to the peer fails (ESHUTDOWN); a send that pinned it
+    before holds the cleanup back, so nothing is left on its queue. Without the drain, the
+    reset's finding E appears: the model's queue_drained is not vacuous there."""
+    spec = spec_of("bus1-impl-life-disconnect")
+    labels = set()
+    seen = set(spec.init_states())
+    todo = list(seen)
+    while todo:
+        s = todo.pop()
+        for label, t in spec.next_states(s):
+            labels.add(tuple(label[:1]) + tuple(label[3:]))
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    assert ("bus1_peer_ioctl_send", 0, "ESHUTDOWN") in labels
+    assert ("bus1_peer_disconnect", "deactivated") in labels
+    drained = [p for p in spec.properties() if p.name == "queue_drained"]
+    assert not search(spec, drained, stop_when_decided=False).decisions
+    undrained = spec_of("bus1-impl-life-disconnect")
+    monkeypatch.setattr(undrained, "drained", lambda state, p: True)
+    assert "queue_drained" in search(undrained, drained).decisions
+
+
+def test_acquiring_a_handle_of_a_disconnecting_owner_asserts_locks_it_does_not_hold():
+    from specs.bus1_impl import BAD, LOCKDEP_SITES
+
+    spec = spec_of("bus1-impl-lock-disconnect")
+    sites = {bit: Property.sometimes(text, (lambda b: lambda s: "yes" if s[BAD][1] & b else None)(bit))
+             for bit, text in LOCKDEP_SITES.items()}
+    found = search(spec, list(sites.values()), stop_when_decided=False).decisions
+    assert sorted(k.split()[0] for k in found) == ["handle.c:346", "tx.c:236"]

@@ -81,8 +81,8 @@ class Bus1ImplAdapter(PeerAdapter):
             return "fresh", "the TLA+ template has no node creation (fresh nodes); check this model with ordercheck check"
         for p, ops in enumerate(spec.ops):
             if (any(op.kind == "reset" for op in ops[:-1]) or any(op.waits for op in ops)
-                    or any(op.kind == "transfer" for op in ops)):
-                return "script", (f"the TLA+ template mirrors scripts with a reset last, no transfer and only "
+                    or any(op.kind in ("transfer", "disconnect") for op in ops)):
+                return "script", (f"the TLA+ template mirrors scripts with a reset last, no transfer or disconnect and only "
                                   f"statically held handles; peer {spec.names[p]}'s is not")
         if spec.ties not in cls.TIES:
             return "ties", f"the TLA+ template mirrors ties = 'all' or 'fixed' only, not {spec.ties!r}"
