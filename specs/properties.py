@@ -360,7 +360,7 @@ SYNCHRONOUS = Property.always("synchronous", synchronous, over="history", doc=sy
 # fifo, causal, total and global_lock are ``stable``: a history only grows (logs are
 # appended to, messages added), and each violation names events already in it, which
 # stay (for global_lock, an edge to a still-waiting message becomes a path through the
-# deliveries that follow). Partial-order reduction relies on this (checker.reduce).
+# deliveries that follow). Partial-order reduction relies on this (checker.engine.reduce).
 
 LIBRARY: tuple[Property, ...] = (FIFO, CAUSAL, TOTAL, GLOBAL_LOCK, EVENTUAL_DELIVERY, SYNCHRONOUS)
 """The shared ordering properties, in the order reports list them."""
