@@ -60,7 +60,7 @@ from __future__ import annotations
 from typing import Any
 
 from specs import bus1_queue as bq
-from specs.bus1_impl import (
+from specs.bus1_impl_defs import (
     ACQ,
     ATTACHED,
     B_LOCKDEP,
@@ -88,7 +88,6 @@ from specs.bus1_impl import (
     TXS,
     H,
     Q,
-    World,
 )
 from specs.bus1_impl_script import RELEASE, SEND, SIGNAL, TRANSFER
 
@@ -227,8 +226,9 @@ def next_states(spec: Any, s: tuple) -> list[tuple[tuple, tuple]]:
     return out
 
 
-def world(spec: Any, s: tuple, p: int) -> World:
-    w = World(spec, s)
+def world(spec: Any, s: tuple, p: int) -> Any:
+    """A mutable copy of ``s`` (a :class:`specs.bus1_impl.World`) for a step of ``p``'s thread."""
+    w = spec.world(s)
     w.actor = p
     return w
 
@@ -281,7 +281,7 @@ def section_name(spec: Any, s: tuple, p: int, th: tuple) -> str:
 # -- bodies ------------------------------------------------------------------------------
 
 
-def tx_body(w: World, p: int, ctx: tuple) -> tuple:
+def tx_body(w: Any, p: int, ctx: tuple) -> tuple:
     """A transaction step: one payload handle, or one released handle of a reset, else tx_step."""
     spec = w.spec
     tx = w.txs[p]
@@ -354,7 +354,7 @@ def stage_step(spec: Any, s: tuple, p: int) -> tuple[tuple, tuple]:
     return ("bus1_message_stage", p, mid, spec.names[d], f"n{node}"), w.freeze(s)
 
 
-def peek_body(w: World, p: int) -> tuple:
+def peek_body(w: Any, p: int) -> tuple:
     """One round of peer.c:bus1_peer_peek's loop, under the receiver's data lock."""
     spec = w.spec
     key = bq.peek(w.q[p])
@@ -385,7 +385,7 @@ def install_step(spec: Any, s: tuple, p: int) -> tuple[tuple, tuple]:
     return label, w.freeze(s)
 
 
-def install_body(w: World, p: int, ctx: tuple) -> tuple:
+def install_body(w: Any, p: int, ctx: tuple) -> tuple:
     """bus1_handle_is_live_at of the next payload handle; an invalid attached one is released next."""
     spec = w.spec
     mid, ts, grp, addr, j, valid = ctx
@@ -408,7 +408,7 @@ def after_handle(spec: Any, p: int, payload: tuple, ctx: tuple) -> tuple:
     return install_th(spec, p, nxt) if j + 1 < len(payload) else (W_REMOVE, 0, (p,), nxt)
 
 
-def release_body(w: World, p: int, ctx: tuple) -> tuple:
+def release_body(w: Any, p: int, ctx: tuple) -> tuple:
     """message.c:526: bus1_handle_release of an invalid payload handle (lock2 of holder and owner)."""
     payload = w.spec.op_of(ctx[0]).payload
     h = payload[ctx[4]]
@@ -417,7 +417,7 @@ def release_body(w: World, p: int, ctx: tuple) -> tuple:
     return ("bus1_handle_release", p, h)
 
 
-def remove_body(w: World, p: int, ctx: tuple) -> tuple:
+def remove_body(w: Any, p: int, ctx: tuple) -> tuple:
     """message.c:575-583 commit the valid handles; peer.c:1045 bus1_queue_remove, locked."""
     mid, ts, grp, addr, _j, valid = ctx
     texts = []
@@ -441,7 +441,7 @@ def stager_on(spec: Any, s: tuple, r: int) -> int | None:
     return None
 
 
-def check_step(w: World, before: tuple) -> None:
+def check_step(w: Any, before: tuple) -> None:
     """Sets ``B_WRITERS`` and the ``B_WINDOW`` witness for the step from ``before`` to ``w``."""
     spec = w.spec
     for r in range(spec.peers):

@@ -9,10 +9,10 @@ import tomllib
 import pytest
 
 from checker import Property
-from checker.bfs import search
-from checker.errors import InputError
-from checker.model import load_model, model_from_dict
-from checker.run import Options, check_model
+from checker.api.errors import InputError
+from checker.engine.bfs import search
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model, model_from_dict
 from specs.bus1_impl import F_ABSENT, GHOST, NODES, RANKS, Q
 from specs.history import DELIVER
 from tests.conftest import MODELS
