@@ -443,6 +443,45 @@ class Bus1Impl(PeerSpec):
         """A mutable copy of ``state`` for one step (the lock-level mode's steps use it)."""
         return World(self, state)
 
+    def action_kinds(self) -> tuple[str, ...]:
+        """The action names this configuration's scripts make possible (coverage warns of any
+        that never fires): the steps every send, destruction, reset, release, transfer,
+        disconnect and signal goes through, and at lock level the lock and unlocked steps."""
+        kinds = [op.kind for ops in self.ops for op in ops]
+        sends = SEND in kinds
+        payload = any(op.payload for ops in self.ops for op in ops)
+        destroys = any(k in ("destroy", *FLUSHING) for k in kinds)
+        out: list[str] = []
+        if sends:
+            out += ["bus1_peer_ioctl_send", "bus1_message_stage"]
+        if payload:
+            out.append("bus1_handle_acquire")
+        if destroys:
+            out.append("bus1_handle_destroy_locked")
+        if sends or destroys:
+            out += ["bus1_queue_tick", "bus1_queue_sync", "bus1_queue_commit_staged"]
+        if destroys or RELEASE in kinds or (self.locks and sends):
+            out.append("bus1_peer_peek")  # notifications (and drops); at lock level every receive
+        if sends:
+            out.append("bus1_peer_ioctl_recv")
+        if any(k in FLUSHING for k in kinds):
+            out += ["bus1_peer_flush", "bus1_queue_flush"]
+        if DISCONNECT in kinds:
+            out.append("bus1_peer_disconnect")
+        if RELEASE in kinds:
+            out.append("bus1_handle_release")
+        if TRANSFER in kinds:
+            out.append("bus1_peer_transfer")
+        if SIGNAL in kinds:
+            out.append("signal")
+        if self.locks:
+            out.append("mutex_lock")
+            if sends and not self.stage_lock:
+                out.append("bus1_queue_stage")
+            if payload and not self.install_lock:
+                out.append("bus1_handle_is_live_at")
+        return tuple(out)
+
     def holds(self, state: tuple, p: int, nodes: tuple[int, ...]) -> bool:
         """Whether ``p``'s user holds a handle to each of ``nodes`` (received, valid)."""
         return all(state[H][self.hidx(p, node)][0] == PUBLIC for node in nodes)

@@ -207,6 +207,9 @@ class Bus1Refinement(Spec):
     def format_action(self, action: tuple) -> str:
         return self.impl.format_action(action)
 
+    def action_kinds(self) -> tuple[str, ...]:
+        return self.impl.action_kinds()
+
     def describe(self, state: tuple) -> dict[str, Any]:
         impl_state, states, _failed = state
         out = self.impl.describe(impl_state)
