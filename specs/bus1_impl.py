@@ -37,30 +37,40 @@ label                          models
 ``bus1_peer_ioctl_recv``       peer.c:bus1_peer_ioctl_recv of a data message: peek,
                                message.c:bus1_message_install (is_live_at per payload
                                handle at the message's timestamp), queue.c:bus1_queue_remove
+``bus1_peer_transfer``         peer.c:bus1_peer_transfer (BUS1_CMD_HANDLE_TRANSFER)
+``bus1_peer_disconnect``       peer.c:bus1_peer_disconnect: bus1_active_deactivate; the
+                               cleanup (a reset's flush) follows once drained
 =============================  ==========================================================
 
-Constants: ``peers``, ``nodes`` (each node's owner), ``handles`` (initial remote holders)
-and ``script`` (each peer's operations, see :mod:`specs.bus1_impl_script`), which bounds
-the sends, destructions, releases, signals and resets of a run.
+Constants: ``peers``, ``nodes`` (each node's owner), ``handles`` (initial remote holders),
+``fresh`` (nodes created by their owner's first send) and ``script`` (each peer's
+operations, see :mod:`specs.bus1_impl_script`), which bounds the sends, destructions,
+releases, transfers, signals, resets and disconnects of a run. Variants of the code:
+``liveness`` (the code's rule or the full-key fix), ``addresses`` (the handles' address
+order), ``refs`` (references approximated by the holder, or counted as the code does),
+``locks`` with ``stage_lock``/``install_lock`` (the lock-level mode of
+:mod:`specs.bus1_locks`, and the two missing locks added), ``ties`` and ``mutant``.
 
 Modelling choices (each keeps the code's behaviour on ordering):
 
 * Group tags are transaction pointers in the code (stack addresses, arbitrary); here each
   transaction has a rank and, with ``ties = "all"``, the initial states hold every
   permutation of the ranks, so both orders of every tie are explored. Release
-  notifications use the owner peer as group, ranked after every transaction. Node
-  addresses (the third key) are fixed: handle ``(p, n)`` is ``1 + p * nodes + n``,
-  message entries come after.
+  notifications use the owner peer as group, ranked after every transaction (or among
+  them, with ``ties = "with_release"``). Node addresses (the third key) are a constant:
+  handle ``(p, n)`` is ``1 + p * nodes + n`` (``addresses = "ascending"``) or the reverse
+  order; message entries come after (they never tie with each other or with handles).
 * ``bus1_peer_ioctl_recv`` is one step: between its peek and its remove nothing can be
   inserted before ``front`` nor remove it (only this peer removes; the local lock
   serialises it), and a payload handle's destruction entry read by ``is_live_at`` is
   either after the message whatever its state or already committed, so reading it at
   the peek gives the same answer (message.c reads it unlocked; see the findings).
-* Payload handles of one message are acquired in one step; staging a data message is
-  atomic under the destination's lock (the code stages without that lock, a data race
-  this model does not explore).
-* A handle's strong references are approximated by its holder: the release
-  notification is queued when the last remote holder lets go.
+* Payload handles of one message are acquired in one step (one section each at lock level);
+  staging a data message is atomic under the destination's lock (the code stages without
+  that lock: ``locks = true`` explores that data race).
+* With ``refs = "holder"`` a handle's strong references are approximated by its holder:
+  the release notification is queued when the last remote holder lets go; ``refs =
+  "counted"`` counts the references of messages in flight as well.
 * History: a destruction is recorded as a transaction of the owner (a message) addressed
   to the owner and every holder, late joiners included; receiving a destroy notification
   is delivering it, and a notification dropped by peek or flush is a drop with its
@@ -76,13 +86,15 @@ notes, valid, dequeued, bad, ranks)``:
   anchor when ``p`` owns ``n``); ``state`` is NONE, ATTACHED (in the node's map, not yet
   handed to the user), PUBLIC or RELEASED; ``ts``/``group`` are its queue node's, kept
   after dequeue as the code keeps them;
-* ``nodes[n]``: DESTROYED | RELEASED flag bits;
+* ``nodes[n]``: DESTROYED | RELEASED | WEAK0 | ABSENT flag bits (``specs.bus1_impl_defs``);
 * ``txs[p]``: ``0`` or ``(phase, mid, i, ts, async_ts, T, group, sync, async, postponed)``;
 * ``pcs[p]``: operations started; ``ghost``/``drops``/``know``: the history
   (:mod:`specs.history`) with drop reasons and causal knowledge;
 * ``notes[p]``/``valid[p]``: nodes whose destroy notification ``p`` received, nodes it
   holds a valid handle to (ghosts for the handle properties);
 * ``dequeued[p]``: the last key ``p`` dequeued (ghost for ``dequeue_increasing``);
+* then, with ``locks = true``, ``locks`` and ``threads`` (:mod:`specs.bus1_locks`), and with
+  ``refs = "counted"``, ``refs[p * N + n]``: the references of messages in flight;
 * ``bad``: ``(property bits, WARN bits)``: per-transition checks made in
   :meth:`next_states` (clock monotonicity, insertion before ``front``, the destruction
   rules, every ``WARN_ON`` of the code). A transition that breaks one sets its bit in the
