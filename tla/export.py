@@ -92,6 +92,9 @@ def adapter_of(model: Model) -> Adapter:
     cls_adapter = adapter_for(model.spec_name)
     if cls_adapter is None or not (TEMPLATES / cls_adapter.template).exists():
         raise NoTemplate(model.path, "spec", builtin_missing(model.spec_name))
+    refused = cls_adapter.refuse(model.spec)
+    if refused is not None:
+        raise NoTemplate(model.path, f"constants.{refused[0]}", refused[1])
     return cls_adapter(model.spec)
 
 

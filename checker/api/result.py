@@ -93,6 +93,9 @@ class Result:
     properties: dict[str, PropertyResult] = field(default_factory=dict)
     stats: Stats = field(default_factory=Stats)
     warnings: list[str] = field(default_factory=list)
+    coverage: dict[str, int] | None = None
+    """Transitions generated per action name (TLC's coverage); ``None`` when the engine did
+    not record them."""
 
     def exit_code(self) -> int:
         """1 if a verdict differs from its expectation, else 3 if a bound left a
@@ -109,6 +112,7 @@ class Result:
             "properties": {name: p.to_json() for name, p in self.properties.items()},
             "stats": asdict(self.stats),
             "warnings": self.warnings,
+            "coverage": self.coverage,
         }
 
     @classmethod
@@ -130,6 +134,7 @@ class Result:
             props,
             Stats(**data.get("stats", {})),
             list(data.get("warnings", [])),
+            data.get("coverage"),
         )
 
 

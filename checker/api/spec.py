@@ -270,6 +270,16 @@ class Spec:
         """Whether a state with no enabled action is a proper end (not a deadlock)."""
         return True
 
+    def action_kinds(self) -> Sequence[str]:
+        """The action names (``label[0]``) this configuration can take, for coverage.
+
+        A search that explores every reachable state records how often each action name
+        fired; each name listed here that never fired is reported as a warning (the model
+        may not exercise what it was written for). The default, ``()``, claims nothing and
+        so warns of nothing.
+        """
+        return ()
+
     def describe(self, state: State) -> dict[str, Any]:
         """A JSON-friendly view of ``state`` for traces and reports (by field name when
         the spec names its fields)."""

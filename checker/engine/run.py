@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from checker.api.errors import InputError
 from checker.api.model import Model
@@ -212,6 +213,7 @@ def build_result(
         collision_probability=outcome.collision_probability,
         bound=outcome.bound,
     )
+    coverage, unfired = coverage_of(spec, outcome, bool(reductions.get("por")))
     return Result(
         model=model.path,
         spec=model.spec_name,
@@ -220,5 +222,26 @@ def build_result(
         reductions=reductions,
         properties=props,
         stats=stats,
-        warnings=list(warnings or []),
+        warnings=list(warnings or []) + unfired,
+        coverage=coverage,
     )
+
+
+def coverage_of(spec: Any, outcome: SearchOutcome, por: bool = False) -> tuple[dict[str, int] | None, list[str]]:
+    """The search's transitions per action name, the spec's listed action kinds first (with
+    their zeros), and a warning for each listed kind that never fired in a search that
+    explored every reachable state (a search stopped early proves nothing by a zero; with
+    partial-order reduction the counts are the reduced graph's)."""
+    fired = getattr(outcome, "fired", None)
+    if fired is None:
+        return None, []
+    kinds = list(dict.fromkeys(spec.action_kinds()))
+    coverage = {k: fired.get(k, 0) for k in kinds}
+    coverage.update(sorted((k, n) for k, n in fired.items() if k not in coverage))
+    warnings = []
+    if outcome.complete:
+        never = [k for k in kinds if not fired.get(k)]
+        if never:
+            where = " in the graph reduced by partial-order reduction" if por else ""
+            warnings.append(f"coverage: {', '.join(never)} never fired{where} (listed by {spec.name}.action_kinds)")
+    return coverage, warnings
