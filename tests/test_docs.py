@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from checker.model import load_model
-from checker.result import EXIT_BOUND, EXIT_ENGINE, EXIT_INPUT, EXIT_MISMATCH, EXIT_OK
-from checker.run import Options, check_model
+from checker.api.result import EXIT_BOUND, EXIT_ENGINE, EXIT_INPUT, EXIT_MISMATCH, EXIT_OK
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -164,8 +164,8 @@ def code_in(page: Path) -> list[str]:
 
 
 def test_pages_name_only_files_and_objects_that_exist() -> None:
-    """Every file path (``checker/table.py``, ``models/bss-*.toml``) and dotted name
-    (``checker.spark_bfs.SparkOptions``) the README and the docs show in code exists, so
+    """Every file path (``checker/engine/table.py``, ``models/bss-*.toml``) and dotted name
+    (``checker.spark.bfs.SparkOptions``) the README and the docs show in code exists, so
     moving a module or renaming a model cannot leave a page pointing at nothing."""
     missing = []
     named = 0
