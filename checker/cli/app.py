@@ -23,6 +23,7 @@ from checker.api.errors import EngineError, InputError
 from checker.api.result import EXIT_ENGINE, EXIT_INPUT
 from checker.cli import check, matrix, prove, reports, sweep, tla
 from checker.engine.bfs import SpecError
+from checker.validate import command as validate_command
 
 
 class OrdercheckGroup(click.Group):
@@ -57,3 +58,4 @@ main.add_command(matrix.matrix_command)
 main.add_command(prove.prove)
 sweep.add_commands(main)
 tla.add_commands(main)  # export-tla, tlc
+validate_command.add_commands(main)  # validate, generate-logs
