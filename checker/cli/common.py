@@ -10,6 +10,7 @@ import click
 
 from checker.api.model import Model
 from checker.api.result import Result
+from checker.engine.notes import first_time
 from checker.engine.run import Options, check_model
 from checker.loading.modelfile import expand_paths, load_model
 
@@ -78,17 +79,21 @@ def check_one(model: Model, options: Options) -> Result:
 MARK = {True: "ok", False: "UNEXPECTED"}
 
 
-def print_result(model: Model, result: Result, *, verbose: bool | None = False) -> None:
+def print_result(model: Model, result: Result, *, verbose: bool | None = False, seen: set[str] | None = None) -> None:
     """Statistics and one line per property; traces of unexpected verdicts (all traces
-    with ``verbose``; with ``None``, the traces of every violation)."""
+    with ``verbose``; with ``None``, the traces of every violation). ``seen`` collects
+    the reduction notes printed so far in this run, which are not printed again."""
     st = result.stats
     cut = f", stopped by {st.bound}" if st.bound else ""
     click.echo(
-        f"{model.path}: {result.spec}, {st.distinct_states:,} distinct states, {st.transitions:,} "
+        f"{model.path}: {model.spec.name}, {st.distinct_states:,} distinct states, {st.transitions:,} "
         f"transitions, depth {st.depth}, {st.seconds:.2f}s ({st.states_per_second:,.0f} states/s){cut}"
     )
     for warning in result.warnings:
-        click.echo(f"  warning: {warning}")
+        if first_time(warning, seen):
+            click.echo(f"  warning: {warning}")
+    if verbose and result.coverage:
+        click.echo("  coverage: " + ", ".join(f"{name} {n:,}" for name, n in result.coverage.items()))
     width = max((len(n) for n in result.properties), default=0)
     for name, p in result.properties.items():
         expected = p.expected or "-"

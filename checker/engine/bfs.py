@@ -62,6 +62,7 @@ class SearchOutcome:
     bound: str | None = None
     complete: bool = True
     maybe_cyclic: bool = False  # an edge leads back to a level at or above its source
+    fired: dict[str, int] | None = None  # transitions generated per action name; None: not recorded
 
     @property
     def distinct_states(self) -> int:

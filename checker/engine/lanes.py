@@ -197,6 +197,7 @@ class _Lane:
             on_succ,
             on_terminal,
             problem,
+            expander.take_fired(),
         )
         return succ, result
 
@@ -285,7 +286,7 @@ class Lanes:
 
     def run(self, level: LaneLevel, open_names: frozenset[str]) -> Iterator[tuple]:
         """Expand ``level``: its units' results in the level's order, as
-        ``(worker, unit, positions, counts, fingerprints, on_succ, on_terminal, problem)``."""
+        ``(worker, unit, positions, counts, fingerprints, on_succ, on_terminal, problem, fired)``."""
         for w in range(self.workers):
             self.send(w, ("level", [seg for seg, owner, _n in level.order if owner == w], open_names))
         for _seg, w, n in level.order:

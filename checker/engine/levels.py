@@ -30,6 +30,7 @@ import pickle
 import shutil
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -79,13 +80,13 @@ def _expand_remote(chunk: bytes | list) -> tuple:
     states = _states(chunk)
     owner, pos, succ, counts, reduced = _WORKER.expand(states)
     fps = _WORKER.fingerprints(succ)
-    return owner, pos, pickle.dumps(succ, pickle.HIGHEST_PROTOCOL), counts, reduced, fps
+    return owner, pos, pickle.dumps(succ, pickle.HIGHEST_PROTOCOL), counts, reduced, fps, None, _WORKER.take_fired()
 
 
 def _expand_local(expander: Expander, chunk: bytes | list) -> tuple:
     states = _states(chunk)
     owner, pos, succ, counts, reduced = expander.expand(states)
-    return owner, pos, succ, counts, reduced, expander.fingerprints(succ), states
+    return owner, pos, succ, counts, reduced, expander.fingerprints(succ), states, expander.take_fired()
 
 
 def search_levels(
@@ -182,6 +183,7 @@ class _LevelSearch:
         self.store = CompactStore(capacity)
         self.outcome = outcome_cls(self.store)
         self.decisions = self.outcome.decisions
+        self.fired: Counter[str] | None = Counter()  # coverage: successors generated per action name
         self.expander = expander = Expander(spec, reductions)
         self.history_key = spec.history_key if evaluator.uses_history else None
         self.max_states = bounds.max_states
@@ -265,6 +267,7 @@ class _LevelSearch:
         self.level_start, self.depth, self.transitions = meta["level_start"], meta["depth"], meta["transitions"]
         outcome.initial_states = meta["initial_states"]
         self.elapsed_before = meta["seconds"]
+        self.fired = Counter(meta["fired"]) if meta.get("fired") is not None else None
         for name, (index, sentence) in meta["decisions"].items():
             self.record([(name, sentence)], index)
         if self.lanes is not None:
@@ -334,6 +337,7 @@ class _LevelSearch:
             "seconds": self.elapsed_before + time.monotonic() - self.started,
             "decisions": {n: [d.index, d.explanation] for n, d in self.decisions.items()},
             "maybe_cyclic": outcome.maybe_cyclic,
+            "fired": dict(self.fired) if self.fired is not None else None,
         }
         assert self.ckpt is not None
         _save_checkpoint(self.ckpt, self.ident, meta, self.store, self.frontier)
@@ -380,15 +384,14 @@ class _LevelSearch:
         try:
             if lanes is not None:
                 # Worker w's unit: the states stay there; findings come with it.
-                w, unit, pos_a, counts_a, fps, on_succ, on_terminal, problem = res
+                w, unit, pos_a, counts_a, fps, on_succ, on_terminal, problem, fired = res
                 if problem:
                     raise spec_error(f"{spec.name}: {problem}")
                 owner_a = np.repeat(np.arange(len(counts_a), dtype=np.int64), counts_a)
                 counts = counts_a  # a list only if the loop below runs
                 states = None
             else:
-                owner, pos, succ, counts, reduced, fps = res[:6]
-                states = res[6] if len(res) > 6 else None
+                owner, pos, succ, counts, reduced, fps, states, fired = res
                 if isinstance(succ, bytes):
                     succ = pickle.loads(succ)
                 if states is None and (0 in counts or reductions.proviso or history_key is not None):
@@ -399,6 +402,8 @@ class _LevelSearch:
                     )
                 owner_a = np.asarray(owner, dtype=np.int64)
                 pos_a = np.asarray(pos, dtype=np.int64)
+            if self.fired is not None:
+                self.fired.update(fired)
             if pos_a.size and pos_a.max() > 0xFFFF:
                 raise spec_error(f"{spec.name}: more than 65535 enabled actions in one state")
             first = len(store)
@@ -562,6 +567,7 @@ class _LevelSearch:
         outcome.transitions = self.transitions
         outcome.depth = self.depth + 1 if len(store) else 0
         outcome.complete = outcome.bound is None and not (self.stop and self.remaining)
+        outcome.fired = dict(self.fired) if self.fired is not None else None
         outcome.seconds = self.elapsed_before + time.monotonic() - self.started
         outcome.peak_memory_bytes = max(peak_rss() - self.baseline, 0) + self.worker_peak
         outcome.store_bytes = store.nbytes()

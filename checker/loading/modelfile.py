@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from checker.api.errors import ConstantError, InputError
+from checker.api.faults import FAULTS, undeclared, unknown_faults
 from checker.api.model import Model
 from checker.api.spec import Property
-from checker.loading.registry import UnknownSpec, spec_class, spec_names
+from checker.loading.specref import BadSpecRef, resolve
 
 STATUSES = ("holds", "violated")
 TOP_KEYS = {"spec", "description", "constants", "check", "expect", "prove"}
@@ -70,10 +71,10 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
     if not isinstance(name, str):
         raise InputError(where, "spec", f"expected a string, got {name!r}")
     try:
-        cls = spec_class(name)
-    except UnknownSpec:
-        known = ", ".join(spec_names())
-        raise InputError(where, "spec", f"unknown spec {name!r} (built-in specs: {known})") from None
+        ref = resolve(name, Path(where).parent)
+    except BadSpecRef as exc:
+        raise InputError(where, "spec", str(exc)) from None
+    cls, name = ref.cls, ref.canonical
 
     constants = data.get("constants", {})
     if not isinstance(constants, dict):
@@ -82,6 +83,12 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
         spec = cls(**constants)
     except ConstantError as exc:
         raise InputError(where, f"constants.{exc.name}", exc.message) from None
+    bad_faults = unknown_faults(cls)
+    if bad_faults:
+        raise InputError(where, "spec", f"{cls.name} declares unknown faults {bad_faults} (known: {', '.join(FAULTS)})")
+    refused = undeclared(spec)
+    if refused is not None:
+        raise InputError(where, f"constants.{refused[0].name}", refused[1])
 
     check = data.get("check", {})
     if not isinstance(check, dict):
@@ -96,7 +103,7 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
     available = spec.property_map()
     for prop, verdict in expect.items():
         if prop not in available:
-            raise InputError(where, f"expect.{prop}", _unknown_property(name, prop, available))
+            raise InputError(where, f"expect.{prop}", _unknown_property(cls.name, prop, available))
         if verdict not in STATUSES:
             raise InputError(where, f"expect.{prop}", f"expected \"holds\" or \"violated\", got {verdict!r}")
 
@@ -107,7 +114,7 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
         raise InputError(where, "check.properties", "expected a list of property names")
     for prop in names:
         if prop not in available:
-            raise InputError(where, "check.properties", _unknown_property(name, prop, available))
+            raise InputError(where, "check.properties", _unknown_property(cls.name, prop, available))
     for prop in expect:
         if prop not in names:
             raise InputError(where, f"expect.{prop}", "has an expectation but is not in check.properties")
