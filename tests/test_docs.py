@@ -175,8 +175,8 @@ def code_in(page: Path) -> list[str]:
 
 
 def test_pages_name_only_files_and_objects_that_exist() -> None:
-    """Every file path (``checker/table.py``, ``models/bss-*.toml``) and dotted name
-    (``checker.spark_bfs.SparkOptions``) the README and the docs show in code exists, so
+    """Every file path (``checker/engine/table.py``, ``models/bss-*.toml``) and dotted name
+    (``checker.spark.bfs.SparkOptions``) the README and the docs show in code exists, so
     moving a module or renaming a model cannot leave a page pointing at nothing."""
     missing = []
     named = 0
