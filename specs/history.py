@@ -75,6 +75,16 @@ class Message:
     dests: frozenset[int]
     past: frozenset[int]
 
+    @cached_property
+    def dests_mask(self) -> int:
+        """``dests`` as a bitmask: bit ``q`` is set when the message is addressed to ``q``."""
+        return sum(1 << q for q in self.dests)
+
+    @cached_property
+    def past_mask(self) -> int:
+        """``past`` as a bitmask: bit ``m`` is set when message ``m`` is in the causal past."""
+        return sum(1 << m for m in self.past)
+
 
 @dataclass(frozen=True)
 class History:
@@ -140,6 +150,11 @@ class History:
     @cached_property
     def _delivered(self) -> tuple[tuple[int, ...], ...]:
         return tuple(tuple(e.arg for e in log if e.kind == DELIVER) for log in self.logs)
+
+    def message_label(self, mid: int) -> str:
+        """The message's name (``a1``), or ``message 7`` for an id no send introduced."""
+        msg = self.messages.get(mid)
+        return msg.name if msg is not None else f"message {mid}"
 
     def dropped(self, peer: int) -> set[int]:
         return {e.arg for e in self.logs[peer] if e.kind == DROP}
@@ -209,18 +224,19 @@ def message_name(peers: Sequence[str], sender: int, seq: int) -> str:
     return f"{peers[sender]}{seq + 1}"
 
 
-def _event_phrase(h: History, peer: int, ev: Event) -> str:
+def event_phrase(h: History, peer: int, ev: Event) -> str:
+    """One event in words: ``a sent a1``, ``b received a1``, ``a signalled b``..."""
     who = h.peers[peer]
     if ev.kind == SEND:
-        return f"{who} sent {h.messages[ev.arg].name}"
+        return f"{who} sent {h.message_label(ev.arg)}"
     if ev.kind == DELIVER:
-        return f"{who} received {h.messages[ev.arg].name}"
+        return f"{who} received {h.message_label(ev.arg)}"
     if ev.kind == SIGNAL_OUT:
         return f"{who} signalled {h.peers[ev.arg]}"
     if ev.kind == SIGNAL_IN:
         return f"{who} got a signal from {h.peers[ev.arg]}"
     if ev.kind == DROP:
-        return f"{who} dropped {h.messages[ev.arg].name}"
+        return f"{who} dropped {h.message_label(ev.arg)}"
     return f"{who} {KIND_NAMES[ev.kind]}"
 
 
@@ -287,5 +303,5 @@ def _causal_chain(h: History, m1: int, m2: int) -> list[str] | None:
         nxt_node = path[k + 1] if k + 1 < len(path) else None
         hops_peer = nxt_node is not None and nxt_node[0] != p
         if k == 0 or nxt_node is None or hops_peer or (k > 0 and path[k - 1][0] != p):
-            phrases.append(_event_phrase(h, p, ev))
+            phrases.append(event_phrase(h, p, ev))
     return phrases
