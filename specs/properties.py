@@ -103,17 +103,33 @@ def _later(h: History, q: int, index: int, missing: list[int]) -> str:
     return f" ({h.name(q)} delivered {_and_list([h.messages[m].name for m in came])} only afterwards)"
 
 
+def premature_delivery(h: History, name: str) -> tuple[int, int, list[int]] | None:
+    """For ``fifo`` or ``causal``: the delivery at which the property first breaks, as
+    ``(peer, log index, ids of the predecessors it did not wait for)``, or ``None``
+    when the property holds (reports highlight these)."""
+    if name == "fifo":
+        need = _earlier_by_sender(h)
+    elif name == "causal":
+        need = {mid: msg.past_mask for mid, msg in h.messages.items()}
+    else:
+        raise ValueError(f"premature_delivery reads fifo or causal, not {name!r}")
+    found = _first_undelivered(h, need, _addressed(h))
+    if found is None:
+        return None
+    q, i, mask = found
+    return q, i, _ids(mask)
+
+
 def fifo(h: History) -> str | None:
     """FIFO delivery: when a peer ``q`` delivers ``m2``, every message that ``m2``'s sender
     sent before ``m2`` (a smaller ``seq``) and addressed to ``q`` has already been
     delivered at ``q``, or dropped there with a reason. Violated at the delivery of
     ``m2`` otherwise, whether or not the earlier message is delivered later."""
-    found = _first_undelivered(h, _earlier_by_sender(h), _addressed(h))
+    found = premature_delivery(h, "fifo")
     if found is None:
         return None
-    q, i, mask = found
+    q, i, missing = found
     m2 = h.messages[h.logs[q][i].arg]
-    missing = _ids(mask)
     names = _and_list([h.messages[m].name for m in missing])
     return (
         f"peer {h.name(q)} delivered {m2.name} while {names}, which {h.name(m2.sender)} sent before it, "
@@ -127,13 +143,11 @@ def causal(h: History) -> str | None:
     that is addressed to ``q`` has already been delivered at ``q``, or dropped there with
     a reason. Violated at the delivery of ``m2`` otherwise, whether or not the earlier
     message is delivered later."""
-    need = {mid: msg.past_mask for mid, msg in h.messages.items()}
-    found = _first_undelivered(h, need, _addressed(h))
+    found = premature_delivery(h, "causal")
     if found is None:
         return None
-    q, i, mask = found
+    q, i, missing = found
     m2 = h.logs[q][i].arg
-    missing = _ids(mask)
     names = _and_list([h.messages[m].name for m in missing])
     chain = h.happened_before_path(missing[0], m2)
     why = f": {', '.join(chain)}" if chain else ""
@@ -686,6 +700,7 @@ __all__ = [
     "integrity",
     "lock_edges",
     "lock_graph",
+    "premature_delivery",
     "synchronous",
     "total",
     "total_global",

@@ -92,12 +92,16 @@ def trace_svg(html: str, anchor: str) -> ET.Element:
     return svgs(section)[0]
 
 
-def test_causal_diagram_highlights_the_two_deliveries_out_of_order(report):
+def test_causal_diagram_highlights_the_premature_delivery_and_what_it_did_not_wait_for(report):
     _view, _out, html = report
     svg = trace_svg(html, "trace-fifo-4--causal")
     assert sorted(offending_labels(svg)) == ["a1", "b1"]
     arrows = [g for g in svg.iter(f"{SVG}g") if (g.get("class") or "").startswith("arrow message")]
-    assert len(arrows) >= 3  # b received a1, then c's two deliveries
+    assert len(arrows) == 2  # b received a1, c received b1; the trace ends there
+    hot = {g.find(f"{SVG}text").text: g.get("class").split() for g in svg.iter(f"{SVG}g")
+           if "offending" in (g.get("class") or "").split() and "arrow" in g.get("class", "")}
+    assert "message" in hot["b1"]  # c's delivery of b1 ...
+    assert "pending" in hot["a1"]  # ... while a1, on its way to c, was not yet delivered
     peers = [t.text for t in svg.iter(f"{SVG}text") if t.get("class") == "peer"]
     assert peers == ["a", "b", "c", "d"]
     # the offending arrows end on c's line
@@ -128,13 +132,13 @@ def test_steps_list_only_what_changed(report):
     view, _out, _html = report
     t = next(t for t in view.traces if t.anchor == "trace-fifo-4--causal")
     last = t.steps[-1]
-    assert last.action == "c receives a1"
+    assert last.action == "c receives b1"
     paths = {c.path: (c.before, c.after) for c in last.changes}
-    assert paths["peers.c.delivered"] == ("[b1]", "[b1, a1]")
+    assert paths["peers.c.delivered"] == ("[]", "[b1]")
     assert "peers.a.queue" not in paths  # unchanged paths are left out
     assert last.hot
-    assert t.explanation.startswith("peer c received b1 before a1")
-    assert t.culprits == [f"step {len(t.steps) - 2}: c received b1", f"step {len(t.steps) - 1}: c received a1"]
+    assert t.explanation.startswith("peer c delivered b1 while a1, which happened before it, had not been delivered")
+    assert t.culprits == [f"step {len(t.steps) - 1}: c received b1", "a1 to c: not yet delivered there"]
 
 
 def test_eventual_delivery_blames_the_missing_deliveries():
