@@ -18,6 +18,11 @@ A model file is the analogue of a TLC ``.cfg``::
     [expect]
     causal = "holds"
     total = "holds"
+    total_race = "holds"    # a sometimes property: the witness below
+
+    [evidence]              # why each "holds" is not vacuous (checker.evidence)
+    causal = { mutant = "bus1-mutant-no-block.toml" }
+    total = { witness = "total_race" }
 
 ``properties`` defaults to the keys of ``[expect]``, and to every property of the spec
 when there is no ``[expect]`` either.
@@ -31,11 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from checker.errors import ConstantError, InputError
+from checker.evidence import evidence_table
 from checker.registry import UnknownSpec, spec_class, spec_names
 from checker.spec import Property, Spec
 
 STATUSES = ("holds", "violated")
-TOP_KEYS = {"spec", "description", "constants", "check", "expect", "prove"}
+TOP_KEYS = {"spec", "description", "constants", "check", "expect", "evidence", "prove"}
 CHECK_KEYS = {"properties", "symmetry", "por", "max_states", "max_depth", "time_limit"}
 PROVE_KEYS = {"queue_bound", "depth", "timeout", "targets", "drop", "expect"}
 
@@ -58,6 +64,7 @@ class Model:
     time_limit: float | None = None
     raw: dict[str, Any] = field(default_factory=dict)
     prove: dict[str, Any] = field(default_factory=dict)  # the validated [prove] table
+    evidence: dict[str, dict[str, str]] = field(default_factory=dict)  # the validated [evidence] table
 
     @property
     def name(self) -> str:
@@ -172,6 +179,7 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
         time_limit=None if time_limit is None else float(time_limit),
         raw=data,
         prove=_prove_table(data.get("prove", {}), where),
+        evidence=evidence_table(data.get("evidence", {}), where, dict(expect), available, list(names)),
     )
 
 

@@ -103,6 +103,7 @@ from specs.bus1_impl_script import RELEASE, RESET, SEND, SIGNAL, Op, parse_scrip
 from specs.common import ghost_event, ghost_send, ghost_signal, members, peer_names
 from specs.history import DELIVER, DROP, History
 from specs.properties import LIBRARY
+from specs.witnesses import WITNESSES
 
 # Handle states.
 NONE, ATTACHED, PUBLIC, RELEASED = 0, 1, 2, 3
@@ -290,6 +291,7 @@ class Bus1Impl(PeerSpec):
     def properties(self) -> list[Property]:
         return [
             *LIBRARY,
+            *WITNESSES,
             self.deadlock_free(),
             Property.always("clock_parity", self._clock_parity, doc=_DOCS["clock_parity"]),
             Property.always("clock_monotonic", self._bit(B_CLOCK, "clock_monotonic"), doc=_DOCS["clock_monotonic"]),

@@ -55,6 +55,7 @@ from specs.async_peers import CHANS, AsyncPeerSpec, broadcast_constants
 from specs.channels import channel_constants
 from specs.common import members, replace
 from specs.properties import LIBRARY
+from specs.witnesses import WITNESSES
 
 CLOCKS, QUEUES, ACKS, LATEST = 5, 6, 7, 8
 MSG, ACK = 0, 1
@@ -155,7 +156,7 @@ class LamportTotal(AsyncPeerSpec):
         return all(seen[c] > ts for c in range(self.peers) if c != q)
 
     def properties(self) -> list[Property]:
-        return list(LIBRARY)
+        return [*LIBRARY, *WITNESSES]
 
     # -- presentation -------------------------------------------------------------------------
 

@@ -44,6 +44,7 @@ from specs.async_peers import CHANS, AsyncPeerSpec, broadcast_constants
 from specs.channels import channel_constants
 from specs.common import replace
 from specs.properties import LIBRARY
+from specs.witnesses import WITNESSES
 
 COUNTER, EXPECT, HELD = 5, 6, 7
 
@@ -98,7 +99,7 @@ class Sequencer(AsyncPeerSpec):
         return out
 
     def properties(self) -> list[Property]:
-        return list(LIBRARY)
+        return [*LIBRARY, *WITNESSES]
 
     # -- presentation -------------------------------------------------------------------------
 

@@ -50,6 +50,7 @@ from specs.channels import channel_constants
 from specs.common import members, names_of, replace
 from specs.history import DELIVER, encode_event
 from specs.properties import LIBRARY
+from specs.witnesses import WITNESSES
 
 CLOCKS, WAITING, QUEUES = 5, 6, 7
 MSG, PROPOSE, FINAL = 0, 1, 2
@@ -164,7 +165,7 @@ class Skeen(AsyncPeerSpec):
         return next((e for e in queue if e[2]), None)
 
     def properties(self) -> list[Property]:
-        return list(LIBRARY)
+        return [*LIBRARY, *WITNESSES]
 
     # -- presentation -------------------------------------------------------------------------
 
