@@ -306,7 +306,8 @@ def integrity(h: History) -> str | None:
             if p == msg.sender:
                 return f"peer {h.name(p)} {verb} {msg.name} before sending it: {phrases}"
             return f"peer {h.name(p)} {verb} {msg.name} before {h.name(msg.sender)} sent it: {phrases}"
-    phrases = ", ".join(event_phrase(h, a, h.logs[a][b]) for a, b in cycle)
+    k = cycle.index(min(cycle))
+    phrases = ", ".join(event_phrase(h, a, h.logs[a][b]) for a, b in cycle[k:] + cycle[:k])
     return f"a signal is received before it is sent: {phrases}"
 
 
