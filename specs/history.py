@@ -86,6 +86,52 @@ class Message:
         return sum(1 << m for m in self.past)
 
 
+class MessageMasks:
+    """Facts about a set of messages as bitmasks of message ids (bit ``m`` stands for
+    message ``m``), each computed on first use."""
+
+    def __init__(self, messages: dict[int, Message], peers: int) -> None:
+        self.messages = messages
+        self.peers = peers
+
+    @cached_property
+    def addressed(self) -> tuple[int, ...]:
+        """Per peer ``q``, the messages addressed to ``q``."""
+        to = [0] * self.peers
+        for msg in self.messages.values():
+            bit = 1 << msg.id
+            for q in msg.dests:
+                if q < self.peers:
+                    to[q] |= bit
+        return tuple(to)
+
+    @cached_property
+    def earlier(self) -> dict[int, int]:
+        """Per message, the messages its sender sent before it (a smaller ``seq``)."""
+        by_sender: dict[int, list[tuple[int, int]]] = {}
+        for msg in self.messages.values():
+            by_sender.setdefault(msg.sender, []).append((msg.seq, msg.id))
+        out: dict[int, int] = {}
+        for sent in by_sender.values():
+            sent.sort()
+            mask = 0
+            k = 0
+            while k < len(sent):
+                j = k
+                while j < len(sent) and sent[j][0] == sent[k][0]:  # equal seqs precede neither
+                    out[sent[j][1]] = mask
+                    j += 1
+                for _seq, mid in sent[k:j]:
+                    mask |= 1 << mid
+                k = j
+        return out
+
+    @cached_property
+    def past(self) -> dict[int, int]:
+        """Per message, its causal past."""
+        return {mid: msg.past_mask for mid, msg in self.messages.items()}
+
+
 @dataclass(frozen=True)
 class History:
     """Messages, and for each peer the ordered list of its events.
@@ -128,14 +174,16 @@ class History:
         except TypeError:  # not hashable (lists): build it every time
             sent_key = known = None
         if known is None:
-            known = _messages(peers, sent, stride)
+            messages = _messages(peers, sent, stride)
+            known = (messages, MessageMasks(messages, len(peers)))
             if sent_key is not None:
                 if len(_OUTBOXES) >= _MEMO_LIMIT:
                     _OUTBOXES.clear()
                 _OUTBOXES[sent_key] = known
         entries = tuple(map(_decoded_log, logs))
-        h = cls(peers, dict(known), tuple(e[0] for e in entries), dict(drops or {}), frozenset(failed))
+        h = cls(peers, dict(known[0]), tuple(e[0] for e in entries), dict(drops or {}), frozenset(failed))
         h.__dict__["_delivered"] = tuple(e[1] for e in entries)  # what the cached property would compute
+        h.__dict__["masks"] = known[1]  # shared by every history with these messages
         return h
 
     # -- reading ----------------------------------------------------------------------
@@ -146,6 +194,12 @@ class History:
     def deliveries(self, peer: int) -> list[int]:
         """The ids of the messages ``peer`` delivered, in order."""
         return list(self._delivered[peer])
+
+    @cached_property
+    def masks(self) -> MessageMasks:
+        """Bitmask facts about the messages that the ordering properties read; shared by
+        all histories built (:meth:`from_raw`) from the same messages."""
+        return MessageMasks(self.messages, len(self.peers))
 
     @cached_property
     def _delivered(self) -> tuple[tuple[int, ...], ...]:
@@ -176,7 +230,7 @@ class History:
 _MEMO_LIMIT = 1 << 16
 _MESSAGES: dict[tuple, Message] = {}
 _LOGS: dict[tuple[int, ...], tuple[tuple[Event, ...], tuple[int, ...]]] = {}
-_OUTBOXES: dict[tuple, dict[int, Message]] = {}  # raw ``sent`` -> its messages
+_OUTBOXES: dict[tuple, tuple[dict[int, Message], MessageMasks]] = {}  # raw ``sent`` -> its messages
 
 
 def _messages(peers: tuple[str, ...], sent: Sequence[Sequence[tuple[int, int]]], stride: int) -> dict[int, Message]:

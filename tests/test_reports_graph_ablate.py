@@ -35,7 +35,7 @@ def test_graph_exports_dot_and_graphml_with_the_counterexample_marked(tmp_path):
     res = CliRunner().invoke(main, ["graph", str(model), "-o", str(tmp_path)])
     assert res.exit_code == 0, res.output
     full = check_model(load_model(model), Options(progress=False, stop_when_decided=False, symmetry=False, por=False))
-    assert f"{full.stats.distinct_states} states" in res.output and "causal (8 steps)" in res.output
+    assert f"{full.stats.distinct_states} states" in res.output and "causal (6 steps)" in res.output
     gm = nx.read_graphml(tmp_path / "small.graphml", force_multigraph=True)
     assert gm.number_of_nodes() == full.stats.distinct_states
     assert gm.number_of_edges() == full.stats.transitions

@@ -25,11 +25,6 @@ Past(m) == sent[m[1]][m[2]].past
 
 Consumes(e) == e.kind \in {"deliver", "drop"}
 IsDelivery(q, i) == logs[q][i].kind = "deliver"
-DeliveredBefore(q, m1, m2) ==
-    \E i, j \in DOMAIN logs[q] :
-        /\ i < j
-        /\ IsDelivery(q, i) /\ logs[q][i].arg = m1
-        /\ IsDelivery(q, j) /\ logs[q][j].arg = m2
 (* q delivered or dropped m among its first j - 1 events.                  *)
 ConsumedBefore(q, m, j) == \E i \in 1..(j - 1) : Consumes(logs[q][i]) /\ logs[q][i].arg = m
 
@@ -90,7 +85,7 @@ Acyclic(nodes, edges) ==
 (* total_global: the union of all peers' delivery orders is acyclic.       *)
 OrderEdges(q) ==
     LET o == Order(q, Msgs)
-    IN  {<<o[i], o[i + 1]>> : i \in 1..(Len(o) - 1)}
+    IN  {<<o[i], o[i + 1]>> : i \in {k \in DOMAIN o : k + 1 \in DOMAIN o}}
 TotalGlobal == Acyclic(Msgs, UNION {OrderEdges(q) : q \in Peers})
 
 (* eventual_delivery: nothing sent to a peer stays undelivered.            *)
