@@ -1,12 +1,12 @@
 # Two entry points, each working on a fresh machine from a clean clone:
 #   make check   set everything up, then run the default model suite (ordercheck check models/)
-#   make test    set everything up, then run the whole test suite
+#   make test    set everything up, then ruff, the import contract and the whole test suite
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup browser check test lint bench clean
+.PHONY: setup browser check test lint bench docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,13 +38,24 @@ check: setup
 
 test: setup
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-logo
 	$(BIN)/python -m pytest -q
 
+# ruff, then the import contract (pyproject.toml's [tool.importlinter]; see
+# docs/explanation/architecture.md)
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-logo
 
 bench: setup
 	$(BIN)/python benchmarks/throughput.py
+
+# The documentation (docs/, README.md as its front page) as HTML in build/docs. Every
+# warning is an error: a broken link between pages, a heading anchor that does not
+# exist, a Python cross-reference that resolves to nothing, a docstring autodoc cannot
+# read. -E rebuilds from scratch, so what the code says now is what the pages say.
+docs: $(STAMP)
+	$(BIN)/sphinx-build -E -W --keep-going -n -q -b html docs build/docs
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -21,9 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from checker.model import load_model  # noqa: E402
-from checker.reduce import stubborn  # noqa: E402
-from checker.run import Options, check_model  # noqa: E402
+from checker.engine.reduce import stubborn  # noqa: E402
+from checker.engine.run import Options, check_model  # noqa: E402
+from checker.loading.modelfile import load_model  # noqa: E402
 
 MODELS = sorted(
     [p for p in (ROOT / "models").glob("*.toml") if p.stem.startswith(("bus1-", "fifo-")) and "impl" not in p.stem]

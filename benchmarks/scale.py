@@ -1,4 +1,4 @@
-"""Reductions, memory and TLC side by side: the figures of the README's "Scale" section.
+"""Reductions, memory and TLC side by side: the figures of docs/explanation/performance.md.
 
 For each model: distinct states, time to verdict (wall and CPU), distinct states per
 CPU second and peak memory per state, with reductions off and on ("to verdict": the
@@ -86,8 +86,8 @@ def chosen(model, which: str) -> list:
 
 def one(path: str, reduced: bool, workers: int, time_limit: float | None, which: str = "model") -> dict:
     """One check in this process (run as a child): the figures as a dict."""
-    from checker.model import load_model
-    from checker.run import Options, check_model
+    from checker.engine.run import Options, check_model
+    from checker.loading.modelfile import load_model
 
     model = load_model(path)
     model = dataclasses.replace(model, properties=chosen(model, which))
@@ -137,7 +137,7 @@ def tlc(path: str, which: str, workers: int) -> dict:
     """The model's TLA+ export through TLC, checking the ``which`` properties, or why not."""
     if not os.environ.get("TLA2TOOLS_JAR"):
         return {"skip": "TLA2TOOLS_JAR is not set"}
-    from checker.model import load_model
+    from checker.loading.modelfile import load_model
     from tla.export import export_model
     from tla.tlc import TlcFailed, TlcUnavailable, run_tlc
 
@@ -227,8 +227,8 @@ def memory_synthetic(n: int) -> dict:
     """Peak RSS growth of a CompactStore holding ``n`` random fingerprints with parents."""
     import numpy as np
 
-    from checker.memory import current_rss, peak_rss, reset_peak
-    from checker.table import CompactStore
+    from checker.engine.memory import current_rss, peak_rss, reset_peak
+    from checker.engine.table import CompactStore
 
     reset_peak()
     base = current_rss()
@@ -252,9 +252,9 @@ def memory_synthetic(n: int) -> dict:
 def memory_real(path: str, max_states: int, spill_dir: str | None) -> None:
     """A real unreduced run of ``path`` cut at ``max_states``, every level's frontier in
     files: peak resident memory per distinct state, over the baseline and in total."""
-    from checker.memory import current_rss, peak_rss
-    from checker.model import load_model
-    from checker.run import Options, check_model
+    from checker.engine.memory import current_rss, peak_rss
+    from checker.engine.run import Options, check_model
+    from checker.loading.modelfile import load_model
 
     model = load_model(path)
     before = current_rss()  # interpreter, numpy, ordercheck and the model loaded

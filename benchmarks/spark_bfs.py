@@ -56,16 +56,16 @@ def cpu_seconds(root: int) -> float:
 
 
 def _bounds(max_states: int | None):
-    from checker.bfs import Bounds
+    from checker.engine.bfs import Bounds
 
     return Bounds(max_states=max_states)
 
 
 def one(master: str, model_path: str, tiny_path: str, max_states: int | None) -> dict:
     """Run in a child process: start Spark on ``master``, time the two models."""
-    from checker.model import load_model
-    from checker.spark_bfs import SparkOptions, SparkSearch
-    from checker.spark_session import get_spark
+    from checker.loading.modelfile import load_model
+    from checker.spark.bfs import SparkOptions, SparkSearch
+    from checker.spark.session import get_spark
 
     started = time.monotonic()
     sc = get_spark(master, {"spark.ui.enabled": "false"})
@@ -97,8 +97,8 @@ def one(master: str, model_path: str, tiny_path: str, max_states: int | None) ->
 
 
 def local_rate(model_path: str, max_states: int | None) -> dict:
-    from checker.bfs import search
-    from checker.model import load_model
+    from checker.engine.bfs import search
+    from checker.loading.modelfile import load_model
 
     model = load_model(model_path)
     cpu = time.process_time()

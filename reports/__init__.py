@@ -1,6 +1,6 @@
 """Report rendering: HTML, Markdown, JUnit XML, ITF traces, ShiViz logs, state graphs.
 
-This layer reads :class:`checker.result.Result` records (as JSON or in memory) and the
+This layer reads :class:`checker.api.result.Result` records (as JSON or in memory) and the
 specs they name; it never touches the search engine. Entry points:
 
 - :func:`load_items` reads ``ordercheck check --json`` and ``ordercheck ablate --json``
@@ -17,8 +17,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from checker.errors import InputError
-from checker.result import Result
+from checker.api.errors import InputError
+from checker.api.result import Result
 from reports.view import Ablation
 
 

@@ -9,7 +9,7 @@ the table, each break with its explanation.
 
 from __future__ import annotations
 
-from checker.result import PropertyResult
+from checker.api.result import PropertyResult
 from reports.view import Ablation
 
 

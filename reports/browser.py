@@ -5,7 +5,7 @@ returns ``None`` when there is none, and callers skip with that reason.
 
     python -m reports.browser PAGE.html OUT.png [WIDTHxHEIGHT]
 
-writes a screenshot of a page (the README's picture is made this way).
+writes a screenshot of a page (the picture in README.md and docs/howto/reports.md is made this way).
 """
 
 from __future__ import annotations

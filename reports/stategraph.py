@@ -19,8 +19,8 @@ from typing import Any
 
 import networkx as nx
 
-from checker.result import Step
-from checker.spec import Spec
+from checker.api.result import Step
+from checker.api.spec import Spec
 from reports.timeline import replay_states
 
 HARD_LIMIT = 100_000

@@ -1,9 +1,9 @@
 """A trace as a timeline of events: who did what at which step.
 
-A :class:`~checker.result.Result` trace holds each step's action label, its position
+A :class:`~checker.api.result.Result` trace holds each step's action label, its position
 among the enabled actions and the state as the spec *describes* it. The diagram needs
 more: the observable history (:class:`specs.history.History`) at every step. So the
-trace is replayed through the spec (:func:`checker.trace.replay`, from the recorded
+trace is replayed through the spec (:func:`checker.api.trace.replay`, from the recorded
 positions ``Step.index``), the spec gives the history of each replayed state, and the
 events that appear in a peer's log between two steps are placed at the later step.
 This works for every spec that exposes ``history(state)``; the spec's optional
@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from checker.registry import UnknownSpec, spec_class
-from checker.result import Step
-from checker.spec import Property, Spec
-from checker.trace import ReplayError, replay
+from checker.api.result import Step
+from checker.api.spec import Property, Spec
+from checker.api.trace import ReplayError, replay
+from checker.loading.registry import UnknownSpec, spec_class
 from specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, Event, History, Message
 from specs.properties import premature_delivery
 

@@ -1,7 +1,7 @@
 """Everything a report shows, gathered once from results and specs for every format.
 
 The HTML, Markdown and JUnit renderers read a :class:`ReportView`; none of them looks
-at a spec or replays a trace itself. Inputs are :class:`~checker.result.Result` values
+at a spec or replays a trace itself. Inputs are :class:`~checker.api.result.Result` values
 (``ordercheck check --json``) and ablation records (``ordercheck ablate --json``, see
 :class:`Ablation`).
 """
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.result import PropertyResult, Result
-from checker.spec import Property, Spec
+from checker.api.result import PropertyResult, Result
+from checker.api.spec import Property, Spec
 from reports.diagram import Diagram, layout
 from reports.diff import Change, diff
 from reports.timeline import Blame, Timeline, TimelineUnavailable, blame, build_timeline, load_spec, replay_states

@@ -133,7 +133,7 @@ class PeerSpec(Spec):
         busy = [self.names[p] for p, tx in enumerate(state[self.txs_at]) if tx]
         return f"the run stops with {', '.join(busy)} inside a transaction" if busy else None
 
-    # -- reductions (used by specs that declare them: see checker.reduce) -------------
+    # -- reductions (used by specs that declare them: see checker.engine.reduce) -------------
     # A spec opts in by defining ``actor`` (labels name their peer second), ``footprints``
     # (usually ``peer_footprints``), ``tx_footprint`` and ``whole_tx_footprint``;
     # and ``symmetries``/``permute`` with the ``perm_*`` helpers.
@@ -198,7 +198,7 @@ class PeerSpec(Spec):
 
     def peer_footprints(self, state: tuple, signals: int) -> list[tuple[int, int, int, int, int, int]]:
         """Footprints per peer from :meth:`tx_footprint` and :meth:`idle_footprint`, as
-        six masks (see :meth:`checker.spec.Spec.footprints`)."""
+        six masks (see :meth:`checker.api.spec.Spec.footprints`)."""
         txs = state[self.txs_at]
         signalling = bool(signals)
         out = []
@@ -231,7 +231,7 @@ class PeerSpec(Spec):
     def tx_footprint(self, state: tuple, p: int, tx: Any) -> tuple[int, ...]:
         """Reads and writes of ``p``'s next transaction step, and of the rest of it:
         ``(reads_now, writes_now, reads_later, writes_later)``, optionally followed by
-        ``(updates_now, updates_later)`` (see :meth:`checker.spec.Spec.footprints`)."""
+        ``(updates_now, updates_later)`` (see :meth:`checker.api.spec.Spec.footprints`)."""
         raise NotImplementedError
 
     def whole_tx_footprint(self, p: int, dmask: int) -> int:

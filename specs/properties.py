@@ -700,7 +700,7 @@ SYNCHRONOUS = Property.always("synchronous", synchronous, over="history", doc=sy
 # history introduces a message together with its send, so it cannot arise in a search);
 # the total orders: two first deliveries in conflicting orders stay so; global_lock: an
 # edge to a still-waiting message becomes a path through the deliveries that follow.
-# Partial-order reduction relies on this (checker.reduce).
+# Partial-order reduction relies on this (checker.engine.reduce).
 
 LIBRARY: tuple[Property, ...] = (
     FIFO, CAUSAL, INTEGRITY, TOTAL, TOTAL_GLOBAL, TOTAL_PREFIX, GLOBAL_LOCK, EVENTUAL_DELIVERY, SYNCHRONOUS,

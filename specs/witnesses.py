@@ -1,7 +1,7 @@
 """Witnesses that an ordering property is at stake: ``sometimes`` properties over the history.
 
 A model that expects an ordering property to hold must show that its configuration is
-one where the property could fail (see ``docs/evidence.md``). A witness shows it by
+one where the property could fail (see ``docs/reference/evidence.md``). A witness shows it by
 reaching the situation the property constrains; the checker reports the run that
 reaches it. Each witness here is *stable*: once a history has the situation, every
 longer history has it too, so partial-order reduction keeps it without visibility.

@@ -8,9 +8,10 @@ from functools import cache
 from pathlib import Path
 
 from checker import Property, Spec
-from checker.model import Model, load_model
-from checker.result import Result
-from checker.run import Options, check_model
+from checker.api.model import Model
+from checker.api.result import Result
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model
 from specs.history import DELIVER, SEND, History, encode_event
 
 ROOT = Path(__file__).resolve().parent.parent

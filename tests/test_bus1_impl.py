@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.bfs import Bounds, search
-from checker.fingerprint import check_vocabulary
-from checker.model import load_model, model_from_dict
-from checker.run import Options, check_model
+from checker.engine.bfs import Bounds, search
+from checker.engine.fingerprint import check_vocabulary
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model, model_from_dict
 from specs import bus1_queue as bq
 from specs.bus1_impl import Bus1Impl
 from specs.bus1_refinement import Bus1Refinement
@@ -161,7 +161,7 @@ def test_ties_all_explores_every_group_order():
     ],
 )
 def test_bad_constants_name_the_field(constants, field):
-    from checker.errors import InputError
+    from checker.api.errors import InputError
 
     data = {"spec": "bus1_impl", "constants": {"peers": 2, "nodes": "ab", **constants}}
     with pytest.raises(InputError) as info:

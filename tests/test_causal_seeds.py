@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from checker import ConstantError
-from checker.model import load_model, model_from_dict
-from checker.run import Options, check_model
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model, model_from_dict
 from specs.bss import BSS
 from specs.holdback import BUFFERS, LOCAL
 from specs.matrix import Matrix

@@ -152,11 +152,11 @@ def test_list_shows_specs_and_models(run_cli):
 
 
 def test_a_spec_that_breaks_the_spec_api_is_one_line_exit_2(tmp_path, run_cli, monkeypatch) -> None:
-    import checker.model
+    import checker.loading.modelfile
     from tests.toyspecs import Chatty
 
-    real = checker.model.spec_class
-    monkeypatch.setattr(checker.model, "spec_class", lambda name: Chatty if name == "chatty" else real(name))
+    real = checker.loading.modelfile.spec_class
+    monkeypatch.setattr(checker.loading.modelfile, "spec_class", lambda name: Chatty if name == "chatty" else real(name))
     path = tmp_path / "chatty.toml"
     path.write_text('spec = "chatty"\n')
     result = run_cli("check", path)

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.fingerprint import fingerprint
-from checker.model import load_model, model_from_dict
-from checker.run import Options, check_model
-from checker.table import CompactStore, FingerprintTable, mix
+from checker.engine.fingerprint import fingerprint
+from checker.engine.run import Options, check_model
+from checker.engine.table import CompactStore, FingerprintTable, mix
+from checker.loading.modelfile import load_model, model_from_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,7 +49,7 @@ def test_table_probing_rounds_and_tail_agree(batches: list[list[int]], tail: int
     """Probing finishes the last fingerprints one by one below ``TAIL``: all rounds
     vectorised (0), all one by one (huge) and mixed must give the set's answers (with
     the table re-inserted a few slots at a time as it doubles)."""
-    import checker.table as table_module
+    import checker.engine.table as table_module
 
     saved = table_module.TAIL, table_module.REHASH_BLOCK
     table_module.TAIL, table_module.REHASH_BLOCK = tail, 5
@@ -114,7 +114,7 @@ def test_workers_with_symmetry_and_bounds() -> None:
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_killed_run_resumes_to_the_same_counts(tmp_path: Path, workers: int) -> None:
-    """With two workers the checkpoint's frontier is collected from them (checker.lanes)."""
+    """With two workers the checkpoint's frontier is collected from them (checker.engine.lanes)."""
     model = ROOT / "models" / "bus1-4-signal.toml"
     exe = [sys.executable, "-m", "checker.cli", "check", str(model), "--quiet", "--no-por", "--workers", str(workers)]
     reference = tmp_path / "reference.json"

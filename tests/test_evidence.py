@@ -1,7 +1,7 @@
 """Non-vacuity, enforced: every "holds" of an ordering property comes with evidence.
 
 A built-in model that expects an ordering property to hold must show that its
-configuration could break it (``checker/evidence.py``, ``docs/evidence.md``): a sibling
+configuration could break it (``checker/loading/evidence.py``, ``docs/reference/evidence.md``): a sibling
 model on the same configuration (an ablation, or a weaker protocol on the same script)
 that expects the property violated, or a ``sometimes`` witness of the situation the
 property constrains, checked and expected to hold in the model itself. The tests here
@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from checker.evidence import ORDERING
-from checker.model import Model, load_model
+from checker.api.model import Model
+from checker.loading.evidence import ORDERING
+from checker.loading.modelfile import load_model
 from specs.witnesses import WITNESSES_FOR, causal_race, fifo_race, total_race
 from tests.conftest import MODELS
 from tests.histories import history

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker import levels
-from checker.bfs import Bounds, search
-from checker.frontier import Frontier, decode, read_records, write_record
-from checker.model import load_model, model_from_dict
-from checker.reduce import Reductions
-from checker.run import Options, check_model
+from checker.engine import levels
+from checker.engine.bfs import Bounds, search
+from checker.engine.frontier import Frontier, decode, read_records, write_record
+from checker.engine.reduce import Reductions
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model, model_from_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 

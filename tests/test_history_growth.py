@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checker import Property
-from checker.bfs import search
-from checker.evaluate import Evaluator
-from checker.memory import collector_paused
-from checker.model import load_model, model_from_dict
+from checker.engine.bfs import search
+from checker.engine.evaluate import Evaluator
+from checker.engine.memory import collector_paused
+from checker.loading.modelfile import load_model, model_from_dict
 from specs.base import PeerSpec
 from specs.bus1 import Bus1
 from specs.bus1_impl import Bus1Impl

@@ -1,4 +1,4 @@
-"""Parallel workers that keep their share of the frontier (checker.lanes).
+"""Parallel workers that keep their share of the frontier (checker.engine.lanes).
 
 With ``--workers N`` and no cycle proviso, states stay in the worker processes and the
 merging process sees fingerprints only. Results must be those of one process: counts,
@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-import checker.levels as levels
-from checker.bfs import Bounds, SpecError, search
-from checker.lanes import Lanes
-from checker.model import load_model, model_from_dict
-from checker.run import Options, check_model
-from checker.spec import Spec
+import checker.engine.levels as levels
+from checker.api.spec import Spec
+from checker.engine.bfs import Bounds, SpecError, search
+from checker.engine.lanes import Lanes
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model, model_from_dict
 from tests.toyspecs import Grid
 
 ROOT = Path(__file__).resolve().parent.parent

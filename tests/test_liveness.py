@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.bfs import search
-from checker.fingerprint import fingerprint
-from checker.liveness import Graph, components, find_lassos
-from checker.model import load_model, model_from_dict
-from checker.run import Options, check_model
-from checker.trace import replay
+from checker.api.trace import replay
+from checker.engine.bfs import search
+from checker.engine.fingerprint import fingerprint
+from checker.engine.liveness import Graph, components, find_lassos
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model, model_from_dict
 from tests.conftest import MODELS
 from tests.toyspecs import Spinner
 

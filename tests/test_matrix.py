@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from seedwalk import MODELS, run_model
 
 from checker.cli import main
-from checker.matrix import Matrix, build_matrix, cell_text, render_text
+from checker.review.matrix import Matrix, build_matrix, cell_text, render_text
 
 SMALL = ["lamport-2", "lamport-mutant-no-wait", "restart-per-queue"]
 

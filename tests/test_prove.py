@@ -7,12 +7,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from checker.api.errors import InputError
 from checker.cli import main
-from checker.errors import InputError
-from checker.model import model_from_dict
-from checker.prove import ProveOptions, bmc_queries, invariant_queries, prove_model
-from checker.registry import spec_class
-from checker.run import Options, check_model
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import model_from_dict
+from checker.loading.registry import spec_class
+from checker.symbolic.prove import ProveOptions, bmc_queries, invariant_queries, prove_model
 from specs.bus1_symbolic import SymbolicBus1
 
 

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from checker.cli import main as cli
-from checker.model import load_model
+from checker.loading.modelfile import load_model
 from tla.export import export_model
 
 ROOT = Path(__file__).resolve().parent.parent

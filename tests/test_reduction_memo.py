@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from checker import reduce as red
-from checker.model import model_from_dict
-from checker.reduce import Expander, plan
+from checker.engine import reduce as red
+from checker.engine.reduce import Expander, plan
+from checker.loading.modelfile import model_from_dict
 from tests.test_reductions import reachable
 
 # Configurations that exercise every footprint refinement: multicasts (blocks, syncs

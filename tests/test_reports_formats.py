@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from reports_helpers import MODELS, checked
 
-from checker.model import load_model, model_from_dict
-from checker.run import Options, check_model
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model, model_from_dict
 from reports.diff import MISSING, diff, flatten, show
 from reports.itf import SAFE_INT, itf_trace, itf_value
 from reports.junit import junit_xml

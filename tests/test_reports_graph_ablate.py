@@ -10,8 +10,8 @@ from click.testing import CliRunner
 from reports_helpers import MODELS
 
 from checker.cli import main
-from checker.model import load_model
-from checker.run import Options, check_model
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model
 from reports import load_items
 from reports.view import Ablation
 

@@ -53,7 +53,7 @@ def test_correct_protocols_hold(model: str) -> None:
 def test_skeen_total_needs_the_maximum() -> None:
     """Same configuration, only the final rule differs: max holds, min breaks."""
     script = {"a": ["cd"], "b": ["cd"]}
-    from checker.bfs import search
+    from checker.engine.bfs import search
     from specs.properties import TOTAL
 
     good = search(Skeen(peers=4, script=script), [TOTAL])
@@ -193,7 +193,7 @@ def test_total_order_is_not_fifo_in_skeen() -> None:
 
 def test_skeen_ignores_duplicated_copies() -> None:
     """Every kind of copy (message, proposal, final) is ignored: the order survives."""
-    from checker.bfs import search
+    from checker.engine.bfs import search
     from specs.properties import LIBRARY
 
     spec = Skeen(peers=2, sends=1, duplicates=1)

@@ -11,11 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.bfs import search
-from checker.model import load_model, model_from_dict
-from checker.shrink import shrink, substitute
-from checker.simulate import Found, News, Simulator, simulate
-from checker.trace import replay
+from checker.api.trace import replay
+from checker.engine.bfs import search
+from checker.loading.modelfile import load_model, model_from_dict
+from checker.simulate.run import simulate
+from checker.simulate.shrink import shrink, substitute
+from checker.simulate.walk import Found, News, Simulator
 
 ROOT = Path(__file__).resolve().parent.parent
 SIM = ROOT / "models" / "simulate"

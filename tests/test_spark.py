@@ -25,16 +25,16 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from checker.api.result import Result
 from checker.cli import main
-from checker.encoding import decode, encode
-from checker.fingerprint import fingerprint
-from checker.model import load_model, model_from_dict
-from checker.registry import builtin_models
-from checker.result import Result
-from checker.run import Options, check_model
-from checker.spark_bfs import SparkOptions, check_models_spark
-from checker.sweep import sweep_tasks
-from checker.sweep_table import COLUMNS, load_sweep, load_sweep_results
+from checker.engine.encoding import decode, encode
+from checker.engine.fingerprint import fingerprint
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model, model_from_dict
+from checker.loading.registry import builtin_models
+from checker.spark.bfs import SparkOptions, check_models_spark
+from checker.spark.sweep import sweep_tasks
+from checker.spark.sweep_table import COLUMNS, load_sweep, load_sweep_results
 
 pytestmark = pytest.mark.spark
 
@@ -44,7 +44,7 @@ PLAIN = Options(progress=False, symmetry=False, por=False)
 
 @pytest.fixture(scope="module")
 def spark():
-    from checker.spark_session import get_spark
+    from checker.spark.session import get_spark
 
     sc = get_spark(
         "local[2,4]",
@@ -108,7 +108,7 @@ def test_sweep_tasks_add_one_mutant_per_ablation_flag_still_on():
 
 
 def test_load_sweep_names_a_missing_table(tmp_path):
-    from checker.errors import InputError
+    from checker.api.errors import InputError
 
     with pytest.raises(InputError, match="no such sweep table"):
         load_sweep(tmp_path)
@@ -294,7 +294,7 @@ def test_sweep_on_spark_matches_local_and_writes_the_table(spark, tmp_path, monk
     assert len(results) == len(variants)
     assert all(isinstance(r, Result) for _v, r in results)
     # The matrix and the report read the sweep's results.
-    from checker.matrix import build_matrix
+    from checker.review.matrix import build_matrix
 
     matrix = build_matrix([r for v, r in results if not v])
     assert sorted(Path(row.model).stem for row in matrix.rows) == ["bus1-mutant-tiebreak-by-arrival", "fifo-4"]

@@ -11,8 +11,8 @@ import random
 
 import pytest
 
-from checker.registry import spec_class
-from checker.symbolic import NoEncoding, Stepper, symbolic_class
+from checker.loading.registry import spec_class
+from checker.symbolic.encodings import NoEncoding, Stepper, symbolic_class
 from specs.bus1_symbolic import Bus1Ghosts, SymbolicBus1
 
 

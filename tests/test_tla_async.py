@@ -8,7 +8,7 @@ from collections import deque
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.model import load_model, model_from_dict
+from checker.loading.modelfile import load_model, model_from_dict
 from specs.channels import Channels
 from tests.conftest import MODELS
 from tla.export import export_model

@@ -10,8 +10,8 @@ import pytest
 import tree_sitter
 import tree_sitter_tlaplus
 
-from checker.model import load_model
-from checker.result import Result, Stats
+from checker.api.result import Result, Stats
+from checker.loading.modelfile import load_model
 from tests.conftest import MODELS
 from tla.adapters import adapter_for, refusal
 from tla.crosscheck import CrossCheck, TlcVerdict, _compare
@@ -135,7 +135,7 @@ def tlc_style(adapter, states) -> str:
 
 
 def test_tlc_trace_reads_back_into_our_steps():
-    from checker.run import Options, check_model
+    from checker.engine.run import Options, check_model
 
     model = load_model(MODELS / "fifo-4.toml")
     result = check_model(model, Options(progress=False))
@@ -158,7 +158,7 @@ def test_tlc_trace_reads_back_into_our_steps():
 def test_comparison_reports_every_kind_of_difference():
     model = load_model(MODELS / "fifo-4.toml")
     export = export_model(model, symmetry=False)
-    from checker.result import PropertyResult
+    from checker.api.result import PropertyResult
 
     ours = Result(
         model.path, "fifo", {}, "local", {},
@@ -221,7 +221,7 @@ def test_tlc_command_without_tlc_says_why(run_cli, monkeypatch):
 def test_tlc_lasso_reads_back_with_its_loop_closed():
     """TLC ends a liveness counterexample with "Back to state N"; read back, it is our
     lasso: the same actions, the loop's last step returning to the loop's first state."""
-    from checker.run import Options, check_model
+    from checker.engine.run import Options, check_model
     from tla.traces import raw_states
 
     model = load_model(MODELS / "retransmit-weak.toml")

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from checker.model import load_model
+from checker.loading.modelfile import load_model
 from tests.conftest import MODELS
 from tla.adapters import adapter_for
 from tla.export import export_model

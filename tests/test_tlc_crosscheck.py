@@ -4,7 +4,7 @@ Without TLC every test here is skipped, saying why. With it, the cross-check run
 the built-in models small enough for the suite's time budget: per spec, the
 ``ORDERCHECK_TLC_PER_SPEC`` (1) smallest models of at most ``ORDERCHECK_TLC_MAX_STATES``
 (300) distinct states (fifo-4, retransmit-weak, bss-3-multicast, ...); set
-``ORDERCHECK_TLC_ALL=1`` to cross-check every model (minutes; the README's table).
+``ORDERCHECK_TLC_ALL=1`` to cross-check every model (minutes; the table in docs/explanation/tla.md).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from checker.model import load_model
-from checker.run import Options, check_model
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model
 from tests.conftest import MODELS
 from tla.adapters import adapter_for, refusal
 from tla.tlc import TlcUnavailable, find_tlc
@@ -67,7 +67,7 @@ def small_enough(path: Path) -> None:
 
 @pytest.mark.parametrize("path", sorted(MODELS.glob("*.toml")), ids=lambda p: p.stem)
 def test_tlc_agrees_with_our_engine(path):
-    from tla.crosscheck import cross_check
+    from checker.cli.tla import cross_check
 
     small_enough(path)
     cc = cross_check(load_model(path))

@@ -1,7 +1,9 @@
 """The cross-check: TLC on the export against our engine, state for state.
 
-Both sides explore the whole state space with reductions off. Ours runs with
-``stop_when_decided=False``. TLC stops at the first violated invariant, so the runner
+Both sides explore the whole state space with reductions off. Ours is run by the caller
+(the command line's :func:`checker.cli.tla.cross_check`: this package reads results and
+never runs the engine) with ``stop_when_decided=False`` and symmetry and partial-order
+reduction off, and handed in as a :class:`~checker.api.result.Result`. TLC stops at the first violated invariant, so the runner
 repeats it: each run reports one violation (TLC's breadth-first search with one worker
 finds a shortest one), that property is dropped from the configuration, and the next
 run goes on, until a run completes with nothing reported. The completing run explored
@@ -17,9 +19,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from checker.model import Model
-from checker.result import Result, Step
-from checker.run import Options, check_model
+from checker.api.model import Model
+from checker.api.result import Result, Step
 from tla.adapters import ExportedProperty
 from tla.export import Export, export_model, render_config
 from tla.tlc import TlcRun, run_tlc
@@ -109,16 +110,17 @@ def run_tlc_until_complete(
         remaining.remove(prop)
 
 
-def cross_check(
+def compare_with_tlc(
     model: Model,
+    ours: Result,
     *,
     workers: int = 1,
     timeout: float | None = None,
     keep: Path | None = None,
     confirm: bool = True,
 ) -> CrossCheck:
-    """Cross-check ``model``: our engine and TLC, reductions off, everything explored."""
-    ours = check_model(model, Options(progress=False, stop_when_decided=False, symmetry=False, por=False))
+    """Cross-check ``model``: TLC on its export against ``ours``, our engine's result with
+    reductions off and everything explored (no stop once the verdicts are known)."""
     export = export_model(model, symmetry=False)
     with tempfile.TemporaryDirectory(prefix="ordercheck-export-") as tmp:
         directory = keep or Path(tmp)

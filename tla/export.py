@@ -13,8 +13,8 @@ from pathlib import Path
 
 import jinja2
 
-from checker.errors import InputError
-from checker.model import Model
+from checker.api.errors import InputError
+from checker.api.model import Model
 from tla.adapters import Adapter, ExportedProperty, adapter_for, refusal
 from tla.adapters.base import module_name
 

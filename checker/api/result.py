@@ -1,0 +1,169 @@
+"""What a check produces: per-property verdicts, traces and statistics, as JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Status = Literal["holds", "violated", "unknown"]
+
+EXIT_OK = 0
+EXIT_MISMATCH = 1
+EXIT_INPUT = 2
+EXIT_BOUND = 3
+EXIT_ENGINE = 4  # the engine failed for good (checker.api.errors.EngineError)
+
+
+@dataclass
+class Step:
+    """One step of a trace: the action taken (``None`` for the initial state) and the
+    state it led to, as the spec describes it."""
+
+    action: str | None
+    label: list[Any] | None
+    state: dict[str, Any]
+    index: int = 0  # position of the action among the enabled ones (replay key)
+
+
+@dataclass
+class PropertyResult:
+    """The verdict on one property.
+
+    For ``always``/``eventually`` properties ``trace`` is the shortest counterexample;
+    for ``sometimes`` properties it is the shortest witness.
+    """
+
+    name: str
+    kind: str
+    status: Status
+    expected: str | None = None
+    explanation: str | None = None
+    trace: list[Step] | None = None
+    loop_start: int | None = None  # for a lasso: the trace position the loop returns to
+
+    @property
+    def as_expected(self) -> bool:
+        """True when the verdict equals ``[expect]`` (or nothing was expected and the
+        property was not violated)."""
+        if self.expected is None:
+            return self.status != "violated"
+        return self.status == self.expected
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "status": self.status,
+            "expected": self.expected,
+            "explanation": self.explanation,
+            "trace": [asdict(s) for s in self.trace] if self.trace is not None else None,
+        }
+        if self.loop_start is not None:
+            out["loop_start"] = self.loop_start
+        return out
+
+
+@dataclass
+class Stats:
+    distinct_states: int = 0
+    transitions: int = 0
+    depth: int = 0
+    seconds: float = 0.0
+    states_per_second: float = 0.0
+    peak_memory_bytes: int = 0
+    bytes_per_state: float = 0.0
+    collision_probability: float = 0.0
+    bound: str | None = None  # which bound cut the search short, if any
+
+
+@dataclass
+class Result:
+    """The outcome of checking one model."""
+
+    model: str
+    spec: str
+    constants: dict[str, Any]
+    engine: str
+    reductions: dict[str, bool]
+    properties: dict[str, PropertyResult] = field(default_factory=dict)
+    stats: Stats = field(default_factory=Stats)
+    warnings: list[str] = field(default_factory=list)
+
+    def exit_code(self) -> int:
+        """1 if a verdict differs from its expectation, else 3 if a bound left a
+        verdict unknown, else 0."""
+        return verdicts_exit_code(self.properties.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "spec": self.spec,
+            "constants": self.constants,
+            "engine": self.engine,
+            "reductions": self.reductions,
+            "properties": {name: p.to_json() for name, p in self.properties.items()},
+            "stats": asdict(self.stats),
+            "warnings": self.warnings,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Result:
+        props = {}
+        for name, p in data.get("properties", {}).items():
+            trace = None
+            if p.get("trace") is not None:
+                trace = [Step(**s) for s in p["trace"]]
+            props[name] = PropertyResult(
+                name, p["kind"], p["status"], p.get("expected"), p.get("explanation"), trace, p.get("loop_start")
+            )
+        return cls(
+            data["model"],
+            data["spec"],
+            data.get("constants", {}),
+            data.get("engine", "local"),
+            data.get("reductions", {}),
+            props,
+            Stats(**data.get("stats", {})),
+            list(data.get("warnings", [])),
+        )
+
+
+def verdicts_exit_code(verdicts: Iterable[Any]) -> int:
+    """1 if a definite verdict differs from its expectation, else 3 if any verdict is
+    unknown, else 0. Each item has ``status`` and ``as_expected``."""
+    items = list(verdicts)
+    if any(v.status != "unknown" and not v.as_expected for v in items):
+        return EXIT_MISMATCH
+    if any(v.status == "unknown" for v in items):
+        return EXIT_BOUND
+    return EXIT_OK
+
+
+def combined_exit_code(results: list[Result]) -> int:
+    codes = [r.exit_code() for r in results]
+    if EXIT_MISMATCH in codes:
+        return EXIT_MISMATCH
+    if EXIT_BOUND in codes:
+        return EXIT_BOUND
+    return EXIT_OK
+
+
+def write_json_atomic(path: str | os.PathLike[str], payload: Any) -> None:
+    """Write ``payload`` as JSON so that ``path`` is either the old file or the whole
+    new one, never half-written."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, indent=2, sort_keys=False)
+            fh.write("\n")
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

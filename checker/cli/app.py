@@ -1,0 +1,59 @@
+"""The ``ordercheck`` command group (DESIGN.md, "Command line").
+
+Each command group lives in its own module and is added here: :mod:`~checker.cli.check`
+(check, simulate, list), :mod:`~checker.cli.reports` (report, ablate, graph),
+:mod:`~checker.cli.matrix`, :mod:`~checker.cli.prove`, :mod:`~checker.cli.sweep` and
+:mod:`~checker.cli.tla` (export-tla, tlc). They import :mod:`~checker.cli.common` and the
+layers below; none imports this module.
+
+Exit codes: 0 every verdict as expected; 1 a verdict differs from ``[expect]`` (or a
+property is violated where nothing is expected); 2 bad input, with one line naming the
+file and field; 3 a bound stopped the search before a verdict; 4 the engine failed for
+good (a Spark job that failed after its retries), with one line and nothing written.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from checker.api.errors import EngineError, InputError
+from checker.api.result import EXIT_ENGINE, EXIT_INPUT
+from checker.cli import check, matrix, prove, reports, sweep, tla
+from checker.engine.bfs import SpecError
+
+
+class OrdercheckGroup(click.Group):
+    """Turns bad input (a spec that breaks the spec API included) into one line and exit
+    code 2, and an engine that fails for good into one line and exit code 4, without a
+    traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except InputError as exc:
+            click.echo(f"ordercheck: error: {exc.line()}", err=True)
+            sys.exit(EXIT_INPUT)
+        except EngineError as exc:
+            click.echo(f"ordercheck: error: {exc.line()}", err=True)
+            sys.exit(EXIT_ENGINE)
+        except SpecError as exc:
+            # A spec module that breaks the spec API (e.g. a string inside a state).
+            click.echo(f"ordercheck: error: spec {exc} (fix the spec module)", err=True)
+            sys.exit(EXIT_INPUT)
+
+
+@click.group(cls=OrdercheckGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="ordercheck")
+def main() -> None:
+    """Model-check message-ordering protocols: bus1 and the classic algorithms."""
+
+
+check.add_commands(main)  # check, simulate, list
+reports.add_commands(main)  # report, ablate, graph
+main.add_command(matrix.matrix_command)
+main.add_command(prove.prove)
+sweep.add_commands(main)
+tla.add_commands(main)  # export-tla, tlc

@@ -1,0 +1,107 @@
+"""The checking commands: ``check``, ``simulate`` and ``list``.
+
+Exit codes: 0 every verdict as expected; 1 a verdict differs from ``[expect]`` (or a
+property is violated where nothing is expected); 2 bad input, with one line naming the
+file and field; 3 a bound stopped the search before a verdict; 4 the engine failed for
+good (a Spark job that failed after its retries), with one line and nothing written.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from checker.api.errors import InputError
+from checker.api.result import combined_exit_code, write_json_atomic
+from checker.cli.common import check_one, engine_options, load_models, options_from, print_result, print_summary
+from checker.loading.modelfile import load_model
+
+
+@click.command()
+@click.argument("models", nargs=-1, required=True, metavar="MODEL.toml|DIR ...")
+@engine_options
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write results as JSON here.")
+@click.option("--verbose", "-v", is_flag=True, help="Print every trace, not only unexpected ones.")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), help="Write an HTML report into this directory.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write JUnit XML here.")
+def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_dir: str | None = None,
+          junit_path: str | None = None, **kw: Any) -> None:
+    """Check models and compare every verdict with the model's [expect]."""
+    loaded = load_models(list(models))
+    options = options_from(kw)
+    if options.engine == "spark":  # one Spark search for every model, level by level
+        from checker.spark.bfs import check_models_spark
+
+        results = check_models_spark(loaded, options)
+    else:
+        results = [check_one(model, options) for model in loaded]
+    for model, result in zip(loaded, results):
+        print_result(model, result, verbose=verbose)
+    if json_path:
+        payload: Any = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]
+        write_json_atomic(json_path, payload)
+    from checker.cli.reports import emit_outputs
+
+    emit_outputs(results, report_dir, junit_path)
+    if len(results) > 1:
+        print_summary(results)
+    sys.exit(combined_exit_code(results))
+
+
+@click.command()
+@click.argument("model", metavar="MODEL.toml")
+@click.option("--runs", type=click.IntRange(min=1), default=None, help="Random walks to try (default 1000).")
+@click.option("--depth", type=click.IntRange(min=1), default=None, help="Steps per walk (default 200).")
+@click.option("--seed", type=int, default=0, show_default=True, help="The same seed gives the same walks and traces.")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), help="Stop after this many seconds.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the result as JSON here.")
+@click.option("--verbose", "-v", is_flag=True, help="Print every trace.")
+def simulate(model: str, runs: int | None, depth: int | None, seed: int, time_limit: float | None,
+             json_path: str | None, verbose: bool) -> None:
+    """Random walks through a model too large to exhaust; violations are shrunk."""
+    from checker.simulate.run import DEFAULT_DEPTH, DEFAULT_RUNS, simulation_exit_code
+    from checker.simulate.run import simulate as run_simulation
+
+    loaded = load_model(model)
+    result = run_simulation(loaded, runs or DEFAULT_RUNS, depth or DEFAULT_DEPTH, seed, time_limit)
+    print_result(loaded, result, verbose=True if verbose else None)
+    if json_path:
+        write_json_atomic(json_path, result.to_json())
+    sys.exit(simulation_exit_code(result))
+
+
+@click.command(name="list")
+def list_cmd() -> None:
+    """Built-in specs and models."""
+    from checker.loading.registry import builtin_models, spec_class, spec_names
+
+    click.echo("specs:")
+    for name in spec_names():
+        cls = spec_class(name)
+        abl = cls.ablations()
+        extra = f" (ablations: {', '.join(abl)})" if abl else ""
+        click.echo(f"  {name:<16} {cls.summary}{extra}")
+    click.echo("models:")
+    for path in builtin_models():
+        try:
+            model = load_model(path)
+            click.echo(f"  {_rel(path):<40} {model.spec_name:<14} {model.description}")
+        except InputError as exc:
+            click.echo(f"  {_rel(path):<40} (invalid: {exc.line()})")
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def add_commands(group: click.Group) -> None:
+    """Add ``check``, ``simulate`` and ``list`` to the ``ordercheck`` group."""
+    group.add_command(check)
+    group.add_command(simulate)
+    group.add_command(list_cmd)

@@ -1,0 +1,121 @@
+"""What the command groups share: loading models, the engine options, running one check
+on the chosen engine, and printing a result."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from checker.api.model import Model
+from checker.api.result import Result
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import expand_paths, load_model
+
+
+def load_models(paths: list[str]) -> list[Model]:
+    """Load every model first, so bad input stops the run before any search starts."""
+    files = expand_paths(paths)
+    return [load_model(f) for f in files]
+
+
+def engine_options(fn: Callable) -> Callable:
+    """The search options every checking command shares."""
+    decorators = [
+        click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
+                     help="Search engine."),
+        click.option("--master", default="local[*]", show_default=True,
+                     help="Spark master for --engine spark (e.g. spark://host:7077)."),
+        click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="Worker processes (results are identical for any number)."),
+        click.option("--no-symmetry", is_flag=True, help="Turn symmetry reduction off."),
+        click.option("--no-por", is_flag=True, help="Turn partial-order reduction off."),
+        click.option("--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."),
+        click.option("--max-depth", type=click.IntRange(min=0), help="Explore at most this many steps deep."),
+        click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), help="Stop after this many seconds."),
+        click.option("--quiet", is_flag=True, help="No progress lines on stderr."),
+        click.option("--checkpoint", type=click.Path(file_okay=False), help="Checkpoint directory (level boundaries)."),
+        click.option("--resume", is_flag=True, help="Continue from the last checkpoint in --checkpoint."),
+        click.option("--checkpoint-every", type=click.FloatRange(min=0), default=30.0, show_default=True,
+                     help="Seconds between checkpoints."),
+        click.option("--spill-dir", type=click.Path(file_okay=False),
+                     help="Keep every level's frontier in files here (default: only levels over a million states, in a temporary directory)."),
+    ]
+    for deco in reversed(decorators):
+        fn = deco(fn)
+    return fn
+
+
+def options_from(kw: dict[str, Any]) -> Options:
+    """The :class:`Options` the :func:`engine_options` flags in ``kw`` ask for."""
+    return Options(
+        engine=kw["engine"],
+        master=kw["master"],
+        workers=kw["workers"],
+        symmetry=False if kw["no_symmetry"] else None,
+        por=False if kw["no_por"] else None,
+        max_states=kw["max_states"],
+        max_depth=kw["max_depth"],
+        time_limit=kw["time_limit"],
+        progress=not kw["quiet"],
+        checkpoint=kw["checkpoint"],
+        resume=kw["resume"],
+        checkpoint_every=kw["checkpoint_every"],
+        spill_dir=kw.get("spill_dir"),
+    )
+
+
+def check_one(model: Model, options: Options) -> Result:
+    """Check ``model`` with the engine ``options.engine`` names (``local`` or ``spark``)."""
+    if options.engine == "spark":
+        from checker.spark.bfs import check_model_spark
+
+        return check_model_spark(model, options)
+    return check_model(model, options)
+
+
+MARK = {True: "ok", False: "UNEXPECTED"}
+
+
+def print_result(model: Model, result: Result, *, verbose: bool | None = False) -> None:
+    """Statistics and one line per property; traces of unexpected verdicts (all traces
+    with ``verbose``; with ``None``, the traces of every violation)."""
+    st = result.stats
+    cut = f", stopped by {st.bound}" if st.bound else ""
+    click.echo(
+        f"{model.path}: {result.spec}, {st.distinct_states:,} distinct states, {st.transitions:,} "
+        f"transitions, depth {st.depth}, {st.seconds:.2f}s ({st.states_per_second:,.0f} states/s){cut}"
+    )
+    for warning in result.warnings:
+        click.echo(f"  warning: {warning}")
+    width = max((len(n) for n in result.properties), default=0)
+    for name, p in result.properties.items():
+        expected = p.expected or "-"
+        status = p.status
+        flag = "ok" if p.as_expected else ("UNKNOWN" if status == "unknown" else "UNEXPECTED")
+        if status == "unknown":
+            flag = "UNKNOWN"
+        click.echo(f"  {name:<{width}}  {status:<8}  expected {expected:<8}  {flag}")
+        show = p.explanation and (status == "violated" or status == "unknown" or verbose or not p.as_expected)
+        if p.kind == "sometimes" and status == "holds" and not verbose:
+            show = False
+        if show:
+            click.echo(f"      {p.explanation}")
+        show_trace = verbose or (not p.as_expected and status != "unknown")
+        if verbose is None:
+            show_trace = status == "violated"
+        if p.trace and show_trace:
+            click.echo(f"      trace ({len(p.trace) - 1} steps):")
+            for i, step in enumerate(p.trace):
+                click.echo(f"        {i:>3}. {step.action or 'initial state'}")
+            if p.loop_start is not None:
+                click.echo(f"             (back to the state after step {p.loop_start}, and round again for ever)")
+    click.echo(f"  fingerprint collision probability: {st.collision_probability:.1e}")
+
+
+def print_summary(results: list[Result]) -> None:
+    bad = [r for r in results if r.exit_code() != 0]
+    click.echo(f"\n{len(results)} models, {len(results) - len(bad)} as expected, {len(bad)} not")
+    for r in bad:
+        click.echo(f"  {r.model}")

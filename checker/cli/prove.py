@@ -1,0 +1,107 @@
+"""``ordercheck prove MODEL.toml``: Z3 invariant queries, printed and written as JSON."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+
+@click.command()
+@click.argument("models", nargs=-1, required=True, metavar="MODEL.toml ...")
+@click.option("--depth", type=click.IntRange(min=0), help="Bounded model checking to this many steps (0: off).")
+@click.option("--drop", multiple=True, metavar="LEMMA", help="Leave a lemma out of the invariant (repeatable).")
+@click.option("--queue-bound", type=click.IntRange(min=1), help="Most entries a queue may hold in the unbounded encoding.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds Z3 may spend on one query.")
+@click.option("--bmc-only", is_flag=True, help="Only bounded model checking, no invariant queries.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the verdicts as JSON here.")
+@click.option("--verbose", "-v", is_flag=True, help="Print every trace and witness.")
+def prove(
+    models: tuple[str, ...],
+    depth: int | None,
+    drop: tuple[str, ...],
+    queue_bound: int | None,
+    timeout: float | None,
+    bmc_only: bool,
+    json_path: str | None,
+    verbose: bool,
+) -> None:
+    """Z3 queries on a model's symbolic encoding: is the spec's strengthened invariant
+    inductive (for any number of sends), does it imply the targets, and bounded model
+    checking of the model's properties to --depth steps."""
+    from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, write_json_atomic
+    from checker.loading.modelfile import expand_paths, load_model
+    from checker.symbolic.prove import ProveOptions, prove_model
+
+    loaded = [load_model(f) for f in expand_paths(list(models))]
+    options = ProveOptions(depth=depth, drop=drop, queue_bound=queue_bound, timeout=timeout, bmc_only=bmc_only)
+    results = []
+    for model in loaded:
+        result = prove_model(model, options)
+        results.append(result)
+        print_prove(result, verbose=verbose)
+    if json_path:
+        payload: Any = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]
+        write_json_atomic(json_path, payload)
+    codes = [r.exit_code() for r in results]
+    sys.exit(EXIT_MISMATCH if EXIT_MISMATCH in codes else EXIT_BOUND if EXIT_BOUND in codes else EXIT_OK)
+
+
+def print_prove(result: Any, *, verbose: bool = False) -> None:
+    """The verdicts of one model, with each unexpected counterexample drawn out."""
+    dropped = f", dropped: {', '.join(result.dropped)}" if result.dropped else ""
+    click.echo(
+        f"{result.model}: {result.spec}, Z3 on the symbolic encoding (unbounded sends and signals, queues of at "
+        f"most {result.queue_bound} entries), invariant of {len(result.lemmas)} lemmas{dropped}"
+    )
+    width = max((len(q.name) for q in result.queries), default=0)
+    for q in result.queries:
+        flag = "ok" if q.as_expected else "UNKNOWN" if q.status == "unknown" else "UNEXPECTED"
+        expected = q.expected or "-"
+        click.echo(f"  {q.name:<{width}}  {q.status:<8}  {q.seconds:7.2f}s  expected {expected:<8}  {flag}")
+        if q.reason:
+            click.echo(f"      Z3: {q.reason}")
+        if q.explanation and (q.status != "proved" or verbose or q.kind == "bmc"):
+            click.echo(f"      {q.explanation}")
+        if q.trace and (verbose or not q.as_expected or q.kind == "inductive"):
+            for line in render_trace(q.trace):
+                click.echo(f"      {line}")
+    if result.skipped:
+        click.echo(f"  bmc: no symbolic encoding of {', '.join(result.skipped)} (left to the explicit engine)")
+    verdict = "inductive" if result.inductive else "NOT shown inductive"
+    if any(q.kind in ("initiation", "inductive") for q in result.queries):
+        bmc = f"; bounded model checking {result.bmc_seconds:.2f}s" if result.depth else ""
+        click.echo(f"  invariant: {verdict}; Z3 time {result.invariant_seconds:.2f}s{bmc}")
+    else:
+        click.echo(f"  Z3 time {result.z3_seconds:.2f}s")
+
+
+def render_trace(steps: list[Any]) -> list[str]:
+    """A trace as text: each state's peers one per line, actions between them."""
+    out = []
+    for step in steps:
+        if step.action is None:
+            out.append("state 0:")
+        else:
+            out.append(f"--[ {step.action} ]-->")
+            out.append(f"state {step.index}:")
+        out += ["  " + line for line in render_state(step.state)]
+    return out
+
+
+def render_state(state: dict[str, Any]) -> list[str]:
+    lines = []
+    for name, peer in state.get("peers", {}).items():
+        parts = [f"clock {peer['clock']}", f"sent {peer['sent']}"]
+        parts.append("queue [" + ", ".join(peer["queue"]) + "]")
+        if peer.get("transaction"):
+            parts.append(f"sending {peer['transaction']}")
+        if peer.get("last_dequeued"):
+            parts.append(f"last dequeued {peer['last_dequeued']}")
+        if peer.get("knows_up_to"):
+            parts.append("knows " + ", ".join(f"{d}:{ts}" for d, ts in peer["knows_up_to"].items()))
+        lines.append(f"{name}: " + "; ".join(parts))
+    if "signals_left" in state:
+        lines.append(f"signals left: {state['signals_left']}")
+    return lines

@@ -1,0 +1,59 @@
+"""``ordercheck sweep``: every model and every ablation mutant, one results table
+(the runs: :mod:`checker.spark.sweep`; the table: :mod:`checker.spark.sweep_table`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from checker.api.result import Result, combined_exit_code
+from checker.cli.common import engine_options, load_models, options_from
+from checker.spark.sweep import run_sweep, sweep_tasks
+from checker.spark.sweep_table import rows_from_result, write_sweep
+
+
+def add_commands(main: click.Group) -> None:
+    """Register ``ordercheck sweep`` on the command group."""
+
+    @main.command()
+    @click.argument("models", nargs=-1, required=True, metavar="MODEL.toml|DIR ...")
+    @engine_options
+    @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+                  help="Write sweep.parquet, sweep.json and results.json here.")
+    @click.option("--no-ablations", is_flag=True, help="Check the models only, not their mutants.")
+    def sweep(models: tuple[str, ...], out_dir: str, no_ablations: bool, **kw: Any) -> None:
+        """Check every model and every ablation mutant; write one results table."""
+        from dataclasses import replace
+
+        loaded = load_models(list(models))
+        options = replace(options_from(kw), engine="local", progress=False)
+        tasks = sweep_tasks(loaded, ablations=not no_ablations)
+        click.echo(f"sweep: {len(tasks)} checks ({len(loaded)} models), engine {kw['engine']}", err=True)
+        data = run_sweep(tasks, options, engine=kw["engine"], master=kw["master"])
+        rows = [row for d in data for row in rows_from_result(d, engine=kw["engine"])]
+        paths = write_sweep(out_dir, rows, data)
+        for d in data:
+            print_line(d)
+        base = [Result.from_json(d) for d in data if not d["variant"]]
+        bad = [r for r in base if r.exit_code() != 0]
+        click.echo(f"\n{len(data)} checks: {len(base)} models ({len(base) - len(bad)} as expected), "
+                   f"{len(data) - len(base)} mutants; table in {', '.join(str(p) for p in paths)}")
+        sys.exit(combined_exit_code(base))
+
+
+def print_line(data: dict[str, Any]) -> None:
+    """One line per check: model, variant, states, and the verdict of each property."""
+    st = data["stats"]
+    name = Path(data["model"]).stem + (f" -{data['variant']}" if data["variant"] else "")
+    verdicts = []
+    for prop, p in data["properties"].items():
+        mark = p["status"]
+        if p["status"] == "violated" and p.get("trace"):
+            mark += f"({len(p['trace']) - 1})"
+        if p.get("expected") and p["expected"] != p["status"]:
+            mark += "!"
+        verdicts.append(f"{prop}={mark}")
+    click.echo(f"{name:<44} {st['distinct_states']:>9,} states  {' '.join(verdicts)}")

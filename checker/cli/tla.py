@@ -1,0 +1,130 @@
+"""The ``export-tla`` and ``tlc`` commands, and :func:`cross_check`, which runs our engine
+and hands its result to :mod:`tla.crosscheck` (the ``tla`` package never runs the engine)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from checker.api.errors import InputError
+from checker.api.model import Model
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import expand_paths, load_model
+
+if TYPE_CHECKING:
+    from tla.crosscheck import CrossCheck
+
+CROSS_CHECK_OPTIONS = Options(progress=False, stop_when_decided=False, symmetry=False, por=False)
+"""How our side of a cross-check runs: everything explored, reductions off, as TLC does."""
+
+
+def cross_check(
+    model: Model,
+    *,
+    workers: int = 1,
+    timeout: float | None = None,
+    keep: Path | None = None,
+    confirm: bool = True,
+) -> CrossCheck:
+    """Cross-check ``model``: our engine and TLC, reductions off, everything explored."""
+    from tla.crosscheck import compare_with_tlc
+
+    ours = check_model(model, CROSS_CHECK_OPTIONS)
+    return compare_with_tlc(model, ours, workers=workers, timeout=timeout, keep=keep, confirm=confirm)
+
+
+def add_commands(group: click.Group) -> None:
+    """Add ``export-tla`` and ``tlc`` to the ``ordercheck`` group."""
+    group.add_command(export_tla)
+    group.add_command(tlc)
+
+
+@click.command(name="export-tla")
+@click.argument("models", nargs=-1, required=True, metavar="MODEL.toml|DIR ...")
+@click.option("-o", "--output", "output", required=True, type=click.Path(file_okay=False),
+              help="Directory for Name.tla, Name.cfg and OrderingProperties.tla.")
+@click.option("--no-symmetry", is_flag=True, help="Leave SYMMETRY out even where the model asks for it.")
+def export_tla(models: tuple[str, ...], output: str, no_symmetry: bool) -> None:
+    """Write each model as a TLA+ module and TLC configuration."""
+    from tla.export import export_model
+
+    loaded = [load_model(p) for p in expand_paths(list(models))]
+    exports = [export_model(m, symmetry=False if no_symmetry else None) for m in loaded]
+    for model, export in zip(loaded, exports):
+        paths = export.write(output)
+        click.echo(f"{model.path}: {', '.join(str(p) for p in paths[:2])}")
+
+
+@click.command()
+@click.argument("models", nargs=-1, required=True, metavar="MODEL.toml|DIR ...")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="TLC workers (1 keeps TLC's counterexamples shortest, like ours).")
+@click.option("--keep", type=click.Path(file_okay=False), help="Keep the export and TLC's inputs in this directory.")
+@click.option("--timeout", type=click.FloatRange(min=1), help="Give up on one TLC run after this many seconds.")
+@click.option("--show-traces", is_flag=True, help="Print TLC's traces, read back into our format.")
+def tlc(models: tuple[str, ...], workers: int, keep: str | None, timeout: float | None, show_traces: bool) -> None:
+    """Export, run TLC, and compare with our engine (reductions off)."""
+    from tla.tlc import TlcFailed, TlcUnavailable, find_tlc
+
+    loaded = [load_model(p) for p in expand_paths(list(models))]
+    try:
+        find_tlc()
+    except TlcUnavailable as exc:
+        raise InputError("TLC", "", str(exc)) from None
+    from tla.export import adapter_of
+
+    for model in loaded:
+        adapter_of(model)  # refuse specs without a template before any run starts
+    bad = 0
+    for model in loaded:
+        target = None
+        if keep:
+            target = Path(keep) / Path(model.path).stem
+            target.mkdir(parents=True, exist_ok=True)
+        try:
+            cc = cross_check(model, workers=workers, timeout=timeout, keep=target)
+        except TlcFailed as exc:
+            click.echo(f"{model.path}: TLC failed: {exc}")
+            bad += 1
+            continue
+        print_cross_check(cc, show_traces=show_traces)
+        bad += 0 if cc.agree else 1
+    if len(loaded) > 1:
+        click.echo(f"\n{len(loaded)} models, {len(loaded) - bad} agree with TLC, {bad} not")
+    sys.exit(1 if bad else 0)
+
+
+def print_cross_check(cc: CrossCheck, *, show_traces: bool = False) -> None:
+    """Both sides, property by property, and every mismatch."""
+    ours, final = cc.ours, cc.final
+    tlc_distinct = final.distinct if final is not None else None
+    click.echo(
+        f"{cc.model.path}: ours {ours.stats.distinct_states:,} distinct states "
+        f"({cc.ours_generated:,} generated, depth {ours.stats.depth}); "
+        f"TLC {tlc_distinct if tlc_distinct is None else f'{tlc_distinct:,}'} distinct states "
+        f"({final.generated if final else '?':,} generated, depth {final.depth if final else '?'}); "
+        f"{len(cc.runs)} TLC runs, {cc.tlc_seconds:.1f}s"
+    )
+    width = max((len(n) for n in ours.properties), default=8)
+    click.echo(f"  {'property':<{width}}  {'ours':<8}  {'TLC':<8}  {'steps ours/TLC':<14}  TLC replays ours")
+    for name, mine in ours.properties.items():
+        theirs = cc.tlc.get(name)
+        status = theirs.status if theirs else "-"
+        steps = ""
+        if mine.trace or (theirs and theirs.raw_length):
+            a = len(mine.trace) - 1 if mine.trace else "-"
+            b = theirs.raw_length - 1 if theirs and theirs.raw_length else "-"
+            steps = f"{a}/{b}"
+        confirmed = {True: "yes", False: "NO"}.get(cc.confirmed.get(name), "") if name in cc.confirmed else ""
+        click.echo(f"  {name:<{width}}  {mine.status:<8}  {status:<8}  {steps:<14}  {confirmed}")
+        if show_traces and theirs and theirs.trace:
+            click.echo("      TLC's trace:")
+            for i, step in enumerate(theirs.trace):
+                click.echo(f"        {i:>3}. {step.action or 'initial state'}")
+    if cc.agree:
+        click.echo("  agree: same states, same verdicts, same counterexample lengths for invariants")
+    for line in cc.mismatches:
+        click.echo(f"  MISMATCH: {line}")

@@ -1,0 +1,151 @@
+"""The local engine: breadth-first search over a spec's state space.
+
+Breadth-first order makes every counterexample and witness a shortest one (in the
+reduced graph when partial-order reduction is on). States are numbered in discovery
+order; a level's states get consecutive numbers, so a state's number is its level's
+first number plus its position in the level's frontier.
+The search is deterministic: the same spec and constants give the same counts and the
+same traces on every run.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from checker.api.spec import Property, Spec
+from checker.engine.fingerprint import collision_probability
+from checker.engine.levels import search_levels
+from checker.engine.memory import collector_paused
+from checker.engine.reduce import Reductions
+
+
+class SpecError(RuntimeError):
+    """The spec broke a rule of the spec API (e.g. a state holding a string)."""
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Limits on a search. Hitting one ends the search with ``unknown`` verdicts."""
+
+    max_states: int | None = None
+    max_depth: int | None = None
+    time_limit: float | None = None
+
+
+NO_BOUNDS = Bounds()
+
+
+@dataclass
+class Decision:
+    """A property decided at state number ``index`` with an explanation."""
+
+    index: int
+    explanation: str
+    store: Any = None  # the store ``index`` numbers a state of, when not the outcome's own
+
+
+@dataclass
+class SearchOutcome:
+    """The raw outcome of a search, before traces are rebuilt."""
+
+    store: Any  # a checker.engine.table.CompactStore (or anything with len() and path())
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    transitions: int = 0
+    depth: int = 0
+    seconds: float = 0.0
+    peak_memory_bytes: int = 0
+    bound: str | None = None
+    complete: bool = True
+    maybe_cyclic: bool = False  # an edge leads back to a level at or above its source
+
+    @property
+    def distinct_states(self) -> int:
+        return len(self.store)
+
+    @property
+    def collision_probability(self) -> float:
+        return collision_probability(self.distinct_states, self.transitions + self.initial_states)
+
+    initial_states: int = 0
+    store_bytes: int = 0
+
+
+class Progress:
+    """A progress line on stderr, at most every ``interval`` seconds, once a run is long."""
+
+    def __init__(self, stream: TextIO | None = sys.stderr, interval: float = 2.0, label: str = "") -> None:
+        self.stream = stream
+        self.interval = interval
+        self.label = label
+        self.start = time.monotonic()
+        self.last = self.start
+        self.printed = False
+
+    def tick(self, states: int, depth: int, queue: int) -> None:
+        if self.stream is None:
+            return
+        now = time.monotonic()
+        if now - self.last < self.interval:
+            return
+        self.last = now
+        rate = states / max(now - self.start, 1e-9)
+        prefix = f"{self.label}: " if self.label else ""
+        self.stream.write(
+            f"{prefix}{states:,} states, {rate:,.0f} states/s, depth {depth}, queue {queue:,}\n"
+        )
+        self.stream.flush()
+        self.printed = True
+
+
+def search(
+    spec: Spec,
+    props: Sequence[Property],
+    bounds: Bounds = NO_BOUNDS,
+    *,
+    progress: Progress | None = None,
+    stop_when_decided: bool = True,
+    reductions: Reductions | None = None,
+    workers: int = 1,
+    checkpoint: str | Path | None = None,
+    resume: bool = False,
+    checkpoint_every: float = 30.0,
+    identity: dict[str, Any] | None = None,
+    spill_dir: str | Path | None = None,
+) -> SearchOutcome:
+    """Explore ``spec`` breadth-first and decide ``props``.
+
+    With ``stop_when_decided`` the search ends as soon as every property has its
+    verdict (as TLC stops at a violation); otherwise it explores everything reachable,
+    which gives complete state counts. ``reductions`` (see :func:`checker.engine.reduce.plan`)
+    turns on symmetry and partial-order reduction; ``workers`` expands each level in
+    that many processes with identical results; ``checkpoint`` names a directory for
+    level-boundary checkpoints (every ``checkpoint_every`` seconds) and ``resume``
+    continues from the last one there. ``identity`` (e.g. the model's constants) is
+    stored with a checkpoint, and a resume with a different one is refused.
+    ``spill_dir`` keeps every level's frontier in files there (by default only levels
+    of more than a million states are spilled, to a temporary directory). The loop
+    itself is in :mod:`checker.engine.levels`.
+    """
+    with collector_paused():
+        return search_levels(
+            spec,
+            props,
+            bounds,
+            SearchOutcome,
+            Decision,
+            SpecError,
+            progress=progress or Progress(None),
+            stop_when_decided=stop_when_decided,
+            reductions=reductions or Reductions(),
+            workers=workers,
+            checkpoint=checkpoint,
+            resume=resume,
+            checkpoint_every=checkpoint_every,
+            identity=identity,
+            spill_dir=spill_dir,
+        )

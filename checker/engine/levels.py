@@ -1,0 +1,663 @@
+"""The local engine's search loop: level-synchronous breadth-first search.
+
+Each level's frontier (:class:`~checker.engine.frontier.Frontier`) is kept as chunks of
+:data:`CHUNK` states; past the first :data:`RAW_FRONTIER` states of a level each chunk
+is one ``pickle`` byte string (pickle shares repeated sub-tuples within a chunk: about
+80 bytes per bus1 state, and it loads ten times faster than ``marshal`` version 2).
+A level of more than ``spill_after`` states is spilled to a file in ``spill_dir`` (a
+temporary directory unless one is given) and read back sequentially when its turn
+comes, so memory holds the visited store, not the frontier. A chunk is expanded (by this process, or by one of
+``workers`` processes) into its successors with their fingerprints, and this process
+then merges the chunks *in order*: it inserts the fingerprints into the
+:class:`~checker.engine.table.CompactStore` in batch order, numbers the new states, checks
+properties on them and appends them to the next frontier. The merge order does not
+depend on the worker count, so counts, numbering and counterexamples are identical
+for any number of workers.
+
+With a checkpoint directory, the store, the frontier and the statistics are written at
+level boundaries (at most every ``checkpoint_every`` seconds), atomically: a new
+checkpoint is written beside the old one and a small ``CURRENT`` file is then replaced
+to point at it. A run resumed from a checkpoint ends with exactly the counts of an
+uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import pickle
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from checker.api.errors import InputError
+from checker.api.spec import Property, Spec
+from checker.engine.evaluate import Evaluator
+from checker.engine.fingerprint import check_vocabulary
+from checker.engine.frontier import Frontier, decode
+from checker.engine.lanes import LaneLevel, Lanes
+from checker.engine.memory import current_rss, peak_rss, reset_peak
+from checker.engine.reduce import Expander, Reductions
+from checker.engine.table import CompactStore, FingerprintTable
+
+CHUNK = 2048
+"""States per frontier chunk: the unit of work for a worker and of the merge."""
+
+RAW_FRONTIER = 100_000
+"""Up to this many states of a level's next frontier stay Python objects; beyond it
+chunks are pickled (compact, but encoding costs a few microseconds per state)."""
+
+SPILL_AFTER = 1_000_000
+"""A level of more states than this goes to disk (without an explicit ``spill_dir``)."""
+
+VOCABULARY_CHECKS = 1000
+
+RAW_LANE = 250_000
+"""States a worker keeps as objects; past this it encodes its segments (see
+:mod:`checker.engine.lanes`)."""
+
+
+_WORKER: Expander | None = None
+
+
+def _init_worker(expander: Expander) -> None:
+    global _WORKER
+    _WORKER = expander
+
+
+_states = decode
+
+
+def _expand_remote(chunk: bytes | list) -> tuple:
+    assert _WORKER is not None
+    states = _states(chunk)
+    owner, pos, succ, counts, reduced = _WORKER.expand(states)
+    fps = _WORKER.fingerprints(succ)
+    return owner, pos, pickle.dumps(succ, pickle.HIGHEST_PROTOCOL), counts, reduced, fps
+
+
+def _expand_local(expander: Expander, chunk: bytes | list) -> tuple:
+    states = _states(chunk)
+    owner, pos, succ, counts, reduced = expander.expand(states)
+    return owner, pos, succ, counts, reduced, expander.fingerprints(succ), states
+
+
+def search_levels(
+    spec: Spec,
+    props: Sequence[Property],
+    bounds: Any,
+    outcome_cls: Any,
+    decision_cls: Any,
+    spec_error: type[Exception],
+    *,
+    progress: Any,
+    stop_when_decided: bool,
+    reductions: Reductions,
+    workers: int = 1,
+    checkpoint: str | Path | None = None,
+    resume: bool = False,
+    checkpoint_every: float = 30.0,
+    identity: dict[str, Any] | None = None,
+    spill_dir: str | Path | None = None,
+    spill_after: int | None = None,
+) -> Any:
+    """The search behind :func:`checker.engine.bfs.search` (see the module docstring).
+
+    ``spill_dir``: where a level's frontier goes once it holds more than
+    ``spill_after`` states (default: a temporary directory, :data:`SPILL_AFTER`
+    states; with a ``spill_dir`` and no ``spill_after``, every level is spilled).
+
+    The steps: load the last checkpoint or start from the initial states
+    (:meth:`_LevelSearch.load_or_start`), then level by level
+    (:meth:`_LevelSearch.run`): checkpoint when one is due, expand the level's chunks
+    and merge each in order (:meth:`_LevelSearch.merge`), and decide whether the
+    search goes on to the next level (:meth:`_LevelSearch.decide`).
+    """
+    search = _LevelSearch(
+        spec,
+        props,
+        bounds,
+        outcome_cls,
+        decision_cls,
+        spec_error,
+        progress=progress,
+        stop_when_decided=stop_when_decided,
+        reductions=reductions,
+        workers=workers,
+        checkpoint=checkpoint,
+        checkpoint_every=checkpoint_every,
+        identity=identity,
+        spill_dir=spill_dir,
+        spill_after=spill_after,
+    )
+    search.load_or_start(resume)
+    search.run()
+    return search.finish()
+
+
+class _LevelSearch:
+    """What the level loop carries from step to step: the store, the frontiers, the
+    counts so far, the workers, and the bounds and checkpoint settings."""
+
+    def __init__(
+        self,
+        spec: Spec,
+        props: Sequence[Property],
+        bounds: Any,
+        outcome_cls: Any,
+        decision_cls: Any,
+        spec_error: type[Exception],
+        *,
+        progress: Any,
+        stop_when_decided: bool,
+        reductions: Reductions,
+        workers: int,
+        checkpoint: str | Path | None,
+        checkpoint_every: float,
+        identity: dict[str, Any] | None,
+        spill_dir: str | Path | None,
+        spill_after: int | None,
+    ) -> None:
+        self.started = time.monotonic()
+        reset_peak()
+        self.baseline = current_rss()
+        self.spec = spec
+        self.props = props
+        self.bounds = bounds
+        self.decision_cls = decision_cls
+        self.spec_error = spec_error
+        self.progress = progress
+        self.stop_when_decided = stop_when_decided
+        self.reductions = reductions
+        self.workers = workers
+        self.checkpoint_every = checkpoint_every
+        self.evaluator = evaluator = Evaluator(spec, props)
+        capacity = min(bounds.max_states, 1 << 27) if bounds.max_states else 1 << 16
+        self.store = CompactStore(capacity)
+        self.outcome = outcome_cls(self.store)
+        self.decisions = self.outcome.decisions
+        self.expander = expander = Expander(spec, reductions)
+        self.history_key = spec.history_key if evaluator.uses_history else None
+        self.max_states = bounds.max_states
+        self.max_depth = bounds.max_depth
+        ident = dict(identity or {})
+        ident.setdefault("spec", spec.name)
+        ident["reductions"] = reductions.as_dict()
+        ident["properties"] = [p.name for p in props]
+        self.ident = ident
+        self.ckpt = Path(checkpoint) if checkpoint is not None else None
+        # Cycles matter only to `eventually` properties (checker.engine.liveness): an edge into a
+        # state discovered before the current level is the one kind that can close a cycle.
+        # A spec that declares itself acyclic (as partial-order reduction trusts) has none.
+        track_cycles = any(p.kind == "eventually" for p in props) and not spec.acyclic
+        self.level_new = FingerprintTable(1 << 10) if track_cycles else None
+        self.own_spill = spill_dir is None
+        if self.own_spill:
+            spill_dir = tempfile.mkdtemp(prefix="ordercheck-frontier-")
+            if spill_after is None:
+                spill_after = SPILL_AFTER
+        elif spill_after is None:
+            spill_after = 0
+        self.spill_dir = spill_dir
+        self.spill_after = spill_after
+
+        # With workers, each keeps its share of every level (checker.engine.lanes) and this process
+        # merges fingerprints only. The cycle proviso needs the states here, and an explicit
+        # spill directory asks for the frontier on disk: those keep a pool of workers that
+        # expand chunks of a frontier held here.
+        self.lanes: Lanes | None = None
+        self.pool: Any = None
+        self.worker_peak = 0  # the workers' own peak memory (lanes)
+        self.searched = False  # the search loop ended without an exception
+        if workers > 1 and not reductions.proviso and self.own_spill:
+            self.lanes = Lanes(workers, expander, props, CHUNK, RAW_LANE)
+
+    def new_frontier(self) -> Frontier | LaneLevel:
+        """An empty frontier for a level: held by the workers (lanes) or here."""
+        if self.lanes is not None:
+            return LaneLevel(self.lanes)
+        return Frontier(self.spill_dir, raw=RAW_FRONTIER, spill_after=self.spill_after)
+
+    def record(self, found: list[tuple[str, str]], index: int) -> None:
+        """Decide each property in ``found`` (not decided before) at state ``index``."""
+        decisions = self.decisions
+        for name, sentence in found:
+            if name not in decisions:
+                decisions[name] = self.decision_cls(index, sentence)
+                self.evaluator.decide(name)
+
+    # -- load or start ------------------------------------------------------------------
+
+    def load_or_start(self, resume: bool) -> None:
+        """The first frontier: the last checkpoint's (with ``resume``, when there is one),
+        else the initial states, stored and checked."""
+        try:
+            self.frontier = self.new_frontier()
+            self.level_start = 0
+            self.depth = 0
+            self.transitions = 0
+            self.elapsed_before = 0.0
+            ckpt = self.ckpt
+            loaded = _load_checkpoint(ckpt, self.ident, self.spill_dir, self.spill_after) if (ckpt is not None and resume) else None
+            if loaded is not None:
+                self._resume(loaded)
+            else:
+                self._start()
+        except BaseException:
+            if self.lanes is not None:
+                self.lanes.close()
+            raise
+
+    def _resume(self, loaded: tuple) -> None:
+        store, outcome = self.store, self.outcome
+        meta, fps, parents, actions, frontier = loaded
+        outcome.maybe_cyclic = meta.get("maybe_cyclic", False)
+        store.table.reserve(len(fps))
+        store.table.insert(fps)
+        store.parents.extend(parents)
+        store.actions.extend(actions)
+        self.level_start, self.depth, self.transitions = meta["level_start"], meta["depth"], meta["transitions"]
+        outcome.initial_states = meta["initial_states"]
+        self.elapsed_before = meta["seconds"]
+        for name, (index, sentence) in meta["decisions"].items():
+            self.record([(name, sentence)], index)
+        if self.lanes is not None:
+            held = self.new_frontier()
+            for chunk in frontier:
+                held.append(decode(chunk))
+            frontier.discard()
+            frontier = held.seal()
+        self.frontier = frontier
+
+    def _start(self) -> None:
+        spec, store, evaluator, history_key = self.spec, self.store, self.evaluator, self.history_key
+        inits = list(spec.init_states())
+        for s in inits:
+            problem = check_vocabulary(s)
+            if problem:
+                raise self.spec_error(f"{spec.name}: initial {problem}")
+        fps = self.expander.fingerprints(inits)
+        level: list = []
+        for i, s in enumerate(inits):
+            idx = store.add(int(fps[i]), -1, i)
+            if idx < 0:
+                continue
+            key = history_key(s) if history_key else None
+            self.record(evaluator.on_state(s, key, None), idx)
+            level.append(s)
+        self.outcome.initial_states = len(level)
+        for i in range(0, len(level), CHUNK):
+            self.frontier.append(level[i : i + CHUNK])
+        self.frontier.seal()
+
+    # -- the level loop -----------------------------------------------------------------
+
+    def run(self) -> None:
+        """Level after level until the frontier is empty, every property is decided (with
+        ``stop_when_decided``) or a bound is met; the workers stop and the spill
+        directory goes, whatever happens."""
+        bounds = self.bounds
+        self.deadline = None if bounds.time_limit is None else self.started + bounds.time_limit
+        self.vocabulary_checks = VOCABULARY_CHECKS
+        if self.workers > 1 and self.lanes is None:
+            self.pool = multiprocessing.get_context("fork").Pool(
+                self.workers, initializer=_init_worker, initargs=(self.expander,)
+            )
+        self.last_checkpoint = time.monotonic()
+        self.stop = self.stop_when_decided and self.evaluator.done
+        self.frontier_len = len(self.frontier)
+        self.next_frontier = self.new_frontier()
+        try:
+            while self.frontier and not self.stop:
+                if self.ckpt is not None and time.monotonic() - self.last_checkpoint >= self.checkpoint_every:
+                    self.checkpoint()
+                if not self.expand_level():
+                    break
+            self.searched = True
+        finally:
+            self._close()
+
+    def checkpoint(self) -> None:
+        """Write the store, the frontier and the counts at this level boundary."""
+        outcome = self.outcome
+        meta = {
+            "level_start": self.level_start,
+            "depth": self.depth,
+            "transitions": self.transitions,
+            "initial_states": outcome.initial_states,
+            "seconds": self.elapsed_before + time.monotonic() - self.started,
+            "decisions": {n: [d.index, d.explanation] for n, d in self.decisions.items()},
+            "maybe_cyclic": outcome.maybe_cyclic,
+        }
+        assert self.ckpt is not None
+        _save_checkpoint(self.ckpt, self.ident, meta, self.store, self.frontier)
+        self.last_checkpoint = time.monotonic()
+
+    def expand_level(self) -> bool:
+        """Expand the current level chunk by chunk and merge each chunk in order; then
+        :meth:`decide`. Whether the search goes on."""
+        self.at_depth_bound = self.max_depth is not None and self.depth >= self.max_depth
+        self.next_frontier = self.new_frontier()
+        self.next_len = 0
+        self.pending: list = []
+        self.base = self.level_start
+        self.done_parents = 0
+        for chunk, res in self.expanded():
+            if self.merge(chunk, res):
+                break
+        return self.decide()
+
+    def expanded(self) -> Iterator[tuple]:
+        """``(chunk, expansion)`` for each chunk of the level, in order: from the lanes
+        (chunk ``None``: the states stay with the workers), the pool, or this process."""
+        frontier = self.frontier
+        if self.lanes is not None:
+            assert isinstance(frontier, LaneLevel)
+            return ((None, r) for r in self.lanes.run(frontier, frozenset(self.evaluator.open)))
+        if self.pool is not None:
+            # Two sequential readers of the level: one feeds the workers, one the merge.
+            return zip(frontier, self.pool.imap(_expand_remote, frontier))
+        expander = self.expander
+        return ((c, _expand_local(expander, c)) for c in frontier)
+
+    def merge(self, chunk: Any, res: tuple) -> bool:
+        """Merge one expanded chunk: insert its fingerprints into the store in order,
+        number the new states, check properties on them and append them to the next
+        frontier; meet the bounds. Whether the level ends here (the search stops)."""
+        lanes, spec, spec_error, store = self.lanes, self.spec, self.spec_error, self.store
+        evaluator, outcome, decisions, record = self.evaluator, self.outcome, self.decisions, self.record
+        reductions, history_key, max_states = self.reductions, self.history_key, self.max_states
+        stop_when_decided, next_frontier = self.stop_when_decided, self.next_frontier
+        at_depth_bound, base = self.at_depth_bound, self.base
+        transitions, next_len, vocabulary_checks = self.transitions, self.next_len, self.vocabulary_checks
+        pending, stop, done_parents = self.pending, self.stop, self.done_parents
+        try:
+            if lanes is not None:
+                # Worker w's unit: the states stay there; findings come with it.
+                w, unit, pos_a, counts_a, fps, on_succ, on_terminal, problem = res
+                if problem:
+                    raise spec_error(f"{spec.name}: {problem}")
+                owner_a = np.repeat(np.arange(len(counts_a), dtype=np.int64), counts_a)
+                counts = counts_a  # a list only if the loop below runs
+                states = None
+            else:
+                owner, pos, succ, counts, reduced, fps = res[:6]
+                states = res[6] if len(res) > 6 else None
+                if isinstance(succ, bytes):
+                    succ = pickle.loads(succ)
+                if states is None and (0 in counts or reductions.proviso or history_key is not None):
+                    states = _states(chunk)
+                if reductions.proviso:
+                    owner, pos, succ, counts, fps = _proviso(
+                        self.expander, store, states, owner, pos, succ, counts, reduced, fps
+                    )
+                owner_a = np.asarray(owner, dtype=np.int64)
+                pos_a = np.asarray(pos, dtype=np.int64)
+            if pos_a.size and pos_a.max() > 0xFFFF:
+                raise spec_error(f"{spec.name}: more than 65535 enabled actions in one state")
+            first = len(store)
+            if at_depth_bound:
+                if len(fps) and not store.table.contains(fps).all():
+                    outcome.bound = "max_depth"
+                transitions += len(fps)
+                new = np.zeros(0, dtype=np.int64)
+            else:
+                new = store.add_batch(fps, owner_a + base, pos_a)
+                level_new = self.level_new
+                if level_new is not None and not outcome.maybe_cyclic:
+                    fresh = np.zeros(len(fps), dtype=bool)
+                    fresh[new] = True
+                    level_new.insert(fps[new])
+                    if not level_new.contains(fps[~fresh]).all():
+                        outcome.maybe_cyclic = True
+            j = 0
+            offset = 0
+            new_a = new
+            nnew = len(new_a)
+            limit = nnew if max_states is None else min(nnew, max_states - first)
+            nparents = len(counts)
+            if lanes is not None and nnew <= limit and not _matters(on_succ, on_terminal, decisions):
+                # Nothing in this unit decides a property or meets a bound: merge it
+                # whole (what the loop below does state by state).
+                if not at_depth_bound:
+                    transitions += int(counts_a.sum())
+                j = nnew
+                counts = new = []
+            else:
+                new = new_a.tolist()
+                if lanes is not None:
+                    counts = counts_a.tolist()
+            checks = bool(evaluator.state_checks or evaluator.history_checks)
+            on_state = evaluator.on_state
+            append = pending.append
+            for k, n in enumerate(counts):
+                idx = base + k
+                s = states[k] if states is not None else None
+                if n == 0:
+                    if lanes is not None:
+                        if k in on_terminal:
+                            record(on_terminal[k], idx)
+                    elif evaluator.terminal_state or evaluator.terminal_history:
+                        key = history_key(s) if history_key else None
+                        record(evaluator.on_terminal(s, key), idx)
+                    # A terminal state does not end the level by itself: as the
+                    # reference engine always has, the check for "every property
+                    # decided" follows the next state that has successors.
+                    continue
+                if not at_depth_bound:
+                    transitions += n
+                end = offset + n
+                parent_key = history_key(s) if history_key and s is not None else None
+                while j < nnew and new[j] < end:
+                    if j >= limit:
+                        outcome.bound = "max_states"
+                        # Count transitions up to the successor that hit the bound.
+                        transitions -= end - new[j] - 1
+                        stop = True
+                        break
+                    if lanes is not None:
+                        if new[j] in on_succ:
+                            record(on_succ[new[j]], first + j)
+                        j += 1
+                        continue
+                    t = succ[new[j]]
+                    if vocabulary_checks:
+                        vocabulary_checks -= 1
+                        problem = check_vocabulary(t)
+                        if problem:
+                            raise spec_error(f"{spec.name}: {problem}")
+                    if checks:
+                        found = on_state(t, history_key(t) if history_key else None, parent_key)
+                        if found:
+                            record(found, first + j)
+                            checks = bool(evaluator.state_checks or evaluator.history_checks)
+                    append(t)
+                    if len(pending) == CHUNK:
+                        next_frontier.append(pending)
+                        next_len += CHUNK
+                        pending = []
+                        append = pending.append
+                    j += 1
+                offset = end
+                if stop or (stop_when_decided and evaluator.done):
+                    stop = True
+                    break
+            if lanes is not None:
+                next_len += j  # the next level's states so far (held by the workers)
+            if stop:
+                store.parents.truncate(first + j if not at_depth_bound else len(store))
+                store.actions.truncate(len(store.parents))
+                return True
+            if lanes is not None:
+                assert isinstance(next_frontier, LaneLevel)
+                next_frontier.keep(w, unit, new_a[:j])
+            base += nparents
+            done_parents += nparents
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                outcome.bound = "time_limit"
+                stop = True
+                return True
+            if self.progress is not None:
+                self.progress.tick(len(store), self.depth + 1, self.frontier_len - done_parents + next_len + len(pending))
+            return False
+        finally:
+            # The running values go back to the search, however the merge ended.
+            self.base, self.transitions, self.next_len = base, transitions, next_len
+            self.vocabulary_checks, self.pending, self.stop, self.done_parents = vocabulary_checks, pending, stop, done_parents
+
+    def decide(self) -> bool:
+        """The level is merged: seal the next frontier, then either stop (counting a
+        started next level towards the depth) or make it the current one. Whether the
+        search goes on."""
+        next_frontier = self.next_frontier
+        if self.pending:
+            next_frontier.append(self.pending)
+            self.next_len += len(self.pending)
+        next_frontier.seal()
+        if self.stop:
+            if self.next_len and not self.at_depth_bound:
+                self.depth += 1  # the next level's states found so far count towards the depth
+            return False
+        self.level_start += self.frontier_len
+        if self.level_new is not None:
+            self.level_new = FingerprintTable(1 << 10)
+        self.frontier.discard()
+        if self.at_depth_bound:
+            next_frontier.discard()
+        self.frontier = next_frontier
+        self.frontier_len = len(self.frontier)
+        if self.frontier:
+            self.depth += 1
+        if self.deadline is not None and self.frontier and time.monotonic() > self.deadline:
+            self.outcome.bound = "time_limit"
+            self.stop = True
+        return True
+
+    # -- the end ------------------------------------------------------------------------
+
+    def _close(self) -> None:
+        """Stop the workers, drop the frontiers and the own spill directory."""
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+        if self.lanes is not None:
+            if self.searched:
+                self.worker_peak = self.lanes.peak_bytes()
+            self.lanes.close()
+        self.remaining = bool(self.frontier)
+        self.frontier.discard()
+        self.next_frontier.discard()
+        if self.own_spill:
+            shutil.rmtree(self.spill_dir, ignore_errors=True)
+
+    def finish(self) -> Any:
+        """The outcome: counts, completeness, time and memory."""
+        outcome, store = self.outcome, self.store
+        outcome.transitions = self.transitions
+        outcome.depth = self.depth + 1 if len(store) else 0
+        outcome.complete = outcome.bound is None and not (self.stop and self.remaining)
+        outcome.seconds = self.elapsed_before + time.monotonic() - self.started
+        outcome.peak_memory_bytes = max(peak_rss() - self.baseline, 0) + self.worker_peak
+        outcome.store_bytes = store.nbytes()
+        return outcome
+
+
+def _matters(on_succ: dict, on_terminal: dict, decisions: dict) -> bool:
+    """Whether a worker's findings include a property not decided yet."""
+    for found in (*on_succ.values(), *on_terminal.values()):
+        if any(name not in decisions for name, _sentence in found):
+            return True
+    return False
+
+
+def _proviso(expander: Expander, store: CompactStore, states, owner, pos, succ, counts, reduced, fps):
+    """The cycle proviso: a reduced state with an ample successor discovered before
+    (earlier levels, or earlier in this chunk) is expanded fully instead."""
+    seen_here: set[int] = set()
+    o2: list[int] = []
+    p2: list[int] = []
+    s2: list = []
+    c2: list[int] = []
+    f2: list[np.ndarray] = []
+    offset = 0
+    for k, n in enumerate(counts):
+        seg = fps[offset : offset + n]
+        seg_owner, seg_pos, seg_succ = owner[offset : offset + n], pos[offset : offset + n], succ[offset : offset + n]
+        offset += n
+        if reduced[k]:
+            values = [int(x) for x in seg]
+            if (
+                len(set(values)) < len(values)
+                or any(v in seen_here for v in values)
+                or bool(store.table.contains(seg).any())
+            ):
+                _o, seg_pos, seg_succ, _c, _r = expander.expand([states[k]], full=True)
+                seg_owner = [k] * len(seg_succ)
+                seg = expander.fingerprints(seg_succ)
+                n = len(seg_succ)
+        seen_here.update(int(x) for x in seg)
+        o2.extend(seg_owner)
+        p2.extend(seg_pos)
+        s2.extend(seg_succ)
+        c2.append(n)
+        f2.append(np.asarray(seg, dtype=np.uint64))
+    return o2, p2, s2, c2, (np.concatenate(f2) if f2 else np.zeros(0, dtype=np.uint64))
+
+
+# -- checkpoints ------------------------------------------------------------------------
+
+
+def _save_checkpoint(ckpt: Path, ident: dict[str, Any], meta: dict[str, Any], store: CompactStore, frontier: Frontier) -> None:
+    ckpt.mkdir(parents=True, exist_ok=True)
+    name = f"level-{meta['depth']:05d}-{os.getpid()}"
+    tmp = ckpt / (name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    np.save(tmp / "fingerprints.npy", store.table.values())
+    np.save(tmp / "parents.npy", store.parents.view())
+    np.save(tmp / "actions.npy", store.actions.view())
+    with open(tmp / "frontier.bin", "wb") as fh:
+        frontier.dump(fh)
+    (tmp / "meta.json").write_text(json.dumps({"identity": ident, **meta}))
+    for f in tmp.iterdir():
+        with open(f, "rb") as fh:
+            os.fsync(fh.fileno())
+    final = ckpt / name
+    if final.exists():
+        shutil.rmtree(final)
+    os.rename(tmp, final)
+    pointer = ckpt / "CURRENT.tmp"
+    pointer.write_text(name)
+    with open(pointer, "rb") as fh:
+        os.fsync(fh.fileno())
+    previous = (ckpt / "CURRENT").read_text().strip() if (ckpt / "CURRENT").exists() else None
+    os.replace(pointer, ckpt / "CURRENT")
+    if previous and previous != name and (ckpt / previous).exists():
+        shutil.rmtree(ckpt / previous)
+
+
+def _load_checkpoint(ckpt: Path, ident: dict[str, Any], spill_dir: str | Path | None, spill_after: int | None):
+    """The last checkpoint in ``ckpt``, or ``None`` when there is none yet."""
+    pointer = ckpt / "CURRENT"
+    if not pointer.exists():
+        return None
+    where = ckpt / pointer.read_text().strip()
+    try:
+        meta = json.loads((where / "meta.json").read_text())
+        fps = np.load(where / "fingerprints.npy")
+        parents = np.load(where / "parents.npy")
+        actions = np.load(where / "actions.npy")
+        with open(where / "frontier.bin", "rb") as fh:
+            frontier = Frontier.load(fh, spill_dir, spill_after=spill_after)
+    except (OSError, ValueError, pickle.UnpicklingError) as exc:
+        raise InputError(str(ckpt), "checkpoint", f"cannot be read ({exc})") from None
+    if meta.get("identity") != json.loads(json.dumps(ident)):
+        raise InputError(str(ckpt), "checkpoint", "was written for another model, property set or reduction setting")
+    return meta, fps, parents, actions, frontier

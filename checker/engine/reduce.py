@@ -1,0 +1,364 @@
+"""State-space reductions: symmetry over interchangeable processes, and partial-order
+reduction driven by the read/write footprints a spec declares.
+
+**Symmetry.** A spec lists the permutations of its processes under which the
+configuration is symmetric (:meth:`checker.api.spec.Spec.symmetries`) and renames processes
+in a state (:meth:`~checker.api.spec.Spec.permute`). The engine stores, for each state, the
+smallest fingerprint over the state's orbit, so one state per orbit is expanded. The
+frontier keeps the *concrete* state that was found first, and parent links record
+positions among the concrete parent's actions, so a rebuilt trace is a real run of the
+unreduced model and replays as before.
+
+**Partial-order reduction** (stubborn sets over processes). For a state, the spec gives
+each process's footprint now and later (:meth:`~checker.api.spec.Spec.footprints`). The
+enabled actions of a set ``T`` of processes are explored instead of all when
+
+* *independence* (C1, the stubborn-set conditions): nothing any process outside ``T``
+  may do, now or later, writes what a member's next actions read or write, or reads
+  what they write; and updates (commuting writes such as ``x := max(x, v)``) on either
+  side meet no read or plain write on the other (``T`` is closed under that conflict,
+  starting from one process). Then every sequence of outside actions commutes with
+  ``T``'s enabled actions and neither enables nor disables any action of ``T``;
+* *visibility* (C2): none of ``T``'s enabled actions writes or updates a variable that
+  a property under visibility reads;
+* *cycle proviso* (C3, for breadth-first search): a state is expanded fully when one of
+  its ample successors was already discovered (earlier, or on the current level).
+
+*Which* set is explored matters for the size of the reduced graph, not for soundness:
+every closed ``T`` meeting C1 (and C2 where needed) will do, and the proofs never ask
+that neighbouring states choose alike. ``T`` is closed from each process with enabled
+actions in turn; among the candidates that leave some enabled action out, the one with
+the fewest enabled actions wins (it branches least), then the one whose members have the
+fewest variables in their *later* footprints (the processes nearest to done; the idea:
+finishing work before starting new work keeps fewer transactions in flight, so fewer
+conflicts later), then the lowest process. The choice is a function of the footprints, the owners
+of the successors and the visible mask only, so it is memoised by them and is the same
+in every worker. Measured on bus1, 3 peers multicasting: the later-footprint tie-break
+saves 2-5% of states over the lowest process alone; preferring the process that acted
+last costs 5-7% more, picking among the smallest candidates at random 20% more
+(consistent choices let interleavings meet again); ``benchmarks/por_states.py``.
+
+A property needs visibility (C2 and C3) unless it is decided at terminal states only
+(``eventually``), or it is ``stable`` and the spec is ``acyclic``. Sets meeting C1
+preserve every reachable terminal state; in an acyclic spec every run ends in one, and
+a stable property that fails somewhere fails at every terminal state after it, so those
+properties keep their verdicts with C1 alone. Counterexamples under reduction are
+shortest within the reduced graph, not always shortest in the full one.
+
+With symmetry on, partial-order reduction is used only where no property needs
+visibility (the combination is sound for terminal states and stable properties; the
+visibility-and-proviso case is left unreduced by symmetry rather than argued about).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from weakref import WeakKeyDictionary
+
+import numpy as np
+
+from checker.api.spec import Property, Spec, State
+from checker.engine.table import mix
+
+
+@dataclass(frozen=True)
+class Reductions:
+    """The reductions a search applies: the symmetry group and the POR settings."""
+
+    group: tuple[tuple[int, ...], ...] = ()
+    por: bool = False
+    visible: int = 0  # variable bits that properties under visibility read
+    proviso: bool = False  # the cycle proviso is needed (some property needs visibility)
+
+    @property
+    def symmetry(self) -> bool:
+        return bool(self.group)
+
+    def as_dict(self) -> dict[str, bool]:
+        return {"symmetry": self.symmetry, "por": self.por}
+
+
+def plan(spec: Spec, props: Sequence[Property], symmetry: bool, por: bool) -> tuple[Reductions, list[str]]:
+    """Which reductions apply to ``spec`` for ``props``, and notes on any not applied."""
+    notes: list[str] = []
+    group: tuple[tuple[int, ...], ...] = ()
+    if symmetry:
+        group = tuple(tuple(p) for p in spec.symmetries())
+        if not group:
+            notes.append(f"symmetry: this {spec.name} configuration has no interchangeable processes; not applied")
+    use_por = False
+    visible = 0
+    if por:
+        if type(spec).actor is Spec.actor:
+            notes.append(f"partial-order reduction: {spec.name} declares no footprints; not applied")
+        elif not spec.acyclic and any(p.kind == "eventually" for p in props):
+            notes.append(
+                "partial-order reduction: not applied with an `eventually` property on a spec that may "
+                "have cycles (the reduced graph could hide one)"
+            )
+        else:
+            for p in props:
+                if p.kind == "eventually" or (p.stable and spec.acyclic):
+                    continue
+                visible |= spec.visible_mask(p.reads if p.reads is not None else (p.over,) if p.over == "history" else None)
+            if visible == -1:
+                notes.append("partial-order reduction: a checked property may read every variable; not applied")
+            elif visible and group:
+                notes.append(
+                    "partial-order reduction: not combined with symmetry when properties need visibility; "
+                    "symmetry only"
+                )
+            else:
+                use_por = True
+    return Reductions(group, use_por, visible, use_por and visible != 0), notes
+
+
+_MISSING = object()
+_UNKNOWN = object()
+_BY_FOOTPRINTS = object()
+_MEMO_LIMIT = 1 << 16
+_MEMOS: WeakKeyDictionary[Spec, dict[int, dict]] = WeakKeyDictionary()
+
+
+def ample(spec: Spec, state: State, succ: Sequence[tuple[tuple, State]], visible: int) -> list[int] | None:
+    """Positions in ``succ`` of the smallest stubborn set found, or ``None`` (expand
+    fully); see :func:`stubborn`."""
+    found = stubborn(spec, state, succ, visible)
+    return None if found is None else found[0]
+
+
+def stubborn(
+    spec: Spec, state: State, succ: Sequence[tuple[tuple, State]], visible: int
+) -> tuple[list[int], int] | None:
+    """The smallest stubborn set found: its positions in ``succ`` and the bitmask of its
+    processes ``T`` (members with no enabled action included), or ``None``.
+
+    For each process ``p`` with enabled actions, the set ``T`` of processes is closed
+    from ``{p}``: a process ``q`` joins when what some member may do next conflicts with
+    anything ``q`` may do later (a write against a read, write or update; a read against
+    a write or update; an update against a read or write: two updates commute). No
+    action of a process outside ``T`` can then touch what ``T``'s next actions read or
+    write, so ``T``'s enabled actions commute with any sequence of outside actions, and
+    none of them is enabled or disabled by it. The smallest proper set found wins (ties:
+    the fewest variables in the members' later footprints, then the one closed from the
+    lowest process; see the module docstring).
+    """
+    hit = _choose(spec, _memo_for(spec, visible), state, succ, visible)
+    return None if hit is None else (list(hit[0]), hit[1])
+
+
+def _choose(
+    spec: Spec, memo: dict, state: State, succ: Sequence[tuple[tuple, State]], visible: int, rkey: Any = _UNKNOWN
+) -> tuple[tuple[int, ...], int] | None:
+    """:func:`stubborn`, memoised in ``memo`` (the spec's, for ``visible``), with the
+    positions as a tuple (shared: not to be changed); ``rkey`` is ``state``'s reduction
+    key when the caller has it.
+
+    The choice depends on nothing but the footprints, who owns which successor, and the
+    visible mask; states repeat those patterns endlessly, so it is computed once per
+    pattern. The memo is keyed by the spec's reduction key when it has one (equal keys,
+    equal footprints and owners), else by the footprints and owners themselves.
+    """
+    if rkey is _UNKNOWN:
+        rkey = spec.reduction_key(state)
+    if rkey is not None:
+        hit = memo.get(rkey, _MISSING)
+        if hit is _MISSING:
+            hit = _remember(memo, rkey, _fresh(spec, state, succ, visible))
+        return hit
+    actors = _actors(spec, succ)
+    if None in actors or len(set(actors)) < 2:
+        return None
+    fps = _six(spec.footprints(state))
+    key = (_BY_FOOTPRINTS, tuple(fps), actors)  # the marker: no reduction key holds it
+    hit = memo.get(key, _MISSING)
+    if hit is _MISSING:
+        hit = _remember(memo, key, _stubborn(fps, actors, visible))
+    return hit
+
+
+def _fresh(
+    spec: Spec, state: State, succ: Sequence[tuple[tuple, State]], visible: int
+) -> tuple[tuple[int, ...], int] | None:
+    """The choice of :func:`stubborn` computed from scratch."""
+    actors = _actors(spec, succ)
+    if None in actors or len(set(actors)) < 2:
+        return None
+    return _stubborn(_six(spec.footprints(state)), actors, visible)
+
+
+def _actors(spec: Spec, succ: Sequence[tuple[tuple, State]]) -> tuple[int | None, ...]:
+    actor = spec.actor
+    return tuple([actor(label) for label, _t in succ])
+
+
+def _remember(memo: dict, key: Any, hit: Any) -> Any:
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = hit
+    return hit
+
+
+def _six(fps: Sequence[tuple[int, ...]]) -> list[tuple[int, int, int, int, int, int]]:
+    """Footprints with the two update masks (zero when a spec declares only four)."""
+    if fps and len(fps[0]) != 6:
+        return [(*fp, 0, 0) for fp in fps]
+    return list(fps)
+
+
+def _memo_for(spec: Spec, visible: int) -> dict:
+    """The stubborn-set memo of ``spec`` for the visible mask ``visible`` (a reduction
+    key means something only to the spec instance that made it)."""
+    memos = _MEMOS.get(spec)
+    if memos is None:
+        memos = _MEMOS[spec] = {}
+    memo = memos.get(visible)
+    if memo is None:
+        memo = memos[visible] = {}
+    return memo
+
+
+def _stubborn(
+    fps: Sequence[tuple[int, int, int, int, int, int]], actors: tuple[int, ...], visible: int
+) -> tuple[tuple[int, ...], int] | None:
+    """:func:`stubborn` on its inputs: footprints, each successor's process, visible mask."""
+    by: dict[int, list[int]] = {}
+    for i, a in enumerate(actors):
+        by.setdefault(a, []).append(i)
+    n = len(fps)
+    # conflicts[x]: the processes whose later actions conflict with x's next ones.
+    later = [(fp[2] | fp[3] | fp[5], fp[3] | fp[5], fp[2] | fp[3]) for fp in fps]
+    conflicts = []
+    for x in range(n):
+        nr, nw, _lr, _lw, nu, _lu = fps[x]
+        m = 0
+        for q in range(n):
+            if q != x:
+                any_q, wu_q, rw_q = later[q]
+                if nw & any_q or nr & wu_q or nu & rw_q:
+                    m |= 1 << q
+        conflicts.append(m)
+    best: list[int] | None = None
+    best_members = 0
+    best_key: tuple = ()
+    total = len(actors)
+    for p in by:
+        if (fps[p][1] | fps[p][4]) & visible:
+            continue
+        members = 1 << p
+        grown = conflicts[p] & ~members
+        while grown:
+            members |= grown
+            new = 0
+            for q in range(n):
+                if grown >> q & 1:
+                    new |= conflicts[q]
+            grown = new & ~members
+        chosen = [i for x in range(n) if members >> x & 1 for i in by.get(x, ())]
+        if len(chosen) >= total:
+            continue
+        if visible and any((fps[x][1] | fps[x][4]) & visible for x in range(n) if members >> x & 1 and x in by):
+            continue
+        # Ties: the set whose processes have the least left to do (fewest variables in
+        # their later footprints), then the lowest process.
+        rest = 0
+        for x in range(n):
+            if members >> x & 1:
+                rest |= later[x][0]
+        key = (len(chosen), rest.bit_count(), p)
+        if best is None or key < best_key:
+            best, best_key, best_members = chosen, key, members
+    if best is None:
+        return None
+    best.sort()  # successors in the order next_states lists them
+    return tuple(best), best_members
+
+
+class Expander:
+    """Expands states: enabled actions (reduced when POR applies) and fingerprints
+    (canonical over the symmetry group when symmetry applies)."""
+
+    def __init__(self, spec: Spec, red: Reductions) -> None:
+        self.spec = spec
+        self.red = red
+
+    def expand(self, states: Sequence[State], full: bool = False):
+        """Successors of ``states``: ``(owner, pos, succ, counts, reduced)``.
+
+        ``owner`` the position in ``states`` of each successor's parent, ``pos`` its
+        action position, ``succ`` the successor states, ``counts`` the number of
+        successors per state, ``reduced`` whether each state got a proper ample set.
+        With a reduction key (:meth:`checker.api.spec.Spec.reduction_key`) already in the
+        memo, only the chosen processes' successors are generated; their positions are
+        still those of the full :meth:`~checker.api.spec.Spec.next_states` list.
+        """
+        spec = self.spec
+        next_states = spec.next_states
+        por = self.red.por and not full
+        visible = self.red.visible
+        memo = _memo_for(spec, visible)
+        reduction_key = spec.reduction_key if por else None
+        next_states_of = spec.next_states_of
+        owner: list[int] = []
+        pos: list[int] = []
+        succ: list = []
+        counts: list[int] = []
+        reduced: list[bool] = []
+        for k, s in enumerate(states):
+            rkey = reduction_key(s) if reduction_key is not None else None
+            if rkey is not None and (found := memo.get(rkey, _MISSING)) is not _MISSING:
+                # A known pattern: generate only the chosen processes' successors.
+                out = None
+                if found is not None:
+                    chosen, members = found
+                    some = next_states_of(s, members)
+                    if len(some) != len(chosen):
+                        raise RuntimeError(f"{spec.name}: reduction key does not decide the successors' owners")
+                    n = len(chosen)
+                    if n == 1:  # the common case: one process, one step
+                        owner.append(k)
+                        pos.append(chosen[0])
+                        succ.append(some[0][1])
+                    else:
+                        owner.extend([k] * n)
+                        pos.extend(chosen)
+                        succ.extend([t for _l, t in some])
+                    reduced.append(True)
+                    counts.append(n)
+                    continue
+            else:
+                out = next_states(s)
+                found = _choose(spec, memo, s, out, visible, rkey) if por and (len(out) > 1 or rkey is not None) else None
+            if found is None:
+                if out is None:
+                    out = next_states(s)
+                n = len(out)
+                owner.extend([k] * n)
+                pos.extend(range(n))
+                succ.extend([t for _l, t in out])
+                reduced.append(False)
+            else:
+                chosen = found[0]
+                n = len(chosen)
+                owner.extend([k] * n)
+                pos.extend(chosen)
+                succ.extend([out[i][1] for i in chosen])
+                reduced.append(True)
+            counts.append(n)
+        return owner, pos, succ, counts, reduced
+
+    def fingerprints(self, succ: Sequence[State]) -> np.ndarray:
+        """Fingerprints (orbit minima under symmetry) of ``succ`` as ``uint64``."""
+        if not self.red.group:
+            return mix(np.fromiter(map(hash, succ), dtype=np.int64, count=len(succ)))
+        permute = self.spec.permute
+        group = self.red.group
+        hashes = []
+        for t in succ:
+            hashes.append(hash(t))
+            for g in group:
+                hashes.append(hash(permute(t, g)))
+        fps = mix(np.asarray(hashes, dtype=np.int64)).reshape(len(succ), len(group) + 1)
+        return fps.min(axis=1)

@@ -1,0 +1,193 @@
+"""Checking a model end to end: search, verdicts, traces, statistics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from checker.api.errors import InputError
+from checker.api.model import Model
+from checker.api.result import PropertyResult, Result, Stats
+from checker.api.trace import replay, to_steps
+from checker.engine.bfs import Bounds, Decision, Progress, SearchOutcome, search
+from checker.engine.reduce import Reductions, plan
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to run a check; command-line flags override the model's own settings."""
+
+    engine: str = "local"
+    workers: int = 1
+    symmetry: bool | None = None  # None: as the model says
+    por: bool | None = None
+    max_states: int | None = None
+    max_depth: int | None = None
+    time_limit: float | None = None
+    progress: bool = True
+    stop_when_decided: bool = True
+    checkpoint: str | None = None  # directory for level-boundary checkpoints
+    resume: bool = False  # continue from the last checkpoint in `checkpoint`
+    checkpoint_every: float = 30.0  # seconds between checkpoints
+    spill_dir: str | None = None  # put every level's frontier in files here (see checker.engine.frontier)
+    master: str = "local[*]"  # Spark master for engine="spark"
+
+
+def bounds_for(model: Model, options: Options) -> Bounds:
+    return Bounds(
+        max_states=options.max_states if options.max_states is not None else model.max_states,
+        max_depth=options.max_depth if options.max_depth is not None else model.max_depth,
+        time_limit=options.time_limit if options.time_limit is not None else model.time_limit,
+    )
+
+
+def check_model(model: Model, options: Options = Options()) -> Result:
+    """Run the local engine on ``model`` and build its :class:`Result`.
+
+    ``options.engine`` must be ``"local"``: the Spark engine sits in a layer above this
+    one (:func:`checker.spark.bfs.check_model_spark`; the command line picks between the
+    two), so asking this function for it raises :class:`ValueError`.
+    """
+    if options.engine != "local":
+        raise ValueError(
+            f"engine {options.engine!r}: checker.engine.run runs the local engine only; "
+            "use checker.spark.bfs.check_model_spark for Spark"
+        )
+    bounds = bounds_for(model, options)
+    progress = Progress(label=model.name) if options.progress else None
+    want_sym = model.symmetry if options.symmetry is None else options.symmetry
+    want_por = model.por if options.por is None else options.por
+    depth_note = []
+    if want_por and bounds.max_depth is not None:
+        # Reduced paths can be longer than the shortest ones: what lies within a depth
+        # bound is not preserved, so a depth-bounded search runs unreduced by POR.
+        want_por = False
+        depth_note = ["partial-order reduction: not applied under a depth bound (reduced paths can be longer)"]
+    reductions, notes = plan(model.spec, model.properties, want_sym, want_por)
+    notes = depth_note + notes
+    if options.resume and not options.checkpoint:
+        raise InputError(model.path, "--resume", "needs --checkpoint DIR, the directory to resume from")
+    checkpoint = str(Path(options.checkpoint) / model.name) if options.checkpoint else None
+    outcome = search(
+        model.spec,
+        model.properties,
+        bounds,
+        progress=progress,
+        stop_when_decided=options.stop_when_decided,
+        reductions=reductions,
+        workers=options.workers,
+        checkpoint=checkpoint,
+        resume=options.resume,
+        checkpoint_every=options.checkpoint_every,
+        identity={"spec": model.spec_name, "constants": model.constants},
+        spill_dir=options.spill_dir,
+    )
+    if reductions.por and outcome.decisions:
+        shortest_traces(model, outcome, reductions, options.workers)
+    lassos, liveness_cut = check_cycles(model, outcome, bounds)
+    if (lassos or liveness_cut) and want_sym:
+        notes.append("liveness was checked on the unreduced graph: symmetry reduction is unsound for it")
+    return build_result(model, outcome, "local", reductions.as_dict(), notes, lassos, liveness_cut)
+
+
+def shortest_traces(model: Model, outcome: SearchOutcome, reductions: Reductions, workers: int) -> None:
+    """Replace the traces a partial-order-reduced search found by shortest ones.
+
+    A reduced graph keeps every verdict but not every shortest path. The decided
+    properties are searched again without partial-order reduction (symmetry keeps
+    distances, so it stays), only as deep as the longest trace found, which bounds the
+    extra work by the states within that depth.
+    """
+    decided = [p for p in model.properties if p.name in outcome.decisions]
+    depth = max(len(outcome.store.path(d.index)[1]) for d in outcome.decisions.values())
+    again = search(
+        model.spec,
+        decided,
+        Bounds(max_depth=depth),
+        reductions=Reductions(group=reductions.group),
+        workers=workers,
+    )
+    for name, d in again.decisions.items():
+        outcome.decisions[name] = Decision(d.index, d.explanation, again.store)
+
+
+def check_cycles(model: Model, outcome: SearchOutcome, bounds: Bounds) -> tuple[dict, bool]:
+    """Fair cycles for the ``eventually`` properties a search left undecided.
+
+    Runs only when the search saw an edge that can close a cycle; an acyclic graph's
+    runs all end in terminal states, which the search already checked. Returns the
+    lassos found and whether a bound cut the graph short.
+    """
+    from checker.engine.liveness import find_lassos
+
+    open_props = [p for p in model.properties if p.kind == "eventually" and p.name not in outcome.decisions]
+    if not open_props or not outcome.maybe_cyclic or outcome.bound is not None:
+        return {}, False
+    lassos, graph = find_lassos(model.spec, open_props, bounds)
+    return lassos, not graph.complete
+
+
+def build_result(
+    model: Model,
+    outcome: SearchOutcome,
+    engine: str,
+    reductions: dict[str, bool],
+    warnings: list[str] | None = None,
+    lassos: dict | None = None,
+    liveness_cut: bool = False,
+) -> Result:
+    """Verdicts from a search outcome, with each decision's shortest trace rebuilt."""
+    spec = model.spec
+    cut = outcome.bound is not None
+    lassos = lassos or {}
+    props: dict[str, PropertyResult] = {}
+    for prop in model.properties:
+        decision = outcome.decisions.get(prop.name)
+        expected = model.expect.get(prop.name)
+        lasso = lassos.get(prop.name)
+        if lasso is not None and decision is None:
+            steps = to_steps(spec, replay(spec, lasso.init, lasso.prefix + lasso.loop))
+            props[prop.name] = PropertyResult(
+                prop.name, prop.kind, "violated", expected, lasso.explanation, steps, loop_start=len(lasso.prefix)
+            )
+        elif prop.kind == "eventually" and liveness_cut and decision is None:
+            props[prop.name] = PropertyResult(
+                prop.name, prop.kind, "unknown", expected, "the state graph for the cycle check was cut by max_states"
+            )
+        elif decision is not None:
+            status = "holds" if prop.kind == "sometimes" else "violated"
+            init, path = (decision.store or outcome.store).path(decision.index)
+            steps = to_steps(spec, replay(spec, init, path))
+            props[prop.name] = PropertyResult(prop.name, prop.kind, status, expected, decision.explanation, steps)
+        elif cut:
+            props[prop.name] = PropertyResult(
+                prop.name, prop.kind, "unknown", expected, f"the search stopped at its {outcome.bound} bound first"
+            )
+        elif prop.kind == "sometimes":
+            props[prop.name] = PropertyResult(
+                prop.name, prop.kind, "violated", expected, "no reachable state satisfies it"
+            )
+        else:
+            props[prop.name] = PropertyResult(prop.name, prop.kind, "holds", expected)
+    n = outcome.distinct_states
+    stats = Stats(
+        distinct_states=n,
+        transitions=outcome.transitions,
+        depth=outcome.depth,
+        seconds=round(outcome.seconds, 4),
+        states_per_second=round(n / outcome.seconds, 1) if outcome.seconds > 0 else 0.0,
+        peak_memory_bytes=outcome.peak_memory_bytes,
+        bytes_per_state=round(outcome.peak_memory_bytes / n, 1) if n else 0.0,
+        collision_probability=outcome.collision_probability,
+        bound=outcome.bound,
+    )
+    return Result(
+        model=model.path,
+        spec=model.spec_name,
+        constants=model.constants,
+        engine=engine,
+        reductions=reductions,
+        properties=props,
+        stats=stats,
+        warnings=list(warnings or []),
+    )

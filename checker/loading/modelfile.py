@@ -1,0 +1,205 @@
+"""Model files: a spec, its constants, the properties to check and the verdicts expected.
+
+A model file is the analogue of a TLC ``.cfg``::
+
+    # bus1 with three peers, each multicasting once to both others
+    spec = "bus1"
+    description = "three peers, one multicast each"
+
+    [constants]
+    peers = 3
+    sends = 1
+
+    [check]                 # optional
+    properties = ["fifo", "causal", "total", "global_lock", "eventual_delivery"]
+    symmetry = true
+    max_states = 5_000_000
+
+    [expect]
+    causal = "holds"
+    total = "holds"
+    total_race = "holds"    # a sometimes property: the witness below
+
+    [evidence]              # why each "holds" is not vacuous (checker.loading.evidence)
+    causal = { mutant = "bus1-mutant-no-block.toml" }
+    total = { witness = "total_race" }
+
+``properties`` defaults to the keys of ``[expect]``, and to every property of the spec
+when there is no ``[expect]`` either.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from checker.api.errors import ConstantError, InputError
+from checker.api.model import Model
+from checker.api.spec import Property
+from checker.loading.evidence import evidence_table
+from checker.loading.registry import UnknownSpec, spec_class, spec_names
+
+STATUSES = ("holds", "violated")
+TOP_KEYS = {"spec", "description", "constants", "check", "expect", "evidence", "prove"}
+CHECK_KEYS = {"properties", "symmetry", "por", "max_states", "max_depth", "time_limit"}
+PROVE_KEYS = {"queue_bound", "depth", "timeout", "targets", "drop", "expect"}
+
+
+def load_model(path: str | Path) -> Model:
+    """Read and validate a model file; :class:`InputError` names what is wrong."""
+    where = str(path)
+    p = Path(path)
+    if not p.exists():
+        raise InputError(where, "", "no such file")
+    if p.is_dir():
+        raise InputError(where, "", "is a directory; pass the .toml files or the directory to `check`")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(where, "", f"cannot be read ({exc.__class__.__name__}: {exc})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(where, "", f"is not valid TOML ({exc})") from None
+    return model_from_dict(data, where)
+
+
+def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
+    """Validate a parsed model; :class:`InputError` names the file and field at fault."""
+    for key in data:
+        if key not in TOP_KEYS:
+            raise InputError(where, key, f"unknown key (expected: {', '.join(sorted(TOP_KEYS))})")
+    name = data.get("spec")
+    if name is None:
+        raise InputError(where, "spec", "missing: say which spec this model checks, e.g. spec = \"bus1\"")
+    if not isinstance(name, str):
+        raise InputError(where, "spec", f"expected a string, got {name!r}")
+    try:
+        cls = spec_class(name)
+    except UnknownSpec:
+        known = ", ".join(spec_names())
+        raise InputError(where, "spec", f"unknown spec {name!r} (built-in specs: {known})") from None
+
+    constants = data.get("constants", {})
+    if not isinstance(constants, dict):
+        raise InputError(where, "constants", "expected a table [constants]")
+    try:
+        spec = cls(**constants)
+    except ConstantError as exc:
+        raise InputError(where, f"constants.{exc.name}", exc.message) from None
+
+    check = data.get("check", {})
+    if not isinstance(check, dict):
+        raise InputError(where, "check", "expected a table [check]")
+    for key in check:
+        if key not in CHECK_KEYS:
+            raise InputError(where, f"check.{key}", f"unknown key (expected: {', '.join(sorted(CHECK_KEYS))})")
+
+    expect = data.get("expect", {})
+    if not isinstance(expect, dict):
+        raise InputError(where, "expect", "expected a table [expect] of property = \"holds\" | \"violated\"")
+    available = spec.property_map()
+    for prop, verdict in expect.items():
+        if prop not in available:
+            raise InputError(where, f"expect.{prop}", _unknown_property(name, prop, available))
+        if verdict not in STATUSES:
+            raise InputError(where, f"expect.{prop}", f"expected \"holds\" or \"violated\", got {verdict!r}")
+
+    names = check.get("properties")
+    if names is None:
+        names = list(expect) or list(available)
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise InputError(where, "check.properties", "expected a list of property names")
+    for prop in names:
+        if prop not in available:
+            raise InputError(where, "check.properties", _unknown_property(name, prop, available))
+    for prop in expect:
+        if prop not in names:
+            raise InputError(where, f"expect.{prop}", "has an expectation but is not in check.properties")
+
+    def opt_int(key: str) -> int | None:
+        value = check.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InputError(where, f"check.{key}", f"expected a non-negative integer, got {value!r}")
+        return value
+
+    def opt_bool(key: str) -> bool:
+        value = check.get(key, True)
+        if not isinstance(value, bool):
+            raise InputError(where, f"check.{key}", f"expected true or false, got {value!r}")
+        return value
+
+    time_limit = check.get("time_limit")
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or time_limit <= 0):
+        raise InputError(where, "check.time_limit", f"expected a positive number of seconds, got {time_limit!r}")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise InputError(where, "description", "expected a string")
+
+    return Model(
+        path=where,
+        spec_name=name,
+        spec=spec,
+        description=description,
+        constants=dict(spec.values),
+        properties=[available[n] for n in dict.fromkeys(names)],
+        expect=dict(expect),
+        symmetry=opt_bool("symmetry"),
+        por=opt_bool("por"),
+        max_states=opt_int("max_states"),
+        max_depth=opt_int("max_depth"),
+        time_limit=None if time_limit is None else float(time_limit),
+        raw=data,
+        prove=_prove_table(data.get("prove", {}), where),
+        evidence=evidence_table(data.get("evidence", {}), where, dict(expect), available, list(names)),
+    )
+
+
+def _prove_table(table: Any, where: str) -> dict[str, Any]:
+    """Check the types in ``[prove]`` (``ordercheck prove``'s settings); the names of
+    lemmas and targets are checked against the spec's encoding when it runs."""
+    if not isinstance(table, dict):
+        raise InputError(where, "prove", "expected a table [prove]")
+    for key in table:
+        if key not in PROVE_KEYS:
+            raise InputError(where, f"prove.{key}", f"unknown key (expected: {', '.join(sorted(PROVE_KEYS))})")
+    for key, low in (("queue_bound", 1), ("depth", 0)):
+        value = table.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
+            raise InputError(where, f"prove.{key}", f"expected an integer of at least {low}, got {value!r}")
+    timeout = table.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        raise InputError(where, "prove.timeout", f"expected a positive number of seconds, got {timeout!r}")
+    for key in ("targets", "drop"):
+        value = table.get(key)
+        if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+            raise InputError(where, f"prove.{key}", "expected a list of names")
+    expect = table.get("expect", {})
+    if not isinstance(expect, dict):
+        raise InputError(where, "prove.expect", 'expected a table of name = "proved" | "refuted"')
+    for name, verdict in expect.items():
+        if verdict not in ("proved", "refuted"):
+            raise InputError(where, f"prove.expect.{name}", f'expected "proved" or "refuted", got {verdict!r}')
+    return dict(table)
+
+
+def _unknown_property(spec: str, prop: str, available: dict[str, Property]) -> str:
+    return f"{spec} has no property {prop!r} (it has: {', '.join(available)})"
+
+
+def expand_paths(paths: list[str]) -> list[Path]:
+    """Model files named directly, and the ``*.toml`` files of named directories, sorted."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(p.glob("*.toml"))
+            if not found:
+                raise InputError(raw, "", "directory holds no .toml model files")
+            out.extend(found)
+        else:
+            out.append(p)
+    return out

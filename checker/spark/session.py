@@ -1,0 +1,83 @@
+"""Starting Spark for ordercheck: one SparkContext per process, from the PySpark package.
+
+PySpark brings Spark itself; it needs a Java runtime (17 or later) on ``PATH`` or in
+``JAVA_HOME``. With a ``local[...]`` master the executors are Python processes forked
+by this interpreter, with this process's package root and site-packages on their
+``PYTHONPATH``, so they see the same installed ``ordercheck`` from any directory. On a cluster
+(``spark://host:7077``, ``yarn``, ``k8s://...``) every executor needs the same Python
+minor version with ``ordercheck`` and its dependencies installed, and
+``spark.pyspark.python`` (or ``PYSPARK_PYTHON``) naming that interpreter.
+"""
+
+from __future__ import annotations
+
+import os
+import site
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+DEFAULT_MASTER = "local[*]"
+
+
+class SparkUnavailable(RuntimeError):
+    """Spark could not start (no Java, or the master cannot be reached)."""
+
+
+def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, app_name: str = "ordercheck") -> Any:
+    """The process's SparkContext, started on ``master`` if none runs yet.
+
+    The engine needs Spark's core only (RDDs), not Spark SQL, so no SparkSession is
+    built. Spark allows one context per process: when one is already running (a test
+    session, or an earlier check in the same run) it is reused as it is and ``master``
+    and ``conf`` are ignored. Console progress bars are off; ``conf`` entries override
+    the defaults. Spark's own log is cut to fatal messages (``log4j2.properties`` beside this module):
+    retried task failures are Spark's business, and a job that fails for good is
+    reported by the engine in one line.
+    """
+    try:
+        from pyspark import SparkConf, SparkContext
+        from pyspark.java_gateway import launch_gateway
+    except ImportError as exc:  # pragma: no cover - pyspark is a dependency
+        raise SparkUnavailable(f"pyspark is not installed ({exc})") from None
+    active = SparkContext._active_spark_context
+    if active is not None:
+        return active
+    log_config = Path(__file__).with_name("log4j2.properties")
+    settings: dict[str, str] = {
+        "spark.ui.showConsoleProgress": "false",
+        "spark.python.worker.reuse": "true",
+        # Spark's log: fatal messages only (failed tasks are retried or reported in one line)
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={log_config.as_uri()}",
+    }
+    if master.startswith("local"):
+        settings["spark.driver.host"] = "127.0.0.1"
+        settings["spark.driver.bindAddress"] = "127.0.0.1"
+        if "PYSPARK_PYTHON" not in os.environ:
+            settings["spark.pyspark.python"] = sys.executable
+        # Spark may start the workers with the interpreter's real path, outside this
+        # virtual environment: give them this process's package root and site-packages.
+        package_root = str(Path(__file__).resolve().parents[2])  # the folder holding checker/
+        paths = [package_root, *site.getsitepackages(), os.environ.get("PYTHONPATH", "")]
+        settings["spark.executorEnv.PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    settings.update(conf or {})
+    spark_conf = SparkConf().setMaster(master).setAppName(app_name)
+    for key, value in settings.items():
+        spark_conf.set(key, value)
+    # The JVM's own console output (its start-up notes, Spark's log) goes to a temporary
+    # file, read back only to explain a failed start.
+    jvm_log = tempfile.TemporaryFile()
+    try:
+        gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": jvm_log, "stdout": jvm_log})
+        sc = SparkContext(conf=spark_conf, gateway=gateway)
+    except Exception as exc:  # Java missing, master unreachable: one clear line
+        jvm_log.seek(0)
+        said = [ln.strip() for ln in jvm_log.read().decode(errors="replace").splitlines() if ln.strip()]
+        text = str(exc).strip() or type(exc).__name__
+        first = said[-1] if said else text.splitlines()[0]
+        raise SparkUnavailable(
+            f"cannot start Spark on {master!r}: {first[:300]} (is Java 17+ on PATH or JAVA_HOME set?)"
+        ) from None
+    sc.setLogLevel("FATAL")
+    return sc

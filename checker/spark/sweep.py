@@ -1,0 +1,96 @@
+"""Sweeps: every model of a suite and every ablation mutant, one check per task.
+
+``ordercheck sweep models/ -o DIR`` checks each model file and, for each one, every
+mutant made by switching one of its spec's ablation flags off (:meth:`Spec.ablations`;
+a flag the model already has off makes no new mutant). With ``--engine spark`` each
+check is a Spark task running the local engine inside it; with ``--engine local`` they
+run one after the other here. Mutants carry no expectations: their verdicts are
+findings. The results are gathered into one table (see :mod:`checker.spark.sweep_table`);
+the ``sweep`` command is in :mod:`checker.cli.sweep`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from checker.api.model import Model
+from checker.loading.modelfile import model_from_dict
+
+
+@dataclass(frozen=True)
+class SweepTask:
+    """One check of a sweep: a model file, optionally with one ablation flag off."""
+
+    model: str  # the model file's path
+    variant: str  # "" for the model itself, else the ablation flag switched off
+    raw: dict[str, Any]  # the model file's parsed TOML
+
+    def build(self) -> Model:
+        """The model this task checks (for a mutant: the flag off, no expectations)."""
+        if not self.variant:
+            return model_from_dict(self.raw, self.model)
+        base = model_from_dict(self.raw, self.model)
+        raw = copy.deepcopy(self.raw)
+        raw.setdefault("constants", {})[self.variant] = False
+        raw["check"] = dict(raw.get("check", {}), properties=[p.name for p in base.properties])
+        raw["expect"] = {}
+        raw.pop("evidence", None)  # it backs the expectations the mutant drops
+        return model_from_dict(raw, self.model)
+
+
+def sweep_tasks(models: Sequence[Model], *, ablations: bool = True) -> list[SweepTask]:
+    """The tasks of a sweep, in a fixed order: each model, then its mutants."""
+    tasks = []
+    for model in models:
+        tasks.append(SweepTask(model.path, "", model.raw))
+        if not ablations:
+            continue
+        for flag in type(model.spec).ablations():
+            if model.constants.get(flag) is False:
+                continue
+            tasks.append(SweepTask(model.path, flag, model.raw))
+    return tasks
+
+
+def run_task(task: SweepTask, options: Any) -> dict[str, Any]:
+    """Check one task with the local engine; its Result as JSON, with ``variant``."""
+    from checker.engine.run import check_model
+
+    result = check_model(task.build(), options)
+    data = result.to_json()
+    data["variant"] = task.variant
+    return data
+
+
+def _spark_task(options: Any, inject: frozenset[str], item: tuple[int, SweepTask]) -> tuple[int, dict[str, Any]]:
+    from checker.spark.tasks import maybe_fail
+
+    index, task = item
+    data = run_task(task, options)
+    maybe_fail(inject, "sweep")
+    return index, data
+
+
+def run_sweep(tasks: Sequence[SweepTask], options: Any, *, engine: str = "local", master: str = "local[*]") -> list[dict[str, Any]]:
+    """Run every task; results (Result JSON with ``variant``) in task order.
+
+    ``options`` is a :class:`checker.engine.run.Options` for the local engine inside each task.
+    """
+    if engine == "local":
+        return [run_task(t, options) for t in tasks]
+    from functools import partial
+
+    from checker.spark.bfs import SparkOptions, job_error
+    from checker.spark.session import get_spark
+
+    spark_options = SparkOptions(master=master)
+    sc = get_spark(master)
+    rdd = sc.parallelize(list(enumerate(tasks)), max(1, len(tasks)))
+    try:
+        out = rdd.map(partial(_spark_task, options, spark_options.inject_failures)).collect()
+    except Exception as exc:
+        raise job_error(exc) from None
+    return [data for _i, data in sorted(out, key=lambda pair: pair[0])]

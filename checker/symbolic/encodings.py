@@ -1,0 +1,126 @@
+"""Loading a spec's symbolic (Z3) encoding and stepping it on concrete states.
+
+A spec ``NAME`` has a symbolic encoding when ``specs/NAME_symbolic.py`` exports
+``SYMBOLIC`` (see :mod:`specs.symbolic` for the interface). :func:`successors` runs one
+step of the encoding from a concrete state by enumerating every model of the transition
+relation, which is how the encoding is checked against the explicit spec.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import z3
+
+from checker.api.spec import Spec
+
+
+class NoEncoding(LookupError):
+    """The spec has no symbolic encoding."""
+
+
+def symbolic_class(spec: Spec) -> type:
+    """The ``SYMBOLIC`` class of ``spec``'s encoding module; :class:`NoEncoding` if none."""
+    try:
+        module = importlib.import_module(f"specs.{spec.name}_symbolic")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"specs.{spec.name}_symbolic":
+            raise NoEncoding(spec.name) from None
+        raise
+    cls = getattr(module, "SYMBOLIC", None)
+    if cls is None:
+        raise NoEncoding(spec.name)
+    return cls
+
+
+def encoded_specs() -> list[str]:
+    """Names of the specs that have a symbolic encoding."""
+    from checker.loading.registry import spec_class, spec_names
+
+    out = []
+    for name in spec_names():
+        try:
+            symbolic_class(spec_class(name)())
+        except NoEncoding:
+            continue
+        out.append(name)
+    return out
+
+
+class Stepper:
+    """One step of an encoding from concrete states: ``Next`` with the pre-state fixed.
+
+    Each action's relation is built once. For a concrete pre-state it is instantiated
+    (the pre-state's values substituted and simplified by Z3), and the models of what
+    remains are enumerated, each found model blocked, until none is left.
+    """
+
+    def __init__(self, sym: Any) -> None:
+        from specs.symbolic import SymState
+
+        self.sym = sym
+        self.pre = SymState(sym.schema, "pre")
+        self.post = SymState(sym.schema, "post")
+        self.relations = [(a, a.relation(self.pre, self.post)) for a in sym.actions()]
+        self.names = list(sym.schema)
+        self.ctx = self.pre[self.names[0]].ctx
+        count = len(self.names)
+        self._from = (z3.Ast * count)()
+        for i, name in enumerate(self.names):
+            self._from[i] = self.pre[name].as_ast()
+        self._post_vars = [self.post[name] for name in self.names]
+
+    def _constant(self, name: str, value: Any) -> z3.ExprRef:
+        return z3.BoolVal(value, self.ctx) if self.sym.schema[name] == "bool" else z3.IntVal(value, self.ctx)
+
+    def _instantiate(self, formula: z3.ExprRef, to: Any) -> z3.ExprRef:
+        """``formula`` with the pre-state's variables replaced (one native call)."""
+        ast = z3.Z3_substitute(self.ctx.ref(), formula.as_ast(), len(self.names), self._from, to)
+        return z3.simplify(z3.BoolRef(ast, self.ctx))
+
+    def _differs(self, consts: list[z3.ExprRef]) -> z3.BoolRef:
+        """The post-state differs from the given constants (built natively: it is hot)."""
+        ctx = self.ctx.ref()
+        eqs = (z3.Ast * len(consts))()
+        keep = []
+        for i, (var, const) in enumerate(zip(self._post_vars, consts)):
+            eq = z3.BoolRef(z3.Z3_mk_eq(ctx, var.as_ast(), const.as_ast()), self.ctx)
+            keep.append(eq)
+            eqs[i] = eq.as_ast()
+        both = z3.BoolRef(z3.Z3_mk_and(ctx, len(consts), eqs), self.ctx)
+        return z3.Not(both)
+
+    def successors(self, values: dict[str, Any]) -> set[tuple[tuple, tuple]]:
+        """Every ``(label, post-state)`` the encoding allows from ``values``; post-states
+        as sorted ``(name, value)`` tuples."""
+        to = (z3.Ast * len(self.names))()
+        keep = [self._constant(n, values[n]) for n in self.names]
+        for i, c in enumerate(keep):
+            to[i] = c.as_ast()
+        out: set[tuple[tuple, tuple]] = set()
+        for action, relation in self.relations:
+            formula = self._instantiate(relation, to)
+            if z3.is_false(formula):
+                continue
+            solver = z3.Solver(ctx=self.ctx)
+            solver.add(formula)
+            found = 0
+            while solver.check() == z3.sat:
+                model = solver.model()
+                consts = [model.eval(v, model_completion=True) for v in self._post_vars]
+                post = {
+                    n: (z3.is_true(c) if self.sym.schema[n] == "bool" else c.as_long()) for n, c in zip(self.names, consts)
+                }
+                out.add((action.label(values, post), tuple(sorted(post.items()))))
+                solver.add(self._differs(consts))
+                found += 1
+                if found > 10_000:
+                    raise RuntimeError(f"{action.name}: the encoding leaves its post-state unconstrained")
+        return out
+
+
+def successors(sym: Any, values: dict[str, Any]) -> set[tuple[tuple, tuple]]:
+    """Every ``(label, post-state)`` of ``sym`` from the concrete ``values`` (see
+    :class:`Stepper`; build one Stepper to step many states)."""
+    return Stepper(sym).successors(values)

@@ -1,0 +1,234 @@
+"""Sphinx helpers for ordercheck's documentation (loaded by ``docs/conf.py``).
+
+- :data:`cli`: the ``ordercheck`` command group, found through the console script that
+  ``pyproject.toml`` declares, so ``docs/reference/cli.md`` documents whatever the
+  installed command is, wherever its module lives.
+- Cross-references by object: a reference written against one spelling of a Python
+  name (``checker.spec.Spec.footprints``, or ``describe`` inside a subclass) is
+  resolved to the documented spelling of the same object (``checker.Spec.footprints``).
+  A reference to a module these pages do not describe is shown unlinked if the module
+  exists. A name that imports nothing stays unresolved, and the strict build fails on it.
+- ``{ordercheck-builtin-specs}``: a section per built-in spec, listing its constants and
+  properties as the spec classes declare them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import click
+from docutils import nodes
+from docutils.statemachine import StringList
+from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
+from sphinx.util.docutils import SphinxDirective
+from sphinx.util.nodes import nested_parse_with_titles
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _console_script(name: str = "ordercheck") -> click.Group:
+    """The object behind the console script ``name`` of ``pyproject.toml``."""
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    module, _, attr = scripts[name].partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+cli = _console_script()
+
+
+# -- cross-references by object -------------------------------------------------------
+
+
+def find_object(dotted: str) -> tuple[Any, Any, str] | None:
+    """Import ``dotted`` (a module, or attributes of one): ``(parent, object, last
+    name)``, or ``None`` when nothing by that name exists."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        parent: Any = None
+        for part in parts[cut:]:
+            parent = obj
+            if inspect.isclass(obj) and part in _members(obj):
+                obj = _members(obj)[part]
+            elif hasattr(obj, part):
+                obj = getattr(obj, part)
+            else:
+                return None
+        return parent, obj, parts[-1]
+    return None
+
+
+def _members(cls: type) -> dict[str, Any]:
+    """Every name ``cls`` defines or inherits, dataclass fields and annotations included."""
+    out: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        out.update({name: None for name in getattr(klass, "__annotations__", {})})
+        out.update(vars(klass))
+    return out
+
+
+def _identity(found: tuple[Any, Any, str]) -> tuple | None:
+    """A key equal for every spelling of one object: a class member by its defining
+    class and name, a module by its name, a class or function by where it was defined."""
+    parent, obj, name = found
+    if inspect.isclass(parent):
+        for klass in parent.__mro__:
+            if name in vars(klass) or name in getattr(klass, "__annotations__", {}):
+                return ("member", klass.__module__, klass.__qualname__, name)
+        return None
+    if inspect.ismodule(obj):
+        return ("module", obj.__name__)
+    if inspect.isclass(obj) or inspect.isfunction(obj):
+        return ("object", obj.__module__, obj.__qualname__)
+    if inspect.ismodule(parent):
+        return ("data", parent.__name__, name)
+    return None
+
+
+def _documented(env: BuildEnvironment) -> dict[tuple, str]:
+    """Identity key -> the name under which the Python domain documents that object."""
+    cache = getattr(env, "_ordercheck_documented", None)
+    domain = env.get_domain("py")
+    objects = {name for name, *_ in domain.get_objects()}
+    if cache is not None and cache[0] == objects:
+        return cache[1]
+    table: dict[tuple, str] = {}
+    for name in sorted(objects, key=len):
+        found = find_object(name)
+        key = _identity(found) if found else None
+        if key is not None:
+            table.setdefault(key, name)
+    env._ordercheck_documented = (objects, table)  # type: ignore[attr-defined]
+    return table
+
+
+def _candidates(target: str, module: str | None, cls: str | None) -> list[str]:
+    """The spellings to try for ``target`` written in ``cls`` of ``module``: the class
+    (and its bases), the module, the name as written, and last the classes the module
+    defines (a module docstring speaking of its class's methods)."""
+    target = target.lstrip("~.")
+    out = []
+    if module and cls:
+        out.append(f"{module}.{cls}.{target}")
+    if module:
+        out.append(f"{module}.{target}")
+    out.append(target)
+    if module and not cls:
+        try:
+            mod = importlib.import_module(module)
+        except ImportError:
+            mod = None
+        for name, value in vars(mod).items() if mod else ():
+            if inspect.isclass(value) and value.__module__ == module:
+                out.append(f"{module}.{name}.{target}")
+    return out
+
+
+def resolve_by_object(app: Sphinx, env: BuildEnvironment, node: Any, contnode: Any) -> Any:
+    """``missing-reference`` handler: find the documented spelling of the same object."""
+    if node.get("refdomain") != "py":
+        return None
+    documented = _documented(env)
+    for spelling in _candidates(node["reftarget"], node.get("py:module"), node.get("py:class")):
+        found = find_object(spelling)
+        key = _identity(found) if found else None
+        name = documented.get(key) if key else None
+        if name is None:
+            continue
+        domain = env.get_domain("py")
+        ref = node.deepcopy()
+        ref["reftarget"] = name
+        ref["refspecific"] = False
+        resolved = domain.resolve_xref(env, node.get("refdoc", ""), app.builder, node["reftype"], name, ref, contnode)
+        if resolved is None:
+            resolved = domain.resolve_any_xref(env, node.get("refdoc", ""), app.builder, name, ref, contnode)
+            resolved = resolved[0][1] if resolved else None
+        if resolved is not None:
+            return resolved
+    if node["reftype"] == "mod" and find_object(node["reftarget"].lstrip("~.")) is not None:
+        return contnode  # a module these pages do not describe: its name, unlinked, but it must exist
+    return None
+
+
+# -- the built-in specs ---------------------------------------------------------------
+
+_MARKDOWN_PUNCTUATION = set("\\`*_{}[]<>()#+-.!|~$&")
+
+
+def _text(value: str) -> str:
+    """``value`` as literal Markdown text (every markup character escaped)."""
+    return "".join("\\" + ch if ch in _MARKDOWN_PUNCTUATION else ch for ch in " ".join(value.split()))
+
+
+def _code(value: str) -> str:
+    ticks = "``" if "`" in value else "`"
+    return f"{ticks} {value} {ticks}" if ticks == "``" else f"`{value}`"
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict) and not value:
+        return "{}"
+    return json.dumps(value)
+
+
+def _constant_row(const: Any) -> str:
+    allowed = []
+    if const.choices:
+        allowed.append(" or ".join(_code(json.dumps(c)) for c in const.choices))
+    if const.minimum is not None or const.maximum is not None:
+        low = "" if const.minimum is None else f"{const.minimum} ≤ "
+        high = "" if const.maximum is None else f" ≤ {const.maximum}"
+        allowed.append(f"{low}n{high}")
+    kind = {int: "integer", bool: "boolean", str: "string", list: "array", dict: "table"}.get(const.kind, const.kind.__name__)
+    meaning = _text(const.doc)
+    if const.ablation:
+        meaning += " (ablation flag: `false` makes a mutant)"
+    return f"| `{const.name}` | {kind} | {_code(_toml(const.default))} | {'; '.join(allowed)} | {meaning} |"
+
+
+def builtin_specs_markdown() -> str:
+    """A section per built-in spec: its summary, constants and properties."""
+    registry = importlib.import_module("checker.registry")
+    out: list[str] = []
+    for name in registry.spec_names():
+        cls = registry.spec_class(name)
+        out += [f"## `{name}`", "", _text(cls.summary), ""]
+        out += ["| constant | type | default | allowed | meaning |", "|---|---|---|---|---|"]
+        out += [_constant_row(c) for c in cls.constants]
+        out.append("")
+        props = cls().properties()
+        out += ["| property | kind | meaning |", "|---|---|---|"]
+        out += [f"| `{p.name}` | {p.kind} | {_text(p.doc)} |" for p in props]
+        out.append("")
+    return "\n".join(out)
+
+
+class BuiltinSpecs(SphinxDirective):
+    """``{ordercheck-builtin-specs}``: :func:`builtin_specs_markdown`, parsed in place."""
+
+    def run(self) -> list[nodes.Node]:
+        holder = nodes.section()
+        holder.document = self.state.document
+        text = builtin_specs_markdown()
+        nested_parse_with_titles(self.state, StringList(text.splitlines(), source="ordercheck-builtin-specs"), holder)
+        return holder.children
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("missing-reference", resolve_by_object)
+    app.add_directive("ordercheck-builtin-specs", BuiltinSpecs)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
