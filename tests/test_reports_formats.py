@@ -24,7 +24,7 @@ from reports.view import build_report
 def test_junit_counts_cases_and_failures():
     good = checked("fifo-4")
     raw = dict(load_model(MODELS / "fifo-3.toml").raw)
-    raw["expect"] = dict(raw["expect"], causal="holds", fifo="violated")  # two wrong expectations
+    raw["expect"] = dict(raw["expect"], causal="holds", eventual_delivery="violated")  # two wrong expectations
     bad = check_model(model_from_dict(raw, "models/fifo-3-wrong.toml"), Options(progress=False))
     root = ET.fromstring(junit_xml([good, bad]))
     assert root.tag == "testsuites"
@@ -34,10 +34,10 @@ def test_junit_counts_cases_and_failures():
     assert len(cases) == len(good.properties) + len(bad.properties) == int(root.get("tests"))
     assert root.get("failures") == "2" and suites[0].get("failures") == "0" and suites[1].get("failures") == "2"
     failed = {c.get("name"): c.find("failure") for c in suites[1].findall("testcase") if c.find("failure") is not None}
-    assert set(failed) == {"causal", "fifo"}
+    assert set(failed) == {"causal", "eventual_delivery"}
     assert failed["causal"].get("message") == "causal: expected holds, got violated"
     assert "peer c delivered b1 while a1, which happened before it, had not been delivered" in failed["causal"].text and "trace (6 steps)" in failed["causal"].text
-    assert "no counterexample" in failed["fifo"].text
+    assert "no counterexample" in failed["eventual_delivery"].text
     assert {c.get("classname") for c in suites[1]} >= {"fifo-3-wrong"}
 
 

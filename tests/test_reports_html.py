@@ -60,7 +60,8 @@ def test_index_is_self_contained_and_well_formed(report):
     page = Collect()
     page.feed(html)
     tags = [t for t, _ in page.tags]
-    assert tags.count("svg") == 5  # fifo-4: causal, total, global_lock; bus1 mutant: causal, global_lock
+    # fifo-4: causal, total, global_lock; bus1 mutant: causal, global_lock, and its fifo_race witness
+    assert tags.count("svg") == 6
     for svg in svgs(html):  # each diagram parses as XML (so the browser reads it as SVG)
         assert svg.tag == f"{SVG}svg"
 
@@ -76,7 +77,7 @@ def test_matrix_rows_columns_and_links(report):
     links = re.findall(r'href="#(trace-[^"]+)"', matrix)
     assert sorted(links) == sorted(t.anchor for t in view.traces)
     assert set(links) <= page.ids, "every matrix cell links to a trace on the page"
-    assert len(links) == 5  # fifo-4: causal, total, global_lock; bus1 mutant: causal, global_lock
+    assert len(links) == 6  # fifo-4: causal, total, global_lock; bus1 mutant: causal, global_lock, fifo_race
 
 
 def offending_labels(svg: ET.Element) -> list[str]:
