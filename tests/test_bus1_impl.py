@@ -315,4 +315,4 @@ def test_abstract_side_is_the_wiki_spec():
 
 def test_model_file_round_trip():
     m = load_model(MODELS / "bus1-impl-unicast.toml")
-    assert m.spec_name == "bus1_impl" and m.expect["causal"] == "holds"
+    assert m.spec_name == "bus1_impl" and m.expect["fifo"] == "holds"
