@@ -24,7 +24,7 @@ from specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT
 from specs.properties import premature_delivery
 
 # Event kinds that come before receipts within one step (so signals pair up in order).
-_FIRST = {"send", "signal_out", "fail", "restart", "stage", "commit", "step"}
+_FIRST = {"send", "signal_out", "fail", "restart", "stage", "commit", "step", "internal_send"}
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,9 @@ class TimelineEvent:
     """One event on one peer's line.
 
     ``kind`` is a history event kind (``send``, ``deliver``, ``signal_out``,
-    ``signal_in``, ``drop``, ``fail``, ``restart``) or an action site (``stage``,
-    ``commit``, ``step``). ``message`` is a message id, ``other`` the other peer of a
+    ``signal_in``, ``drop``, ``fail``, ``restart``), an action site (``stage``,
+    ``commit``, ``step``) or a protocol-internal message (``internal_send``,
+    ``internal_receive``: ``other`` is the other end, ``text`` the message's name). ``message`` is a message id, ``other`` the other peer of a
     signal, ``log_index`` the event's position in the peer's history log (history
     events only).
     """
@@ -142,6 +143,7 @@ def build_timeline(spec: Spec, steps: list[Step], states: list[Any] | None = Non
             seen[p] = len(log)
         if k > 0 and steps[k].label is not None:
             label = tuple(steps[k].label)
+            step_events.extend(internal_events(spec, k, label, len(final.peers), steps[k].action or ""))
             if type(spec).action_site is not Spec.action_site:
                 site = spec.action_site(label)
             else:  # a spec that does not place its steps: (name, peer, ...) is the usual form
@@ -153,6 +155,21 @@ def build_timeline(spec: Spec, steps: list[Step], states: list[Any] | None = Non
         step_events.sort(key=lambda e: (0 if e.kind in _FIRST else 1, e.peer))
         events.extend(step_events)
     return Timeline(final.peers, messages, events, final, len(steps))
+
+
+def internal_events(spec: Spec, step: int, label: tuple, peers: int, text: str) -> list[TimelineEvent]:
+    """The protocol-internal messages the action at ``step`` sends or receives
+    (:meth:`checker.api.spec.Spec.internal_messages`), as ``internal_send`` and
+    ``internal_receive`` events whose ``other`` is the other end and ``text`` the
+    message's name; those naming a process outside the history's peers are left out."""
+    if type(spec).internal_messages is Spec.internal_messages:
+        return []
+    out = []
+    for kind, peer, other, name in spec.internal_messages(label):
+        if kind not in ("send", "receive") or not (0 <= peer < peers and 0 <= other < peers):
+            continue
+        out.append(TimelineEvent(step, peer, f"internal_{kind}", None, other, None, str(name)))
+    return out
 
 
 def _guess_site(label: tuple, peers: int) -> tuple[str, int, int | None] | None:

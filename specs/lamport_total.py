@@ -71,6 +71,10 @@ MSG, ACK = 0, 1
 class LamportTotal(AsyncPeerSpec):
     name = "lamport_total"
     summary = "Lamport total-order broadcast: scalar clocks, id tie-break, FIFO links, acks to all"
+    # Channel faults (checker.api.faults): copies of messages and acks are ignored; a loss
+    # leaves a message unacknowledged (eventual_delivery); unordered channels break the
+    # algorithm's FIFO assumption, which lamport-unordered.toml expects.
+    faults = frozenset({"reordering", "loss", "duplication"})
     broadcast = True
     constants = (
         *broadcast_constants(3, 1),

@@ -68,6 +68,9 @@ MSG, PROPOSE, FINAL = 0, 1, 2
 class Skeen(AsyncPeerSpec):
     name = "skeen"
     summary = "Skeen's multicast: destinations propose clock values, the maximum is final"
+    # Channel faults (checker.api.faults): copies are ignored (discard); a lost proposal or
+    # final blocks delivery (skeen-2-lossy.toml); proposals may arrive in any order.
+    faults = frozenset({"reordering", "loss", "duplication"})
     constants = (
         *peer_constants(3, 1, "others"),
         *channel_constants("fifo"),
