@@ -78,7 +78,8 @@ class LamportTotal(AsyncPeerSpec):
     broadcast = True
     constants = (
         *broadcast_constants(3, 1),
-        Constant("fifo_links", bool, True, "the links are FIFO (off: unordered)", ablation=True),
+        Constant("fifo_links", bool, True, "the links are FIFO (off: unordered)", ablation=True,
+                 fault="reordering", fault_values=(False,)),
         *(c for c in channel_constants("fifo") if c.name != "channel"),
         Constant(
             "rule",
