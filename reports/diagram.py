@@ -172,9 +172,14 @@ def layout(timeline: Timeline, blame: Blame, uid: str, loop_start: int | None = 
         for q in sorted(msg.dests):
             if (mid, q) in consumed:
                 continue
-            bad = (mid, q) in blame.missing
+            bad = (mid, q) in blame.missing or (mid, q) in blame.awaited
             cls = "pending" + (f" {hot}" if bad else "")
-            state = "never delivered" if bad else "not delivered when the trace ends"
+            if (mid, q) in blame.missing:
+                state = "never delivered"
+            elif bad:
+                state = "not yet delivered when the offending delivery was made"
+            else:
+                state = "not delivered when the trace ends"
             lx, ly = _label_at(sx, sy, xs[q], bottom)
             diagram.lines.append(
                 Line(sx, sy, xs[q], bottom, cls, f"{msg.name} to {timeline.peers[q]}: {state}", msg.name, lx, ly)

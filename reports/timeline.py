@@ -21,6 +21,7 @@ from checker.api.spec import Property, Spec
 from checker.api.trace import ReplayError, replay
 from checker.loading.registry import UnknownSpec, spec_class
 from specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, Event, History, Message
+from specs.properties import premature_delivery
 
 # Event kinds that come before receipts within one step (so signals pair up in order).
 _FIRST = {"send", "signal_out", "fail", "restart", "stage", "commit", "step", "internal_send"}
@@ -69,12 +70,15 @@ class Blame:
 
     ``deliveries`` are ``(peer, log_index)`` keys of the offending deliveries;
     ``missing`` are ``(message, peer)`` pairs never delivered when a liveness property
-    broke; ``steps`` the steps to mark when no delivery is to blame (a state invariant
-    broke, or a witness was reached).
+    broke; ``awaited`` are ``(message, peer)`` pairs an offending delivery should have
+    waited for (``fifo``, ``causal``: predecessors not yet delivered at that peer);
+    ``steps`` the steps to mark when no delivery is to blame (a state invariant broke, or
+    a witness was reached).
     """
 
     deliveries: set[tuple[int, int]] = field(default_factory=set)
     missing: set[tuple[int, int]] = field(default_factory=set)
+    awaited: set[tuple[int, int]] = field(default_factory=set)
     steps: set[int] = field(default_factory=set)
     witness: bool = False
 
@@ -203,10 +207,12 @@ def _history_event(h: History, step: int, peer: int, index: int, ev: Event) -> T
 def blame(timeline: Timeline, prop: Property | None, status: str) -> Blame:
     """The deliveries (or steps) a diagram highlights for this verdict.
 
-    - a violated history invariant: the *critical* deliveries, those whose removal
-      from the final history makes the property hold (for ``causal``: the two
-      deliveries in the wrong order; for ``total``: the four deliveries of the two
-      disagreeing peers);
+    - a violated ``fifo`` or ``causal``: the delivery at which it broke, and the
+      predecessors that delivery did not wait for (``awaited``);
+    - another violated history invariant: the *critical* deliveries, those whose removal
+      from the final history makes the property hold (for ``total``: the four
+      deliveries of the two disagreeing peers; for ``integrity``: both deliveries of a
+      message delivered twice);
     - a violated ``eventually`` property over the history: the messages still
       undelivered at the end;
     - a witness, a state invariant, or no critical delivery: the last step's events.
@@ -215,7 +221,12 @@ def blame(timeline: Timeline, prop: Property | None, status: str) -> Blame:
     last = timeline.steps - 1
     out = Blame(witness=prop is not None and prop.kind == "sometimes" and status == "holds")
     if prop is not None and status == "violated" and prop.over == "history":
-        if prop.kind == "always":
+        premature = premature_delivery(h, prop.name) if prop.name in ("fifo", "causal") else None
+        if premature is not None:
+            q, i, predecessors = premature
+            out.deliveries = {(q, i)}
+            out.awaited = {(m, q) for m in predecessors}
+        elif prop.kind == "always":
             out.deliveries = critical_deliveries(h, prop)
         elif prop.kind == "eventually":
             out.missing = undelivered(h)

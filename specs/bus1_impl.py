@@ -177,6 +177,7 @@ from specs.bus1_impl_script import DISCONNECT, FLUSHING, RELEASE, SEND, SIGNAL, 
 from specs.common import ghost_event, ghost_send, ghost_signal, members, peer_names
 from specs.history import DELIVER, DROP, History
 from specs.properties import LIBRARY
+from specs.witnesses import WITNESSES
 
 FRONT_WARNS = bq.W_BEFORE_FRONT | bq.W_SYNTH_FRONT | bq.W_STAGE_FRONT
 
@@ -523,6 +524,7 @@ class Bus1Impl(PeerSpec):
     def properties(self) -> list[Property]:
         return [
             *LIBRARY,
+            *WITNESSES,
             self.deadlock_free(),
             Property.always("clock_parity", self._clock_parity, doc=_DOCS["clock_parity"]),
             Property.always("clock_monotonic", self._bit(B_CLOCK, "clock_monotonic"), doc=_DOCS["clock_monotonic"]),

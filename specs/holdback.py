@@ -41,6 +41,7 @@ from specs.channels import EMPTY, Channels
 from specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, names_of, replace, send_options
 from specs.history import DELIVER
 from specs.properties import LIBRARY
+from specs.witnesses import WITNESSES
 
 CHANS, BUFFERS, LOCAL, GHOST, KNOW, SIGNALS, DUPS = range(7)
 
@@ -219,7 +220,7 @@ class HoldBackSpec(PeerSpec):
     # -- properties and presentation ---------------------------------------------------------
 
     def properties(self) -> list[Property]:
-        return list(LIBRARY)
+        return [*LIBRARY, *WITNESSES]
 
     def format_action(self, action: tuple) -> str:
         kind = action[0]

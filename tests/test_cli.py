@@ -52,7 +52,7 @@ properties = ["causal"]
 """
     res = run_cli("check", write(tmp_path, model), "--quiet")
     assert res.exit_code == 1
-    assert "peer c received b1 before a1" in res.output
+    assert "peer c delivered b1 while a1, which happened before it, had not been delivered" in res.output
     assert "trace (" in res.output
 
 

@@ -18,6 +18,11 @@ A model file is the analogue of a TLC ``.cfg``::
     [expect]
     causal = "holds"
     total = "holds"
+    total_race = "holds"    # a sometimes property: the witness below
+
+    [evidence]              # why each "holds" is not vacuous (checker.loading.evidence)
+    causal = { mutant = "bus1-mutant-no-block.toml" }
+    total = { witness = "total_race" }
 
 ``properties`` defaults to the keys of ``[expect]``, and to every property of the spec
 when there is no ``[expect]`` either.
@@ -34,10 +39,11 @@ from checker.api.errors import ConstantError, InputError
 from checker.api.faults import FAULTS, undeclared, unknown_faults
 from checker.api.model import Model
 from checker.api.spec import Property
+from checker.loading.evidence import evidence_table
 from checker.loading.specref import BadSpecRef, resolve
 
 STATUSES = ("holds", "violated")
-TOP_KEYS = {"spec", "description", "constants", "check", "expect", "prove"}
+TOP_KEYS = {"spec", "description", "constants", "check", "expect", "evidence", "prove"}
 CHECK_KEYS = {"properties", "symmetry", "por", "max_states", "max_depth", "time_limit"}
 PROVE_KEYS = {"queue_bound", "depth", "timeout", "targets", "drop", "expect"}
 
@@ -185,6 +191,7 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
         time_limit=None if time_limit is None else float(time_limit),
         raw=data,
         prove=_prove_table(data.get("prove", {}), where),
+        evidence=evidence_table(data.get("evidence", {}), where, dict(expect), available, list(names)),
     )
 
 
