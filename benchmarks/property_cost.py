@@ -14,7 +14,7 @@ import argparse
 import time
 from pathlib import Path
 
-from checker.model import load_model
+from checker.loading.modelfile import load_model
 from specs.properties import LIBRARY
 
 ROOT = Path(__file__).resolve().parent.parent
