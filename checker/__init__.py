@@ -1,13 +1,19 @@
 """ordercheck: the small public API specs are written against.
 
 Specs import only what this module exports: :class:`Spec`, :class:`Property`,
-:class:`Constant`, and :class:`ConstantError` for rejecting a bad constant. It imports
-the API layer (:mod:`checker.api`) and nothing else, so importing a spec never loads
-the engine. The layers below and above are described in docs/explanation/architecture.md.
+:class:`Constant`, :class:`ConstantError` for rejecting a bad constant,
+:class:`Fields` for naming the items of state tuples, and :func:`tag_action` for naming
+the action a hook raised in. It imports the API layer (:mod:`checker.api`) and nothing
+else, so importing a spec never loads the engine. The layers below and above are
+described in docs/explanation/architecture.md.
 """
 
 from checker.api.errors import ConstantError, InputError
+from checker.api.fields import Fields, Record
 from checker.api.spec import Action, Constant, Property, Spec, State
+from checker.api.spec_errors import tag_action
 
-__all__ = ["Action", "Constant", "ConstantError", "InputError", "Property", "Spec", "State"]
+__all__ = [
+    "Action", "Constant", "ConstantError", "Fields", "InputError", "Property", "Record", "Spec", "State", "tag_action",
+]
 __version__ = "0.1.0"

@@ -56,6 +56,8 @@ def load_items(paths: list[str | Path]) -> list[Result | Ablation]:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(where, "", f"is not valid JSON ({exc})") from None
+        except RecursionError:
+            raise InputError(where, "", "is nested too deeply to be a result file") from None
         out.extend(items_from_json(data, where))
     return out
 

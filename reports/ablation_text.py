@@ -39,7 +39,7 @@ def ablation_table(a: Ablation) -> str:
     def line(cells: list[str]) -> str:
         return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
 
-    out = [f"ablation of {a.model} ({a.spec})"]
+    out = [f"ablation of {a.model} ({a.spec.replace(chr(92), '/').rsplit('/', 1)[-1]})"]  # a spec file: its name
     if a.note:
         out.append(a.note)
     out += ["", line(header), line(["-" * w for w in widths]), *(line(r) for r in rows), ""]

@@ -3,9 +3,15 @@
 Time runs down the page, one row per trace step (numbered as in the step list beside
 the diagram), one vertical line per peer. Sends and deliveries are dots joined by an
 arrow from the send to each delivery; side-channel signals are dashed arrows in
-another colour; staging (blocks) and commits are squares on the queue's line; other
-local steps are small ticks. Offending deliveries and their arrows are drawn in the
-highlight colour, messages never delivered end in a dangling dashed arrow.
+another colour; protocol-internal messages (tokens, acks, requests: a spec's
+``internal_messages``) are thin light arrows; staging (blocks) and commits are squares
+on the queue's line; other local steps are small ticks. Offending deliveries and their
+arrows are drawn in the highlight colour, messages never delivered end in a dangling
+dashed arrow.
+
+The columns widen to fill :data:`TARGET_WIDTH` when there are few peers (the page
+scales the drawing down to its column if need be), and every arrow's label is placed
+where it overlaps no other label and no event mark (:class:`Labels`).
 """
 
 from __future__ import annotations
@@ -14,8 +20,10 @@ from dataclasses import dataclass, field
 
 from reports.timeline import Blame, Timeline
 
-ROW = 26  # pixels per step
-COL = 120  # pixels between peer lines
+ROW = 30  # pixels per step
+COL = 120  # least pixels between peer lines
+MAX_COL = 220  # most pixels between peer lines
+TARGET_WIDTH = 640  # the drawing's width when the peers fit in it
 LEFT = 56  # room for step numbers
 TOP = 46  # room for peer names
 BOTTOM = 40  # room for dangling arrows
@@ -26,12 +34,14 @@ ARROW = "#1f4e8c"
 SIGNAL = "#e8590c"
 SITE = "#7048e8"
 PENDING = "#868e96"
+INTERNAL = "#9aa5b1"
+CHAR = 7.2  # pixels per character of an arrow label (12px semi-bold sans-serif)
 
 
 @dataclass
 class Line:
     """An arrow or a line: ``cls`` names its role (``message``, ``signal``, ``pending``,
-    plus ``offending`` when highlighted) for styling and tests."""
+    ``internal``, plus ``offending`` when highlighted) for styling and tests."""
 
     x1: float
     y1: float
@@ -42,11 +52,13 @@ class Line:
     label: str = ""
     lx: float = 0
     ly: float = 0
+    anchor: str = "start"  # the label's text-anchor
 
 
 @dataclass
 class Mark:
-    """An event mark: ``shape`` is ``dot``, ``ring``, ``square``, ``box`` or ``tick``."""
+    """An event mark: ``shape`` is ``dot``, ``ring``, ``square``, ``box``, ``tick`` or
+    ``pip`` (a protocol-internal message's end)."""
 
     x: float
     y: float
@@ -75,12 +87,13 @@ def layout(timeline: Timeline, blame: Blame, uid: str, loop_start: int | None = 
     """Place every event of ``timeline``; ``uid`` keeps marker ids unique on a page.
     ``loop_start`` marks a lasso: the steps after it repeat for ever."""
     n = len(timeline.peers)
-    xs = [LEFT + COL / 2 + COL * p for p in range(n)]
+    col = max(COL, min(MAX_COL, (TARGET_WIDTH - LEFT) / max(n, 1)))
+    xs = [LEFT + col / 2 + col * p for p in range(n)]
     last_y = TOP + ROW * (timeline.steps - 1)
     bottom = last_y + BOTTOM
     diagram = Diagram(
         uid=uid,
-        width=LEFT + COL * n,
+        width=LEFT + col * n,
         height=bottom + 16,
         peers=[(name, xs[p]) for p, name in enumerate(timeline.peers)],
         rows=[(k, TOP + ROW * k, k in blame.steps) for k in range(timeline.steps)],
@@ -91,6 +104,7 @@ def layout(timeline: Timeline, blame: Blame, uid: str, loop_start: int | None = 
             "signal": SIGNAL,
             "site": SITE,
             "pending": PENDING,
+            "internal": INTERNAL,
         },
     )
     if loop_start is not None and loop_start < timeline.steps - 1:
@@ -106,6 +120,7 @@ def layout(timeline: Timeline, blame: Blame, uid: str, loop_start: int | None = 
 
     sends: dict[int, tuple[float, float]] = {}
     signal_out: dict[tuple[int, int], list[tuple[float, float]]] = {}
+    internal_out: dict[tuple[int, int, str], list[tuple[float, float]]] = {}
     consumed: set[tuple[int, int]] = set()
     hot = "offending" if not blame.witness else "witness"
     for e in timeline.events:
@@ -135,6 +150,16 @@ def layout(timeline: Timeline, blame: Blame, uid: str, loop_start: int | None = 
                 sx, sy = queue.pop(0)
                 ex, ey = _shorten(sx, sy, x, y, 6)
                 diagram.lines.append(Line(sx, sy, ex, ey, "signal", f"step {e.step}: {e.text}", "signal", (sx + x) / 2, sy - 5))
+        elif e.kind == "internal_send":
+            internal_out.setdefault((e.peer, e.other, e.text), []).append((x, y))  # type: ignore[arg-type]
+            diagram.marks.append(Mark(x, y, "pip", "internal-send", f"step {e.step}: sends {e.text}"))
+        elif e.kind == "internal_receive":
+            diagram.marks.append(Mark(x, y, "pip", "internal-receive", f"step {e.step}: receives {e.text}"))
+            queue = internal_out.get((e.other, e.peer, e.text))  # type: ignore[arg-type]
+            if queue:
+                sx, sy = queue.pop(0)
+                ex, ey = _shorten(sx, sy, x, y, 4)
+                diagram.lines.append(Line(sx, sy, ex, ey, "internal", f"{e.text}: step {e.step}", e.text))
         elif e.kind in ("stage", "commit"):
             shape = "box" if e.kind == "stage" else "square"
             diagram.marks.append(Mark(x, y, shape, e.kind, f"step {e.step}: {e.text}", name if e.message is not None else ""))
@@ -147,14 +172,74 @@ def layout(timeline: Timeline, blame: Blame, uid: str, loop_start: int | None = 
         for q in sorted(msg.dests):
             if (mid, q) in consumed:
                 continue
-            bad = (mid, q) in blame.missing
+            bad = (mid, q) in blame.missing or (mid, q) in blame.awaited
             cls = "pending" + (f" {hot}" if bad else "")
-            state = "never delivered" if bad else "not delivered when the trace ends"
+            if (mid, q) in blame.missing:
+                state = "never delivered"
+            elif bad:
+                state = "not yet delivered when the offending delivery was made"
+            else:
+                state = "not delivered when the trace ends"
             lx, ly = _label_at(sx, sy, xs[q], bottom)
             diagram.lines.append(
                 Line(sx, sy, xs[q], bottom, cls, f"{msg.name} to {timeline.peers[q]}: {state}", msg.name, lx, ly)
             )
+    for (_p, q, name), left in internal_out.items():
+        for sx, sy in left:  # still in transit when the trace ends
+            diagram.lines.append(Line(sx, sy, xs[q], bottom, "internal pending", f"{name}: in transit when the trace ends", name))
+    Labels(diagram).place_all()
     return diagram
+
+
+class Labels:
+    """Places every arrow's label where it overlaps no other label and no mark.
+
+    Candidates run along the arrow (three quarters of the way first, then nearer the
+    middle and the ends), on either side of it; the first free one is taken. Labels are
+    placed highlighted arrows first, so theirs get the best places."""
+
+    HEIGHT = 12.0
+
+    def __init__(self, diagram: Diagram) -> None:
+        self.diagram = diagram
+        self.taken: list[tuple[float, float, float, float]] = [(m.x - 7, m.y - 7, m.x + 7, m.y + 7) for m in diagram.marks]
+        self.placed: list[tuple[float, float, float, float]] = []
+
+    def place_all(self) -> None:
+        order = sorted(
+            (i for i, line in enumerate(self.diagram.lines) if line.label),
+            key=lambda i: (0 if ("offending" in self.diagram.lines[i].cls or "witness" in self.diagram.lines[i].cls) else 1, i),
+        )
+        for i in order:
+            self.place(self.diagram.lines[i])
+
+    def place(self, line: Line) -> None:
+        width = CHAR * len(line.label) + 2
+        right = line.x2 >= line.x1
+        best = None
+        for t in (0.75, 0.6, 0.85, 0.45, 0.3, 0.92, 0.2):
+            x = line.x1 + (line.x2 - line.x1) * t
+            y = line.y1 + (line.y2 - line.y1) * t
+            for dx, dy in ((6, -4), (6, 12), (-6, -4), (-6, 12)):
+                lx, ly = (x + dx, y + dy) if right else (x - dx, y + dy)
+                anchor_start = (dx > 0) == right
+                box = (lx, ly - self.HEIGHT + 2, lx + width, ly + 2) if anchor_start else (lx - width, ly - self.HEIGHT + 2, lx, ly + 2)
+                if best is None:
+                    best = (lx, ly, box)
+                if not any(_overlap(box, other) for other in (*self.placed, *self.taken)):
+                    self._take(line, lx, ly, box)
+                    return
+        assert best is not None
+        self._take(line, *best)
+
+    def _take(self, line: Line, lx: float, ly: float, box: tuple[float, float, float, float]) -> None:
+        line.lx, line.ly = lx, ly
+        line.anchor = "start" if box[0] == lx else "end"
+        self.placed.append(box)
+
+
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def _label_at(x1: float, y1: float, x2: float, y2: float) -> tuple[float, float]:

@@ -68,6 +68,8 @@ def sequence_diagram(t: TraceView) -> list[str]:
             lines.append(f"    Note over {span}: step {k}: {mermaid(t.steps[k].action)} ({what})")
     for mid, q in sorted(bl.missing):
         lines.append(f"    Note over p{q}: {mermaid(tl.message_name(mid))} never delivered")
+    for mid, q in sorted(bl.awaited):
+        lines.append(f"    Note over p{q}: {mermaid(tl.message_name(mid))} not yet delivered")
     return lines
 
 

@@ -21,9 +21,10 @@ from checker.api.spec import Property, Spec
 from checker.api.trace import ReplayError, replay
 from checker.loading.registry import UnknownSpec, spec_class
 from specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, Event, History, Message
+from specs.properties import premature_delivery
 
 # Event kinds that come before receipts within one step (so signals pair up in order).
-_FIRST = {"send", "signal_out", "fail", "restart", "stage", "commit", "step"}
+_FIRST = {"send", "signal_out", "fail", "restart", "stage", "commit", "step", "internal_send"}
 
 
 @dataclass(frozen=True)
@@ -31,8 +32,9 @@ class TimelineEvent:
     """One event on one peer's line.
 
     ``kind`` is a history event kind (``send``, ``deliver``, ``signal_out``,
-    ``signal_in``, ``drop``, ``fail``, ``restart``) or an action site (``stage``,
-    ``commit``, ``step``). ``message`` is a message id, ``other`` the other peer of a
+    ``signal_in``, ``drop``, ``fail``, ``restart``), an action site (``stage``,
+    ``commit``, ``step``) or a protocol-internal message (``internal_send``,
+    ``internal_receive``: ``other`` is the other end, ``text`` the message's name). ``message`` is a message id, ``other`` the other peer of a
     signal, ``log_index`` the event's position in the peer's history log (history
     events only).
     """
@@ -68,12 +70,15 @@ class Blame:
 
     ``deliveries`` are ``(peer, log_index)`` keys of the offending deliveries;
     ``missing`` are ``(message, peer)`` pairs never delivered when a liveness property
-    broke; ``steps`` the steps to mark when no delivery is to blame (a state invariant
-    broke, or a witness was reached).
+    broke; ``awaited`` are ``(message, peer)`` pairs an offending delivery should have
+    waited for (``fifo``, ``causal``: predecessors not yet delivered at that peer);
+    ``steps`` the steps to mark when no delivery is to blame (a state invariant broke, or
+    a witness was reached).
     """
 
     deliveries: set[tuple[int, int]] = field(default_factory=set)
     missing: set[tuple[int, int]] = field(default_factory=set)
+    awaited: set[tuple[int, int]] = field(default_factory=set)
     steps: set[int] = field(default_factory=set)
     witness: bool = False
 
@@ -138,6 +143,7 @@ def build_timeline(spec: Spec, steps: list[Step], states: list[Any] | None = Non
             seen[p] = len(log)
         if k > 0 and steps[k].label is not None:
             label = tuple(steps[k].label)
+            step_events.extend(internal_events(spec, k, label, len(final.peers), steps[k].action or ""))
             if type(spec).action_site is not Spec.action_site:
                 site = spec.action_site(label)
             else:  # a spec that does not place its steps: (name, peer, ...) is the usual form
@@ -149,6 +155,21 @@ def build_timeline(spec: Spec, steps: list[Step], states: list[Any] | None = Non
         step_events.sort(key=lambda e: (0 if e.kind in _FIRST else 1, e.peer))
         events.extend(step_events)
     return Timeline(final.peers, messages, events, final, len(steps))
+
+
+def internal_events(spec: Spec, step: int, label: tuple, peers: int, text: str) -> list[TimelineEvent]:
+    """The protocol-internal messages the action at ``step`` sends or receives
+    (:meth:`checker.api.spec.Spec.internal_messages`), as ``internal_send`` and
+    ``internal_receive`` events whose ``other`` is the other end and ``text`` the
+    message's name; those naming a process outside the history's peers are left out."""
+    if type(spec).internal_messages is Spec.internal_messages:
+        return []
+    out = []
+    for kind, peer, other, name in spec.internal_messages(label):
+        if kind not in ("send", "receive") or not (0 <= peer < peers and 0 <= other < peers):
+            continue
+        out.append(TimelineEvent(step, peer, f"internal_{kind}", None, other, None, str(name)))
+    return out
 
 
 def _guess_site(label: tuple, peers: int) -> tuple[str, int, int | None] | None:
@@ -186,10 +207,12 @@ def _history_event(h: History, step: int, peer: int, index: int, ev: Event) -> T
 def blame(timeline: Timeline, prop: Property | None, status: str) -> Blame:
     """The deliveries (or steps) a diagram highlights for this verdict.
 
-    - a violated history invariant: the *critical* deliveries, those whose removal
-      from the final history makes the property hold (for ``causal``: the two
-      deliveries in the wrong order; for ``total``: the four deliveries of the two
-      disagreeing peers);
+    - a violated ``fifo`` or ``causal``: the delivery at which it broke, and the
+      predecessors that delivery did not wait for (``awaited``);
+    - another violated history invariant: the *critical* deliveries, those whose removal
+      from the final history makes the property hold (for ``total``: the four
+      deliveries of the two disagreeing peers; for ``integrity``: both deliveries of a
+      message delivered twice);
     - a violated ``eventually`` property over the history: the messages still
       undelivered at the end;
     - a witness, a state invariant, or no critical delivery: the last step's events.
@@ -198,7 +221,12 @@ def blame(timeline: Timeline, prop: Property | None, status: str) -> Blame:
     last = timeline.steps - 1
     out = Blame(witness=prop is not None and prop.kind == "sometimes" and status == "holds")
     if prop is not None and status == "violated" and prop.over == "history":
-        if prop.kind == "always":
+        premature = premature_delivery(h, prop.name) if prop.name in ("fifo", "causal") else None
+        if premature is not None:
+            q, i, predecessors = premature
+            out.deliveries = {(q, i)}
+            out.awaited = {(m, q) for m in predecessors}
+        elif prop.kind == "always":
             out.deliveries = critical_deliveries(h, prop)
         elif prop.kind == "eventually":
             out.missing = undelivered(h)

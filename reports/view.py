@@ -92,6 +92,7 @@ class TraceView:
             for e in tl.events
             if e.kind in ("deliver", "drop") and (e.peer, e.log_index) in bl.deliveries
         ]
+        out += [f"{tl.message_name(m)} to {tl.peers[q]}: not yet delivered there" for m, q in sorted(bl.awaited)]
         out += [f"{tl.message_name(m)} to {tl.peers[q]}: never delivered" for m, q in sorted(bl.missing)]
         if not out:
             out = [f"step {k}: {self.steps[k].action}" for k in sorted(bl.steps) if k < len(self.steps)]

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from checker import Constant, ConstantError
+from checker import Constant, ConstantError, Fields, Record, tag_action
 from specs.base import PeerSpec
 from specs.channels import Channels
 from specs.common import ghost_event, ghost_send, ghost_signal, mask_of, members, message_past, peer_names
@@ -78,12 +78,28 @@ class AsyncPeerSpec(PeerSpec):
             self.dest_table = tuple(members(mask) for mask in range(1 << n))
             self.configure()
         self.chan = Channels.from_spec(self)
+        self._gated = type(self).may_send is not PeerSpec.may_send
 
     # -- what subclasses give -------------------------------------------------------------
+
+    own_fields: ClassVar[Fields | None] = None
+    """Names of the spec's own state items, those after the shared five
+    (``Fields("holder", "seq", "next")``): read them with :meth:`own` and replace them
+    with :meth:`with_own`, instead of counting positions."""
 
     def init_rest(self) -> tuple:
         """The spec's own state items, appended after the shared five."""
         return ()
+
+    def own(self, state: tuple) -> Record:
+        """The spec's own items of ``state`` by name (needs :attr:`own_fields`)."""
+        assert self.own_fields is not None, f"{self.name} names no own_fields"
+        return self.own_fields.read(state[CHANS + 1 :])
+
+    def with_own(self, state: tuple, **changes: Any) -> tuple:
+        """``state`` with the named own items replaced (needs :attr:`own_fields`)."""
+        assert self.own_fields is not None, f"{self.name} names no own_fields"
+        return state[: CHANS + 1] + self.own_fields.set(state[CHANS + 1 :], **changes)
 
     def protocol_steps(self, state: tuple) -> list[tuple[tuple, tuple]]:
         """The spec's own actions in ``state`` (receipts, deliveries...)."""
@@ -107,12 +123,21 @@ class AsyncPeerSpec(PeerSpec):
         n = self.peers
         for p in range(n):
             count = len(ghost[0][p])
-            for dmask in self.send_choices(p, count):
+            options = self.send_choices(p, count)
+            if options and self._gated and not self.may_send(state, p):
+                options = ()
+            for dmask in options:
                 mid = p * self.stride + count
                 g = ghost_send(ghost, p, mid, dmask, know[p])
                 k = know[:p] + (know[p] | (1 << mid),) + know[p + 1 :]
                 s = (g, k) + state[SIGNALS:]
-                out.append((("send", p, mid, dmask), self.on_send(s, p, mid, dmask)))
+                label = ("send", p, mid, dmask)
+                try:
+                    after = self.on_send(s, p, mid, dmask)
+                except Exception as exc:  # named in the one-line report of a spec error
+                    tag_action(exc, label)
+                    raise
+                out.append((label, after))
             if signals:
                 for q in range(n):
                     if q != p:

@@ -79,6 +79,21 @@ class PeerSpec(Spec):
     def configure(self) -> None:
         """Derive spec-specific settings; runs after the shared ones are set."""
 
+    def may_send(self, state: Any, p: int) -> bool:
+        """Whether peer ``p`` may start its next send in ``state``: state-aware sending.
+
+        The default lets every peer send whenever it has sends left. A spec whose sends
+        depend on the peer's state (only the token holder sends, only the leader, only
+        while the window has room) says so here, and the bases
+        (:class:`~specs.async_peers.AsyncPeerSpec`, :class:`~specs.holdback.HoldBackSpec`)
+        offer ``p``'s ``send`` actions only when it returns ``True``; a spec written on
+        :class:`PeerSpec` directly calls it in its own ``next_states``. The sends left
+        (``peers``/``sends``/``script``) still bound what is sent. A spec that declares
+        partial-order reduction footprints must count what this reads among the reads
+        of ``p``'s send.
+        """
+        return True
+
     # -- history ------------------------------------------------------------------------
 
     def history_key(self, state: tuple) -> Any:

@@ -41,6 +41,7 @@ from specs.base import PeerSpec, peer_constants
 from specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, send_options
 from specs.history import DELIVER
 from specs.properties import LIBRARY
+from specs.witnesses import WITNESSES
 
 BLOCK = 1 << 20  # rank of a block: after every message with the same timestamp
 
@@ -470,6 +471,7 @@ class Bus1(PeerSpec):
     def properties(self) -> list[Property]:
         return [
             *LIBRARY,
+            *WITNESSES,
             Property.always(
                 "message_after_block", self._message_after_block, doc=_doc_after_block, reads=("queue", "tx")
             ),

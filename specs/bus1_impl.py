@@ -37,30 +37,40 @@ label                          models
 ``bus1_peer_ioctl_recv``       peer.c:bus1_peer_ioctl_recv of a data message: peek,
                                message.c:bus1_message_install (is_live_at per payload
                                handle at the message's timestamp), queue.c:bus1_queue_remove
+``bus1_peer_transfer``         peer.c:bus1_peer_transfer (BUS1_CMD_HANDLE_TRANSFER)
+``bus1_peer_disconnect``       peer.c:bus1_peer_disconnect: bus1_active_deactivate; the
+                               cleanup (a reset's flush) follows once drained
 =============================  ==========================================================
 
-Constants: ``peers``, ``nodes`` (each node's owner), ``handles`` (initial remote holders)
-and ``script`` (each peer's operations, see :mod:`specs.bus1_impl_script`), which bounds
-the sends, destructions, releases, signals and resets of a run.
+Constants: ``peers``, ``nodes`` (each node's owner), ``handles`` (initial remote holders),
+``fresh`` (nodes created by their owner's first send) and ``script`` (each peer's
+operations, see :mod:`specs.bus1_impl_script`), which bounds the sends, destructions,
+releases, transfers, signals, resets and disconnects of a run. Variants of the code:
+``liveness`` (the code's rule or the full-key fix), ``addresses`` (the handles' address
+order), ``refs`` (references approximated by the holder, or counted as the code does),
+``locks`` with ``stage_lock``/``install_lock`` (the lock-level mode of
+:mod:`specs.bus1_locks`, and the two missing locks added), ``ties`` and ``mutant``.
 
 Modelling choices (each keeps the code's behaviour on ordering):
 
 * Group tags are transaction pointers in the code (stack addresses, arbitrary); here each
   transaction has a rank and, with ``ties = "all"``, the initial states hold every
   permutation of the ranks, so both orders of every tie are explored. Release
-  notifications use the owner peer as group, ranked after every transaction. Node
-  addresses (the third key) are fixed: handle ``(p, n)`` is ``1 + p * nodes + n``,
-  message entries come after.
+  notifications use the owner peer as group, ranked after every transaction (or among
+  them, with ``ties = "with_release"``). Node addresses (the third key) are a constant:
+  handle ``(p, n)`` is ``1 + p * nodes + n`` (``addresses = "ascending"``) or the reverse
+  order; message entries come after (they never tie with each other or with handles).
 * ``bus1_peer_ioctl_recv`` is one step: between its peek and its remove nothing can be
   inserted before ``front`` nor remove it (only this peer removes; the local lock
   serialises it), and a payload handle's destruction entry read by ``is_live_at`` is
   either after the message whatever its state or already committed, so reading it at
   the peek gives the same answer (message.c reads it unlocked; see the findings).
-* Payload handles of one message are acquired in one step; staging a data message is
-  atomic under the destination's lock (the code stages without that lock, a data race
-  this model does not explore).
-* A handle's strong references are approximated by its holder: the release
-  notification is queued when the last remote holder lets go.
+* Payload handles of one message are acquired in one step (one section each at lock level);
+  staging a data message is atomic under the destination's lock (the code stages without
+  that lock: ``locks = true`` explores that data race).
+* With ``refs = "holder"`` a handle's strong references are approximated by its holder:
+  the release notification is queued when the last remote holder lets go; ``refs =
+  "counted"`` counts the references of messages in flight as well.
 * History: a destruction is recorded as a transaction of the owner (a message) addressed
   to the owner and every holder, late joiners included; receiving a destroy notification
   is delivering it, and a notification dropped by peek or flush is a drop with its
@@ -76,13 +86,15 @@ notes, valid, dequeued, bad, ranks)``:
   anchor when ``p`` owns ``n``); ``state`` is NONE, ATTACHED (in the node's map, not yet
   handed to the user), PUBLIC or RELEASED; ``ts``/``group`` are its queue node's, kept
   after dequeue as the code keeps them;
-* ``nodes[n]``: DESTROYED | RELEASED flag bits;
+* ``nodes[n]``: DESTROYED | RELEASED | WEAK0 | ABSENT flag bits (``specs.bus1_impl_defs``);
 * ``txs[p]``: ``0`` or ``(phase, mid, i, ts, async_ts, T, group, sync, async, postponed)``;
 * ``pcs[p]``: operations started; ``ghost``/``drops``/``know``: the history
   (:mod:`specs.history`) with drop reasons and causal knowledge;
 * ``notes[p]``/``valid[p]``: nodes whose destroy notification ``p`` received, nodes it
   holds a valid handle to (ghosts for the handle properties);
 * ``dequeued[p]``: the last key ``p`` dequeued (ghost for ``dequeue_increasing``);
+* then, with ``locks = true``, ``locks`` and ``threads`` (:mod:`specs.bus1_locks`), and with
+  ``refs = "counted"``, ``refs[p * N + n]``: the references of messages in flight;
 * ``bad``: ``(property bits, WARN bits)``: per-transition checks made in
   :meth:`next_states` (clock monotonicity, insertion before ``front``, the destruction
   rules, every ``WARN_ON`` of the code). A transition that breaks one sets its bit in the
@@ -97,35 +109,76 @@ from itertools import permutations
 from typing import Any
 
 from checker import Constant, ConstantError, Property
+from specs import bus1_locks
 from specs import bus1_queue as bq
 from specs.base import PeerSpec
-from specs.bus1_impl_script import RELEASE, RESET, SEND, SIGNAL, Op, parse_script
+from specs.bus1_impl_defs import (  # noqa: F401  (re-exported: the adapter and tests read them here)
+    ACQ,
+    ATTACHED,
+    B_CLOCK,
+    B_DEQUEUE,
+    B_DEST,
+    B_FRONT,
+    B_HANDLE,
+    B_LOCKDEP,
+    B_OWNER,
+    B_RELEASE,
+    B_WARN,
+    B_WINDOW,
+    B_WRITERS,
+    BAD,
+    COMMIT,
+    DEQ,
+    DRAIN,
+    DROPS,
+    F_ABSENT,
+    F_DESTROYED,
+    F_RELEASED,
+    F_WEAK0,
+    FLUSH,
+    GHOST,
+    KNOW,
+    LD_ACQ_HOLDER,
+    LD_ACQ_OWNER,
+    LD_DESTROY,
+    LD_FLUSH_RELEASE,
+    LD_LIVE,
+    LD_QUEUE_RELEASE,
+    LD_TX_JOIN,
+    LD_TX_JOIN_ORIGIN,
+    LD_TX_STAGE,
+    LOCKDEP_SITES,
+    LOCKS,
+    NODES,
+    NONE,
+    NOTES,
+    PCS,
+    PHASES,
+    POSTPONED,
+    PUBLIC,
+    R_DESTROYED,
+    R_FLUSHED,
+    R_NOT_PUBLIC,
+    RANKS,
+    REASONS,
+    REFS,
+    RELEASE_ALL,
+    RELEASED,
+    SEAL,
+    STAGE,
+    SYNC,
+    THREADS,
+    TXS,
+    VALID,
+    H,
+    Q,
+)
+from specs.bus1_impl_script import DISCONNECT, FLUSHING, RELEASE, SEND, SIGNAL, TRANSFER, Op, parse_script
 from specs.common import ghost_event, ghost_send, ghost_signal, members, peer_names
 from specs.history import DELIVER, DROP, History
 from specs.properties import LIBRARY
+from specs.witnesses import WITNESSES
 
-# Handle states.
-NONE, ATTACHED, PUBLIC, RELEASED = 0, 1, 2, 3
-# Node flags.
-F_DESTROYED, F_RELEASED = 1, 2
-# Transaction phases.
-ACQ, STAGE, POSTPONED, SEAL, SYNC, COMMIT, RELEASE_ALL, FLUSH = range(1, 9)
-PHASES = {ACQ: "acquire", STAGE: "stage", POSTPONED: "stage postponed", SEAL: "seal", SYNC: "sync",
-          COMMIT: "commit", RELEASE_ALL: "release handles", FLUSH: "flush"}
-# Drop reasons (peer.c:bus1_peer_peek and bus1_queue_flush).
-R_FLUSHED, R_NOT_PUBLIC, R_DESTROYED = 1, 2, 3
-REASONS = {R_FLUSHED: "flushed by a reset", R_NOT_PUBLIC: "handle not held by the user",
-           R_DESTROYED: "node destroyed before it (bus1_handle_is_live_at)"}
-# Per-transition property bits.
-B_CLOCK = 1  # a clock or flush timestamp went backwards
-B_FRONT = 2  # an insertion at or before front (queue.c add, stage, commit_synthetic)
-B_DEQUEUE = 4  # a key dequeued not above the previous one
-B_WARN = 8  # any other WARN_ON of the code fired
-B_DEST = 16  # a data message delivered though ordered after its node's destruction, or dropped though before
-B_OWNER = 32  # the owner received a message for a node after that node's destroy notification
-B_HANDLE = 64  # a payload handle reported valid iff the message is ordered before its destruction: broken
-
-Q, H, NODES, TXS, PCS, GHOST, DROPS, KNOW, NOTES, VALID, DEQ, BAD, RANKS = range(13)
 FRONT_WARNS = bq.W_BEFORE_FRONT | bq.W_SYNTH_FRONT | bq.W_STAGE_FRONT
 
 
@@ -136,15 +189,75 @@ class Bus1Impl(PeerSpec):
         Constant("peers", int, 2, "number of peers, named a, b, c, ...", minimum=2, maximum=4),
         Constant("nodes", str, "ab", 'owner of each node: "ab" is node 0 owned by a, node 1 by b'),
         Constant("handles", list, [], 'initial remote holders per node: ["b", ""] gives b a handle to node 0'),
+        Constant("fresh", list, [], "nodes that do not exist at the start: the owner's first send naming one "
+                 "creates it (bus1_handle_import of a new local ID)"),
         Constant("script", dict, {}, 'operations per peer, e.g. { a = ["send 1 +0"], b = ["destroy 1"] }'),
-        Constant("ties", str, "all", "group order of transactions: all permutations, or fixed", choices=("all", "fixed")),
+        Constant(
+            "ties",
+            str,
+            "all",
+            "group order of transactions: all permutations, fixed, or with_release (all permutations of the "
+            "transactions' and the release notifications' groups together; otherwise release notifications rank last)",
+            choices=("all", "fixed", "with_release"),
+        ),
         Constant(
             "mutant",
             str,
             "none",
-            "a deliberately broken variant for testing the checks: none, or no_staging (entries "
-            "are inserted committed at the commit timestamp: no blocks)",
-            choices=("none", "no_staging"),
+            "a deliberately broken variant for testing the checks: none, no_staging (entries "
+            "are inserted committed at the commit timestamp: no blocks), or lock2_unordered (locks mode: "
+            "bus1_mutex_lock2 takes its two locks in argument order, not by address)",
+            choices=("none", "no_staging", "lock2_unordered"),
+        ),
+        Constant(
+            "liveness",
+            str,
+            "code",
+            "the liveness rule of bus1_handle_is_live_at: code (handle.c:641, timestamps only: live iff "
+            "ts <= the destruction's timestamp) or key (the fix: live iff the entry's full queue key "
+            "(ts, group, address) is at most the destruction entry's)",
+            choices=("code", "key"),
+        ),
+        Constant(
+            "addresses",
+            str,
+            "ascending",
+            "memory order of the handles' queue nodes (the queue's third sort key, deciding ties of one "
+            "transaction's entries on one queue): ascending or descending in (peer, node)",
+            choices=("ascending", "descending"),
+        ),
+        Constant(
+            "locks",
+            bool,
+            False,
+            "lock-level mode (specs/bus1_locks.py): every mutex_lock of a data lock is an action, each "
+            "critical section's body runs at its release, and unlocked accesses are split into their loads "
+            "and stores",
+        ),
+        Constant(
+            "stage_lock",
+            bool,
+            False,
+            "locks mode: message.c:472 stages a data message under the destination's data lock (the fix for "
+            "the unlocked staging; the code takes no lock there)",
+        ),
+        Constant(
+            "refs",
+            str,
+            "holder",
+            "references of remote handles: holder (attached while a message carrying it or its user holds "
+            "it, released at the first release) or counted (as handle.c keeps n_weak/n_strong: each message "
+            "in flight holds a reference to its payload handle at its destination, given up when the "
+            "message is installed, dropped or flushed; a user release leaves the handle attached while such "
+            "references remain)",
+            choices=("holder", "counted"),
+        ),
+        Constant(
+            "install_lock",
+            bool,
+            False,
+            "locks mode: message.c:522 checks each payload handle's liveness under the receiver's data lock "
+            "(what handle.c:626 asserts; the code takes no lock there)",
         ),
     )
     ghost_at = GHOST
@@ -177,7 +290,15 @@ class Bus1Impl(PeerSpec):
                     raise ConstantError("handles", f"entry {i}: {ch} owns node {i}; list only remote holders")
                 holders[i] |= 1 << self.names.index(ch)
         self.holders = tuple(holders)
-        self.ops = parse_script(self.script, self.names, self.owners, self.holders)
+        fresh = []
+        for i, node in enumerate(self.fresh):
+            if isinstance(node, bool) or not isinstance(node, int) or not 0 <= node < self.n_nodes:
+                raise ConstantError("fresh", f"entry {i}: {node!r} is not a node number (0..{self.n_nodes - 1})")
+            if holders[node]:
+                raise ConstantError("fresh", f"node {node} does not exist at the start, so nobody holds it (handles)")
+            fresh.append(node)
+        self.fresh_nodes = tuple(sorted(set(fresh)))
+        self.ops = parse_script(self.script, self.names, self.owners, self.holders, self.fresh_nodes)
         # Message-producing operations: their ids (sender * stride + seq) and group slots.
         self.msg_ops: list[list[Op]] = [[op for op in ops if op.makes_message] for ops in self.ops]
         self.stride = max(1, max(len(m) for m in self.msg_ops))
@@ -187,6 +308,17 @@ class Bus1Impl(PeerSpec):
         self.n_tx = len(self.tx_slots)
         self.mbase = 1 + n * self.n_nodes
         self.dest_table = tuple(members(mask) for mask in range(1 << n))
+        if self.stage_lock and not self.locks:
+            raise ConstantError("stage_lock", "takes effect in the lock-level mode only: set locks = true")
+        if self.install_lock and not self.locks:
+            raise ConstantError("install_lock", "takes effect in the lock-level mode only: set locks = true")
+        if self.refs == "counted" and self.locks:
+            raise ConstantError("refs", "counted references are modelled with atomic sections only: set locks = false")
+        if self.mutant == "no_staging" and self.locks:
+            raise ConstantError("mutant", "no_staging is a mutant of the default mode: set locks = false")
+        if self.mutant == "lock2_unordered" and not self.locks:
+            raise ConstantError("mutant", "lock2_unordered takes effect in the lock-level mode only: set locks = true")
+        self.release_owners = tuple(sorted({o for o in self.owners})) if self.ties == "with_release" else ()
 
     # -- encoding helpers ---------------------------------------------------------------
 
@@ -194,7 +326,14 @@ class Bus1Impl(PeerSpec):
         return p * self.n_nodes + node
 
     def haddr(self, p: int, node: int) -> int:
-        return 1 + p * self.n_nodes + node
+        """The address of ``p``'s handle to ``node`` (its queue node), by the ``addresses`` order."""
+        i = p * self.n_nodes + node
+        return 1 + i if self.addresses == "ascending" else self.peers * self.n_nodes - i
+
+    def hsplit(self, addr: int) -> tuple[int, int]:
+        """The (peer, node) of the handle at ``addr``: the inverse of :meth:`haddr`."""
+        i = addr - 1 if self.addresses == "ascending" else self.peers * self.n_nodes - addr
+        return divmod(i, self.n_nodes)
 
     def msg_addr(self, mid: int, d: int) -> int:
         return self.mbase + mid * self.peers + d
@@ -210,7 +349,11 @@ class Bus1Impl(PeerSpec):
         p, k = mid // self.stride, mid % self.stride
         return ranks[self.tx_slots.index((p, k))]
 
-    def release_group(self, owner: int) -> int:
+    def release_group(self, owner: int, ranks: tuple = ()) -> int:
+        """The group tag of ``owner``'s release notifications (the owner peer in the code): after
+        every transaction, or ranked among them by ``ranks`` with ``ties = "with_release"``."""
+        if self.release_owners:
+            return ranks[self.n_tx + self.release_owners.index(owner)]
         return self.n_tx + 1 + owner
 
     # -- states -------------------------------------------------------------------------
@@ -220,14 +363,14 @@ class Bus1Impl(PeerSpec):
         handles = []
         for p in range(n):
             for node in range(nn):
-                held = self.owners[node] == p or self.holders[node] >> p & 1
+                held = (self.owners[node] == p and node not in self.fresh_nodes) or self.holders[node] >> p & 1
                 handles.append((PUBLIC if held else NONE, 0, 0))
         valid = tuple(sum(1 << node for node in range(nn) if handles[p * nn + node][0] == PUBLIC) for p in range(n))
         empty = tuple(() for _ in range(n))
         base = [
             tuple(bq.EMPTY for _ in range(n)),
             tuple(handles),
-            (0,) * nn,
+            tuple(F_ABSENT if node in self.fresh_nodes else 0 for node in range(nn)),
             (0,) * n,
             (0,) * n,
             (empty, empty),
@@ -239,8 +382,12 @@ class Bus1Impl(PeerSpec):
             (0, 0),
             (),
         ]
-        ids = tuple(range(1, self.n_tx + 1))
-        orders = permutations(ids) if self.ties == "all" else [ids]
+        ids = tuple(range(1, self.n_tx + len(self.release_owners) + 1))
+        orders = permutations(ids) if self.ties != "fixed" else [ids]
+        if self.locks:
+            base += [(0,) * n, ((),) * n]
+        if self.refs == "counted":
+            base.append((0,) * (n * nn))
         out = []
         for ranks in orders:
             s = list(base)
@@ -251,29 +398,116 @@ class Bus1Impl(PeerSpec):
     # -- the world: a mutable copy of a state for one step ------------------------------
 
     def next_states(self, state: tuple) -> list[tuple[tuple, tuple]]:
+        if self.locks:
+            return bus1_locks.next_states(self, state)
         out = []
         for p in range(self.peers):
             tx = state[TXS][p]
             if tx:
+                if tx[0] == DRAIN and not self.drained(state, p):
+                    continue
                 w = World(self, state)
+                w.actor = p
                 label = w.tx_step(p)
                 out.append((label, w.freeze(state)))
                 continue
-            if state[Q][p][3]:
+            q = state[Q][p]
+            if q[3] and bq.find(q[4], q[3]) >= 0 and not self.gone(state[PCS], state[TXS], p):
                 w = World(self, state)
+                w.actor = p
                 label = w.peek(p)
                 out.append((label, w.freeze(state)))
             if state[PCS][p] < len(self.ops[p]):
                 op = self.ops[p][state[PCS][p]]
-                if op.kind == SIGNAL and state[TXS][op.target]:
+                if op.kind in (SIGNAL, TRANSFER) and state[TXS][op.target]:
                     continue  # the signalled peer takes it between its own transactions
+                if op.waits and not self.holds(state, p, op.waits):
+                    continue  # the user has not received the handle yet
                 w = World(self, state)
+                w.actor = p
                 label = w.start(p)
                 out.append((label, w.freeze(state)))
         return out
 
+    def drained(self, state: tuple, p: int) -> bool:
+        """bus1_active_drain of ``p``: no other peer's transaction holds an active reference to
+        ``p``, i.e. has an entry for ``p`` not yet committed (a send's destination pinned from
+        bus1_peer_new_message to its commit, tx.c:356; a postponed or joined holder likewise)."""
+        for r, tx in enumerate(state[TXS]):
+            if r == p or not tx:
+                continue
+            phase, mid, i, _ts, _ats, _T, _grp, sync, asyn, post = tx
+            if any(self.entry_peer(a) == p for a in sync + asyn + post if a):
+                return False
+            op = self.op_of(mid)
+            if op.kind == SEND and phase in (ACQ, STAGE):
+                if any(self.owners[n] == p for n in tuple(reversed(op.nodes))[i:]):
+                    return False
+        return True
+
+    def gone(self, pcs: Any, txs: Any, p: int) -> bool:
+        """Whether ``p`` has started ``BUS1_CMD_PEER_DISCONNECT`` (deactivated: bus1_peer_acquire fails)."""
+        ops = self.ops[p]
+        if not ops or ops[-1].kind != DISCONNECT:
+            return False
+        return pcs[p] == len(ops) or (pcs[p] == len(ops) - 1 and bool(txs[p]))
+
+    def world(self, state: tuple) -> World:
+        """A mutable copy of ``state`` for one step (the lock-level mode's steps use it)."""
+        return World(self, state)
+
+    def action_kinds(self) -> tuple[str, ...]:
+        """The action names this configuration's scripts make possible (coverage warns of any
+        that never fires): the steps every send, destruction, reset, release, transfer,
+        disconnect and signal goes through, and at lock level the lock and unlocked steps."""
+        kinds = [op.kind for ops in self.ops for op in ops]
+        sends = SEND in kinds
+        payload = any(op.payload for ops in self.ops for op in ops)
+        destroys = any(k in ("destroy", *FLUSHING) for k in kinds)
+        out: list[str] = []
+        if sends:
+            out += ["bus1_peer_ioctl_send", "bus1_message_stage"]
+        if payload:
+            out.append("bus1_handle_acquire")
+        if destroys:
+            out.append("bus1_handle_destroy_locked")
+        if sends or destroys:
+            out += ["bus1_queue_tick", "bus1_queue_sync", "bus1_queue_commit_staged"]
+        if destroys or RELEASE in kinds or (self.locks and sends):
+            out.append("bus1_peer_peek")  # notifications (and drops); at lock level every receive
+        if sends:
+            out.append("bus1_peer_ioctl_recv")
+        if any(k in FLUSHING for k in kinds):
+            out += ["bus1_peer_flush", "bus1_queue_flush"]
+        if DISCONNECT in kinds:
+            out.append("bus1_peer_disconnect")
+        if RELEASE in kinds:
+            out.append("bus1_handle_release")
+        if TRANSFER in kinds:
+            out.append("bus1_peer_transfer")
+        if SIGNAL in kinds:
+            out.append("signal")
+        if self.locks:
+            out.append("mutex_lock")
+            if sends and not self.stage_lock:
+                out.append("bus1_queue_stage")
+            if payload and not self.install_lock:
+                out.append("bus1_handle_is_live_at")
+        return tuple(out)
+
+    def holds(self, state: tuple, p: int, nodes: tuple[int, ...]) -> bool:
+        """Whether ``p``'s user holds a handle to each of ``nodes`` (received, valid)."""
+        return all(state[H][self.hidx(p, node)][0] == PUBLIC for node in nodes)
+
     def finished(self, state: tuple) -> bool:
+        if self.locks:
+            return not any(state[TXS]) and not any(state[THREADS])
         return not any(state[TXS])
+
+    def _deadlock(self, state: tuple) -> str | None:
+        if self.locks:
+            return bus1_locks.stuck(self, state)
+        return super()._deadlock(state)
 
     # -- history ------------------------------------------------------------------------
 
@@ -290,11 +524,13 @@ class Bus1Impl(PeerSpec):
     def properties(self) -> list[Property]:
         return [
             *LIBRARY,
+            *WITNESSES,
             self.deadlock_free(),
             Property.always("clock_parity", self._clock_parity, doc=_DOCS["clock_parity"]),
             Property.always("clock_monotonic", self._bit(B_CLOCK, "clock_monotonic"), doc=_DOCS["clock_monotonic"]),
             Property.always("staging_bounds", self._staging_bounds, doc=_DOCS["staging_bounds"]),
             Property.always("front_consistent", self._front_consistent, doc=_DOCS["front_consistent"]),
+            Property.always("front_linked", self._front_linked, doc=_DOCS["front_linked"]),
             Property.always("no_insert_before_front", self._bit(B_FRONT, "no_insert_before_front"),
                             doc=_DOCS["no_insert_before_front"]),
             Property.always("dequeue_increasing", self._bit(B_DEQUEUE, "dequeue_increasing"),
@@ -310,6 +546,18 @@ class Bus1Impl(PeerSpec):
                                 doc=_DOCS["valid_handle_notified"]),
             Property.eventually("queue_drained", self._queue_drained, doc=_DOCS["queue_drained"]),
             Property.sometimes("late_join", self._late_join, doc=_DOCS["late_join"]),
+            Property.sometimes("destroy_notified", self._destroy_notified, doc=_DOCS["destroy_notified"]),
+            *(self._lock_properties() if self.locks else ()),
+            *([Property.always("release_when_unreferenced", self._bit(B_RELEASE, "release_when_unreferenced"),
+                               doc=_DOCS["release_when_unreferenced"])] if self.refs == "counted" else []),
+        ]
+
+    def _lock_properties(self) -> list[Property]:
+        return [
+            Property.always("one_writer", lambda s: bus1_locks.one_writer(self, s), doc=_DOCS["one_writer"]),
+            Property.always("lockdep_held", lambda s: bus1_locks.lockdep_held(self, s), doc=_DOCS["lockdep_held"]),
+            Property.sometimes("install_window", lambda s: bus1_locks.install_window(self, s),
+                               doc=_DOCS["install_window"]),
         ]
 
     def _bit(self, bit: int, name: str):
@@ -360,6 +608,13 @@ class Bus1Impl(PeerSpec):
                 )
         return None
 
+    def _front_linked(self, state: tuple) -> str | None:
+        for p, (_c, _fl, _left, front, entries) in enumerate(state[Q]):
+            if front and bq.key_of(entries, front) is None:
+                return (f"{self.names[p]}'s front points at {self.entry_name(front)}, which is no longer in its tree: "
+                        "bus1_queue_peek returns a removed entry")
+        return None
+
     def _valid_handle_notified(self, state: tuple) -> str | None:
         for p in range(self.peers):
             for node in members(state[VALID][p]):
@@ -379,6 +634,12 @@ class Bus1Impl(PeerSpec):
                 return f"the run ends with {what} on {self.names[p]}'s queue, never dequeued (front is {self.entry_name(q[3])})"
         return None
 
+    def _destroy_notified(self, state: tuple) -> str | None:
+        for p in range(self.peers):
+            for node in members(state[NOTES][p]):
+                return f"{self.names[p]} has received the destroy notification of node {node}"
+        return None
+
     def _late_join(self, state: tuple) -> str | None:
         for p in range(self.peers):
             for node in range(self.n_nodes):
@@ -394,7 +655,7 @@ class Bus1Impl(PeerSpec):
     def entry_peer(self, addr: int) -> int:
         if addr >= self.mbase:
             return (addr - self.mbase) % self.peers
-        return (addr - 1) // self.n_nodes
+        return self.hsplit(addr)[0]
 
     def entry_name(self, addr: int) -> str:
         if not addr:
@@ -402,7 +663,7 @@ class Bus1Impl(PeerSpec):
         if addr >= self.mbase:
             mid, d = divmod(addr - self.mbase, self.peers)
             return f"{self.mname(mid)}->n{self.msg_node_at(mid, d)}"
-        p, node = divmod(addr - 1, self.n_nodes)
+        p, node = self.hsplit(addr)
         return f"notify({self.names[p]},n{node})"
 
     def mname(self, mid: int) -> str:
@@ -438,6 +699,14 @@ class Bus1Impl(PeerSpec):
             return f"{name}: {who} {self.mname(mid)} {' '.join(str(a) for a in rest[1:])}".rstrip()
         if name == "bus1_peer_ioctl_recv":
             return f"{name}: {who} receives {self.mname(rest[0])} at {rest[1]} (handles valid: {rest[2]})"
+        if name == "bus1_peer_transfer":
+            return f"{name}: {who} transfers its handle to n{rest[0]} to {rest[1]}: {rest[2]}"
+        if name == "mutex_lock":
+            return f"{name}: {who} takes {rest[0]}->data.lock for {rest[1]}"
+        if name == "bus1_queue_stage":
+            return f"{name} (unlocked): {self.mname(rest[0])} on {rest[1]}: {rest[2]}"
+        if name == "bus1_handle_is_live_at":
+            return f"{name} (unlocked): {who} checks {rest[0]}'s payload handle {rest[1]}: {rest[2]}"
         return f"{name}: {who} {args}"
 
     def describe(self, state: tuple) -> dict[str, Any]:
@@ -462,8 +731,11 @@ class Bus1Impl(PeerSpec):
                 "handles": {f"n{n}": list(state[H][self.hidx(p, n)]) for n in range(self.n_nodes)
                             if state[H][self.hidx(p, n)][0] != NONE},
             }
-        return {"peers": peers, "messages": messages, "nodes": {f"n{n}": f for n, f in enumerate(state[NODES])},
-                "group_ranks": list(state[RANKS]), "ghost_bits": list(state[BAD])}
+        out = {"peers": peers, "messages": messages, "nodes": {f"n{n}": f for n, f in enumerate(state[NODES])},
+               "group_ranks": list(state[RANKS]), "ghost_bits": list(state[BAD])}
+        if self.locks:
+            out.update(bus1_locks.describe(self, state))
+        return out
 
     # -- the refinement projection ----------------------------------------------------
 
@@ -478,16 +750,16 @@ class Bus1Impl(PeerSpec):
         name = label[0]
         if name == "bus1_peer_ioctl_send":
             return (("send", label[1], label[2], label[3]),)
-        if name == "signal":
-            return (("signal", label[1], self.names.index(label[2])),)
+        if name in ("signal", "bus1_peer_transfer"):
+            return (("signal", label[1], self.names.index(label[-2] if name != "signal" else label[2])),)
         if name == "bus1_handle_destroy_locked":
             events: tuple[tuple, ...] = (("send", label[1], label[2], label[3]),)
-            if self.op_of(label[2]).kind == RESET:
+            if self.op_of(label[2]).kind in FLUSHING:
                 events = (("reset", label[1]),) + events
             return events
-        if name in ("bus1_peer_ioctl_recv", "bus1_peer_peek", "bus1_queue_flush"):
-            out = []
-            logs_b, logs_a = before[GHOST][1], after[GHOST][1]
+        out = []
+        logs_b, logs_a = before[GHOST][1], after[GHOST][1]
+        if logs_a is not logs_b:
             for q in range(self.peers):
                 for code in logs_a[q][len(logs_b[q]):]:
                     kind, mid = code & 7, code >> 3
@@ -495,8 +767,7 @@ class Bus1Impl(PeerSpec):
                         out.append(("deliver", q, mid))
                     elif kind == DROP:
                         out.append(("drop", q, mid))
-            return tuple(out)
-        return ()
+        return tuple(out)
 
 
 class World:
@@ -517,14 +788,34 @@ class World:
         self.deq = list(s[DEQ])
         self.bits, self.warns = s[BAD]
         self.ranks = s[RANKS]
+        self.actor = -1  # the peer whose thread takes this step (locks mode: for the lockdep checks)
+        if spec.locks:
+            self.locks = list(s[LOCKS])
+            self.th = list(s[THREADS])
+        if spec.refs == "counted":
+            self.refs = list(s[REFS])
 
     def freeze(self, before: tuple) -> tuple:
         for p in range(self.spec.peers):
             if self.q[p][0] < before[Q][p][0] or self.q[p][1] < before[Q][p][1]:
                 self.bits |= B_CLOCK
-        return (tuple(self.q), tuple(self.h), tuple(self.nodes), tuple(self.txs), tuple(self.pcs), self.ghost,
-                self.drops, tuple(self.know), tuple(self.notes), tuple(self.valid), tuple(self.deq),
-                (self.bits, self.warns), self.ranks)
+        if self.spec.locks:
+            bus1_locks.check_step(self, before)
+        out = (tuple(self.q), tuple(self.h), tuple(self.nodes), tuple(self.txs), tuple(self.pcs), self.ghost,
+               self.drops, tuple(self.know), tuple(self.notes), tuple(self.valid), tuple(self.deq),
+               (self.bits, self.warns), self.ranks)
+        if self.spec.locks:
+            out += (tuple(self.locks), tuple(self.th))
+        if self.spec.refs == "counted":
+            out += (tuple(self.refs),)
+        return out
+
+    def assert_held(self, q: int, site: int) -> None:
+        """``lockdep_assert_held(&q->data.lock)`` at ``site`` (locks mode; elsewhere every
+        section is atomic under the locks the code takes, so the assertions hold by construction)."""
+        if self.spec.locks and self.locks[q] != self.actor + 1:
+            self.bits |= B_LOCKDEP
+            self.warns |= site
 
     def warn(self, w: int) -> None:
         if not w:
@@ -545,14 +836,25 @@ class World:
         o = self.h[i]
         self.h[i] = (o[0] if st is None else st, o[1] if ts is None else ts, o[2] if grp is None else grp)
 
-    def is_live_at(self, p: int, node: int, ts: int) -> bool:
-        """handle.c:bus1_handle_is_live_at: untimed DESTROYED bit, then ``ts <= own destroy ts``."""
+    def is_live_at(self, p: int, node: int, key: tuple[int, int, int]) -> bool:
+        """handle.c:bus1_handle_is_live_at of ``p``'s handle to ``node`` for the queue entry ``key``.
+
+        The untimed DESTROYED bit, then, with ``liveness = "code"``, ``ts <= own destroy ts``
+        (handle.c:641: the entry's group and address are not looked at); with ``"key"``, the
+        entry's whole ``(ts, group, address)`` key against the handle's own destruction entry.
+        """
+        ts = key[0]
         if ts & 1:
             self.warn(bq.W_ODD_TS)
+        self.assert_held(p, LD_LIVE)
         if not self.nodes[node] & F_DESTROYED:
             return True
-        qts = self.hget(p, node)[1]
-        return qts == 0 or bool(qts & 1) or ts <= qts
+        _st, qts, qgrp = self.hget(p, node)
+        if qts == 0 or qts & 1:
+            return True
+        if self.spec.liveness == "key":
+            return key <= (qts, qgrp, self.spec.haddr(p, node))
+        return ts <= qts
 
     def destroy_key(self, node: int) -> tuple[int, int] | None:
         """The (timestamp, group) of ``node``'s destruction, once its transaction has one."""
@@ -579,9 +881,12 @@ class World:
         if self.nodes[node] & (F_DESTROYED | F_RELEASED):
             return
         owner = self.spec.owners[node]
+        if self.spec.gone(self.pcs, self.txs, owner) and self.actor != owner:
+            return  # handle.c:460-475: the owner cannot be acquired, the handle is left linked
+        self.assert_held(owner, LD_QUEUE_RELEASE)
         addr = self.spec.haddr(owner, node)
         if bq.key_of(self.q[owner][4], addr) is None:
-            grp = self.spec.release_group(owner)
+            grp = self.spec.release_group(owner, self.ranks)
             self.q[owner], ts, w = bq.commit_unstaged(self.q[owner], addr, grp)
             self.warn(w)
             self.hset(owner, node, ts=ts, grp=grp)
@@ -591,6 +896,9 @@ class World:
         if self.nodes[node] & (F_DESTROYED | F_RELEASED):
             return
         owner = self.spec.owners[node]
+        if self.spec.gone(self.pcs, self.txs, owner) and self.actor != owner:
+            return  # handle.c:391: no owner acquired, nothing flushed
+        self.assert_held(owner, LD_FLUSH_RELEASE)
         addr = self.spec.haddr(owner, node)
         if bq.key_of(self.q[owner][4], addr) is not None:
             self.q[owner], w = bq.remove(self.q[owner], addr)
@@ -601,6 +909,36 @@ class World:
         self.hset(p, node, st=RELEASED)
         if not self.map_holders(node):
             self.queue_release(node)
+
+    def user_release(self, p: int, node: int) -> None:
+        """The user lets go of ``p``'s handle to ``node``; with counted references it stays
+        attached while messages in flight hold it (n_weak > 0, n_strong > 0)."""
+        if self.spec.refs == "counted" and self.refs[self.spec.hidx(p, node)]:
+            self.hset(p, node, st=ATTACHED)
+        else:
+            self.release_handle(p, node)
+
+    def take_ref(self, d: int, node: int) -> None:
+        """A message in flight to ``d`` takes a reference to ``d``'s handle to ``node`` (counted refs)."""
+        if self.spec.refs == "counted":
+            self.refs[self.spec.hidx(d, node)] += 1
+
+    def drop_ref(self, p: int, node: int) -> bool:
+        """A message gives up its reference to ``p``'s handle to ``node`` (installed invalid,
+        dropped or flushed: message.c:405, 526); whether the handle is now to be released (attached,
+        and nothing else holds it)."""
+        if self.spec.refs == "counted":
+            i = self.spec.hidx(p, node)
+            self.refs[i] -= 1
+            return self.hget(p, node)[0] == ATTACHED and not self.refs[i]
+        return self.hget(p, node)[0] == ATTACHED
+
+    def drop_payload(self, p: int, mid: int) -> None:
+        """A data message dropped or flushed on ``p`` gives up its payload handles (counted refs)."""
+        if self.spec.refs == "counted":
+            for h in self.spec.op_of(mid).payload:
+                if self.spec.owners[h] != p and self.drop_ref(p, h):
+                    self.release_handle(p, h)
 
     # -- ghost helpers ------------------------------------------------------------------
 
@@ -641,11 +979,23 @@ class World:
         if op.kind == RELEASE:
             (node,) = op.nodes
             self.pcs[p] += 1
-            self.release_handle(p, node)
+            self.user_release(p, node)
             return ("bus1_handle_release", p, node)
+        if op.kind == TRANSFER:
+            return self.transfer(p, op)
         mid = p * spec.stride + len(self.ghost[0][p])
         grp = spec.group_of(self.ranks, mid)
+        if op.kind == SEND and any(spec.gone(self.pcs, self.txs, spec.owners[n]) for n in op.nodes):
+            # peer.c:749-752: bus1_handle_acquire_owner finds the destination's owner deactivated: ESHUTDOWN
+            self.pcs[p] += 1
+            self.ghost = ghost_send(self.ghost, p, mid, 0, self.know[p])
+            self.know[p] |= 1 << mid
+            return ("bus1_peer_ioctl_send", p, mid, 0, "ESHUTDOWN")
         if op.kind == SEND:
+            for node in op.creates:  # bus1_handle_import of a new local ID; the factory makes it public
+                self.nodes[node] &= ~F_ABSENT
+                self.hset(p, node, st=PUBLIC)
+                self.valid[p] |= 1 << node
             dmask = 0
             for node in op.nodes:
                 dmask |= 1 << spec.owners[node]
@@ -653,7 +1003,17 @@ class World:
             phase = ACQ if op.payload else STAGE
             self.txs[p] = (phase, mid, 0, 0, 0, 0, grp, (), (), ())
             return ("bus1_peer_ioctl_send", p, mid, dmask)
-        # destroy / reset step 1: bus1_handle_destroy_locked for each node, one lock section.
+        if op.kind == DISCONNECT:  # peer.c:254: bus1_active_deactivate; the cleanup waits for the drain
+            self.txs[p] = (DRAIN, mid, 0, 0, 0, 0, grp, (), (), ())
+            return ("bus1_peer_disconnect", p, mid, "deactivated")
+        return self.destroy_start(p, op, mid, grp)
+
+    def destroy_start(self, p: int, op: Op, mid: int, grp: int) -> tuple:
+        """peer.c:bus1_peer_ioctl_nodes_destroy, or bus1_peer_flush step 1: bus1_handle_destroy_locked
+        for each node, one lock section."""
+        spec = self.spec
+        if op.nodes:
+            self.assert_held(p, LD_DESTROY)
         ts = 0
         sync: tuple = ()
         post: tuple = ()
@@ -682,8 +1042,33 @@ class World:
         self.txs[p] = (POSTPONED, mid, 0, ts, 0, 0, grp, sync, (), post)
         return ("bus1_handle_destroy_locked", p, mid, dmask)
 
+    def transfer(self, p: int, op: Op) -> tuple:
+        """peer.c:bus1_peer_transfer of ``p``'s handle to ``op.nodes[0]`` to ``op.target``: INVALID
+        if the node's destruction has started (peer.c:472, the XXX there: not settled on it), else
+        the target's handle acquired (handle.c:bus1_handle_acquire) and made its user's; the ID
+        reaches the target's user out of band (a signal)."""
+        spec = self.spec
+        (node,) = op.nodes
+        x = op.target
+        self.pcs[p] += 1
+        self.ghost = ghost_signal(self.ghost, p, x)
+        if self.nodes[node] & F_DESTROYED:
+            # p's user sees BUS1_HANDLE_INVALID: it has observed the destruction.
+            dmid = self.destroy_mid(node, self.hget(spec.owners[node], node)[2])
+            if dmid is not None:
+                self.know[p] |= 1 << dmid | self.ghost[0][dmid // spec.stride][dmid % spec.stride][1]
+            self.know[x] |= self.know[p]
+            return ("bus1_peer_transfer", p, node, spec.names[x], "INVALID")
+        self.know[x] |= self.know[p]
+        case = self.acquire(x, node)
+        if spec.owners[node] != x:
+            self.commit_handle(x, node)
+        return ("bus1_peer_transfer", p, node, spec.names[x], case)
+
     def stage(self, d: int, addr: int, grp: int, ts: int) -> int:
-        """queue.c:bus1_queue_stage on ``d``; records the node's odd timestamp; returns the clock."""
+        """tx.c:bus1_tx_stage -> queue.c:bus1_queue_stage on ``d``; records the node's odd
+        timestamp; returns the clock."""
+        self.assert_held(d, LD_TX_STAGE)
         if self.spec.mutant == "no_staging":
             self.q[d], clock, w = bq.sync(self.q[d], ts)
             self.warn(w)
@@ -696,7 +1081,7 @@ class World:
     def set_ts(self, addr: int, ts: int, grp: int) -> None:
         spec = self.spec
         if addr < spec.mbase:
-            p, node = divmod(addr - 1, spec.n_nodes)
+            p, node = spec.hsplit(addr)
             self.hset(p, node, ts=ts, grp=grp)
 
     # -- one step of a transaction ------------------------------------------------------
@@ -705,6 +1090,8 @@ class World:
         spec = self.spec
         phase, mid, i, ts, ats, T, grp, sync, asyn, post = self.txs[p]
         op = spec.op_of(mid)
+        if phase == DRAIN:  # peer.c:255-258: drained, bus1_peer_cleanup flushes the peer as a reset does
+            return self.destroy_start(p, op, mid, grp)
         if phase in (ACQ, STAGE):
             order = tuple(reversed(op.nodes))  # mlist is LIFO (peer.c)
             node = order[i]
@@ -726,7 +1113,7 @@ class World:
         if phase == POSTPONED:
             if post:
                 addr, post = post[0], post[1:]
-                r, node = divmod(addr - 1, spec.n_nodes)
+                r, node = spec.hsplit(addr)
                 ts = self.stage(r, addr, grp, ts)
                 sync = (addr,) + sync
                 self.txs[p] = (POSTPONED, mid, 0, ts, ats, T, grp, sync, asyn, post)
@@ -764,14 +1151,14 @@ class World:
         if phase == RELEASE_ALL:
             for node in range(spec.n_nodes):
                 st = self.hget(p, node)[0]
-                if st == NONE or st == RELEASED:
-                    continue
+                if st == NONE or st == RELEASED or (st == ATTACHED and spec.refs == "counted"):
+                    continue  # counted: an attached handle is the messages', given up when they are flushed
                 if spec.owners[node] == p:
                     self.flush_release(node)
                     self.hset(p, node, st=RELEASED)
                     self.nodes[node] |= F_RELEASED
                 else:
-                    self.release_handle(p, node)
+                    self.user_release(p, node)
             self.txs[p] = (FLUSH, mid, 0, ts, ats, T, grp, sync, asyn, post)
             return ("bus1_peer_flush", p, mid, "release handles")
         # FLUSH
@@ -780,6 +1167,7 @@ class World:
         for _ts, _g, addr in removed:
             if addr >= spec.mbase:
                 self.log(p, DROP, (addr - spec.mbase) // spec.peers, R_FLUSHED)
+                self.drop_payload(p, (addr - spec.mbase) // spec.peers)
             else:
                 self.drop_notification(p, addr, R_FLUSHED)
         self.done(p, mid)
@@ -790,7 +1178,7 @@ class World:
         if phase == SYNC and not sync:
             phase = COMMIT
         if phase == COMMIT and not sync:
-            if self.spec.op_of(mid).kind == RESET:
+            if self.spec.op_of(mid).kind in FLUSHING:
                 self.txs[p] = (RELEASE_ALL, mid, 0, ts, ats, T, grp, (), (), ())
                 return
             self.done(p, mid)
@@ -806,8 +1194,12 @@ class World:
         """handle.c:bus1_handle_acquire_locked of ``d``'s handle to ``node``, strong."""
         spec = self.spec
         owner = spec.owners[node]
+        self.assert_held(d, LD_ACQ_HOLDER)
+        if not self.nodes[node] & F_RELEASED:
+            self.assert_held(owner, LD_ACQ_OWNER)
         if owner == d:
             return "anchor"
+        self.take_ref(d, node)
         st = self.hget(d, node)[0]
         if st in (ATTACHED, PUBLIC):
             return "held"
@@ -823,6 +1215,7 @@ class World:
         """tx.c:bus1_tx_join of ``d``'s new handle with the destruction of ``node``."""
         spec = self.spec
         owner = spec.owners[node]
+        self.assert_held(d, LD_TX_JOIN)
         _st, wts, wgrp = self.hget(owner, node)
         addr = spec.haddr(d, node)
         tx = self.txs[owner]
@@ -832,6 +1225,7 @@ class World:
         if wts & 1:
             assert tx and tx[6] == wgrp, "a staging anchor belongs to its owner's running transaction"
             phase, mid, i, ts, ats, T, grp, sync, asyn, post = tx
+            self.assert_held(owner, LD_TX_JOIN_ORIGIN)
             if not T:  # J1: stage onto the async list
                 ats = self.stage(d, addr, grp, ats)
                 self.txs[owner] = (phase, mid, i, ts, ats, T, grp, sync, (addr,) + asyn, post)
@@ -853,7 +1247,7 @@ class World:
 
     def drop_notification(self, p: int, addr: int, reason: int) -> None:
         spec = self.spec
-        hp, node = divmod(addr - 1, spec.n_nodes)
+        hp, node = spec.hsplit(addr)
         if self.nodes[node] & F_DESTROYED:
             grp = self.hget(hp, node)[2]
             mid = self.destroy_mid(node, grp)
@@ -870,9 +1264,26 @@ class World:
 
     def peek(self, p: int) -> tuple:
         """One round of peer.c:bus1_peer_peek, and for data bus1_peer_ioctl_recv."""
-        spec = self.spec
         key = bq.peek(self.q[p])
         assert key is not None
+        label, mid = self.peek_entry(p, key)
+        if label:
+            return label
+        valid = []
+        for h in self.spec.op_of(mid).payload:
+            ok = self.install_handle(p, mid, key, h)
+            if ok:
+                self.commit_handle(p, h)
+            elif self.drop_ref(p, h):
+                self.release_handle(p, h)
+            valid.append(f"n{h}" if ok else f"n{h}:INVALID")
+        return self.finish_recv(p, mid, key, valid)
+
+    def peek_entry(self, p: int, key: tuple[int, int, int]) -> tuple[tuple | None, int]:
+        """peer.c:bus1_peer_peek on the front entry ``key``: drop it, or deliver a notification
+        (returns the step's label), or find a data message to receive (returns ``(None, mid)``
+        after checking the destination rules)."""
+        spec = self.spec
         ts, grp, addr = key
         flushed = ts <= self.q[p][1]
         if addr >= spec.mbase:
@@ -883,7 +1294,7 @@ class World:
                 reason = R_FLUSHED
             elif self.hget(p, node)[0] != PUBLIC:
                 reason = R_NOT_PUBLIC
-            elif not self.is_live_at(p, node, ts):
+            elif not self.is_live_at(p, node, key):
                 reason = R_DESTROYED
             dkey = self.destroy_key(node)
             before = dkey is None or (ts, grp, addr) < (*dkey, spec.haddr(p, node))
@@ -892,37 +1303,16 @@ class World:
                 self.warn(w)
                 self.dequeued(p, key)
                 self.log(p, DROP, mid, reason)
+                self.drop_payload(p, mid)
                 if reason == R_DESTROYED and before:
                     self.bits |= B_DEST
-                return ("bus1_peer_peek", p, "drop", spec.mname(mid), REASONS[reason])
+                return ("bus1_peer_peek", p, "drop", spec.mname(mid), REASONS[reason]), mid
             if not before:
                 self.bits |= B_DEST
             if self.notes[p] >> node & 1:
                 self.bits |= B_OWNER
-            valid = []
-            for h in spec.op_of(mid).payload:
-                ok = self.is_live_at(p, h, ts)
-                hkey = self.destroy_key(h)
-                expected = hkey is None or (ts, grp) < hkey
-                if ok != expected:
-                    self.bits |= B_HANDLE
-                if ok:
-                    self.hset(p, h, st=PUBLIC)
-                    self.valid[p] |= 1 << h
-                else:
-                    # The user sees BUS1_HANDLE_INVALID: it has observed the destruction.
-                    dmid = self.destroy_mid(h, self.hget(spec.owners[h], h)[2])
-                    if dmid is not None:
-                        self.know[p] |= 1 << dmid | self.ghost[0][dmid // spec.stride][dmid % spec.stride][1]
-                    if self.hget(p, h)[0] == ATTACHED:
-                        self.release_handle(p, h)
-                valid.append(f"n{h}" if ok else f"n{h}:INVALID")
-            self.q[p], w = bq.remove(self.q[p], addr)
-            self.warn(w)
-            self.dequeued(p, key)
-            self.log(p, DELIVER, mid)
-            return ("bus1_peer_ioctl_recv", p, mid, ts, ",".join(valid) or "-")
-        hp, node = divmod(addr - 1, spec.n_nodes)
+            return None, mid
+        hp, node = spec.hsplit(addr)
         destroy = bool(self.nodes[node] & F_DESTROYED)
         kind = "destroy" if destroy else "release"
         reason = 0
@@ -930,7 +1320,7 @@ class World:
             reason = R_FLUSHED
         elif self.hget(p, node)[0] != PUBLIC:
             reason = R_NOT_PUBLIC
-        elif not self.is_live_at(p, node, ts):
+        elif not self.is_live_at(p, node, key):
             reason = R_DESTROYED
         self.q[p], w = bq.remove(self.q[p], addr)
         self.warn(w)
@@ -938,13 +1328,68 @@ class World:
         if reason:
             if destroy:
                 self.drop_notification(p, addr, reason)
-            return ("bus1_peer_peek", p, f"drop {kind} n{node}", REASONS[reason])
+            return ("bus1_peer_peek", p, f"drop {kind} n{node}", REASONS[reason]), -1
         if destroy:
             self.notes[p] |= 1 << node
             mid = self.destroy_mid(node, grp)
             if mid is not None:
                 self.log(p, DELIVER, mid)
-        return ("bus1_peer_peek", p, f"{kind} notification n{node}", ts)
+        elif self.spec.refs == "counted" and self.referenced(node):
+            self.bits |= B_RELEASE
+        return ("bus1_peer_peek", p, f"{kind} notification n{node}", ts), -1
+
+    def install_handle(self, p: int, mid: int, key: tuple[int, int, int], h: int) -> bool:
+        """message.c:bus1_message_install's liveness check of payload handle ``h`` of message
+        ``mid`` (queue key ``key``) on ``p``; checks it against the message's order."""
+        spec = self.spec
+        ts, grp, _addr = key
+        ok = self.is_live_at(p, h, key)
+        hkey = self.destroy_key(h)
+        expected = hkey is None or (ts, grp) < hkey
+        if ok != expected:
+            self.bits |= B_HANDLE
+        if not ok:
+            # The user sees BUS1_HANDLE_INVALID: it has observed the destruction.
+            dmid = self.destroy_mid(h, self.hget(spec.owners[h], h)[2])
+            if dmid is not None:
+                self.know[p] |= 1 << dmid | self.ghost[0][dmid // spec.stride][dmid % spec.stride][1]
+        return ok
+
+    def commit_handle(self, p: int, h: int) -> None:
+        """message.c:bus1_message_install, commit handles: a valid payload handle is the user's
+        (the message's reference passes to the user)."""
+        if self.spec.refs == "counted" and self.spec.owners[h] != p:
+            self.refs[self.spec.hidx(p, h)] -= 1
+        self.hset(p, h, st=PUBLIC)
+        self.valid[p] |= 1 << h
+
+    def referenced(self, node: int) -> bool:
+        """Whether a remote user holds a handle to ``node`` or a message carrying it is still on
+        its way to a peer other than the owner (sent, neither delivered nor dropped there)."""
+        spec = self.spec
+        owner = spec.owners[node]
+        for r in range(spec.peers):
+            if r != owner and self.hget(r, node)[0] == PUBLIC:
+                return True
+        sent, logs = self.ghost
+        for s_, out in enumerate(sent):
+            for k, (dmask, _past) in enumerate(out):
+                mid = s_ * spec.stride + k
+                op = spec.op_of(mid)
+                if op.kind != SEND or node not in op.payload:
+                    continue
+                for r in members(dmask):
+                    if r != owner and not any(c >> 3 == mid and c & 7 in (DELIVER, DROP) for c in logs[r]):
+                        return True
+        return False
+
+    def finish_recv(self, p: int, mid: int, key: tuple[int, int, int], valid: list[str]) -> tuple:
+        """peer.c:bus1_peer_ioctl_recv's bus1_queue_remove of the received message."""
+        self.q[p], w = bq.remove(self.q[p], key[2])
+        self.warn(w)
+        self.dequeued(p, key)
+        self.log(p, DELIVER, mid)
+        return ("bus1_peer_ioctl_recv", p, mid, key[0], ",".join(valid) or "-")
 
 
 _DOCS = {
@@ -956,6 +1401,7 @@ _DOCS = {
     "below its transaction's commit timestamp (queue.c: bus1_queue_add guards)",
     "front_consistent": "the cached leftmost is the tree's first entry and front is it when committed, else NULL "
     "(queue.c: what bus1_queue_remove maintains; readiness is front != NULL)",
+    "front_linked": "front is NULL or an entry in the tree (queue.c: bus1_queue_peek dereferences it)",
     "no_insert_before_front": "no entry is inserted at or before the current front, and no staged or synthetic "
     "entry becomes front (queue.c: bus1_queue_add, bus1_queue_stage, bus1_queue_commit_synthetic)",
     "dequeue_increasing": "each peer dequeues keys (ts, group, address) in increasing order (queue.h: global "
@@ -971,7 +1417,19 @@ _DOCS = {
     "notification (wiki: the notification is guaranteed to arrive after the message)",
     "queue_drained": "no run ends with an entry stuck on a queue (readiness: front is set whenever the first "
     "entry is committed)",
+    "destroy_notified": "some peer receives a destroy notification (a witness that destructions are delivered "
+    "at all)",
+    "one_writer": "locks mode: no two writers in one queue at once (no step modifies a queue's clock or tree "
+    "while another thread is inside an unlocked bus1_queue_stage on it)",
+    "lockdep_held": "locks mode: every lockdep_assert_held on a data lock in the modelled functions holds when "
+    "reached",
+    "install_window": "locks mode, a witness: a payload handle's destruction entry is staged or committed while "
+    "its receiver is between peek and the unlocked liveness check (message.c:522)",
+    "release_when_unreferenced": "the owner receives a release notification only when no remote user holds a "
+    "handle to the node and no message carrying one is on its way (handle.h:48-51: once all handles to a node "
+    "have been released, the owner is notified)",
     "late_join": "a handle attached after its node's destruction fails to join it (tx.c:bus1_tx_join fallback)",
 }
 
 SPEC = Bus1Impl
+

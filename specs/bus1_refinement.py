@@ -33,10 +33,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker import Property, Spec
+from checker import ConstantError, Property, Spec
 from specs.bus1 import BLOCK, Bus1
 from specs.bus1_impl import Bus1Impl
-from specs.bus1_impl_script import DESTROY, RESET
+from specs.bus1_impl_script import DESTROY, FLUSHING
 from specs.common import ghost_event, ghost_send, ghost_signal, message_past
 from specs.history import DELIVER, DROP
 
@@ -51,6 +51,14 @@ class Bus1Refinement(Spec):
 
     def setup(self) -> None:
         self.impl = Bus1Impl(**self.values)
+        for p, ops in enumerate(self.impl.ops):
+            kinds = [op.kind for op in ops]
+            if any(k in FLUSHING for k in kinds[:-1]):
+                raise ConstantError(
+                    f"script.{self.impl.names[p]}",
+                    "the refinement covers a reset as the peer's last operation only (the abstract side discards "
+                    "everything that reaches a reset peer)",
+                )
         self.abstract = Bus1(peers=self.peers)
         self.abstract.stride = self.impl.stride
         self._cache: dict[tuple, frozenset] = {}
@@ -111,7 +119,7 @@ class Bus1Refinement(Spec):
         if k >= len(ghost[0][s]):
             return None  # never sent
         op = self.impl.op_of(mid)
-        destroy = op.kind in (DESTROY, RESET)
+        destroy = op.kind in (DESTROY, *FLUSHING)
         if not ghost[0][s][k][0] >> q & 1:
             # Only a destroy notification can reach a peer outside the transaction's
             # destinations: a late joiner's, which the abstract side does not have.
@@ -198,6 +206,9 @@ class Bus1Refinement(Spec):
 
     def format_action(self, action: tuple) -> str:
         return self.impl.format_action(action)
+
+    def action_kinds(self) -> tuple[str, ...]:
+        return self.impl.action_kinds()
 
     def describe(self, state: tuple) -> dict[str, Any]:
         impl_state, states, _failed = state

@@ -29,11 +29,16 @@ EMPTY: Chans = ()
 
 
 def channel_constants(ordering: str = "fifo") -> tuple[Constant, ...]:
-    """The constants that choose channel semantics, for a spec's ``constants``."""
+    """The constants that choose channel semantics, for a spec's ``constants``. Each
+    asks for a channel fault (``channel = "unordered"``: reordering, ``lossy``: loss,
+    ``duplicates``: duplication) that a spec must declare in its ``faults`` before a
+    model may use it (:mod:`checker.api.faults`)."""
     return (
-        Constant("channel", str, ordering, "per-pair channel ordering: fifo or unordered", choices=("fifo", "unordered")),
-        Constant("lossy", bool, False, "a message in transit may be lost"),
-        Constant("duplicates", int, 0, "how many times in a run a message in transit may be duplicated", minimum=0, maximum=4),
+        Constant("channel", str, ordering, "per-pair channel ordering: fifo or unordered", choices=("fifo", "unordered"),
+                 fault="reordering", fault_values=("unordered",)),
+        Constant("lossy", bool, False, "a message in transit may be lost", fault="loss"),
+        Constant("duplicates", int, 0, "how many times in a run a message in transit may be duplicated", minimum=0, maximum=4,
+                 fault="duplication"),
     )
 
 

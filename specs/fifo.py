@@ -22,6 +22,7 @@ from specs.base import PeerSpec, peer_constants
 from specs.common import ghost_event, ghost_send, ghost_signal, members, message_dests, message_past, send_options
 from specs.history import DELIVER
 from specs.properties import LIBRARY
+from specs.witnesses import WITNESSES
 
 
 class Fifo(PeerSpec):
@@ -136,7 +137,7 @@ class Fifo(PeerSpec):
         )
 
     def properties(self) -> list[Property]:
-        return [*LIBRARY, self.deadlock_free()]
+        return [*LIBRARY, *WITNESSES, self.deadlock_free()]
 
     def format_action(self, action: tuple) -> str:
         if action[0] == "append":

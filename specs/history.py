@@ -75,6 +75,62 @@ class Message:
     dests: frozenset[int]
     past: frozenset[int]
 
+    @cached_property
+    def dests_mask(self) -> int:
+        """``dests`` as a bitmask: bit ``q`` is set when the message is addressed to ``q``."""
+        return sum(1 << q for q in self.dests)
+
+    @cached_property
+    def past_mask(self) -> int:
+        """``past`` as a bitmask: bit ``m`` is set when message ``m`` is in the causal past."""
+        return sum(1 << m for m in self.past)
+
+
+class MessageMasks:
+    """Facts about a set of messages as bitmasks of message ids (bit ``m`` stands for
+    message ``m``), each computed on first use."""
+
+    def __init__(self, messages: dict[int, Message], peers: int) -> None:
+        self.messages = messages
+        self.peers = peers
+
+    @cached_property
+    def addressed(self) -> tuple[int, ...]:
+        """Per peer ``q``, the messages addressed to ``q``."""
+        to = [0] * self.peers
+        for msg in self.messages.values():
+            bit = 1 << msg.id
+            for q in msg.dests:
+                if q < self.peers:
+                    to[q] |= bit
+        return tuple(to)
+
+    @cached_property
+    def earlier(self) -> dict[int, int]:
+        """Per message, the messages its sender sent before it (a smaller ``seq``)."""
+        by_sender: dict[int, list[tuple[int, int]]] = {}
+        for msg in self.messages.values():
+            by_sender.setdefault(msg.sender, []).append((msg.seq, msg.id))
+        out: dict[int, int] = {}
+        for sent in by_sender.values():
+            sent.sort()
+            mask = 0
+            k = 0
+            while k < len(sent):
+                j = k
+                while j < len(sent) and sent[j][0] == sent[k][0]:  # equal seqs precede neither
+                    out[sent[j][1]] = mask
+                    j += 1
+                for _seq, mid in sent[k:j]:
+                    mask |= 1 << mid
+                k = j
+        return out
+
+    @cached_property
+    def past(self) -> dict[int, int]:
+        """Per message, its causal past."""
+        return {mid: msg.past_mask for mid, msg in self.messages.items()}
+
 
 @dataclass(frozen=True)
 class History:
@@ -118,14 +174,16 @@ class History:
         except TypeError:  # not hashable (lists): build it every time
             sent_key = known = None
         if known is None:
-            known = _messages(peers, sent, stride)
+            messages = _messages(peers, sent, stride)
+            known = (messages, MessageMasks(messages, len(peers)))
             if sent_key is not None:
                 if len(_OUTBOXES) >= _MEMO_LIMIT:
                     _OUTBOXES.clear()
                 _OUTBOXES[sent_key] = known
         entries = tuple(map(_decoded_log, logs))
-        h = cls(peers, dict(known), tuple(e[0] for e in entries), dict(drops or {}), frozenset(failed))
+        h = cls(peers, dict(known[0]), tuple(e[0] for e in entries), dict(drops or {}), frozenset(failed))
         h.__dict__["_delivered"] = tuple(e[1] for e in entries)  # what the cached property would compute
+        h.__dict__["masks"] = known[1]  # shared by every history with these messages
         return h
 
     # -- reading ----------------------------------------------------------------------
@@ -138,8 +196,19 @@ class History:
         return list(self._delivered[peer])
 
     @cached_property
+    def masks(self) -> MessageMasks:
+        """Bitmask facts about the messages that the ordering properties read; shared by
+        all histories built (:meth:`from_raw`) from the same messages."""
+        return MessageMasks(self.messages, len(self.peers))
+
+    @cached_property
     def _delivered(self) -> tuple[tuple[int, ...], ...]:
         return tuple(tuple(e.arg for e in log if e.kind == DELIVER) for log in self.logs)
+
+    def message_label(self, mid: int) -> str:
+        """The message's name (``a1``), or ``message 7`` for an id no send introduced."""
+        msg = self.messages.get(mid)
+        return msg.name if msg is not None else f"message {mid}"
 
     def dropped(self, peer: int) -> set[int]:
         return {e.arg for e in self.logs[peer] if e.kind == DROP}
@@ -161,7 +230,7 @@ class History:
 _MEMO_LIMIT = 1 << 16
 _MESSAGES: dict[tuple, Message] = {}
 _LOGS: dict[tuple[int, ...], tuple[tuple[Event, ...], tuple[int, ...]]] = {}
-_OUTBOXES: dict[tuple, dict[int, Message]] = {}  # raw ``sent`` -> its messages
+_OUTBOXES: dict[tuple, tuple[dict[int, Message], MessageMasks]] = {}  # raw ``sent`` -> its messages
 
 
 def _messages(peers: tuple[str, ...], sent: Sequence[Sequence[tuple[int, int]]], stride: int) -> dict[int, Message]:
@@ -209,18 +278,19 @@ def message_name(peers: Sequence[str], sender: int, seq: int) -> str:
     return f"{peers[sender]}{seq + 1}"
 
 
-def _event_phrase(h: History, peer: int, ev: Event) -> str:
+def event_phrase(h: History, peer: int, ev: Event) -> str:
+    """One event in words: ``a sent a1``, ``b received a1``, ``a signalled b``..."""
     who = h.peers[peer]
     if ev.kind == SEND:
-        return f"{who} sent {h.messages[ev.arg].name}"
+        return f"{who} sent {h.message_label(ev.arg)}"
     if ev.kind == DELIVER:
-        return f"{who} received {h.messages[ev.arg].name}"
+        return f"{who} received {h.message_label(ev.arg)}"
     if ev.kind == SIGNAL_OUT:
         return f"{who} signalled {h.peers[ev.arg]}"
     if ev.kind == SIGNAL_IN:
         return f"{who} got a signal from {h.peers[ev.arg]}"
     if ev.kind == DROP:
-        return f"{who} dropped {h.messages[ev.arg].name}"
+        return f"{who} dropped {h.message_label(ev.arg)}"
     return f"{who} {KIND_NAMES[ev.kind]}"
 
 
@@ -287,5 +357,5 @@ def _causal_chain(h: History, m1: int, m2: int) -> list[str] | None:
         nxt_node = path[k + 1] if k + 1 < len(path) else None
         hops_peer = nxt_node is not None and nxt_node[0] != p
         if k == 0 or nxt_node is None or hops_peer or (k > 0 and path[k - 1][0] != p):
-            phrases.append(_event_phrase(h, p, ev))
+            phrases.append(event_phrase(h, p, ev))
     return phrases

@@ -35,12 +35,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from checker import Property
+from checker import Fields, Property, tag_action
 from specs.base import PeerSpec
 from specs.channels import EMPTY, Channels
 from specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, names_of, replace, send_options
 from specs.history import DELIVER
 from specs.properties import LIBRARY
+from specs.witnesses import WITNESSES
 
 CHANS, BUFFERS, LOCAL, GHOST, KNOW, SIGNALS, DUPS = range(7)
 
@@ -56,6 +57,7 @@ class HoldBackSpec(PeerSpec):
 
     def configure(self) -> None:
         self.net = Channels.from_spec(self)
+        self._gated = type(self).may_send is not PeerSpec.may_send
         self.configure_algorithm()
 
     def configure_algorithm(self) -> None:
@@ -84,8 +86,16 @@ class HoldBackSpec(PeerSpec):
         """``p``'s state after it delivers a message from ``src`` carrying ``data``."""
         raise NotImplementedError
 
+    local_fields: ClassVar[Fields | None] = None
+    """Names of the items of a peer's algorithm state (``Fields("clock", "seen")``): the
+    hooks may read ``self.local_fields.read(local).clock`` and build the next one with
+    ``self.local_fields.set(local, clock=...)``; :meth:`show_local` shows them by name."""
+
     def show_local(self, local: tuple) -> Any:
-        """A JSON-friendly view of one peer's algorithm state."""
+        """A JSON-friendly view of one peer's algorithm state (by field name when
+        :attr:`local_fields` names them)."""
+        if self.local_fields is not None:
+            return self.local_fields.describe(local)
         return list(local)
 
     def show_data(self, data: Any) -> Any:
@@ -109,39 +119,68 @@ class HoldBackSpec(PeerSpec):
         give one successor, as :mod:`specs.channels` offers one)."""
         local = state[LOCAL][p]
         buf = state[BUFFERS][p]
-        return [
-            (mid, data)
-            for i, (mid, data) in enumerate(buf)
-            if (i == 0 or buf[i - 1] != buf[i]) and self.deliverable(local, p, mid // self.stride, data)
-        ]
+        out = []
+        for i, (mid, data) in enumerate(buf):
+            if i and buf[i - 1] == buf[i]:
+                continue
+            try:
+                if self.deliverable(local, p, mid // self.stride, data):
+                    out.append((mid, data))
+            except Exception as exc:
+                tag_action(exc, ("deliver", p, mid))
+                raise
+        return out
 
     def next_states(self, state: tuple) -> list[tuple[tuple, tuple]]:
         chans, buffers, local, ghost, know, signals, dups = state
         out: list[tuple[tuple, tuple]] = []
         n = self.peers
+        # An exception from a hook is tagged with the label of the action it was computing
+        # (checker.tag_action), for the one-line report of a spec error.
         draining = [bool(self.ready(state, p)) for p in range(n)]
         for p in range(n):
             if draining[p]:
                 for mid, data in self.ready(state, p):
                     buf = list(buffers[p])
                     buf.remove((mid, data))
-                    out.append((("deliver", p, mid), self._deliver(state, p, mid, data, chans, replace(buffers, p, tuple(buf)), local[p])))
+                    label = ("deliver", p, mid)
+                    try:
+                        after = self._deliver(state, p, mid, data, chans, replace(buffers, p, tuple(buf)), local[p])
+                    except Exception as exc:
+                        tag_action(exc, label)
+                        raise
+                    out.append((label, after))
                 continue
             for src, _dst, msg, rest in self.net.receivable(chans, p):
                 mid, data = msg
-                arrived = self.on_arrival(local[p], p)
-                if self.deliverable(arrived, p, src, data):
-                    out.append((("receive", p, mid), self._deliver(state, p, mid, data, rest, buffers, arrived)))
+                label = ("receive", p, mid)
+                try:
+                    arrived = self.on_arrival(local[p], p)
+                    now = self.deliverable(arrived, p, src, data)
+                    after = self._deliver(state, p, mid, data, rest, buffers, arrived) if now else None
+                except Exception as exc:
+                    tag_action(exc, label)
+                    raise
+                if now:
+                    out.append((label, after))
                 else:
                     buf = tuple(sorted(buffers[p] + (msg,)))
                     out.append(
                         (("buffer", p, mid), (rest, replace(buffers, p, buf), replace(local, p, arrived), ghost, know, signals, dups))
                     )
             count = len(ghost[0][p])
-            for dmask in send_options(self.plan, self.choices, self.sends, p, count):
+            options = send_options(self.plan, self.choices, self.sends, p, count)
+            if options and self._gated and not self.may_send(state, p):
+                options = ()
+            for dmask in options:
                 mid = p * self.stride + count
                 dests = self.dest_table[dmask]
-                local_p, data = self.stamp(local[p], p, dests)
+                label = ("send", p, mid, dmask)
+                try:
+                    local_p, data = self.stamp(local[p], p, dests)
+                except Exception as exc:
+                    tag_action(exc, label)
+                    raise
                 chans2 = chans
                 for d, item in zip(dests, data):
                     chans2 = self.net.send(chans2, p, d, (mid, item))
@@ -238,7 +277,7 @@ class HoldBackSpec(PeerSpec):
     # -- properties and presentation ---------------------------------------------------------
 
     def properties(self) -> list[Property]:
-        return list(LIBRARY)
+        return [*LIBRARY, *WITNESSES]
 
     def format_action(self, action: tuple) -> str:
         kind = action[0]

@@ -35,12 +35,19 @@ links), so ``acks[q]`` holds, per message id, the mask of processes ``q`` has an
 acknowledgement from. ``latest[q][c]`` is the largest timestamp ``q`` received from
 ``c`` (kept only under ``later_timestamp``).
 
-Ablation ``wait_acks``: deliver the head of the queue without waiting (neither rule).
-The FIFO links are an assumption of the algorithm: ``channel = "unordered"`` is a model
-that expects the break.
+Ablations, each a step or an assumption of the algorithm a reviewer may question:
+
+* ``wait_acks``: off, deliver the head of the queue without waiting (neither rule);
+* ``fifo_links``: the links are FIFO, as both seeds assume; off, they are unordered (a
+  message or acknowledgement may overtake an earlier one on the same link). This spec
+  has no ``channel`` constant: the link order is this assumption;
+* ``tiebreak_by_sender``: the queue orders equal timestamps by sender id; off, entries
+  with equal timestamps may be delivered in any order;
+* ``discard_duplicates``: a copy of a broadcast the process already has (a duplicating
+  link's) is ignored; off, it is queued and acknowledged again.
 
 A duplicate of a message a process already has (a duplicating channel's copy) is
-ignored; duplicate acknowledgements change nothing.
+ignored (``discard_duplicates``); duplicate acknowledgements change nothing.
 
 State: ``(ghost, know, signals, dups, chans, clocks, queues, acks, latest)``; wire
 messages are ``(kind, mid, ts)`` with kind 0 a broadcast and 1 an acknowledgement.
@@ -55,6 +62,7 @@ from specs.async_peers import CHANS, AsyncPeerSpec, broadcast_constants
 from specs.channels import channel_constants
 from specs.common import members, replace
 from specs.properties import LIBRARY
+from specs.witnesses import WITNESSES
 
 CLOCKS, QUEUES, ACKS, LATEST = 5, 6, 7, 8
 MSG, ACK = 0, 1
@@ -63,10 +71,16 @@ MSG, ACK = 0, 1
 class LamportTotal(AsyncPeerSpec):
     name = "lamport_total"
     summary = "Lamport total-order broadcast: scalar clocks, id tie-break, FIFO links, acks to all"
+    # Channel faults (checker.api.faults): copies of messages and acks are ignored; a loss
+    # leaves a message unacknowledged (eventual_delivery); unordered channels break the
+    # algorithm's FIFO assumption, which lamport-unordered.toml expects.
+    faults = frozenset({"reordering", "loss", "duplication"})
     broadcast = True
     constants = (
         *broadcast_constants(3, 1),
-        *channel_constants("fifo"),
+        Constant("fifo_links", bool, True, "the links are FIFO (off: unordered)", ablation=True,
+                 fault="reordering", fault_values=(False,)),
+        *(c for c in channel_constants("fifo") if c.name != "channel"),
         Constant(
             "rule",
             str,
@@ -75,6 +89,8 @@ class LamportTotal(AsyncPeerSpec):
             choices=("all_acks", "later_timestamp"),
         ),
         Constant("wait_acks", bool, True, "wait (per rule) before delivering the head of the queue", ablation=True),
+        Constant("tiebreak_by_sender", bool, True, "order equal timestamps by sender id", ablation=True),
+        Constant("discard_duplicates", bool, True, "ignore a copy of a broadcast already received", ablation=True),
     )
 
     # Reductions: every own item is split by peer. Symmetry is broken by the tie-break.
@@ -91,6 +107,7 @@ class LamportTotal(AsyncPeerSpec):
         return 0
 
     def configure(self) -> None:
+        self.channel = "fifo" if self.fifo_links else "unordered"  # what Channels.from_spec reads
         n = self.peers
         self.everyone = (1 << n) - 1
         self.track_latest = self.rule == "later_timestamp"
@@ -124,7 +141,7 @@ class LamportTotal(AsyncPeerSpec):
         out: list[tuple[tuple, tuple]] = []
         chans, clocks, queues, acks, latest = state[CHANS:]
         for src, q, (kind, mid, ts), rest in self.receipts(chans):
-            if kind == MSG and acks[q][mid] >> q & 1:
+            if kind == MSG and acks[q][mid] >> q & 1 and self.discard_duplicates:
                 # A duplicate of a message q already has (it acknowledged it then): ignored.
                 out.append((("discard", q, src, mid), state[:CHANS] + (rest,) + state[CHANS + 1 :]))
                 continue
@@ -134,7 +151,7 @@ class LamportTotal(AsyncPeerSpec):
                 lat = replace(latest, q, replace(latest[q], src, ts))
             got = acks[q][mid]
             if kind == MSG:
-                queue = tuple(sorted(queues[q] + ((ts, src, mid),)))
+                queue = tuple(sorted({*queues[q], (ts, src, mid)}))
                 got |= 1 << q  # q acknowledges it now, to everyone else
                 clock += 1  # sending the acknowledgements is an event of its own
                 rest = self._ack_out(rest, q, mid, clock)
@@ -151,11 +168,21 @@ class LamportTotal(AsyncPeerSpec):
                 s = state[:CHANS] + (rest, replace(clocks, q, clock), queues, replace(acks, q, replace(acks[q], mid, got)), lat)
                 out.append((("ack", q, src, mid, ts), s))
         for q in range(self.peers):
-            if queues[q] and self.may_deliver(state, q, queues[q][0]):
-                ts, _src, mid = queues[q][0]
-                s = state[:QUEUES] + (replace(queues, q, queues[q][1:]),) + state[ACKS:]
-                out.append((("deliver", q, mid), self.deliver(s, q, mid)))
+            for head in self.heads(queues[q]):
+                if self.may_deliver(state, q, head):
+                    queue = tuple(e for e in queues[q] if e != head)
+                    s = state[:QUEUES] + (replace(queues, q, queue),) + state[ACKS:]
+                    out.append((("deliver", q, head[2]), self.deliver(s, q, head[2])))
         return out
+
+    def heads(self, queue: tuple) -> tuple:
+        """The entries that count as the head of ``queue``: the smallest ``(timestamp,
+        sender)``, or without ``tiebreak_by_sender`` every entry of the smallest timestamp."""
+        if not queue:
+            return ()
+        if self.tiebreak_by_sender:
+            return queue[:1]
+        return tuple(e for e in queue if e[0] == queue[0][0])
 
     def may_deliver(self, state: tuple, q: int, head: tuple) -> bool:
         """Whether ``q`` may deliver the head of its queue now (the rule in the docstring)."""
@@ -168,7 +195,7 @@ class LamportTotal(AsyncPeerSpec):
         return all(seen[c] > ts for c in range(self.peers) if c != q)
 
     def properties(self) -> list[Property]:
-        return list(LIBRARY)
+        return [*LIBRARY, *WITNESSES]
 
     # -- presentation -------------------------------------------------------------------------
 

@@ -41,6 +41,9 @@ from specs.holdback import HoldBackSpec, vmax
 class Matrix(HoldBackSpec):
     name = "matrix"
     summary = "Garg's matrix-clock causal ordering: M[i,j] counts messages from i to j, W[k,i] <= M[k,i] to deliver"
+    # Channel faults (checker.api.faults): a copy fails W[j,i] = M[j,i] + 1 once the original
+    # is accepted and stays blocked; a loss blocks later messages (eventual_delivery).
+    faults = frozenset({"reordering", "loss", "duplication"})
     constants = (
         *peer_constants(peers=3, sends=1, destinations="unicast"),
         *channel_constants("unordered"),

@@ -2,12 +2,18 @@
 
 Each check returns ``None`` when the history satisfies the property and otherwise one
 sentence naming the messages and peers involved. The names are the contract of
-DESIGN.md: ``fifo``, ``causal``, ``total``, ``global_lock``, ``eventual_delivery``,
+DESIGN.md and ``docs/reference/properties.md``: ``fifo``, ``causal``, ``integrity``,
+``total``, ``total_global``, ``total_prefix``, ``global_lock``, ``eventual_delivery``,
 ``synchronous``.
 
-Safety properties speak of deliveries that happened: "q delivered m2 before m1" needs
-both deliveries in q's log. A message that is never delivered at all is the business
-of ``eventual_delivery``.
+``fifo`` and ``causal`` are safety properties of every prefix, as the literature states
+them: when a peer delivers m2, every message that must precede m2 there and is addressed
+to it has already been delivered there (or dropped there with a reason, as a protocol
+may do); otherwise the run is violated at that delivery, whether or not the predecessor
+arrives later. That the predecessor arrives at all is ``eventual_delivery``'s business.
+``integrity`` says each message is delivered at most once at each peer, only at its
+destinations and only after it was sent; the total-order properties read each peer's
+*first* delivery of a message, so a repeated delivery is integrity's alone.
 """
 
 from __future__ import annotations
@@ -15,57 +21,138 @@ from __future__ import annotations
 import networkx as nx
 
 from checker import Property
-from specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, History, event_graph
+from specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, History, event_graph, event_phrase
+
+
+def _ids(mask: int) -> list[int]:
+    """The ids of the set bits of ``mask``, smallest first."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def _and_list(names: list[str]) -> str:
+    """``a1``, ``a1 and b1``, ``a1, a2 and b1``."""
+    if len(names) <= 1:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _first_undelivered(h: History, need: dict[int, int], to: tuple[int, ...]) -> tuple[int, int, int] | None:
+    """The first delivery, peer by peer in log order, of a message ``m2`` at a peer ``q``
+    while some message of ``need[m2]`` addressed to ``q`` was neither delivered nor
+    dropped at ``q`` before it: ``(q, log index, bitmask of those messages)``."""
+    for q, log in enumerate(h.logs):
+        to_q = to[q]
+        consumed = 0
+        for i, (kind, arg) in enumerate(log):
+            if kind == DELIVER:
+                required = need.get(arg)
+                if required is not None:
+                    missing = required & to_q & ~consumed
+                    if missing:
+                        return q, i, missing
+                consumed |= 1 << arg
+            elif kind == DROP:
+                consumed |= 1 << arg
+    return None
+
+
+def _later(h: History, q: int, index: int, missing: list[int]) -> str:
+    """What became of ``missing`` at ``q`` after its ``index``-th event, in words."""
+    after = {e.arg: e.kind for e in h.logs[q][index + 1 :] if e.kind in (DELIVER, DROP)}
+    came = [m for m in missing if after.get(m) == DELIVER]
+    if not came:
+        return ""
+    return f" ({h.name(q)} delivered {_and_list([h.messages[m].name for m in came])} only afterwards)"
+
+
+def premature_delivery(h: History, name: str) -> tuple[int, int, list[int]] | None:
+    """For ``fifo`` or ``causal``: the delivery at which the property first breaks, as
+    ``(peer, log index, ids of the predecessors it did not wait for)``, or ``None``
+    when the property holds (reports highlight these)."""
+    if name == "fifo":
+        need = h.masks.earlier
+    elif name == "causal":
+        need = h.masks.past
+    else:
+        raise ValueError(f"premature_delivery reads fifo or causal, not {name!r}")
+    found = _first_undelivered(h, need, h.masks.addressed)
+    if found is None:
+        return None
+    q, i, mask = found
+    return q, i, _ids(mask)
 
 
 def fifo(h: History) -> str | None:
-    """For each sender and receiver, deliveries follow send order."""
-    for q in range(len(h.peers)):
-        latest: dict[int, int] = {}  # sender -> id of the highest-seq message delivered
-        for mid in h.deliveries(q):
-            msg = h.messages[mid]
-            prev = latest.get(msg.sender)
-            if prev is not None and h.messages[prev].seq > msg.seq:
-                later = h.messages[prev]
-                return (
-                    f"peer {h.name(q)} received {later.name} before {msg.name}, although "
-                    f"{h.name(msg.sender)} sent {msg.name} first"
-                )
-            if prev is None or h.messages[prev].seq < msg.seq:
-                latest[msg.sender] = mid
-    return None
+    """FIFO delivery: when a peer ``q`` delivers ``m2``, every message that ``m2``'s sender
+    sent before ``m2`` (a smaller ``seq``) and addressed to ``q`` has already been
+    delivered at ``q``, or dropped there with a reason. Violated at the delivery of
+    ``m2`` otherwise, whether or not the earlier message is delivered later."""
+    found = premature_delivery(h, "fifo")
+    if found is None:
+        return None
+    q, i, missing = found
+    m2 = h.messages[h.logs[q][i].arg]
+    names = _and_list([h.messages[m].name for m in missing])
+    return (
+        f"peer {h.name(q)} delivered {m2.name} while {names}, which {h.name(m2.sender)} sent before it, "
+        f"had not been delivered{_later(h, q, i, missing)}"
+    )
 
 
 def causal(h: History) -> str | None:
-    """If m1 is in the causal past of m2 and q receives both, q delivers m1 first."""
+    """Causal delivery: when a peer ``q`` delivers ``m2``, every message in ``m2``'s causal
+    past (it happened before ``m2``: program order, deliveries and side-channel signals)
+    that is addressed to ``q`` has already been delivered at ``q``, or dropped there with
+    a reason. Violated at the delivery of ``m2`` otherwise, whether or not the earlier
+    message is delivered later."""
+    found = premature_delivery(h, "causal")
+    if found is None:
+        return None
+    q, i, missing = found
+    m2 = h.logs[q][i].arg
+    names = _and_list([h.messages[m].name for m in missing])
+    chain = h.happened_before_path(missing[0], m2)
+    why = f": {', '.join(chain)}" if chain else ""
+    return (
+        f"peer {h.name(q)} delivered {h.messages[m2].name} while {names}, which happened before it, "
+        f"had not been delivered{_later(h, q, i, missing)}{why}"
+    )
+
+
+def delivery_orders(h: History) -> list[list[int]]:
+    """Per peer, the sent messages it delivered, each once, in the order of its first
+    delivery of each (a repeated delivery is :func:`integrity`'s business)."""
+    known = h.messages
+    orders = []
     for q in range(len(h.peers)):
-        order = h.deliveries(q)
-        position = {mid: i for i, mid in enumerate(order)}
-        for i, m2 in enumerate(order):
-            for m1 in sorted(h.messages[m2].past):
-                if position.get(m1, -1) > i:
-                    a, b = h.messages[m1].name, h.messages[m2].name
-                    chain = h.happened_before_path(m1, m2)
-                    why = f": {', '.join(chain)}" if chain else ""
-                    return (
-                        f"peer {h.name(q)} received {b} before {a}, although {a} happened "
-                        f"before {b}{why}"
-                    )
-    return None
+        seen: set[int] = set()
+        order = []
+        for m in h.deliveries(q):
+            if m in known and m not in seen:
+                seen.add(m)
+                order.append(m)
+        orders.append(order)
+    return orders
 
 
 def total(h: History) -> str | None:
-    """Any two peers that both deliver m1 and m2 deliver them in the same order."""
-    orders = [h.deliveries(q) for q in range(len(h.peers))]
+    """Pairwise total order: any two peers that both delivered ``m1`` and ``m2`` delivered
+    them in the same order (each peer's first delivery of each counts). Says nothing of
+    messages only one of the two delivered, so it allows gaps (:func:`total_prefix`) and
+    cycles through three or more peers (:func:`total_global`)."""
+    orders = delivery_orders(h)
     for p in range(len(orders)):
         for q in range(p + 1, len(orders)):
-            common = set(orders[p]) & set(orders[q])
+            common = set(orders[p]).intersection(orders[q])
             if len(common) < 2:
                 continue
             seq_p = [m for m in orders[p] if m in common]
             seq_q = [m for m in orders[q] if m in common]
-            if seq_p == seq_q:
-                continue
             for x, y in zip(seq_p, seq_q):
                 if x != y:
                     mx, my = h.messages[x].name, h.messages[y].name
@@ -75,6 +162,243 @@ def total(h: History) -> str | None:
                         f"{my} first"
                     )
     return None
+
+
+def total_global(h: History) -> str | None:
+    """Global total order: the union of all peers' delivery orders (m1 before m2 when some
+    peer delivered m1 before m2, first deliveries only) is acyclic, so one sequence of
+    all messages agrees with every peer. Stronger than :func:`total`: it also forbids a
+    cycle such as a1 -> c1 -> b1 -> a1 spread over three peers, each pair agreeing."""
+    orders = delivery_orders(h)
+    succ: dict[int, list[int]] = {}
+    indegree: dict[int, int] = {}
+    for order in orders:
+        for m in order:
+            indegree.setdefault(m, 0)
+        for m1, m2 in zip(order, order[1:]):
+            succ.setdefault(m1, []).append(m2)
+            indegree[m2] += 1
+    ready = [m for m, d in indegree.items() if not d]
+    removed = 0
+    while ready:
+        m = ready.pop()
+        removed += 1
+        for child in succ.get(m, ()):
+            indegree[child] -= 1
+            if not indegree[child]:
+                ready.append(child)
+    if removed == len(indegree):
+        return None
+    before: dict[int, dict[int, int]] = {}
+    for q, order in enumerate(orders):
+        for k, m1 in enumerate(order):
+            row = before.setdefault(m1, {})
+            for m2 in order[k + 1 :]:
+                row.setdefault(m2, q)
+    cycle = _shortest_cycle(before)
+    assert cycle is not None  # Kahn's algorithm left a node on a cycle
+    names = [h.messages[m].name for m in cycle]
+    steps = [
+        f"{h.name(before[m1][m2])} delivered {h.messages[m1].name} before {h.messages[m2].name}"
+        for m1, m2 in zip(cycle, cycle[1:] + cycle[:1])
+    ]
+    return f"{' -> '.join(names + names[:1])}: {', '.join(steps)}, so no single delivery order fits every peer"
+
+
+def total_prefix(h: History) -> str | None:
+    """Prefix (gap-free) total order: for any two peers, the messages addressed to both,
+    in the order each delivered them (first deliveries), form two sequences one of which
+    is a prefix of the other. So neither skips a message the other delivered before a
+    common later one ("a2 without a1" against "a1 then a2" breaks it)."""
+    orders = delivery_orders(h)
+    msgs = h.messages
+    for p in range(len(orders)):
+        for q in range(p + 1, len(orders)):
+            both = (1 << p) | (1 << q)
+            seq_p = [m for m in orders[p] if msgs[m].dests_mask & both == both]
+            seq_q = [m for m in orders[q] if msgs[m].dests_mask & both == both]
+            for k, (x, y) in enumerate(zip(seq_p, seq_q)):
+                if x != y:
+                    shown_p = ", ".join(msgs[m].name for m in seq_p[: k + 1])
+                    shown_q = ", ".join(msgs[m].name for m in seq_q[: k + 1])
+                    return (
+                        f"peer {h.name(q)} delivered {msgs[y].name} where peer {h.name(p)} delivered "
+                        f"{msgs[x].name} (of the messages addressed to both, {h.name(p)} delivered "
+                        f"{shown_p} and {h.name(q)} delivered {shown_q}), so neither order is a prefix "
+                        f"of the other"
+                    )
+    return None
+
+
+def integrity(h: History) -> str | None:
+    """Integrity: each message is delivered at most once at each peer, only at its
+    destinations, and only after it was sent. Drops count as deliveries here: a peer
+    consumes a message (delivers or drops it) at most once, and only if addressed to it.
+    "After it was sent": the message's send is in its sender's log, and happened-before
+    (program order, each send to each delivery or drop of its message, each signal to its
+    receipt) has no cycle, so no delivery precedes its own send."""
+    msgs = h.messages
+    sent = set()
+    for p, log in enumerate(h.logs):
+        for kind, arg in log:
+            if kind == SEND and arg in msgs and msgs[arg].sender == p:
+                sent.add(arg)
+    for q, log in enumerate(h.logs):
+        consumed: dict[int, int] = {}
+        for kind, arg in log:
+            if kind != DELIVER and kind != DROP:
+                continue
+            verb = "delivered" if kind == DELIVER else "dropped"
+            name = h.message_label(arg)
+            if arg not in sent:
+                return f"peer {h.name(q)} {verb} {name}, which was never sent"
+            dests = msgs[arg].dests
+            if q not in dests:
+                to = _and_list([h.name(d) for d in sorted(dests)]) or "no peer"
+                return f"peer {h.name(q)} {verb} {name}, which is addressed to {to} only"
+            if arg in consumed:
+                if consumed[arg] == kind:
+                    return f"peer {h.name(q)} {verb} {name} twice"
+                earlier = "delivering" if consumed[arg] == DELIVER else "dropping"
+                return f"peer {h.name(q)} {verb} {name} after {earlier} it"
+            consumed[arg] = kind
+    if _replays(h, sent):
+        return None
+    cycle = _happened_before_cycle(h, sent)
+    assert cycle is not None  # what cannot be replayed waits on a cycle
+    for k, (p, i) in enumerate(cycle):
+        ev = h.logs[p][i]
+        prev = cycle[k - 1]
+        pe = h.logs[prev[0]][prev[1]]
+        if ev.kind in (DELIVER, DROP) and pe.kind == SEND and pe.arg == ev.arg:
+            path = cycle[k:] + cycle[:k]
+            verb = "delivered" if ev.kind == DELIVER else "dropped"
+            msg = msgs[ev.arg]
+            phrases = ", ".join(event_phrase(h, a, h.logs[a][b]) for a, b in path)
+            if p == msg.sender:
+                return f"peer {h.name(p)} {verb} {msg.name} before sending it: {phrases}"
+            return f"peer {h.name(p)} {verb} {msg.name} before {h.name(msg.sender)} sent it: {phrases}"
+    k = cycle.index(min(cycle))
+    phrases = ", ".join(event_phrase(h, a, h.logs[a][b]) for a, b in cycle[k:] + cycle[:k])
+    return f"a signal is received before it is sent: {phrases}"
+
+
+def _replays(h: History, sent: set[int]) -> bool:
+    """Whether happened-before (as in :func:`_happened_before_cycle`) is acyclic: the logs
+    can be replayed side by side, each event once its predecessors in other logs (the
+    send of a message consumed, the matching signal) have been. Kahn's algorithm with one
+    cursor per peer: linear in practice, no graph built (the hot path)."""
+    logs = h.logs
+    msgs = h.messages
+    outs_total: dict[tuple[int, int], int] = {}
+    for p, log in enumerate(logs):
+        for kind, arg in log:
+            if kind == SIGNAL_OUT:
+                outs_total[(p, arg)] = outs_total.get((p, arg), 0) + 1
+    pos = [0] * len(logs)
+    sends_done: set[int] = set()
+    outs_done: dict[tuple[int, int], int] = {}
+    ins_done: dict[tuple[int, int], int] = {}
+    progress = True
+    while progress:
+        progress = False
+        for p, log in enumerate(logs):
+            i = start = pos[p]
+            n = len(log)
+            while i < n:
+                kind, arg = log[i]
+                if kind == DELIVER or kind == DROP:
+                    if arg in sent and arg not in sends_done:
+                        break
+                elif kind == SEND:
+                    if arg in sent and msgs[arg].sender == p:
+                        sends_done.add(arg)
+                elif kind == SIGNAL_OUT:
+                    outs_done[(p, arg)] = outs_done.get((p, arg), 0) + 1
+                elif kind == SIGNAL_IN:
+                    key = (arg, p)
+                    k = ins_done.get(key, 0)
+                    if k < outs_total.get(key, 0) and k >= outs_done.get(key, 0):
+                        break  # its signal is matched but not sent yet
+                    ins_done[key] = k + 1
+                i += 1
+            if i != start:
+                pos[p] = i
+                progress = True
+    return all(pos[p] == len(log) for p, log in enumerate(logs))
+
+
+def _happened_before_cycle(h: History, sent: set[int]) -> list[tuple[int, int]] | None:
+    """A cycle of events ``(peer, index)`` in happened-before (program order, each sent
+    message's send to each delivery or drop of it, the k-th signal from p to q to the
+    k-th signal q got from p), or ``None`` when it is acyclic (Kahn's algorithm; linear)."""
+    logs = h.logs
+    start = []
+    count = 0
+    for log in logs:
+        start.append(count)
+        count += len(log)
+    preds: list[list[int]] = [[] for _ in range(count)]
+    send_at: dict[int, int] = {}
+    outs: dict[tuple[int, int], list[int]] = {}
+    ins: dict[tuple[int, int], list[int]] = {}
+    for p, log in enumerate(logs):
+        base = start[p]
+        for i, (kind, arg) in enumerate(log):
+            if i:
+                preds[base + i].append(base + i - 1)
+            if kind == SEND and arg in sent and h.messages[arg].sender == p:
+                send_at.setdefault(arg, base + i)
+            elif kind == SIGNAL_OUT:
+                outs.setdefault((p, arg), []).append(base + i)
+            elif kind == SIGNAL_IN:
+                ins.setdefault((arg, p), []).append(base + i)
+    cross = False
+    for p, log in enumerate(logs):
+        base = start[p]
+        for i, (kind, arg) in enumerate(log):
+            if (kind == DELIVER or kind == DROP) and arg in send_at:
+                preds[base + i].append(send_at[arg])
+                cross = True
+    for pair, out_nodes in outs.items():
+        for a, b in zip(out_nodes, ins.get(pair, ())):
+            preds[b].append(a)
+            cross = True
+    if not cross:
+        return None  # program order alone is acyclic
+    succ: list[list[int]] = [[] for _ in range(count)]
+    indegree = [0] * count
+    for node, ps in enumerate(preds):
+        indegree[node] = len(ps)
+        for a in ps:
+            succ[a].append(node)
+    ready = [n for n in range(count) if not indegree[n]]
+    left = count
+    while ready:
+        node = ready.pop()
+        left -= 1
+        for child in succ[node]:
+            indegree[child] -= 1
+            if not indegree[child]:
+                ready.append(child)
+    if not left:
+        return None
+    # Every node Kahn left has a predecessor it left too: walk back until one repeats.
+    node = next(n for n in range(count) if indegree[n])
+    walked: dict[int, int] = {}
+    path = []
+    while node not in walked:
+        walked[node] = len(path)
+        path.append(node)
+        node = next(a for a in preds[node] if indegree[a])
+    loop = path[walked[node] :]
+    loop.reverse()  # predecessors were followed: reverse into happened-before order
+    return [_event_at(start, n) for n in loop]
+
+
+def _event_at(start: list[int], node: int) -> tuple[int, int]:
+    p = _peer_of(start, node)
+    return p, node - start[p]
 
 
 def lock_edges(h: History) -> dict[tuple[int, int], dict[tuple[int, int], str]]:
@@ -335,16 +659,27 @@ def eventual_delivery(h: History) -> str | None:
     return f"{', '.join(missing[:-1])} and {missing[-1]} are never delivered"
 
 
-# Which appended events can change a verdict (Property.changed_by). fifo, causal and
-# total compare deliveries, and a message's causal past is fixed when it is sent, so
-# only a delivery can break them. In global_lock's graph a new message's send, and a
-# signal's two events, are new nodes with edges only into them (program order, the
-# signal's own edge, "waiting" edges to the new send) and so cannot close a cycle;
-# deliveries and drops add queue edges between old nodes.
+# Which appended events can change a verdict (Property.changed_by). fifo, causal and the
+# total orders compare deliveries, and a message's causal past and destinations are
+# fixed when it is sent, so only a delivery can break them (a drop only satisfies later
+# deliveries; a new message's send adds a message nobody has delivered). integrity also
+# reads drops. In global_lock's graph a new message's send, and a signal's two events,
+# are new nodes with edges only into them (program order, the signal's own edge,
+# "waiting" edges to the new send) and so cannot close a cycle; deliveries and drops add
+# queue edges between old nodes.
 _DELIVERIES = ("deliver",)
 FIFO = Property.always("fifo", fifo, over="history", doc=fifo.__doc__ or "", stable=True, changed_by=_DELIVERIES)
 CAUSAL = Property.always("causal", causal, over="history", doc=causal.__doc__ or "", stable=True, changed_by=_DELIVERIES)
+INTEGRITY = Property.always(
+    "integrity", integrity, over="history", doc=integrity.__doc__ or "", stable=True, changed_by=("deliver", "drop"),
+)
 TOTAL = Property.always("total", total, over="history", doc=total.__doc__ or "", stable=True, changed_by=_DELIVERIES)
+TOTAL_GLOBAL = Property.always(
+    "total_global", total_global, over="history", doc=total_global.__doc__ or "", stable=True, changed_by=_DELIVERIES,
+)
+TOTAL_PREFIX = Property.always(
+    "total_prefix", total_prefix, over="history", doc=total_prefix.__doc__ or "", stable=True, changed_by=_DELIVERIES,
+)
 GLOBAL_LOCK = Property.always(
     "global_lock", global_lock, over="history", doc=global_lock.__doc__ or "", stable=True,
     changed_by=("deliver", "drop", "fail", "restart"),
@@ -357,24 +692,36 @@ EVENTUAL_DELIVERY = Property.eventually(
 )
 SYNCHRONOUS = Property.always("synchronous", synchronous, over="history", doc=synchronous.__doc__ or "")
 
-# fifo, causal, total and global_lock are ``stable``: a history only grows (logs are
-# appended to, messages added), and each violation names events already in it, which
-# stay (for global_lock, an edge to a still-waiting message becomes a path through the
-# deliveries that follow). Partial-order reduction relies on this (checker.engine.reduce).
+# The always-properties above but synchronous are ``stable``: a history only grows (logs
+# are appended to, messages added), and each violation names events already in it, which
+# stay. fifo and causal: the delivery made while a predecessor was unconsumed stays where
+# it is; integrity: a repeat, a misaddressed delivery and a happened-before cycle stay
+# (a delivery of a message never sent is the one exception in principle, but a spec's
+# history introduces a message together with its send, so it cannot arise in a search);
+# the total orders: two first deliveries in conflicting orders stay so; global_lock: an
+# edge to a still-waiting message becomes a path through the deliveries that follow.
+# Partial-order reduction relies on this (checker.engine.reduce).
 
-LIBRARY: tuple[Property, ...] = (FIFO, CAUSAL, TOTAL, GLOBAL_LOCK, EVENTUAL_DELIVERY, SYNCHRONOUS)
+LIBRARY: tuple[Property, ...] = (
+    FIFO, CAUSAL, INTEGRITY, TOTAL, TOTAL_GLOBAL, TOTAL_PREFIX, GLOBAL_LOCK, EVENTUAL_DELIVERY, SYNCHRONOUS,
+)
 """The shared ordering properties, in the order reports list them."""
 
 __all__ = [
     "LIBRARY",
     "causal",
     "crown_edges",
+    "delivery_orders",
     "eventual_delivery",
     "fifo",
     "global_lock",
+    "integrity",
     "lock_edges",
     "lock_graph",
+    "premature_delivery",
     "synchronous",
     "total",
+    "total_global",
+    "total_prefix",
     "SEND",
 ]

@@ -37,6 +37,9 @@ A, B = 0, 1
 class Retransmit(Spec):
     name = "retransmit"
     summary = "stop-and-wait retransmission over lossy channels (a livelock under weak fairness)"
+    # Channel faults (checker.api.faults): the channels always lose messages (no constant
+    # asks for it); retransmission is the protocol's answer.
+    faults = frozenset({"loss"})
     constants = (
         Constant("sends", int, 1, "messages a sends to b", minimum=1, maximum=4),
         Constant(

@@ -33,10 +33,19 @@ State: ``(ghost, know, signals, dups, chans, clocks, waiting, queues)``; ``waiti
 is a sorted tuple of ``(m, still_to_propose_mask, final_so_far)``; ``queues[q]`` a
 sorted tuple of ``(ts, m, deliverable)``.
 
-Ablations: ``take_max`` (off: the final timestamp is ``mutant_final``, the minimum or
-the first proposal to arrive) and ``wait_for_undeliverable`` (off: deliver the smallest
-*deliverable* entry even though an undeliverable one with a lower proposed timestamp
-precedes it).
+Ablations, each a step of the algorithm a reviewer may question:
+
+* ``take_max`` (off: the final timestamp is ``mutant_final``, the minimum or the first
+  proposal to arrive);
+* ``wait_for_undeliverable`` (off: deliver the smallest *deliverable* entry even though
+  an undeliverable one with a lower proposed timestamp precedes it);
+* ``tiebreak_by_sender`` (off: entries with equal timestamps are delivered in any order
+  rather than by sender id);
+* ``discard_duplicates`` (off: a copy from a duplicating channel is handled as if it
+  were new: a message is queued and proposed again, a proposal counted again, a final
+  applied again).
+
+``mutant_final`` is a parameter of the ``take_max`` ablation (:data:`Skeen.ablation_parameters`).
 """
 
 from __future__ import annotations
@@ -50,6 +59,7 @@ from specs.channels import channel_constants
 from specs.common import members, names_of, replace
 from specs.history import DELIVER, encode_event
 from specs.properties import LIBRARY
+from specs.witnesses import WITNESSES
 
 CLOCKS, WAITING, QUEUES = 5, 6, 7
 MSG, PROPOSE, FINAL = 0, 1, 2
@@ -58,6 +68,9 @@ MSG, PROPOSE, FINAL = 0, 1, 2
 class Skeen(AsyncPeerSpec):
     name = "skeen"
     summary = "Skeen's multicast: destinations propose clock values, the maximum is final"
+    # Channel faults (checker.api.faults): copies are ignored (discard); a lost proposal or
+    # final blocks delivery (skeen-2-lossy.toml); proposals may arrive in any order.
+    faults = frozenset({"reordering", "loss", "duplication"})
     constants = (
         *peer_constants(3, 1, "others"),
         *channel_constants("fifo"),
@@ -76,7 +89,17 @@ class Skeen(AsyncPeerSpec):
             "an undeliverable entry with a lower timestamp blocks delivery",
             ablation=True,
         ),
+        Constant("tiebreak_by_sender", bool, True, "order equal timestamps by sender id", ablation=True),
+        Constant(
+            "discard_duplicates",
+            bool,
+            True,
+            "ignore a copy of a message, proposal or final already handled",
+            ablation=True,
+        ),
     )
+    ablation_parameters = ("mutant_final",)
+    """Constants that only shape an ablation (what ``take_max = false`` takes instead)."""
 
     # Reductions: every own item is split by peer (a proposal is a message to the sender,
     # the collected ones the sender's own). Symmetry is broken by the delivery tie-break.
@@ -117,14 +140,14 @@ class Skeen(AsyncPeerSpec):
         out: list[tuple[tuple, tuple]] = []
         chans, clocks, waiting, queues = state[CHANS:]
         for src, q, (kind, mid, ts), rest in self.receipts(chans):
-            if self.stale(state, src, q, kind, mid):
+            if self.stale(state, src, q, kind, mid) and (self.discard_duplicates or self.orphan(state, q, kind, mid)):
                 out.append((("discard", q, src, kind, mid), state[:CHANS] + (rest,) + state[CHANS + 1 :]))
                 continue
             clock = max(clocks[q], ts) + 1
             clocks2 = replace(clocks, q, clock)
             if kind == MSG:
                 rest = self.chan.send(rest, q, src, (PROPOSE, mid, clock))
-                queue = tuple(sorted(queues[q] + ((clock, mid, 0),)))
+                queue = tuple(sorted({*queues[q], (clock, mid, 0)}))
                 s = state[:CHANS] + (rest, clocks2, waiting, replace(queues, q, queue))
                 out.append((("propose", q, mid, clock), s))
             elif kind == PROPOSE:
@@ -149,8 +172,7 @@ class Skeen(AsyncPeerSpec):
                 s = state[:CHANS] + (rest, clocks2, waiting, replace(queues, q, queue))
                 out.append((("final", q, mid, ts), s))
         for q in range(self.peers):
-            entry = self.next_delivery(queues[q])
-            if entry is not None:
+            for entry in self.next_deliveries(queues[q]):
                 queue = tuple(e for e in queues[q] if e != entry)
                 s = state[:QUEUES] + (replace(queues, q, queue),)
                 out.append((("deliver", q, entry[1]), self.deliver(s, q, entry[1])))
@@ -167,19 +189,31 @@ class Skeen(AsyncPeerSpec):
             return not any(w[0] == mid and w[1] >> src & 1 for w in state[WAITING][q])
         return not any(e[1] == mid and not e[2] for e in queue)
 
+    def orphan(self, state: tuple, q: int, kind: int, mid: int) -> bool:
+        """A proposal for a message ``q`` no longer awaits proposals for (its final is
+        out): ignored even by the ``discard_duplicates`` ablation, as there is nothing
+        to count it in."""
+        return kind == PROPOSE and not any(w[0] == mid for w in state[WAITING][q])
+
     def _dests(self, state: tuple, p: int, mid: int) -> int:
         return state[0][0][p][mid % self.stride][0]
 
-    def next_delivery(self, queue: tuple) -> tuple | None:
-        """The entry ``q`` may deliver now, if any (see the ablation in the docstring)."""
-        if not queue:
-            return None
+    def next_deliveries(self, queue: tuple) -> list[tuple]:
+        """The entries ``q`` may deliver now: the smallest ``(timestamp, message)`` if it is
+        deliverable (see the ablations in the module docstring for the others)."""
         if self.wait_for_undeliverable:
-            return queue[0] if queue[0][2] else None
-        return next((e for e in queue if e[2]), None)
+            pool = queue
+        else:
+            pool = tuple(e for e in queue if e[2])
+        if not pool:
+            return []
+        if self.tiebreak_by_sender:
+            return [pool[0]] if pool[0][2] else []
+        low = pool[0][0]
+        return [e for e in pool if e[0] == low and e[2]]
 
     def properties(self) -> list[Property]:
-        return list(LIBRARY)
+        return [*LIBRARY, *WITNESSES]
 
     # -- presentation -------------------------------------------------------------------------
 

@@ -54,6 +54,11 @@ CHANS, PROCS, GHOST, KNOW, SIGNALS, DUPS = range(6)
 class Synchronous(PeerSpec):
     name = "synchronous"
     summary = "Garg's synchronous ordering: big messages acked, small ones sent with permission, passive processes"
+    # Channel faults (checker.api.faults): a loss leaves a peer waiting (eventual_delivery,
+    # deadlock_free). The algorithm has no duplicate detection, and a copy is taken as a
+    # new message deliberately: synchronous-tlc-duplicating.toml shows the crown a copy
+    # of a big message makes.
+    faults = frozenset({"reordering", "loss", "duplication"})
     constants = (
         *peer_constants(peers=2, sends=1, destinations="unicast"),
         *channel_constants("unordered"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -155,7 +156,9 @@ def test_ties_all_explores_every_group_order():
         ({"handles": ["a"]}, "constants.handles"),
         ({"script": {"b": ["send 5"]}}, "constants.script.b[0]"),
         ({"script": {"b": ["destroy 0"]}}, "constants.script.b[0]"),
-        ({"script": {"a": ["reset", "send 1"]}}, "constants.script.a[1]"),
+        ({"script": {"a": ["reset", "send 0"]}}, "constants.script.a[1]"),  # the reset released node 0
+        ({"script": {"a": ["destroy 0", "destroy 0"]}}, "constants.script.a[1]"),
+        ({"fresh": [7]}, "constants.fresh"),
         ({"script": {"a": ["send 1"]}}, "constants.script.a[0]"),  # a holds no handle to node 1
         ({"script": {"a": ["jump"]}}, "constants.script.a[0]"),
     ],
@@ -239,13 +242,41 @@ def test_finding_e_flush_leaves_the_queue_unreadable():
 
 
 @pytest.mark.slow
+def causal_at(peer: str):
+    """``causal`` read at one peer only: the first delivery at ``peer`` of a message whose
+    causal past holds a message addressed to ``peer`` and not yet delivered there. The
+    model's plain ``causal`` reports the shortest violation at any peer (finding F's failed
+    join at d comes first), so finding G, a violation at c, is searched for on its own."""
+    from checker import Property
+    from specs.history import DELIVER, DROP
+
+    def check(h):
+        q = h.peers.index(peer)
+        consumed = 0
+        for kind, arg in h.logs[q]:
+            if kind == DELIVER:
+                missing = h.masks.past.get(arg, 0) & h.masks.addressed[q] & ~consumed
+                if missing:
+                    first = (missing & -missing).bit_length() - 1
+                    return f"peer {peer} delivered {h.messages[arg].name} while {h.messages[first].name} was not delivered"
+                consumed |= 1 << arg
+            elif kind == DROP:
+                consumed |= 1 << arg
+        return None
+
+    return Property.always(f"causal_at_{peer}", check, over="history")
+
+
 def test_finding_g_synthetic_join_breaks_causality():
     model, v = verdict("bus1-impl-synthetic-causality", "causal")
     assert v.status == "violated"
-    labels = [s.label for s in v.trace[1:]]
+    at_c = check_model(dataclasses.replace(model, properties=[causal_at("c")], expect={}), Options(progress=False))
+    g = at_c.properties["causal_at_c"]
+    assert g.status == "violated"
+    labels = [s.label for s in g.trace[1:]]
     assert any(lab[0] == "bus1_handle_acquire" and lab[-1] == "J2" for lab in labels)
     assert any(lab[0] == "signal" for lab in labels)
-    assert "peer c received c1 before a1" in v.explanation
+    assert g.explanation == "peer c delivered c1 while a1 was not delivered"
 
 
 def test_counterexamples_are_shortest():
@@ -257,21 +288,49 @@ def test_counterexamples_are_shortest():
     assert prop.name not in search(model.spec, [prop], Bounds(max_depth=depth - 1)).decisions
 
 
-def test_fixing_the_liveness_rule_removes_finding_c(monkeypatch):
-    """With a key comparison instead of ``ts <= own ts`` the tie case goes away: the check
-    really depends on the rule it blames."""
-    from specs import bus1_impl
+def with_liveness(name: str, liveness: str, extra: tuple = ()) -> dict:
+    """Search model ``name`` with the given liveness rule for its C-finding properties, the
+    ``destroy_notified`` witness and ``extra``; returns the decisions (violations of the
+    ``always`` properties, witnesses of the ``sometimes`` ones)."""
+    import tomllib
 
-    def strict(self, p, node, ts):
-        if not self.nodes[node] & bus1_impl.F_DESTROYED:
-            return True
-        key = self.destroy_key(node)
-        return key is None or ts < key[0]
+    data = tomllib.loads((MODELS / f"{name}.toml").read_text())
+    spec = model_from_dict({"spec": "bus1_impl", "constants": {**data["constants"], "liveness": liveness}}, name).spec
+    wanted = {"owner_no_message_after_destroy", "delivered_iff_before_destroy", "handle_valid_iff_before_destroy",
+              "destroy_notified"}
+    props = [p for p in spec.properties() if p.name in wanted] + list(extra)
+    return search(spec, props, stop_when_decided=False).decisions
 
-    monkeypatch.setattr(bus1_impl.World, "is_live_at", strict)
-    model = load_model(MODELS / "bus1-impl-destroy-race.toml")
-    props = [p for p in model.properties if p.name == "owner_no_message_after_destroy"]
-    assert not search(model.spec, props, stop_when_decided=False).decisions
+
+def dropped_as_destroyed():
+    from checker import Property
+    from specs.bus1_impl import DROPS, R_DESTROYED
+
+    return Property.sometimes(
+        "dropped_as_destroyed", lambda s: "dropped" if any(r == R_DESTROYED for _q, _m, r in s[DROPS]) else None
+    )
+
+
+@pytest.mark.parametrize(
+    "name, finding",
+    [("bus1-impl-destroy-race", "owner_no_message_after_destroy"),
+     ("bus1-impl-handle-tie", "handle_valid_iff_before_destroy")],
+)
+def test_comparing_the_full_key_removes_finding_c_and_still_notifies(name, finding):
+    """The fix the findings doc states for C: ``bus1_handle_is_live_at`` compares the entry's
+    whole queue key ``(ts, group, address)`` with the destruction entry's. Under the code's
+    rule the finding shows; under the fix it is gone, while destroy notifications are still
+    received (``destroy_notified``: a rule that dropped every notification would also "remove"
+    the finding) and, for the destination, the racing message is sometimes dropped as ordered
+    after the destruction (the race is still run, and decided the other way)."""
+    code = with_liveness(name, "code")
+    assert finding in code
+    fixed = with_liveness(name, "key", (dropped_as_destroyed(),))
+    for prop in ("owner_no_message_after_destroy", "delivered_iff_before_destroy", "handle_valid_iff_before_destroy"):
+        assert prop not in fixed, f"{prop} still broken under the key comparison"
+    assert "destroy_notified" in fixed, "no destroy notification is ever received: the fix is vacuous"
+    if name == "bus1-impl-destroy-race":
+        assert "dropped_as_destroyed" in fixed
 
 
 # -- refinement ----------------------------------------------------------------------------------
@@ -315,4 +374,17 @@ def test_abstract_side_is_the_wiki_spec():
 
 def test_model_file_round_trip():
     m = load_model(MODELS / "bus1-impl-unicast.toml")
-    assert m.spec_name == "bus1_impl" and m.expect["causal"] == "holds"
+    assert m.spec_name == "bus1_impl" and m.expect["fifo"] == "holds"
+
+
+ATOMIC = [n for n in FAST if "-lock-" not in n and "refines" not in n and "mutant" not in n]
+
+
+def test_front_is_always_linked_with_atomic_sections():
+    """front_linked (a dangling front, bus1_queue_peek returning a removed entry) holds in every
+    model with atomic critical sections; at lock level it breaks by the unlocked stage
+    (tests/test_bus1_locks.py)."""
+    for name in ATOMIC:
+        model = load_model(MODELS / f"{name}.toml")
+        props = [p for p in model.spec.properties() if p.name == "front_linked"]
+        assert not search(model.spec, props, stop_when_decided=False).decisions, name

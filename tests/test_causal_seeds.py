@@ -112,7 +112,8 @@ def test_whatsapp_answer_before_question_is_impossible_except_in_naive_fifo(spec
         assert verdict.status == "violated"
         # The script is symmetric; the shortest run has a ask and b answer.
         assert verdict.explanation == (
-            "peer c received b1 before a1, although a1 happened before b1: a sent a1, b received a1, b sent b1"
+            "peer c delivered b1 while a1, which happened before it, had not been delivered: "
+            "a sent a1, b received a1, b sent b1"
         )
     else:
         assert verdict.status == "holds"
@@ -209,14 +210,62 @@ def test_synchronous_rejects_multicast():
 # -- models and ablations -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", OURS, ids=[p.stem for p in OURS])
-def test_model_meets_its_expectations(path):
-    model = load_model(path)
-    assert model.expect, "every model pins its verdicts"
-    result = check_model(model, Options(progress=False))
+CHAIN = {"peers": 3, "script": {"a": ["c", "b", "c"], "b": ["c"]}}  # a1, a3 to c; a2 -> b -> b1 to c
+SEEDS = [
+    # spec, constants, what the seeds claim there, the witnesses that it is at stake, and
+    # ablations of the same configuration with what each must break and what it keeps
+    (
+        "bss", {"peers": 3, "script": {"a": ["bc", "bc"], "b": ["ac", "ac"]}},
+        ["fifo", "causal", "eventual_delivery"], ["fifo_race", "causal_race"],
+        [({"condition_a": False}, ["fifo"], []),
+         # "Forgetting condition (b) ... Without it, you only get FIFO" (with V[j] += 1)
+         ({"condition_b": False, "update": "increment"}, ["causal"], ["fifo"])],
+    ),
+    (
+        # "Total order ... also assigns an order to concurrent messages, which causal does not"
+        "bss", {"peers": 4, "script": {"a": ["bcd"], "b": ["acd"]}},
+        ["causal", "eventual_delivery"], ["causal_race", "total_race"], [],
+    ),
+    ("ses", CHAIN, ["fifo", "causal", "eventual_delivery"], ["fifo_race", "causal_race"],
+     # without the merge, c delivers b1 early, its clock jumps past a1, and a3 gets through too
+     [({"check_buffer": False}, ["fifo", "causal"], []), ({"merge_buffer": False}, ["causal", "fifo"], [])]),
+    ("matrix", CHAIN, ["fifo", "causal", "eventual_delivery"], ["fifo_race", "causal_race"],
+     [({"check_sender": False}, ["fifo"], []), ({"check_others": False}, ["causal"], [])]),
+    (
+        # Garg: synchronous order is "stronger than causal and FIFO ordering"; the algorithm
+        # "cannot be totally symmetric"
+        "synchronous", {"peers": 2, "sends": 2}, ["synchronous", "causal", "fifo", "eventual_delivery"], [],
+        [({"request_permission": False}, ["synchronous", "fifo"], []),
+         ({"wait_for_ack": False}, ["synchronous", "fifo"], [])],
+    ),
+]
+
+
+def _verdicts(spec: str, constants: dict, props: list[str]) -> dict[str, str]:
+    result = run({"spec": spec, "constants": constants, "check": {"properties": props}})
     assert result.stats.bound is None, "the search is exhaustive"
-    wrong = {n: (r.status, r.expected) for n, r in result.properties.items() if not r.as_expected}
-    assert not wrong
+    return {n: result.properties[n].status for n in props}
+
+
+@pytest.mark.parametrize("spec,constants,claims,witnesses,ablations", SEEDS,
+                         ids=[f"{s[0]}-{i}" for i, s in enumerate(SEEDS)])
+def test_the_seeds_claims_hold_where_they_are_at_stake(spec, constants, claims, witnesses, ablations):
+    """The seeds' claims, on configurations built here (not read from models/): BSS, SES
+    and matrix clocks deliver in causal order, hence FIFO, and deliver everything; Garg's
+    synchronous ordering makes every message as if instantaneous. Each claim must hold
+    where it is at stake (its witnesses are reached), and each step of the algorithm must
+    be needed: switching it off breaks what the seed says it protects."""
+    assert _verdicts(spec, constants, [*claims, *witnesses]) == dict.fromkeys([*claims, *witnesses], "holds")
+    for ablation, breaks, keeps in ablations:
+        got = _verdicts(spec, {**constants, **ablation}, [*breaks, *keeps])
+        assert got == {**dict.fromkeys(breaks, "violated"), **dict.fromkeys(keeps, "holds")}, ablation
+
+
+def test_causal_order_is_not_total_order():
+    """The bss seed: total order "also assigns an order to concurrent messages, which
+    causal does not". Two concurrent broadcasts reach c and d in different orders."""
+    verdicts = _verdicts("bss", {"peers": 4, "script": {"a": ["bcd"], "b": ["acd"]}}, ["causal", "total"])
+    assert verdicts == {"causal": "holds", "total": "violated"}
 
 
 def test_every_ablation_flag_has_a_model_that_expects_a_break():
@@ -239,26 +288,27 @@ MUTANTS = [
     # model, property, shortest trace as action labels, explanation
     (
         "bss-mutant-no-causal-condition", "causal",
-        [["send", 0, 0, 6], ["receive", 1, 0], ["send", 1, 1, 5], ["receive", 2, 1], ["receive", 2, 0]],
-        "peer c received b1 before a1, although a1 happened before b1: a sent a1, b received a1, b sent b1",
+        [["send", 0, 0, 6], ["receive", 1, 0], ["send", 1, 1, 5], ["receive", 2, 1]],
+        "peer c delivered b1 while a1, which happened before it, had not been delivered: "
+        "a sent a1, b received a1, b sent b1",
     ),
     (
         "bss-mutant-no-fifo-condition", "fifo",
         [["send", 1, 2, 5], ["receive", 0, 2], ["send", 0, 0, 6], ["send", 0, 1, 6], ["buffer", 2, 0],
-         ["buffer", 2, 1], ["receive", 2, 2], ["deliver", 2, 1], ["deliver", 2, 0]],
-        "peer c received a2 before a1, although a sent a1 first",
+         ["buffer", 2, 1], ["receive", 2, 2], ["deliver", 2, 1]],
+        "peer c delivered a2 while a1, which a sent before it, had not been delivered",
     ),
     (
         "ses-mutant-no-buffer-check", "causal",
-        [["send", 0, 0, 4], ["send", 0, 1, 2], ["receive", 1, 1], ["send", 1, 2, 4], ["receive", 2, 2],
-         ["receive", 2, 0]],
-        "peer c received b1 before a1, although a1 happened before b1: a sent a1, a sent a2, b received a2, b sent b1",
+        [["send", 0, 0, 4], ["send", 0, 1, 2], ["receive", 1, 1], ["send", 1, 2, 4], ["receive", 2, 2]],
+        "peer c delivered b1 while a1, which happened before it, had not been delivered: "
+        "a sent a1, a sent a2, b received a2, b sent b1",
     ),
     (
         "ses-mutant-no-merge", "causal",
-        [["send", 0, 0, 4], ["send", 0, 1, 2], ["receive", 1, 1], ["send", 1, 2, 4], ["receive", 2, 2],
-         ["receive", 2, 0]],
-        "peer c received b1 before a1, although a1 happened before b1: a sent a1, a sent a2, b received a2, b sent b1",
+        [["send", 0, 0, 4], ["send", 0, 1, 2], ["receive", 1, 1], ["send", 1, 2, 4], ["receive", 2, 2]],
+        "peer c delivered b1 while a1, which happened before it, had not been delivered: "
+        "a sent a1, a sent a2, b received a2, b sent b1",
     ),
     (
         "matrix-mutant-no-causal-condition", "eventual_delivery",
@@ -268,20 +318,20 @@ MUTANTS = [
     ),
     (
         "matrix-mutant-no-fifo-condition", "fifo",
-        [["send", 0, 0, 2], ["send", 0, 1, 2], ["receive", 1, 1], ["receive", 1, 0]],
-        "peer b received a2 before a1, although a sent a1 first",
+        [["send", 0, 0, 2], ["send", 0, 1, 2], ["receive", 1, 1]],
+        "peer b delivered a2 while a1, which a sent before it, had not been delivered",
     ),
     (
         "synchronous-mutant-no-permission", "synchronous",
-        [["send", 0, 0, 2], ["send", 1, 1, 1], ["deliver", 0, 1], ["ack", 1, 0], ["deliver", 1, 0]],
-        "messages a1, b1 form a crown, so they cannot all have been instantaneous: "
-        "a sent a1 before a received b1; b sent b1 before b received a1",
+        [["send", 0, 0, 2], ["send", 0, 1, 2], ["deliver", 1, 1], ["deliver", 1, 0]],
+        "messages a1, a2 form a crown, so they cannot all have been instantaneous: "
+        "a sent a1 before b received a2; a sent a2 before b received a1",
     ),
     (
         "synchronous-mutant-no-ack", "synchronous",
-        [["request", 0, 1], ["send", 1, 1, 1], ["grant", 1, 0], ["send", 0, 0, 2], ["deliver", 0, 1], ["deliver", 1, 0]],
-        "messages a1, b1 form a crown, so they cannot all have been instantaneous: "
-        "a sent a1 before a received b1; b sent b1 before b received a1",
+        [["send", 1, 2, 1], ["send", 1, 3, 1], ["deliver", 0, 3], ["deliver", 0, 2]],
+        "messages b1, b2 form a crown, so they cannot all have been instantaneous: "
+        "b sent b1 before a received b2; b sent b2 before a received b1",
     ),
 ]
 

@@ -122,9 +122,10 @@ def test_killed_run_resumes_to_the_same_counts(tmp_path: Path, workers: int) -> 
     ckpt = tmp_path / "ckpt"
     proc = subprocess.Popen([*exe, "--checkpoint", str(ckpt), "--checkpoint-every", "0"], cwd=ROOT,
                             stdout=subprocess.DEVNULL, start_new_session=True)
-    pointer = ckpt / model.stem / "CURRENT"
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+    pointer = ckpt / "none"
+    while time.monotonic() < deadline:  # the model's directory: its name and a digest of its path
+        pointer = next(iter(ckpt.glob(f"{model.stem}-*/CURRENT")), pointer)
         if pointer.exists() and int(pointer.read_text().split("-")[1]) >= 8:
             break
         time.sleep(0.01)

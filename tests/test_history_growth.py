@@ -20,7 +20,10 @@ from specs.bus1 import Bus1
 from specs.bus1_impl import Bus1Impl
 
 MODELS = sorted((Path(__file__).resolve().parent.parent / "models").glob("*.toml"))
-LIBRARY_PROPS = ["fifo", "causal", "total", "global_lock", "eventual_delivery", "deadlock_free"]
+LIBRARY_PROPS = [
+    "fifo", "causal", "integrity", "total", "total_global", "total_prefix", "global_lock", "eventual_delivery",
+    "deadlock_free",
+]
 
 
 def successor(spec, state, kind: str):

@@ -17,8 +17,10 @@ SMALL = ["lamport-2", "lamport-mutant-no-wait", "restart-per-queue"]
 def test_build_matrix_rows_columns_and_cells() -> None:
     results = [run_model(m) for m in SMALL]
     table = build_matrix(results, {results[0].model: "first"})
-    assert table.columns[:6] == ["fifo", "causal", "total", "global_lock", "synchronous", "eventual_delivery"]
-    assert table.columns[6:] == ["no_missed_message", "all_read"]
+    assert table.columns[:7] == [
+        "causal", "total", "total_global", "total_prefix", "global_lock", "synchronous", "eventual_delivery"]
+    assert table.columns[7:9] == ["causal_race", "total_race"]  # the models' witnesses (specs/witnesses.py)
+    assert table.columns[9:] == ["no_missed_message", "all_read"]
     assert [r.name for r in table.rows] == ["lamport-2", "lamport-mutant-no-wait", "restart-per-queue"]
     assert table.cell("lamport-mutant-no-wait", "total").status == "violated"
     assert table.cell("lamport-mutant-no-wait", "total").trace_steps == 8

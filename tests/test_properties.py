@@ -17,7 +17,9 @@ def test_fifo_holds_and_breaks():
     ok = history("ab", {"a": ["send a1", "send a2"], "b": ["recv a1", "recv a2"]}, {"a1": "b", "a2": "b"})
     assert fifo(ok) is None
     bad = history("ab", {"a": ["send a1", "send a2"], "b": ["recv a2", "recv a1"]}, {"a1": "b", "a2": "b"})
-    assert fifo(bad) == "peer b received a2 before a1, although a sent a1 first"
+    assert fifo(bad) == (
+        "peer b delivered a2 while a1, which a sent before it, had not been delivered (b delivered a1 only afterwards)"
+    )
 
 
 def test_causal_holds_and_breaks_with_chain():
@@ -33,7 +35,8 @@ def test_causal_holds_and_breaks_with_chain():
         CAUSE_EFFECT_DESTS,
     )
     assert causal(bad) == (
-        "peer c received b1 before a1, although a1 happened before b1: a sent a1, b received a1, b sent b1"
+        "peer c delivered b1 while a1, which happened before it, had not been delivered "
+        "(c delivered a1 only afterwards): a sent a1, b received a1, b sent b1"
     )
     assert fifo(bad) is None  # different senders: FIFO cannot see it
 
@@ -81,13 +84,17 @@ def test_global_lock_breaks_on_opposite_queue_orders():
 
 
 def test_global_lock_sees_a_waiting_message():
-    # c received b1 (caused by a1) but still waits for a1: no serial order fits.
+    # c received b1 (caused by a1) but still waits for a1: no serial order fits, and
+    # causal delivery is broken at that delivery already, whether a1 comes later or not.
     h = history(
         "abc",
         {"a": ["send a1"], "b": ["recv a1", "send b1"], "c": ["recv b1"]},
         CAUSE_EFFECT_DESTS,
     )
-    assert causal(h) is None  # a1 not yet delivered at c
+    assert causal(h) == (
+        "peer c delivered b1 while a1, which happened before it, had not been delivered: "
+        "a sent a1, b received a1, b sent b1"
+    )
     assert "still waits for a1" in global_lock(h)
 
 

@@ -14,7 +14,10 @@ from checker.engine.run import Options, check_model
 from checker.loading.modelfile import load_model, model_from_dict
 
 MODELS = sorted((Path(__file__).resolve().parent.parent / "models").glob("*.toml"))
-LIBRARY_PROPS = ["fifo", "causal", "total", "global_lock", "eventual_delivery", "deadlock_free"]
+LIBRARY_PROPS = [
+    "fifo", "causal", "integrity", "total", "total_global", "total_prefix", "global_lock", "eventual_delivery",
+    "deadlock_free",
+]
 
 
 def verdicts(result) -> dict[str, str]:

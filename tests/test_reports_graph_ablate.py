@@ -35,7 +35,7 @@ def test_graph_exports_dot_and_graphml_with_the_counterexample_marked(tmp_path):
     res = CliRunner().invoke(main, ["graph", str(model), "-o", str(tmp_path)])
     assert res.exit_code == 0, res.output
     full = check_model(load_model(model), Options(progress=False, stop_when_decided=False, symmetry=False, por=False))
-    assert f"{full.stats.distinct_states} states" in res.output and "causal (8 steps)" in res.output
+    assert f"{full.stats.distinct_states} states" in res.output and "causal (6 steps)" in res.output
     gm = nx.read_graphml(tmp_path / "small.graphml", force_multigraph=True)
     assert gm.number_of_nodes() == full.stats.distinct_states
     assert gm.number_of_edges() == full.stats.transitions
@@ -75,11 +75,12 @@ def test_ablate_table_json_and_report(tmp_path):
     assert res.exit_code == 0, res.output
     lines = res.output.split("\n\n")[1].splitlines()  # the table, between blank lines
     header = next(line for line in lines if line.startswith("step switched off"))
-    assert header.split() == ["step", "switched", "off", "fifo", "causal", "total", "global_lock", "eventual_delivery"]
+    assert header.split() == [
+        "step", "switched", "off", "total", "total_global", "total_prefix", "global_lock", "eventual_delivery"]
     rows = {line.split()[0]: line.split()[1:] for line in lines if line.split() and line.split()[0] in (
         "block_destinations", "sync_sender", "sync_receivers_before_queueing", "tiebreak_by_sender")}
     assert rows["sync_receivers_before_queueing"] == ["holds"] * 5
-    assert rows["tiebreak_by_sender"][2:4] == ["BREAKS", "20"]  # total breaks, with a 20-step trace
+    assert rows["tiebreak_by_sender"][0:2] == ["BREAKS", "20"]  # total breaks, with a 20-step trace
     assert "the table starts from the full algorithm" in res.output
     (record,) = load_items([tmp_path / "a.json"])
     assert isinstance(record, Ablation)

@@ -60,7 +60,8 @@ def test_index_is_self_contained_and_well_formed(report):
     page = Collect()
     page.feed(html)
     tags = [t for t, _ in page.tags]
-    assert tags.count("svg") == 5  # fifo-4: causal, total, global_lock; bus1 mutant: causal, global_lock
+    # fifo-4: causal, total, global_lock; bus1 mutant: causal, global_lock, and its fifo_race witness
+    assert tags.count("svg") == 6
     for svg in svgs(html):  # each diagram parses as XML (so the browser reads it as SVG)
         assert svg.tag == f"{SVG}svg"
 
@@ -76,7 +77,7 @@ def test_matrix_rows_columns_and_links(report):
     links = re.findall(r'href="#(trace-[^"]+)"', matrix)
     assert sorted(links) == sorted(t.anchor for t in view.traces)
     assert set(links) <= page.ids, "every matrix cell links to a trace on the page"
-    assert len(links) == 5  # fifo-4: causal, total, global_lock; bus1 mutant: causal, global_lock
+    assert len(links) == 6  # fifo-4: causal, total, global_lock; bus1 mutant: causal, global_lock, fifo_race
 
 
 def offending_labels(svg: ET.Element) -> list[str]:
@@ -92,12 +93,16 @@ def trace_svg(html: str, anchor: str) -> ET.Element:
     return svgs(section)[0]
 
 
-def test_causal_diagram_highlights_the_two_deliveries_out_of_order(report):
+def test_causal_diagram_highlights_the_premature_delivery_and_what_it_did_not_wait_for(report):
     _view, _out, html = report
     svg = trace_svg(html, "trace-fifo-4--causal")
     assert sorted(offending_labels(svg)) == ["a1", "b1"]
     arrows = [g for g in svg.iter(f"{SVG}g") if (g.get("class") or "").startswith("arrow message")]
-    assert len(arrows) >= 3  # b received a1, then c's two deliveries
+    assert len(arrows) == 2  # b received a1, c received b1; the trace ends there
+    hot = {g.find(f"{SVG}text").text: g.get("class").split() for g in svg.iter(f"{SVG}g")
+           if "offending" in (g.get("class") or "").split() and "arrow" in g.get("class", "")}
+    assert "message" in hot["b1"]  # c's delivery of b1 ...
+    assert "pending" in hot["a1"]  # ... while a1, on its way to c, was not yet delivered
     peers = [t.text for t in svg.iter(f"{SVG}text") if t.get("class") == "peer"]
     assert peers == ["a", "b", "c", "d"]
     # the offending arrows end on c's line
@@ -128,13 +133,13 @@ def test_steps_list_only_what_changed(report):
     view, _out, _html = report
     t = next(t for t in view.traces if t.anchor == "trace-fifo-4--causal")
     last = t.steps[-1]
-    assert last.action == "c receives a1"
+    assert last.action == "c receives b1"
     paths = {c.path: (c.before, c.after) for c in last.changes}
-    assert paths["peers.c.delivered"] == ("[b1]", "[b1, a1]")
+    assert paths["peers.c.delivered"] == ("[]", "[b1]")
     assert "peers.a.queue" not in paths  # unchanged paths are left out
     assert last.hot
-    assert t.explanation.startswith("peer c received b1 before a1")
-    assert t.culprits == [f"step {len(t.steps) - 2}: c received b1", f"step {len(t.steps) - 1}: c received a1"]
+    assert t.explanation.startswith("peer c delivered b1 while a1, which happened before it, had not been delivered")
+    assert t.culprits == [f"step {len(t.steps) - 1}: c received b1", "a1 to c: not yet delivered there"]
 
 
 def test_eventual_delivery_blames_the_missing_deliveries():

@@ -11,8 +11,11 @@ from tests.histories import history, mid
 PEERS = "abc"
 
 
-def test_in_library_after_the_original_five():
-    assert [p.name for p in LIBRARY] == ["fifo", "causal", "total", "global_lock", "eventual_delivery", "synchronous"]
+def test_in_library_last():
+    assert [p.name for p in LIBRARY] == [
+        "fifo", "causal", "integrity", "total", "total_global", "total_prefix", "global_lock", "eventual_delivery",
+        "synchronous",
+    ]
 
 
 def test_request_and_reply_is_synchronous():

@@ -3,7 +3,8 @@
 Without TLC every test here is skipped, saying why. With it, the cross-check runs on
 the built-in models small enough for the suite's time budget: per spec, the
 ``ORDERCHECK_TLC_PER_SPEC`` (1) smallest models of at most ``ORDERCHECK_TLC_MAX_STATES``
-(300) distinct states (fifo-4, retransmit-weak, bss-3-multicast, ...); set
+(300) distinct states, and the smallest of them where the spec's claimed properties can
+fail (a mutant, see :func:`default_models`); set
 ``ORDERCHECK_TLC_ALL=1`` to cross-check every model (minutes; the table in docs/explanation/tla.md).
 """
 
@@ -15,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from checker.api.model import Model
 from checker.engine.run import Options, check_model
+from checker.loading.evidence import ORDERING
 from checker.loading.modelfile import load_model
 from tests.conftest import MODELS
 from tla.adapters import adapter_for, refusal
@@ -34,19 +37,42 @@ ALL = os.environ.get("ORDERCHECK_TLC_ALL") == "1"
 PER_SPEC = int(os.environ.get("ORDERCHECK_TLC_PER_SPEC", "1"))
 
 
+def is_mutant(model: Model) -> bool:
+    """Whether the model switches a step of its algorithm off (an ablation flag false)."""
+    return any(model.constants.get(flag) is False for flag in type(model.spec).ablations())
+
+
 @functools.cache
-def default_models() -> frozenset[str]:
-    """Per spec with a template, its ``PER_SPEC`` smallest models of at most
-    ``MAX_STATES`` states (ties by name)."""
-    sizes: dict[str, list[tuple[int, str]]] = {}
+def model_sizes() -> dict[str, list[tuple[int, str, bool, bool]]]:
+    """Per spec with a template: ``(distinct states, file name, is a mutant, expects an
+    ordering property violated)`` of each model of at most ``MAX_STATES`` states, smallest
+    first."""
+    sizes: dict[str, list[tuple[int, str, bool, bool]]] = {}
     for path in sorted(MODELS.glob("*.toml")):
         model = load_model(path)
         if adapter_for(model.spec_name) is None:
             continue
         probe = check_model(model, Options(progress=False, max_states=MAX_STATES + 1, stop_when_decided=False))
         if probe.stats.bound is None:
-            sizes.setdefault(model.spec_name, []).append((probe.stats.distinct_states, path.name))
-    return frozenset(name for found in sizes.values() for _n, name in sorted(found)[:PER_SPEC])
+            breaks = any(model.expect.get(prop) == "violated" for prop in ORDERING)
+            sizes.setdefault(model.spec_name, []).append((probe.stats.distinct_states, path.name, is_mutant(model), breaks))
+    return {spec: sorted(found) for spec, found in sizes.items()}
+
+
+@functools.cache
+def default_models() -> frozenset[str]:
+    """Per spec with a template, its ``PER_SPEC`` smallest models of at most
+    ``MAX_STATES`` states (ties by name), and its smallest model there where the spec's
+    claimed properties fail: a mutant (an ablation flag switched off) that expects an
+    ordering property violated, else any model that does. A cross-check on correct models
+    only would never compare a counterexample."""
+    chosen: set[str] = set()
+    for found in model_sizes().values():
+        chosen.update(name for _n, name, _m, _b in found[:PER_SPEC])
+        failing = [name for _n, name, mutant, b in found if mutant and b] or [name for _n, name, _m, b in found if b]
+        if failing:
+            chosen.add(failing[0])
+    return frozenset(chosen)
 
 
 def small_enough(path: Path) -> None:

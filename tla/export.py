@@ -15,8 +15,10 @@ import jinja2
 
 from checker.api.errors import InputError
 from checker.api.model import Model
+from checker.api.outputs import Outputs
 from tla.adapters import Adapter, ExportedProperty, adapter_for, refusal
 from tla.adapters.base import module_name
+from tla.locate import Missing, builtin_missing, is_builtin, user_files
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 LIBRARY_MODULE = "OrderingProperties.tla"
@@ -46,22 +48,23 @@ class Export:
     def temporal(self) -> list[str]:
         return [p.checked for p in self.properties if p.temporal]
 
-    def write(self, directory: str | Path) -> list[Path]:
-        """Write ``Name.tla``, ``Name.cfg`` and the library module into ``directory``."""
+    def write(self, directory: str | Path, outputs: Outputs | None = None) -> list[Path]:
+        """Write ``Name.tla``, ``Name.cfg`` and the library module into ``directory``
+        (staged in ``outputs`` when given, to be put in place with the command's other
+        files; see :mod:`checker.api.outputs`)."""
+        if outputs is None:
+            with Outputs() as own:
+                return self.write(directory, own)
         out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for filename, text in self.files.items():
-            path = out / filename
-            path.write_text(text, encoding="utf-8")
-            paths.append(path)
-        return paths
+        return [outputs.write_text(out / filename, text) for filename, text in self.files.items()]
 
 
-def template_environment() -> jinja2.Environment:
-    """The Jinja2 environment over ``tla/templates`` (undefined names are errors)."""
+def template_environment(first: str | Path | None = None) -> jinja2.Environment:
+    """The Jinja2 environment over ``tla/templates`` (undefined names are errors); with
+    ``first``, that directory (a user's spec's) is searched before it."""
+    dirs = [str(first)] if first is not None else []
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        loader=jinja2.FileSystemLoader([*dirs, str(TEMPLATES)]),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
@@ -70,14 +73,29 @@ def template_environment() -> jinja2.Environment:
 
 def adapter_of(model: Model) -> Adapter:
     """The model's adapter; :class:`NoTemplate` when its spec has no TLA+ template, or
-    none by design (the refusal says why and what to use instead)."""
+    none by design (the refusal says why and what to use instead). A user's spec has
+    them beside its file (:mod:`tla.locate`); the adapter instance then carries the
+    template's directory as ``template_dir``."""
+    cls = type(model.spec)
+    if not is_builtin(cls):
+        try:
+            found = user_files(cls)
+        except Missing as exc:
+            raise NoTemplate(model.path, "spec", str(exc)) from None
+        adapter = found.adapter(model.spec)
+        adapter.template = found.template
+        adapter.template_dir = found.template_dir
+        return adapter
     why = refusal(model.spec_name)
     if why is not None:
         raise NoTemplate(model.path, "spec", why)
-    cls = adapter_for(model.spec_name)
-    if cls is None or not (TEMPLATES / cls.template).exists():
-        raise NoTemplate(model.path, "spec", f"spec {model.spec_name!r} has no TLA+ template yet (tla/templates)")
-    return cls(model.spec)
+    cls_adapter = adapter_for(model.spec_name)
+    if cls_adapter is None or not (TEMPLATES / cls_adapter.template).exists():
+        raise NoTemplate(model.path, "spec", builtin_missing(model.spec_name))
+    refused = cls_adapter.refuse(model.spec)
+    if refused is not None:
+        raise NoTemplate(model.path, f"constants.{refused[0]}", refused[1])
+    return cls_adapter(model.spec)
 
 
 def render_config(export_name: str, model: Model, adapter: Adapter, props: list[ExportedProperty],
@@ -86,7 +104,7 @@ def render_config(export_name: str, model: Model, adapter: Adapter, props: list[
     template = template_environment().get_template("model.cfg.j2")
     return template.render(
         model_path=Path(model.path).name,
-        description=model.description or model.spec_name,
+        description=model.description or model.spec.name,
         constants=adapter.cfg_constants(),
         invariants=[p.checked for p in props if not p.temporal],
         temporal=[p.checked for p in props if p.temporal],
@@ -110,7 +128,7 @@ def export_model(model: Model, *, symmetry: bool | None = None) -> Export:
     props.sort(key=lambda p: order[p.name])
     header = (
         f"{'-' * 20} MODULE {name} {'-' * 20}\n"
-        f"(* Exported by ordercheck from {Path(model.path).name}: {model.description or model.spec_name} *)"
+        f"(* Exported by ordercheck from {Path(model.path).name}: {model.description or model.spec.name} *)"
     )
     if wanted and not sound:
         header += f"\n(* No SYMMETRY: {why}. *)"
@@ -122,7 +140,8 @@ def export_model(model: Model, *, symmetry: bool | None = None) -> Export:
         "spec_class": type(model.spec).__name__,
         **adapter.context(),
     }
-    module = template_environment().get_template(adapter.template).render(**context)
+    env = template_environment(getattr(adapter, "template_dir", None))
+    module = env.get_template(adapter.template).render(**context)
     config = render_config(name, model, adapter, props, use_symmetry)
     library = (TEMPLATES / LIBRARY_MODULE).read_text(encoding="utf-8")
     files = {f"{name}.tla": module, f"{name}.cfg": config, LIBRARY_MODULE: library}

@@ -31,6 +31,7 @@ class Model:
     time_limit: float | None = None
     raw: dict[str, Any] = field(default_factory=dict)
     prove: dict[str, Any] = field(default_factory=dict)  # the validated [prove] table
+    evidence: dict[str, dict[str, str]] = field(default_factory=dict)  # the validated [evidence] table
 
     @property
     def name(self) -> str:

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 Status = Literal["holds", "violated", "unknown"]
@@ -17,6 +14,10 @@ EXIT_MISMATCH = 1
 EXIT_INPUT = 2
 EXIT_BOUND = 3
 EXIT_ENGINE = 4  # the engine failed for good (checker.api.errors.EngineError)
+EXIT_SPEC = 5  # a spec raised an exception (checker.api.spec_errors.SpecRaised)
+EXIT_OS = 6  # an operating-system error on an output or work path (checker.api.outputs.OutputError)
+EXIT_SIGINT = 130  # interrupted by SIGINT (128 + 2)
+EXIT_SIGTERM = 143  # terminated by SIGTERM (128 + 15)
 
 
 @dataclass
@@ -92,6 +93,9 @@ class Result:
     properties: dict[str, PropertyResult] = field(default_factory=dict)
     stats: Stats = field(default_factory=Stats)
     warnings: list[str] = field(default_factory=list)
+    coverage: dict[str, int] | None = None
+    """Transitions generated per action name (TLC's coverage); ``None`` when the engine did
+    not record them."""
 
     def exit_code(self) -> int:
         """1 if a verdict differs from its expectation, else 3 if a bound left a
@@ -108,6 +112,7 @@ class Result:
             "properties": {name: p.to_json() for name, p in self.properties.items()},
             "stats": asdict(self.stats),
             "warnings": self.warnings,
+            "coverage": self.coverage,
         }
 
     @classmethod
@@ -129,6 +134,7 @@ class Result:
             props,
             Stats(**data.get("stats", {})),
             list(data.get("warnings", [])),
+            data.get("coverage"),
         )
 
 
@@ -154,16 +160,7 @@ def combined_exit_code(results: list[Result]) -> int:
 
 def write_json_atomic(path: str | os.PathLike[str], payload: Any) -> None:
     """Write ``payload`` as JSON so that ``path`` is either the old file or the whole
-    new one, never half-written."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=2, sort_keys=False)
-            fh.write("\n")
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    new one, never half-written (see :mod:`checker.api.outputs`)."""
+    from checker.api.outputs import write_json_atomic as write
+
+    write(path, payload)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from checker.api.errors import ConstantError
+from checker.api.fields import Fields
 
 State = Hashable
 """A state: an immutable value of ints, bools and tuples."""
@@ -49,6 +50,11 @@ class Constant:
     ``list`` or ``dict``). ``choices`` restricts a ``str`` constant; ``minimum`` bounds
     an ``int``. ``ablation`` marks a boolean constant that names a step of the
     algorithm: switching it off makes a mutant.
+
+    ``fault`` names the channel fault (``"loss"``, ``"duplication"``, ``"reordering"``)
+    this constant asks for: a true or non-zero value does, or, when ``fault_values`` is
+    given, one of those values. A model is refused when it asks for a fault the spec
+    does not declare in :attr:`Spec.faults` (see :mod:`checker.api.faults`).
     """
 
     name: str
@@ -59,6 +65,8 @@ class Constant:
     minimum: int | None = None
     maximum: int | None = None
     ablation: bool = False
+    fault: str = ""
+    fault_values: tuple[Any, ...] = ()
 
     def validate(self, value: Any) -> Any:
         """Return ``value`` if this constant can take it; raise :class:`ConstantError`."""
@@ -181,6 +189,15 @@ class Spec:
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
     constants: ClassVar[tuple[Constant, ...]] = ()
+    fields: ClassVar[Fields | None] = None
+    """Names of a tuple state's items (:class:`checker.api.fields.Fields`), for reading them
+    by name (``self.fields.read(state).holder``) and for :meth:`describe`."""
+    faults: ClassVar[frozenset[str]] = frozenset()
+    """The channel faults this spec models, of ``"loss"``, ``"duplication"`` and
+    ``"reordering"``: those its steps handle as the protocol means to (a lost message
+    retransmitted or waited for, a copy recognised and ignored, messages taken out of
+    order). A model whose constants ask for a fault not declared here is refused (exit
+    code 2), since the spec would give verdicts about behaviour it never meant to have."""
     fairness: ClassVar[dict[str, str]] = {}
     """Fairness of actions, as TLA+ declares it: action name -> ``"weak"`` or
     ``"strong"``. Each (name, first argument) pair, i.e. one kind of step by one peer,
@@ -253,8 +270,21 @@ class Spec:
         """Whether a state with no enabled action is a proper end (not a deadlock)."""
         return True
 
+    def action_kinds(self) -> Sequence[str]:
+        """The action names (``label[0]``) this configuration can take, for coverage.
+
+        A search that explores every reachable state records how often each action name
+        fired; each name listed here that never fired is reported as a warning (the model
+        may not exercise what it was written for). The default, ``()``, claims nothing and
+        so warns of nothing.
+        """
+        return ()
+
     def describe(self, state: State) -> dict[str, Any]:
-        """A JSON-friendly view of ``state`` for traces and reports."""
+        """A JSON-friendly view of ``state`` for traces and reports (by field name when
+        the spec names its fields)."""
+        if self.fields is not None:
+            return {k: _jsonable(v) for k, v in self.fields.describe(state).items()}
         return {"state": _jsonable(state)}
 
     def format_action(self, action: Action) -> str:
@@ -272,6 +302,17 @@ class Spec:
         ``None`` (the default) draws nothing for the action.
         """
         return None
+
+    def internal_messages(self, action: Action) -> Sequence[tuple[str, int, int, str]]:
+        """Protocol-internal messages ``action`` sends or receives, for space-time
+        diagrams: messages outside the ordered history (a token, an acknowledgement, a
+        request for a sequence number), drawn lighter than the application's messages.
+
+        Each item is ``("send", peer, to, name)`` or ``("receive", peer, sender, name)``
+        with peer numbers as in the history; a receipt is matched with the oldest
+        unmatched send of that name from ``sender`` to ``peer``. Empty (the default):
+        the action sends and receives none."""
+        return ()
 
     def fairness_class(self, action: Action) -> tuple[str, tuple] | None:
         """The fairness obligation ``action`` belongs to: ``(kind, key)`` with ``kind``

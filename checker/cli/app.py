@@ -3,13 +3,17 @@
 Each command group lives in its own module and is added here: :mod:`~checker.cli.check`
 (check, simulate, list), :mod:`~checker.cli.reports` (report, ablate, graph),
 :mod:`~checker.cli.matrix`, :mod:`~checker.cli.prove`, :mod:`~checker.cli.sweep` and
-:mod:`~checker.cli.tla` (export-tla, tlc). They import :mod:`~checker.cli.common` and the
+:mod:`~checker.cli.tla` (export-tla, tlc) and :mod:`~checker.cli.new` (new). They import :mod:`~checker.cli.common` and the
 layers below; none imports this module.
 
-Exit codes: 0 every verdict as expected; 1 a verdict differs from ``[expect]`` (or a
-property is violated where nothing is expected); 2 bad input, with one line naming the
-file and field; 3 a bound stopped the search before a verdict; 4 the engine failed for
-good (a Spark job that failed after its retries), with one line and nothing written.
+Exit codes (docs/reference/exit-codes.md): 0 every verdict as expected; 1 a verdict
+differs from ``[expect]`` (or a property is violated where nothing is expected); 2 bad
+input, with one line naming the file and field; 3 a bound stopped the search before a
+verdict (the memory budget included); 4 the engine failed for good (a Spark job that
+failed after its retries), with one line and nothing written; 5 a spec raised an
+exception, with one line naming the spec, the action and the shortest trace to the
+state it was taken from (:mod:`checker.engine.diagnose`); 6 an operating-system error on
+an output or work path; 130 and 143 SIGINT and SIGTERM.
 """
 
 from __future__ import annotations
@@ -20,19 +24,28 @@ from typing import Any
 import click
 
 from checker.api.errors import EngineError, InputError
-from checker.api.result import EXIT_ENGINE, EXIT_INPUT
-from checker.cli import check, matrix, prove, reports, sweep, tla
+from checker.api.result import EXIT_ENGINE, EXIT_INPUT, EXIT_SPEC
+from checker.api.spec_errors import SpecRaised
+from checker.cli import check, matrix, new, prove, reports, sweep, tla
+from checker.cli.faults import guarded_command, machine_faults
 from checker.engine.bfs import SpecError
+from checker.validate import command as validate_command
 
 
 class OrdercheckGroup(click.Group):
     """Turns bad input (a spec that breaks the spec API included) into one line and exit
-    code 2, and an engine that fails for good into one line and exit code 4, without a
-    traceback."""
+    code 2, an engine that fails for good into one line and exit code 4, and what the
+    machine does to a run (see :mod:`checker.cli.faults`) into one line and its own code,
+    without a traceback."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        with guarded_command():
+            return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            with machine_faults():
+                return super().invoke(ctx)
         except InputError as exc:
             click.echo(f"ordercheck: error: {exc.line()}", err=True)
             sys.exit(EXIT_INPUT)
@@ -43,6 +56,10 @@ class OrdercheckGroup(click.Group):
             # A spec module that breaks the spec API (e.g. a string inside a state).
             click.echo(f"ordercheck: error: spec {exc} (fix the spec module)", err=True)
             sys.exit(EXIT_INPUT)
+        except SpecRaised as exc:
+            # An exception inside a spec's code, located by checker.engine.diagnose.
+            click.echo(f"ordercheck: spec error: {exc.line()}", err=True)
+            sys.exit(EXIT_SPEC)
 
 
 @click.group(cls=OrdercheckGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -57,3 +74,5 @@ main.add_command(matrix.matrix_command)
 main.add_command(prove.prove)
 sweep.add_commands(main)
 tla.add_commands(main)  # export-tla, tlc
+validate_command.add_commands(main)  # validate, generate-logs
+new.add_commands(main)  # new

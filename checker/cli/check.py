@@ -3,7 +3,9 @@
 Exit codes: 0 every verdict as expected; 1 a verdict differs from ``[expect]`` (or a
 property is violated where nothing is expected); 2 bad input, with one line naming the
 file and field; 3 a bound stopped the search before a verdict; 4 the engine failed for
-good (a Spark job that failed after its retries), with one line and nothing written.
+good (a Spark job that failed after its retries), with one line and nothing written;
+5 a spec raised an exception, with one line naming the spec, the action and the shortest
+trace to the state it was taken from (:mod:`checker.engine.diagnose`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from checker.loading.modelfile import load_model
 @click.argument("models", nargs=-1, required=True, metavar="MODEL.toml|DIR ...")
 @engine_options
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write results as JSON here.")
-@click.option("--verbose", "-v", is_flag=True, help="Print every trace, not only unexpected ones.")
+@click.option("--verbose", "-v", is_flag=True, help="Print every trace, not only unexpected ones, and the coverage.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), help="Write an HTML report into this directory.")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write JUnit XML here.")
 def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_dir: str | None = None,
@@ -32,20 +34,28 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
     """Check models and compare every verdict with the model's [expect]."""
     loaded = load_models(list(models))
     options = options_from(kw)
+    if options.engine == "local":
+        from checker.engine.run import prepare_work_dirs
+
+        for model in loaded:  # a missing checkpoint or an unwritable directory stops the run before any search
+            prepare_work_dirs(model, options)
     if options.engine == "spark":  # one Spark search for every model, level by level
+        from checker.engine.diagnose import diagnosed
         from checker.spark.bfs import check_models_spark
 
-        results = check_models_spark(loaded, options)
+        with diagnosed(loaded):  # a spec's exception on an executor, found again here
+            results = check_models_spark(loaded, options)
     else:
         results = [check_one(model, options) for model in loaded]
+    seen: set[str] = set()  # reduction notes are printed once per run
     for model, result in zip(loaded, results):
-        print_result(model, result, verbose=verbose)
+        print_result(model, result, verbose=verbose, seen=seen)
+    payload: Any = None
     if json_path:
-        payload: Any = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]
-        write_json_atomic(json_path, payload)
+        payload = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]
     from checker.cli.reports import emit_outputs
 
-    emit_outputs(results, report_dir, junit_path)
+    emit_outputs(results, report_dir, junit_path, json_path, payload)
     if len(results) > 1:
         print_summary(results)
     sys.exit(combined_exit_code(results))

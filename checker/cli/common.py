@@ -10,6 +10,7 @@ import click
 
 from checker.api.model import Model
 from checker.api.result import Result
+from checker.engine.notes import first_time
 from checker.engine.run import Options, check_model
 from checker.loading.modelfile import expand_paths, load_model
 
@@ -18,6 +19,22 @@ def load_models(paths: list[str]) -> list[Model]:
     """Load every model first, so bad input stops the run before any search starts."""
     files = expand_paths(paths)
     return [load_model(f) for f in files]
+
+
+class MemorySize(click.ParamType):
+    """A size in bytes: ``800M``, ``4G``, ``1.5G`` (see :func:`checker.engine.budget.parse_size`)."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        from checker.engine.budget import parse_size
+
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_size(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
 
 
 def engine_options(fn: Callable) -> Callable:
@@ -41,6 +58,9 @@ def engine_options(fn: Callable) -> Callable:
                      help="Seconds between checkpoints."),
         click.option("--spill-dir", type=click.Path(file_okay=False),
                      help="Keep every level's frontier in files here (default: only levels over a million states, in a temporary directory)."),
+        click.option("--memory-limit", type=MemorySize(), default=None,
+                     help="Memory the search may hold, e.g. 800M or 4G; past it the search stops as at a bound "
+                          "(default: three quarters of the machine's memory)."),
     ]
     for deco in reversed(decorators):
         fn = deco(fn)
@@ -48,7 +68,11 @@ def engine_options(fn: Callable) -> Callable:
 
 
 def options_from(kw: dict[str, Any]) -> Options:
-    """The :class:`Options` the :func:`engine_options` flags in ``kw`` ask for."""
+    """The :class:`Options` the :func:`engine_options` flags in ``kw`` ask for (warning
+    when ``--workers`` is above the number of cores)."""
+    from checker.cli.faults import warn_workers
+
+    warn_workers(kw["workers"])
     return Options(
         engine=kw["engine"],
         master=kw["master"],
@@ -63,6 +87,7 @@ def options_from(kw: dict[str, Any]) -> Options:
         resume=kw["resume"],
         checkpoint_every=kw["checkpoint_every"],
         spill_dir=kw.get("spill_dir"),
+        memory_limit=kw.get("memory_limit"),
     )
 
 
@@ -78,17 +103,21 @@ def check_one(model: Model, options: Options) -> Result:
 MARK = {True: "ok", False: "UNEXPECTED"}
 
 
-def print_result(model: Model, result: Result, *, verbose: bool | None = False) -> None:
+def print_result(model: Model, result: Result, *, verbose: bool | None = False, seen: set[str] | None = None) -> None:
     """Statistics and one line per property; traces of unexpected verdicts (all traces
-    with ``verbose``; with ``None``, the traces of every violation)."""
+    with ``verbose``; with ``None``, the traces of every violation). ``seen`` collects
+    the reduction notes printed so far in this run, which are not printed again."""
     st = result.stats
     cut = f", stopped by {st.bound}" if st.bound else ""
     click.echo(
-        f"{model.path}: {result.spec}, {st.distinct_states:,} distinct states, {st.transitions:,} "
+        f"{model.path}: {model.spec.name}, {st.distinct_states:,} distinct states, {st.transitions:,} "
         f"transitions, depth {st.depth}, {st.seconds:.2f}s ({st.states_per_second:,.0f} states/s){cut}"
     )
     for warning in result.warnings:
-        click.echo(f"  warning: {warning}")
+        if first_time(warning, seen):
+            click.echo(f"  warning: {warning}")
+    if verbose and result.coverage:
+        click.echo("  coverage: " + ", ".join(f"{name} {n:,}" for name, n in result.coverage.items()))
     width = max((len(n) for n in result.properties), default=0)
     for name, p in result.properties.items():
         expected = p.expected or "-"

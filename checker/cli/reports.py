@@ -12,33 +12,55 @@ from typing import Any
 import click
 
 from checker.api.errors import InputError
-from checker.api.result import Result, combined_exit_code, write_json_atomic
+from checker.api.outputs import Outputs, naming
+from checker.api.result import Result, combined_exit_code
 from checker.cli.common import check_one, engine_options, options_from
 
-
-def emit_outputs(results: list[Result], report_dir: str | None, junit_path: str | None) -> None:
-    """Write ``check``'s HTML report directory and JUnit XML file, if asked for."""
-    if junit_path:
-        write_junit(results, junit_path)
-    if report_dir:
-        write_html(list(results), report_dir)
+REPORT_ENTRIES = ("index.html", "report.md", "results.json", "traces")
+"""What a report directory holds (:func:`reports.html.write_report`): what a new report
+replaces, or removes when it has no such entry itself."""
 
 
-def write_junit(results: list[Result], path: str) -> None:
+def emit_outputs(results: list[Result], report_dir: str | None, junit_path: str | None,
+                 json_path: str | None = None, payload: Any = None) -> None:
+    """Write ``check``'s HTML report directory, JUnit XML file and JSON file, those asked
+    for, all or nothing: each is staged, and the JSON file, staged last, is the last
+    put in place (see :mod:`checker.api.outputs`)."""
+    with Outputs() as out:
+        junit = stage_junit(out, results, junit_path) if junit_path else None
+        index = stage_html(out, list(results), report_dir) if report_dir else None
+        if json_path:
+            out.write_json(json_path, payload)
+    if junit is not None:
+        click.echo(f"JUnit XML: {junit}")
+    if index is not None:
+        click.echo(f"report: {index}")
+
+
+def stage_junit(out: Outputs, results: list[Result], path: str) -> Path:
+    """Stage the JUnit XML of ``results`` as ``path``; returns ``path``."""
     from reports.junit import junit_xml
 
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(junit_xml(results), encoding="utf-8")
-    click.echo(f"JUnit XML: {target}")
+    return out.write_text(path, junit_xml(results))
 
 
-def write_html(items: list[Any], out_dir: str) -> None:
+def stage_html(out: Outputs, items: list[Any], out_dir: str) -> Path:
+    """Stage the HTML report of ``items`` as the directory ``out_dir``; returns the path
+    its index page will have."""
     from reports import payload_of
     from reports.html import write_report
     from reports.view import build_report
 
-    index = write_report(build_report(items), out_dir, payload_of(items))
+    staged = out.directory(out_dir, owned=REPORT_ENTRIES)
+    with naming(out_dir):
+        index = write_report(build_report(items), staged, payload_of(items))
+    return Path(out_dir) / index.relative_to(staged)
+
+
+def write_html(items: list[Any], out_dir: str) -> None:
+    """Write the HTML report of ``items`` into ``out_dir`` (staged, then put in place)."""
+    with Outputs() as out:
+        index = stage_html(out, items, out_dir)
     click.echo(f"report: {index}")
 
 
@@ -55,9 +77,12 @@ def add_commands(main: click.Group) -> None:
         from reports.view import Ablation
 
         items = load_items(list(results))
-        write_html(items, out_dir)
-        if junit_path:
-            write_junit([i for i in items if not isinstance(i, Ablation)], junit_path)
+        with Outputs() as out:
+            index = stage_html(out, items, out_dir)
+            junit = stage_junit(out, [i for i in items if not isinstance(i, Ablation)], junit_path) if junit_path else None
+        click.echo(f"report: {index}")
+        if junit is not None:
+            click.echo(f"JUnit XML: {junit}")
 
     @main.command()
     @click.argument("model_path", metavar="MODEL.toml")
@@ -83,10 +108,12 @@ def add_commands(main: click.Group) -> None:
         run = run_ablation(model, options, on_result=progress, check=check_one)
         record = Ablation(run.model, run.spec, run.baseline, run.mutants, run.note)
         click.echo(ablation_table(record))
-        if json_path:
-            write_json_atomic(json_path, record.to_json())
-        if report_dir:
-            write_html([record], report_dir)
+        with Outputs() as out:
+            index = stage_html(out, [record], report_dir) if report_dir else None
+            if json_path:
+                out.write_json(json_path, record.to_json())
+        if index is not None:
+            click.echo(f"report: {index}")
         results = [run.baseline] + [r for _f, _d, r in run.mutants]
         sys.exit(3 if combined_exit_code(results) == 3 else 0)
 
@@ -121,10 +148,14 @@ def add_commands(main: click.Group) -> None:
                 mark_trace(g, ids, model.spec, name, p.trace)
                 marked.append(f"{name} ({len(p.trace) - 1} steps)")
         out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
         stem = Path(model.path).stem
-        write_dot(g, out / f"{stem}.dot", f"{stem}: {g.number_of_nodes()} states")
-        write_graphml(g, out / f"{stem}.graphml")
+        with Outputs() as staged:
+            dot = staged.file(out / f"{stem}.dot")
+            with naming(out / f"{stem}.dot"):
+                write_dot(g, dot, f"{stem}: {g.number_of_nodes()} states")
+            graphml = staged.file(out / f"{stem}.graphml")
+            with naming(out / f"{stem}.graphml"):
+                write_graphml(g, graphml)
         click.echo(f"{model.path}: {g.number_of_nodes():,} states, {g.number_of_edges():,} transitions")
         click.echo(f"  marked traces: {', '.join(marked) if marked else 'none'}")
         click.echo(f"  wrote {out / (stem + '.dot')} and {out / (stem + '.graphml')}")

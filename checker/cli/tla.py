@@ -53,8 +53,11 @@ def export_tla(models: tuple[str, ...], output: str, no_symmetry: bool) -> None:
 
     loaded = [load_model(p) for p in expand_paths(list(models))]
     exports = [export_model(m, symmetry=False if no_symmetry else None) for m in loaded]
-    for model, export in zip(loaded, exports):
-        paths = export.write(output)
+    from checker.api.outputs import Outputs
+
+    with Outputs() as out:  # every model's files, or none
+        written = [export.write(output, out) for export in exports]
+    for model, paths in zip(loaded, written):
         click.echo(f"{model.path}: {', '.join(str(p) for p in paths[:2])}")
 
 

@@ -62,6 +62,7 @@ class SearchOutcome:
     bound: str | None = None
     complete: bool = True
     maybe_cyclic: bool = False  # an edge leads back to a level at or above its source
+    fired: dict[str, int] | None = None  # transitions generated per action name; None: not recorded
 
     @property
     def distinct_states(self) -> int:
@@ -73,6 +74,7 @@ class SearchOutcome:
 
     initial_states: int = 0
     store_bytes: int = 0
+    memory: Any = None  # the checker.engine.budget.MemoryBoundReached that stopped the search, if one did
 
 
 class Progress:
@@ -116,6 +118,7 @@ def search(
     checkpoint_every: float = 30.0,
     identity: dict[str, Any] | None = None,
     spill_dir: str | Path | None = None,
+    budget: Any = None,
 ) -> SearchOutcome:
     """Explore ``spec`` breadth-first and decide ``props``.
 
@@ -128,8 +131,10 @@ def search(
     continues from the last one there. ``identity`` (e.g. the model's constants) is
     stored with a checkpoint, and a resume with a different one is refused.
     ``spill_dir`` keeps every level's frontier in files there (by default only levels
-    of more than a million states are spilled, to a temporary directory). The loop
-    itself is in :mod:`checker.engine.levels`.
+    of more than a million states are spilled, to a temporary directory). ``budget``
+    (a :class:`checker.engine.budget.MemoryBudget`) stops the search as at a bound
+    (``"memory"``) before it would hold more memory than allowed. The loop itself is
+    in :mod:`checker.engine.levels`.
     """
     with collector_paused():
         return search_levels(
@@ -148,4 +153,5 @@ def search(
             checkpoint_every=checkpoint_every,
             identity=identity,
             spill_dir=spill_dir,
+            budget=budget,
         )

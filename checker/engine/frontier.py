@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
 import struct
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -22,6 +23,30 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 _LENGTH = struct.Struct("<Q")
+
+
+SPILL_PREFIX = "ordercheck-frontier-"
+
+
+def own_spill_dir() -> str:
+    """A new private directory in the temporary directory for a search's spilled levels,
+    named after this process; those a killed process left are removed first."""
+    tmp = Path(tempfile.gettempdir())
+    for stale in tmp.glob(f"{SPILL_PREFIX}*-*"):
+        pid = stale.name[len(SPILL_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            shutil.rmtree(stale, ignore_errors=True)
+    return tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{os.getpid()}-")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def encode(states: Sequence[Any]) -> bytes:

@@ -43,6 +43,7 @@ from checker.api.spec import Property
 from checker.engine.evaluate import Evaluator
 from checker.engine.fingerprint import check_vocabulary
 from checker.engine.frontier import encode, write_record
+from checker.engine.interrupts import worker_signals
 from checker.engine.memory import current_rss, peak_rss, reset_peak
 from checker.engine.reduce import Expander
 
@@ -54,10 +55,20 @@ class _Stop(Exception):
     """The merging process is done with this worker."""
 
 
-def _lane(conn: Any, expander: Expander, props: Sequence[Property], chunk: int, raw_limit: int) -> None:
-    """A worker's loop (see the module docstring): serve messages until ``stop``."""
+def _lane(conn: Any, expander: Expander, props: Sequence[Property], chunk: int, raw_limit: int,
+          inherited: Sequence[Any] = (), keep_level: bool = False) -> None:
+    """A worker's loop (see the module docstring): serve messages until ``stop``.
+
+    ``inherited``: the merging process's ends of the pipes, which the fork copied here;
+    closed at once, so that this worker's reads end (and the worker exits) when the
+    merging process dies, however it dies. ``keep_level``: keep the current level's
+    segments until the level ends, so that an interrupted level can still be dumped
+    for a checkpoint (:meth:`Lanes.abort`)."""
+    worker_signals()
+    for end in inherited:
+        end.close()
     try:
-        _Lane(conn, expander, props, chunk, raw_limit).run()
+        _Lane(conn, expander, props, chunk, raw_limit, keep_level).run()
     except (_Stop, EOFError, BrokenPipeError, KeyboardInterrupt):
         pass
     except BaseException as exc:  # reported to the merging process, which raises it
@@ -69,8 +80,11 @@ def _lane(conn: Any, expander: Expander, props: Sequence[Property], chunk: int, 
 
 
 class _Lane:
-    def __init__(self, conn: Any, expander: Expander, props: Sequence[Property], chunk: int, raw_limit: int) -> None:
+    def __init__(self, conn: Any, expander: Expander, props: Sequence[Property], chunk: int, raw_limit: int,
+                 keep_level: bool = False) -> None:
         self.conn = conn
+        self.keep_level = keep_level
+        self.current: dict[int, list | bytes] = {}  # the level's expanded segments (keep_level)
         self.expander = expander
         self.evaluator = Evaluator(expander.spec, props)
         self.history_key = expander.spec.history_key if self.evaluator.uses_history else None
@@ -93,8 +107,15 @@ class _Lane:
                 raise _Stop
             if kind == "level":
                 self.level(msg[1], msg[2])
+            elif kind == "abort":
+                self.abort()
             else:
                 self.control(msg)
+
+    def abort(self) -> None:
+        """The merging process gave up the level: drop what awaits its answer."""
+        self.pending.clear()
+        self.conn.send(("aborted",))
 
     def control(self, msg: tuple) -> None:
         kind = msg[0]
@@ -126,7 +147,7 @@ class _Lane:
             self.raw += len(states)
 
     def encoded(self, seg: int) -> bytes:
-        states = self.segments[seg]
+        states = self.segments[seg] if seg in self.segments else self.current[seg]
         return states if isinstance(states, bytes) else marshal.dumps(states, 4)
 
     def level(self, segs: Sequence[int], open_names: frozenset[str]) -> None:
@@ -134,8 +155,11 @@ class _Lane:
         for name in list(evaluator.open):
             if name not in open_names:
                 evaluator.decide(name)
+        self.current = {}
         for seg in segs:
             states = self.segments.pop(seg)
+            if self.keep_level:
+                self.current[seg] = states
             if isinstance(states, bytes):
                 states = marshal.loads(states)
             else:
@@ -150,6 +174,9 @@ class _Lane:
                     msg = self.conn.recv()
                     if msg[0] == "stop":
                         raise _Stop  # the search ended early
+                    if msg[0] == "abort":
+                        self.abort()
+                        return
                     if self.inbox or msg[0] == "level":
                         self.inbox.append(msg)  # for after this level, in order
                     else:
@@ -197,6 +224,7 @@ class _Lane:
             on_succ,
             on_terminal,
             problem,
+            expander.take_fired(),
         )
         return succ, result
 
@@ -217,7 +245,8 @@ def _receiver(conn: Any, inbox: queue.SimpleQueue) -> None:
 class Lanes:
     """The merging process's handle on its worker processes."""
 
-    def __init__(self, workers: int, expander: Expander, props: Sequence[Property], chunk: int, raw_limit: int) -> None:
+    def __init__(self, workers: int, expander: Expander, props: Sequence[Property], chunk: int, raw_limit: int,
+                 keep_level: bool = False) -> None:
         ctx = multiprocessing.get_context("fork")
         self.chunk = chunk
         self.conns: list[Any] = []
@@ -226,19 +255,24 @@ class Lanes:
         self.seg = 0  # the next segment number
         self.shipping: dict[int, int] = {}  # segment -> worker to adopt it, awaiting its owner's reply
         self.owed = [0] * workers  # "shipped" replies each worker still owes
-        for _ in range(workers):
-            parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_lane, args=(child, expander, props, chunk, raw_limit), daemon=True)
-            proc.start()
-            child.close()
-            self.conns.append(parent)
-            self.procs.append(proc)
+        self.inboxes: list[queue.SimpleQueue] = []
+        try:
+            for _ in range(workers):
+                parent, child = ctx.Pipe()
+                self.conns.append(parent)
+                proc = ctx.Process(target=_lane, args=(child, expander, props, chunk, raw_limit, list(self.conns),
+                                                       keep_level), daemon=True)
+                proc.start()
+                child.close()
+                self.procs.append(proc)
+        except OSError as exc:  # e.g. too many open files: stop the workers already started
+            self.close()
+            raise OSError(exc.errno, f"{exc.strerror} (starting {workers} worker processes)") from None
         # Threads start once every process is forked (a fork copies no thread). A
         # receiver per worker drains its pipe, so a worker never waits for this process
         # to read (it may run ahead of the merge by up to a level). This process writes
         # to a worker directly: a full pipe holds it up only until the worker, which
         # never waits on this process, reads its messages after its current unit.
-        self.inboxes: list[queue.SimpleQueue] = []
         for parent in self.conns:
             inbox: queue.SimpleQueue = queue.SimpleQueue()
             thread = threading.Thread(target=_receiver, args=(parent, inbox), daemon=True)
@@ -285,7 +319,7 @@ class Lanes:
 
     def run(self, level: LaneLevel, open_names: frozenset[str]) -> Iterator[tuple]:
         """Expand ``level``: its units' results in the level's order, as
-        ``(worker, unit, positions, counts, fingerprints, on_succ, on_terminal, problem)``."""
+        ``(worker, unit, positions, counts, fingerprints, on_succ, on_terminal, problem, fired)``."""
         for w in range(self.workers):
             self.send(w, ("level", [seg for seg, owner, _n in level.order if owner == w], open_names))
         for _seg, w, n in level.order:
@@ -294,6 +328,28 @@ class Lanes:
                 if msg[0] != "unit":
                     raise RuntimeError(f"worker process {w} sent {msg[0]!r} instead of a unit")
                 yield (w, *msg[1:])
+
+    def pids(self) -> list[int]:
+        """The worker processes' ids."""
+        return [p.pid for p in self.procs if p.pid is not None]
+
+    def abort(self) -> None:
+        """Give up the level being expanded: every worker drops its unanswered units,
+        and the replies in flight are read and dropped, so that the level's segments can
+        still be dumped (the workers keep them with ``keep_level``)."""
+        for w in range(self.workers):
+            self.send(w, ("abort",))
+        for w in range(self.workers):
+            while True:
+                msg = self.inboxes[w].get()
+                if msg[0] == "aborted":
+                    break
+                if msg[0] == "eof":
+                    raise RuntimeError(f"worker process {w} ended unexpectedly")
+                if msg[0] == "error":
+                    raise msg[1]
+        self.shipping.clear()
+        self.owed = [0] * self.workers
 
     def peak_bytes(self) -> int:
         """The workers' peak resident memory beyond what they had when they started."""
@@ -308,7 +364,7 @@ class Lanes:
         return total
 
     def close(self) -> None:
-        for w in range(self.workers):
+        for w in range(len(self.procs)):
             try:
                 self.send(w, ("stop",))
             except OSError:  # the worker is gone already

@@ -23,27 +23,29 @@ uninterrupted run.
 
 from __future__ import annotations
 
-import json
 import multiprocessing
-import os
 import pickle
 import shutil
-import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from checker.api.errors import InputError
 from checker.api.spec import Property, Spec
+from checker.engine import interrupts
+from checker.engine.budget import MemoryBoundReached
+from checker.engine.checkpoints import load, restore
 from checker.engine.evaluate import Evaluator
 from checker.engine.fingerprint import check_vocabulary
-from checker.engine.frontier import Frontier, decode
+from checker.engine.frontier import Frontier, decode, own_spill_dir
+from checker.engine.interrupts import worker_signals
 from checker.engine.lanes import LaneLevel, Lanes
 from checker.engine.memory import current_rss, peak_rss, reset_peak
 from checker.engine.reduce import Expander, Reductions
+from checker.engine.resumable import LevelMark, warn
 from checker.engine.table import CompactStore, FingerprintTable
 
 CHUNK = 2048
@@ -68,6 +70,7 @@ _WORKER: Expander | None = None
 
 def _init_worker(expander: Expander) -> None:
     global _WORKER
+    worker_signals()
     _WORKER = expander
 
 
@@ -79,13 +82,13 @@ def _expand_remote(chunk: bytes | list) -> tuple:
     states = _states(chunk)
     owner, pos, succ, counts, reduced = _WORKER.expand(states)
     fps = _WORKER.fingerprints(succ)
-    return owner, pos, pickle.dumps(succ, pickle.HIGHEST_PROTOCOL), counts, reduced, fps
+    return owner, pos, pickle.dumps(succ, pickle.HIGHEST_PROTOCOL), counts, reduced, fps, None, _WORKER.take_fired()
 
 
 def _expand_local(expander: Expander, chunk: bytes | list) -> tuple:
     states = _states(chunk)
     owner, pos, succ, counts, reduced = expander.expand(states)
-    return owner, pos, succ, counts, reduced, expander.fingerprints(succ), states
+    return owner, pos, succ, counts, reduced, expander.fingerprints(succ), states, expander.take_fired()
 
 
 def search_levels(
@@ -106,12 +109,19 @@ def search_levels(
     identity: dict[str, Any] | None = None,
     spill_dir: str | Path | None = None,
     spill_after: int | None = None,
+    budget: Any = None,
 ) -> Any:
     """The search behind :func:`checker.engine.bfs.search` (see the module docstring).
 
     ``spill_dir``: where a level's frontier goes once it holds more than
     ``spill_after`` states (default: a temporary directory, :data:`SPILL_AFTER`
     states; with a ``spill_dir`` and no ``spill_after``, every level is spilled).
+    ``budget``: a :class:`~checker.engine.budget.MemoryBudget`; the search stops as at
+    a bound (``"memory"``) before it would pass it.
+
+    Stopped inside a level (by the budget, or by SIGINT or SIGTERM, see
+    :mod:`checker.engine.interrupts`), the search writes the checkpoint of the level's
+    start when it has a checkpoint directory (:mod:`checker.engine.resumable`).
 
     The steps: load the last checkpoint or start from the initial states
     (:meth:`_LevelSearch.load_or_start`), then level by level
@@ -135,6 +145,7 @@ def search_levels(
         identity=identity,
         spill_dir=spill_dir,
         spill_after=spill_after,
+        budget=budget,
     )
     search.load_or_start(resume)
     search.run()
@@ -163,6 +174,7 @@ class _LevelSearch:
         identity: dict[str, Any] | None,
         spill_dir: str | Path | None,
         spill_after: int | None,
+        budget: Any = None,
     ) -> None:
         self.started = time.monotonic()
         reset_peak()
@@ -178,10 +190,13 @@ class _LevelSearch:
         self.workers = workers
         self.checkpoint_every = checkpoint_every
         self.evaluator = evaluator = Evaluator(spec, props)
-        capacity = min(bounds.max_states, 1 << 27) if bounds.max_states else 1 << 16
-        self.store = CompactStore(capacity)
+        self.store = CompactStore(min(bounds.max_states or 1 << 16, 1 << 16))  # grows as the search needs
+        self.budget = budget
+        if budget is not None:
+            self.store.guard(budget.reserve)
         self.outcome = outcome_cls(self.store)
         self.decisions = self.outcome.decisions
+        self.fired: Counter[str] | None = Counter()  # coverage: successors generated per action name
         self.expander = expander = Expander(spec, reductions)
         self.history_key = spec.history_key if evaluator.uses_history else None
         self.max_states = bounds.max_states
@@ -199,7 +214,7 @@ class _LevelSearch:
         self.level_new = FingerprintTable(1 << 10) if track_cycles else None
         self.own_spill = spill_dir is None
         if self.own_spill:
-            spill_dir = tempfile.mkdtemp(prefix="ordercheck-frontier-")
+            spill_dir = own_spill_dir()
             if spill_after is None:
                 spill_after = SPILL_AFTER
         elif spill_after is None:
@@ -215,8 +230,12 @@ class _LevelSearch:
         self.pool: Any = None
         self.worker_peak = 0  # the workers' own peak memory (lanes)
         self.searched = False  # the search loop ended without an exception
+        self.at_depth_bound = False
         if workers > 1 and not reductions.proviso and self.own_spill:
-            self.lanes = Lanes(workers, expander, props, CHUNK, RAW_LANE)
+            self.lanes = Lanes(workers, expander, props, CHUNK, RAW_LANE, keep_level=self.ckpt is not None)
+            if budget is not None:
+                budget.workers = self.lanes.pids
+        self.mark = LevelMark(self.ckpt, ident)  # the level's start, for checkpoints
 
     def new_frontier(self) -> Frontier | LaneLevel:
         """An empty frontier for a level: held by the workers (lanes) or here."""
@@ -244,7 +263,7 @@ class _LevelSearch:
             self.transitions = 0
             self.elapsed_before = 0.0
             ckpt = self.ckpt
-            loaded = _load_checkpoint(ckpt, self.ident, self.spill_dir, self.spill_after) if (ckpt is not None and resume) else None
+            loaded = load(ckpt, self.ident, self.spill_dir, self.spill_after) if (ckpt is not None and resume) else None
             if loaded is not None:
                 self._resume(loaded)
             else:
@@ -252,19 +271,20 @@ class _LevelSearch:
         except BaseException:
             if self.lanes is not None:
                 self.lanes.close()
+            if self.own_spill:
+                shutil.rmtree(self.spill_dir, ignore_errors=True)
             raise
 
     def _resume(self, loaded: tuple) -> None:
         store, outcome = self.store, self.outcome
         meta, fps, parents, actions, frontier = loaded
         outcome.maybe_cyclic = meta.get("maybe_cyclic", False)
-        store.table.reserve(len(fps))
-        store.table.insert(fps)
-        store.parents.extend(parents)
-        store.actions.extend(actions)
+        assert self.ckpt is not None
+        restore(store, fps, parents, actions, self.ckpt)
         self.level_start, self.depth, self.transitions = meta["level_start"], meta["depth"], meta["transitions"]
         outcome.initial_states = meta["initial_states"]
         self.elapsed_before = meta["seconds"]
+        self.fired = Counter(meta["fired"]) if meta.get("fired") is not None else None
         for name, (index, sentence) in meta["decisions"].items():
             self.record([(name, sentence)], index)
         if self.lanes is not None:
@@ -301,32 +321,77 @@ class _LevelSearch:
     def run(self) -> None:
         """Level after level until the frontier is empty, every property is decided (with
         ``stop_when_decided``) or a bound is met; the workers stop and the spill
-        directory goes, whatever happens."""
+        directory goes, whatever happens. The memory budget stops it as a bound
+        (:meth:`_stopped_by_memory`); a signal stops it where its state is consistent
+        (after a unit of work) and propagates."""
         bounds = self.bounds
         self.deadline = None if bounds.time_limit is None else self.started + bounds.time_limit
         self.vocabulary_checks = VOCABULARY_CHECKS
-        if self.workers > 1 and self.lanes is None:
-            self.pool = multiprocessing.get_context("fork").Pool(
-                self.workers, initializer=_init_worker, initargs=(self.expander,)
-            )
-        self.last_checkpoint = time.monotonic()
         self.stop = self.stop_when_decided and self.evaluator.done
         self.frontier_len = len(self.frontier)
-        self.next_frontier = self.new_frontier()
+        self.next_frontier = self.frontier
+        interrupts.defer()  # a signal is raised by merge()'s poll, where the state is consistent
         try:
+            if self.workers > 1 and self.lanes is None:
+                self.pool = pool = multiprocessing.get_context("fork").Pool(
+                    self.workers, initializer=_init_worker, initargs=(self.expander,)
+                )
+                if self.budget is not None:
+                    self.budget.workers = lambda: [p.pid for p in pool._pool]
+            self.next_frontier = self.new_frontier()
             while self.frontier and not self.stop:
-                if self.ckpt is not None and time.monotonic() - self.last_checkpoint >= self.checkpoint_every:
+                self.mark.begin(self.meta(), len(self.store))
+                if self.mark.due(self.checkpoint_every):
                     self.checkpoint()
                 if not self.expand_level():
                     break
             self.searched = True
+        except MemoryError as exc:  # the budget's bound (checker.engine.budget), or an allocation that failed
+            self._stopped_by_memory(exc)
+        except interrupts.Interrupted as exc:
+            self._save_level_start(write=exc.safe)
+            exc.checkpoint = self.mark.saved()
+            raise
         finally:
+            interrupts.undefer()
             self._close()
 
-    def checkpoint(self) -> None:
-        """Write the store, the frontier and the counts at this level boundary."""
+    def _stopped_by_memory(self, exc: MemoryError) -> None:
+        """End the search as at a bound (``"memory"``). Only a stop by the budget comes
+        where the store is consistent (before an allocation, or after a unit): its
+        level's checkpoint is written then."""
         outcome = self.outcome
-        meta = {
+        outcome.bound = "memory"
+        outcome.memory = exc if isinstance(exc, MemoryBoundReached) else None
+        self.stop = True
+        if self.mark.meta is not None and len(self.store) > self.mark.states and not self.at_depth_bound:
+            self.depth += 1  # the next level's states found so far count towards the depth
+        self.searched = self._save_level_start(write=outcome.memory is not None)
+
+    def _save_level_start(self, write: bool) -> bool:
+        """When the search stops inside a level: stop the workers' part of it and, with
+        ``write``, write the checkpoint of the level's start; a failure warns and keeps
+        the last checkpoint. Whether the workers are still in step (their peak memory can
+        be asked for)."""
+        mark = self.mark
+        if self.lanes is not None:
+            try:
+                self.lanes.abort()  # the workers drop the rest of the level and answer what follows
+            except Exception as exc:  # a worker that died: its share of the level is gone
+                if mark.ckpt is not None:
+                    warn(f"no checkpoint of the stopped level ({exc}); the last one, {mark.saved() or 'none'}, is kept")
+                return False
+        if write and mark.ckpt is not None:
+            try:
+                mark.save(self.store, self.frontier)
+            except MemoryError:
+                warn(f"no checkpoint of the stopped level (out of memory); the last one, {mark.saved() or 'none'}, is kept")
+        return True
+
+    def meta(self) -> dict[str, Any]:
+        """The counts at this level boundary, as a checkpoint records them."""
+        outcome = self.outcome
+        return {
             "level_start": self.level_start,
             "depth": self.depth,
             "transitions": self.transitions,
@@ -334,10 +399,13 @@ class _LevelSearch:
             "seconds": self.elapsed_before + time.monotonic() - self.started,
             "decisions": {n: [d.index, d.explanation] for n, d in self.decisions.items()},
             "maybe_cyclic": outcome.maybe_cyclic,
+            "fired": dict(self.fired) if self.fired is not None else None,
         }
-        assert self.ckpt is not None
-        _save_checkpoint(self.ckpt, self.ident, meta, self.store, self.frontier)
-        self.last_checkpoint = time.monotonic()
+
+    def checkpoint(self) -> None:
+        """Write the store, the frontier and the counts at this level boundary
+        (:mod:`checker.engine.checkpoints`; a failed write warns and the search goes on)."""
+        self.mark.save(self.store, self.frontier)
 
     def expand_level(self) -> bool:
         """Expand the current level chunk by chunk and merge each chunk in order; then
@@ -380,15 +448,14 @@ class _LevelSearch:
         try:
             if lanes is not None:
                 # Worker w's unit: the states stay there; findings come with it.
-                w, unit, pos_a, counts_a, fps, on_succ, on_terminal, problem = res
+                w, unit, pos_a, counts_a, fps, on_succ, on_terminal, problem, fired = res
                 if problem:
                     raise spec_error(f"{spec.name}: {problem}")
                 owner_a = np.repeat(np.arange(len(counts_a), dtype=np.int64), counts_a)
                 counts = counts_a  # a list only if the loop below runs
                 states = None
             else:
-                owner, pos, succ, counts, reduced, fps = res[:6]
-                states = res[6] if len(res) > 6 else None
+                owner, pos, succ, counts, reduced, fps, states, fired = res
                 if isinstance(succ, bytes):
                     succ = pickle.loads(succ)
                 if states is None and (0 in counts or reductions.proviso or history_key is not None):
@@ -399,6 +466,8 @@ class _LevelSearch:
                     )
                 owner_a = np.asarray(owner, dtype=np.int64)
                 pos_a = np.asarray(pos, dtype=np.int64)
+            if self.fired is not None:
+                self.fired.update(fired)
             if pos_a.size and pos_a.max() > 0xFFFF:
                 raise spec_error(f"{spec.name}: more than 65535 enabled actions in one state")
             first = len(store)
@@ -408,7 +477,9 @@ class _LevelSearch:
                 transitions += len(fps)
                 new = np.zeros(0, dtype=np.int64)
             else:
+                self.mark.reserve(len(fps))
                 new = store.add_batch(fps, owner_a + base, pos_a)
+                self.mark.add(fps[new])
                 level_new = self.level_new
                 if level_new is not None and not outcome.maybe_cyclic:
                     fresh = np.zeros(len(fps), dtype=bool)
@@ -503,6 +574,9 @@ class _LevelSearch:
                 outcome.bound = "time_limit"
                 stop = True
                 return True
+            if self.budget is not None:
+                self.budget.check()
+            interrupts.poll()
             if self.progress is not None:
                 self.progress.tick(len(store), self.depth + 1, self.frontier_len - done_parents + next_len + len(pending))
             return False
@@ -562,6 +636,7 @@ class _LevelSearch:
         outcome.transitions = self.transitions
         outcome.depth = self.depth + 1 if len(store) else 0
         outcome.complete = outcome.bound is None and not (self.stop and self.remaining)
+        outcome.fired = dict(self.fired) if self.fired is not None else None
         outcome.seconds = self.elapsed_before + time.monotonic() - self.started
         outcome.peak_memory_bytes = max(peak_rss() - self.baseline, 0) + self.worker_peak
         outcome.store_bytes = store.nbytes()
@@ -608,56 +683,3 @@ def _proviso(expander: Expander, store: CompactStore, states, owner, pos, succ, 
         c2.append(n)
         f2.append(np.asarray(seg, dtype=np.uint64))
     return o2, p2, s2, c2, (np.concatenate(f2) if f2 else np.zeros(0, dtype=np.uint64))
-
-
-# -- checkpoints ------------------------------------------------------------------------
-
-
-def _save_checkpoint(ckpt: Path, ident: dict[str, Any], meta: dict[str, Any], store: CompactStore, frontier: Frontier) -> None:
-    ckpt.mkdir(parents=True, exist_ok=True)
-    name = f"level-{meta['depth']:05d}-{os.getpid()}"
-    tmp = ckpt / (name + ".tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
-    np.save(tmp / "fingerprints.npy", store.table.values())
-    np.save(tmp / "parents.npy", store.parents.view())
-    np.save(tmp / "actions.npy", store.actions.view())
-    with open(tmp / "frontier.bin", "wb") as fh:
-        frontier.dump(fh)
-    (tmp / "meta.json").write_text(json.dumps({"identity": ident, **meta}))
-    for f in tmp.iterdir():
-        with open(f, "rb") as fh:
-            os.fsync(fh.fileno())
-    final = ckpt / name
-    if final.exists():
-        shutil.rmtree(final)
-    os.rename(tmp, final)
-    pointer = ckpt / "CURRENT.tmp"
-    pointer.write_text(name)
-    with open(pointer, "rb") as fh:
-        os.fsync(fh.fileno())
-    previous = (ckpt / "CURRENT").read_text().strip() if (ckpt / "CURRENT").exists() else None
-    os.replace(pointer, ckpt / "CURRENT")
-    if previous and previous != name and (ckpt / previous).exists():
-        shutil.rmtree(ckpt / previous)
-
-
-def _load_checkpoint(ckpt: Path, ident: dict[str, Any], spill_dir: str | Path | None, spill_after: int | None):
-    """The last checkpoint in ``ckpt``, or ``None`` when there is none yet."""
-    pointer = ckpt / "CURRENT"
-    if not pointer.exists():
-        return None
-    where = ckpt / pointer.read_text().strip()
-    try:
-        meta = json.loads((where / "meta.json").read_text())
-        fps = np.load(where / "fingerprints.npy")
-        parents = np.load(where / "parents.npy")
-        actions = np.load(where / "actions.npy")
-        with open(where / "frontier.bin", "rb") as fh:
-            frontier = Frontier.load(fh, spill_dir, spill_after=spill_after)
-    except (OSError, ValueError, pickle.UnpicklingError) as exc:
-        raise InputError(str(ckpt), "checkpoint", f"cannot be read ({exc})") from None
-    if meta.get("identity") != json.loads(json.dumps(ident)):
-        raise InputError(str(ckpt), "checkpoint", "was written for another model, property set or reduction setting")
-    return meta, fps, parents, actions, frontier

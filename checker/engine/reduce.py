@@ -52,6 +52,7 @@ visibility-and-proviso case is left unreduced by symmetry rather than argued abo
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -284,6 +285,13 @@ class Expander:
     def __init__(self, spec: Spec, red: Reductions) -> None:
         self.spec = spec
         self.red = red
+        self.fired: Counter[str] = Counter()  # successors generated per action name (coverage)
+
+    def take_fired(self) -> dict[str, int]:
+        """The successors generated per action name since the last call (coverage)."""
+        out = dict(self.fired)
+        self.fired.clear()
+        return out
 
     def expand(self, states: Sequence[State], full: bool = False):
         """Successors of ``states``: ``(owner, pos, succ, counts, reduced)``.
@@ -302,6 +310,7 @@ class Expander:
         memo = _memo_for(spec, visible)
         reduction_key = spec.reduction_key if por else None
         next_states_of = spec.next_states_of
+        fired = self.fired
         owner: list[int] = []
         pos: list[int] = []
         succ: list = []
@@ -318,6 +327,8 @@ class Expander:
                     if len(some) != len(chosen):
                         raise RuntimeError(f"{spec.name}: reduction key does not decide the successors' owners")
                     n = len(chosen)
+                    for label, _t in some:
+                        fired[label[0]] += 1
                     if n == 1:  # the common case: one process, one step
                         owner.append(k)
                         pos.append(chosen[0])
@@ -336,6 +347,8 @@ class Expander:
                 if out is None:
                     out = next_states(s)
                 n = len(out)
+                for label, _t in out:
+                    fired[label[0]] += 1
                 owner.extend([k] * n)
                 pos.extend(range(n))
                 succ.extend([t for _l, t in out])
@@ -343,6 +356,8 @@ class Expander:
             else:
                 chosen = found[0]
                 n = len(chosen)
+                for i in chosen:
+                    fired[out[i][0][0]] += 1
                 owner.extend([k] * n)
                 pos.extend(chosen)
                 succ.extend([out[i][1] for i in chosen])

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from checker.api.errors import InputError
 from checker.api.model import Model
+from checker.api.outputs import writable_dir
 from checker.api.result import PropertyResult, Result, Stats
 from checker.api.trace import replay, to_steps
 from checker.engine.bfs import Bounds, Decision, Progress, SearchOutcome, search
+from checker.engine.budget import MemoryBudget, advice, default_limit
+from checker.engine.checkpoints import checkpoint_dir, describe, prepare, require
+from checker.engine.fairness_note import fairness_warning
+from checker.engine.notes import with_guide
 from checker.engine.reduce import Reductions, plan
 
 
@@ -31,6 +37,7 @@ class Options:
     checkpoint_every: float = 30.0  # seconds between checkpoints
     spill_dir: str | None = None  # put every level's frontier in files here (see checker.engine.frontier)
     master: str = "local[*]"  # Spark master for engine="spark"
+    memory_limit: int | None = None  # bytes the search may hold (None: checker.engine.budget's default)
 
 
 def bounds_for(model: Model, options: Options) -> Bounds:
@@ -43,6 +50,31 @@ def bounds_for(model: Model, options: Options) -> Bounds:
 
 def check_model(model: Model, options: Options = Options()) -> Result:
     """Run the local engine on ``model`` and build its :class:`Result`.
+
+    An exception raised by the spec's code ends the check as a
+    :class:`~checker.api.spec_errors.SpecRaised` naming the state (see
+    :func:`checker.engine.diagnose.diagnose`); ``options.engine`` must be ``"local"``
+    (see :func:`_check_model`).
+    """
+    if options.engine != "local":
+        return _check_model(model, options)  # refused there, before any search
+    try:
+        return _check_model(model, options)
+    except Exception as exc:
+        from checker.engine.diagnose import diagnose
+
+        found = diagnose(model, exc, symmetry=_wanted(model.symmetry, options.symmetry), por=_wanted(model.por, options.por))
+        if found is exc:
+            raise
+        raise found from None
+
+
+def _wanted(model_says: bool, option: bool | None) -> bool:
+    return model_says if option is None else option
+
+
+def _check_model(model: Model, options: Options) -> Result:
+    """The check itself.
 
     ``options.engine`` must be ``"local"``: the Spark engine sits in a layer above this
     one (:func:`checker.spark.bfs.check_model_spark`; the command line picks between the
@@ -64,10 +96,9 @@ def check_model(model: Model, options: Options = Options()) -> Result:
         want_por = False
         depth_note = ["partial-order reduction: not applied under a depth bound (reduced paths can be longer)"]
     reductions, notes = plan(model.spec, model.properties, want_sym, want_por)
-    notes = depth_note + notes
-    if options.resume and not options.checkpoint:
-        raise InputError(model.path, "--resume", "needs --checkpoint DIR, the directory to resume from")
-    checkpoint = str(Path(options.checkpoint) / model.name) if options.checkpoint else None
+    notes = [with_guide(n) for n in depth_note + notes]
+    checkpoint = prepare_work_dirs(model, options)
+    budget = MemoryBudget(options.memory_limit if options.memory_limit is not None else default_limit())
     outcome = search(
         model.spec,
         model.properties,
@@ -81,16 +112,42 @@ def check_model(model: Model, options: Options = Options()) -> Result:
         checkpoint_every=options.checkpoint_every,
         identity={"spec": model.spec_name, "constants": model.constants},
         spill_dir=options.spill_dir,
+        budget=budget,
     )
+    if outcome.bound == "memory":
+        notes.append(advice(outcome.memory, describe(Path(checkpoint)) if checkpoint else None))
     if reductions.por and outcome.decisions:
-        shortest_traces(model, outcome, reductions, options.workers)
+        shortest_traces(model, outcome, reductions, options.workers, budget)
     lassos, liveness_cut = check_cycles(model, outcome, bounds)
     if (lassos or liveness_cut) and want_sym:
         notes.append("liveness was checked on the unreduced graph: symmetry reduction is unsound for it")
-    return build_result(model, outcome, "local", reductions.as_dict(), notes, lassos, liveness_cut)
+    result = build_result(model, outcome, "local", reductions.as_dict(), notes, lassos, liveness_cut)
+    note = fairness_warning(model.spec, model.properties, outcome.maybe_cyclic, result, bounds)
+    if note is not None:
+        result.warnings.append(note)
+    return result
 
 
-def shortest_traces(model: Model, outcome: SearchOutcome, reductions: Reductions, workers: int) -> None:
+def prepare_work_dirs(model: Model, options: Options) -> str | None:
+    """Check the checkpoint and spill directories before a search starts: an
+    :class:`OSError` naming the path when one cannot be written (exit code 6), an
+    :class:`InputError` for ``--resume`` without a checkpoint. Returns the model's own
+    checkpoint directory (:func:`checker.engine.checkpoints.checkpoint_dir`), if any."""
+    if options.resume and not options.checkpoint:
+        raise InputError(model.path, "--resume", "needs --checkpoint DIR, the directory to resume from")
+    if options.spill_dir:
+        writable_dir(options.spill_dir)
+    if not options.checkpoint:
+        return None
+    ckpt = checkpoint_dir(options.checkpoint, model.path)
+    if options.resume:
+        require(ckpt)
+    prepare(ckpt)
+    return str(ckpt)
+
+
+def shortest_traces(model: Model, outcome: SearchOutcome, reductions: Reductions, workers: int,
+                    budget: MemoryBudget | None = None) -> None:
     """Replace the traces a partial-order-reduced search found by shortest ones.
 
     A reduced graph keeps every verdict but not every shortest path. The decided
@@ -106,6 +163,7 @@ def shortest_traces(model: Model, outcome: SearchOutcome, reductions: Reductions
         Bounds(max_depth=depth),
         reductions=Reductions(group=reductions.group),
         workers=workers,
+        budget=budget,
     )
     for name, d in again.decisions.items():
         outcome.decisions[name] = Decision(d.index, d.explanation, again.store)
@@ -181,6 +239,7 @@ def build_result(
         collision_probability=outcome.collision_probability,
         bound=outcome.bound,
     )
+    coverage, unfired = coverage_of(spec, outcome, bool(reductions.get("por")))
     return Result(
         model=model.path,
         spec=model.spec_name,
@@ -189,5 +248,26 @@ def build_result(
         reductions=reductions,
         properties=props,
         stats=stats,
-        warnings=list(warnings or []),
+        warnings=list(warnings or []) + unfired,
+        coverage=coverage,
     )
+
+
+def coverage_of(spec: Any, outcome: SearchOutcome, por: bool = False) -> tuple[dict[str, int] | None, list[str]]:
+    """The search's transitions per action name, the spec's listed action kinds first (with
+    their zeros), and a warning for each listed kind that never fired in a search that
+    explored every reachable state (a search stopped early proves nothing by a zero; with
+    partial-order reduction the counts are the reduced graph's)."""
+    fired = getattr(outcome, "fired", None)
+    if fired is None:
+        return None, []
+    kinds = list(dict.fromkeys(spec.action_kinds()))
+    coverage = {k: fired.get(k, 0) for k in kinds}
+    coverage.update(sorted((k, n) for k, n in fired.items() if k not in coverage))
+    warnings = []
+    if outcome.complete:
+        never = [k for k in kinds if not fired.get(k)]
+        if never:
+            where = " in the graph reduced by partial-order reduction" if por else ""
+            warnings.append(f"coverage: {', '.join(never)} never fired{where} (listed by {spec.name}.action_kinds)")
+    return coverage, warnings

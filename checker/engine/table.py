@@ -16,6 +16,8 @@ by one would.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 TAIL = 48
@@ -44,6 +46,7 @@ class FingerprintTable:
         size = 1 << max(4, (max(capacity, 1) * 4 // 3).bit_length())
         self.slots = np.zeros(size, dtype=np.uint64)
         self.count = 0
+        self.guard: Callable[[int], None] | None = None  # told the bytes of a growth before it (checker.engine.budget)
 
     def __len__(self) -> int:
         return self.count
@@ -132,6 +135,8 @@ class FingerprintTable:
             return
         while count * 4 > size * 3:
             size *= 2
+        if self.guard is not None:
+            self.guard(size * 8)
         old = self.slots
         self.slots = np.zeros(size, dtype=np.uint64)
         # Re-insert a block at a time: the temporaries stay small beside the two tables.
@@ -152,6 +157,7 @@ class GrowArray:
     def __init__(self, dtype: type, capacity: int = 1 << 16) -> None:
         self.buf = np.zeros(max(capacity, 16), dtype=dtype)
         self.n = 0
+        self.guard: Callable[[int], None] | None = None  # told the bytes of a growth before it (checker.engine.budget)
 
     def __len__(self) -> int:
         return self.n
@@ -161,17 +167,22 @@ class GrowArray:
             raise IndexError(i)
         return int(self.buf[i % self.n])
 
-    def extend(self, values: np.ndarray) -> None:
-        need = self.n + len(values)
+    def reserve(self, need: int) -> None:
+        """Grow (by doubling) to hold ``need`` items."""
         if need > len(self.buf):
             size = len(self.buf)
             while size < need:
                 size *= 2
-            if self.buf.dtype == np.int32 and need >= 1 << 31:
-                self.buf = self.buf.astype(np.int64)
-            grown = np.zeros(size, dtype=self.buf.dtype)
+            dtype = np.int64 if self.buf.dtype == np.int32 and need >= 1 << 31 else self.buf.dtype
+            if self.guard is not None:
+                self.guard(size * np.dtype(dtype).itemsize)
+            grown = np.zeros(size, dtype=dtype)
             grown[: self.n] = self.buf[: self.n]
             self.buf = grown
+
+    def extend(self, values: np.ndarray) -> None:
+        need = self.n + len(values)
+        self.reserve(need)
         self.buf[self.n : need] = values
         self.n = need
 
@@ -217,7 +228,12 @@ class CompactStore:
         return len(self.parents) - 1
 
     def add_batch(self, fps: np.ndarray, parents: np.ndarray, actions: np.ndarray) -> np.ndarray:
-        """Insert a batch in order; return the positions of the new ones (numbered in order)."""
+        """Insert a batch in order; return the positions of the new ones (numbered in order).
+
+        Every array grows before anything is inserted, so a refused growth (see
+        ``guard``) leaves the store as it was."""
+        self.parents.reserve(len(self.parents) + len(fps))
+        self.actions.reserve(len(self.actions) + len(fps))
         new = np.flatnonzero(self.table.insert(fps))
         self.parents.extend(parents[new])
         self.actions.extend(actions[new])
@@ -232,6 +248,11 @@ class CompactStore:
             index = int(parents[index])
         steps.reverse()
         return int(actions[index]), steps
+
+    def guard(self, check: Callable[[int], None] | None) -> None:
+        """Call ``check(bytes)`` before each growth of the table or the parent links;
+        it may raise to refuse the growth (see :mod:`checker.engine.budget`)."""
+        self.table.guard = self.parents.guard = self.actions.guard = check
 
     def nbytes(self) -> int:
         """Bytes held by the table and the parent links."""

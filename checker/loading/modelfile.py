@@ -18,6 +18,11 @@ A model file is the analogue of a TLC ``.cfg``::
     [expect]
     causal = "holds"
     total = "holds"
+    total_race = "holds"    # a sometimes property: the witness below
+
+    [evidence]              # why each "holds" is not vacuous (checker.loading.evidence)
+    causal = { mutant = "bus1-mutant-no-block.toml" }
+    total = { witness = "total_race" }
 
 ``properties`` defaults to the keys of ``[expect]``, and to every property of the spec
 when there is no ``[expect]`` either.
@@ -25,17 +30,20 @@ when there is no ``[expect]`` either.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from checker.api.errors import ConstantError, InputError
+from checker.api.faults import FAULTS, undeclared, unknown_faults
 from checker.api.model import Model
 from checker.api.spec import Property
-from checker.loading.registry import UnknownSpec, spec_class, spec_names
+from checker.loading.evidence import evidence_table
+from checker.loading.specref import BadSpecRef, resolve
 
 STATUSES = ("holds", "violated")
-TOP_KEYS = {"spec", "description", "constants", "check", "expect", "prove"}
+TOP_KEYS = {"spec", "description", "constants", "check", "expect", "evidence", "prove"}
 CHECK_KEYS = {"properties", "symmetry", "por", "max_states", "max_depth", "time_limit"}
 PROVE_KEYS = {"queue_bound", "depth", "timeout", "targets", "drop", "expect"}
 
@@ -56,11 +64,35 @@ def load_model(path: str | Path) -> Model:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(where, "", f"is not valid TOML ({exc})") from None
+    except RecursionError:
+        raise InputError(where, "", f"is nested too deeply (at most {MAX_NESTING} levels of arrays and tables)") from None
     return model_from_dict(data, where)
+
+
+MAX_NESTING = 32
+"""How deeply arrays and tables may nest in a model file (a real one needs four)."""
+
+
+def check_values(data: Any, where: str) -> None:
+    """Refuse values no model means: nesting deeper than :data:`MAX_NESTING` and
+    numbers that are not finite (``nan``, ``inf``); :class:`InputError` names the field."""
+    todo: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while todo:
+        value, field_name, depth = todo.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(where, field_name, f"expected a finite number, got {value!r}")
+        if isinstance(value, (dict, list)):
+            if depth >= MAX_NESTING:
+                raise InputError(where, field_name, f"nested too deeply (at most {MAX_NESTING} levels)")
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                sub = f"{field_name}.{key}" if isinstance(key, str) else f"{field_name}[{key}]"
+                todo.append((item, sub.lstrip("."), depth + 1))
 
 
 def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
     """Validate a parsed model; :class:`InputError` names the file and field at fault."""
+    check_values(data, where)
     for key in data:
         if key not in TOP_KEYS:
             raise InputError(where, key, f"unknown key (expected: {', '.join(sorted(TOP_KEYS))})")
@@ -70,10 +102,10 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
     if not isinstance(name, str):
         raise InputError(where, "spec", f"expected a string, got {name!r}")
     try:
-        cls = spec_class(name)
-    except UnknownSpec:
-        known = ", ".join(spec_names())
-        raise InputError(where, "spec", f"unknown spec {name!r} (built-in specs: {known})") from None
+        ref = resolve(name, Path(where).parent)
+    except BadSpecRef as exc:
+        raise InputError(where, "spec", str(exc)) from None
+    cls, name = ref.cls, ref.canonical
 
     constants = data.get("constants", {})
     if not isinstance(constants, dict):
@@ -82,6 +114,12 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
         spec = cls(**constants)
     except ConstantError as exc:
         raise InputError(where, f"constants.{exc.name}", exc.message) from None
+    bad_faults = unknown_faults(cls)
+    if bad_faults:
+        raise InputError(where, "spec", f"{cls.name} declares unknown faults {bad_faults} (known: {', '.join(FAULTS)})")
+    refused = undeclared(spec)
+    if refused is not None:
+        raise InputError(where, f"constants.{refused[0].name}", refused[1])
 
     check = data.get("check", {})
     if not isinstance(check, dict):
@@ -96,7 +134,7 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
     available = spec.property_map()
     for prop, verdict in expect.items():
         if prop not in available:
-            raise InputError(where, f"expect.{prop}", _unknown_property(name, prop, available))
+            raise InputError(where, f"expect.{prop}", _unknown_property(cls.name, prop, available))
         if verdict not in STATUSES:
             raise InputError(where, f"expect.{prop}", f"expected \"holds\" or \"violated\", got {verdict!r}")
 
@@ -105,19 +143,24 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
         names = list(expect) or list(available)
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise InputError(where, "check.properties", "expected a list of property names")
+    if not names and "properties" in check:
+        raise InputError(where, "check.properties",
+                         "is empty, so nothing would be checked: name at least one property "
+                         "(or leave the key out to check every property)")
     for prop in names:
         if prop not in available:
-            raise InputError(where, "check.properties", _unknown_property(name, prop, available))
+            raise InputError(where, "check.properties", _unknown_property(cls.name, prop, available))
     for prop in expect:
         if prop not in names:
             raise InputError(where, f"expect.{prop}", "has an expectation but is not in check.properties")
 
-    def opt_int(key: str) -> int | None:
+    def opt_int(key: str, low: int = 0) -> int | None:
         value = check.get(key)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InputError(where, f"check.{key}", f"expected a non-negative integer, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            wanted = "a non-negative integer" if low == 0 else f"an integer of at least {low}"
+            raise InputError(where, f"check.{key}", f"expected {wanted}, got {value!r}")
         return value
 
     def opt_bool(key: str) -> bool:
@@ -143,11 +186,12 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
         expect=dict(expect),
         symmetry=opt_bool("symmetry"),
         por=opt_bool("por"),
-        max_states=opt_int("max_states"),
+        max_states=opt_int("max_states", 1),
         max_depth=opt_int("max_depth"),
         time_limit=None if time_limit is None else float(time_limit),
         raw=data,
         prove=_prove_table(data.get("prove", {}), where),
+        evidence=evidence_table(data.get("evidence", {}), where, dict(expect), available, list(names)),
     )
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import sys
 from pathlib import Path
 
@@ -16,32 +14,21 @@ class UnknownSpec(LookupError):
 
 def spec_names() -> list[str]:
     """Names of every spec module in the ``specs`` package (those defining ``SPEC``)."""
-    import specs
+    from checker.loading.specref import spec_modules
 
-    names = []
-    for info in pkgutil.iter_modules(specs.__path__):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"specs.{info.name}")
-        if isinstance(getattr(module, "SPEC", None), type) and issubclass(module.SPEC, Spec):
-            names.append(info.name)
-    return sorted(names)
+    return spec_modules()
 
 
 def spec_class(name: str) -> type[Spec]:
-    """The spec class named ``name``; :class:`UnknownSpec` if there is none."""
-    if not name.isidentifier():
-        raise UnknownSpec(name)
+    """The spec class a canonical reference names: a built-in or registered name, an
+    import path or a spec file's absolute path (see :mod:`checker.loading.specref`);
+    :class:`UnknownSpec` if there is none."""
+    from checker.loading.specref import BadSpecRef, resolve
+
     try:
-        module = importlib.import_module(f"specs.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name in (f"specs.{name}",):
-            raise UnknownSpec(name) from None
-        raise
-    cls = getattr(module, "SPEC", None)
-    if not (isinstance(cls, type) and issubclass(cls, Spec)):
-        raise UnknownSpec(name)
-    return cls
+        return resolve(name).cls
+    except BadSpecRef:
+        raise UnknownSpec(name) from None
 
 
 def models_dir() -> Path | None:

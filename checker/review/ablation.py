@@ -34,12 +34,14 @@ class AblationRun:
 
 def mutant_model(model: Model, flags_off: set[str], label: str) -> Model:
     """``model`` with every ablation flag on except ``flags_off``, and no ``[expect]``
-    (the mutants' verdicts are what the table reports, not what a file pins)."""
+    or ``[evidence]`` (the mutants' verdicts are what the table reports, not what a
+    file pins)."""
     data = copy.deepcopy(model.raw)
     constants = data.setdefault("constants", {})
     for flag in type(model.spec).ablations():
         constants[flag] = flag not in flags_off
     data.pop("expect", None)
+    data.pop("evidence", None)  # it backs the file's expectations, which a mutant drops
     check = data.setdefault("check", {})
     check["properties"] = [p.name for p in model.properties]
     return model_from_dict(data, label)

@@ -14,7 +14,10 @@ from typing import Any
 
 from checker.api.result import Result, combined_exit_code
 
-LIBRARY_ORDER = ("fifo", "causal", "total", "global_lock", "synchronous", "eventual_delivery")
+LIBRARY_ORDER = (
+    "fifo", "causal", "integrity", "total", "total_global", "total_prefix", "global_lock", "synchronous",
+    "eventual_delivery",
+)
 """Library properties first, in this order; spec-specific ones follow as met."""
 
 

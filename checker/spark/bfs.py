@@ -72,9 +72,12 @@ from checker.api.result import Result
 from checker.api.spec import Property, Spec
 from checker.engine.bfs import Bounds, Decision, SearchOutcome, SpecError
 from checker.engine.evaluate import Evaluator
+from checker.engine.fairness_note import fairness_warning
 from checker.engine.fingerprint import check_vocabulary, fingerprint
 from checker.engine.memory import current_rss, peak_rss, reset_peak
+from checker.loading.specref import reference_of
 from checker.spark.session import DEFAULT_MASTER, SparkUnavailable, get_spark
+from checker.spark.ship import ship_specs
 from checker.spark.tasks import (
     FP_MASK,
     POS_BITS,
@@ -226,7 +229,7 @@ class _ModelRun:
         max_depth = self.job.bounds.max_depth
         self.at_depth_bound = max_depth is not None and self.depth >= max_depth
         add = not self.at_depth_bound
-        return TaskConfig(self.spec.name, self.constants_json, tuple(self.open_names), add, add)
+        return TaskConfig(reference_of(type(self.spec)), self.constants_json, tuple(self.open_names), add, add)
 
     def absorb(self, summaries: list[LevelSummary]) -> None:
         """Take in one level's summaries: count, decide, and stop where the local engine would."""
@@ -339,6 +342,7 @@ class SparkBatch:
         sc, P = self.sc, self.partitions
         inject = self.options.inject_failures
         runs = [_ModelRun(m, job, started) for m, job in enumerate(self.jobs)]
+        ship_specs(sc, [type(job.spec) for job in self.jobs])  # users' spec modules, to the executors
 
         per_part: list[dict[int, list[tuple[int, int, int]]]] = [{} for _ in range(P)]
         frontier_records = []
@@ -533,9 +537,11 @@ def check_models_spark(models: Sequence[Model], options: Any, spark_options: Spa
         ):
             warnings.append("`eventually`: fair cycles were searched on the driver by the local liveness checker")
         lassos, liveness_cut = check_cycles(model, outcome, job.bounds)
-        results.append(
-            build_result(model, outcome, "spark", {"symmetry": False, "por": False}, warnings, lassos, liveness_cut)
-        )
+        result = build_result(model, outcome, "spark", {"symmetry": False, "por": False}, warnings, lassos, liveness_cut)
+        note = fairness_warning(model.spec, model.properties, outcome.maybe_cyclic, result, job.bounds)
+        if note is not None:
+            result.warnings.append(note)
+        results.append(result)
     return results
 
 

@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from checker.engine.interrupts import deferred
+
 DEFAULT_MASTER = "local[*]"
 
 
@@ -69,8 +71,11 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
     # file, read back only to explain a failed start.
     jvm_log = tempfile.TemporaryFile()
     try:
-        gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": jvm_log, "stdout": jvm_log})
-        sc = SparkContext(conf=spark_conf, gateway=gateway)
+        # A signal while the JVM starts waits until the context is known (and can be
+        # stopped with its JVM, see stop_spark).
+        with deferred():
+            gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": jvm_log, "stdout": jvm_log})
+            sc = SparkContext(conf=spark_conf, gateway=gateway)
     except Exception as exc:  # Java missing, master unreachable: one clear line
         jvm_log.seek(0)
         said = [ln.strip() for ln in jvm_log.read().decode(errors="replace").splitlines() if ln.strip()]
@@ -81,3 +86,32 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         ) from None
     sc.setLogLevel("FATAL")
     return sc
+
+
+def stop_spark(timeout: float = 10.0) -> None:
+    """End this process's Spark at once (a run interrupted by a signal): its JVM is
+    terminated (killed if it does not end within ``timeout`` seconds), and with it the
+    Python workers it started, which end when their JVM does."""
+    pyspark = sys.modules.get("pyspark")
+    if pyspark is None:
+        return  # Spark was never started
+    from pyspark import SparkContext
+
+    sc = SparkContext._active_spark_context
+    if sc is None:
+        return
+    proc = getattr(getattr(sc, "_gateway", None), "proc", None)
+    SparkContext._active_spark_context = None
+    accumulators = getattr(sc, "_accumulatorServer", None)
+    if accumulators is not None:  # its connection ends with the JVM: nothing to report then
+        accumulators.handle_error = lambda *_args: None
+    if proc is None or proc.poll() is not None:
+        return
+    import subprocess
+
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -37,6 +37,7 @@ class SweepTask:
         raw.setdefault("constants", {})[self.variant] = False
         raw["check"] = dict(raw.get("check", {}), properties=[p.name for p in base.properties])
         raw["expect"] = {}
+        raw.pop("evidence", None)  # it backs the expectations the mutant drops
         return model_from_dict(raw, self.model)
 
 

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from checker.api.errors import InputError
-from checker.api.result import Result, write_json_atomic
+from checker.api.outputs import Outputs, naming
+from checker.api.result import Result
 
 COLUMNS = (
     "model", "variant", "spec", "engine", "constants", "property", "kind", "status", "expected",
@@ -101,7 +102,6 @@ def write_sweep(out_dir: str | Path, rows: list[SweepRow], results: list[dict[st
     import pyarrow.parquet as pq
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     records = [asdict(r) for r in rows]
     schema = pa.schema(
         [
@@ -114,13 +114,14 @@ def write_sweep(out_dir: str | Path, rows: list[SweepRow], results: list[dict[st
     )
     table = pa.Table.from_pylist(records, schema=schema)
     parquet = out / "sweep.parquet"
-    tmp = out / ".sweep.parquet.tmp"
-    pq.write_table(table, tmp)
-    tmp.replace(parquet)
     table_json = out / "sweep.json"
-    write_json_atomic(table_json, records)
     results_json = out / "results.json"
-    write_json_atomic(results_json, results)
+    with Outputs() as staged:  # all three or none (checker.api.outputs)
+        tmp = staged.file(parquet)
+        with naming(parquet):
+            pq.write_table(table, tmp)
+        staged.write_json(table_json, records)
+        staged.write_json(results_json, results)
     return [parquet, table_json, results_json]
 
 

@@ -32,7 +32,6 @@ from checker.engine.encoding import decode, encode
 from checker.engine.evaluate import Evaluator
 from checker.engine.fingerprint import check_vocabulary, fingerprint
 from checker.engine.memory import collector_paused
-from checker.loading.registry import spec_class
 
 POS_BITS = 16
 MAX_ACTIONS = 1 << POS_BITS
@@ -65,7 +64,8 @@ def fp_partition(key: int) -> int:
 
 @dataclass(frozen=True)
 class TaskConfig:
-    """What executor tasks need about one model: its spec by name and constants, the
+    """What executor tasks need about one model: its spec by canonical reference
+    (:func:`checker.loading.specref.reference_of`) and constants, the
     properties still open, whether new states are checked and kept this level."""
 
     spec_name: str
@@ -104,7 +104,9 @@ def task_spec(cfg: TaskConfig) -> Spec:
     key = (cfg.spec_name, cfg.constants_json)
     spec = _SPECS.get(key)
     if spec is None:
-        spec = spec_class(cfg.spec_name)(**json.loads(cfg.constants_json))
+        from checker.spark.ship import task_spec_class
+
+        spec = task_spec_class(cfg.spec_name)(**json.loads(cfg.constants_json))
         _SPECS[key] = spec
     return spec
 

@@ -4,7 +4,7 @@
   ``pyproject.toml`` declares, so ``docs/reference/cli.md`` documents whatever the
   installed command is, wherever its module lives.
 - Cross-references by object: a reference written against one spelling of a Python
-  name (``checker.spec.Spec.footprints``, or ``describe`` inside a subclass) is
+  name (``checker.api.spec.Spec.footprints``, or ``describe`` inside a subclass) is
   resolved to the documented spelling of the same object (``checker.Spec.footprints``).
   A reference to a module these pages do not describe is shown unlinked if the module
   exists. A name that imports nothing stays unresolved, and the strict build fails on it.
@@ -202,7 +202,7 @@ def _constant_row(const: Any) -> str:
 
 def builtin_specs_markdown() -> str:
     """A section per built-in spec: its summary, constants and properties."""
-    registry = importlib.import_module("checker.registry")
+    registry = importlib.import_module("checker.loading.registry")
     out: list[str] = []
     for name in registry.spec_names():
         cls = registry.spec_class(name)

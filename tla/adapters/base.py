@@ -48,6 +48,12 @@ class Adapter:
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
 
+    @classmethod
+    def refuse(cls, spec: Spec) -> tuple[str, str] | None:
+        """``(constant, why)`` when the template does not cover this configuration of the
+        spec (a constant value it does not mirror); ``None`` (the default) when it does."""
+        return None
+
     # -- what the template gets ---------------------------------------------------------
 
     def exported_properties(self) -> list[ExportedProperty]:

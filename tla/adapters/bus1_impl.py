@@ -66,6 +66,28 @@ class Bus1ImplAdapter(PeerAdapter):
         "bus1_peer_ioctl_recv": "IoctlRecv(p)",
     }
 
+    # The template mirrors the default configuration; these constants' other values are
+    # the Python model's alone (the lock-level mode in specs/bus1_locks.py among them).
+    DEFAULTS = {"liveness": "code", "addresses": "ascending", "locks": False, "refs": "holder"}
+    TIES = ("all", "fixed")
+
+    @classmethod
+    def refuse(cls, spec: Any) -> tuple[str, str] | None:
+        for name, default in cls.DEFAULTS.items():
+            if spec.values[name] != default:
+                return name, (f"the TLA+ template mirrors {name} = {default!r} only, not {spec.values[name]!r}; "
+                              "check this model with ordercheck check")
+        if spec.fresh_nodes:
+            return "fresh", "the TLA+ template has no node creation (fresh nodes); check this model with ordercheck check"
+        for p, ops in enumerate(spec.ops):
+            if (any(op.kind == "reset" for op in ops[:-1]) or any(op.waits for op in ops)
+                    or any(op.kind in ("transfer", "disconnect") for op in ops)):
+                return "script", (f"the TLA+ template mirrors scripts with a reset last, no transfer or disconnect and only "
+                                  f"statically held handles; peer {spec.names[p]}'s is not")
+        if spec.ties not in cls.TIES:
+            return "ties", f"the TLA+ template mirrors ties = 'all' or 'fixed' only, not {spec.ties!r}"
+        return None
+
     # -- template ---------------------------------------------------------------------
 
     def _op(self, op: Op) -> str:

@@ -22,7 +22,12 @@ class LamportTotalAdapter(StampedAdapter):
 
     def cfg_constants(self) -> list[tuple[str, str]]:
         spec: Any = self.spec
-        return [*super().cfg_constants(), ("Rule", f'"{spec.rule}"'), ("WaitAcks", "TRUE" if spec.wait_acks else "FALSE")]
+        flags = [
+            ("WaitAcks", spec.wait_acks),
+            ("TiebreakBySender", spec.tiebreak_by_sender),
+            ("DiscardDuplicates", spec.discard_duplicates),
+        ]
+        return [*super().cfg_constants(), ("Rule", f'"{spec.rule}"'), *((k, "TRUE" if v else "FALSE") for k, v in flags)]
 
     def encode(self, state: tuple) -> dict[str, Any]:
         clocks, queues, acks, latest = state[5:]

@@ -19,6 +19,7 @@ class SequencerAdapter(AsyncAdapter):
         "discard": "Discard(p)",
         "receive": "Receive(p)",
         "deliver": "Deliver(p)",
+        "skip": "Deliver(p)",
         **AsyncAdapter.shared_actions,
     }
 
@@ -29,7 +30,12 @@ class SequencerAdapter(AsyncAdapter):
 
     def cfg_constants(self) -> list[tuple[str, str]]:
         spec: Any = self.spec
-        return [*super().cfg_constants(), ("S", "S"), ("HoldBack", "TRUE" if spec.hold_back else "FALSE")]
+        return [
+            *super().cfg_constants(),
+            ("S", "S"),
+            ("HoldBack", "TRUE" if spec.hold_back else "FALSE"),
+            ("OwnViaSequencer", "TRUE" if spec.own_via_sequencer else "FALSE"),
+        ]
 
     def wire(self, msg: Any) -> Any:
         if isinstance(msg, tuple):

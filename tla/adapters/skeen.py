@@ -24,7 +24,12 @@ class SkeenAdapter(StampedAdapter):
 
     def cfg_constants(self) -> list[tuple[str, str]]:
         spec: Any = self.spec
-        flags = [("TakeMax", spec.take_max), ("WaitForUndeliverable", spec.wait_for_undeliverable)]
+        flags = [
+            ("TakeMax", spec.take_max),
+            ("WaitForUndeliverable", spec.wait_for_undeliverable),
+            ("TiebreakBySender", spec.tiebreak_by_sender),
+            ("DiscardDuplicates", spec.discard_duplicates),
+        ]
         return [
             *super().cfg_constants(),
             *((k, "TRUE" if v else "FALSE") for k, v in flags),

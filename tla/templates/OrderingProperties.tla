@@ -10,8 +10,9 @@
 (*               "signal_out", "signal_in" (X the other peer)              *)
 (*                                                                         *)
 (* A spec instantiates this module with its own Peers, sent and logs.      *)
-(* The library's definitions speak of histories in which a peer delivers   *)
-(* a message at most once, as every ordercheck spec guarantees.            *)
+(* The definitions are those of docs/reference/properties.md, and decide   *)
+(* each history as the Python library does, malformed ones included       *)
+(* (repeated deliveries, deliveries of messages never sent).               *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets
 
@@ -24,41 +25,68 @@ Past(m) == sent[m[1]][m[2]].past
 
 Consumes(e) == e.kind \in {"deliver", "drop"}
 IsDelivery(q, i) == logs[q][i].kind = "deliver"
-DeliveredBefore(q, m1, m2) ==
-    \E i, j \in DOMAIN logs[q] :
-        /\ i < j
-        /\ IsDelivery(q, i) /\ logs[q][i].arg = m1
-        /\ IsDelivery(q, j) /\ logs[q][j].arg = m2
+(* q delivered or dropped m among its first j - 1 events.                  *)
+ConsumedBefore(q, m, j) == \E i \in 1..(j - 1) : Consumes(logs[q][i]) /\ logs[q][i].arg = m
 
-(* fifo: for each sender and receiver, deliveries follow send order.       *)
+(* fifo: when q delivers m2, every message m2's sender sent before it and  *)
+(* addressed to q was delivered or dropped at q already (whether or not it *)
+(* comes later: the run is violated at the delivery of m2).                *)
 Fifo ==
-    \A q \in Peers : \A i, j \in DOMAIN logs[q] :
-        (/\ i < j /\ IsDelivery(q, i) /\ IsDelivery(q, j)
-         /\ logs[q][i].arg[1] = logs[q][j].arg[1])
-            => logs[q][i].arg[2] <= logs[q][j].arg[2]
+    \A q \in Peers : \A j \in DOMAIN logs[q] :
+        (IsDelivery(q, j) /\ logs[q][j].arg \in Msgs) =>
+            LET m2 == logs[q][j].arg
+            IN  \A k \in 1..(m2[2] - 1) :
+                    q \in Dests(<<m2[1], k>>) => ConsumedBefore(q, <<m2[1], k>>, j)
 
-(* causal: a peer never delivers m2 before a message in m2's causal past.  *)
+(* causal: when q delivers m2, every message in m2's causal past addressed *)
+(* to q was delivered or dropped at q already.                             *)
 Causal ==
-    \A q \in Peers : \A i, j \in DOMAIN logs[q] :
-        (i < j /\ IsDelivery(q, i) /\ IsDelivery(q, j))
-            => logs[q][j].arg \notin Past(logs[q][i].arg)
+    \A q \in Peers : \A j \in DOMAIN logs[q] :
+        (IsDelivery(q, j) /\ logs[q][j].arg \in Msgs) =>
+            \A m1 \in Past(logs[q][j].arg) \cap Msgs :
+                q \in Dests(m1) => ConsumedBefore(q, m1, j)
 
-(* total: two peers that both deliver m1 and m2 deliver them in one order: *)
-(* their deliveries of the messages both deliver agree position by position *)
-(* (as far as both go, so a message delivered twice, as a sequencer does   *)
-(* with a duplicated copy, is read as Python's total reads it).            *)
-Delivered(q) == {logs[q][i].arg : i \in {k \in DOMAIN logs[q] : IsDelivery(q, k)}}
-RECURSIVE DeliveriesIn(_, _)
-DeliveriesIn(log, S) ==
+(* Each peer's delivery order: the sent messages of S it delivered, each   *)
+(* once, in the order of its first delivery of each.                       *)
+RECURSIVE FirstsIn(_, _, _)
+FirstsIn(log, S, seen) ==
     IF log = <<>> THEN <<>>
-    ELSE (IF Head(log).kind = "deliver" /\ Head(log).arg \in S THEN <<Head(log).arg>> ELSE <<>>)
-         \o DeliveriesIn(Tail(log), S)
+    ELSE IF Head(log).kind = "deliver" /\ Head(log).arg \in S \ seen
+         THEN <<Head(log).arg>> \o FirstsIn(Tail(log), S, seen \cup {Head(log).arg})
+         ELSE FirstsIn(Tail(log), S, seen)
+Order(q, S) == FirstsIn(logs[q], S \cap Msgs, {})
+Delivered(q) == {logs[q][i].arg : i \in {k \in DOMAIN logs[q] : IsDelivery(q, k)}} \cap Msgs
+
+(* total (pairwise): two peers deliver the messages both delivered in one  *)
+(* order.                                                                  *)
 Total ==
     \A p, q \in Peers : p /= q =>
         LET common == Delivered(p) \cap Delivered(q)
-            sp == DeliveriesIn(logs[p], common)
-            sq == DeliveriesIn(logs[q], common)
-        IN  \A i \in 1..Len(sp) : i <= Len(sq) => sp[i] = sq[i]
+        IN  Order(p, common) = Order(q, common)
+
+(* total_prefix: of the messages addressed to both of two peers, one       *)
+(* peer's delivery order is a prefix of the other's.                       *)
+Min(x, y) == IF x <= y THEN x ELSE y
+TotalPrefix ==
+    \A p, q \in Peers : p /= q =>
+        LET both == {m \in Msgs : p \in Dests(m) /\ q \in Dests(m)}
+            sp == Order(p, both)
+            sq == Order(q, both)
+        IN  \A i \in 1..Min(Len(sp), Len(sq)) : sp[i] = sq[i]
+
+RECURSIVE Acyclic(_, _)
+(* Kahn's algorithm: remove the nodes without incoming edges until none is left. *)
+Acyclic(nodes, edges) ==
+    IF nodes = {} THEN TRUE
+    ELSE LET sources == nodes \ {e[2] : e \in edges}
+         IN  /\ sources /= {}
+             /\ Acyclic(nodes \ sources, {e \in edges : e[1] \notin sources})
+
+(* total_global: the union of all peers' delivery orders is acyclic.       *)
+OrderEdges(q) ==
+    LET o == Order(q, Msgs)
+    IN  {<<o[i], o[i + 1]>> : i \in {k \in DOMAIN o : k + 1 \in DOMAIN o}}
+TotalGlobal == Acyclic(Msgs, UNION {OrderEdges(q) : q \in Peers})
 
 (* eventual_delivery: nothing sent to a peer stays undelivered.            *)
 Outstanding ==
@@ -108,14 +136,6 @@ WaitingEdges ==
         : q \in {p \in Peers : ConsumedAt(p) /= {}}}
 LockEdges == ProgramOrder \cup SendToDelivery \cup SignalEdges \cup ReceiveOrderEdges \cup WaitingEdges
 
-RECURSIVE Acyclic(_, _)
-(* Kahn's algorithm: remove the nodes without incoming edges until none is left. *)
-Acyclic(nodes, edges) ==
-    IF nodes = {} THEN TRUE
-    ELSE LET sources == nodes \ {e[2] : e \in edges}
-         IN  /\ sources /= {}
-             /\ Acyclic(nodes \ sources, {e \in edges : e[1] \notin sources})
-
 GlobalLock == Acyclic(Events, LockEdges)
 
 (***************************************************************************)
@@ -136,4 +156,24 @@ CrownEdges ==
                 e \in {x \in reached : IsDelivery(x[1], x[2]) /\ logs[x[1]][x[2]].arg /= m1}}
         : m1 \in Msgs}
 Synchronous == Acyclic(Msgs, CrownEdges)
+
+(***************************************************************************)
+(* integrity: each peer consumes (delivers or drops) a message at most     *)
+(* once, only if it is addressed to it and was sent (its send is in its    *)
+(* sender's log), and no delivery or drop happens before its own send:     *)
+(* program order, each send to each delivery or drop of its message, and   *)
+(* signals form no cycle.                                                  *)
+(***************************************************************************)
+HasSend(m) == \E i \in DOMAIN logs[m[1]] : logs[m[1]][i].kind = "send" /\ logs[m[1]][i].arg = m
+WasSent(m) == m \in Msgs /\ HasSend(m)
+SendToConsumption ==
+    {<<SendEvent(logs[e[1]][e[2]].arg), e>> :
+        e \in {x \in Events : Consumes(logs[x[1]][x[2]]) /\ WasSent(logs[x[1]][x[2]].arg)}}
+Integrity ==
+    /\ \A q \in Peers : \A i \in DOMAIN logs[q] :
+           Consumes(logs[q][i]) =>
+               /\ WasSent(logs[q][i].arg)
+               /\ q \in Dests(logs[q][i].arg)
+               /\ ~ConsumedBefore(q, logs[q][i].arg, i)
+    /\ Acyclic(Events, ProgramOrder \cup SendToConsumption \cup SignalEdges)
 =============================================================================

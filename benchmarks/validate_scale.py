@@ -1,0 +1,164 @@
+"""Trace validation at scale: events/s on one core, and many logs on Spark against local.
+
+Part 1: a generated log of about a million events (``synthetic_log``: 8 peers
+multicasting to 3 others, sequencer-ordered, so every property holds and each check
+reads the whole log) is written as JSON Lines, read back, and checked for fifo, causal
+and total, in this process pinned to one CPU core. Printed: wall and CPU seconds and
+events per CPU second for reading and for each property, and for all of it together.
+Then the same log with a fault two thirds in (the first violation and its window).
+
+Part 2: a thousand logs generated from random walks of built-in models (correct ones
+and mutants) are validated by the local engine and by ``--engine spark`` on
+``local[2]``; printed: seconds and logs/s of each, and whether the verdict tables
+(every column but ``seconds``) are identical. Walks of these models are short (a few
+events each), so this measures Spark's cost per task.
+
+Part 3: the same comparison on a few large logs (``--big-logs`` synthetic logs of
+``--big-events`` events each, some with faults), where each task has real work.
+
+    python benchmarks/validate_scale.py [--events N] [--logs N] [--big-logs N] [--big-events N]
+                                        [--master local[2]] [--no-spark]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import platform
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from checker.loading.modelfile import load_model
+from checker.validate.checks import CHECKS
+from checker.validate.generate import synthetic_log, walk
+from checker.validate.jsonl import write_jsonl
+from checker.validate.readers import expand_logs, read_log
+from checker.validate.verdicts import Job, validate_path
+
+ROOT = Path(__file__).resolve().parent.parent
+PROPS = ("fifo", "causal", "total")
+WALK_MODELS = ("bus1-3", "bus1-4-signal", "sequencer-3", "sequencer-mutant-no-hold-back", "skeen-4",
+               "skeen-mutant-min", "lamport-mutant-no-wait", "bss-3", "bss-mutant-no-fifo-condition",
+               "matrix-mutant-no-fifo-condition")
+
+
+def _timed(fn, *args):
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = fn(*args)
+    return out, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def one_log(events: int, tmp: Path) -> None:
+    log = synthetic_log(events, 8, seed=1)
+    path = tmp / "big.jsonl"
+    with path.open("w") as fh:
+        write_jsonl(log, fh)
+    n = len(log)
+    size = path.stat().st_size
+    print(f"log: {n:,} events, {log.messages:,} messages, 8 peers, {size / 1e6:.1f} MB of JSON Lines")
+    print(f"{'step':<14} {'wall s':>8} {'cpu s':>8} {'events/cpu-s':>14}  verdict")
+    log, wall, cpu = _timed(read_log, path)
+    total_wall, total_cpu = wall, cpu
+    print(f"{'read':<14} {wall:>8.2f} {cpu:>8.2f} {n / cpu:>14,.0f}")
+    for name in PROPS:
+        found, wall, cpu = _timed(CHECKS[name], log)
+        total_wall += wall
+        total_cpu += cpu
+        print(f"{name:<14} {wall:>8.2f} {cpu:>8.2f} {n / cpu:>14,.0f}  {'holds' if found is None else 'VIOLATED'}")
+    print(f"{'all':<14} {total_wall:>8.2f} {total_cpu:>8.2f} {n / total_cpu:>14,.0f}  (read + fifo + causal + total)")
+    for fault in ("fifo", "total"):
+        bad = synthetic_log(events, 8, seed=1, fault=fault)
+        for name in PROPS:
+            found, wall, cpu = _timed(CHECKS[name], bad)
+            verdict = "holds" if found is None else f"violated at event {found.at:,}, window of {len(found.events)} events"
+            print(f"fault {fault:<5} {name:<7} {wall:>6.2f} {cpu:>8.2f} {len(bad) / cpu:>14,.0f}  {verdict}")
+
+
+def many_logs(count: int, master: str, spark: bool, tmp: Path) -> None:
+    folder = tmp / "logs"
+    folder.mkdir()
+    models = [load_model(ROOT / "models" / f"{name}.toml") for name in WALK_MODELS]
+    started = time.perf_counter()
+    events = 0
+    for i in range(count):
+        model = models[i % len(models)]
+        w = walk(model, i, 200)
+        events += len(w.log)
+        buf = io.StringIO()
+        write_jsonl(w.log, buf)
+        (folder / f"{model.name}-{i:04d}.jsonl").write_text(buf.getvalue())
+    print(f"\n{count} logs from walks of {len(models)} models ({events:,} events), written in "
+          f"{time.perf_counter() - started:.1f}s")
+    compare(folder, count, master, spark)
+
+
+def big_logs(count: int, events: int, master: str, spark: bool, tmp: Path) -> None:
+    folder = tmp / "big"
+    folder.mkdir()
+    total = 0
+    for i in range(count):
+        log = synthetic_log(events, 8, seed=100 + i, fault=(None, "fifo", "total")[i % 3])
+        total += len(log)
+        with (folder / f"big-{i:03d}.jsonl").open("w") as fh:
+            write_jsonl(log, fh)
+    print(f"\n{count} synthetic logs ({total:,} events)")
+    compare(folder, count, master, spark)
+
+
+def compare(folder: Path, count: int, master: str, spark: bool) -> None:
+    job = Job(tuple(p for p in CHECKS if p != "eventual_delivery"))
+    started = time.perf_counter()
+    local = [validate_path(str(f), job) for f in expand_logs([str(folder)])]
+    local_s = time.perf_counter() - started
+    bad = sum(1 for v in local if v.violated)
+    print(f"local engine (1 process) {local_s:7.2f}s  {count / local_s:8.1f} logs/s  ({bad} logs with violations)")
+    if not spark:
+        return
+    from checker.spark.session import get_spark
+    from checker.validate.spark_job import validate_spark
+
+    get_spark(master, {"spark.ui.enabled": "false"})
+    validate_spark([str(folder)], job, master=master)  # warm-up: start the Python workers
+    started = time.perf_counter()
+    remote = validate_spark([str(folder)], job, master=master)
+    spark_s = time.perf_counter() - started
+
+    def strip(vs):
+        return [{k: v for k, v in row.items() if k != "seconds"} for x in vs for row in x.rows()]
+
+    same = strip(remote) == strip(local)
+    print(f"spark {master:<18} {spark_s:7.2f}s  {count / spark_s:8.1f} logs/s  (second run; verdict tables identical: {same})")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--logs", type=int, default=1000)
+    ap.add_argument("--big-logs", type=int, default=24)
+    ap.add_argument("--big-events", type=int, default=50_000)
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--no-spark", action="store_true")
+    args = ap.parse_args()
+    print(f"python {platform.python_version()}, {platform.machine()}, load average {os.getloadavg()[0]:.2f}")
+    tmp = Path(tempfile.mkdtemp(prefix="validate-scale-"))
+    try:
+        if hasattr(os, "sched_setaffinity"):
+            every = os.sched_getaffinity(0)
+            os.sched_setaffinity(0, {sorted(every)[0]})
+            one_log(args.events, tmp)
+            os.sched_setaffinity(0, every)
+        else:
+            one_log(args.events, tmp)
+        many_logs(args.logs, args.master, not args.no_spark, tmp)
+        if args.big_logs:
+            big_logs(args.big_logs, args.big_events, args.master, not args.no_spark, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

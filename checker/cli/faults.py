@@ -1,0 +1,84 @@
+"""What the machine does to a run, as the command line reports it.
+
+* An operating-system error (permission, not a directory, no space, file too large, too
+  many open files) ends the command with ``ordercheck: error: PATH: reason`` and exit
+  code 6 (:data:`checker.api.result.EXIT_OS`); outputs are staged (:mod:`checker.api.outputs`),
+  so nothing half-written is left.
+* Running out of memory outside the search's own budget (which stops the search as a
+  bound, see :mod:`checker.engine.budget`) ends it with one line and exit code 3.
+* SIGINT and SIGTERM end it with a line saying whether and where the progress was
+  saved and how to resume, and exit codes 130 and 143 (:mod:`checker.engine.interrupts`).
+* A closed standard output is ignored (:mod:`checker.cli.pipes`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import click
+
+from checker.api.outputs import os_error_line
+from checker.api.result import EXIT_BOUND, EXIT_OS
+from checker.cli.pipes import quiet_closed_stdout
+from checker.engine.interrupts import Interrupted, handling_signals
+
+
+def interrupted_line(exc: Interrupted) -> str:
+    """What an interrupted run says: the signal, and where its progress is saved."""
+    if exc.checkpoint:
+        return (f"ordercheck: interrupted by {exc.name}; progress saved in {exc.checkpoint}: "
+                "run the same command with --resume to continue from there")
+    return (f"ordercheck: interrupted by {exc.name}; nothing was saved "
+            "(with --checkpoint DIR a run can be resumed with --resume)")
+
+
+def _stop(line: str, code: int) -> None:
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    click.echo(line, err=True)
+    sys.exit(code)
+
+
+@contextmanager
+def machine_faults() -> Iterator[None]:
+    """Turn operating-system errors, exhausted memory and signals raised in the block
+    into one line on stderr and their exit codes."""
+    try:
+        yield
+    except Interrupted as exc:
+        from checker.spark.session import stop_spark
+
+        stop_spark()  # a Spark run's JVM and its workers end with it
+        _stop(interrupted_line(exc), exc.exit_code)
+    except MemoryError:
+        _stop("ordercheck: error: out of memory; give the run more memory or make the model "
+              "smaller (reductions, a lower --max-states)", EXIT_BOUND)
+    except OSError as exc:
+        _stop(f"ordercheck: error: {os_error_line(exc)}", EXIT_OS)
+
+
+@contextmanager
+def guarded_command() -> Iterator[None]:
+    """Around a whole command: signals become :class:`Interrupted`, and a closed
+    standard output is ignored."""
+    with handling_signals(), quiet_closed_stdout(), machine_faults():
+        yield
+
+
+def warn_workers(workers: int) -> None:
+    """Warn when ``--workers`` asks for more processes than this machine has cores."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    if workers > cores:
+        click.echo(
+            f"ordercheck: warning: --workers {workers} is more than the {cores} cores available; "
+            "extra workers only share them (the results are the same)",
+            err=True,
+        )

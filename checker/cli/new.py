@@ -1,0 +1,143 @@
+"""``ordercheck new``: a working skeleton of a spec in the user's own project.
+
+``ordercheck new NAME --base peer|async|holdback [--tla]`` writes, in the working
+directory:
+
+- ``specs/NAME.py``: a complete small protocol on the chosen base, every hook there
+  with a comment saying what it is for, to be replaced by the user's protocol;
+- ``models/NAME.toml``: a model whose ``[expect]`` it meets, and
+  ``models/NAME-ABLATION.toml``: the same configuration with one step of the algorithm
+  switched off, expected to fail (so the first model's "holds" is not vacuous);
+- ``tests/test_NAME.py``: a pytest test running ``ordercheck check`` on both models
+  (and ``export-tla`` with ``--tla``);
+- with ``--tla``: ``specs/NAME.tla.j2`` and ``specs/NAME_tla.py``, the TLA+ template and
+  its adapter, found beside the spec by ``export-tla`` and ``tlc``.
+
+Nothing is overwritten: if any of the files exists, nothing is written and the command
+exits with code 2 naming it.
+"""
+
+from __future__ import annotations
+
+import keyword
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from checker.api.errors import InputError
+from checker.api.result import EXIT_OK
+
+FILES = Path(__file__).resolve().parent / "scaffold_files"
+BASES = ("peer", "async", "holdback")
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    """One base's files: template name -> path written (``NAME`` is replaced)."""
+
+    base: str
+    ablation: str  # the ablation model's suffix
+    files: tuple[tuple[str, str], ...]
+    tla_files: tuple[tuple[str, str], ...] = (
+        ("tla.j2.tmpl", "specs/NAME.tla.j2"),
+        ("tla_adapter.py.tmpl", "specs/NAME_tla.py"),
+    )
+
+
+SKELETONS = {
+    base: Skeleton(
+        base,
+        ablation,
+        (
+            ("spec.py.tmpl", "specs/NAME.py"),
+            ("model.toml.tmpl", "models/NAME.toml"),
+            ("ablation.toml.tmpl", f"models/NAME-{ablation}.toml"),
+            ("test.py.tmpl", "tests/test_NAME.py"),
+        ),
+    )
+    for base, ablation in (("peer", "no-atomic-send"), ("async", "no-hold-back"), ("holdback", "no-hold-back"))
+}
+
+
+def class_name(name: str) -> str:
+    """``token_ring`` -> ``TokenRing``."""
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part) or "Spec"
+
+
+def check_name(name: str) -> None:
+    """Refuse a name that cannot be a module and spec name; :class:`InputError`."""
+    if not (name.isidentifier() and name.isascii() and name == name.lower()) or keyword.iskeyword(name):
+        raise InputError(name, "NAME", "must be a lower-case Python identifier, e.g. token_ring")
+    if name.startswith("_"):
+        raise InputError(name, "NAME", "must not start with an underscore")
+
+
+def plan(name: str, base: str, tla: bool, root: Path) -> list[tuple[Path, str]]:
+    """The files to write under ``root`` and their text; :class:`InputError` if a file
+    exists already (nothing is written then)."""
+    check_name(name)
+    skeleton = SKELETONS[base]
+    pairs = list(skeleton.files) + (list(skeleton.tla_files) if tla else [])
+    out = []
+    for template, target in pairs:
+        path = root / target.replace("NAME", name)
+        if path.exists():
+            raise InputError(str(path), "", "exists already; `ordercheck new` overwrites nothing (move it or pick another NAME)")
+        text = (FILES / base / template).read_text(encoding="utf-8") if (FILES / base / template).exists() else (
+            FILES / template
+        ).read_text(encoding="utf-8")
+        text = text.replace("__NAME__", name).replace("__CLASS__", class_name(name))
+        text = text.replace("__ABLATION__", skeleton.ablation).replace("__BASE__", base)
+        text = text.replace("__TLA__", "True" if tla else "False")
+        out.append((path, text))
+    return out
+
+
+def write(files: list[tuple[Path, str]]) -> None:
+    """Write every file, or none: on an error, remove what this call wrote."""
+    done: list[Path] = []
+    try:
+        for path, text in files:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "x", encoding="utf-8") as fh:  # "x": never overwrite
+                fh.write(text)
+            done.append(path)
+    except FileExistsError as exc:
+        for path in done:
+            path.unlink(missing_ok=True)
+        raise InputError(str(exc.filename), "", "exists already; `ordercheck new` overwrites nothing") from None
+    except OSError:
+        for path in done:
+            path.unlink(missing_ok=True)
+        raise
+
+
+@click.command(name="new")
+@click.argument("name")
+@click.option("--base", type=click.Choice(BASES), default="async", show_default=True,
+              help="peer: PeerSpec (you write next_states); async: AsyncPeerSpec (channels, sends given); "
+                   "holdback: HoldBackSpec (stamp, deliverable, on_deliver).")
+@click.option("--tla", is_flag=True, help="Also write the TLA+ template and its adapter beside the spec.")
+@click.option("--dir", "directory", type=click.Path(file_okay=False), default=".", show_default=True,
+              help="Where to write (the project's root).")
+def new(name: str, base: str, tla: bool, directory: str) -> None:
+    """Write a working skeleton of spec NAME: spec, models, a test (and TLA+ files)."""
+    root = Path(directory)
+    files = plan(name, base, tla, root)
+    write(files)
+    for path, _text in files:
+        click.echo(f"wrote {path}")
+    model = root / "models" / f"{name}.toml"
+    click.echo(
+        f"next: ordercheck check {model} {root / 'models' / f'{name}-{SKELETONS[base].ablation}.toml'}"
+        + (f"; ordercheck export-tla {model} -o tla-out" if tla else "")
+        + f"; pytest {root / 'tests' / f'test_{name}.py'}"
+    )
+    sys.exit(EXIT_OK)
+
+
+def add_commands(group: click.Group) -> None:
+    """Add ``new`` to the ``ordercheck`` group."""
+    group.add_command(new)

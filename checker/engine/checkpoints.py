@@ -1,0 +1,376 @@
+"""Checkpoints of the local engine, written so that a resume can trust them.
+
+A checkpoint is the search as it stood at the start of a level: the fingerprints of
+every state visited, each state's parent and action, the level's frontier and the
+counters (see :mod:`checker.engine.levels`). It is a directory ``level-DEPTH-PID`` inside the
+model's checkpoint directory (:func:`checkpoint_dir`: one per model file path), with::
+
+    fingerprints.npy  parents.npy  actions.npy  frontier.bin  meta.json
+    manifest.json     the format version, and each file's size and SHA-256
+
+Writing (:func:`save`) goes to ``level-….tmp``, which is synced and renamed, and then a
+small ``CURRENT`` file is replaced to name it; the checkpoint before it is kept as
+well, older ones are removed. A write that fails (no space, a file too large) removes
+its temporary directory, keeps the previous checkpoint and reports a warning; the
+search goes on.
+
+Reading (:func:`load`) verifies the manifest (every size and checksum, the format) and
+then the contents (lengths agree, every parent precedes its child, the frontier holds
+the level's states), so a damaged checkpoint is refused with exit code 2 naming the
+file (:class:`DamagedCheckpoint`), with the previous intact checkpoint offered,
+rather than resumed into a wrong count or a trace that loops for ever.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from checker.api.errors import InputError
+from checker.api.outputs import writable_dir
+from checker.engine.frontier import Frontier
+
+FORMAT = 2
+"""The checkpoint format this version writes and reads (1 had no manifest)."""
+
+DATA_FILES = ("fingerprints.npy", "parents.npy", "actions.npy", "frontier.bin", "meta.json")
+MANIFEST = "manifest.json"
+POINTER = "CURRENT"
+_NAME = re.compile(r"level-(\d+)-(\d+)")
+
+
+class DamagedCheckpoint(InputError):
+    """A checkpoint that fails verification: ``where`` names the file at fault."""
+
+
+def checkpoint_dir(root: str | os.PathLike[str], model_path: str | os.PathLike[str]) -> Path:
+    """The directory under ``root`` for the model file ``model_path``: its name plus a
+    digest of its absolute path, so that two models of the same file name in different
+    folders never share one."""
+    absolute = os.path.abspath(os.fspath(model_path))
+    digest = hashlib.sha256(absolute.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+    return Path(root) / f"{Path(model_path).stem}-{digest}"
+
+
+def prepare(ckpt: Path) -> None:
+    """Make sure checkpoints can be written into ``ckpt`` before a search starts
+    (an :class:`OSError` naming the path otherwise), and remove temporary directories
+    a killed run left there."""
+    writable_dir(ckpt)
+    for stale in ckpt.glob("level-*.tmp"):
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def current(ckpt: Path) -> str | None:
+    """The name of the checkpoint ``CURRENT`` points at, or ``None``."""
+    try:
+        return (ckpt / POINTER).read_text(encoding="utf-8", errors="replace").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise DamagedCheckpoint(str(ckpt / POINTER), "", f"cannot be read ({exc})") from None
+
+
+def describe(ckpt: Path) -> str | None:
+    """``DIR (level N)`` for the checkpoint in force, or ``None`` when there is none."""
+    try:
+        name = current(ckpt)
+    except InputError:
+        return None
+    m = _NAME.fullmatch(name or "")
+    if not m:
+        return None
+    return f"{ckpt} (level {int(m.group(1))})"
+
+
+def level_start_fingerprints(values: np.ndarray, added: np.ndarray) -> np.ndarray:
+    """``values`` (a store's fingerprints) without ``added`` (those this level added):
+    the fingerprints as they were at the level's start."""
+    if not len(added):
+        return values
+    added = np.sort(np.where(added == 0, np.uint64(1), added).astype(np.uint64))
+    keep = np.ones(len(values), dtype=bool)
+    block = 1 << 20
+    for i in range(0, len(values), block):
+        part = values[i : i + block]
+        at = np.minimum(np.searchsorted(added, part), len(added) - 1)
+        keep[i : i + block] = added[at] != part
+    return values[keep]
+
+
+class _Stream:
+    """A file seen by numpy as a plain stream: it then writes in blocks through
+    ``write``, whose failures carry the operating system's reason (``tofile``'s only
+    say how much was written)."""
+
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+
+    def write(self, data: bytes) -> int:
+        return self.fh.write(data)
+
+
+def _save_array(path: Path, array: np.ndarray) -> None:
+    with open(path, "wb") as fh:
+        np.save(_Stream(fh), array)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _sync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def save(
+    ckpt: Path,
+    ident: dict[str, Any],
+    meta: dict[str, Any],
+    fingerprints: np.ndarray,
+    parents: np.ndarray,
+    actions: np.ndarray,
+    frontier: Any,
+    warn: Callable[[str], None],
+) -> bool:
+    """Write a checkpoint (see the module docstring); ``True`` once ``CURRENT`` names it.
+
+    ``frontier`` is anything with ``dump(fh)`` (a :class:`~checker.engine.frontier.Frontier`).
+    An operating-system error leaves the previous checkpoint in force, calls ``warn``
+    with one line and returns ``False``; any other exception removes the temporary
+    directory and propagates.
+    """
+    name = f"level-{meta['depth']:05d}-{os.getpid()}"
+    tmp = ckpt / (name + ".tmp")
+    final = ckpt / name
+    try:
+        ckpt.mkdir(parents=True, exist_ok=True)
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir()
+        _save_array(tmp / "fingerprints.npy", fingerprints)
+        _save_array(tmp / "parents.npy", parents)
+        _save_array(tmp / "actions.npy", actions)
+        with open(tmp / "frontier.bin", "wb") as fh:
+            frontier.dump(fh)
+        (tmp / "meta.json").write_text(json.dumps({"identity": ident, **meta}), encoding="utf-8")
+        files = {f: {"bytes": (tmp / f).stat().st_size, "sha256": _sha256(tmp / f)} for f in DATA_FILES}
+        manifest = {"format": FORMAT, "level": meta["depth"], "states": int(len(parents)), "files": files}
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+        for f in (*DATA_FILES, MANIFEST):
+            _sync(tmp / f)
+        try:
+            previous = current(ckpt)
+        except InputError:
+            previous = None
+        if final.exists():
+            shutil.rmtree(final)
+        os.rename(tmp, final)
+        pointer = ckpt / (POINTER + ".tmp")
+        pointer.write_text(name, encoding="utf-8")
+        _sync(pointer)
+        os.replace(pointer, ckpt / POINTER)
+        _sync(ckpt)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        _unlink(ckpt / (POINTER + ".tmp"))
+        kept = describe(ckpt)
+        where = exc.filename if exc.filename is not None else tmp
+        warn(
+            f"checkpoint not written ({os.fsdecode(where)}: {exc.strerror or exc}); "
+            + (f"the previous checkpoint, {kept}, is kept" if kept else "there is no earlier checkpoint")
+            + "; the search goes on"
+        )
+        return False
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        _unlink(ckpt / (POINTER + ".tmp"))
+        raise
+    for other in ckpt.glob("level-*"):  # keep this checkpoint and the one before it
+        if other.name not in (name, previous) and other.is_dir():
+            shutil.rmtree(other, ignore_errors=True)
+    return True
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
+def verify(where: Path) -> None:
+    """Check a checkpoint directory against its manifest; :class:`DamagedCheckpoint`
+    names the first file that differs."""
+    manifest_path = where / MANIFEST
+    if not where.is_dir():
+        raise DamagedCheckpoint(str(where), "", "is missing (CURRENT names it)")
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DamagedCheckpoint(str(manifest_path), "", "is missing (a checkpoint of an older format, or a damaged one)") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise DamagedCheckpoint(str(manifest_path), "", f"cannot be read ({exc.__class__.__name__})") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        raise DamagedCheckpoint(str(manifest_path), "", "is not a checkpoint manifest")
+    if manifest.get("format") != FORMAT:
+        raise DamagedCheckpoint(str(manifest_path), "format",
+                                f"is {manifest.get('format')!r}; this ordercheck reads format {FORMAT}")
+    files = manifest["files"]
+    for f in DATA_FILES:
+        path = where / f
+        entry = files.get(f)
+        if not isinstance(entry, dict):
+            raise DamagedCheckpoint(str(manifest_path), f"files.{f}", "is missing")
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            raise DamagedCheckpoint(str(path), "", f"cannot be read ({exc.strerror})") from None
+        if size != entry.get("bytes"):
+            raise DamagedCheckpoint(str(path), "", f"has {size:,} bytes, the manifest says {entry.get('bytes')!r}")
+        if _sha256(path) != entry.get("sha256"):
+            raise DamagedCheckpoint(str(path), "", "does not match its checksum in the manifest")
+
+
+def _intact_before(ckpt: Path, damaged: str) -> str | None:
+    """The newest other checkpoint in ``ckpt`` that verifies."""
+    found = []
+    for d in ckpt.glob("level-*"):
+        m = _NAME.fullmatch(d.name)
+        if m and d.name != damaged and d.is_dir():
+            found.append((int(m.group(1)), d))
+    for _level, d in sorted(found, key=lambda x: x[0], reverse=True):
+        try:
+            verify(d)
+        except InputError:
+            continue
+        return d.name
+    return None
+
+
+def _refuse(ckpt: Path, name: str, exc: InputError) -> DamagedCheckpoint:
+    other = _intact_before(ckpt, name)
+    offer = (
+        f"; the previous checkpoint {ckpt / other} is intact: delete {ckpt / name} and run again "
+        "with --resume to continue from it"
+        if other
+        else "; no intact checkpoint is left: run again without --resume to start afresh"
+    )
+    return DamagedCheckpoint(exc.where, exc.field, f"damaged checkpoint: {exc.message}{offer}")
+
+
+def load(ckpt: Path, ident: dict[str, Any], spill_dir: str | Path | None, spill_after: int | None) -> tuple | None:
+    """The checkpoint in force in ``ckpt`` as ``(meta, fingerprints, parents, actions,
+    frontier)``, verified; ``None`` when there is none. The frontier is kept as the
+    engine keeps a level (in ``spill_dir`` past ``spill_after`` states). When the
+    checkpoint ``CURRENT`` names was deleted (as a refusal suggests), the newest intact
+    one is in force."""
+    name = current(ckpt)
+    if name is None:
+        return None
+    if not _NAME.fullmatch(name):
+        raise _refuse(ckpt, "", DamagedCheckpoint(str(ckpt / POINTER), "", f"names no checkpoint ({name[:40]!r})"))
+    where = ckpt / name
+    if not where.exists():  # deleted as a refusal suggested: the newest intact one is in force
+        other = _intact_before(ckpt, name)
+        if other is not None:
+            where = ckpt / other
+    try:
+        verify(where)
+        loaded = _read(where, spill_dir, spill_after)
+    except DamagedCheckpoint as exc:
+        raise _refuse(ckpt, name, exc) from None
+    meta = loaded[0]
+    if meta.get("identity") != json.loads(json.dumps(ident)):
+        raise InputError(str(ckpt), "checkpoint", "was written for another model, property set or reduction setting")
+    return loaded
+
+
+def _read(where: Path, spill_dir: str | Path | None, spill_after: int | None) -> tuple:
+    def damaged(f: str, why: str) -> DamagedCheckpoint:
+        return DamagedCheckpoint(str(where / f), "", why)
+
+    try:
+        meta = json.loads((where / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise damaged("meta.json", f"cannot be read ({exc.__class__.__name__})") from None
+    arrays = {}
+    for f, kinds in (("fingerprints.npy", "u"), ("parents.npy", "i"), ("actions.npy", "u")):
+        try:
+            a = np.load(where / f, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as exc:
+            raise damaged(f, f"cannot be read ({exc.__class__.__name__}: {exc})") from None
+        if a.ndim != 1 or a.dtype.kind != kinds:
+            raise damaged(f, f"holds {a.dtype}[{a.ndim}d], not a list of {'signed' if kinds == 'i' else 'unsigned'} integers")
+        arrays[f] = a
+    fps, parents, actions = arrays["fingerprints.npy"], arrays["parents.npy"], arrays["actions.npy"]
+    n = len(parents)
+    if len(fps) != n or len(actions) != n:
+        raise damaged("parents.npy", f"{n:,} parents for {len(fps):,} fingerprints and {len(actions):,} actions")
+    if not isinstance(meta, dict):
+        raise damaged("meta.json", "is not a table")
+    for key in ("level_start", "depth", "transitions", "initial_states"):
+        v = meta.get(key)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise damaged("meta.json", f"{key} is {v!r}, not a count")
+    seconds = meta.get("seconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
+        raise damaged("meta.json", f"seconds is {seconds!r}")
+    init, start = meta["initial_states"], meta["level_start"]
+    if not 0 < init <= n or start > n:
+        raise damaged("meta.json", f"{init} initial states and level start {start} for {n:,} states")
+    if not (parents[:init] == -1).all():
+        raise damaged("parents.npy", "an initial state has a parent")
+    if n > init and not ((parents[init:] >= 0) & (parents[init:] < np.arange(init, n))).all():
+        raise damaged("parents.npy", "a state's parent does not precede it")
+    decisions = meta.get("decisions")
+    if not isinstance(decisions, dict) or not all(
+        isinstance(d, list) and len(d) == 2 and isinstance(d[0], int) and 0 <= d[0] < n and isinstance(d[1], str)
+        for d in decisions.values()
+    ):
+        raise damaged("meta.json", "decisions are malformed")
+    try:
+        with open(where / "frontier.bin", "rb") as fh:
+            frontier = Frontier.load(fh, spill_dir, spill_after=spill_after)
+    except Exception as exc:  # unpickling garbage can raise almost anything
+        raise damaged("frontier.bin", f"cannot be read ({exc.__class__.__name__})") from None
+    if len(frontier) != n - start:
+        frontier.discard()
+        raise damaged("frontier.bin", f"holds {len(frontier):,} states, the level has {n - start:,}")
+    return meta, fps, parents, actions, frontier
+
+
+def restore(store: Any, fps: np.ndarray, parents: np.ndarray, actions: np.ndarray, ckpt: Path) -> None:
+    """Fill an empty :class:`~checker.engine.table.CompactStore` from the checkpoint in force in
+    ``ckpt``; a fingerprint that occurs twice means the checkpoint is damaged."""
+    store.table.reserve(len(fps))
+    store.table.insert(fps)
+    if len(store.table) != len(fps):
+        name = current(ckpt) or ""
+        raise _refuse(ckpt, name, DamagedCheckpoint(str(ckpt / name / "fingerprints.npy"), "",
+                                                    "holds a fingerprint twice"))
+    store.parents.extend(parents)
+    store.actions.extend(actions)
+
+
+def require(ckpt: Path) -> None:
+    """For ``--resume``: :class:`InputError` when ``ckpt`` holds no checkpoint."""
+    if current(ckpt) is None:
+        raise InputError(str(ckpt), "--resume", "no checkpoint to resume from (run without --resume to start afresh)")

@@ -1,0 +1,269 @@
+"""An exception raised inside a spec: finding where, and saying it in one line.
+
+Engines run a spec's code in many places (this process, worker processes, Spark
+executors), and an exception from it reaches the command line without the state it
+was raised on. When a search ends with an exception that is not one of ordercheck's own
+(:class:`~checker.api.errors.InputError`, :class:`~checker.api.errors.EngineError`...),
+:func:`diagnose` searches the model again, breadth-first, in this process and without
+reductions, calling each of the spec's hooks the engines call (``next_states``, the
+properties, ``describe``, ``format_action``, and the reduction hooks the run used)
+until one raises. Breadth-first order makes the trace to that state a shortest one.
+The result, a :class:`SpecRaised`, names the spec, the hook, the action label and that
+trace; the command line prints it as one line and exits with
+:data:`~checker.api.result.EXIT_SPEC` (5).
+
+The action label: the spec bases (:class:`specs.async_peers.AsyncPeerSpec`,
+:class:`specs.holdback.HoldBackSpec`) tag an exception raised by a hook with the label
+of the action being computed (:func:`~checker.api.spec_errors.tag_action`). For a spec's own ``next_states`` the
+label is read from the innermost frame of the spec's code that holds a local variable
+``label`` (or ``action``) with a label in it, so naming the label before computing the
+successor (``label = ("pass", p); out.append((label, ...))``) is enough.
+
+If the search again does not raise (within :data:`DIAGNOSIS_STATES` states), the
+exception is not the spec's, or not reproducible: :func:`diagnose` returns the original
+exception and it is raised as it was.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from checker.api.spec import Property, Spec, State
+from checker.api.spec_errors import ACTION_ATTRIBUTE, SpecRaised, source_of
+
+DIAGNOSIS_STATES = 500_000
+"""At most this many states are searched again to find the state a spec raised on."""
+
+DIAGNOSIS_SECONDS = 120.0
+"""Nor for longer than this."""
+
+
+def is_own_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is one of ordercheck's reports (bad input, an engine failure, a
+    broken spec rule) or an interruption, which is never diagnosed."""
+    from checker.api.errors import ConstantError, EngineError, InputError
+    from checker.engine.bfs import SpecError
+
+    return isinstance(exc, (InputError, EngineError, SpecError, ConstantError, SpecRaised, MemoryError, OSError)) or not isinstance(
+        exc, Exception
+    )
+
+
+def diagnose(
+    model: Any,
+    exc: BaseException,
+    *,
+    symmetry: bool = False,
+    por: bool = False,
+    max_states: int = DIAGNOSIS_STATES,
+    seconds: float = DIAGNOSIS_SECONDS,
+) -> BaseException:
+    """A :class:`SpecRaised` for ``exc`` if searching ``model`` (a
+    :class:`checker.loading.modelfile.Model`) again makes its spec raise; otherwise ``exc`` itself.
+
+    ``symmetry`` and ``por`` say whether the failed run used those reductions, whose
+    hooks are then called too.
+    """
+    if is_own_error(exc):
+        return exc
+    spec: Spec = model.spec
+    found = _search(spec, list(model.properties), symmetry, por, max_states, seconds)
+    if found is None:
+        return exc
+    hook, label, error, trace = found
+    return SpecRaised(
+        model.path, spec.name, _error_text(error), hook, _show(spec, label) if label is not None else None, trace,
+        _where(spec, error),
+    )
+
+
+@contextmanager
+def diagnosed(models: Sequence[Any]) -> Iterator[None]:
+    """Turn an exception from a batch of ``models`` (e.g. a Spark job that failed
+    because a spec raised on an executor) into the first model's :class:`SpecRaised`
+    whose search reproduces one; otherwise let it through."""
+    try:
+        yield
+    except Exception as exc:
+        from checker.api.errors import EngineError
+
+        if isinstance(exc, EngineError) or not is_own_error(exc):
+            for model in models:
+                found = diagnose(model, _Unknown(str(exc)))
+                if found is not None and isinstance(found, SpecRaised):
+                    raise found from None
+        raise
+
+
+class _Unknown(Exception):
+    """Stands for an exception raised elsewhere (an executor), to be diagnosed."""
+
+
+# -- the search ---------------------------------------------------------------------------
+
+
+def _search(
+    spec: Spec, props: list[Property], symmetry: bool, por: bool, max_states: int, seconds: float
+) -> tuple[str, tuple | None, BaseException, list[str]] | None:
+    """Breadth-first until a hook raises: ``(hook, label, exception, trace)``."""
+    deadline = time.monotonic() + seconds
+    parent: dict[Any, tuple[Any, tuple | None]] = {}
+    queue: deque = deque()
+
+    def trace_to(state: State) -> list[str]:
+        steps: list[str] = []
+        while True:
+            prev, label = parent[state]
+            if prev is None:
+                break
+            steps.append(_show(spec, label))
+            state = prev
+        return list(reversed(steps))
+
+    raised = _call(lambda: list(spec.init_states()))
+    if isinstance(raised, _Raised):
+        return "init_states", None, raised.exc, []
+    for s in raised:
+        if s not in parent:
+            parent[s] = (None, None)
+            queue.append(s)
+            problem = _check_state(spec, s, props, symmetry, por)
+            if problem is not None:
+                return problem[0], problem[1], problem[2], []
+    while queue and len(parent) < max_states and time.monotonic() < deadline:
+        s = queue.popleft()
+        out = _call(lambda s=s: list(spec.next_states(s)))
+        if isinstance(out, _Raised):
+            return "next_states", _label_of(out.exc, spec), out.exc, trace_to(s)
+        for label, t in out:
+            shown = _call(lambda label=label: spec.format_action(label))
+            if isinstance(shown, _Raised):
+                return "format_action", tuple(label), shown.exc, trace_to(s)
+            if por:
+                who = _call(lambda label=label: spec.actor(label))
+                if isinstance(who, _Raised):
+                    return "actor", tuple(label), who.exc, trace_to(s)
+            if t in parent:
+                continue
+            parent[t] = (s, tuple(label))
+            problem = _check_state(spec, t, props, symmetry, por)
+            if problem is not None:
+                hook, _none, error = problem
+                return hook, tuple(label), error, trace_to(s)
+            queue.append(t)
+    return None
+
+
+def _check_state(
+    spec: Spec, state: State, props: list[Property], symmetry: bool, por: bool
+) -> tuple[str, None, BaseException] | None:
+    """Run on ``state`` every hook the engines run on a state: ``(hook, None, exc)``."""
+    for prop in props:
+        if prop.over == "history":
+            h = _call(lambda: spec.history(state))
+            if isinstance(h, _Raised):
+                return "history", None, h.exc
+            got = _call(lambda prop=prop, h=h: prop.check(h))
+        else:
+            got = _call(lambda prop=prop: prop.check(state))
+        if isinstance(got, _Raised):
+            return f"property {prop.name}", None, got.exc
+    for hook, fn in (("describe", spec.describe), ("finished", spec.finished), ("history_key", spec.history_key)):
+        got = _call(lambda fn=fn: fn(state))
+        if isinstance(got, _Raised):
+            return hook, None, got.exc
+    if symmetry:
+        for g in _declared(lambda: spec.symmetries()) or ():
+            got = _call(lambda g=g: spec.permute(state, g))
+            if isinstance(got, _Raised):
+                return "permute", None, got.exc
+    if por:
+        for hook, fn in (("footprints", spec.footprints), ("reduction_key", spec.reduction_key)):
+            got = _call(lambda fn=fn: fn(state))
+            if isinstance(got, _Raised) and not isinstance(got.exc, NotImplementedError):
+                return hook, None, got.exc
+    return None
+
+
+class _Raised:
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+def _call(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except Exception as exc:  # the spec's exception, whatever it is
+        return _Raised(exc)
+
+
+def _declared(fn: Callable[[], Any]) -> Any:
+    got = _call(fn)
+    return None if isinstance(got, _Raised) else got
+
+
+# -- presentation -----------------------------------------------------------------------
+
+
+def _label_of(exc: BaseException, spec: Spec) -> tuple | None:
+    """The label of the action being computed when ``exc`` was raised: the one a spec
+    base recorded, or the innermost local ``label``/``action`` of the spec's frames."""
+    tagged = getattr(exc, ACTION_ATTRIBUTE, None)
+    if tagged is not None:
+        return tagged
+    files = _spec_files(type(spec))
+    found = None
+    tb: TracebackType | None = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if Path(frame.f_code.co_filename).resolve() in files:
+            for name in ("label", "action"):
+                value = frame.f_locals.get(name)
+                if isinstance(value, tuple) and value and isinstance(value[0], str):
+                    found = value
+        tb = tb.tb_next
+    return found
+
+
+def _spec_files(cls: type) -> set[Path]:
+    """The files of the spec's classes (its own and its bases'), outside ``checker``."""
+    out = set()
+    here = Path(__file__).resolve().parent
+    for klass in cls.__mro__:
+        src = source_of(klass)
+        if src is not None and src.parent != here:
+            out.add(src)
+    return out
+
+
+def _show(spec: Spec, label: tuple) -> str:
+    try:
+        return spec.format_action(label)
+    except Exception:
+        name, *args = label
+        return f"{name}({', '.join(str(a) for a in args)})"
+
+
+def _error_text(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    if len(text) > 200:
+        text = text[:197] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _where(spec: Spec, exc: BaseException) -> str | None:
+    """``file:line`` of the innermost frame in the spec's code (its own file, its bases',
+    or any file outside ordercheck's packages)."""
+    files = _spec_files(type(spec))
+    frames = traceback.extract_tb(exc.__traceback__)
+    for fr in reversed(frames):
+        if Path(fr.filename).resolve() in files:
+            return f"{Path(fr.filename).name}:{fr.lineno}"
+    return None

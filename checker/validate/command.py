@@ -1,0 +1,201 @@
+"""The ``ordercheck validate`` and ``ordercheck generate-logs`` commands.
+
+:func:`add_commands` registers both on the CLI's group; the group turns
+:class:`~checker.InputError` into one line and exit code 2, and
+:class:`~checker.api.errors.EngineError` into exit code 4.
+
+``validate`` exits 0 when every log satisfies every property asked (and conforms to
+the model, if one is given), 1 when a log violates one (or does not conform), 3 when
+a conformance search was cut by a bound before an answer (and nothing is violated).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from checker.api.errors import InputError
+from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, write_json_atomic
+from checker.validate.checks import DEFAULT, UnknownProperty, parse_properties
+from checker.validate.conformance import DEFAULT_BOUND, DEFAULT_MAX_STATES, parse_unrecorded
+from checker.validate.readers import FORMATS, expand_logs
+from checker.validate.verdicts import Job, LogVerdict, validate_path
+
+
+def _job(props: str | None, model: str | None, fmt: str, bound: int, max_states: int, unrecorded: str) -> Job:
+    from checker.loading.modelfile import load_model
+
+    try:
+        names = parse_properties(props) if props is not None else ([] if model else list(DEFAULT))
+    except UnknownProperty as exc:
+        raise InputError("--properties", "", str(exc)) from None
+    try:
+        kinds = parse_unrecorded(unrecorded)
+    except ValueError as exc:
+        raise InputError("--unrecorded", "", str(exc)) from None
+    if model is None:
+        return Job(tuple(names), fmt)
+    loaded = load_model(model)
+    return Job(tuple(names), fmt, model_path=loaded.path, model_raw=loaded.raw, bound=bound,
+               max_states=max_states, unrecorded=kinds)
+
+
+@click.command(name="validate")
+@click.argument("logs", nargs=-1, required=True, metavar="LOG|DIR|GLOB ...")
+@click.option("--properties", "-p", "props", metavar="NAME,...",
+              help=f"Properties to check (default {','.join(DEFAULT)}; none with --model). "
+                   "Known: fifo, causal, integrity, total, total_global, total_prefix, eventual_delivery.")
+@click.option("--model", "-m", "model", type=click.Path(dir_okay=False), metavar="MODEL.toml",
+              help="Check that each log is a behaviour of this model's spec (trace validation).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
+              help="Log format (auto: by file name, then by content).")
+@click.option("--bound", type=click.IntRange(min=0), default=DEFAULT_BOUND, show_default=True,
+              help="With --model: most unrecorded spec steps searched between two recorded events.")
+@click.option("--max-states", type=click.IntRange(min=1), default=DEFAULT_MAX_STATES, show_default=True,
+              help="With --model: most spec states the search visits per log.")
+@click.option("--unrecorded", default="", metavar="KIND,...",
+              help="With --model: event kinds the logs do not record (e.g. signal), filled in by the search.")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
+              help="local: one log after the other here; spark: one Spark task per log.")
+@click.option("--master", default="local[*]", show_default=True, help="Spark master for --engine spark.")
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False),
+              help="Write verdicts.parquet, verdicts.json, report.md and index.html here.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write every log's record as JSON here.")
+@click.option("--quiet", "-q", is_flag=True, help="Only the summary and the violations, not a line per clean log.")
+def validate(logs: tuple[str, ...], props: str | None, model: str | None, fmt: str, bound: int, max_states: int,
+             unrecorded: str, engine: str, master: str, out_dir: str | None, json_path: str | None,
+             quiet: bool) -> None:
+    """Check recorded executions: ordering properties, and conformance to a model."""
+    job = _job(props, model, fmt, bound, max_states, unrecorded)
+    if not job.props and job.model_path is None:
+        raise InputError("--properties", "", "nothing to check: name properties or a --model")
+    diagrams = out_dir is not None
+    if engine == "spark":
+        from checker.validate.spark_job import validate_spark
+
+        verdicts = validate_spark(list(logs), job, master=master, diagrams=diagrams)
+    else:
+        files = expand_logs(list(logs))
+        loaded = job.model()
+        verdicts = [validate_path(str(f), job, model=loaded, diagrams=diagrams) for f in files]
+    for v in verdicts:
+        print_verdict(v, quiet=quiet)
+    if json_path:
+        write_json_atomic(json_path, [v.to_json() for v in verdicts])
+    if out_dir:
+        from checker.validate.report import write_outputs
+
+        paths = write_outputs(out_dir, verdicts, engine)
+        click.echo(f"verdicts and report in {', '.join(str(p) for p in paths)}")
+    bad = [v for v in verdicts if v.violated]
+    unknown = [v for v in verdicts if v.unknown and not v.violated]
+    events = sum(v.events for v in verdicts)
+    click.echo(f"{len(verdicts)} logs, {events:,} events: {len(verdicts) - len(bad) - len(unknown)} clean, "
+               f"{len(bad)} with violations" + (f", {len(unknown)} undecided" if unknown else ""))
+    sys.exit(EXIT_MISMATCH if bad else EXIT_BOUND if unknown else EXIT_OK)
+
+
+def print_verdict(v: LogVerdict, *, quiet: bool = False) -> None:
+    """One line per log (unless ``quiet`` and clean), then each violation's sentence."""
+    if quiet and not v.violated and not v.unknown:
+        return
+    unit = "state" if v.format == "itf" else "line"
+    parts = []
+    for name, p in v.properties.items():
+        parts.append(f"{name} {'VIOLATED' if p['status'] == 'violated' else p['status']}"
+                     + (f" ({unit} {p['line']})" if p.get("line") is not None else ""))
+    if v.conformance is not None:
+        c = v.conformance
+        status = {"violated": "DOES NOT CONFORM", "unknown": "UNKNOWN"}.get(c["status"], c["status"])
+        parts.append(f"conformance {status}" + (f" ({unit} {c['line']})" if c.get("line") is not None else ""))
+    click.echo(f"{v.log}: {v.events:,} events, {v.peers} peers: {', '.join(parts)}")
+    for name, p in v.properties.items():
+        if p["status"] == "violated":
+            click.echo(f"  {name}: {p['explanation']}")
+    if v.conformance is not None and v.conformance["status"] != "conforms":
+        c = v.conformance
+        click.echo(f"  conformance: {c['explanation']}")
+        if c.get("could"):
+            click.echo(f"    the spec could record instead: {' | '.join(c['could'])}")
+
+
+@click.command(name="generate-logs")
+@click.argument("model", metavar="MODEL.toml")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Directory to write the logs into (created if missing).")
+@click.option("--runs", type=click.IntRange(min=0), default=100, show_default=True, help="Random walks to record.")
+@click.option("--depth", type=click.IntRange(min=1), default=200, show_default=True, help="Most steps per walk.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Walk i uses seed SEED + i.")
+@click.option("--faulty-only", is_flag=True,
+              help="Keep only walks the model's own checks find a violation in (trying up to 20x --runs walks).")
+@click.option("--counterexamples", is_flag=True,
+              help="Also write `ordercheck simulate`'s shrunk counterexample of each violated property.")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "shiviz"]), default="jsonl", show_default=True)
+def generate_logs(model: str, out_dir: str, runs: int, depth: int, seed: int, faulty_only: bool,
+                  counterexamples: bool, fmt: str) -> None:
+    """Record random walks of a model as logs, labelled with the model's verdicts."""
+    from checker.loading.modelfile import load_model
+    from checker.validate.generate import counterexample_logs, walk
+
+    loaded = load_model(model)
+    try:
+        loaded.spec.history(loaded.spec.init_states()[0])
+    except NotImplementedError:
+        raise InputError(model, "spec", f"spec {loaded.spec_name!r} keeps no history, so its walks have no events") from None
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = 0
+    tried = 0
+    unfaithful = 0
+    budget = runs * 20 if faulty_only else runs
+    while written < runs and tried < budget:
+        w = walk(loaded, seed + tried, depth)
+        tried += 1
+        if w.grown:
+            unfaithful += 1
+            continue
+        if faulty_only and "violated" not in w.verdicts.values():
+            continue
+        _save(out / f"{loaded.name}-{seed + tried - 1}", w.log, fmt)
+        written += 1
+    cex = counterexample_logs(loaded, max(runs, 100), depth, seed) if counterexamples else []
+    unfaithful += sum(1 for w in cex if w.grown)
+    cex = [w for w in cex if not w.grown]
+    for w in cex:
+        _save(out / w.log.source, w.log, fmt)
+    click.echo(f"{written} walk logs ({tried} walks tried) and {len(cex)} counterexample logs in {out}")
+    if unfaithful:
+        click.echo(f"left out {unfaithful} walks in which a message gained destinations after its send "
+                   "(a log fixes them at the send)")
+
+
+def _save(stem: Path, log: Any, fmt: str) -> None:
+    import os
+
+    if fmt == "shiviz":
+        from checker.validate.diagram import timeline_of
+        from reports.shiviz import shiviz_log
+
+        path = stem.with_name(stem.name + ".shiviz.log")
+        text = shiviz_log(timeline_of(log))
+    else:
+        import io
+
+        from checker.validate.jsonl import write_jsonl
+
+        path = stem.with_name(stem.name + ".jsonl")
+        buf = io.StringIO()
+        write_jsonl(log, buf)
+        text = buf.getvalue()
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def add_commands(group: click.Group) -> None:
+    """Register ``validate`` and ``generate-logs`` on the CLI's group."""
+    group.add_command(validate)
+    group.add_command(generate_logs)

@@ -1,0 +1,187 @@
+"""Running ``ordercheck`` as a real process under real faults, for tests/test_faults_*.py.
+
+Each run starts in a session of its own, so that every process it starts (worker
+processes, Spark's JVM) can be found afterwards by its session id, and a test can
+assert that none is left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT / "models"
+EXE = [sys.executable, "-c", "from checker.cli import main; main(prog_name=\"ordercheck\")"]
+
+
+def limits(fsize: int | None = None, address_space: int | None = None, nofile: int | None = None,
+           umask: int | None = None) -> Callable[[], None]:
+    """A ``preexec_fn`` setting resource limits (bytes, bytes, descriptors) and the umask
+    in the child before it runs."""
+
+    def apply() -> None:
+        if fsize is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+        if address_space is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+        if nofile is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+        if umask is not None:
+            os.umask(umask)
+
+    return apply
+
+
+def env(tmpdir: Path | None = None) -> dict[str, str]:
+    """The environment for a run (``TMPDIR`` set to ``tmpdir`` when given)."""
+    out = dict(os.environ)
+    out.pop("ORDERCHECK_SPARK_INJECT_FAILURES", None)
+    if tmpdir is not None:
+        out["TMPDIR"] = str(tmpdir)
+    return out
+
+
+def run(*args: str | Path, preexec: Callable[[], None] | None = None, tmpdir: Path | None = None,
+        timeout: float = 120, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    """Run ``ordercheck ARGS`` to its end; asserts that it left no process behind."""
+    proc = subprocess.Popen(
+        [*EXE, *map(str, args)], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True, preexec_fn=preexec, env=env(tmpdir),
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert_no_survivors(proc.pid)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def invoke(*args: str | Path) -> subprocess.CompletedProcess:
+    """Run ``ordercheck ARGS`` in this process (for faults that need no process of their
+    own: bad input, a path under a file); the same exit code and lines as a real run."""
+    from click.testing import CliRunner
+
+    from checker.cli import main
+
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)
+
+
+def start(*args: str | Path, preexec: Callable[[], None] | None = None, tmpdir: Path | None = None,
+          cwd: Path = ROOT) -> subprocess.Popen:
+    """Start ``ordercheck ARGS`` in a session of its own (stdout, stderr piped)."""
+    return subprocess.Popen(
+        [*EXE, *map(str, args)], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True, preexec_fn=preexec, env=env(tmpdir),
+    )
+
+
+def session(sid: int) -> list[psutil.Process]:
+    """The live processes of session ``sid`` (zombies are dead)."""
+    found = []
+    for p in psutil.process_iter(["status"]):
+        try:
+            if os.getsid(p.pid) == sid and p.info["status"] != psutil.STATUS_ZOMBIE:
+                found.append(p)
+        except (ProcessLookupError, PermissionError, psutil.Error):
+            continue
+    return found
+
+
+def assert_no_survivors(sid: int, grace: float = 10.0) -> None:
+    """No process of session ``sid`` is alive (waiting up to ``grace`` seconds for
+    processes that are on their way out); kills and fails otherwise."""
+    deadline = time.monotonic() + grace
+    while True:
+        left = session(sid)
+        if not left:
+            return
+        if time.monotonic() > deadline:
+            names = [" ".join(p.cmdline()[:4]) for p in left]
+            for p in left:
+                try:
+                    p.kill()
+                except psutil.Error:
+                    pass
+            raise AssertionError(f"processes left behind: {names}")
+        time.sleep(0.05)
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 60.0, proc: subprocess.Popen | None = None) -> None:
+    """Wait until ``predicate()`` holds (failing if ``proc`` ends first or time runs out)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the run ended (exit {proc.returncode}) before the moment awaited")
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting")
+        time.sleep(0.01)
+
+
+def one_error_line(stderr: str) -> str:
+    """The run's one line of its own on stderr (progress lines aside), its last, and no
+    traceback."""
+    assert "Traceback" not in stderr, stderr
+    lines = [line for line in stderr.splitlines() if line.startswith("ordercheck:")]
+    assert len(lines) == 1, stderr
+    assert stderr.rstrip().splitlines()[-1] == lines[0], stderr
+    return lines[0]
+
+
+def counts(path: Path) -> tuple[int, int, int, dict[str, str]]:
+    """(distinct states, transitions, depth, verdicts) of a ``--json`` result."""
+    data = json.loads(Path(path).read_text())
+    st = data["stats"]
+    return st["distinct_states"], st["transitions"], st["depth"], {n: p["status"] for n, p in data["properties"].items()}
+
+
+def checkpoint_of(root: Path) -> Path:
+    """The single model checkpoint directory under a ``--checkpoint`` root."""
+    dirs = [d for d in root.iterdir() if d.is_dir()]
+    assert len(dirs) == 1, dirs
+    return dirs[0]
+
+
+def current_level(ckpt: Path) -> int | None:
+    """The level of the checkpoint in force in a model checkpoint directory."""
+    try:
+        return int((ckpt / "CURRENT").read_text().split("-")[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def listing(path: Path) -> list[str]:
+    """Every path under ``path``, relative, sorted."""
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*"))
+
+
+BUS1_3 = ("check", MODELS / "bus1-3.toml", "--no-por")
+"""233,478 states over 32 levels, a few seconds: long enough to interrupt, kill and resume."""
+
+
+_REFERENCE: list[tuple[int, int, int, dict[str, str]]] = []  # one run per test session
+
+
+@pytest.fixture(scope="session")
+def bus1_3_reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, int, int, dict[str, str]]:
+    """The counts and verdicts of an uninterrupted run of :data:`BUS1_3` (import this
+    fixture into a test module to use it; the run is made once per session)."""
+    if not _REFERENCE:
+        out = tmp_path_factory.mktemp("bus1-3-reference") / "ref.json"
+        done = run(*BUS1_3, "--quiet", "--json", out)
+        assert done.returncode == 0, done.stderr
+        _REFERENCE.append(counts(out))
+    return _REFERENCE[0]

@@ -1,0 +1,38 @@
+"""SIGKILL at random moments, resumed each time, ends with the counts of an
+uninterrupted run (issue 18). The loop is benchmarks/kill_loop.py; here it runs ten
+kills per worker count (the full twenty per worker count is the slow test)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.faults_helpers import BUS1_3, ROOT, bus1_3_reference
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import kill_loop  # noqa: E402
+
+reference = bus1_3_reference
+ARGS = [str(a) for a in BUS1_3[1:]]
+
+
+def _loop(reference, tmp_path: Path, workers: int, kills: int) -> None:
+    res = kill_loop.kill_loop(ARGS, workers, kills, tmp_path, reference, seed=workers)
+    assert res.kills == kills
+    assert res.completed and all(c == reference for c in res.completed), (res.completed, reference)
+    assert not res.survivors, res.survivors  # workers exit when their parent is killed
+    assert not res.leftovers, res.leftovers  # no temporary checkpoint or spill directory stays
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ten_kills_resume_to_the_same_counts(reference, tmp_path: Path, workers: int) -> None:
+    _loop(reference, tmp_path, workers, 10)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [1, 2])
+def test_twenty_kills_resume_to_the_same_counts(reference, tmp_path: Path, workers: int) -> None:
+    _loop(reference, tmp_path, workers, 20)

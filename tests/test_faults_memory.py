@@ -1,0 +1,96 @@
+"""The memory budget, for real (issue 18): a search that would pass --memory-limit, or an
+address-space limit (RLIMIT_AS), stops as at a bound (exit code 3, unknown verdicts,
+never holds), writes its checkpoint when asked, says how to go on, and resumed with
+more memory ends with the counts of an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.faults_helpers import BUS1_3, MODELS, ROOT, bus1_3_reference, checkpoint_of, counts, limits, run
+
+reference = bus1_3_reference
+BIG = ROOT / "benchmarks" / "models" / "bus1-3x2.toml"  # tens of millions of states unreduced
+
+
+def _baseline() -> tuple[int, int]:
+    """(resident, address space) of a process that has loaded the engine, in bytes."""
+    code = (
+        "import checker.cli, checker.engine.levels, checker.engine.run, specs.bus1, re\n"
+        "s = open('/proc/self/status').read()\n"
+        "print(*(int(re.search(k + r':\\s+(\\d+)', s).group(1)) * 1024 for k in ('VmRSS', 'VmSize')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    rss, size = map(int, out.stdout.split())
+    return rss, size
+
+
+def _stopped_by_memory(out: subprocess.CompletedProcess) -> str:
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert "Traceback" not in out.stderr and "MemoryError" not in out.stderr, out.stderr
+    first = out.stdout.splitlines()[0]
+    assert first.endswith("stopped by memory"), first
+    advice = [line for line in out.stdout.splitlines() if "stopped at its memory budget" in line]
+    assert len(advice) == 1
+    for way in ("--memory-limit", "--spill-dir", "reductions", "--engine spark"):
+        assert way in advice[0], advice[0]
+    return advice[0]
+
+
+def _verdicts(path: Path) -> dict[str, str]:
+    return {n: p["status"] for n, p in json.loads(path.read_text())["properties"].items()}
+
+
+def test_memory_limit_stops_as_a_bound_and_resumes(reference, tmp_path: Path) -> None:
+    """Two workers: the budget counts their memory; the level being searched is saved."""
+    rss, _size = _baseline()
+    limit = f"{(rss >> 20) + 14}M"  # the search needs some 35 MiB more than that
+    ckpt = tmp_path / "ckpt"
+    args = (*BUS1_3, "--quiet", "--workers", "2", "--checkpoint", ckpt, "--checkpoint-every", "1000")
+    out = run(*args, "--memory-limit", limit, "--json", tmp_path / "cut.json")
+    advice = _stopped_by_memory(out)
+    model_dir = checkpoint_of(ckpt)
+    assert f"resume from the checkpoint in {model_dir} (level " in advice
+    states, _transitions, _depth, verdicts = counts(tmp_path / "cut.json")
+    assert 0 < states < reference[0]
+    always = [n for n, v in reference[3].items() if v == "holds"]
+    assert any(verdicts[n] == "unknown" for n in always)
+    assert not any(verdicts[n] == "holds" and reference[3][n] != "holds" for n in verdicts)
+    resumed = run(*args, "--resume", "--memory-limit", "4G", "--json", tmp_path / "all.json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert counts(tmp_path / "all.json") == reference
+
+
+def test_memory_limit_without_checkpoint_says_how_to_keep_progress(tmp_path: Path) -> None:
+    rss, _size = _baseline()
+    out = run(*BUS1_3, "--quiet", "--memory-limit", f"{(rss >> 20) + 10}M", "--json", tmp_path / "cut.json")
+    advice = _stopped_by_memory(out)
+    assert "run again with --checkpoint DIR" in advice
+    assert "unknown" in _verdicts(tmp_path / "cut.json").values()
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_address_space_limit_stops_as_a_bound(workers: str) -> None:
+    """Under ulimit -v the search stops before an allocation fails (a refused glibc
+    allocation can also crawl instead of failing: the workers' address space counts)."""
+    _rss, size = _baseline()
+    out = run("check", BIG, "--quiet", "--workers", workers, preexec=limits(address_space=size + (70 << 20)),
+              timeout=180)
+    advice = _stopped_by_memory(out)
+    assert "of address space in use" in advice
+
+
+def test_max_states_does_not_preallocate() -> None:
+    """--max-states 1000000000 on a small model fits in a 1 GiB address space (a store
+    sized from it alone would take 2.5 GiB)."""
+    out = run("check", MODELS / "fifo-4.toml", "--quiet", "--max-states", "1000000000",
+              preexec=limits(address_space=1 << 30))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert re.search(r"fifo, \d+ distinct states", out.stdout) and "stopped by" not in out.stdout

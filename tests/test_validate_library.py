@@ -1,0 +1,85 @@
+"""validate against the property library itself (``specs.properties``): same verdicts.
+
+validate decides the library's definitions with its own algorithms. Here both are run:
+on random small logs (the library on the history of every prefix of the log) and on
+walks of every built-in model (the library on the spec's own history after every
+step). The verdict, and where a log breaks a property the event (or step) at which it
+first breaks, must agree.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from validate_oracle import PREFIX_SAFE, log_violated, random_logs
+
+from checker.loading.modelfile import load_model
+from checker.loading.registry import builtin_models
+from checker.validate.checks import CHECKS, check_log
+from checker.validate.generate import walk
+from checker.validate.log import Log, sub_log, to_history
+from specs import properties
+
+if not hasattr(properties, "integrity"):  # pragma: no cover - until the new definitions land
+    pytest.skip("the property library does not have the prefix-safety definitions yet (issue #15)",
+                allow_module_level=True)
+
+
+def library_violated(name: str, log: Log) -> bool:
+    """The library's check on the log's history; for ``integrity`` also the one rule only
+    a log's order can tell (a signal's receipt after the signal), as validate reads it."""
+    found = getattr(properties, name)(to_history(log))
+    if found is not None and found is not False:
+        return True
+    return name == "integrity" and log_violated(name, log)
+
+
+def library_first(log: Log, name: str) -> int | None:
+    for end in range(1, len(log) + 1):
+        prefix, _kept = sub_log(log, range(end), all_peers=True)
+        if library_violated(name, prefix):
+            return end - 1
+    return None
+
+
+@settings(max_examples=200, deadline=None)
+@given(random_logs())
+def test_random_logs_match_the_library(log: Log) -> None:
+    found = check_log(log, list(CHECKS))
+    for name in PREFIX_SAFE:
+        v = found[name]
+        assert (None if v is None else v.at) == library_first(log, name), (name, v and v.sentence)
+    library = properties.eventual_delivery(to_history(log))
+    assert (found["eventual_delivery"] is None) == (library is None)
+
+
+def _models() -> list:
+    out = []
+    for path in builtin_models():
+        model = load_model(path)
+        try:
+            model.spec.history(model.spec.init_states()[0])
+        except NotImplementedError:
+            continue
+        out.append(path)
+    return out
+
+
+MODELS = _models()
+
+
+@pytest.mark.parametrize("path", MODELS, ids=[p.stem for p in MODELS])
+def test_generated_logs_match_the_library(path) -> None:
+    model = load_model(path)
+    for seed in range(8):
+        w = walk(model, 500 + seed, 120)
+        if w.grown:
+            continue
+        found = check_log(w.log, list(CHECKS))
+        for name in PREFIX_SAFE:
+            check = getattr(properties, name)
+            first = next((k for k, h in enumerate(w.histories) if check(h) not in (None, False)), None)
+            v = found[name]
+            assert (None if v is None else w.step_of_event[v.at]) == first, (seed, name, v and v.sentence)
+        if w.terminal:
+            assert (found["eventual_delivery"] is None) == (properties.eventual_delivery(w.histories[-1]) is None)

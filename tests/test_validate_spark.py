@@ -1,0 +1,131 @@
+"""``validate --engine spark`` on ``local[2]``: one task per log, the local engine's answers.
+
+Kept small (one Spark context, a few dozen logs); the thousand-log comparison is in
+benchmarks/validate_scale.py.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from checker.api.errors import InputError
+from checker.cli import main
+from checker.loading.modelfile import load_model
+from checker.validate.checks import CHECKS
+from checker.validate.generate import walk
+from checker.validate.jsonl import write_jsonl
+from checker.validate.readers import expand_logs
+from checker.validate.report import load_table
+from checker.validate.verdicts import Job, validate_path
+
+pytestmark = pytest.mark.spark
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data" / "validate"
+MASTER = "local[2]"
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from checker.spark.session import get_spark
+
+    sc = get_spark(MASTER, {"spark.ui.enabled": "false", "spark.default.parallelism": "2"})
+    yield sc
+    sc.stop()
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory) -> Path:
+    """Hand-written logs, and walks of correct and faulty models (one in a sub-directory)."""
+    root = tmp_path_factory.mktemp("logs")
+    for f in DATA.glob("*.jsonl"):
+        shutil.copy(f, root / f.name)
+    (root / "walks").mkdir()
+    for name in ("bus1-3", "sequencer-mutant-no-hold-back", "skeen-mutant-min", "matrix-mutant-no-fifo-condition"):
+        model = load_model(ROOT / "models" / f"{name}.toml")
+        for seed in range(4):
+            w = walk(model, seed, 200)
+            buf = io.StringIO()
+            write_jsonl(w.log, buf)
+            (root / "walks" / f"{name}-{seed}.jsonl").write_text(buf.getvalue())
+    return root
+
+
+def _rows(verdicts) -> list[dict]:
+    return [{k: v for k, v in row.items() if k != "seconds"} for v in verdicts for row in v.rows()]
+
+
+def test_same_verdicts_as_local(spark, logs: Path) -> None:
+    from checker.validate.spark_job import validate_spark
+
+    job = Job(tuple(CHECKS))
+    remote = validate_spark([str(logs)], job, master=MASTER)
+    local = [validate_path(str(f), job) for f in expand_logs([str(logs)])]
+    assert len(remote) == len(local) > 30
+    assert _rows(remote) == _rows(local)
+    assert any(v.violated for v in local) and any(not v.violated for v in local)
+
+
+def test_conformance_on_spark(spark, logs: Path) -> None:
+    from checker.validate.spark_job import validate_spark
+
+    model = load_model(ROOT / "models" / "bus1-3.toml")
+    job = Job((), model_path=model.path, model_raw=model.raw)
+    paths = [str(logs / "walks" / "bus1-3-*.jsonl")]
+    remote = validate_spark(paths, job, master=MASTER)
+    local = [validate_path(str(f), job, model=model) for f in expand_logs(paths)]
+    assert _rows(remote) == _rows(local)
+    assert {v.conformance["status"] for v in remote} == {"conforms"}
+
+
+def test_bad_log_is_the_same_error(spark, tmp_path: Path) -> None:
+    from checker.validate.spark_job import validate_spark
+
+    shutil.copy(DATA / "fifo-swapped.jsonl", tmp_path / "a.jsonl")
+    (tmp_path / "b.jsonl").write_text('{"peer": "a", "kind": "send", "msg": "a1", "to": "b"}\n')
+    (tmp_path / "c.jsonl").write_text('{"peer": "a"}\n')
+    job = Job(("fifo",))
+    with pytest.raises(InputError) as remote:
+        validate_spark([str(tmp_path)], job, master=MASTER)
+    with pytest.raises(InputError) as local:
+        [validate_path(str(f), job) for f in expand_logs([str(tmp_path)])]
+    assert remote.value.line() == local.value.line()
+    assert remote.value.line().startswith(f"{tmp_path / 'b.jsonl'}:1: to: expected a non-empty list")
+
+
+def test_cli_writes_the_same_table(spark, logs: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    args = ["validate", str(logs / "walks"), "-p", "fifo,causal,total,total_global", "--quiet"]
+    r1 = runner.invoke(main, [*args, "--engine", "spark", "--master", MASTER, "-o", str(tmp_path / "s")])
+    r2 = runner.invoke(main, [*args, "-o", str(tmp_path / "l")])
+    assert r1.exit_code == r2.exit_code == 1, r1.output
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731
+    assert strip(load_table(tmp_path / "s")) == strip(load_table(tmp_path / "l"))
+    assert "engine spark" in (tmp_path / "s" / "report.md").read_text()
+
+
+def test_uris_are_read_by_spark(spark, logs: Path, tmp_path: Path) -> None:
+    """A URI (here file://, with Hadoop's glob) is read by Spark itself; the verdicts
+    are the local engine's, the logs named by their URIs. Local paths with spaces,
+    commas and brackets in their names are read as they are."""
+    from checker.validate.spark_job import validate_spark
+
+    job = Job(("fifo", "causal", "total"))
+    remote = validate_spark([(logs / "walks").as_uri() + "/skeen-mutant-min-*.jsonl"], job, master=MASTER)
+    local = [validate_path(str(f), job) for f in expand_logs([str(logs / "walks" / "skeen-mutant-min-*.jsonl")])]
+    assert len(remote) == len(local) == 4
+    assert all(v.log.startswith("file:") for v in remote)
+    drop = lambda rows: [{k: v for k, v in r.items() if k != "log"} for r in rows]  # noqa: E731
+    assert drop(_rows(remote)) == drop(_rows(local))
+    odd = tmp_path / "a b,c"
+    odd.mkdir()
+    shutil.copy(DATA / "fifo-swapped.jsonl", odd / "x[1].jsonl")
+    found = validate_spark([str(odd)], Job(("fifo",)), master=MASTER)
+    assert [(Path(v.log).name, v.violated) for v in found] == [("x[1].jsonl", ["fifo"])]
+    with pytest.raises(InputError, match="no file matches this URI"):
+        validate_spark([(tmp_path / "none").as_uri() + "/*.jsonl"], job, master=MASTER)
