@@ -184,6 +184,9 @@ class AsyncPeerSpec(PeerSpec):
         return self.channel_footprints(state, succ)
 
     def footprints(self, state: tuple) -> list[tuple[int, int, int, int, int, int]]:
+        refusal = self.por_refusal()
+        if refusal is not None:  # not opted in, or outside the picture: no footprints
+            raise NotImplementedError(refusal)
         return self.channel_footprints(state, self.next_states(state))
 
     def visible_mask(self, reads: Any) -> int:
@@ -192,8 +195,8 @@ class AsyncPeerSpec(PeerSpec):
         return history_mask(self.reduction_bits, reads)
 
     def por_refusal(self) -> str | None:
-        if type(self).own_shapes is None:
-            return f"{self.name} declares no own_shapes (which process owns each of its state items)"
+        if type(self).own_shapes is None:  # not opted in (own_shapes says who owns what)
+            return f"{self.name} declares no footprints"
         return self.channel_refusal(AsyncPeerSpec)
 
     def _shapes_declared(self) -> bool:
@@ -205,6 +208,8 @@ class AsyncPeerSpec(PeerSpec):
         return self.config_symmetry(self._shapes_declared())
 
     def symmetry_refusal(self) -> str:
+        if type(self).own_shapes is None:
+            return super().symmetry_refusal()
         refusal = self.channel_refusal(AsyncPeerSpec)
         return refusal if refusal is not None else self.channel_symmetry_refusal(self._shapes_declared())
 

@@ -307,12 +307,13 @@ class PeerSpec(Spec):
                 out |= 1 << q
         return out
 
-    def channel_footprints(self, state: tuple, succ: Any) -> list[tuple[int, int, int, int, int, int]]:
-        """Footprints from :attr:`channel_layout` (see :mod:`specs.peer_reductions`)."""
+    def channel_footprints(self, state: tuple, succ: Any, deaf: int = 0) -> list[tuple[int, int, int, int, int, int]]:
+        """Footprints from :attr:`channel_layout` (see :mod:`specs.peer_reductions`);
+        ``deaf``: the processes whose state rules out taking from a channel next."""
         from specs.peer_reductions import channel_footprints
 
         assert self.channel_layout is not None
-        return channel_footprints(self, state, succ, self.channel_layout, self.later_sends)
+        return channel_footprints(self, state, succ, self.channel_layout, self.later_sends, deaf)
 
     def channel_refusal(self, base: type) -> str | None:
         """Why the channel footprints do not fit this spec, if they do not: it replaces

@@ -236,10 +236,18 @@ class HoldBackSpec(PeerSpec):
         return channel_actor(action)
 
     def successor_footprints(self, state: tuple, succ: Any) -> list[tuple[int, int, int, int, int, int]]:
-        return self.channel_footprints(state, succ)
+        # A peer with a held-back message to deliver does only that (next_states), whatever arrives.
+        deaf = 0
+        for label, _t in succ:
+            if label[0] == "deliver":
+                deaf |= 1 << label[1]
+        return self.channel_footprints(state, succ, deaf)
 
     def footprints(self, state: tuple) -> list[tuple[int, int, int, int, int, int]]:
-        return self.channel_footprints(state, self.next_states(state))
+        refusal = self.por_refusal()
+        if refusal is not None:  # not opted in, or outside the picture: no footprints
+            raise NotImplementedError(refusal)
+        return self.successor_footprints(state, self.next_states(state))
 
     def later_sends(self, state: tuple, p: int) -> int:
         return self.sends_left_mask(state, p)

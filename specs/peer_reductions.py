@@ -92,13 +92,17 @@ def channel_footprints(
     succ: Sequence[tuple[tuple, tuple]],
     layout: tuple[int, int, int, int, int | None],
     later_sends: Callable[[tuple, int], int],
+    deaf: int = 0,
 ) -> list[tuple[int, int, int, int, int, int]]:
     """Six masks per process (see :meth:`checker.api.spec.Spec.footprints`) for a state
     of a channel spec whose items sit at ``layout = (chans, ghost, know, signals, dups)``
     (``dups`` ``None`` when the spec keeps no budget), from its successors ``succ``.
 
     ``later_sends(state, p)`` is a mask of the processes ``p`` may still send to, now or
-    later (a superset does).
+    later (a superset does). ``deaf`` is a mask of processes whose own state rules out
+    every take from a channel in their next steps (a hold-back peer with a deliverable
+    message does nothing else); they read no channel unless a loss or copy, which their
+    state cannot rule out, may come to them.
     """
     bits: Bits = spec.reduction_bits
     P = bits.procs
@@ -115,11 +119,14 @@ def channel_footprints(
     for key, _m in chans:
         nonempty |= E[key]
     strict = not (net.ordered and not net.lossy and not dups)
+    if net.lossy or dups:
+        deaf = 0
     shared_r = (bits.SIG if signals else 0) | (bits.DUPS if dups else 0)
     now_r = []
     for p in range(P):
         r = L[p] | G[p] | shared_r
-        r |= bits.incoming[p] if strict else bits.incoming[p] & ~nonempty
+        if not deaf >> p & 1:
+            r |= bits.incoming[p] if strict else bits.incoming[p] & ~nonempty
         now_r.append(r)
     now_w = [L[p] for p in range(P)]
     ids = None
