@@ -28,8 +28,8 @@ BENCHMARKS = {
     "bss": "bss-2x5.toml",
     "ses": "ses-3x2.toml",
     "matrix": "matrix-3x2.toml",
-    "sequencer": "sequencer-3x2.toml",
-    "lamport_total": "lamport-3x1.toml",
+    "sequencer": "sequencer-2x3.toml",
+    "lamport_total": "lamport-3-ab.toml",
     "skeen": "skeen-3x1.toml",
     "synchronous": "synchronous-3x2.toml",
 }

@@ -214,13 +214,17 @@ class AsyncPeerSpec(PeerSpec):
         return refusal if refusal is not None else self.channel_symmetry_refusal(self._shapes_declared())
 
     def permute(self, state: tuple, perm: tuple[int, ...]) -> tuple:
-        from specs.peer_reductions import rename, rename_chans, rename_common
+        from specs.peer_reductions import rename, rename_by_peer, rename_chans, rename_common
 
         assert self.own_shapes is not None
         out = rename_common(self, state, perm, GHOST, KNOW)
         out[CHANS] = rename_chans(self, state[CHANS], perm, self.wire_shape)
         for i, shape in enumerate(self.own_shapes):
-            out[CHANS + 1 + i] = rename(shape, state[CHANS + 1 + i], self, perm)
+            value = state[CHANS + 1 + i]
+            if isinstance(shape, tuple) and shape[0] == "byp":
+                out[CHANS + 1 + i] = rename_by_peer(self, f"own{i}", value, shape[1], perm)
+            else:
+                out[CHANS + 1 + i] = rename(shape, value, self, perm)
         return tuple(out)
 
     # -- helpers for subclasses ------------------------------------------------------------

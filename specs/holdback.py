@@ -273,13 +273,13 @@ class HoldBackSpec(PeerSpec):
         return refusal if refusal is not None else self.channel_symmetry_refusal(self._shapes_declared())
 
     def permute(self, state: tuple, perm: tuple[int, ...]) -> tuple:
-        from specs.peer_reductions import rename, rename_chans, rename_common
+        from specs.peer_reductions import rename_by_peer, rename_chans, rename_common
 
         item = ("tuple", "mid", self.data_shape)
         out = rename_common(self, state, perm, GHOST, KNOW)
         out[CHANS] = rename_chans(self, state[CHANS], perm, item)
-        out[BUFFERS] = rename(("byp", ("sorted", item)), state[BUFFERS], self, perm)
-        out[LOCAL] = rename(("byp", self.local_shape), state[LOCAL], self, perm)
+        out[BUFFERS] = rename_by_peer(self, "buffer", state[BUFFERS], ("sorted", item), perm)
+        out[LOCAL] = rename_by_peer(self, "local", state[LOCAL], self.local_shape, perm)
         return tuple(out)
 
     # -- properties and presentation ---------------------------------------------------------

@@ -281,16 +281,36 @@ def rename(shape: Shape, value: Any, spec: Any, g: tuple[int, ...]) -> Any:
     raise ValueError(f"unknown shape {shape!r}")
 
 
+_MEMO_LIMIT = 1 << 17
+
+
+def renamed(spec: Any, what: str, value: Any, g: tuple[int, ...], fn: Callable[[Any], Any]) -> Any:
+    """``fn(value)``, the renaming of ``value`` by ``g``, memoised per spec by ``(what, g,
+    value)``: states share most of their parts (a message in transit, a peer's clock, the
+    history), and hashing a part is much cheaper than renaming it again."""
+    memo = spec.__dict__.get("_rename_memo")
+    if memo is None or len(memo) >= _MEMO_LIMIT:
+        memo = spec.__dict__["_rename_memo"] = {}
+    key = (what, g, value)
+    out = memo.get(key)
+    if out is None:
+        out = memo[key] = fn(value)
+    return out
+
+
 def rename_chans(spec: Any, chans: tuple, g: tuple[int, ...], wire: Shape) -> tuple:
     """Channels with peers renamed: keys, messages (by ``wire``), unordered ones re-sorted,
     the channel list in its canonical order (:mod:`specs.channels`)."""
     n = len(g)
     ordered = spec.channel_semantics.ordered
-    out = []
-    for (s, d), msgs in chans:
+
+    def one(channel: tuple) -> tuple:
+        (s, d), msgs = channel
         key = (g[s] if s < n else s, g[d] if d < n else d)
         ms = tuple(rename(wire, m, spec, g) for m in msgs)
-        out.append((key, ms if ordered else tuple(sorted(ms))))
+        return key, ms if ordered else tuple(sorted(ms))
+
+    out = [renamed(spec, "channel", c, g, one) for c in chans]
     out.sort()
     return tuple(out)
 
@@ -298,6 +318,42 @@ def rename_chans(spec: Any, chans: tuple, g: tuple[int, ...], wire: Shape) -> tu
 def rename_common(spec: Any, state: tuple, g: tuple[int, ...], ghost_at: int, know_at: int) -> list:
     """``state`` as a list with the ghost and knowledge renamed (the rest untouched)."""
     out = list(state)
-    out[ghost_at] = spec.perm_ghost(state[ghost_at], g)
-    out[know_at] = spec.perm_vector(tuple(spec.perm_mids(k, g) for k in state[know_at]), g)
+    out[ghost_at] = renamed(spec, "ghost", state[ghost_at], g, lambda ghost: _rename_ghost(spec, ghost, g))
+    out[know_at] = renamed(
+        spec, "know", state[know_at], g, lambda know: spec.perm_vector(tuple(spec.perm_mids(k, g) for k in know), g)
+    )
     return out
+
+
+def _rename_ghost(spec: Any, ghost: tuple, g: tuple[int, ...]) -> tuple:
+    """The ghost ``(sent, logs)`` renamed (as :meth:`specs.base.PeerSpec.perm_ghost`), each
+    peer's outbox and log memoised apart (they change one at a time, and how one is
+    renamed does not depend on whose it is)."""
+    sent, logs = ghost
+    n = len(sent)
+    nsent: list = [()] * n
+    nlogs: list = [()] * n
+    for p in range(n):
+        q = g[p]
+        nsent[q] = renamed(spec, "sent", sent[p], g, lambda box, p=p: _one_ghost(spec, (box,), ((),), p, g)[0][0])
+        nlogs[q] = renamed(spec, "log", logs[p], g, lambda log, p=p: _one_ghost(spec, ((),), (log,), p, g)[1][0])
+    return (tuple(nsent), tuple(nlogs))
+
+
+def _one_ghost(spec: Any, sent: tuple, logs: tuple, p: int, g: tuple[int, ...]) -> tuple:
+    """:meth:`~specs.base.PeerSpec.perm_ghost` of one peer's outbox and log (``p``'s,
+    placed at index 0 of one-peer tuples)."""
+    n = len(g)
+    full_sent = tuple(sent[0] if i == p else () for i in range(n))
+    full_logs = tuple(logs[0] if i == p else () for i in range(n))
+    out_sent, out_logs = spec.perm_ghost((full_sent, full_logs), g)
+    return (out_sent[g[p]],), (out_logs[g[p]],)
+
+
+def rename_by_peer(spec: Any, what: str, values: tuple, shape: Shape, g: tuple[int, ...]) -> tuple:
+    """A tuple indexed by peer with peers renamed, each entry renamed by ``shape`` and
+    memoised (:func:`renamed`)."""
+    out: list = [None] * len(values)
+    for p, x in enumerate(values):
+        out[g[p]] = renamed(spec, what, x, g, lambda v: rename(shape, v, spec, g))
+    return tuple(out)
