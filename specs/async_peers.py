@@ -163,6 +163,66 @@ class AsyncPeerSpec(PeerSpec):
     def finished(self, state: tuple) -> bool:
         return True
 
+    # -- reductions (specs.peer_reductions) -------------------------------------------------
+    # A subclass opts in by declaring ``own_shapes``: the shape of each of its own state
+    # items, which also says that each is split by process (``("byp", ...)``: item[p] is
+    # p's) or belongs to one extra process, and that a step of a process reads and writes
+    # only its own parts, its incoming channels and the channels it sends on.
+
+    channel_layout = (CHANS, GHOST, KNOW, SIGNALS, DUPS)
+    own_shapes: ClassVar[tuple | None] = None
+    """Shapes (:data:`specs.peer_reductions.Shape`) of the spec's own state items, in order."""
+    wire_shape: ClassVar[Any] = None
+    """How to rename peers in a message on a channel (``None``: symmetry not declared)."""
+
+    def actor(self, action: tuple) -> int | None:
+        from specs.peer_reductions import channel_actor
+
+        return channel_actor(action)
+
+    def successor_footprints(self, state: tuple, succ: Any) -> list[tuple[int, int, int, int, int, int]]:
+        return self.channel_footprints(state, succ)
+
+    def footprints(self, state: tuple) -> list[tuple[int, int, int, int, int, int]]:
+        refusal = self.por_refusal()
+        if refusal is not None:  # not opted in, or outside the picture: no footprints
+            raise NotImplementedError(refusal)
+        return self.channel_footprints(state, self.next_states(state))
+
+    def visible_mask(self, reads: Any) -> int:
+        from specs.peer_reductions import history_mask
+
+        return history_mask(self.reduction_bits, reads)
+
+    def por_refusal(self) -> str | None:
+        if type(self).own_shapes is None:  # not opted in (own_shapes says who owns what)
+            return f"{self.name} declares no footprints"
+        return self.channel_refusal(AsyncPeerSpec)
+
+    def _shapes_declared(self) -> bool:
+        return type(self).own_shapes is not None and type(self).wire_shape is not None
+
+    def symmetries(self) -> list[tuple[int, ...]]:
+        if self.channel_refusal(AsyncPeerSpec) is not None:
+            return []
+        return self.config_symmetry(self._shapes_declared())
+
+    def symmetry_refusal(self) -> str:
+        if type(self).own_shapes is None:
+            return super().symmetry_refusal()
+        refusal = self.channel_refusal(AsyncPeerSpec)
+        return refusal if refusal is not None else self.channel_symmetry_refusal(self._shapes_declared())
+
+    def permute(self, state: tuple, perm: tuple[int, ...]) -> tuple:
+        from specs.peer_reductions import rename, rename_chans, rename_common
+
+        assert self.own_shapes is not None
+        out = rename_common(self, state, perm, GHOST, KNOW)
+        out[CHANS] = rename_chans(self, state[CHANS], perm, self.wire_shape)
+        for i, shape in enumerate(self.own_shapes):
+            out[CHANS + 1 + i] = rename(shape, state[CHANS + 1 + i], self, perm)
+        return tuple(out)
+
     # -- helpers for subclasses ------------------------------------------------------------
 
     def receipts(self, chans: tuple, dst: int | None = None) -> Iterator[tuple[int, int, Any, tuple]]:

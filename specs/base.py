@@ -253,6 +253,98 @@ class PeerSpec(Spec):
         """Every variable a whole transaction of ``p`` to ``dmask`` reads or writes."""
         raise NotImplementedError
 
+    # -- reductions over channels (specs.peer_reductions), for the message-passing bases --
+    # A base that keeps its channels, ghost, knowledge and budgets at fixed positions
+    # names them in ``channel_layout`` and gets footprints from them; a spec with
+    # processes beyond its peers (a sequencer) counts them in ``extra_processes``; a spec
+    # whose rules order by peer id says what in ``symmetry_breaker``.
+
+    channel_layout: ClassVar[tuple[int, int, int, int, int | None] | None] = None
+    """Positions of ``(chans, ghost, know, signals_left, duplicates_left)`` in a state."""
+    extra_processes: ClassVar[int] = 0
+    """Processes beyond the peers (numbered from ``peers`` on), e.g. a sequencer."""
+    symmetry_breaker: ClassVar[str] = ""
+    """What in the spec's rules orders peers by id (so renaming peers changes its runs),
+    as a phrase following the spec's name; empty when nothing does."""
+
+    @property
+    def reduction_bits(self) -> Any:
+        """The footprint variables (:class:`specs.peer_reductions.Bits`) of this model."""
+        bits = self.__dict__.get("_reduction_bits")
+        if bits is None:
+            from specs.peer_reductions import Bits
+
+            bits = self.__dict__["_reduction_bits"] = Bits(self.peers + self.extra_processes, self.peers)
+        return bits
+
+    @property
+    def channel_semantics(self) -> Any:
+        """The :class:`specs.channels.Channels` the spec's channels follow."""
+        return getattr(self, "net", None) or self.chan
+
+    def sends_left_mask(self, state: tuple, p: int) -> int:
+        """The peers ``p``'s remaining application sends may address (a mask)."""
+        out = 0
+        for dmask in set(self.remaining_sends(state, p)):
+            out |= dmask
+        return out
+
+    def later_sends(self, state: tuple, p: int) -> int:
+        """A mask of the processes ``p`` may send anything to, now or later (a superset
+        will do). The default: every other process."""
+        return ((1 << (self.peers + self.extra_processes)) - 1) & ~(1 << p)
+
+    def replies_mask(self, state: tuple, p: int) -> int:
+        """The processes ``p`` may answer later: those with a message in transit to ``p``
+        (:attr:`channel_layout`) or with a remaining send that may address ``p``."""
+        out = 0
+        assert self.channel_layout is not None
+        for (src, dst), _msgs in state[self.channel_layout[0]]:
+            if dst == p:
+                out |= 1 << src
+        for q in range(self.peers):
+            if q != p and self.sends_left_mask(state, q) >> p & 1:
+                out |= 1 << q
+        return out
+
+    def channel_footprints(self, state: tuple, succ: Any, deaf: int = 0) -> list[tuple[int, int, int, int, int, int]]:
+        """Footprints from :attr:`channel_layout` (see :mod:`specs.peer_reductions`);
+        ``deaf``: the processes whose state rules out taking from a channel next."""
+        from specs.peer_reductions import channel_footprints
+
+        assert self.channel_layout is not None
+        return channel_footprints(self, state, succ, self.channel_layout, self.later_sends, deaf)
+
+    def channel_refusal(self, base: type) -> str | None:
+        """Why the channel footprints do not fit this spec, if they do not: it replaces
+        ``base``'s ``next_states``, or gates sends on state it may read anywhere."""
+        cls = type(self)
+        if cls.next_states is not base.next_states:
+            return f"{self.name} replaces {base.__name__}.next_states, so its steps' footprints are unknown"
+        gate = getattr(PeerSpec, "may_send", None)
+        if gate is not None and getattr(cls, "may_send", gate) is not gate:
+            return f"{self.name}'s may_send may read any peer's state, so its sends' footprints are unknown"
+        return None
+
+    def config_symmetry(self, shapes_declared: bool) -> list[tuple[int, ...]]:
+        """The peer renamings that map this configuration to itself, unless the spec
+        breaks symmetry (:attr:`symmetry_breaker`) or declares no shapes to rename by."""
+        from specs.peer_reductions import config_symmetries
+
+        if self.symmetry_breaker or not shapes_declared:
+            return []
+        return config_symmetries(self, MAX_SYMMETRIC_PEERS)
+
+    def channel_symmetry_refusal(self, shapes_declared: bool) -> str:
+        """The phrase :meth:`symmetry_refusal` gives for a channel spec."""
+        if self.symmetry_breaker:
+            return f"{self.name} {self.symmetry_breaker}, so renaming peers changes its runs"
+        if not shapes_declared:
+            return f"{self.name} declares no shapes to rename peers in its state by"
+        if self.peers > MAX_SYMMETRIC_PEERS:
+            return f"more than {MAX_SYMMETRIC_PEERS} peers (each state's orbit would cost {self.peers}! renamings)"
+        return f"this {self.name} configuration has no interchangeable peers (their sends differ)"
+
     # -- symmetry helpers --------------------------------------------------------------
 
     def peer_symmetries(self, *, ordered: bool) -> list[tuple[int, ...]]:

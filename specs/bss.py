@@ -52,6 +52,9 @@ class BSS(HoldBackSpec):
         Constant("condition_b", bool, True, "deliver m from j only if V_m[k] <= V[k] for every k != j", ablation=True),
     )
 
+    local_shape = ("byp", None)  # V, indexed by peer
+    data_shape = ("byp", None)  # V_m
+
     def init_local(self, p: int) -> tuple:
         return (0,) * self.peers
 

@@ -217,6 +217,71 @@ class HoldBackSpec(PeerSpec):
             dups,
         )
 
+    # -- reductions (specs.peer_reductions): a step of p touches p's state, its incoming
+    # channels and the channels it sends on; the hooks see only p's own state, so this
+    # holds for every subclass that keeps this next_states.
+
+    acyclic = True  # every step takes a message, sends one of a bounded number, or spends a budget
+    channel_layout = (CHANS, GHOST, KNOW, SIGNALS, DUPS)
+    local_shape: ClassVar[Any] = None
+    """How to rename peers in a peer's algorithm state (a :data:`specs.peer_reductions.Shape`);
+    declaring it (with :attr:`data_shape`) turns symmetry reduction on for symmetric
+    configurations."""
+    data_shape: ClassVar[Any] = None
+    """How to rename peers in a message's control data."""
+
+    def actor(self, action: tuple) -> int | None:
+        from specs.peer_reductions import channel_actor
+
+        return channel_actor(action)
+
+    def successor_footprints(self, state: tuple, succ: Any) -> list[tuple[int, int, int, int, int, int]]:
+        # A peer with a held-back message to deliver does only that (next_states), whatever arrives.
+        deaf = 0
+        for label, _t in succ:
+            if label[0] == "deliver":
+                deaf |= 1 << label[1]
+        return self.channel_footprints(state, succ, deaf)
+
+    def footprints(self, state: tuple) -> list[tuple[int, int, int, int, int, int]]:
+        refusal = self.por_refusal()
+        if refusal is not None:  # not opted in, or outside the picture: no footprints
+            raise NotImplementedError(refusal)
+        return self.successor_footprints(state, self.next_states(state))
+
+    def later_sends(self, state: tuple, p: int) -> int:
+        return self.sends_left_mask(state, p)
+
+    def visible_mask(self, reads: Any) -> int:
+        from specs.peer_reductions import history_mask
+
+        return history_mask(self.reduction_bits, reads)
+
+    def por_refusal(self) -> str | None:
+        return self.channel_refusal(HoldBackSpec)
+
+    def _shapes_declared(self) -> bool:
+        return type(self).local_shape is not None and type(self).data_shape is not None
+
+    def symmetries(self) -> list[tuple[int, ...]]:
+        if self.channel_refusal(HoldBackSpec) is not None:
+            return []
+        return self.config_symmetry(self._shapes_declared())
+
+    def symmetry_refusal(self) -> str:
+        refusal = self.channel_refusal(HoldBackSpec)
+        return refusal if refusal is not None else self.channel_symmetry_refusal(self._shapes_declared())
+
+    def permute(self, state: tuple, perm: tuple[int, ...]) -> tuple:
+        from specs.peer_reductions import rename, rename_chans, rename_common
+
+        item = ("tuple", "mid", self.data_shape)
+        out = rename_common(self, state, perm, GHOST, KNOW)
+        out[CHANS] = rename_chans(self, state[CHANS], perm, item)
+        out[BUFFERS] = rename(("byp", ("sorted", item)), state[BUFFERS], self, perm)
+        out[LOCAL] = rename(("byp", self.local_shape), state[LOCAL], self, perm)
+        return tuple(out)
+
     # -- properties and presentation ---------------------------------------------------------
 
     def properties(self) -> list[Property]:

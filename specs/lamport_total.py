@@ -93,6 +93,19 @@ class LamportTotal(AsyncPeerSpec):
         Constant("discard_duplicates", bool, True, "ignore a copy of a broadcast already received", ablation=True),
     )
 
+    # Reductions: every own item is split by peer. Symmetry is broken by the tie-break.
+    acyclic = True  # every step takes a message off a channel, delivers, or sends one of a bounded number
+    own_shapes = (("byp", None), ("byp", ("sorted", ("tuple", None, "peer", "mid"))), ("byp", ("bymid", "peers")),
+                  ("byp", ("byp", None)))
+    wire_shape = ("tuple", None, "mid", None)
+    symmetry_breaker = "orders equal timestamps by process id"
+
+    def later_sends(self, state: tuple, p: int) -> int:
+        # A broadcast, or acknowledgements to everyone for a message still to come to p.
+        if self.remaining_sends(state, p) or self.replies_mask(state, p):
+            return self.everyone & ~(1 << p)
+        return 0
+
     def configure(self) -> None:
         self.channel = "fifo" if self.fifo_links else "unordered"  # what Channels.from_spec reads
         n = self.peers

@@ -51,6 +51,8 @@ class Matrix(HoldBackSpec):
         Constant("check_sender", bool, True, "accept a message from j only if W[j,i] = M[j,i] + 1", ablation=True),
     )
 
+    local_shape = data_shape = ("byp", ("byp", None))  # M and W, indexed by peer twice
+
     def init_local(self, p: int) -> tuple:
         n = self.peers
         return tuple((0,) * n for _ in range(n))

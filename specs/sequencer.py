@@ -78,8 +78,26 @@ class Sequencer(AsyncPeerSpec):
         ),
     )
 
+    # Reductions: the counter is the sequencer's own (an extra process); peers own the rest.
+    acyclic = True  # every step takes a message off a channel, or sends one of a bounded number
+    extra_processes = 1
+    own_shapes = (None, ("byp", None), ("byp", ("sorted", ("tuple", None, "mid"))))
+    wire_shape = staticmethod(lambda msg, perm, _s=None: msg)  # replaced per instance in configure
+
     def configure(self) -> None:
         self.seq_id = self.peers
+        # On the wire: a message id to the sequencer, (number, id) from it.
+        self.wire_shape = lambda msg, perm: (
+            self.perm_mid(msg, perm) if isinstance(msg, int) else (msg[0], self.perm_mid(msg[1], perm))
+        )
+
+    def actor(self, action: tuple) -> int | None:
+        return self.seq_id if action[0] == "sequence" else super().actor(action)
+
+    def later_sends(self, state: tuple, p: int) -> int:
+        if p == self.seq_id:
+            return (1 << self.peers) - 1
+        return 1 << self.seq_id if self.remaining_sends(state, p) else 0
 
     def init_rest(self) -> tuple:
         n = self.peers

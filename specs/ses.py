@@ -60,6 +60,9 @@ class SES(HoldBackSpec):
         Constant("merge_buffer", bool, True, "merge a delivered message's buffer into our own", ablation=True),
     )
 
+    # (V, S): a vector, and per peer a vector or (); a message carries (t_m, S).
+    local_shape = data_shape = ("tuple", ("byp", None), ("byp", ("byp", None)))
+
     def init_local(self, p: int) -> tuple:
         n = self.peers
         return ((0,) * n, ((),) * n)

@@ -101,6 +101,21 @@ class Skeen(AsyncPeerSpec):
     ablation_parameters = ("mutant_final",)
     """Constants that only shape an ablation (what ``take_max = false`` takes instead)."""
 
+    # Reductions: every own item is split by peer (a proposal is a message to the sender,
+    # the collected ones the sender's own). Symmetry is broken by the delivery tie-break.
+    acyclic = True  # every step takes a message off a channel, delivers, or sends one of a bounded number
+    own_shapes = (("byp", None), ("byp", ("sorted", ("tuple", "mid", "peers", None))),
+                  ("byp", ("sorted", ("tuple", None, "mid", None))))
+    wire_shape = ("tuple", None, "mid", None)
+    symmetry_breaker = "delivers equal final timestamps in message-id order, the lower peer's first"
+
+    def later_sends(self, state: tuple, p: int) -> int:
+        # Its messages, proposals to those who message it, finals to its messages' destinations.
+        out = self.sends_left_mask(state, p) | self.replies_mask(state, p)
+        for mid, _left, _acc in state[WAITING][p]:
+            out |= self._dests(state, p, mid)
+        return out
+
     def init_rest(self) -> tuple:
         n = self.peers
         return ((0,) * n, ((),) * n, ((),) * n)

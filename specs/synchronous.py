@@ -71,6 +71,35 @@ class Synchronous(PeerSpec):
     # every run here is finite, so only the terminal-state check applies anyway.)
     fairness = {k: "weak" for k in ("grant", "ack", "deliver")}
 
+    # Reductions (specs.peer_reductions): a peer's steps touch its mode, its incoming
+    # channels and the channels it sends on. Big and small messages break symmetry.
+    acyclic = True  # every step takes a message off a channel, or starts one of a bounded number of sends
+    channel_layout = (CHANS, GHOST, KNOW, SIGNALS, DUPS)
+    symmetry_breaker = "makes a message big or small by comparing peer ids"
+
+    def actor(self, action: tuple) -> int | None:
+        from specs.peer_reductions import channel_actor
+
+        return channel_actor(action)
+
+    def successor_footprints(self, state: tuple, succ: Any) -> list[tuple[int, int, int, int, int, int]]:
+        return self.channel_footprints(state, succ)
+
+    def footprints(self, state: tuple) -> list[tuple[int, int, int, int, int, int]]:
+        return self.channel_footprints(state, self.next_states(state))
+
+    def visible_mask(self, reads: Any) -> int:
+        from specs.peer_reductions import history_mask
+
+        return history_mask(self.reduction_bits, reads)
+
+    def symmetry_refusal(self) -> str:
+        return self.channel_symmetry_refusal(True)
+
+    def later_sends(self, state: tuple, p: int) -> int:
+        # Its own messages and requests, and grants and acks to those who message it.
+        return self.sends_left_mask(state, p) | self.replies_mask(state, p)
+
     def configure(self) -> None:
         if self.destinations != "unicast" and not self.script:
             raise ConstantError("destinations", "synchronous ordering is point to point: use \"unicast\"")

@@ -67,7 +67,8 @@ def test_builtin_models_same_verdicts_reduced(path: Path) -> None:
         return
     full = run(model, symmetry=False, por=False)
     assert verdicts(reduced) == verdicts(full)
-    assert reduced.stats.distinct_states <= full.stats.distinct_states
+    if "violated" not in verdicts(full).values():  # else a search may stop once decided
+        assert reduced.stats.distinct_states <= full.stats.distinct_states
     assert_real_traces(model, reduced)
 
 

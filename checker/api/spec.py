@@ -362,6 +362,25 @@ class Spec:
         enable or disable the other); an update conflicts with a read or a write."""
         raise NotImplementedError(f"{self.name} declares no footprints")
 
+    def successor_footprints(self, state: State, succ: Sequence[tuple[Action, State]]) -> Sequence[tuple[int, ...]]:
+        """:meth:`footprints` when the successors ``succ`` (:meth:`next_states` of
+        ``state``) are at hand, as the engine has them; a spec that reads what its steps
+        write off the successors implements this, the default calls :meth:`footprints`."""
+        return self.footprints(state)
+
+    def por_refusal(self) -> str | None:
+        """Why partial-order reduction does not apply to this configuration, in a phrase
+        the run prints once (``None``: it applies). The default: a spec that gives no
+        :meth:`actor` declares no footprints."""
+        if type(self).actor is Spec.actor:
+            return f"{self.name} declares no footprints"
+        return None
+
+    def symmetry_refusal(self) -> str:
+        """Why :meth:`symmetries` is empty for this configuration, in a phrase the run
+        prints once (a spec that breaks symmetry on purpose names what breaks it)."""
+        return f"this {self.name} configuration has no interchangeable processes"
+
     def reduction_key(self, state: State) -> Hashable | None:
         """Optional: a small hashable summary of ``state`` that decides both
         :meth:`footprints` and the process (:meth:`actor`) of every successor

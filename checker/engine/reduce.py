@@ -88,12 +88,13 @@ def plan(spec: Spec, props: Sequence[Property], symmetry: bool, por: bool) -> tu
     if symmetry:
         group = tuple(tuple(p) for p in spec.symmetries())
         if not group:
-            notes.append(f"symmetry: this {spec.name} configuration has no interchangeable processes; not applied")
+            notes.append(f"symmetry: {spec.symmetry_refusal()}; not applied")
     use_por = False
     visible = 0
     if por:
-        if type(spec).actor is Spec.actor:
-            notes.append(f"partial-order reduction: {spec.name} declares no footprints; not applied")
+        refusal = spec.por_refusal()
+        if refusal is not None:
+            notes.append(f"partial-order reduction: {refusal}; not applied")
         elif not spec.acyclic and any(p.kind == "eventually" for p in props):
             notes.append(
                 "partial-order reduction: not applied with an `eventually` property on a spec that may "
@@ -172,7 +173,7 @@ def _choose(
     actors = _actors(spec, succ)
     if None in actors or len(set(actors)) < 2:
         return None
-    fps = _six(spec.footprints(state))
+    fps = _six(spec.successor_footprints(state, succ))
     key = (_BY_FOOTPRINTS, tuple(fps), actors)  # the marker: no reduction key holds it
     hit = memo.get(key, _MISSING)
     if hit is _MISSING:
@@ -187,7 +188,7 @@ def _fresh(
     actors = _actors(spec, succ)
     if None in actors or len(set(actors)) < 2:
         return None
-    return _stubborn(_six(spec.footprints(state)), actors, visible)
+    return _stubborn(_six(spec.successor_footprints(state, succ)), actors, visible)
 
 
 def _actors(spec: Spec, succ: Sequence[tuple[tuple, State]]) -> tuple[int | None, ...]:

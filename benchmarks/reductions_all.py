@@ -1,0 +1,79 @@
+"""States and time to the same verdicts, reduced and unreduced, for the message-passing specs.
+
+For each of BSS, SES, matrix clocks, the sequencer, Lamport, Skeen and synchronous
+ordering, a configuration in ``benchmarks/models/`` is checked twice: with symmetry and
+partial-order reduction (as the model asks, the default) and with neither. The
+unreduced run may be cut at a time limit (``--limit``, seconds); its state count is then
+a lower bound, marked ``>=``, and so is the ratio. Verdicts are compared where both runs
+decided them.
+
+    python benchmarks/reductions_all.py                 # every configuration, unreduced cut at 600 s
+    python benchmarks/reductions_all.py --limit 120 bss ses
+    python benchmarks/reductions_all.py --reduced-only
+
+Each line: model, reductions applied, distinct states, wall seconds, and the verdicts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model
+
+MODELS = Path(__file__).resolve().parent / "models"
+BENCHMARKS = {
+    "bss": "bss-2x5.toml",
+    "ses": "ses-3x2.toml",
+    "matrix": "matrix-3x2.toml",
+    "sequencer": "sequencer-3x2.toml",
+    "lamport_total": "lamport-3x1.toml",
+    "skeen": "skeen-3x1.toml",
+    "synchronous": "synchronous-3x2.toml",
+}
+
+
+def measure(path: Path, reduced: bool, limit: float | None) -> tuple[int, float, dict[str, str], bool, dict]:
+    """``(states, seconds, verdicts, cut, reductions)`` of one run of the model at ``path``."""
+    model = load_model(path)
+    start = time.perf_counter()
+    opts = Options(progress=False, symmetry=reduced, por=reduced, time_limit=None if reduced else limit)
+    result = check_model(model, opts)
+    seconds = time.perf_counter() - start
+    verdicts = {name: p.status for name, p in result.properties.items()}
+    cut = any(v not in ("holds", "violated") for v in verdicts.values())
+    return result.stats.distinct_states, seconds, verdicts, cut, result.reductions
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("specs", nargs="*", help="which specs (default: all)")
+    parser.add_argument("--limit", type=float, default=600.0, help="cut the unreduced runs after this many seconds")
+    parser.add_argument("--reduced-only", action="store_true", help="skip the unreduced runs")
+    args = parser.parse_args()
+    for spec in args.specs or list(BENCHMARKS):
+        path = MODELS / BENCHMARKS[spec]
+        red = measure(path, True, None)
+        on = "+".join(k for k, v in red[4].items() if v) or "none"
+        print(f"{path.stem:22} {on:13} {red[0]:>11,} states {red[1]:8.1f} s  {_short(red[2])}", flush=True)
+        if args.reduced_only:
+            continue
+        full = measure(path, False, args.limit)
+        bound = ">=" if full[3] else "  "
+        print(f"{path.stem:22} {'unreduced':13} {bound}{full[0]:>9,} states {full[1]:8.1f} s  {_short(full[2])}", flush=True)
+        same = all(full[2][k] == v for k, v in red[2].items() if full[2][k] in ("holds", "violated"))
+        print(
+            f"{'':22} {'ratio':13} {bound}{full[0] / red[0]:8.1f}x states {bound}{full[1] / red[1]:6.1f}x time"
+            f"  verdicts {'agree' if same else 'DIFFER'}",
+            flush=True,
+        )
+
+
+def _short(verdicts: dict[str, str]) -> str:
+    return " ".join(f"{k}={v}" for k, v in verdicts.items())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,303 @@
+"""Reductions for peers that talk over channels, written once for the message-passing bases.
+
+The bases :class:`~specs.holdback.HoldBackSpec`, :class:`~specs.async_peers.AsyncPeerSpec`
+and the synchronous spec share one picture: each process (a peer, or an extra process
+such as a sequencer) owns its part of the state, and processes interact only through
+channels (:mod:`specs.channels`) and, optionally, side-channel signals and a shared
+duplication budget. This module turns that picture into what the engine's reductions
+need (:mod:`checker.engine.reduce`).
+
+**Footprints.** Variables, one bit each (``P`` processes):
+
+* ``L(p)``: everything ``p`` owns (its algorithm state, buffers, knowledge);
+* ``G(p)``: ``p``'s part of the observable history (its log and its sent messages), kept
+  apart so that a property over the history makes only the steps that change it visible;
+* ``SIG`` and ``DUPS``: the signal and duplication budgets;
+* ``E(s, d)``: channel ``s -> d`` as its receiver sees it (what may be taken from it);
+* ``H(s, d)``: the receiving end of channel ``s -> d`` (only ``d`` touches it).
+
+A step of ``p`` reads and writes ``L(p)`` and ``G(p)``; what it changes elsewhere is read
+off its successors (appends to ``p``'s outgoing channels write ``E``, takes, losses and
+copies on its incoming ones write ``H``, signals write the other peer's ``L`` and ``G``).
+An append commutes with every take, loss or copy by the receiver (they act at the head,
+or on other messages of a multiset), and never disables one; so an outside process's
+later steps need not read ``E``. What an append *does* is enable new steps of the
+receiver, so a process reads ``E(s, p)`` in its next steps whenever a message ``s`` may
+still add could give it a new step: always on an unordered, lossy or duplicating channel,
+and on a plain FIFO channel when it is empty (otherwise its head is fixed).
+
+A step that changes a channel not its own, or another process's state, breaks the
+picture; :func:`channel_footprints` then gives that process every variable (sound, no
+reduction), and ``tests/test_peer_reductions.py`` checks that no built-in spec does.
+
+**Symmetry.** A configuration is symmetric under a renaming of peers when every peer's
+sends map to the renamed peer's (:func:`config_symmetries`); the state is renamed item by
+item from *shapes* (:func:`rename`) the spec declares for its own data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from itertools import permutations
+from typing import Any
+
+Shape = Any
+"""How to rename peers in a value: ``None`` (unchanged), ``"peer"``, ``"mid"``,
+``"peers"`` (a mask of peers), ``"mids"`` (a mask of message ids), ``("byp", inner)`` (a
+tuple indexed by peer, empty stays empty), ``("bymid", inner)`` (a tuple indexed by
+message id), ``("tuple", s1, s2, ...)`` (items by position), ``("sorted", inner)`` (a
+sorted tuple of items), ``("each", inner)`` (a tuple of items in order), or a callable
+``f(value, perm)``."""
+
+
+class Bits:
+    """The variable bits of :func:`channel_footprints` for ``procs`` processes."""
+
+    def __init__(self, procs: int, peers: int) -> None:
+        P = self.procs = procs
+        self.peers = peers
+        self.L = tuple(1 << p for p in range(P))
+        self.G = tuple(1 << (P + p) for p in range(P))
+        self.SIG = 1 << (2 * P)
+        self.DUPS = 1 << (2 * P + 1)
+        base = 2 * P + 2
+        self.E = {(s, d): 1 << (base + s * P + d) for s in range(P) for d in range(P)}
+        self.H = {(s, d): 1 << (base + P * P + s * P + d) for s in range(P) for d in range(P)}
+        self.incoming = tuple(_or(self.E[(s, d)] for s in range(P) if s != d) for d in range(P))
+        self.outgoing = tuple(_or(self.E[(s, d)] for d in range(P) if s != d) for s in range(P))
+        self.every = (1 << (base + 2 * P * P)) - 1
+        self.all_L = _or(self.L[:peers])
+        self.all_G = _or(self.G[:peers])
+
+
+def _or(masks: Any) -> int:
+    out = 0
+    for m in masks:
+        out |= m
+    return out
+
+
+def channel_actor(action: tuple) -> int | None:
+    """The process of a base action: ``lose``/``duplicate`` belong to the receiving end
+    (``(kind, src, dst, ...)``), every other label names its process second."""
+    if action[0] in ("lose", "duplicate"):
+        return action[2]
+    who = action[1] if len(action) > 1 else None
+    return who if isinstance(who, int) else None
+
+
+def channel_footprints(
+    spec: Any,
+    state: tuple,
+    succ: Sequence[tuple[tuple, tuple]],
+    layout: tuple[int, int, int, int, int | None],
+    later_sends: Callable[[tuple, int], int],
+    deaf: int = 0,
+) -> list[tuple[int, int, int, int, int, int]]:
+    """Six masks per process (see :meth:`checker.api.spec.Spec.footprints`) for a state
+    of a channel spec whose items sit at ``layout = (chans, ghost, know, signals, dups)``
+    (``dups`` ``None`` when the spec keeps no budget), from its successors ``succ``.
+
+    ``later_sends(state, p)`` is a mask of the processes ``p`` may still send to, now or
+    later (a superset does). ``deaf`` is a mask of processes whose own state rules out
+    every take from a channel in their next steps (a hold-back peer with a deliverable
+    message does nothing else); they read no channel unless a loss or copy, which their
+    state cannot rule out, may come to them.
+    """
+    bits: Bits = spec.reduction_bits
+    P = bits.procs
+    n = bits.peers
+    ch_at, gh_at, kn_at, sg_at, dp_at = layout
+    chans = state[ch_at]
+    ghost = state[gh_at]
+    know = state[kn_at]
+    signals = state[sg_at]
+    dups = state[dp_at] if dp_at is not None else 0
+    net = spec.channel_semantics
+    E, H, L, G = bits.E, bits.H, bits.L, bits.G
+    nonempty = 0
+    for key, _m in chans:
+        nonempty |= E[key]
+    strict = not (net.ordered and not net.lossy and not dups)
+    if net.lossy or dups:
+        deaf = 0
+    shared_r = (bits.SIG if signals else 0) | (bits.DUPS if dups else 0)
+    now_r = []
+    for p in range(P):
+        r = L[p] | G[p] | shared_r
+        if not deaf >> p & 1:
+            r |= bits.incoming[p] if strict else bits.incoming[p] & ~nonempty
+        now_r.append(r)
+    now_w = [L[p] for p in range(P)]
+    ids = None
+    keys = None
+    actor = spec.actor
+    for label, t in succ:
+        a = actor(label)
+        if a is None:
+            continue
+        w = now_w[a]
+        tc = t[ch_at]
+        if tc is not chans:
+            if ids is None:
+                ids = {id(m) for _k, m in chans}
+                keys = [k for k, _m in chans]
+            tkeys = set()
+            for k, m in tc:
+                tkeys.add(k)
+                if id(m) not in ids:
+                    w |= _channel_write(bits, k, a)
+            for k in keys:  # channels emptied by this step
+                if k not in tkeys:
+                    w |= _channel_write(bits, k, a)
+        tg = t[gh_at]
+        if tg is not ghost:
+            sent0, logs0 = ghost
+            sent1, logs1 = tg
+            for i in range(n):
+                if sent1[i] is not sent0[i] or logs1[i] is not logs0[i]:
+                    w |= G[i]
+        tk = t[kn_at]
+        if tk is not know:
+            for i in range(n):
+                if tk[i] != know[i]:
+                    w |= L[i]
+        if t[sg_at] != signals:
+            w |= bits.SIG
+        if dp_at is not None and t[dp_at] != dups:
+            w |= bits.DUPS
+        now_w[a] = w
+    out = []
+    everything = bits.every
+    for p in range(P):
+        w = now_w[p]
+        if w == everything:
+            out.append((everything,) * 4 + (0, 0))
+            continue
+        lr = L[p] | G[p] | shared_r
+        lw = w | L[p] | G[p]
+        dests = later_sends(state, p)
+        for d in range(P):
+            if dests >> d & 1 and d != p:
+                lw |= E[(p, d)]
+        if signals:
+            lw |= bits.SIG | bits.all_L | bits.all_G
+            lr |= bits.SIG
+        if dups:
+            lw |= bits.DUPS
+        # Nobody but p touches H(., p): leave those bits out of the later masks.
+        lw &= ~_or(H[(s, p)] for s in range(P))
+        out.append((now_r[p], w, lr | (now_r[p] & ~bits.incoming[p]), lw, 0, 0))
+    return out
+
+
+def _channel_write(bits: Bits, key: tuple[int, int], a: int) -> int:
+    """What a step of ``a`` that changed channel ``key`` writes: ``E`` for an append on
+    its own outgoing channel, ``H`` for a change at its own receiving end, and every
+    variable for a channel it has no business changing."""
+    s, d = key
+    if d == a:
+        return bits.H[key]
+    if s == a:
+        return bits.E[key]
+    return bits.every
+
+
+def history_mask(bits: Bits, reads: Any) -> int:
+    """The bits a property reading ``reads`` sees: the history (``G``) or, for anything
+    else, every variable (``-1``)."""
+    if reads is None:
+        return -1
+    out = 0
+    for kind in reads:
+        if kind in ("history", "log", "sent"):
+            out |= bits.all_G
+        else:
+            return -1
+    return out
+
+
+# -- symmetry ----------------------------------------------------------------------------
+
+
+def config_symmetries(spec: Any, limit: int = 5) -> list[tuple[int, ...]]:
+    """The peer permutations (identity excluded) that map the configuration to itself:
+    each peer's sends (script, broadcast plan, or destination choices) become the
+    renamed peer's. Empty for more than ``limit`` peers (the orbit of every state would
+    cost ``peers!`` hashes)."""
+    n = spec.peers
+    if n > limit:
+        return []
+    ident = tuple(range(n))
+    out = []
+    for g in permutations(range(n)):
+        if g == ident:
+            continue
+        if spec.plan is not None:
+            ok = all(spec.plan[g[p]] == tuple(spec.perm_peers(m, g) for m in spec.plan[p]) for p in range(n))
+        else:
+            ok = all(set(spec.choices[g[p]]) == {spec.perm_peers(m, g) for m in spec.choices[p]} for p in range(n))
+        if ok:
+            out.append(g)
+    return out
+
+
+def rename(shape: Shape, value: Any, spec: Any, g: tuple[int, ...]) -> Any:
+    """``value`` with peer ``i`` renamed ``g[i]``, as ``shape`` (see :data:`Shape`) says."""
+    if shape is None:
+        return value
+    if isinstance(shape, str):
+        if shape == "peer":
+            return g[value] if value < len(g) else value
+        if shape == "mid":
+            return spec.perm_mid(value, g)
+        if shape == "peers":
+            return spec.perm_peers(value, g)
+        if shape == "mids":
+            return spec.perm_mids(value, g)
+        raise ValueError(f"unknown shape {shape!r}")
+    if callable(shape):
+        return shape(value, g)
+    tag = shape[0]
+    if tag == "byp":
+        if not value:
+            return value
+        out: list = [None] * len(value)
+        inner = shape[1]
+        for p, x in enumerate(value):
+            out[g[p] if p < len(g) else p] = rename(inner, x, spec, g)
+        return tuple(out)
+    if tag == "bymid":
+        out = [None] * len(value)
+        for i, x in enumerate(value):
+            out[spec.perm_mid(i, g)] = rename(shape[1], x, spec, g)
+        return tuple(out)
+    if tag == "tuple":
+        return tuple(rename(s, x, spec, g) for s, x in zip(shape[1:], value))
+    if tag == "sorted":
+        return tuple(sorted(rename(shape[1], x, spec, g) for x in value))
+    if tag == "each":
+        return tuple(rename(shape[1], x, spec, g) for x in value)
+    raise ValueError(f"unknown shape {shape!r}")
+
+
+def rename_chans(spec: Any, chans: tuple, g: tuple[int, ...], wire: Shape) -> tuple:
+    """Channels with peers renamed: keys, messages (by ``wire``), unordered ones re-sorted,
+    the channel list in its canonical order (:mod:`specs.channels`)."""
+    n = len(g)
+    ordered = spec.channel_semantics.ordered
+    out = []
+    for (s, d), msgs in chans:
+        key = (g[s] if s < n else s, g[d] if d < n else d)
+        ms = tuple(rename(wire, m, spec, g) for m in msgs)
+        out.append((key, ms if ordered else tuple(sorted(ms))))
+    out.sort()
+    return tuple(out)
+
+
+def rename_common(spec: Any, state: tuple, g: tuple[int, ...], ghost_at: int, know_at: int) -> list:
+    """``state`` as a list with the ghost and knowledge renamed (the rest untouched)."""
+    out = list(state)
+    out[ghost_at] = spec.perm_ghost(state[ghost_at], g)
+    out[know_at] = spec.perm_vector(tuple(spec.perm_mids(k, g) for k in state[know_at]), g)
+    return out

@@ -1,0 +1,317 @@
+"""Reductions for the message-passing specs (specs/peer_reductions.py): soundness.
+
+Each spec built on the channel bases (BSS, SES, matrix clocks, the sequencer, Lamport,
+Skeen, synchronous ordering) is checked as bus1 is in tests/test_reductions.py: small
+configurations Hypothesis draws give the same verdicts reduced and unreduced; the
+stubborn-set condition holds on sampled states; a declared-acyclic spec has no cycle;
+no step strays outside the footprint picture; and, for symmetric configurations,
+renaming commutes with the next-state function and the engine's canonical fingerprint
+is the same for exactly the states a brute-force renaming relates.
+"""
+
+from __future__ import annotations
+
+import random
+from itertools import permutations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from checker.engine.reduce import Expander, plan, stubborn
+from checker.loading.modelfile import model_from_dict
+from tests.test_reductions import assert_real_traces, commutation_failure, reachable, run, verdicts
+
+LIBRARY = ["fifo", "causal", "total", "global_lock", "eventual_delivery"]
+SPECS = ["bss", "ses", "matrix", "sequencer", "lamport_total", "skeen", "synchronous"]
+ABLATIONS = {
+    "bss": ["condition_a", "condition_b"],
+    "ses": ["check_buffer", "merge_buffer"],
+    "matrix": ["check_others", "check_sender"],
+    "sequencer": ["hold_back"],
+    "lamport_total": ["wait_acks", "tiebreak_by_sender", "discard_duplicates"],
+    "skeen": ["take_max", "wait_for_undeliverable", "tiebreak_by_sender"],
+    "synchronous": ["request_permission", "wait_for_ack"],
+}
+BROADCAST = {"sequencer", "lamport_total"}
+
+configs = st.fixed_dictionaries(
+    {
+        "spec": st.sampled_from(SPECS),
+        "peers": st.integers(2, 3),
+        "sends": st.integers(1, 2),
+        "destinations": st.sampled_from(["others", "unicast", "subsets"]),
+        "channel": st.sampled_from(["fifo", "unordered"]),
+        "signals": st.integers(0, 1),
+        "fault": st.sampled_from([None, None, "lossy", "duplicates"]),
+        "ablation": st.integers(0, 3),
+    }
+)
+
+
+def constants_of(cfg: dict) -> dict:
+    """Model constants for a drawn configuration, kept to a few thousand states."""
+    spec = cfg["spec"]
+    c: dict = {"peers": cfg["peers"], "sends": cfg["sends"], "channel": cfg["channel"], "signals": cfg["signals"]}
+    if spec not in BROADCAST:
+        c["destinations"] = "unicast" if spec == "synchronous" else cfg["destinations"]
+    if cfg["fault"] == "lossy":
+        c["lossy"] = True
+    elif cfg["fault"] == "duplicates" and spec != "ses":
+        c["duplicates"] = 1
+    if spec == "lamport_total":  # its links are an ablation flag, not a channel constant
+        c["fifo_links"] = c.pop("channel") == "fifo"
+    flags = ABLATIONS[spec]
+    if cfg["ablation"] < len(flags):
+        c[flags[cfg["ablation"]]] = False
+    if spec in ("sequencer", "lamport_total", "skeen"):
+        c["peers"] = 2
+    if c["peers"] == 3 or spec in BROADCAST or spec == "skeen" or cfg["fault"]:
+        c.update(sends=1)
+    if c["peers"] == 3 or cfg["fault"]:
+        c.update(signals=0)
+    return c
+
+
+# Per spec, a configuration of a few hundred to a few thousand states.
+SMALL = {
+    "bss": {"peers": 3, "sends": 1},
+    "ses": {"peers": 3, "sends": 1},
+    "matrix": {"peers": 3, "sends": 1},
+    "sequencer": {"peers": 3, "sends": 1, "senders": "ab"},
+    "lamport_total": {"peers": 2, "sends": 1},
+    "skeen": {"peers": 3, "script": {"a": ["bc"], "b": ["ac"]}},
+    "synchronous": {"peers": 3, "sends": 1},
+}
+
+
+def model_of(cfg: dict, props: list[str] | None = None):
+    data: dict = {"spec": cfg["spec"], "constants": constants_of(cfg)}
+    if props:
+        data["check"] = {"properties": props}
+    return model_from_dict(data)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(configs)
+def test_random_configurations_same_verdicts(cfg: dict) -> None:
+    """Every property of the spec (so `synchronous`, which needs visibility, too), and
+    the stable library alone (POR without visibility, combined with symmetry)."""
+    for props in (None, LIBRARY):
+        model = model_of(cfg, props)
+        full = run(model, symmetry=False, por=False)
+        for sym, por in ((False, True), (True, False), (True, True)):
+            reduced = run(model, symmetry=sym, por=por)
+            assert verdicts(reduced) == verdicts(full), (cfg, props, sym, por)
+            if "violated" not in verdicts(full).values():  # else a search may stop once decided
+                assert reduced.stats.distinct_states <= full.stats.distinct_states
+            assert_real_traces(model, reduced)
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_every_spec_gets_partial_order_reduction(spec: str) -> None:
+    """No built-in message-passing spec is left out, and each reduces some configuration."""
+    model = model_from_dict({"spec": spec, "constants": SMALL[spec], "check": {"properties": LIBRARY}})
+    reductions, notes = plan(model.spec, model.properties, False, True)
+    assert reductions.por and not notes
+    reduced = run(model, symmetry=False, por=True)
+    full = run(model, symmetry=False, por=False)
+    assert verdicts(reduced) == verdicts(full)
+    if spec != "synchronous":  # unordered control traffic to and fro: every peer conflicts
+        assert reduced.stats.distinct_states < full.stats.distinct_states
+
+
+def enabling_failure(spec, s, rnd, walks: int = 3, steps: int = 8):
+    """The half of the stubborn-set condition :func:`commutation_failure` leaves out:
+    no run of the processes outside the chosen set enables an action of a member that
+    was not enabled at ``s`` (such an action, taken after the run, could not be taken
+    before it). Returns ``(label, run)`` for the first such action, or ``None``."""
+    out = list(spec.next_states(s))
+    found = stubborn(spec, s, out, 0)
+    if found is None:
+        return None
+    _chosen, members = found
+    before = {label for label, _t in out if members >> spec.actor(label) & 1}
+    for _walk in range(walks):
+        u, labels = s, []
+        for _k in range(rnd.randint(1, steps)):
+            options = [(lab, t) for lab, t in spec.next_states(u) if not members >> spec.actor(lab) & 1]
+            if not options:
+                break
+            lab, u = rnd.choice(options)
+            labels.append(lab)
+            for label, _t in spec.next_states(u):
+                if members >> spec.actor(label) & 1 and label not in before:
+                    return label, labels
+    return None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(configs, st.randoms(use_true_random=False))
+def test_stubborn_actions_commute_with_outside_runs(cfg: dict, rnd) -> None:
+    """The stubborn-set condition on sampled states of each spec (see
+    :func:`tests.test_reductions.commutation_failure`)."""
+    spec = model_of(cfg).spec
+    states = reachable(spec, 500)
+    for s in rnd.sample(states, k=min(60, len(states))):
+        failure, _n = commutation_failure(spec, s, rnd, walks=2, steps=8)
+        assert failure is None, (cfg, s, failure)
+        assert enabling_failure(spec, s, rnd, walks=2) is None, (cfg, s)
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_stubborn_check_finds_proper_sets(spec: str) -> None:
+    """The commutation check above is not vacuous: on each spec it meets chosen sets that
+    leave actions out and runs of the other processes to commute them with."""
+    links = {"fifo_links": True} if spec == "lamport_total" else {"channel": "fifo"}
+    s = model_from_dict({"spec": spec, "constants": dict(SMALL[spec], **links)}).spec
+    rnd = random.Random(3)
+    checked = 0
+    for state in rnd.sample(reachable(s, 1500), 150):
+        failure, n = commutation_failure(s, state, rnd, walks=2, steps=6)
+        assert failure is None and enabling_failure(s, state, rnd, walks=2) is None
+        checked += n
+    assert checked > 10
+
+
+def test_commutation_check_catches_an_unsound_footprint(monkeypatch) -> None:
+    """With the FIFO refinement made unsound (a receiver said never to read an empty
+    incoming channel), :func:`enabling_failure` finds an outside run that enables a
+    member's receipt (the commutation check alone, which tries enabled actions only,
+    does not)."""
+    import specs.peer_reductions as pr
+
+    real = pr.channel_footprints
+
+    def blind(spec, state, succ, layout, later_sends, deaf=0):
+        out = real(spec, state, succ, layout, later_sends, deaf)
+        bits = spec.reduction_bits
+        return [(r & ~bits.incoming[p], w, lr, lw, u, lu) for p, (r, w, lr, lw, u, lu) in enumerate(out)]
+
+    monkeypatch.setattr(pr, "channel_footprints", blind)
+    s = model_from_dict({"spec": "bss", "constants": {"peers": 2, "sends": 2, "channel": "fifo"}}).spec
+    rnd = random.Random(1)
+    assert all(commutation_failure(s, st_, rnd)[0] is None for st_ in reachable(s, 400))  # blind to it
+    assert sum(enabling_failure(s, st_, rnd) is not None for st_ in reachable(s, 400))
+
+
+def owner_parts(spec, state: tuple) -> list:
+    """Per process, the items only it may change: its own items' entries."""
+    own = []
+    if spec.name in ("bss", "ses", "matrix"):
+        own = [state[1], state[2]]
+    elif spec.name == "synchronous":
+        own = [state[1]]
+    else:
+        own = [x for x in state[5:] if isinstance(x, tuple) and len(x) == spec.peers]
+    return own
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_steps_stay_inside_the_footprint_picture(spec: str) -> None:
+    """A step changes only its own process's entries of the per-peer items and only
+    channels it sends on or receives from: otherwise the footprints fall back to every
+    variable, silently losing the reduction (and the picture's argument)."""
+    s = model_from_dict({"spec": spec, "constants": SMALL[spec]}).spec
+    every = s.reduction_bits.every
+    for state in reachable(s, 1500):
+        succ = s.next_states(state)
+        assert all(fp[1] != every for fp in s.successor_footprints(state, succ))
+        for label, t in succ:
+            a = s.actor(label)
+            for before, after in zip(owner_parts(s, state), owner_parts(s, t)):
+                changed = {i for i in range(s.peers) if before[i] != after[i]}
+                assert changed <= {a}, (label, changed)
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_acyclic_specs_have_no_cycles(spec: str) -> None:
+    """``acyclic`` lets stable properties skip the visibility condition: no run of a
+    small configuration with every fault on revisits a state."""
+    constants: dict = {"peers": 2, "sends": 1, "lossy": True}
+    constants.update({"fifo_links": False} if spec == "lamport_total" else {"channel": "unordered"})
+    if spec in ("bss", "matrix", "synchronous", "skeen"):
+        constants.update(duplicates=1)
+    if spec in ("bss", "ses", "matrix", "synchronous"):
+        constants.update(signals=1)
+    s = model_from_dict({"spec": spec, "constants": constants}).spec
+    assert s.acyclic
+    color: dict = {}
+    for root in s.init_states():
+        stack = [(root, iter(s.next_states(root)))]
+        color[root] = 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                color[node] = 2
+                stack.pop()
+                continue
+            t = nxt[1]
+            assert color.get(t) != 1, f"cycle through {t}"
+            if t not in color:
+                color[t] = 1
+                stack.append((t, iter(s.next_states(t))))
+    assert len(color) > 100
+
+
+SYMMETRIC = [
+    ("bss", {"peers": 3, "sends": 1}),
+    ("bss", {"peers": 2, "sends": 2, "channel": "fifo", "signals": 1}),
+    ("ses", {"peers": 3, "sends": 1, "destinations": "subsets"}),
+    ("matrix", {"peers": 3, "sends": 1, "duplicates": 1}),
+    ("sequencer", {"peers": 2, "sends": 1, "channel": "unordered", "signals": 1}),
+    ("sequencer", {"peers": 3, "sends": 1, "senders": "ab"}),
+]
+
+
+@pytest.mark.parametrize("spec,constants", SYMMETRIC, ids=[f"{s}-{c}" for s, c in SYMMETRIC])
+def test_renaming_commutes_with_next_states(spec: str, constants: dict) -> None:
+    """For each declared symmetry ``g`` and sampled state ``s``: the successors of
+    ``g(s)`` are the images of the successors of ``s``, and ``g`` inverted gives ``s``."""
+    s = model_from_dict({"spec": spec, "constants": constants}).spec
+    group = s.symmetries()
+    assert group
+    rnd = random.Random(2)
+    states = reachable(s, 1500)
+    for state in rnd.sample(states, min(120, len(states))):
+        g = rnd.choice(group)
+        image = {s.permute(t, g) for _l, t in s.next_states(state)}
+        assert image == {t for _l, t in s.next_states(s.permute(state, g))}
+        inverse = tuple(g.index(i) for i in range(len(g)))
+        assert s.permute(s.permute(state, g), inverse) == state
+
+
+@pytest.mark.parametrize("spec,constants", SYMMETRIC, ids=[f"{s}-{c}" for s, c in SYMMETRIC])
+def test_canonical_fingerprints_against_brute_force(spec: str, constants: dict) -> None:
+    """The engine's fingerprint (least over the orbit) is equal for two sampled states
+    exactly when some renaming of the peers, among all ``peers!`` tried by brute force
+    and kept when it maps the configuration to itself, maps one onto the other; and the
+    group the spec declares is exactly those renamings."""
+    model = model_from_dict({"spec": spec, "constants": constants, "check": {"properties": LIBRARY}})
+    s = model.spec
+    n = s.peers
+    brute = []
+    for g in permutations(range(n)):
+        if g == tuple(range(n)):
+            continue
+        if s.plan is not None:
+            keeps = all(s.plan[g[p]] == tuple(s.perm_peers(m, g) for m in s.plan[p]) for p in range(n))
+        else:
+            keeps = all(sorted(s.choices[g[p]]) == sorted(s.perm_peers(m, g) for m in s.choices[p]) for p in range(n))
+        if keeps:
+            brute.append(g)
+    assert sorted(s.symmetries()) == sorted(brute)
+    red, _notes = plan(s, model.properties, True, False)
+    expander = Expander(s, red)
+    states = reachable(s, 800)
+    canon = dict(zip(states, expander.fingerprints(states).tolist()))
+    orbit_of = {st_: frozenset([st_] + [s.permute(st_, g) for g in brute]) for st_ in states}
+    rnd = random.Random(4)
+    same = 0
+    for a in rnd.sample(states, 200):
+        for b in rnd.sample(states, 40) + [s.permute(a, g) for g in brute if s.permute(a, g) in canon]:
+            related = b in orbit_of[a]
+            assert (canon[a] == canon[b]) == related, (a, b)
+            same += related and a != b
+    assert same
