@@ -6,25 +6,19 @@ test_model_meets_its_expectations``; these tests look at what the traces show.
 
 from __future__ import annotations
 
-import tomllib
-
 import pytest
 
 from checker.api.errors import InputError
 from checker.engine.bfs import search
 from checker.engine.run import Options, check_model
 from checker.loading.modelfile import load_model, model_from_dict
-from tests.conftest import MODELS
+from tests.conftest import MODELS, model_checking
 
 
 def verdict(name: str, prop: str, **override):
     """The verdict of ``prop`` on model ``name``, with constants overridden."""
     if override:
-        data = tomllib.loads((MODELS / f"{name}.toml").read_text())
-        data["constants"].update(override)
-        data["check"] = {"properties": [prop]}
-        data.pop("expect", None)
-        model = model_from_dict(data, f"{name}.toml")
+        model = model_checking(name, [prop], **override)
     else:
         model = load_model(MODELS / f"{name}.toml")
     return check_model(model, Options(progress=False)).properties[prop]

@@ -4,15 +4,14 @@ a warning for an action kind a spec lists that never fired."""
 from __future__ import annotations
 
 import json
-import tomllib
 from collections import Counter
 
 import pytest
 
 from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model, model_from_dict
+from checker.loading.modelfile import load_model
 from specs.bus1_impl import Bus1Impl
-from tests.conftest import MODELS
+from tests.conftest import MODELS, model_checking
 
 QUIET = Options(progress=False, stop_when_decided=False)
 
@@ -66,10 +65,7 @@ def test_an_action_kind_that_never_fires_is_named_in_a_warning(monkeypatch):
     # property was decided.
     cut = check_model(model, Options(progress=False, stop_when_decided=False, max_depth=4))
     assert cut.coverage is not None and not [w for w in cut.warnings if w.startswith("coverage")]
-    data = tomllib.loads((MODELS / "bus1-impl-destroy-race.toml").read_text())
-    data["check"] = {"properties": ["destroy_notified"]}
-    data.pop("expect")
-    first = model_from_dict(data, "bus1-impl-destroy-race.toml")
+    first = model_checking("bus1-impl-destroy-race", ["destroy_notified"])
     stopped = check_model(first, Options(progress=False))
     assert stopped.properties["destroy_notified"].status == "holds"
     assert stopped.coverage is not None

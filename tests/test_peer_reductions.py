@@ -92,7 +92,7 @@ def model_of(cfg: dict, props: list[str] | None = None):
     return model_from_dict(data)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(configs)
 def test_random_configurations_same_verdicts(cfg: dict) -> None:
     """Every property of the spec (so `synchronous`, which needs visibility, too), and

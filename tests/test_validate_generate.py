@@ -51,8 +51,8 @@ def test_walks_match_the_oracle_on_spec_histories(path) -> None:
     model = load_model(path)
     for seed in range(WALKS):
         w = walk(model, seed, 120)
-        if w.grown:
-            continue  # not representable in a log (see Walk.grown); counted below
+        if not w.faithful:
+            continue  # not representable in a log (see Walk.faithful); counted below
         found = check_log(w.log, list(CHECKS))
         for name in PREFIX_SAFE:
             first = next((k for k, h in enumerate(w.histories) if violated(name, h)), None)
@@ -73,7 +73,7 @@ def test_no_correct_log_flagged(path) -> None:
         pytest.skip("the model expects none of validate's properties to hold")
     for seed in range(3 * WALKS):
         w = walk(model, 1000 + seed, 200)
-        if w.grown:
+        if not w.faithful:
             continue
         found = check_log(w.log, holds)
         for name in holds:
@@ -105,10 +105,10 @@ def test_faulty_logs_caught(path) -> None:
     walks = [walk(model, seed, 200) for seed in range(3 * WALKS)]
     found_by_search = trace_logs(model, check_model(model, Options(progress=False)), {"check": True})
     expected = {n for n, e in model.expect.items() if e == "violated" and n in PREFIX_SAFE}
-    shown = {w.log.header["generated"]["property"] for w in found_by_search if not w.grown}
+    shown = {w.log.header["generated"]["property"] for w in found_by_search if w.faithful}
     seen: set[str] = set()
     for w in walks + found_by_search:
-        if w.grown:
+        if not w.faithful:
             continue
         bad = {n for n, verdict in w.verdicts.items()
                if verdict == "violated" and n in CHECKS and _label_is_ground_truth(n, w)}
@@ -131,6 +131,28 @@ def test_walks_with_grown_destinations_are_marked() -> None:
     for w in grown:
         final = {m.name: m.dests for m in w.histories[-1].messages.values()}
         assert any(len(final[name]) > len(w.log.msg_dests[w.log.msg_name.index(name)]) for name in w.grown)
+
+
+def test_walks_with_unlogged_pasts_are_marked() -> None:
+    """bus1_impl lets a user that sees BUS1_HANDLE_INVALID join the destruction's causal
+    past with no event; walks where a message's past holds such knowledge are marked,
+    and the spec's past of each marked message differs from the one the log gives."""
+    from checker.validate.log import causal_pasts
+
+    model = load_model(next(p for p in MODELS if p.stem == "bus1-impl-life-transfer-invalid"))
+    walks = [walk(model, seed, 120) for seed in range(WALKS)]
+    hidden = [w for w in walks if w.hidden]
+    assert hidden and len(hidden) < len(walks)
+    assert all(not w.faithful and not w.grown for w in hidden)
+    for w in walks:
+        final = {m.name: m for m in w.histories[-1].messages.values()}
+        ids = {m.id: m.name for m in final.values()}
+        pasts = causal_pasts(w.log)
+        differs = {w.log.msg_name[m] for m in range(w.log.messages)
+                   if {ids[x] for x in final[w.log.msg_name[m]].past} != {w.log.msg_name[x] for x in pasts[m]}}
+        assert differs == set(w.hidden), w.log.source
+    # the walks the model's causal check flags are exactly those the log cannot show
+    assert {w.log.source for w in walks if w.verdicts.get("causal") == "violated"} <= {w.log.source for w in hidden}
 
 
 def test_simulate_counterexamples_become_logs() -> None:

@@ -73,7 +73,7 @@ def test_generated_logs_match_the_library(path) -> None:
     model = load_model(path)
     for seed in range(8):
         w = walk(model, 500 + seed, 120)
-        if w.grown:
+        if not w.faithful:
             continue
         found = check_log(w.log, list(CHECKS))
         for name in PREFIX_SAFE:

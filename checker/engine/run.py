@@ -117,7 +117,7 @@ def _check_model(model: Model, options: Options) -> Result:
     if outcome.bound == "memory":
         notes.append(advice(outcome.memory, describe(Path(checkpoint)) if checkpoint else None))
     if reductions.por and outcome.decisions:
-        shortest_traces(model, outcome, reductions, options.workers, budget)
+        shortest_traces(model, outcome, reductions, options.workers, budget, options.spill_dir)
     lassos, liveness_cut = check_cycles(model, outcome, bounds)
     if (lassos or liveness_cut) and want_sym:
         notes.append("liveness was checked on the unreduced graph: symmetry reduction is unsound for it")
@@ -147,13 +147,14 @@ def prepare_work_dirs(model: Model, options: Options) -> str | None:
 
 
 def shortest_traces(model: Model, outcome: SearchOutcome, reductions: Reductions, workers: int,
-                    budget: MemoryBudget | None = None) -> None:
+                    budget: MemoryBudget | None = None, spill_dir: str | None = None) -> None:
     """Replace the traces a partial-order-reduced search found by shortest ones.
 
     A reduced graph keeps every verdict but not every shortest path. The decided
     properties are searched again without partial-order reduction (symmetry keeps
     distances, so it stays), only as deep as the longest trace found, which bounds the
-    extra work by the states within that depth.
+    extra work by the states within that depth. It runs under the same ``budget`` and
+    keeps its frontier in the same ``spill_dir`` (when given) as the search it follows.
     """
     decided = [p for p in model.properties if p.name in outcome.decisions]
     depth = max(len(outcome.store.path(d.index)[1]) for d in outcome.decisions.values())
@@ -163,6 +164,7 @@ def shortest_traces(model: Model, outcome: SearchOutcome, reductions: Reductions
         Bounds(max_depth=depth),
         reductions=Reductions(group=reductions.group),
         workers=workers,
+        spill_dir=spill_dir,
         budget=budget,
     )
     for name, d in again.decisions.items():

@@ -154,7 +154,7 @@ def generate_logs(model: str, out_dir: str, runs: int, depth: int, seed: int, fa
     while written < runs and tried < budget:
         w = walk(loaded, seed + tried, depth)
         tried += 1
-        if w.grown:
+        if not w.faithful:
             unfaithful += 1
             continue
         if faulty_only and "violated" not in w.verdicts.values():
@@ -162,14 +162,14 @@ def generate_logs(model: str, out_dir: str, runs: int, depth: int, seed: int, fa
         _save(out / f"{loaded.name}-{seed + tried - 1}", w.log, fmt)
         written += 1
     cex = counterexample_logs(loaded, max(runs, 100), depth, seed) if counterexamples else []
-    unfaithful += sum(1 for w in cex if w.grown)
-    cex = [w for w in cex if not w.grown]
+    unfaithful += sum(1 for w in cex if not w.faithful)
+    cex = [w for w in cex if w.faithful]
     for w in cex:
         _save(out / w.log.source, w.log, fmt)
     click.echo(f"{written} walk logs ({tried} walks tried) and {len(cex)} counterexample logs in {out}")
     if unfaithful:
-        click.echo(f"left out {unfaithful} walks in which a message gained destinations after its send "
-                   "(a log fixes them at the send)")
+        click.echo(f"left out {unfaithful} walks a log cannot record faithfully: a message gained destinations "
+                   "after its send (a log fixes them at the send), or a causal past grew with no event to record it")
 
 
 def _save(stem: Path, log: Any, fmt: str) -> None:

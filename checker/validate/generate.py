@@ -27,7 +27,7 @@ from checker.api.model import Model
 from checker.api.spec import Spec, State
 from checker.simulate.walk import SWARM_WEIGHTS, action_kind
 from checker.validate.itf_log import add_history_events
-from checker.validate.log import DELIVER, Log, LogBuilder
+from checker.validate.log import DELIVER, Log, LogBuilder, causal_pasts
 
 DEFAULT_DEPTH = 200
 
@@ -39,8 +39,12 @@ class Walk:
     it; ``labels`` are the actions taken (one per step after the first state);
     ``verdicts`` are the model's own verdicts on the final history. ``grown`` names
     the messages the spec addressed to more peers after their send: the log format
-    fixes destinations at the send, so such a log is not a faithful record of the walk
-    (``generate-logs`` leaves these walks out)."""
+    fixes destinations at the send. ``hidden`` names the messages whose causal past in
+    the spec's history differs from the one the log's events give (program order,
+    send to delivery, signal to receipt): bus1_impl lets a user that sees
+    ``BUS1_HANDLE_INVALID`` join the destruction's causal past with no event to record
+    it. A walk with either is not a faithful record (:attr:`faithful`), and
+    ``generate-logs`` leaves it out."""
 
     log: Log
     histories: list[Any] = field(default_factory=list)
@@ -49,6 +53,13 @@ class Walk:
     terminal: bool = False
     grown: list[str] = field(default_factory=list)
     labels: list[Any] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)
+
+    @property
+    def faithful(self) -> bool:
+        """Whether the log records the walk's history whole: no message gained
+        destinations after its send and every causal past follows from the events."""
+        return not self.grown and not self.hidden
 
 
 def library_verdicts(model: Model, history: Any, terminal: bool) -> dict[str, str]:
@@ -88,7 +99,15 @@ def _log_of_path(spec: Spec, states: Sequence[State], source: str) -> Walk:
     final = {msg.name: msg for msg in history.messages.values()}
     grown = [name for m, name in enumerate(log.msg_name)
              if name in final and tuple(sorted(final[name].dests)) != log.msg_dests[m]]
-    return Walk(log, histories, step_of_event, grown=grown)
+    # A spec may also let knowledge flow with no event (bus1_impl: a user that sees
+    # BUS1_HANDLE_INVALID has observed the destruction); such pasts are marked too.
+    # Walks are short, so building the pasts whole is cheap here.
+    name_of = {msg.id: msg.name for msg in history.messages.values()}
+    pasts = causal_pasts(log)
+    hidden = [name for m, name in enumerate(log.msg_name)
+              if name in final and log.msg_send[m] >= 0
+              and {name_of.get(x, f"#{x}") for x in final[name].past} != {log.msg_name[x] for x in pasts[m]}]
+    return Walk(log, histories, step_of_event, grown=grown, hidden=hidden)
 
 
 def walk(model: Model, seed: int, depth: int = DEFAULT_DEPTH, source: str = "") -> Walk:
