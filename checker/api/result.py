@@ -69,6 +69,29 @@ class PropertyResult:
 
 
 @dataclass
+class LevelTiming:
+    """Where one breadth-first level's wall time went, so the next bottleneck is visible.
+
+    The phases are the engine's: ``expand_s`` decodes frontier states and generates their
+    successors, ``exchange_s`` moves successors between processes (workers, shards or Spark
+    partitions; 0 when everything runs in one process), ``dedup_s`` tests them against the
+    visited set and stores the new ones, ``check_s`` evaluates the properties on the new
+    states. ``other_s`` is the rest of the level's wall time (orchestration, checkpoints).
+    """
+
+    depth: int
+    frontier: int
+    """States expanded at this level."""
+    new_states: int
+    """Distinct states first reached at this level."""
+    expand_s: float = 0.0
+    exchange_s: float = 0.0
+    dedup_s: float = 0.0
+    check_s: float = 0.0
+    other_s: float = 0.0
+
+
+@dataclass
 class Stats:
     distinct_states: int = 0
     transitions: int = 0
@@ -79,6 +102,8 @@ class Stats:
     bytes_per_state: float = 0.0
     collision_probability: float = 0.0
     bound: str | None = None  # which bound cut the search short, if any
+    levels: list[LevelTiming] = field(default_factory=list)
+    """Per-level time split, when the engine records it (empty otherwise)."""
 
 
 @dataclass
@@ -132,10 +157,16 @@ class Result:
             data.get("engine", "local"),
             data.get("reductions", {}),
             props,
-            Stats(**data.get("stats", {})),
+            _stats_from_json(data.get("stats", {})),
             list(data.get("warnings", [])),
             data.get("coverage"),
         )
+
+
+def _stats_from_json(data: dict[str, Any]) -> Stats:
+    fields = dict(data)
+    fields["levels"] = [LevelTiming(**level) for level in fields.get("levels", [])]
+    return Stats(**fields)
 
 
 def verdicts_exit_code(verdicts: Iterable[Any]) -> int:
