@@ -20,8 +20,8 @@ from checker.cli import main
 from checker.loading.modelfile import load_model
 from checker.validate.checks import CHECKS, check_log
 from checker.validate.generate import counterexample_logs, walk
-from checker.validate.jsonl import write_jsonl
 from checker.validate.integrity import integrity
+from checker.validate.jsonl import write_jsonl
 from checker.validate.log import DELIVER, DROP, FAIL, SEND, SIGNAL_IN, SIGNAL_OUT, Log
 from checker.validate.merge import merge_logs, per_peer_logs
 from checker.validate.readers import read_log
