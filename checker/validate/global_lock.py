@@ -185,15 +185,15 @@ def _violation(log: Log, at: int, cycle: list[int], why: dict[tuple[int, int], t
             kept |= {first, witness}
             offending |= {first, witness}
             a, b = log.msg_name[log.arg[u]], log.msg_name[log.arg[v]]
-            steps.append(f"{a} sent before {b} ({log.peers[q]} consumed {a} ({log.at(first)}) "
-                         f"and next {b} ({log.at(witness)}))")
+            steps.append(f"{a} sent before {b} ({log.peers[q]} consumed {a} on {log.at(first)}, "
+                         f"then {b} on {log.at(witness)})")
         elif kind == WAITING:
             q = log.peer[witness]
             kept.add(witness)
             offending.add(witness)
             a, b = log.msg_name[log.arg[u]], log.msg_name[log.arg[v]]
-            steps.append(f"{a} sent before {b} ({log.peers[q]} consumed {a} last ({log.at(witness)}) "
-                         f"and {b} still waits for it)")
+            steps.append(f"{a} sent before {b} ({log.peers[q]} consumed {a} last, on {log.at(witness)}, "
+                         f"and still waits for {b})")
         elif kind == HB:
             offending.add(v)
             steps.append(f"{log.msg_name[log.arg[u]]} sent ({log.at(u)}) before {log.peers[log.peer[v]]} "
