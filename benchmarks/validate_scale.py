@@ -140,6 +140,7 @@ def compare(folder: Path, count: int, master: str, spark: bool, split_above: int
 
     same = strip(remote) == strip(local)
     print(f"spark {master:<18} {spark_s:7.2f}s  {count / spark_s:8.1f} logs/s  (second run; verdict tables identical: {same})")
+    _first_difference(strip(local), strip(remote))
     if split_above is None:
         return
     started = time.perf_counter()
@@ -150,8 +151,19 @@ def compare(folder: Path, count: int, master: str, spark: bool, split_above: int
         return [{k: v for k, v in x.to_json().items() if k != "seconds"} for x in vs]
 
     same = records(parts) == records(local)
+    _first_difference(records(local), records(parts))
     print(f"spark, split above {split_above:,} events {split_s:7.2f}s  {count / split_s:8.1f} logs/s  "
           f"(fifo and integrity per receiving peer; records identical to local: {same})")
+
+
+def _first_difference(local: list, remote: list) -> None:
+    """Print the first record on which the two engines differ, if any."""
+    for a, b in zip(local, remote):
+        if a != b:
+            print(f"  first difference:\n    local {a}\n    spark {b}")
+            return
+    if len(local) != len(remote):
+        print(f"  {len(local)} local records, {len(remote)} from Spark")
 
 
 def main() -> None:
