@@ -100,7 +100,7 @@ def test_the_how_to_shows_what_validate_prints() -> None:
 
     page = (ROOT / "docs" / "howto" / "trace-validation.md").read_text(encoding="utf-8")
     sessions = re.findall(r"```console\n\$ \.venv/bin/ordercheck (.*?)\n(.*?)```", page, flags=re.S)
-    assert len(sessions) == 3
+    assert len(sessions) == 4
     exe = str(Path(sys.executable).with_name("ordercheck"))
     for args, shown in sessions:
         run = subprocess.run([exe, *args.split()], cwd=ROOT, capture_output=True, text=True, timeout=300)
