@@ -48,6 +48,7 @@ operations, see :mod:`specs.bus1_impl_script`), which bounds the sends, destruct
 releases, transfers, signals, resets and disconnects of a run. Variants of the code:
 ``liveness`` (the code's rule or the full-key fix), ``addresses`` (the handles' address
 order), ``refs`` (references approximated by the holder, or counted as the code does),
+``acquire`` (payload handles in one step, or one step each),
 ``locks`` with ``stage_lock``/``install_lock`` (the lock-level mode of
 :mod:`specs.bus1_locks`, and the two missing locks added), ``ties`` and ``mutant``.
 
@@ -65,7 +66,8 @@ Modelling choices (each keeps the code's behaviour on ordering):
   serialises it), and a payload handle's destruction entry read by ``is_live_at`` is
   either after the message whatever its state or already committed, so reading it at
   the peek gives the same answer (message.c reads it unlocked; see the findings).
-* Payload handles of one message are acquired in one step (one section each at lock level);
+* Payload handles of one message are acquired in one step (``acquire = "together"``) or one
+  step each (``acquire = "each"``, and at lock level, one section each);
   staging a data message is atomic under the destination's lock (the code stages without
   that lock: ``locks = true`` explores that data race).
 * With ``refs = "holder"`` a handle's strong references are approximated by its holder:
@@ -123,6 +125,7 @@ from specs.bus1_impl_defs import (  # noqa: F401  (re-exported: the adapter and 
     B_LOCKDEP,
     B_OWNER,
     B_RELEASE,
+    B_SPLIT,
     B_WARN,
     B_WINDOW,
     B_WRITERS,
@@ -169,6 +172,7 @@ from specs.bus1_impl_defs import (  # noqa: F401  (re-exported: the adapter and 
     SYNC,
     THREADS,
     TXS,
+    USERS,
     VALID,
     H,
     Q,
@@ -205,9 +209,11 @@ class Bus1Impl(PeerSpec):
             str,
             "none",
             "a deliberately broken variant for testing the checks: none, no_staging (entries "
-            "are inserted committed at the commit timestamp: no blocks), or lock2_unordered (locks mode: "
-            "bus1_mutex_lock2 takes its two locks in argument order, not by address)",
-            choices=("none", "no_staging", "lock2_unordered"),
+            "are inserted committed at the commit timestamp: no blocks), lock2_unordered (locks mode: "
+            "bus1_mutex_lock2 takes its two locks in argument order, not by address), or one_user_ref "
+            "(counted refs: a user release lets go of the handle whatever n_user says, the approximation "
+            "of one user reference per handle)",
+            choices=("none", "no_staging", "lock2_unordered", "one_user_ref"),
         ),
         Constant(
             "liveness",
@@ -251,6 +257,16 @@ class Bus1Impl(PeerSpec):
             "message is installed, dropped or flushed; a user release leaves the handle attached while such "
             "references remain)",
             choices=("holder", "counted"),
+        ),
+        Constant(
+            "acquire",
+            str,
+            "together",
+            "how a send acquires its payload handles at each destination (message.c:bus1_message_stage "
+            "calls bus1_handle_acquire per handle, each under lock2(holder, owner)): together (one step for "
+            "all) or each (one step per handle, other peers' steps between them; the lock-level mode always "
+            "takes them one by one)",
+            choices=("together", "each"),
         ),
         Constant(
             "install_lock",
@@ -314,8 +330,13 @@ class Bus1Impl(PeerSpec):
             raise ConstantError("install_lock", "takes effect in the lock-level mode only: set locks = true")
         if self.refs == "counted" and self.locks:
             raise ConstantError("refs", "counted references are modelled with atomic sections only: set locks = false")
+        if self.acquire == "each" and self.locks:
+            raise ConstantError("acquire", "the lock-level mode acquires payload handles one by one already: "
+                                "leave acquire = \"together\" with locks = true")
         if self.mutant == "no_staging" and self.locks:
             raise ConstantError("mutant", "no_staging is a mutant of the default mode: set locks = false")
+        if self.mutant == "one_user_ref" and self.refs != "counted":
+            raise ConstantError("mutant", "one_user_ref is a mutant of the counted references: set refs = \"counted\"")
         if self.mutant == "lock2_unordered" and not self.locks:
             raise ConstantError("mutant", "lock2_unordered takes effect in the lock-level mode only: set locks = true")
         self.release_owners = tuple(sorted({o for o in self.owners})) if self.ties == "with_release" else ()
@@ -388,6 +409,7 @@ class Bus1Impl(PeerSpec):
             base += [(0,) * n, ((),) * n]
         if self.refs == "counted":
             base.append((0,) * (n * nn))
+            base.append(tuple(1 if self.holders[node] >> p & 1 else 0 for p in range(n) for node in range(nn)))
         out = []
         for ranks in orders:
             s = list(base)
@@ -437,6 +459,8 @@ class Bus1Impl(PeerSpec):
             if r == p or not tx:
                 continue
             phase, mid, i, _ts, _ats, _T, _grp, sync, asyn, post = tx
+            if phase == ACQ:
+                post = ()  # while acquiring, post holds the next payload handle's index, not an entry
             if any(self.entry_peer(a) == p for a in sync + asyn + post if a):
                 return False
             op = self.op_of(mid)
@@ -550,7 +574,14 @@ class Bus1Impl(PeerSpec):
             *(self._lock_properties() if self.locks else ()),
             *([Property.always("release_when_unreferenced", self._bit(B_RELEASE, "release_when_unreferenced"),
                                doc=_DOCS["release_when_unreferenced"])] if self.refs == "counted" else []),
+            *([Property.sometimes("acquire_split", self._split, doc=_DOCS["acquire_split"])]
+              if self.acquire == "each" else []),
         ]
+
+    def _split(self, state: tuple) -> str | None:
+        if state[BAD][0] & B_SPLIT:
+            return "a destruction started between two payload-handle acquisitions of one message"
+        return None
 
     def _lock_properties(self) -> list[Property]:
         return [
@@ -794,6 +825,7 @@ class World:
             self.th = list(s[THREADS])
         if spec.refs == "counted":
             self.refs = list(s[REFS])
+            self.users = list(s[USERS])
 
     def freeze(self, before: tuple) -> tuple:
         for p in range(self.spec.peers):
@@ -807,7 +839,7 @@ class World:
         if self.spec.locks:
             out += (tuple(self.locks), tuple(self.th))
         if self.spec.refs == "counted":
-            out += (tuple(self.refs),)
+            out += (tuple(self.refs), tuple(self.users))
         return out
 
     def assert_held(self, q: int, site: int) -> None:
@@ -910,13 +942,21 @@ class World:
         if not self.map_holders(node):
             self.queue_release(node)
 
-    def user_release(self, p: int, node: int) -> None:
-        """The user lets go of ``p``'s handle to ``node``; with counted references it stays
-        attached while messages in flight hold it (n_weak > 0, n_strong > 0)."""
-        if self.spec.refs == "counted" and self.refs[self.spec.hidx(p, node)]:
-            self.hset(p, node, st=ATTACHED)
-        else:
-            self.release_handle(p, node)
+    def user_release(self, p: int, node: int, every: bool = False) -> None:
+        """The user lets go of one reference to ``p``'s handle to ``node`` (peer.c:441, n_user - 1),
+        or of ``every`` one (a reset: peer.c:198, atomic_xchg(&h->n_user, 0)). With counted
+        references the handle stays the user's while it has user references left, and attached
+        while messages in flight hold it (n_weak > 0, n_strong > 0)."""
+        if self.spec.refs == "counted":
+            i = self.spec.hidx(p, node)
+            # A scripted release waits until the user holds the handle (n_user >= 1: holds()).
+            self.users[i] = 0 if every else self.users[i] - 1
+            if self.users[i] and self.spec.mutant != "one_user_ref":
+                return
+            if self.refs[i]:
+                self.hset(p, node, st=ATTACHED)
+                return
+        self.release_handle(p, node)
 
     def take_ref(self, d: int, node: int) -> None:
         """A message in flight to ``d`` takes a reference to ``d``'s handle to ``node`` (counted refs)."""
@@ -1040,6 +1080,10 @@ class World:
                 dmask |= 1 << r
         self.ghost = ghost_send(self.ghost, p, mid, dmask, self.know[p])
         self.txs[p] = (POSTPONED, mid, 0, ts, 0, 0, grp, sync, (), post)
+        if spec.acquire == "each":
+            for tx in self.txs:
+                if tx and tx[0] == ACQ and tx[9] and set(spec.op_of(tx[1]).payload) & set(op.nodes):
+                    self.bits |= B_SPLIT  # some of its payload handles acquired, not all
         return ("bus1_handle_destroy_locked", p, mid, dmask)
 
     def transfer(self, p: int, op: Op) -> tuple:
@@ -1097,6 +1141,12 @@ class World:
             node = order[i]
             d = spec.owners[node]
             addr = spec.msg_addr(mid, d)
+            if phase == ACQ and spec.acquire == "each":  # one handle a step; post holds the next one's index
+                j = post[0] if post else 0
+                case = self.acquire(d, op.payload[j])
+                more = j + 1 < len(op.payload)
+                self.txs[p] = (ACQ if more else STAGE, mid, i, ts, ats, T, grp, sync, asyn, (j + 1,) if more else ())
+                return ("bus1_handle_acquire", p, mid, spec.names[d], f"n{op.payload[j]} {case}")
             if phase == ACQ:
                 cases = [self.acquire(d, h) for h in op.payload]
                 self.txs[p] = (STAGE, mid, i, ts, ats, T, grp, sync, asyn, post)
@@ -1158,7 +1208,7 @@ class World:
                     self.hset(p, node, st=RELEASED)
                     self.nodes[node] |= F_RELEASED
                 else:
-                    self.user_release(p, node)
+                    self.user_release(p, node, every=True)
             self.txs[p] = (FLUSH, mid, 0, ts, ats, T, grp, sync, asyn, post)
             return ("bus1_peer_flush", p, mid, "release handles")
         # FLUSH
@@ -1360,16 +1410,20 @@ class World:
         (the message's reference passes to the user)."""
         if self.spec.refs == "counted" and self.spec.owners[h] != p:
             self.refs[self.spec.hidx(p, h)] -= 1
+            self.users[self.spec.hidx(p, h)] += 1  # message.c:581, peer.c:521: n_user + 1
         self.hset(p, h, st=PUBLIC)
         self.valid[p] |= 1 << h
 
     def referenced(self, node: int) -> bool:
-        """Whether a remote user holds a handle to ``node`` or a message carrying it is still on
-        its way to a peer other than the owner (sent, neither delivered nor dropped there)."""
+        """Whether a remote user holds a handle to ``node`` (with counted references: has user
+        references left, n_user > 0, what the user was given minus what it released) or a
+        message carrying it is still on its way to a peer other than the owner (sent, neither
+        delivered nor dropped there)."""
         spec = self.spec
         owner = spec.owners[node]
         for r in range(spec.peers):
-            if r != owner and self.hget(r, node)[0] == PUBLIC:
+            if r != owner and (self.users[spec.hidx(r, node)] if spec.refs == "counted" else
+                               self.hget(r, node)[0] == PUBLIC):
                 return True
         sent, logs = self.ghost
         for s_, out in enumerate(sent):
@@ -1429,6 +1483,9 @@ _DOCS = {
     "handle to the node and no message carrying one is on its way (handle.h:48-51: once all handles to a node "
     "have been released, the owner is notified)",
     "late_join": "a handle attached after its node's destruction fails to join it (tx.c:bus1_tx_join fallback)",
+    "acquire_split": "acquire = \"each\", a witness: a destruction of a payload node starts while a message has "
+    "acquired some of its payload handles at a destination and not yet the others (message.c:bus1_message_stage "
+    "acquires them one by one)",
 }
 
 SPEC = Bus1Impl
