@@ -66,27 +66,43 @@ class Bus1ImplAdapter(PeerAdapter):
         "bus1_peer_ioctl_recv": "IoctlRecv(p)",
     }
 
-    # The template mirrors the default configuration; these constants' other values are
-    # the Python model's alone (the lock-level mode in specs/bus1_locks.py among them).
-    DEFAULTS = {"liveness": "code", "addresses": "ascending", "locks": False, "refs": "holder"}
+    # The template mirrors liveness and addresses in every value, ties = "all"/"fixed", and
+    # these constants at their defaults only (the lock-level mode of specs/bus1_locks.py,
+    # counted references and one-by-one payload acquisition are the Python model's alone).
+    DEFAULTS = {"locks": False, "stage_lock": False, "install_lock": False, "refs": "holder",
+                "acquire": "together"}
     TIES = ("all", "fixed")
 
     @classmethod
-    def refuse(cls, spec: Any) -> tuple[str, str] | None:
+    def unsupported(cls, spec: Any) -> list[tuple[str, str]]:
+        """Each setting of ``spec`` the template does not mirror, as ``(constant, what)``, in
+        the order of the spec's constants; empty when the template mirrors them all."""
+        out: list[tuple[str, str]] = []
         for name, default in cls.DEFAULTS.items():
-            if spec.values[name] != default:
-                return name, (f"the TLA+ template mirrors {name} = {default!r} only, not {spec.values[name]!r}; "
-                              "check this model with ordercheck check")
+            if name in spec.values and spec.values[name] != default:
+                out.append((name, f"{name} = {spec.values[name]!r} (only {default!r})"))
         if spec.fresh_nodes:
-            return "fresh", "the TLA+ template has no node creation (fresh nodes); check this model with ordercheck check"
+            out.append(("fresh", f"fresh = {list(spec.fresh_nodes)} (no node creation)"))
         for p, ops in enumerate(spec.ops):
             if (any(op.kind == "reset" for op in ops[:-1]) or any(op.waits for op in ops)
-                    or any(op.kind in ("transfer", "disconnect") for op in ops)):
-                return "script", (f"the TLA+ template mirrors scripts with a reset last, no transfer or disconnect and only "
-                                  f"statically held handles; peer {spec.names[p]}'s is not")
+                    or any(op.kind in ("transfer", "disconnect") for op in ops)
+                    or sum(op.kind == "release" for op in ops) != len({op.nodes for op in ops if op.kind == "release"})):
+                out.append(("script", f"script.{spec.names[p]} (only a reset last, no transfer, disconnect or "
+                                      "second release of a handle, and only statically held handles)"))
+                break
         if spec.ties not in cls.TIES:
-            return "ties", f"the TLA+ template mirrors ties = 'all' or 'fixed' only, not {spec.ties!r}"
-        return None
+            out.append(("ties", f"ties = {spec.ties!r} (only 'all' or 'fixed')"))
+        order = [c.name for c in spec.constants]
+        return sorted(out, key=lambda item: order.index(item[0]))
+
+    @classmethod
+    def refuse(cls, spec: Any) -> tuple[str, str] | None:
+        """The first unsupported constant and a message naming every one (:meth:`unsupported`)."""
+        missing = cls.unsupported(spec)
+        if not missing:
+            return None
+        return missing[0][0], ("the TLA+ template does not mirror " + "; ".join(what for _n, what in missing)
+                               + "; check this model with ordercheck check")
 
     # -- template ---------------------------------------------------------------------
 
@@ -106,6 +122,8 @@ class Bus1ImplAdapter(PeerAdapter):
             "msg_ops": [(self.names[p], [self._op(op) for op in ops]) for p, ops in enumerate(spec.msg_ops)],
             "ties": spec.ties,
             "mutant": spec.mutant,
+            "liveness": spec.liveness,
+            "addresses": spec.addresses,
         }
 
     def cfg_constants(self) -> list[tuple[str, str]]:
