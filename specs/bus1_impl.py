@@ -774,7 +774,8 @@ class Bus1Impl(PeerSpec):
         """The step's events as the abstract bus1 sees them (see :mod:`specs.bus1_refinement`).
 
         ``("send", p, mid, dmask)``, ``("deliver", q, mid)``, ``("drop", q, mid)``, and
-        ``("reset", p)`` when a peer's reset starts; destructions are sends of their
+        ``("reset", p, nodes)`` when a peer's reset starts (``nodes``: the mask of the nodes it
+        destroys); destructions are sends of their
         destroy transaction to the owner and the holders collected by
         ``bus1_handle_destroy_locked``. Everything else is internal.
         """
@@ -785,8 +786,9 @@ class Bus1Impl(PeerSpec):
             return (("signal", label[1], self.names.index(label[-2] if name != "signal" else label[2])),)
         if name == "bus1_handle_destroy_locked":
             events: tuple[tuple, ...] = (("send", label[1], label[2], label[3]),)
-            if self.op_of(label[2]).kind in FLUSHING:
-                events = (("reset", label[1]),) + events
+            op = self.op_of(label[2])
+            if op.kind in FLUSHING:
+                events = (("reset", label[1], sum(1 << n for n in op.nodes)),) + events
             return events
         out = []
         logs_b, logs_a = before[GHOST][1], after[GHOST][1]
