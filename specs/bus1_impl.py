@@ -96,7 +96,8 @@ notes, valid, dequeued, bad, ranks)``:
   holds a valid handle to (ghosts for the handle properties);
 * ``dequeued[p]``: the last key ``p`` dequeued (ghost for ``dequeue_increasing``);
 * then, with ``locks = true``, ``locks`` and ``threads`` (:mod:`specs.bus1_locks`), and with
-  ``refs = "counted"``, ``refs[p * N + n]``: the references of messages in flight;
+  ``refs = "counted"``, ``refs[p * N + n]``: the references of messages in flight, and
+  ``users[p * N + n]``: the user references (the code's ``n_user``);
 * ``bad``: ``(property bits, WARN bits)``: per-transition checks made in
   :meth:`next_states` (clock monotonicity, insertion before ``front``, the destruction
   rules, every ``WARN_ON`` of the code). A transition that breaks one sets its bit in the
@@ -328,8 +329,6 @@ class Bus1Impl(PeerSpec):
             raise ConstantError("stage_lock", "takes effect in the lock-level mode only: set locks = true")
         if self.install_lock and not self.locks:
             raise ConstantError("install_lock", "takes effect in the lock-level mode only: set locks = true")
-        if self.refs == "counted" and self.locks:
-            raise ConstantError("refs", "counted references are modelled with atomic sections only: set locks = false")
         if self.acquire == "each" and self.locks:
             raise ConstantError("acquire", "the lock-level mode acquires payload handles one by one already: "
                                 "leave acquire = \"together\" with locks = true")
@@ -340,6 +339,7 @@ class Bus1Impl(PeerSpec):
         if self.mutant == "lock2_unordered" and not self.locks:
             raise ConstantError("mutant", "lock2_unordered takes effect in the lock-level mode only: set locks = true")
         self.release_owners = tuple(sorted({o for o in self.owners})) if self.ties == "with_release" else ()
+        self.refs_at = REFS + 2 if self.locks else REFS  # after LOCKS and THREADS in locks mode
 
     # -- encoding helpers ---------------------------------------------------------------
 
@@ -825,9 +825,10 @@ class World:
         if spec.locks:
             self.locks = list(s[LOCKS])
             self.th = list(s[THREADS])
+        self.unref: list[int] = []  # locks mode: handles a dropped message's unref is to release next
         if spec.refs == "counted":
-            self.refs = list(s[REFS])
-            self.users = list(s[USERS])
+            self.refs = list(s[spec.refs_at])
+            self.users = list(s[spec.refs_at + USERS - REFS])
 
     def freeze(self, before: tuple) -> tuple:
         for p in range(self.spec.peers):
@@ -980,7 +981,10 @@ class World:
         if self.spec.refs == "counted":
             for h in self.spec.op_of(mid).payload:
                 if self.spec.owners[h] != p and self.drop_ref(p, h):
-                    self.release_handle(p, h)
+                    if self.spec.locks:  # released after the section, under lock2(holder, owner)
+                        self.unref.append(h)
+                    else:
+                        self.release_handle(p, h)
 
     # -- ghost helpers ------------------------------------------------------------------
 

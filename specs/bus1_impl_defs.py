@@ -49,6 +49,6 @@ LOCKDEP_SITES = {
 Q, H, NODES, TXS, PCS, GHOST, DROPS, KNOW, NOTES, VALID, DEQ, BAD, RANKS = range(13)
 LOCKS, THREADS = 13, 14  # locks mode only: data-lock holders (peer + 1, 0 free) and thread states
 # refs = "counted" only: per handle (p * N + node), the references of messages in flight to p that carry
-# it (REFS), and its user references, the code's n_user (USERS); at 13 and 14 (locks mode does not combine
-# with it).
+# it (REFS), and its user references, the code's n_user (USERS); at 13 and 14, after LOCKS and THREADS (15
+# and 16) in locks mode (Bus1Impl.refs_at).
 REFS, USERS = 13, 14
