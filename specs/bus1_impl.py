@@ -72,7 +72,8 @@ Modelling choices (each keeps the code's behaviour on ordering):
   that lock: ``locks = true`` explores that data race).
 * With ``refs = "holder"`` a handle's strong references are approximated by its holder:
   the release notification is queued when the last remote holder lets go; ``refs =
-  "counted"`` counts the references of messages in flight as well.
+  "counted"`` counts the references of messages in flight as well, and the user's
+  (``n_user``: a handle received twice needs two releases).
 * History: a destruction is recorded as a transaction of the owner (a message) addressed
   to the owner and every holder, late joiners included; receiving a destroy notification
   is delivering it, and a notification dropped by peek or flush is a drop with its
@@ -255,8 +256,9 @@ class Bus1Impl(PeerSpec):
             "references of remote handles: holder (attached while a message carrying it or its user holds "
             "it, released at the first release) or counted (as handle.c keeps n_weak/n_strong: each message "
             "in flight holds a reference to its payload handle at its destination, given up when the "
-            "message is installed, dropped or flushed; a user release leaves the handle attached while such "
-            "references remain)",
+            "message is installed, dropped or flushed; the user's references (n_user) are counted too, one per "
+            "installed or transferred handle, one less per release; a user release leaves the handle attached while "
+            "such references remain)",
             choices=("holder", "counted"),
         ),
         Constant(

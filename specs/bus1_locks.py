@@ -23,7 +23,11 @@ section                            data locks, in acquisition order
 ``bus1_queue_sync``                each destination in turn (tx.c:332)
 ``bus1_queue_commit_staged``       each destination in turn (tx.c:351)
 ``bus1_handle_release``            ``lock2(holder, owner)`` (handle.c:528); the same for a
-                                   reset's release of each handle (peer.c:195-210)
+                                   reset's release of each handle (peer.c:195-210). With
+                                   ``refs = "counted"``, none when references are left (the
+                                   fast path, handle.h:273-283), and a dropped or flushed
+                                   message's payload handles are released after the data
+                                   lock is dropped (peer.c:961-963), each under ``lock2``
 ``bus1_queue_flush``               the resetting peer (peer.c:214)
 ``bus1_peer_peek``                 the receiver (peer.c:935); kept across dropped
                                    notifications, released and retaken around a dropped data
