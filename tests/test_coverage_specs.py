@@ -29,20 +29,28 @@ PLAIN = Options(progress=False, stop_when_decided=False, por=False, symmetry=Fal
 # One small model per built-in spec in which every kind the spec can take here fires.
 MODEL_OF = {
     "bss": "bss-3-duplicating",
-    "bus1": "bus1-3",
+    "bus1": "bus1-4-signal",
     "bus1_impl": "bus1-impl-life-disconnect",
     "bus1_refinement": "bus1-impl-refines-handle",
     "fifo": "fifo-3",
     "lamport_total": "lamport-2-duplicating",
-    "matrix": "matrix-3-signal",
+    "matrix": "matrix-3",
     "restart_clocks": "restart-count",
     "retransmit": "retransmit-weak",
     "sequencer": "sequencer-2-duplicating",
-    "ses": "ses-3-signal",
+    "ses": "ses-3",
     "skeen": "skeen-2-lossy",
     "synchronous": "synchronous-tlc-duplicating",
 }
 
+
+# More models where the listing is exact: signals, and ablations that take a step away
+# (without their condition, BSS and SES never hold a message back, the sequencer without
+# hold-back delivers on receipt). The listing may stay short of what fires (a hold-back it
+# cannot foresee, as in matrix-mutant-no-causal-condition): it lists only what is sure.
+MORE = ["bss-3-signal", "bss-mutant-no-causal-condition", "matrix-3-signal", "ses-3-signal", "ses-mutant-no-buffer-check", "sequencer-mutant-no-hold-back", "sequencer-mutant-own-delivery",
+        "synchronous-mutant-no-ack", "synchronous-mutant-no-permission", "bus1-mutant-sync-while-queueing",
+        "lamport-tlc-channel-faults", "skeen-tlc-channel-faults", "restart-count-two-producers"]
 
 # Kinds a spec takes in its coverage model but does not list, because no configuration
 # guarantees them: bus1_impl stages a holder's destroy notification (bus1_tx_stage_sync)
@@ -58,10 +66,10 @@ def test_every_built_in_spec_has_a_coverage_model():
     assert sorted(MODEL_OF) == sorted(spec_names())
 
 
-@pytest.mark.parametrize("spec", sorted(MODEL_OF))
-def test_the_listed_kinds_are_the_kinds_that_fire(spec):
-    model = load_model(MODELS / f"{MODEL_OF[spec]}.toml")
-    assert model.spec_name == spec
+@pytest.mark.parametrize("name", sorted(MODEL_OF.values()) + MORE)
+def test_the_listed_kinds_are_the_kinds_that_fire(name):
+    model = load_model(MODELS / f"{name}.toml")
+    spec = model.spec_name
     listed = model.spec.action_kinds()
     assert listed and len(set(listed)) == len(listed)
     result = check_model(model, QUIET)
