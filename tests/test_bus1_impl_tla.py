@@ -90,6 +90,9 @@ def test_tlc_agrees_on_non_default_liveness_and_addresses(case):
         ("bus1-impl-life-refs", ["refs = 'counted'"]),
         ("bus1-impl-life-disconnect", ["script."]),
         ("bus1-impl-life-release-ties", ["ties = 'with_release'"]),
+        ("bus1-impl-life-acquire-each", ["acquire = 'each'"]),
+        ("bus1-impl-life-refs-multi", ["refs = 'counted'", "script.b (", "second release"]),
+        ("bus1-impl-lock-refs", ["locks = True", "stage_lock = True", "refs = 'counted'", "install_lock = True"]),
     ],
 )
 def test_a_refusal_names_each_unsupported_constant(model, named, run_cli, tmp_path):
