@@ -22,7 +22,8 @@ PHASES = {bi.ACQ: "acquire", bi.STAGE: "stage", bi.POSTPONED: "postponed", bi.SE
 REASONS = {bi.R_FLUSHED: "flushed", bi.R_NOT_PUBLIC: "not_public", bi.R_DESTROYED: "destroyed"}
 BITS = {bi.B_CLOCK: "clock_monotonic", bi.B_FRONT: "no_insert_before_front", bi.B_DEQUEUE: "dequeue_increasing",
         bi.B_WARN: "no_warn", bi.B_DEST: "delivered_iff_before_destroy",
-        bi.B_OWNER: "owner_no_message_after_destroy", bi.B_HANDLE: "handle_valid_iff_before_destroy"}
+        bi.B_OWNER: "owner_no_message_after_destroy", bi.B_HANDLE: "handle_valid_iff_before_destroy",
+        bi.B_SPLIT: "acquire_split"}
 WARNS = {bq.W_ADD_GUARD: "add_guard", bq.W_READABLE: "readable", bq.W_BEFORE_FRONT: "before_front",
          bq.W_STAGE_FRONT: "stage_front", bq.W_SYNTH_FRONT: "synth_front", bq.W_ODD_TS: "odd_ts",
          bq.W_FLUSH: "flush", bq.W_REMOVE: "remove", bq.W_QUEUED: "queued"}
@@ -66,11 +67,10 @@ class Bus1ImplAdapter(PeerAdapter):
         "bus1_peer_ioctl_recv": "IoctlRecv(p)",
     }
 
-    # The template mirrors liveness and addresses in every value, ties = "all"/"fixed", and
-    # these constants at their defaults only (the lock-level mode of specs/bus1_locks.py,
-    # counted references and one-by-one payload acquisition are the Python model's alone).
-    DEFAULTS = {"locks": False, "stage_lock": False, "install_lock": False, "refs": "holder",
-                "acquire": "together"}
+    # The template mirrors liveness, addresses and acquire in every value, ties = "all"/"fixed",
+    # and these constants at their defaults only (the lock-level mode of specs/bus1_locks.py
+    # and counted references are the Python model's alone).
+    DEFAULTS = {"locks": False, "stage_lock": False, "install_lock": False, "refs": "holder"}
     TIES = ("all", "fixed")
 
     @classmethod
@@ -124,6 +124,7 @@ class Bus1ImplAdapter(PeerAdapter):
             "mutant": spec.mutant,
             "liveness": spec.liveness,
             "addresses": spec.addresses,
+            "acquire": spec.acquire,
         }
 
     def cfg_constants(self) -> list[tuple[str, str]]:
