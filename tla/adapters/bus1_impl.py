@@ -47,7 +47,7 @@ def _back(table: dict[int, str], name: str) -> int:
 class Bus1ImplAdapter(PeerAdapter):
     template = "bus1_impl.tla.j2"
     variables = ("queues", "handles", "nodeFlags", "txs", "pcs", "sent", "logs", "drops", "know", "notes",
-                 "valid", "dequeued", "bad", "warns", "ranks")
+                 "valid", "dequeued", "bad", "warns", "ranks", "relRanks")
     predicates = {"eventual_delivery": "AllDelivered", "deadlock_free": "NoneInTransaction",
                   "valid_handle_notified": "ValidHandleNotifiedNow", "queue_drained": "QueueDrainedNow"}
     actions = {
@@ -67,11 +67,11 @@ class Bus1ImplAdapter(PeerAdapter):
         "bus1_peer_ioctl_recv": "IoctlRecv(p)",
     }
 
-    # The template mirrors liveness, addresses and acquire in every value, ties = "all"/"fixed",
-    # and these constants at their defaults only (the lock-level mode of specs/bus1_locks.py
-    # and counted references are the Python model's alone).
+    # The template mirrors liveness, addresses, acquire and ties in every value, and these
+    # constants at their defaults only (the lock-level mode of specs/bus1_locks.py and counted
+    # references are the Python model's alone).
     DEFAULTS = {"locks": False, "stage_lock": False, "install_lock": False, "refs": "holder"}
-    TIES = ("all", "fixed")
+    TIES = ("all", "fixed", "with_release")
 
     @classmethod
     def unsupported(cls, spec: Any) -> list[tuple[str, str]]:
@@ -91,7 +91,7 @@ class Bus1ImplAdapter(PeerAdapter):
                                       "second release of a handle, and only statically held handles)"))
                 break
         if spec.ties not in cls.TIES:
-            out.append(("ties", f"ties = {spec.ties!r} (only 'all' or 'fixed')"))
+            out.append(("ties", f"ties = {spec.ties!r} (only 'all', 'fixed' or 'with_release')"))
         order = [c.name for c in spec.constants]
         return sorted(out, key=lambda item: order.index(item[0]))
 
@@ -125,6 +125,7 @@ class Bus1ImplAdapter(PeerAdapter):
             "liveness": spec.liveness,
             "addresses": spec.addresses,
             "acquire": spec.acquire,
+            "release_owners": [self.names[o] for o in spec.release_owners],
         }
 
     def cfg_constants(self) -> list[tuple[str, str]]:
@@ -170,8 +171,9 @@ class Bus1ImplAdapter(PeerAdapter):
             "dequeued": self.per_peer(deq, tuple),
             "bad": _names(bad[0], BITS),
             "warns": _names(bad[1], WARNS),
-            "ranks": {self.msg(spec.tx_slots[i][0] * spec.stride + spec.tx_slots[i][1]): r
-                      for i, r in enumerate(ranks)},
+            "ranks": {self.msg(spec.tx_slots[i][0] * spec.stride + spec.tx_slots[i][1]): ranks[i]
+                      for i in range(spec.n_tx)},
+            "relRanks": {self.peers[o]: ranks[spec.n_tx + k] for k, o in enumerate(spec.release_owners)},
         }
 
     def decode(self, v: dict[str, Any]) -> tuple:
@@ -198,7 +200,8 @@ class Bus1ImplAdapter(PeerAdapter):
         sent = self.from_peers(
             v["sent"], lambda out: tuple((self.peer_mask(r["dests"]), self.mask(r["past"])) for r in _seq(out)))
         logs = self.from_peers(v["logs"], lambda log: tuple(self.event_code(e) for e in _seq(log)))
-        ranks = tuple(v["ranks"][self.msg(p * spec.stride + k)] for p, k in spec.tx_slots)
+        ranks = tuple(v["ranks"][self.msg(p * spec.stride + k)] for p, k in spec.tx_slots) + tuple(
+            v["relRanks"][self.peers[o]] for o in spec.release_owners)
         return (
             self.from_peers(v["queues"], queue),
             tuple(handles),
