@@ -354,6 +354,9 @@ def unref_th(w: Any, p: int, resume: int, nodes: tuple = ()) -> tuple:
 
 
 def unref_body(w: Any, p: int, ctx: tuple) -> tuple:
+    """handle.c:bus1_handle_release_slow of the next handle in ``ctx`` (``(resume, node,
+    ...)``), under lock2(holder, owner): released if nothing references it any more; then the
+    next one, or back to the peek (``resume``) or done."""
     resume, node, *rest = ctx
     if w.hget(p, node)[0] == ATTACHED and not w.refs[w.spec.hidx(p, node)] and not w.users[w.spec.hidx(p, node)]:
         w.release_handle(p, node)
