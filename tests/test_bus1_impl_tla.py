@@ -2,8 +2,9 @@
 
 The template mirrors ``liveness`` (the code's timestamp rule and the full-key fix),
 ``addresses`` (both orders of the handles' queue nodes), ``acquire`` (payload handles in
-one step or one each) and ``ties = "with_release"`` (release groups among the
-transactions'); TLC must find the same state counts and verdicts as our engine on
+one step or one each), ``ties = "with_release"`` (release groups among the
+transactions'), ``fresh`` nodes and scripts whose operations wait for a handle passed to
+the peer (a second release among them); TLC must find the same state counts and verdicts as our engine on
 them (needs TLA2TOOLS_JAR and java, else skipped).
 Every other setting it does not mirror is refused in one line naming each such constant.
 """
@@ -31,8 +32,11 @@ def variants():
     """Finding C's passed-handle tie (bus1-impl-handle-tie) with the liveness fix, the same
     with descending addresses, and payload handles acquired one by one while one of their
     nodes is destroyed (bus1-impl-life-acquire-each with one node destroyed: 1,312 states;
-    the acquire_split bit is part of the state, so the counts compare it too), and release
-    groups ranked among the transactions (ties = "with_release")."""
+    the acquire_split bit is part of the state, so the counts compare it too), release
+    groups ranked among the transactions (ties = "with_release"), a node created by the send
+    that names it with its receiver waiting for the handle (bus1-impl-life-create-pass), and
+    a handle received twice and released twice, each release waiting for it
+    (bus1-impl-life-refs-multi with refs = "holder")."""
     return [
         ("handle-tie, liveness key", model_checking("bus1-impl-handle-tie", HANDLE_PROPS, liveness="key")),
         ("handle-tie, descending", model_checking("bus1-impl-handle-tie", ["dequeue_increasing", "no_warn"],
@@ -40,19 +44,27 @@ def variants():
         ("acquire-each", model_checking("bus1-impl-life-acquire-each", ["no_warn"],
                                         script={"a": ["destroy 0"], "c": ["send 2 +0,1"]})),
         ("release-ties", load_model(MODELS / "bus1-impl-life-release-ties.toml")),
+        ("fresh node, waits", model_checking("bus1-impl-life-create-pass", ["no_warn"])),
+        ("second release, waits", model_checking("bus1-impl-life-refs-multi", ["no_warn"], refs="holder")),
     ]
 
 
 IDS = [name for name, _m in variants()]
 
 
-@pytest.mark.parametrize("case", range(4), ids=IDS)
+@pytest.mark.parametrize("case", range(6), ids=IDS)
 def test_the_template_renders_the_constant(case):
     name, model = variants()[case]
     module = export_model(model, symmetry=False).module
     if "liveness key" in name:
         assert "KeyLeq(k, <<W.h[p][n].ts, W.h[p][n].grp, HAddr(p, n)>>)" in module
         assert "k[1] <= W.h[p][n].ts" not in module
+    elif "fresh" in name:
+        assert "FreshNodes == {0}" in module and "CreateAll(World, p, op.creates)" in module
+        assert "waits |-> <<0>>" in module
+    elif "second release" in name:
+        assert module.count('[kind |-> "release", nodes |-> <<0>>, payload |-> <<>>, target |-> NoPeer, '
+                            'waits |-> <<0>>') == 2
     elif "release" in name:
         assert "ReleaseGroup(o) == relRanks[o]" in module and "ReleaseOwners == {a}" in module
     elif "acquire" in name:
@@ -79,10 +91,10 @@ def test_the_liveness_fix_decides_finding_c_differently():
 
 @pytest.mark.tlc
 @pytest.mark.skipif(bool(NO_TLC), reason=NO_TLC or "TLC available")
-@pytest.mark.parametrize("case", range(4), ids=IDS)
+@pytest.mark.parametrize("case", range(6), ids=IDS)
 def test_tlc_agrees_on_non_default_constants(case):
-    """One TLC run each, with its counterexamples replayed in TLC (7-16 s each: the reason
-    these are four small cases with few properties, not more)."""
+    """One TLC run each, with its counterexamples replayed in TLC (5-16 s each: the reason
+    these are six small cases with few properties, not more)."""
     from checker.cli.tla import cross_check
 
     _name, model = variants()[case]
@@ -101,7 +113,8 @@ def test_tlc_agrees_on_non_default_constants(case):
         ("bus1-impl-lock-install", ["locks = True", "stage_lock = True"]),
         ("bus1-impl-life-refs", ["refs = 'counted'"]),
         ("bus1-impl-life-disconnect", ["script."]),
-        ("bus1-impl-life-refs-multi", ["refs = 'counted'", "script.b (", "second release"]),
+        ("bus1-impl-life-refs-multi", ["refs = 'counted'"]),
+        ("bus1-impl-life-reset-then-traffic", ["script.a (only a reset last"]),
         ("bus1-impl-lock-refs", ["locks = True", "stage_lock = True", "refs = 'counted'", "install_lock = True"]),
     ],
 )

@@ -16,7 +16,7 @@ from specs.bus1_impl_script import Op
 from tla.adapters.base import PeerAdapter, _seq
 
 STATES = {bi.NONE: "none", bi.ATTACHED: "attached", bi.PUBLIC: "public", bi.RELEASED: "released"}
-FLAGS = {bi.F_DESTROYED: "destroyed", bi.F_RELEASED: "released"}
+FLAGS = {bi.F_DESTROYED: "destroyed", bi.F_RELEASED: "released", bi.F_ABSENT: "absent"}
 PHASES = {bi.ACQ: "acquire", bi.STAGE: "stage", bi.POSTPONED: "postponed", bi.SEAL: "seal", bi.SYNC: "sync",
           bi.COMMIT: "commit", bi.RELEASE_ALL: "release_all", bi.FLUSH: "flush"}
 REASONS = {bi.R_FLUSHED: "flushed", bi.R_NOT_PUBLIC: "not_public", bi.R_DESTROYED: "destroyed"}
@@ -81,14 +81,9 @@ class Bus1ImplAdapter(PeerAdapter):
         for name, default in cls.DEFAULTS.items():
             if name in spec.values and spec.values[name] != default:
                 out.append((name, f"{name} = {spec.values[name]!r} (only {default!r})"))
-        if spec.fresh_nodes:
-            out.append(("fresh", f"fresh = {list(spec.fresh_nodes)} (no node creation)"))
         for p, ops in enumerate(spec.ops):
-            if (any(op.kind == "reset" for op in ops[:-1]) or any(op.waits for op in ops)
-                    or any(op.kind in ("transfer", "disconnect") for op in ops)
-                    or sum(op.kind == "release" for op in ops) != len({op.nodes for op in ops if op.kind == "release"})):
-                out.append(("script", f"script.{spec.names[p]} (only a reset last, no transfer, disconnect or "
-                                      "second release of a handle, and only statically held handles)"))
+            if any(op.kind == "reset" for op in ops[:-1]) or any(op.kind in ("transfer", "disconnect") for op in ops):
+                out.append(("script", f"script.{spec.names[p]} (only a reset last, no transfer or disconnect)"))
                 break
         if spec.ties not in cls.TIES:
             out.append(("ties", f"ties = {spec.ties!r} (only 'all', 'fixed' or 'with_release')"))
@@ -110,7 +105,10 @@ class Bus1ImplAdapter(PeerAdapter):
         nodes = "<<" + ", ".join(str(n) for n in op.nodes) + ">>"
         payload = "<<" + ", ".join(str(n) for n in op.payload) + ">>"
         target = self.names[op.target] if op.target >= 0 else "NoPeer"
-        return f'[kind |-> "{op.kind}", nodes |-> {nodes}, payload |-> {payload}, target |-> {target}]'
+        waits = "<<" + ", ".join(str(n) for n in op.waits) + ">>"
+        creates = "<<" + ", ".join(str(n) for n in op.creates) + ">>"
+        return (f'[kind |-> "{op.kind}", nodes |-> {nodes}, payload |-> {payload}, target |-> {target}, '
+                f'waits |-> {waits}, creates |-> {creates}]')
 
     def context(self) -> dict[str, Any]:
         spec: Any = self.spec
@@ -126,6 +124,7 @@ class Bus1ImplAdapter(PeerAdapter):
             "addresses": spec.addresses,
             "acquire": spec.acquire,
             "release_owners": [self.names[o] for o in spec.release_owners],
+            "fresh": [str(n) for n in spec.fresh_nodes],
         }
 
     def cfg_constants(self) -> list[tuple[str, str]]:
