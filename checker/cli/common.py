@@ -117,7 +117,7 @@ def print_result(model: Model, result: Result, *, verbose: bool | None = False, 
         if first_time(warning, seen):
             click.echo(f"  warning: {warning}")
     if verbose and result.coverage:
-        click.echo("  coverage: " + ", ".join(f"{name} {n:,}" for name, n in result.coverage.items()))
+        click.echo("  coverage: " + ", ".join(f"{name} {n:,}" for name, n in sorted(result.coverage.items())))
     width = max((len(n) for n in result.properties), default=0)
     for name, p in result.properties.items():
         expected = p.expected or "-"
