@@ -27,13 +27,15 @@ worker its new states' ranks and how many of the level's new states are kept
 process, for any number of workers.
 
 A worker exits when its pipe from the main process reaches end of file: the main
-process is gone, however it ended (its other pipe ends are closed in every worker).
+process is gone, however it ended (every worker closes the pipe ends not its own, so
+nothing else holds that pipe open).
 """
 
 from __future__ import annotations
 
 import marshal
 import multiprocessing
+import os
 import pickle
 import queue
 import threading
@@ -85,9 +87,10 @@ class _Aborted(Exception):
 
 
 def _receive(conns: list[Any], ctrl: Any, inbox: queue.SimpleQueue) -> None:
-    """Drain every pipe into ``inbox`` (a worker's or the main process's thread): a
-    writer never waits on a reader busy with its own work. End of file on ``ctrl``
-    ends the thread with ``("eof",)``; a peer's end of file only closes its pipe."""
+    """A worker's thread: drain every pipe into ``inbox``, so that a writer never waits
+    on a reader busy with its own work. End of file on ``ctrl`` means the main process
+    is gone, however it ended: the worker exits at once (its work has no one to go to,
+    and a peer may be waiting to write to it). A peer's end of file closes its pipe."""
     live = list(conns)
     while live:
         for conn in wait(live):
@@ -96,8 +99,7 @@ def _receive(conns: list[Any], ctrl: Any, inbox: queue.SimpleQueue) -> None:
             except (EOFError, OSError):
                 live.remove(conn)
                 if conn is ctrl:
-                    inbox.put(("eof",))
-                    return
+                    os._exit(0)
                 continue
             except Exception as exc:  # a message that cannot be read ends the search
                 inbox.put(("error", RuntimeError(f"a message could not be read: {exc!r}")))
@@ -173,8 +175,6 @@ class _Shard:
                 if msg[1] > self.seq:
                     self.early.append(msg)
                 continue  # else a message of an aborted level
-            if kind == "eof":
-                raise _Stop
             if kind == "stop":
                 raise _Stop
             if kind == "level":
@@ -346,7 +346,7 @@ class _Shard:
         elif kind == "abort":
             self.restore()
             raise _Aborted
-        elif kind in ("stop", "eof"):
+        elif kind == "stop":
             raise _Stop
         elif kind == "error":
             raise msg[1]
