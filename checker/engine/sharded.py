@@ -284,18 +284,18 @@ class _ShardedSearch(_LevelSearch):
         shards.broadcast(("level", self.seq, frozenset(self.evaluator.open), at_bound, CHUNK))
         reports = shards.gather("level", self.waiting)
         counts = np.zeros(n_parents, dtype=np.int64)
+        holder = np.zeros(n_parents, dtype=np.int64)  # the worker that expanded each parent
         terminal: dict[int, list] = {}
-        findings: dict[int, list] = {}
         fired: dict[int, Counter] = {}
         back, unvisited = [], []
         grow = 0
-        for rep in reports:
-            _kind, ranks, cnts, term, fired_w, problem, _keys, found, back_w, unvisited_w, grow_w, _times = rep
+        for w, rep in enumerate(reports):
+            _kind, ranks, cnts, term, fired_w, problem, _keys, back_w, unvisited_w, grow_w, _times = rep
             if problem:
                 raise self.spec_error(f"{self.spec.name}: {problem}")
             counts[ranks] = cnts
+            holder[ranks] = w
             terminal.update(term)
-            findings.update(found)
             for block, c in fired_w.items():
                 fired.setdefault(block, Counter()).update(c)
             if back_w >= 0:
@@ -307,6 +307,17 @@ class _ShardedSearch(_LevelSearch):
             self.budget.reserve(grow)  # before anything of the level is decided here
         keys_w = [rep[6] for rep in reports]
         all_keys = np.sort(np.concatenate(keys_w)) if keys_w else np.zeros(0, dtype=np.int64)
+        # The new states are checked where they were generated, beside their parents.
+        maker = holder[all_keys >> KEY_BITS]
+        for w in range(self.workers):
+            ranks_w = np.flatnonzero(maker == w)
+            shards.send(w, ("check", all_keys[ranks_w], ranks_w))
+        checked = shards.gather("checked", self.waiting)
+        findings: dict[int, list] = {}
+        for _kind, found, problem, _seconds in checked:
+            if problem:
+                raise self.spec_error(f"{self.spec.name}: {problem}")
+            findings.update(found)
         kept, added, last_block = self.settle(counts, terminal, findings, all_keys, at_bound)
         if self.fired is not None:
             for block, c in fired.items():
@@ -318,10 +329,11 @@ class _ShardedSearch(_LevelSearch):
             self.outcome.maybe_cyclic = True
         next_start = self.level_start + n_parents
         for w in range(self.workers):
-            shards.send(w, ("commit", np.searchsorted(all_keys, keys_w[w]), kept, next_start, self.level_start))
+            shards.send(w, ("commit", kept, next_start, self.level_start, np.searchsorted(all_keys, keys_w[w])))
         commits = shards.gather("committed")
         for phase in PHASES:
-            self.phase[phase] = sum(rep[11][phase] for rep in reports) / self.workers
+            self.phase[phase] = sum(rep[10][phase] for rep in reports) / self.workers
+        self.phase["check"] += sum(c[3] for c in checked) / self.workers
         self.phase["dedup"] += sum(c[1] for c in commits) / self.workers
         self.count += kept
         self.transitions += added

@@ -64,7 +64,7 @@ VOCABULARY_CHECKS = 1000
 EXPAND_UNIT = 1024
 """States a worker expands before it reads its messages again."""
 
-RAW_STATES = 250_000
+RAW_STATES = 500_000
 """States of its share of a level a worker keeps as objects; past this it keeps them
 ``marshal``-encoded (version 4) until their level comes."""
 
@@ -159,7 +159,9 @@ class _Shard:
         self.seq = 0  # the level being searched
         self.started: list | None = None  # the level's share while it is searched
         self.candidates: list[tuple] = []
+        self.units: list[tuple] = []
         self.new: tuple | None = None
+        self.won: tuple | None = None
         self.early: list[tuple] = []  # peers' messages for a level not started here yet
         self.vocabulary_left = VOCABULARY_CHECKS
         reset_peak()
@@ -182,6 +184,8 @@ class _Shard:
                     self.level(*msg[1:])
                 except _Aborted:
                     self.ctrl.send(("aborted",))
+            elif kind == "check":
+                self.check(msg[1], msg[2])
             elif kind == "commit":
                 self.commit(*msg[1:])
             elif kind == "abort":
@@ -203,7 +207,9 @@ class _Shard:
     def restore(self) -> None:
         """The level was given up: drop its candidates, hold its states again."""
         self.candidates = []
+        self.units = []
         self.new = None
+        self.won = None
         if self.started is not None:
             self.frontier, self.started = self.started, None
             self.raw = sum(len(s) for _r, s in self.frontier if not isinstance(s, bytes))
@@ -253,11 +259,13 @@ class _Shard:
     # -- a level ------------------------------------------------------------------------
 
     def level(self, seq: int, open_names: frozenset[str], at_bound: bool, chunk: int) -> None:
-        """Expand this worker's share of level ``seq``, route the successors, take in
-        those it owns, and report to the main process (see the module docstring)."""
+        """Expand this worker's share of level ``seq`` (keeping the successors here),
+        route their fingerprints, take in those it owns, and report to the main process
+        (see the module docstring)."""
         self.seq = seq
         self.at_bound = at_bound
-        self.candidates: list[tuple] = []  # (fps, keys, pos, states, positions kept, findings by key)
+        self.candidates = []  # (fps, keys, pos) of successors this worker owns
+        self.units: list[tuple] = []  # (parents, successors, parent of each, keys) per unit expanded
         self.back_rank = -1  # the first parent with a successor visited before this level
         self.unvisited_rank = -1  # at the depth bound: the first parent with an unvisited successor
         self.times = dict.fromkeys(PHASES, 0.0)
@@ -301,7 +309,7 @@ class _Shard:
             self.handle(self.inbox.get())
         self.times["exchange"] += clock() - began
         began = clock()
-        new_keys, new_findings, grow = self.finish()
+        new_keys, grow = self.finish()
         self.times["dedup"] += clock() - began
         self.ctrl.send((
             "level",
@@ -311,7 +319,6 @@ class _Shard:
             {b: dict(c) for b, c in fired.items()},
             problem,
             new_keys,
-            new_findings,
             self.back_rank,
             self.unvisited_rank,
             grow,
@@ -348,19 +355,17 @@ class _Shard:
             raise _Aborted
         elif kind == "stop":
             raise _Stop
-        elif kind == "error":
-            raise msg[1]
         else:
             raise RuntimeError(f"message {kind!r} in the middle of a level")
 
     def expand(self, states: list, ranks: np.ndarray, terminal: dict[int, list]) -> tuple[np.ndarray, dict, str | None]:
-        """Expand ``states`` (their ranks ``ranks``), check the open properties, route the
-        successors. Returns the successor counts, the actions fired and a vocabulary
-        problem (or ``None``)."""
+        """Expand ``states`` (their ranks ``ranks``), check terminal states, keep the
+        successors and route their fingerprints. Returns the successor counts, the
+        actions fired and a problem (or ``None``)."""
         clock = time.perf_counter
         t0 = clock()
         expander, evaluator, history_key = self.expander, self.evaluator, self.history_key
-        _owner, pos, succ, counts, _reduced = expander.expand(states)
+        owner, pos, succ, counts, _reduced = expander.expand(states)
         fps = expander.fingerprints(succ)
         counts_a = np.asarray(counts, dtype=np.int64)
         pos_a = np.asarray(pos, dtype=np.int64)
@@ -372,42 +377,30 @@ class _Shard:
         problem = None
         if n and int(pos_a.max()) > 0xFFFF:
             problem = "more than 65535 enabled actions in one state"
-        if self.vocabulary_left > 0:
-            for t in succ[: self.vocabulary_left]:
-                why = check_vocabulary(t)
-                if why:
-                    problem = why
-                    break
-            self.vocabulary_left -= n
-        findings: dict[int, list] = {}
-        checks = bool(evaluator.state_checks or evaluator.history_checks) and not self.at_bound
-        terminal_checks = bool(evaluator.terminal_state or evaluator.terminal_history)
-        offset = 0
-        for k, c in enumerate(counts):
-            s = states[k]
-            if c == 0:
-                if terminal_checks:
+        if (evaluator.terminal_state or evaluator.terminal_history) and 0 in counts:
+            for k, c in enumerate(counts):
+                if c == 0:
+                    s = states[k]
                     found = evaluator.on_terminal(s, history_key(s) if history_key else None)
                     if found:
                         terminal[int(ranks[k])] = found
-                continue
-            if checks:
-                parent_key = history_key(s) if history_key else None
-                for j in range(offset, offset + c):
-                    t = succ[j]
-                    found = evaluator.on_state(t, history_key(t) if history_key else None, parent_key)
-                    if found:
-                        findings[int(keys[j])] = found
-            offset += c
         t2 = clock()
         self.times["expand"] += t1 - t0
         self.times["check"] += t2 - t1
-        self.route(fps, keys, pos_a, succ, findings)
+        if n:
+            if not self.at_bound:
+                self.units.append((states, succ, owner, keys))
+            self.route(fps, keys, pos_a)
         return counts_a, fired, problem
 
-    def route(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray, succ: list, findings: dict[int, list]) -> None:
-        """Send each successor to its owner (keep this worker's own)."""
+    def route(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray) -> None:
+        """Send each successor's fingerprint, key and action position to its owner (the
+        first of equal fingerprints only: its key is the smallest)."""
         began = time.perf_counter()
+        _u, first = np.unique(fps, return_index=True)
+        if len(first) < len(fps):
+            first.sort()
+            fps, keys, pos = fps[first], keys[first], pos[first]
         owners = owner_of(fps, self.workers)
         order = np.argsort(owners, kind="stable")
         bounds = np.searchsorted(owners[order], np.arange(self.workers + 1))
@@ -416,22 +409,16 @@ class _Shard:
             idx = order[bounds[w] : bounds[w + 1]]
             if not len(idx):
                 continue
-            part_keys = keys[idx]
-            found = {k: findings[k] for k in part_keys.tolist() if k in findings} if findings else {}
-            if self.at_bound:
-                states: list | bytes = b""
-            else:
-                picked = [succ[i] for i in idx.tolist()]
-                states = picked if w == self.me else marshal.dumps(picked, 4)
+            part = (fps[idx], keys[idx], pos[idx].astype(np.uint16))
             if w == self.me:
-                mine = (fps[idx], part_keys, pos[idx], states, found)
+                mine = part
             else:
-                self.outs[w].send(("batch", self.seq, fps[idx], part_keys, pos[idx], states, found))
+                self.outs[w].send(("batch", self.seq, *part))
         self.times["exchange"] += time.perf_counter() - began
         if mine is not None:
             self.take(*mine)
 
-    def take(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray, states: list | bytes, found: dict) -> None:
+    def take(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray) -> None:
         """A batch of successors this worker owns: drop those visited before this level."""
         began = time.perf_counter()
         seen = self.table.contains(fps)
@@ -439,61 +426,87 @@ class _Shard:
             first = int(keys[seen].min() >> KEY_BITS)
             if self.back_rank < 0 or first < self.back_rank:
                 self.back_rank = first
-        if self.at_bound:
-            if not seen.all():
-                first = int(keys[~seen].min() >> KEY_BITS)
-                if self.unvisited_rank < 0 or first < self.unvisited_rank:
-                    self.unvisited_rank = first
+            if self.at_bound:
+                fresh = np.flatnonzero(~seen)
+                if len(fresh):
+                    first = int(keys[fresh].min() >> KEY_BITS)
+                    if self.unvisited_rank < 0 or first < self.unvisited_rank:
+                        self.unvisited_rank = first
+            else:
+                keep = ~seen
+                self.candidates.append((fps[keep], keys[keep], pos[keep]))
+        elif self.at_bound:
+            first = int(keys.min() >> KEY_BITS)
+            if self.unvisited_rank < 0 or first < self.unvisited_rank:
+                self.unvisited_rank = first
         else:
-            fresh = np.flatnonzero(~seen)
-            if len(fresh):
-                self.candidates.append((fps[fresh], keys[fresh], pos[fresh], states, fresh, found))
+            self.candidates.append((fps, keys, pos))
         self.times["dedup"] += time.perf_counter() - began
 
-    def finish(self) -> tuple[np.ndarray, dict[int, list], int]:
-        """The level's new states of this shard, in key order: keep the smallest key of
-        each fingerprint. Returns their keys, the findings on them, and the bytes the
-        shard's arrays must grow by to store them."""
+    def finish(self) -> tuple[np.ndarray, int]:
+        """The level's new states of this shard, in key order: the smallest key of each
+        fingerprint. Returns their keys and the bytes the shard's arrays must grow by to
+        store them."""
         cands = self.candidates
         self.candidates = []
-        empty = np.zeros(0, dtype=np.int64)
         if not cands:
-            self.new = (np.zeros(0, dtype=np.uint64), empty, empty, [])
-            return empty, {}, 0
+            self.new = (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint16))
+            return self.new[1], 0
         fps = np.concatenate([c[0] for c in cands])
         keys = np.concatenate([c[1] for c in cands])
         pos = np.concatenate([c[2] for c in cands])
         order = np.argsort(keys, kind="stable")
         _u, first = np.unique(fps[order], return_index=True)
         chosen = order[np.sort(first)]  # one per fingerprint, the smallest key, in key order
-        offsets = np.cumsum([0, *(len(c[0]) for c in cands)])
-        piece = np.searchsorted(offsets, chosen, side="right") - 1
-        states: list = [None] * len(chosen)
-        findings: dict[int, list] = {}
-        for p in np.unique(piece).tolist():
-            at = np.flatnonzero(piece == p)
-            _f, _k, _p, blob, fresh, found = cands[p]
-            decoded = marshal.loads(blob) if isinstance(blob, bytes) else blob
-            local = fresh[chosen[at] - offsets[p]]
-            for slot, i in zip(at.tolist(), local.tolist()):
-                states[slot] = decoded[i]
-            if found:
-                for k in keys[chosen[at]].tolist():
-                    if k in found:
-                        findings[k] = found[k]
-        new_keys = keys[chosen]
-        self.new = (fps[chosen], new_keys, pos[chosen], states)
+        self.new = (fps[chosen], keys[chosen], pos[chosen])
         n = len(chosen)
         grow = _growth(len(self.table.slots), len(self.table) + n) + sum(
             _array_growth(a, len(a) + n) for a in (self.nums, self.parents, self.actions))
-        return new_keys, findings, grow
+        return self.new[1], grow
 
-    def commit(self, ranks: np.ndarray, kept: int, next_start: int, level_start: int) -> None:
-        """Store the level's new states whose rank is below ``kept`` and make them this
-        worker's share of the next level."""
+    def check(self, won: np.ndarray, ranks: np.ndarray) -> None:
+        """The main process names the successors expanded here that are new states (by
+        key, ascending) and their ranks in the next level: check the open properties on
+        them, with their parents, and hold them for the commit."""
         began = time.perf_counter()
-        fps, keys, pos, states = self.new
-        self.new = (fps[:0], keys[:0], pos[:0], [])
+        evaluator, history_key = self.evaluator, self.history_key
+        units = self.units
+        offsets = np.cumsum([0, *(len(u[3]) for u in units)])
+        keys = np.concatenate([u[3] for u in units]) if units else np.zeros(0, dtype=np.int64)
+        at = np.searchsorted(keys, won)
+        if len(won) and (at.max() >= len(keys) or not (keys[at] == won).all()):
+            raise RuntimeError("the main process named a successor this worker did not generate")
+        unit_of = np.searchsorted(offsets, at, side="right") - 1
+        local = at - offsets[unit_of] if len(won) else at
+        checks = bool(evaluator.state_checks or evaluator.history_checks)
+        findings: dict[int, list] = {}
+        states: list = []
+        problem = None
+        append = states.append
+        for key, u, j in zip(won.tolist(), unit_of.tolist(), local.tolist()):
+            parents, succ, owner, _keys = units[u]
+            t = succ[j]
+            append(t)
+            if self.vocabulary_left > 0:
+                self.vocabulary_left -= 1
+                problem = problem or check_vocabulary(t)
+            if checks:
+                s = parents[owner[j]]
+                found = evaluator.on_state(t, history_key(t) if history_key else None,
+                                           history_key(s) if history_key else None)
+                if found:
+                    findings[key] = found
+        self.units = []
+        self.won = (ranks, states)
+        self.ctrl.send(("checked", findings, problem, time.perf_counter() - began))
+
+    def commit(self, kept: int, next_start: int, level_start: int, ranks: np.ndarray) -> None:
+        """Store the new states this worker owns whose rank (``ranks``, by key order) is
+        below ``kept``, and hold those it generated below ``kept`` as its share of the
+        next level."""
+        began = time.perf_counter()
+        fps, keys, pos = self.new
+        self.new = None
         self.started = None
         take = np.flatnonzero(ranks < kept)
         if len(take):
@@ -502,9 +515,11 @@ class _Shard:
             self.nums.extend(next_start + ranks[take])
             self.parents.extend(level_start + (keys[take] >> KEY_BITS))
             self.actions.extend(pos[take])
-            for i in range(0, len(take), 1 << 14):
-                part = take[i : i + (1 << 14)]
-                self.keep(ranks[part], [states[j] for j in part.tolist()])
+        won_ranks, states = self.won if self.won is not None else (np.zeros(0, dtype=np.int64), [])
+        self.won = None
+        n = int(np.searchsorted(won_ranks, kept))
+        for i in range(0, n, 1 << 14):
+            self.keep(won_ranks[i : min(i + (1 << 14), n)], states[i : min(i + (1 << 14), n)])
         self.ctrl.send(("committed", time.perf_counter() - began))
 
 
