@@ -87,6 +87,33 @@ class ShardedStore:
         return init, list(steps)
 
 
+def balance(held: np.ndarray, slack: int) -> tuple[list[list[tuple[int, int]]], list[int]]:
+    """Which states to move so that no worker holds much more of the next level than
+    another: ``held`` per worker; nothing moves while the shares differ by at most
+    ``slack`` states and a tenth. Returns each worker's shipments ``(to, how many)`` and
+    the number of states it receives."""
+    workers = len(held)
+    total = int(held.sum())
+    ship: list[list[tuple[int, int]]] = [[] for _ in range(workers)]
+    expect = [0] * workers
+    if int(held.max()) - int(held.min()) <= max(slack, total // (10 * workers)):
+        return ship, expect
+    target = [total // workers + (1 if w < total % workers else 0) for w in range(workers)]
+    over = [[w, int(held[w]) - target[w]] for w in range(workers) if held[w] > target[w]]
+    under = [[w, target[w] - int(held[w])] for w in range(workers) if held[w] < target[w]]
+    while over and under:
+        give = min(over[0][1], under[0][1])
+        ship[over[0][0]].append((under[0][0], give))
+        expect[under[0][0]] += give
+        over[0][1] -= give
+        under[0][1] -= give
+        if not over[0][1]:
+            over.pop(0)
+        if not under[0][1]:
+            under.pop(0)
+    return ship, expect
+
+
 class _Level:
     """A level's states in order, written as frontier records of :data:`CHUNK` states."""
 
@@ -328,8 +355,10 @@ class _ShardedSearch(_LevelSearch):
         if self.track_cycles and not at_bound and back and (last_block is None or min(back) // CHUNK <= last_block):
             self.outcome.maybe_cyclic = True
         next_start = self.level_start + n_parents
+        ship, expect = balance(np.bincount(maker[:kept], minlength=self.workers), CHUNK)
         for w in range(self.workers):
-            shards.send(w, ("commit", kept, next_start, self.level_start, np.searchsorted(all_keys, keys_w[w])))
+            shards.send(w, ("commit", kept, next_start, self.level_start, np.searchsorted(all_keys, keys_w[w]),
+                            ship[w], expect[w]))
         commits = shards.gather("committed")
         for phase in PHASES:
             self.phase[phase] = sum(rep[10][phase] for rep in reports) / self.workers

@@ -163,6 +163,7 @@ class _Shard:
         self.new: tuple | None = None
         self.won: tuple | None = None
         self.early: list[tuple] = []  # peers' messages for a level not started here yet
+        self.shipped: list[tuple] = []  # states shipped here before the commit's message came
         self.vocabulary_left = VOCABULARY_CHECKS
         reset_peak()
         self.rss = current_rss()
@@ -177,6 +178,9 @@ class _Shard:
                 if msg[1] > self.seq:
                     self.early.append(msg)
                 continue  # else a message of an aborted level
+            if kind == "ship":
+                self.shipped.append(msg)  # for the commit, whose message comes next
+                continue
             if kind == "stop":
                 raise _Stop
             if kind == "level":
@@ -229,7 +233,7 @@ class _Shard:
         self.actions.extend(actions[order])
 
     def keep(self, ranks: np.ndarray, states: list | bytes) -> None:
-        """Add states of the level to come (ascending ranks, after those held)."""
+        """Add states of the level to come (ascending ranks within a piece)."""
         if not isinstance(states, bytes):
             if self.raw + len(states) > RAW_STATES:
                 states = marshal.dumps(states, 4)
@@ -291,7 +295,7 @@ class _Shard:
                 states = marshal.loads(states)
             self.times["expand"] += clock() - began
             blocks = ranks // chunk
-            cuts = np.flatnonzero(np.diff(blocks)) + 1
+            cuts = np.flatnonzero(np.diff(blocks)) + 1  # each unit in one chunk of the level
             starts = [0, *cuts.tolist(), len(ranks)]
             for a, b in zip(starts, starts[1:]):
                 for i in range(a, b, EXPAND_UNIT):
@@ -473,9 +477,11 @@ class _Shard:
         units = self.units
         offsets = np.cumsum([0, *(len(u[3]) for u in units)])
         keys = np.concatenate([u[3] for u in units]) if units else np.zeros(0, dtype=np.int64)
-        at = np.searchsorted(keys, won)
-        if len(won) and (at.max() >= len(keys) or not (keys[at] == won).all()):
+        order = np.argsort(keys, kind="stable")  # a share's ranks need not ascend (shipped states)
+        at = np.searchsorted(keys[order], won)
+        if len(won) and (at.max() >= len(keys) or not (keys[order][at] == won).all()):
             raise RuntimeError("the main process named a successor this worker did not generate")
+        at = order[at]
         unit_of = np.searchsorted(offsets, at, side="right") - 1
         local = at - offsets[unit_of] if len(won) else at
         checks = bool(evaluator.state_checks or evaluator.history_checks)
@@ -500,12 +506,16 @@ class _Shard:
         self.won = (ranks, states)
         self.ctrl.send(("checked", findings, problem, time.perf_counter() - began))
 
-    def commit(self, kept: int, next_start: int, level_start: int, ranks: np.ndarray) -> None:
+    def commit(self, kept: int, next_start: int, level_start: int, ranks: np.ndarray,
+               ship: Sequence[tuple[int, int]] = (), expect: int = 0) -> None:
         """Store the new states this worker owns whose rank (``ranks``, by key order) is
         below ``kept``, and hold those it generated below ``kept`` as its share of the
-        next level."""
+        next level, less the ``ship`` ones (``(worker, how many)``, taken evenly across
+        its ranks) that go to a worker with a smaller share; take in ``expect`` states
+        shipped here."""
         began = time.perf_counter()
-        fps, keys, pos = self.new
+        fps, keys, pos = self.new if self.new is not None else (np.zeros(0, dtype=np.uint64),) + (
+            np.zeros(0, dtype=np.int64),) * 2
         self.new = None
         self.started = None
         take = np.flatnonzero(ranks < kept)
@@ -518,8 +528,33 @@ class _Shard:
         won_ranks, states = self.won if self.won is not None else (np.zeros(0, dtype=np.int64), [])
         self.won = None
         n = int(np.searchsorted(won_ranks, kept))
-        for i in range(0, n, 1 << 14):
-            self.keep(won_ranks[i : min(i + (1 << 14), n)], states[i : min(i + (1 << 14), n)])
+        won_ranks, states = won_ranks[:n], states[:n]
+        gone = sum(c for _w, c in ship)
+        if gone:
+            picked = (np.arange(gone, dtype=np.int64) * n) // gone  # spread over the ranks
+            stay = np.ones(n, dtype=bool)
+            stay[picked] = False
+            start = 0
+            for w, c in ship:
+                part = picked[start : start + c].tolist()
+                start += c
+                self.outs[w].send(("ship", self.seq, won_ranks[part], marshal.dumps([states[i] for i in part], 4)))
+            keep = np.flatnonzero(stay)
+            won_ranks, states = won_ranks[keep], [states[i] for i in keep.tolist()]
+        for i in range(0, len(states), 1 << 14):
+            self.keep(won_ranks[i : i + (1 << 14)], states[i : i + (1 << 14)])
+        got = 0
+        while got < expect:
+            msg = self.shipped.pop(0) if self.shipped else self.inbox.get()
+            if msg[0] == "ship" and msg[1] == self.seq:
+                self.keep(msg[2], marshal.loads(msg[3]))
+                got += len(msg[2])
+            elif msg[0] in ("batch", "done") and msg[1] > self.seq:
+                self.early.append(msg)
+            elif msg[0] == "stop":
+                raise _Stop
+            else:
+                raise RuntimeError(f"message {msg[0]!r} while states were shipped")
         self.ctrl.send(("committed", time.perf_counter() - began))
 
 
