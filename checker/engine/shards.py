@@ -64,6 +64,9 @@ VOCABULARY_CHECKS = 1000
 EXPAND_UNIT = 1024
 """States a worker expands before it reads its messages again."""
 
+SEND_BATCH = 16_384
+"""Successors gathered for another worker before they are sent as one batch."""
+
 RAW_STATES = 500_000
 """States of its share of a level a worker keeps as objects; past this it keeps them
 ``marshal``-encoded (version 4) until their level comes."""
@@ -160,6 +163,7 @@ class _Shard:
         self.started: list | None = None  # the level's share while it is searched
         self.candidates: list[tuple] = []
         self.units: list[tuple] = []
+        self.outbox: dict[int, list[tuple]] = {}
         self.new: tuple | None = None
         self.won: tuple | None = None
         self.early: list[tuple] = []  # peers' messages for a level not started here yet
@@ -212,6 +216,7 @@ class _Shard:
         """The level was given up: drop its candidates, hold its states again."""
         self.candidates = []
         self.units = []
+        self.outbox = {}
         self.new = None
         self.won = None
         if self.started is not None:
@@ -269,6 +274,7 @@ class _Shard:
         self.seq = seq
         self.at_bound = at_bound
         self.candidates = []  # (fps, keys, pos) of successors this worker owns
+        self.outbox: dict[int, list[tuple]] = {}  # successors gathered for each other worker
         self.units: list[tuple] = []  # (parents, successors, parent of each, keys) per unit expanded
         self.back_rank = -1  # the first parent with a successor visited before this level
         self.unvisited_rank = -1  # at the depth bound: the first parent with an unvisited successor
@@ -307,7 +313,8 @@ class _Shard:
                     fired.setdefault(int(blocks[i]), Counter()).update(found_here)
                     self.drain()
         began = clock()
-        for conn in self.outs.values():
+        for w, conn in self.outs.items():
+            self.flush(w)
             conn.send(("done", seq, self.me))
         while self.dones < self.workers - 1:
             self.handle(self.inbox.get())
@@ -417,10 +424,19 @@ class _Shard:
             if w == self.me:
                 mine = part
             else:
-                self.outs[w].send(("batch", self.seq, *part))
+                box = self.outbox.setdefault(w, [])
+                box.append(part)
+                if sum(len(p[0]) for p in box) >= SEND_BATCH:
+                    self.flush(w)
         self.times["exchange"] += time.perf_counter() - began
         if mine is not None:
             self.take(*mine)
+
+    def flush(self, w: int) -> None:
+        """Send the successors gathered for worker ``w`` as one batch."""
+        box = self.outbox.pop(w, [])
+        if box:
+            self.outs[w].send(("batch", self.seq, *(np.concatenate([p[i] for p in box]) for i in range(3))))
 
     def take(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray) -> None:
         """A batch of successors this worker owns: drop those visited before this level."""
