@@ -6,13 +6,16 @@ is one ``pickle`` byte string (pickle shares repeated sub-tuples within a chunk:
 80 bytes per bus1 state, and it loads ten times faster than ``marshal`` version 2).
 A level of more than ``spill_after`` states is spilled to a file in ``spill_dir`` (a
 temporary directory unless one is given) and read back sequentially when its turn
-comes, so memory holds the visited store, not the frontier. A chunk is expanded (by this process, or by one of
-``workers`` processes) into its successors with their fingerprints, and this process
-then merges the chunks *in order*: it inserts the fingerprints into the
-:class:`~checker.engine.table.CompactStore` in batch order, numbers the new states, checks
-properties on them and appends them to the next frontier. The merge order does not
+comes, so memory holds the visited store, not the frontier. A chunk is expanded (by
+this process, or by one of a pool of ``workers`` processes) into its successors with
+their fingerprints, and this process then merges the chunks *in order*: it inserts the
+fingerprints into the :class:`~checker.engine.table.CompactStore` in batch order,
+numbers the new states, checks properties on them and appends them to the next frontier. The merge order does not
 depend on the worker count, so counts, numbering and counterexamples are identical
-for any number of workers.
+for any number of workers. (Workers that own shards of the visited set, with no merging
+process, are :mod:`checker.engine.sharded`'s; the pool serves the cycle proviso and
+``--spill-dir``.) Each level's time split is recorded
+(:class:`~checker.api.result.LevelTiming`).
 
 With a checkpoint directory, the store, the frontier and the statistics are written at
 level boundaries (at most every ``checkpoint_every`` seconds), atomically: a new
