@@ -8,6 +8,7 @@ and a checkpoint written with one worker count resumes with another.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -17,9 +18,10 @@ from checker.api.spec import Spec
 from checker.engine.bfs import Bounds, SpecError, search
 from checker.engine.reduce import Reductions, plan
 from checker.engine.run import Options, check_model
-from checker.engine.sharded import ShardedStore
+from checker.engine.sharded import ShardedStore, balance
 from checker.engine.shards import owner_of
 from checker.loading.modelfile import load_model, model_from_dict
+from tests.faults_helpers import invoke
 from tests.toyspecs import Grid
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -211,3 +213,28 @@ def test_a_worker_failure_is_raised_here(workers: int) -> None:
     spec = Wordy(n=4)
     with pytest.raises(SpecError, match="str"):
         search(spec, spec.properties(), Bounds(), workers=workers, stop_when_decided=False)
+
+
+def test_balance_moves_only_the_excess() -> None:
+    ship, expect = balance(np.array([1000, 0]), 10)
+    assert ship == [[(1, 500)], []] and expect == [0, 500]
+    ship, expect = balance(np.array([700, 200, 100]), 10)
+    assert ship == [[(1, 133), (2, 233)], [], []] and expect == [0, 133, 233]  # shares 334, 333, 333
+    # Within the slack, or within a tenth of a share, nothing moves.
+    assert balance(np.array([510, 500]), 10) == ([[], []], [0, 0])
+    assert balance(np.array([10_400, 10_000]), 10) == ([[], []], [0, 0])
+
+
+def test_verbose_check_prints_the_time_per_level_and_json_keeps_it(tmp_path: Path) -> None:
+    out = invoke("check", ROOT / "models" / "fifo-3.toml", "--quiet", "--workers", "2", "-v",
+                 "--json", tmp_path / "out.json")
+    lines = out.stdout.splitlines()
+    head = next(i for i, line in enumerate(lines) if "time per level (seconds):" in line)
+    assert lines[head + 1].split() == ["depth", "frontier", "new", "expand", "exchange", "dedup", "check", "other"]
+    record = json.loads((tmp_path / "out.json").read_text())
+    levels = record["stats"]["levels"]
+    assert levels and set(levels[0]) == {"depth", "frontier", "new_states", "expand_s", "exchange_s", "dedup_s",
+                                         "check_s", "other_s"}
+    rows = lines[head + 2 : head + 2 + len(levels)]
+    assert [int(r.split()[0]) for r in rows] == [lv["depth"] for lv in levels]
+    assert lines[head + 2 + len(levels)].split()[0] == "all"
