@@ -1,30 +1,34 @@
 """Worker processes that each own a shard of the visited set (``--workers N``).
 
 With N workers every 64-bit fingerprint has an owner, :func:`owner_of` (its high bits
-scaled to N). Worker ``w`` keeps, for the states it owns: their fingerprints (a
-:class:`~checker.engine.table.FingerprintTable`), their parent links (state number,
-parent number, action position) and, while they wait to be expanded, the states
-themselves. A level runs in every worker at once:
+scaled to N). Worker ``w`` keeps, for the states it owns, their fingerprints (a
+:class:`~checker.engine.table.FingerprintTable`) and their parent links (state number,
+parent number, action position); and it holds a share of the level being searched, as
+states. A level runs in every worker at once:
 
-1. *expand*: a worker expands its share of the level, in the level's order, checks the
-   open properties on each successor (with its parent) and on terminal states, and
-   gives each successor an *order key*: its parent's rank in the level (its position in
-   the level's order) times 2**16 plus its position among the parent's successors;
-2. *exchange*: successors go to their owners in batches (fingerprints, keys and action
-   positions as numpy arrays; the states as one ``marshal`` byte string; through a pipe
-   per pair of workers, each drained by a thread of its reader, so no send waits on a
-   busy worker);
-3. *dedup*: an owner drops the successors already in its table (visited at an earlier
-   level) and, among equal successors of the level, keeps the one with the smallest key:
-   the one a single process meets first. It reports its new states' keys, sorted.
+1. *expand*: a worker expands its share of the level, checks its terminal states,
+   keeps the successors, and gives each an *order key*: its parent's rank in the level
+   (its position in the level's order) times 2**16 plus its position among the
+   parent's successors;
+2. *exchange*: each successor's fingerprint, key and action position goes to the
+   fingerprint's owner (numpy arrays gathered into batches, never states; through a
+   pipe per pair of workers, each drained by a thread of its reader, so no send waits
+   on a busy worker);
+3. *dedup*: an owner drops the fingerprints already in its table (visited at an
+   earlier level) and, among equal ones of this level, keeps the smallest key: the
+   successor a single process meets first. It reports its new states' keys, sorted.
 
 The main process (:mod:`checker.engine.sharded`) sees keys, per-parent successor
-counts and findings, never a state or a fingerprint: from the sorted keys of all
+counts and findings, never a state or a fingerprint. From the sorted keys of all
 workers it numbers the next level (a new state's rank is its key's position among
-them), decides where the level ends (a bound, every property decided) and tells each
-worker its new states' ranks and how many of the level's new states are kept
-(*commit*). Numbering, counts, verdicts and counterexamples are therefore those of one
-process, for any number of workers.
+them) and names to each worker the new states it generated (*check*: the worker checks
+the open properties on them, beside their parents); it then decides where the level
+ends (a bound, every property decided) and tells each worker how many of the level's
+new states are kept (*commit*): owners store theirs with numbers and parent links,
+generators hold theirs as their share of the next level, and a worker holding more
+than its share ships the excess (the one time states cross between workers).
+Numbering, counts, verdicts and counterexamples are therefore those of one process,
+for any number of workers.
 
 A worker exits when its pipe from the main process reaches end of file: the main
 process is gone, however it ended (every worker closes the pipe ends not its own, so
@@ -59,7 +63,7 @@ KEY_BITS = 16
 """An order key is ``rank << KEY_BITS | offset``: a parent has at most 65536 successors."""
 
 VOCABULARY_CHECKS = 1000
-"""How many successors each worker checks for states outside the vocabulary."""
+"""How many new states each worker checks for values outside the vocabulary."""
 
 EXPAND_UNIT = 1024
 """States a worker expands before it reads its messages again."""
