@@ -405,6 +405,52 @@ class PeerSpec(Spec):
             out[perm[p]] = v
         return tuple(out)
 
+    # -- coverage ---------------------------------------------------------------------------
+    # What a configuration is sure to exercise, for the warning of checker.engine.run's
+    # coverage_of. The base lists the steps every such spec shares (``send``, ``signal``,
+    # ``lose``, ``duplicate``); a spec adds the steps of its own algorithm in
+    # ``message_kinds`` and ``duplicate_kinds``, and no more.
+
+    def planned_sends(self) -> tuple[tuple[int, int], ...]:
+        """Every ``(sender, destination mask)`` a send of this configuration may take."""
+        if self.plan is not None:
+            return tuple(dict.fromkeys((p, m) for p, masks in enumerate(self.plan) for m in masks))
+        if not self.sends or self.choices is None:
+            return ()
+        return tuple((p, m) for p, masks in enumerate(self.choices) for m in masks)
+
+    def message_kinds(self) -> tuple[str, ...]:
+        """The action names, besides ``send``, that some run of this configuration takes
+        on the way of its messages (called only when some peer has a send).
+
+        List a name only when the configuration guarantees it: a step every message goes
+        through (``deliver``), or one the configuration makes reachable for sure (a
+        hold-back when a message can overtake one it depends on). The default, ``()``,
+        claims nothing.
+        """
+        return ()
+
+    def duplicate_kinds(self) -> tuple[str, ...]:
+        """The action names, besides ``duplicate``, that a copy left on a channel by a
+        duplication makes reachable for sure (a discard of a copy). Default ``()``."""
+        return ()
+
+    def action_kinds(self) -> tuple[str, ...]:
+        """``send`` and :meth:`message_kinds` when some peer has a send, ``lose`` and
+        ``duplicate`` (with :meth:`duplicate_kinds`) when the channels of
+        :func:`specs.channels.channel_constants` may lose or duplicate a message in
+        transit, and ``signal`` when signals are allowed."""
+        kinds: list[str] = []
+        if self.planned_sends():
+            kinds += ["send", *self.message_kinds()]
+            if getattr(self, "lossy", False):
+                kinds.append("lose")
+            if getattr(self, "duplicates", 0):
+                kinds += ["duplicate", *self.duplicate_kinds()]
+        if self.signals:
+            kinds.append("signal")
+        return tuple(dict.fromkeys(kinds))
+
     # -- presentation ---------------------------------------------------------------------
 
     def mname(self, mid: int) -> str:

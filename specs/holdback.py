@@ -86,6 +86,14 @@ class HoldBackSpec(PeerSpec):
         """``p``'s state after it delivers a message from ``src`` carrying ``data``."""
         raise NotImplementedError
 
+    def holds_back(self) -> tuple[bool, bool]:
+        """Whether this configuration's delivery condition holds back a message that
+        arrives before an earlier message of its sender to the same peer (first), and one
+        that arrives before a message its sender had received a message after (second).
+        Coverage lists ``buffer`` and ``deliver`` when the channels and sends make such an
+        arrival possible (:meth:`message_kinds`); the default holds back both."""
+        return True, True
+
     local_fields: ClassVar[Fields | None] = None
     """Names of the items of a peer's algorithm state (``Fields("clock", "seen")``): the
     hooks may read ``self.local_fields.read(local).clock`` and build the next one with
@@ -101,6 +109,49 @@ class HoldBackSpec(PeerSpec):
     def show_data(self, data: Any) -> Any:
         """A JSON-friendly view of a message's control data."""
         return data
+
+    # -- coverage -----------------------------------------------------------------------
+
+    def message_kinds(self) -> tuple[str, ...]:
+        """``receive`` (the first message sent can arrive first and be delivered at once),
+        and ``buffer`` and ``deliver`` when a message can arrive early in a way that
+        :meth:`holds_back` says the condition catches: overtaking an earlier message of
+        its sender on an unordered channel, or a message relayed by a third peer (``p``
+        sends to ``r`` and then, or in the same send, to ``q``, who sends to ``r``)."""
+        fifo, relayed = self.holds_back()
+        if (fifo and self._may_overtake_own()) or (relayed and self._may_overtake_relayed()):
+            return ("receive", "buffer", "deliver")
+        return ("receive",)
+
+    def _sends_of(self, p: int) -> list[tuple[int, int]]:
+        """``(position, destination mask)`` of each send ``p`` may make."""
+        if self.plan is not None:
+            return list(enumerate(self.plan[p]))
+        return [(k, m) for k in range(self.sends) for m in self.choices[p]]
+
+    def _may_overtake_own(self) -> bool:
+        if self.net.ordered:
+            return False
+        for p in range(self.peers):
+            sends = self._sends_of(p)
+            if any(i < j and mi & mj for i, mi in sends for j, mj in sends):
+                return True
+        return False
+
+    def _may_overtake_relayed(self) -> bool:
+        reaches = [0] * self.peers  # who q's sends may reach
+        for q in range(self.peers):
+            for _i, m in self._sends_of(q):
+                reaches[q] |= m
+        for p in range(self.peers):
+            sends = self._sends_of(p)
+            for i, mi in sends:
+                for j, mj in sends:
+                    if j < i or (j == i and mi != mj):
+                        continue
+                    if any(q != r and reaches[q] >> r & 1 for r in members(mi) for q in members(mj)):
+                        return True
+        return False
 
     # -- states -------------------------------------------------------------------------
 

@@ -100,6 +100,14 @@ class Synchronous(PeerSpec):
         # Its own messages and requests, and grants and acks to those who message it.
         return self.sends_left_mask(state, p) | self.replies_mask(state, p)
 
+    def message_kinds(self) -> tuple[str, ...]:
+        pairs = [(p, members(m)[0]) for p, m in self.planned_sends()]
+        small = any(d > p for p, d in pairs)
+        big = any(d < p for p, d in pairs)
+        request = ("request", "grant") if small and self.request_permission else ()
+        ack = ("ack",) if big and self.wait_for_ack else ()
+        return (*request, "deliver", *ack)
+
     def configure(self) -> None:
         if self.destinations != "unicast" and not self.script:
             raise ConstantError("destinations", "synchronous ordering is point to point: use \"unicast\"")
