@@ -59,6 +59,13 @@ class HoldBackSpec(PeerSpec):
         self.net = Channels.from_spec(self)
         self._gated = type(self).may_send is not PeerSpec.may_send
         self.configure_algorithm()
+        cls = type(self)
+        self._lazy = (
+            not self.net.ordered
+            and cls.on_arrival is HoldBackSpec.on_arrival
+            and cls.next_states is HoldBackSpec.next_states
+            and not self._gated
+        )
 
     def configure_algorithm(self) -> None:
         """Derive the algorithm's own settings from its constants."""
@@ -251,6 +258,23 @@ class HoldBackSpec(PeerSpec):
 
     def later_sends(self, state: tuple, p: int) -> int:
         return self.sends_left_mask(state, p)
+
+    # A message that arrives while undeliverable can as well stay in its channel until
+    # it is deliverable: on an unordered channel nothing waits behind it, and when the
+    # arrival leaves the peer's state as it was (no on_arrival of the subclass's own),
+    # taking it later, in the step that delivers it, gives the same histories; held
+    # back, it would only restrict the peer (a peer with a deliverable held-back message
+    # does nothing else). So the reductions may defer every ``buffer`` step while
+    # another step is enabled (checker.api.spec.Spec.deferrable). A ``buffer`` step
+    # writes the channel's receiving end and the buffer, not the history; two of them
+    # commute, and they enable nothing: the peer's state, which decides deliveries,
+    # stays as it was.
+
+    def defers(self) -> bool:
+        return self._lazy
+
+    def deferrable(self, action: tuple) -> bool:
+        return self._lazy and action[0] == "buffer"
 
     def visible_mask(self, reads: Any) -> int:
         from specs.peer_reductions import history_mask
