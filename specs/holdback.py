@@ -40,6 +40,7 @@ from specs.base import PeerSpec
 from specs.channels import EMPTY, Channels
 from specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, names_of, replace, send_options
 from specs.history import DELIVER
+from specs.peer_reductions import channel_actor, history_mask, rename_by_peer, rename_chans, rename_common
 from specs.properties import LIBRARY
 from specs.witnesses import WITNESSES
 
@@ -238,8 +239,6 @@ class HoldBackSpec(PeerSpec):
     """How to rename peers in a message's control data."""
 
     def actor(self, action: tuple) -> int | None:
-        from specs.peer_reductions import channel_actor
-
         return channel_actor(action)
 
     def successor_footprints(self, state: tuple, succ: Any) -> list[tuple[int, int, int, int, int, int]]:
@@ -277,8 +276,6 @@ class HoldBackSpec(PeerSpec):
         return self._lazy and action[0] == "buffer"
 
     def visible_mask(self, reads: Any) -> int:
-        from specs.peer_reductions import history_mask
-
         return history_mask(self.reduction_bits, reads)
 
     def por_refusal(self) -> str | None:
@@ -297,8 +294,6 @@ class HoldBackSpec(PeerSpec):
         return refusal if refusal is not None else self.channel_symmetry_refusal(self._shapes_declared())
 
     def permute(self, state: tuple, perm: tuple[int, ...]) -> tuple:
-        from specs.peer_reductions import rename_by_peer, rename_chans, rename_common
-
         item = ("tuple", "mid", self.data_shape)
         out = rename_common(self, state, perm, GHOST, KNOW)
         out[CHANS] = rename_chans(self, state[CHANS], perm, item)
