@@ -48,6 +48,22 @@ shortest within the reduced graph, not always shortest in the full one.
 With symmetry on, partial-order reduction is used only where no property needs
 visibility (the combination is sound for terminal states and stable properties; the
 visibility-and-proviso case is left unreduced by symmetry rather than argued about).
+
+**Deferred steps.** A spec may call some steps *deferrable*
+(:meth:`~checker.api.spec.Spec.deferrable`): they leave the history as it is, commute
+with one another and enable nothing else, and whatever history a run reaches through
+one, some run reaches without it, doing its work later in a step that is not deferred
+(a hold-back peer's arrival of a message it cannot deliver yet: the message can as well
+wait in its unordered channel and be taken by the step that delivers it). With partial-
+order reduction on, every checked property reading the history alone, and the spec
+``acyclic``, such steps are left out wherever another step is enabled, and where only
+they are, one is taken alone. The graph so pruned (the *lazy* graph) reaches every
+history the full one does, and each of its terminal states is a terminal state of the
+full graph with every history of one there; so every property over the history keeps
+its verdict, and its traces are real runs. Stubborn sets are then sought among the steps
+not deferred, with footprints read off all the successors: a deferred step is never
+enabled in the lazy graph while a member's step is, so the outside runs that C1 speaks
+of contain none, and the sets stay stubborn in the lazy graph.
 """
 
 from __future__ import annotations
