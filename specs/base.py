@@ -13,8 +13,10 @@ from itertools import permutations
 from typing import Any, ClassVar
 
 from checker import Constant, Property, Spec
+from specs import peer_reductions
 from specs.common import destination_choices, members, names_of, parse_script, peer_names
 from specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, History
+from specs.peer_reductions import Bits, config_symmetries
 
 # Kinds of state variables for partial-order reduction footprints; variable ``(kind,
 # peer)`` is bit ``kind_index * peers + peer`` (``signals`` is one variable). ``pop``
@@ -272,8 +274,6 @@ class PeerSpec(Spec):
         """The footprint variables (:class:`specs.peer_reductions.Bits`) of this model."""
         bits = self.__dict__.get("_reduction_bits")
         if bits is None:
-            from specs.peer_reductions import Bits
-
             bits = self.__dict__["_reduction_bits"] = Bits(self.peers + self.extra_processes, self.peers)
         return bits
 
@@ -310,10 +310,9 @@ class PeerSpec(Spec):
     def channel_footprints(self, state: tuple, succ: Any, deaf: int = 0) -> list[tuple[int, int, int, int, int, int]]:
         """Footprints from :attr:`channel_layout` (see :mod:`specs.peer_reductions`);
         ``deaf``: the processes whose state rules out taking from a channel next."""
-        from specs.peer_reductions import channel_footprints
-
         assert self.channel_layout is not None
-        return channel_footprints(self, state, succ, self.channel_layout, self.later_sends, deaf)
+        # Called through the module, so that a test may replace it there.
+        return peer_reductions.channel_footprints(self, state, succ, self.channel_layout, self.later_sends, deaf)
 
     def channel_refusal(self, base: type) -> str | None:
         """Why the channel footprints do not fit this spec, if they do not: it replaces
@@ -329,8 +328,6 @@ class PeerSpec(Spec):
     def config_symmetry(self, shapes_declared: bool) -> list[tuple[int, ...]]:
         """The peer renamings that map this configuration to itself, unless the spec
         breaks symmetry (:attr:`symmetry_breaker`) or declares no shapes to rename by."""
-        from specs.peer_reductions import config_symmetries
-
         if self.symmetry_breaker or not shapes_declared:
             return []
         return config_symmetries(self, MAX_SYMMETRIC_PEERS)

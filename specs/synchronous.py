@@ -41,6 +41,7 @@ from specs.base import PeerSpec, peer_constants
 from specs.channels import EMPTY, Channels, channel_constants
 from specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, replace, send_options
 from specs.history import DELIVER
+from specs.peer_reductions import channel_actor, history_mask
 from specs.properties import LIBRARY
 
 APP, REQUEST, PERMISSION, ACK = 0, 1, 2, 3
@@ -78,8 +79,6 @@ class Synchronous(PeerSpec):
     symmetry_breaker = "makes a message big or small by comparing peer ids"
 
     def actor(self, action: tuple) -> int | None:
-        from specs.peer_reductions import channel_actor
-
         return channel_actor(action)
 
     def successor_footprints(self, state: tuple, succ: Any) -> list[tuple[int, int, int, int, int, int]]:
@@ -89,8 +88,6 @@ class Synchronous(PeerSpec):
         return self.channel_footprints(state, self.next_states(state))
 
     def visible_mask(self, reads: Any) -> int:
-        from specs.peer_reductions import history_mask
-
         return history_mask(self.reduction_bits, reads)
 
     def symmetry_refusal(self) -> str:
