@@ -253,7 +253,7 @@ class _LevelSearch:
         """The first frontier: the last checkpoint's (with ``resume``, when there is one),
         else the initial states, stored and checked."""
         try:
-            self.frontier = self.new_frontier()
+            self._prepare()
             self.level_start = 0
             self.depth = 0
             self.transitions = 0
@@ -265,9 +265,17 @@ class _LevelSearch:
             else:
                 self._start()
         except BaseException:
+            self._abandon()
             if self.own_spill:
                 shutil.rmtree(self.spill_dir, ignore_errors=True)
             raise
+
+    def _prepare(self) -> None:
+        """What the first level needs before it is loaded or started: the frontier."""
+        self.frontier = self.new_frontier()
+
+    def _abandon(self) -> None:
+        """Release what a failed start holds besides the spill directory: nothing in one process."""
 
     def _resume(self, loaded: tuple) -> None:
         store, outcome = self.store, self.outcome

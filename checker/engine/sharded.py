@@ -47,7 +47,7 @@ import numpy as np
 
 from checker.api.spec import Property, Spec
 from checker.engine import interrupts
-from checker.engine.checkpoints import duplicate_refusal, load, save
+from checker.engine.checkpoints import duplicate_refusal, save
 from checker.engine.fingerprint import check_vocabulary
 from checker.engine.frontier import decode, encode, write_record
 from checker.engine.levels import CHUNK, PHASES, _LevelSearch
@@ -167,25 +167,14 @@ class _ShardedSearch(_LevelSearch):
 
     # -- load or start ------------------------------------------------------------------
 
-    def load_or_start(self, resume: bool) -> None:
-        """The first level: the last checkpoint's (with ``resume``), else the initial
-        states; handed to the workers by owner."""
-        try:
-            self.level_start = 0
-            self.depth = 0
-            self.transitions = 0
-            self.elapsed_before = 0.0
-            ckpt = self.ckpt
-            loaded = load(ckpt, self.ident, self.spill_dir, self.spill_after) if (ckpt is not None and resume) else None
-            if loaded is not None:
-                self._resume(loaded)
-            else:
-                self._start()
-        except BaseException:
-            self.shards.close()
-            if self.own_spill:
-                shutil.rmtree(self.spill_dir, ignore_errors=True)
-            raise
+    # The first level (``_LevelSearch.load_or_start``) is handed to the workers by owner;
+    # the workers keep the frontier, so there is none to prepare here.
+
+    def _prepare(self) -> None:
+        pass
+
+    def _abandon(self) -> None:
+        self.shards.close()
 
     def _hand_out(self, fps: np.ndarray, nums: np.ndarray, parents: np.ndarray, actions: np.ndarray) -> None:
         """Give each worker its fingerprints and the parent links of ``nums``."""
