@@ -32,6 +32,7 @@ import marshal
 import multiprocessing
 import pickle
 import queue
+import signal
 import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -39,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from checker.api.errors import EngineError
 from checker.api.spec import Property
 from checker.engine.evaluate import Evaluator
 from checker.engine.fingerprint import check_vocabulary
@@ -53,6 +55,22 @@ VOCABULARY_CHECKS = 1000
 
 class _Stop(Exception):
     """The merging process is done with this worker."""
+
+
+class WorkerLost(EngineError):
+    """A worker process ended in the middle of a search (killed, by a person or the
+    system's out-of-memory killer, or crashed): the engine failed (exit code 4), and
+    the search is not repeated to look for a spec's exception (:mod:`checker.engine.diagnose`)."""
+
+    def __init__(self, w: int, proc: Any) -> None:
+        proc.join(timeout=1)  # its pipe closed as it died: its status follows
+        code = proc.exitcode
+        if code is not None and code < 0:
+            how = f"killed by {signal.Signals(-code).name}"
+        else:
+            how = "its pipe closed" if code is None else f"exit status {code}"
+        super().__init__("local", f"worker process {w} ended in the middle of the search ({how}); run again "
+                         "(with more memory, or fewer --workers, if the system's out-of-memory killer ended it)")
 
 
 def _lane(conn: Any, expander: Expander, props: Sequence[Property], chunk: int, raw_limit: int,
@@ -236,6 +254,9 @@ def _receiver(conn: Any, inbox: queue.SimpleQueue) -> None:
         except (EOFError, OSError):
             inbox.put(("eof",))
             return
+        except MemoryError as exc:  # stops the search as its memory bound (checker.engine.budget)
+            inbox.put(("error", exc))
+            return
         except Exception as exc:  # a message that cannot be read ends the search
             inbox.put(("error", RuntimeError(f"a worker's message could not be read: {exc!r}")))
             return
@@ -285,14 +306,17 @@ class Lanes:
         return len(self.conns)
 
     def send(self, w: int, msg: tuple) -> None:
-        self.conns[w].send(msg)
+        try:
+            self.conns[w].send(msg)
+        except (BrokenPipeError, ConnectionResetError):  # the worker is gone
+            raise WorkerLost(w, self.procs[w]) from None
 
     def _read(self, w: int) -> tuple | None:
         """Worker ``w``'s next message; ``None`` for a shipped segment (handed on)."""
         msg = self.inboxes[w].get()
         kind = msg[0]
         if kind == "eof":
-            raise RuntimeError(f"worker process {w} ended unexpectedly")
+            raise WorkerLost(w, self.procs[w])
         if kind == "shipped":
             _kind, seg, blob = msg
             self.owed[w] -= 1
@@ -345,7 +369,7 @@ class Lanes:
                 if msg[0] == "aborted":
                     break
                 if msg[0] == "eof":
-                    raise RuntimeError(f"worker process {w} ended unexpectedly")
+                    raise WorkerLost(w, self.procs[w])
                 if msg[0] == "error":
                     raise msg[1]
         self.shipping.clear()
@@ -367,7 +391,7 @@ class Lanes:
         for w in range(len(self.procs)):
             try:
                 self.send(w, ("stop",))
-            except OSError:  # the worker is gone already
+            except (OSError, WorkerLost):  # the worker is gone already
                 pass
         for proc in self.procs:
             proc.join(timeout=5)
