@@ -162,3 +162,79 @@ def test_diagnosis_keeps_within_the_address_space() -> None:
                           preexec_fn=limits(address_space=size + (100 << 20)))
     assert done.returncode == 0, (done.returncode, done.stderr[-3000:])
     assert done.stdout.strip() == "RuntimeError not the spec", done.stdout
+
+
+FILL_AT_THE_BOUND = """
+import mmap, resource, sys
+import checker.engine.budget as budget
+refuse = budget.MemoryBudget.reserve
+held = []
+def fill():  # every byte of address space left, as a late allocation elsewhere would
+    soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    room = soft - int(open('/proc/self/statm').read().split()[0]) * 4096
+    chunk = 1 << 20
+    while room > 0 and chunk >= 4096:
+        try:
+            held.append(mmap.mmap(-1, min(chunk, room), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, prot=0))
+            room -= min(chunk, room)
+        except OSError:
+            chunk >>= 1
+def reserve(self, extra):
+    try:
+        refuse(self, extra)
+    except budget.MemoryBoundReached:
+        if not held:
+            fill()
+        raise
+budget.MemoryBudget.reserve = reserve
+from checker.cli import main
+main(prog_name='ordercheck', args=sys.argv[1:])
+"""
+
+
+def test_address_space_full_when_the_budget_stops() -> None:
+    """The moment the budget stops the search, the address space is full to the last
+    page (filled by the test, as an allocation the budget did not see would fill it):
+    stopping the workers and the report still end as a bound, exit code 3, and do not
+    fall back on a search without a budget (checker.engine.diagnose)."""
+    _rss, size = _baseline()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", FILL_AT_THE_BOUND, "check", str(BIG), "--quiet", "--workers", "2"], cwd=ROOT,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=limits(address_space=size + (70 << 20)),
+    )
+    out, err = proc.communicate(timeout=180)
+    assert_no_survivors(proc.pid)
+    _stopped_by_memory(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+
+
+ARENA_PROBE = """
+import re, threading
+from checker.engine.budget import MemoryBudget
+def size():
+    return int(re.search(r'VmSize:\\s+(\\d+)', open('/proc/self/status').read()).group(1)) << 10
+if IMPORT_BUDGET:
+    MemoryBudget(None)
+before = size()
+def allocate():
+    global kept
+    kept = [bytearray(4096) for _ in range(64)]
+thread = threading.Thread(target=allocate, daemon=True)
+thread.start()
+thread.join()
+print((size() - before) >> 20)
+"""
+
+
+@pytest.mark.parametrize("capped", [True, False])
+def test_threads_reserve_no_malloc_arena_under_an_address_space_limit(capped: bool) -> None:
+    """Under an address-space limit the budget caps glibc's malloc arenas at one: a
+    thread's first allocation (a worker pipe's receiver) takes no 64 MiB of address
+    space. Without the cap (``capped`` false) it does, which shows the probe sees it."""
+    _rss, size = _baseline()
+    code = ARENA_PROBE.replace("IMPORT_BUDGET", str(capped))
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          preexec_fn=limits(address_space=size + (1 << 30)))
+    assert done.returncode == 0, done.stderr
+    grown = int(done.stdout)  # MiB of address space the thread's allocations added, its 8 MiB stack aside
+    assert (grown < 32) if capped else (grown >= 60), grown
