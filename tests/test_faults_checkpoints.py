@@ -265,3 +265,16 @@ def test_ablation_mutants_have_checkpoints_of_their_own(tmp_path: Path) -> None:
         return [(r["stats"]["distinct_states"], {n: p["status"] for n, p in r["properties"].items()}) for r in found]
 
     assert runs(tmp_path / "resumed.json") == runs(tmp_path / "first.json")
+
+
+def test_sweep_variants_have_checkpoints_of_their_own(tmp_path: Path) -> None:
+    """``sweep --checkpoint``: the model and each of its mutants in a directory of its own."""
+    from checker.loading.modelfile import load_model
+
+    model = MODELS / "synchronous-2.toml"
+    flags = type(load_model(str(model)).spec).ablations()
+    ckpt = tmp_path / "ckpt"
+    out = invoke("sweep", model, "--quiet", "-o", tmp_path / "out", "--checkpoint", ckpt, "--checkpoint-every", "0")
+    assert out.returncode == 0, out.stderr
+    assert sorted(d.name for d in ckpt.iterdir()) == sorted(["full", *(f"without-{f}" for f in flags)])
+    assert all((checkpoint_of(d) / "CURRENT").exists() for d in ckpt.iterdir())
