@@ -230,3 +230,51 @@ def test_same_file_name_in_two_folders(tmp_path: Path) -> None:
                "--checkpoint-every", "0").returncode in (0, 1)
     dirs = sorted(d.name for d in ckpt.iterdir())
     assert len(dirs) == 2 and all(d.startswith("fifo-") for d in dirs), dirs
+
+
+def test_ablation_mutants_have_checkpoints_of_their_own(tmp_path: Path) -> None:
+    """``ablate --checkpoint``: the full algorithm and each mutant keep their own
+    checkpoint directory (one per model path and flag), so a resumed ablation resumes
+    each from its own and ends with the table of a fresh one. Shared, the resume of
+    the full algorithm would load the last mutant's checkpoint and be refused."""
+    from checker.loading.modelfile import load_model
+
+    model = MODELS / "synchronous-2.toml"
+    flags = type(load_model(str(model)).spec).ablations()
+    assert flags
+    ckpt = tmp_path / "ckpt"
+    args = ("ablate", model, "--quiet", "--checkpoint", ckpt, "--checkpoint-every", "0")
+    first = invoke(*args, "--json", tmp_path / "first.json")
+    assert first.returncode == 0, first.stderr
+    variants = sorted(d.name for d in ckpt.iterdir())
+    assert variants == sorted(["full", *(f"without-{f}" for f in flags)]), variants
+    identities = set()
+    for variant in variants:
+        model_dir = checkpoint_of(ckpt / variant)
+        current = (model_dir / "CURRENT").read_text().strip()
+        meta = json.loads((model_dir / current / "meta.json").read_text())
+        identities.add(json.dumps(meta["identity"]["constants"], sort_keys=True))
+    assert len(identities) == len(variants)  # each directory holds its own variant's search
+    resumed = invoke(*args, "--resume", "--json", tmp_path / "resumed.json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout == first.stdout  # the same table
+
+    def runs(path: Path) -> list:
+        data = json.loads(path.read_text())
+        found = [data["baseline"], *(a["result"] for a in data["ablations"])]
+        return [(r["stats"]["distinct_states"], {n: p["status"] for n, p in r["properties"].items()}) for r in found]
+
+    assert runs(tmp_path / "resumed.json") == runs(tmp_path / "first.json")
+
+
+def test_sweep_variants_have_checkpoints_of_their_own(tmp_path: Path) -> None:
+    """``sweep --checkpoint``: the model and each of its mutants in a directory of its own."""
+    from checker.loading.modelfile import load_model
+
+    model = MODELS / "synchronous-2.toml"
+    flags = type(load_model(str(model)).spec).ablations()
+    ckpt = tmp_path / "ckpt"
+    out = invoke("sweep", model, "--quiet", "-o", tmp_path / "out", "--checkpoint", ckpt, "--checkpoint-every", "0")
+    assert out.returncode == 0, out.stderr
+    assert sorted(d.name for d in ckpt.iterdir()) == sorted(["full", *(f"without-{f}" for f in flags)])
+    assert all((checkpoint_of(d) / "CURRENT").exists() for d in ckpt.iterdir())

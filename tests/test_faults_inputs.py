@@ -99,3 +99,19 @@ def test_more_workers_than_cores_warns() -> None:
     assert f"warning: --workers {cores + 3} is more than the {cores} cores" in out.stderr
     quiet = invoke("check", MODELS / "fifo-4.toml", "--quiet", "--workers", "1")
     assert "warning" not in quiet.stderr
+
+
+@pytest.mark.parametrize("command", ["check", "ablate"])
+@pytest.mark.parametrize("option", ["--checkpoint", "--resume"])
+def test_checkpoint_options_refused_with_spark(tmp_path: Path, command: str, option: str) -> None:
+    """The Spark engine keeps no checkpoint to resume from: --checkpoint and --resume are
+    refused with it (exit 2, one line naming the option) rather than ignored, before
+    Spark starts or anything is written."""
+    extra = ["--checkpoint", tmp_path / "ckpt"] if option == "--checkpoint" else ["--resume"]
+    out = invoke(command, MODELS / "synchronous-2.toml", "--engine", "spark", "--quiet", *extra,
+                 "--json", tmp_path / "out.json")
+    assert out.returncode == 2, out.stderr
+    line = one_error_line(out.stderr)
+    assert line.startswith(f"ordercheck: error: {option}: not supported by --engine spark"), line
+    assert out.stdout == ""
+    assert listing(tmp_path) == []

@@ -55,6 +55,38 @@ def test_output_under_a_file_is_one_line_exit_6(tmp_path: Path, blocker: Path, k
     assert listing(tmp_path) == before  # nothing new anywhere
 
 
+VALIDATE_LOG = ROOT / "tests" / "data" / "validate" / "fifo-swapped.jsonl"  # one violation: a diagram in the report
+
+
+@pytest.mark.parametrize("bad", ["-o", "--json"])
+def test_validate_outputs_are_all_or_nothing(tmp_path: Path, blocker: Path, bad: str) -> None:
+    """``validate -o DIR --json FILE`` with either under a file: exit 6 naming it, and
+    neither the directory's files nor the JSON file is written."""
+    good = {"-o": tmp_path / "out", "--json": tmp_path / "v.json"}
+    paths = dict(good, **{bad: blocker / "x"})
+    before = listing(tmp_path)
+    out = invoke("validate", VALIDATE_LOG, "-p", "fifo", "-o", paths["-o"], "--json", paths["--json"])
+    assert out.returncode == 6, out.stderr
+    line = one_error_line(out.stderr)
+    assert str(blocker) in line and "Not a directory" in line, line
+    assert listing(tmp_path) == before
+    done = invoke("validate", VALIDATE_LOG, "-p", "fifo", "-o", good["-o"], "--json", good["--json"])
+    assert done.returncode == 1, done.stderr  # the violation; both outputs written this time
+    assert sorted(p.name for p in good["-o"].iterdir()) == ["index.html", "report.md", "verdicts.json",
+                                                             "verdicts.parquet"]
+    assert good["--json"].exists()
+
+
+def test_validate_output_too_large_leaves_no_json(tmp_path: Path) -> None:
+    """RLIMIT_FSIZE lets the small JSON through but not the verdict table: the JSON
+    is not left behind alone."""
+    out = run("validate", VALIDATE_LOG, "-p", "fifo", "-o", tmp_path / "out", "--json", tmp_path / "v.json",
+              preexec=limits(fsize=2_000))  # the JSON is 829 bytes, the table 4 KB
+    assert out.returncode == 6, out.stderr
+    assert "File too large" in one_error_line(out.stderr)
+    assert listing(tmp_path) == []
+
+
 def test_report_command_under_a_file(tmp_path: Path, blocker: Path) -> None:
     result = tmp_path / "result.json"
     assert run("check", SMALL, "--quiet", "--json", result).returncode == 0

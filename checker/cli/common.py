@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from checker.api.errors import InputError
 from checker.api.model import Model
 from checker.api.result import LevelTiming, Result
 from checker.engine.notes import first_time
@@ -52,8 +53,9 @@ def engine_options(fn: Callable) -> Callable:
         click.option("--max-depth", type=click.IntRange(min=0), help="Explore at most this many steps deep."),
         click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), help="Stop after this many seconds."),
         click.option("--quiet", is_flag=True, help="No progress lines on stderr."),
-        click.option("--checkpoint", type=click.Path(file_okay=False), help="Checkpoint directory (level boundaries)."),
-        click.option("--resume", is_flag=True, help="Continue from the last checkpoint in --checkpoint."),
+        click.option("--checkpoint", type=click.Path(file_okay=False),
+                     help="Checkpoint directory (level boundaries; local engine only, refused with --engine spark)."),
+        click.option("--resume", is_flag=True, help="Continue from the last checkpoint in --checkpoint (local engine only)."),
         click.option("--checkpoint-every", type=click.FloatRange(min=0), default=30.0, show_default=True,
                      help="Seconds between checkpoints."),
         click.option("--spill-dir", type=click.Path(file_okay=False),
@@ -67,11 +69,26 @@ def engine_options(fn: Callable) -> Callable:
     return fn
 
 
+LOCAL_ONLY = ("checkpoint", "resume")
+"""Engine options the Spark engine has no use for: it keeps no checkpoint of its own to
+resume from (Spark checkpoints its lineage by itself), so they are refused with it
+rather than ignored."""
+
+
 def options_from(kw: dict[str, Any]) -> Options:
     """The :class:`Options` the :func:`engine_options` flags in ``kw`` ask for (warning
-    when ``--workers`` is above the number of cores)."""
+    when ``--workers`` is above the number of cores).
+
+    Raises :class:`InputError` (exit code 2) for an option of :data:`LOCAL_ONLY` with
+    ``--engine spark``."""
     from checker.cli.faults import warn_workers
 
+    if kw["engine"] == "spark":
+        for name in LOCAL_ONLY:
+            if kw.get(name):
+                option = "--" + name.replace("_", "-")
+                raise InputError(option, "", "not supported by --engine spark, which keeps no checkpoint to resume "
+                                 "from; drop it, or run with --engine local to checkpoint and resume")
     warn_workers(kw["workers"])
     return Options(
         engine=kw["engine"],

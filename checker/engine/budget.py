@@ -18,6 +18,15 @@ instead of failing).
 
 The default limit is :data:`DEFAULT_SHARE` of the machine's memory (or of the control
 group's limit, when lower).
+
+Under an address-space limit the main process must never run out of address space
+itself: CPython cannot always report that (once every allocation fails, creating the
+MemoryError to raise can fail too, and the interpreter has died by SIGSEGV). glibc
+gives each thread that allocates (the receiver thread of :mod:`checker.engine.shards`)
+a malloc arena of its own, reserving 64 MiB of address space at a moment no check
+sees: the process went from under the budget to within a few MiB of the limit. So
+under such a limit :class:`MemoryBudget` caps the arenas at one
+(:func:`checker.engine.memory.single_malloc_arena`) before the search starts a thread.
 """
 
 from __future__ import annotations
@@ -27,6 +36,8 @@ import re
 import resource
 import time
 from collections.abc import Callable, Iterable
+
+from checker.engine.memory import single_malloc_arena
 
 DEFAULT_SHARE = 0.75
 """The share of the machine's (or control group's) memory a run takes by default."""
@@ -141,6 +152,8 @@ class MemoryBudget:
         self.as_limit = address_space_limit()
         self._worker_base: dict[int, int] = {}
         self._last = 0.0
+        if self.as_limit is not None:
+            single_malloc_arena()  # before the search starts a thread
 
     def used(self) -> tuple[int, int]:
         """(resident bytes of the run, the largest address space of its processes: each

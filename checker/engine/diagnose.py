@@ -22,6 +22,13 @@ successor (``label = ("pass", p); out.append((label, ...))``) is enough.
 If the search again does not raise (within :data:`DIAGNOSIS_STATES` states), the
 exception is not the spec's, or not reproducible: :func:`diagnose` returns the original
 exception and it is raised as it was.
+
+The search again keeps within a memory budget (:class:`~checker.engine.budget.MemoryBudget`,
+the default limit and any address-space limit) and gives up, returning the original
+exception, when it would pass it: it follows a run that failed, perhaps for want of
+memory, and it must not be the one that runs out. (Under an address-space limit it once
+filled what was left, and the interpreter, unable to create the MemoryError it had to
+raise, overflowed its stack: SIGSEGV instead of a line and an exit code.)
 """
 
 from __future__ import annotations
@@ -74,7 +81,10 @@ def diagnose(
     if is_own_error(exc):
         return exc
     spec: Spec = model.spec
-    found = _search(spec, list(model.properties), symmetry, por, max_states, seconds)
+    try:
+        found = _search(spec, list(model.properties), symmetry, por, max_states, seconds)
+    except MemoryError:  # the budget's bound, or an allocation that failed: not diagnosed
+        return exc
     if found is None:
         return exc
     hook, label, error, trace = found
@@ -112,7 +122,11 @@ class _Unknown(Exception):
 def _search(
     spec: Spec, props: list[Property], symmetry: bool, por: bool, max_states: int, seconds: float
 ) -> tuple[str, tuple | None, BaseException, list[str]] | None:
-    """Breadth-first until a hook raises: ``(hook, label, exception, trace)``."""
+    """Breadth-first until a hook raises: ``(hook, label, exception, trace)``; raises
+    :class:`MemoryError` before it would pass its memory budget."""
+    from checker.engine.budget import MemoryBudget, default_limit
+
+    budget = MemoryBudget(default_limit())
     deadline = time.monotonic() + seconds
     parent: dict[Any, tuple[Any, tuple | None]] = {}
     queue: deque = deque()
@@ -138,6 +152,7 @@ def _search(
             if problem is not None:
                 return problem[0], problem[1], problem[2], []
     while queue and len(parent) < max_states and time.monotonic() < deadline:
+        budget.check()
         s = queue.popleft()
         out = _call(lambda s=s: list(spec.next_states(s)))
         if isinstance(out, _Raised):
@@ -200,6 +215,8 @@ class _Raised:
 def _call(fn: Callable[[], Any]) -> Any:
     try:
         return fn()
+    except MemoryError:  # the machine's, not the spec's: ends the diagnosis
+        raise
     except Exception as exc:  # the spec's exception, whatever it is
         return _Raised(exc)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
 import resource
 from collections.abc import Iterator
@@ -62,3 +64,28 @@ def collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+M_ARENA_MAX = -8
+"""glibc's ``mallopt`` parameter for the most malloc arenas (``malloc.h``)."""
+
+
+def single_malloc_arena() -> bool:
+    """Make every thread of this process allocate from glibc's main malloc arena.
+
+    glibc gives a thread that allocates an arena of its own, reserving 64 MiB of
+    address space for it (128 MiB while it aligns it) the first time: under an
+    address-space limit a thread started late can take most of what is left at once
+    (see :mod:`checker.engine.budget`). Threads created afterwards share the main
+    arena instead. Whether it took effect (``False`` off glibc)."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    try:
+        libc = ctypes.CDLL(name)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    mallopt.restype = ctypes.c_int
+    return bool(mallopt(M_ARENA_MAX, 1))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,19 @@ class Options:
     spill_dir: str | None = None  # put every level's frontier in files here (see checker.engine.frontier)
     master: str = "local[*]"  # Spark master for engine="spark"
     memory_limit: int | None = None  # bytes the search may hold (None: checker.engine.budget's default)
+
+
+def variant_options(options: Options, variant: str | None) -> Options:
+    """``options`` for one variant of a model among several checked by one command (an
+    ablation mutant or a sweep's: ``variant`` names the flag switched off, ``None`` or
+    ``""`` the model itself), with checkpoints of its own: ``--checkpoint DIR`` becomes
+    ``DIR/full`` or ``DIR/without-FLAG``, under which each model file has its own
+    directory as always (:func:`checker.engine.checkpoints.checkpoint_dir`). So no two
+    checks of one command share a checkpoint, and each resumes from its own."""
+    if not options.checkpoint:
+        return options
+    sub = f"without-{variant}" if variant else "full"
+    return replace(options, checkpoint=str(Path(options.checkpoint) / sub))
 
 
 def bounds_for(model: Model, options: Options) -> Bounds:

@@ -42,6 +42,7 @@ import multiprocessing
 import os
 import pickle
 import queue
+import signal
 import threading
 import time
 from collections import Counter
@@ -51,6 +52,7 @@ from typing import Any
 
 import numpy as np
 
+from checker.api.errors import EngineError
 from checker.api.spec import Property
 from checker.engine.evaluate import Evaluator
 from checker.engine.fingerprint import check_vocabulary
@@ -83,6 +85,22 @@ def owner_of(fps: np.ndarray, workers: int) -> np.ndarray:
     scaled to ``workers``. The tables probe with the low bits, which stay uniform in a
     shard."""
     return ((fps >> np.uint64(32)) * np.uint64(workers) >> np.uint64(32)).astype(np.int64)
+
+
+class WorkerLost(EngineError):
+    """A worker process ended in the middle of a search (killed, by a person or the
+    system's out-of-memory killer, or crashed): the engine failed (exit code 4), and
+    the search is not repeated to look for a spec's exception (:mod:`checker.engine.diagnose`)."""
+
+    def __init__(self, w: int, proc: Any) -> None:
+        proc.join(timeout=1)  # its pipe closed as it died: its status follows
+        code = proc.exitcode
+        if code is not None and code < 0:
+            how = f"killed by {signal.Signals(-code).name}"
+        else:
+            how = "its pipe closed" if code is None else f"exit status {code}"
+        super().__init__("local", f"worker process {w} ended in the middle of the search ({how}); run again "
+                         "(with more memory, or fewer --workers, if the system's out-of-memory killer ended it)")
 
 
 class _Stop(Exception):
@@ -650,6 +668,10 @@ class Shards:
                     del live[w]
                     self.inbox.put((w, ("eof",)))
                     continue
+                except MemoryError as exc:  # stops the search as its memory bound (checker.engine.budget)
+                    self.inbox.put((w, ("error", exc)))
+                    del live[w]
+                    continue
                 except Exception as exc:
                     self.inbox.put((w, ("error", RuntimeError(f"a worker's message could not be read: {exc!r}"))))
                     del live[w]
@@ -665,7 +687,10 @@ class Shards:
         return [p.pid for p in self.procs if p.pid is not None]
 
     def send(self, w: int, msg: tuple) -> None:
-        self.conns[w].send(msg)
+        try:
+            self.conns[w].send(msg)
+        except (BrokenPipeError, ConnectionResetError):  # the worker is gone
+            raise WorkerLost(w, self.procs[w]) from None
 
     def broadcast(self, msg: tuple) -> None:
         for w in range(self.workers):
@@ -673,13 +698,13 @@ class Shards:
 
     def next(self, timeout: float | None = None) -> tuple[int, tuple] | None:
         """The next ``(worker, message)``; ``None`` after ``timeout`` seconds. A worker's
-        error is raised here, and a worker that ended is a :class:`RuntimeError`."""
+        error is raised here, and a worker that ended is a :class:`WorkerLost`."""
         try:
             w, msg = self.inbox.get(timeout=timeout) if timeout is not None else self.inbox.get()
         except queue.Empty:
             return None
         if msg[0] == "eof":
-            raise RuntimeError(f"worker process {w} ended unexpectedly")
+            raise WorkerLost(w, self.procs[w])
         if msg[0] == "error":
             raise msg[1]
         return w, msg
@@ -715,7 +740,7 @@ class Shards:
         for w in range(len(self.procs)):
             try:
                 self.send(w, ("stop",))
-            except (OSError, IndexError):  # the worker is gone already
+            except (OSError, IndexError, WorkerLost):  # the worker is gone already
                 pass
         for proc in self.procs:
             proc.join(timeout=5)

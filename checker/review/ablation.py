@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from checker.api.errors import InputError
 from checker.api.model import Model
 from checker.api.result import Result
-from checker.engine.run import Options, check_model
+from checker.engine.run import Options, check_model, variant_options
 from checker.loading.modelfile import model_from_dict
 
 
@@ -58,6 +58,7 @@ def run_ablation(
     ``on_result(flag, result)`` is called after each check (``flag`` ``None`` for the
     full algorithm), for progress output. ``check`` runs one check (the local engine by
     default; the command line passes one that also runs Spark for ``--engine spark``).
+    Each check keeps its checkpoints apart (:func:`checker.engine.run.variant_options`).
     :class:`InputError` if the spec has no ablation flags.
     """
     options = options or Options()
@@ -71,13 +72,13 @@ def run_ablation(
             f"The model file switches {', '.join(off_in_file)} off; the table starts from the full algorithm "
             "with every step on."
         )
-    base = check(mutant_model(model, set(), model.path), options)
+    base = check(mutant_model(model, set(), model.path), variant_options(options, None))
     if on_result:
         on_result(None, base)
     docs = {c.name: c.doc for c in type(model.spec).constants}
     mutants = []
     for flag in flags:
-        result = check(mutant_model(model, {flag}, model.path), options)
+        result = check(mutant_model(model, {flag}, model.path), variant_options(options, flag))
         if on_result:
             on_result(flag, result)
         mutants.append((flag, docs.get(flag, ""), result))

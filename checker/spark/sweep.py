@@ -57,9 +57,9 @@ def sweep_tasks(models: Sequence[Model], *, ablations: bool = True) -> list[Swee
 
 def run_task(task: SweepTask, options: Any) -> dict[str, Any]:
     """Check one task with the local engine; its Result as JSON, with ``variant``."""
-    from checker.engine.run import check_model
+    from checker.engine.run import check_model, variant_options
 
-    result = check_model(task.build(), options)
+    result = check_model(task.build(), variant_options(options, task.variant))
     data = result.to_json()
     data["variant"] = task.variant
     return data

@@ -18,7 +18,8 @@ from typing import Any
 import click
 
 from checker.api.errors import InputError
-from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, write_json_atomic
+from checker.api.outputs import Outputs
+from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK
 from checker.validate.checks import DEFAULT, UnknownProperty, parse_properties
 from checker.validate.conformance import DEFAULT_BOUND, DEFAULT_MAX_STATES, parse_unrecorded
 from checker.validate.readers import FORMATS, expand_logs
@@ -98,12 +99,15 @@ def validate(logs: tuple[str, ...], props: str | None, model: str | None, fmt: s
         verdicts = [validate_path(str(f), job, model=loaded, diagrams=diagrams) for f in files]
     for v in verdicts:
         print_verdict(v, quiet=quiet)
-    if json_path:
-        write_json_atomic(json_path, [v.to_json() for v in verdicts])
-    if out_dir:
-        from checker.validate.report import write_outputs
+    paths: list[Path] = []
+    with Outputs() as staged:  # -o's files and --json: all or none (checker.api.outputs)
+        if out_dir:
+            from checker.validate.report import stage_outputs
 
-        paths = write_outputs(out_dir, verdicts, engine)
+            paths = stage_outputs(staged, out_dir, verdicts, engine)
+        if json_path:
+            staged.write_json(json_path, [v.to_json() for v in verdicts])
+    if paths:
         click.echo(f"verdicts and report in {', '.join(str(p) for p in paths)}")
     bad = [v for v in verdicts if v.violated]
     unknown = [v for v in verdicts if v.unknown and not v.violated]

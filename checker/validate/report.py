@@ -9,34 +9,26 @@
   each violation its sentence, the lines of its window and, in the HTML page, the
   window drawn as a space-time diagram.
 
-Each file is written to a temporary name and renamed, so a file is either whole or
-absent. The HTML page is self-contained (inline SVG, no script) and escapes every
-name and sentence.
+The files are staged with the command's other outputs (``--json``) and renamed into
+place only when all of them were written (:mod:`checker.api.outputs`), so after a
+failure none of them is new. The HTML page is self-contained (inline SVG, no script)
+and escapes every name and sentence.
 """
 
 from __future__ import annotations
 
 import html
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from checker.api.outputs import Outputs, naming
 from checker.validate.verdicts import COLUMNS, LogVerdict
 from reports.markdown import md
 
 MAX_DETAILS = 200
 """Violations described in full in a report (the table lists every log)."""
-
-
-def _write(path: Path, text: str | bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    if isinstance(text, bytes):
-        tmp.write_bytes(text)
-    else:
-        tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def table_bytes(verdicts: Sequence[LogVerdict]) -> bytes:
@@ -56,10 +48,11 @@ def table_bytes(verdicts: Sequence[LogVerdict]) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def write_outputs(out_dir: str | Path, verdicts: Sequence[LogVerdict], engine: str) -> list[Path]:
-    """Write the table, the records and the report into ``out_dir``; returns the paths."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+def stage_outputs(out: Outputs, out_dir: str | Path, verdicts: Sequence[LogVerdict], engine: str) -> list[Path]:
+    """Stage the table, the records and the report as files of ``out_dir`` in ``out``
+    (:class:`~checker.api.outputs.Outputs`: they are put in place with the command's
+    other outputs, all or none); returns the paths they will have."""
+    target = Path(out_dir)
     files = {
         "verdicts.parquet": table_bytes(verdicts),
         "verdicts.json": json.dumps([v.to_json() for v in verdicts], indent=1) + "\n",
@@ -68,8 +61,14 @@ def write_outputs(out_dir: str | Path, verdicts: Sequence[LogVerdict], engine: s
     }
     paths = []
     for name, content in files.items():
-        _write(out / name, content)
-        paths.append(out / name)
+        path = target / name
+        staged = out.file(path)
+        with naming(path):
+            if isinstance(content, bytes):
+                staged.write_bytes(content)
+            else:
+                staged.write_text(content, encoding="utf-8")
+        paths.append(path)
     return paths
 
 
