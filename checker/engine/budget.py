@@ -20,17 +20,28 @@ The default limit is :data:`DEFAULT_SHARE` of the machine's memory (or of the co
 group's limit, when lower).
 
 Under an address-space limit the main process must never run out of address space
-itself: CPython cannot always report that (once every allocation fails, creating the
-MemoryError to raise can fail too, and the interpreter has died by SIGSEGV). glibc
-gives each thread that allocates (the receiver thread of :mod:`checker.engine.shards`)
-a malloc arena of its own, reserving 64 MiB of address space at a moment no check
-sees: the process went from under the budget to within a few MiB of the limit. So
-under such a limit :class:`MemoryBudget` caps the arenas at one
-(:func:`checker.engine.memory.single_malloc_arena`) before the search starts a thread.
+itself: CPython cannot report that reliably. Once every allocation fails, the handlers
+of the stop raise MemoryError after MemoryError, each kept alive as the next one's
+context; past the interpreter's sixteen preallocated MemoryError objects, creating one
+needs memory, fails, and creates another, until the C stack overflows (SIGSEGV). Two
+things kept the budget from preventing that, and are closed here:
+
+* glibc gives each thread that allocates (the receiver thread of
+  :mod:`checker.engine.shards`) a malloc arena of its own, reserving 64 MiB of address
+  space at a moment no check sees: the process jumped from under the budget to within
+  a few MiB of the limit. :class:`MemoryBudget` caps the arenas at one
+  (:func:`checker.engine.memory.single_malloc_arena`) when there is a limit.
+* an allocation the budget does not see can still fill the address space. The budget
+  holds :data:`PARACHUTE` bytes of address space while the search runs
+  (:meth:`MemoryBudget.hold`) and the search gives them back (:meth:`MemoryBudget.release`)
+  as soon as it stops, by the budget or by a failed allocation, so that the stop
+  (stopping the workers, gathering their counts and parent links, the checkpoint, the
+  result) has room.
 """
 
 from __future__ import annotations
 
+import mmap
 import os
 import re
 import resource
@@ -47,6 +58,10 @@ AS_SHARE = 0.85
 
 CHECK_EVERY = 0.1
 """Seconds between two readings of the resident memory."""
+
+PARACHUTE = 16 << 20
+"""Address space held back while a search runs under an address-space limit, for the
+search's stop (see the module docstring)."""
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -152,14 +167,35 @@ class MemoryBudget:
         self.as_limit = address_space_limit()
         self._worker_base: dict[int, int] = {}
         self._last = 0.0
+        self._parachute: mmap.mmap | None = None
         if self.as_limit is not None:
             single_malloc_arena()  # before the search starts a thread
 
+    def hold(self) -> None:
+        """Under an address-space limit, take :data:`PARACHUTE` bytes of address space
+        (never touched, so never resident) for the stop of the search; nothing when
+        there is no such limit or the space is not there (the first check then stops
+        the search)."""
+        if self.as_limit is None or self._parachute is not None:
+            return
+        try:
+            self._parachute = mmap.mmap(-1, PARACHUTE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS,
+                                        prot=0)  # PROT_NONE, which the mmap module does not name
+        except OSError:
+            self._parachute = None
+
+    def release(self) -> None:
+        """Give back what :meth:`hold` took (at once; allocates nothing)."""
+        if self._parachute is not None:
+            self._parachute.close()
+            self._parachute = None
+
     def used(self) -> tuple[int, int]:
         """(resident bytes of the run, the largest address space of its processes: each
-        has its own address-space limit)."""
+        has its own address-space limit; the room :meth:`hold` keeps for the stop is not
+        counted)."""
         own = _statm("self") or (0, 0)
-        total, space = own[1], own[0]
+        total, space = own[1], own[0] - (PARACHUTE if self._parachute is not None else 0)
         if self.workers is not None:
             for pid in self.workers():
                 got = _statm(pid)

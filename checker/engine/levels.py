@@ -327,6 +327,8 @@ class _LevelSearch:
         self.frontier_len = len(self.frontier)
         self.next_frontier = self.frontier
         interrupts.defer()  # a signal is raised by merge()'s poll, where the state is consistent
+        if self.budget is not None:
+            self.budget.hold()  # room for the stop under an address-space limit (checker.engine.budget)
         try:
             if self.workers > 1:
                 self.pool = pool = multiprocessing.get_context("fork").Pool(
@@ -346,12 +348,16 @@ class _LevelSearch:
                     break
             self.searched = True
         except MemoryError as exc:  # the budget's bound (checker.engine.budget), or an allocation that failed
+            if self.budget is not None:
+                self.budget.release()  # first: the stop below needs the room
             self._stopped_by_memory(exc)
         except interrupts.Interrupted as exc:
             self._save_level_start(write=exc.safe)
             exc.checkpoint = self.mark.saved()
             raise
         finally:
+            if self.budget is not None:
+                self.budget.release()
             interrupts.undefer()
             self._close()
 

@@ -253,6 +253,8 @@ class _ShardedSearch(_LevelSearch):
         self.deadline = None if bounds.time_limit is None else self.started + bounds.time_limit
         self.stop = self.stop_when_decided and self.evaluator.done
         interrupts.defer()  # a signal is raised by waiting(), where the shards are consistent
+        if self.budget is not None:
+            self.budget.hold()  # room for the stop under an address-space limit (checker.engine.budget)
         try:
             while self.frontier_len and not self.stop:
                 began, depth, frontier_len, states = time.perf_counter(), self.depth, self.frontier_len, self.count
@@ -269,12 +271,16 @@ class _ShardedSearch(_LevelSearch):
             self.stop = True
             self.searched = self._save_level_start(write=False)
         except MemoryError as exc:  # the budget's bound (checker.engine.budget), or an allocation that failed
+            if self.budget is not None:
+                self.budget.release()  # first: the stop below needs the room
             self._stopped_by_memory(exc)
         except interrupts.Interrupted as exc:
             self._save_level_start(write=exc.safe)
             exc.checkpoint = self.mark.saved()
             raise
         finally:
+            if self.budget is not None:
+                self.budget.release()
             interrupts.undefer()
             self._close()
 
