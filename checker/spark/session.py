@@ -30,8 +30,8 @@ class SparkUnavailable(RuntimeError):
 def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, app_name: str = "ordercheck") -> Any:
     """The process's SparkContext, started on ``master`` if none runs yet.
 
-    The engine needs Spark's core only (RDDs), not Spark SQL, so no SparkSession is
-    built. Spark allows one context per process: when one is already running (a test
+    The search engine works on DataFrames through :func:`sql_session` over this context.
+    Spark allows one context per process: when one is already running (a test
     session, or an earlier check in the same run) it is reused as it is and ``master``
     and ``conf`` are ignored. Console progress bars are off; ``conf`` entries override
     the defaults. Spark's own log is cut to fatal messages (``log4j2.properties`` beside this module):
@@ -86,6 +86,21 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         ) from None
     sc.setLogLevel("FATAL")
     return sc
+
+
+def sql_session(sc: Any) -> Any:
+    """The :class:`pyspark.sql.SparkSession` over context ``sc`` (built once, then reused).
+
+    Adaptive query execution is turned off in it: the engine picks the number of shuffle
+    partitions itself and relies on every level's datasets keeping it, so the visited set
+    and the candidates are partitioned alike and only the candidates move."""
+    from pyspark.sql import SparkSession
+
+    session = SparkSession._instantiatedSession
+    if session is None or session.sparkContext is not sc:
+        session = SparkSession(sc)
+    session.conf.set("spark.sql.adaptive.enabled", "false")
+    return session
 
 
 def stop_spark(timeout: float = 10.0) -> None:
