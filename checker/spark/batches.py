@@ -11,9 +11,9 @@ Two functions run per level:
   state, computes its successors with the spec (rebuilt on the executor from its name
   and constants), checks ``eventually`` properties on terminal states, and writes one
   candidate row per successor (``fp, model, key, parent, state``): the successor's
-  fingerprint, its order key, its parent's fingerprint and its encoding. Equal successors
-  within a batch are written once, with the smallest order key (the batch is expanded
-  in key order). At its end each task writes one *meta row* (``model`` = :data:`META`,
+  fingerprint, its order key, its parent's fingerprint and its encoding. A successor a
+  task has already written with a smaller order key is not written again (each batch is
+  expanded in key order), so most equal successors never reach the shuffle. At its end each task writes one *meta row* (``model`` = :data:`META`,
   ``fp`` = the partition number): its frontier ranks, successor counts, terminal events
   and seconds, pickled into the ``state`` column. Meta rows never match a visited state,
   so they pass Spark's deduplication unchanged and reach the driver.
@@ -101,6 +101,7 @@ def _expand(cfgs: dict[int, TaskConfig], inject: frozenset[str], keys_bc: Any, b
     nsucc_out: dict[int, list[np.ndarray]] = {}
     events: dict[int, dict[str, Event]] = {}
     evaluators: dict[int, Any] = {}
+    emitted: dict[int, dict[int, int]] = {}  # per model: fingerprint -> smallest key written
     seconds = 0.0
     for batch in batches:
         started = time.perf_counter()
@@ -128,7 +129,7 @@ def _expand(cfgs: dict[int, TaskConfig], inject: frozenset[str], keys_bc: Any, b
             nsucc = np.zeros(len(rows), dtype=np.int64)
             found = events.setdefault(m, {})
             next_states = spec.next_states
-            seen: set[int] = set()
+            seen = emitted.setdefault(m, {})
             n_before = len(out_fp)
             for j, row in enumerate(rows.tolist()):
                 state = decode(blobs[row])
@@ -150,11 +151,12 @@ def _expand(cfgs: dict[int, TaskConfig], inject: frozenset[str], keys_bc: Any, b
                 parent = int(fps_all[row])
                 for pos, (_label, succ_state) in enumerate(succ):
                     f = fingerprint(succ_state)
-                    if f in seen:  # the batch runs in key order: the first is the earliest
+                    k = base | pos
+                    if seen.get(f, k + 1) <= k:  # written already with an earlier key
                         continue
-                    seen.add(f)
+                    seen[f] = k
                     out_fp.append(f)
-                    out_key.append(base | pos)
+                    out_key.append(k)
                     out_parent.append(parent)
                     out_state.append(encode(succ_state))
             out_model.extend([m] * (len(out_fp) - n_before))

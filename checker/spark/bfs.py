@@ -15,8 +15,9 @@ shared by every model still running, is one Spark job of two stages:
    once per batch, plus one meta row per task (frontier ranks, successor counts, events,
    seconds).
 2. *deduplicate and check*: Spark shuffles the candidates by fingerprint, drops those in
-   the visited set with a hash join on ``(fp, model)`` (a left anti join; a left outer
-   join marking them for the models whose back edges matter), keeps of equal candidates
+   the visited set with a hash join on ``(fp, model)`` (a left anti join; while some
+   model's back edges matter, a left semi join of the same candidates, kept for the
+   level, finds those already visited), keeps of equal candidates
    the one with the smallest order key (an aggregation), and hands the new states to
    Python, which checks the open invariants on them and returns their order keys.
 
@@ -119,6 +120,10 @@ dataset without the states."""
 
 VOCABULARY_PER_TASK = 100
 
+STATES_PER_TASK = 20_000
+"""A level whose frontier is smaller than this many states per partition is expanded
+(and its new states checked) in fewer, fuller tasks."""
+
 LEVEL_COLUMNS = ("fp", "model", "s.key", "s.parent", "s.state", "seen")
 
 VOCABULARY_CHECKS = 1000
@@ -143,7 +148,7 @@ class SparkOptions:
     """Settings of the Spark engine."""
 
     master: str = DEFAULT_MASTER
-    partitions: int | None = None  # default: twice Spark's default parallelism
+    partitions: int | None = None  # default: Spark's default parallelism (at least 2)
     checkpoint_dir: str | None = None  # reliable checkpoints here; else localCheckpoint
     conf: tuple[tuple[str, str], ...] = ()
     inject_failures: frozenset[str] = field(
@@ -254,8 +259,13 @@ class _ModelRun:
     @property
     def wants_back_edges(self) -> bool:
         """Whether the next level must report successors already visited: only an
-        ``eventually`` property makes cycles matter, and one back edge is enough."""
-        return not self.maybe_cyclic and any(p.kind == "eventually" for p in self.job.props)
+        ``eventually`` property of a spec not declared acyclic makes cycles matter (the
+        fair-cycle search and the fairness note), and one back edge is enough."""
+        return (
+            not self.maybe_cyclic
+            and not getattr(self.spec, "acyclic", False)
+            and any(p.kind == "eventually" for p in self.job.props)
+        )
 
     @property
     def active(self) -> bool:
@@ -363,7 +373,7 @@ class SparkBatch:
         self.spark = sql_session(sc)
         self.jobs = list(jobs)
         self.options = options
-        self.partitions = options.partitions or max(2, 2 * self.sc.defaultParallelism)
+        self.partitions = options.partitions or max(2, self.sc.defaultParallelism)
         self.stats = SparkStats(partitions=self.partitions)
         self.model_timings: list[list[LevelTiming]] = []
         if options.checkpoint_dir:
@@ -382,6 +392,7 @@ class SparkBatch:
 
     def run(self, progress: Progress | None = None) -> list[SearchOutcome]:
         """Explore and decide every model; the outcomes match :func:`checker.engine.bfs.search`'s."""
+        from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
         started = time.monotonic()
@@ -423,23 +434,26 @@ class SparkBatch:
             cyclic = [run.index for run in active if run.wants_back_edges]
             rows = frontier if len(active) == len(in_frontier) else frontier.filter(model.isin(list(cfgs)))
             in_frontier = set(cfgs)
+            # A small level runs in fewer tasks (each Python task has a fixed cost).
+            tasks = min(P, -(-sum(len(run.level_keys) for run in active) // STATES_PER_TASK))
+            if tasks < P:
+                rows = rows.coalesce(tasks)
             candidates = rows.mapInArrow(partial(expand_batches, cfgs, inject, keys_bc), CANDIDATE_SCHEMA)
+            if cyclic:  # read by two joins: expanded once, kept for the level
+                candidates = candidates.persist(StorageLevel.MEMORY_AND_DISK)
             # Deduplication against the visited set: a hash join on the fingerprints, in
             # Spark's engine. For models whose back edges matter, the candidates already
             # visited are kept, marked `seen`, so the driver learns of them.
-            known = visited.select("fp", "model")
-            if cyclic:
-                marked = known.withColumn("seen", F.lit(True)).hint("shuffle_hash")
-                joined = candidates.join(marked, ["fp", "model"], "left")
-                joined = joined.filter(seen.isNull() | model.isin(cyclic))
-            else:
-                joined = candidates.join(known.hint("shuffle_hash"), ["fp", "model"], "left_anti")
-                joined = joined.withColumn("seen", no_seen)
+            known = visited.select("fp", "model").hint("shuffle_hash")
+            joined = candidates.join(known, ["fp", "model"], "left_anti").withColumn("seen", no_seen)
+            if cyclic:  # candidates already visited: a back edge (a semi join)
+                again = candidates.join(known, ["fp", "model"], "left_semi")
+                joined = joined.unionByName(again.withColumn("seen", F.lit(True)))
             # Equal candidates of one level: the one first in breadth-first order.
             level = joined.groupBy("fp", "model").agg(first_of, any_seen).select(*LEVEL_COLUMNS)
             level = self._cut(level, eager=False)
             if any(cfg.checks for cfg in cfgs.values()):
-                checked = level.select("fp", "model", "key", "state", "seen").mapInArrow(
+                checked = (level if tasks == P else level.coalesce(tasks)).select("fp", "model", "key", "state", "seen").mapInArrow(
                     partial(check_batches, cfgs, inject), RESULT_SCHEMA
                 )
             else:  # nothing for Python to check: the keys and meta rows straight from Spark
@@ -448,6 +462,8 @@ class SparkBatch:
             table = self._collect(checked)
             job_s = time.monotonic() - job_started
             keys_bc.unpersist()
+            if cyclic:
+                candidates.unpersist()
             read_started = time.monotonic()
             summaries, vocabulary, expand_s, check_s = _summaries(table)
             read_s = time.monotonic() - read_started
