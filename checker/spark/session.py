@@ -15,12 +15,18 @@ import os
 import site
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
 from checker.engine.interrupts import deferred
 
 DEFAULT_MASTER = "local[*]"
+
+# PySpark checks for pandas when it is imported and before every Arrow function, and warns
+# about pandas 3, which its DataFrame Arrow functions (no pandas data passes through them)
+# work with: not the user's concern.
+warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
 
 
 class SparkUnavailable(RuntimeError):
@@ -94,13 +100,8 @@ def sql_session(sc: Any) -> Any:
     Adaptive query execution is turned off in it: the engine picks the number of shuffle
     partitions itself and relies on every level's datasets keeping it, so the visited set
     and the candidates are partitioned alike and only the candidates move."""
-    import warnings
-
     from pyspark.sql import SparkSession
 
-    # PySpark checks for pandas before every Arrow function and warns about pandas 3, which
-    # its DataFrame Arrow functions (no pandas data passes through them) work with.
-    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     session = SparkSession._instantiatedSession
     if session is None or session.sparkContext is not sc:
         session = SparkSession(sc)
