@@ -23,6 +23,10 @@ from checker.engine.interrupts import deferred
 
 DEFAULT_MASTER = "local[*]"
 
+LOCAL_DRIVER_MEMORY = "4g"
+"""The JVM heap on a ``local[...]`` master unless ``spark.driver.memory`` is given (Spark's
+own default, 1g, spends much of a large search collecting garbage)."""
+
 # PySpark checks for pandas when it is imported and before every Arrow function, and warns
 # about pandas 3, which its DataFrame Arrow functions (no pandas data passes through them)
 # work with: not the user's concern.
@@ -60,6 +64,9 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={log_config.as_uri()}",
     }
     if master.startswith("local"):
+        # On local[...] the driver's JVM is the executor too: it holds every level's rows
+        # (the visited set's fingerprints, the frontier's states) and shuffles them.
+        settings["spark.driver.memory"] = LOCAL_DRIVER_MEMORY
         settings["spark.driver.host"] = "127.0.0.1"
         settings["spark.driver.bindAddress"] = "127.0.0.1"
         if "PYSPARK_PYTHON" not in os.environ:
