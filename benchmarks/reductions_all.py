@@ -11,7 +11,7 @@ decided them.
     python benchmarks/reductions_all.py --limit 120 bss ses
     python benchmarks/reductions_all.py --reduced-only
 
-Each line: model, reductions applied, distinct states, wall seconds, and the verdicts.
+Each line: model, reductions applied, distinct states, wall and CPU seconds, and the verdicts.
 """
 
 from __future__ import annotations
@@ -35,16 +35,20 @@ BENCHMARKS = {
 }
 
 
-def measure(path: Path, reduced: bool, limit: float | None) -> tuple[int, float, dict[str, str], bool, dict]:
-    """``(states, seconds, verdicts, cut, reductions)`` of one run of the model at ``path``."""
+def measure(path: Path, reduced: bool, limit: float | None) -> tuple[int, float, dict[str, str], bool, dict, float]:
+    """``(states, seconds, verdicts, cut, reductions, cpu_seconds)`` of one run of the
+    model at ``path`` (CPU seconds of this process: less sensitive to other jobs'
+    load than wall seconds)."""
     model = load_model(path)
+    cpu = time.process_time()
     start = time.perf_counter()
     opts = Options(progress=False, symmetry=reduced, por=reduced, time_limit=None if reduced else limit)
     result = check_model(model, opts)
     seconds = time.perf_counter() - start
+    cpu = time.process_time() - cpu
     verdicts = {name: p.status for name, p in result.properties.items()}
     cut = any(v not in ("holds", "violated") for v in verdicts.values())
-    return result.stats.distinct_states, seconds, verdicts, cut, result.reductions
+    return result.stats.distinct_states, seconds, verdicts, cut, result.reductions, cpu
 
 
 def main() -> None:
@@ -57,12 +61,15 @@ def main() -> None:
         path = MODELS / BENCHMARKS[spec]
         red = measure(path, True, None)
         on = "+".join(k for k, v in red[4].items() if v) or "none"
-        print(f"{path.stem:22} {on:13} {red[0]:>11,} states {red[1]:8.1f} s  {_short(red[2])}", flush=True)
+        print(f"{path.stem:22} {on:13} {red[0]:>11,} states {red[1]:8.1f} s {red[5]:8.1f} s cpu  {_short(red[2])}", flush=True)
         if args.reduced_only:
             continue
         full = measure(path, False, args.limit)
         bound = ">=" if full[3] else "  "
-        print(f"{path.stem:22} {'unreduced':13} {bound}{full[0]:>9,} states {full[1]:8.1f} s  {_short(full[2])}", flush=True)
+        print(
+            f"{path.stem:22} {'unreduced':13} {bound}{full[0]:>9,} states {full[1]:8.1f} s {full[5]:8.1f} s cpu  {_short(full[2])}",
+            flush=True,
+        )
         same = all(full[2][k] == v for k, v in red[2].items() if full[2][k] in ("holds", "violated"))
         print(
             f"{'':22} {'ratio':13} {bound}{full[0] / red[0]:8.1f}x states {bound}{full[1] / red[1]:6.1f}x time"

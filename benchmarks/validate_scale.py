@@ -4,7 +4,8 @@ Part 1: a generated log of about a million events (``synthetic_log``: 8 peers
 multicasting to 3 others, sequencer-ordered, so every property holds and each check
 reads the whole log) is written as JSON Lines, read back, and checked for fifo, causal
 and total, in this process pinned to one CPU core. Printed: wall and CPU seconds and
-events per CPU second for reading and for each property, and for all of it together.
+events per CPU second for reading and for each property, and for all of it together;
+then integrity, global_lock and synchronous on the same log (not part of the target).
 Then the same log with a fault two thirds in (the first violation and its window).
 
 Part 2: a thousand logs generated from random walks of built-in models (correct ones
@@ -14,7 +15,10 @@ and mutants) are validated by the local engine and by ``--engine spark`` on
 events each), so this measures Spark's cost per task.
 
 Part 3: the same comparison on a few large logs (``--big-logs`` synthetic logs of
-``--big-events`` events each, some with faults), where each task has real work.
+``--big-events`` events each, some with faults), where each task has real work; then
+once more with the logs split (above a quarter of ``--big-events``): fifo and integrity
+checked per receiving peer in tasks of their own, each log's record (first violation,
+sentence, window) compared with the local engine's.
 
     python benchmarks/validate_scale.py [--events N] [--logs N] [--big-logs N] [--big-events N]
                                         [--master local[2]] [--no-spark]
@@ -40,6 +44,7 @@ from checker.validate.verdicts import Job, validate_path
 
 ROOT = Path(__file__).resolve().parent.parent
 PROPS = ("fifo", "causal", "total")
+OTHERS = ("integrity", "global_lock", "synchronous")
 WALK_MODELS = ("bus1-3", "bus1-4-signal", "sequencer-3", "sequencer-mutant-no-hold-back", "skeen-4",
                "skeen-mutant-min", "lamport-mutant-no-wait", "bss-3", "bss-mutant-no-fifo-condition",
                "matrix-mutant-no-fifo-condition")
@@ -69,6 +74,10 @@ def one_log(events: int, tmp: Path) -> None:
         total_cpu += cpu
         print(f"{name:<14} {wall:>8.2f} {cpu:>8.2f} {n / cpu:>14,.0f}  {'holds' if found is None else 'VIOLATED'}")
     print(f"{'all':<14} {total_wall:>8.2f} {total_cpu:>8.2f} {n / total_cpu:>14,.0f}  (read + fifo + causal + total)")
+    for name in OTHERS:
+        found, wall, cpu = _timed(CHECKS[name], log)
+        verdict = "holds" if found is None else f"violated at event {found.at:,}, window of {len(found.events)} events"
+        print(f"{name:<14} {wall:>8.2f} {cpu:>8.2f} {n / cpu:>14,.0f}  {verdict} (not in the target)")
     for fault in ("fifo", "total"):
         bad = synthetic_log(events, 8, seed=1, fault=fault)
         for name in PROPS:
@@ -105,10 +114,10 @@ def big_logs(count: int, events: int, master: str, spark: bool, tmp: Path) -> No
         with (folder / f"big-{i:03d}.jsonl").open("w") as fh:
             write_jsonl(log, fh)
     print(f"\n{count} synthetic logs ({total:,} events)")
-    compare(folder, count, master, spark)
+    compare(folder, count, master, spark, split_above=events // 4)
 
 
-def compare(folder: Path, count: int, master: str, spark: bool) -> None:
+def compare(folder: Path, count: int, master: str, spark: bool, split_above: int | None = None) -> None:
     job = Job(tuple(p for p in CHECKS if p != "eventual_delivery"))
     started = time.perf_counter()
     local = [validate_path(str(f), job) for f in expand_logs([str(folder)])]
@@ -131,6 +140,30 @@ def compare(folder: Path, count: int, master: str, spark: bool) -> None:
 
     same = strip(remote) == strip(local)
     print(f"spark {master:<18} {spark_s:7.2f}s  {count / spark_s:8.1f} logs/s  (second run; verdict tables identical: {same})")
+    _first_difference(strip(local), strip(remote))
+    if split_above is None:
+        return
+    started = time.perf_counter()
+    parts = validate_spark([str(folder)], job, master=master, split_above=split_above)
+    split_s = time.perf_counter() - started
+
+    def records(vs):
+        return [{k: v for k, v in x.to_json().items() if k != "seconds"} for x in vs]
+
+    same = records(parts) == records(local)
+    _first_difference(records(local), records(parts))
+    print(f"spark, split above {split_above:,} events {split_s:7.2f}s  {count / split_s:8.1f} logs/s  "
+          f"(fifo and integrity per receiving peer; records identical to local: {same})")
+
+
+def _first_difference(local: list, remote: list) -> None:
+    """Print the first record on which the two engines differ, if any."""
+    for a, b in zip(local, remote):
+        if a != b:
+            print(f"  first difference:\n    local {a}\n    spark {b}")
+            return
+    if len(local) != len(remote):
+        print(f"  {len(local)} local records, {len(remote)} from Spark")
 
 
 def main() -> None:

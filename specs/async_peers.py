@@ -28,6 +28,7 @@ from specs.base import PeerSpec
 from specs.channels import Channels
 from specs.common import ghost_event, ghost_send, ghost_signal, mask_of, members, message_past, peer_names
 from specs.history import DELIVER
+from specs.peer_reductions import channel_actor, history_mask, rename, rename_by_peer, rename_chans, rename_common
 
 GHOST, KNOW, SIGNALS, DUPS, CHANS = range(5)
 
@@ -176,8 +177,6 @@ class AsyncPeerSpec(PeerSpec):
     """How to rename peers in a message on a channel (``None``: symmetry not declared)."""
 
     def actor(self, action: tuple) -> int | None:
-        from specs.peer_reductions import channel_actor
-
         return channel_actor(action)
 
     def successor_footprints(self, state: tuple, succ: Any) -> list[tuple[int, int, int, int, int, int]]:
@@ -190,8 +189,6 @@ class AsyncPeerSpec(PeerSpec):
         return self.channel_footprints(state, self.next_states(state))
 
     def visible_mask(self, reads: Any) -> int:
-        from specs.peer_reductions import history_mask
-
         return history_mask(self.reduction_bits, reads)
 
     def por_refusal(self) -> str | None:
@@ -214,8 +211,6 @@ class AsyncPeerSpec(PeerSpec):
         return refusal if refusal is not None else self.channel_symmetry_refusal(self._shapes_declared())
 
     def permute(self, state: tuple, perm: tuple[int, ...]) -> tuple:
-        from specs.peer_reductions import rename, rename_by_peer, rename_chans, rename_common
-
         assert self.own_shapes is not None
         out = rename_common(self, state, perm, GHOST, KNOW)
         out[CHANS] = rename_chans(self, state[CHANS], perm, self.wire_shape)

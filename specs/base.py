@@ -13,8 +13,10 @@ from itertools import permutations
 from typing import Any, ClassVar
 
 from checker import Constant, Property, Spec
+from specs import peer_reductions
 from specs.common import destination_choices, members, names_of, parse_script, peer_names
 from specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, History
+from specs.peer_reductions import Bits, config_symmetries
 
 # Kinds of state variables for partial-order reduction footprints; variable ``(kind,
 # peer)`` is bit ``kind_index * peers + peer`` (``signals`` is one variable). ``pop``
@@ -272,8 +274,6 @@ class PeerSpec(Spec):
         """The footprint variables (:class:`specs.peer_reductions.Bits`) of this model."""
         bits = self.__dict__.get("_reduction_bits")
         if bits is None:
-            from specs.peer_reductions import Bits
-
             bits = self.__dict__["_reduction_bits"] = Bits(self.peers + self.extra_processes, self.peers)
         return bits
 
@@ -310,10 +310,9 @@ class PeerSpec(Spec):
     def channel_footprints(self, state: tuple, succ: Any, deaf: int = 0) -> list[tuple[int, int, int, int, int, int]]:
         """Footprints from :attr:`channel_layout` (see :mod:`specs.peer_reductions`);
         ``deaf``: the processes whose state rules out taking from a channel next."""
-        from specs.peer_reductions import channel_footprints
-
         assert self.channel_layout is not None
-        return channel_footprints(self, state, succ, self.channel_layout, self.later_sends, deaf)
+        # Called through the module, so that a test may replace it there.
+        return peer_reductions.channel_footprints(self, state, succ, self.channel_layout, self.later_sends, deaf)
 
     def channel_refusal(self, base: type) -> str | None:
         """Why the channel footprints do not fit this spec, if they do not: it replaces
@@ -329,8 +328,6 @@ class PeerSpec(Spec):
     def config_symmetry(self, shapes_declared: bool) -> list[tuple[int, ...]]:
         """The peer renamings that map this configuration to itself, unless the spec
         breaks symmetry (:attr:`symmetry_breaker`) or declares no shapes to rename by."""
-        from specs.peer_reductions import config_symmetries
-
         if self.symmetry_breaker or not shapes_declared:
             return []
         return config_symmetries(self, MAX_SYMMETRIC_PEERS)
@@ -404,6 +401,52 @@ class PeerSpec(Spec):
         for p, v in enumerate(values):
             out[perm[p]] = v
         return tuple(out)
+
+    # -- coverage ---------------------------------------------------------------------------
+    # What a configuration is sure to exercise, for the warning of checker.engine.run's
+    # coverage_of. The base lists the steps every such spec shares (``send``, ``signal``,
+    # ``lose``, ``duplicate``); a spec adds the steps of its own algorithm in
+    # ``message_kinds`` and ``duplicate_kinds``, and no more.
+
+    def planned_sends(self) -> tuple[tuple[int, int], ...]:
+        """Every ``(sender, destination mask)`` a send of this configuration may take."""
+        if self.plan is not None:
+            return tuple(dict.fromkeys((p, m) for p, masks in enumerate(self.plan) for m in masks))
+        if not self.sends or self.choices is None:
+            return ()
+        return tuple((p, m) for p, masks in enumerate(self.choices) for m in masks)
+
+    def message_kinds(self) -> tuple[str, ...]:
+        """The action names, besides ``send``, that some run of this configuration takes
+        on the way of its messages (called only when some peer has a send).
+
+        List a name only when the configuration guarantees it: a step every message goes
+        through (``deliver``), or one the configuration makes reachable for sure (a
+        hold-back when a message can overtake one it depends on). The default, ``()``,
+        claims nothing.
+        """
+        return ()
+
+    def duplicate_kinds(self) -> tuple[str, ...]:
+        """The action names, besides ``duplicate``, that a copy left on a channel by a
+        duplication makes reachable for sure (a discard of a copy). Default ``()``."""
+        return ()
+
+    def action_kinds(self) -> tuple[str, ...]:
+        """``send`` and :meth:`message_kinds` when some peer has a send, ``lose`` and
+        ``duplicate`` (with :meth:`duplicate_kinds`) when the channels of
+        :func:`specs.channels.channel_constants` may lose or duplicate a message in
+        transit, and ``signal`` when signals are allowed."""
+        kinds: list[str] = []
+        if self.planned_sends():
+            kinds += ["send", *self.message_kinds()]
+            if getattr(self, "lossy", False):
+                kinds.append("lose")
+            if getattr(self, "duplicates", 0):
+                kinds += ["duplicate", *self.duplicate_kinds()]
+        if self.signals:
+            kinds.append("signal")
+        return tuple(dict.fromkeys(kinds))
 
     # -- presentation ---------------------------------------------------------------------
 

@@ -55,6 +55,9 @@ class BSS(HoldBackSpec):
     local_shape = ("byp", None)  # V, indexed by peer
     data_shape = ("byp", None)  # V_m
 
+    def holds_back(self) -> tuple[bool, bool]:
+        return self.condition_a, self.condition_b
+
     def init_local(self, p: int) -> tuple:
         return (0,) * self.peers
 

@@ -82,6 +82,11 @@ class Bus1(PeerSpec):
     # received. Starting a send and signalling stay optional.
     fairness = {k: "weak" for k in ("block", "tick", "sync", "queue", "sync_queue", "deliver")}
 
+    def message_kinds(self) -> tuple[str, ...]:
+        # Every send goes through its blocking phase (a no-op without block_destinations).
+        commit = ("sync", "queue") if self.sync_receivers_before_queueing else ("sync_queue",)
+        return ("block", "tick", *commit, "deliver")
+
     def configure(self) -> None:
         self._memo: tuple[object, list] = ((), [])
         self._fp_cache: dict[tuple, tuple[int, int, int, int, int, int]] = {}

@@ -48,6 +48,7 @@ operations, see :mod:`specs.bus1_impl_script`), which bounds the sends, destruct
 releases, transfers, signals, resets and disconnects of a run. Variants of the code:
 ``liveness`` (the code's rule or the full-key fix), ``addresses`` (the handles' address
 order), ``refs`` (references approximated by the holder, or counted as the code does),
+``acquire`` (payload handles in one step, or one step each),
 ``locks`` with ``stage_lock``/``install_lock`` (the lock-level mode of
 :mod:`specs.bus1_locks`, and the two missing locks added), ``ties`` and ``mutant``.
 
@@ -65,12 +66,14 @@ Modelling choices (each keeps the code's behaviour on ordering):
   serialises it), and a payload handle's destruction entry read by ``is_live_at`` is
   either after the message whatever its state or already committed, so reading it at
   the peek gives the same answer (message.c reads it unlocked; see the findings).
-* Payload handles of one message are acquired in one step (one section each at lock level);
+* Payload handles of one message are acquired in one step (``acquire = "together"``) or one
+  step each (``acquire = "each"``, and at lock level, one section each);
   staging a data message is atomic under the destination's lock (the code stages without
   that lock: ``locks = true`` explores that data race).
 * With ``refs = "holder"`` a handle's strong references are approximated by its holder:
   the release notification is queued when the last remote holder lets go; ``refs =
-  "counted"`` counts the references of messages in flight as well.
+  "counted"`` counts the references of messages in flight as well, and the user's
+  (``n_user``: a handle received twice needs two releases).
 * History: a destruction is recorded as a transaction of the owner (a message) addressed
   to the owner and every holder, late joiners included; receiving a destroy notification
   is delivering it, and a notification dropped by peek or flush is a drop with its
@@ -94,7 +97,8 @@ notes, valid, dequeued, bad, ranks)``:
   holds a valid handle to (ghosts for the handle properties);
 * ``dequeued[p]``: the last key ``p`` dequeued (ghost for ``dequeue_increasing``);
 * then, with ``locks = true``, ``locks`` and ``threads`` (:mod:`specs.bus1_locks`), and with
-  ``refs = "counted"``, ``refs[p * N + n]``: the references of messages in flight;
+  ``refs = "counted"``, ``refs[p * N + n]``: the references of messages in flight, and
+  ``users[p * N + n]``: the user references (the code's ``n_user``);
 * ``bad``: ``(property bits, WARN bits)``: per-transition checks made in
   :meth:`next_states` (clock monotonicity, insertion before ``front``, the destruction
   rules, every ``WARN_ON`` of the code). A transition that breaks one sets its bit in the
@@ -123,6 +127,7 @@ from specs.bus1_impl_defs import (  # noqa: F401  (re-exported: the adapter and 
     B_LOCKDEP,
     B_OWNER,
     B_RELEASE,
+    B_SPLIT,
     B_WARN,
     B_WINDOW,
     B_WRITERS,
@@ -169,6 +174,7 @@ from specs.bus1_impl_defs import (  # noqa: F401  (re-exported: the adapter and 
     SYNC,
     THREADS,
     TXS,
+    USERS,
     VALID,
     H,
     Q,
@@ -205,9 +211,11 @@ class Bus1Impl(PeerSpec):
             str,
             "none",
             "a deliberately broken variant for testing the checks: none, no_staging (entries "
-            "are inserted committed at the commit timestamp: no blocks), or lock2_unordered (locks mode: "
-            "bus1_mutex_lock2 takes its two locks in argument order, not by address)",
-            choices=("none", "no_staging", "lock2_unordered"),
+            "are inserted committed at the commit timestamp: no blocks), lock2_unordered (locks mode: "
+            "bus1_mutex_lock2 takes its two locks in argument order, not by address), or one_user_ref "
+            "(counted refs: a user release lets go of the handle whatever n_user says, the approximation "
+            "of one user reference per handle)",
+            choices=("none", "no_staging", "lock2_unordered", "one_user_ref"),
         ),
         Constant(
             "liveness",
@@ -248,9 +256,20 @@ class Bus1Impl(PeerSpec):
             "references of remote handles: holder (attached while a message carrying it or its user holds "
             "it, released at the first release) or counted (as handle.c keeps n_weak/n_strong: each message "
             "in flight holds a reference to its payload handle at its destination, given up when the "
-            "message is installed, dropped or flushed; a user release leaves the handle attached while such "
-            "references remain)",
+            "message is installed, dropped or flushed; the user's references (n_user) are counted too, one per "
+            "installed or transferred handle, one less per release; a user release leaves the handle attached while "
+            "such references remain)",
             choices=("holder", "counted"),
+        ),
+        Constant(
+            "acquire",
+            str,
+            "together",
+            "how a send acquires its payload handles at each destination (message.c:bus1_message_stage "
+            "calls bus1_handle_acquire per handle, each under lock2(holder, owner)): together (one step for "
+            "all) or each (one step per handle, other peers' steps between them; the lock-level mode always "
+            "takes them one by one)",
+            choices=("together", "each"),
         ),
         Constant(
             "install_lock",
@@ -312,13 +331,17 @@ class Bus1Impl(PeerSpec):
             raise ConstantError("stage_lock", "takes effect in the lock-level mode only: set locks = true")
         if self.install_lock and not self.locks:
             raise ConstantError("install_lock", "takes effect in the lock-level mode only: set locks = true")
-        if self.refs == "counted" and self.locks:
-            raise ConstantError("refs", "counted references are modelled with atomic sections only: set locks = false")
+        if self.acquire == "each" and self.locks:
+            raise ConstantError("acquire", "the lock-level mode acquires payload handles one by one already: "
+                                "leave acquire = \"together\" with locks = true")
         if self.mutant == "no_staging" and self.locks:
             raise ConstantError("mutant", "no_staging is a mutant of the default mode: set locks = false")
+        if self.mutant == "one_user_ref" and self.refs != "counted":
+            raise ConstantError("mutant", "one_user_ref is a mutant of the counted references: set refs = \"counted\"")
         if self.mutant == "lock2_unordered" and not self.locks:
             raise ConstantError("mutant", "lock2_unordered takes effect in the lock-level mode only: set locks = true")
         self.release_owners = tuple(sorted({o for o in self.owners})) if self.ties == "with_release" else ()
+        self.refs_at = REFS + 2 if self.locks else REFS  # after LOCKS and THREADS in locks mode
 
     # -- encoding helpers ---------------------------------------------------------------
 
@@ -388,6 +411,7 @@ class Bus1Impl(PeerSpec):
             base += [(0,) * n, ((),) * n]
         if self.refs == "counted":
             base.append((0,) * (n * nn))
+            base.append(tuple(1 if self.holders[node] >> p & 1 else 0 for p in range(n) for node in range(nn)))
         out = []
         for ranks in orders:
             s = list(base)
@@ -437,6 +461,8 @@ class Bus1Impl(PeerSpec):
             if r == p or not tx:
                 continue
             phase, mid, i, _ts, _ats, _T, _grp, sync, asyn, post = tx
+            if phase == ACQ:
+                post = ()  # while acquiring, post holds the next payload handle's index, not an entry
             if any(self.entry_peer(a) == p for a in sync + asyn + post if a):
                 return False
             op = self.op_of(mid)
@@ -550,7 +576,14 @@ class Bus1Impl(PeerSpec):
             *(self._lock_properties() if self.locks else ()),
             *([Property.always("release_when_unreferenced", self._bit(B_RELEASE, "release_when_unreferenced"),
                                doc=_DOCS["release_when_unreferenced"])] if self.refs == "counted" else []),
+            *([Property.sometimes("acquire_split", self._split, doc=_DOCS["acquire_split"])]
+              if self.acquire == "each" else []),
         ]
+
+    def _split(self, state: tuple) -> str | None:
+        if state[BAD][0] & B_SPLIT:
+            return "a destruction started between two payload-handle acquisitions of one message"
+        return None
 
     def _lock_properties(self) -> list[Property]:
         return [
@@ -743,7 +776,8 @@ class Bus1Impl(PeerSpec):
         """The step's events as the abstract bus1 sees them (see :mod:`specs.bus1_refinement`).
 
         ``("send", p, mid, dmask)``, ``("deliver", q, mid)``, ``("drop", q, mid)``, and
-        ``("reset", p)`` when a peer's reset starts; destructions are sends of their
+        ``("reset", p, nodes)`` when a peer's reset starts (``nodes``: the mask of the nodes it
+        destroys); destructions are sends of their
         destroy transaction to the owner and the holders collected by
         ``bus1_handle_destroy_locked``. Everything else is internal.
         """
@@ -754,8 +788,9 @@ class Bus1Impl(PeerSpec):
             return (("signal", label[1], self.names.index(label[-2] if name != "signal" else label[2])),)
         if name == "bus1_handle_destroy_locked":
             events: tuple[tuple, ...] = (("send", label[1], label[2], label[3]),)
-            if self.op_of(label[2]).kind in FLUSHING:
-                events = (("reset", label[1]),) + events
+            op = self.op_of(label[2])
+            if op.kind in FLUSHING:
+                events = (("reset", label[1], sum(1 << n for n in op.nodes)),) + events
             return events
         out = []
         logs_b, logs_a = before[GHOST][1], after[GHOST][1]
@@ -792,8 +827,10 @@ class World:
         if spec.locks:
             self.locks = list(s[LOCKS])
             self.th = list(s[THREADS])
+        self.unref: list[int] = []  # locks mode: handles a dropped message's unref is to release next
         if spec.refs == "counted":
-            self.refs = list(s[REFS])
+            self.refs = list(s[spec.refs_at])
+            self.users = list(s[spec.refs_at + USERS - REFS])
 
     def freeze(self, before: tuple) -> tuple:
         for p in range(self.spec.peers):
@@ -807,7 +844,7 @@ class World:
         if self.spec.locks:
             out += (tuple(self.locks), tuple(self.th))
         if self.spec.refs == "counted":
-            out += (tuple(self.refs),)
+            out += (tuple(self.refs), tuple(self.users))
         return out
 
     def assert_held(self, q: int, site: int) -> None:
@@ -910,13 +947,21 @@ class World:
         if not self.map_holders(node):
             self.queue_release(node)
 
-    def user_release(self, p: int, node: int) -> None:
-        """The user lets go of ``p``'s handle to ``node``; with counted references it stays
-        attached while messages in flight hold it (n_weak > 0, n_strong > 0)."""
-        if self.spec.refs == "counted" and self.refs[self.spec.hidx(p, node)]:
-            self.hset(p, node, st=ATTACHED)
-        else:
-            self.release_handle(p, node)
+    def user_release(self, p: int, node: int, every: bool = False) -> None:
+        """The user lets go of one reference to ``p``'s handle to ``node`` (peer.c:441, n_user - 1),
+        or of ``every`` one (a reset: peer.c:198, atomic_xchg(&h->n_user, 0)). With counted
+        references the handle stays the user's while it has user references left, and attached
+        while messages in flight hold it (n_weak > 0, n_strong > 0)."""
+        if self.spec.refs == "counted":
+            i = self.spec.hidx(p, node)
+            # A scripted release waits until the user holds the handle (n_user >= 1: holds()).
+            self.users[i] = 0 if every else self.users[i] - 1
+            if self.users[i] and self.spec.mutant != "one_user_ref":
+                return
+            if self.refs[i]:
+                self.hset(p, node, st=ATTACHED)
+                return
+        self.release_handle(p, node)
 
     def take_ref(self, d: int, node: int) -> None:
         """A message in flight to ``d`` takes a reference to ``d``'s handle to ``node`` (counted refs)."""
@@ -938,7 +983,10 @@ class World:
         if self.spec.refs == "counted":
             for h in self.spec.op_of(mid).payload:
                 if self.spec.owners[h] != p and self.drop_ref(p, h):
-                    self.release_handle(p, h)
+                    if self.spec.locks:  # released after the section, under lock2(holder, owner)
+                        self.unref.append(h)
+                    else:
+                        self.release_handle(p, h)
 
     # -- ghost helpers ------------------------------------------------------------------
 
@@ -1040,6 +1088,10 @@ class World:
                 dmask |= 1 << r
         self.ghost = ghost_send(self.ghost, p, mid, dmask, self.know[p])
         self.txs[p] = (POSTPONED, mid, 0, ts, 0, 0, grp, sync, (), post)
+        if spec.acquire == "each":
+            for tx in self.txs:
+                if tx and tx[0] == ACQ and tx[9] and set(spec.op_of(tx[1]).payload) & set(op.nodes):
+                    self.bits |= B_SPLIT  # some of its payload handles acquired, not all
         return ("bus1_handle_destroy_locked", p, mid, dmask)
 
     def transfer(self, p: int, op: Op) -> tuple:
@@ -1097,6 +1149,12 @@ class World:
             node = order[i]
             d = spec.owners[node]
             addr = spec.msg_addr(mid, d)
+            if phase == ACQ and spec.acquire == "each":  # one handle a step; post holds the next one's index
+                j = post[0] if post else 0
+                case = self.acquire(d, op.payload[j])
+                more = j + 1 < len(op.payload)
+                self.txs[p] = (ACQ if more else STAGE, mid, i, ts, ats, T, grp, sync, asyn, (j + 1,) if more else ())
+                return ("bus1_handle_acquire", p, mid, spec.names[d], f"n{op.payload[j]} {case}")
             if phase == ACQ:
                 cases = [self.acquire(d, h) for h in op.payload]
                 self.txs[p] = (STAGE, mid, i, ts, ats, T, grp, sync, asyn, post)
@@ -1158,7 +1216,7 @@ class World:
                     self.hset(p, node, st=RELEASED)
                     self.nodes[node] |= F_RELEASED
                 else:
-                    self.user_release(p, node)
+                    self.user_release(p, node, every=True)
             self.txs[p] = (FLUSH, mid, 0, ts, ats, T, grp, sync, asyn, post)
             return ("bus1_peer_flush", p, mid, "release handles")
         # FLUSH
@@ -1360,16 +1418,20 @@ class World:
         (the message's reference passes to the user)."""
         if self.spec.refs == "counted" and self.spec.owners[h] != p:
             self.refs[self.spec.hidx(p, h)] -= 1
+            self.users[self.spec.hidx(p, h)] += 1  # message.c:581, peer.c:521: n_user + 1
         self.hset(p, h, st=PUBLIC)
         self.valid[p] |= 1 << h
 
     def referenced(self, node: int) -> bool:
-        """Whether a remote user holds a handle to ``node`` or a message carrying it is still on
-        its way to a peer other than the owner (sent, neither delivered nor dropped there)."""
+        """Whether a remote user holds a handle to ``node`` (with counted references: has user
+        references left, n_user > 0, what the user was given minus what it released) or a
+        message carrying it is still on its way to a peer other than the owner (sent, neither
+        delivered nor dropped there)."""
         spec = self.spec
         owner = spec.owners[node]
         for r in range(spec.peers):
-            if r != owner and self.hget(r, node)[0] == PUBLIC:
+            if r != owner and (self.users[spec.hidx(r, node)] if spec.refs == "counted" else
+                               self.hget(r, node)[0] == PUBLIC):
                 return True
         sent, logs = self.ghost
         for s_, out in enumerate(sent):
@@ -1429,6 +1491,9 @@ _DOCS = {
     "handle to the node and no message carrying one is on its way (handle.h:48-51: once all handles to a node "
     "have been released, the owner is notified)",
     "late_join": "a handle attached after its node's destruction fails to join it (tx.c:bus1_tx_join fallback)",
+    "acquire_split": "acquire = \"each\", a witness: a destruction of a payload node starts while a message has "
+    "acquired some of its payload handles at a destination and not yet the others (message.c:bus1_message_stage "
+    "acquires them one by one)",
 }
 
 SPEC = Bus1Impl

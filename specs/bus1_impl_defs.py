@@ -30,6 +30,7 @@ B_WRITERS = 128  # locks mode: a queue modified while another thread is inside a
 B_LOCKDEP = 256  # locks mode: a lockdep_assert_held reached without the lock (the site is in the WARN bits)
 B_WINDOW = 512  # locks mode, a witness: a payload handle's destruction entry changed between peek and install
 B_RELEASE = 1024  # a release notification received while a user handle or a message in flight references the node
+B_SPLIT = 2048  # acquire = "each", a witness: a destruction started between two payload acquisitions of one message
 # Lockdep assertions of the modelled functions (locks mode), one bit each in the WARN bits of BAD.
 LOCKDEP_SITES = {
     1 << 16: "tx.c:139 bus1_tx_stage: lockdep_assert_held(&peer->data.lock) of the staging destination",
@@ -48,5 +49,6 @@ LOCKDEP_SITES = {
 Q, H, NODES, TXS, PCS, GHOST, DROPS, KNOW, NOTES, VALID, DEQ, BAD, RANKS = range(13)
 LOCKS, THREADS = 13, 14  # locks mode only: data-lock holders (peer + 1, 0 free) and thread states
 # refs = "counted" only: per handle (p * N + node), the references of messages in flight to p that carry
-# it; at index 13 (15 in locks mode, which does not combine with it).
-REFS = 13
+# it (REFS), and its user references, the code's n_user (USERS); at 13 and 14, after LOCKS and THREADS (15
+# and 16) in locks mode (Bus1Impl.refs_at).
+REFS, USERS = 13, 14

@@ -8,7 +8,10 @@ A model gives, per peer, a list of operations, each one ioctl of the bus1 code::
   different peer), carrying handles to the nodes ``H``;
 * ``destroy N[,N...]``: ``BUS1_CMD_NODES_DESTROY`` of the peer's own nodes, in one
   transaction;
-* ``release N``: ``BUS1_CMD_HANDLE_RELEASE`` of the peer's handle to node ``N``;
+* ``release N``: ``BUS1_CMD_HANDLE_RELEASE`` of one user reference to the peer's handle to
+  node ``N`` (a handle received in several messages has that many with ``refs = "counted"``);
+  a release of a handle passed to the peer in a message, or released before, waits until the
+  user holds it;
 * ``reset``: ``BUS1_CMD_PEER_RESET`` with the flush flag: every live node of the peer is
   destroyed and every handle it holds released; later operations may follow;
 * ``disconnect``: ``BUS1_CMD_PEER_DISCONNECT`` (peer.c:252-262), the peer's last operation:
@@ -199,8 +202,11 @@ def parse_script(
                 op = Op(TRANSFER, op.nodes, target=op.target, waits=tuple(waits))
             elif op.kind == RELEASE:
                 (n,) = op.nodes
-                if owners[n] == p or n not in held:
+                if owners[n] == p or (n not in held and n not in gifts[p]):
                     raise ConstantError(field, f"peer {who} holds no remote handle to node {n} to release")
+                # A handle released before, or passed in a message: the release waits until the
+                # user holds it (again): a reference received in a message.
+                op = Op(RELEASE, op.nodes, waits=() if n in held else (n,))
                 held.discard(n)
             else:  # reset/disconnect destroys every live node of the peer and releases every handle it holds
                 op = Op(op.kind, tuple(sorted(alive)))

@@ -23,7 +23,11 @@ section                            data locks, in acquisition order
 ``bus1_queue_sync``                each destination in turn (tx.c:332)
 ``bus1_queue_commit_staged``       each destination in turn (tx.c:351)
 ``bus1_handle_release``            ``lock2(holder, owner)`` (handle.c:528); the same for a
-                                   reset's release of each handle (peer.c:195-210)
+                                   reset's release of each handle (peer.c:195-210). With
+                                   ``refs = "counted"``, none when references are left (the
+                                   fast path, handle.h:273-283), and a dropped or flushed
+                                   message's payload handles are released after the data
+                                   lock is dropped (peer.c:961-963), each under ``lock2``
 ``bus1_queue_flush``               the resetting peer (peer.c:214)
 ``bus1_peer_peek``                 the receiver (peer.c:935); kept across dropped
                                    notifications, released and retaken around a dropped data
@@ -93,9 +97,9 @@ from specs.bus1_impl_script import RELEASE, SEND, SIGNAL, TRANSFER
 
 # What a thread is doing (threads[p] is () when it is between sections):
 # (what, held, locks, ctx): ``held`` of the section's ``locks`` taken so far.
-W_TX, W_START, W_PEEK, W_STAGE, W_INSTALL, W_RELEASE, W_REMOVE = range(1, 8)
+W_TX, W_START, W_PEEK, W_STAGE, W_INSTALL, W_RELEASE, W_REMOVE, W_UNREF = range(1, 9)
 SECTION_NAMES = {W_START: "", W_PEEK: "bus1_peer_peek", W_RELEASE: "bus1_handle_release",
-                 W_REMOVE: "bus1_queue_remove", W_INSTALL: "bus1_handle_is_live_at"}
+                 W_REMOVE: "bus1_queue_remove", W_INSTALL: "bus1_handle_is_live_at", W_UNREF: "bus1_handle_release"}
 
 
 def lock2(spec: Any, a: int, b: int | None) -> tuple[int, ...]:
@@ -118,11 +122,25 @@ def owner_lock(spec: Any, nodes: Any, node: int, pcs: Any, txs: Any) -> int | No
 
 
 def next_release(spec: Any, handles: Any, p: int) -> int | None:
-    """The next handle a reset releases (peer.c:195-210), or ``None``."""
+    """The next handle a reset releases (peer.c:195-210), or ``None``; with counted references
+    an attached handle is the messages' (given up when they are flushed), as in the default mode."""
     for node in range(spec.n_nodes):
-        if handles[spec.hidx(p, node)][0] not in (NONE, RELEASED):
+        st = handles[spec.hidx(p, node)][0]
+        if st not in (NONE, RELEASED) and not (st == ATTACHED and spec.refs == "counted"):
             return node
     return None
+
+
+def stays_referenced(spec: Any, s: tuple, p: int, node: int, every: bool) -> bool:
+    """Counted references: whether letting go of one (or ``every``) user reference of ``p``'s
+    handle to ``node`` leaves references (n_weak > 0): the code then only decrements, with
+    no lock (handle.h:bus1_handle_release, bus1_handle_release_n); the slow path takes
+    lock2(holder, owner)."""
+    if spec.refs != "counted" or spec.owners[node] == p:
+        return False
+    i = spec.hidx(p, node)
+    users, refs = s[spec.refs_at + 1][i], s[spec.refs_at][i]
+    return bool(refs) or (not every and users > 1 and spec.mutant != "one_user_ref")
 
 
 def stage_target(spec: Any, tx: tuple) -> tuple[int, int, int]:
@@ -161,6 +179,8 @@ def tx_section(spec: Any, s: tuple, p: int) -> tuple[str, tuple[int, ...], tuple
             return "bus1_peer_flush", (p,), ()
         if spec.owners[node] == p:
             return "bus1_peer_flush", (p,), (node,)
+        if stays_referenced(spec, s, p, node, True):
+            return "bus1_peer_flush", (), (node,)
         return "bus1_peer_flush", lock2(spec, p, owner_lock(spec, s[NODES], node, s[PCS], s[TXS])), (node,)
     return "bus1_queue_flush", (p,), ()
 
@@ -172,6 +192,8 @@ def start_section(spec: Any, s: tuple, p: int) -> tuple[str, tuple[int, ...]] | 
         return None
     if op.kind == RELEASE:
         (node,) = op.nodes
+        if stays_referenced(spec, s, p, node, False):
+            return None
         return "bus1_handle_release", lock2(spec, p, owner_lock(spec, s[NODES], node, s[PCS], s[TXS]))
     if op.kind == TRANSFER:  # bus1_handle_acquire of the target's handle (handle.c:418)
         (node,) = op.nodes
@@ -257,6 +279,8 @@ def section_step(spec: Any, s: tuple, p: int, th: tuple, name: str = "") -> list
         label = release_body(w, p, ctx)
     elif what == W_INSTALL:
         label = install_body(w, p, ctx)
+    elif what == W_UNREF:
+        label = unref_body(w, p, ctx)
     else:
         label = remove_body(w, p, ctx)
     nth = w.th[p]
@@ -309,11 +333,38 @@ def tx_body(w: Any, p: int, ctx: tuple) -> tuple:
                 w.hset(p, node, st=RELEASED)
                 w.nodes[node] |= F_RELEASED
             else:
-                w.release_handle(p, node)
+                w.user_release(p, node, every=True)  # peer.c:198: every user reference at once
         if next_release(spec, w.h, p) is None:
             w.txs[p] = (FLUSH, mid, i, ts, ats, T, grp, sync, asyn, post)
         return ("bus1_peer_flush", p, mid, f"release n{node}" if node is not None else "nothing to release")
-    return w.tx_step(p)
+    label = w.tx_step(p)
+    if w.unref:  # peer.c:bus1_peer_flush: the flushed messages are unreferenced after the unlock
+        w.th[p] = unref_th(w, p, 0)
+    return label
+
+
+def unref_th(w: Any, p: int, resume: int, nodes: tuple = ()) -> tuple:
+    """The thread state releasing the payload handles a dropped or flushed message let go of
+    (counted references; bus1_handle_release_slow under lock2(holder, owner)), then going on
+    with the peek (``resume``) or done."""
+    nodes = nodes or tuple(w.unref)
+    w.unref = []
+    locks = lock2(w.spec, p, owner_lock(w.spec, w.nodes, nodes[0], w.pcs, w.txs))
+    return (W_UNREF, 0, locks, (resume, *nodes))
+
+
+def unref_body(w: Any, p: int, ctx: tuple) -> tuple:
+    """handle.c:bus1_handle_release_slow of the next handle in ``ctx`` (``(resume, node,
+    ...)``), under lock2(holder, owner): released if nothing references it any more; then the
+    next one, or back to the peek (``resume``) or done."""
+    resume, node, *rest = ctx
+    if w.hget(p, node)[0] == ATTACHED and not w.refs[w.spec.hidx(p, node)] and not w.users[w.spec.hidx(p, node)]:
+        w.release_handle(p, node)
+    if rest:
+        w.th[p] = unref_th(w, p, resume, tuple(rest))
+    else:
+        w.th[p] = (W_PEEK, 0, (p,), ()) if resume else ()
+    return ("bus1_handle_release", p, node, "unref")
 
 
 def stage_step(spec: Any, s: tuple, p: int) -> tuple[tuple, tuple]:
@@ -367,7 +418,7 @@ def peek_body(w: Any, p: int) -> tuple:
         w.th[p] = install_th(spec, p, ctx) if payload else (W_REMOVE, 0, (p,), ctx)
         return ("bus1_peer_peek", p, "found", spec.mname(mid), key[0])
     if mid >= 0:  # a dropped data message: unlock, unref, lock again, go on (peer.c:961-963)
-        w.th[p] = (W_PEEK, 0, (p,), ())
+        w.th[p] = unref_th(w, p, 1) if w.unref else (W_PEEK, 0, (p,), ())
     elif label[2].startswith("drop"):  # a dropped notification: go on, still locked
         w.th[p] = (W_PEEK, 1, (p,), ())
     return label
@@ -395,7 +446,7 @@ def install_body(w: Any, p: int, ctx: tuple) -> tuple:
     if ok:
         valid |= 1 << j
     ctx = (mid, ts, grp, addr, j, valid)
-    if not ok and w.hget(p, h)[0] == ATTACHED:
+    if not ok and w.drop_ref(p, h):  # message.c:526: the message's reference; the last one releases
         w.th[p] = (W_RELEASE, 0, lock2(spec, p, owner_lock(spec, w.nodes, h, w.pcs, w.txs)), ctx)
     else:
         w.th[p] = after_handle(spec, p, payload, ctx)
@@ -503,7 +554,7 @@ def describe(spec: Any, s: tuple) -> dict[str, Any]:
         what, held, locks, ctx = th
         kind = {W_TX: "transaction section", W_START: "operation start", W_PEEK: "peek", W_STAGE: "unlocked stage",
                 W_INSTALL: "install (unlocked)", W_RELEASE: "release of an invalid handle",
-                W_REMOVE: "remove"}[what]
+                W_REMOVE: "remove", W_UNREF: "release of a dropped message's handle"}[what]
         threads[names[p]] = f"{kind}: {held}/{len(locks)} locks ({', '.join(names[lk] for lk in locks)}) {list(ctx)}"
     return {"data_locks": {names[lk]: (names[v - 1] if v else None) for lk, v in enumerate(s[LOCKS])},
             "threads": threads}

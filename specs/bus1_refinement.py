@@ -10,7 +10,12 @@ destruction added as the wiki's "Other events" section describes it:
 * a data message to a node is dropped, not delivered, iff the node's destruction was
   dequeued before it on the owner's queue (ordered before it); a destroy notification
   may be dropped (its handle was released, or not yet handed to the user);
-* a reset peer discards everything queued or arriving after its reset starts.
+* a reset is a destruction of every live node of the peer (its own transaction) that also
+  flushes its queue: from its start, a data message to one of the nodes it destroys may be
+  dropped wherever it stands in the queue and is never delivered, and a destroy
+  notification reaching a reset peer may be dropped (its handle was released); messages to
+  nodes created after the reset (fresh nodes its later sends create) and notifications of
+  handles received after it are ordered as any other, so later traffic is checked too.
 
 **Method: a product search with the abstract side determinised.** The checked spec's
 state is ``(impl_state, S)``, where ``S`` is the set of abstract states that match the
@@ -33,12 +38,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker import ConstantError, Property, Spec
+from checker import Property, Spec
 from specs.bus1 import BLOCK, Bus1
 from specs.bus1_impl import Bus1Impl
+from specs.bus1_impl_defs import GHOST
 from specs.bus1_impl_script import DESTROY, FLUSHING
 from specs.common import ghost_event, ghost_send, ghost_signal, message_past
-from specs.history import DELIVER, DROP
+from specs.history import DELIVER, DROP, SEND
 
 CACHE_LIMIT = 1 << 15
 EVENT_CODES = {"send": 0, "deliver": 1, "drop": 2, "reset": 3, "signal": 4}
@@ -51,33 +57,26 @@ class Bus1Refinement(Spec):
 
     def setup(self) -> None:
         self.impl = Bus1Impl(**self.values)
-        for p, ops in enumerate(self.impl.ops):
-            kinds = [op.kind for op in ops]
-            if any(k in FLUSHING for k in kinds[:-1]):
-                raise ConstantError(
-                    f"script.{self.impl.names[p]}",
-                    "the refinement covers a reset as the peer's last operation only (the abstract side discards "
-                    "everything that reaches a reset peer)",
-                )
         self.abstract = Bus1(peers=self.peers)
         self.abstract.stride = self.impl.stride
         self._cache: dict[tuple, frozenset] = {}
 
-    # -- abstract states: (bus1 state, gone, reset mask) -----------------------------------
-    # ``gone[q]``: nodes whose destruction q has dequeued; ``reset``: peers that reset.
+    # -- abstract states: (bus1 state, gone, reset mask, wiped) -------------------------------
+    # ``gone[q]``: nodes whose destruction q has dequeued; ``reset``: peers that reset;
+    # ``wiped[q]``: q's nodes destroyed by its resets.
 
     def abstract_init(self) -> tuple:
         (b,) = self.abstract.init_states()
-        return (b, (0,) * self.peers, 0)
+        return (b, (0,) * self.peers, 0, (0,) * self.peers)
 
     def internal(self, a: tuple) -> list[tuple]:
         """The abstract transaction steps enabled in ``a`` (Bus1's block/tick/sync/queue)."""
-        b, gone, reset = a
+        b, gone, reset, wiped = a
         out = []
         for p, tx in enumerate(b[2]):
             if tx:
                 _label, nb = self.abstract._step(b, p, tx)
-                out.append((nb, gone, reset))
+                out.append((nb, gone, reset, wiped))
         return out
 
     def closure(self, states: frozenset) -> set[tuple]:
@@ -93,17 +92,18 @@ class Bus1Refinement(Spec):
 
     def apply(self, a: tuple, event: tuple) -> tuple | None:
         """``a`` after the observable ``event``, or ``None`` if the wiki algorithm cannot do it."""
-        b, gone, reset = a
+        b, gone, reset, wiped = a
         clocks, queues, txs, ghost, know, signals = b
         kind = event[0]
         if kind == "reset":
-            return (b, gone, reset | 1 << event[1])
+            _k, p, nodes = event
+            return (b, gone, reset | 1 << p, wiped[:p] + (wiped[p] | nodes,) + wiped[p + 1 :])
         if kind == "signal":
             _k, p, q = event
             if txs[p] or txs[q]:
                 return None
             know = know[:q] + (know[q] | know[p],) + know[q + 1 :]
-            return ((clocks, queues, txs, ghost_signal(ghost, p, q), know, signals), gone, reset)
+            return ((clocks, queues, txs, ghost_signal(ghost, p, q), know, signals), gone, reset, wiped)
         if kind == "send":
             _k, p, mid, dmask = event
             if txs[p]:
@@ -113,7 +113,7 @@ class Bus1Refinement(Spec):
                 txs = txs[:p] + ((mid, 0, 0, 0),) + txs[p + 1 :]
             else:  # a reset of a peer without nodes: no destination to order against
                 know = know[:p] + (know[p] | 1 << mid,) + know[p + 1 :]
-            return ((clocks, queues, txs, ghost, know, signals), gone, reset)
+            return ((clocks, queues, txs, ghost, know, signals), gone, reset, wiped)
         _k, q, mid = kind, event[1], event[2]
         s, k = divmod(mid, self.impl.stride)
         if k >= len(ghost[0][s]):
@@ -128,10 +128,10 @@ class Bus1Refinement(Spec):
         pos = next((i for i, e in enumerate(queue) if e[1] != BLOCK and e[2] == mid), None)
         if pos is None:
             return None
-        must_drop = bool(reset >> q & 1)
-        if not destroy and not must_drop:
-            node = self.impl.msg_node_at(mid, q)
-            must_drop = bool(gone[q] >> node & 1)
+        # Flushed by a reset: a message to a node the reset destroyed, or (its handle released)
+        # a destroy notification to a peer that reset; dropped wherever it stands.
+        flushed = bool(reset >> q & 1) if destroy else bool(wiped[q] >> self.impl.msg_node_at(mid, q) & 1)
+        must_drop = not destroy and bool(flushed or gone[q] >> self.impl.msg_node_at(mid, q) & 1)
         at_head = pos == 0 and not txs[q]
         if kind == "deliver":
             if must_drop or not at_head:
@@ -139,13 +139,13 @@ class Bus1Refinement(Spec):
             ghost = ghost_event(ghost, q, DELIVER, mid)
             know = know[:q] + (know[q] | 1 << mid | message_past(ghost, mid, self.impl.stride),) + know[q + 1 :]
         else:
-            if not (reset >> q & 1) and not (at_head and (must_drop or destroy)):
+            if not flushed and not (at_head and (must_drop or destroy)):
                 return None
             ghost = ghost_event(ghost, q, DROP, mid)
         if destroy:
             gone = gone[:q] + (gone[q] | sum(1 << n for n in op.nodes),) + gone[q + 1 :]
         queues = queues[:q] + (queue[:pos] + queue[pos + 1 :],) + queues[q + 1 :]
-        return ((clocks, queues, txs, ghost, know, signals), gone, reset)
+        return ((clocks, queues, txs, ghost, know, signals), gone, reset, wiped)
 
     def advance(self, states: frozenset, event: tuple) -> frozenset:
         key = (states, event)
@@ -186,7 +186,23 @@ class Bus1Refinement(Spec):
         return out
 
     def properties(self) -> list[Property]:
-        return [Property.always("refines_bus1", self._refines, doc=_DOC)]
+        return [
+            Property.always("refines_bus1", self._refines, doc=_DOC),
+            Property.sometimes("delivered_after_reset", self._delivered_after_reset, doc=_DOC_AFTER_RESET),
+        ]
+
+    def _delivered_after_reset(self, state: tuple) -> str | None:
+        impl = self.impl
+        _sent, logs = state[0][GHOST]
+        for q, log in enumerate(logs):
+            reset_seen = False
+            for code in log:
+                kind, mid = code & 7, code >> 3
+                if kind == SEND and impl.op_of(mid).kind in FLUSHING and mid // impl.stride == q:
+                    reset_seen = True
+                elif kind == DELIVER and reset_seen:
+                    return f"{impl.names[q]} delivered {impl.mname(mid)} after its reset"
+        return None
 
     def _refines(self, state: tuple) -> str | None:
         _impl, _states, failed = state
@@ -217,6 +233,10 @@ class Bus1Refinement(Spec):
         return out
 
 
+_DOC_AFTER_RESET = (
+    "a witness: a peer delivers a message after its reset started (later traffic, which the refinement orders as "
+    "any other)"
+)
 _DOC = (
     "every run of the code, projected on sends, deliveries, drops and destructions, is a run of the wiki "
     "algorithm (specs/bus1.py) with destruction added"

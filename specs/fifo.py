@@ -34,6 +34,9 @@ class Fifo(PeerSpec):
     acyclic = True  # every step appends to a queue or a log, or uses up a signal
     fairness = {"append": "weak", "deliver": "weak"}
 
+    def message_kinds(self) -> tuple[str, ...]:
+        return ("append", "deliver")
+
     def init_states(self) -> list[tuple]:
         n = self.peers
         empty = tuple(() for _ in range(n))

@@ -40,6 +40,7 @@ from specs.base import PeerSpec
 from specs.channels import EMPTY, Channels
 from specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, names_of, replace, send_options
 from specs.history import DELIVER
+from specs.peer_reductions import channel_actor, history_mask, rename_by_peer, rename_chans, rename_common
 from specs.properties import LIBRARY
 from specs.witnesses import WITNESSES
 
@@ -59,6 +60,13 @@ class HoldBackSpec(PeerSpec):
         self.net = Channels.from_spec(self)
         self._gated = type(self).may_send is not PeerSpec.may_send
         self.configure_algorithm()
+        cls = type(self)
+        self._lazy = (
+            not self.net.ordered
+            and cls.on_arrival is HoldBackSpec.on_arrival
+            and cls.next_states is HoldBackSpec.next_states
+            and not self._gated
+        )
 
     def configure_algorithm(self) -> None:
         """Derive the algorithm's own settings from its constants."""
@@ -86,6 +94,14 @@ class HoldBackSpec(PeerSpec):
         """``p``'s state after it delivers a message from ``src`` carrying ``data``."""
         raise NotImplementedError
 
+    def holds_back(self) -> tuple[bool, bool]:
+        """Whether this configuration's delivery condition holds back a message that
+        arrives before an earlier message of its sender to the same peer (first), and one
+        that arrives before a message its sender had received a message after (second).
+        Coverage lists ``buffer`` and ``deliver`` when the channels and sends make such an
+        arrival possible (:meth:`message_kinds`); the default holds back both."""
+        return True, True
+
     local_fields: ClassVar[Fields | None] = None
     """Names of the items of a peer's algorithm state (``Fields("clock", "seen")``): the
     hooks may read ``self.local_fields.read(local).clock`` and build the next one with
@@ -101,6 +117,49 @@ class HoldBackSpec(PeerSpec):
     def show_data(self, data: Any) -> Any:
         """A JSON-friendly view of a message's control data."""
         return data
+
+    # -- coverage -----------------------------------------------------------------------
+
+    def message_kinds(self) -> tuple[str, ...]:
+        """``receive`` (the first message sent can arrive first and be delivered at once),
+        and ``buffer`` and ``deliver`` when a message can arrive early in a way that
+        :meth:`holds_back` says the condition catches: overtaking an earlier message of
+        its sender on an unordered channel, or a message relayed by a third peer (``p``
+        sends to ``r`` and then, or in the same send, to ``q``, who sends to ``r``)."""
+        fifo, relayed = self.holds_back()
+        if (fifo and self._may_overtake_own()) or (relayed and self._may_overtake_relayed()):
+            return ("receive", "buffer", "deliver")
+        return ("receive",)
+
+    def _sends_of(self, p: int) -> list[tuple[int, int]]:
+        """``(position, destination mask)`` of each send ``p`` may make."""
+        if self.plan is not None:
+            return list(enumerate(self.plan[p]))
+        return [(k, m) for k in range(self.sends) for m in self.choices[p]]
+
+    def _may_overtake_own(self) -> bool:
+        if self.net.ordered:
+            return False
+        for p in range(self.peers):
+            sends = self._sends_of(p)
+            if any(i < j and mi & mj for i, mi in sends for j, mj in sends):
+                return True
+        return False
+
+    def _may_overtake_relayed(self) -> bool:
+        reaches = [0] * self.peers  # who q's sends may reach
+        for q in range(self.peers):
+            for _i, m in self._sends_of(q):
+                reaches[q] |= m
+        for p in range(self.peers):
+            sends = self._sends_of(p)
+            for i, mi in sends:
+                for j, mj in sends:
+                    if j < i or (j == i and mi != mj):
+                        continue
+                    if any(q != r and reaches[q] >> r & 1 for r in members(mi) for q in members(mj)):
+                        return True
+        return False
 
     # -- states -------------------------------------------------------------------------
 
@@ -231,8 +290,6 @@ class HoldBackSpec(PeerSpec):
     """How to rename peers in a message's control data."""
 
     def actor(self, action: tuple) -> int | None:
-        from specs.peer_reductions import channel_actor
-
         return channel_actor(action)
 
     def successor_footprints(self, state: tuple, succ: Any) -> list[tuple[int, int, int, int, int, int]]:
@@ -252,9 +309,24 @@ class HoldBackSpec(PeerSpec):
     def later_sends(self, state: tuple, p: int) -> int:
         return self.sends_left_mask(state, p)
 
-    def visible_mask(self, reads: Any) -> int:
-        from specs.peer_reductions import history_mask
+    # A message that arrives while undeliverable can as well stay in its channel until
+    # it is deliverable: on an unordered channel nothing waits behind it, and when the
+    # arrival leaves the peer's state as it was (no on_arrival of the subclass's own),
+    # taking it later, in the step that delivers it, gives the same histories; held
+    # back, it would only restrict the peer (a peer with a deliverable held-back message
+    # does nothing else). So the reductions may defer every ``buffer`` step while
+    # another step is enabled (checker.api.spec.Spec.deferrable). A ``buffer`` step
+    # writes the channel's receiving end and the buffer, not the history; two of them
+    # commute, and they enable nothing: the peer's state, which decides deliveries,
+    # stays as it was.
 
+    def defers(self) -> bool:
+        return self._lazy
+
+    def deferrable(self, action: tuple) -> bool:
+        return self._lazy and action[0] == "buffer"
+
+    def visible_mask(self, reads: Any) -> int:
         return history_mask(self.reduction_bits, reads)
 
     def por_refusal(self) -> str | None:
@@ -273,8 +345,6 @@ class HoldBackSpec(PeerSpec):
         return refusal if refusal is not None else self.channel_symmetry_refusal(self._shapes_declared())
 
     def permute(self, state: tuple, perm: tuple[int, ...]) -> tuple:
-        from specs.peer_reductions import rename_by_peer, rename_chans, rename_common
-
         item = ("tuple", "mid", self.data_shape)
         out = rename_common(self, state, perm, GHOST, KNOW)
         out[CHANS] = rename_chans(self, state[CHANS], perm, item)

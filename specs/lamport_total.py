@@ -106,6 +106,12 @@ class LamportTotal(AsyncPeerSpec):
             return self.everyone & ~(1 << p)
         return 0
 
+    def message_kinds(self) -> tuple[str, ...]:
+        return ("receive", "ack", "deliver")
+
+    def duplicate_kinds(self) -> tuple[str, ...]:
+        return ("discard",) if self.discard_duplicates else ()
+
     def configure(self) -> None:
         self.channel = "fifo" if self.fifo_links else "unordered"  # what Channels.from_spec reads
         n = self.peers

@@ -53,6 +53,9 @@ class Matrix(HoldBackSpec):
 
     local_shape = data_shape = ("byp", ("byp", None))  # M and W, indexed by peer twice
 
+    def holds_back(self) -> tuple[bool, bool]:
+        return self.check_sender, self.check_others
+
     def init_local(self, p: int) -> tuple:
         n = self.peers
         return tuple((0,) * n for _ in range(n))

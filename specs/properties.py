@@ -545,11 +545,11 @@ def _edge_phrase(h: History, g: nx.DiGraph, u: tuple[int, int], v: tuple[int, in
 def _short(h: History, peer: int, ev) -> str:
     who = h.name(peer)
     if ev.kind == SEND:
-        return f"{who} sent {h.messages[ev.arg].name}"
+        return f"{who} sent {h.message_label(ev.arg)}"
     if ev.kind == DELIVER:
-        return f"{who} received {h.messages[ev.arg].name}"
+        return f"{who} received {h.message_label(ev.arg)}"
     if ev.kind == DROP:
-        return f"{who} dropped {h.messages[ev.arg].name}"
+        return f"{who} dropped {h.message_label(ev.arg)}"
     if ev.kind == SIGNAL_OUT:
         return f"{who} signalled {h.name(ev.arg)}"
     if ev.kind == SIGNAL_IN:

@@ -104,6 +104,19 @@ class RestartClocks(Spec):
         self.zero = ((0, 0),) * self.nodes
         self.first_restart = 1 if self.clock_mode == "restart_count" else 0
 
+    def action_kinds(self) -> tuple[str, ...]:
+        """Writes (and, with non-atomic writes, one assignment per node of the quorum) and
+        polls when there are messages; collections when allowed and something is
+        written; crashes and restarts when crashes are allowed."""
+        kinds: list[str] = []
+        if self.messages:
+            kinds += ["write", *(() if self.atomic_writes else ("assign",)), "poll"]
+            if self.collections:
+                kinds.append("collect")
+        if self.crashes:
+            kinds += ["crash", "restart"]
+        return tuple(kinds)
+
     # -- states ----------------------------------------------------------------------------
 
     def init_states(self) -> list[tuple]:

@@ -57,6 +57,11 @@ class Retransmit(Spec):
         self.stride = self.sends
         self.chan = Channels(ordered=True, lossy=True)
 
+    def action_kinds(self) -> tuple[str, ...]:
+        """Every step of the exchange: a starts a message and transmits it, b receives it
+        and a the acknowledgement; the channels may lose either."""
+        return ("send", "transmit", "receive", "acknowledged", "lose")
+
     def fairness_class(self, action: Action) -> tuple[str, tuple] | None:
         kind = self.fairness.get(action[0])
         if kind is None:

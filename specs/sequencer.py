@@ -91,6 +91,17 @@ class Sequencer(AsyncPeerSpec):
             self.perm_mid(msg, perm) if isinstance(msg, int) else (msg[0], self.perm_mid(msg[1], perm))
         )
 
+    def message_kinds(self) -> tuple[str, ...]:
+        if not self.hold_back:
+            return ("sequence", "deliver")
+        skip = () if self.own_via_sequencer else ("skip",)
+        return ("sequence", "receive", "deliver", *skip)
+
+    def duplicate_kinds(self) -> tuple[str, ...]:
+        # A copy of a numbered message is discarded by its number (or, without hold-back,
+        # only the sender's own copy after the shortcut).
+        return ("discard",) if self.hold_back or not self.own_via_sequencer else ()
+
     def actor(self, action: tuple) -> int | None:
         return self.seq_id if action[0] == "sequence" else super().actor(action)
 

@@ -116,6 +116,16 @@ class Skeen(AsyncPeerSpec):
             out |= self._dests(state, p, mid)
         return out
 
+    def message_kinds(self) -> tuple[str, ...]:
+        # A proposal that leaves others outstanding is collected; the last one finalises.
+        collect = ("collect",) if any(m & (m - 1) for _p, m in self.planned_sends()) else ()
+        return ("propose", *collect, "finalise", "final", "deliver")
+
+    def duplicate_kinds(self) -> tuple[str, ...]:
+        # A copied final arriving after the original is stale; the ablation keeps only
+        # the discard of orphan proposals, which a copied proposal makes too.
+        return ("discard",)
+
     def init_rest(self) -> tuple:
         n = self.peers
         return ((0,) * n, ((),) * n, ((),) * n)

@@ -41,6 +41,7 @@ from specs.base import PeerSpec, peer_constants
 from specs.channels import EMPTY, Channels, channel_constants
 from specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, replace, send_options
 from specs.history import DELIVER
+from specs.peer_reductions import channel_actor, history_mask
 from specs.properties import LIBRARY
 
 APP, REQUEST, PERMISSION, ACK = 0, 1, 2, 3
@@ -78,8 +79,6 @@ class Synchronous(PeerSpec):
     symmetry_breaker = "makes a message big or small by comparing peer ids"
 
     def actor(self, action: tuple) -> int | None:
-        from specs.peer_reductions import channel_actor
-
         return channel_actor(action)
 
     def successor_footprints(self, state: tuple, succ: Any) -> list[tuple[int, int, int, int, int, int]]:
@@ -89,8 +88,6 @@ class Synchronous(PeerSpec):
         return self.channel_footprints(state, self.next_states(state))
 
     def visible_mask(self, reads: Any) -> int:
-        from specs.peer_reductions import history_mask
-
         return history_mask(self.reduction_bits, reads)
 
     def symmetry_refusal(self) -> str:
@@ -99,6 +96,14 @@ class Synchronous(PeerSpec):
     def later_sends(self, state: tuple, p: int) -> int:
         # Its own messages and requests, and grants and acks to those who message it.
         return self.sends_left_mask(state, p) | self.replies_mask(state, p)
+
+    def message_kinds(self) -> tuple[str, ...]:
+        pairs = [(p, members(m)[0]) for p, m in self.planned_sends()]
+        small = any(d > p for p, d in pairs)
+        big = any(d < p for p, d in pairs)
+        request = ("request", "grant") if small and self.request_permission else ()
+        ack = ("ack",) if big and self.wait_for_ack else ()
+        return (*request, "deliver", *ack)
 
     def configure(self) -> None:
         if self.destinations != "unicast" and not self.script:

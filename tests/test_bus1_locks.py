@@ -128,3 +128,47 @@ def test_every_lock_level_step_keeps_the_lock_table_consistent():
                 seen.add(t)
                 todo.append(t)
     assert len(seen) == len(search(spec, [], stop_when_decided=False).store)
+
+
+def test_counted_references_at_lock_level_give_the_atomic_verdicts():
+    """refs = "counted" with locks: the verdicts of the atomic model on the same scripts
+    (bus1-impl-life-refs), a dropped message's handles released in their own lock2 section
+    after the peek's lock is dropped, and releases that leave references taking no lock."""
+    quiet = Options(progress=False, stop_when_decided=False)
+    locked = check_model(load_model(MODELS / "bus1-impl-lock-refs.toml"), quiet)
+    atomic = check_model(load_model(MODELS / "bus1-impl-life-refs.toml"), quiet)
+    shared = set(atomic.properties) & set(locked.properties)
+    assert {p: locked.properties[p].status for p in shared} == {p: atomic.properties[p].status for p in shared}
+    assert locked.properties["lockdep_held"].status == "holds"
+    spec = load_model(MODELS / "bus1-impl-lock-refs.toml").spec
+    seen = set(spec.init_states())
+    todo = list(seen)
+    unref = unlocked = 0
+    while todo:
+        s = todo.pop()
+        for label, t in spec.next_states(s):
+            if label[0] == "bus1_handle_release" and label[-1] == "unref":
+                unref += 1
+            if label[0] == "bus1_handle_release" and len(label) == 3 and not any(t[13]) and not any(s[13]):
+                unlocked += 1  # a user release started and finished with no data lock held
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    assert unref > 0 and unlocked > 0
+
+
+def test_releasing_a_dropped_messages_handles_inside_the_peek_breaks_lockdep(monkeypatch):
+    """The release of a dropped message's payload handles needs the owner's lock
+    (handle.c:171): done inside the peek section, which holds only the receiver's, the
+    lockdep check fails; so lockdep_held holding in bus1-impl-lock-refs is not vacuous."""
+    from specs.bus1_impl import World
+
+    def inline(self, p, mid):
+        for h in self.spec.op_of(mid).payload:
+            if self.spec.owners[h] != p and self.drop_ref(p, h):
+                self.release_handle(p, h)
+
+    monkeypatch.setattr(World, "drop_payload", inline)
+    v = check_model(model_checking("bus1-impl-lock-refs", ["lockdep_held"]), Options(progress=False))
+    assert v.properties["lockdep_held"].status == "violated"
+    assert "handle.c:171" in v.properties["lockdep_held"].explanation

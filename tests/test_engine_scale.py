@@ -114,7 +114,7 @@ def test_workers_with_symmetry_and_bounds() -> None:
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_killed_run_resumes_to_the_same_counts(tmp_path: Path, workers: int) -> None:
-    """With two workers the checkpoint's frontier is collected from them (checker.engine.lanes)."""
+    """With two workers the checkpoint's frontier is collected from them (checker.engine.sharded)."""
     model = ROOT / "models" / "bus1-4-signal.toml"
     exe = [sys.executable, "-m", "checker.cli", "check", str(model), "--quiet", "--no-por", "--workers", str(workers)]
     reference = tmp_path / "reference.json"

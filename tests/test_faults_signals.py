@@ -121,7 +121,7 @@ def test_ctrl_c_to_the_process_group() -> None:
 
 
 @pytest.mark.parametrize("extra", [["--workers", "2"], ["--workers", "2", "--spill-dir", "SPILL"]],
-                         ids=["lanes", "pool"])
+                         ids=["shards", "pool"])
 def test_workers_exit_when_the_parent_is_killed(tmp_path: Path, extra: list[str]) -> None:
     """SIGKILL of the parent alone: its workers read end-of-file from their pipes and exit."""
     proc = start(*ARGS, *[str(tmp_path / "spill") if e == "SPILL" else e for e in extra])

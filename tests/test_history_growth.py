@@ -134,7 +134,9 @@ def test_builtin_models_decide_the_same_without_skipping(path: Path) -> None:
     mutant=st.sampled_from([None, "block_destinations", "sync_sender", "sync_receivers_before_queueing", "tiebreak_by_sender"]),
 )
 def test_random_configurations_decide_the_same(spec_name, peers, destinations, signals, mutant) -> None:
-    constants = {"peers": peers, "sends": 1, "destinations": destinations, "signals": signals}
+    # Three peers with a signal reach 10^5-10^6 states (searched twice here): signals are
+    # drawn with two peers only, so one example stays within seconds.
+    constants = {"peers": peers, "sends": 1, "destinations": destinations, "signals": signals if peers == 2 else 0}
     if spec_name == "bus1" and mutant:
         constants[mutant] = False
     doc = {"spec": spec_name, "constants": constants, "check": {"properties": LIBRARY_PROPS}}

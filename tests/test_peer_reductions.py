@@ -18,8 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.engine.reduce import Expander, plan, stubborn
+from checker import Property
+from checker.engine.reduce import Expander, Reductions, plan, stubborn
 from checker.loading.modelfile import model_from_dict
+from specs.bss import BSS
 from tests.test_reductions import assert_real_traces, commutation_failure, reachable, run, verdicts
 
 LIBRARY = ["fifo", "causal", "total", "global_lock", "eventual_delivery"]
@@ -315,3 +317,107 @@ def test_canonical_fingerprints_against_brute_force(spec: str, constants: dict) 
             assert (canon[a] == canon[b]) == related, (a, b)
             same += related and a != b
     assert same
+
+
+# -- deferred arrivals (HoldBackSpec.deferrable) -------------------------------------------
+
+
+def lazy_histories(spec, lazy: bool) -> tuple[set, set]:
+    """The histories (ghosts) of every reachable state, and of every terminal one, of
+    ``spec``; with ``lazy``, each state expanded as the engine's deferral alone does
+    (:meth:`~checker.api.spec.Spec.deferrable` steps left out while another is enabled,
+    the first taken alone where all are)."""
+    ghost = spec.ghost_at
+    init = list(spec.init_states())
+    seen, stack = set(init), list(init)
+    every, ends = set(), set()
+    while stack:
+        s = stack.pop()
+        nxt = [t for _l, t in spec.next_states(s)]
+        if lazy:
+            kept = [t for label, t in spec.next_states(s) if not spec.deferrable(label)]
+            nxt = kept or nxt[:1]
+        every.add(s[ghost])
+        if not nxt:
+            ends.add(s[ghost])
+        for t in nxt:
+            if t not in seen:
+                seen.add(t)
+                stack.append(t)
+    return every, ends
+
+
+lazy_configs = st.fixed_dictionaries(
+    {
+        "spec": st.sampled_from(["bss", "matrix"]),
+        "peers": st.integers(2, 3),
+        "sends": st.integers(1, 2),
+        "destinations": st.sampled_from(["others", "unicast", "subsets"]),
+        "channel": st.just("unordered"),
+        "signals": st.integers(0, 1),
+        "fault": st.sampled_from([None, None, "lossy", "duplicates"]),
+        "ablation": st.integers(0, 3),
+    }
+)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lazy_configs)
+def test_deferred_arrivals_keep_every_history(cfg: dict) -> None:
+    """On unordered channels, leaving a hold-back peer's ``buffer`` steps for last
+    reaches every history the full search reaches, and every terminal one: the claim
+    that lets the engine defer them for properties over the history."""
+    model = model_of(cfg)
+    spec = model.spec
+    assert spec.defers()
+    assert plan(spec, model.properties, False, True)[0].defer
+    every, ends = lazy_histories(spec, False)
+    assert lazy_histories(spec, True) == (every, ends)
+    assert engine_terminal_histories(spec) == ends
+
+
+def engine_terminal_histories(spec) -> set:
+    """The histories of the terminal states the engine's expansion reaches with stubborn
+    sets and deferral together (:class:`checker.engine.reduce.Expander`)."""
+    expander = Expander(spec, Reductions(por=True, defer=True))
+    frontier = list(spec.init_states())
+    seen, ends = set(frontier), set()
+    while frontier:
+        _owner, _pos, succ, counts, _reduced = expander.expand(frontier)
+        ends.update(s[spec.ghost_at] for s, n in zip(frontier, counts) if n == 0)
+        frontier = [t for t in dict.fromkeys(succ) if t not in seen]
+        seen.update(frontier)
+    return ends
+
+
+class BatchingBSS(BSS):
+    """BSS whose peers deliver only once two messages have arrived: an arrival changes
+    the peer's state, so an arrival left for later is not the same arrival."""
+
+    def init_local(self, p: int) -> tuple:
+        return (0,) * (self.peers + 1)  # the vector, then the arrivals so far
+
+    def on_arrival(self, local: tuple, p: int) -> tuple:
+        return local[:-1] + (local[-1] + 1,)
+
+    def deliverable(self, local: tuple, p: int, src: int, data) -> bool:
+        return local[-1] >= 2 and super().deliverable(local, p, src, data)
+
+
+def test_deferral_needs_unordered_channels_and_silent_arrivals() -> None:
+    """No deferral on FIFO channels (an undeliverable head holds up what is behind it),
+    for SES (its arrival ticks the clock), or with a property that reads the state; and
+    where an arrival changes the peer's state, deferring it loses histories (forced on
+    here), which the history comparison above would catch."""
+    fifo = model_from_dict({"spec": "bss", "constants": {"peers": 2, "sends": 1, "channel": "fifo"}})
+    ses = model_from_dict({"spec": "ses", "constants": {"peers": 2, "sends": 1}})
+    assert not fifo.spec.defers() and not ses.spec.defers()
+    bss = model_from_dict({"spec": "bss", "constants": {"peers": 2, "sends": 1}})
+    assert plan(bss.spec, bss.properties, False, True)[0].defer
+    on_state = Property.always("quiet", lambda s: None)
+    assert not plan(bss.spec, [*bss.properties, on_state], False, True)[0].defer
+    batching = BatchingBSS(peers=2, script={"a": ["b", "b"], "b": ["a"]})
+    assert not batching.defers()
+    full = lazy_histories(batching, False)
+    batching._lazy = True
+    assert lazy_histories(batching, True) != full

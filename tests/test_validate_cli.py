@@ -100,9 +100,15 @@ def test_the_how_to_shows_what_validate_prints() -> None:
 
     page = (ROOT / "docs" / "howto" / "trace-validation.md").read_text(encoding="utf-8")
     sessions = re.findall(r"```console\n\$ \.venv/bin/ordercheck (.*?)\n(.*?)```", page, flags=re.S)
-    assert len(sessions) == 3
+    assert len(sessions) == 4
     exe = str(Path(sys.executable).with_name("ordercheck"))
     for args, shown in sessions:
         run = subprocess.run([exe, *args.split()], cwd=ROOT, capture_output=True, text=True, timeout=300)
         assert run.returncode == 1, run.stderr
         assert run.stdout.splitlines() == shown.splitlines(), args
+
+
+def test_split_above_needs_spark() -> None:
+    r = CliRunner().invoke(main, ["validate", str(DATA / "fifo-in-order.jsonl"), "--split-above", "5"])
+    assert r.exit_code == 2
+    assert "--split-above" in r.output and "--engine spark" in r.output

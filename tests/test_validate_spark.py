@@ -120,3 +120,33 @@ def test_uris_are_read_by_spark(spark, logs: Path, tmp_path: Path) -> None:
     assert [(Path(v.log).name, v.violated) for v in found] == [("x[1].jsonl", ["fifo"])]
     with pytest.raises(InputError, match="no file matches this URI"):
         validate_spark([(tmp_path / "none").as_uri() + "/*.jsonl"], job, master=MASTER)
+
+
+def _records(verdicts) -> list[dict]:
+    return [{k: v for k, v in verdict.to_json().items() if k != "seconds"} for verdict in verdicts]
+
+
+def test_large_logs_split_by_receiver(spark, tmp_path: Path) -> None:
+    """With a threshold of 5 events every larger log is split: fifo and integrity are
+    checked per receiving peer in tasks of their own and combined. Each log's record
+    (first violation's event, line, sentence and window) and diagrams are those of the
+    local engine, on hand-written edge cases and on synthetic logs with and without a
+    fault."""
+    from checker.validate.generate import synthetic_log
+    from checker.validate.spark_job import _read_task, validate_spark
+
+    for f in DATA.glob("*.jsonl"):
+        shutil.copy(f, tmp_path / f.name)
+    for fault in (None, "fifo", "total"):
+        with (tmp_path / f"synthetic-{fault}.jsonl").open("w") as fh:
+            write_jsonl(synthetic_log(600, 5, seed=7, fault=fault), fh)
+    job = Job(("fifo", "integrity", "causal", "total"))
+    big = str(tmp_path / "synthetic-fifo.jsonl")
+    assert _read_task(job, False, 5, (big, big))[1][0] == "split"
+    assert _read_task(job, False, 10_000, (big, big))[1][0] == "ok"
+    remote = validate_spark([str(tmp_path)], job, master=MASTER, split_above=5, diagrams=True)
+    local = [validate_path(str(f), job, diagrams=True) for f in expand_logs([str(tmp_path)])]
+    assert _records(remote) == _records(local)
+    assert [v.diagrams for v in remote] == [v.diagrams for v in local]
+    broken = {name for v in local for name in v.violated}
+    assert {"fifo", "integrity"} <= broken

@@ -14,9 +14,9 @@ import networkx as nx
 from hypothesis import strategies as st
 
 from checker.validate.log import Log, LogBuilder, sub_log, to_history
-from specs.history import DELIVER, DROP, SIGNAL_IN, SIGNAL_OUT, History
+from specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, History
 
-PREFIX_SAFE = ("fifo", "causal", "integrity", "total", "total_global", "total_prefix")
+PREFIX_SAFE = ("fifo", "causal", "integrity", "total", "total_global", "total_prefix", "global_lock", "synchronous")
 
 
 def _consumed_before(h: History, q: int, i: int) -> set[int]:
@@ -87,6 +87,20 @@ def violated(name: str, h: History) -> bool:
             if sp[:short] != sq[:short]:
                 return True
         return False
+    if name == "global_lock":
+        return not nx.is_directed_acyclic_graph(_lock_graph(h))
+    if name == "synchronous":
+        hb = nx.transitive_closure_dag(_hb_graph(h)) if nx.is_directed_acyclic_graph(_hb_graph(h)) else None
+        if hb is None:
+            return False  # validate's logs keep each delivery after its send (see _hb_graph)
+        crown = nx.DiGraph()
+        for (p, i), e in _events(h):
+            if e.kind == DELIVER and e.arg in h.messages:
+                for m1 in h.messages.values():
+                    send = _send_node(h, m1.id)
+                    if m1.id != e.arg and send is not None and hb.has_edge(send, (p, i)):
+                        crown.add_edge(m1.id, e.arg)
+        return not nx.is_directed_acyclic_graph(crown)
     if name == "eventual_delivery":
         for m in h.messages.values():
             for q in m.dests:
@@ -94,6 +108,63 @@ def violated(name: str, h: History) -> bool:
                     return True
         return False
     raise ValueError(name)
+
+
+def _events(h: History):
+    for p, log in enumerate(h.logs):
+        for i, e in enumerate(log):
+            yield (p, i), e
+
+
+def _send_node(h: History, m: int) -> tuple[int, int] | None:
+    for p, log in enumerate(h.logs):
+        for i, e in enumerate(log):
+            if e.kind == SEND and e.arg == m and p == h.messages[m].sender:
+                return (p, i)
+    return None
+
+
+def _hb_graph(h: History) -> nx.DiGraph:
+    """Happened-before's generating edges: program order, send to each delivery, the
+    k-th signal from p to q to the k-th receipt at q of a signal from p."""
+    g = nx.DiGraph()
+    for (p, i), e in _events(h):
+        g.add_node((p, i))
+        if i:
+            g.add_edge((p, i - 1), (p, i))
+        if e.kind == DELIVER and e.arg in h.messages:
+            send = _send_node(h, e.arg)
+            if send is not None:
+                g.add_edge(send, (p, i))
+    for p, q in itertools.permutations(range(len(h.logs)), 2):
+        outs = [(p, i) for i, e in enumerate(h.logs[p]) if e.kind == SIGNAL_OUT and e.arg == q]
+        ins = [(q, i) for i, e in enumerate(h.logs[q]) if e.kind == SIGNAL_IN and e.arg == p]
+        g.add_edges_from(zip(outs, ins))
+    return g
+
+
+def _lock_graph(h: History) -> nx.DiGraph:
+    """DESIGN.md's global-lock graph, literally: happened-before's edges, then for each
+    peer q send(m1) -> send(m2) for any two messages it consumed one right after the
+    other, and, unless q is down, send(last consumed) -> send(m) for every message
+    addressed to q that it has not consumed."""
+    g = _hb_graph(h)
+    for q, log in enumerate(h.logs):
+        consumed = [e.arg for e in log if e.kind in (DELIVER, DROP)]
+        for m1, m2 in zip(consumed, consumed[1:]):
+            s1, s2 = (_send_node(h, m) if m in h.messages else None for m in (m1, m2))
+            if m1 != m2 and s1 is not None and s2 is not None:
+                g.add_edge(s1, s2)
+        if not consumed or q in h.failed or consumed[-1] not in h.messages:
+            continue
+        last = _send_node(h, consumed[-1])
+        if last is None:
+            continue
+        for m in h.messages.values():
+            send = _send_node(h, m.id)
+            if q in m.dests and m.id not in consumed and send is not None and send != last:
+                g.add_edge(last, send)
+    return g
 
 
 def log_violated(name: str, log: Log) -> bool:

@@ -402,6 +402,24 @@ class Spec:
                 out.append((a, t))
         return out
 
+    def deferrable(self, action: Action) -> bool:
+        """Whether partial-order reduction may leave ``action`` out of a state's
+        expansion while some step :meth:`deferrable` calls false is enabled there (and
+        take one deferrable step alone where every enabled step is one). A spec says
+        true only of steps that (a) change nothing a property over the history reads,
+        (b) commute with one another and enable nothing but one another, and (c) are
+        *lazy*: every history reached through such a step is reached without it, the
+        step's work done later by a step the spec does not defer (a hold-back buffer's
+        arrival, :class:`specs.holdback.HoldBackSpec`). The engine defers them only when
+        every checked property reads the history alone and the spec is ``acyclic``
+        (:mod:`checker.engine.reduce`). The default: nothing is deferrable."""
+        return False
+
+    def defers(self) -> bool:
+        """Whether some step of this configuration is :meth:`deferrable` (the default:
+        none)."""
+        return False
+
     def visible_mask(self, reads: Sequence[str] | None) -> int:
         """The variable bits (as in :meth:`footprints`) behind the variable kinds
         ``reads`` names; ``None`` or an unknown kind means every variable (``-1``)."""

@@ -26,7 +26,7 @@ from checker.loading.modelfile import load_model
 @click.argument("models", nargs=-1, required=True, metavar="MODEL.toml|DIR ...")
 @engine_options
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write results as JSON here.")
-@click.option("--verbose", "-v", is_flag=True, help="Print every trace, not only unexpected ones, and the coverage.")
+@click.option("--verbose", "-v", is_flag=True, help="Print every trace, not only unexpected ones, the coverage and the time per level.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), help="Write an HTML report into this directory.")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write JUnit XML here.")
 def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_dir: str | None = None,

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from checker.api.model import Model
-from checker.api.result import Result
+from checker.api.result import LevelTiming, Result
 from checker.engine.notes import first_time
 from checker.engine.run import Options, check_model
 from checker.loading.modelfile import expand_paths, load_model
@@ -117,7 +117,10 @@ def print_result(model: Model, result: Result, *, verbose: bool | None = False, 
         if first_time(warning, seen):
             click.echo(f"  warning: {warning}")
     if verbose and result.coverage:
-        click.echo("  coverage: " + ", ".join(f"{name} {n:,}" for name, n in result.coverage.items()))
+        click.echo("  coverage: " + ", ".join(f"{name} {n:,}" for name, n in sorted(result.coverage.items())))
+    if verbose and st.levels:
+        for line in level_table(st.levels):
+            click.echo("  " + line)
     width = max((len(n) for n in result.properties), default=0)
     for name, p in result.properties.items():
         expected = p.expected or "-"
@@ -141,6 +144,21 @@ def print_result(model: Model, result: Result, *, verbose: bool | None = False, 
             if p.loop_start is not None:
                 click.echo(f"             (back to the state after step {p.loop_start}, and round again for ever)")
     click.echo(f"  fingerprint collision probability: {st.collision_probability:.1e}")
+
+
+def level_table(levels: list[LevelTiming]) -> list[str]:
+    """The per-level time split as a compact table: a header, one line per level (states,
+    then seconds per phase) and a line of totals."""
+    head = f"{'depth':>5} {'frontier':>10} {'new':>10} {'expand':>8} {'exchange':>8} {'dedup':>8} {'check':>8} {'other':>8}"
+    lines = ["time per level (seconds):", head]
+    total = [0.0] * 5
+    for lv in levels:
+        times = (lv.expand_s, lv.exchange_s, lv.dedup_s, lv.check_s, lv.other_s)
+        total = [a + b for a, b in zip(total, times)]
+        lines.append(f"{lv.depth:>5} {lv.frontier:>10,} {lv.new_states:>10,} " + " ".join(f"{t:>8.3f}" for t in times))
+    lines.append(f"{'all':>5} {sum(lv.frontier for lv in levels):>10,} {sum(lv.new_states for lv in levels):>10,} "
+                 + " ".join(f"{t:>8.3f}" for t in total))
+    return lines
 
 
 def print_summary(results: list[Result]) -> None:

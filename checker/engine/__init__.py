@@ -1,6 +1,7 @@
 """The local search engine: fingerprints, the state store, frontiers, the level loop,
-worker lanes, reductions, liveness, and :func:`checker.engine.run.check_model`, which
-turns a search into a :class:`~checker.api.result.Result`.
+workers that own shards of the visited set, reductions, liveness, and
+:func:`checker.engine.run.check_model`, which turns a search into a
+:class:`~checker.api.result.Result`.
 
 It imports the API layer only: no spec module, no model-file loading, no reports.
 """

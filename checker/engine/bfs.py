@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from checker.api.result import LevelTiming
 from checker.api.spec import Property, Spec
 from checker.engine.fingerprint import collision_probability
 from checker.engine.levels import search_levels
 from checker.engine.memory import collector_paused
 from checker.engine.reduce import Reductions
+from checker.engine.sharded import search_sharded
 
 
 class SpecError(RuntimeError):
@@ -75,6 +77,7 @@ class SearchOutcome:
     initial_states: int = 0
     store_bytes: int = 0
     memory: Any = None  # the checker.engine.budget.MemoryBoundReached that stopped the search, if one did
+    levels: list[LevelTiming] = field(default_factory=list)  # each level's time split, in order
 
 
 class Progress:
@@ -136,8 +139,12 @@ def search(
     (``"memory"``) before it would hold more memory than allowed. The loop itself is
     in :mod:`checker.engine.levels`.
     """
+    reductions = reductions or Reductions()
+    # Workers own shards of the visited set unless the cycle proviso (which looks states
+    # up while a chunk is expanded) or a spill directory keeps the pool of levels.py.
+    loop = search_sharded if workers > 1 and not reductions.proviso and spill_dir is None else search_levels
     with collector_paused():
-        return search_levels(
+        return loop(
             spec,
             props,
             bounds,
@@ -146,7 +153,7 @@ def search(
             SpecError,
             progress=progress or Progress(None),
             stop_when_decided=stop_when_decided,
-            reductions=reductions or Reductions(),
+            reductions=reductions,
             workers=workers,
             checkpoint=checkpoint,
             resume=resume,

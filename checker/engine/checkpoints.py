@@ -363,11 +363,16 @@ def restore(store: Any, fps: np.ndarray, parents: np.ndarray, actions: np.ndarra
     store.table.reserve(len(fps))
     store.table.insert(fps)
     if len(store.table) != len(fps):
-        name = current(ckpt) or ""
-        raise _refuse(ckpt, name, DamagedCheckpoint(str(ckpt / name / "fingerprints.npy"), "",
-                                                    "holds a fingerprint twice"))
+        raise duplicate_refusal(ckpt)
     store.parents.extend(parents)
     store.actions.extend(actions)
+
+
+def duplicate_refusal(ckpt: Path) -> DamagedCheckpoint:
+    """The refusal of the checkpoint in force in ``ckpt`` because its fingerprints hold
+    one twice (with the previous intact checkpoint offered)."""
+    name = current(ckpt) or ""
+    return _refuse(ckpt, name, DamagedCheckpoint(str(ckpt / name / "fingerprints.npy"), "", "holds a fingerprint twice"))
 
 
 def require(ckpt: Path) -> None:

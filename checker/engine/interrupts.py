@@ -16,7 +16,7 @@ at once.
 Worker processes call :func:`worker_signals`: they ignore SIGINT (a Ctrl-C reaches the
 whole process group, and the parent decides) and die on SIGTERM. They exit on their
 own when their parent dies, SIGKILL included, because they read from a pipe whose
-only writer was the parent: the read ends with end-of-file (see :mod:`checker.engine.lanes`).
+only writer was the parent: the read ends with end-of-file (see :mod:`checker.engine.shards`).
 """
 
 from __future__ import annotations

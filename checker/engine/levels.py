@@ -6,13 +6,16 @@ is one ``pickle`` byte string (pickle shares repeated sub-tuples within a chunk:
 80 bytes per bus1 state, and it loads ten times faster than ``marshal`` version 2).
 A level of more than ``spill_after`` states is spilled to a file in ``spill_dir`` (a
 temporary directory unless one is given) and read back sequentially when its turn
-comes, so memory holds the visited store, not the frontier. A chunk is expanded (by this process, or by one of
-``workers`` processes) into its successors with their fingerprints, and this process
-then merges the chunks *in order*: it inserts the fingerprints into the
-:class:`~checker.engine.table.CompactStore` in batch order, numbers the new states, checks
-properties on them and appends them to the next frontier. The merge order does not
+comes, so memory holds the visited store, not the frontier. A chunk is expanded (by
+this process, or by one of a pool of ``workers`` processes) into its successors with
+their fingerprints, and this process then merges the chunks *in order*: it inserts the
+fingerprints into the :class:`~checker.engine.table.CompactStore` in batch order,
+numbers the new states, checks properties on them and appends them to the next frontier. The merge order does not
 depend on the worker count, so counts, numbering and counterexamples are identical
-for any number of workers.
+for any number of workers. (Workers that own shards of the visited set, with no merging
+process, are :mod:`checker.engine.sharded`'s; the pool serves the cycle proviso and
+``--spill-dir``.) Each level's time split is recorded
+(:class:`~checker.api.result.LevelTiming`).
 
 With a checkpoint directory, the store, the frontier and the statistics are written at
 level boundaries (at most every ``checkpoint_every`` seconds), atomically: a new
@@ -34,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from checker.api.result import LevelTiming
 from checker.api.spec import Property, Spec
 from checker.engine import interrupts
 from checker.engine.budget import MemoryBoundReached
@@ -42,7 +46,6 @@ from checker.engine.evaluate import Evaluator
 from checker.engine.fingerprint import check_vocabulary
 from checker.engine.frontier import Frontier, decode, own_spill_dir
 from checker.engine.interrupts import worker_signals
-from checker.engine.lanes import LaneLevel, Lanes
 from checker.engine.memory import current_rss, peak_rss, reset_peak
 from checker.engine.reduce import Expander, Reductions
 from checker.engine.resumable import LevelMark, warn
@@ -60,9 +63,8 @@ SPILL_AFTER = 1_000_000
 
 VOCABULARY_CHECKS = 1000
 
-RAW_LANE = 250_000
-"""States a worker keeps as objects; past this it encodes its segments (see
-:mod:`checker.engine.lanes`)."""
+PHASES = ("expand", "exchange", "dedup", "check")
+"""The timed phases of a level (:class:`~checker.api.result.LevelTiming`)."""
 
 
 _WORKER: Expander | None = None
@@ -197,7 +199,7 @@ class _LevelSearch:
         self.outcome = outcome_cls(self.store)
         self.decisions = self.outcome.decisions
         self.fired: Counter[str] | None = Counter()  # coverage: successors generated per action name
-        self.expander = expander = Expander(spec, reductions)
+        self.expander = Expander(spec, reductions)
         self.history_key = spec.history_key if evaluator.uses_history else None
         self.max_states = bounds.max_states
         self.max_depth = bounds.max_depth
@@ -222,25 +224,19 @@ class _LevelSearch:
         self.spill_dir = spill_dir
         self.spill_after = spill_after
 
-        # With workers, each keeps its share of every level (checker.engine.lanes) and this process
-        # merges fingerprints only. The cycle proviso needs the states here, and an explicit
-        # spill directory asks for the frontier on disk: those keep a pool of workers that
-        # expand chunks of a frontier held here.
-        self.lanes: Lanes | None = None
+        # With workers and neither the cycle proviso nor an explicit spill directory, the
+        # search is checker.engine.sharded's; here workers are a pool that expands chunks of
+        # a frontier held in this process.
         self.pool: Any = None
-        self.worker_peak = 0  # the workers' own peak memory (lanes)
+        self.worker_peak = 0  # the workers' own peak memory (checker.engine.sharded)
         self.searched = False  # the search loop ended without an exception
+        self.levels: list[LevelTiming] = []  # each level's time split
+        self.phase = dict.fromkeys(PHASES, 0.0)  # the current level's timed phases, in seconds
         self.at_depth_bound = False
-        if workers > 1 and not reductions.proviso and self.own_spill:
-            self.lanes = Lanes(workers, expander, props, CHUNK, RAW_LANE, keep_level=self.ckpt is not None)
-            if budget is not None:
-                budget.workers = self.lanes.pids
         self.mark = LevelMark(self.ckpt, ident)  # the level's start, for checkpoints
 
-    def new_frontier(self) -> Frontier | LaneLevel:
-        """An empty frontier for a level: held by the workers (lanes) or here."""
-        if self.lanes is not None:
-            return LaneLevel(self.lanes)
+    def new_frontier(self) -> Frontier:
+        """An empty frontier for a level."""
         return Frontier(self.spill_dir, raw=RAW_FRONTIER, spill_after=self.spill_after)
 
     def record(self, found: list[tuple[str, str]], index: int) -> None:
@@ -257,7 +253,7 @@ class _LevelSearch:
         """The first frontier: the last checkpoint's (with ``resume``, when there is one),
         else the initial states, stored and checked."""
         try:
-            self.frontier = self.new_frontier()
+            self._prepare()
             self.level_start = 0
             self.depth = 0
             self.transitions = 0
@@ -269,11 +265,17 @@ class _LevelSearch:
             else:
                 self._start()
         except BaseException:
-            if self.lanes is not None:
-                self.lanes.close()
+            self._abandon()
             if self.own_spill:
                 shutil.rmtree(self.spill_dir, ignore_errors=True)
             raise
+
+    def _prepare(self) -> None:
+        """What the first level needs before it is loaded or started: the frontier."""
+        self.frontier = self.new_frontier()
+
+    def _abandon(self) -> None:
+        """Release what a failed start holds besides the spill directory: nothing in one process."""
 
     def _resume(self, loaded: tuple) -> None:
         store, outcome = self.store, self.outcome
@@ -287,12 +289,6 @@ class _LevelSearch:
         self.fired = Counter(meta["fired"]) if meta.get("fired") is not None else None
         for name, (index, sentence) in meta["decisions"].items():
             self.record([(name, sentence)], index)
-        if self.lanes is not None:
-            held = self.new_frontier()
-            for chunk in frontier:
-                held.append(decode(chunk))
-            frontier.discard()
-            frontier = held.seal()
         self.frontier = frontier
 
     def _start(self) -> None:
@@ -332,7 +328,7 @@ class _LevelSearch:
         self.next_frontier = self.frontier
         interrupts.defer()  # a signal is raised by merge()'s poll, where the state is consistent
         try:
-            if self.workers > 1 and self.lanes is None:
+            if self.workers > 1:
                 self.pool = pool = multiprocessing.get_context("fork").Pool(
                     self.workers, initializer=_init_worker, initargs=(self.expander,)
                 )
@@ -340,10 +336,13 @@ class _LevelSearch:
                     self.budget.workers = lambda: [p.pid for p in pool._pool]
             self.next_frontier = self.new_frontier()
             while self.frontier and not self.stop:
+                began, depth, frontier_len, states = time.perf_counter(), self.depth, self.frontier_len, len(self.store)
                 self.mark.begin(self.meta(), len(self.store))
                 if self.mark.due(self.checkpoint_every):
                     self.checkpoint()
-                if not self.expand_level():
+                goes_on = self.expand_level()
+                self.timed(depth, frontier_len, len(self.store) - states, time.perf_counter() - began)
+                if not goes_on:
                     break
             self.searched = True
         except MemoryError as exc:  # the budget's bound (checker.engine.budget), or an allocation that failed
@@ -374,13 +373,6 @@ class _LevelSearch:
         the last checkpoint. Whether the workers are still in step (their peak memory can
         be asked for)."""
         mark = self.mark
-        if self.lanes is not None:
-            try:
-                self.lanes.abort()  # the workers drop the rest of the level and answer what follows
-            except Exception as exc:  # a worker that died: its share of the level is gone
-                if mark.ckpt is not None:
-                    warn(f"no checkpoint of the stopped level ({exc}); the last one, {mark.saved() or 'none'}, is kept")
-                return False
         if write and mark.ckpt is not None:
             try:
                 mark.save(self.store, self.frontier)
@@ -402,6 +394,14 @@ class _LevelSearch:
             "fired": dict(self.fired) if self.fired is not None else None,
         }
 
+    def timed(self, depth: int, frontier: int, new_states: int, wall: float) -> None:
+        """Record the level just searched (:class:`~checker.api.result.LevelTiming`): the
+        phases timed in :attr:`phase`, the rest of ``wall`` as ``other_s``."""
+        t = self.phase
+        busy = t["expand"] + t["exchange"] + t["dedup"] + t["check"]
+        self.levels.append(LevelTiming(depth, frontier, new_states, t["expand"], t["exchange"], t["dedup"], t["check"],
+                                       max(wall - busy, 0.0)))
+
     def checkpoint(self) -> None:
         """Write the store, the frontier and the counts at this level boundary
         (:mod:`checker.engine.checkpoints`; a failed write warns and the search goes on)."""
@@ -416,18 +416,21 @@ class _LevelSearch:
         self.pending: list = []
         self.base = self.level_start
         self.done_parents = 0
-        for chunk, res in self.expanded():
-            if self.merge(chunk, res):
+        self.phase = phase = dict.fromkeys(PHASES, 0.0)
+        clock = time.perf_counter
+        results = self.expanded()
+        while True:
+            began = clock()
+            got = next(results, None)
+            phase["expand"] += clock() - began
+            if got is None or self.merge(*got):
                 break
         return self.decide()
 
     def expanded(self) -> Iterator[tuple]:
-        """``(chunk, expansion)`` for each chunk of the level, in order: from the lanes
-        (chunk ``None``: the states stay with the workers), the pool, or this process."""
+        """``(chunk, expansion)`` for each chunk of the level, in order: from the pool, or
+        this process."""
         frontier = self.frontier
-        if self.lanes is not None:
-            assert isinstance(frontier, LaneLevel)
-            return ((None, r) for r in self.lanes.run(frontier, frozenset(self.evaluator.open)))
         if self.pool is not None:
             # Two sequential readers of the level: one feeds the workers, one the merge.
             return zip(frontier, self.pool.imap(_expand_remote, frontier))
@@ -438,38 +441,31 @@ class _LevelSearch:
         """Merge one expanded chunk: insert its fingerprints into the store in order,
         number the new states, check properties on them and append them to the next
         frontier; meet the bounds. Whether the level ends here (the search stops)."""
-        lanes, spec, spec_error, store = self.lanes, self.spec, self.spec_error, self.store
-        evaluator, outcome, decisions, record = self.evaluator, self.outcome, self.decisions, self.record
+        spec, spec_error, store = self.spec, self.spec_error, self.store
+        evaluator, outcome, record = self.evaluator, self.outcome, self.record
         reductions, history_key, max_states = self.reductions, self.history_key, self.max_states
         stop_when_decided, next_frontier = self.stop_when_decided, self.next_frontier
         at_depth_bound, base = self.at_depth_bound, self.base
         transitions, next_len, vocabulary_checks = self.transitions, self.next_len, self.vocabulary_checks
         pending, stop, done_parents = self.pending, self.stop, self.done_parents
         try:
-            if lanes is not None:
-                # Worker w's unit: the states stay there; findings come with it.
-                w, unit, pos_a, counts_a, fps, on_succ, on_terminal, problem, fired = res
-                if problem:
-                    raise spec_error(f"{spec.name}: {problem}")
-                owner_a = np.repeat(np.arange(len(counts_a), dtype=np.int64), counts_a)
-                counts = counts_a  # a list only if the loop below runs
-                states = None
-            else:
-                owner, pos, succ, counts, reduced, fps, states, fired = res
-                if isinstance(succ, bytes):
-                    succ = pickle.loads(succ)
-                if states is None and (0 in counts or reductions.proviso or history_key is not None):
-                    states = _states(chunk)
-                if reductions.proviso:
-                    owner, pos, succ, counts, fps = _proviso(
-                        self.expander, store, states, owner, pos, succ, counts, reduced, fps
-                    )
-                owner_a = np.asarray(owner, dtype=np.int64)
-                pos_a = np.asarray(pos, dtype=np.int64)
+            owner, pos, succ, counts, reduced, fps, states, fired = res
+            if isinstance(succ, bytes):
+                succ = pickle.loads(succ)
+            if states is None and (0 in counts or reductions.proviso or history_key is not None):
+                states = _states(chunk)
+            if reductions.proviso:
+                owner, pos, succ, counts, fps = _proviso(
+                    self.expander, store, states, owner, pos, succ, counts, reduced, fps
+                )
+            owner_a = np.asarray(owner, dtype=np.int64)
+            pos_a = np.asarray(pos, dtype=np.int64)
             if self.fired is not None:
                 self.fired.update(fired)
             if pos_a.size and pos_a.max() > 0xFFFF:
                 raise spec_error(f"{spec.name}: more than 65535 enabled actions in one state")
+            clock = time.perf_counter
+            began = clock()
             first = len(store)
             if at_depth_bound:
                 if len(fps) and not store.table.contains(fps).all():
@@ -487,23 +483,14 @@ class _LevelSearch:
                     level_new.insert(fps[new])
                     if not level_new.contains(fps[~fresh]).all():
                         outcome.maybe_cyclic = True
+            checked = clock()
+            self.phase["dedup"] += checked - began
             j = 0
             offset = 0
-            new_a = new
-            nnew = len(new_a)
+            nnew = len(new)
             limit = nnew if max_states is None else min(nnew, max_states - first)
             nparents = len(counts)
-            if lanes is not None and nnew <= limit and not _matters(on_succ, on_terminal, decisions):
-                # Nothing in this unit decides a property or meets a bound: merge it
-                # whole (what the loop below does state by state).
-                if not at_depth_bound:
-                    transitions += int(counts_a.sum())
-                j = nnew
-                counts = new = []
-            else:
-                new = new_a.tolist()
-                if lanes is not None:
-                    counts = counts_a.tolist()
+            new = new.tolist()
             checks = bool(evaluator.state_checks or evaluator.history_checks)
             on_state = evaluator.on_state
             append = pending.append
@@ -511,10 +498,7 @@ class _LevelSearch:
                 idx = base + k
                 s = states[k] if states is not None else None
                 if n == 0:
-                    if lanes is not None:
-                        if k in on_terminal:
-                            record(on_terminal[k], idx)
-                    elif evaluator.terminal_state or evaluator.terminal_history:
+                    if evaluator.terminal_state or evaluator.terminal_history:
                         key = history_key(s) if history_key else None
                         record(evaluator.on_terminal(s, key), idx)
                     # A terminal state does not end the level by itself: as the
@@ -532,11 +516,6 @@ class _LevelSearch:
                         transitions -= end - new[j] - 1
                         stop = True
                         break
-                    if lanes is not None:
-                        if new[j] in on_succ:
-                            record(on_succ[new[j]], first + j)
-                        j += 1
-                        continue
                     t = succ[new[j]]
                     if vocabulary_checks:
                         vocabulary_checks -= 1
@@ -559,15 +538,11 @@ class _LevelSearch:
                 if stop or (stop_when_decided and evaluator.done):
                     stop = True
                     break
-            if lanes is not None:
-                next_len += j  # the next level's states so far (held by the workers)
+            self.phase["check"] += clock() - checked
             if stop:
                 store.parents.truncate(first + j if not at_depth_bound else len(store))
                 store.actions.truncate(len(store.parents))
                 return True
-            if lanes is not None:
-                assert isinstance(next_frontier, LaneLevel)
-                next_frontier.keep(w, unit, new_a[:j])
             base += nparents
             done_parents += nparents
             if self.deadline is not None and time.monotonic() > self.deadline:
@@ -620,10 +595,6 @@ class _LevelSearch:
         if self.pool is not None:
             self.pool.terminate()
             self.pool.join()
-        if self.lanes is not None:
-            if self.searched:
-                self.worker_peak = self.lanes.peak_bytes()
-            self.lanes.close()
         self.remaining = bool(self.frontier)
         self.frontier.discard()
         self.next_frontier.discard()
@@ -640,15 +611,8 @@ class _LevelSearch:
         outcome.seconds = self.elapsed_before + time.monotonic() - self.started
         outcome.peak_memory_bytes = max(peak_rss() - self.baseline, 0) + self.worker_peak
         outcome.store_bytes = store.nbytes()
+        outcome.levels = self.levels
         return outcome
-
-
-def _matters(on_succ: dict, on_terminal: dict, decisions: dict) -> bool:
-    """Whether a worker's findings include a property not decided yet."""
-    for found in (*on_succ.values(), *on_terminal.values()):
-        if any(name not in decisions for name, _sentence in found):
-            return True
-    return False
 
 
 def _proviso(expander: Expander, store: CompactStore, states, owner, pos, succ, counts, reduced, fps):

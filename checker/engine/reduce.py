@@ -48,6 +48,22 @@ shortest within the reduced graph, not always shortest in the full one.
 With symmetry on, partial-order reduction is used only where no property needs
 visibility (the combination is sound for terminal states and stable properties; the
 visibility-and-proviso case is left unreduced by symmetry rather than argued about).
+
+**Deferred steps.** A spec may call some steps *deferrable*
+(:meth:`~checker.api.spec.Spec.deferrable`): they leave the history as it is, commute
+with one another and enable nothing else, and whatever history a run reaches through
+one, some run reaches without it, doing its work later in a step that is not deferred
+(a hold-back peer's arrival of a message it cannot deliver yet: the message can as well
+wait in its unordered channel and be taken by the step that delivers it). With partial-
+order reduction on, every checked property reading the history alone, and the spec
+``acyclic``, such steps are left out wherever another step is enabled, and where only
+they are, one is taken alone. The graph so pruned (the *lazy* graph) reaches every
+history the full one does, and each of its terminal states is a terminal state of the
+full graph with every history of one there; so every property over the history keeps
+its verdict, and its traces are real runs. Stubborn sets are then sought among the steps
+not deferred, with footprints read off all the successors: a deferred step is never
+enabled in the lazy graph while a member's step is, so the outside runs that C1 speaks
+of contain none, and the sets stay stubborn in the lazy graph.
 """
 
 from __future__ import annotations
@@ -72,6 +88,7 @@ class Reductions:
     por: bool = False
     visible: int = 0  # variable bits that properties under visibility read
     proviso: bool = False  # the cycle proviso is needed (some property needs visibility)
+    defer: bool = False  # leave the spec's deferrable steps out (Spec.deferrable)
 
     @property
     def symmetry(self) -> bool:
@@ -114,12 +131,21 @@ def plan(spec: Spec, props: Sequence[Property], symmetry: bool, por: bool) -> tu
                 )
             else:
                 use_por = True
-    return Reductions(group, use_por, visible, use_por and visible != 0), notes
+    defer = use_por and spec.acyclic and spec.defers() and all(_history_only(spec, p) for p in props)
+    return Reductions(group, use_por, visible, use_por and visible != 0, defer), notes
+
+
+def _history_only(spec: Spec, prop: Property) -> bool:
+    """Whether ``prop`` reads nothing but the history (so a deferrable step, which
+    leaves the history as it is, is invisible to it)."""
+    reads = prop.reads if prop.reads is not None else (prop.over,) if prop.over == "history" else None
+    return reads is not None and all(kind in ("history", "log", "sent") for kind in reads)
 
 
 _MISSING = object()
 _UNKNOWN = object()
 _BY_FOOTPRINTS = object()
+_DEFER = object()  # rkey for _choose: the reductions defer the spec's deferrable steps
 _MEMO_LIMIT = 1 << 16
 _MEMOS: WeakKeyDictionary[Spec, dict[int, dict]] = WeakKeyDictionary()
 
@@ -163,6 +189,8 @@ def _choose(
     pattern. The memo is keyed by the spec's reduction key when it has one (equal keys,
     equal footprints and owners), else by the footprints and owners themselves.
     """
+    if rkey is _DEFER:
+        return _choose_deferring(spec, memo, state, succ, visible)
     if rkey is _UNKNOWN:
         rkey = spec.reduction_key(state)
     if rkey is not None:
@@ -178,6 +206,33 @@ def _choose(
     hit = memo.get(key, _MISSING)
     if hit is _MISSING:
         hit = _remember(memo, key, _stubborn(fps, actors, visible))
+    return hit
+
+
+def _choose_deferring(
+    spec: Spec, memo: dict, state: State, succ: Sequence[tuple[tuple, State]], visible: int
+) -> tuple[tuple[int, ...], int] | None:
+    """:func:`_choose` with the spec's deferrable steps (:meth:`~checker.api.spec.Spec.deferrable`)
+    left out: the stubborn set is sought among the other steps (footprints from every
+    successor, so the deferred steps count in what their processes touch), and where no
+    proper one is found every other step is taken. Where every step is deferrable, the
+    first alone is taken (they commute and enable nothing else)."""
+    deferrable = spec.deferrable
+    deferred = tuple([i for i, (label, _t) in enumerate(succ) if deferrable(label)])
+    if not deferred:
+        return _choose(spec, memo, state, succ, visible, None)
+    actors = _actors(spec, succ)
+    if len(deferred) == len(succ):
+        who = actors[0]
+        return (0,), (1 << who) if who is not None else 0
+    skip = frozenset(deferred)
+    if None in actors:
+        return tuple(i for i in range(len(succ)) if i not in skip), 0
+    fps = _six(spec.successor_footprints(state, succ))
+    key = (_BY_FOOTPRINTS, tuple(fps), actors, deferred)
+    hit = memo.get(key, _MISSING)
+    if hit is _MISSING:
+        hit = _remember(memo, key, _stubborn(fps, actors, visible, skip))
     return hit
 
 
@@ -223,12 +278,18 @@ def _memo_for(spec: Spec, visible: int) -> dict:
 
 
 def _stubborn(
-    fps: Sequence[tuple[int, int, int, int, int, int]], actors: tuple[int, ...], visible: int
+    fps: Sequence[tuple[int, int, int, int, int, int]],
+    actors: tuple[int, ...],
+    visible: int,
+    skip: frozenset[int] = frozenset(),
 ) -> tuple[tuple[int, ...], int] | None:
-    """:func:`stubborn` on its inputs: footprints, each successor's process, visible mask."""
+    """:func:`stubborn` on its inputs: footprints, each successor's process, visible
+    mask; successors at the positions ``skip`` (deferred steps) are left out of every
+    set, and with any left out the fallback is every other successor (not ``None``)."""
     by: dict[int, list[int]] = {}
     for i, a in enumerate(actors):
-        by.setdefault(a, []).append(i)
+        if i not in skip:
+            by.setdefault(a, []).append(i)
     n = len(fps)
     # conflicts[x]: the processes whose later actions conflict with x's next ones.
     later = [(fp[2] | fp[3] | fp[5], fp[3] | fp[5], fp[2] | fp[3]) for fp in fps]
@@ -245,7 +306,7 @@ def _stubborn(
     best: list[int] | None = None
     best_members = 0
     best_key: tuple = ()
-    total = len(actors)
+    total = len(actors) - len(skip)
     for p in by:
         if (fps[p][1] | fps[p][4]) & visible:
             continue
@@ -273,6 +334,8 @@ def _stubborn(
         if best is None or key < best_key:
             best, best_key, best_members = chosen, key, members
     if best is None:
+        if skip:
+            return tuple(i for i in range(len(actors)) if i not in skip), (1 << n) - 1
         return None
     best.sort()  # successors in the order next_states lists them
     return tuple(best), best_members
@@ -308,7 +371,8 @@ class Expander:
         por = self.red.por and not full
         visible = self.red.visible
         memo = _memo_for(spec, visible)
-        reduction_key = spec.reduction_key if por else None
+        defer = por and self.red.defer
+        reduction_key = spec.reduction_key if por and not defer else None
         next_states_of = spec.next_states_of
         fired = self.fired
         owner: list[int] = []
@@ -342,7 +406,10 @@ class Expander:
                     continue
             else:
                 out = next_states(s)
-                found = _choose(spec, memo, s, out, visible, rkey) if por and (len(out) > 1 or rkey is not None) else None
+                if defer:
+                    found = _choose(spec, memo, s, out, visible, _DEFER) if out else None
+                else:
+                    found = _choose(spec, memo, s, out, visible, rkey) if por and (len(out) > 1 or rkey is not None) else None
             if found is None:
                 if out is None:
                     out = next_states(s)

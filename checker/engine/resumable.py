@@ -63,8 +63,8 @@ class LevelMark:
 
     def save(self, store: Any, frontier: Any) -> bool:
         """Write the checkpoint of the level's start: at the start itself, or later in
-        the level (a :class:`~checker.engine.lanes.LaneLevel` frontier must have been
-        aborted first, see :meth:`checker.engine.lanes.Lanes.abort`). A failed write warns and
+        the level (the sharded search, :mod:`checker.engine.sharded`, gathers its own
+        checkpoints from its workers instead). A failed write warns and
         keeps the previous checkpoint."""
         if self.ckpt is None or self.meta is None or self.added is None:
             return False

@@ -240,6 +240,7 @@ def build_result(
         bytes_per_state=round(outcome.peak_memory_bytes / n, 1) if n else 0.0,
         collision_probability=outcome.collision_probability,
         bound=outcome.bound,
+        levels=list(getattr(outcome, "levels", [])),
     )
     coverage, unfired = coverage_of(spec, outcome, bool(reductions.get("por")))
     return Result(

@@ -362,6 +362,7 @@ class _ModelRun:
             outcome.decisions[name] = Decision(number, self.decisions[name].sentence)
         outcome.seconds = self.seconds
         outcome.peak_memory_bytes = peak_memory
+        outcome.levels = list(self.timings)
         return outcome
 
 
@@ -375,7 +376,6 @@ class SparkBatch:
         self.options = options
         self.partitions = options.partitions or max(2, self.sc.defaultParallelism)
         self.stats = SparkStats(partitions=self.partitions)
-        self.model_timings: list[list[LevelTiming]] = []
         if options.checkpoint_dir:
             self.sc.setCheckpointDir(options.checkpoint_dir)
 
@@ -503,7 +503,6 @@ class SparkBatch:
             self.stats.level_seconds.append(round(seconds, 4))
             self.stats.timings.append(timing)
 
-        self.model_timings = [run.timings for run in runs]
         paths = self._rebuild(runs, visited)
         peak = max(peak_rss() - baseline, 0)
         return [run.outcome(paths[run.index], peak) for run in runs]
@@ -679,7 +678,6 @@ def check_models_spark(models: Sequence[Model], options: Any, spark_options: Spa
         outcomes = batch.run(progress)
     except Py4JError as exc:  # e.g. the context stopped because the master went away
         raise job_error(exc) from None
-    timings = batch.model_timings
     results: list[Result] = []
     for model, job, outcome in zip(models, jobs, outcomes):
         warnings = []
@@ -696,7 +694,6 @@ def check_models_spark(models: Sequence[Model], options: Any, spark_options: Spa
             warnings.append("`eventually`: fair cycles were searched on the driver by the local liveness checker")
         lassos, liveness_cut = check_cycles(model, outcome, job.bounds)
         result = build_result(model, outcome, "spark", {"symmetry": False, "por": False}, warnings, lassos, liveness_cut)
-        result.stats.levels = list(timings[len(results)])
         note = fairness_warning(model.spec, model.properties, outcome.maybe_cyclic, result, job.bounds)
         if note is not None:
             result.warnings.append(note)

@@ -12,8 +12,10 @@ from collections.abc import Callable, Sequence
 
 from checker.validate.causal_order import causal, fifo
 from checker.validate.delivery import eventual_delivery
+from checker.validate.global_lock import global_lock
 from checker.validate.integrity import integrity
 from checker.validate.log import Log
+from checker.validate.synchronous import synchronous
 from checker.validate.total_order import total, total_global, total_prefix
 from checker.validate.violation import Violation
 
@@ -26,6 +28,8 @@ CHECKS: dict[str, Check] = {
     "total": total,
     "total_global": total_global,
     "total_prefix": total_prefix,
+    "global_lock": global_lock,
+    "synchronous": synchronous,
     "eventual_delivery": eventual_delivery,
 }
 """Every property ``validate`` knows, in the order reports list them."""

@@ -22,7 +22,7 @@ from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, write_json_at
 from checker.validate.checks import DEFAULT, UnknownProperty, parse_properties
 from checker.validate.conformance import DEFAULT_BOUND, DEFAULT_MAX_STATES, parse_unrecorded
 from checker.validate.readers import FORMATS, expand_logs
-from checker.validate.verdicts import Job, LogVerdict, validate_path
+from checker.validate.verdicts import Job, LogVerdict, validate_merged, validate_path
 
 
 def _job(props: str | None, model: str | None, fmt: str, bound: int, max_states: int, unrecorded: str) -> Job:
@@ -47,7 +47,8 @@ def _job(props: str | None, model: str | None, fmt: str, bound: int, max_states:
 @click.argument("logs", nargs=-1, required=True, metavar="LOG|DIR|GLOB ...")
 @click.option("--properties", "-p", "props", metavar="NAME,...",
               help=f"Properties to check (default {','.join(DEFAULT)}; none with --model). "
-                   "Known: fifo, causal, integrity, total, total_global, total_prefix, eventual_delivery.")
+                   "Known: fifo, causal, integrity, total, total_global, total_prefix, global_lock, "
+                   "synchronous, eventual_delivery.")
 @click.option("--model", "-m", "model", type=click.Path(dir_okay=False), metavar="MODEL.toml",
               help="Check that each log is a behaviour of this model's spec (trace validation).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
@@ -58,25 +59,39 @@ def _job(props: str | None, model: str | None, fmt: str, bound: int, max_states:
               help="With --model: most spec states the search visits per log.")
 @click.option("--unrecorded", default="", metavar="KIND,...",
               help="With --model: event kinds the logs do not record (e.g. signal), filled in by the search.")
+@click.option("--merge", is_flag=True,
+              help="The logs named are one execution's per-process logs: merge them into one (each peer's order, "
+                   "sends before their deliveries) and validate that.")
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
-              help="local: one log after the other here; spark: one Spark task per log.")
+              help="local: one log after the other here; spark: one Spark task per log (large logs split).")
+@click.option("--split-above", type=click.IntRange(min=1), default=None, metavar="EVENTS",
+              help="With --engine spark: split logs of more events than this across tasks for the properties "
+                   "that allow it (fifo, integrity) [default: 200000].")
 @click.option("--master", default="local[*]", show_default=True, help="Spark master for --engine spark.")
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False),
               help="Write verdicts.parquet, verdicts.json, report.md and index.html here.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write every log's record as JSON here.")
 @click.option("--quiet", "-q", is_flag=True, help="Only the summary and the violations, not a line per clean log.")
 def validate(logs: tuple[str, ...], props: str | None, model: str | None, fmt: str, bound: int, max_states: int,
-             unrecorded: str, engine: str, master: str, out_dir: str | None, json_path: str | None,
-             quiet: bool) -> None:
+             unrecorded: str, merge: bool, engine: str, split_above: int | None, master: str, out_dir: str | None,
+             json_path: str | None, quiet: bool) -> None:
     """Check recorded executions: ordering properties, and conformance to a model."""
     job = _job(props, model, fmt, bound, max_states, unrecorded)
     if not job.props and job.model_path is None:
         raise InputError("--properties", "", "nothing to check: name properties or a --model")
     diagrams = out_dir is not None
-    if engine == "spark":
-        from checker.validate.spark_job import validate_spark
+    if merge and engine == "spark":
+        raise InputError("--merge", "", "merging per-process logs runs on the local engine; leave out --engine spark")
+    if split_above is not None and engine != "spark":
+        raise InputError("--split-above", "", "splits logs across Spark tasks; it needs --engine spark")
+    if merge:
+        verdicts = [validate_merged([str(f) for f in expand_logs(list(logs))], job, model=job.model(),
+                                    diagrams=diagrams)]
+    elif engine == "spark":
+        from checker.validate.spark_job import SPLIT_ABOVE, validate_spark
 
-        verdicts = validate_spark(list(logs), job, master=master, diagrams=diagrams)
+        verdicts = validate_spark(list(logs), job, master=master, diagrams=diagrams,
+                                  split_above=SPLIT_ABOVE if split_above is None else split_above)
     else:
         files = expand_logs(list(logs))
         loaded = job.model()

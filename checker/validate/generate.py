@@ -11,8 +11,9 @@ fast synthetic workload for benchmarks.
   on a model and turns each shrunk violating walk into a log.
 - :func:`synthetic_log` builds a log of any length without a spec: peers multicast to
   random destinations and deliver in the order of one global sequence (a sequencer),
-  so fifo, causal, integrity and every total-order form hold; ``fault`` swaps two
-  deliveries to break them.
+  so fifo, causal, integrity, every total-order form and global_lock hold (messages
+  cross in flight, so synchronous does not); ``fault`` swaps two deliveries to break
+  them.
 """
 
 from __future__ import annotations

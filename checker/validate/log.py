@@ -49,7 +49,10 @@ class Log:
     messages its sender sent before it), ``msg_dests[m]`` (peer indices, sorted) and
     ``msg_send[m]`` (the event index of its send, -1 if none). ``meta`` keeps, for the
     events that carry them, the optional recorded fields (``vc``, ``lamport``,
-    ``time``, ``reason``); ``actions`` the spec steps named by ``STEP`` events.
+    ``time``, ``reason``); ``actions`` the spec steps named by ``STEP`` events. A log
+    merged from several files (:mod:`~checker.validate.merge`) names them in
+    ``sources`` and gives each event's file in ``origin`` (both empty otherwise); its
+    lines are those of the event's own file.
     """
 
     source: str
@@ -68,6 +71,8 @@ class Log:
     header: dict[str, Any] = field(default_factory=dict)
     unit: str = "line"
     fmt: str = "jsonl"
+    sources: list[str] = field(default_factory=list)
+    origin: list[int] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.kind)
@@ -98,7 +103,10 @@ class Log:
         return f"{who}: {NAME_OF_KIND[k]}"
 
     def at(self, i: int) -> str:
-        """Where event ``i`` stands in the source: ``line 12`` (``state 12`` for ITF traces)."""
+        """Where event ``i`` stands in the source: ``line 12`` (``state 12`` for ITF
+        traces; ``b.jsonl line 12`` in a merged log)."""
+        if self.origin:
+            return f"{self.sources[self.origin[i]]} {self.unit} {self.line[i]}"
         return f"{self.unit} {self.line[i]}"
 
     def where(self, i: int) -> str:
@@ -251,7 +259,8 @@ def sub_log(log: Log, events: Iterable[int], *, all_peers: bool = False) -> tupl
     msgs = sorted({log.arg[i] for i in keep if log.kind[i] in MESSAGE_KINDS})
     pmap = {p: j for j, p in enumerate(peers)}
     mmap = {m: j for j, m in enumerate(msgs)}
-    out = Log(log.source, [log.peers[p] for p in peers], header=dict(log.header), unit=log.unit)
+    out = Log(log.source, [log.peers[p] for p in peers], header=dict(log.header), unit=log.unit,
+              fmt=log.fmt, sources=list(log.sources))
     sends = [0] * len(peers)
     for m in msgs:
         out.msg_name.append(log.msg_name[m])
@@ -277,6 +286,8 @@ def sub_log(log: Log, events: Iterable[int], *, all_peers: bool = False) -> tupl
         out.kind.append(k)
         out.arg.append(a)
         out.line.append(log.line[i])
+        if log.origin:
+            out.origin.append(log.origin[i])
         if i in log.meta:
             out.meta[j] = log.meta[i]
     return out, keep

@@ -143,6 +143,17 @@ def validate_path(path: str, job: Job, *, model: Model | None = None, diagrams: 
     return judge(log, job, model=model, diagrams=diagrams)
 
 
+def validate_merged(paths: list[str], job: Job, *, model: Model | None = None, diagrams: bool = False) -> LogVerdict:
+    """Read the logs at ``paths``, one execution's per-process logs, merge them
+    (:func:`~checker.validate.merge.merge_logs`) and check ``job`` on the result (bad
+    input, and logs that cannot be merged, raise :class:`~checker.InputError`)."""
+    from checker.validate.merge import merge_logs
+
+    spec = model.spec if model is not None else None
+    logs = [read_log(path, job.fmt, spec) for path in paths]
+    return judge(merge_logs(logs), job, model=model, diagrams=diagrams)
+
+
 def validate_text(source: str, text: str, job: Job, *, diagrams: bool = False) -> LogVerdict:
     """Read a log from its whole text (a Spark task's input) and check ``job`` on it."""
     model = job.model()

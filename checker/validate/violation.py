@@ -33,7 +33,16 @@ class Violation:
         return log.line[self.at]
 
     def to_json(self, log: Log) -> dict[str, Any]:
-        """A JSON record: the property, the line, the sentence and the window's lines."""
+        """A JSON record: the property, the line, the sentence and the window's lines
+        (for a merged log, each with its ``file`` too)."""
+        if log.origin:
+            files = log.sources
+            return {
+                "property": self.prop, "event": self.at, "file": files[log.origin[self.at]],
+                "line": log.line[self.at], "explanation": self.sentence,
+                "window": [{"file": files[log.origin[i]], "line": log.line[i], "event": log.describe(i)}
+                           for i in self.events],
+            }
         return {
             "property": self.prop,
             "event": self.at,

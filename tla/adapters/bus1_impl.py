@@ -16,13 +16,14 @@ from specs.bus1_impl_script import Op
 from tla.adapters.base import PeerAdapter, _seq
 
 STATES = {bi.NONE: "none", bi.ATTACHED: "attached", bi.PUBLIC: "public", bi.RELEASED: "released"}
-FLAGS = {bi.F_DESTROYED: "destroyed", bi.F_RELEASED: "released"}
+FLAGS = {bi.F_DESTROYED: "destroyed", bi.F_RELEASED: "released", bi.F_ABSENT: "absent"}
 PHASES = {bi.ACQ: "acquire", bi.STAGE: "stage", bi.POSTPONED: "postponed", bi.SEAL: "seal", bi.SYNC: "sync",
           bi.COMMIT: "commit", bi.RELEASE_ALL: "release_all", bi.FLUSH: "flush"}
 REASONS = {bi.R_FLUSHED: "flushed", bi.R_NOT_PUBLIC: "not_public", bi.R_DESTROYED: "destroyed"}
 BITS = {bi.B_CLOCK: "clock_monotonic", bi.B_FRONT: "no_insert_before_front", bi.B_DEQUEUE: "dequeue_increasing",
         bi.B_WARN: "no_warn", bi.B_DEST: "delivered_iff_before_destroy",
-        bi.B_OWNER: "owner_no_message_after_destroy", bi.B_HANDLE: "handle_valid_iff_before_destroy"}
+        bi.B_OWNER: "owner_no_message_after_destroy", bi.B_HANDLE: "handle_valid_iff_before_destroy",
+        bi.B_SPLIT: "acquire_split"}
 WARNS = {bq.W_ADD_GUARD: "add_guard", bq.W_READABLE: "readable", bq.W_BEFORE_FRONT: "before_front",
          bq.W_STAGE_FRONT: "stage_front", bq.W_SYNTH_FRONT: "synth_front", bq.W_ODD_TS: "odd_ts",
          bq.W_FLUSH: "flush", bq.W_REMOVE: "remove", bq.W_QUEUED: "queued"}
@@ -46,7 +47,7 @@ def _back(table: dict[int, str], name: str) -> int:
 class Bus1ImplAdapter(PeerAdapter):
     template = "bus1_impl.tla.j2"
     variables = ("queues", "handles", "nodeFlags", "txs", "pcs", "sent", "logs", "drops", "know", "notes",
-                 "valid", "dequeued", "bad", "warns", "ranks")
+                 "valid", "dequeued", "bad", "warns", "ranks", "relRanks")
     predicates = {"eventual_delivery": "AllDelivered", "deadlock_free": "NoneInTransaction",
                   "valid_handle_notified": "ValidHandleNotifiedNow", "queue_drained": "QueueDrainedNow"}
     actions = {
@@ -66,27 +67,37 @@ class Bus1ImplAdapter(PeerAdapter):
         "bus1_peer_ioctl_recv": "IoctlRecv(p)",
     }
 
-    # The template mirrors the default configuration; these constants' other values are
-    # the Python model's alone (the lock-level mode in specs/bus1_locks.py among them).
-    DEFAULTS = {"liveness": "code", "addresses": "ascending", "locks": False, "refs": "holder"}
-    TIES = ("all", "fixed")
+    # The template mirrors liveness, addresses, acquire and ties in every value, and these
+    # constants at their defaults only (the lock-level mode of specs/bus1_locks.py and counted
+    # references are the Python model's alone).
+    DEFAULTS = {"locks": False, "stage_lock": False, "install_lock": False, "refs": "holder"}
+    TIES = ("all", "fixed", "with_release")
+
+    @classmethod
+    def unsupported(cls, spec: Any) -> list[tuple[str, str]]:
+        """Each setting of ``spec`` the template does not mirror, as ``(constant, what)``, in
+        the order of the spec's constants; empty when the template mirrors them all."""
+        out: list[tuple[str, str]] = []
+        for name, default in cls.DEFAULTS.items():
+            if name in spec.values and spec.values[name] != default:
+                out.append((name, f"{name} = {spec.values[name]!r} (only {default!r})"))
+        for p, ops in enumerate(spec.ops):
+            if any(op.kind == "reset" for op in ops[:-1]) or any(op.kind in ("transfer", "disconnect") for op in ops):
+                out.append(("script", f"script.{spec.names[p]} (only a reset last, no transfer or disconnect)"))
+                break
+        if spec.ties not in cls.TIES:
+            out.append(("ties", f"ties = {spec.ties!r} (only 'all', 'fixed' or 'with_release')"))
+        order = [c.name for c in spec.constants]
+        return sorted(out, key=lambda item: order.index(item[0]))
 
     @classmethod
     def refuse(cls, spec: Any) -> tuple[str, str] | None:
-        for name, default in cls.DEFAULTS.items():
-            if spec.values[name] != default:
-                return name, (f"the TLA+ template mirrors {name} = {default!r} only, not {spec.values[name]!r}; "
-                              "check this model with ordercheck check")
-        if spec.fresh_nodes:
-            return "fresh", "the TLA+ template has no node creation (fresh nodes); check this model with ordercheck check"
-        for p, ops in enumerate(spec.ops):
-            if (any(op.kind == "reset" for op in ops[:-1]) or any(op.waits for op in ops)
-                    or any(op.kind in ("transfer", "disconnect") for op in ops)):
-                return "script", (f"the TLA+ template mirrors scripts with a reset last, no transfer or disconnect and only "
-                                  f"statically held handles; peer {spec.names[p]}'s is not")
-        if spec.ties not in cls.TIES:
-            return "ties", f"the TLA+ template mirrors ties = 'all' or 'fixed' only, not {spec.ties!r}"
-        return None
+        """The first unsupported constant and a message naming every one (:meth:`unsupported`)."""
+        missing = cls.unsupported(spec)
+        if not missing:
+            return None
+        return missing[0][0], ("the TLA+ template does not mirror " + "; ".join(what for _n, what in missing)
+                               + "; check this model with ordercheck check")
 
     # -- template ---------------------------------------------------------------------
 
@@ -94,7 +105,10 @@ class Bus1ImplAdapter(PeerAdapter):
         nodes = "<<" + ", ".join(str(n) for n in op.nodes) + ">>"
         payload = "<<" + ", ".join(str(n) for n in op.payload) + ">>"
         target = self.names[op.target] if op.target >= 0 else "NoPeer"
-        return f'[kind |-> "{op.kind}", nodes |-> {nodes}, payload |-> {payload}, target |-> {target}]'
+        waits = "<<" + ", ".join(str(n) for n in op.waits) + ">>"
+        creates = "<<" + ", ".join(str(n) for n in op.creates) + ">>"
+        return (f'[kind |-> "{op.kind}", nodes |-> {nodes}, payload |-> {payload}, target |-> {target}, '
+                f'waits |-> {waits}, creates |-> {creates}]')
 
     def context(self) -> dict[str, Any]:
         spec: Any = self.spec
@@ -106,6 +120,11 @@ class Bus1ImplAdapter(PeerAdapter):
             "msg_ops": [(self.names[p], [self._op(op) for op in ops]) for p, ops in enumerate(spec.msg_ops)],
             "ties": spec.ties,
             "mutant": spec.mutant,
+            "liveness": spec.liveness,
+            "addresses": spec.addresses,
+            "acquire": spec.acquire,
+            "release_owners": [self.names[o] for o in spec.release_owners],
+            "fresh": [str(n) for n in spec.fresh_nodes],
         }
 
     def cfg_constants(self) -> list[tuple[str, str]]:
@@ -151,8 +170,9 @@ class Bus1ImplAdapter(PeerAdapter):
             "dequeued": self.per_peer(deq, tuple),
             "bad": _names(bad[0], BITS),
             "warns": _names(bad[1], WARNS),
-            "ranks": {self.msg(spec.tx_slots[i][0] * spec.stride + spec.tx_slots[i][1]): r
-                      for i, r in enumerate(ranks)},
+            "ranks": {self.msg(spec.tx_slots[i][0] * spec.stride + spec.tx_slots[i][1]): ranks[i]
+                      for i in range(spec.n_tx)},
+            "relRanks": {self.peers[o]: ranks[spec.n_tx + k] for k, o in enumerate(spec.release_owners)},
         }
 
     def decode(self, v: dict[str, Any]) -> tuple:
@@ -179,7 +199,8 @@ class Bus1ImplAdapter(PeerAdapter):
         sent = self.from_peers(
             v["sent"], lambda out: tuple((self.peer_mask(r["dests"]), self.mask(r["past"])) for r in _seq(out)))
         logs = self.from_peers(v["logs"], lambda log: tuple(self.event_code(e) for e in _seq(log)))
-        ranks = tuple(v["ranks"][self.msg(p * spec.stride + k)] for p, k in spec.tx_slots)
+        ranks = tuple(v["ranks"][self.msg(p * spec.stride + k)] for p, k in spec.tx_slots) + tuple(
+            v["relRanks"][self.peers[o]] for o in spec.release_owners)
         return (
             self.from_peers(v["queues"], queue),
             tuple(handles),

@@ -1,0 +1,726 @@
+"""Worker processes that each own a shard of the visited set (``--workers N``).
+
+With N workers every 64-bit fingerprint has an owner, :func:`owner_of` (its high bits
+scaled to N). Worker ``w`` keeps, for the states it owns, their fingerprints (a
+:class:`~checker.engine.table.FingerprintTable`) and their parent links (state number,
+parent number, action position); and it holds a share of the level being searched, as
+states. A level runs in every worker at once:
+
+1. *expand*: a worker expands its share of the level, checks its terminal states,
+   keeps the successors, and gives each an *order key*: its parent's rank in the level
+   (its position in the level's order) times 2**16 plus its position among the
+   parent's successors;
+2. *exchange*: each successor's fingerprint, key and action position goes to the
+   fingerprint's owner (numpy arrays gathered into batches, never states; through a
+   pipe per pair of workers, each drained by a thread of its reader, so no send waits
+   on a busy worker);
+3. *dedup*: an owner drops the fingerprints already in its table (visited at an
+   earlier level) and, among equal ones of this level, keeps the smallest key: the
+   successor a single process meets first. It reports its new states' keys, sorted.
+
+The main process (:mod:`checker.engine.sharded`) sees keys, per-parent successor
+counts and findings, never a state or a fingerprint. From the sorted keys of all
+workers it numbers the next level (a new state's rank is its key's position among
+them) and names to each worker the new states it generated (*check*: the worker checks
+the open properties on them, beside their parents); it then decides where the level
+ends (a bound, every property decided) and tells each worker how many of the level's
+new states are kept (*commit*): owners store theirs with numbers and parent links,
+generators hold theirs as their share of the next level, and a worker holding more
+than its share ships the excess (the one time states cross between workers).
+Numbering, counts, verdicts and counterexamples are therefore those of one process,
+for any number of workers.
+
+A worker exits when its pipe from the main process reaches end of file: the main
+process is gone, however it ended (every worker closes the pipe ends not its own, so
+nothing else holds that pipe open).
+"""
+
+from __future__ import annotations
+
+import marshal
+import multiprocessing
+import os
+import pickle
+import queue
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from multiprocessing.connection import wait
+from typing import Any
+
+import numpy as np
+
+from checker.api.spec import Property
+from checker.engine.evaluate import Evaluator
+from checker.engine.fingerprint import check_vocabulary
+from checker.engine.interrupts import worker_signals
+from checker.engine.memory import current_rss, peak_rss, reset_peak
+from checker.engine.reduce import Expander
+from checker.engine.table import FingerprintTable, GrowArray
+
+KEY_BITS = 16
+"""An order key is ``rank << KEY_BITS | offset``: a parent has at most 65536 successors."""
+
+VOCABULARY_CHECKS = 1000
+"""How many new states each worker checks for values outside the vocabulary."""
+
+EXPAND_UNIT = 1024
+"""States a worker expands before it reads its messages again."""
+
+SEND_BATCH = 16_384
+"""Successors gathered for another worker before they are sent as one batch."""
+
+RAW_STATES = 500_000
+"""States of its share of a level a worker keeps as objects; past this it keeps them
+``marshal``-encoded (version 4) until their level comes."""
+
+PHASES = ("expand", "exchange", "dedup", "check")
+
+
+def owner_of(fps: np.ndarray, workers: int) -> np.ndarray:
+    """The owning worker of each fingerprint of ``fps`` (``uint64``): its high 32 bits
+    scaled to ``workers``. The tables probe with the low bits, which stay uniform in a
+    shard."""
+    return ((fps >> np.uint64(32)) * np.uint64(workers) >> np.uint64(32)).astype(np.int64)
+
+
+class _Stop(Exception):
+    """The main process is done with this worker."""
+
+
+class _Aborted(Exception):
+    """The main process gave up the level being searched."""
+
+
+def _receive(conns: list[Any], ctrl: Any, inbox: queue.SimpleQueue) -> None:
+    """A worker's thread: drain every pipe into ``inbox``, so that a writer never waits
+    on a reader busy with its own work. End of file on ``ctrl`` means the main process
+    is gone, however it ended: the worker exits at once (its work has no one to go to,
+    and a peer may be waiting to write to it). A peer's end of file closes its pipe."""
+    live = list(conns)
+    while live:
+        for conn in wait(live):
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                live.remove(conn)
+                if conn is ctrl:
+                    os._exit(0)
+                continue
+            except Exception as exc:  # a message that cannot be read ends the search
+                inbox.put(("error", RuntimeError(f"a message could not be read: {exc!r}")))
+                return
+            inbox.put(msg)
+
+
+def _worker(me: int, pipes: dict[str, Any], expander: Expander, props: Sequence[Property]) -> None:
+    """A worker's life: close the pipe ends that are not its own, then serve the main
+    process until ``stop`` or end of file (see the module docstring)."""
+    worker_signals()
+    ctrl = pipes["ctrl"][me][1]
+    ins = {v: r for (v, w), (r, _wr) in pipes["peer"].items() if w == me}
+    outs = {w: wr for (v, w), (_r, wr) in pipes["peer"].items() if v == me}
+    mine = {id(ctrl), *(id(c) for c in ins.values()), *(id(c) for c in outs.values())}
+    for pair in (*pipes["ctrl"], *pipes["peer"].values()):
+        for end in pair:
+            if id(end) not in mine:
+                end.close()
+    inbox: queue.SimpleQueue = queue.SimpleQueue()
+    threading.Thread(target=_receive, args=([ctrl, *ins.values()], ctrl, inbox), daemon=True).start()
+    try:
+        _Shard(me, len(pipes["ctrl"]), ctrl, outs, inbox, expander, props).run()
+    except (_Stop, EOFError, BrokenPipeError, KeyboardInterrupt):
+        pass
+    except BaseException as exc:  # reported to the main process, which raises it
+        try:
+            pickle.loads(pickle.dumps(exc))  # it must come back as itself
+        except Exception:
+            exc = RuntimeError(f"worker failed: {exc!r}")
+        try:
+            ctrl.send(("error", exc))
+        except OSError:
+            pass
+
+
+class _Shard:
+    """One worker's shard: its table, parent links, share of the level and the level's
+    candidates (see the module docstring)."""
+
+    def __init__(self, me: int, workers: int, ctrl: Any, outs: dict[int, Any], inbox: queue.SimpleQueue,
+                 expander: Expander, props: Sequence[Property]) -> None:
+        self.me = me
+        self.workers = workers
+        self.ctrl = ctrl
+        self.outs = outs
+        self.inbox = inbox
+        self.expander = expander
+        self.evaluator = Evaluator(expander.spec, props)
+        self.history_key = expander.spec.history_key if self.evaluator.uses_history else None
+        self.table = FingerprintTable(1 << 12)
+        self.nums = GrowArray(np.int64, 1 << 12)  # state numbers, ascending
+        self.parents = GrowArray(np.int64, 1 << 12)
+        self.actions = GrowArray(np.uint16, 1 << 12)
+        self.frontier: list[tuple[np.ndarray, list | bytes]] = []  # (ranks, states), ascending ranks
+        self.raw = 0
+        self.seq = 0  # the level being searched
+        self.started: list | None = None  # the level's share while it is searched
+        self.candidates: list[tuple] = []
+        self.units: list[tuple] = []
+        self.outbox: dict[int, list[tuple]] = {}
+        self.new: tuple | None = None
+        self.won: tuple | None = None
+        self.early: list[tuple] = []  # peers' messages for a level not started here yet
+        self.shipped: list[tuple] = []  # states shipped here before the commit's message came
+        self.vocabulary_left = VOCABULARY_CHECKS
+        reset_peak()
+        self.rss = current_rss()
+
+    # -- the main loop ------------------------------------------------------------------
+
+    def run(self) -> None:
+        while True:
+            msg = self.inbox.get()
+            kind = msg[0]
+            if kind in ("batch", "done"):
+                if msg[1] > self.seq:
+                    self.early.append(msg)
+                continue  # else a message of an aborted level
+            if kind == "ship":
+                self.shipped.append(msg)  # for the commit, whose message comes next
+                continue
+            if kind == "stop":
+                raise _Stop
+            if kind == "level":
+                try:
+                    self.level(*msg[1:])
+                except _Aborted:
+                    self.ctrl.send(("aborted",))
+            elif kind == "check":
+                self.check(msg[1], msg[2])
+            elif kind == "commit":
+                self.commit(*msg[1:])
+            elif kind == "abort":
+                self.restore()
+                self.ctrl.send(("aborted",))
+            elif kind == "adopt":
+                self.adopt(*msg[1:])
+            elif kind == "frontier":
+                self.keep(msg[1], msg[2])
+            elif kind == "dump":
+                self.dump()
+            elif kind == "paths":
+                self.links(msg[1])
+            elif kind == "peak":
+                self.ctrl.send(("peak", max(peak_rss() - self.rss, 0), self.nbytes()))
+            else:
+                raise ValueError(f"unknown message {kind!r}")
+
+    def restore(self) -> None:
+        """The level was given up: drop its candidates, hold its states again."""
+        self.candidates = []
+        self.units = []
+        self.outbox = {}
+        self.new = None
+        self.won = None
+        if self.started is not None:
+            self.frontier, self.started = self.started, None
+            self.raw = sum(len(s) for _r, s in self.frontier if not isinstance(s, bytes))
+
+    def nbytes(self) -> int:
+        return self.table.nbytes + self.nums.nbytes + self.parents.nbytes + self.actions.nbytes
+
+    # -- states given by the main process -----------------------------------------------
+
+    def adopt(self, fps: np.ndarray, nums: np.ndarray, parents: np.ndarray, actions: np.ndarray) -> None:
+        """Take fingerprints (initial states, a checkpoint's) and parent links."""
+        self.table.reserve(len(self.table) + len(fps))
+        self.table.insert(fps)
+        order = np.argsort(nums, kind="stable")
+        self.nums.extend(nums[order])
+        self.parents.extend(parents[order])
+        self.actions.extend(actions[order])
+
+    def keep(self, ranks: np.ndarray, states: list | bytes) -> None:
+        """Add states of the level to come (ascending ranks within a piece)."""
+        if not isinstance(states, bytes):
+            if self.raw + len(states) > RAW_STATES:
+                states = marshal.dumps(states, 4)
+            else:
+                self.raw += len(states)
+        self.frontier.append((ranks, states))
+
+    def dump(self) -> None:
+        """Send the shard as a checkpoint needs it: fingerprints, parent links, and the
+        level's states with their ranks."""
+        ranks = np.concatenate([r for r, _s in self.frontier]) if self.frontier else np.zeros(0, dtype=np.int64)
+        states: list = []
+        for _r, s in self.frontier:
+            states.extend(marshal.loads(s) if isinstance(s, bytes) else s)
+        self.ctrl.send(("dumped", self.table.values(), self.nums.view().copy(), self.parents.view().copy(),
+                        self.actions.view().copy(), ranks, marshal.dumps(states, 4)))
+
+    def links(self, numbers: np.ndarray) -> None:
+        """The parent links this shard holds of ``numbers``: ``(found, parents, actions)``."""
+        nums = self.nums.view()
+        at = np.minimum(np.searchsorted(nums, numbers), max(len(nums) - 1, 0))
+        found = nums[at] == numbers if len(nums) else np.zeros(len(numbers), dtype=bool)
+        parents = np.where(found, self.parents.view()[at] if len(nums) else 0, -1)
+        actions = np.where(found, self.actions.view()[at] if len(nums) else 0, 0)
+        self.ctrl.send(("links", found, parents, actions))
+
+    # -- a level ------------------------------------------------------------------------
+
+    def level(self, seq: int, open_names: frozenset[str], at_bound: bool, chunk: int) -> None:
+        """Expand this worker's share of level ``seq`` (keeping the successors here),
+        route their fingerprints, take in those it owns, and report to the main process
+        (see the module docstring)."""
+        self.seq = seq
+        self.at_bound = at_bound
+        self.candidates = []  # (fps, keys, pos) of successors this worker owns
+        self.outbox: dict[int, list[tuple]] = {}  # successors gathered for each other worker
+        self.units: list[tuple] = []  # (parents, successors, parent of each, keys) per unit expanded
+        self.back_rank = -1  # the first parent with a successor visited before this level
+        self.unvisited_rank = -1  # at the depth bound: the first parent with an unvisited successor
+        self.times = dict.fromkeys(PHASES, 0.0)
+        self.dones = 0
+        evaluator = self.evaluator
+        for name in list(evaluator.open):
+            if name not in open_names:
+                evaluator.decide(name)
+        early, self.early = self.early, []
+        for msg in early:
+            self.handle(msg)
+        all_ranks: list[np.ndarray] = []
+        all_counts: list[np.ndarray] = []
+        terminal: dict[int, list] = {}
+        fired: dict[int, Counter] = {}
+        problem = None
+        clock = time.perf_counter
+        frontier, self.frontier, self.raw = self.frontier, [], 0
+        self.started = frontier  # kept until the level commits (a checkpoint may need it)
+        for ranks, states in frontier:
+            began = clock()
+            if isinstance(states, bytes):
+                states = marshal.loads(states)
+            self.times["expand"] += clock() - began
+            blocks = ranks // chunk
+            cuts = np.flatnonzero(np.diff(blocks)) + 1  # each unit in one chunk of the level
+            starts = [0, *cuts.tolist(), len(ranks)]
+            for a, b in zip(starts, starts[1:]):
+                for i in range(a, b, EXPAND_UNIT):
+                    j = min(i + EXPAND_UNIT, b)
+                    counts, found_here, why = self.expand(states[i:j], ranks[i:j], terminal)
+                    problem = problem or why
+                    all_ranks.append(ranks[i:j])
+                    all_counts.append(counts)
+                    fired.setdefault(int(blocks[i]), Counter()).update(found_here)
+                    self.drain()
+        began = clock()
+        for w, conn in self.outs.items():
+            self.flush(w)
+            conn.send(("done", seq, self.me))
+        while self.dones < self.workers - 1:
+            self.handle(self.inbox.get())
+        self.times["exchange"] += clock() - began
+        began = clock()
+        new_keys, grow = self.finish()
+        self.times["dedup"] += clock() - began
+        self.ctrl.send((
+            "level",
+            np.concatenate(all_ranks) if all_ranks else np.zeros(0, dtype=np.int64),
+            np.concatenate(all_counts) if all_counts else np.zeros(0, dtype=np.int64),
+            terminal,
+            {b: dict(c) for b, c in fired.items()},
+            problem,
+            new_keys,
+            self.back_rank,
+            self.unvisited_rank,
+            grow,
+            self.times,
+        ))
+
+    def drain(self) -> None:
+        """Take in the messages that came while expanding."""
+        began = time.perf_counter()
+        while True:
+            try:
+                msg = self.inbox.get_nowait()
+            except queue.Empty:
+                break
+            self.handle(msg)
+        self.times["exchange"] += time.perf_counter() - began
+
+    def handle(self, msg: tuple) -> None:
+        """A message during a level: a peer's batch or end of level, or the main
+        process's abort or stop."""
+        kind = msg[0]
+        if kind == "batch":
+            if msg[1] == self.seq:
+                self.take(*msg[2:])
+            elif msg[1] > self.seq:
+                self.early.append(msg)
+        elif kind == "done":
+            if msg[1] == self.seq:
+                self.dones += 1
+            elif msg[1] > self.seq:
+                self.early.append(msg)
+        elif kind == "abort":
+            self.restore()
+            raise _Aborted
+        elif kind == "stop":
+            raise _Stop
+        else:
+            raise RuntimeError(f"message {kind!r} in the middle of a level")
+
+    def expand(self, states: list, ranks: np.ndarray, terminal: dict[int, list]) -> tuple[np.ndarray, dict, str | None]:
+        """Expand ``states`` (their ranks ``ranks``), check terminal states, keep the
+        successors and route their fingerprints. Returns the successor counts, the
+        actions fired and a problem (or ``None``)."""
+        clock = time.perf_counter
+        t0 = clock()
+        expander, evaluator, history_key = self.expander, self.evaluator, self.history_key
+        owner, pos, succ, counts, _reduced = expander.expand(states)
+        fps = expander.fingerprints(succ)
+        counts_a = np.asarray(counts, dtype=np.int64)
+        pos_a = np.asarray(pos, dtype=np.int64)
+        n = len(succ)
+        starts = np.repeat(np.cumsum(counts_a) - counts_a, counts_a)
+        keys = (np.repeat(ranks, counts_a) << KEY_BITS) | (np.arange(n, dtype=np.int64) - starts)
+        fired = expander.take_fired()
+        t1 = clock()
+        problem = None
+        if n and int(pos_a.max()) > 0xFFFF:
+            problem = "more than 65535 enabled actions in one state"
+        if (evaluator.terminal_state or evaluator.terminal_history) and 0 in counts:
+            for k, c in enumerate(counts):
+                if c == 0:
+                    s = states[k]
+                    found = evaluator.on_terminal(s, history_key(s) if history_key else None)
+                    if found:
+                        terminal[int(ranks[k])] = found
+        t2 = clock()
+        self.times["expand"] += t1 - t0
+        self.times["check"] += t2 - t1
+        if n:
+            if not self.at_bound:
+                self.units.append((states, succ, owner, keys))
+            self.route(fps, keys, pos_a)
+        return counts_a, fired, problem
+
+    def route(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray) -> None:
+        """Send each successor's fingerprint, key and action position to its owner (the
+        first of equal fingerprints only: its key is the smallest)."""
+        began = time.perf_counter()
+        _u, first = np.unique(fps, return_index=True)
+        if len(first) < len(fps):
+            first.sort()
+            fps, keys, pos = fps[first], keys[first], pos[first]
+        owners = owner_of(fps, self.workers)
+        order = np.argsort(owners, kind="stable")
+        bounds = np.searchsorted(owners[order], np.arange(self.workers + 1))
+        mine = None
+        for w in range(self.workers):
+            idx = order[bounds[w] : bounds[w + 1]]
+            if not len(idx):
+                continue
+            part = (fps[idx], keys[idx], pos[idx].astype(np.uint16))
+            if w == self.me:
+                mine = part
+            else:
+                box = self.outbox.setdefault(w, [])
+                box.append(part)
+                if sum(len(p[0]) for p in box) >= SEND_BATCH:
+                    self.flush(w)
+        self.times["exchange"] += time.perf_counter() - began
+        if mine is not None:
+            self.take(*mine)
+
+    def flush(self, w: int) -> None:
+        """Send the successors gathered for worker ``w`` as one batch."""
+        box = self.outbox.pop(w, [])
+        if box:
+            self.outs[w].send(("batch", self.seq, *(np.concatenate([p[i] for p in box]) for i in range(3))))
+
+    def take(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray) -> None:
+        """A batch of successors this worker owns: drop those visited before this level."""
+        began = time.perf_counter()
+        seen = self.table.contains(fps)
+        if seen.any():
+            first = int(keys[seen].min() >> KEY_BITS)
+            if self.back_rank < 0 or first < self.back_rank:
+                self.back_rank = first
+            if self.at_bound:
+                fresh = np.flatnonzero(~seen)
+                if len(fresh):
+                    first = int(keys[fresh].min() >> KEY_BITS)
+                    if self.unvisited_rank < 0 or first < self.unvisited_rank:
+                        self.unvisited_rank = first
+            else:
+                keep = ~seen
+                self.candidates.append((fps[keep], keys[keep], pos[keep]))
+        elif self.at_bound:
+            first = int(keys.min() >> KEY_BITS)
+            if self.unvisited_rank < 0 or first < self.unvisited_rank:
+                self.unvisited_rank = first
+        else:
+            self.candidates.append((fps, keys, pos))
+        self.times["dedup"] += time.perf_counter() - began
+
+    def finish(self) -> tuple[np.ndarray, int]:
+        """The level's new states of this shard, in key order: the smallest key of each
+        fingerprint. Returns their keys and the bytes the shard's arrays must grow by to
+        store them."""
+        cands = self.candidates
+        self.candidates = []
+        if not cands:
+            self.new = (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint16))
+            return self.new[1], 0
+        fps = np.concatenate([c[0] for c in cands])
+        keys = np.concatenate([c[1] for c in cands])
+        pos = np.concatenate([c[2] for c in cands])
+        order = np.argsort(keys, kind="stable")
+        _u, first = np.unique(fps[order], return_index=True)
+        chosen = order[np.sort(first)]  # one per fingerprint, the smallest key, in key order
+        self.new = (fps[chosen], keys[chosen], pos[chosen])
+        n = len(chosen)
+        grow = _growth(len(self.table.slots), len(self.table) + n) + sum(
+            _array_growth(a, len(a) + n) for a in (self.nums, self.parents, self.actions))
+        return self.new[1], grow
+
+    def check(self, won: np.ndarray, ranks: np.ndarray) -> None:
+        """The main process names the successors expanded here that are new states (by
+        key, ascending) and their ranks in the next level: check the open properties on
+        them, with their parents, and hold them for the commit."""
+        began = time.perf_counter()
+        evaluator, history_key = self.evaluator, self.history_key
+        units = self.units
+        offsets = np.cumsum([0, *(len(u[3]) for u in units)])
+        keys = np.concatenate([u[3] for u in units]) if units else np.zeros(0, dtype=np.int64)
+        order = np.argsort(keys, kind="stable")  # a share's ranks need not ascend (shipped states)
+        at = np.searchsorted(keys[order], won)
+        if len(won) and (at.max() >= len(keys) or not (keys[order][at] == won).all()):
+            raise RuntimeError("the main process named a successor this worker did not generate")
+        at = order[at]
+        unit_of = np.searchsorted(offsets, at, side="right") - 1
+        local = at - offsets[unit_of] if len(won) else at
+        checks = bool(evaluator.state_checks or evaluator.history_checks)
+        findings: dict[int, list] = {}
+        states: list = []
+        problem = None
+        append = states.append
+        for key, u, j in zip(won.tolist(), unit_of.tolist(), local.tolist()):
+            parents, succ, owner, _keys = units[u]
+            t = succ[j]
+            append(t)
+            if self.vocabulary_left > 0:
+                self.vocabulary_left -= 1
+                problem = problem or check_vocabulary(t)
+            if checks:
+                s = parents[owner[j]]
+                found = evaluator.on_state(t, history_key(t) if history_key else None,
+                                           history_key(s) if history_key else None)
+                if found:
+                    findings[key] = found
+        self.units = []
+        self.won = (ranks, states)
+        self.ctrl.send(("checked", findings, problem, time.perf_counter() - began))
+
+    def commit(self, kept: int, next_start: int, level_start: int, ranks: np.ndarray,
+               ship: Sequence[tuple[int, int]] = (), expect: int = 0) -> None:
+        """Store the new states this worker owns whose rank (``ranks``, by key order) is
+        below ``kept``, and hold those it generated below ``kept`` as its share of the
+        next level, less the ``ship`` ones (``(worker, how many)``, taken evenly across
+        its ranks) that go to a worker with a smaller share; take in ``expect`` states
+        shipped here."""
+        began = time.perf_counter()
+        fps, keys, pos = self.new if self.new is not None else (np.zeros(0, dtype=np.uint64),) + (
+            np.zeros(0, dtype=np.int64),) * 2
+        self.new = None
+        self.started = None
+        take = np.flatnonzero(ranks < kept)
+        if len(take):
+            self.table.reserve(len(self.table) + len(take))
+            self.table.insert(fps[take])
+            self.nums.extend(next_start + ranks[take])
+            self.parents.extend(level_start + (keys[take] >> KEY_BITS))
+            self.actions.extend(pos[take])
+        won_ranks, states = self.won if self.won is not None else (np.zeros(0, dtype=np.int64), [])
+        self.won = None
+        n = int(np.searchsorted(won_ranks, kept))
+        won_ranks, states = won_ranks[:n], states[:n]
+        gone = sum(c for _w, c in ship)
+        if gone:
+            picked = (np.arange(gone, dtype=np.int64) * n) // gone  # spread over the ranks
+            stay = np.ones(n, dtype=bool)
+            stay[picked] = False
+            start = 0
+            for w, c in ship:
+                part = picked[start : start + c].tolist()
+                start += c
+                self.outs[w].send(("ship", self.seq, won_ranks[part], marshal.dumps([states[i] for i in part], 4)))
+            keep = np.flatnonzero(stay)
+            won_ranks, states = won_ranks[keep], [states[i] for i in keep.tolist()]
+        for i in range(0, len(states), 1 << 14):
+            self.keep(won_ranks[i : i + (1 << 14)], states[i : i + (1 << 14)])
+        got = 0
+        while got < expect:
+            msg = self.shipped.pop(0) if self.shipped else self.inbox.get()
+            if msg[0] == "ship" and msg[1] == self.seq:
+                self.keep(msg[2], marshal.loads(msg[3]))
+                got += len(msg[2])
+            elif msg[0] in ("batch", "done") and msg[1] > self.seq:
+                self.early.append(msg)
+            elif msg[0] == "stop":
+                raise _Stop
+            else:
+                raise RuntimeError(f"message {msg[0]!r} while states were shipped")
+        self.ctrl.send(("committed", time.perf_counter() - began))
+
+
+def _growth(size: int, count: int) -> int:
+    """Bytes a fingerprint table of ``size`` slots allocates to hold ``count``."""
+    if count * 4 <= size * 3:
+        return 0
+    while count * 4 > size * 3:
+        size *= 2
+    return size * 8
+
+
+def _array_growth(array: GrowArray, need: int) -> int:
+    """Bytes a :class:`~checker.engine.table.GrowArray` allocates to hold ``need`` items."""
+    size = len(array.buf)
+    if need <= size:
+        return 0
+    while size < need:
+        size *= 2
+    return size * array.buf.itemsize
+
+
+class Shards:
+    """The main process's handle on its shard workers: start them, talk to them, stop
+    them (see the module docstring)."""
+
+    def __init__(self, workers: int, expander: Expander, props: Sequence[Property]) -> None:
+        ctx = multiprocessing.get_context("fork")
+        self.procs: list[Any] = []
+        self.conns: list[Any] = []
+        pipes: dict[str, Any] = {"ctrl": [], "peer": {}}
+        try:
+            for _ in range(workers):
+                pipes["ctrl"].append(ctx.Pipe())
+            for v in range(workers):
+                for w in range(workers):
+                    if v != w:
+                        pipes["peer"][(v, w)] = ctx.Pipe(duplex=False)  # (read end for w, write end for v)
+            for me in range(workers):
+                proc = ctx.Process(target=_worker, args=(me, pipes, expander, props), daemon=True)
+                proc.start()
+                self.procs.append(proc)
+        except OSError as exc:  # e.g. too many open files: stop the workers already started
+            self._close_ends(pipes)
+            self.conns = [pair[0] for pair in pipes["ctrl"]]
+            self.close()
+            raise OSError(exc.errno, f"{exc.strerror} (starting {workers} worker processes)") from None
+        self.conns = [pair[0] for pair in pipes["ctrl"]]
+        self._close_ends(pipes)
+        self.inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._receive_all, daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def _close_ends(pipes: dict[str, Any]) -> None:
+        """Close the workers' pipe ends in this process (its own ends stay open)."""
+        for _parent, child in pipes["ctrl"]:
+            child.close()
+        for pair in pipes["peer"].values():
+            for end in pair:
+                end.close()
+
+    def _receive_all(self) -> None:
+        """Drain every worker's pipe into :attr:`inbox` as ``(worker, message)``."""
+        live = dict(enumerate(self.conns))
+        index = {id(c): w for w, c in live.items()}
+        while live:
+            for conn in wait(list(live.values())):
+                w = index[id(conn)]
+                try:
+                    msg = conn.recv()
+                except (EOFError, OSError):
+                    del live[w]
+                    self.inbox.put((w, ("eof",)))
+                    continue
+                except Exception as exc:
+                    self.inbox.put((w, ("error", RuntimeError(f"a worker's message could not be read: {exc!r}"))))
+                    del live[w]
+                    continue
+                self.inbox.put((w, msg))
+
+    @property
+    def workers(self) -> int:
+        return len(self.conns)
+
+    def pids(self) -> list[int]:
+        """The worker processes' ids."""
+        return [p.pid for p in self.procs if p.pid is not None]
+
+    def send(self, w: int, msg: tuple) -> None:
+        self.conns[w].send(msg)
+
+    def broadcast(self, msg: tuple) -> None:
+        for w in range(self.workers):
+            self.send(w, msg)
+
+    def next(self, timeout: float | None = None) -> tuple[int, tuple] | None:
+        """The next ``(worker, message)``; ``None`` after ``timeout`` seconds. A worker's
+        error is raised here, and a worker that ended is a :class:`RuntimeError`."""
+        try:
+            w, msg = self.inbox.get(timeout=timeout) if timeout is not None else self.inbox.get()
+        except queue.Empty:
+            return None
+        if msg[0] == "eof":
+            raise RuntimeError(f"worker process {w} ended unexpectedly")
+        if msg[0] == "error":
+            raise msg[1]
+        return w, msg
+
+    def gather(self, kind: str, wait_hook: Any = None) -> list[tuple]:
+        """One ``kind`` message from every worker, by worker; ``wait_hook`` is called
+        about every 50 ms while waiting (it may raise to stop the wait)."""
+        got: list[Any] = [None] * self.workers
+        left = self.workers
+        while left:
+            item = self.next(0.05 if wait_hook is not None else None)
+            if item is None:
+                wait_hook()
+                continue
+            w, msg = item
+            if msg[0] != kind or got[w] is not None:
+                raise RuntimeError(f"worker process {w} sent {msg[0]!r} instead of {kind!r}")
+            got[w] = msg
+            left -= 1
+        return got
+
+    def abort(self) -> None:
+        """Give up the level being searched: every worker drops its candidates and keeps
+        its share of the level (the shards are as at the level's start)."""
+        self.broadcast(("abort",))
+        left = set(range(self.workers))
+        while left:
+            w, msg = self.next()  # type: ignore[misc]
+            if msg[0] == "aborted":
+                left.discard(w)
+
+    def close(self) -> None:
+        for w in range(len(self.procs)):
+            try:
+                self.send(w, ("stop",))
+            except (OSError, IndexError):  # the worker is gone already
+                pass
+        for proc in self.procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join()
+        for conn in self.conns:
+            conn.close()

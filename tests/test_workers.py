@@ -1,0 +1,240 @@
+"""Workers that own shards of the visited set (checker.engine.shards, checker.engine.sharded).
+
+With ``--workers N`` and no cycle proviso, each worker owns the fingerprints hashed to it
+and the main process sees order keys only. Results must be those of one process for
+every worker count: counts, depth, bound, verdicts, explanations, traces and coverage;
+and a checkpoint written with one worker count resumes with another.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from checker.api.spec import Spec
+from checker.engine.bfs import Bounds, SpecError, search
+from checker.engine.reduce import Reductions, plan
+from checker.engine.run import Options, check_model
+from checker.engine.sharded import ShardedStore, balance
+from checker.engine.shards import owner_of
+from checker.loading.modelfile import load_model, model_from_dict
+from tests.faults_helpers import invoke
+from tests.toyspecs import Grid
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def summary(result) -> tuple:
+    props = {n: (p.status, p.explanation, [s.label for s in (p.trace or [])]) for n, p in result.properties.items()}
+    st_ = result.stats
+    return st_.distinct_states, st_.transitions, st_.depth, st_.bound, props, result.coverage
+
+
+# Violating and holding models, with reductions on and off, stopped early, at a bound,
+# on a liveness verdict, or run to the end (none of these needs the cycle proviso).
+CASES = [
+    ("fifo-3.toml", {}),
+    ("fifo-3.toml", {"por": False, "symmetry": False}),
+    ("restart-per-node.toml", {}),
+    ("bus1-impl-refines-destroy.toml", {}),
+    ("bus1-impl-mutant-no-staging.toml", {}),
+    ("bus1-impl-mutant-no-staging.toml", {"por": False}),
+    ("bus1-mutant-tiebreak-by-arrival.toml", {"por": False}),
+    ("fifo-4.toml", {"max_states": 700}),
+    ("fifo-4.toml", {"max_depth": 6}),
+    ("fifo-4.toml", {"por": False, "stop_when_decided": False}),
+]
+
+
+@pytest.mark.parametrize(("name", "opts"), CASES)
+def test_one_two_and_three_workers_give_the_same_results(name: str, opts: dict) -> None:
+    model = load_model(ROOT / "models" / name)
+    one = check_model(model, Options(progress=False, workers=1, **opts))
+    for workers in (2, 3):
+        assert summary(check_model(model, Options(progress=False, workers=workers, **opts))) == summary(one), workers
+
+
+def test_violations_and_holds_are_both_covered() -> None:
+    """The cases above hold a violation with a trace, a verdict that holds, a bound."""
+    statuses = set()
+    for name, opts in CASES:
+        result = check_model(load_model(ROOT / "models" / name), Options(progress=False, workers=2, **opts))
+        statuses |= {p.status for p in result.properties.values()}
+        if any(p.status == "violated" and p.trace for p in result.properties.values()):
+            statuses.add("trace")
+    assert {"violated", "holds", "trace", "unknown"} <= statuses
+
+
+def test_bounds_cut_every_worker_count_at_the_same_state() -> None:
+    model = model_from_dict({"spec": "fifo", "constants": {"peers": 3, "sends": 1, "destinations": "unicast"}})
+    for cut in (1, 2, 7, 300, 301, 1000):
+        runs = [check_model(model, Options(progress=False, workers=w, symmetry=False, por=False, max_states=cut))
+                for w in (1, 2, 3)]
+        assert summary(runs[1]) == summary(runs[0]) == summary(runs[2]), cut
+    for depth in (0, 1, 4):
+        runs = [check_model(model, Options(progress=False, workers=w, max_depth=depth)) for w in (1, 3)]
+        assert summary(runs[1]) == summary(runs[0]), depth
+
+
+def test_the_tie_break_picks_the_parent_one_process_picks() -> None:
+    """In a grid every inner state has two parents: the trace to the far corner (and the
+    state numbers) must be the one a single process finds, whichever worker owns what."""
+    spec: Spec = Grid(n=6)
+    props = [p for p in spec.properties() if p.name == "not_corner"]
+    one = search(spec, props, workers=1)
+    assert one.decisions["not_corner"].index == one.distinct_states - 1
+    for workers in (2, 3, 4):
+        many = search(spec, props, workers=workers)
+        assert isinstance(many.store, ShardedStore)
+        d1, dn = one.decisions["not_corner"], many.decisions["not_corner"]
+        assert (dn.index, dn.explanation) == (d1.index, d1.explanation)
+        assert many.store.path(dn.index) == one.store.path(d1.index)
+        assert (many.distinct_states, many.transitions, many.depth) == (one.distinct_states, one.transitions, one.depth)
+
+
+def test_fingerprints_are_spread_over_the_workers() -> None:
+    fps = np.random.default_rng(7).integers(0, 2**63, size=30_000, dtype=np.uint64) * np.uint64(2)
+    for workers in (2, 3, 16):
+        share = np.bincount(owner_of(fps, workers), minlength=workers)
+        assert len(share) == workers
+        assert share.min() > 0.9 * len(fps) / workers
+
+
+@pytest.mark.parametrize(("first", "then"), [(2, 3), (3, 1), (1, 2)])
+def test_a_checkpoint_resumes_with_another_worker_count(tmp_path: Path, first: int, then: int) -> None:
+    """A run stopped at a depth bound leaves the checkpoint of its last level; resumed with
+    another worker count (and no bound) it ends exactly as an uninterrupted run, with
+    the same traces (their first steps come from links restored from the checkpoint)."""
+    model = load_model(ROOT / "models" / "bus1-mutant-tiebreak-by-arrival.toml")
+    whole = check_model(model, Options(progress=False, workers=1, por=False))
+    assert any(p.status == "violated" and p.trace for p in whole.properties.values())
+    ckpt = str(tmp_path / "ckpt")
+    part = check_model(model, Options(progress=False, workers=first, por=False, max_depth=whole.stats.depth - 3,
+                                      checkpoint=ckpt, checkpoint_every=0))
+    assert part.stats.bound == "max_depth"
+    resumed = check_model(model, Options(progress=False, workers=then, por=False, checkpoint=ckpt, resume=True))
+    assert summary(resumed) == summary(whole)
+
+
+def test_timings_are_filled_per_level() -> None:
+    """Every level has a time split; its phases are not negative and together stay within
+    the run's time; the levels' states add up to the run's counts."""
+    model = load_model(ROOT / "models" / "bus1-2.toml")
+    for workers in (1, 2):
+        result = check_model(model, Options(progress=False, workers=workers, por=False, stop_when_decided=False))
+        levels = result.stats.levels
+        assert [lv.depth for lv in levels] == list(range(len(levels)))
+        assert len(levels) in (result.stats.depth, result.stats.depth - 1)
+        for a, b in zip(levels, levels[1:]):
+            assert b.frontier == a.new_states
+        assert levels[0].frontier + sum(lv.new_states for lv in levels) == result.stats.distinct_states
+        phases = [(lv.expand_s, lv.exchange_s, lv.dedup_s, lv.check_s, lv.other_s) for lv in levels]
+        assert all(t >= 0 for p in phases for t in p)
+        assert sum(map(sum, phases)) <= result.stats.seconds + 1e-3
+        assert sum(p[0] for p in phases) > 0 and sum(p[2] for p in phases) > 0
+        if workers > 1:
+            assert sum(p[1] for p in phases) > 0  # successors crossed between workers
+        else:
+            assert sum(p[1] for p in phases) == 0
+
+
+def test_proviso_and_spill_dir_keep_the_chunk_pool(tmp_path: Path) -> None:
+    """The cycle proviso needs the states in the main process, and an explicit spill
+    directory asks for the frontier on disk: both keep the pool of chunk workers."""
+    model = load_model(ROOT / "models" / "bus1-2.toml")
+    reductions, _notes = plan(model.spec, model.properties, model.symmetry, model.por)
+    assert reductions.proviso  # its state invariants need the proviso
+    one = search(model.spec, model.properties, reductions=reductions, workers=1)
+    two = search(model.spec, model.properties, reductions=reductions, workers=2)
+    assert not isinstance(two.store, ShardedStore)
+    assert (one.distinct_states, one.transitions, one.depth) == (two.distinct_states, two.transitions, two.depth)
+    assert {n: (d.index, d.explanation) for n, d in one.decisions.items()} == {
+        n: (d.index, d.explanation) for n, d in two.decisions.items()}
+    assert one.decisions  # the witness fifo_race, whose trace check_model searches again
+    fifo = model_from_dict({"spec": "fifo", "constants": {"peers": 3, "sends": 1, "destinations": "unicast"}})
+    spilled = search(fifo.spec, fifo.properties, reductions=Reductions(), workers=2, spill_dir=tmp_path / "fifo")
+    assert not isinstance(spilled.store, ShardedStore)
+    unspilled = search(fifo.spec, fifo.properties, reductions=Reductions(), workers=2)
+    assert isinstance(unspilled.store, ShardedStore)
+    assert spilled.distinct_states == unspilled.distinct_states
+
+
+class Fragile(Grid):
+    """A grid whose successors of (2, 2) cannot be computed."""
+
+    name = "fragile"
+
+    def next_states(self, state):
+        if state == (2, 2):
+            raise ValueError("no successors for (2, 2)")
+        return super().next_states(state)
+
+
+class Odd(Exception):
+    """An exception that pickles but cannot be rebuilt from its pickle."""
+
+    def __init__(self, what: str, where: int) -> None:
+        super().__init__(what)
+        self.where = where
+
+
+class Awkward(Grid):
+    """A grid whose successors of (1, 3) raise :class:`Odd`."""
+
+    name = "awkward"
+
+    def next_states(self, state):
+        if state == (1, 3):
+            raise Odd("odd", 3)
+        return super().next_states(state)
+
+
+class Wordy(Grid):
+    """A grid that puts a string into a state three steps in."""
+
+    name = "wordy"
+
+    def next_states(self, state):
+        out = super().next_states(state)
+        return [(a, ("x", *t) if sum(t) == 3 else t) for a, t in out]
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_a_worker_failure_is_raised_here(workers: int) -> None:
+    spec: Spec = Fragile(n=4)
+    with pytest.raises(ValueError, match=r"no successors for \(2, 2\)"):
+        search(spec, spec.properties(), Bounds(), workers=workers, stop_when_decided=False)
+    spec = Awkward(n=4)
+    with pytest.raises(RuntimeError, match="worker failed: Odd"):
+        search(spec, spec.properties(), Bounds(), workers=workers, stop_when_decided=False)
+    spec = Wordy(n=4)
+    with pytest.raises(SpecError, match="str"):
+        search(spec, spec.properties(), Bounds(), workers=workers, stop_when_decided=False)
+
+
+def test_balance_moves_only_the_excess() -> None:
+    ship, expect = balance(np.array([1000, 0]), 10)
+    assert ship == [[(1, 500)], []] and expect == [0, 500]
+    ship, expect = balance(np.array([700, 200, 100]), 10)
+    assert ship == [[(1, 133), (2, 233)], [], []] and expect == [0, 133, 233]  # shares 334, 333, 333
+    # Within the slack, or within a tenth of a share, nothing moves.
+    assert balance(np.array([510, 500]), 10) == ([[], []], [0, 0])
+    assert balance(np.array([10_400, 10_000]), 10) == ([[], []], [0, 0])
+
+
+def test_verbose_check_prints_the_time_per_level_and_json_keeps_it(tmp_path: Path) -> None:
+    out = invoke("check", ROOT / "models" / "fifo-3.toml", "--quiet", "--workers", "2", "-v",
+                 "--json", tmp_path / "out.json")
+    lines = out.stdout.splitlines()
+    head = next(i for i, line in enumerate(lines) if "time per level (seconds):" in line)
+    assert lines[head + 1].split() == ["depth", "frontier", "new", "expand", "exchange", "dedup", "check", "other"]
+    record = json.loads((tmp_path / "out.json").read_text())
+    levels = record["stats"]["levels"]
+    assert levels and set(levels[0]) == {"depth", "frontier", "new_states", "expand_s", "exchange_s", "dedup_s",
+                                         "check_s", "other_s"}
+    rows = lines[head + 2 : head + 2 + len(levels)]
+    assert [int(r.split()[0]) for r in rows] == [lv["depth"] for lv in levels]
+    assert lines[head + 2 + len(levels)].split()[0] == "all"
