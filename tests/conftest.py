@@ -1,4 +1,5 @@
-"""Shared fixtures: paths, and a helper to run the command line in-process."""
+"""Shared fixtures: paths, a helper to run the command line in-process, and the test
+session's one Spark context."""
 
 from __future__ import annotations
 
@@ -38,3 +39,19 @@ def model_checking(name: str, properties: list[str], **constants):
     derived = {"spec": data["spec"], "constants": {**data["constants"], **constants},
                "check": {"properties": list(properties)}}
     return model_from_dict(derived, f"{name}.toml")
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The Spark context every Spark test shares (Spark allows one per process, and each
+    start costs a JVM): ``local[2,4]``, two threads like ``local[2]`` and up to four
+    attempts per task, which the failure-injection tests need. The UI is off and the
+    shuffles are small. Stopped when the test session ends."""
+    from checker.spark.session import get_spark
+
+    sc = get_spark(
+        "local[2,4]",
+        {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "2"},
+    )
+    yield sc
+    sc.stop()

@@ -1,12 +1,11 @@
 """The Spark engine and sweeps against the local engine (one Spark session, local[2,4]).
 
-The session's master is ``local[2,4]``: two threads like ``local[2]``, and up to four
-attempts per task, which the failure-injection tests need (Spark allows one context
-per process, so every test here shares it). The UI is off and the shuffles are small.
-Every built-in model is compared with the local engine; all of them (and early-stopping
-variants) run as one Spark search, each level one job for every model still running,
-which is what keeps the file within a few minutes (one search per model would pay
-Spark's per-level overhead about 1,400 times instead of 32).
+The Spark context is the test session's one (``spark`` in ``conftest.py``): two threads
+like ``local[2]``, and up to four attempts per task, which the failure-injection tests
+need. Every built-in model is compared with the local engine; all of them (and
+early-stopping variants) run as one Spark search, each level one job for every model
+still running, which is what keeps the file within a few minutes (one search per model
+would pay Spark's per-level overhead about 1,400 times instead of 32).
 """
 
 from __future__ import annotations
@@ -40,18 +39,6 @@ pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAIN = Options(progress=False, symmetry=False, por=False)
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from checker.spark.session import get_spark
-
-    sc = get_spark(
-        "local[2,4]",
-        {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "2"},
-    )
-    yield sc
-    sc.stop()
 
 
 def assert_same(local: Result, remote: Result) -> None:
@@ -182,6 +169,22 @@ def test_the_builtin_suite_covers_every_kind_of_verdict(builtin_pairs):
     statuses = {(p.kind, p.status) for _m, _a, b in builtin_pairs.values() for p in b.properties.values()}
     assert {("always", "violated"), ("always", "holds"), ("eventually", "violated"), ("eventually", "holds")} <= statuses
     assert any(p.loop_start is not None for _m, _a, b in builtin_pairs.values() for p in b.properties.values())
+
+
+def test_spark_records_each_levels_time_split(builtin_pairs):
+    """Every level of a Spark search has its time split, and its frontier and new states
+    add up to the search's counts."""
+    for stem in ("fifo-4", "bus1-3"):
+        _model, local, remote = builtin_pairs[stem]
+        levels = remote.stats.levels
+        assert [lv.depth for lv in levels] == list(range(1, len(levels) + 1)), stem
+        initial = levels[0].frontier
+        assert initial + sum(lv.new_states for lv in levels) == local.stats.distinct_states, stem
+        assert all(a.new_states == b.frontier for a, b in zip(levels, levels[1:])), stem
+        for lv in levels:
+            parts = (lv.expand_s, lv.exchange_s, lv.dedup_s, lv.check_s, lv.other_s)
+            assert all(x >= 0 for x in parts), (stem, lv)
+        assert sum(lv.expand_s for lv in levels) > 0 and sum(lv.dedup_s for lv in levels) > 0, stem
 
 
 @pytest.mark.parametrize("name", list(EARLY))

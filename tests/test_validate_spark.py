@@ -31,15 +31,6 @@ MASTER = "local[2]"
 
 
 @pytest.fixture(scope="module")
-def spark():
-    from checker.spark.session import get_spark
-
-    sc = get_spark(MASTER, {"spark.ui.enabled": "false", "spark.default.parallelism": "2"})
-    yield sc
-    sc.stop()
-
-
-@pytest.fixture(scope="module")
 def logs(tmp_path_factory) -> Path:
     """Hand-written logs, and walks of correct and faulty models (one in a sub-directory)."""
     root = tmp_path_factory.mktemp("logs")

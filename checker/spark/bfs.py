@@ -1,30 +1,38 @@
-"""The Spark engine: level-synchronous breadth-first search on Apache Spark.
+"""The Spark engine: level-synchronous breadth-first search on Apache Spark's DataFrames.
 
 One search explores a batch of models at once (:class:`SparkBatch`; checking one model
-is the batch of one, :class:`SparkSearch`). Records are keyed by model and state
-fingerprint (:func:`checker.spark.tasks.record_key`); the frontier and the visited set
-are RDDs partitioned by that key, and each level, shared by every model still running,
-runs as one Spark job of two stages (the task functions are in
-:mod:`checker.spark.tasks`):
+is the batch of one, :class:`SparkSearch`). States travel as columnar batches: every
+dataset is a DataFrame whose rows carry a model number, a state's 64-bit fingerprint (a
+``long``), its order key and, where states are needed, the state's encoding
+(:mod:`checker.engine.encoding`) as a ``binary`` column. Python sees states only in the
+functions of :mod:`checker.spark.batches`, one Arrow record batch at a time
+(``DataFrame.mapInArrow``); everything between them is Spark's own engine. Each level,
+shared by every model still running, is one Spark job of two stages:
 
-1. *expand* (one task per frontier partition): decode each frontier state, compute its
-   successors with the spec (rebuilt on the executor from its name and constants),
-   check ``eventually`` properties on terminal states, and emit every successor keyed
-   by its fingerprint. Equal successors are combined (map side, then after the
-   shuffle) keeping the one first in breadth-first order.
-2. *merge* (one task per fingerprint partition): the partition's candidates meet the
-   same partition of the visited set (the two RDDs share their partitioner, so Spark
-   unions them partition by partition with no shuffle); candidates already visited are
-   dropped, the new states are checked against the open invariants with
-   :class:`~checker.engine.evaluate.Evaluator`, and the visited set grows by them.
+1. *expand*: the frontier's batches go through Python, which decodes each state,
+   computes its successors, checks ``eventually`` properties on terminal states and
+   writes the successors (fingerprint, order key, parent fingerprint, encoding), each
+   once per batch, plus one meta row per task (frontier ranks, successor counts, events,
+   seconds).
+2. *deduplicate and check*: Spark shuffles the candidates by fingerprint, drops those in
+   the visited set with a hash join on ``(fp, model)`` (a left anti join; while some
+   model's back edges matter, a left semi join of the same candidates, kept for the
+   level, finds those already visited), keeps of equal candidates
+   the one with the smallest order key (an aggregation), and hands the new states to
+   Python, which checks the open invariants on them and returns their order keys.
 
-The visited set holds, per partition, sorted numpy arrays of fingerprints with each
-state's parent fingerprint and action position: the parent links. The driver rebuilds
-a counterexample by looking these links up partition by partition (one small job per
-step, never collecting the state space) and replays the positions with
-:func:`checker.api.trace.replay`. States travel in :mod:`checker.engine.encoding`. Each level's
-dataset is checkpointed (``localCheckpoint`` by default, reliable checkpoints with a
-checkpoint directory), so the plan does not grow with the depth.
+The driver collects only order keys, meta rows and events (as Arrow, never the states).
+The visited set is a DataFrame of fingerprints, parent fingerprints and order keys: the
+parent links. It grows by a union with each level's new states and is checkpointed every
+:data:`COMPACT_EVERY` levels; each level's dataset is checkpointed too (``localCheckpoint``
+by default, reliable checkpoints with a checkpoint directory), so no plan grows with the
+depth. The visited set and the candidates are hash-partitioned alike (the level's
+deduplication output is the next level's frontier and visited rows), with adaptive
+execution off so the partition count stays the engine's.
+
+A counterexample is rebuilt by looking the parent links up (one small job per step,
+never collecting the state space) and replaying the action positions with
+:func:`checker.api.trace.replay`.
 
 Same answers as the local engine. Every state carries an order key: its parent's
 position in its level (the *rank*) times 2**16 plus its action position. Sorting a
@@ -47,6 +55,15 @@ When one is still open at the end and some edge led back to an earlier level (so
 cycle may exist), the fair-cycle search of :mod:`checker.engine.liveness` runs on the driver,
 as it does after the local engine.
 
+Per-level time split (:class:`~checker.api.result.LevelTiming`, approximate on Spark):
+``expand_s`` and ``check_s`` are the Python seconds of the expand and check functions,
+summed over the level's tasks and divided by the cores Spark runs tasks on;
+``dedup_s`` is the rest of the level job's wall time (Arrow transfer, the shuffle, the
+join and the aggregation, the checkpoint: Spark's engine, not separable from outside);
+``exchange_s`` is the driver's share of moving data (broadcasting the level's keys,
+reading the collected keys and events); ``other_s`` is the rest (decisions, the visited
+set's periodic checkpoint).
+
 A job that fails for good (a task failing more often than Spark's retries allow, an
 executor lost without reliable checkpoints) raises :class:`SparkJobError`, an
 :class:`~checker.api.errors.EngineError` the command line prints as one line.
@@ -56,11 +73,12 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import re
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -68,7 +86,7 @@ import numpy as np
 
 from checker.api.errors import EngineError, InputError
 from checker.api.model import Model
-from checker.api.result import Result
+from checker.api.result import LevelTiming, Result
 from checker.api.spec import Property, Spec
 from checker.engine.bfs import Bounds, Decision, SearchOutcome, SpecError
 from checker.engine.evaluate import Evaluator
@@ -76,27 +94,41 @@ from checker.engine.fairness_note import fairness_warning
 from checker.engine.fingerprint import check_vocabulary, fingerprint
 from checker.engine.memory import current_rss, peak_rss, reset_peak
 from checker.loading.specref import reference_of
-from checker.spark.session import DEFAULT_MASTER, SparkUnavailable, get_spark
-from checker.spark.ship import ship_specs
-from checker.spark.tasks import (
-    FP_MASK,
-    POS_BITS,
-    POS_MASK,
-    Event,
-    LevelSummary,
-    TaskConfig,
-    earlier,
-    expand,
-    fp_partition,
-    is_state,
-    is_summary,
-    is_visited,
-    lookup,
-    merge,
-    record_key,
-    summary,
-    visited_record,
+from checker.spark.batches import (
+    CANDIDATE_SCHEMA,
+    FRONTIER_SCHEMA,
+    META,
+    REPORT,
+    RESULT_SCHEMA,
+    check_batches,
+    expand_batches,
+    signed,
+    unsigned,
 )
+from checker.spark.session import DEFAULT_MASTER, SparkUnavailable, get_spark, sql_session
+from checker.spark.ship import ship_specs
+from checker.spark.tasks import POS_BITS, POS_MASK, Event, LevelSummary, TaskConfig
+
+VISITED_SCHEMA = "fp long, model int, parent long, key long"
+"""The visited set: every state's fingerprint, its parent's, and its order key (the
+action position in its low bits; ``-1 - i`` for the ``i``-th initial state)."""
+
+COMPACT_EVERY = 4
+"""The visited set grows by a union per level; every this many levels it is
+checkpointed (written by the next level's job), which cuts the lineage and leaves one
+dataset without the states."""
+
+VOCABULARY_PER_TASK = 100
+
+STATES_PER_TASK = 20_000
+"""A level whose frontier is smaller than this many states per partition is expanded
+(and its new states checked) in fewer, fuller tasks."""
+
+LEVEL_COLUMNS = ("fp", "model", "s.key", "s.parent", "s.state", "seen")
+
+VOCABULARY_CHECKS = 1000
+"""States whose vocabulary (ints, bools, tuples, frozensets only) is checked, per model,
+as the local engine does: the first ones met, a hundred per task at most."""
 
 INJECT_ENV = "ORDERCHECK_SPARK_INJECT_FAILURES"
 """Test hook: comma-separated stages (``expand``, ``merge``, ``sweep``) whose tasks on
@@ -116,7 +148,7 @@ class SparkOptions:
     """Settings of the Spark engine."""
 
     master: str = DEFAULT_MASTER
-    partitions: int | None = None  # default: twice Spark's default parallelism
+    partitions: int | None = None  # default: Spark's default parallelism (at least 2)
     checkpoint_dir: str | None = None  # reliable checkpoints here; else localCheckpoint
     conf: tuple[tuple[str, str], ...] = ()
     inject_failures: frozenset[str] = field(
@@ -131,6 +163,7 @@ class SparkStats:
     partitions: int = 0
     levels: int = 0
     level_seconds: list[float] = field(default_factory=list)
+    timings: list[LevelTiming] = field(default_factory=list)  # per level, shared by the batch's models
     driver_seconds: float = 0.0  # the driver's own work between jobs (keys, counts, decisions)
     lookup_jobs: int = 0
 
@@ -187,6 +220,8 @@ class _ModelRun:
         self.at_depth_bound = False
         self.started = started
         self.seconds = 0.0
+        self.timings: list[LevelTiming] = []
+        self.vocabulary_left = VOCABULARY_CHECKS
         limit = job.bounds.time_limit
         self.deadline = None if limit is None else started + limit
 
@@ -214,11 +249,23 @@ class _ModelRun:
                     evaluator.decide(name)
         self.open_names = [p.name for p in self.job.props if p.name not in self.decisions]
         self.distinct = self.initial_states = len(inits)
+        self.vocabulary_left = max(VOCABULARY_CHECKS - len(inits), 0)
         self.levels = 1 if inits else 0
         self.level_keys = np.array([i for i, _fp, _b in inits], dtype=np.int64)
         self.stop = self.job.stop_when_decided and not self.open_names
         self.seconds = time.monotonic() - self.started
         return inits
+
+    @property
+    def wants_back_edges(self) -> bool:
+        """Whether the next level must report successors already visited: only an
+        ``eventually`` property of a spec not declared acyclic makes cycles matter (the
+        fair-cycle search and the fairness note), and one back edge is enough."""
+        return (
+            not self.maybe_cyclic
+            and not getattr(self.spec, "acyclic", False)
+            and any(p.kind == "eventually" for p in self.job.props)
+        )
 
     @property
     def active(self) -> bool:
@@ -229,7 +276,12 @@ class _ModelRun:
         max_depth = self.job.bounds.max_depth
         self.at_depth_bound = max_depth is not None and self.depth >= max_depth
         add = not self.at_depth_bound
-        return TaskConfig(reference_of(type(self.spec)), self.constants_json, tuple(self.open_names), add, add)
+        invariants = any(p.kind != "eventually" for p in self.job.props if p.name in self.open_names)
+        vocabulary = min(self.vocabulary_left, VOCABULARY_PER_TASK) if add else 0
+        return TaskConfig(
+            reference_of(type(self.spec)), self.constants_json, tuple(self.open_names), add, add,
+            checks=add and (invariants or vocabulary > 0), vocabulary=vocabulary,
+        )
 
     def absorb(self, summaries: list[LevelSummary]) -> None:
         """Take in one level's summaries: count, decide, and stop where the local engine would."""
@@ -310,6 +362,7 @@ class _ModelRun:
             outcome.decisions[name] = Decision(number, self.decisions[name].sentence)
         outcome.seconds = self.seconds
         outcome.peak_memory_bytes = peak_memory
+        outcome.levels = list(self.timings)
         return outcome
 
 
@@ -318,46 +371,58 @@ class SparkBatch:
 
     def __init__(self, sc: Any, jobs: Sequence[SearchJob], options: SparkOptions) -> None:
         self.sc = sc
+        self.spark = sql_session(sc)
         self.jobs = list(jobs)
         self.options = options
-        self.partitions = options.partitions or max(2, 2 * self.sc.defaultParallelism)
+        self.partitions = options.partitions or max(2, self.sc.defaultParallelism)
         self.stats = SparkStats(partitions=self.partitions)
         if options.checkpoint_dir:
             self.sc.setCheckpointDir(options.checkpoint_dir)
 
-    def _cut(self, rdd: Any) -> None:
-        from pyspark import StorageLevel
-
-        rdd.persist(StorageLevel.MEMORY_AND_DISK)
+    def _cut(self, df: Any, eager: bool) -> Any:
+        """``df`` with its lineage cut: a local checkpoint (kept on the executors; written
+        by the first job that computes it), or a reliable one in the checkpoint directory
+        (persisted first, so writing it does not compute ``df`` again)."""
         if self.options.checkpoint_dir:
-            rdd.checkpoint()
-        else:
-            rdd.localCheckpoint()
+            from pyspark import StorageLevel
+
+            df.persist(StorageLevel.MEMORY_AND_DISK)
+            return df.checkpoint(eager=True)
+        return df.localCheckpoint(eager=eager)
 
     def run(self, progress: Progress | None = None) -> list[SearchOutcome]:
         """Explore and decide every model; the outcomes match :func:`checker.engine.bfs.search`'s."""
+        from pyspark import StorageLevel
+        from pyspark.sql import functions as F
+
         started = time.monotonic()
         reset_peak()
         baseline = current_rss()
-        sc, P = self.sc, self.partitions
+        sc, spark, P = self.sc, self.spark, self.partitions
+        spark.conf.set("spark.sql.shuffle.partitions", str(P))
         inject = self.options.inject_failures
+        cores = max(1, sc.defaultParallelism)
         runs = [_ModelRun(m, job, started) for m, job in enumerate(self.jobs)]
         ship_specs(sc, [type(job.spec) for job in self.jobs])  # users' spec modules, to the executors
 
-        per_part: list[dict[int, list[tuple[int, int, int]]]] = [{} for _ in range(P)]
-        frontier_records = []
+        frontier_rows, visited_rows = [], []
         for run in runs:
-            inits = run.initial()
-            for i, fp, blob in inits:
-                key = record_key(run.index, fp)
-                per_part[key % P].setdefault(run.index, []).append((fp, 0, -1 - i))
-                frontier_records.append((key, (i, blob)))
-        frontier = sc.parallelize(frontier_records, P).partitionBy(P, fp_partition)
-        visited = sc.parallelize([visited_record(j, rows) for j, rows in enumerate(per_part)], P).partitionBy(
-            P, fp_partition
-        )
-        held: Any = None  # the last level's dataset, persisted
-
+            for i, fp, blob in run.initial():
+                frontier_rows.append((signed(fp), run.index, i, blob))
+                visited_rows.append((signed(fp), run.index, 0, -1 - i))
+        try:
+            frontier = self._cut(
+                spark.createDataFrame(frontier_rows, FRONTIER_SCHEMA).repartition(P, "fp", "model"), eager=True
+            )
+            visited = self._cut(spark.createDataFrame(visited_rows, VISITED_SCHEMA).repartition(P, "fp", "model"), True)
+        except Exception as exc:
+            raise job_error(exc) from None
+        col = F.col
+        model, key, seen, state = col("model"), col("key"), col("seen"), col("state")
+        no_seen = F.lit(None).cast("boolean")
+        first_of = F.min(F.struct("key", "parent", "state")).alias("s")
+        any_seen = F.max("seen").alias("seen")
+        in_frontier = {run.index for run in runs if run.active}
         while True:
             active = [run for run in runs if run.active]
             if not active:
@@ -365,39 +430,86 @@ class SparkBatch:
             level_started = time.monotonic()
             cfgs = {run.index: run.config() for run in active}
             keys_bc = sc.broadcast({run.index: run.level_keys for run in active})
-            expanded = frontier.mapPartitionsWithIndex(partial(expand, cfgs, inject, keys_bc))
-            candidates = expanded.reduceByKey(earlier, P, fp_partition)
-            both = visited.union(candidates)
-            if both.getNumPartitions() != P:
-                raise RuntimeError("the visited set and the candidates are not co-partitioned")
-            level = both.mapPartitionsWithIndex(partial(merge, cfgs, inject), preservesPartitioning=True)
-            self._cut(level)
-            parts = self._collect(level.filter(is_summary).map(summary))
+            broadcast_s = time.monotonic() - level_started
+            cyclic = [run.index for run in active if run.wants_back_edges]
+            rows = frontier if len(active) == len(in_frontier) else frontier.filter(model.isin(list(cfgs)))
+            in_frontier = set(cfgs)
+            # A small level runs in fewer tasks (each Python task has a fixed cost).
+            tasks = min(P, -(-sum(len(run.level_keys) for run in active) // STATES_PER_TASK))
+            if tasks < P:
+                rows = rows.coalesce(tasks)
+            candidates = rows.mapInArrow(partial(expand_batches, cfgs, inject, keys_bc), CANDIDATE_SCHEMA)
+            if cyclic:  # read by two joins: expanded once, kept for the level
+                candidates = candidates.persist(StorageLevel.MEMORY_AND_DISK)
+            # Deduplication against the visited set: a hash join on the fingerprints, in
+            # Spark's engine. For models whose back edges matter, the candidates already
+            # visited are kept, marked `seen`, so the driver learns of them.
+            known = visited.select("fp", "model").hint("shuffle_hash")
+            joined = candidates.join(known, ["fp", "model"], "left_anti").withColumn("seen", no_seen)
+            if cyclic:  # candidates already visited: a back edge (a semi join)
+                again = candidates.join(known, ["fp", "model"], "left_semi")
+                joined = joined.unionByName(again.withColumn("seen", F.lit(True)))
+            # Equal candidates of one level: the one first in breadth-first order.
+            level = joined.groupBy("fp", "model").agg(first_of, any_seen).select(*LEVEL_COLUMNS)
+            level = self._cut(level, eager=False)
+            if any(cfg.checks for cfg in cfgs.values()):
+                checked = (level if tasks == P else level.coalesce(tasks)).select("fp", "model", "key", "state", "seen").mapInArrow(
+                    partial(check_batches, cfgs, inject), RESULT_SCHEMA
+                )
+            else:  # nothing for Python to check: the keys and meta rows straight from Spark
+                checked = level.select(model, key, seen, F.when(model < 0, state).alias("payload"))
+            job_started = time.monotonic()
+            table = self._collect(checked)
+            job_s = time.monotonic() - job_started
             keys_bc.unpersist()
-            job_done = time.monotonic()
+            if cyclic:
+                candidates.unpersist()
+            read_started = time.monotonic()
+            summaries, vocabulary, expand_s, check_s = _summaries(table)
+            read_s = time.monotonic() - read_started
+            frontiers = {run.index: len(run.level_keys) for run in active}
+            before = {run.index: run.distinct for run in active}
             for run in active:
-                run.absorb([p[run.index] for p in parts if run.index in p])
+                run.vocabulary_left = max(run.vocabulary_left - vocabulary.get(run.index, 0), 0)
+                run.absorb(summaries.get(run.index, []))
                 if progress is not None:
                     progress(run.job.label, run.depth, run.distinct, len(run.level_keys))
-            seconds = time.monotonic() - level_started
-            self.stats.driver_seconds += time.monotonic() - job_done
-            if held is not None:
-                held.unpersist()
-            held = level
-            visited = level.filter(is_visited)
-            frontier = level.filter(is_state)
+            new = level.filter((model >= 0) & seen.isNull())
+            frontier = new.select("fp", "model", "key", "state")
+            visited = visited.unionByName(new.select("fp", "model", "parent", "key"))
             self.stats.levels += 1
+            if self.stats.levels % COMPACT_EVERY == 0:  # written by the next level's job
+                visited = self._cut(visited, eager=False)
+            seconds = time.monotonic() - level_started
+            expand_wall, check_wall = min(expand_s / cores, job_s), min(check_s / cores, job_s)
+            dedup_wall = max(job_s - expand_wall - check_wall, 0.0)
+            exchange = broadcast_s + read_s
+            timing = LevelTiming(
+                depth=self.stats.levels,
+                frontier=0,
+                new_states=0,
+                expand_s=round(expand_wall, 4),
+                exchange_s=round(exchange, 4),
+                dedup_s=round(dedup_wall, 4),
+                check_s=round(check_wall, 4),
+                other_s=round(max(seconds - job_s - exchange, 0.0), 4),
+            )
+            for run in active:
+                run.timings.append(
+                    replace(timing, depth=run.depth, frontier=frontiers[run.index],
+                            new_states=run.distinct - before[run.index])
+                )
+            self.stats.driver_seconds += seconds - job_s
             self.stats.level_seconds.append(round(seconds, 4))
+            self.stats.timings.append(timing)
 
         paths = self._rebuild(runs, visited)
-        if held is not None:
-            held.unpersist()
         peak = max(peak_rss() - baseline, 0)
         return [run.outcome(paths[run.index], peak) for run in runs]
 
-    def _collect(self, rdd: Any) -> list:
+    def _collect(self, df: Any) -> Any:
         try:
-            return rdd.collect()
+            return df.toArrow()
         except Exception as exc:
             raise job_error(exc) from None
 
@@ -405,30 +517,35 @@ class SparkBatch:
         """Walk the parent links back to an initial state for every decision of every
         model at once (one small job per step), then check that replaying the positions
         reaches the decided state."""
+        from pyspark.sql import functions as F
+
         from checker.api.trace import replay
 
-        current = {(run.index, name): record_key(run.index, ev.fp) for run in runs for name, ev in run.decisions.items()}
+        current = {(run.index, name): ev.fp for run in runs for name, ev in run.decisions.items()}
         steps: dict[tuple[int, str], list[int]] = {k: [] for k in current}
         init: dict[tuple[int, str], int] = {}
         while current:
-            wanted = frozenset(current.values())
-            parts = sorted({key % self.partitions for key in wanted})
+            wanted = sorted({signed(fp) for fp in current.values()})
             try:
-                found = self.sc.runJob(visited, partial(lookup, wanted), parts)
-            except Exception as exc:
-                raise job_error(exc) from None
+                rows = self._collect(visited.filter(F.col("fp").isin(wanted)).select("fp", "model", "parent", "key"))
+            except SparkJobError:
+                raise
             self.stats.lookup_jobs += 1
-            links = {key: (parent, action) for key, parent, action in found}
-            for k, key in list(current.items()):
-                if key not in links:
-                    raise RuntimeError(f"no parent link for state {key & FP_MASK:#x} of model {k[0]} in the visited set")
-                parent, action = links[key]
-                if action < 0:
-                    init[k] = -1 - action
+            links = {
+                (m, fp): (parent, key)
+                for fp, m, parent, key in zip(*(rows.column(c).to_pylist() for c in ("fp", "model", "parent", "key")))
+            }
+            for k, fp in list(current.items()):
+                link = links.get((k[0], signed(fp)))
+                if link is None:
+                    raise RuntimeError(f"no parent link for state {fp:#x} of model {k[0]} in the visited set")
+                parent, key = link
+                if key < 0:
+                    init[k] = -1 - key
                     del current[k]
                 else:
-                    steps[k].append(action)
-                    current[k] = record_key(k[0], parent)
+                    steps[k].append(key & POS_MASK)
+                    current[k] = unsigned(parent)
         out: dict[int, dict[str, tuple[int, list[int]]]] = {run.index: {} for run in runs}
         for run in runs:
             for name, ev in run.decisions.items():
@@ -439,6 +556,44 @@ class SparkBatch:
                     raise RuntimeError(f"the trace rebuilt for {name} does not reach the state that decided it")
                 out[run.index][name] = (init[k], path)
         return out
+
+
+def _summaries(table: Any) -> tuple[dict[int, list[LevelSummary]], dict[int, int], float, float]:
+    """One level's collected rows as summaries per model, with the states each model had
+    its vocabulary checked on, and the Python seconds the expand tasks and the check
+    tasks spent (summed over tasks)."""
+    models = table.column("model").to_numpy(zero_copy_only=False)
+    keys = table.column("key").to_numpy(zero_copy_only=False)
+    seen = np.asarray(table.column("seen").to_numpy(zero_copy_only=False) == True)  # noqa: E712 - nulls are not seen
+    payloads = table.column("payload")
+    out: dict[int, list[LevelSummary]] = {}
+    vocabulary: dict[int, int] = {}
+    expand_s = check_s = 0.0
+    for i in np.flatnonzero(models == META).tolist():
+        meta, seconds = pickle.loads(payloads[i].as_py())
+        expand_s += seconds
+        for m, (ranks, nsucc, events) in meta.items():
+            out.setdefault(m, []).append(LevelSummary(NO_KEYS, events, [ranks], [nsucc]))
+    for i in np.flatnonzero(models == REPORT).tolist():
+        events, checked, seconds = pickle.loads(payloads[i].as_py())
+        check_s += seconds
+        for m, found in events.items():
+            out.setdefault(m, []).append(LevelSummary(NO_KEYS, found, [], []))
+        for m, n in checked.items():
+            vocabulary[m] = vocabulary.get(m, 0) + n
+    for m in np.unique(models[seen]).tolist():
+        out.setdefault(m, []).append(LevelSummary(NO_KEYS, {}, [], [], True))
+    states = (models >= 0) & ~seen
+    if states.any():
+        order = np.argsort(models[states], kind="stable")
+        by_model, state_keys = models[states][order], keys[states][order]
+        found_models, starts = np.unique(by_model, return_index=True)
+        for m, part in zip(found_models.tolist(), np.split(state_keys, starts[1:])):
+            out.setdefault(m, []).append(LevelSummary(part, {}, [], []))
+    return out, vocabulary, expand_s, check_s
+
+
+NO_KEYS = np.zeros(0, np.int64)
 
 
 class SparkSearch:
@@ -518,11 +673,12 @@ def check_models_spark(models: Sequence[Model], options: Any, spark_options: Spa
             sys.stderr.write(f"{label}: level {level}, {states:,} states, frontier {frontier:,}\n")
             sys.stderr.flush()
 
+    batch = SparkBatch(sc, jobs, spark_options)
     try:
-        outcomes = SparkBatch(sc, jobs, spark_options).run(progress)
+        outcomes = batch.run(progress)
     except Py4JError as exc:  # e.g. the context stopped because the master went away
         raise job_error(exc) from None
-    results = []
+    results: list[Result] = []
     for model, job, outcome in zip(models, jobs, outcomes):
         warnings = []
         want_sym = model.symmetry if options.symmetry is None else options.symmetry

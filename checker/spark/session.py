@@ -15,12 +15,22 @@ import os
 import site
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
 from checker.engine.interrupts import deferred
 
 DEFAULT_MASTER = "local[*]"
+
+LOCAL_DRIVER_MEMORY = "4g"
+"""The JVM heap on a ``local[...]`` master unless ``spark.driver.memory`` is given (Spark's
+own default, 1g, spends much of a large search collecting garbage)."""
+
+# PySpark checks for pandas when it is imported and before every Arrow function, and warns
+# about pandas 3, which its DataFrame Arrow functions (no pandas data passes through them)
+# work with: not the user's concern.
+warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
 
 
 class SparkUnavailable(RuntimeError):
@@ -30,8 +40,8 @@ class SparkUnavailable(RuntimeError):
 def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, app_name: str = "ordercheck") -> Any:
     """The process's SparkContext, started on ``master`` if none runs yet.
 
-    The engine needs Spark's core only (RDDs), not Spark SQL, so no SparkSession is
-    built. Spark allows one context per process: when one is already running (a test
+    The search engine works on DataFrames through :func:`sql_session` over this context.
+    Spark allows one context per process: when one is already running (a test
     session, or an earlier check in the same run) it is reused as it is and ``master``
     and ``conf`` are ignored. Console progress bars are off; ``conf`` entries override
     the defaults. Spark's own log is cut to fatal messages (``log4j2.properties`` beside this module):
@@ -54,6 +64,9 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={log_config.as_uri()}",
     }
     if master.startswith("local"):
+        # On local[...] the driver's JVM is the executor too: it holds every level's rows
+        # (the visited set's fingerprints, the frontier's states) and shuffles them.
+        settings["spark.driver.memory"] = LOCAL_DRIVER_MEMORY
         settings["spark.driver.host"] = "127.0.0.1"
         settings["spark.driver.bindAddress"] = "127.0.0.1"
         if "PYSPARK_PYTHON" not in os.environ:
@@ -86,6 +99,21 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         ) from None
     sc.setLogLevel("FATAL")
     return sc
+
+
+def sql_session(sc: Any) -> Any:
+    """The :class:`pyspark.sql.SparkSession` over context ``sc`` (built once, then reused).
+
+    Adaptive query execution is turned off in it: the engine picks the number of shuffle
+    partitions itself and relies on every level's datasets keeping it, so the visited set
+    and the candidates are partitioned alike and only the candidates move."""
+    from pyspark.sql import SparkSession
+
+    session = SparkSession._instantiatedSession
+    if session is None or session.sparkContext is not sc:
+        session = SparkSession(sc)
+    session.conf.set("spark.sql.adaptive.enabled", "false")
+    return session
 
 
 def stop_spark(timeout: float = 10.0) -> None:
