@@ -122,14 +122,18 @@ def _worker_pids(proc: subprocess.Popen) -> list[int]:
         return []
 
 
-def test_a_lost_worker_under_an_address_space_limit_is_one_line() -> None:
+@pytest.mark.parametrize("pool", [False, True], ids=["shards", "chunk-pool"])
+def test_a_lost_worker_under_an_address_space_limit_is_one_line(pool: bool, tmp_path: Path) -> None:
     """A worker killed in the middle of a search (as the out-of-memory killer would) ends
     the run with one line and exit code 4, under an address-space limit too. It used
     to end in a RuntimeError that was taken for a spec's: the search was repeated in
     this process to find the spec's exception, with no memory budget, filled the
-    address space, and CPython, unable to create a MemoryError, died by SIGSEGV."""
+    address space, and CPython, unable to create a MemoryError, died by SIGSEGV. With
+    ``--spill-dir`` the workers are a pool of chunk expanders (checker.engine.levels),
+    which used to wait for the dead worker's chunk for ever."""
     _rss, size = _baseline()
-    proc = start("check", BIG, "--workers", "2", "--no-por", preexec=limits(address_space=size + (400 << 20)))
+    extra = ("--spill-dir", str(tmp_path / "spill")) if pool else ()
+    proc = start("check", BIG, "--workers", "2", "--no-por", *extra, preexec=limits(address_space=size + (400 << 20)))
     try:
         wait_for(lambda: len(_worker_pids(proc)) == 2, proc=proc)
         time.sleep(1.0)  # well into the search

@@ -49,6 +49,7 @@ from checker.engine.interrupts import worker_signals
 from checker.engine.memory import current_rss, peak_rss, reset_peak
 from checker.engine.reduce import Expander, Reductions
 from checker.engine.resumable import LevelMark, warn
+from checker.engine.shards import WorkerLost
 from checker.engine.table import CompactStore, FingerprintTable
 
 CHUNK = 2048
@@ -228,6 +229,7 @@ class _LevelSearch:
         # search is checker.engine.sharded's; here workers are a pool that expands chunks of
         # a frontier held in this process.
         self.pool: Any = None
+        self.pool_procs: list[Any] = []
         self.worker_peak = 0  # the workers' own peak memory (checker.engine.sharded)
         self.searched = False  # the search loop ended without an exception
         self.levels: list[LevelTiming] = []  # each level's time split
@@ -334,6 +336,7 @@ class _LevelSearch:
                 self.pool = pool = multiprocessing.get_context("fork").Pool(
                     self.workers, initializer=_init_worker, initargs=(self.expander,)
                 )
+                self.pool_procs = list(pool._pool)  # the pool replaces a worker that dies: these are the first
                 if self.budget is not None:
                     self.budget.workers = lambda: [p.pid for p in pool._pool]
             self.next_frontier = self.new_frontier()
@@ -439,9 +442,23 @@ class _LevelSearch:
         frontier = self.frontier
         if self.pool is not None:
             # Two sequential readers of the level: one feeds the workers, one the merge.
-            return zip(frontier, self.pool.imap(_expand_remote, frontier))
+            return zip(frontier, self._pool_results(self.pool.imap(_expand_remote, frontier)))
         expander = self.expander
         return ((c, _expand_local(expander, c)) for c in frontier)
+
+    def _pool_results(self, results: Any) -> Iterator[tuple]:
+        """The pool's expansions in order; a pool worker that died (killed, or by the
+        out-of-memory killer) is :class:`~checker.engine.shards.WorkerLost`, where the
+        pool itself would wait for its chunk for ever."""
+        while True:
+            try:
+                yield results.next(timeout=0.25)
+            except StopIteration:
+                return
+            except multiprocessing.TimeoutError:
+                for w, proc in enumerate(self.pool_procs):
+                    if proc.exitcode is not None:
+                        raise WorkerLost(w, proc) from None
 
     def merge(self, chunk: Any, res: tuple) -> bool:
         """Merge one expanded chunk: insert its fingerprints into the store in order,
