@@ -423,7 +423,7 @@ class Spec:
         it is invisible to every property under visibility (the engine asks only when no
         checked property needs visibility and no step is deferred). A delivery of a queue
         head that nothing can still overtake, by a peer with nothing left to send, is the
-        typical one (:class:`specs.lamport_total.LamportTotal`). Partial-order reduction
+        typical one (Lamport total order, Skeen). Partial-order reduction
         then expands that step alone. The default: none."""
         return None
 
