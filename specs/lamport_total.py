@@ -58,7 +58,7 @@ from __future__ import annotations
 from typing import Any
 
 from checker import Constant, Property
-from specs.async_peers import CHANS, AsyncPeerSpec, broadcast_constants
+from specs.async_peers import CHANS, SIGNALS, AsyncPeerSpec, broadcast_constants
 from specs.channels import channel_constants
 from specs.common import members, replace
 from specs.properties import LIBRARY
@@ -180,6 +180,42 @@ class LamportTotal(AsyncPeerSpec):
                     s = state[:QUEUES] + (replace(queues, q, queue),) + state[ACKS:]
                     out.append((("deliver", q, head[2]), self.deliver(s, q, head[2])))
         return out
+
+    def solo_step(self, state: tuple, succ: Any) -> int | None:
+        """A delivery of a *settled* head (:meth:`settled`): it goes alone
+        (:meth:`checker.api.spec.Spec.solo_step`). Its guard only grows true (acks and
+        latest timestamps only grow), a settled head stays the head, and the delivery
+        touches only ``q``'s queue, log and knowledge: no other step reads or writes
+        them, but ``q``'s receipts (which insert behind the head, or change acks, clock
+        and latest timestamps) and its sends and signals (which read its knowledge;
+        ruled out). Without ``tiebreak_by_sender`` two heads of one timestamp conflict
+        (each appends to the log first): none."""
+        if not self.tiebreak_by_sender or state[SIGNALS]:
+            return None
+        for i, (label, _t) in enumerate(succ):
+            if label[0] == "deliver" and self.settled(state, label[1]):
+                return i
+        return None
+
+    def settled(self, state: tuple, q: int) -> bool:
+        """Whether nothing can still come before the head of ``q``'s queue, and ``q`` has
+        nothing left to send: every broadcast in transit to ``q`` and every one still to
+        be sent (stamped above its sender's clock now) sorts after the head by
+        ``(timestamp, sender)``."""
+        if self.remaining_sends(state, q):
+            return False
+        head = state[QUEUES][q][0][:2]
+        clocks = state[CLOCKS]
+        for p in range(self.peers):
+            if p != q and self.remaining_sends(state, p) and (clocks[p] + 1, p) <= head:
+                return False
+        stride = self.stride
+        for (_src, dst), msgs in state[CHANS]:
+            if dst == q:
+                for kind, mid, ts in msgs:
+                    if kind == MSG and (ts, mid // stride) <= head:
+                        return False
+        return True
 
     def heads(self, queue: tuple) -> tuple:
         """The entries that count as the head of ``queue``: the smallest ``(timestamp,

@@ -53,7 +53,7 @@ from __future__ import annotations
 from typing import Any
 
 from checker import Constant, Property
-from specs.async_peers import CHANS, AsyncPeerSpec
+from specs.async_peers import CHANS, SIGNALS, AsyncPeerSpec
 from specs.base import peer_constants
 from specs.channels import channel_constants
 from specs.common import members, names_of, replace
@@ -187,6 +187,39 @@ class Skeen(AsyncPeerSpec):
                 s = state[:QUEUES] + (replace(queues, q, queue),)
                 out.append((("deliver", q, entry[1]), self.deliver(s, q, entry[1])))
         return out
+
+    def solo_step(self, state: tuple, succ: Any) -> int | None:
+        """A delivery of a *settled* head (:meth:`settled`): it goes alone
+        (:meth:`checker.api.spec.Spec.solo_step`). A deliverable head stays deliverable
+        and the head, and the delivery touches only ``q``'s queue, log and knowledge:
+        ``q``'s receipts insert behind it or finalise other entries (and read the log
+        only to discard a copy, which the queue discarded as well before), its
+        collections read neither; its sends and signals read its knowledge (ruled out).
+        Needs ``tiebreak_by_sender`` and ``wait_for_undeliverable`` (else several
+        entries may go first, and conflict), and copies discarded where a channel may
+        make them (else a copy of the head queues it again once delivered)."""
+        if not (self.tiebreak_by_sender and self.wait_for_undeliverable) or state[SIGNALS]:
+            return None
+        if self.duplicates and not self.discard_duplicates:
+            return None
+        for i, (label, _t) in enumerate(succ):
+            if label[0] == "deliver" and self.settled(state, label[1]):
+                return i
+        return None
+
+    def settled(self, state: tuple, q: int) -> bool:
+        """Whether nothing can still come before the (deliverable) head of ``q``'s
+        queue, and ``q`` has nothing left to send. A message still to arrive is
+        proposed above ``q``'s clock, which is at least the head's timestamp; an
+        undeliverable entry's final timestamp is the maximum of the proposals, its own
+        among them, so it stays behind the head (under ``take_max``; without it, there
+        must be no undeliverable entry)."""
+        if self.remaining_sends(state, q):
+            return False
+        queue = state[QUEUES][q]
+        if state[CLOCKS][q] < queue[0][0]:
+            return False
+        return self.take_max or all(e[2] for e in queue)
 
     def stale(self, state: tuple, src: int, q: int, kind: int, mid: int) -> bool:
         """A copy made by a duplicating channel that ``q`` ignores: a message it already

@@ -415,6 +415,22 @@ class Spec:
         (:mod:`checker.engine.reduce`). The default: nothing is deferrable."""
         return False
 
+    def solo_step(self, state: State, succ: Sequence[tuple[Action, State]]) -> int | None:
+        """Optional: the position in ``succ`` (:meth:`next_states` of ``state``) of a step
+        that is a stubborn set on its own, or ``None``. A spec names a step here only if
+        (a) every run of other steps from ``state`` (this one left out) keeps it enabled,
+        and taking it before such a run reaches the same state as taking it after; and (b)
+        it is invisible to every property under visibility (the engine asks only when no
+        checked property needs visibility and no step is deferred). A delivery of a queue
+        head that nothing can still overtake, by a peer with nothing left to send, is the
+        typical one (Lamport total order, Skeen). Partial-order reduction
+        then expands that step alone. The default: none."""
+        return None
+
+    def solos(self) -> bool:
+        """Whether this spec names :meth:`solo_step` steps (it overrides the method)."""
+        return type(self).solo_step is not Spec.solo_step
+
     def defers(self) -> bool:
         """Whether some step of this configuration is :meth:`deferrable` (the default:
         none)."""

@@ -49,6 +49,19 @@ With symmetry on, partial-order reduction is used only where no property needs
 visibility (the combination is sound for terminal states and stable properties; the
 visibility-and-proviso case is left unreduced by symmetry rather than argued about).
 
+**Solo steps.** A spec may name, in a state, one step that is a stubborn set by itself
+(:meth:`~checker.api.spec.Spec.solo_step`): no run of other steps disables it, and it
+commutes with every such run (reaching the same state taken before it or after). The
+set ``{t}`` then meets C1 over single actions (the key action ``t`` stays enabled, and
+every outside run commutes with it), which is all the proofs above ask of a set when no
+property needs visibility; so where none does, and no step is deferred, the engine
+expands that step alone where the set of whole processes it found (if any) has more
+than one enabled step. (Preferring solo steps even to a one-step set of processes
+reduced less on small Lamport configurations: choices made alike in neighbouring
+states let interleavings meet again.) It is how a peer
+delivers a settled queue head while its own receipts wait (Lamport, Skeen): a set of
+processes would have to take the peer's receipts too.
+
 **Deferred steps.** A spec may call some steps *deferrable*
 (:meth:`~checker.api.spec.Spec.deferrable`): they leave the history as it is, commute
 with one another and enable nothing else, and whatever history a run reaches through
@@ -372,7 +385,10 @@ class Expander:
         visible = self.red.visible
         memo = _memo_for(spec, visible)
         defer = por and self.red.defer
-        reduction_key = spec.reduction_key if por and not defer else None
+        # Solo steps (Spec.solo_step) are stubborn sets of one step: asked for only where
+        # no property needs visibility and nothing is deferred (see the module docstring).
+        solo = spec.solo_step if por and not defer and not visible and spec.solos() else None
+        reduction_key = spec.reduction_key if por and not defer and solo is None else None
         next_states_of = spec.next_states_of
         fired = self.fired
         owner: list[int] = []
@@ -410,6 +426,10 @@ class Expander:
                     found = _choose(spec, memo, s, out, visible, _DEFER) if out else None
                 else:
                     found = _choose(spec, memo, s, out, visible, rkey) if por and (len(out) > 1 or rkey is not None) else None
+                if solo is not None and len(out) > 1 and (found is None or len(found[0]) > 1):
+                    i = solo(s, out)
+                    if i is not None:
+                        found = ((i,), 0)
             if found is None:
                 if out is None:
                     out = next_states(s)
