@@ -31,7 +31,7 @@ BENCHMARKS = {
     "sequencer": "sequencer-2x3.toml",
     "lamport_total": "lamport-3-ab.toml",
     "skeen": "skeen-3x1.toml",
-    "synchronous": "synchronous-3x3.toml",
+    "synchronous": "synchronous-3x2.toml",
 }
 
 
