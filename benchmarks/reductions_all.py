@@ -25,9 +25,9 @@ from checker.loading.modelfile import load_model
 
 MODELS = Path(__file__).resolve().parent / "models"
 BENCHMARKS = {
-    "bss": "bss-2x5.toml",
-    "ses": "ses-3x2.toml",
-    "matrix": "matrix-3x2.toml",
+    "bss": "bss-3x2.toml",
+    "ses": "ses-3x2-lossy.toml",
+    "matrix": "matrix-3x2-lossy.toml",
     "sequencer": "sequencer-2x3.toml",
     "lamport_total": "lamport-3-ab.toml",
     "skeen": "skeen-3x1.toml",
