@@ -154,6 +154,8 @@ def test_stubborn_actions_commute_with_outside_runs(cfg: dict, rnd) -> None:
     """The stubborn-set condition on sampled states of each spec (see
     :func:`tests.test_reductions.commutation_failure`)."""
     spec = model_of(cfg).spec
+    if spec.por_refusal() is not None:  # the engine applies no POR here
+        return
     states = reachable(spec, 500)
     for s in rnd.sample(states, k=min(60, len(states))):
         failure, _n = commutation_failure(spec, s, rnd, walks=2, steps=8)
@@ -421,3 +423,15 @@ def test_deferral_needs_unordered_channels_and_silent_arrivals() -> None:
     full = lazy_histories(batching, False)
     batching._lazy = True
     assert lazy_histories(batching, True) != full
+
+
+def test_the_sequencer_over_duplicating_channels_refuses_por() -> None:
+    """The stubborn-set condition fails there (a numbering step of one copy against a
+    delivery of the other, found on sampled states), so the engine must not apply POR."""
+    cfg = {"spec": "sequencer", "peers": 2, "sends": 1, "destinations": "others", "channel": "unordered",
+           "signals": 0, "fault": "duplicates", "ablation": 0}
+    spec = model_of(cfg).spec
+    rnd = random.Random(0)
+    failures = [commutation_failure(spec, s, rnd, walks=2, steps=8)[0] for s in reachable(spec, 500)]
+    assert any(failures)  # the condition really fails here...
+    assert "duplicating" in (spec.por_refusal() or "")  # ...so POR is refused
