@@ -26,12 +26,11 @@ uninterrupted run.
 
 from __future__ import annotations
 
-import multiprocessing
 import pickle
 import shutil
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,14 +41,13 @@ from checker.api.spec import Property, Spec
 from checker.engine import interrupts
 from checker.engine.budget import MemoryBoundReached
 from checker.engine.checkpoints import load, restore
+from checker.engine.chunkpool import ChunkPool
 from checker.engine.evaluate import Evaluator
 from checker.engine.fingerprint import check_vocabulary
 from checker.engine.frontier import Frontier, decode, own_spill_dir
-from checker.engine.interrupts import worker_signals
 from checker.engine.memory import current_rss, peak_rss, reset_peak
 from checker.engine.reduce import Expander, Reductions
 from checker.engine.resumable import LevelMark, warn
-from checker.engine.shards import WorkerLost
 from checker.engine.table import CompactStore, FingerprintTable
 
 CHUNK = 2048
@@ -71,10 +69,10 @@ PHASES = ("expand", "exchange", "dedup", "check")
 _WORKER: Expander | None = None
 
 
-def _init_worker(expander: Expander) -> None:
+def _init_worker(expander: Expander) -> Callable[[bytes | list], tuple]:
     global _WORKER
-    worker_signals()
     _WORKER = expander
+    return _expand_remote
 
 
 _states = decode
@@ -228,8 +226,7 @@ class _LevelSearch:
         # With workers and neither the cycle proviso nor an explicit spill directory, the
         # search is checker.engine.sharded's; here workers are a pool that expands chunks of
         # a frontier held in this process.
-        self.pool: Any = None
-        self.pool_procs: list[Any] = []
+        self.pool: ChunkPool | None = None
         self.worker_peak = 0  # the workers' own peak memory (checker.engine.sharded)
         self.searched = False  # the search loop ended without an exception
         self.levels: list[LevelTiming] = []  # each level's time split
@@ -333,12 +330,10 @@ class _LevelSearch:
             self.budget.hold()  # room for the stop under an address-space limit (checker.engine.budget)
         try:
             if self.workers > 1:
-                self.pool = pool = multiprocessing.get_context("fork").Pool(
-                    self.workers, initializer=_init_worker, initargs=(self.expander,)
-                )
-                self.pool_procs = list(pool._pool)  # the pool replaces a worker that dies: these are the first
+                expander = self.expander
+                self.pool = pool = ChunkPool(self.workers, lambda: _init_worker(expander))
                 if self.budget is not None:
-                    self.budget.workers = lambda: [p.pid for p in pool._pool]
+                    self.budget.workers = pool.pids
             self.next_frontier = self.new_frontier()
             while self.frontier and not self.stop:
                 began, depth, frontier_len, states = time.perf_counter(), self.depth, self.frontier_len, len(self.store)
@@ -442,23 +437,9 @@ class _LevelSearch:
         frontier = self.frontier
         if self.pool is not None:
             # Two sequential readers of the level: one feeds the workers, one the merge.
-            return zip(frontier, self._pool_results(self.pool.imap(_expand_remote, frontier)))
+            return zip(frontier, self.pool.map(frontier))
         expander = self.expander
         return ((c, _expand_local(expander, c)) for c in frontier)
-
-    def _pool_results(self, results: Any) -> Iterator[tuple]:
-        """The pool's expansions in order; a pool worker that died (killed, or by the
-        out-of-memory killer) is :class:`~checker.engine.shards.WorkerLost`, where the
-        pool itself would wait for its chunk for ever."""
-        while True:
-            try:
-                yield results.next(timeout=0.25)
-            except StopIteration:
-                return
-            except multiprocessing.TimeoutError:
-                for w, proc in enumerate(self.pool_procs):
-                    if proc.exitcode is not None:
-                        raise WorkerLost(w, proc) from None
 
     def merge(self, chunk: Any, res: tuple) -> bool:
         """Merge one expanded chunk: insert its fingerprints into the store in order,
@@ -616,8 +597,7 @@ class _LevelSearch:
     def _close(self) -> None:
         """Stop the workers, drop the frontiers and the own spill directory."""
         if self.pool is not None:
-            self.pool.terminate()
-            self.pool.join()
+            self.pool.close()
         self.remaining = bool(self.frontier)
         self.frontier.discard()
         self.next_frontier.discard()
