@@ -10,6 +10,7 @@ decided them.
     python benchmarks/reductions_all.py                 # every configuration, unreduced cut at 600 s
     python benchmarks/reductions_all.py --limit 120 bss ses
     python benchmarks/reductions_all.py --reduced-only
+    python benchmarks/reductions_all.py --limit 360 path/to/candidate.toml   # any model file
 
 Each line: model, reductions applied, distinct states, wall and CPU seconds, and the verdicts.
 """
@@ -20,6 +21,7 @@ import argparse
 import time
 from pathlib import Path
 
+from checker.engine.budget import parse_size
 from checker.engine.run import Options, check_model
 from checker.loading.modelfile import load_model
 
@@ -35,14 +37,18 @@ BENCHMARKS = {
 }
 
 
-def measure(path: Path, reduced: bool, limit: float | None) -> tuple[int, float, dict[str, str], bool, dict, float]:
+def measure(
+    path: Path, reduced: bool, limit: float | None, memory: int | None = None
+) -> tuple[int, float, dict[str, str], bool, dict, float]:
     """``(states, seconds, verdicts, cut, reductions, cpu_seconds)`` of one run of the
     model at ``path`` (CPU seconds of this process: less sensitive to other jobs'
-    load than wall seconds)."""
+    load than wall seconds), the search holding at most ``memory`` bytes when given."""
     model = load_model(path)
     cpu = time.process_time()
     start = time.perf_counter()
-    opts = Options(progress=False, symmetry=reduced, por=reduced, time_limit=None if reduced else limit)
+    opts = Options(
+        progress=False, symmetry=reduced, por=reduced, time_limit=None if reduced else limit, memory_limit=memory
+    )
     result = check_model(model, opts)
     seconds = time.perf_counter() - start
     cpu = time.process_time() - cpu
@@ -53,18 +59,24 @@ def measure(path: Path, reduced: bool, limit: float | None) -> tuple[int, float,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("specs", nargs="*", help="which specs (default: all)")
+    parser.add_argument("specs", nargs="*", help="which specs, or model files (*.toml) to run instead (default: all specs)")
     parser.add_argument("--limit", type=float, default=600.0, help="cut the unreduced runs after this many seconds")
     parser.add_argument("--reduced-only", action="store_true", help="skip the unreduced runs")
+    parser.add_argument("--memory-limit", type=parse_size, help="memory each search may hold, e.g. 6G")
     args = parser.parse_args()
     for spec in args.specs or list(BENCHMARKS):
-        path = MODELS / BENCHMARKS[spec]
-        red = measure(path, True, None)
+        if spec.endswith(".toml"):
+            path = Path(spec)
+        elif spec in BENCHMARKS:
+            path = MODELS / BENCHMARKS[spec]
+        else:
+            parser.error(f"{spec!r} is neither a spec ({', '.join(BENCHMARKS)}) nor a model file (*.toml)")
+        red = measure(path, True, None, args.memory_limit)
         on = "+".join(k for k, v in red[4].items() if v) or "none"
         print(f"{path.stem:22} {on:13} {red[0]:>11,} states {red[1]:8.1f} s {red[5]:8.1f} s cpu  {_short(red[2])}", flush=True)
         if args.reduced_only:
             continue
-        full = measure(path, False, args.limit)
+        full = measure(path, False, args.limit, args.memory_limit)
         bound = ">=" if full[3] else "  "
         print(
             f"{path.stem:22} {'unreduced':13} {bound}{full[0]:>9,} states {full[1]:8.1f} s {full[5]:8.1f} s cpu  {_short(full[2])}",
