@@ -28,11 +28,11 @@ from checker.loading.modelfile import load_model
 MODELS = Path(__file__).resolve().parent / "models"
 BENCHMARKS = {
     "bss": "bss-3x2.toml",
-    "ses": "ses-3x2-lossy.toml",
-    "matrix": "matrix-3x2-lossy.toml",
+    "ses": "ses-3x3-rotation.toml",
+    "matrix": "matrix-3x2-dup.toml",
     "sequencer": "sequencer-2x3.toml",
     "lamport_total": "lamport-3-ab.toml",
-    "skeen": "skeen-3x1.toml",
+    "skeen": "skeen-6-overlapping.toml",
     "synchronous": "synchronous-3x2.toml",
 }
 
