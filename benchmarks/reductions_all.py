@@ -18,9 +18,11 @@ Each line: model, reductions applied, distinct states, wall and CPU seconds, and
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
+from checker.api.errors import InputError
 from checker.engine.budget import parse_size
 from checker.engine.run import Options, check_model
 from checker.loading.modelfile import load_model
@@ -62,15 +64,23 @@ def main() -> None:
     parser.add_argument("specs", nargs="*", help="which specs, or model files (*.toml) to run instead (default: all specs)")
     parser.add_argument("--limit", type=float, default=600.0, help="cut the unreduced runs after this many seconds")
     parser.add_argument("--reduced-only", action="store_true", help="skip the unreduced runs")
-    parser.add_argument("--memory-limit", type=parse_size, help="memory each search may hold, e.g. 6G")
+    parser.add_argument("--memory-limit", type=_size, help="memory each search may hold, e.g. 6G")
     args = parser.parse_args()
+    paths = []
     for spec in args.specs or list(BENCHMARKS):
         if spec.endswith(".toml"):
-            path = Path(spec)
+            paths.append(Path(spec))
         elif spec in BENCHMARKS:
-            path = MODELS / BENCHMARKS[spec]
+            paths.append(MODELS / BENCHMARKS[spec])
         else:
             parser.error(f"{spec!r} is neither a spec ({', '.join(BENCHMARKS)}) nor a model file (*.toml)")
+    for path in paths:  # every file readable before the first long run
+        try:
+            load_model(path)
+        except InputError as exc:
+            print(exc.line(), file=sys.stderr)
+            sys.exit(2)
+    for path in paths:
         red = measure(path, True, None, args.memory_limit)
         on = "+".join(k for k, v in red[4].items() if v) or "none"
         print(f"{path.stem:22} {on:13} {red[0]:>11,} states {red[1]:8.1f} s {red[5]:8.1f} s cpu  {_short(red[2])}", flush=True)
@@ -88,6 +98,15 @@ def main() -> None:
             f"  verdicts {'agree' if same else 'DIFFER'}",
             flush=True,
         )
+
+
+def _size(text: str) -> int:
+    """Bytes from a size such as ``6G`` (:func:`checker.engine.budget.parse_size`), its
+    error as argparse's."""
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _short(verdicts: dict[str, str]) -> str:
