@@ -204,7 +204,7 @@ class _LevelSearch:
         self.max_depth = bounds.max_depth
         ident = dict(identity or {})
         ident.setdefault("spec", spec.name)
-        ident["reductions"] = reductions.as_dict()
+        ident["reductions"] = reductions.as_dict(spec)
         ident["properties"] = [p.name for p in props]
         self.ident = ident
         self.ckpt = Path(checkpoint) if checkpoint is not None else None

@@ -134,7 +134,7 @@ def _check_model(model: Model, options: Options) -> Result:
     lassos, liveness_cut = check_cycles(model, outcome, bounds)
     if (lassos or liveness_cut) and want_sym:
         notes.append("liveness was checked on the unreduced graph: symmetry reduction is unsound for it")
-    result = build_result(model, outcome, "local", reductions.as_dict(), notes, lassos, liveness_cut)
+    result = build_result(model, outcome, "local", reductions.as_dict(model.spec), notes, lassos, liveness_cut)
     note = fairness_warning(model.spec, model.properties, outcome.maybe_cyclic, result, bounds)
     if note is not None:
         result.warnings.append(note)
