@@ -85,15 +85,22 @@ def simulate(model: str, runs: int | None, depth: int | None, seed: int, time_li
 
 @click.command(name="list")
 def list_cmd() -> None:
-    """Built-in specs and models."""
+    """Built-in specs, specs installed packages register by name, and built-in models."""
     from checker.loading.registry import builtin_models, spec_class, spec_names
+    from checker.loading.specref import BadSpecRef, registered_names, resolve
 
     click.echo("specs:")
     for name in spec_names():
-        cls = spec_class(name)
-        abl = cls.ablations()
-        extra = f" (ablations: {', '.join(abl)})" if abl else ""
-        click.echo(f"  {name:<16} {cls.summary}{extra}")
+        _list_spec(name, spec_class(name))
+    builtin = set(spec_names())
+    registered = [name for name in registered_names() if name not in builtin]
+    if registered:
+        click.echo("registered by installed packages (entry-point group ordercheck.specs):")
+        for name in registered:
+            try:
+                _list_spec(name, resolve(name).cls)
+            except BadSpecRef as exc:
+                click.echo(f"  {name:<16} (cannot be loaded: {exc})")
     click.echo("models:")
     for path in builtin_models():
         try:
@@ -101,6 +108,13 @@ def list_cmd() -> None:
             click.echo(f"  {_rel(path):<40} {model.spec_name:<14} {model.description}")
         except InputError as exc:
             click.echo(f"  {_rel(path):<40} (invalid: {exc.line()})")
+
+
+def _list_spec(name: str, cls: type) -> None:
+    abl = cls.ablations()
+    extra = f" (ablations: {', '.join(abl)})" if abl else ""
+    summary = cls.summary or (cls.__doc__ or "").strip().partition("\n")[0]
+    click.echo(f"  {name:<16} {summary}{extra}".rstrip())
 
 
 def _rel(path: Path) -> str:
