@@ -261,6 +261,46 @@ def test_a_job_that_fails_for_good_is_one_line_exit_4_and_writes_nothing(tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
+USER_SPEC = """
+from checker import Constant, Property, Spec
+
+
+class Counter(Spec):
+    name = "counter"
+    constants = (Constant("limit", int, 3, "largest value"),)
+
+    def init_states(self):
+        return [0]
+
+    def next_states(self, s):
+        return [(("inc",), s + 1)] if s < self.limit else []
+
+    def properties(self):
+        return [Property.always("small", lambda s: None if s <= 3 else f"{s} > 3, checked by " + __file__)]
+"""
+
+
+def test_sweep_on_spark_ships_a_users_spec_file_to_the_executors(spark, tmp_path):
+    """A sweep's tasks build their models on the executors, where a user's spec file is
+    not on a cluster's disks: they use the copy Spark shipped (checker.spark.ship), as
+    the search does. The spec's violation names the file that ran it."""
+    from checker.spark.sweep import run_sweep
+
+    (tmp_path / "specs").mkdir()
+    original = tmp_path / "specs" / "counter.py"
+    original.write_text(USER_SPEC)
+    (tmp_path / "models").mkdir()
+    path = tmp_path / "models" / "m.toml"
+    path.write_text('spec = "../specs/counter.py"\n[constants]\nlimit = 5\n[expect]\nsmall = "violated"\n')
+    model = load_model(path)
+    (data,) = run_sweep(sweep_tasks([model]), Options(progress=False), engine="spark", master="local[2,4]")
+    assert data["spec"] == f"{original.resolve()}:Counter"
+    small = data["properties"]["small"]
+    assert small["status"] == "violated"
+    ran = small["explanation"].rsplit("checked by ", 1)[1]
+    assert ran != str(original.resolve()) and Path(ran).name.startswith("ordercheck_user_spec_counter_"), ran
+
+
 def test_sweep_on_spark_matches_local_and_writes_the_table(spark, tmp_path, monkeypatch):
     suite = tmp_path / "suite"
     suite.mkdir()
