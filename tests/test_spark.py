@@ -34,6 +34,7 @@ from checker.loading.registry import builtin_models
 from checker.spark.bfs import SparkOptions, check_models_spark
 from checker.spark.sweep import sweep_tasks
 from checker.spark.sweep_table import COLUMNS, load_sweep, load_sweep_results
+from tests.test_user_specs import COUNTER
 
 pytestmark = pytest.mark.spark
 
@@ -261,23 +262,8 @@ def test_a_job_that_fails_for_good_is_one_line_exit_4_and_writes_nothing(tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
-USER_SPEC = """
-from checker import Constant, Property, Spec
-
-
-class Counter(Spec):
-    name = "counter"
-    constants = (Constant("limit", int, 3, "largest value"),)
-
-    def init_states(self):
-        return [0]
-
-    def next_states(self, s):
-        return [(("inc",), s + 1)] if s < self.limit else []
-
-    def properties(self):
-        return [Property.always("small", lambda s: None if s <= 3 else f"{s} > 3, checked by " + __file__)]
-"""
+# The user's spec of tests/test_user_specs.py, its violation naming the file that ran it.
+USER_SPEC = COUNTER.replace('f"{s} > 3"', 'f"{s} > 3, checked by " + __file__')
 
 
 def test_sweep_on_spark_ships_a_users_spec_file_to_the_executors(spark, tmp_path):
@@ -292,6 +278,7 @@ def test_sweep_on_spark_ships_a_users_spec_file_to_the_executors(spark, tmp_path
     (tmp_path / "models").mkdir()
     path = tmp_path / "models" / "m.toml"
     path.write_text('spec = "../specs/counter.py"\n[constants]\nlimit = 5\n[expect]\nsmall = "violated"\n')
+    assert "checked by" in USER_SPEC
     model = load_model(path)
     (data,) = run_sweep(sweep_tasks([model]), Options(progress=False), engine="spark", master="local[2,4]")
     assert data["spec"] == f"{original.resolve()}:Counter"
