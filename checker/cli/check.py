@@ -34,11 +34,14 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
     """Check models and compare every verdict with the model's [expect]."""
     loaded = load_models(list(models))
     options = options_from(kw)
+    each = [options] * len(loaded)
     if options.engine == "local":
-        from checker.engine.run import prepare_work_dirs
+        from checker.engine.run import prepare_work_dirs, resume_where_saved
 
-        for model in loaded:  # a missing checkpoint or an unwritable directory stops the run before any search
-            prepare_work_dirs(model, options)
+        # With --resume, models the interrupted run did not reach start afresh (the first must resume).
+        each = [options, *(resume_where_saved(options, model.path) for model in loaded[1:])]
+        for model, opts in zip(loaded, each):  # a missing checkpoint or an unwritable directory stops the run here
+            prepare_work_dirs(model, opts)
     if options.engine == "spark":  # one Spark search for every model, level by level
         from checker.engine.diagnose import diagnosed
         from checker.spark.bfs import check_models_spark
@@ -46,7 +49,7 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
         with diagnosed(loaded):  # a spec's exception on an executor, found again here
             results = check_models_spark(loaded, options)
     else:
-        results = [check_one(model, options) for model in loaded]
+        results = [check_one(model, opts) for model, opts in zip(loaded, each)]
     seen: set[str] = set()  # reduction notes are printed once per run
     for model, result in zip(loaded, results):
         print_result(model, result, verbose=verbose, seen=seen)

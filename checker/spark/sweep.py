@@ -61,12 +61,16 @@ def sweep_tasks(models: Sequence[Model], *, ablations: bool = True) -> list[Swee
     return tasks
 
 
-def run_task(task: SweepTask, options: Any, spec_class: type | None = None) -> dict[str, Any]:
+def run_task(task: SweepTask, options: Any, spec_class: type | None = None, later: bool = False) -> dict[str, Any]:
     """Check one task with the local engine; its Result as JSON, with ``variant``
-    (``spec_class`` as for :meth:`SweepTask.build`)."""
-    from checker.engine.run import check_model, variant_options
+    (``spec_class`` as for :meth:`SweepTask.build`). A ``later`` task of a resumed
+    sweep without a checkpoint starts afresh (:func:`checker.engine.run.resume_where_saved`)."""
+    from checker.engine.run import check_model, resume_where_saved, variant_options
 
-    result = check_model(task.build(spec_class), variant_options(options, task.variant))
+    options = variant_options(options, task.variant)
+    if later:
+        options = resume_where_saved(options, task.model)
+    result = check_model(task.build(spec_class), options)
     data = result.to_json()
     data["variant"] = task.variant
     return data
@@ -88,7 +92,7 @@ def run_sweep(tasks: Sequence[SweepTask], options: Any, *, engine: str = "local"
     ``options`` is a :class:`checker.engine.run.Options` for the local engine inside each task.
     """
     if engine == "local":
-        return [run_task(t, options) for t in tasks]
+        return [run_task(t, options, later=i > 0) for i, t in enumerate(tasks)]
     from functools import partial
 
     from checker.spark.bfs import SparkOptions, job_error
