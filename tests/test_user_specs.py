@@ -5,8 +5,8 @@ adapter are found beside the spec; the Spark engine ships a user's spec to execu
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 import textwrap
