@@ -93,6 +93,7 @@ def channel_footprints(
     layout: tuple[int, int, int, int, int | None],
     later_sends: Callable[[tuple, int], int],
     deaf: int = 0,
+    hears: Sequence[int] | None = None,
 ) -> list[tuple[int, int, int, int, int, int]]:
     """Six masks per process (see :meth:`checker.api.spec.Spec.footprints`) for a state
     of a channel spec whose items sit at ``layout = (chans, ghost, know, signals, dups)``
@@ -103,6 +104,14 @@ def channel_footprints(
     every take from a channel in their next steps (a hold-back peer with a deliverable
     message does nothing else); they read no channel unless a loss or copy, which their
     state cannot rule out, may come to them.
+
+    ``hears``, finer, gives per process a mask of the processes whose channel to it it
+    may take from in its next steps (``deaf`` is the all-zero row): it reads only those
+    incoming channels. A row may leave out a sender only if no run of the *other*
+    processes can append to that channel a message this process could take as its state
+    stands (its state changes by its own steps alone), nor change what taking one it
+    already may take does. Losses and copies, which any message in transit allows, void
+    every row as they void ``deaf``.
     """
     bits: Bits = spec.reduction_bits
     P = bits.procs
@@ -121,12 +130,14 @@ def channel_footprints(
     strict = not (net.ordered and not net.lossy and not dups)
     if net.lossy or dups:
         deaf = 0
+        hears = None
     shared_r = (bits.SIG if signals else 0) | (bits.DUPS if dups else 0)
     now_r = []
     for p in range(P):
         r = L[p] | G[p] | shared_r
         if not deaf >> p & 1:
-            r |= bits.incoming[p] if strict else bits.incoming[p] & ~nonempty
+            inc = bits.incoming[p] if hears is None else _or(E[(s, p)] for s in range(P) if hears[p] >> s & 1 and s != p)
+            r |= inc if strict else inc & ~nonempty
         now_r.append(r)
     now_w = [L[p] for p in range(P)]
     ids = None

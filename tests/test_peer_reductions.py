@@ -187,8 +187,8 @@ def test_commutation_check_catches_an_unsound_footprint(monkeypatch) -> None:
 
     real = pr.channel_footprints
 
-    def blind(spec, state, succ, layout, later_sends, deaf=0):
-        out = real(spec, state, succ, layout, later_sends, deaf)
+    def blind(spec, state, succ, layout, later_sends, deaf=0, hears=None):
+        out = real(spec, state, succ, layout, later_sends, deaf, hears)
         bits = spec.reduction_bits
         return [(r & ~bits.incoming[p], w, lr, lw, u, lu) for p, (r, w, lr, lw, u, lu) in enumerate(out)]
 
