@@ -24,7 +24,11 @@ or on other messages of a multiset), and never disables one; so an outside proce
 later steps need not read ``E``. What an append *does* is enable new steps of the
 receiver, so a process reads ``E(s, p)`` in its next steps whenever a message ``s`` may
 still add could give it a new step: always on an unordered, lossy or duplicating channel,
-and on a plain FIFO channel when it is empty (otherwise its head is fixed).
+and on a plain FIFO channel when it is empty (otherwise its head is fixed). A spec may
+narrow that down per process (``hears``): a process whose own state rules out taking
+anything a given sender can still append, in every run of the other processes, does not
+read that sender's channel (a passive peer of the synchronous spec takes only its
+partner's answer, ``Synchronous.hears`` in ``specs/synchronous.py``).
 
 A step that changes a channel not its own, or another process's state, breaks the
 picture; :func:`channel_footprints` then gives that process every variable (sound, no

@@ -73,7 +73,9 @@ class Synchronous(PeerSpec):
     fairness = {k: "weak" for k in ("grant", "ack", "deliver")}
 
     # Reductions (specs.peer_reductions): a peer's steps touch its mode, its incoming
-    # channels and the channels it sends on. Big and small messages break symmetry.
+    # channels and the channels it sends on; of those incoming channels it reads only
+    # the ones a run of the other peers may bring it a new step on (hears). Big and small
+    # messages break symmetry.
     acyclic = True  # every step takes a message off a channel, or starts one of a bounded number of sends
     channel_layout = (CHANS, GHOST, KNOW, SIGNALS, DUPS)
     symmetry_breaker = "makes a message big or small by comparing peer ids"
