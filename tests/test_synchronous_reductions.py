@@ -235,3 +235,20 @@ def test_checks_catch_a_weakened_rule(weakened, constants: dict, monkeypatch) ->
     bad_hears, bad_sets, _n = failures(spec, 2, sample=300)
     assert bad_hears > 0
     assert bad_sets > 0
+
+
+@pytest.mark.parametrize("wait_for_ack", [True, False])
+def test_fan_in_verdicts_and_their_ablation(wait_for_ack: bool) -> None:
+    """The benchmark's pattern, smaller (b and c send two big messages each to a): the
+    library holds reduced and unreduced, and without waiting for acks a's deliveries
+    break FIFO order there, reduced and unreduced alike."""
+    constants = {"peers": 3, "script": {"b": ["a", "a"], "c": ["a", "a"]}, "wait_for_ack": wait_for_ack}
+    model = model_from_dict({"spec": "synchronous", "constants": constants, "check": {"properties": LIBRARY}})
+    full = run(model, symmetry=False, por=False)
+    reduced = run(model, symmetry=False, por=True)
+    assert verdicts(reduced) == verdicts(full)
+    assert verdicts(full)["fifo"] == ("holds" if wait_for_ack else "violated")
+    if wait_for_ack:
+        assert set(verdicts(full).values()) == {"holds"}
+        assert reduced.stats.distinct_states < full.stats.distinct_states
+    assert_real_traces(model, reduced)
