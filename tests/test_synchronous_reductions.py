@@ -48,6 +48,10 @@ def configs(draw) -> dict:
     else:
         total = draw(st.integers(1, 3 if fault or peers == 4 else 4))
         script: dict[str, list[str]] = {}
+        if fault == "duplicates" and draw(st.booleans()):
+            # Two small messages a -> b: a copy of the first permission may carry the second.
+            script["a"] = ["b", "b"]
+            total -= 1
         for _ in range(total):
             src = draw(st.integers(0, peers - 1))
             dst = draw(st.integers(0, peers - 2))
