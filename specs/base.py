@@ -9,6 +9,7 @@ only its own state and steps.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import permutations
 from typing import Any, ClassVar
 
@@ -307,12 +308,16 @@ class PeerSpec(Spec):
                 out |= 1 << q
         return out
 
-    def channel_footprints(self, state: tuple, succ: Any, deaf: int = 0) -> list[tuple[int, int, int, int, int, int]]:
+    def channel_footprints(
+        self, state: tuple, succ: Any, deaf: int = 0, hears: Sequence[int] | None = None
+    ) -> list[tuple[int, int, int, int, int, int]]:
         """Footprints from :attr:`channel_layout` (see :mod:`specs.peer_reductions`);
-        ``deaf``: the processes whose state rules out taking from a channel next."""
+        ``deaf``: the processes whose state rules out taking from a channel next;
+        ``hears``: per process, a mask of the senders it may take from next (``None``:
+        every sender)."""
         assert self.channel_layout is not None
         # Called through the module, so that a test may replace it there.
-        return peer_reductions.channel_footprints(self, state, succ, self.channel_layout, self.later_sends, deaf)
+        return peer_reductions.channel_footprints(self, state, succ, self.channel_layout, self.later_sends, deaf, hears)
 
     def channel_refusal(self, base: type) -> str | None:
         """Why the channel footprints do not fit this spec, if they do not: it replaces

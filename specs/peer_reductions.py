@@ -24,7 +24,11 @@ or on other messages of a multiset), and never disables one; so an outside proce
 later steps need not read ``E``. What an append *does* is enable new steps of the
 receiver, so a process reads ``E(s, p)`` in its next steps whenever a message ``s`` may
 still add could give it a new step: always on an unordered, lossy or duplicating channel,
-and on a plain FIFO channel when it is empty (otherwise its head is fixed).
+and on a plain FIFO channel when it is empty (otherwise its head is fixed). A spec may
+narrow that down per process (``hears``): a process whose own state rules out taking
+anything a given sender can still append, in every run of the other processes, does not
+read that sender's channel (a passive peer of the synchronous spec takes only its
+partner's answer, ``Synchronous.hears`` in ``specs/synchronous.py``).
 
 A step that changes a channel not its own, or another process's state, breaks the
 picture; :func:`channel_footprints` then gives that process every variable (sound, no
@@ -93,6 +97,7 @@ def channel_footprints(
     layout: tuple[int, int, int, int, int | None],
     later_sends: Callable[[tuple, int], int],
     deaf: int = 0,
+    hears: Sequence[int] | None = None,
 ) -> list[tuple[int, int, int, int, int, int]]:
     """Six masks per process (see :meth:`checker.api.spec.Spec.footprints`) for a state
     of a channel spec whose items sit at ``layout = (chans, ghost, know, signals, dups)``
@@ -103,6 +108,14 @@ def channel_footprints(
     every take from a channel in their next steps (a hold-back peer with a deliverable
     message does nothing else); they read no channel unless a loss or copy, which their
     state cannot rule out, may come to them.
+
+    ``hears``, finer, gives per process a mask of the processes whose channel to it it
+    may take from in its next steps (``deaf`` is the all-zero row): it reads only those
+    incoming channels. A row may leave out a sender only if no run of the *other*
+    processes can append to that channel a message this process could take as its state
+    stands (its state changes by its own steps alone), nor change what taking one it
+    already may take does. Losses and copies, which any message in transit allows, void
+    every row as they void ``deaf``.
     """
     bits: Bits = spec.reduction_bits
     P = bits.procs
@@ -121,12 +134,14 @@ def channel_footprints(
     strict = not (net.ordered and not net.lossy and not dups)
     if net.lossy or dups:
         deaf = 0
+        hears = None
     shared_r = (bits.SIG if signals else 0) | (bits.DUPS if dups else 0)
     now_r = []
     for p in range(P):
         r = L[p] | G[p] | shared_r
         if not deaf >> p & 1:
-            r |= bits.incoming[p] if strict else bits.incoming[p] & ~nonempty
+            inc = bits.incoming[p] if hears is None else _or(E[(s, p)] for s in range(P) if hears[p] >> s & 1 and s != p)
+            r |= inc if strict else inc & ~nonempty
         now_r.append(r)
     now_w = [L[p] for p in range(P)]
     ids = None

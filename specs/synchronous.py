@@ -73,7 +73,9 @@ class Synchronous(PeerSpec):
     fairness = {k: "weak" for k in ("grant", "ack", "deliver")}
 
     # Reductions (specs.peer_reductions): a peer's steps touch its mode, its incoming
-    # channels and the channels it sends on. Big and small messages break symmetry.
+    # channels and the channels it sends on; of those incoming channels it reads only
+    # the ones a run of the other peers may bring it a new step on (hears). Big and small
+    # messages break symmetry.
     acyclic = True  # every step takes a message off a channel, or starts one of a bounded number of sends
     channel_layout = (CHANS, GHOST, KNOW, SIGNALS, DUPS)
     symmetry_breaker = "makes a message big or small by comparing peer ids"
@@ -82,10 +84,61 @@ class Synchronous(PeerSpec):
         return channel_actor(action)
 
     def successor_footprints(self, state: tuple, succ: Any) -> list[tuple[int, int, int, int, int, int]]:
-        return self.channel_footprints(state, succ)
+        return self.channel_footprints(state, succ, hears=self.hears(state))
 
     def footprints(self, state: tuple) -> list[tuple[int, int, int, int, int, int]]:
         return self.channel_footprints(state, self.next_states(state))
+
+    def hears(self, state: tuple) -> tuple[int, ...]:
+        """Per peer ``p``, a mask of the peers ``s`` whose channel to ``p`` it reads in
+        its next steps (for :meth:`channel_footprints`, which ignores it where losses
+        or copies may happen, and on a FIFO channel reads only an empty one anyway).
+
+        ``p`` reads channel ``s -> p`` only to see whether a message ``s`` appends gives
+        ``p`` a new step; ``p``'s own state changes by ``p``'s steps alone, so the
+        question is, for ``p`` as it stands and runs of the *other* peers only: may
+        ``s`` append a message of a kind ``p`` takes now, under a label ``p`` has not
+        already enabled? (What ``p`` takes of what is in transit is unchanged by such
+        appends: only ``p`` takes from its channels, and an append commutes with a take.)
+
+        What ``p`` takes as it stands: active, a request (from a smaller peer), a big
+        message (from a bigger one; a small one too without ``request_permission``),
+        the permission of the peer it asks; awaiting ``j``'s ack, an ack from ``j``
+        (and none if one is in transit: every ack from ``j`` is taken under one label,
+        to one successor up to which copy); granted to ``j``, a small message from ``j``.
+
+        What ``s`` may append without ``p`` acting: a request or a big message only as
+        one of its remaining sends to ``p``; a small message (with
+        ``request_permission``) only after taking a permission from ``p``, so only if
+        one is in transit ``p -> s`` (``p`` grants nothing in such a run); a permission
+        or an ack only in answer to a request or a big message of ``p`` in transit
+        ``p -> s`` (``p`` sends nothing in such a run). Those channels ``p -> s`` only
+        lose messages in such runs, and remaining sends only shrink, so the answer
+        computed here holds for the whole run.
+        """
+        chans, procs = state[CHANS], state[PROCS]
+        n = self.peers
+        sends = [self.sends_left_mask(state, s) for s in range(n)]
+        ask = self.request_permission
+        out = []
+        for p, (mode, j, asking) in enumerate(procs):
+            mask = 0
+            for s in range(n):
+                if s == p or (mode != ACTIVE and s != j):
+                    continue
+                back = {k for k, _m in self.net.between(chans, p, s)}  # what p has in transit to s
+                if mode == ACTIVE:
+                    # From a smaller peer, requests (or small messages, without permission
+                    # asked); from a bigger one, big messages, and the permission asked for.
+                    new = bool(sends[s] >> p & 1) or (s > p and ask and asking == 1 + s and REQUEST in back)
+                elif mode == WAIT_ACK:
+                    new = APP in back and not any(k == ACK for k, _m in self.net.between(chans, s, p))
+                else:  # GRANTED: only a permission from p lets s send it another small message
+                    new = PERMISSION in back
+                if new:
+                    mask |= 1 << s
+            out.append(mask)
+        return tuple(out)
 
     def visible_mask(self, reads: Any) -> int:
         return history_mask(self.reduction_bits, reads)

@@ -79,7 +79,7 @@ def test_json_record_fields(run_cli, tmp_path):
     data = json.loads(out.read_text())
     assert data["spec"] == "bus1" and data["engine"] == "local"
     assert data["constants"]["tiebreak_by_sender"] is False
-    assert set(data["reductions"]) == {"symmetry", "por"}
+    assert set(data["reductions"]) == {"symmetry", "por", "deferred_arrivals", "solo_steps"}
     total = data["properties"]["total"]
     assert total["status"] == "violated" and total["expected"] == "violated"
     assert "c got a1 first, d got b1 first" in total["explanation"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -278,3 +279,41 @@ def test_sweep_variants_have_checkpoints_of_their_own(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert sorted(d.name for d in ckpt.iterdir()) == sorted(["full", *(f"without-{f}" for f in flags)])
     assert all((checkpoint_of(d) / "CURRENT").exists() for d in ckpt.iterdir())
+
+
+def test_a_resumed_command_searches_afresh_what_the_interrupted_run_did_not_reach(tmp_path: Path) -> None:
+    """``--resume`` on a command of several checks (models, ablation mutants): a check
+    after the first with no checkpoint yet (the interrupted run stopped before it) is
+    searched from the start with a note, where it used to end the command with exit 2
+    after the earlier checks had been redone. The first check must still resume."""
+    a, b = MODELS / "fifo-3.toml", MODELS / "synchronous-2.toml"
+    ckpt = tmp_path / "ckpt"
+    first = invoke("check", a, "--quiet", "--checkpoint", ckpt, "--checkpoint-every", "0")
+    assert first.returncode == 0, first.stderr
+    both = invoke("check", a, b, "--quiet", "--checkpoint", ckpt, "--resume")
+    assert both.returncode == 0, both.stderr
+    assert f"warning: {b}: no checkpoint under {ckpt}" in both.stderr and "searched from the start" in both.stderr
+    assert str(a) not in both.stderr
+    fresh = invoke("check", a, b, "--quiet")
+    assert _timeless(both.stdout) == _timeless(fresh.stdout)
+    refused = invoke("check", MODELS / "bss-2.toml", a, "--quiet", "--checkpoint", ckpt, "--resume")
+    assert refused.returncode == 2 and "no checkpoint to resume from" in one_error_line(refused.stderr)
+
+    # ablate: the last mutant was not reached
+    ckpt = tmp_path / "ablate"
+    args = ("ablate", b, "--quiet", "--checkpoint", ckpt, "--checkpoint-every", "0")
+    done = invoke(*args)
+    assert done.returncode == 0, done.stderr
+    last = sorted(d for d in ckpt.iterdir() if d.name.startswith("without-"))[-1]
+    shutil.rmtree(last)
+    resumed = invoke(*args, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert _timeless(resumed.stdout) == _timeless(done.stdout)
+    assert resumed.stderr.count("searched from the start") == 1 and str(last) in resumed.stderr
+    shutil.rmtree(ckpt / "full")
+    assert invoke(*args, "--resume").returncode == 2
+
+
+def _timeless(out: str) -> str:
+    """Command output without its times."""
+    return re.sub(r"[\d.]+s \([\d,]+ states/s\)", "", out)

@@ -115,3 +115,24 @@ def test_checkpoint_options_refused_with_spark(tmp_path: Path, command: str, opt
     assert line.startswith(f"ordercheck: error: {option}: not supported by --engine spark"), line
     assert out.stdout == ""
     assert listing(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "hint"),
+    [
+        (["--workers", "2"], "--master local[N]"),
+        (["--spill-dir", "SPILL"], "spark.local.dir"),
+        (["--memory-limit", "2G"], "spark.driver.memory"),
+    ],
+)
+def test_local_engine_options_refused_with_spark(tmp_path: Path, extra: list[str], hint: str) -> None:
+    """--workers (above 1), --spill-dir and --memory-limit have no effect on the Spark
+    engine: refused with it, naming what to set instead, where they were ignored."""
+    extra = [str(tmp_path / "spill") if a == "SPILL" else a for a in extra]
+    out = invoke("check", MODELS / "synchronous-2.toml", "--engine", "spark", "--quiet", *extra,
+                 "--json", tmp_path / "out.json")
+    assert out.returncode == 2, out.stderr
+    line = one_error_line(out.stderr)
+    assert line.startswith(f"ordercheck: error: {extra[0]}: not supported by --engine spark"), line
+    assert hint in line and out.stdout == ""
+    assert listing(tmp_path) == []

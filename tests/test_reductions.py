@@ -87,7 +87,7 @@ def test_symmetry_reduces_unicast_fifo() -> None:
     )
     full = run(model, symmetry=False, por=False)
     sym = run(model, symmetry=True, por=False)
-    assert sym.reductions == {"symmetry": True, "por": False}
+    assert sym.reductions == {"symmetry": True, "por": False, "deferred_arrivals": False, "solo_steps": False}
     assert verdicts(sym) == verdicts(full)
     assert sym.stats.distinct_states * 3 < full.stats.distinct_states
 
@@ -457,3 +457,25 @@ def test_reduced_search_keeps_every_terminal_state(ablation: str | None) -> None
     spec = model_from_dict({"spec": "bus1", "constants": constants}).spec
     full = terminal_states(spec, False)
     assert full and terminal_states(spec, True) == full
+
+
+@pytest.mark.parametrize(
+    ("spec", "constants", "applied"),
+    [
+        ("bss", {"peers": 3, "sends": 1}, "deferred_arrivals"),
+        ("lamport_total", {"peers": 3, "sends": 1, "senders": "ab"}, "solo_steps"),
+        ("skeen", {"peers": 2, "sends": 1}, "solo_steps"),
+    ],
+)
+def test_results_say_which_refinement_of_por_was_applied(spec: str, constants: dict, applied: str) -> None:
+    """A result's ``reductions`` names deferred arrivals and solo steps where the search
+    took them, and neither with partial-order reduction off."""
+    props = ["fifo", "causal", "integrity", "total", "eventual_delivery"]
+    model = model_from_dict({"spec": spec, "constants": constants, "check": {"properties": props}}, "m.toml")
+    reduced = run(model)
+    assert reduced.reductions["por"] and reduced.reductions[applied], reduced.reductions
+    other = ({"deferred_arrivals", "solo_steps"} - {applied}).pop()
+    assert not reduced.reductions[other]
+    full = run(model, por=False)
+    assert not full.reductions["deferred_arrivals"] and not full.reductions["solo_steps"]
+    assert verdicts(full) == verdicts(reduced)

@@ -34,6 +34,7 @@ from checker.loading.registry import builtin_models
 from checker.spark.bfs import SparkOptions, check_models_spark
 from checker.spark.sweep import sweep_tasks
 from checker.spark.sweep_table import COLUMNS, load_sweep, load_sweep_results
+from tests.test_user_specs import COUNTER
 
 pytestmark = pytest.mark.spark
 
@@ -259,6 +260,32 @@ def test_a_job_that_fails_for_good_is_one_line_exit_4_and_writes_nothing(tmp_pat
     assert re.search(r"\.InjectedFailure: injected failure: expand task \d+, every attempt$", lines[0])
     assert proc.stdout == ""
     assert list(tmp_path.iterdir()) == []
+
+
+# The user's spec of tests/test_user_specs.py, its violation naming the file that ran it.
+USER_SPEC = COUNTER.replace('f"{s} > 3"', 'f"{s} > 3, checked by " + __file__')
+
+
+def test_sweep_on_spark_ships_a_users_spec_file_to_the_executors(spark, tmp_path):
+    """A sweep's tasks build their models on the executors, where a user's spec file is
+    not on a cluster's disks: they use the copy Spark shipped (checker.spark.ship), as
+    the search does. The spec's violation names the file that ran it."""
+    from checker.spark.sweep import run_sweep
+
+    (tmp_path / "specs").mkdir()
+    original = tmp_path / "specs" / "counter.py"
+    original.write_text(USER_SPEC)
+    (tmp_path / "models").mkdir()
+    path = tmp_path / "models" / "m.toml"
+    path.write_text('spec = "../specs/counter.py"\n[constants]\nlimit = 5\n[expect]\nsmall = "violated"\n')
+    assert "checked by" in USER_SPEC
+    model = load_model(path)
+    (data,) = run_sweep(sweep_tasks([model]), Options(progress=False), engine="spark", master="local[2,4]")
+    assert data["spec"] == f"{original.resolve()}:Counter"
+    small = data["properties"]["small"]
+    assert small["status"] == "violated"
+    ran = small["explanation"].rsplit("checked by ", 1)[1]
+    assert ran != str(original.resolve()) and Path(ran).name.startswith("ordercheck_user_spec_counter_"), ran
 
 
 def test_sweep_on_spark_matches_local_and_writes_the_table(spark, tmp_path, monkeypatch):

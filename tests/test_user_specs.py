@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -102,6 +103,14 @@ def test_an_installed_package_registers_a_spec_by_name(tmp_path):
     run = cli("check", root / "models" / "m.toml", "--quiet", env=env)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "models/m.toml: counter" in run.stdout
+    # `ordercheck list` names it with its summary, and a broken registration in one line.
+    (dist / "entry_points.txt").write_text("[ordercheck.specs]\nmy_counter = mypkg.ordering:Ordering\n"
+                                           "broken = nopkg.ordering:Spec\n")
+    listed = cli("list", env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert "registered by installed packages" in listed.stdout
+    assert re.search(r"^  my_counter\b", listed.stdout, re.M), listed.stdout
+    assert re.search(r"^  broken +\(cannot be loaded: .*nopkg", listed.stdout, re.M), listed.stdout
     # Without the registration the name is unknown: the entry point did the work.
     (dist / "entry_points.txt").write_text("[ordercheck.specs]\n")
     assert cli("check", root / "models" / "m.toml", "--quiet", env=env).returncode == 2

@@ -34,11 +34,14 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
     """Check models and compare every verdict with the model's [expect]."""
     loaded = load_models(list(models))
     options = options_from(kw)
+    each = [options] * len(loaded)
     if options.engine == "local":
-        from checker.engine.run import prepare_work_dirs
+        from checker.engine.run import prepare_work_dirs, resume_where_saved
 
-        for model in loaded:  # a missing checkpoint or an unwritable directory stops the run before any search
-            prepare_work_dirs(model, options)
+        # With --resume, models the interrupted run did not reach start afresh (the first must resume).
+        each = [options, *(resume_where_saved(options, model.path) for model in loaded[1:])]
+        for model, opts in zip(loaded, each):  # a missing checkpoint or an unwritable directory stops the run here
+            prepare_work_dirs(model, opts)
     if options.engine == "spark":  # one Spark search for every model, level by level
         from checker.engine.diagnose import diagnosed
         from checker.spark.bfs import check_models_spark
@@ -46,7 +49,7 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
         with diagnosed(loaded):  # a spec's exception on an executor, found again here
             results = check_models_spark(loaded, options)
     else:
-        results = [check_one(model, options) for model in loaded]
+        results = [check_one(model, opts) for model, opts in zip(loaded, each)]
     seen: set[str] = set()  # reduction notes are printed once per run
     for model, result in zip(loaded, results):
         print_result(model, result, verbose=verbose, seen=seen)
@@ -85,15 +88,22 @@ def simulate(model: str, runs: int | None, depth: int | None, seed: int, time_li
 
 @click.command(name="list")
 def list_cmd() -> None:
-    """Built-in specs and models."""
+    """Built-in specs, specs installed packages register by name, and built-in models."""
     from checker.loading.registry import builtin_models, spec_class, spec_names
+    from checker.loading.specref import BadSpecRef, registered_names, resolve
 
     click.echo("specs:")
     for name in spec_names():
-        cls = spec_class(name)
-        abl = cls.ablations()
-        extra = f" (ablations: {', '.join(abl)})" if abl else ""
-        click.echo(f"  {name:<16} {cls.summary}{extra}")
+        _list_spec(name, spec_class(name))
+    builtin = set(spec_names())
+    registered = [name for name in registered_names() if name not in builtin]
+    if registered:
+        click.echo("registered by installed packages (entry-point group ordercheck.specs):")
+        for name in registered:
+            try:
+                _list_spec(name, resolve(name).cls)
+            except BadSpecRef as exc:
+                click.echo(f"  {name:<16} (cannot be loaded: {exc})")
     click.echo("models:")
     for path in builtin_models():
         try:
@@ -101,6 +111,13 @@ def list_cmd() -> None:
             click.echo(f"  {_rel(path):<40} {model.spec_name:<14} {model.description}")
         except InputError as exc:
             click.echo(f"  {_rel(path):<40} (invalid: {exc.line()})")
+
+
+def _list_spec(name: str, cls: type) -> None:
+    abl = cls.ablations()
+    extra = f" (ablations: {', '.join(abl)})" if abl else ""
+    summary = cls.summary or (cls.__doc__ or "").strip().partition("\n")[0]
+    click.echo(f"  {name:<16} {summary}{extra}".rstrip())
 
 
 def _rel(path: Path) -> str:

@@ -69,10 +69,16 @@ def engine_options(fn: Callable) -> Callable:
     return fn
 
 
-LOCAL_ONLY = ("checkpoint", "resume")
-"""Engine options the Spark engine has no use for: it keeps no checkpoint of its own to
-resume from (Spark checkpoints its lineage by itself), so they are refused with it
-rather than ignored."""
+LOCAL_ONLY = {
+    "checkpoint": "keeps no checkpoint to resume from; drop it, or run with --engine local to checkpoint and resume",
+    "resume": "keeps no checkpoint to resume from; drop it, or run with --engine local to checkpoint and resume",
+    "spill_dir": "keeps its levels in Spark's own storage (spark.local.dir); drop it",
+    "memory_limit": "takes its memory from Spark's settings (spark.driver.memory, spark.executor.memory); drop it",
+    "workers": "runs as many tasks at once as its master gives cores (--master local[N], or the cluster's "
+    "executors); drop it",
+}
+"""Engine options the Spark engine has no use for, with what to do instead: they are
+refused with it (``--workers`` above 1) rather than ignored."""
 
 
 def options_from(kw: dict[str, Any]) -> Options:
@@ -80,15 +86,15 @@ def options_from(kw: dict[str, Any]) -> Options:
     when ``--workers`` is above the number of cores).
 
     Raises :class:`InputError` (exit code 2) for an option of :data:`LOCAL_ONLY` with
-    ``--engine spark``."""
+    ``--engine spark`` (``--workers`` only above 1)."""
     from checker.cli.faults import warn_workers
 
     if kw["engine"] == "spark":
-        for name in LOCAL_ONLY:
-            if kw.get(name):
+        for name, instead in LOCAL_ONLY.items():
+            given = kw.get(name)
+            if given and not (name == "workers" and given == 1):
                 option = "--" + name.replace("_", "-")
-                raise InputError(option, "", "not supported by --engine spark, which keeps no checkpoint to resume "
-                                 "from; drop it, or run with --engine local to checkpoint and resume")
+                raise InputError(option, "", f"not supported by --engine spark, which {instead}")
     warn_workers(kw["workers"])
     return Options(
         engine=kw["engine"],

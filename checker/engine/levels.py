@@ -62,6 +62,10 @@ SPILL_AFTER = 1_000_000
 
 VOCABULARY_CHECKS = 1000
 
+class TimeUp(Exception):
+    """The time limit passed inside a level: the search ends at the level's start."""
+
+
 PHASES = ("expand", "exchange", "dedup", "check")
 """The timed phases of a level (:class:`~checker.api.result.LevelTiming`)."""
 
@@ -204,7 +208,7 @@ class _LevelSearch:
         self.max_depth = bounds.max_depth
         ident = dict(identity or {})
         ident.setdefault("spec", spec.name)
-        ident["reductions"] = reductions.as_dict()
+        ident["reductions"] = reductions.as_dict(spec)
         ident["properties"] = [p.name for p in props]
         self.ident = ident
         self.ckpt = Path(checkpoint) if checkpoint is not None else None
@@ -317,34 +321,33 @@ class _LevelSearch:
         """Level after level until the frontier is empty, every property is decided (with
         ``stop_when_decided``) or a bound is met; the workers stop and the spill
         directory goes, whatever happens. The memory budget stops it as a bound
-        (:meth:`_stopped_by_memory`); a signal stops it where its state is consistent
-        (after a unit of work) and propagates."""
+        (:meth:`_stopped_by_memory`), the time limit inside a level (:class:`TimeUp`)
+        at the level's start; a signal stops it where its state is consistent (after a
+        unit of work) and propagates. :class:`~checker.engine.sharded._ShardedSearch`
+        shares this loop through :meth:`_start_run`, :meth:`_levels_left` and
+        :meth:`_stored`."""
         bounds = self.bounds
         self.deadline = None if bounds.time_limit is None else self.started + bounds.time_limit
-        self.vocabulary_checks = VOCABULARY_CHECKS
         self.stop = self.stop_when_decided and self.evaluator.done
-        self.frontier_len = len(self.frontier)
-        self.next_frontier = self.frontier
-        interrupts.defer()  # a signal is raised by merge()'s poll, where the state is consistent
+        interrupts.defer()  # a signal is raised where the state is consistent (interrupts.poll)
         if self.budget is not None:
             self.budget.hold()  # room for the stop under an address-space limit (checker.engine.budget)
         try:
-            if self.workers > 1:
-                expander = self.expander
-                self.pool = pool = ChunkPool(self.workers, lambda: _init_worker(expander))
-                if self.budget is not None:
-                    self.budget.workers = pool.pids
-            self.next_frontier = self.new_frontier()
-            while self.frontier and not self.stop:
-                began, depth, frontier_len, states = time.perf_counter(), self.depth, self.frontier_len, len(self.store)
-                self.mark.begin(self.meta(), len(self.store))
+            self._start_run()
+            while self._levels_left() and not self.stop:
+                began, depth, frontier_len, states = time.perf_counter(), self.depth, self.frontier_len, self._stored()
+                self.mark.begin(self.meta(), states)
                 if self.mark.due(self.checkpoint_every):
                     self.checkpoint()
                 goes_on = self.expand_level()
-                self.timed(depth, frontier_len, len(self.store) - states, time.perf_counter() - began)
+                self.timed(depth, frontier_len, self._stored() - states, time.perf_counter() - began)
                 if not goes_on:
                     break
             self.searched = True
+        except TimeUp:
+            self.outcome.bound = "time_limit"
+            self.stop = True
+            self.searched = self._save_level_start(write=False)
         except MemoryError as exc:  # the budget's bound (checker.engine.budget), or an allocation that failed
             if self.budget is not None:
                 self.budget.release()  # first: the stop below needs the room
@@ -358,6 +361,26 @@ class _LevelSearch:
                 self.budget.release()
             interrupts.undefer()
             self._close()
+
+    def _start_run(self) -> None:
+        """Inside :meth:`run`'s guard, before the first level: the chunk workers, the next
+        level's frontier."""
+        self.vocabulary_checks = VOCABULARY_CHECKS
+        self.frontier_len = len(self.frontier)
+        self.next_frontier = self.frontier
+        if self.workers > 1:
+            expander = self.expander
+            self.pool = pool = ChunkPool(self.workers, lambda: _init_worker(expander))
+            if self.budget is not None:
+                self.budget.workers = pool.pids
+        self.next_frontier = self.new_frontier()
+
+    def _levels_left(self) -> bool:
+        return bool(self.frontier)
+
+    def _stored(self) -> int:
+        """States stored so far."""
+        return len(self.store)
 
     def _stopped_by_memory(self, exc: MemoryError) -> None:
         """End the search as at a bound (``"memory"``). Only a stop by the budget comes

@@ -107,8 +107,23 @@ class Reductions:
     def symmetry(self) -> bool:
         return bool(self.group)
 
-    def as_dict(self) -> dict[str, bool]:
-        return {"symmetry": self.symmetry, "por": self.por}
+    def as_dict(self, spec: Spec | None = None) -> dict[str, bool]:
+        """What was applied, as ``--json`` reports it: symmetry, partial-order
+        reduction, and, of the latter's refinements, deferred arrivals and (given the
+        ``spec``) solo steps."""
+        return {
+            "symmetry": self.symmetry,
+            "por": self.por,
+            "deferred_arrivals": self.por and self.defer,
+            "solo_steps": spec is not None and solo_steps(spec, self),
+        }
+
+
+def solo_steps(spec: Spec, red: Reductions) -> bool:
+    """Whether a search with ``red`` takes ``spec``'s solo steps
+    (:meth:`~checker.api.spec.Spec.solo_step`): under partial-order reduction, where no
+    property needs visibility and nothing is deferred (see the module docstring)."""
+    return red.por and not red.defer and not red.visible and spec.solos()
 
 
 def plan(spec: Spec, props: Sequence[Property], symmetry: bool, por: bool) -> tuple[Reductions, list[str]]:
@@ -385,9 +400,7 @@ class Expander:
         visible = self.red.visible
         memo = _memo_for(spec, visible)
         defer = por and self.red.defer
-        # Solo steps (Spec.solo_step) are stubborn sets of one step: asked for only where
-        # no property needs visibility and nothing is deferred (see the module docstring).
-        solo = spec.solo_step if por and not defer and not visible and spec.solos() else None
+        solo = spec.solo_step if por and solo_steps(spec, self.red) else None
         reduction_key = spec.reduction_key if por and not defer and solo is None else None
         next_states_of = spec.next_states_of
         fired = self.fired

@@ -13,10 +13,11 @@ from checker.api.result import PropertyResult, Result, Stats
 from checker.api.trace import replay, to_steps
 from checker.engine.bfs import Bounds, Decision, Progress, SearchOutcome, search
 from checker.engine.budget import MemoryBudget, advice, default_limit
-from checker.engine.checkpoints import checkpoint_dir, describe, prepare, require
+from checker.engine.checkpoints import checkpoint_dir, current, describe, prepare, require
 from checker.engine.fairness_note import fairness_warning
 from checker.engine.notes import with_guide
 from checker.engine.reduce import Reductions, plan
+from checker.engine.resumable import warn
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,22 @@ def variant_options(options: Options, variant: str | None) -> Options:
         return options
     sub = f"without-{variant}" if variant else "full"
     return replace(options, checkpoint=str(Path(options.checkpoint) / sub))
+
+
+def resume_where_saved(options: Options, model_path: str) -> Options:
+    """``options`` for a check that comes after the first of a command resumed with
+    ``--resume`` (a later model, an ablation mutant, a sweep's later task): the
+    interrupted run may not have reached it, so where it has no checkpoint it is searched
+    from the start, with a note on stderr, instead of refused. The command's first check
+    must still have one (:func:`prepare_work_dirs`): a ``--resume`` with nothing to
+    resume from is an error."""
+    if not (options.resume and options.checkpoint):
+        return options
+    if current(checkpoint_dir(options.checkpoint, model_path)) is not None:
+        return options
+    warn(f"{model_path}: no checkpoint under {options.checkpoint} (the interrupted run did not reach it); "
+         "searched from the start")
+    return replace(options, resume=False)
 
 
 def bounds_for(model: Model, options: Options) -> Bounds:
@@ -134,7 +151,7 @@ def _check_model(model: Model, options: Options) -> Result:
     lassos, liveness_cut = check_cycles(model, outcome, bounds)
     if (lassos or liveness_cut) and want_sym:
         notes.append("liveness was checked on the unreduced graph: symmetry reduction is unsound for it")
-    result = build_result(model, outcome, "local", reductions.as_dict(), notes, lassos, liveness_cut)
+    result = build_result(model, outcome, "local", reductions.as_dict(model.spec), notes, lassos, liveness_cut)
     note = fairness_warning(model.spec, model.properties, outcome.maybe_cyclic, result, bounds)
     if note is not None:
         result.warnings.append(note)

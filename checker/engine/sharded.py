@@ -50,17 +50,13 @@ from checker.engine import interrupts
 from checker.engine.checkpoints import duplicate_refusal, save
 from checker.engine.fingerprint import check_vocabulary
 from checker.engine.frontier import decode, encode, write_record
-from checker.engine.levels import CHUNK, PHASES, _LevelSearch
+from checker.engine.levels import CHUNK, PHASES, TimeUp, _LevelSearch
 from checker.engine.memory import peak_rss
 from checker.engine.resumable import warn
 from checker.engine.shards import KEY_BITS, Shards, owner_of
 from checker.engine.table import FingerprintTable
 
 OFFSET_MASK = (1 << KEY_BITS) - 1
-
-
-class _TimeUp(Exception):
-    """The time limit passed inside a level."""
 
 
 class ShardedStore:
@@ -246,43 +242,14 @@ class _ShardedSearch(_LevelSearch):
 
     # -- the level loop -----------------------------------------------------------------
 
-    def run(self) -> None:
-        """Level after level (see :meth:`checker.engine.levels._LevelSearch.run`); the
-        workers stop and the spill directory goes, whatever happens."""
-        bounds = self.bounds
-        self.deadline = None if bounds.time_limit is None else self.started + bounds.time_limit
-        self.stop = self.stop_when_decided and self.evaluator.done
-        interrupts.defer()  # a signal is raised by waiting(), where the shards are consistent
-        if self.budget is not None:
-            self.budget.hold()  # room for the stop under an address-space limit (checker.engine.budget)
-        try:
-            while self.frontier_len and not self.stop:
-                began, depth, frontier_len, states = time.perf_counter(), self.depth, self.frontier_len, self.count
-                self.mark.begin(self.meta(), self.count)
-                if self.mark.due(self.checkpoint_every):
-                    self.checkpoint()
-                goes_on = self.expand_level()
-                self.timed(depth, frontier_len, self.count - states, time.perf_counter() - began)
-                if not goes_on:
-                    break
-            self.searched = True
-        except _TimeUp:
-            self.outcome.bound = "time_limit"
-            self.stop = True
-            self.searched = self._save_level_start(write=False)
-        except MemoryError as exc:  # the budget's bound (checker.engine.budget), or an allocation that failed
-            if self.budget is not None:
-                self.budget.release()  # first: the stop below needs the room
-            self._stopped_by_memory(exc)
-        except interrupts.Interrupted as exc:
-            self._save_level_start(write=exc.safe)
-            exc.checkpoint = self.mark.saved()
-            raise
-        finally:
-            if self.budget is not None:
-                self.budget.release()
-            interrupts.undefer()
-            self._close()
+    def _start_run(self) -> None:
+        pass  # the workers started with the first level (_prepare, load_or_start)
+
+    def _levels_left(self) -> bool:
+        return bool(self.frontier_len)
+
+    def _stored(self) -> int:
+        return self.count
 
     def waiting(self) -> None:
         """Called while the workers search a level: signals, the memory budget, the time
@@ -291,7 +258,7 @@ class _ShardedSearch(_LevelSearch):
         if self.budget is not None:
             self.budget.check()
         if self.deadline is not None and time.monotonic() > self.deadline:
-            raise _TimeUp
+            raise TimeUp
         if self.progress is not None:
             self.progress.tick(self.count, self.depth + 1, self.frontier_len)
 

@@ -90,8 +90,12 @@ def check_values(data: Any, where: str) -> None:
                 todo.append((item, sub.lstrip("."), depth + 1))
 
 
-def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
-    """Validate a parsed model; :class:`InputError` names the file and field at fault."""
+def model_from_dict(data: dict[str, Any], where: str = "<model>", spec: tuple[type, str] | None = None) -> Model:
+    """Validate a parsed model; :class:`InputError` names the file and field at fault.
+
+    ``spec``, ``(class, canonical reference)``, stands for the class the model's ``spec``
+    field names, already resolved (a Spark executor's copy of a user's spec file, which
+    is not where the model file says; :mod:`checker.spark.ship`)."""
     check_values(data, where)
     for key in data:
         if key not in TOP_KEYS:
@@ -101,11 +105,14 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>") -> Model:
         raise InputError(where, "spec", "missing: say which spec this model checks, e.g. spec = \"bus1\"")
     if not isinstance(name, str):
         raise InputError(where, "spec", f"expected a string, got {name!r}")
-    try:
-        ref = resolve(name, Path(where).parent)
-    except BadSpecRef as exc:
-        raise InputError(where, "spec", str(exc)) from None
-    cls, name = ref.cls, ref.canonical
+    if spec is not None:
+        cls, name = spec
+    else:
+        try:
+            ref = resolve(name, Path(where).parent)
+        except BadSpecRef as exc:
+            raise InputError(where, "spec", str(exc)) from None
+        cls, name = ref.cls, ref.canonical
 
     constants = data.get("constants", {})
     if not isinstance(constants, dict):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from checker.api.errors import InputError
 from checker.api.model import Model
 from checker.api.result import Result
-from checker.engine.run import Options, check_model, variant_options
+from checker.engine.run import Options, check_model, resume_where_saved, variant_options
 from checker.loading.modelfile import model_from_dict
 
 
@@ -78,7 +78,8 @@ def run_ablation(
     docs = {c.name: c.doc for c in type(model.spec).constants}
     mutants = []
     for flag in flags:
-        result = check(mutant_model(model, {flag}, model.path), variant_options(options, flag))
+        result = check(mutant_model(model, {flag}, model.path),
+                       resume_where_saved(variant_options(options, flag), model.path))
         if on_result:
             on_result(flag, result)
         mutants.append((flag, docs.get(flag, ""), result))

@@ -93,6 +93,7 @@ from checker.engine.evaluate import Evaluator
 from checker.engine.fairness_note import fairness_warning
 from checker.engine.fingerprint import check_vocabulary, fingerprint
 from checker.engine.memory import current_rss, peak_rss, reset_peak
+from checker.engine.reduce import Reductions
 from checker.loading.specref import reference_of
 from checker.spark.batches import (
     CANDIDATE_SCHEMA,
@@ -693,7 +694,7 @@ def check_models_spark(models: Sequence[Model], options: Any, spark_options: Spa
         ):
             warnings.append("`eventually`: fair cycles were searched on the driver by the local liveness checker")
         lassos, liveness_cut = check_cycles(model, outcome, job.bounds)
-        result = build_result(model, outcome, "spark", {"symmetry": False, "por": False}, warnings, lassos, liveness_cut)
+        result = build_result(model, outcome, "spark", Reductions().as_dict(model.spec), warnings, lassos, liveness_cut)
         note = fairness_warning(model.spec, model.properties, outcome.maybe_cyclic, result, job.bounds)
         if note is not None:
             result.warnings.append(note)
