@@ -98,9 +98,6 @@ from checker.spark.batches import (
     CANDIDATE_SCHEMA,
     FRONTIER_SCHEMA,
     META,
-    REPORT,
-    RESULT_SCHEMA,
-    check_batches,
     expand_batches,
     signed,
     unsigned,
@@ -131,7 +128,7 @@ VOCABULARY_CHECKS = 1000
 as the local engine does: the first ones met, a hundred per task at most."""
 
 INJECT_ENV = "ORDERCHECK_SPARK_INJECT_FAILURES"
-"""Test hook: comma-separated stages (``expand``, ``merge``, ``sweep``) whose tasks on
+"""Test hook: comma-separated stages (``expand``, ``sweep``) whose tasks on
 even partitions raise on their first attempt (``expand!``: every task, every attempt,
 so the job fails for good). Read on the driver when a run starts."""
 
@@ -276,11 +273,9 @@ class _ModelRun:
         max_depth = self.job.bounds.max_depth
         self.at_depth_bound = max_depth is not None and self.depth >= max_depth
         add = not self.at_depth_bound
-        invariants = any(p.kind != "eventually" for p in self.job.props if p.name in self.open_names)
         vocabulary = min(self.vocabulary_left, VOCABULARY_PER_TASK) if add else 0
         return TaskConfig(
-            reference_of(type(self.spec)), self.constants_json, tuple(self.open_names), add, add,
-            checks=add and (invariants or vocabulary > 0), vocabulary=vocabulary,
+            reference_of(type(self.spec)), self.constants_json, tuple(self.open_names), add, vocabulary=vocabulary
         )
 
     def absorb(self, summaries: list[LevelSummary]) -> None:
@@ -452,12 +447,8 @@ class SparkBatch:
             # Equal candidates of one level: the one first in breadth-first order.
             level = joined.groupBy("fp", "model").agg(first_of, any_seen).select(*LEVEL_COLUMNS)
             level = self._cut(level, eager=False)
-            if any(cfg.checks for cfg in cfgs.values()):
-                checked = (level if tasks == P else level.coalesce(tasks)).select("fp", "model", "key", "state", "seen").mapInArrow(
-                    partial(check_batches, cfgs, inject), RESULT_SCHEMA
-                )
-            else:  # nothing for Python to check: the keys and meta rows straight from Spark
-                checked = level.select(model, key, seen, F.when(model < 0, state).alias("payload"))
+            # The driver reads the new states' keys, the back edges and the meta rows.
+            checked = level.select(model, key, seen, F.when(model < 0, state).alias("payload"))
             job_started = time.monotonic()
             table = self._collect(checked)
             job_s = time.monotonic() - job_started
@@ -570,15 +561,11 @@ def _summaries(table: Any) -> tuple[dict[int, list[LevelSummary]], dict[int, int
     vocabulary: dict[int, int] = {}
     expand_s = check_s = 0.0
     for i in np.flatnonzero(models == META).tolist():
-        meta, seconds = pickle.loads(payloads[i].as_py())
+        meta, checked, seconds, checking = pickle.loads(payloads[i].as_py())
         expand_s += seconds
+        check_s += checking
         for m, (ranks, nsucc, events) in meta.items():
             out.setdefault(m, []).append(LevelSummary(NO_KEYS, events, [ranks], [nsucc]))
-    for i in np.flatnonzero(models == REPORT).tolist():
-        events, checked, seconds = pickle.loads(payloads[i].as_py())
-        check_s += seconds
-        for m, found in events.items():
-            out.setdefault(m, []).append(LevelSummary(NO_KEYS, found, [], []))
         for m, n in checked.items():
             vocabulary[m] = vocabulary.get(m, 0) + n
     for m in np.unique(models[seen]).tolist():

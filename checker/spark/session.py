@@ -60,6 +60,9 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
     settings: dict[str, str] = {
         "spark.ui.showConsoleProgress": "false",
         "spark.python.worker.reuse": "true",
+        # Generated classes named without their plan's stage numbers: every level's plan
+        # has the same shape, so its code is compiled (and JIT-compiled) once, not per level.
+        "spark.sql.codegen.useIdInClassName": "false",
         # Spark's log: fatal messages only (failed tasks are retried or reported in one line)
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={log_config.as_uri()}",
     }
