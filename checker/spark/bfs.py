@@ -10,16 +10,18 @@ functions of :mod:`checker.spark.batches`, one Arrow record batch at a time
 shared by every model still running, is one Spark job of two stages:
 
 1. *expand*: the frontier's batches go through Python, which decodes each state,
-   computes its successors, checks ``eventually`` properties on terminal states and
-   writes the successors (fingerprint, order key, parent fingerprint, encoding), each
-   once per batch, plus one meta row per task (frontier ranks, successor counts, events,
-   seconds).
-2. *deduplicate and check*: Spark shuffles the candidates by fingerprint, drops those in
+   computes its successors, checks ``eventually`` properties on terminal states, checks
+   the open invariants and ``sometimes`` targets on the successors it writes (see
+   :mod:`checker.spark.batches` for why that decides what checking the level's new states
+   would) and writes the successors (fingerprint, order key, parent fingerprint,
+   encoding), each once per task unless met again with a smaller key, plus one meta row
+   per task (frontier ranks, successor counts, events, seconds).
+2. *deduplicate*: Spark shuffles the candidates by fingerprint, drops those in
    the visited set with a hash join on ``(fp, model)`` (a left anti join; while some
    model's back edges matter, a left semi join of the same candidates, kept for the
-   level, finds those already visited), keeps of equal candidates
-   the one with the smallest order key (an aggregation), and hands the new states to
-   Python, which checks the open invariants on them and returns their order keys.
+   level, finds those already visited), and keeps of equal candidates the one with the
+   smallest order key (an aggregation). The new states' order keys and the meta rows go
+   to the driver straight from Spark: no second pass through Python.
 
 The driver collects only order keys, meta rows and events (as Arrow, never the states).
 The visited set is a DataFrame of fingerprints, parent fingerprints and order keys: the
@@ -56,8 +58,9 @@ cycle may exist), the fair-cycle search of :mod:`checker.engine.liveness` runs o
 as it does after the local engine.
 
 Per-level time split (:class:`~checker.api.result.LevelTiming`, approximate on Spark):
-``expand_s`` and ``check_s`` are the Python seconds of the expand and check functions,
-summed over the level's tasks and divided by the cores Spark runs tasks on;
+``expand_s`` and ``check_s`` are the Python seconds of the expand function spent
+expanding and checking properties, summed over the level's tasks and divided by the
+cores Spark runs tasks on;
 ``dedup_s`` is the rest of the level job's wall time (Arrow transfer, the shuffle, the
 join and the aggregation, the checkpoint: Spark's engine, not separable from outside);
 ``exchange_s`` is the driver's share of moving data (broadcasting the level's keys,
@@ -551,8 +554,8 @@ class SparkBatch:
 
 def _summaries(table: Any) -> tuple[dict[int, list[LevelSummary]], dict[int, int], float, float]:
     """One level's collected rows as summaries per model, with the states each model had
-    its vocabulary checked on, and the Python seconds the expand tasks and the check
-    tasks spent (summed over tasks)."""
+    its vocabulary checked on, and the Python seconds the expand tasks spent expanding
+    and checking (each summed over tasks)."""
     models = table.column("model").to_numpy(zero_copy_only=False)
     keys = table.column("key").to_numpy(zero_copy_only=False)
     seen = np.asarray(table.column("seen").to_numpy(zero_copy_only=False) == True)  # noqa: E712 - nulls are not seen
