@@ -10,16 +10,18 @@ functions of :mod:`checker.spark.batches`, one Arrow record batch at a time
 shared by every model still running, is one Spark job of two stages:
 
 1. *expand*: the frontier's batches go through Python, which decodes each state,
-   computes its successors, checks ``eventually`` properties on terminal states and
-   writes the successors (fingerprint, order key, parent fingerprint, encoding), each
-   once per batch, plus one meta row per task (frontier ranks, successor counts, events,
-   seconds).
-2. *deduplicate and check*: Spark shuffles the candidates by fingerprint, drops those in
+   computes its successors, checks ``eventually`` properties on terminal states, checks
+   the open invariants and ``sometimes`` targets on the successors it writes (see
+   :mod:`checker.spark.batches` for why that decides what checking the level's new states
+   would) and writes the successors (fingerprint, order key, parent fingerprint,
+   encoding), each once per task unless met again with a smaller key, plus one meta row
+   per task (frontier ranks, successor counts, events, seconds).
+2. *deduplicate*: Spark shuffles the candidates by fingerprint, drops those in
    the visited set with a hash join on ``(fp, model)`` (a left anti join; while some
    model's back edges matter, a left semi join of the same candidates, kept for the
-   level, finds those already visited), keeps of equal candidates
-   the one with the smallest order key (an aggregation), and hands the new states to
-   Python, which checks the open invariants on them and returns their order keys.
+   level, finds those already visited), and keeps of equal candidates the one with the
+   smallest order key (an aggregation). The new states' order keys and the meta rows go
+   to the driver straight from Spark: no second pass through Python.
 
 The driver collects only order keys, meta rows and events (as Arrow, never the states).
 The visited set is a DataFrame of fingerprints, parent fingerprints and order keys: the
@@ -56,8 +58,9 @@ cycle may exist), the fair-cycle search of :mod:`checker.engine.liveness` runs o
 as it does after the local engine.
 
 Per-level time split (:class:`~checker.api.result.LevelTiming`, approximate on Spark):
-``expand_s`` and ``check_s`` are the Python seconds of the expand and check functions,
-summed over the level's tasks and divided by the cores Spark runs tasks on;
+``expand_s`` and ``check_s`` are the Python seconds of the expand function spent
+expanding and checking properties, summed over the level's tasks and divided by the
+cores Spark runs tasks on;
 ``dedup_s`` is the rest of the level job's wall time (Arrow transfer, the shuffle, the
 join and the aggregation, the checkpoint: Spark's engine, not separable from outside);
 ``exchange_s`` is the driver's share of moving data (broadcasting the level's keys,
@@ -99,9 +102,6 @@ from checker.spark.batches import (
     CANDIDATE_SCHEMA,
     FRONTIER_SCHEMA,
     META,
-    REPORT,
-    RESULT_SCHEMA,
-    check_batches,
     expand_batches,
     signed,
     unsigned,
@@ -132,7 +132,7 @@ VOCABULARY_CHECKS = 1000
 as the local engine does: the first ones met, a hundred per task at most."""
 
 INJECT_ENV = "ORDERCHECK_SPARK_INJECT_FAILURES"
-"""Test hook: comma-separated stages (``expand``, ``merge``, ``sweep``) whose tasks on
+"""Test hook: comma-separated stages (``expand``, ``sweep``) whose tasks on
 even partitions raise on their first attempt (``expand!``: every task, every attempt,
 so the job fails for good). Read on the driver when a run starts."""
 
@@ -277,11 +277,9 @@ class _ModelRun:
         max_depth = self.job.bounds.max_depth
         self.at_depth_bound = max_depth is not None and self.depth >= max_depth
         add = not self.at_depth_bound
-        invariants = any(p.kind != "eventually" for p in self.job.props if p.name in self.open_names)
         vocabulary = min(self.vocabulary_left, VOCABULARY_PER_TASK) if add else 0
         return TaskConfig(
-            reference_of(type(self.spec)), self.constants_json, tuple(self.open_names), add, add,
-            checks=add and (invariants or vocabulary > 0), vocabulary=vocabulary,
+            reference_of(type(self.spec)), self.constants_json, tuple(self.open_names), add, vocabulary=vocabulary
         )
 
     def absorb(self, summaries: list[LevelSummary]) -> None:
@@ -453,12 +451,8 @@ class SparkBatch:
             # Equal candidates of one level: the one first in breadth-first order.
             level = joined.groupBy("fp", "model").agg(first_of, any_seen).select(*LEVEL_COLUMNS)
             level = self._cut(level, eager=False)
-            if any(cfg.checks for cfg in cfgs.values()):
-                checked = (level if tasks == P else level.coalesce(tasks)).select("fp", "model", "key", "state", "seen").mapInArrow(
-                    partial(check_batches, cfgs, inject), RESULT_SCHEMA
-                )
-            else:  # nothing for Python to check: the keys and meta rows straight from Spark
-                checked = level.select(model, key, seen, F.when(model < 0, state).alias("payload"))
+            # The driver reads the new states' keys, the back edges and the meta rows.
+            checked = level.select(model, key, seen, F.when(model < 0, state).alias("payload"))
             job_started = time.monotonic()
             table = self._collect(checked)
             job_s = time.monotonic() - job_started
@@ -561,8 +555,8 @@ class SparkBatch:
 
 def _summaries(table: Any) -> tuple[dict[int, list[LevelSummary]], dict[int, int], float, float]:
     """One level's collected rows as summaries per model, with the states each model had
-    its vocabulary checked on, and the Python seconds the expand tasks and the check
-    tasks spent (summed over tasks)."""
+    its vocabulary checked on, and the Python seconds the expand tasks spent expanding
+    and checking (each summed over tasks)."""
     models = table.column("model").to_numpy(zero_copy_only=False)
     keys = table.column("key").to_numpy(zero_copy_only=False)
     seen = np.asarray(table.column("seen").to_numpy(zero_copy_only=False) == True)  # noqa: E712 - nulls are not seen
@@ -571,15 +565,11 @@ def _summaries(table: Any) -> tuple[dict[int, list[LevelSummary]], dict[int, int
     vocabulary: dict[int, int] = {}
     expand_s = check_s = 0.0
     for i in np.flatnonzero(models == META).tolist():
-        meta, seconds = pickle.loads(payloads[i].as_py())
+        meta, checked, seconds, checking = pickle.loads(payloads[i].as_py())
         expand_s += seconds
+        check_s += checking
         for m, (ranks, nsucc, events) in meta.items():
             out.setdefault(m, []).append(LevelSummary(NO_KEYS, events, [ranks], [nsucc]))
-    for i in np.flatnonzero(models == REPORT).tolist():
-        events, checked, seconds = pickle.loads(payloads[i].as_py())
-        check_s += seconds
-        for m, found in events.items():
-            out.setdefault(m, []).append(LevelSummary(NO_KEYS, found, [], []))
         for m, n in checked.items():
             vocabulary[m] = vocabulary.get(m, 0) + n
     for m in np.unique(models[seen]).tolist():

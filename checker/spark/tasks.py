@@ -35,17 +35,14 @@ class InjectedFailure(RuntimeError):
 class TaskConfig:
     """What executor tasks need about one model: its spec by canonical reference
     (:func:`checker.loading.specref.reference_of`) and constants, the
-    properties still open, whether new states are checked and kept this level, whether
-    the check tasks have anything to do for it (an invariant or ``sometimes`` target
-    open, or vocabulary checks left), and on how many new states per task the vocabulary
-    is checked."""
+    properties still open, whether the level's new states are checked (not at the
+    depth bound, where they are not kept), and on how many of the states a task writes
+    the vocabulary is checked."""
 
     spec_name: str
     constants_json: str
     props: tuple[str, ...]
     check_new: bool
-    add: bool
-    checks: bool = True
     vocabulary: int = 0
 
 
