@@ -35,7 +35,7 @@ BENCHMARKS = {
     "ses": "ses-3x3-rotation.toml",
     "matrix": "matrix-3x2-dup.toml",
     "sequencer": "sequencer-2x3.toml",
-    "lamport_total": "lamport-3-ab.toml",
+    "lamport_total": "lamport-3-a2-dup.toml",
     "skeen": "skeen-6-overlapping.toml",
     "synchronous": "synchronous-fanin-4.toml",
     "synchronous_all": "synchronous-3x2.toml",
