@@ -74,10 +74,12 @@ def test_resume_without_a_checkpoint(tmp_path: Path) -> None:
 
 
 def test_resume_checked_for_every_model_before_any_search(tmp_path: Path) -> None:
-    """Two models, a checkpoint for the first only: refused before the first is searched."""
+    """Two models, a checkpoint for the second only: the first must resume, so the run is
+    refused before any search. (A later model without a checkpoint is one the
+    interrupted run did not reach: it starts afresh, tests/test_faults_checkpoints.py.)"""
     ckpt = tmp_path / "ckpt"
     assert invoke("check", MODELS / "fifo-4.toml", "--quiet", "--checkpoint", ckpt, "--checkpoint-every", "0").returncode == 0
-    out = invoke("check", MODELS / "fifo-4.toml", MODELS / "fifo-3.toml", "--checkpoint", ckpt, "--resume")
+    out = invoke("check", MODELS / "fifo-3.toml", MODELS / "fifo-4.toml", "--checkpoint", ckpt, "--resume")
     assert out.returncode == 2
     assert "fifo-3" in one_error_line(out.stderr)
     assert out.stdout == ""  # nothing was checked
