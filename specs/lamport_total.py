@@ -60,7 +60,7 @@ from typing import Any
 from checker import Constant, Property
 from specs.async_peers import CHANS, SIGNALS, AsyncPeerSpec, broadcast_constants
 from specs.channels import channel_constants
-from specs.common import members, replace
+from specs.common import members, replace, settled_delivery
 from specs.properties import LIBRARY
 from specs.witnesses import WITNESSES
 
@@ -192,10 +192,7 @@ class LamportTotal(AsyncPeerSpec):
         (each appends to the log first): none."""
         if not self.tiebreak_by_sender or state[SIGNALS]:
             return None
-        for i, (label, _t) in enumerate(succ):
-            if label[0] == "deliver" and self.settled(state, label[1]):
-                return i
-        return None
+        return settled_delivery(self, state, succ)
 
     def settled(self, state: tuple, q: int) -> bool:
         """Whether nothing can still come before the head of ``q``'s queue, and ``q`` has

@@ -56,7 +56,7 @@ from checker import Constant, Property
 from specs.async_peers import CHANS, SIGNALS, AsyncPeerSpec
 from specs.base import peer_constants
 from specs.channels import channel_constants
-from specs.common import members, names_of, replace
+from specs.common import members, names_of, replace, settled_delivery
 from specs.history import DELIVER, encode_event
 from specs.properties import LIBRARY
 from specs.witnesses import WITNESSES
@@ -202,10 +202,7 @@ class Skeen(AsyncPeerSpec):
             return None
         if self.duplicates and not self.discard_duplicates:
             return None
-        for i, (label, _t) in enumerate(succ):
-            if label[0] == "deliver" and self.settled(state, label[1]):
-                return i
-        return None
+        return settled_delivery(self, state, succ)
 
     def settled(self, state: tuple, q: int) -> bool:
         """Whether nothing can still come before the (deliverable) head of ``q``'s

@@ -37,18 +37,24 @@ ABLATIONS = {
 }
 BROADCAST = {"sequencer", "lamport_total"}
 
-configs = st.fixed_dictionaries(
-    {
-        "spec": st.sampled_from(SPECS),
-        "peers": st.integers(2, 3),
-        "sends": st.integers(1, 2),
-        "destinations": st.sampled_from(["others", "unicast", "subsets"]),
-        "channel": st.sampled_from(["fifo", "unordered"]),
-        "signals": st.integers(0, 1),
-        "fault": st.sampled_from([None, None, "lossy", "duplicates"]),
-        "ablation": st.integers(0, 3),
-    }
-)
+def config_strategy(specs: list[str]) -> st.SearchStrategy[dict]:
+    """Configurations of ``specs``: peers, sends, destinations, channel, signals, a
+    channel fault and an ablation draw (see :func:`model_of`)."""
+    return st.fixed_dictionaries(
+        {
+            "spec": st.sampled_from(specs),
+            "peers": st.integers(2, 3),
+            "sends": st.integers(1, 2),
+            "destinations": st.sampled_from(["others", "unicast", "subsets"]),
+            "channel": st.sampled_from(["fifo", "unordered"]),
+            "signals": st.integers(0, 1),
+            "fault": st.sampled_from([None, None, "lossy", "duplicates"]),
+            "ablation": st.integers(0, 3),
+        }
+    )
+
+
+configs = config_strategy(SPECS)
 
 
 def constants_of(cfg: dict) -> dict:

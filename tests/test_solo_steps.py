@@ -21,7 +21,7 @@ from checker.engine.reduce import Expander, Reductions
 from checker.loading.modelfile import model_from_dict
 from specs.lamport_total import CHANS, CLOCKS, MSG, QUEUES, LamportTotal
 from specs.skeen import Skeen
-from tests.test_peer_reductions import LIBRARY, model_of
+from tests.test_peer_reductions import LIBRARY, config_strategy, model_of
 from tests.test_reductions import reachable, run, step, verdicts
 
 
@@ -54,18 +54,7 @@ def solo_failure(spec, s, rnd, walks: int = 3, steps: int = 8):
     return None, checked
 
 
-configs = st.fixed_dictionaries(
-    {
-        "spec": st.sampled_from(["lamport_total", "skeen"]),
-        "peers": st.integers(2, 3),
-        "sends": st.integers(1, 2),
-        "destinations": st.sampled_from(["others", "unicast", "subsets"]),
-        "channel": st.sampled_from(["fifo", "unordered"]),
-        "signals": st.integers(0, 1),
-        "fault": st.sampled_from([None, None, "lossy", "duplicates"]),
-        "ablation": st.integers(0, 3),
-    }
-)
+configs = config_strategy(["lamport_total", "skeen"])
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
