@@ -6,7 +6,8 @@ import pytest
 from seedwalk import reachable, run_model, walk
 
 from checker import ConstantError
-from specs.lamport_total import LamportTotal
+from specs.async_peers import CHANS
+from specs.lamport_total import MSG, QUEUES, LamportTotal
 from specs.sequencer import Sequencer
 from specs.skeen import Skeen
 
@@ -237,6 +238,43 @@ def test_lamport_without_tiebreak_may_deliver_either_of_two_equal_timestamps() -
     delivered = [sorted(lab for lab, _s in spec.next_states(walk(spec, labels)[-1]) if lab[:2] == ("deliver", 0))
                  for spec in (full, mutant)]
     assert delivered == [[("deliver", 0, 0)], [("deliver", 0, 0), ("deliver", 0, 1)]]
+
+
+def _copy_in_transit(spec: LamportTotal, state: tuple, where: str) -> bool:
+    """Whether a copy of a broadcast is on its way to a peer that has the broadcast
+    ``"queued"`` (undelivered, in its queue) or has ``"delivered"`` it already."""
+    history = spec.history(state)
+    for (_src, dst), msgs in state[CHANS]:
+        for kind, mid, _ts in msgs:
+            if kind != MSG:
+                continue
+            if where == "queued" and any(entry[2] == mid for entry in state[QUEUES][dst]):
+                return True
+            if where == "delivered" and mid in history.deliveries(dst):
+                return True
+    return False
+
+
+@pytest.mark.parametrize("rule", ["all_acks", "later_timestamp"])
+def test_lamport_on_fifo_links_a_copy_arrives_before_its_original_is_delivered(rule: str) -> None:
+    """Why ``integrity`` holds on FIFO links even with ``discard_duplicates`` off (as on
+    lamport-3-a2-dup): the copy a duplicating link makes travels right behind the
+    original, so ahead of the sender's acknowledgement, which the sender puts on the
+    same link after the broadcast; the receiver delivers only once it has that
+    acknowledgement (``all_acks``: one from every process; ``later_timestamp``: a later
+    timestamp from every other process, the sender's first being that acknowledgement).
+    Every copy therefore arrives while the original is still queued, where it adds
+    nothing (a queue holds each ``(timestamp, sender, message)`` once). On unordered
+    links the copy can come after the delivery, and is delivered a second time."""
+    constants = {"peers": 2, "senders": "a", "sends": 1, "duplicates": 1, "discard_duplicates": False, "rule": rule}
+    fifo = LamportTotal(**constants)
+    assert reachable(fifo, lambda s: _copy_in_transit(fifo, s, "queued")) is not None
+    assert reachable(fifo, lambda s: _copy_in_transit(fifo, s, "delivered")) is None
+    assert _check("lamport_total", constants, ["integrity"]).properties["integrity"].status == "holds"
+    unordered = LamportTotal(**constants, fifo_links=False)
+    assert reachable(unordered, lambda s: _copy_in_transit(unordered, s, "delivered")) is not None
+    broken = _check("lamport_total", {**constants, "fifo_links": False}, ["integrity"])
+    assert broken.properties["integrity"].status == "violated"
 
 
 def test_lamport_rejects_an_unknown_sender() -> None:
