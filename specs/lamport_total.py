@@ -44,7 +44,13 @@ Ablations, each a step or an assumption of the algorithm a reviewer may question
 * ``tiebreak_by_sender``: the queue orders equal timestamps by sender id; off, entries
   with equal timestamps may be delivered in any order;
 * ``discard_duplicates``: a copy of a broadcast the process already has (a duplicating
-  link's) is ignored; off, it is queued and acknowledged again.
+  link's) is ignored; off, it is queued and acknowledged again. The queue holds each
+  ``(timestamp, sender, message)`` once, so a copy that arrives while the original is
+  still queued adds nothing to it; only a copy arriving after the delivery is delivered
+  again. On FIFO links that cannot happen: the copy travels right behind the original,
+  ahead of the sender's acknowledgement (sent on the same link after the broadcast), and
+  the delivery waits for that acknowledgement under either rule. The ablation shows
+  only with unordered links or without ``wait_acks``.
 
 A duplicate of a message a process already has (a duplicating channel's copy) is
 ignored (``discard_duplicates``); duplicate acknowledgements change nothing.
