@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import networkx as nx
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -96,6 +97,38 @@ def test_global_lock_sees_a_waiting_message():
         "a sent a1, b received a1, b sent b1"
     )
     assert "still waits for a1" in global_lock(h)
+
+
+LOCK_CYCLES_THROUGH_PROGRAM_ORDER = [
+    # a received b1 before sending a1, and c received a1 before b1.
+    (
+        {"a": ["recv b1", "send a1"], "b": ["send b1"], "c": ["recv a1", "recv b1"]},
+        {"a1": "c", "b1": "ac"},
+        "a received b1 before a sent a1; a1 sent before b1 (peer c received a1 first); b1 sent before a received it",
+    ),
+    # as above, with a drop between the receipt and the send.
+    (
+        {"a": ["recv b1", "drop c1", "send a1"], "b": ["send b1"], "c": ["send c1", "recv a1", "recv b1"]},
+        {"a1": "c", "b1": "ac", "c1": "a"},
+        "a received b1 before a dropped c1; a dropped c1 before a sent a1; "
+        "a1 sent before b1 (peer c received a1 first); b1 sent before a received it",
+    ),
+    # a sent a1 and then signalled b, which then sent b1; c received b1 first.
+    (
+        {"a": ["send a1", "sig b"], "b": ["got a", "send b1"], "c": ["recv b1", "recv a1"]},
+        {"a1": "c", "b1": "c"},
+        "a sent a1 before a signalled b; a signalled b; b got a signal from a before b sent b1; "
+        "b1 sent before a1 (peer c received b1 first)",
+    ),
+]
+
+
+@pytest.mark.parametrize("logs,dests,cycle", LOCK_CYCLES_THROUGH_PROGRAM_ORDER)
+def test_global_lock_names_each_kind_of_event_on_a_program_order_edge(logs, dests, cycle):
+    """A cycle through one peer's program order is told event by event: sends,
+    deliveries, drops and both ends of a signal each in their own words."""
+    h = history("abc", logs, dests)
+    assert global_lock(h) == f"no single global lock can explain this run; it would need {cycle}, a cycle"
 
 
 def test_eventual_delivery():
