@@ -227,6 +227,38 @@ def test_spark_survives_injected_task_failures(spark, builtin_pairs):
     assert all(any(p.status == "violated" for p in r.properties.values()) for r in remote[:3])
 
 
+def _cached_rdds(spark) -> int:
+    return len(spark._jsc.sc().getRDDStorageInfo())
+
+
+def test_spark_releases_each_levels_data_once_nothing_reads_it(spark, builtin_pairs):
+    """A level's candidates (states and all) are dropped once the next level has read
+    them, and levels merged into the visited set once it is rewritten: what stays cached
+    after a search of many levels does not grow with the levels."""
+    from checker.spark.bfs import COMPACT_EVERY
+
+    model, local, _remote = builtin_pairs["bus1-3"]
+    before = _cached_rdds(spark)
+    (remote,) = check_models_spark([model], replace(PLAIN, engine="spark"), SparkOptions(partitions=2))
+    assert_same(local, remote)
+    levels = len(remote.stats.levels)
+    assert levels >= 3 * COMPACT_EVERY
+    # Kept: the visited set's last rewrite, the levels since, the last level's candidates.
+    assert _cached_rdds(spark) - before <= COMPACT_EVERY + 3
+
+
+def test_spark_with_reliable_checkpoints_gives_the_same_answers(spark, builtin_pairs, tmp_path):
+    """With a checkpoint directory (files instead of blocks kept on the executors) every
+    answer is the local engine's, and the checkpoints are written there."""
+    names = ["bus1-3", "bss-mutant-no-causal-condition-max"]
+    models = [builtin_pairs[name][0] for name in names]
+    options = SparkOptions(partitions=2, checkpoint_dir=str(tmp_path / "ckpt"))
+    remote = check_models_spark(models, replace(PLAIN, engine="spark"), options)
+    for name, result in zip(names, remote):
+        assert_same(builtin_pairs[name][1], result)
+    assert any(f.is_file() for f in (tmp_path / "ckpt").rglob("*"))
+
+
 def test_check_cli_with_spark_engine_checks_several_models_in_one_search(spark, tmp_path):
     paths = [ROOT / "models" / "matrix-mutant-no-fifo-condition.toml", ROOT / "models" / "retransmit-weak.toml"]
     out = tmp_path / "r.json"

@@ -5,7 +5,9 @@ iterator of :class:`pyarrow.RecordBatch` (a slice of one partition) and yields r
 batches. Python touches states only here, a batch at a time; deduplication, the shuffle
 and the visited set are Spark's (see :mod:`checker.spark.bfs`).
 
-:func:`expand_batches` reads frontier rows (``fp, model, key, state``), decodes each
+:func:`expand_batches` reads the previous level's candidate rows (``fp, model, key,
+state``; the initial states for the first level), keeps those whose key is one of the
+level's keys (the states new in the level: a key names one candidate), decodes each
 state, computes its successors with the spec (rebuilt on the executor from its name and
 constants), fingerprints them a batch at a time (numpy, as the local engine does),
 checks ``eventually`` properties on terminal states, and writes one candidate row per
@@ -97,11 +99,13 @@ def _binary(blobs: list[bytes]) -> Any:
 def expand_batches(
     cfgs: dict[int, TaskConfig], inject: frozenset[str], keys_bc: Any, batches: Iterator[Any]
 ) -> Iterator[Any]:
-    """Candidates of one frontier partition, then its meta row (see the module docstring).
+    """Candidates of one partition of the previous level's candidates, then its meta row
+    (see the module docstring).
 
-    Frontier rows of models not in ``cfgs`` (their search has stopped) are skipped.
-    ``keys_bc`` broadcasts each model's sorted order keys of the level, which turn a
-    state's key into its rank. Python's cyclic collector is paused meanwhile, as in the
+    Rows of models not in ``cfgs`` (their search has stopped, or meta rows) are skipped.
+    ``keys_bc`` broadcasts each model's sorted order keys of the level: a row whose key
+    is not among them lost its fingerprint to another candidate (or was visited before)
+    and is skipped, and a state's key gives its rank. Python's cyclic collector is paused meanwhile, as in the
     local engine."""
     with collector_paused():
         yield from _Expansion(cfgs, keys_bc.value).run(inject, batches)
@@ -161,8 +165,15 @@ class _Expansion:
             if cfg is None:
                 continue
             rows = np.flatnonzero(models == m)
-            rows = rows[np.argsort(keys_all[rows], kind="stable")]
-            part = self._model_rows(m, cfg, rows, fps_all, keys_all, blobs)
+            # The rows are the previous level's candidates: its new states are those
+            # whose key is one of the level's keys (each key names one candidate).
+            level_keys = self.level_keys[m]
+            ranks = np.searchsorted(level_keys, keys_all[rows])
+            hit = ranks < len(level_keys)
+            hit[hit] = level_keys[ranks[hit]] == keys_all[rows[hit]]
+            rows, ranks = rows[hit], ranks[hit]
+            order = np.argsort(ranks, kind="stable")
+            part = self._model_rows(m, cfg, rows[order], ranks[order], fps_all, blobs)
             if part is not None:
                 parts.append(part)
         if not parts:
@@ -176,11 +187,12 @@ class _Expansion:
         ]
 
     def _model_rows(
-        self, m: int, cfg: TaskConfig, rows: np.ndarray, fps_all: np.ndarray, keys_all: np.ndarray, blobs: list
+        self, m: int, cfg: TaskConfig, rows: np.ndarray, ranks: np.ndarray, fps_all: np.ndarray, blobs: list
     ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, list[bytes]] | None:
-        """Expand model ``m``'s frontier ``rows`` (in key order): its candidates'
-        fingerprints (as ``long``), keys, parents and encodings, each fingerprint written
-        once with its smallest key; properties checked on the candidates.
+        """Expand model ``m``'s frontier ``rows`` (in key order, ``ranks`` their positions
+        in the level): its candidates' fingerprints (as ``long``), keys, parents and
+        encodings, each fingerprint written once with its smallest key; properties checked
+        on the candidates.
 
         A state is expanded, its successors hashed, checked and encoded one after the other
         while they are in the processor's caches (a pass per step over a whole batch is
@@ -190,7 +202,6 @@ class _Expansion:
         evaluator = self.evaluators.get(m)
         if evaluator is None:
             evaluator = self.evaluators[m] = evaluator_for(spec, cfg.props)
-        ranks = np.searchsorted(self.level_keys[m], keys_all[rows])
         nsucc = np.zeros(len(rows), dtype=np.int64)
         self.ranks.setdefault(m, []).append(ranks.astype(np.int64))
         self.nsucc.setdefault(m, []).append(nsucc)

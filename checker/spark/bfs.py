@@ -9,28 +9,33 @@ functions of :mod:`checker.spark.batches`, one Arrow record batch at a time
 (``DataFrame.mapInArrow``); everything between them is Spark's own engine. Each level,
 shared by every model still running, is one Spark job of two stages:
 
-1. *expand*: the frontier's batches go through Python, which decodes each state,
+1. *expand*: the previous level's candidates go through Python, batch by batch, which
+   keeps those that won their fingerprint (their keys are the level's keys, sent to every
+   task; a key names one candidate), decodes each state,
    computes its successors, checks ``eventually`` properties on terminal states, checks
    the open invariants and ``sometimes`` targets on the successors it writes (see
    :mod:`checker.spark.batches` for why that decides what checking the level's new states
    would) and writes the successors (fingerprint, order key, parent fingerprint,
    encoding), each once per task unless met again with a smaller key, plus one meta row
-   per task (frontier ranks, successor counts, events, seconds).
-2. *deduplicate*: Spark shuffles the candidates by fingerprint, drops those in
+   per task (frontier ranks, successor counts, events, seconds). These candidates are
+   checkpointed where they are written: the states never move between partitions.
+2. *deduplicate*: Spark shuffles the candidates' fingerprints, keys and parents (not
+   their states) by fingerprint, drops those in
    the visited set with a hash join on ``(fp, model)`` (a left anti join; while some
-   model's back edges matter, a left semi join of the same candidates, kept for the
-   level, finds those already visited), and keeps of equal candidates the one with the
-   smallest order key (an aggregation). The new states' order keys and the meta rows go
+   model's back edges matter, a left semi join of the same rows finds those already
+   visited), and keeps of equal candidates the smallest order key with its parent (an
+   aggregation). The new states' order keys and the meta rows go
    to the driver straight from Spark: no second pass through Python.
 
 The driver collects only order keys, meta rows and events (as Arrow, never the states).
 The visited set is a DataFrame of fingerprints, parent fingerprints and order keys: the
 parent links. It grows by a union with each level's new states and is checkpointed every
-:data:`COMPACT_EVERY` levels; each level's dataset is checkpointed too (``localCheckpoint``
-by default, reliable checkpoints with a checkpoint directory), so no plan grows with the
-depth. The visited set and the candidates are hash-partitioned alike (the level's
-deduplication output is the next level's frontier and visited rows), with adaptive
-execution off so the partition count stays the engine's.
+:data:`COMPACT_EVERY` levels; each level's candidates and new states are checkpointed too
+(``localCheckpoint`` by default, reliable checkpoints with a checkpoint directory), so no
+plan grows with the depth, and their blocks are dropped once nothing reads them (the
+candidates after the next level's expansion, the new states once merged into a rewritten
+visited set). The visited set and the deduplicated rows are hash-partitioned alike, with
+adaptive execution off so the partition count stays the engine's.
 
 A counterexample is rebuilt by looking the parent links up (one small job per step,
 never collecting the state space) and replaying the action positions with
@@ -386,12 +391,13 @@ class SparkBatch:
             from pyspark import StorageLevel
 
             df.persist(StorageLevel.MEMORY_AND_DISK)
-            return df.checkpoint(eager=True)
+            out = df.checkpoint(eager=True)
+            df.unpersist()  # written: the checkpoint's files are read from now on
+            return out
         return df.localCheckpoint(eager=eager)
 
     def run(self, progress: Progress | None = None) -> list[SearchOutcome]:
         """Explore and decide every model; the outcomes match :func:`checker.engine.bfs.search`'s."""
-        from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
         started = time.monotonic()
@@ -410,18 +416,17 @@ class SparkBatch:
                 frontier_rows.append((signed(fp), run.index, i, blob))
                 visited_rows.append((signed(fp), run.index, 0, -1 - i))
         try:
-            frontier = self._cut(
-                spark.createDataFrame(frontier_rows, FRONTIER_SCHEMA).repartition(P, "fp", "model"), eager=True
-            )
+            source = spark.createDataFrame(frontier_rows, FRONTIER_SCHEMA)
             visited = self._cut(spark.createDataFrame(visited_rows, VISITED_SCHEMA).repartition(P, "fp", "model"), True)
         except Exception as exc:
             raise job_error(exc) from None
         col = F.col
-        model, key, seen, state = col("model"), col("key"), col("seen"), col("state")
+        model, key, seen = col("model"), col("key"), col("seen")
         no_seen = F.lit(None).cast("boolean")
-        first_of = F.min(F.struct("key", "parent", "state")).alias("s")
-        any_seen = F.max("seen").alias("seen")
+        first_of = (F.min("key").alias("key"), F.min_by("parent", "key").alias("parent"), F.max("seen").alias("seen"))
         in_frontier = {run.index for run in runs if run.active}
+        held: list[Any] = []  # the previous level's candidates, released once read
+        visited_base, unmerged, replaced = visited, [], []  # see the compaction below
         while True:
             active = [run for run in runs if run.active]
             if not active:
@@ -431,34 +436,42 @@ class SparkBatch:
             keys_bc = sc.broadcast({run.index: run.level_keys for run in active})
             broadcast_s = time.monotonic() - level_started
             cyclic = [run.index for run in active if run.wants_back_edges]
-            rows = frontier if len(active) == len(in_frontier) else frontier.filter(model.isin(list(cfgs)))
+            rows = source if len(active) == len(in_frontier) else source.filter(model.isin(list(cfgs)))
             in_frontier = set(cfgs)
             # A small level runs in fewer tasks (each Python task has a fixed cost).
             tasks = min(P, -(-sum(len(run.level_keys) for run in active) // STATES_PER_TASK))
             if tasks < P:
                 rows = rows.coalesce(tasks)
-            candidates = rows.mapInArrow(partial(expand_batches, cfgs, inject, keys_bc), CANDIDATE_SCHEMA)
-            if cyclic:  # read by two joins: expanded once, kept for the level
-                candidates = candidates.persist(StorageLevel.MEMORY_AND_DISK)
+            # The candidates stay where they were written, states and all: only their
+            # fingerprints, keys and parents are shuffled and deduplicated.
+            candidates = self._cut(
+                rows.mapInArrow(partial(expand_batches, cfgs, inject, keys_bc), CANDIDATE_SCHEMA), eager=False
+            )
+            links = candidates.filter(model >= 0).select("fp", "model", "key", "parent")
             # Deduplication against the visited set: a hash join on the fingerprints, in
             # Spark's engine. For models whose back edges matter, the candidates already
             # visited are kept, marked `seen`, so the driver learns of them.
             known = visited.select("fp", "model").hint("shuffle_hash")
-            joined = candidates.join(known, ["fp", "model"], "left_anti").withColumn("seen", no_seen)
+            joined = links.join(known, ["fp", "model"], "left_anti").withColumn("seen", no_seen)
             if cyclic:  # candidates already visited: a back edge (a semi join)
-                again = candidates.join(known, ["fp", "model"], "left_semi")
+                again = links.join(known, ["fp", "model"], "left_semi")
                 joined = joined.unionByName(again.withColumn("seen", F.lit(True)))
             # Equal candidates of one level: the one first in breadth-first order.
-            level = joined.groupBy("fp", "model").agg(first_of, any_seen).select(*LEVEL_COLUMNS)
-            level = self._cut(level, eager=False)
+            level = self._cut(joined.groupBy("fp", "model").agg(*first_of), eager=False)
             # The driver reads the new states' keys, the back edges and the meta rows.
-            checked = level.select(model, key, seen, F.when(model < 0, state).alias("payload"))
+            checked = level.select(model, key, seen, F.lit(None).cast("binary").alias("payload")).unionByName(
+                candidates.filter(model < 0).select(model, key, no_seen.alias("seen"), col("state").alias("payload"))
+            )
             job_started = time.monotonic()
             table = self._collect(checked)
             job_s = time.monotonic() - job_started
             keys_bc.unpersist()
-            if cyclic:
-                candidates.unpersist()
+            # Read by nobody from now on: the previous level's candidates (this level's
+            # frontier came from them), and the levels and visited set a compaction this
+            # job wrote has replaced.
+            for df in [*held, *replaced]:
+                _release(df)
+            held, replaced = [candidates], []
             read_started = time.monotonic()
             summaries, vocabulary, expand_s, check_s = _summaries(table)
             read_s = time.monotonic() - read_started
@@ -469,12 +482,18 @@ class SparkBatch:
                 run.absorb(summaries.get(run.index, []))
                 if progress is not None:
                     progress(run.job.label, run.depth, run.distinct, len(run.level_keys))
-            new = level.filter((model >= 0) & seen.isNull())
-            frontier = new.select("fp", "model", "key", "state")
+            new = level.filter(seen.isNull())
+            # The next frontier: the candidates that won their fingerprint. A key names one
+            # candidate of its model's level, so the next expand tasks pick them with the
+            # level's keys they are sent anyway (a state not new is never decoded).
+            source = candidates.select("fp", "model", "key", "state")
             visited = visited.unionByName(new.select("fp", "model", "parent", "key"))
+            unmerged.append(level)
             self.stats.levels += 1
             if self.stats.levels % COMPACT_EVERY == 0:  # written by the next level's job
-                visited = self._cut(visited, eager=False)
+                replaced.extend([visited_base, *unmerged])
+                visited = visited_base = self._cut(visited, eager=False)
+                unmerged = []
             seconds = time.monotonic() - level_started
             expand_wall, check_wall = min(expand_s / cores, job_s), min(check_s / cores, job_s)
             dedup_wall = max(job_s - expand_wall - check_wall, 0.0)
@@ -551,6 +570,15 @@ class SparkBatch:
                     raise RuntimeError(f"the trace rebuilt for {name} does not reach the state that decided it")
                 out[run.index][name] = (init[k], path)
         return out
+
+
+def _release(df: Any) -> None:
+    """Drop the blocks of ``df``, a dataset :meth:`SparkBatch._cut` made and nothing reads
+    any more (a local checkpoint's blocks stay in the executors' memory or disks until
+    the driver's JVM collects its garbage otherwise); a reliable checkpoint's files stay."""
+    plan = df._jdf.queryExecution().logical()
+    if plan.nodeName() == "LogicalRDD":
+        plan.rdd().unpersist(False)
 
 
 def _summaries(table: Any) -> tuple[dict[int, list[LevelSummary]], dict[int, int], float, float]:

@@ -33,7 +33,7 @@ own default, 1g, spends much of a large search collecting garbage)."""
 warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
 
 
-LOCAL_JVM_OPTIONS = "-XX:+UseParallelGC"
+LOCAL_JVM_OPTIONS = "-XX:+UseParallelGC -XX:TieredStopAtLevel=1"
 """JVM options added on a ``local[...]`` master (where the driver's JVM runs the tasks)."""
 
 
