@@ -26,11 +26,12 @@ order key (a task writes a successor again when it meets a smaller key), so the 
 key among the candidates deciding a property is that of the first new state, in
 breadth-first order, that decides it.
 
-At its end each task writes one *meta row* (``model`` = :data:`META`, ``fp`` = the
-partition number): its frontier ranks, successor counts, decided events, the states it
-checked the vocabulary of, and its seconds expanding and checking, pickled into the ``state`` column. Meta rows
-never match a visited state, so they pass Spark's deduplication unchanged and reach the
-driver.
+At its end each task reports to the driver, through an accumulator
+(:class:`TaskReports`), its partition number with its frontier ranks, successor counts,
+decided events, the states it checked the vocabulary of, and its seconds expanding and
+checking, pickled. Spark merges the reports of a task's successful attempt only, before
+the job that ran it ends, so the driver reads them once the level's job returns, and
+never scans the candidates for them.
 
 Fingerprints are unsigned 64-bit numbers; in Spark they are ``long`` columns holding the
 same 64 bits (:func:`signed`, :func:`unsigned`).
@@ -65,8 +66,19 @@ FRONTIER_SCHEMA = "fp long, model int, key long, state binary"
 CANDIDATE_SCHEMA = "fp long, model int, key long, parent long, state binary"
 CANDIDATE_NAMES = ["fp", "model", "key", "parent", "state"]
 
-META = -1
-"""``model`` of an expand task's meta row."""
+class TaskReports:
+    """The parameter (a :class:`pyspark.accumulators.AccumulatorParam` in all but name,
+    so that importing this module does not import PySpark) of an accumulator of the
+    expand tasks' reports: a list of ``(level, partition, payload)``, merged by
+    concatenation. A partition may report twice (a stage Spark runs again): the driver
+    keeps one report per level and partition."""
+
+    def zero(self, value: list) -> list:
+        return []
+
+    def addInPlace(self, value1: list, value2: list) -> list:
+        value1.extend(value2)
+        return value1
 
 
 def signed(fp: int) -> int:
@@ -97,18 +109,19 @@ def _binary(blobs: list[bytes]) -> Any:
 
 
 def expand_batches(
-    cfgs: dict[int, TaskConfig], inject: frozenset[str], keys_bc: Any, batches: Iterator[Any]
+    cfgs: dict[int, TaskConfig], inject: frozenset[str], keys_bc: Any, reports: Any, level: int, batches: Iterator[Any]
 ) -> Iterator[Any]:
-    """Candidates of one partition of the previous level's candidates, then its meta row
-    (see the module docstring).
+    """Candidates of one partition of the previous level's candidates; then the task's
+    report, tagged with ``level``, added to accumulator ``reports`` (see the module
+    docstring).
 
-    Rows of models not in ``cfgs`` (their search has stopped, or meta rows) are skipped.
+    Rows of models not in ``cfgs`` (their search has stopped) are skipped.
     ``keys_bc`` broadcasts each model's sorted order keys of the level: a row whose key
     is not among them lost its fingerprint to another candidate (or was visited before)
     and is skipped, and a state's key gives its rank. Python's cyclic collector is paused meanwhile, as in the
     local engine."""
     with collector_paused():
-        yield from _Expansion(cfgs, keys_bc.value).run(inject, batches)
+        yield from _Expansion(cfgs, keys_bc.value).run(inject, batches, reports, level)
 
 
 class _Expansion:
@@ -127,7 +140,7 @@ class _Expansion:
         self.seconds = 0.0  # expanding, checks included
         self.check_seconds = 0.0  # checking
 
-    def run(self, inject: frozenset[str], batches: Iterator[Any]) -> Iterator[Any]:
+    def run(self, inject: frozenset[str], batches: Iterator[Any], reports: Any, level: int) -> Iterator[Any]:
         import pyarrow as pa
 
         for batch in batches:
@@ -144,12 +157,8 @@ class _Expansion:
                     self.events.get(m, {}))
                 for m in set(self.ranks) | set(self.events)
             }
-            payload = pickle.dumps((meta, self.checked, self.seconds - self.check_seconds, self.check_seconds), protocol=pickle.HIGHEST_PROTOCOL)
-            yield pa.RecordBatch.from_arrays(
-                [pa.array([_partition()], pa.int64()), pa.array([META], pa.int32()), pa.array([0], pa.int64()),
-                 pa.array([0], pa.int64()), pa.array([payload], pa.binary())],
-                names=CANDIDATE_NAMES,
-            )
+            report = (meta, self.checked, self.seconds - self.check_seconds, self.check_seconds)
+            reports.add([(level, _partition(), pickle.dumps(report, protocol=pickle.HIGHEST_PROTOCOL))])
 
     def expand(self, batch: Any) -> list[Any] | None:
         """The candidate columns of one frontier batch (``None`` if it has none)."""

@@ -16,18 +16,19 @@ shared by every model still running, is one Spark job of two stages:
    the open invariants and ``sometimes`` targets on the successors it writes (see
    :mod:`checker.spark.batches` for why that decides what checking the level's new states
    would) and writes the successors (fingerprint, order key, parent fingerprint,
-   encoding), each once per task unless met again with a smaller key, plus one meta row
-   per task (frontier ranks, successor counts, events, seconds). These candidates are
+   encoding), each once per task unless met again with a smaller key; each task reports
+   its frontier ranks, successor counts, events and seconds to the driver through an
+   accumulator (:class:`~checker.spark.batches.TaskReports`). These candidates are
    checkpointed where they are written: the states never move between partitions.
 2. *deduplicate*: Spark shuffles the candidates' fingerprints, keys and parents (not
    their states) by fingerprint, drops those in
    the visited set with a hash join on ``(fp, model)`` (a left anti join; while some
    model's back edges matter, a left semi join of the same rows finds those already
    visited), and keeps of equal candidates the smallest order key with its parent (an
-   aggregation). The new states' order keys and the meta rows go
+   aggregation). The new states' order keys go
    to the driver straight from Spark: no second pass through Python.
 
-The driver collects only order keys, meta rows and events (as Arrow, never the states).
+The driver collects only order keys (as Arrow) and the tasks' reports, never the states.
 The visited set is a DataFrame of fingerprints, parent fingerprints and order keys: the
 parent links. It grows by a union with each level's new states and is checkpointed every
 :data:`COMPACT_EVERY` levels; each level's candidates and new states are checkpointed too
@@ -106,7 +107,7 @@ from checker.loading.specref import reference_of
 from checker.spark.batches import (
     CANDIDATE_SCHEMA,
     FRONTIER_SCHEMA,
-    META,
+    TaskReports,
     expand_batches,
     signed,
     unsigned,
@@ -425,6 +426,7 @@ class SparkBatch:
         no_seen = F.lit(None).cast("boolean")
         first_of = (F.min("key").alias("key"), F.min_by("parent", "key").alias("parent"), F.max("seen").alias("seen"))
         in_frontier = {run.index for run in runs if run.active}
+        reports = sc.accumulator([], TaskReports())
         held: list[Any] = []  # the previous level's candidates, released once read
         visited_base, unmerged, replaced = visited, [], []  # see the compaction below
         while True:
@@ -445,9 +447,11 @@ class SparkBatch:
             # The candidates stay where they were written, states and all: only their
             # fingerprints, keys and parents are shuffled and deduplicated.
             candidates = self._cut(
-                rows.mapInArrow(partial(expand_batches, cfgs, inject, keys_bc), CANDIDATE_SCHEMA), eager=False
+                rows.mapInArrow(partial(expand_batches, cfgs, inject, keys_bc, reports, self.stats.levels),
+                                CANDIDATE_SCHEMA),
+                eager=False,
             )
-            links = candidates.filter(model >= 0).select("fp", "model", "key", "parent")
+            links = candidates.select("fp", "model", "key", "parent")
             # Deduplication against the visited set: a hash join on the fingerprints, in
             # Spark's engine. For models whose back edges matter, the candidates already
             # visited are kept, marked `seen`, so the driver learns of them.
@@ -458,13 +462,12 @@ class SparkBatch:
                 joined = joined.unionByName(again.withColumn("seen", F.lit(True)))
             # Equal candidates of one level: the one first in breadth-first order.
             level = self._cut(joined.groupBy("fp", "model").agg(*first_of), eager=False)
-            # The driver reads the new states' keys, the back edges and the meta rows.
-            checked = level.select(model, key, seen, F.lit(None).cast("binary").alias("payload")).unionByName(
-                candidates.filter(model < 0).select(model, key, no_seen.alias("seen"), col("state").alias("payload"))
-            )
+            # The driver reads the new states' keys and the back edges, and the tasks' reports.
             job_started = time.monotonic()
-            table = self._collect(checked)
+            table = self._collect(level.select(model, key, seen))
             job_s = time.monotonic() - job_started
+            told = {partition: payload for at, partition, payload in reports.value if at == self.stats.levels}
+            reports.value = []
             keys_bc.unpersist()
             # Read by nobody from now on: the previous level's candidates (this level's
             # frontier came from them), and the levels and visited set a compaction this
@@ -473,7 +476,7 @@ class SparkBatch:
                 _release(df)
             held, replaced = [candidates], []
             read_started = time.monotonic()
-            summaries, vocabulary, expand_s, check_s = _summaries(table)
+            summaries, vocabulary, expand_s, check_s = _summaries(table, list(told.values()))
             read_s = time.monotonic() - read_started
             frontiers = {run.index: len(run.level_keys) for run in active}
             before = {run.index: run.distinct for run in active}
@@ -581,19 +584,18 @@ def _release(df: Any) -> None:
         plan.rdd().unpersist(False)
 
 
-def _summaries(table: Any) -> tuple[dict[int, list[LevelSummary]], dict[int, int], float, float]:
-    """One level's collected rows as summaries per model, with the states each model had
-    its vocabulary checked on, and the Python seconds the expand tasks spent expanding
-    and checking (each summed over tasks)."""
+def _summaries(table: Any, reports: list[bytes]) -> tuple[dict[int, list[LevelSummary]], dict[int, int], float, float]:
+    """One level's collected rows and its tasks' ``reports`` as summaries per model, with
+    the states each model had its vocabulary checked on, and the Python seconds the
+    expand tasks spent expanding and checking (each summed over tasks)."""
     models = table.column("model").to_numpy(zero_copy_only=False)
     keys = table.column("key").to_numpy(zero_copy_only=False)
     seen = np.asarray(table.column("seen").to_numpy(zero_copy_only=False) == True)  # noqa: E712 - nulls are not seen
-    payloads = table.column("payload")
     out: dict[int, list[LevelSummary]] = {}
     vocabulary: dict[int, int] = {}
     expand_s = check_s = 0.0
-    for i in np.flatnonzero(models == META).tolist():
-        meta, checked, seconds, checking = pickle.loads(payloads[i].as_py())
+    for payload in reports:
+        meta, checked, seconds, checking = pickle.loads(payload)
         expand_s += seconds
         check_s += checking
         for m, (ranks, nsucc, events) in meta.items():
@@ -602,7 +604,7 @@ def _summaries(table: Any) -> tuple[dict[int, list[LevelSummary]], dict[int, int
             vocabulary[m] = vocabulary.get(m, 0) + n
     for m in np.unique(models[seen]).tolist():
         out.setdefault(m, []).append(LevelSummary(NO_KEYS, {}, [], [], True))
-    states = (models >= 0) & ~seen
+    states = ~seen
     if states.any():
         order = np.argsort(models[states], kind="stable")
         by_model, state_keys = models[states][order], keys[states][order]
