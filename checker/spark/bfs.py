@@ -423,7 +423,6 @@ class SparkBatch:
             raise job_error(exc) from None
         col = F.col
         model, key, seen = col("model"), col("key"), col("seen")
-        no_seen = F.lit(None).cast("boolean")
         first_of = (F.min("key").alias("key"), F.min_by("parent", "key").alias("parent"), F.max("seen").alias("seen"))
         in_frontier = {run.index for run in runs if run.active}
         reports = sc.accumulator([], TaskReports())
@@ -453,13 +452,14 @@ class SparkBatch:
             )
             links = candidates.select("fp", "model", "key", "parent")
             # Deduplication against the visited set: a hash join on the fingerprints, in
-            # Spark's engine. For models whose back edges matter, the candidates already
-            # visited are kept, marked `seen`, so the driver learns of them.
-            known = visited.select("fp", "model").hint("shuffle_hash")
-            joined = links.join(known, ["fp", "model"], "left_anti").withColumn("seen", no_seen)
-            if cyclic:  # candidates already visited: a back edge (a semi join)
-                again = links.join(known, ["fp", "model"], "left_semi")
-                joined = joined.unionByName(again.withColumn("seen", F.lit(True)))
+            # Spark's engine, its table built of the level's candidates (the smaller side:
+            # the visited set streams past it) and the visited rows matched marked `seen`.
+            # Those are dropped, unless some model's back edges matter: then the driver
+            # learns of them.
+            known = visited.select("fp", "model", F.lit(True).alias("seen"))
+            joined = links.hint("shuffle_hash").join(known, ["fp", "model"], "left_outer")
+            if not cyclic:
+                joined = joined.filter(seen.isNull())
             # Equal candidates of one level: the one first in breadth-first order.
             level = self._cut(joined.groupBy("fp", "model").agg(*first_of), eager=False)
             # The driver reads the new states' keys and the back edges, and the tasks' reports.
