@@ -103,4 +103,4 @@ def test_new_with_tla_exports_what_sany_accepts(empty, base):
     assert "Semantic processing of module my_proto\n" in sany.stdout
 
 
-# The skeleton on Spark: tests/test_spark_user_code.py (in the test session's Spark context).
+# The skeleton on Spark: tests/test_spark.py (in the test session's Spark context).

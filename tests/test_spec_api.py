@@ -349,5 +349,5 @@ def test_the_pytest_script_finds_the_tests_package():
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
 
 
-# A spec's exception on a Spark executor: tests/test_spark_user_code.py (in the test
+# A spec's exception on a Spark executor: tests/test_spark.py (in the test
 # session's Spark context).

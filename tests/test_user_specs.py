@@ -191,5 +191,5 @@ def test_a_spec_class_may_name_its_template_and_adapter_elsewhere(tmp_path, run_
     assert "TakeToken(q) ==" in (tmp_path / "out" / "m.tla").read_text()
 
 
-# Spark ships a user's spec file to its executors: tests/test_spark_user_code.py (in the
+# Spark ships a user's spec file to its executors: tests/test_spark.py (in the
 # test session's Spark context).
