@@ -103,13 +103,4 @@ def test_new_with_tla_exports_what_sany_accepts(empty, base):
     assert "Semantic processing of module my_proto\n" in sany.stdout
 
 
-@pytest.mark.spark
-def test_the_generated_spec_runs_on_spark(empty):
-    ordercheck("new", "my_proto", "--base", "holdback", cwd=empty)
-    # Spark applies no reductions; a hold-back spec gets them locally (specs/peer_reductions.py).
-    local = ordercheck("check", "models/my_proto.toml", "--quiet", "--no-symmetry", "--no-por", cwd=empty)
-    spark = ordercheck("check", "models/my_proto.toml", "--quiet", "--engine", "spark", "--master", "local[2]", cwd=empty)
-    assert spark.returncode == 0, spark.stdout + spark.stderr[-3000:]
-    first = local.stdout.splitlines()[0].split(", ")[1]  # "198 distinct states"
-    assert first in spark.stdout.splitlines()[0]
-
+# The skeleton on Spark: tests/test_spark.py (in the test session's Spark context).

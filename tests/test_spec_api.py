@@ -349,12 +349,5 @@ def test_the_pytest_script_finds_the_tests_package():
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
 
 
-@pytest.mark.spark
-def test_an_exception_on_a_spark_executor_is_the_same_one_line(tmp_path):
-    (tmp_path / "buggy.py").write_text(BUGGY_RING.format(path=str(EXAMPLE / "token_ring.py")))
-    model = tmp_path / "m.toml"
-    model.write_text('spec = "buggy.py:Buggy"\n[constants]\nsenders = "ab"\n[expect]\ntotal = "holds"\n')
-    run = cli("check", model, "--quiet", "--engine", "spark", "--master", "local[2]")
-    assert run.returncode == 5, run.stderr[-2000:]
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and "in action b broadcasts b1 (next_states)" in lines[0]
+# A spec's exception on a Spark executor: tests/test_spark.py (in the test
+# session's Spark context).

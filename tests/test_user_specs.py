@@ -1,6 +1,6 @@
 """Specs in the user's project: a model names its spec by file path, import path or
 entry-point name; bad references are one line and exit 2; a user's TLA+ template and
-adapter are found beside the spec; the Spark engine ships a user's spec to executors."""
+adapter are found beside the spec."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -192,44 +191,5 @@ def test_a_spec_class_may_name_its_template_and_adapter_elsewhere(tmp_path, run_
     assert "TakeToken(q) ==" in (tmp_path / "out" / "m.tla").read_text()
 
 
-# -- Spark ships the user's spec -------------------------------------------------------------
-
-SHIPPED = textwrap.dedent('''
-    import json, sys
-    from checker.loading.modelfile import load_model
-    from checker.engine.run import Options
-    from checker.spark.bfs import check_models_spark
-    from checker.spark.session import get_spark
-    from checker.spark.ship import task_spec_class
-    from checker.loading.specref import reference_of
-
-    model = load_model(sys.argv[1])
-    sc = get_spark("local[2]", {"spark.ui.enabled": "false", "spark.default.parallelism": "2"})
-    (result,) = check_models_spark([model], Options(progress=False, engine="spark"))
-    ref = reference_of(type(model.spec))
-
-    def where(_):
-        cls = task_spec_class(ref)
-        return sys.modules[cls.__module__].__file__
-
-    files = sc.parallelize([0, 1], 2).map(where).collect()
-    from pyspark import SparkFiles
-    print(json.dumps({"states": result.stats.distinct_states, "verdicts": {n: p.status for n, p in result.properties.items()},
-                      "files": files, "original": sys.modules[type(model.spec).__module__].__file__}))
-    sc.stop()
-''')
-
-
-@pytest.mark.spark
-def test_spark_executors_import_the_shipped_copy_of_a_users_spec(tmp_path):
-    root = project(tmp_path)
-    model = root / "models" / "m.toml"
-    model.write_text(MODEL.format(ref="../specs/counter.py", limit=5, verdict="violated"))
-    script = tmp_path / "ship.py"
-    script.write_text(SHIPPED)
-    run = subprocess.run([sys.executable, str(script), str(model)], capture_output=True, text=True, cwd=tmp_path, timeout=600)
-    assert run.returncode == 0, run.stderr[-3000:]
-    data = json.loads(run.stdout.strip().splitlines()[-1])
-    assert data["states"] == 5 and data["verdicts"] == {"small": "violated"}  # as the local engine
-    for f in data["files"]:  # the executors read the copy Spark shipped, not the original file
-        assert f != data["original"] and Path(f).name.startswith("ordercheck_user_spec_counter_")
+# Spark ships a user's spec file to its executors: tests/test_spark.py (in the
+# test session's Spark context).
