@@ -417,7 +417,8 @@ class SparkBatch:
                 frontier_rows.append((signed(fp), run.index, i, blob))
                 visited_rows.append((signed(fp), run.index, 0, -1 - i))
         try:
-            source = spark.createDataFrame(frontier_rows, FRONTIER_SCHEMA)
+            source = spark.createDataFrame(frontier_rows, FRONTIER_SCHEMA).coalesce(1)
+            source_parts = 1  # the partitions the next level's rows come in
             visited = self._cut(spark.createDataFrame(visited_rows, VISITED_SCHEMA).repartition(P, "fp", "model"), True)
         except Exception as exc:
             raise job_error(exc) from None
@@ -439,10 +440,16 @@ class SparkBatch:
             cyclic = [run.index for run in active if run.wants_back_edges]
             rows = source if len(active) == len(in_frontier) else source.filter(model.isin(list(cfgs)))
             in_frontier = set(cfgs)
-            # A small level runs in fewer tasks (each Python task has a fixed cost).
+            # A small level runs in fewer tasks (each Python task has a fixed cost). The
+            # candidates stay in the partitions of the tasks that wrote them, so a level
+            # larger than the one before is spread over more tasks by moving its rows
+            # (round robin): that happens in the few levels where a search widens.
             tasks = min(P, -(-sum(len(run.level_keys) for run in active) // STATES_PER_TASK))
-            if tasks < P:
+            if tasks < source_parts:
                 rows = rows.coalesce(tasks)
+            elif tasks > source_parts:
+                rows = rows.repartition(tasks)
+            source_parts = tasks
             # The candidates stay where they were written, states and all: only their
             # fingerprints, keys and parents are shuffled and deduplicated.
             candidates = self._cut(

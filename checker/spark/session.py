@@ -123,13 +123,17 @@ def sql_session(sc: Any) -> Any:
 
     Adaptive query execution is turned off in it: the engine picks the number of shuffle
     partitions itself and relies on every level's datasets keeping it, so the visited set
-    and the candidates are partitioned alike and only the candidates move."""
+    and the deduplicated rows are partitioned alike and only the candidates' rows move.
+    Arrow batches to Python are cut by record count only."""
     from pyspark.sql import SparkSession
 
     session = SparkSession._instantiatedSession
     if session is None or session.sparkContext is not sc:
         session = SparkSession(sc)
     session.conf.set("spark.sql.adaptive.enabled", "false")
+    # Batches to Python are cut by record count alone (Spark's 10,000): with a byte
+    # limit set, Spark measures the batch it is writing after every row.
+    session.conf.set("spark.sql.execution.arrow.maxBytesPerBatch", str(2**31 - 1))
     return session
 
 
