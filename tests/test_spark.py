@@ -250,6 +250,27 @@ def test_spark_releases_each_levels_data_once_nothing_reads_it(spark, builtin_pa
     assert _cached_rdds(spark) - before <= COMPACT_EVERY + 3
 
 
+def test_a_widening_search_spreads_its_levels_over_the_tasks(spark, builtin_pairs, monkeypatch):
+    """A level's candidates stay in the partitions of the tasks that wrote them; a level
+    larger than the one before is spread over more tasks (here: any level of at least 8
+    states over both partitions), not left in the one partition a small level had."""
+    from checker.engine.bfs import Bounds
+    from checker.spark import bfs
+
+    monkeypatch.setattr(bfs, "STATES_PER_TASK", 4)
+    model, local, _remote = builtin_pairs["fifo-4"]
+    search = bfs.SparkSearch(spark, model.spec, model.properties, SparkOptions(partitions=2))
+    outcome = search.run(Bounds(), stop_when_decided=False)
+    assert outcome.distinct_states == local.stats.distinct_states
+    frontiers = [lv.frontier for lv in outcome.levels]
+    assert len(frontiers) == len(search.stats.level_tasks)
+    assert max(frontiers) >= 8
+    assert [tasks for frontier, tasks in zip(frontiers, search.stats.level_tasks) if frontier >= 8] == [
+        2 for frontier in frontiers if frontier >= 8
+    ]
+    assert search.stats.level_tasks[0] == 1  # the initial state: one task
+
+
 def test_spark_with_reliable_checkpoints_gives_the_same_answers(spark, builtin_pairs, tmp_path):
     """With a checkpoint directory (files instead of blocks kept on the executors) every
     answer is the local engine's, and the checkpoints are written there."""

@@ -170,6 +170,7 @@ class SparkStats:
     partitions: int = 0
     levels: int = 0
     level_seconds: list[float] = field(default_factory=list)
+    level_tasks: list[int] = field(default_factory=list)  # per level, the expand tasks that had rows
     timings: list[LevelTiming] = field(default_factory=list)  # per level, shared by the batch's models
     driver_seconds: float = 0.0  # the driver's own work between jobs (keys, counts, decisions)
     lookup_jobs: int = 0
@@ -475,6 +476,7 @@ class SparkBatch:
             job_s = time.monotonic() - job_started
             told = {partition: payload for at, partition, payload in reports.value if at == self.stats.levels}
             reports.value = []
+            self.stats.level_tasks.append(len(told))
             keys_bc.unpersist()
             # Read by nobody from now on: the previous level's candidates (this level's
             # frontier came from them), and the levels and visited set a compaction this
