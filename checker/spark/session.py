@@ -33,16 +33,13 @@ own default, 1g, spends much of a large search collecting garbage)."""
 warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
 
 
-LOCAL_JVM_OPTIONS = "-XX:+UseParallelGC -XX:TieredStopAtLevel=1"
+LOCAL_JVM_OPTIONS = "-XX:+UseParallelGC"
 """JVM options added on a ``local[...]`` master (where the driver's JVM runs the tasks):
-the throughput collector (no concurrent marking threads competing with the tasks for the
-machine's cores), and the JIT compiler's first tier only. The engine's tasks do little
-in the JVM (the states are never shuffled), while the second tier's compiler threads
-spent about 17 CPU seconds of a fresh JVM optimising Spark's own code: on ``bus1-3x2``
-cut at 1,000,000 states the JVM's CPU fell from about 35 to 23 seconds with it, the
-tasks' own share rising from 7 to 10. A long run on a large model may prefer the full
-compiler: ``spark.driver.extraJavaOptions`` given in ``conf`` (from Python,
-``SparkOptions.conf``) replaces these options."""
+the throughput collector, with no concurrent marking threads competing with the tasks
+for the machine's cores. (The JIT compiler's first tier alone was measured too: its
+compiler threads' 17 CPU seconds vanish, but the tasks' own JVM time doubles and the
+search ends later; see the performance page.) ``spark.driver.extraJavaOptions`` given in
+``conf`` (from Python, ``SparkOptions.conf``) replaces these options."""
 
 
 class SparkUnavailable(RuntimeError):
@@ -82,7 +79,7 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         # On local[...] the driver's JVM is the executor too: it holds every level's rows
         # (the visited set's fingerprints, the frontier's states) and shuffles them.
         settings["spark.driver.memory"] = LOCAL_DRIVER_MEMORY
-        # The throughput collector and the JIT's first tier (see LOCAL_JVM_OPTIONS).
+        # The throughput collector (see LOCAL_JVM_OPTIONS).
         settings["spark.driver.extraJavaOptions"] += " " + LOCAL_JVM_OPTIONS
         settings["spark.driver.host"] = "127.0.0.1"
         settings["spark.driver.bindAddress"] = "127.0.0.1"
