@@ -587,10 +587,19 @@ class SparkBatch:
 def _release(df: Any) -> None:
     """Drop the blocks of ``df``, a dataset :meth:`SparkBatch._cut` made and nothing reads
     any more (a local checkpoint's blocks stay in the executors' memory or disks until
-    the driver's JVM collects its garbage otherwise); a reliable checkpoint's files stay."""
-    plan = df._jdf.queryExecution().logical()
-    if plan.nodeName() == "LogicalRDD":
-        plan.rdd().unpersist(False)
+    the driver's JVM collects its garbage otherwise); a reliable checkpoint's files stay.
+
+    This reaches into Spark's query execution through the JVM gateway; should a Spark
+    version lack it, the blocks are left to Spark's own cleaner (the search is
+    unaffected; ``test_spark_releases_each_levels_data_once_nothing_reads_it`` fails)."""
+    from py4j.protocol import Py4JError
+
+    try:
+        plan = df._jdf.queryExecution().logical()
+        if plan.nodeName() == "LogicalRDD":
+            plan.rdd().unpersist(False)
+    except Py4JError:
+        return
 
 
 def _summaries(table: Any, reports: list[bytes]) -> tuple[dict[int, list[LevelSummary]], dict[int, int], float, float]:
