@@ -150,3 +150,5 @@ def test_resume_refuses_another_model(tmp_path: Path) -> None:
                          capture_output=True, text=True)
     assert out.returncode == 2
     assert "checkpoint" in out.stderr and "Traceback" not in out.stderr
+    assert "reduction setting" in out.stderr and "without --resume" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1

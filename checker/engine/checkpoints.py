@@ -299,7 +299,12 @@ def load(ckpt: Path, ident: dict[str, Any], spill_dir: str | Path | None, spill_
         raise _refuse(ckpt, name, exc) from None
     meta = loaded[0]
     if meta.get("identity") != json.loads(json.dumps(ident)):
-        raise InputError(str(ckpt), "checkpoint", "was written for another model, property set or reduction setting")
+        raise InputError(
+            str(ckpt),
+            "checkpoint",
+            "was written for another model, property set or reduction setting, or by another version of "
+            "ordercheck; resume with the same ones, or run again without --resume to start afresh",
+        )
     return loaded
 
 
