@@ -118,8 +118,8 @@ def expand_batches(
     Rows of models not in ``cfgs`` (their search has stopped) are skipped.
     ``keys_bc`` broadcasts each model's sorted order keys of the level: a row whose key
     is not among them lost its fingerprint to another candidate (or was visited before)
-    and is skipped, and a state's key gives its rank. Python's cyclic collector is paused meanwhile, as in the
-    local engine."""
+    and is skipped, and a state's key gives its rank. Python's cyclic collector is paused
+    meanwhile, as in the local engine."""
     with collector_paused():
         yield from _Expansion(cfgs, keys_bc.value).run(inject, batches, reports, level)
 

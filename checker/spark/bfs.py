@@ -131,8 +131,6 @@ STATES_PER_TASK = 20_000
 """A level whose frontier is smaller than this many states per partition is expanded
 (and its new states checked) in fewer, fuller tasks."""
 
-LEVEL_COLUMNS = ("fp", "model", "s.key", "s.parent", "s.state", "seen")
-
 VOCABULARY_CHECKS = 1000
 """States whose vocabulary (ints, bools, tuples, frozensets only) is checked, per model,
 as the local engine does: the first ones met, a hundred per task at most."""
