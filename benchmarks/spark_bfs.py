@@ -113,6 +113,7 @@ def one(master: str, model_path: str, tiny_path: str, max_states: int | None) ->
             "distinct_states": outcome.distinct_states,
             "levels": search.stats.levels,
             "driver_levels": search.stats.driver_levels,
+            "driver_peak_mb": round(outcome.peak_memory_bytes / 2**20, 1),
             "partitions": search.stats.partitions,
             "seconds": round(wall, 2),
             "median_level": round(statistics.median(levels), 3),
@@ -197,7 +198,8 @@ def main() -> None:
         ratio = (m["cpu_seconds"] / m["distinct_states"]) / local_cpu_per_state
         same = "same states" if m["distinct_states"] == loc["distinct_states"] else "DIFFERENT STATE COUNTS"
         parts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in m["cpu_parts"].items())
-        print(f"{master}: {same}; CPU s by process: {parts}")
+        print(f"{master}: {same}; CPU s by process: {parts}; the driver's peak memory grew by "
+              f"{m['driver_peak_mb']} MiB")
         print(f"{master}: CPU per state {ratio:.2f}x the local engine's (target at most 2x: "
               f"{'met' if ratio <= 2 else 'not met'}); wall {m['seconds']} s against {loc['seconds']} s (target "
               f"faster: {'met' if m['seconds'] < loc['seconds'] else 'not met'}); nearly empty level "

@@ -174,6 +174,16 @@ def code_in(page: Path) -> list[str]:
     return blocks + [span for _ticks, span in re.findall(r"(`+)(.+?)\1", prose, flags=re.S)]
 
 
+def test_no_page_holds_a_merge_conflict_marker() -> None:
+    """A page with a merge left unresolved (both sides and the markers) still builds, so
+    the build cannot catch it; this does."""
+    marker = re.compile(r"^(<{7}|={7}|>{7})( |$)", re.MULTILINE)
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    assert len(pages) > 20
+    found = [f"{page.relative_to(ROOT)}: {m.group(0)!r}" for page in pages for m in marker.finditer(page.read_text(encoding="utf-8"))]
+    assert not found, found
+
+
 def test_pages_name_only_files_and_objects_that_exist() -> None:
     """Every file path (``checker/engine/table.py``, ``models/bss-*.toml``) and dotted name
     (``checker.spark.bfs.SparkOptions``) the README and the docs show in code exists, so

@@ -6,8 +6,11 @@ dataset is a DataFrame whose rows carry a model number, a state's 64-bit fingerp
 ``long``), its order key and, where states are needed, the state's encoding
 (:mod:`checker.engine.encoding`) as a ``binary`` column. Python sees states only in the
 functions of :mod:`checker.spark.batches`, one Arrow record batch at a time
-(``DataFrame.mapInArrow``); everything between them is Spark's own engine. Each level,
-shared by every model still running, is one Spark job of two stages:
+(``DataFrame.mapInArrow``); everything between them is Spark's own engine. A search's
+first levels, while smaller than one task's share (:data:`DRIVER_STATES`), run on the
+driver with the same functions (:mod:`checker.spark.first_levels`); from the first
+larger one on, each level, shared by every model still running, is one Spark job of two
+stages:
 
 1. *expand*: the previous level's candidates go through Python, batch by batch, which
    keeps those that won their fingerprint (their keys are the level's keys, sent to every
@@ -21,12 +24,12 @@ shared by every model still running, is one Spark job of two stages:
    accumulator (:class:`~checker.spark.batches.TaskReports`). These candidates are
    checkpointed where they are written: the states never move between partitions.
 2. *deduplicate*: Spark shuffles the candidates' fingerprints, keys and parents (not
-   their states) by fingerprint, drops those in
-   the visited set with a hash join on ``(fp, model)`` (a left anti join; while some
-   model's back edges matter, a left semi join of the same rows finds those already
-   visited), and keeps of equal candidates the smallest order key with its parent (an
-   aggregation). The new states' order keys go
-   to the driver straight from Spark: no second pass through Python.
+   their states) by fingerprint, marks those in the visited set with a hash join on
+   ``(fp, model)`` (a left outer join built on the level's rows, the visited set
+   streamed past it) and drops them (while some model's back edges matter, they are
+   kept, marked, for the driver to see), and keeps of equal candidates the smallest
+   order key with its parent (an aggregation). The new states' order keys go to the
+   driver straight from Spark: no second pass through Python.
 
 The driver collects only order keys (as Arrow) and the tasks' reports, never the states.
 The visited set is a DataFrame of fingerprints, parent fingerprints and order keys: the
@@ -39,8 +42,8 @@ visited set). The visited set and the deduplicated rows are hash-partitioned ali
 adaptive execution off so the partition count stays the engine's.
 
 A counterexample is rebuilt by looking the parent links up (one small job per step,
-never collecting the state space) and replaying the action positions with
-:func:`checker.api.trace.replay`.
+never collecting the state space; the driver's own links if the search never left the
+driver) and replaying the action positions with :func:`checker.api.trace.replay`.
 
 Same answers as the local engine. Every state carries an order key: its parent's
 position in its level (the *rank*) times 2**16 plus its action position. Sorting a
@@ -71,7 +74,8 @@ cores Spark runs tasks on;
 join and the aggregation, the checkpoint: Spark's engine, not separable from outside);
 ``exchange_s`` is the driver's share of moving data (broadcasting the level's keys,
 reading the collected keys and events); ``other_s`` is the rest (decisions, the visited
-set's periodic checkpoint).
+set's periodic checkpoint). A level run on the driver has its own seconds: expanding,
+checking, deduplicating with numpy.
 
 A job that fails for good (a task failing more often than Spark's retries allow, an
 executor lost without reliable checkpoints) raises :class:`SparkJobError`, an
