@@ -140,9 +140,9 @@ def search(
     in :mod:`checker.engine.levels`.
     """
     reductions = reductions or Reductions()
-    # Workers own shards of the visited set unless the cycle proviso (which looks states
-    # up while a chunk is expanded) or a spill directory keeps the pool of levels.py.
-    loop = search_sharded if workers > 1 and not reductions.proviso and spill_dir is None else search_levels
+    # Workers own shards of the visited set (and spill their shares of a level) unless the
+    # cycle proviso, which looks states up while a chunk is expanded, keeps the pool of levels.py.
+    loop = search_sharded if workers > 1 and not reductions.proviso else search_levels
     with collector_paused():
         return loop(
             spec,

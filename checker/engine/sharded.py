@@ -53,7 +53,7 @@ from checker.engine.frontier import decode, encode, write_record
 from checker.engine.levels import CHUNK, PHASES, TimeUp, _LevelSearch
 from checker.engine.memory import peak_rss
 from checker.engine.resumable import warn
-from checker.engine.shards import KEY_BITS, Shards, owner_of
+from checker.engine.shards import KEY_BITS, Shards, Spill, owner_of
 from checker.engine.table import FingerprintTable
 
 OFFSET_MASK = (1 << KEY_BITS) - 1
@@ -146,8 +146,11 @@ class _ShardedSearch(_LevelSearch):
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
+        # A worker spills its share past its part of the level's threshold, so the level
+        # holds in memory about what one process's would.
+        after = None if self.spill_after is None else -(-self.spill_after // self.workers)
         try:
-            self.shards = Shards(self.workers, self.expander, self.props)
+            self.shards = Shards(self.workers, self.expander, self.props, Spill(str(self.spill_dir), after))
         except BaseException:
             if self.own_spill:
                 shutil.rmtree(self.spill_dir, ignore_errors=True)
@@ -232,11 +235,13 @@ class _ShardedSearch(_LevelSearch):
             self.shards.send(w, ("adopt", fps[owners == w], np.arange(lo, hi, dtype=np.int64),
                                  parents[lo:hi].astype(np.int64), actions[lo:hi].astype(np.uint16)))
         rank = 0
-        for chunk in frontier:
-            states = decode(chunk)
-            self._hand_out_level(states, rank)
-            rank += len(states)
-        frontier.discard()
+        try:
+            for chunk in frontier:
+                states = decode(chunk)
+                self._hand_out_level(states, rank)
+                rank += len(states)
+        finally:
+            frontier.discard()
         self.count = n
         self.frontier_len = n - self.level_start
 
