@@ -27,6 +27,14 @@ ends (a bound, every property decided) and tells each worker how many of the lev
 new states are kept (*commit*): owners store theirs with numbers and parent links,
 generators hold theirs as their share of the next level, and a worker holding more
 than its share ships the excess (the one time states cross between workers).
+
+A share is a :class:`~checker.engine.frontier.RankedFrontier`: chunks of states with
+their ranks, as objects up to :data:`RAW_STATES`, then encoded, and past the threshold
+of :class:`Spill` in a file of the worker's own in the spill directory (read back chunk
+by chunk when the level is expanded). The level's share is kept until the level
+commits (an abort gives it back, a checkpoint gathers it) and its file is deleted then;
+a worker deletes its files when it ends, and the main process those of a worker that
+was killed. The successors of the level being searched stay in memory.
 Numbering, counts, verdicts and counterexamples are therefore those of one process,
 for any number of workers.
 
