@@ -136,14 +136,22 @@ EARLY = {
 }
 
 
+# The shared search's first levels (all models together: 196 states, then 491) run on
+# the driver, the rest as Spark jobs: both sides and the hand-over between them are
+# compared with the local engine on every model.
+SHARED_DRIVER_STATES = 1000
+
+
 @pytest.fixture(scope="module")
 def shared_search(spark):
     """Every built-in model, and fifo-4 variants that stop early at different levels,
     checked by the local engine and, in one Spark search of all of them together (each
-    level one job for every model still running), by Spark."""
+    level one job for every model still running, once past its first levels on the
+    driver), by Spark."""
     models = [load_model(p) for p in BUILTIN] + [_fifo4(name, **check) for name, check in EARLY.items()]
     local = [check_model(m, PLAIN) for m in models]
-    remote = check_models_spark(models, replace(PLAIN, engine="spark"), SparkOptions(partitions=2))
+    options = SparkOptions(partitions=2, driver_states=SHARED_DRIVER_STATES)
+    remote = check_models_spark(models, replace(PLAIN, engine="spark"), options)
     return {m.name: (m, a, b) for m, a, b in zip(models, local, remote)}
 
 
@@ -222,12 +230,54 @@ def test_spark_survives_injected_task_failures(spark, builtin_pairs):
 
     models = [builtin_pairs[name][0] for name in RETRIED]
     before = failed_tasks()
-    options = SparkOptions(partitions=4, inject_failures=frozenset({"expand"}))
+    options = SparkOptions(partitions=4, inject_failures=frozenset({"expand"}), driver_states=0)
     remote = check_models_spark(models, replace(PLAIN, engine="spark"), options)
     assert failed_tasks() > before  # the hook fired and Spark retried
     for name, result in zip(RETRIED, remote):
         assert_same(builtin_pairs[name][1], result)
     assert all(any(p.status == "violated" for p in r.properties.values()) for r in remote[:3])
+
+
+# Small models, with violations, a fair cycle (retransmit-weak) and terminal states
+# among them, all together smaller than one task's share in every level.
+DRIVER_ONLY = ["retransmit-weak", "bss-3-lossy", "bus1-impl-handle-race", "lamport-mutant-keep-duplicates"]
+
+
+def test_a_search_that_stays_small_never_leaves_the_driver(spark, builtin_pairs, early_pairs, monkeypatch):
+    """By default a level smaller than one task's share is expanded on the driver: a batch
+    of small models (and fifo-4 variants that stop early) runs no Spark level at all,
+    its traces rebuilt from the driver's parent links, and every answer is the local
+    engine's."""
+    from checker.spark import bfs
+
+    spark_levels, driver_levels = [], []
+    monkeypatch.setattr(bfs.SparkBatch, "_spark_level", _counting(bfs.SparkBatch._spark_level, spark_levels))
+    monkeypatch.setattr(bfs.DriverLevels, "level", _counting(bfs.DriverLevels.level, driver_levels))
+    models = [builtin_pairs[name][0] for name in DRIVER_ONLY] + [_fifo4(name, **check) for name, check in EARLY.items()]
+    remote = check_models_spark(models, replace(PLAIN, engine="spark"), SparkOptions(partitions=2))
+    assert spark_levels == [] and len(driver_levels) >= 13
+    for name, result in zip(DRIVER_ONLY, remote):
+        assert_same(builtin_pairs[name][1], result)
+    for name, result in zip(EARLY, remote[len(DRIVER_ONLY):]):
+        assert_same(early_pairs[name][0], result)
+    assert any(p.loop_start is not None for p in remote[0].properties.values())
+
+
+def test_a_search_moves_from_the_driver_to_spark_once_its_levels_grow(spark, builtin_pairs, monkeypatch):
+    """The levels before the first of at least ``driver_states`` states run on the driver,
+    every level from it on as a Spark job, and the answers are the local engine's."""
+    from checker.spark import bfs
+
+    spark_levels, driver_levels = [], []
+    monkeypatch.setattr(bfs.SparkBatch, "_spark_level", _counting(bfs.SparkBatch._spark_level, spark_levels))
+    monkeypatch.setattr(bfs.DriverLevels, "level", _counting(bfs.DriverLevels.level, driver_levels))
+    model, local, _remote = builtin_pairs["bus1-impl-lock-refs-mutant"]
+    (remote,) = check_models_spark([model], replace(PLAIN, engine="spark"), SparkOptions(partitions=2, driver_states=40))
+    assert_same(local, remote)
+    frontiers = [lv.frontier for lv in local.stats.levels]
+    small = next(i for i, f in enumerate(frontiers) if f >= 40)
+    assert 0 < small < len(frontiers) - 1
+    assert (len(driver_levels), len(spark_levels)) == (small, len(remote.stats.levels) - small)
 
 
 def _cached_rdds(spark) -> int:
@@ -242,7 +292,7 @@ def test_spark_releases_each_levels_data_once_nothing_reads_it(spark, builtin_pa
 
     model, local, _remote = builtin_pairs["bus1-3"]
     before = _cached_rdds(spark)
-    (remote,) = check_models_spark([model], replace(PLAIN, engine="spark"), SparkOptions(partitions=2))
+    (remote,) = check_models_spark([model], replace(PLAIN, engine="spark"), SparkOptions(partitions=2, driver_states=0))
     assert_same(local, remote)
     levels = len(remote.stats.levels)
     assert levels >= 3 * COMPACT_EVERY
@@ -259,9 +309,10 @@ def test_a_widening_search_spreads_its_levels_over_the_tasks(spark, builtin_pair
 
     monkeypatch.setattr(bfs, "STATES_PER_TASK", 4)
     model, local, _remote = builtin_pairs["fifo-4"]
-    search = bfs.SparkSearch(spark, model.spec, model.properties, SparkOptions(partitions=2))
+    search = bfs.SparkSearch(spark, model.spec, model.properties, SparkOptions(partitions=2, driver_states=0))
     outcome = search.run(Bounds(), stop_when_decided=False)
     assert outcome.distinct_states == local.stats.distinct_states
+    assert search.stats.driver_levels == 0
     frontiers = [lv.frontier for lv in outcome.levels]
     assert len(frontiers) == len(search.stats.level_tasks)
     assert max(frontiers) >= 8
@@ -276,7 +327,7 @@ def test_spark_with_reliable_checkpoints_gives_the_same_answers(spark, builtin_p
     answer is the local engine's, and the checkpoints are written there."""
     names = ["bus1-3", "bss-mutant-no-causal-condition-max"]
     models = [builtin_pairs[name][0] for name in names]
-    options = SparkOptions(partitions=2, checkpoint_dir=str(tmp_path / "ckpt"))
+    options = SparkOptions(partitions=2, checkpoint_dir=str(tmp_path / "ckpt"), driver_states=0)
     remote = check_models_spark(models, replace(PLAIN, engine="spark"), options)
     for name, result in zip(names, remote):
         assert_same(builtin_pairs[name][1], result)
@@ -419,15 +470,23 @@ def test_the_skeleton_of_ordercheck_new_runs_on_spark(spark, tmp_path, monkeypat
     assert first in remote.stdout.splitlines()[0]
 
 
-def test_an_exception_on_a_spark_executor_is_the_same_one_line(spark, tmp_path):
-    """A spec that raises inside a Spark task: exit 5 and the one line the local engine
-    prints (``test_spec_api.test_an_exception_in_a_spec_is_one_line_with_action_and_trace_exit_5``),
+@pytest.mark.parametrize("where", ["executor", "driver"])
+def test_an_exception_on_a_spark_executor_is_the_same_one_line(spark, tmp_path, monkeypatch, where):
+    """A spec that raises inside a Spark task (or on the driver, in a first level it
+    expands itself): exit 5 and the one line the local engine prints
+    (``test_spec_api.test_an_exception_in_a_spec_is_one_line_with_action_and_trace_exit_5``),
     naming the action that raised."""
+    from checker.spark import bfs
+
+    monkeypatch.setattr(bfs, "DRIVER_STATES", 0 if where == "executor" else 10**6)
+    levels = []
+    monkeypatch.setattr(bfs.SparkBatch, "_hand_over", _counting(bfs.SparkBatch._hand_over, levels))
     (tmp_path / "buggy.py").write_text(BUGGY_RING.format(path=str(EXAMPLE / "token_ring.py")))
     model = tmp_path / "m.toml"
     model.write_text('spec = "buggy.py:Buggy"\n[constants]\nsenders = "ab"\n[expect]\ntotal = "holds"\n')
     run = CliRunner().invoke(main, ["check", str(model), "--quiet", "--engine", "spark"])
     assert run.exit_code == 5, run.output[-2000:]
+    assert len(levels) == (1 if where == "executor" else 0)  # the search went to Spark, or never did
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in run.stderr, run.stderr[-2000:]
     assert lines[0].startswith(f"ordercheck: spec error: {model}: spec buggy_ring raised IndexError")
@@ -435,12 +494,25 @@ def test_an_exception_on_a_spark_executor_is_the_same_one_line(spark, tmp_path):
     assert run.stdout == ""
 
 
-def test_spark_executors_import_the_shipped_copy_of_a_users_spec(spark, tmp_path):
+def _counting(method, calls: list):
+    """``method``, recording each call in ``calls``."""
+
+    def counted(self, *args, **kw):
+        calls.append(args)
+        return method(self, *args, **kw)
+
+    return counted
+
+
+def test_spark_executors_import_the_shipped_copy_of_a_users_spec(spark, tmp_path, monkeypatch):
     """A search on Spark gives the local engine's answer for a spec file of the user's
     project, and its executors import the copy the driver shipped, not the original file."""
     from checker.loading.specref import reference_of
+    from checker.spark import bfs
     from checker.spark.bfs import check_models_spark
     from checker.spark.ship import task_spec_class
+
+    monkeypatch.setattr(bfs, "DRIVER_STATES", 0)  # every level a Spark job
 
     root = project(tmp_path)
     path = root / "models" / "m.toml"

@@ -112,9 +112,10 @@ from checker.spark.batches import (
     signed,
     unsigned,
 )
+from checker.spark.first_levels import DriverLevels
 from checker.spark.session import DEFAULT_MASTER, SparkUnavailable, get_spark, sql_session
 from checker.spark.ship import ship_specs
-from checker.spark.tasks import POS_BITS, POS_MASK, Event, LevelSummary, TaskConfig
+from checker.spark.tasks import POS_BITS, POS_MASK, Event, LevelSummary, TaskConfig, remember_spec
 
 VISITED_SCHEMA = "fp long, model int, parent long, key long"
 """The visited set: every state's fingerprint, its parent's, and its order key (the
@@ -130,6 +131,11 @@ VOCABULARY_PER_TASK = 100
 STATES_PER_TASK = 20_000
 """A level whose frontier is smaller than this many states per partition is expanded
 (and its new states checked) in fewer, fuller tasks."""
+
+DRIVER_STATES = STATES_PER_TASK
+"""By default, a level whose frontier (all models together) holds fewer states than
+this runs on the driver, as long as every level before it did
+(:mod:`checker.spark.first_levels`): Spark would give it a single task anyway."""
 
 VOCABULARY_CHECKS = 1000
 """States whose vocabulary (ints, bools, tuples, frozensets only) is checked, per model,
@@ -156,6 +162,7 @@ class SparkOptions:
     partitions: int | None = None  # default: Spark's default parallelism (at least 2)
     checkpoint_dir: str | None = None  # reliable checkpoints here; else localCheckpoint
     conf: tuple[tuple[str, str], ...] = ()
+    driver_states: int | None = None  # the first levels of fewer states run on the driver; None: DRIVER_STATES
     inject_failures: frozenset[str] = field(
         default_factory=lambda: frozenset(s for s in os.environ.get(INJECT_ENV, "").split(",") if s)
     )
@@ -168,8 +175,9 @@ class SparkStats:
     partitions: int = 0
     levels: int = 0
     level_seconds: list[float] = field(default_factory=list)
-    level_tasks: list[int] = field(default_factory=list)  # per level, the expand tasks that had rows
+    level_tasks: list[int] = field(default_factory=list)  # per level, the expand tasks that had rows (0: the driver)
     timings: list[LevelTiming] = field(default_factory=list)  # per level, shared by the batch's models
+    driver_levels: int = 0  # the first levels, expanded on the driver (checker.spark.first_levels)
     driver_seconds: float = 0.0  # the driver's own work between jobs (keys, counts, decisions)
     lookup_jobs: int = 0
 
@@ -380,6 +388,19 @@ class SparkBatch:
         self.options = options
         self.partitions = options.partitions or max(2, self.sc.defaultParallelism)
         self.stats = SparkStats(partitions=self.partitions)
+        # The search on the driver (its first levels), then on Spark: the source of the
+        # next level, the visited set (with its last compacted base, the levels merged
+        # since, and the datasets a compaction replaced) and the data to release.
+        self.driver: DriverLevels | None = None
+        self.source: Any = None
+        self.source_parts = 0
+        self.visited: Any = None
+        self.visited_base: Any = None
+        self.level: Any = None
+        self.unmerged: list[Any] = []
+        self.replaced: list[Any] = []
+        self.held: list[Any] = []
+        self.reports: Any = None
         if options.checkpoint_dir:
             self.sc.setCheckpointDir(options.checkpoint_dir)
 
@@ -398,93 +419,48 @@ class SparkBatch:
 
     def run(self, progress: Progress | None = None) -> list[SearchOutcome]:
         """Explore and decide every model; the outcomes match :func:`checker.engine.bfs.search`'s."""
-        from pyspark.sql import functions as F
-
         started = time.monotonic()
         reset_peak()
         baseline = current_rss()
-        sc, spark, P = self.sc, self.spark, self.partitions
-        spark.conf.set("spark.sql.shuffle.partitions", str(P))
-        inject = self.options.inject_failures
-        cores = max(1, sc.defaultParallelism)
+        sc, spark = self.sc, self.spark
+        spark.conf.set("spark.sql.shuffle.partitions", str(self.partitions))
         runs = [_ModelRun(m, job, started) for m, job in enumerate(self.jobs)]
         ship_specs(sc, [type(job.spec) for job in self.jobs])  # users' spec modules, to the executors
 
         frontier_rows, visited_rows = [], []
         for run in runs:
+            remember_spec(reference_of(type(run.spec)), run.constants_json, run.spec)  # the driver's own
             for i, fp, blob in run.initial():
                 frontier_rows.append((signed(fp), run.index, i, blob))
                 visited_rows.append((signed(fp), run.index, 0, -1 - i))
-        try:
-            source = spark.createDataFrame(frontier_rows, FRONTIER_SCHEMA).coalesce(1)
-            source_parts = 1  # the partitions the next level's rows come in
-            visited = self._cut(spark.createDataFrame(visited_rows, VISITED_SCHEMA).repartition(P, "fp", "model"), True)
-        except Exception as exc:
-            raise job_error(exc) from None
-        col = F.col
-        model, key, seen = col("model"), col("key"), col("seen")
-        first_of = (F.min("key").alias("key"), F.min_by("parent", "key").alias("parent"), F.max("seen").alias("seen"))
+        self.driver = DriverLevels(frontier_rows, visited_rows)
+        threshold = DRIVER_STATES if self.options.driver_states is None else self.options.driver_states
+        if self.options.inject_failures:  # the test hook fails Spark's tasks: every level is one
+            threshold = 0
         in_frontier = {run.index for run in runs if run.active}
-        reports = sc.accumulator([], TaskReports())
-        held: list[Any] = []  # the previous level's candidates, released once read
-        visited_base, unmerged, replaced = visited, [], []  # see the compaction below
         while True:
             active = [run for run in runs if run.active]
             if not active:
                 break
             level_started = time.monotonic()
             cfgs = {run.index: run.config() for run in active}
-            keys_bc = sc.broadcast({run.index: run.level_keys for run in active})
-            broadcast_s = time.monotonic() - level_started
             cyclic = [run.index for run in active if run.wants_back_edges]
-            rows = source if len(active) == len(in_frontier) else source.filter(model.isin(list(cfgs)))
+            if self.driver is not None and sum(len(run.level_keys) for run in active) >= threshold:
+                self._hand_over()
+            if self.driver is not None:
+                table, told, dedup_s = self.driver.level(
+                    cfgs, {run.index: run.level_keys for run in active}, bool(cyclic), self.stats.levels
+                )
+                job_s = exchange = 0.0
+                self.stats.driver_levels += 1
+                self.stats.level_tasks.append(0)
+            else:
+                table, told, job_s, exchange = self._spark_level(active, cfgs, cyclic, in_frontier)
+                dedup_s = None
             in_frontier = set(cfgs)
-            # A small level runs in fewer tasks (each Python task has a fixed cost). The
-            # candidates stay in the partitions of the tasks that wrote them, so a level
-            # larger than the one before is spread over more tasks by moving its rows
-            # (round robin): that happens in the few levels where a search widens.
-            tasks = min(P, -(-sum(len(run.level_keys) for run in active) // STATES_PER_TASK))
-            if tasks < source_parts:
-                rows = rows.coalesce(tasks)
-            elif tasks > source_parts:
-                rows = rows.repartition(tasks)
-            source_parts = tasks
-            # The candidates stay where they were written, states and all: only their
-            # fingerprints, keys and parents are shuffled and deduplicated.
-            candidates = self._cut(
-                rows.mapInArrow(partial(expand_batches, cfgs, inject, keys_bc, reports, self.stats.levels),
-                                CANDIDATE_SCHEMA),
-                eager=False,
-            )
-            links = candidates.select("fp", "model", "key", "parent")
-            # Deduplication against the visited set: a hash join on the fingerprints, in
-            # Spark's engine, its table built of the level's candidates (the smaller side:
-            # the visited set streams past it) and the visited rows matched marked `seen`.
-            # Those are dropped, unless some model's back edges matter: then the driver
-            # learns of them.
-            known = visited.select("fp", "model", F.lit(True).alias("seen"))
-            joined = links.hint("shuffle_hash").join(known, ["fp", "model"], "left_outer")
-            if not cyclic:
-                joined = joined.filter(seen.isNull())
-            # Equal candidates of one level: the one first in breadth-first order.
-            level = self._cut(joined.groupBy("fp", "model").agg(*first_of), eager=False)
-            # The driver reads the new states' keys and the back edges, and the tasks' reports.
-            job_started = time.monotonic()
-            table = self._collect(level.select(model, key, seen))
-            job_s = time.monotonic() - job_started
-            told = {partition: payload for at, partition, payload in reports.value if at == self.stats.levels}
-            reports.value = []
-            self.stats.level_tasks.append(len(told))
-            keys_bc.unpersist()
-            # Read by nobody from now on: the previous level's candidates (this level's
-            # frontier came from them), and the levels and visited set a compaction this
-            # job wrote has replaced.
-            for df in [*held, *replaced]:
-                _release(df)
-            held, replaced = [candidates], []
             read_started = time.monotonic()
-            summaries, vocabulary, expand_s, check_s = _summaries(table, list(told.values()))
-            read_s = time.monotonic() - read_started
+            summaries, vocabulary, expand_s, check_s = _summaries(table, told)
+            exchange += time.monotonic() - read_started
             frontiers = {run.index: len(run.level_keys) for run in active}
             before = {run.index: run.distinct for run in active}
             for run in active:
@@ -492,22 +468,18 @@ class SparkBatch:
                 run.absorb(summaries.get(run.index, []))
                 if progress is not None:
                     progress(run.job.label, run.depth, run.distinct, len(run.level_keys))
-            new = level.filter(seen.isNull())
-            # The next frontier: the candidates that won their fingerprint. A key names one
-            # candidate of its model's level, so the next expand tasks pick them with the
-            # level's keys they are sent anyway (a state not new is never decoded).
-            source = candidates.select("fp", "model", "key", "state")
-            visited = visited.unionByName(new.select("fp", "model", "parent", "key"))
-            unmerged.append(level)
+            if self.driver is None:
+                self._merge_level()
             self.stats.levels += 1
-            if self.stats.levels % COMPACT_EVERY == 0:  # written by the next level's job
-                replaced.extend([visited_base, *unmerged])
-                visited = visited_base = self._cut(visited, eager=False)
-                unmerged = []
             seconds = time.monotonic() - level_started
-            expand_wall, check_wall = min(expand_s / cores, job_s), min(check_s / cores, job_s)
-            dedup_wall = max(job_s - expand_wall - check_wall, 0.0)
-            exchange = broadcast_s + read_s
+            if dedup_s is None:  # a Spark level: Python's seconds are the tasks', over the cores
+                cores = max(1, sc.defaultParallelism)
+                expand_wall, check_wall = min(expand_s / cores, job_s), min(check_s / cores, job_s)
+                dedup_wall = max(job_s - expand_wall - check_wall, 0.0)
+                other = max(seconds - job_s - exchange, 0.0)
+            else:  # the driver's level: its own seconds
+                expand_wall, check_wall, dedup_wall = expand_s, check_s, dedup_s
+                other = max(seconds - expand_s - check_s - dedup_s - exchange, 0.0)
             timing = LevelTiming(
                 depth=self.stats.levels,
                 frontier=0,
@@ -516,7 +488,7 @@ class SparkBatch:
                 exchange_s=round(exchange, 4),
                 dedup_s=round(dedup_wall, 4),
                 check_s=round(check_wall, 4),
-                other_s=round(max(seconds - job_s - exchange, 0.0), 4),
+                other_s=round(other, 4),
             )
             for run in active:
                 run.timings.append(
@@ -527,9 +499,104 @@ class SparkBatch:
             self.stats.level_seconds.append(round(seconds, 4))
             self.stats.timings.append(timing)
 
-        paths = self._rebuild(runs, visited)
+        paths = self._rebuild(runs)
         peak = max(peak_rss() - baseline, 0)
         return [run.outcome(paths[run.index], peak) for run in runs]
+
+    def _hand_over(self) -> None:
+        """Move the search from the driver to Spark: the driver's frontier becomes the
+        first source, its parent links the first visited set (see
+        :mod:`checker.spark.first_levels`)."""
+        driver, self.driver = self.driver, None
+        assert driver is not None
+        try:
+            self.source = self.spark.createDataFrame(driver.frontier_table(), FRONTIER_SCHEMA).coalesce(1)
+            self.source_parts = 1  # the partitions the next level's rows come in
+            visited = self.spark.createDataFrame(driver.visited_table(), VISITED_SCHEMA)
+            self.visited = self._cut(visited.repartition(self.partitions, "fp", "model"), True)
+        except Exception as exc:
+            raise job_error(exc) from None
+        self.visited_base, self.unmerged, self.replaced, self.held = self.visited, [], [], []
+        self.reports = self.sc.accumulator([], TaskReports())
+
+    def _spark_level(self, active: list[_ModelRun], cfgs: dict[int, TaskConfig], cyclic: list[int],
+                     in_frontier: set[int]) -> tuple[Any, list[bytes], float, float]:
+        """One level as a Spark job: expand the source, deduplicate against the visited
+        set. Returns the collected ``model, key, seen`` table, the tasks' reports, the
+        job's seconds and the driver's seconds moving data."""
+        from pyspark.sql import functions as F
+
+        sc, P = self.sc, self.partitions
+        model, seen = F.col("model"), F.col("seen")
+        first_of = (F.min("key").alias("key"), F.min_by("parent", "key").alias("parent"), F.max("seen").alias("seen"))
+        broadcast_started = time.monotonic()
+        keys_bc = sc.broadcast({run.index: run.level_keys for run in active})
+        broadcast_s = time.monotonic() - broadcast_started
+        source = self.source
+        rows = source if len(active) == len(in_frontier) else source.filter(model.isin(list(cfgs)))
+        # A small level runs in fewer tasks (each Python task has a fixed cost). The
+        # candidates stay in the partitions of the tasks that wrote them, so a level
+        # larger than the one before is spread over more tasks by moving its rows
+        # (round robin): that happens in the few levels where a search widens.
+        tasks = min(P, -(-sum(len(run.level_keys) for run in active) // STATES_PER_TASK))
+        if tasks < self.source_parts:
+            rows = rows.coalesce(tasks)
+        elif tasks > self.source_parts:
+            rows = rows.repartition(tasks)
+        self.source_parts = tasks
+        # The candidates stay where they were written, states and all: only their
+        # fingerprints, keys and parents are shuffled and deduplicated.
+        reports, inject = self.reports, self.options.inject_failures
+        candidates = self._cut(
+            rows.mapInArrow(partial(expand_batches, cfgs, inject, keys_bc, reports, self.stats.levels),
+                            CANDIDATE_SCHEMA),
+            eager=False,
+        )
+        links = candidates.select("fp", "model", "key", "parent")
+        # Deduplication against the visited set: a hash join on the fingerprints, in
+        # Spark's engine, its table built of the level's candidates (the smaller side:
+        # the visited set streams past it) and the visited rows matched marked `seen`.
+        # Those are dropped, unless some model's back edges matter: then the driver
+        # learns of them.
+        known = self.visited.select("fp", "model", F.lit(True).alias("seen"))
+        joined = links.hint("shuffle_hash").join(known, ["fp", "model"], "left_outer")
+        if not cyclic:
+            joined = joined.filter(seen.isNull())
+        # Equal candidates of one level: the one first in breadth-first order.
+        level = self._cut(joined.groupBy("fp", "model").agg(*first_of), eager=False)
+        # The driver reads the new states' keys and the back edges, and the tasks' reports.
+        job_started = time.monotonic()
+        table = self._collect(level.select("model", "key", "seen"))
+        job_s = time.monotonic() - job_started
+        told = {partition: payload for at, partition, payload in reports.value if at == self.stats.levels}
+        reports.value = []
+        self.stats.level_tasks.append(len(told))
+        keys_bc.unpersist()
+        # Read by nobody from now on: the previous level's candidates (this level's
+        # frontier came from them), and the levels and visited set a compaction this
+        # job wrote has replaced.
+        for df in [*self.held, *self.replaced]:
+            _release(df)
+        self.held, self.replaced = [candidates], []
+        # The next frontier: the candidates that won their fingerprint. A key names one
+        # candidate of its model's level, so the next expand tasks pick them with the
+        # level's keys they are sent anyway (a state not new is never decoded).
+        self.source = candidates.select("fp", "model", "key", "state")
+        self.level = level
+        return table, list(told.values()), job_s, broadcast_s
+
+    def _merge_level(self) -> None:
+        """Add the last Spark level's new states to the visited set; every
+        :data:`COMPACT_EVERY` levels, have the next job rewrite it as one dataset."""
+        from pyspark.sql import functions as F
+
+        new = self.level.filter(F.col("seen").isNull())
+        self.visited = self.visited.unionByName(new.select("fp", "model", "parent", "key"))
+        self.unmerged.append(self.level)
+        if (self.stats.levels + 1) % COMPACT_EVERY == 0:  # written by the next level's job
+            self.replaced.extend([self.visited_base, *self.unmerged])
+            self.visited = self.visited_base = self._cut(self.visited, eager=False)
+            self.unmerged = []
 
     def _collect(self, df: Any) -> Any:
         try:
@@ -537,12 +604,11 @@ class SparkBatch:
         except Exception as exc:
             raise job_error(exc) from None
 
-    def _rebuild(self, runs: list[_ModelRun], visited: Any) -> dict[int, dict[str, tuple[int, list[int]]]]:
+    def _rebuild(self, runs: list[_ModelRun]) -> dict[int, dict[str, tuple[int, list[int]]]]:
         """Walk the parent links back to an initial state for every decision of every
-        model at once (one small job per step), then check that replaying the positions
-        reaches the decided state."""
-        from pyspark.sql import functions as F
-
+        model at once (one small job per step, or the driver's links where the search
+        never left the driver), then check that replaying the positions reaches the
+        decided state."""
         from checker.api.trace import replay
 
         current = {(run.index, name): ev.fp for run in runs for name, ev in run.decisions.items()}
@@ -550,11 +616,13 @@ class SparkBatch:
         init: dict[tuple[int, str], int] = {}
         while current:
             wanted = sorted({signed(fp) for fp in current.values()})
-            try:
-                rows = self._collect(visited.filter(F.col("fp").isin(wanted)).select("fp", "model", "parent", "key"))
-            except SparkJobError:
-                raise
-            self.stats.lookup_jobs += 1
+            if self.driver is not None:
+                rows = self.driver.links(wanted)
+            else:
+                from pyspark.sql import functions as F
+
+                rows = self._collect(self.visited.filter(F.col("fp").isin(wanted)).select("fp", "model", "parent", "key"))
+                self.stats.lookup_jobs += 1
             links = {
                 (m, fp): (parent, key)
                 for fp, m, parent, key in zip(*(rows.column(c).to_pylist() for c in ("fp", "model", "parent", "key")))

@@ -84,6 +84,13 @@ def task_spec(cfg: TaskConfig) -> Spec:
     return spec
 
 
+def remember_spec(spec_name: str, constants_json: str, spec: Spec) -> None:
+    """Have :func:`task_spec` return ``spec`` for this name and these constants in this
+    process: the driver, expanding a search's first levels itself, uses the spec it
+    was given rather than one rebuilt from its reference."""
+    _SPECS[(spec_name, constants_json)] = spec
+
+
 def evaluator_for(spec: Spec, names: Iterable[str]) -> Evaluator:
     """An evaluator of ``spec``'s properties named ``names``."""
     available = spec.property_map()

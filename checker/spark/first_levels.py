@@ -1,0 +1,141 @@
+"""The first levels of a Spark search, expanded on the driver.
+
+A breadth-first search starts narrow: the first levels of a model hold a handful of
+states, then hundreds, then thousands. On Spark each level is a job with a fixed cost
+(planning, scheduling, a shuffle, a checkpoint: about a quarter of a second on
+``local[2]``), which such levels pay for almost nothing. So a search starts on the driver:
+while a level's frontier (all models of the batch together) is smaller than the
+engine's threshold (:attr:`~checker.spark.bfs.SparkOptions.driver_states`; by default
+one task's share, a level Spark would give a single task anyway), the driver expands it
+itself, with the very function Spark's tasks run (:func:`checker.spark.batches.expand_batches`'s
+:class:`~checker.spark.batches._Expansion`, on one Arrow record batch), and deduplicates
+the candidates with numpy as the Spark level's join and aggregation do: a candidate
+whose fingerprint was visited is dropped (kept and marked ``seen`` while some model's
+back edges matter, as there), and of equal candidates the one with the smallest order
+key wins, with its parent. The driver's table of the level's ``model, key, seen`` is the
+one the Spark level collects, so the driver's side of a level (counts, decisions,
+bounds, early stops) is the same code either way.
+
+At the first level whose frontier reaches the threshold the search moves to Spark for
+good (:meth:`DriverLevels.hand_over`): the level's frontier becomes the first source
+DataFrame and the parent links visited so far the first visited set. Order keys,
+parent links and the tie-break are those Spark would have produced, so counts,
+verdicts and counterexamples do not depend on where a level ran. A search that ends
+before reaching the threshold never starts a Spark job; its counterexamples are
+rebuilt from the driver's parent links (:meth:`DriverLevels.links`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from checker.spark.batches import CANDIDATE_NAMES, _Expansion
+from checker.spark.tasks import TaskConfig
+
+VISITED_NAMES = ("fp", "model", "parent", "key")
+
+
+class _Reports:
+    """Stands in for the Spark accumulator of task reports: the driver's one "task"."""
+
+    def __init__(self) -> None:
+        self.value: list[tuple[int, int, bytes]] = []
+
+    def add(self, items: list[tuple[int, int, bytes]]) -> None:
+        self.value.extend(items)
+
+
+class DriverLevels:
+    """The search while it runs on the driver: the next level's frontier rows (``fp,
+    model, key, state``) and every visited state's parent link (``fp, model, parent,
+    key``), as numpy arrays and a list of encodings."""
+
+    def __init__(self, frontier: Sequence[tuple[int, int, int, bytes]], visited: Sequence[tuple[int, int, int, int]]) -> None:
+        self.fp = np.array([r[0] for r in frontier], dtype=np.int64)
+        self.model = np.array([r[1] for r in frontier], dtype=np.int32)
+        self.key = np.array([r[2] for r in frontier], dtype=np.int64)
+        self.state: list[bytes] = [r[3] for r in frontier]
+        self.visited = {name: [np.array([r[i] for r in visited], dtype=np.int32 if name == "model" else np.int64)]
+                        for i, name in enumerate(VISITED_NAMES)}
+        self.known: dict[int, set[int]] = {}
+        for fp, m, _parent, _key in visited:
+            self.known.setdefault(m, set()).add(fp)
+
+    def level(self, cfgs: dict[int, TaskConfig], level_keys: dict[int, np.ndarray], keep_seen: bool,
+              level: int) -> tuple[Any, list[bytes], float]:
+        """Expand the frontier's states whose key is one of ``level_keys`` (models in
+        ``cfgs`` only) and deduplicate their successors. Returns the level's table
+        (``model, key, seen``: one row per distinct new fingerprint, with its smallest
+        key, and, when ``keep_seen``, one per visited fingerprint met, marked ``seen``),
+        the expansion's report (as a Spark task's) and the seconds deduplicating took.
+        The winners become the next level's frontier and the new ones join the visited
+        links."""
+        import pyarrow as pa
+
+        batch = pa.RecordBatch.from_arrays(
+            [pa.array(self.fp), pa.array(self.model), pa.array(self.key), pa.array(self.state, pa.binary())],
+            names=["fp", "model", "key", "state"],
+        )
+        reports = _Reports()
+        out = list(_Expansion(cfgs, level_keys).run(frozenset(), iter([batch]), reports, level))
+        started = time.perf_counter()
+        if out:
+            cand = pa.Table.from_batches(out)
+            fp, model, key, parent = (cand.column(n).to_numpy() for n in CANDIDATE_NAMES[:4])
+            states = cand.column("state").to_pylist()
+        else:
+            fp = key = parent = np.zeros(0, np.int64)
+            model = np.zeros(0, np.int32)
+            states = []
+        seen = np.zeros(len(fp), dtype=bool)
+        for m in np.unique(model).tolist():
+            rows = np.flatnonzero(model == m)
+            known = self.known.get(m)
+            if known:
+                seen[rows] = np.fromiter((int(f) in known for f in fp[rows]), dtype=bool, count=len(rows))
+        # Of equal candidates (same model and fingerprint) the one first in key order.
+        order = np.lexsort((key, fp, model))
+        fp, model, key, parent, seen = fp[order], model[order], key[order], parent[order], seen[order]
+        first = np.ones(len(fp), dtype=bool)
+        first[1:] = (fp[1:] != fp[:-1]) | (model[1:] != model[:-1])
+        winners = np.flatnonzero(first & ~seen)
+        shown = np.flatnonzero(first & (seen if keep_seen else np.zeros(len(fp), dtype=bool)))
+        table_rows = np.sort(np.concatenate([winners, shown]))
+        table = pa.table({
+            "model": pa.array(model[table_rows]),
+            "key": pa.array(key[table_rows]),
+            "seen": pa.array(seen[table_rows]),
+        })
+        self.fp, self.model, self.key = fp[winners], model[winners], key[winners]
+        self.state = [states[i] for i in order[winners].tolist()]
+        for name, column in zip(VISITED_NAMES, (self.fp, self.model, parent[winners], self.key)):
+            self.visited[name].append(column)
+        for m in np.unique(self.model).tolist():
+            self.known.setdefault(m, set()).update(self.fp[self.model == m].tolist())
+        return table, [payload for _level, _part, payload in reports.value], time.perf_counter() - started
+
+    def frontier_table(self) -> Any:
+        """The next level's frontier rows as an Arrow table (``fp, model, key, state``)."""
+        import pyarrow as pa
+
+        return pa.table({"fp": pa.array(self.fp), "model": pa.array(self.model, pa.int32()),
+                         "key": pa.array(self.key), "state": pa.array(self.state, pa.binary())})
+
+    def visited_table(self) -> Any:
+        """Every visited state's parent link as an Arrow table (``fp, model, parent, key``)."""
+        import pyarrow as pa
+
+        return pa.table({name: pa.array(np.concatenate(self.visited[name])) for name in VISITED_NAMES})
+
+    def links(self, wanted: Sequence[int]) -> Any:
+        """The parent links of the fingerprints ``wanted`` (as ``long``), as the visited
+        DataFrame's lookup returns them."""
+        table = self.visited_table()
+        mask = np.isin(table.column("fp").to_numpy(), np.asarray(wanted, dtype=np.int64))
+        import pyarrow as pa
+
+        return table.filter(pa.array(mask))
