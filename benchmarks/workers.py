@@ -7,13 +7,15 @@ seconds, the CPU seconds of the run and its workers, states per wall second and 
 speed-up over one worker, then each run's per-level time split (the ``levels`` of the
 JSON result: expand, exchange, dedup, check, other).
 
-    python benchmarks/workers.py [MODEL.toml] [--workers 1,2] [--max-states N]
+    python benchmarks/workers.py [MODEL.toml] [--workers 1,2] [--max-states N] [--spill-dir DIR]
 
 The default model is ``benchmarks/models/bus1-3x2.toml`` (7,101,387 states reduced).
 With ``--max-states`` every run stops at the same state; the sharded search expands
 the whole level it stops in before it cuts it (one process stops at the state), so a
-cut run slightly understates the workers' speed-up. The load average before and after
-is printed: on a shared machine wall times stretch with it.
+cut run slightly understates the workers' speed-up. With ``--spill-dir`` every run
+keeps every level in files there (one process its frontier, each worker its share).
+The load average before and after is printed: on a shared machine wall times stretch
+with it.
 """
 
 from __future__ import annotations
@@ -45,15 +47,18 @@ def parse_workers(text: str) -> list[int]:
     return counts
 
 
-def run(model: Path, workers: int, max_states: int | None) -> dict:
-    """One check in a fresh process: its JSON result, with the wall and CPU seconds of the
-    whole process tree added (``wall_s``, ``cpu_s``)."""
+def run(model: Path, workers: int, max_states: int | None, spill_dir: Path | None = None) -> dict:
+    """One check in a fresh process (every level in files under ``spill_dir``, when
+    given): its JSON result, with the wall and CPU seconds of the whole process tree
+    added (``wall_s``, ``cpu_s``)."""
     with tempfile.TemporaryDirectory(prefix="ordercheck-bench-") as tmp:
         out = Path(tmp) / "result.json"
         cmd = [sys.executable, "-m", "checker.cli", "check", str(model), "--quiet", "--workers", str(workers),
                "--json", str(out)]
         if max_states is not None:
             cmd += ["--max-states", str(max_states)]
+        if spill_dir is not None:
+            cmd += ["--spill-dir", str(spill_dir)]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         began = time.monotonic()
         proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -93,14 +98,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("model", nargs="?", type=Path, default=DEFAULT_MODEL)
     ap.add_argument("--workers", type=parse_workers, default=[1, 2], help="worker counts, e.g. 1,2 (default 1,2)")
     ap.add_argument("--max-states", type=int, default=None, help="stop every run at this many distinct states")
+    ap.add_argument("--spill-dir", type=Path, default=None, help="keep every level in files in this directory")
     args = ap.parse_args(argv)
     if args.max_states is not None and args.max_states < 1:
         ap.error("--max-states must be at least 1")
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     shown = args.model.resolve().relative_to(ROOT) if args.model.resolve().is_relative_to(ROOT) else args.model
-    print(f"model: {shown}" + (f", cut at {args.max_states:,} states" if args.max_states else ""))
+    print(f"model: {shown}" + (f", cut at {args.max_states:,} states" if args.max_states else "")
+          + (", every level spilled" if args.spill_dir else ""))
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    runs = {w: run(args.model, w, args.max_states) for w in args.workers}
+    runs = {w: run(args.model, w, args.max_states, args.spill_dir) for w in args.workers}
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     first = runs[args.workers[0]]
     same = all(answers(r) == answers(first) for r in runs.values())

@@ -65,13 +65,19 @@ def _verdicts(path: Path) -> dict[str, str]:
     return {n: p["status"] for n, p in json.loads(path.read_text())["properties"].items()}
 
 
-def test_memory_limit_stops_as_a_bound_and_resumes(reference, tmp_path: Path) -> None:
-    """Two workers: the budget counts their memory; the level being searched is saved."""
+@pytest.mark.parametrize("spill", [False, True], ids=["in-memory", "spilled"])
+def test_memory_limit_stops_as_a_bound_and_resumes(reference, tmp_path: Path, spill: bool) -> None:
+    """Two workers: the budget counts their memory; the level being searched is saved.
+    With --spill-dir no file of the workers' shares stays there, after the stop or the
+    resumed run."""
     rss, _size = _baseline()
     limit = f"{(rss >> 20) + 14}M"  # the search needs some 35 MiB more than that
-    ckpt = tmp_path / "ckpt"
-    args = (*BUS1_3, "--quiet", "--workers", "2", "--checkpoint", ckpt, "--checkpoint-every", "1000")
+    ckpt, spill_dir = tmp_path / "ckpt", tmp_path / "spill"
+    args = (*BUS1_3, "--quiet", "--workers", "2", "--checkpoint", ckpt, "--checkpoint-every", "1000",
+            *(("--spill-dir", spill_dir) if spill else ()))
     out = run(*args, "--memory-limit", limit, "--json", tmp_path / "cut.json")
+    if spill:
+        assert list(spill_dir.iterdir()) == []
     advice = _stopped_by_memory(out)
     model_dir = checkpoint_of(ckpt)
     assert f"resume from the checkpoint in {model_dir} (level " in advice
@@ -83,6 +89,8 @@ def test_memory_limit_stops_as_a_bound_and_resumes(reference, tmp_path: Path) ->
     resumed = run(*args, "--resume", "--memory-limit", "4G", "--json", tmp_path / "all.json")
     assert resumed.returncode == 0, resumed.stderr
     assert counts(tmp_path / "all.json") == reference
+    if spill:
+        assert list(spill_dir.iterdir()) == []
 
 
 def test_memory_limit_without_checkpoint_says_how_to_keep_progress(tmp_path: Path) -> None:
@@ -122,21 +130,29 @@ def _worker_pids(proc: subprocess.Popen) -> list[int]:
         return []
 
 
-@pytest.mark.parametrize("pool", [False, True], ids=["shards", "chunk-pool"])
-def test_a_lost_worker_under_an_address_space_limit_is_one_line(pool: bool, tmp_path: Path) -> None:
+@pytest.mark.parametrize("args", [
+    ("check", BIG, "--no-por"),
+    ("check", BIG, "--no-por", "--spill-dir", "SPILL"),
+    ("check", MODELS / "bus1-3.toml"),  # reduced: the cycle proviso keeps the chunk pool
+], ids=["shards", "shards-spilled", "chunk-pool"])
+def test_a_lost_worker_under_an_address_space_limit_is_one_line(args: tuple, tmp_path: Path) -> None:
     """A worker killed in the middle of a search (as the out-of-memory killer would) ends
     the run with one line and exit code 4, under an address-space limit too. It used
     to end in a RuntimeError that was taken for a spec's: the search was repeated in
     this process to find the spec's exception, with no memory budget, filled the
-    address space, and CPython, unable to create a MemoryError, died by SIGSEGV. With
-    ``--spill-dir`` the workers are a pool of chunk expanders (checker.engine.levels),
-    which used to wait for the dead worker's chunk for ever."""
+    address space, and CPython, unable to create a MemoryError, died by SIGSEGV. Under
+    the cycle proviso the workers are a pool of chunk expanders (checker.engine.levels),
+    which used to wait for the dead worker's chunk for ever. The killed shard worker's
+    files in the spill directory are deleted by the main process."""
     _rss, size = _baseline()
-    extra = ("--spill-dir", str(tmp_path / "spill")) if pool else ()
-    proc = start("check", BIG, "--workers", "2", "--no-por", *extra, preexec=limits(address_space=size + (400 << 20)))
+    spill = tmp_path / "spill"
+    proc = start(*[spill if a == "SPILL" else a for a in args], "--workers", "2",
+                 preexec=limits(address_space=size + (400 << 20)))
     try:
         wait_for(lambda: len(_worker_pids(proc)) == 2, proc=proc)
         time.sleep(1.0)  # well into the search
+        if "SPILL" in args:  # both workers hold files of their shares (the victim's stay when it dies)
+            wait_for(lambda: {p.name.split("-")[3] for p in spill.glob("share-*")} == {"w0", "w1"}, proc=proc)
         victim = _worker_pids(proc)[1]
         os.kill(victim, signal.SIGKILL)
         _out, err = proc.communicate(timeout=120)
@@ -149,6 +165,8 @@ def test_a_lost_worker_under_an_address_space_limit_is_one_line(pool: bool, tmp_
     line = one_error_line(err)
     assert re.search(r"error: local: worker process [01] ended in the middle of the search \(killed by SIGKILL\)",
                      line), line
+    if "SPILL" in args:
+        assert spill.is_dir() and list(spill.iterdir()) == []
 
 
 def test_diagnosis_keeps_within_the_address_space() -> None:

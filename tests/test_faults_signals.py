@@ -120,15 +120,54 @@ def test_ctrl_c_to_the_process_group() -> None:
     assert "interrupted by SIGINT" in one_error_line(err) and "KeyboardInterrupt" not in err
 
 
-@pytest.mark.parametrize("extra", [["--workers", "2"], ["--workers", "2", "--spill-dir", "SPILL"]],
-                         ids=["shards", "pool"])
-def test_workers_exit_when_the_parent_is_killed(tmp_path: Path, extra: list[str]) -> None:
-    """SIGKILL of the parent alone: its workers read end-of-file from their pipes and exit."""
-    proc = start(*ARGS, *[str(tmp_path / "spill") if e == "SPILL" else e for e in extra])
+@pytest.mark.parametrize("args", [
+    (*ARGS, "--workers", "2"),
+    (*ARGS, "--workers", "2", "--spill-dir", "SPILL"),
+    ("check", MODEL, "--workers", "2"),  # reduced: the cycle proviso keeps the chunk pool
+], ids=["shards", "shards-spilled", "pool"])
+def test_workers_exit_when_the_parent_is_killed(tmp_path: Path, args: tuple) -> None:
+    """SIGKILL of the parent alone: its workers read end-of-file from their pipes and exit;
+    shard workers delete the files of their shares as they go."""
+    spill = tmp_path / "spill"
+    proc = start(*[spill if a == "SPILL" else a for a in args])
     _started(proc, 2)
+    if "SPILL" in args:
+        _spilling(proc, spill)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     assert_no_survivors(proc.pid, grace=15)
+    if "SPILL" in args:
+        assert list(spill.iterdir()) == []
+
+
+def _spilling(proc, spill: Path) -> None:
+    """Wait until the run's workers hold files of their shares in ``spill``."""
+    deadline = time.monotonic() + 60
+    while not list(spill.glob("share-*")):
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+
+
+def test_sigint_leaves_the_spill_dir_empty_and_resumes_with_other_workers(reference, tmp_path: Path) -> None:
+    """SIGINT to a run whose workers keep their shares in --spill-dir: the checkpoint of
+    the level is saved and no file stays in the spill directory; resumed with three
+    workers (spilling again) it ends with the counts of an uninterrupted run, and the
+    spill directory is empty again."""
+    ckpt, spill = tmp_path / "ckpt", tmp_path / "spill"
+    args = (*ARGS, "--checkpoint", ckpt, "--checkpoint-every", "1000", "--spill-dir", spill)
+    proc = start(*args, "--workers", "2")
+    err = Stderr(proc)
+    _spilling(proc, spill)
+    os.kill(proc.pid, signal.SIGINT)
+    proc.wait(timeout=60)
+    assert proc.returncode == 130, err.text()
+    assert_no_survivors(proc.pid)
+    assert "progress saved in" in one_error_line("".join(x for x in err.text().splitlines(True) if "states/s" not in x))
+    assert list(spill.iterdir()) == []
+    resumed = run(*args, "--workers", "3", "--quiet", "--resume", "--json", tmp_path / "out.json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert counts(tmp_path / "out.json") == reference
+    assert list(spill.iterdir()) == []
 
 
 @pytest.mark.spark

@@ -9,13 +9,18 @@ and a checkpoint written with one worker count resumes with another.
 from __future__ import annotations
 
 import json
+import os
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from checker.api.spec import Spec
+from checker.engine import levels
 from checker.engine.bfs import Bounds, SpecError, search
+from checker.engine.frontier import RankedFrontier
 from checker.engine.reduce import Reductions, plan
 from checker.engine.run import Options, check_model
 from checker.engine.sharded import ShardedStore, balance
@@ -141,25 +146,144 @@ def test_timings_are_filled_per_level() -> None:
             assert sum(p[1] for p in phases) == 0
 
 
-def test_proviso_and_spill_dir_keep_the_chunk_pool(tmp_path: Path) -> None:
-    """The cycle proviso needs the states in the main process, and an explicit spill
-    directory asks for the frontier on disk: both keep the pool of chunk workers."""
+def test_only_the_cycle_proviso_keeps_the_chunk_pool(tmp_path: Path) -> None:
+    """The cycle proviso needs the states in the main process: it keeps the pool of chunk
+    workers, with a spill directory or not; a spill directory alone has the shards."""
     model = load_model(ROOT / "models" / "bus1-2.toml")
     reductions, _notes = plan(model.spec, model.properties, model.symmetry, model.por)
     assert reductions.proviso  # its state invariants need the proviso
     one = search(model.spec, model.properties, reductions=reductions, workers=1)
-    two = search(model.spec, model.properties, reductions=reductions, workers=2)
-    assert not isinstance(two.store, ShardedStore)
-    assert (one.distinct_states, one.transitions, one.depth) == (two.distinct_states, two.transitions, two.depth)
-    assert {n: (d.index, d.explanation) for n, d in one.decisions.items()} == {
-        n: (d.index, d.explanation) for n, d in two.decisions.items()}
+    for spill_dir in (None, tmp_path / "bus1"):
+        two = search(model.spec, model.properties, reductions=reductions, workers=2, spill_dir=spill_dir)
+        assert not isinstance(two.store, ShardedStore)
+        assert (one.distinct_states, one.transitions, one.depth) == (two.distinct_states, two.transitions, two.depth)
+        assert {n: (d.index, d.explanation) for n, d in one.decisions.items()} == {
+            n: (d.index, d.explanation) for n, d in two.decisions.items()}
     assert one.decisions  # the witness fifo_race, whose trace check_model searches again
     fifo = model_from_dict({"spec": "fifo", "constants": {"peers": 3, "sends": 1, "destinations": "unicast"}})
     spilled = search(fifo.spec, fifo.properties, reductions=Reductions(), workers=2, spill_dir=tmp_path / "fifo")
-    assert not isinstance(spilled.store, ShardedStore)
-    unspilled = search(fifo.spec, fifo.properties, reductions=Reductions(), workers=2)
-    assert isinstance(unspilled.store, ShardedStore)
-    assert spilled.distinct_states == unspilled.distinct_states
+    assert isinstance(spilled.store, ShardedStore)
+    assert spilled.distinct_states == search(fifo.spec, fifo.properties, reductions=Reductions()).distinct_states
+
+
+# -- shares of a level spilled to files (``spill_dir``) -------------------------------------
+
+
+def spill_log(monkeypatch: pytest.MonkeyPatch, log: Path) -> Callable[[], list[tuple[int, str, int]]]:
+    """Record every chunk a worker adds to its share of a level (the forked workers
+    inherit the patch): ``(process id, the share's file or "", states)``. Returns a
+    reader of the records. Asserts that a worker never has more than two files (the
+    level it searches and the next): a level's file goes when the level is done."""
+    original = RankedFrontier.append
+
+    def append(self, chunk) -> None:
+        original(self, chunk)
+        held = len(list(self.spill_dir.glob(f"{self.prefix}*"))) if self.spill_dir is not None else 0
+        with open(log, "a") as fh:
+            fh.write(f"{os.getpid()} {self.path or ''} {self.size(chunk)} {held}\n")
+
+    monkeypatch.setattr(RankedFrontier, "append", append)
+
+    def read() -> list[tuple[int, str, int]]:
+        if not log.exists():
+            return []
+        rows = [line.split(" ") for line in log.read_text().splitlines()]
+        assert all(int(held) <= 2 for *_row, held in rows), max(int(r[3]) for r in rows)
+        return [(int(pid), path, int(n)) for pid, path, n, _held in rows]
+
+    return read
+
+
+SPILL_CASES = [
+    ("bus1-impl-mutant-no-staging.toml", {}),  # a violation with a trace
+    ("bus1-mutant-tiebreak-by-arrival.toml", {"por": False}),
+    ("fifo-3.toml", {}),  # reduced
+    ("fifo-4.toml", {"max_states": 700}),  # stops in the middle of a level
+    ("fifo-4.toml", {"por": False, "stop_when_decided": False}),
+]
+
+
+@pytest.mark.parametrize(("name", "opts"), SPILL_CASES)
+def test_spilled_shares_give_the_results_of_one_process(monkeypatch, tmp_path: Path, name: str, opts: dict) -> None:
+    """With a spill directory every worker keeps its whole share of each level in files
+    of its own there (every state of the search passes through one), and the results
+    are those of one process; no file is left behind."""
+    model = load_model(ROOT / "models" / name)
+    one = check_model(model, Options(progress=False, workers=1, **opts))
+    spill = tmp_path / "spill"
+    for workers in (2, 3):
+        read = spill_log(monkeypatch, tmp_path / f"log-{workers}")
+        many = check_model(model, Options(progress=False, workers=workers, spill_dir=str(spill), **opts))
+        assert summary(many) == summary(one), workers
+        rows = read()
+        assert rows and all(Path(path).parent == spill for _pid, path, _n in rows)  # never kept in memory
+        # A file's name says the search and the worker it is of: one process each.
+        names = [re.fullmatch(r"share-(\d+-[0-9a-f]+)-(w\d+)-\w+\.bin", Path(path).name) for _p, path, _n in rows]
+        named = {(pid, m[1], m[2]) for (pid, _path, _n), m in zip(rows, names)}
+        assert len(named) == len({pid for pid, _s, _w in named}) == len({(s, w) for _pid, s, w in named})
+        # Each state the search stored entered one worker's share once (a shipped one
+        # where it went); a search again for shortest traces (reduced runs) follows.
+        first = names[0][1]
+        assert sum(n for (_pid, _path, n), m in zip(rows, names) if m[1] == first) == many.stats.distinct_states
+        assert list(spill.iterdir()) == []
+    if name == "bus1-impl-mutant-no-staging.toml":
+        assert any(p.status == "violated" and p.trace for p in one.properties.values())
+
+
+def test_shares_spill_past_the_threshold_into_an_own_directory(monkeypatch, tmp_path: Path) -> None:
+    """Without a spill directory the workers spill as one process does: a share past
+    its part of SPILL_AFTER goes to a file in a temporary directory of the search's
+    own, which is gone at the end."""
+    model = model_from_dict({"spec": "fifo", "constants": {"peers": 3, "sends": 1, "destinations": "subsets"}})
+    opts = dict(progress=False, symmetry=False, por=False, stop_when_decided=False)
+    one = check_model(model, Options(**opts))
+    monkeypatch.setattr(levels, "SPILL_AFTER", 50)
+    read = spill_log(monkeypatch, tmp_path / "log")
+    two = check_model(model, Options(**opts, workers=2))
+    assert summary(two) == summary(one)
+    rows = read()
+    spilled = {path for _pid, path, _n in rows if path}
+    assert spilled and any(not path for _pid, path, _n in rows)  # some shares past 25 states, others not
+    dirs = {Path(path).parent for path in spilled}
+    assert len(dirs) == 1 and not next(iter(dirs)).exists()  # the own directory is removed
+
+
+@pytest.mark.parametrize(("first", "then"), [(2, 3), (3, 1), (1, 2)])
+def test_a_spilled_checkpoint_resumes_with_another_worker_count(monkeypatch, tmp_path: Path, first: int,
+                                                                then: int) -> None:
+    """A run with a spill directory cut at a depth bound resumes, with another worker
+    count and the spill directory, to the results of an uncut run; the workers of the
+    resumed run spill their shares, and the spill directory is left empty each time."""
+    model = load_model(ROOT / "models" / "bus1-mutant-tiebreak-by-arrival.toml")
+    whole = check_model(model, Options(progress=False, workers=1, por=False))
+    ckpt, spill = str(tmp_path / "ckpt"), tmp_path / "spill"
+    opts = dict(progress=False, por=False, checkpoint=ckpt, spill_dir=str(spill))
+    part = check_model(model, Options(**opts, workers=first, max_depth=whole.stats.depth - 3, checkpoint_every=0))
+    assert part.stats.bound == "max_depth"
+    assert list(spill.iterdir()) == []
+    read = spill_log(monkeypatch, tmp_path / "log")
+    resumed = check_model(model, Options(**opts, workers=then, resume=True))
+    assert summary(resumed) == summary(whole)
+    assert list(spill.iterdir()) == []
+    rows = read()
+    if then > 1:  # the checkpoint's level handed out, then every new state
+        assert rows and all(Path(path).parent == spill for _pid, path, _n in rows)
+        restored = part.stats.levels[-1].frontier
+        assert sum(n for _pid, _path, n in rows) == restored + whole.stats.distinct_states - part.stats.distinct_states
+    else:
+        assert rows == []  # one process: no shares
+
+
+def test_a_time_limit_leaves_the_spill_directory_empty(monkeypatch, tmp_path: Path) -> None:
+    """Stopped by its time limit (inside a level, which the workers give up, or at its
+    end), a spilled search leaves no file in the spill directory."""
+    model = load_model(ROOT / "benchmarks" / "models" / "bus1-3x2.toml")  # millions of states
+    spill = tmp_path / "spill"
+    read = spill_log(monkeypatch, tmp_path / "log")
+    result = check_model(model, Options(progress=False, workers=2, time_limit=1.0, spill_dir=str(spill)))
+    assert result.stats.bound == "time_limit" and result.stats.distinct_states > 0
+    assert read() and all(Path(path).parent == spill for _pid, path, _n in read())
+    assert spill.is_dir() and list(spill.iterdir()) == []
 
 
 class Fragile(Grid):

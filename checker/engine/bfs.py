@@ -134,15 +134,17 @@ def search(
     continues from the last one there. ``identity`` (e.g. the model's constants) is
     stored with a checkpoint, and a resume with a different one is refused.
     ``spill_dir`` keeps every level's frontier in files there (by default only levels
-    of more than a million states are spilled, to a temporary directory). ``budget``
+    of more than a million states are spilled, to a temporary directory); with shard
+    workers, each worker's share of a level, in files of its own. ``budget``
     (a :class:`checker.engine.budget.MemoryBudget`) stops the search as at a bound
     (``"memory"``) before it would hold more memory than allowed. The loop itself is
-    in :mod:`checker.engine.levels`.
+    in :mod:`checker.engine.levels`; with ``workers`` > 1 and no cycle proviso, in
+    :mod:`checker.engine.sharded`.
     """
     reductions = reductions or Reductions()
-    # Workers own shards of the visited set unless the cycle proviso (which looks states
-    # up while a chunk is expanded) or a spill directory keeps the pool of levels.py.
-    loop = search_sharded if workers > 1 and not reductions.proviso and spill_dir is None else search_levels
+    # Workers own shards of the visited set (and spill their shares of a level) unless the
+    # cycle proviso, which looks states up while a chunk is expanded, keeps the pool of levels.py.
+    loop = search_sharded if workers > 1 and not reductions.proviso else search_levels
     with collector_paused():
         return loop(
             spec,

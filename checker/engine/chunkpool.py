@@ -1,5 +1,6 @@
 """Worker processes that expand a level's chunks, for the merging search of
-:mod:`checker.engine.levels` (with ``--spill-dir`` or the cycle proviso).
+:mod:`checker.engine.levels` (under the cycle proviso, which looks successors up in the
+main process's store; other runs with workers have :mod:`checker.engine.shards`).
 
 Each worker has a pipe of its own; chunk ``i`` of a level goes to worker ``i mod N``
 and its expansion is read back from that worker in turn, so the results arrive in the

@@ -13,6 +13,7 @@ and deleted when the level is done.
 
 from __future__ import annotations
 
+import marshal
 import os
 import pickle
 import shutil
@@ -21,6 +22,8 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
+
+import numpy as np
 
 _LENGTH = struct.Struct("<Q")
 
@@ -85,14 +88,18 @@ class Frontier:
 
     ``raw``: how many states stay Python objects before chunks are encoded.
     ``spill_after``: past this many states every chunk lives in a file under
-    ``spill_dir`` (``None``: never spill; ``0``: spill from the first chunk).
+    ``spill_dir`` (``None``: never spill; ``0``: spill from the first chunk), named
+    ``prefix`` and a unique ending. A subclass changes what a chunk is through
+    :meth:`size` and :meth:`encode_chunk` (:class:`RankedFrontier`).
     """
 
-    def __init__(self, spill_dir: str | Path | None = None, *, raw: int = 0, spill_after: int | None = None) -> None:
+    def __init__(self, spill_dir: str | Path | None = None, *, raw: int = 0, spill_after: int | None = None,
+                 prefix: str = "frontier-") -> None:
         self.spill_dir = Path(spill_dir) if spill_dir is not None else None
         self.raw = raw
         self.spill_after = spill_after if self.spill_dir is not None else None
-        self.chunks: list[bytes | list] = []
+        self.prefix = prefix
+        self.chunks: list[Any] = []
         self.states = 0
         self.sizes: list[int] = []  # states per chunk
         self.path: Path | None = None
@@ -109,29 +116,42 @@ class Frontier:
     def spilled(self) -> bool:
         return self.path is not None
 
-    def append(self, states: list) -> None:
+    @staticmethod
+    def size(chunk: Any) -> int:
+        """The number of states in ``chunk`` (a list of states here)."""
+        return len(chunk)
+
+    @staticmethod
+    def encode_chunk(chunk: Any) -> bytes:
+        """``chunk`` as the bytes of one record (:func:`encode` here)."""
+        return encode(chunk)
+
+    def append(self, states: Any) -> None:
         """Add a chunk (a list of states, in order)."""
-        if not states:
+        n = self.size(states)
+        if not n:
             return
-        if self.path is None and self.spill_after is not None and self.states + len(states) > self.spill_after:
+        if self.path is None and self.spill_after is not None and self.states + n > self.spill_after:
             self._spill()
-        if self._fh is not None:
-            write_record(self._fh, encode(states))
+        if self.path is not None:
+            if self._fh is None:  # sealed, and read since: append to the file
+                self._fh = open(self.path, "ab", buffering=1 << 20)
+            write_record(self._fh, self.encode_chunk(states))
         elif self.states < self.raw:
             self.chunks.append(states)
         else:
-            self.chunks.append(encode(states))
-        self.states += len(states)
-        self.sizes.append(len(states))
+            self.chunks.append(self.encode_chunk(states))
+        self.states += n
+        self.sizes.append(n)
 
     def _spill(self) -> None:
         assert self.spill_dir is not None
         self.spill_dir.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix="frontier-", suffix=".bin", dir=self.spill_dir)
+        fd, name = tempfile.mkstemp(prefix=self.prefix, suffix=".bin", dir=self.spill_dir)
         self.path = Path(name)
         self._fh = os.fdopen(fd, "wb", buffering=1 << 20)
         for chunk in self.chunks:
-            write_record(self._fh, chunk if isinstance(chunk, bytes) else encode(chunk))
+            write_record(self._fh, chunk if isinstance(chunk, bytes) else self.encode_chunk(chunk))
         self.chunks = []
 
     def seal(self) -> Frontier:
@@ -141,8 +161,9 @@ class Frontier:
             self._fh = None
         return self
 
-    def __iter__(self) -> Iterator[bytes | list]:
-        """The chunks in order (lists, or encoded bytes for :func:`decode`)."""
+    def __iter__(self) -> Iterator[Any]:
+        """The chunks in order (as appended, or encoded bytes: :func:`decode` reads a
+        list of states from either)."""
         if self.path is None:
             yield from self.chunks
             return
@@ -166,7 +187,7 @@ class Frontier:
     def dump(self, fh: BinaryIO) -> None:
         """Write every chunk, encoded, as records (for checkpoints)."""
         for chunk in self:
-            write_record(fh, chunk if isinstance(chunk, bytes) else encode(chunk))
+            write_record(fh, chunk if isinstance(chunk, bytes) else self.encode_chunk(chunk))
 
     @classmethod
     def load(cls, fh: BinaryIO, spill_dir: str | Path | None = None, *, spill_after: int | None = None) -> Frontier:
@@ -176,3 +197,41 @@ class Frontier:
             states = pickle.loads(data)
             out.append(states)
         return out.seal()
+
+
+class RankedFrontier(Frontier):
+    """A shard worker's share of a level (:mod:`checker.engine.shards`): chunks of
+    states with their ranks in the level, ``(ranks, states)`` (an ``int64`` array and a
+    list). An encoded chunk is the ``marshal`` (version 4) of the ranks' bytes and the
+    states; :meth:`decode_chunk` reads either form back."""
+
+    @staticmethod
+    def size(chunk: tuple[np.ndarray, list]) -> int:
+        """The number of states in ``chunk``."""
+        return len(chunk[1])
+
+    @staticmethod
+    def encode_chunk(chunk: tuple[np.ndarray, list]) -> bytes:
+        """``chunk`` as one record's bytes."""
+        ranks, states = chunk
+        return marshal.dumps((np.ascontiguousarray(ranks, dtype=np.int64).tobytes(), states), 4)
+
+    @staticmethod
+    def decode_chunk(chunk: tuple[np.ndarray, list] | bytes) -> tuple[np.ndarray, list]:
+        """The ranks and the states of a chunk, encoded or not."""
+        if not isinstance(chunk, bytes):
+            return chunk
+        ranks, states = marshal.loads(chunk)
+        return np.frombuffer(ranks, dtype=np.int64), states
+
+
+def remove_spilled(spill_dir: str | Path | None, prefix: str) -> None:
+    """Delete the files in ``spill_dir`` whose names begin with ``prefix`` (those of
+    frontiers that were not discarded: a worker that was killed, or exits at once)."""
+    if spill_dir is None:
+        return
+    for path in Path(spill_dir).glob(f"{prefix}*"):
+        try:
+            path.unlink()
+        except OSError:
+            pass

@@ -13,8 +13,8 @@ fingerprints into the :class:`~checker.engine.table.CompactStore` in batch order
 numbers the new states, checks properties on them and appends them to the next frontier. The merge order does not
 depend on the worker count, so counts, numbering and counterexamples are identical
 for any number of workers. (Workers that own shards of the visited set, with no merging
-process, are :mod:`checker.engine.sharded`'s; the pool serves the cycle proviso and
-``--spill-dir``.) Each level's time split is recorded
+process, are :mod:`checker.engine.sharded`'s, spilled levels included; the pool serves
+only the cycle proviso.) Each level's time split is recorded
 (:class:`~checker.api.result.LevelTiming`).
 
 With a checkpoint directory, the store, the frontier and the statistics are written at
@@ -227,9 +227,9 @@ class _LevelSearch:
         self.spill_dir = spill_dir
         self.spill_after = spill_after
 
-        # With workers and neither the cycle proviso nor an explicit spill directory, the
-        # search is checker.engine.sharded's; here workers are a pool that expands chunks of
-        # a frontier held in this process.
+        # With workers and no cycle proviso the search is checker.engine.sharded's (which
+        # hands the spill settings to its workers); here workers are a pool that expands
+        # chunks of a frontier held in this process.
         self.pool: ChunkPool | None = None
         self.worker_peak = 0  # the workers' own peak memory (checker.engine.sharded)
         self.searched = False  # the search loop ended without an exception

@@ -29,9 +29,14 @@ engine, so a run resumes with any number of workers. The parent links of states
 restored from a checkpoint are spread over the workers by number; a trace is rebuilt
 by asking every worker for the links of a set of numbers, one step at a time.
 
+The workers keep the level's states, so they spill them: with a spill directory each
+worker's share of every level goes to files of its own there; without one, a share of
+more than its part of :data:`~checker.engine.levels.SPILL_AFTER` (the threshold over the
+number of workers) goes to the search's own temporary directory, which is removed at the
+end. The main process holds no level (but gathers one for a checkpoint, in memory).
+
 The cycle proviso of partial-order reduction looks up successors in the visited set
-while a chunk is expanded, and ``--spill-dir`` asks for the frontier on disk: those
-runs keep the pool of :mod:`checker.engine.levels`.
+while a chunk is expanded: those runs keep the pool of :mod:`checker.engine.levels`.
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ from checker.engine.frontier import decode, encode, write_record
 from checker.engine.levels import CHUNK, PHASES, TimeUp, _LevelSearch
 from checker.engine.memory import peak_rss
 from checker.engine.resumable import warn
-from checker.engine.shards import KEY_BITS, Shards, owner_of
+from checker.engine.shards import KEY_BITS, Shards, Spill, owner_of
 from checker.engine.table import FingerprintTable
 
 OFFSET_MASK = (1 << KEY_BITS) - 1
@@ -130,9 +135,11 @@ def search_sharded(
     spec_error: type[Exception],
     **options: Any,
 ) -> Any:
-    """The search behind :func:`checker.engine.bfs.search` with ``workers`` > 1, no cycle
-    proviso and no spill directory (see the module docstring); the options are those of
-    :func:`checker.engine.levels.search_levels`."""
+    """The search behind :func:`checker.engine.bfs.search` with ``workers`` > 1 and no
+    cycle proviso (see the module docstring); the options are those of
+    :func:`checker.engine.levels.search_levels`, ``spill_dir`` and ``spill_after``
+    applying to each worker's share of a level (``spill_after`` over the number of
+    workers)."""
     resume = options.pop("resume", False)
     options.setdefault("spill_after", None)
     search = _ShardedSearch(spec, props, bounds, outcome_cls, decision_cls, spec_error, **options)
@@ -146,8 +153,11 @@ class _ShardedSearch(_LevelSearch):
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
+        # A worker spills its share past its part of the level's threshold, so the level
+        # holds in memory about what one process's would.
+        after = None if self.spill_after is None else -(-self.spill_after // self.workers)
         try:
-            self.shards = Shards(self.workers, self.expander, self.props)
+            self.shards = Shards(self.workers, self.expander, self.props, Spill(str(self.spill_dir), after))
         except BaseException:
             if self.own_spill:
                 shutil.rmtree(self.spill_dir, ignore_errors=True)
@@ -232,11 +242,13 @@ class _ShardedSearch(_LevelSearch):
             self.shards.send(w, ("adopt", fps[owners == w], np.arange(lo, hi, dtype=np.int64),
                                  parents[lo:hi].astype(np.int64), actions[lo:hi].astype(np.uint16)))
         rank = 0
-        for chunk in frontier:
-            states = decode(chunk)
-            self._hand_out_level(states, rank)
-            rank += len(states)
-        frontier.discard()
+        try:
+            for chunk in frontier:
+                states = decode(chunk)
+                self._hand_out_level(states, rank)
+                rank += len(states)
+        finally:
+            frontier.discard()
         self.count = n
         self.frontier_len = n - self.level_start
 

@@ -27,6 +27,14 @@ ends (a bound, every property decided) and tells each worker how many of the lev
 new states are kept (*commit*): owners store theirs with numbers and parent links,
 generators hold theirs as their share of the next level, and a worker holding more
 than its share ships the excess (the one time states cross between workers).
+
+A share is a :class:`~checker.engine.frontier.RankedFrontier`: chunks of states with
+their ranks, as objects up to :data:`RAW_STATES`, then encoded, and past the threshold
+of :class:`Spill` in a file of the worker's own in the spill directory (read back chunk
+by chunk when the level is expanded). The level's share is kept until the level
+commits (an abort gives it back, a checkpoint gathers it) and its file is deleted then;
+a worker deletes its files when it ends, and the main process those of a worker that
+was killed. The successors of the level being searched stay in memory.
 Numbering, counts, verdicts and counterexamples are therefore those of one process,
 for any number of workers.
 
@@ -42,11 +50,13 @@ import multiprocessing
 import os
 import pickle
 import queue
+import secrets
 import signal
 import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import Any
 
@@ -56,6 +66,7 @@ from checker.api.errors import EngineError
 from checker.api.spec import Property
 from checker.engine.evaluate import Evaluator
 from checker.engine.fingerprint import check_vocabulary
+from checker.engine.frontier import RankedFrontier, remove_spilled
 from checker.engine.interrupts import worker_signals
 from checker.engine.memory import current_rss, peak_rss, reset_peak
 from checker.engine.reduce import Expander
@@ -75,7 +86,8 @@ SEND_BATCH = 16_384
 
 RAW_STATES = 500_000
 """States of its share of a level a worker keeps as objects; past this it keeps them
-``marshal``-encoded (version 4) until their level comes."""
+``marshal``-encoded (version 4) until their level comes
+(:class:`~checker.engine.frontier.RankedFrontier`)."""
 
 PHASES = ("expand", "exchange", "dedup", "check")
 
@@ -85,6 +97,22 @@ def owner_of(fps: np.ndarray, workers: int) -> np.ndarray:
     scaled to ``workers``. The tables probe with the low bits, which stay uniform in a
     shard."""
     return ((fps >> np.uint64(32)) * np.uint64(workers) >> np.uint64(32)).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Spill:
+    """Where the workers keep their shares of a level: past ``after`` states (``None``:
+    never; ``0``: from the first state) a worker's share goes to a file of its own in
+    ``dir``, named by :meth:`prefix`; ``token`` tells one search's files from
+    another's."""
+
+    dir: str | None = None
+    after: int | None = None
+    token: str = field(default_factory=lambda: f"{os.getpid()}-{secrets.token_hex(4)}")
+
+    def prefix(self, worker: int | None = None) -> str:
+        """The start of the names of worker ``worker``'s files (of every worker's: ``None``)."""
+        return f"share-{self.token}-" + ("" if worker is None else f"w{worker}-")
 
 
 class WorkerLost(EngineError):
@@ -111,11 +139,12 @@ class _Aborted(Exception):
     """The main process gave up the level being searched."""
 
 
-def _receive(conns: list[Any], ctrl: Any, inbox: queue.SimpleQueue) -> None:
+def _receive(conns: list[Any], ctrl: Any, inbox: queue.SimpleQueue, leave: Any) -> None:
     """A worker's thread: drain every pipe into ``inbox``, so that a writer never waits
     on a reader busy with its own work. End of file on ``ctrl`` means the main process
-    is gone, however it ended: the worker exits at once (its work has no one to go to,
-    and a peer may be waiting to write to it). A peer's end of file closes its pipe."""
+    is gone, however it ended: the worker deletes its spilled files (``leave()``) and
+    exits at once (its work has no one to go to, and a peer may be waiting to write to
+    it). A peer's end of file closes its pipe."""
     live = list(conns)
     while live:
         for conn in wait(live):
@@ -124,6 +153,7 @@ def _receive(conns: list[Any], ctrl: Any, inbox: queue.SimpleQueue) -> None:
             except (EOFError, OSError):
                 live.remove(conn)
                 if conn is ctrl:
+                    leave()
                     os._exit(0)
                 continue
             except Exception as exc:  # a message that cannot be read ends the search
@@ -132,9 +162,10 @@ def _receive(conns: list[Any], ctrl: Any, inbox: queue.SimpleQueue) -> None:
             inbox.put(msg)
 
 
-def _worker(me: int, pipes: dict[str, Any], expander: Expander, props: Sequence[Property]) -> None:
+def _worker(me: int, pipes: dict[str, Any], expander: Expander, props: Sequence[Property], spill: Spill) -> None:
     """A worker's life: close the pipe ends that are not its own, then serve the main
-    process until ``stop`` or end of file (see the module docstring)."""
+    process until ``stop`` or end of file (see the module docstring); its spilled
+    files go when it ends."""
     worker_signals()
     ctrl = pipes["ctrl"][me][1]
     ins = {v: r for (v, w), (r, _wr) in pipes["peer"].items() if w == me}
@@ -145,9 +176,14 @@ def _worker(me: int, pipes: dict[str, Any], expander: Expander, props: Sequence[
             if id(end) not in mine:
                 end.close()
     inbox: queue.SimpleQueue = queue.SimpleQueue()
-    threading.Thread(target=_receive, args=([ctrl, *ins.values()], ctrl, inbox), daemon=True).start()
+    prefix = spill.prefix(me)
+
+    def leave() -> None:
+        remove_spilled(spill.dir, prefix)
+
+    threading.Thread(target=_receive, args=([ctrl, *ins.values()], ctrl, inbox, leave), daemon=True).start()
     try:
-        _Shard(me, len(pipes["ctrl"]), ctrl, outs, inbox, expander, props).run()
+        _Shard(me, len(pipes["ctrl"]), ctrl, outs, inbox, expander, props, spill).run()
     except (_Stop, EOFError, BrokenPipeError, KeyboardInterrupt):
         pass
     except BaseException as exc:  # reported to the main process, which raises it
@@ -159,6 +195,8 @@ def _worker(me: int, pipes: dict[str, Any], expander: Expander, props: Sequence[
             ctrl.send(("error", exc))
         except OSError:
             pass
+    finally:
+        leave()
 
 
 class _Shard:
@@ -166,8 +204,9 @@ class _Shard:
     candidates (see the module docstring)."""
 
     def __init__(self, me: int, workers: int, ctrl: Any, outs: dict[int, Any], inbox: queue.SimpleQueue,
-                 expander: Expander, props: Sequence[Property]) -> None:
+                 expander: Expander, props: Sequence[Property], spill: Spill | None = None) -> None:
         self.me = me
+        self.spill = spill or Spill()
         self.workers = workers
         self.ctrl = ctrl
         self.outs = outs
@@ -179,10 +218,9 @@ class _Shard:
         self.nums = GrowArray(np.int64, 1 << 12)  # state numbers, ascending
         self.parents = GrowArray(np.int64, 1 << 12)
         self.actions = GrowArray(np.uint16, 1 << 12)
-        self.frontier: list[tuple[np.ndarray, list | bytes]] = []  # (ranks, states), ascending ranks
-        self.raw = 0
+        self.frontier = self.share()  # chunks (ranks, states), ascending ranks within a chunk
         self.seq = 0  # the level being searched
-        self.started: list | None = None  # the level's share while it is searched
+        self.started: RankedFrontier | None = None  # the level's share while it is searched
         self.candidates: list[tuple] = []
         self.units: list[tuple] = []
         self.outbox: dict[int, list[tuple]] = {}
@@ -242,8 +280,14 @@ class _Shard:
         self.new = None
         self.won = None
         if self.started is not None:
+            self.frontier.discard()  # nothing was committed to it
             self.frontier, self.started = self.started, None
-            self.raw = sum(len(s) for _r, s in self.frontier if not isinstance(s, bytes))
+
+    def share(self) -> RankedFrontier:
+        """An empty share of a level: in memory, or in this worker's own files under the
+        spill directory past its threshold."""
+        spill = self.spill
+        return RankedFrontier(spill.dir, raw=RAW_STATES, spill_after=spill.after, prefix=spill.prefix(self.me))
 
     def nbytes(self) -> int:
         return self.table.nbytes + self.nums.nbytes + self.parents.nbytes + self.actions.nbytes
@@ -259,22 +303,18 @@ class _Shard:
         self.parents.extend(parents[order])
         self.actions.extend(actions[order])
 
-    def keep(self, ranks: np.ndarray, states: list | bytes) -> None:
+    def keep(self, ranks: np.ndarray, states: list) -> None:
         """Add states of the level to come (ascending ranks within a piece)."""
-        if not isinstance(states, bytes):
-            if self.raw + len(states) > RAW_STATES:
-                states = marshal.dumps(states, 4)
-            else:
-                self.raw += len(states)
         self.frontier.append((ranks, states))
 
     def dump(self) -> None:
         """Send the shard as a checkpoint needs it: fingerprints, parent links, and the
         level's states with their ranks."""
-        ranks = np.concatenate([r for r, _s in self.frontier]) if self.frontier else np.zeros(0, dtype=np.int64)
+        pieces = [RankedFrontier.decode_chunk(c) for c in self.frontier]
+        ranks = np.concatenate([r for r, _s in pieces]) if pieces else np.zeros(0, dtype=np.int64)
         states: list = []
-        for _r, s in self.frontier:
-            states.extend(marshal.loads(s) if isinstance(s, bytes) else s)
+        for _r, s in pieces:
+            states.extend(s)
         self.ctrl.send(("dumped", self.table.values(), self.nums.view().copy(), self.parents.view().copy(),
                         self.actions.view().copy(), ranks, marshal.dumps(states, 4)))
 
@@ -315,12 +355,11 @@ class _Shard:
         fired: dict[int, Counter] = {}
         problem = None
         clock = time.perf_counter
-        frontier, self.frontier, self.raw = self.frontier, [], 0
+        frontier, self.frontier = self.frontier.seal(), self.share()
         self.started = frontier  # kept until the level commits (a checkpoint may need it)
-        for ranks, states in frontier:
+        for piece in frontier:  # read back chunk by chunk, from memory or the share's file
             began = clock()
-            if isinstance(states, bytes):
-                states = marshal.loads(states)
+            ranks, states = RankedFrontier.decode_chunk(piece)
             self.times["expand"] += clock() - began
             blocks = ranks // chunk
             cuts = np.flatnonzero(np.diff(blocks)) + 1  # each unit in one chunk of the level
@@ -555,7 +594,9 @@ class _Shard:
         fps, keys, pos = self.new if self.new is not None else (np.zeros(0, dtype=np.uint64),) + (
             np.zeros(0, dtype=np.int64),) * 2
         self.new = None
-        self.started = None
+        if self.started is not None:
+            self.started.discard()  # the level is done: its share (and file) goes
+            self.started = None
         take = np.flatnonzero(ranks < kept)
         if len(take):
             self.table.reserve(len(self.table) + len(take))
@@ -619,7 +660,8 @@ class Shards:
     """The main process's handle on its shard workers: start them, talk to them, stop
     them (see the module docstring)."""
 
-    def __init__(self, workers: int, expander: Expander, props: Sequence[Property]) -> None:
+    def __init__(self, workers: int, expander: Expander, props: Sequence[Property], spill: Spill | None = None) -> None:
+        self.spill = spill = spill or Spill()
         ctx = multiprocessing.get_context("fork")
         self.procs: list[Any] = []
         self.conns: list[Any] = []
@@ -632,7 +674,7 @@ class Shards:
                     if v != w:
                         pipes["peer"][(v, w)] = ctx.Pipe(duplex=False)  # (read end for w, write end for v)
             for me in range(workers):
-                proc = ctx.Process(target=_worker, args=(me, pipes, expander, props), daemon=True)
+                proc = ctx.Process(target=_worker, args=(me, pipes, expander, props, spill), daemon=True)
                 proc.start()
                 self.procs.append(proc)
         except OSError as exc:  # e.g. too many open files: stop the workers already started
@@ -737,6 +779,8 @@ class Shards:
                 left.discard(w)
 
     def close(self) -> None:
+        """Stop the workers (each deletes its spilled files as it ends), terminate one
+        that does not end within seconds, and delete the files of any that could not."""
         for w in range(len(self.procs)):
             try:
                 self.send(w, ("stop",))
@@ -747,5 +791,8 @@ class Shards:
             if proc.is_alive():
                 proc.terminate()
                 proc.join()
+        if getattr(self, "thread", None) is not None:
+            self.thread.join(timeout=5)  # it ends at the workers' end of file: then no wait() sees a closed pipe
         for conn in self.conns:
             conn.close()
+        remove_spilled(self.spill.dir, self.spill.prefix())  # those of a worker that was killed
