@@ -9,10 +9,11 @@ engine's threshold (:attr:`~checker.spark.bfs.SparkOptions.driver_states`; by de
 one task's share, a level Spark would give a single task anyway), the driver expands it
 itself, with the very function Spark's tasks run (:func:`checker.spark.batches.expand_batches`'s
 :class:`~checker.spark.batches._Expansion`, on one Arrow record batch), and deduplicates
-the candidates with numpy as the Spark level's join and aggregation do: a candidate
-whose fingerprint was visited is dropped (kept and marked ``seen`` while some model's
-back edges matter, as there), and of equal candidates the one with the smallest order
-key wins, with its parent. The driver's table of the level's ``model, key, seen`` is the
+the candidates as the Spark level's join and aggregation do: a candidate whose
+fingerprint was visited is dropped (kept and marked ``seen`` while some model's back
+edges matter, as there), and of equal candidates the one with the smallest order key
+wins, with its parent (the driver's one expansion writes each fingerprint once, with
+that key, as a Spark task does within its partition). The driver's table of the level's ``model, key, seen`` is the
 one the Spark level collects, so the driver's side of a level (counts, decisions,
 bounds, early stops) is the same code either way.
 
@@ -72,6 +73,7 @@ class DriverLevels:
         (``model, key, seen``: one row per distinct new fingerprint, with its smallest
         key, and, when ``keep_seen``, one per visited fingerprint met, marked ``seen``),
         the expansion's report (as a Spark task's) and the seconds deduplicating took.
+        Every fingerprint is a candidate once (see the module docstring).
         The winners become the next level's frontier and the new ones join the visited
         links."""
         import pyarrow as pa
@@ -97,21 +99,18 @@ class DriverLevels:
             known = self.known.get(m)
             if known:
                 seen[rows] = np.fromiter((int(f) in known for f in fp[rows]), dtype=bool, count=len(rows))
-        # Of equal candidates (same model and fingerprint) the one first in key order.
-        order = np.lexsort((key, fp, model))
-        fp, model, key, parent, seen = fp[order], model[order], key[order], parent[order], seen[order]
-        first = np.ones(len(fp), dtype=bool)
-        first[1:] = (fp[1:] != fp[:-1]) | (model[1:] != model[:-1])
-        winners = np.flatnonzero(first & ~seen)
-        shown = np.flatnonzero(first & (seen if keep_seen else np.zeros(len(fp), dtype=bool)))
-        table_rows = np.sort(np.concatenate([winners, shown]))
+        # The expansion wrote each fingerprint once, with its smallest key (it expands the
+        # level in key order and skips a successor met before, as a task does within its
+        # partition), so the candidates need no aggregation here: the new ones win.
+        winners = np.flatnonzero(~seen)
+        rows = np.arange(len(fp)) if keep_seen else winners
         table = pa.table({
-            "model": pa.array(model[table_rows]),
-            "key": pa.array(key[table_rows]),
-            "seen": pa.array(seen[table_rows]),
+            "model": pa.array(model[rows]),
+            "key": pa.array(key[rows]),
+            "seen": pa.array(seen[rows]),
         })
         self.fp, self.model, self.key = fp[winners], model[winners], key[winners]
-        self.state = [states[i] for i in order[winners].tolist()]
+        self.state = [states[i] for i in winners.tolist()]
         for name, column in zip(VISITED_NAMES, (self.fp, self.model, parent[winners], self.key)):
             self.visited[name].append(column)
         for m in np.unique(self.model).tolist():
