@@ -121,11 +121,13 @@ def expand_batches(
     and is skipped, and a state's key gives its rank. Python's cyclic collector is paused
     meanwhile, as in the local engine."""
     with collector_paused():
-        yield from _Expansion(cfgs, keys_bc.value).run(inject, batches, reports, level)
+        yield from Expansion(cfgs, keys_bc.value).run(inject, batches, reports, level)
 
 
-class _Expansion:
-    """One expand task's state across its batches (see :func:`expand_batches`)."""
+class Expansion:
+    """One expand task's state across its batches (see :func:`expand_batches`); the
+    driver runs one too, on the first levels it expands itself
+    (:mod:`checker.spark.first_levels`)."""
 
     def __init__(self, cfgs: dict[int, TaskConfig], level_keys: dict[int, np.ndarray]) -> None:
         self.cfgs = cfgs
@@ -141,6 +143,8 @@ class _Expansion:
         self.check_seconds = 0.0  # checking
 
     def run(self, inject: frozenset[str], batches: Iterator[Any], reports: Any, level: int) -> Iterator[Any]:
+        """The candidate batches of ``batches``, then this task's report added to
+        ``reports`` (anything with an ``add`` taking a list), tagged with ``level``."""
         import pyarrow as pa
 
         for batch in batches:

@@ -8,7 +8,7 @@ while a level's frontier (all models of the batch together) is smaller than the
 engine's threshold (:attr:`~checker.spark.bfs.SparkOptions.driver_states`; by default
 one task's share, a level Spark would give a single task anyway), the driver expands it
 itself, with the very function Spark's tasks run (:func:`checker.spark.batches.expand_batches`'s
-:class:`~checker.spark.batches._Expansion`, on one Arrow record batch), and deduplicates
+:class:`~checker.spark.batches.Expansion`, on one Arrow record batch), and deduplicates
 the candidates as the Spark level's join and aggregation do: a candidate whose
 fingerprint was visited is dropped (kept and marked ``seen`` while some model's back
 edges matter, as there), and of equal candidates the one with the smallest order key
@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from checker.spark.batches import CANDIDATE_NAMES, _Expansion
+from checker.spark.batches import CANDIDATE_NAMES, Expansion
 from checker.spark.tasks import TaskConfig
 
 VISITED_NAMES = ("fp", "model", "parent", "key")
@@ -83,7 +83,7 @@ class DriverLevels:
             names=["fp", "model", "key", "state"],
         )
         reports = _Reports()
-        out = list(_Expansion(cfgs, level_keys).run(frozenset(), iter([batch]), reports, level))
+        out = list(Expansion(cfgs, level_keys).run(frozenset(), iter([batch]), reports, level))
         started = time.perf_counter()
         if out:
             cand = pa.Table.from_batches(out)
