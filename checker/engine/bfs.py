@@ -142,9 +142,8 @@ def search(
     :mod:`checker.engine.sharded`.
     """
     reductions = reductions or Reductions()
-    # Workers own shards of the visited set (and spill their shares of a level) unless the
-    # cycle proviso, which looks states up while a chunk is expanded, keeps the pool of levels.py.
-    loop = search_sharded if workers > 1 and not reductions.proviso else search_levels
+    # Workers own shards of the visited set (and spill their shares of a level).
+    loop = search_sharded if workers > 1 else search_levels
     with collector_paused():
         return loop(
             spec,

@@ -485,6 +485,8 @@ class _LevelSearch:
                 owner, pos, succ, counts, fps = _proviso(
                     self.expander, store, states, owner, pos, succ, counts, reduced, fps
                 )
+                fired = Counter(fired)
+                fired.update(self.expander.take_fired())  # what the full expansions added
             owner_a = np.asarray(owner, dtype=np.int64)
             pos_a = np.asarray(pos, dtype=np.int64)
             if self.fired is not None:
@@ -642,8 +644,11 @@ class _LevelSearch:
 
 
 def _proviso(expander: Expander, store: CompactStore, states, owner, pos, succ, counts, reduced, fps):
-    """The cycle proviso: a reduced state with an ample successor discovered before
-    (earlier levels, or earlier in this chunk) is expanded fully instead."""
+    """The cycle proviso: a reduced state is expanded fully instead when two of its
+    ample successors are equal, or one was discovered before: at an earlier level, or
+    by an earlier state of this level (those of earlier chunks are in the store, except
+    at the depth bound, where nothing is stored: there only this chunk's count). The
+    successors a full expansion adds are counted as fired on the ``expander``."""
     seen_here: set[int] = set()
     o2: list[int] = []
     p2: list[int] = []
@@ -662,7 +667,8 @@ def _proviso(expander: Expander, store: CompactStore, states, owner, pos, succ, 
                 or any(v in seen_here for v in values)
                 or bool(store.table.contains(seg).any())
             ):
-                _o, seg_pos, seg_succ, _c, _r = expander.expand([states[k]], full=True)
+                seg_succ, _fresh = expander.complete(states[k], seg_pos)
+                seg_pos = range(len(seg_succ))
                 seg_owner = [k] * len(seg_succ)
                 seg = expander.fingerprints(seg_succ)
                 n = len(seg_succ)

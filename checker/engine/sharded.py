@@ -66,13 +66,16 @@ OFFSET_MASK = (1 << KEY_BITS) - 1
 
 class ShardedStore:
     """What the outcome of a sharded search keeps of its store: the count, the bytes the
-    workers' shards held and the paths of the decided states (the workers are gone by
-    the time traces are rebuilt)."""
+    workers' shards held, the paths of the decided states (the workers are gone by
+    the time traces are rebuilt) and ``rounds``, the cycle proviso's rounds of each
+    level searched (none without the proviso; one where no parent was expanded fully)."""
 
-    def __init__(self, count: int, nbytes: int, paths: dict[int, tuple[int, list[int]]]) -> None:
+    def __init__(self, count: int, nbytes: int, paths: dict[int, tuple[int, list[int]]],
+                 rounds: Sequence[int] = ()) -> None:
         self.count = count
         self._nbytes = nbytes
         self.paths = paths
+        self.rounds = list(rounds)
 
     def __len__(self) -> int:
         return self.count
@@ -170,6 +173,7 @@ class _ShardedSearch(_LevelSearch):
         self.paths: dict[int, tuple[int, list[int]]] = {}
         self.shard_bytes = 0
         self.track_cycles = self.level_new is not None
+        self.rounds: list[int] = []  # the cycle proviso's rounds, per level searched
 
     # -- load or start ------------------------------------------------------------------
 
@@ -283,6 +287,8 @@ class _ShardedSearch(_LevelSearch):
         self.seq += 1
         n_parents = self.frontier_len
         shards.broadcast(("level", self.seq, frozenset(self.evaluator.open), at_bound, CHUNK))
+        if self.reductions.proviso:
+            self.proviso_rounds()
         reports = shards.gather("level", self.waiting)
         counts = np.zeros(n_parents, dtype=np.int64)
         holder = np.zeros(n_parents, dtype=np.int64)  # the worker that expanded each parent
@@ -352,6 +358,23 @@ class _ShardedSearch(_LevelSearch):
             self.outcome.bound = "time_limit"
             self.stop = True
         return True
+
+    def proviso_rounds(self) -> None:
+        """The cycle proviso's rounds of a level (:meth:`checker.engine.shards._Shard.rounds`):
+        gather the parents each worker found to need a full expansion, name the new ones
+        to every worker, until a round finds none. Records the number of rounds."""
+        full = np.zeros(0, dtype=np.int64)
+        rounds = 0
+        while True:
+            rounds += 1
+            found = [rep[1] for rep in self.shards.gather("round", self.waiting)]
+            new = np.setdiff1d(np.concatenate(found), full)
+            if not len(new):
+                break
+            full = np.union1d(full, new)
+            self.shards.broadcast(("more", new))
+        self.shards.broadcast(("settle",))
+        self.rounds.append(rounds)
 
     def settle(self, counts: np.ndarray, terminal: dict[int, list], findings: dict[int, list],
                keys: np.ndarray, at_bound: bool) -> tuple[int, int, int | None]:
@@ -494,7 +517,7 @@ class _ShardedSearch(_LevelSearch):
     def finish(self) -> Any:
         """The outcome, with a :class:`ShardedStore`."""
         outcome = self.outcome
-        outcome.store = ShardedStore(self.count, self.shard_bytes, self.paths)
+        outcome.store = ShardedStore(self.count, self.shard_bytes, self.paths, self.rounds)
         outcome.transitions = self.transitions
         outcome.depth = self.depth + 1 if self.count else 0
         outcome.complete = outcome.bound is None and not (self.stop and self.remaining)
