@@ -522,8 +522,13 @@ class _Shard:
             out_pos.append(new_pos)
         self.times["expand"] += time.perf_counter() - began
         if out_fps:
-            fps = np.concatenate(out_fps)
-            self.route(fps, np.concatenate(out_keys), np.concatenate(out_pos), np.zeros(len(fps), dtype=bool))
+            fps, keys, pos = np.concatenate(out_fps), np.concatenate(out_keys), np.concatenate(out_pos)
+            # route() sends the first of equal fingerprints only: at the depth bound, where
+            # the rule looks within a chunk, chunk by chunk (the keys ascend).
+            blocks = (keys >> KEY_BITS) // self.chunk if self.at_bound else np.zeros(len(keys), dtype=np.int64)
+            cuts = [0, *(np.flatnonzero(np.diff(blocks)) + 1).tolist(), len(keys)]
+            for a, b in zip(cuts, cuts[1:]):
+                self.route(fps[a:b], keys[a:b], pos[a:b], np.zeros(b - a, dtype=bool))
         return problem
 
     def drain(self) -> None:
