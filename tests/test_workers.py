@@ -19,7 +19,7 @@ import pytest
 
 from checker.api.spec import Spec
 from checker.engine import bfs, levels, sharded
-from checker.engine.bfs import Bounds, SpecError, search
+from checker.engine.bfs import NO_BOUNDS, Bounds, SpecError, search
 from checker.engine.frontier import RankedFrontier
 from checker.engine.reduce import Reductions, plan
 from checker.engine.run import Options, check_model
@@ -149,7 +149,7 @@ def test_timings_are_filled_per_level() -> None:
 # -- the cycle proviso of partial-order reduction ------------------------------------------
 
 
-def proviso_search(name: str, workers: int, bounds: Bounds = Bounds(), stop: bool = True, **kw):
+def proviso_search(name: str, workers: int, bounds: Bounds = NO_BOUNDS, stop: bool = True, **kw):
     """``search`` of a model whose reduction needs the cycle proviso, with ``workers``."""
     model = load_model(ROOT / "models" / name)
     reductions, _notes = plan(model.spec, model.properties, model.symmetry, model.por)

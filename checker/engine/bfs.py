@@ -138,7 +138,7 @@ def search(
     workers, each worker's share of a level, in files of its own. ``budget``
     (a :class:`checker.engine.budget.MemoryBudget`) stops the search as at a bound
     (``"memory"``) before it would hold more memory than allowed. The loop itself is
-    in :mod:`checker.engine.levels`; with ``workers`` > 1 and no cycle proviso, in
+    in :mod:`checker.engine.levels`; with ``workers`` > 1, in
     :mod:`checker.engine.sharded`.
     """
     reductions = reductions or Reductions()

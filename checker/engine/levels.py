@@ -12,9 +12,13 @@ their fingerprints, and this process then merges the chunks *in order*: it inser
 fingerprints into the :class:`~checker.engine.table.CompactStore` in batch order,
 numbers the new states, checks properties on them and appends them to the next frontier. The merge order does not
 depend on the worker count, so counts, numbering and counterexamples are identical
-for any number of workers. (Workers that own shards of the visited set, with no merging
-process, are :mod:`checker.engine.sharded`'s, spilled levels included; the pool serves
-only the cycle proviso.) Each level's time split is recorded
+for any number of workers. (:func:`checker.engine.bfs.search` runs this loop in one
+process only: its workers own shards of the visited set, with no merging process,
+in :mod:`checker.engine.sharded`, the cycle proviso and spilled levels included. The
+pool, :mod:`checker.engine.chunkpool`, serves a direct call with ``workers`` > 1.) The
+cycle proviso of partial-order reduction is decided here chunk by chunk at the merge
+(:func:`_proviso`), parent by parent in the level's order; it is the rule that
+:mod:`checker.engine.sharded` reproduces. Each level's time split is recorded
 (:class:`~checker.api.result.LevelTiming`).
 
 With a checkpoint directory, the store, the frontier and the statistics are written at
@@ -227,9 +231,9 @@ class _LevelSearch:
         self.spill_dir = spill_dir
         self.spill_after = spill_after
 
-        # With workers and no cycle proviso the search is checker.engine.sharded's (which
-        # hands the spill settings to its workers); here workers are a pool that expands
-        # chunks of a frontier held in this process.
+        # checker.engine.bfs.search hands a search with workers to checker.engine.sharded
+        # (which hands the spill settings to its workers); a direct call with workers has
+        # a pool that expands chunks of a frontier held in this process.
         self.pool: ChunkPool | None = None
         self.worker_peak = 0  # the workers' own peak memory (checker.engine.sharded)
         self.searched = False  # the search loop ended without an exception

@@ -35,8 +35,15 @@ more than its part of :data:`~checker.engine.levels.SPILL_AFTER` (the threshold 
 number of workers) goes to the search's own temporary directory, which is removed at the
 end. The main process holds no level (but gathers one for a checkpoint, in memory).
 
-The cycle proviso of partial-order reduction looks up successors in the visited set
-while a chunk is expanded: those runs keep the pool of :mod:`checker.engine.levels`.
+Partial-order reduction's cycle proviso decides, parent by parent in one process,
+whether a reduced expansion is replaced by the full one, from what earlier parents
+generated. Here it is decided in rounds between the expansion and the level's report
+(:meth:`_ShardedSearch.proviso_rounds`, :meth:`checker.engine.shards._Shard.rounds`):
+each round the workers name the parents their successors show to need a full
+expansion, this process names the new ones to every worker, and their holders expand
+them fully, until a round names none. The rounds reach the decision of one process
+(a parent's depends on smaller ranks only), so the results are again those of one
+process; a level where no parent needs it takes one round.
 """
 
 from __future__ import annotations
@@ -138,8 +145,8 @@ def search_sharded(
     spec_error: type[Exception],
     **options: Any,
 ) -> Any:
-    """The search behind :func:`checker.engine.bfs.search` with ``workers`` > 1 and no
-    cycle proviso (see the module docstring); the options are those of
+    """The search behind :func:`checker.engine.bfs.search` with ``workers`` > 1 (see the
+    module docstring); the options are those of
     :func:`checker.engine.levels.search_levels`, ``spill_dir`` and ``spill_after``
     applying to each worker's share of a level (``spill_after`` over the number of
     workers)."""

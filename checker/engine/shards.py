@@ -18,6 +18,15 @@ states. A level runs in every worker at once:
    earlier level) and, among equal ones of this level, keeps the smallest key: the
    successor a single process meets first. It reports its new states' keys, sorted.
 
+With partial-order reduction's cycle proviso, *rounds* (:meth:`_Shard.rounds`) come
+between the exchange and the report: a successor carries a flag saying whether its
+parent's expansion was reduced, owners and generators name the reduced parents that
+must be expanded fully (a successor visited before, or one that a parent of smaller
+rank, or the parent itself, generated too), the main process names the new ones to
+all, their holders expand them fully and send the successors they add, and so on
+until a round names none. A fully expanded parent's successors are keyed by their
+positions in the full expansion.
+
 The main process (:mod:`checker.engine.sharded`) sees keys, per-parent successor
 counts and findings, never a state or a fingerprint. From the sorted keys of all
 workers it numbers the next level (a new state's rank is its key's position among
