@@ -19,7 +19,9 @@ import pytest
 
 from checker.api.spec import Spec
 from checker.engine import bfs, levels, sharded
+from checker.engine import shards as shards_module
 from checker.engine.bfs import NO_BOUNDS, Bounds, SpecError, search
+from checker.engine.budget import MemoryBoundReached
 from checker.engine.frontier import RankedFrontier
 from checker.engine.reduce import Reductions, plan
 from checker.engine.run import Options, check_model
@@ -253,6 +255,32 @@ def test_a_proviso_checkpoint_resumes_with_another_worker_count(tmp_path: Path, 
     part = proviso_search("skeen-2.toml", first, Bounds(max_depth=whole.depth - 4), stop=False,
                           checkpoint=ckpt, checkpoint_every=0)
     assert part.bound == "max_depth"
+    resumed = proviso_search("skeen-2.toml", then, stop=False, checkpoint=ckpt, resume=True)
+    assert outcome_summary(resumed) == outcome_summary(whole)
+
+
+@pytest.mark.parametrize("then", [1, 3])
+def test_a_stop_between_proviso_rounds_gives_the_level_up(monkeypatch, tmp_path: Path, then: int) -> None:
+    """A stop while the workers wait between two rounds of the proviso (here the memory
+    budget's, when the first round has named parents to expand fully) gives the level
+    up in every worker and checkpoints its start; the run resumes, with another worker
+    count, to the results of an uninterrupted one."""
+    whole = proviso_search("skeen-2.toml", 1, stop=False)
+    original = shards_module.Shards.gather
+    stopped = []
+
+    def gather(self, kind, wait_hook=None):
+        got = original(self, kind, wait_hook)
+        if kind == "round" and not stopped and any(len(msg[1]) for msg in got):
+            stopped.append(len(got))
+            raise MemoryBoundReached(2, 1)
+        return got
+
+    monkeypatch.setattr(shards_module.Shards, "gather", gather)
+    ckpt = tmp_path / "ckpt"
+    part = proviso_search("skeen-2.toml", 2, stop=False, checkpoint=ckpt, checkpoint_every=1000)
+    assert stopped and part.bound == "memory" and part.distinct_states < whole.distinct_states
+    monkeypatch.setattr(shards_module.Shards, "gather", original)
     resumed = proviso_search("skeen-2.toml", then, stop=False, checkpoint=ckpt, resume=True)
     assert outcome_summary(resumed) == outcome_summary(whole)
 
