@@ -1,7 +1,7 @@
 """Workers that own shards of the visited set (checker.engine.shards, checker.engine.sharded).
 
-With ``--workers N`` and no cycle proviso, each worker owns the fingerprints hashed to it
-and the main process sees order keys only. Results must be those of one process for
+With ``--workers N`` each worker owns the fingerprints hashed to it and the main process
+sees order keys only (partial-order reduction's cycle proviso is decided in rounds). Results must be those of one process for
 every worker count: counts, depth, bound, verdicts, explanations, traces and coverage;
 and a checkpoint written with one worker count resumes with another.
 """
@@ -18,8 +18,10 @@ import numpy as np
 import pytest
 
 from checker.api.spec import Spec
-from checker.engine import levels
-from checker.engine.bfs import Bounds, SpecError, search
+from checker.engine import bfs, levels, sharded
+from checker.engine import shards as shards_module
+from checker.engine.bfs import NO_BOUNDS, Bounds, SpecError, search
+from checker.engine.budget import MemoryBoundReached
 from checker.engine.frontier import RankedFrontier
 from checker.engine.reduce import Reductions, plan
 from checker.engine.run import Options, check_model
@@ -39,7 +41,7 @@ def summary(result) -> tuple:
 
 
 # Violating and holding models, with reductions on and off, stopped early, at a bound,
-# on a liveness verdict, or run to the end (none of these needs the cycle proviso).
+# on a liveness verdict, or run to the end (the cycle proviso: see below).
 CASES = [
     ("fifo-3.toml", {}),
     ("fifo-3.toml", {"por": False, "symmetry": False}),
@@ -146,23 +148,154 @@ def test_timings_are_filled_per_level() -> None:
             assert sum(p[1] for p in phases) == 0
 
 
-def test_only_the_cycle_proviso_keeps_the_chunk_pool(tmp_path: Path) -> None:
-    """The cycle proviso needs the states in the main process: it keeps the pool of chunk
-    workers, with a spill directory or not; a spill directory alone has the shards."""
-    model = load_model(ROOT / "models" / "bus1-2.toml")
+# -- the cycle proviso of partial-order reduction ------------------------------------------
+
+
+def proviso_search(name: str, workers: int, bounds: Bounds = NO_BOUNDS, stop: bool = True, **kw):
+    """``search`` of a model whose reduction needs the cycle proviso, with ``workers``."""
+    model = load_model(ROOT / "models" / name)
     reductions, _notes = plan(model.spec, model.properties, model.symmetry, model.por)
-    assert reductions.proviso  # its state invariants need the proviso
-    one = search(model.spec, model.properties, reductions=reductions, workers=1)
-    for spill_dir in (None, tmp_path / "bus1"):
-        two = search(model.spec, model.properties, reductions=reductions, workers=2, spill_dir=spill_dir)
-        assert not isinstance(two.store, ShardedStore)
-        assert (one.distinct_states, one.transitions, one.depth) == (two.distinct_states, two.transitions, two.depth)
-        assert {n: (d.index, d.explanation) for n, d in one.decisions.items()} == {
-            n: (d.index, d.explanation) for n, d in two.decisions.items()}
-    assert one.decisions  # the witness fifo_race, whose trace check_model searches again
+    assert reductions.proviso
+    return search(model.spec, model.properties, bounds, reductions=reductions, workers=workers,
+                  stop_when_decided=stop, **kw)
+
+
+def outcome_summary(outcome) -> tuple:
+    """What must not depend on the worker count: counts, bound, coverage, and each
+    decided property's state number, explanation and path (check_model would replace a
+    reduced search's traces by an unreduced search's)."""
+    return (outcome.distinct_states, outcome.transitions, outcome.depth, outcome.bound, outcome.complete,
+            outcome.fired, {n: (d.index, d.explanation, outcome.store.path(d.index))
+                            for n, d in outcome.decisions.items()})
+
+
+def no_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make sure the merging loop of checker.engine.levels never runs with workers."""
+    original = bfs.search_levels
+
+    def one_process(*args, **kw):
+        assert kw["workers"] == 1
+        return original(*args, **kw)
+
+    monkeypatch.setattr(bfs, "search_levels", one_process)
+
+
+# Models whose full expansions under the proviso chain over several rounds (skeen-2,
+# lamport-2-duplicating, synchronous-4: up to 3 or 4), where a reduced successor was
+# visited at an earlier level (bss-3-two-sends), a violation (skeen-2's `synchronous`), a `max_states` cut in the middle of a level, a depth bound (where
+# the rule looks within a chunk only), and bus1-2, which needs the proviso but whose
+# expansions are never reduced.
+PROVISO_CASES = [
+    ("skeen-2.toml", Bounds(), True),
+    ("skeen-2.toml", Bounds(), False),
+    ("lamport-2-duplicating.toml", Bounds(), False),
+    ("bss-3-two-sends.toml", Bounds(), True),  # reduced successors visited at earlier levels
+    ("synchronous-4.toml", Bounds(max_states=1000), False),
+    ("skeen-mutant-first.toml", Bounds(max_depth=11), False),
+    ("bus1-2.toml", Bounds(), True),
+]
+
+
+@pytest.mark.parametrize(("name", "bounds", "stop"), PROVISO_CASES)
+def test_the_cycle_proviso_in_the_shards_gives_the_results_of_one_process(
+        monkeypatch, name: str, bounds: Bounds, stop: bool) -> None:
+    """Shard workers decide the cycle proviso in rounds (checker.engine.shards): the
+    states, transitions, depth, bound, coverage, decisions and paths are those of one
+    process, which decides it parent by parent."""
+    no_pool(monkeypatch)
+    one = proviso_search(name, 1, bounds, stop)
+    for workers in (2, 3):
+        many = proviso_search(name, workers, bounds, stop)
+        assert isinstance(many.store, ShardedStore) and many.store.rounds
+        assert outcome_summary(many) == outcome_summary(one), workers
+    if bounds.max_states is not None:  # the cut is inside a level
+        whole = proviso_search(name, 1, stop=False)
+        ends = np.cumsum([whole.levels[0].frontier] + [lv.new_states for lv in whole.levels])
+        assert one.bound == "max_states" and bounds.max_states not in ends
+    if bounds.max_depth is not None:
+        assert one.bound == "max_depth"
+    if name == "skeen-2.toml" and stop:
+        assert one.decisions["synchronous"].explanation  # a violation, with its path compared
+
+
+def test_the_cycle_proviso_takes_rounds_that_chain() -> None:
+    """In skeen-2 a parent expanded fully in one round gives successors that make
+    another parent need a full expansion in the next: levels of three rounds. The
+    full expansions matter: without them (every parent as the reducer left it) the
+    search finds fewer states and transitions."""
+    one = proviso_search("skeen-2.toml", 1, stop=False)
+    two = proviso_search("skeen-2.toml", 2, stop=False)
+    assert outcome_summary(two) == outcome_summary(one)
+    assert max(two.store.rounds) >= 3 and min(two.store.rounds) == 1
+    assert len(two.store.rounds) == len(two.levels)
+    assert sum(one.fired.values()) == one.transitions  # each successor counted once
+
+
+@pytest.mark.parametrize("name", ["synchronous-4.toml", "skeen-mutant-first.toml"])
+def test_the_cycle_proviso_with_small_chunks(monkeypatch, name: str) -> None:
+    """Chunks of 16 states: one process merges many chunks per level, so every depth
+    bound puts the proviso's chunk-local rule to work, and `max_states` cuts come in
+    the middle of chunks."""
+    no_pool(monkeypatch)
+    monkeypatch.setattr(levels, "CHUNK", 16)
+    monkeypatch.setattr(sharded, "CHUNK", 16)
+    depth = proviso_search(name, 1, stop=False).depth
+    cases = [Bounds(max_depth=d) for d in range(depth // 2, depth)] + [Bounds(max_states=n) for n in (301, 555)]
+    for bounds in cases:
+        one = proviso_search(name, 1, bounds, stop=False)
+        assert outcome_summary(proviso_search(name, 2, bounds, stop=False)) == outcome_summary(one), bounds
+
+
+@pytest.mark.parametrize(("first", "then"), [(2, 3), (3, 1), (1, 2)])
+def test_a_proviso_checkpoint_resumes_with_another_worker_count(tmp_path: Path, first: int, then: int) -> None:
+    """A reduced search with the cycle proviso, cut at a depth bound with checkpoints,
+    resumes with another worker count to the results of an uncut run."""
+    whole = proviso_search("skeen-2.toml", 1, stop=False)
+    ckpt = tmp_path / "ckpt"
+    part = proviso_search("skeen-2.toml", first, Bounds(max_depth=whole.depth - 4), stop=False,
+                          checkpoint=ckpt, checkpoint_every=0)
+    assert part.bound == "max_depth"
+    resumed = proviso_search("skeen-2.toml", then, stop=False, checkpoint=ckpt, resume=True)
+    assert outcome_summary(resumed) == outcome_summary(whole)
+
+
+@pytest.mark.parametrize("then", [1, 3])
+def test_a_stop_between_proviso_rounds_gives_the_level_up(monkeypatch, tmp_path: Path, then: int) -> None:
+    """A stop while the workers wait between two rounds of the proviso (here the memory
+    budget's, when the first round has named parents to expand fully) gives the level
+    up in every worker and checkpoints its start; the run resumes, with another worker
+    count, to the results of an uninterrupted one."""
+    whole = proviso_search("skeen-2.toml", 1, stop=False)
+    original = shards_module.Shards.gather
+    stopped = []
+
+    def gather(self, kind, wait_hook=None):
+        got = original(self, kind, wait_hook)
+        if kind == "round" and not stopped and any(len(msg[1]) for msg in got):
+            stopped.append(len(got))
+            raise MemoryBoundReached(2, 1)
+        return got
+
+    monkeypatch.setattr(shards_module.Shards, "gather", gather)
+    ckpt = tmp_path / "ckpt"
+    part = proviso_search("skeen-2.toml", 2, stop=False, checkpoint=ckpt, checkpoint_every=1000)
+    assert stopped and part.bound == "memory" and part.distinct_states < whole.distinct_states
+    monkeypatch.setattr(shards_module.Shards, "gather", original)
+    resumed = proviso_search("skeen-2.toml", then, stop=False, checkpoint=ckpt, resume=True)
+    assert outcome_summary(resumed) == outcome_summary(whole)
+
+
+def test_a_spill_directory_keeps_the_shards(tmp_path: Path) -> None:
+    """With a spill directory or without, with the cycle proviso or without, workers
+    are shard workers."""
+    one = proviso_search("skeen-2.toml", 1)
+    for spill_dir in (None, tmp_path / "skeen"):
+        two = proviso_search("skeen-2.toml", 2, spill_dir=spill_dir)
+        assert isinstance(two.store, ShardedStore)
+        assert outcome_summary(two) == outcome_summary(one)
     fifo = model_from_dict({"spec": "fifo", "constants": {"peers": 3, "sends": 1, "destinations": "unicast"}})
     spilled = search(fifo.spec, fifo.properties, reductions=Reductions(), workers=2, spill_dir=tmp_path / "fifo")
-    assert isinstance(spilled.store, ShardedStore)
+    assert isinstance(spilled.store, ShardedStore) and spilled.store.rounds == []
     assert spilled.distinct_states == search(fifo.spec, fifo.properties, reductions=Reductions()).distinct_states
 
 

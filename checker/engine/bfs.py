@@ -138,13 +138,12 @@ def search(
     workers, each worker's share of a level, in files of its own. ``budget``
     (a :class:`checker.engine.budget.MemoryBudget`) stops the search as at a bound
     (``"memory"``) before it would hold more memory than allowed. The loop itself is
-    in :mod:`checker.engine.levels`; with ``workers`` > 1 and no cycle proviso, in
+    in :mod:`checker.engine.levels`; with ``workers`` > 1, in
     :mod:`checker.engine.sharded`.
     """
     reductions = reductions or Reductions()
-    # Workers own shards of the visited set (and spill their shares of a level) unless the
-    # cycle proviso, which looks states up while a chunk is expanded, keeps the pool of levels.py.
-    loop = search_sharded if workers > 1 and not reductions.proviso else search_levels
+    # Workers own shards of the visited set (and spill their shares of a level).
+    loop = search_sharded if workers > 1 else search_levels
     with collector_paused():
         return loop(
             spec,

@@ -1,6 +1,7 @@
 """Worker processes that expand a level's chunks, for the merging search of
-:mod:`checker.engine.levels` (under the cycle proviso, which looks successors up in the
-main process's store; other runs with workers have :mod:`checker.engine.shards`).
+:mod:`checker.engine.levels` when it is called with ``workers`` > 1. The engine's
+entry point, :func:`checker.engine.bfs.search`, no longer does: every run with workers
+has :mod:`checker.engine.shards`, the cycle proviso included.
 
 Each worker has a pipe of its own; chunk ``i`` of a level goes to worker ``i mod N``
 and its expansion is read back from that worker in turn, so the results arrive in the

@@ -12,9 +12,13 @@ their fingerprints, and this process then merges the chunks *in order*: it inser
 fingerprints into the :class:`~checker.engine.table.CompactStore` in batch order,
 numbers the new states, checks properties on them and appends them to the next frontier. The merge order does not
 depend on the worker count, so counts, numbering and counterexamples are identical
-for any number of workers. (Workers that own shards of the visited set, with no merging
-process, are :mod:`checker.engine.sharded`'s, spilled levels included; the pool serves
-only the cycle proviso.) Each level's time split is recorded
+for any number of workers. (:func:`checker.engine.bfs.search` runs this loop in one
+process only: its workers own shards of the visited set, with no merging process,
+in :mod:`checker.engine.sharded`, the cycle proviso and spilled levels included. The
+pool, :mod:`checker.engine.chunkpool`, serves a direct call with ``workers`` > 1.) The
+cycle proviso of partial-order reduction is decided here chunk by chunk at the merge
+(:func:`_proviso`), parent by parent in the level's order; it is the rule that
+:mod:`checker.engine.sharded` reproduces. Each level's time split is recorded
 (:class:`~checker.api.result.LevelTiming`).
 
 With a checkpoint directory, the store, the frontier and the statistics are written at
@@ -227,9 +231,9 @@ class _LevelSearch:
         self.spill_dir = spill_dir
         self.spill_after = spill_after
 
-        # With workers and no cycle proviso the search is checker.engine.sharded's (which
-        # hands the spill settings to its workers); here workers are a pool that expands
-        # chunks of a frontier held in this process.
+        # checker.engine.bfs.search hands a search with workers to checker.engine.sharded
+        # (which hands the spill settings to its workers); a direct call with workers has
+        # a pool that expands chunks of a frontier held in this process.
         self.pool: ChunkPool | None = None
         self.worker_peak = 0  # the workers' own peak memory (checker.engine.sharded)
         self.searched = False  # the search loop ended without an exception
@@ -485,6 +489,8 @@ class _LevelSearch:
                 owner, pos, succ, counts, fps = _proviso(
                     self.expander, store, states, owner, pos, succ, counts, reduced, fps
                 )
+                fired = Counter(fired)
+                fired.update(self.expander.take_fired())  # what the full expansions added
             owner_a = np.asarray(owner, dtype=np.int64)
             pos_a = np.asarray(pos, dtype=np.int64)
             if self.fired is not None:
@@ -642,8 +648,11 @@ class _LevelSearch:
 
 
 def _proviso(expander: Expander, store: CompactStore, states, owner, pos, succ, counts, reduced, fps):
-    """The cycle proviso: a reduced state with an ample successor discovered before
-    (earlier levels, or earlier in this chunk) is expanded fully instead."""
+    """The cycle proviso: a reduced state is expanded fully instead when two of its
+    ample successors are equal, or one was discovered before: at an earlier level, or
+    by an earlier state of this level (those of earlier chunks are in the store, except
+    at the depth bound, where nothing is stored: there only this chunk's count). The
+    successors a full expansion adds are counted as fired on the ``expander``."""
     seen_here: set[int] = set()
     o2: list[int] = []
     p2: list[int] = []
@@ -662,7 +671,8 @@ def _proviso(expander: Expander, store: CompactStore, states, owner, pos, succ, 
                 or any(v in seen_here for v in values)
                 or bool(store.table.contains(seg).any())
             ):
-                _o, seg_pos, seg_succ, _c, _r = expander.expand([states[k]], full=True)
+                seg_succ, _fresh = expander.complete(states[k], seg_pos)
+                seg_pos = range(len(seg_succ))
                 seg_owner = [k] * len(seg_succ)
                 seg = expander.fingerprints(seg_succ)
                 n = len(seg_succ)

@@ -465,6 +465,22 @@ class Expander:
             counts.append(n)
         return owner, pos, succ, counts, reduced
 
+    def complete(self, state: State, have: Sequence[int]) -> tuple[list[State], list[int]]:
+        """The full expansion of ``state`` (the cycle proviso's), which already had the
+        successors at the positions ``have`` (its reduced expansion's, a subset of the
+        full list's positions): every successor in position order, and the positions not
+        in ``have``. Only those are counted as fired (coverage counts each successor of a
+        state's final expansion once)."""
+        out = self.spec.next_states(state)
+        had = set(have)
+        fresh = [i for i in range(len(out)) if i not in had]
+        if len(had) + len(fresh) != len(out):
+            raise RuntimeError(f"{self.spec.name}: a reduced expansion's positions are not among the full expansion's")
+        fired = self.fired
+        for i in fresh:
+            fired[out[i][0][0]] += 1
+        return [t for _l, t in out], fresh
+
     def fingerprints(self, succ: Sequence[State]) -> np.ndarray:
         """Fingerprints (orbit minima under symmetry) of ``succ`` as ``uint64``."""
         if not self.red.group:

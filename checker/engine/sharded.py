@@ -35,8 +35,15 @@ more than its part of :data:`~checker.engine.levels.SPILL_AFTER` (the threshold 
 number of workers) goes to the search's own temporary directory, which is removed at the
 end. The main process holds no level (but gathers one for a checkpoint, in memory).
 
-The cycle proviso of partial-order reduction looks up successors in the visited set
-while a chunk is expanded: those runs keep the pool of :mod:`checker.engine.levels`.
+Partial-order reduction's cycle proviso decides, parent by parent in one process,
+whether a reduced expansion is replaced by the full one, from what earlier parents
+generated. Here it is decided in rounds between the expansion and the level's report
+(:meth:`_ShardedSearch.proviso_rounds`, :meth:`checker.engine.shards._Shard.rounds`):
+each round the workers name the parents their successors show to need a full
+expansion, this process names the new ones to every worker, and their holders expand
+them fully, until a round names none. The rounds reach the decision of one process
+(a parent's depends on smaller ranks only), so the results are again those of one
+process; a level where no parent needs it takes one round.
 """
 
 from __future__ import annotations
@@ -66,13 +73,16 @@ OFFSET_MASK = (1 << KEY_BITS) - 1
 
 class ShardedStore:
     """What the outcome of a sharded search keeps of its store: the count, the bytes the
-    workers' shards held and the paths of the decided states (the workers are gone by
-    the time traces are rebuilt)."""
+    workers' shards held, the paths of the decided states (the workers are gone by
+    the time traces are rebuilt) and ``rounds``, the cycle proviso's rounds of each
+    level searched (none without the proviso; one where no parent was expanded fully)."""
 
-    def __init__(self, count: int, nbytes: int, paths: dict[int, tuple[int, list[int]]]) -> None:
+    def __init__(self, count: int, nbytes: int, paths: dict[int, tuple[int, list[int]]],
+                 rounds: Sequence[int] = ()) -> None:
         self.count = count
         self._nbytes = nbytes
         self.paths = paths
+        self.rounds = list(rounds)
 
     def __len__(self) -> int:
         return self.count
@@ -135,8 +145,8 @@ def search_sharded(
     spec_error: type[Exception],
     **options: Any,
 ) -> Any:
-    """The search behind :func:`checker.engine.bfs.search` with ``workers`` > 1 and no
-    cycle proviso (see the module docstring); the options are those of
+    """The search behind :func:`checker.engine.bfs.search` with ``workers`` > 1 (see the
+    module docstring); the options are those of
     :func:`checker.engine.levels.search_levels`, ``spill_dir`` and ``spill_after``
     applying to each worker's share of a level (``spill_after`` over the number of
     workers)."""
@@ -170,6 +180,7 @@ class _ShardedSearch(_LevelSearch):
         self.paths: dict[int, tuple[int, list[int]]] = {}
         self.shard_bytes = 0
         self.track_cycles = self.level_new is not None
+        self.rounds: list[int] = []  # the cycle proviso's rounds, per level searched
 
     # -- load or start ------------------------------------------------------------------
 
@@ -283,6 +294,8 @@ class _ShardedSearch(_LevelSearch):
         self.seq += 1
         n_parents = self.frontier_len
         shards.broadcast(("level", self.seq, frozenset(self.evaluator.open), at_bound, CHUNK))
+        if self.reductions.proviso:
+            self.proviso_rounds()
         reports = shards.gather("level", self.waiting)
         counts = np.zeros(n_parents, dtype=np.int64)
         holder = np.zeros(n_parents, dtype=np.int64)  # the worker that expanded each parent
@@ -352,6 +365,23 @@ class _ShardedSearch(_LevelSearch):
             self.outcome.bound = "time_limit"
             self.stop = True
         return True
+
+    def proviso_rounds(self) -> None:
+        """The cycle proviso's rounds of a level (:meth:`checker.engine.shards._Shard.rounds`):
+        gather the parents each worker found to need a full expansion, name the new ones
+        to every worker, until a round finds none. Records the number of rounds."""
+        full = np.zeros(0, dtype=np.int64)
+        rounds = 0
+        while True:
+            rounds += 1
+            found = [rep[1] for rep in self.shards.gather("round", self.waiting)]
+            new = np.setdiff1d(np.concatenate(found), full)
+            if not len(new):
+                break
+            full = np.union1d(full, new)
+            self.shards.broadcast(("more", new))
+        self.shards.broadcast(("settle",))
+        self.rounds.append(rounds)
 
     def settle(self, counts: np.ndarray, terminal: dict[int, list], findings: dict[int, list],
                keys: np.ndarray, at_bound: bool) -> tuple[int, int, int | None]:
@@ -494,7 +524,7 @@ class _ShardedSearch(_LevelSearch):
     def finish(self) -> Any:
         """The outcome, with a :class:`ShardedStore`."""
         outcome = self.outcome
-        outcome.store = ShardedStore(self.count, self.shard_bytes, self.paths)
+        outcome.store = ShardedStore(self.count, self.shard_bytes, self.paths, self.rounds)
         outcome.transitions = self.transitions
         outcome.depth = self.depth + 1 if self.count else 0
         outcome.complete = outcome.bound is None and not (self.stop and self.remaining)

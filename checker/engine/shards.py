@@ -18,6 +18,15 @@ states. A level runs in every worker at once:
    earlier level) and, among equal ones of this level, keeps the smallest key: the
    successor a single process meets first. It reports its new states' keys, sorted.
 
+With partial-order reduction's cycle proviso, *rounds* (:meth:`_Shard.rounds`) come
+between the exchange and the report: a successor carries a flag saying whether its
+parent's expansion was reduced, owners and generators name the reduced parents that
+must be expanded fully (a successor visited before, or one that a parent of smaller
+rank, or the parent itself, generated too), the main process names the new ones to
+all, their holders expand them fully and send the successors they add, and so on
+until a round names none. A fully expanded parent's successors are keyed by their
+positions in the full expansion.
+
 The main process (:mod:`checker.engine.sharded`) sees keys, per-parent successor
 counts and findings, never a state or a fingerprint. From the sorted keys of all
 workers it numbers the next level (a new state's rank is its key's position among
@@ -221,6 +230,7 @@ class _Shard:
         self.frontier = self.share()  # chunks (ranks, states), ascending ranks within a chunk
         self.seq = 0  # the level being searched
         self.started: RankedFrontier | None = None  # the level's share while it is searched
+        self.proviso = expander.red.proviso  # partial-order reduction's cycle proviso: rounds per level
         self.candidates: list[tuple] = []
         self.units: list[tuple] = []
         self.outbox: dict[int, list[tuple]] = {}
@@ -335,9 +345,19 @@ class _Shard:
         (see the module docstring)."""
         self.seq = seq
         self.at_bound = at_bound
-        self.candidates = []  # (fps, keys, pos) of successors this worker owns
+        self.chunk = chunk
+        self.candidates = []  # (fps, keys, pos[, from a reduced parent]) of successors this worker owns
         self.outbox: dict[int, list[tuple]] = {}  # successors gathered for each other worker
-        self.units: list[tuple] = []  # (parents, successors, parent of each, keys) per unit expanded
+        # (parents, successors or None at the depth bound, parent of each, keys, positions, parents' ranks)
+        # per unit expanded
+        self.units: list[tuple] = []
+        self.round = 0  # the cycle proviso's round (see rounds())
+        self.triggered: list[np.ndarray] = []  # ranks of reduced parents to expand fully
+        self.evaluated = 0  # candidates already looked at for triggers
+        self.full = np.zeros(0, dtype=np.int64)  # the level's parents expanded fully by the proviso, sorted
+        self.added: dict[int, int] = {}  # successors a full expansion added, by parent rank
+        self.fired: dict[int, Counter] = {}  # actions fired, by chunk of the level
+        self.rank_at: np.ndarray | None = None  # the ranks of the parents in the units (expand_fully)
         self.back_rank = -1  # the first parent with a successor visited before this level
         self.unvisited_rank = -1  # at the depth bound: the first parent with an unvisited successor
         self.times = dict.fromkeys(PHASES, 0.0)
@@ -352,7 +372,7 @@ class _Shard:
         all_ranks: list[np.ndarray] = []
         all_counts: list[np.ndarray] = []
         terminal: dict[int, list] = {}
-        fired: dict[int, Counter] = {}
+        fired = self.fired
         problem = None
         clock = time.perf_counter
         frontier, self.frontier = self.frontier.seal(), self.share()
@@ -373,20 +393,23 @@ class _Shard:
                     all_counts.append(counts)
                     fired.setdefault(int(blocks[i]), Counter()).update(found_here)
                     self.drain()
-        began = clock()
-        for w, conn in self.outs.items():
-            self.flush(w)
-            conn.send(("done", seq, self.me))
-        while self.dones < self.workers - 1:
-            self.handle(self.inbox.get())
-        self.times["exchange"] += clock() - began
+        self.exchanged()
+        if self.proviso:
+            problem = self.rounds() or problem
         began = clock()
         new_keys, grow = self.finish()
         self.times["dedup"] += clock() - began
+        ranks_a = np.concatenate(all_ranks) if all_ranks else np.zeros(0, dtype=np.int64)
+        counts_a = np.concatenate(all_counts) if all_counts else np.zeros(0, dtype=np.int64)
+        if self.added:
+            grown = np.fromiter(self.added.keys(), dtype=np.int64, count=len(self.added))
+            order = np.argsort(ranks_a, kind="stable")
+            counts_a[order[np.searchsorted(ranks_a[order], grown)]] += np.fromiter(
+                self.added.values(), dtype=np.int64, count=len(self.added))
         self.ctrl.send((
             "level",
-            np.concatenate(all_ranks) if all_ranks else np.zeros(0, dtype=np.int64),
-            np.concatenate(all_counts) if all_counts else np.zeros(0, dtype=np.int64),
+            ranks_a,
+            counts_a,
             terminal,
             {b: dict(c) for b, c in fired.items()},
             problem,
@@ -396,6 +419,126 @@ class _Shard:
             grow,
             self.times,
         ))
+
+    def exchanged(self) -> None:
+        """Send what is gathered for the other workers and the end of this round; take
+        in theirs up to the end of the round from every one."""
+        began = time.perf_counter()
+        for w, conn in self.outs.items():
+            self.flush(w)
+            conn.send(("done", self.seq, self.me))
+        while self.dones < (self.round + 1) * (self.workers - 1):
+            self.handle(self.inbox.get())
+        self.times["exchange"] += time.perf_counter() - began
+
+    # -- the cycle proviso ----------------------------------------------------------------
+
+    def rounds(self) -> str | None:
+        """The cycle proviso, as one process decides it parent by parent in the level's
+        order: a parent whose expansion was reduced is expanded fully when two of its
+        successors are equal, or one of them was visited at an earlier level or is a
+        successor (as finally expanded) of a parent of smaller rank; at the depth
+        bound, where one process stores nothing, of a smaller rank in the same chunk
+        of :data:`~checker.engine.levels.CHUNK` parents. Each round every worker
+        reports the parents its successors show to need it (:meth:`triggers`) and the
+        main process names the new ones to all; their holders expand them fully and
+        send the successors they add (:meth:`expand_fully`). Full parents only grow, so
+        the rounds end, at the least set meeting the rule; that set is the sequential
+        decision, since a parent's decision depends on smaller ranks only. Returns a
+        problem (or ``None``)."""
+        problem = None
+        self.base_units = len(self.units)  # the units of the level's own parents
+        while True:
+            self.ctrl.send(("round", self.triggers()))
+            while True:
+                msg = self.inbox.get()
+                if msg[0] == "settle":
+                    return problem
+                if msg[0] == "more":
+                    break
+                self.handle(msg)
+            self.round += 1
+            problem = self.expand_fully(msg[1]) or problem
+            self.exchanged()
+
+    def triggers(self) -> np.ndarray:
+        """The ranks of reduced parents that this worker's candidates since the last
+        call show to need a full expansion: those seen by :meth:`take` and
+        :meth:`route`, and each reduced successor with the fingerprint of one from a
+        parent of no greater rank (the same parent: two equal successors), in the same
+        chunk at the depth bound."""
+        found = self.triggered
+        self.triggered = []
+        pieces = self.candidates[self.evaluated :]
+        self.evaluated = len(self.candidates)
+        if pieces and any(c[3].any() for c in self.candidates):
+            cands = self.candidates
+            fps = np.concatenate([c[0] for c in cands])
+            ranks = np.concatenate([c[1] for c in cands]) >> KEY_BITS
+            red = np.concatenate([c[3] for c in cands])
+            if len(pieces) < len(cands):  # only the fingerprints of the new candidates can trigger more
+                look = np.isin(fps, np.concatenate([p[0] for p in pieces]))
+                fps, ranks, red = fps[look], ranks[look], red[look]
+            order = np.lexsort((ranks, fps))
+            fps, ranks, red = fps[order], ranks[order], red[order]
+            same = fps[1:] == fps[:-1]
+            if self.at_bound:
+                same &= ranks[1:] // self.chunk == ranks[:-1] // self.chunk
+            found.append(ranks[1:][same & red[1:]])
+        return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+
+    def expand_fully(self, ranks: np.ndarray) -> str | None:
+        """Expand fully the parents of ``ranks`` held here (named by the main process,
+        each once): their successors' keys become their positions (a full expansion's
+        order), and the successors at the positions the reduced expansion left out are
+        kept and routed as new candidates. Returns a problem (or ``None``)."""
+        began = time.perf_counter()
+        self.full = np.union1d(self.full, ranks)
+        units = self.units[: self.base_units]
+        if self.rank_at is None:
+            self.rank_at = np.concatenate([u[5] for u in units]) if units else np.zeros(0, dtype=np.int64)
+            self.rank_order = np.argsort(self.rank_at, kind="stable")
+            self.unit_ends = np.cumsum([len(u[5]) for u in units])
+        rank_at, order = self.rank_at, self.rank_order
+        at = np.searchsorted(rank_at[order], ranks)
+        held = at < len(rank_at)
+        held[held] = rank_at[order[at[held]]] == ranks[held]
+        expander = self.expander
+        problem = None
+        out_fps: list[np.ndarray] = []
+        out_keys: list[np.ndarray] = []
+        out_pos: list[np.ndarray] = []
+        for r, i in zip(ranks[held].tolist(), order[at[held]].tolist()):
+            u = int(np.searchsorted(self.unit_ends, i, side="right"))
+            states, succ, owner, keys, pos, _ranks = units[u]
+            k = i - (int(self.unit_ends[u - 1]) if u else 0)
+            mine = np.flatnonzero(owner == k)
+            full, fresh = expander.complete(states[k], pos[mine].tolist())
+            keys[mine] = (r << KEY_BITS) | pos[mine]  # positions in the full expansion
+            self.fired.setdefault(r // self.chunk, Counter()).update(expander.take_fired())
+            if not fresh:
+                continue
+            if len(full) > 0x10000:
+                problem = problem or "more than 65535 enabled actions in one state"
+            new_succ = [full[j] for j in fresh]
+            new_pos = np.asarray(fresh, dtype=np.int64)
+            new_keys = (r << KEY_BITS) | new_pos
+            self.added[r] = self.added.get(r, 0) + len(fresh)
+            self.units.append(([states[k]], None if succ is None else new_succ,
+                               np.zeros(len(fresh), dtype=np.int64), new_keys, new_pos, np.asarray([r])))
+            out_fps.append(expander.fingerprints(new_succ))
+            out_keys.append(new_keys)
+            out_pos.append(new_pos)
+        self.times["expand"] += time.perf_counter() - began
+        if out_fps:
+            fps, keys, pos = np.concatenate(out_fps), np.concatenate(out_keys), np.concatenate(out_pos)
+            # route() sends the first of equal fingerprints only: at the depth bound, where
+            # the rule looks within a chunk, chunk by chunk (the keys ascend).
+            blocks = (keys >> KEY_BITS) // self.chunk if self.at_bound else np.zeros(len(keys), dtype=np.int64)
+            cuts = [0, *(np.flatnonzero(np.diff(blocks)) + 1).tolist(), len(keys)]
+            for a, b in zip(cuts, cuts[1:]):
+                self.route(fps[a:b], keys[a:b], pos[a:b], np.zeros(b - a, dtype=bool))
+        return problem
 
     def drain(self) -> None:
         """Take in the messages that came while expanding."""
@@ -437,7 +580,7 @@ class _Shard:
         clock = time.perf_counter
         t0 = clock()
         expander, evaluator, history_key = self.expander, self.evaluator, self.history_key
-        owner, pos, succ, counts, _reduced = expander.expand(states)
+        owner, pos, succ, counts, reduced = expander.expand(states)
         fps = expander.fingerprints(succ)
         counts_a = np.asarray(counts, dtype=np.int64)
         pos_a = np.asarray(pos, dtype=np.int64)
@@ -460,18 +603,29 @@ class _Shard:
         self.times["expand"] += t1 - t0
         self.times["check"] += t2 - t1
         if n:
+            owner_a = np.asarray(owner, dtype=np.int64)
             if not self.at_bound:
-                self.units.append((states, succ, owner, keys))
-            self.route(fps, keys, pos_a)
+                self.units.append((states, succ, owner_a, keys, pos_a, ranks))
+            elif self.proviso:  # the parents and positions only, for full expansions
+                self.units.append((states, None, owner_a, keys, pos_a, ranks))
+            red = np.repeat(np.asarray(reduced, dtype=bool), counts_a) if self.proviso else None
+            self.route(fps, keys, pos_a, red)
         return counts_a, fired, problem
 
-    def route(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray) -> None:
-        """Send each successor's fingerprint, key and action position to its owner (the
-        first of equal fingerprints only: its key is the smallest)."""
+    def route(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray, red: np.ndarray | None = None) -> None:
+        """Send each successor's fingerprint, key and action position (and with the
+        cycle proviso, ``red``: whether its parent's expansion is reduced) to its owner
+        (the first of equal fingerprints only: its key is the smallest; a reduced parent
+        of another is then one the proviso expands fully, see :meth:`rounds`)."""
         began = time.perf_counter()
         _u, first = np.unique(fps, return_index=True)
         if len(first) < len(fps):
             first.sort()
+            if red is not None:
+                dropped = np.ones(len(fps), dtype=bool)
+                dropped[first] = False
+                self.triggered.append(keys[dropped & red] >> KEY_BITS)
+                red = red[first]
             fps, keys, pos = fps[first], keys[first], pos[first]
         owners = owner_of(fps, self.workers)
         order = np.argsort(owners, kind="stable")
@@ -481,7 +635,7 @@ class _Shard:
             idx = order[bounds[w] : bounds[w + 1]]
             if not len(idx):
                 continue
-            part = (fps[idx], keys[idx], pos[idx].astype(np.uint16))
+            part = (fps[idx], keys[idx], pos[idx].astype(np.uint16)) + (() if red is None else (red[idx],))
             if w == self.me:
                 mine = part
             else:
@@ -497,31 +651,31 @@ class _Shard:
         """Send the successors gathered for worker ``w`` as one batch."""
         box = self.outbox.pop(w, [])
         if box:
-            self.outs[w].send(("batch", self.seq, *(np.concatenate([p[i] for p in box]) for i in range(3))))
+            self.outs[w].send(("batch", self.seq, *(np.concatenate([p[i] for p in box]) for i in range(len(box[0])))))
 
-    def take(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray) -> None:
-        """A batch of successors this worker owns: drop those visited before this level."""
+    def take(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray, red: np.ndarray | None = None) -> None:
+        """A batch of successors this worker owns: drop those visited before this level
+        (with the cycle proviso, ``red`` marks those of reduced parents: one visited
+        before has its parent expanded fully, see :meth:`rounds`)."""
         began = time.perf_counter()
         seen = self.table.contains(fps)
+        keep = None
         if seen.any():
             first = int(keys[seen].min() >> KEY_BITS)
             if self.back_rank < 0 or first < self.back_rank:
                 self.back_rank = first
-            if self.at_bound:
-                fresh = np.flatnonzero(~seen)
-                if len(fresh):
-                    first = int(keys[fresh].min() >> KEY_BITS)
-                    if self.unvisited_rank < 0 or first < self.unvisited_rank:
-                        self.unvisited_rank = first
-            else:
-                keep = ~seen
-                self.candidates.append((fps[keep], keys[keep], pos[keep]))
-        elif self.at_bound:
-            first = int(keys.min() >> KEY_BITS)
-            if self.unvisited_rank < 0 or first < self.unvisited_rank:
-                self.unvisited_rank = first
-        else:
-            self.candidates.append((fps, keys, pos))
+            if red is not None:
+                self.triggered.append(keys[seen & red] >> KEY_BITS)
+            keep = ~seen
+        if self.at_bound:
+            fresh = keys if keep is None else keys[keep]
+            if len(fresh):
+                first = int(fresh.min() >> KEY_BITS)
+                if self.unvisited_rank < 0 or first < self.unvisited_rank:
+                    self.unvisited_rank = first
+        if not self.at_bound or red is not None:  # at the depth bound, for the proviso only
+            part = (fps, keys, pos) if red is None else (fps, keys, pos, red)
+            self.candidates.append(part if keep is None else tuple(a[keep] for a in part))
         self.times["dedup"] += time.perf_counter() - began
 
     def finish(self) -> tuple[np.ndarray, int]:
@@ -530,12 +684,15 @@ class _Shard:
         store them."""
         cands = self.candidates
         self.candidates = []
-        if not cands:
+        if not cands or self.at_bound:
             self.new = (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint16))
             return self.new[1], 0
         fps = np.concatenate([c[0] for c in cands])
         keys = np.concatenate([c[1] for c in cands])
         pos = np.concatenate([c[2] for c in cands])
+        if len(self.full):  # keys from parents expanded fully later: their positions (see expand_fully)
+            ranks = keys >> KEY_BITS
+            keys = np.where(np.isin(ranks, self.full), (ranks << KEY_BITS) | pos.astype(np.int64), keys)
         order = np.argsort(keys, kind="stable")
         _u, first = np.unique(fps[order], return_index=True)
         chosen = order[np.sort(first)]  # one per fingerprint, the smallest key, in key order
@@ -567,7 +724,7 @@ class _Shard:
         problem = None
         append = states.append
         for key, u, j in zip(won.tolist(), unit_of.tolist(), local.tolist()):
-            parents, succ, owner, _keys = units[u]
+            parents, succ, owner, _keys, _pos, _ranks = units[u]
             t = succ[j]
             append(t)
             if self.vocabulary_left > 0:
