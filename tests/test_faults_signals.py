@@ -49,6 +49,15 @@ class Stderr:
         return "".join(self.lines)
 
 
+def _started(proc, workers: int) -> None:
+    """Wait until the run's workers are up, and a little more (the search runs)."""
+    deadline = time.monotonic() + 60
+    while len(session(proc.pid)) < 1 + workers:
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    time.sleep(0.5)
+
+
 def _searching(proc, err: Stderr, timeout: float = 120) -> None:
     """Wait for the first progress line (two seconds into the search)."""
     deadline = time.monotonic() + timeout
@@ -66,9 +75,15 @@ def test_signal_saves_the_level_and_resume_ends_as_uninterrupted(reference, tmp_
     args = (*ARGS, "--workers", str(workers), "--checkpoint", ckpt, "--checkpoint-every", "1000")
     proc = start(*args)
     err = Stderr(proc)
-    _searching(proc, err)
     if workers > 1:
+        # Two workers search bus1-3 in about 2.4 s: the first progress line (at 2 s)
+        # would leave the signal a few tenths of a second; once the workers are up, the
+        # search is under way.
+        _started(proc, workers)
         assert len(session(proc.pid)) == 1 + workers
+    else:
+        _searching(proc, err)
+    assert proc.poll() is None, f"the run ended first: {err.text()}"
     sent = time.monotonic()
     os.kill(proc.pid, signum)
     proc.wait(timeout=60)
@@ -87,13 +102,6 @@ def test_signal_saves_the_level_and_resume_ends_as_uninterrupted(reference, tmp_
     assert counts(tmp_path / "out.json") == reference
 
 
-def _started(proc, workers: int) -> None:
-    """Wait until the run's workers are up, and a little more (the search runs)."""
-    deadline = time.monotonic() + 60
-    while len(session(proc.pid)) < 1 + workers:
-        assert proc.poll() is None and time.monotonic() < deadline
-        time.sleep(0.02)
-    time.sleep(0.5)
 
 
 def test_signal_without_checkpoint(tmp_path: Path) -> None:
