@@ -6,16 +6,13 @@ is one ``pickle`` byte string (pickle shares repeated sub-tuples within a chunk:
 80 bytes per bus1 state, and it loads ten times faster than ``marshal`` version 2).
 A level of more than ``spill_after`` states is spilled to a file in ``spill_dir`` (a
 temporary directory unless one is given) and read back sequentially when its turn
-comes, so memory holds the visited store, not the frontier. A chunk is expanded (by
-this process, or by one of a pool of ``workers`` processes) into its successors with
-their fingerprints, and this process then merges the chunks *in order*: it inserts the
-fingerprints into the :class:`~checker.engine.table.CompactStore` in batch order,
-numbers the new states, checks properties on them and appends them to the next frontier. The merge order does not
-depend on the worker count, so counts, numbering and counterexamples are identical
-for any number of workers. (:func:`checker.engine.bfs.search` runs this loop in one
-process only: its workers own shards of the visited set, with no merging process,
-in :mod:`checker.engine.sharded`, the cycle proviso and spilled levels included. The
-pool, :mod:`checker.engine.chunkpool`, serves a direct call with ``workers`` > 1.) The
+comes, so memory holds the visited store, not the frontier. A chunk is expanded into
+its successors with their fingerprints, and the chunks are merged *in order*: the
+fingerprints go into the :class:`~checker.engine.table.CompactStore` in batch order,
+the new states are numbered, checked and appended to the next frontier. This loop runs
+in one process; with workers, :func:`checker.engine.bfs.search` runs
+:mod:`checker.engine.sharded`'s, whose workers own shards of the visited set (no
+merging process) and give the same counts, numbering and counterexamples. The
 cycle proviso of partial-order reduction is decided here chunk by chunk at the merge
 (:func:`_proviso`), parent by parent in the level's order; it is the rule that
 :mod:`checker.engine.sharded` reproduces. Each level's time split is recorded
@@ -30,11 +27,10 @@ uninterrupted run.
 
 from __future__ import annotations
 
-import pickle
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +41,6 @@ from checker.api.spec import Property, Spec
 from checker.engine import interrupts
 from checker.engine.budget import MemoryBoundReached
 from checker.engine.checkpoints import load, restore
-from checker.engine.chunkpool import ChunkPool
 from checker.engine.evaluate import Evaluator
 from checker.engine.fingerprint import check_vocabulary
 from checker.engine.frontier import Frontier, decode, own_spill_dir
@@ -74,24 +69,7 @@ PHASES = ("expand", "exchange", "dedup", "check")
 """The timed phases of a level (:class:`~checker.api.result.LevelTiming`)."""
 
 
-_WORKER: Expander | None = None
-
-
-def _init_worker(expander: Expander) -> Callable[[bytes | list], tuple]:
-    global _WORKER
-    _WORKER = expander
-    return _expand_remote
-
-
 _states = decode
-
-
-def _expand_remote(chunk: bytes | list) -> tuple:
-    assert _WORKER is not None
-    states = _states(chunk)
-    owner, pos, succ, counts, reduced = _WORKER.expand(states)
-    fps = _WORKER.fingerprints(succ)
-    return owner, pos, pickle.dumps(succ, pickle.HIGHEST_PROTOCOL), counts, reduced, fps, None, _WORKER.take_fired()
 
 
 def _expand_local(expander: Expander, chunk: bytes | list) -> tuple:
@@ -120,7 +98,9 @@ def search_levels(
     spill_after: int | None = None,
     budget: Any = None,
 ) -> Any:
-    """The search behind :func:`checker.engine.bfs.search` (see the module docstring).
+    """The search behind :func:`checker.engine.bfs.search` in one process (see the
+    module docstring); ``workers`` above 1 is refused: that search is
+    :func:`checker.engine.sharded.search_sharded`'s.
 
     ``spill_dir``: where a level's frontier goes once it holds more than
     ``spill_after`` states (default: a temporary directory, :data:`SPILL_AFTER`
@@ -138,6 +118,8 @@ def search_levels(
     and merge each in order (:meth:`_LevelSearch.merge`), and decide whether the
     search goes on to the next level (:meth:`_LevelSearch.decide`).
     """
+    if workers > 1:
+        raise ValueError("search_levels runs in one process; with workers, use checker.engine.sharded.search_sharded")
     search = _LevelSearch(
         spec,
         props,
@@ -231,10 +213,8 @@ class _LevelSearch:
         self.spill_dir = spill_dir
         self.spill_after = spill_after
 
-        # checker.engine.bfs.search hands a search with workers to checker.engine.sharded
-        # (which hands the spill settings to its workers); a direct call with workers has
-        # a pool that expands chunks of a frontier held in this process.
-        self.pool: ChunkPool | None = None
+        # With workers the search is checker.engine.sharded's subclass (which hands the
+        # spill settings to its workers); this class alone runs in one process.
         self.worker_peak = 0  # the workers' own peak memory (checker.engine.sharded)
         self.searched = False  # the search loop ended without an exception
         self.levels: list[LevelTiming] = []  # each level's time split
@@ -367,16 +347,9 @@ class _LevelSearch:
             self._close()
 
     def _start_run(self) -> None:
-        """Inside :meth:`run`'s guard, before the first level: the chunk workers, the next
-        level's frontier."""
+        """Inside :meth:`run`'s guard, before the first level: the next level's frontier."""
         self.vocabulary_checks = VOCABULARY_CHECKS
         self.frontier_len = len(self.frontier)
-        self.next_frontier = self.frontier
-        if self.workers > 1:
-            expander = self.expander
-            self.pool = pool = ChunkPool(self.workers, lambda: _init_worker(expander))
-            if self.budget is not None:
-                self.budget.workers = pool.pids
         self.next_frontier = self.new_frontier()
 
     def _levels_left(self) -> bool:
@@ -459,12 +432,8 @@ class _LevelSearch:
         return self.decide()
 
     def expanded(self) -> Iterator[tuple]:
-        """``(chunk, expansion)`` for each chunk of the level, in order: from the pool, or
-        this process."""
+        """``(chunk, expansion)`` for each chunk of the level, in order."""
         frontier = self.frontier
-        if self.pool is not None:
-            # Two sequential readers of the level: one feeds the workers, one the merge.
-            return zip(frontier, self.pool.map(frontier))
         expander = self.expander
         return ((c, _expand_local(expander, c)) for c in frontier)
 
@@ -481,10 +450,6 @@ class _LevelSearch:
         pending, stop, done_parents = self.pending, self.stop, self.done_parents
         try:
             owner, pos, succ, counts, reduced, fps, states, fired = res
-            if isinstance(succ, bytes):
-                succ = pickle.loads(succ)
-            if states is None and (0 in counts or reductions.proviso or history_key is not None):
-                states = _states(chunk)
             if reductions.proviso:
                 owner, pos, succ, counts, fps = _proviso(
                     self.expander, store, states, owner, pos, succ, counts, reduced, fps
@@ -624,9 +589,7 @@ class _LevelSearch:
     # -- the end ------------------------------------------------------------------------
 
     def _close(self) -> None:
-        """Stop the workers, drop the frontiers and the own spill directory."""
-        if self.pool is not None:
-            self.pool.close()
+        """Drop the frontiers and the own spill directory."""
         self.remaining = bool(self.frontier)
         self.frontier.discard()
         self.next_frontier.discard()
