@@ -495,3 +495,11 @@ def test_verbose_check_prints_the_time_per_level_and_json_keeps_it(tmp_path: Pat
     rows = lines[head + 2 : head + 2 + len(levels)]
     assert [int(r.split()[0]) for r in rows] == [lv["depth"] for lv in levels]
     assert lines[head + 2 + len(levels)].split()[0] == "all"
+
+
+def test_the_one_process_loop_refuses_workers_rather_than_ignoring_them():
+    """``search`` gives every run with workers to the shard workers; the one-process
+    loop called directly with workers says where they belong instead of running alone."""
+    with pytest.raises(ValueError, match="search_sharded"):
+        levels.search_levels(Grid(), [], NO_BOUNDS, bfs.SearchOutcome, bfs.Decision, SpecError,
+                             progress=bfs.Progress(None), stop_when_decided=True, reductions=Reductions(), workers=2)
