@@ -62,6 +62,7 @@ class DriverLevels:
         self.state: list[bytes] = [r[3] for r in frontier]
         self.visited = {name: [np.array([r[i] for r in visited], dtype=np.int32 if name == "model" else np.int64)]
                         for i, name in enumerate(VISITED_NAMES)}
+        self._links: Any = None  # the visited table, once traces are looked up
         self.known: dict[int, set[int]] = {}
         for fp, m, _parent, _key in visited:
             self.known.setdefault(m, set()).add(fp)
@@ -113,6 +114,7 @@ class DriverLevels:
         self.state = [states[i] for i in winners.tolist()]
         for name, column in zip(VISITED_NAMES, (self.fp, self.model, parent[winners], self.key)):
             self.visited[name].append(column)
+        self._links = None
         for m in np.unique(self.model).tolist():
             self.known.setdefault(m, set()).update(self.fp[self.model == m].tolist())
         return table, [payload for _level, _part, payload in reports.value], time.perf_counter() - started
@@ -132,9 +134,12 @@ class DriverLevels:
 
     def links(self, wanted: Sequence[int]) -> Any:
         """The parent links of the fingerprints ``wanted`` (as ``long``), as the visited
-        DataFrame's lookup returns them."""
-        table = self.visited_table()
-        mask = np.isin(table.column("fp").to_numpy(), np.asarray(wanted, dtype=np.int64))
+        DataFrame's lookup returns them (the table is built once, at the first lookup:
+        lookups come after the search)."""
         import pyarrow as pa
 
+        if self._links is None:
+            self._links = self.visited_table()
+        table = self._links
+        mask = np.isin(table.column("fp").to_numpy(), np.asarray(wanted, dtype=np.int64))
         return table.filter(pa.array(mask))
