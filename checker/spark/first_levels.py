@@ -63,9 +63,6 @@ class DriverLevels:
         self.visited = {name: [np.array([r[i] for r in visited], dtype=np.int32 if name == "model" else np.int64)]
                         for i, name in enumerate(VISITED_NAMES)}
         self._links: Any = None  # the visited table, once traces are looked up
-        self.known: dict[int, set[int]] = {}
-        for fp, m, _parent, _key in visited:
-            self.known.setdefault(m, set()).add(fp)
 
     def level(self, cfgs: dict[int, TaskConfig], level_keys: dict[int, np.ndarray], keep_seen: bool,
               level: int) -> tuple[Any, list[bytes], float]:
@@ -79,12 +76,9 @@ class DriverLevels:
         links."""
         import pyarrow as pa
 
-        batch = pa.RecordBatch.from_arrays(
-            [pa.array(self.fp), pa.array(self.model), pa.array(self.key), pa.array(self.state, pa.binary())],
-            names=["fp", "model", "key", "state"],
-        )
         reports = _Reports()
-        out = list(Expansion(cfgs, level_keys).run(frozenset(), iter([batch]), reports, level))
+        batches = iter(self.frontier_table().to_batches())
+        out = list(Expansion(cfgs, level_keys).run(frozenset(), batches, reports, level))
         started = time.perf_counter()
         if out:
             cand = pa.Table.from_batches(out)
@@ -95,11 +89,10 @@ class DriverLevels:
             model = np.zeros(0, np.int32)
             states = []
         seen = np.zeros(len(fp), dtype=bool)
+        visited_fp, visited_model = np.concatenate(self.visited["fp"]), np.concatenate(self.visited["model"])
         for m in np.unique(model).tolist():
             rows = np.flatnonzero(model == m)
-            known = self.known.get(m)
-            if known:
-                seen[rows] = np.fromiter((int(f) in known for f in fp[rows]), dtype=bool, count=len(rows))
+            seen[rows] = np.isin(fp[rows], visited_fp[visited_model == m])
         # The expansion wrote each fingerprint once, with its smallest key (it expands the
         # level in key order and skips a successor met before, as a task does within its
         # partition), so the candidates need no aggregation here: the new ones win.
@@ -115,8 +108,6 @@ class DriverLevels:
         for name, column in zip(VISITED_NAMES, (self.fp, self.model, parent[winners], self.key)):
             self.visited[name].append(column)
         self._links = None
-        for m in np.unique(self.model).tolist():
-            self.known.setdefault(m, set()).update(self.fp[self.model == m].tolist())
         return table, [payload for _level, _part, payload in reports.value], time.perf_counter() - started
 
     def frontier_table(self) -> Any:
