@@ -98,6 +98,12 @@ LIBRARY_WITNESSES = tuple(w.name for w in WITNESSES)
 """The library's witnesses (:mod:`specs.witnesses`), which stand only for the ordering
 properties :data:`specs.witnesses.WITNESSES_FOR` names."""
 
+WITNESS_HINT = {
+    name: " (a spec offers the library's witnesses by listing specs.witnesses.WITNESSES in its properties())"
+    for name in LIBRARY_WITNESSES
+}
+"""What a message about a missing library witness adds: how a spec offers it."""
+
 
 def _check_witness(
     where: str, field: str, backed: str, name: str, expect: dict[str, str], available: dict[str, Property],
@@ -105,7 +111,7 @@ def _check_witness(
 ) -> None:
     prop = available.get(name)
     if prop is None:
-        raise InputError(where, field, f"the spec has no property {name!r}")
+        raise InputError(where, field, f"the spec has no property {name!r}{WITNESS_HINT.get(name, '')}")
     if prop.kind != "sometimes":
         raise InputError(where, field, f"{name} is an {prop.kind} property; a witness is a sometimes property")
     if name not in checked or expect.get(name) != "holds":

@@ -39,7 +39,7 @@ from checker.api.errors import ConstantError, InputError
 from checker.api.faults import FAULTS, undeclared, unknown_faults
 from checker.api.model import Model
 from checker.api.spec import Property
-from checker.loading.evidence import check_mutants, evidence_table
+from checker.loading.evidence import WITNESS_HINT, check_mutants, evidence_table
 from checker.loading.specref import BadSpecRef, resolve
 
 STATUSES = ("holds", "violated")
@@ -240,7 +240,8 @@ def _prove_table(table: Any, where: str) -> dict[str, Any]:
 
 
 def _unknown_property(spec: str, prop: str, available: dict[str, Property]) -> str:
-    return f"{spec} has no property {prop!r} (it has: {', '.join(available)})"
+    hint = WITNESS_HINT.get(prop, "")
+    return f"{spec} has no property {prop!r} (it has: {', '.join(available)}){hint}"
 
 
 def expand_paths(paths: list[str]) -> list[Path]:
