@@ -2,10 +2,11 @@
 
 A built-in model that expects an ordering property to hold must show that its
 configuration could break it (``checker/loading/evidence.py``, ``docs/reference/evidence.md``): a sibling
-model on the same configuration (an ablation, or a weaker protocol on the same script)
-that expects the property violated, or a ``sometimes`` witness of the situation the
-property constrains, checked and expected to hold in the model itself. The tests here
-read the model files only; that every model gets the verdicts it expects is
+model on the same configuration with ablation flags switched that expects the property
+violated, or a ``sometimes`` witness of the situation the property constrains, checked
+and expected to hold in the model itself. Loading enforces the rule for every model
+(built-in or a user's, below); ``check --with-evidence`` runs the mutants. The tests of
+the built-in models read the model files only; that every model gets the verdicts it expects is
 ``ordercheck check models/`` (and ``tests/test_causal_seeds.py``,
 ``tests/test_seed_total_order.py`` for the seeds' claims).
 """
