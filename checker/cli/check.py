@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from checker.api.errors import InputError
-from checker.api.evidence import evidence_exit_code
+from checker.api.evidence import EvidenceCheck, evidence_exit_code
 from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, combined_exit_code, write_json_atomic
 from checker.cli.common import check_one, engine_options, load_models, options_from, print_result, print_summary
 from checker.loading.modelfile import load_model
@@ -82,7 +82,7 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
     sys.exit(EXIT_MISMATCH if EXIT_MISMATCH in codes else EXIT_BOUND if EXIT_BOUND in codes else EXIT_OK)
 
 
-def print_evidence(checks: list[Any]) -> None:
+def print_evidence(checks: list[EvidenceCheck]) -> None:
     """One line per ``[evidence]`` entry run by ``--with-evidence`` (an
     :class:`checker.api.evidence.EvidenceCheck`)."""
     if not checks:
