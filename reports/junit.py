@@ -6,6 +6,11 @@ from the model's ``[expect]`` is a ``<failure>`` whose message says expected and
 and whose body holds the explanation and the trace; an ``unknown`` verdict (a bound
 cut the search) is an ``<error>``. The whole search decides every property of a model
 at once, so the time is given per suite; test cases carry ``time="0"``.
+
+With ``check --with-evidence``, one more ``<testsuite name="evidence">`` holds one
+``<testcase>`` per ``[evidence]`` entry (``classname`` the model's name, ``name``
+``evidence of PROPERTY``): a mutant that does not violate the property, or a witness
+not reached, is a ``<failure>``; an ``unknown`` status is an ``<error>``.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from checker.api.evidence import EvidenceCheck
 from checker.api.result import PropertyResult, Result
 
 _BAD_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -34,8 +40,8 @@ def _body(p: PropertyResult) -> str:
     return "\n".join(lines)
 
 
-def junit_xml(results: list[Result], name: str = "ordercheck") -> str:
-    """The JUnit XML document for ``results``."""
+def junit_xml(results: list[Result], name: str = "ordercheck", evidence: list[EvidenceCheck] | None = None) -> str:
+    """The JUnit XML document for ``results``, and for ``evidence`` when given."""
     root = ET.Element("testsuites", name=name)
     totals = {"tests": 0, "failures": 0, "errors": 0}
     seconds = 0.0
@@ -72,8 +78,35 @@ def junit_xml(results: list[Result], name: str = "ordercheck") -> str:
         totals["failures"] += failures
         totals["errors"] += errors
         seconds += r.stats.seconds
+    if evidence is not None:
+        failures, errors = _evidence_suite(root, evidence)
+        totals["tests"] += len(evidence)
+        totals["failures"] += failures
+        totals["errors"] += errors
     for key, value in totals.items():
         root.set(key, str(value))
     root.set("time", f"{seconds:.3f}")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _evidence_suite(root: ET.Element, checks: list[EvidenceCheck]) -> tuple[int, int]:
+    """Add the ``evidence`` suite to ``root``; returns its failures and errors."""
+    suite = ET.SubElement(root, "testsuite", name="evidence")
+    failures = errors = 0
+    for c in checks:
+        model = c.model.rsplit("/", 1)[-1].removesuffix(".toml")
+        case = ET.SubElement(suite, "testcase", classname=_text(model), name=_text(f"evidence of {c.prop}"), time="0")
+        what = f"{c.prop} <- {c.kind} {c.name}: {c.status} (wanted {c.wanted})"
+        if c.ok:
+            continue
+        if c.status == "unknown":
+            errors += 1
+            node = ET.SubElement(case, "error", type="unknown", message=_text(what))
+        else:
+            failures += 1
+            node = ET.SubElement(case, "failure", type="evidence", message=_text(what))
+        node.text = _text(c.message())
+    for key, value in (("tests", len(checks)), ("failures", failures), ("errors", errors), ("skipped", 0), ("time", "0.000")):
+        suite.set(key, str(value))
+    return failures, errors

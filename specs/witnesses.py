@@ -1,5 +1,11 @@
 """Witnesses that an ordering property is at stake: ``sometimes`` properties over the history.
 
+Public API: a spec of your own on :class:`specs.base.PeerSpec`,
+:class:`specs.async_peers.AsyncPeerSpec` or :class:`specs.holdback.HoldBackSpec` (which
+lists them already) offers them with one line, ``return [*LIBRARY, *WITNESSES]`` in
+``properties()``, and a model names one as ``[evidence]``: ``fifo = { witness =
+"fifo_race" }`` with ``fifo_race = "holds"`` in ``[expect]``.
+
 A model that expects an ordering property to hold must show that its configuration is
 one where the property could fail (see ``docs/reference/evidence.md``). A witness shows it by
 reaching the situation the property constrains; the checker reports the run that

@@ -2,16 +2,19 @@
 
 A built-in model that expects an ordering property to hold must show that its
 configuration could break it (``checker/loading/evidence.py``, ``docs/reference/evidence.md``): a sibling
-model on the same configuration (an ablation, or a weaker protocol on the same script)
-that expects the property violated, or a ``sometimes`` witness of the situation the
-property constrains, checked and expected to hold in the model itself. The tests here
-read the model files only; that every model gets the verdicts it expects is
+model on the same configuration with ablation flags switched that expects the property
+violated, or a ``sometimes`` witness of the situation the property constrains, checked
+and expected to hold in the model itself. Loading enforces the rule for every model
+(built-in or a user's, below); ``check --with-evidence`` runs the mutants. The tests of
+the built-in models read the model files only; that every model gets the verdicts it expects is
 ``ordercheck check models/`` (and ``tests/test_causal_seeds.py``,
 ``tests/test_seed_total_order.py`` for the seeds' claims).
 """
 
 from __future__ import annotations
 
+import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -168,7 +171,8 @@ def test_bad_evidence_is_one_line_and_exit_2(tmp_path, run_cli, extra, message):
 
 
 def test_good_evidence_is_loaded(tmp_path):
-    (tmp_path / "sibling.toml").write_text(GOOD, encoding="utf-8")
+    sibling = GOOD.replace("script = ", "condition_b = false\nscript = ").replace('causal = "holds"', 'causal = "violated"')
+    (tmp_path / "sibling.toml").write_text(sibling, encoding="utf-8")
     path = tmp_path / "m.toml"
     path.write_text(GOOD + '[evidence]\ncausal = { mutant = "sibling.toml" }\n', encoding="utf-8")
     assert load_model(path).evidence == {"causal": {"mutant": "sibling.toml"}}
@@ -225,3 +229,228 @@ def test_total_race_needs_two_peers_delivering_two_concurrent_messages():
         {"a1": "bcd", "b1": "cd"},
     )
     assert total_race(ordered) is None  # a1 happened before b1: causality, not total order, orders them
+
+
+# -- every model's mutants, built-in or not, are checked when it loads ------------------------------
+
+BASE = """\
+spec = "SPEC"
+[constants]
+peers = 3
+script = { a = ["bc"], b = ["ac"] }
+[check]
+properties = ["causal", "fifo"]
+[expect]
+causal = "holds"
+fifo = "holds"
+[evidence]
+causal = { mutant = "mut.toml" }
+"""
+
+MUTANT = """\
+spec = "SPEC"
+[constants]
+peers = 3
+script = { a = ["bc"], b = ["ac"] }
+condition_b = false
+[expect]
+causal = "violated"
+"""
+
+USER_SPEC = """\
+from specs.bss import BSS
+from specs.properties import LIBRARY
+from specs.witnesses import CAUSAL_RACE
+
+
+class Mine(BSS):
+    name = "mine"
+
+    def properties(self) -> list:
+        return [*LIBRARY, CAUSAL_RACE]  # one line: a library witness in a spec of one's own
+"""
+
+
+def project(tmp_path: Path, base: str = BASE, mutant: str = MUTANT, spec: str = "bss") -> Path:
+    """A user's directory: models ``m.toml`` and ``mut.toml`` (``SPEC`` replaced by
+    ``spec``) and a spec file ``mine.py``; returns the path of ``m.toml``."""
+    (tmp_path / "mine.py").write_text(USER_SPEC, encoding="utf-8")
+    (tmp_path / "mut.toml").write_text(mutant.replace("SPEC", spec), encoding="utf-8")
+    path = tmp_path / "m.toml"
+    path.write_text(base.replace("SPEC", spec), encoding="utf-8")
+    return path
+
+
+FIELD = "evidence.causal.mutant: mut.toml"
+WRONG_MUTANTS = [
+    ("channel", MUTANT.replace("condition_b = false\n", 'condition_b = false\nchannel = "fifo"\n'),
+     f"{FIELD} differs in constant 'channel' ('unordered' vs 'fifo'); a mutant may change only ablation flags "
+     "(condition_a, condition_b)"),
+    ("peers", MUTANT.replace("peers = 3", "peers = 4"), f"{FIELD} differs in constant 'peers' (3 vs 4)"),
+    ("script", MUTANT.replace('b = ["ac"]', 'b = ["c"]'), f"{FIELD} differs in constant 'script'"),
+    ("update", MUTANT.replace("condition_b = false\n", 'condition_b = false\nupdate = "increment"\n'), f"{FIELD} differs in constant 'update' ('max' vs 'increment')"),
+    ("expects-holds", MUTANT.replace('causal = "violated"', 'causal = "holds"'),
+     f"""{FIELD} expects causal 'holds'; a mutant must expect causal = "violated\""""),
+    ("expects-nothing", MUTANT.replace('causal = "violated"', 'fifo = "holds"'),
+     f"{FIELD} has no expectation for causal"),
+    ("no-flag", MUTANT.replace("condition_b = false\n", ""), f"{FIELD} switches no ablation flag (condition_a, condition_b)"),
+    ("other-spec", MUTANT.replace('spec = "SPEC"', 'spec = "ses"').replace("condition_b = false\n", ""),
+     f"{FIELD} checks spec 'ses', not 'bss'"),
+    ("user-spec", MUTANT.replace('spec = "SPEC"', 'spec = "mine.py"'), f"{FIELD} checks spec "),
+    ("unloadable", MUTANT.replace("peers = 3", "peers = 1"), f"{FIELD} cannot be loaded ("),
+]
+
+
+@pytest.mark.parametrize("mutant,message", [w[1:] for w in WRONG_MUTANTS], ids=[w[0] for w in WRONG_MUTANTS])
+def test_a_wrong_mutant_is_exit_2_naming_the_field(tmp_path, run_cli, mutant, message):
+    """A user's model whose mutant is on another channel, other constants, another spec,
+    expects the property to hold (or nothing of it), or is the configuration again: one
+    line naming the model file and the field, exit 2, for ``check`` and ``list``-like loads."""
+    path = project(tmp_path, mutant=mutant)
+    result = run_cli("check", path)
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.output, result.output
+    assert lines[0].startswith(f"ordercheck: error: {path}: {message}"), lines[0]
+
+
+def test_a_good_mutant_loads_for_a_builtin_and_a_user_spec(tmp_path, run_cli):
+    path = project(tmp_path)
+    assert run_cli("check", path, "--quiet").exit_code == 0
+    # The same user spec named by two spellings of its file is the same spec.
+    other = tmp_path / "user"
+    other.mkdir()
+    path = project(other, BASE.replace('"SPEC"', '"mine.py"'), MUTANT.replace('"SPEC"', f'"{other / "mine.py"}"'))
+    result = run_cli("check", path, "--quiet")
+    assert result.exit_code == 0, result.output
+
+
+def test_skeen_may_change_an_ablation_parameter_only(tmp_path):
+    """``mutant_final`` (Skeen.ablation_parameters) only shapes the take_max ablation; the
+    rule is the spec's declaration, not a list in the loader."""
+    from specs.skeen import Skeen
+
+    assert Skeen.ablation_parameters == ("mutant_final",)
+    model = load_model(MODELS / "skeen-4.toml")
+    assert model.evidence["total_global"] == {"mutant": "skeen-mutant-first.toml"}
+    assert load_model(MODELS / "skeen-mutant-first.toml").constants["mutant_final"] == "first"
+
+
+def test_a_mutant_naming_its_model_back_loads_once(tmp_path, run_cli):
+    """A mutant's own evidence is not followed (no chains, no cycles): the model loads; the
+    mutant, loaded itself, has its own evidence checked (here: wrong)."""
+    back = MUTANT.replace('causal = "violated"', 'causal = "violated"\nfifo = "holds"') + \
+        '[evidence]\nfifo = { mutant = "m.toml" }\n'
+    path = project(tmp_path, mutant=back)
+    assert run_cli("check", path, "--quiet").exit_code == 0
+    result = run_cli("check", tmp_path / "mut.toml")
+    assert result.exit_code == 2
+    assert "evidence.fifo.mutant: m.toml expects fifo 'holds'" in result.output, result.output
+
+
+WRONG_WITNESSES = [
+    ('causal = { witness = "total_race" }', "total_race", "evidence.causal.witness: total_race is not a witness for "
+     "causal (its witnesses: causal_race)"),
+    ('integrity = { witness = "fifo_race" }', "fifo_race", "evidence.integrity.witness: fifo_race is not a witness for "
+     "integrity (it has no witness; give a mutant)"),
+]
+
+
+@pytest.mark.parametrize("entry,witness,message", WRONG_WITNESSES, ids=["total-for-causal", "fifo-for-integrity"])
+def test_a_library_witness_backs_only_what_it_stands_for(tmp_path, run_cli, entry, witness, message):
+    path = tmp_path / "m.toml"
+    path.write_text(
+        'spec = "bss"\n[constants]\npeers = 3\nscript = { a = ["bc"], b = ["ac"] }\n'
+        f'[expect]\ncausal = "holds"\nintegrity = "holds"\n{witness} = "holds"\n[evidence]\n{entry}\n',
+        encoding="utf-8",
+    )
+    result = run_cli("check", path)
+    assert result.exit_code == 2 and result.output.strip().endswith(message), result.output
+
+
+def test_a_user_spec_backs_its_holds_with_a_library_witness(tmp_path, run_cli):
+    """A spec of the user's own lists a witness of :mod:`specs.witnesses` with one line and
+    names it as the evidence: exit 0, the witness reached."""
+    (tmp_path / "mine.py").write_text(USER_SPEC, encoding="utf-8")
+    path = tmp_path / "m.toml"
+    path.write_text(
+        'spec = "mine.py"\n[constants]\npeers = 3\nscript = { a = ["bc"], b = ["ac"] }\n'
+        '[expect]\ncausal = "holds"\ncausal_race = "holds"\n[evidence]\ncausal = { witness = "causal_race" }\n',
+        encoding="utf-8",
+    )
+    result = run_cli("check", path, "--quiet", "--with-evidence")
+    assert result.exit_code == 0, result.output
+    assert re.search(r"^  causal_race +holds +expected holds +ok$", result.output, re.M), result.output
+    assert f"{path}: causal <- witness causal_race: holds  ok" in result.output
+    # Without the witness in its properties, the entry is refused and says how to offer it.
+    (tmp_path / "mine.py").write_text(USER_SPEC.replace(", CAUSAL_RACE]", "]"), encoding="utf-8")
+    (tmp_path / "plain.py").write_text((tmp_path / "mine.py").read_text(), encoding="utf-8")
+    path.write_text(path.read_text().replace("mine.py", "plain.py"), encoding="utf-8")
+    result = run_cli("check", path)
+    assert result.exit_code == 2
+    assert "expect.causal_race: mine has no property 'causal_race' (it has: fifo, " in result.output
+    assert result.output.strip().endswith(
+        "(a spec offers the library's witnesses by listing specs.witnesses.WITNESSES in its properties())")
+
+
+# -- check --with-evidence runs the mutants ---------------------------------------------------------
+
+
+def test_with_evidence_runs_each_mutant_once_and_passes_when_it_violates(tmp_path, run_cli):
+    path = project(tmp_path)
+    second = tmp_path / "m2.toml"
+    second.write_text(path.read_text(), encoding="utf-8")
+    junit = tmp_path / "out.xml"
+    result = run_cli("check", path, second, tmp_path / "mut.toml", "--quiet", "--with-evidence", "--junit", junit)
+    assert result.exit_code == 0, result.output
+    assert result.output.count(f"{tmp_path / 'mut.toml'}: bss,") == 1  # named and twice evidence: run once
+    assert "evidence: 2 of 2 shown" in result.output
+    assert f"{path}: causal <- mutant mut.toml: violated  ok" in result.output
+    suite = ET.parse(junit).getroot().find("testsuite[@name='evidence']")
+    assert suite is not None and suite.get("tests") == "2" and suite.get("failures") == "0"
+    assert [c.get("name") for c in suite.iter("testcase")] == ["evidence of causal"] * 2
+    # Without the flag, the mutant is loaded and checked as a file, but not run.
+    plain = run_cli("check", path, "--quiet")
+    assert plain.exit_code == 0 and "mut.toml: bss" not in plain.output and "evidence:" not in plain.output
+
+
+def test_with_evidence_fails_when_a_mutant_does_not_violate(tmp_path, run_cli):
+    """condition_a off leaves causal intact on this script: the mutant expects a violation
+    it does not have, and the evidence line and the JUnit test case say so (exit 1)."""
+    path = project(tmp_path, mutant=MUTANT.replace("condition_b", "condition_a"))
+    assert run_cli("check", path, "--quiet").exit_code == 0  # the model alone is as expected
+    junit = tmp_path / "out.xml"
+    result = run_cli("check", path, "--quiet", "--with-evidence", "--junit", junit)
+    assert result.exit_code == 1, result.output
+    assert "evidence: 0 of 1 shown" in result.output
+    assert f"{path}: causal <- mutant mut.toml: holds  UNEXPECTED" in result.output
+    assert "mut.toml does not violate causal (holds): the evidence that causal could fail here is not shown" \
+        in result.output
+    case = ET.parse(junit).getroot().find("testsuite[@name='evidence']/testcase")
+    assert case is not None and case.get("classname") == "m" and case.get("name") == "evidence of causal"
+    failure = case.find("failure")
+    assert failure is not None and failure.get("message") == "causal <- mutant mut.toml: holds (wanted violated)"
+
+
+def test_judging_the_evidence_reads_the_mutants_verdict_on_the_property(tmp_path):
+    """The judgement itself, apart from the mutant's own [expect]: violated is shown, holds
+    is not (1), unknown is a bound (3); a witness is shown when the model reaches it."""
+    from checker.api.evidence import evidence_exit_code
+    from checker.api.result import PropertyResult, Result
+    from checker.loading.evidence import judge_evidence
+
+    path = project(tmp_path)
+    model = load_model(path)
+    model.evidence["fifo"] = {"witness": "fifo_race"}
+
+    def result(name: str, **statuses: str) -> Result:
+        props = {k: PropertyResult(k, "always", v) for k, v in statuses.items()}  # type: ignore[arg-type]
+        return Result(model=name, spec="bss", constants={}, engine="local", reductions={}, properties=props)
+
+    for mutant, witness, code in (("violated", "holds", 0), ("holds", "holds", 1), ("unknown", "holds", 3),
+                                  ("violated", "violated", 1), ("violated", "unknown", 3)):
+        results = {path.resolve(): result("m", fifo_race=witness),
+                   (tmp_path / "mut.toml").resolve(): result("mut", causal=mutant)}
+        checks = judge_evidence([model], results)
+        assert [(c.prop, c.kind, c.status) for c in checks] == [("causal", "mutant", mutant), ("fifo", "witness", witness)]
+        assert evidence_exit_code(checks) == code, (mutant, witness)

@@ -4,6 +4,7 @@ refuses to overwrite; with ``--tla`` it exports TLA+ that SANY accepts."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,20 @@ def test_new_then_check_passes_for_real(empty, base):
     ablated = ordercheck("check", f"models/my_proto-{ABLATION[base]}.toml", "--quiet", cwd=empty)
     assert ablated.returncode == 0, ablated.stdout + ablated.stderr
     assert "violated  expected violated  ok" in ablated.stdout
+    # Each "holds" has [evidence]: a library witness (specs.witnesses) the model reaches,
+    # and with the peer base the ablation model as the mutant for total.
+    shown = ordercheck("check", "models/my_proto.toml", "--quiet", "--with-evidence", cwd=empty)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    witness = {"peer": "causal <- witness causal_race", "async": "fifo <- witness fifo_race",
+               "holdback": "fifo <- witness fifo_race"}[base]
+    assert f"models/my_proto.toml: {witness}: holds  ok" in shown.stdout
+    race = witness.rsplit(" ", 1)[1]
+    assert re.search(rf"^  {race} +holds +expected holds +ok$", shown.stdout, re.M), shown.stdout
+    if base == "peer":
+        assert f"total <- mutant my_proto-{ABLATION[base]}.toml: violated  ok" in shown.stdout
+        assert "evidence: 2 of 2 shown" in shown.stdout
+    else:
+        assert "evidence: 1 of 1 shown" in shown.stdout
     if base != "async":
         return
     # The generated test runs both models through the installed command and passes.
@@ -56,7 +71,7 @@ def test_new_then_check_passes_for_real(empty, base):
         capture_output=True, text=True, cwd=empty, timeout=600,
     )
     assert tests.returncode == 0, tests.stdout + tests.stderr
-    assert "3 passed, 1 skipped" in tests.stdout
+    assert "4 passed, 1 skipped" in tests.stdout
 
 
 def test_the_generated_spec_hooks_are_each_commented(empty):

@@ -198,6 +198,12 @@ class Spec:
     retransmitted or waited for, a copy recognised and ignored, messages taken out of
     order). A model whose constants ask for a fault not declared here is refused (exit
     code 2), since the spec would give verdicts about behaviour it never meant to have."""
+    ablation_parameters: ClassVar[tuple[str, ...]] = ()
+    """Constants that only shape what an ablation does instead of its step (Skeen's
+    ``mutant_final``: what ``take_max = false`` takes instead of the maximum). A mutant
+    model given as ``[evidence]`` may differ from its model in the ablation flags
+    (:meth:`ablations`) and in these, and in nothing else
+    (:mod:`checker.loading.evidence`)."""
     fairness: ClassVar[dict[str, str]] = {}
     """Fairness of actions, as TLA+ declares it: action name -> ``"weak"`` or
     ``"strong"``. Each (name, first argument) pair, i.e. one kind of step by one peer,

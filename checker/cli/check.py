@@ -17,7 +17,8 @@ from typing import Any
 import click
 
 from checker.api.errors import InputError
-from checker.api.result import combined_exit_code, write_json_atomic
+from checker.api.evidence import EvidenceCheck, evidence_exit_code
+from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, combined_exit_code, write_json_atomic
 from checker.cli.common import check_one, engine_options, load_models, options_from, print_result, print_summary
 from checker.loading.modelfile import load_model
 
@@ -29,10 +30,19 @@ from checker.loading.modelfile import load_model
 @click.option("--verbose", "-v", is_flag=True, help="Print every trace, not only unexpected ones, the coverage and the time per level.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), help="Write an HTML report into this directory.")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write JUnit XML here.")
+@click.option("--with-evidence", is_flag=True,
+              help="Also check each model's [evidence] mutants (once each) and fail unless each violates "
+                   "the property it backs.")
 def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_dir: str | None = None,
-          junit_path: str | None = None, **kw: Any) -> None:
+          junit_path: str | None = None, with_evidence: bool = False, **kw: Any) -> None:
     """Check models and compare every verdict with the model's [expect]."""
     loaded = load_models(list(models))
+    named = len(loaded)
+    if with_evidence:  # the mutants not among the models named, each once, run after them
+        from checker.loading.evidence import evidence_mutants
+
+        have = {Path(m.path).resolve() for m in loaded}
+        loaded += [load_model(p) for p in evidence_mutants(loaded) if p.resolve() not in have]
     options = options_from(kw)
     each = [options] * len(loaded)
     if options.engine == "local":
@@ -53,15 +63,38 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
     seen: set[str] = set()  # reduction notes are printed once per run
     for model, result in zip(loaded, results):
         print_result(model, result, verbose=verbose, seen=seen)
+    evidence = None
+    if with_evidence:
+        from checker.loading.evidence import judge_evidence
+
+        by_path = {Path(m.path).resolve(): r for m, r in zip(loaded, results)}
+        evidence = judge_evidence(loaded[:named], by_path)
+        print_evidence(evidence)
     payload: Any = None
-    if json_path:
-        payload = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]
+    if json_path:  # the models named (the evidence mutants are in the report and the JUnit XML)
+        payload = results[0].to_json() if named == 1 else [r.to_json() for r in results[:named]]
     from checker.cli.reports import emit_outputs
 
-    emit_outputs(results, report_dir, junit_path, json_path, payload)
+    emit_outputs(results, report_dir, junit_path, json_path, payload, evidence=evidence)
     if len(results) > 1:
         print_summary(results)
-    sys.exit(combined_exit_code(results))
+    codes = {combined_exit_code(results), evidence_exit_code(evidence or [])}
+    sys.exit(EXIT_MISMATCH if EXIT_MISMATCH in codes else EXIT_BOUND if EXIT_BOUND in codes else EXIT_OK)
+
+
+def print_evidence(checks: list[EvidenceCheck]) -> None:
+    """One line per ``[evidence]`` entry run by ``--with-evidence`` (an
+    :class:`checker.api.evidence.EvidenceCheck`)."""
+    if not checks:
+        click.echo("\nevidence: the models name none")
+        return
+    shown = sum(c.ok for c in checks)
+    click.echo(f"\nevidence: {shown} of {len(checks)} shown")
+    for c in checks:
+        flag = "ok" if c.ok else ("UNKNOWN" if c.status == "unknown" else "UNEXPECTED")
+        click.echo(f"  {c.model}: {c.prop} <- {c.kind} {c.name}: {c.status}  {flag}")
+        if not c.ok:
+            click.echo(f"      {c.message()}")
 
 
 @click.command()

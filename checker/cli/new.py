@@ -5,9 +5,11 @@ directory:
 
 - ``specs/NAME.py``: a complete small protocol on the chosen base, every hook there
   with a comment saying what it is for, to be replaced by the user's protocol;
-- ``models/NAME.toml``: a model whose ``[expect]`` it meets, and
-  ``models/NAME-ABLATION.toml``: the same configuration with one step of the algorithm
-  switched off, expected to fail (so the first model's "holds" is not vacuous);
+- ``models/NAME.toml``: a model whose ``[expect]`` it meets, with ``[evidence]`` for
+  each "holds" (a witness of :mod:`specs.witnesses`; with ``--base peer`` also the
+  ablation model), and ``models/NAME-ABLATION.toml``: the same configuration with one
+  step of the algorithm switched off, expected to fail (so the first model's "holds"
+  is not vacuous);
 - ``tests/test_NAME.py``: a pytest test running ``ordercheck check`` on both models
   (and ``export-tla`` with ``--tla``);
 - with ``--tla``: ``specs/NAME.tla.j2`` and ``specs/NAME_tla.py``, the TLA+ template and

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from checker.api.errors import InputError
+from checker.api.evidence import EvidenceCheck
 from checker.api.outputs import Outputs, naming
 from checker.api.result import Result, combined_exit_code
 from checker.cli.common import check_one, engine_options, options_from
@@ -22,12 +23,13 @@ replaces, or removes when it has no such entry itself."""
 
 
 def emit_outputs(results: list[Result], report_dir: str | None, junit_path: str | None,
-                 json_path: str | None = None, payload: Any = None) -> None:
+                 json_path: str | None = None, payload: Any = None, evidence: list[EvidenceCheck] | None = None) -> None:
     """Write ``check``'s HTML report directory, JUnit XML file and JSON file, those asked
     for, all or nothing: each is staged, and the JSON file, staged last, is the last
-    put in place (see :mod:`checker.api.outputs`)."""
+    put in place (see :mod:`checker.api.outputs`). ``evidence`` (``--with-evidence``)
+    goes into the JUnit XML as test cases."""
     with Outputs() as out:
-        junit = stage_junit(out, results, junit_path) if junit_path else None
+        junit = stage_junit(out, results, junit_path, evidence) if junit_path else None
         index = stage_html(out, list(results), report_dir) if report_dir else None
         if json_path:
             out.write_json(json_path, payload)
@@ -37,11 +39,11 @@ def emit_outputs(results: list[Result], report_dir: str | None, junit_path: str 
         click.echo(f"report: {index}")
 
 
-def stage_junit(out: Outputs, results: list[Result], path: str) -> Path:
-    """Stage the JUnit XML of ``results`` as ``path``; returns ``path``."""
+def stage_junit(out: Outputs, results: list[Result], path: str, evidence: list[EvidenceCheck] | None = None) -> Path:
+    """Stage the JUnit XML of ``results`` (and ``evidence``) as ``path``; returns ``path``."""
     from reports.junit import junit_xml
 
-    return out.write_text(path, junit_xml(results))
+    return out.write_text(path, junit_xml(results, evidence=evidence))
 
 
 def stage_html(out: Outputs, items: list[Any], out_dir: str) -> Path:

@@ -8,26 +8,36 @@ per property expected to hold, one piece of evidence that it could fail here::
     causal = { mutant = "bss-mutant-no-causal-condition.toml" }
     total = { witness = "total_race" }
 
-- ``mutant``: a sibling model file (a path relative to this model's directory) on the
-  same configuration, differing only in ablation constants or being a weaker protocol
-  on the same script, which expects the property ``violated``.
+- ``mutant``: a sibling model file (a path relative to this model's directory): the
+  same spec with the same constants but for the spec's ablation flags
+  (:meth:`checker.Spec.ablations`, at least one of them different) and the constants
+  that only shape an ablation (:attr:`checker.Spec.ablation_parameters`); it expects
+  the property ``violated``.
 - ``witness``: a ``sometimes`` property of the spec, checked by this model and expected
-  to hold: the run it finds reaches the situation the property constrains.
+  to hold: the run it finds reaches the situation the property constrains. One of the
+  library's witnesses (:mod:`specs.witnesses`) backs only the ordering properties it
+  stands for (:data:`specs.witnesses.WITNESSES_FOR`).
 
-Loading checks the table's shape and what this file alone can show (the property is
-expected to hold, the sibling file exists, the witness is a checked ``sometimes``
-property expected to hold). That a sibling is on the same configuration and expects
-the violation is checked by the test suite (``tests/test_evidence.py``), which also
-requires evidence for every ordering property a built-in model expects to hold.
+:func:`evidence_table` checks the table's shape and what the file alone can show;
+:func:`check_mutants` loads each mutant and checks it against the model (every model
+file read by :func:`checker.loading.modelfile.load_model`, built-in or not). A mutant's
+own mutants are not loaded in turn (no chains, no cycles): each is checked when that
+file is loaded itself. That a mutant *does* violate is a run:
+``check --with-evidence`` (:func:`evidence_mutants`, :func:`judge_evidence`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from checker.api.errors import InputError
+from checker.api.evidence import EvidenceCheck
+from checker.api.model import Model
+from checker.api.result import Result
 from checker.api.spec import Property
+from specs.witnesses import WITNESSES, WITNESSES_FOR
 
 KINDS = ("mutant", "witness")
 
@@ -68,7 +78,7 @@ def evidence_table(
         if kind == "mutant":
             _check_mutant(here, where, f"{field}.mutant", name)
         else:
-            _check_witness(where, f"{field}.witness", name, expect, available, checked)
+            _check_witness(where, f"{field}.witness", prop, name, expect, available, checked)
         out[prop] = {kind: name}
     return out
 
@@ -84,13 +94,113 @@ def _check_mutant(here: Path, where: str, field: str, name: str) -> None:
             raise InputError(where, field, f"no model file {name!r} beside this one")
 
 
+LIBRARY_WITNESSES = tuple(w.name for w in WITNESSES)
+"""The library's witnesses (:mod:`specs.witnesses`), which stand only for the ordering
+properties :data:`specs.witnesses.WITNESSES_FOR` names."""
+
+WITNESS_HINT = {
+    name: " (a spec offers the library's witnesses by listing specs.witnesses.WITNESSES in its properties())"
+    for name in LIBRARY_WITNESSES
+}
+"""What a message about a missing library witness adds: how a spec offers it."""
+
+
 def _check_witness(
-    where: str, field: str, name: str, expect: dict[str, str], available: dict[str, Property], checked: list[str]
+    where: str, field: str, backed: str, name: str, expect: dict[str, str], available: dict[str, Property],
+    checked: list[str],
 ) -> None:
     prop = available.get(name)
     if prop is None:
-        raise InputError(where, field, f"the spec has no property {name!r}")
+        raise InputError(where, field, f"the spec has no property {name!r}{WITNESS_HINT.get(name, '')}")
     if prop.kind != "sometimes":
         raise InputError(where, field, f"{name} is an {prop.kind} property; a witness is a sometimes property")
     if name not in checked or expect.get(name) != "holds":
         raise InputError(where, field, f"a witness must be checked and expected to hold here: add {name} = \"holds\" to [expect]")
+    if backed in ORDERING and name in LIBRARY_WITNESSES and name not in WITNESSES_FOR.get(backed, ()):
+        fits = WITNESSES_FOR.get(backed, ())
+        instead = f"its witnesses: {', '.join(fits)}" if fits else "it has no witness; give a mutant"
+        raise InputError(where, field, f"{name} is not a witness for {backed} ({instead})")
+
+
+def check_mutants(model: Model, load: Callable[[Path], Model]) -> None:
+    """Check each mutant ``model``'s ``[evidence]`` names against the model.
+
+    ``load`` reads a mutant's file (without loading *its* mutants in turn). A mutant
+    must check the same spec class, have the same constants but for the spec's
+    ablation flags and :attr:`~checker.Spec.ablation_parameters`, differ in at least
+    one ablation flag, and expect the property it backs ``violated``. Nothing is
+    checked when the model's path is not a file (a model built in memory).
+    :class:`InputError` names the model file and the field ``evidence.PROP.mutant``.
+    """
+    here = Path(model.path)
+    if not here.is_file():
+        return
+    cls = type(model.spec)
+    flags = cls.ablations()
+    free = {*flags, *cls.ablation_parameters}
+    for prop, entry in model.evidence.items():
+        name = entry.get("mutant")
+        if name is None:
+            continue
+        field = f"evidence.{prop}.mutant"
+        try:
+            mutant = load(here.parent / name)
+        except InputError as exc:
+            raise InputError(model.path, field, f"{name} cannot be loaded ({exc.line()})") from None
+        if type(mutant.spec) is not cls:
+            raise InputError(model.path, field, f"{name} checks spec {mutant.spec_name!r}, not {model.spec_name!r}; "
+                                                "a mutant is this model's spec with ablation flags switched")
+        mine, theirs = model.constants, mutant.constants
+        listed = ", ".join(flags) if flags else f"{model.spec.name} declares none"
+        for key in sorted(mine.keys() | theirs.keys()):
+            if key not in free and mine.get(key) != theirs.get(key):
+                raise InputError(model.path, field,
+                                 f"{name} differs in constant {key!r} ({mine.get(key)!r} vs {theirs.get(key)!r}); "
+                                 f"a mutant may change only ablation flags ({listed})")
+        if all(mine.get(flag) == theirs.get(flag) for flag in flags):
+            raise InputError(model.path, field,
+                             f"{name} switches no ablation flag ({listed}): it is this configuration again, "
+                             f"which cannot both hold and violate {prop}")
+        if mutant.expect.get(prop) != "violated":
+            got = mutant.expect.get(prop)
+            said = f"expects {prop} {got!r}" if got else f"has no expectation for {prop}"
+            raise InputError(model.path, field, f"{name} {said}; a mutant must expect {prop} = \"violated\"")
+
+
+def mutant_path(model: Model, name: str) -> Path:
+    """The file of the mutant ``name`` named by ``model``'s ``[evidence]``."""
+    return Path(model.path).parent / name
+
+
+def evidence_mutants(models: list[Model]) -> list[Path]:
+    """The mutant files the ``[evidence]`` of ``models`` names, each once (by resolved
+    path), in the order first named."""
+    seen: dict[Path, Path] = {}
+    for model in models:
+        for entry in model.evidence.values():
+            if "mutant" in entry:
+                path = mutant_path(model, entry["mutant"])
+                seen.setdefault(path.resolve(), path)
+    return list(seen.values())
+
+
+def judge_evidence(models: list[Model], results: dict[Path, Result]) -> list[EvidenceCheck]:
+    """One :class:`EvidenceCheck` per ``[evidence]`` entry of ``models``.
+
+    ``results`` maps each resolved model path, the models' and their mutants', to its
+    result. A mutant's status is its verdict on the property it backs (``unknown`` if
+    its result lacks the property); a witness's, the model's own verdict on it."""
+    out: list[EvidenceCheck] = []
+    for model in models:
+        own = results[Path(model.path).resolve()]
+        for prop, entry in model.evidence.items():
+            (kind, name), = entry.items()
+            if kind == "mutant":
+                verdict = results[mutant_path(model, name).resolve()].properties.get(prop)
+                status = verdict.status if verdict is not None else "unknown"
+                out.append(EvidenceCheck(model.path, prop, "mutant", name, status, "violated"))
+            else:
+                verdict = own.properties.get(name)
+                status = verdict.status if verdict is not None else "unknown"
+                out.append(EvidenceCheck(model.path, prop, "witness", name, status, "holds"))
+    return out

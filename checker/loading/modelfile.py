@@ -39,7 +39,7 @@ from checker.api.errors import ConstantError, InputError
 from checker.api.faults import FAULTS, undeclared, unknown_faults
 from checker.api.model import Model
 from checker.api.spec import Property
-from checker.loading.evidence import evidence_table
+from checker.loading.evidence import WITNESS_HINT, check_mutants, evidence_table
 from checker.loading.specref import BadSpecRef, resolve
 
 STATUSES = ("holds", "violated")
@@ -48,8 +48,12 @@ CHECK_KEYS = {"properties", "symmetry", "por", "max_states", "max_depth", "time_
 PROVE_KEYS = {"queue_bound", "depth", "timeout", "targets", "drop", "expect"}
 
 
-def load_model(path: str | Path) -> Model:
-    """Read and validate a model file; :class:`InputError` names what is wrong."""
+def load_model(path: str | Path, *, mutants: bool = True) -> Model:
+    """Read and validate a model file; :class:`InputError` names what is wrong.
+
+    With ``mutants`` (the default), each mutant its ``[evidence]`` names is read too and
+    checked against it (:func:`checker.loading.evidence.check_mutants`); a mutant is
+    read with ``mutants=False``, so its own evidence is checked for shape only."""
     where = str(path)
     p = Path(path)
     if not p.exists():
@@ -66,7 +70,10 @@ def load_model(path: str | Path) -> Model:
         raise InputError(where, "", f"is not valid TOML ({exc})") from None
     except RecursionError:
         raise InputError(where, "", f"is nested too deeply (at most {MAX_NESTING} levels of arrays and tables)") from None
-    return model_from_dict(data, where)
+    model = model_from_dict(data, where)
+    if mutants:
+        check_mutants(model, lambda mutant: load_model(mutant, mutants=False))
+    return model
 
 
 MAX_NESTING = 32
@@ -95,7 +102,9 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>", spec: tuple[ty
 
     ``spec``, ``(class, canonical reference)``, stands for the class the model's ``spec``
     field names, already resolved (a Spark executor's copy of a user's spec file, which
-    is not where the model file says; :mod:`checker.spark.ship`)."""
+    is not where the model file says; :mod:`checker.spark.ship`). The mutants named as
+    ``[evidence]`` are checked by :func:`load_model`, not here (the copies this builds,
+    an ablation's or an executor's, come from a file ``load_model`` read)."""
     check_values(data, where)
     for key in data:
         if key not in TOP_KEYS:
@@ -231,7 +240,8 @@ def _prove_table(table: Any, where: str) -> dict[str, Any]:
 
 
 def _unknown_property(spec: str, prop: str, available: dict[str, Property]) -> str:
-    return f"{spec} has no property {prop!r} (it has: {', '.join(available)})"
+    hint = WITNESS_HINT.get(prop, "")
+    return f"{spec} has no property {prop!r} (it has: {', '.join(available)}){hint}"
 
 
 def expand_paths(paths: list[str]) -> list[Path]:
