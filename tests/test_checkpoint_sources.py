@@ -299,3 +299,26 @@ def test_a_resumed_run_writes_every_later_checkpoint(tmp_path: Path, workers: in
     for a, b in zip(ours, theirs):
         for x, y in zip(a[2:], b[2:]):
             assert np.array_equal(x, y)
+
+
+def test_an_import_path_spec_whose_submodule_changed_refuses_the_resume(tmp_path: Path) -> None:
+    """``spec = "mypkg.grid:Grid"`` (found beside the model file), importing a limit from
+    a subpackage relatively: an edit of that submodule is refused."""
+    root = tmp_path / "proj"
+    (root / "mypkg" / "sub").mkdir(parents=True)
+    (root / "mypkg" / "__init__.py").write_text("")
+    (root / "mypkg" / "sub" / "__init__.py").write_text("")
+    (root / "mypkg" / "sub" / "limits.py").write_text("BAD = 1000\n")
+    (root / "mypkg" / "grid.py").write_text(
+        SPEC.replace("from grid_helpers import AT\n", "from .sub import limits\n").replace("== BAD", "== limits.BAD")
+    )
+    model = root / "grid.toml"
+    model.write_text(MODEL.replace('"grid.py"', '"mypkg.grid:Grid"'))
+    ckpt = tmp_path / "ckpt"
+    cut = run("check", model, "--quiet", "--checkpoint", ckpt, "--checkpoint-every", "0", "--max-states", "40")
+    assert cut.returncode == 3, cut.stdout + cut.stderr
+    limits = root / "mypkg" / "sub" / "limits.py"
+    limits.write_text("BAD = 2\n")
+    out = resume(model, ckpt, 1, "--resume")
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert f"the spec's source file {limits} changed" in one_error_line(out.stderr)

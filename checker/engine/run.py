@@ -44,7 +44,7 @@ class Options:
     stop_when_decided: bool = True
     checkpoint: str | None = None  # directory for level-boundary checkpoints
     resume: bool = False  # continue from the last checkpoint in `checkpoint`
-    resume_anyway: bool = False  # resume even when the sources changed since the checkpoint (with a warning)
+    resume_anyway: bool = False  # with resume: resume even when the sources changed since the checkpoint (warning)
     checkpoint_every: float = 30.0  # seconds between checkpoints
     spill_dir: str | None = None  # put every level's frontier in files here (see checker.engine.frontier)
     master: str = "local[*]"  # Spark master for engine="spark"
