@@ -121,6 +121,18 @@ def spec_files(spec_cls: type, start_modules: tuple[str, ...] = ()) -> dict[str,
 
 def _digested(name: str, path: Path) -> bool:
     """Whether the module ``name`` at ``path`` is the user's code or a built-in spec."""
+    key = (name, str(path))
+    if key not in _DIGESTED:
+        _DIGESTED[key] = _by_rule(name, path)
+    return _DIGESTED[key]
+
+
+_DIGESTED: dict[tuple[str, str], bool] = {}
+_RESOLVED: dict[str, str] = {}
+"""Per process: each module's verdict under the rule, each module file's absolute path."""
+
+
+def _by_rule(name: str, path: Path) -> bool:
     if name == BUILTIN_PACKAGE or name.startswith(BUILTIN_PACKAGE + "."):
         return True
     if any(part in _INSTALLED for part in path.parts):
@@ -157,7 +169,9 @@ def _file_of(name: str, module: ModuleType) -> tuple[str, str] | None:
     file = getattr(module, "__file__", None)
     if not isinstance(file, str):
         return None
-    return name, str(Path(file).resolve())
+    if file not in _RESOLVED:
+        _RESOLVED[file] = str(Path(file).resolve())
+    return name, _RESOLVED[file]
 
 
 def _package_of(name: str, file: str) -> str:
@@ -190,7 +204,7 @@ def _parse_imports(file: str, data: bytes, package: str) -> list[str]:
     except (SyntaxError, ValueError):
         return []
     names: list[str] = []
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 names.extend(_with_parents(alias.name))
@@ -202,6 +216,22 @@ def _parse_imports(file: str, data: bytes, package: str) -> list[str]:
                 names.extend(_with_parents(base))
             names.extend(f"{base}.{a.name}" if base else a.name for a in node.names if a.name != "*")
     return list(dict.fromkeys(names))
+
+
+def _statements(tree: ast.AST) -> list[ast.AST]:
+    """Every statement of ``tree``, nested ones included (function and class bodies,
+    branches, loops, ``try`` and ``match`` blocks), in source order: where an import
+    statement can be. Expressions are not entered (no statement lies inside one)."""
+    found: list[ast.AST] = []
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        for field in ("cases", "handlers", "finalbody", "orelse", "body"):
+            children = getattr(node, field, None)
+            if isinstance(children, list):
+                todo.extend(reversed(children))
+    return found
 
 
 def _with_parents(dotted: str) -> list[str]:
