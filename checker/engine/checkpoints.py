@@ -19,7 +19,7 @@ Reading (:func:`load`) verifies the manifest (every size and checksum, the forma
 then the contents (lengths agree, every parent precedes its child, the frontier holds
 the level's states), so a damaged checkpoint is refused with exit code 2 naming the
 file (:class:`DamagedCheckpoint`), with the previous intact checkpoint offered,
-rather than resumed into a wrong count or a trace that loops forever.
+rather than resumed into a wrong count or a trace that loops for ever.
 
 The sources are what :mod:`checker.loading.sources` digests when it loads a model:
 ordercheck's version, the model file and the spec's source files (the engine takes them
