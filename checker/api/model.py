@@ -32,6 +32,11 @@ class Model:
     raw: dict[str, Any] = field(default_factory=dict)
     prove: dict[str, Any] = field(default_factory=dict)  # the validated [prove] table
     evidence: dict[str, dict[str, str]] = field(default_factory=dict)  # the validated [evidence] table
+    # Digests of what the verdicts are computed from (ordercheck's version, the model
+    # file, the spec's source files), filled by checker.loading from a model file: a
+    # checkpoint records them and a resume with other ones is refused
+    # (checker.loading.sources; empty for a model built in memory).
+    sources: dict[str, Any] = field(default_factory=dict)
 
     @property
     def name(self) -> str:

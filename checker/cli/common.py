@@ -56,6 +56,10 @@ def engine_options(fn: Callable) -> Callable:
         click.option("--checkpoint", type=click.Path(file_okay=False),
                      help="Checkpoint directory (level boundaries; local engine only, refused with --engine spark)."),
         click.option("--resume", is_flag=True, help="Continue from the last checkpoint in --checkpoint (local engine only)."),
+        click.option("--resume-anyway", is_flag=True,
+                     help="--resume even if the spec's sources, the model file or ordercheck changed since the "
+                          "checkpoint (a warning names what); safe only for a change that alters no state, "
+                          "transition or verdict."),
         click.option("--checkpoint-every", type=click.FloatRange(min=0), default=30.0, show_default=True,
                      help="Seconds between checkpoints."),
         click.option("--spill-dir", type=click.Path(file_okay=False),
@@ -72,6 +76,7 @@ def engine_options(fn: Callable) -> Callable:
 LOCAL_ONLY = {
     "checkpoint": "keeps no checkpoint to resume from; drop it, or run with --engine local to checkpoint and resume",
     "resume": "keeps no checkpoint to resume from; drop it, or run with --engine local to checkpoint and resume",
+    "resume_anyway": "keeps no checkpoint to resume from; drop it, or run with --engine local to checkpoint and resume",
     "spill_dir": "keeps its levels in Spark's own storage (spark.local.dir); drop it",
     "memory_limit": "takes its memory from Spark's settings (spark.driver.memory, spark.executor.memory); drop it",
     "workers": "runs as many tasks at once as its master gives cores (--master local[N], or the cluster's "
@@ -107,7 +112,8 @@ def options_from(kw: dict[str, Any]) -> Options:
         time_limit=kw["time_limit"],
         progress=not kw["quiet"],
         checkpoint=kw["checkpoint"],
-        resume=kw["resume"],
+        resume=kw["resume"] or kw.get("resume_anyway", False),
+        resume_anyway=kw.get("resume_anyway", False),
         checkpoint_every=kw["checkpoint_every"],
         spill_dir=kw.get("spill_dir"),
         memory_limit=kw.get("memory_limit"),

@@ -132,7 +132,10 @@ def search(
     that many processes with identical results; ``checkpoint`` names a directory for
     level-boundary checkpoints (every ``checkpoint_every`` seconds) and ``resume``
     continues from the last one there. ``identity`` (e.g. the model's constants) is
-    stored with a checkpoint, and a resume with a different one is refused.
+    stored with a checkpoint, and a resume with a different one is refused; its
+    ``sources`` entry (the digests of the model's sources) goes to the checkpoint's
+    manifest instead, which :func:`checker.engine.run.check_sources` compares before a
+    resume.
     ``spill_dir`` keeps every level's frontier in files there (by default only levels
     of more than a million states are spilled, to a temporary directory); with shard
     workers, each worker's share of a level, in files of its own. ``budget``

@@ -6,7 +6,8 @@ counters (see :mod:`checker.engine.levels`). It is a directory ``level-DEPTH-PID
 model's checkpoint directory (:func:`checkpoint_dir`: one per model file path), with::
 
     fingerprints.npy  parents.npy  actions.npy  frontier.bin  meta.json
-    manifest.json     the format version, and each file's size and SHA-256
+    manifest.json     the format version, each file's size and SHA-256, and the
+                      digests of the sources the search was computed from
 
 Writing (:func:`save`) goes to ``level-….tmp``, which is synced and renamed, and then a
 small ``CURRENT`` file is replaced to name it; the checkpoint before it is kept as
@@ -19,6 +20,15 @@ then the contents (lengths agree, every parent precedes its child, the frontier 
 the level's states), so a damaged checkpoint is refused with exit code 2 naming the
 file (:class:`DamagedCheckpoint`), with the previous intact checkpoint offered,
 rather than resumed into a wrong count or a trace that loops for ever.
+
+The sources are what :mod:`checker.loading.sources` digests when it loads a model:
+ordercheck's version, the model file and the spec's source files (the engine takes them
+as the ``sources`` entry of the identity it is given, and keeps them in the manifest
+rather than in ``meta.json``). Before a resume, :func:`recorded_sources` reads them
+back and :func:`source_changes` names each that differs from the resuming run's; the
+caller (:func:`checker.engine.run.prepare_work_dirs`) refuses the resume, or with
+``--resume-anyway`` warns. A checkpoint of format 2 (written before sources were
+recorded) is refused as written by another version.
 """
 
 from __future__ import annotations
@@ -39,8 +49,15 @@ from checker.api.errors import InputError
 from checker.api.outputs import writable_dir
 from checker.engine.frontier import Frontier
 
-FORMAT = 2
-"""The checkpoint format this version writes and reads (1 had no manifest)."""
+FORMAT = 3
+"""The checkpoint format this version writes and reads (1 had no manifest, 2 no
+digests of the sources)."""
+
+OLDER_FORMATS = (2,)
+"""Formats earlier versions of ordercheck wrote: refused as another version's, not as damage."""
+
+SOURCES = "sources"
+"""The identity's entry (and the manifest's) holding the digests of the sources."""
 
 DATA_FILES = ("fingerprints.npy", "parents.npy", "actions.npy", "frontier.bin", "meta.json")
 MANIFEST = "manifest.json"
@@ -170,9 +187,10 @@ def save(
         _save_array(tmp / "actions.npy", actions)
         with open(tmp / "frontier.bin", "wb") as fh:
             frontier.dump(fh)
-        (tmp / "meta.json").write_text(json.dumps({"identity": ident, **meta}), encoding="utf-8")
+        (tmp / "meta.json").write_text(json.dumps({"identity": _without_sources(ident), **meta}), encoding="utf-8")
         files = {f: {"bytes": (tmp / f).stat().st_size, "sha256": _sha256(tmp / f)} for f in DATA_FILES}
-        manifest = {"format": FORMAT, "level": meta["depth"], "states": int(len(parents)), "files": files}
+        manifest = {"format": FORMAT, "level": meta["depth"], "states": int(len(parents)), "files": files,
+                    SOURCES: ident.get(SOURCES) or {}}
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
         for f in (*DATA_FILES, MANIFEST):
             _sync(tmp / f)
@@ -230,6 +248,8 @@ def verify(where: Path) -> None:
         raise DamagedCheckpoint(str(manifest_path), "", f"cannot be read ({exc.__class__.__name__})") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
         raise DamagedCheckpoint(str(manifest_path), "", "is not a checkpoint manifest")
+    if manifest.get("format") in OLDER_FORMATS:
+        raise InputError(str(manifest_path), "format", older_version(manifest.get("format")))
     if manifest.get("format") != FORMAT:
         raise DamagedCheckpoint(str(manifest_path), "format",
                                 f"is {manifest.get('format')!r}; this ordercheck reads format {FORMAT}")
@@ -285,20 +305,14 @@ def load(ckpt: Path, ident: dict[str, Any], spill_dir: str | Path | None, spill_
     name = current(ckpt)
     if name is None:
         return None
-    if not _NAME.fullmatch(name):
-        raise _refuse(ckpt, "", DamagedCheckpoint(str(ckpt / POINTER), "", f"names no checkpoint ({name[:40]!r})"))
-    where = ckpt / name
-    if not where.exists():  # deleted as a refusal suggested: the newest intact one is in force
-        other = _intact_before(ckpt, name)
-        if other is not None:
-            where = ckpt / other
+    where = in_force(ckpt, name)
     try:
         verify(where)
         loaded = _read(where, spill_dir, spill_after)
     except DamagedCheckpoint as exc:
         raise _refuse(ckpt, name, exc) from None
     meta = loaded[0]
-    if meta.get("identity") != json.loads(json.dumps(ident)):
+    if meta.get("identity") != json.loads(json.dumps(_without_sources(ident))):
         raise InputError(
             str(ckpt),
             "checkpoint",
@@ -306,6 +320,80 @@ def load(ckpt: Path, ident: dict[str, Any], spill_dir: str | Path | None, spill_
             "ordercheck; resume with the same ones, or run again without --resume to start afresh",
         )
     return loaded
+
+
+def in_force(ckpt: Path, name: str) -> Path:
+    """The directory of the checkpoint in force in ``ckpt``, whose ``CURRENT`` names
+    ``name``: that one, or when it was deleted (as a refusal suggests) the newest intact
+    one. :class:`DamagedCheckpoint` when ``name`` is no checkpoint's name."""
+    if not _NAME.fullmatch(name):
+        raise _refuse(ckpt, "", DamagedCheckpoint(str(ckpt / POINTER), "", f"names no checkpoint ({name[:40]!r})"))
+    where = ckpt / name
+    if not where.exists():  # deleted as a refusal suggested: the newest intact one is in force
+        other = _intact_before(ckpt, name)
+        if other is not None:
+            where = ckpt / other
+    return where
+
+
+def _without_sources(ident: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in ident.items() if k != SOURCES}
+
+
+def older_version(fmt: object) -> str:
+    """The refusal of a checkpoint another version of ordercheck wrote, in format ``fmt``."""
+    return (f"is checkpoint format {fmt!r}, written by another version of ordercheck, which recorded no "
+            "digests of the spec's sources to check a resume against; run again without --resume to start afresh")
+
+
+def recorded_sources(ckpt: Path) -> dict[str, Any] | None:
+    """The digests of the sources the checkpoint in force in ``ckpt`` was written from
+    (see the module docstring); ``None`` when there is no checkpoint or its manifest
+    cannot be read (:func:`load` then refuses it as damaged). :class:`InputError` for a
+    checkpoint of an older format, :class:`DamagedCheckpoint` for a manifest whose
+    record of the sources is not a table."""
+    name = current(ckpt)
+    if name is None:
+        return None
+    manifest_path = in_force(ckpt, name) / MANIFEST
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(manifest, dict):
+        return None
+    if manifest.get("format") in OLDER_FORMATS:
+        raise InputError(str(manifest_path), "format", older_version(manifest.get("format")))
+    if manifest.get("format") != FORMAT:
+        return None  # refused by load() as damaged
+    recorded = manifest.get(SOURCES)
+    if not isinstance(recorded, dict):
+        raise _refuse(ckpt, name, DamagedCheckpoint(str(manifest_path), SOURCES, "is not a record of the sources"))
+    return recorded
+
+
+def source_changes(recorded: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """What differs between the sources a checkpoint ``recorded`` and those of the run
+    resuming it (``now``), one phrase each: ordercheck's version, the model file, each
+    spec source file changed, no longer imported or newly imported. Empty when none."""
+    changes = []
+    old_version, new_version = recorded.get("ordercheck"), now.get("ordercheck")
+    if old_version != new_version:
+        changes.append(f"ordercheck is version {new_version}, the checkpoint was written by {old_version}")
+    old_model, new_model = recorded.get("model"), now.get("model")
+    if old_model != new_model:
+        path = (new_model or {}).get("path") if isinstance(new_model, dict) else None
+        changes.append(f"the model file {path or '(none)'} changed")
+    old_files = recorded.get("spec_files") if isinstance(recorded.get("spec_files"), dict) else {}
+    new_files = now.get("spec_files") or {}
+    for path in sorted(set(old_files) | set(new_files)):
+        if path not in new_files:
+            changes.append(f"the spec no longer imports {path}")
+        elif path not in old_files:
+            changes.append(f"the spec now imports {path}")
+        elif old_files[path] != new_files[path]:
+            changes.append(f"the spec's source file {path} changed")
+    return changes
 
 
 def _read(where: Path, spill_dir: str | Path | None, spill_after: int | None) -> tuple:

@@ -13,7 +13,16 @@ from checker.api.result import PropertyResult, Result, Stats
 from checker.api.trace import replay, to_steps
 from checker.engine.bfs import Bounds, Decision, Progress, SearchOutcome, search
 from checker.engine.budget import MemoryBudget, advice, default_limit
-from checker.engine.checkpoints import checkpoint_dir, current, describe, prepare, require
+from checker.engine.checkpoints import (
+    SOURCES,
+    checkpoint_dir,
+    current,
+    describe,
+    prepare,
+    recorded_sources,
+    require,
+    source_changes,
+)
 from checker.engine.fairness_note import fairness_warning
 from checker.engine.notes import with_guide
 from checker.engine.reduce import Reductions, plan
@@ -35,6 +44,7 @@ class Options:
     stop_when_decided: bool = True
     checkpoint: str | None = None  # directory for level-boundary checkpoints
     resume: bool = False  # continue from the last checkpoint in `checkpoint`
+    resume_anyway: bool = False  # with resume: resume even when the sources changed since the checkpoint (warning)
     checkpoint_every: float = 30.0  # seconds between checkpoints
     spill_dir: str | None = None  # put every level's frontier in files here (see checker.engine.frontier)
     master: str = "local[*]"  # Spark master for engine="spark"
@@ -140,7 +150,7 @@ def _check_model(model: Model, options: Options) -> Result:
         checkpoint=checkpoint,
         resume=options.resume,
         checkpoint_every=options.checkpoint_every,
-        identity={"spec": model.spec_name, "constants": model.constants},
+        identity={"spec": model.spec_name, "constants": model.constants, SOURCES: model.sources},
         spill_dir=options.spill_dir,
         budget=budget,
     )
@@ -161,7 +171,8 @@ def _check_model(model: Model, options: Options) -> Result:
 def prepare_work_dirs(model: Model, options: Options) -> str | None:
     """Check the checkpoint and spill directories before a search starts: an
     :class:`OSError` naming the path when one cannot be written (exit code 6), an
-    :class:`InputError` for ``--resume`` without a checkpoint. Returns the model's own
+    :class:`InputError` for ``--resume`` without a checkpoint, or with a checkpoint
+    written from other sources (:func:`check_sources`). Returns the model's own
     checkpoint directory (:func:`checker.engine.checkpoints.checkpoint_dir`), if any."""
     if options.resume and not options.checkpoint:
         raise InputError(model.path, "--resume", "needs --checkpoint DIR, the directory to resume from")
@@ -172,8 +183,39 @@ def prepare_work_dirs(model: Model, options: Options) -> str | None:
     ckpt = checkpoint_dir(options.checkpoint, model.path)
     if options.resume:
         require(ckpt)
+        check_sources(model, ckpt, options.resume_anyway)
     prepare(ckpt)
     return str(ckpt)
+
+
+_WARNED: set[str] = set()  # the --resume-anyway warnings given in this process
+
+
+def check_sources(model: Model, ckpt: Path, anyway: bool = False) -> None:
+    """Before a resume from ``ckpt``: the sources the checkpoint was written from
+    (ordercheck's version, the model file, the spec's source files; see
+    :mod:`checker.engine.checkpoints`) must be ``model.sources``. A change is refused
+    with :class:`InputError` naming what changed (exit code 2); with ``anyway``
+    (``--resume-anyway``) the resume goes on with a warning naming it, once per process."""
+    recorded = recorded_sources(ckpt)
+    if recorded is None:
+        return  # no readable manifest: the load refuses the checkpoint as damaged
+    changes = source_changes(recorded, model.sources)
+    if not changes:
+        return
+    what = "; ".join(changes)
+    if not anyway:
+        raise InputError(
+            str(ckpt), "--resume",
+            f"the checkpoint was written from other sources ({what}), so resuming would mix two models; run "
+            "again without --resume to start afresh, or with --resume-anyway if the change alters no state, "
+            "transition or verdict",
+        )
+    line = (f"{ckpt}: resumed with --resume-anyway although the sources changed since the checkpoint ({what}); "
+            "the verdicts are right only if the change alters no state, transition or verdict")
+    if line not in _WARNED:
+        _WARNED.add(line)
+        warn(line)
 
 
 def shortest_traces(model: Model, outcome: SearchOutcome, reductions: Reductions, workers: int,

@@ -40,6 +40,7 @@ from checker.api.faults import FAULTS, undeclared, unknown_faults
 from checker.api.model import Model
 from checker.api.spec import Property
 from checker.loading.evidence import WITNESS_HINT, check_mutants, evidence_table
+from checker.loading.sources import model_sources
 from checker.loading.specref import BadSpecRef, resolve
 
 STATUSES = ("holds", "violated")
@@ -114,6 +115,7 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>", spec: tuple[ty
         raise InputError(where, "spec", "missing: say which spec this model checks, e.g. spec = \"bus1\"")
     if not isinstance(name, str):
         raise InputError(where, "spec", f"expected a string, got {name!r}")
+    sources: dict[str, Any] = {}
     if spec is not None:
         cls, name = spec
     else:
@@ -122,6 +124,7 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>", spec: tuple[ty
         except BadSpecRef as exc:
             raise InputError(where, "spec", str(exc)) from None
         cls, name = ref.cls, ref.canonical
+        sources = model_sources(cls, where, (ref.module,) if ref.module else ())
 
     constants = data.get("constants", {})
     if not isinstance(constants, dict):
@@ -208,6 +211,7 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>", spec: tuple[ty
         raw=data,
         prove=_prove_table(data.get("prove", {}), where),
         evidence=evidence_table(data.get("evidence", {}), where, dict(expect), available, list(names)),
+        sources=sources,
     )
 
 

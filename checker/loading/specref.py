@@ -58,6 +58,8 @@ class SpecRef:
     ``form`` is ``"builtin"``, ``"entry-point"``, ``"file"`` or ``"import"``. ``source``
     is the file defining the class (``None`` when it has none, e.g. a class built in
     memory); TLA+ templates and adapters of a user's spec are looked up beside it.
+    ``module`` is the name of the module the reference loaded (a spec file's, an
+    import path's), where the class may have been imported from another.
     """
 
     text: str
@@ -65,6 +67,7 @@ class SpecRef:
     form: str
     cls: type[Spec]
     source: Path | None
+    module: str | None = None
 
 
 def is_file_reference(text: str) -> bool:
@@ -118,7 +121,7 @@ def _from_name(name: str) -> SpecRef:
     if module is not None and isinstance(getattr(module, "SPEC", None), type):
         cls = _check_class(module.SPEC, f"built-in module specs.{name}'s SPEC")
         _REFS.setdefault(cls, name)
-        return SpecRef(name, name, "builtin", cls, source_of(cls))
+        return SpecRef(name, name, "builtin", cls, source_of(cls), module.__name__)
     point = _entry_point(name)
     if point is None:
         raise BadSpecRef(
@@ -145,7 +148,7 @@ def _from_import(text: str, base: Path) -> SpecRef:
     cls = _spec_in(module, attr or None, f"module {module_name}")
     canonical = f"{module_name}:{attr or cls.__name__}"
     _REFS.setdefault(cls, canonical)
-    return SpecRef(text, canonical, "import", cls, source_of(cls))
+    return SpecRef(text, canonical, "import", cls, source_of(cls), module.__name__)
 
 
 def _from_file(text: str, base: Path) -> SpecRef:
@@ -162,7 +165,7 @@ def _from_file(text: str, base: Path) -> SpecRef:
     cls = _spec_in(module, attr or None, f"{path_text}")
     canonical = f"{path}:{cls.__name__}"
     _REFS.setdefault(cls, canonical)
-    return SpecRef(text, canonical, "file", cls, path)
+    return SpecRef(text, canonical, "file", cls, path, module.__name__)
 
 
 # -- helpers ---------------------------------------------------------------------------
