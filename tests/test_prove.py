@@ -236,7 +236,7 @@ def test_a_proof_against_each_expectation() -> None:
 )
 def test_outcome_table(kind: str, status: str, expected: str | None, proved: bool, outcome: str) -> None:
     """Each cell of the table in checker/symbolic/prove.py's docstring (and proofs.md)."""
-    from checker.symbolic.prove import Query, ProveResult, judge
+    from checker.symbolic.prove import ProveResult, Query, judge
 
     queries = [Query(f"{kind}: causal", kind, status, 0.0, expected, explanation="no counterexample within 3 steps")]
     if proved and kind != "proof":
