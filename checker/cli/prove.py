@@ -59,10 +59,11 @@ def print_prove(result: Any, *, verbose: bool = False) -> None:
         f"most {result.queue_bound} entries), invariant of {len(result.lemmas)} lemmas{dropped}"
     )
     width = max((len(q.name) for q in result.queries), default=0)
+    status_width = max((len(q.shown_status) for q in result.queries), default=8)
     for q in result.queries:
         flag = {"ok": "ok", "unknown": "UNKNOWN"}.get(q.outcome, "UNEXPECTED")
         expected = q.expected or "-"
-        click.echo(f"  {q.name:<{width}}  {q.shown_status:<8}  {q.seconds:7.2f}s  expected {expected:<8}  {flag}")
+        click.echo(f"  {q.name:<{width}}  {q.shown_status:<{status_width}}  {q.seconds:7.2f}s  expected {expected:<8}  {flag}")
         if q.reason:
             click.echo(f"      Z3: {q.reason}")
         if q.note and q.outcome != "ok" and q.status != "unknown":
