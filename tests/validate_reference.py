@@ -33,6 +33,14 @@ Properties, each violated *at* the first event of the log after which it is brok
   not one a prefix of the other.
 - ``synchronous``: messages with m1 -> m2 when m1 != m2 and m1's send happened before a
   delivery of m2 form a cycle.
+- ``global_lock`` (docs/reference/log-format.md's table): the graph of the prefix's
+  events with program order, each signal to its receipt, each send to each delivery of
+  its message, send(m1) -> send(m2) when a peer consumed (delivered or dropped) m1 and
+  next m2, and send(last message a peer consumed) -> send(m) for every message m
+  addressed to that peer that it has not consumed, has a cycle. Only messages sent in
+  the prefix take part; the graph has no order across peers but these edges, so a
+  receipt recorded before its signal, or a delivery before its send, still gets the
+  edge. (The logs here record no ``fail``, so no peer is down.)
 """
 
 from __future__ import annotations
@@ -41,7 +49,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-REFERENCE_PROPERTIES = ("fifo", "causal", "integrity", "total", "total_global", "total_prefix", "synchronous")
+REFERENCE_PROPERTIES = ("fifo", "causal", "integrity", "total", "total_global", "total_prefix", "synchronous",
+                        "global_lock")
 
 
 @dataclass
@@ -222,7 +231,47 @@ def _broken_on_prefix(log: RefLog, hb: list[set[int]], name: str, end: int) -> b
                 if m1_name != e.msg and m1.send < end and i in hb[m1.send]:
                     edges.add((m1_name, str(e.msg)))
         return _has_cycle(edges)
+    if name == "global_lock":
+        return _lock_graph_has_cycle(log, end)
     raise ValueError(name)
+
+
+def _lock_graph_has_cycle(log: RefLog, end: int) -> bool:
+    events = log.events[:end]
+    sent = {m: msg.send for m, msg in log.msgs.items() if msg.send < end}
+    succ: dict[int, set[int]] = {i: set() for i in range(end)}
+    last: dict[str, int] = {}
+    consumed: dict[str, list[str]] = {}
+    for i, e in enumerate(events):
+        if e.peer in last:
+            succ[last[e.peer]].add(i)
+        last[e.peer] = i
+        if e.kind == "deliver" and e.msg in sent:
+            succ[sent[e.msg]].add(i)
+        if e.kind == "out" and e.partner is not None and e.partner < end:
+            succ[i].add(e.partner)
+        if e.kind in ("deliver", "drop"):
+            consumed.setdefault(e.peer, []).append(str(e.msg))
+    for q, seq in consumed.items():
+        for m1, m2 in zip(seq, seq[1:]):
+            if m1 != m2 and m1 in sent and m2 in sent:
+                succ[sent[m1]].add(sent[m2])
+        if seq[-1] not in sent:
+            continue
+        for m in sent:
+            if q in log.msgs[m].dests and m not in seq and sent[m] != sent[seq[-1]]:
+                succ[sent[seq[-1]]].add(sent[m])
+    for start in range(end):  # a cycle: some event reaches itself
+        seen: set[int] = set()
+        todo = list(succ[start])
+        while todo:
+            j = todo.pop()
+            if j == start:
+                return True
+            if j not in seen:
+                seen.add(j)
+                todo.extend(succ[j])
+    return False
 
 
 def first_violation(text: str, name: str) -> int | None:
