@@ -168,3 +168,28 @@ def test_a_truncated_recording_is_bad_input(tmp_path: Path) -> None:
         assert result.exit_code == 2, (cut, result.output)
         last = ISSUE_28_LOG[:cut].count("\n") + 1
         assert f"{log}:{last}: is not valid JSON" in result.output
+
+
+def test_generate_logs_leaves_out_walks_without_events(tmp_path: Path, monkeypatch) -> None:
+    """A walk that recorded no event would be a log validate refuses (exit 2): it is
+    left out, and said so."""
+    from types import SimpleNamespace
+
+    import checker.validate.generate as generate
+    from checker.validate.log import Log
+
+    real = generate.walk
+
+    def walk(model, seed, depth, source=""):
+        if seed % 2:
+            return SimpleNamespace(faithful=True, log=Log(f"empty-{seed}", ["a", "b"]), verdicts={})
+        return real(model, seed, depth, source)
+
+    monkeypatch.setattr(generate, "walk", walk)
+    out = tmp_path / "logs"
+    result = CliRunner().invoke(main, ["generate-logs", str(ROOT / "models" / "bus1-2.toml"), "-o", str(out),
+                                       "--runs", "2", "--depth", "3"])
+    assert result.exit_code == 0, result.output
+    assert "left out 1 walks that recorded no event" in result.output
+    assert [p.name for p in out.glob("*.jsonl")] == ["bus1-2-0.jsonl"]  # 2 walks tried, the second empty
+    assert CliRunner().invoke(main, ["validate", str(out), "-p", "fifo"]).exit_code == 0
