@@ -137,6 +137,7 @@ def test_cli_prove_end_to_end(tmp_path) -> None:
     weak = CliRunner().invoke(main, ["prove", str(path), "--drop", "message_after_block", "--depth", "0"])
     assert weak.exit_code == 1
     assert "refuted" in weak.output and "counterexample to induction" in weak.output
+    assert "proof: causal" not in weak.output  # an invariant that is not inductive proves nothing
 
     bad = tmp_path / "bad.toml"
     bad.write_text('spec = "bus1"\n[prove]\ndepth = "deep"\n')
@@ -258,3 +259,14 @@ def test_cli_prove_bmc_only_never_says_proved(tmp_path) -> None:
     assert "bmc: causal  no counterexample within 2 steps" in res.output
     assert "expected violated  UNKNOWN" in res.output and "depth is too small to decide" in res.output
     assert "proved" not in res.output
+
+
+def test_no_proof_from_an_invariant_that_is_not_inductive() -> None:
+    """Without block_destinations a lemma is refuted; the invariant still implies the
+    targets, but an invariant that is not inductive proves nothing about the runs."""
+    result = prove_model(expecting({"peers": 2, "sends": 1, "block_destinations": False}, {"causal": "holds"},
+                                   {"queue_bound": 2}), ProveOptions(depth=0))
+    assert not result.inductive
+    assert by_name(result.queries)["implies: causal_per_queue"].status == "proved"
+    assert "proof: causal" not in by_name(result.queries)
+    assert result.exit_code() == 1
