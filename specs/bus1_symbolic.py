@@ -112,6 +112,12 @@ class SymbolicBus1:
                 self.t_ready_final,
             ),
         }
+        # the explicit properties the targets establish (module docstring)
+        self.guarantees: dict[str, tuple[str, ...]] = {
+            "total": ("total_per_queue",),
+            "causal": ("total_per_queue", "causal_per_queue"),
+            "ready_is_final": ("ready_is_final",),
+        }
         self.properties: dict[str, tuple[str, Any]] = {
             "message_after_block": ("always", self.p_after_block),
             "ready_is_final": ("always", self.p_ready_final),

@@ -15,6 +15,11 @@ the explicit spec instance (``SYMBOLIC(spec, queue_bound=K, bounded=...)``) with
 * ``lemmas``: ``{name: (doc, fn)}`` with ``fn(s)`` returning ``[(text, formula), ...]``,
   the conjuncts of the strengthened invariant, each a list of readable clauses;
 * ``targets``: the properties the invariant must imply, in the same form;
+* ``guarantees`` (optional): ``{property: (target, ...)}``, the explicit spec's
+  properties that hold on every run once the invariant is inductive and implies those
+  targets, provided the run's queues fit the unbounded encoding's ``queue_bound``;
+* ``max_queue()`` (optional): the most entries a queue can hold in a run of the model
+  (the bounded encoding's bound), to tell whether ``queue_bound`` covers every run;
 * ``properties``: ``{name: (kind, fn)}`` for bounded model checking, named like the
   explicit spec's properties; ``kind`` is ``always``, ``sometimes`` or ``terminal``;
 * ``describe(values)`` and ``format_action(label)``: readable states and actions;

@@ -95,12 +95,13 @@ def test_bmc_agrees_with_the_explicit_engine(constants: dict, depth: int) -> Non
     for name in BMC_PROPS:
         e, b = explicit.properties[name], found[f"bmc: {name}"]
         decided = (e.status == "holds") if e.kind == "sometimes" else (e.status == "violated")
-        bmc_decided = (b.status == "proved") if e.kind == "sometimes" else (b.status == "refuted")
+        bmc_decided = (b.status == "holds") if e.kind == "sometimes" else (b.status == "violated")
+        assert b.status in ("holds", "violated", "bounded"), (name, b.status)
         assert decided == bmc_decided, (name, e.status, b.status)
         if decided:
             assert len(e.trace) == len(b.trace), name
     if constants.get("sync_sender") is False:
-        assert found["bmc: message_after_block"].status == "refuted"
+        assert found["bmc: message_after_block"].status == "violated"
 
 
 def test_prove_table_is_validated() -> None:
@@ -119,7 +120,7 @@ def test_cli_prove_end_to_end(tmp_path) -> None:
     path = tmp_path / "bus1-2.toml"
     path.write_text(
         'spec = "bus1"\n[constants]\npeers = 2\nsends = 1\n[check]\nproperties = ["causal"]\n'
-        "[prove]\nqueue_bound = 1\ndepth = 3\n"
+        "[prove]\nqueue_bound = 2\ndepth = 3\n"
     )
     out = tmp_path / "prove.json"
     res = CliRunner().invoke(main, ["prove", str(path), "--json", str(out)])
@@ -127,15 +128,145 @@ def test_cli_prove_end_to_end(tmp_path) -> None:
     assert "invariant: inductive; Z3 time" in res.output
     data = json.loads(out.read_text())
     assert data["inductive"] is True and data["engine"] == "z3"
-    assert data["queries"]["bmc: causal"]["status"] == "proved"
+    assert data["queries"]["bmc: causal"]["status"] == "bounded"
+    assert data["queries"]["bmc: causal"]["explanation"] == "no counterexample within 3 steps"
+    assert data["queries"]["proof: causal"]["status"] == "holds"
+    assert all(q["outcome"] == "ok" for q in data["queries"].values())
     assert all(q["seconds"] >= 0 for q in data["queries"].values())
 
     weak = CliRunner().invoke(main, ["prove", str(path), "--drop", "message_after_block", "--depth", "0"])
     assert weak.exit_code == 1
     assert "refuted" in weak.output and "counterexample to induction" in weak.output
+    assert "proof: causal" not in weak.output  # an invariant that is not inductive proves nothing
 
     bad = tmp_path / "bad.toml"
     bad.write_text('spec = "bus1"\n[prove]\ndepth = "deep"\n')
     res = CliRunner().invoke(main, ["prove", str(bad)])
     assert res.exit_code == 2
     assert "prove.depth" in res.output and "Traceback" not in res.output
+
+
+# -- verdicts against the model's [expect] (issue 28) -------------------------------------
+
+
+def expecting(constants: dict, expect: dict[str, str], prove: dict | None = None):
+    data = {"spec": "bus1", "constants": constants, "check": {"properties": list(expect)}, "expect": expect}
+    if prove is not None:
+        data["prove"] = prove
+    return model_from_dict(data, "test.toml")
+
+
+def outcomes(result) -> dict[str, tuple[str, str]]:
+    return {q.name: (q.status, q.outcome) for q in result.queries if q.kind in ("bmc", "proof")}
+
+
+def test_bounded_search_against_an_expected_violation_is_unknown() -> None:
+    """Correct bus1, 2 peers: no counterexample within 2 steps is no answer to an
+    expected violation: unknown (exit 3), saying the depth is too small."""
+    result = prove_model(expecting({"peers": 2, "sends": 1}, {"causal": "violated"}), ProveOptions(depth=2, bmc_only=True))
+    assert outcomes(result) == {"bmc: causal": ("bounded", "unknown")}
+    q = result.queries[0]
+    assert q.shown_status == "no counterexample within 2 steps" and "depth is too small to decide" in q.note
+    assert result.exit_code() == 3
+
+
+def test_bounded_search_against_an_expected_holds_is_no_proof() -> None:
+    result = prove_model(expecting({"peers": 2, "sends": 1}, {"causal": "holds"}), ProveOptions(depth=2, bmc_only=True))
+    assert outcomes(result) == {"bmc: causal": ("bounded", "unknown")}
+    assert "no proof" in result.queries[0].note
+    assert result.exit_code() == 3
+
+
+def test_a_counterexample_against_each_expectation() -> None:
+    """Without sync_sender, message_after_block breaks in 6 steps: a mismatch against
+    "holds" (exit 1), as expected against "violated" (exit 0)."""
+    mutant = {"peers": 2, "sends": 1, "sync_sender": False}
+    bad = prove_model(expecting(mutant, {"message_after_block": "holds"}), ProveOptions(depth=6, bmc_only=True))
+    assert outcomes(bad) == {"bmc: message_after_block": ("violated", "mismatch")}
+    assert bad.exit_code() == 1
+    good = prove_model(expecting(mutant, {"message_after_block": "violated"}), ProveOptions(depth=6, bmc_only=True))
+    assert outcomes(good) == {"bmc: message_after_block": ("violated", "ok")}
+    assert good.exit_code() == 0
+
+
+def test_a_proof_against_each_expectation() -> None:
+    """The inductive invariant implies causal on every run of a 2-peer model whose queues
+    fit the bound (2): that is a proof, so an expected violation is a mismatch (exit 1),
+    an expected holds passes, and a bounded search beside the proof passes too. With
+    queues of 1 entry the proof does not cover the model: no proof, and the bounded search
+    alone is unknown."""
+    one = {"peers": 2, "sends": 1}
+    wrong = prove_model(expecting(one, {"causal": "violated"}, {"queue_bound": 2}), ProveOptions(depth=0))
+    assert outcomes(wrong) == {"proof: causal": ("holds", "mismatch")}
+    assert wrong.exit_code() == 1
+    both = prove_model(expecting(one, {"causal": "holds"}, {"queue_bound": 2}), ProveOptions(depth=2))
+    assert outcomes(both) == {"proof: causal": ("holds", "ok"), "bmc: causal": ("bounded", "ok")}
+    assert both.exit_code() == 0
+    short = prove_model(expecting(one, {"causal": "holds"}, {"queue_bound": 1}), ProveOptions(depth=2))
+    assert outcomes(short) == {"bmc: causal": ("bounded", "unknown")}
+    assert short.uncovered == ["causal"] and short.exit_code() == 3
+
+
+@pytest.mark.parametrize(
+    ("kind", "status", "expected", "proved", "outcome"),
+    [
+        # always/terminal property: a counterexample
+        ("bmc", "violated", "holds", False, "mismatch"),
+        ("bmc", "violated", "violated", False, "ok"),
+        ("bmc", "violated", None, False, "mismatch"),
+        # sometimes property: a witness
+        ("bmc", "holds", "holds", False, "ok"),
+        ("bmc", "holds", "violated", False, "mismatch"),
+        ("bmc", "holds", None, False, "ok"),
+        # a proof
+        ("proof", "holds", "holds", True, "ok"),
+        ("proof", "holds", "violated", True, "mismatch"),
+        ("proof", "holds", None, True, "ok"),
+        # bounded, with a proof beside it
+        ("bmc", "bounded", "holds", True, "ok"),
+        ("bmc", "bounded", "violated", True, "unknown"),
+        ("bmc", "bounded", None, True, "ok"),
+        # bounded, no proof
+        ("bmc", "bounded", "holds", False, "unknown"),
+        ("bmc", "bounded", "violated", False, "unknown"),
+        ("bmc", "bounded", None, False, "unknown"),
+        # Z3 gave up
+        ("bmc", "unknown", "holds", False, "unknown"),
+        ("bmc", "unknown", "violated", False, "unknown"),
+    ],
+)
+def test_outcome_table(kind: str, status: str, expected: str | None, proved: bool, outcome: str) -> None:
+    """Each cell of the table in checker/symbolic/prove.py's docstring (and proofs.md)."""
+    from checker.symbolic.prove import ProveResult, Query, judge
+
+    queries = [Query(f"{kind}: causal", kind, status, 0.0, expected, explanation="no counterexample within 3 steps")]
+    if proved and kind != "proof":
+        queries.append(Query("proof: causal", "proof", "holds", 0.0, expected))
+    judge(queries)
+    assert queries[0].outcome == outcome
+    result = ProveResult("m.toml", "bus1", {}, 2, [], [], 3, queries=queries[:1])
+    assert result.exit_code() == {"ok": 0, "mismatch": 1, "unknown": 3}[outcome]
+
+
+def test_cli_prove_bmc_only_never_says_proved(tmp_path) -> None:
+    """Issue 28: a bounded search on a model expecting a violation it does not reach
+    prints what it did not find and exits 3, never "proved" and exit 0."""
+    path = tmp_path / "mutant.toml"
+    path.write_text('spec = "bus1"\n[constants]\npeers = 2\nsends = 1\nblock_destinations = false\n'
+                    '[check]\nproperties = ["causal"]\n[expect]\ncausal = "violated"\n')
+    res = CliRunner().invoke(main, ["prove", str(path), "--bmc-only", "--depth", "2"])
+    assert res.exit_code == 3, res.output
+    assert "bmc: causal  no counterexample within 2 steps" in res.output
+    assert "expected violated  UNKNOWN" in res.output and "depth is too small to decide" in res.output
+    assert "proved" not in res.output
+
+
+def test_no_proof_from_an_invariant_that_is_not_inductive() -> None:
+    """Without block_destinations a lemma is refuted; the invariant still implies the
+    targets, but an invariant that is not inductive proves nothing about the runs."""
+    result = prove_model(expecting({"peers": 2, "sends": 1, "block_destinations": False}, {"causal": "holds"},
+                                   {"queue_bound": 2}), ProveOptions(depth=0))
+    assert not result.inductive
+    assert by_name(result.queries)["implies: causal_per_queue"].status == "proved"
+    assert "proof: causal" not in by_name(result.queries)
+    assert result.exit_code() == 1

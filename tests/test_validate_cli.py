@@ -112,3 +112,84 @@ def test_split_above_needs_spark() -> None:
     r = CliRunner().invoke(main, ["validate", str(DATA / "fifo-in-order.jsonl"), "--split-above", "5"])
     assert r.exit_code == 2
     assert "--split-above" in r.output and "--engine spark" in r.output
+
+
+ISSUE_28_LOG = (
+    '{"format":"ordercheck-log","version":1,"peers":["a","b","c"]}\n'
+    '{"peer":"a","kind":"signal_out","to":"b"}\n'
+    '{"peer":"a","kind":"send","msg":"m1","to":["c"]}\n'
+    '{"peer":"a","kind":"signal","to":"b"}\n'
+    '{"peer":"b","kind":"send","msg":"m2","to":["c"]}\n'
+    '{"peer":"c","kind":"deliver","msg":"m2"}\n'
+    '{"peer":"c","kind":"deliver","msg":"m1"}\n'
+    '{"peer":"b","kind":"signal_in","from":"a"}\n'
+)
+
+
+def test_a_one_line_signal_is_its_own_receipt(tmp_path: Path) -> None:
+    """Issue 28: the one-line signal on line 4 carries m1's send to b, so m2 follows m1;
+    paired with the older signal_out on line 2 it carried nothing and causal "held"."""
+    log = tmp_path / "issue28.jsonl"
+    log.write_text(ISSUE_28_LOG)
+    result = CliRunner().invoke(main, ["validate", str(log), "-p", "causal,integrity"])
+    assert result.exit_code == 1, result.output
+    assert "causal VIOLATED (line 6), integrity holds" in result.output
+    assert "a signalled b (line 4), b got a signal from a (line 4), b sent m2 to c (line 5)" in result.output
+
+
+def test_a_log_without_events_is_bad_input(tmp_path: Path) -> None:
+    """An empty file, blank lines or a header alone: exit 2, one line, nothing written."""
+    header = '{"format": "ordercheck-log", "version": 1, "peers": ["a", "b"]}\n'
+    good = tmp_path / "good.jsonl"
+    good.write_text(ISSUE_28_LOG)
+    for name, text in (("empty.jsonl", ""), ("blank.jsonl", "\n  \n\n"), ("header.jsonl", header),
+                       ("header-blank.jsonl", header + "\n\n")):
+        log = tmp_path / name
+        log.write_text(text)
+        out = tmp_path / f"{name}.json"
+        result = CliRunner().invoke(main, ["validate", str(good), str(log), "--json", str(out)])
+        assert result.exit_code == 2, (name, result.output)
+        assert result.output.strip().splitlines()[-1] == f"ordercheck: error: {log}: no events (an empty file, blank lines or a header alone; a recording of nothing is no pass)"
+        assert not out.exists()
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "p.jsonl").write_text(header)
+    (alone / "q.jsonl").write_text("")
+    merged = CliRunner().invoke(main, ["validate", "--merge", str(alone)])
+    assert merged.exit_code == 2 and "no events" in merged.output
+
+
+def test_a_truncated_recording_is_bad_input(tmp_path: Path) -> None:
+    """A recording cut in the middle of its last line: that line is not JSON, exit 2."""
+    for cut in (10, 25, len(ISSUE_28_LOG) - 5, len(ISSUE_28_LOG) - 2):
+        log = tmp_path / f"cut-{cut}.jsonl"
+        log.write_text(ISSUE_28_LOG[:cut])
+        result = CliRunner().invoke(main, ["validate", str(log)])
+        assert result.exit_code == 2, (cut, result.output)
+        last = ISSUE_28_LOG[:cut].count("\n") + 1
+        assert f"{log}:{last}: is not valid JSON" in result.output
+
+
+def test_generate_logs_leaves_out_walks_without_events(tmp_path: Path, monkeypatch) -> None:
+    """A walk that recorded no event would be a log validate refuses (exit 2): it is
+    left out, and said so."""
+    from types import SimpleNamespace
+
+    import checker.validate.generate as generate
+    from checker.validate.log import Log
+
+    real = generate.walk
+
+    def walk(model, seed, depth, source=""):
+        if seed % 2:
+            return SimpleNamespace(faithful=True, log=Log(f"empty-{seed}", ["a", "b"]), verdicts={})
+        return real(model, seed, depth, source)
+
+    monkeypatch.setattr(generate, "walk", walk)
+    out = tmp_path / "logs"
+    result = CliRunner().invoke(main, ["generate-logs", str(ROOT / "models" / "bus1-2.toml"), "-o", str(out),
+                                       "--runs", "2", "--depth", "3"])
+    assert result.exit_code == 0, result.output
+    assert "left out 1 walks that recorded no event" in result.output
+    assert [p.name for p in out.glob("*.jsonl")] == ["bus1-2-0.jsonl"]  # 2 walks tried, the second empty
+    assert CliRunner().invoke(main, ["validate", str(out), "-p", "fifo"]).exit_code == 0

@@ -89,3 +89,32 @@ def test_generated_logs_match_the_library(path) -> None:
             assert (None if v is None else w.step_of_event[v.at]) == first, (seed, name, v and v.sentence)
         if w.terminal:
             assert (found["eventual_delivery"] is None) == (properties.eventual_delivery(w.histories[-1]) is None)
+
+
+def test_a_delivery_at_a_non_destination_breaks_fifo_and_causal_too() -> None:
+    """docs/reference/properties.md (integrity, "Does not cover"): b delivers a2, which
+    is addressed to c only, while a1, which a sent before it and which is addressed to
+    b, is not delivered at b yet. integrity, fifo and causal are all violated there, in
+    the library (the model checker's definitions, the reference), in validate and in
+    the plain reference checker; delivered at a peer that waits for nothing, it breaks
+    integrity only."""
+    from checker.validate.jsonl import read_jsonl
+    from tests.validate_reference import first_violation
+
+    for waits, expected in ((True, {"fifo": 4, "causal": 4, "integrity": 4}), (False, {"integrity": 4})):
+        first = '{"peer": "a", "kind": "send", "msg": "a1", "to": ["b"]}' if waits else \
+                '{"peer": "a", "kind": "send", "msg": "a1", "to": ["c"]}'
+        text = "\n".join([
+            '{"format": "ordercheck-log", "version": 1, "peers": ["a", "b", "c"]}',
+            first,
+            '{"peer": "a", "kind": "send", "msg": "a2", "to": ["c"]}',
+            '{"peer": "b", "kind": "deliver", "msg": "a2"}',
+        ]) + "\n"
+        log = read_jsonl(text.splitlines(), "misaddressed.jsonl")
+        history = to_history(log)
+        found = check_log(log, ["fifo", "causal", "integrity"])
+        for name in ("fifo", "causal", "integrity"):
+            want = expected.get(name)
+            assert (getattr(properties, name)(history) is not None) == (want is not None), name
+            assert (found[name].line(log) if found[name] is not None else None) == want, name
+            assert first_violation(text, name) == want, name

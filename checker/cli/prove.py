@@ -29,7 +29,10 @@ def prove(
 ) -> None:
     """Z3 queries on a model's symbolic encoding: is the spec's strengthened invariant
     inductive (for any number of sends), does it imply the targets, and bounded model
-    checking of the model's properties to --depth steps."""
+    checking of the model's properties to --depth steps. Every verdict is compared with
+    the model's expectations; a bounded search never makes a property pass: with no
+    counterexample within the depth, a property is unknown (exit 3) unless the
+    invariant proves it."""
     from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, write_json_atomic
     from checker.loading.modelfile import expand_paths, load_model
     from checker.symbolic.prove import ProveOptions, prove_model
@@ -56,19 +59,25 @@ def print_prove(result: Any, *, verbose: bool = False) -> None:
         f"most {result.queue_bound} entries), invariant of {len(result.lemmas)} lemmas{dropped}"
     )
     width = max((len(q.name) for q in result.queries), default=0)
+    status_width = max((len(q.shown_status) for q in result.queries), default=8)
     for q in result.queries:
-        flag = "ok" if q.as_expected else "UNKNOWN" if q.status == "unknown" else "UNEXPECTED"
+        flag = {"ok": "ok", "unknown": "UNKNOWN"}.get(q.outcome, "UNEXPECTED")
         expected = q.expected or "-"
-        click.echo(f"  {q.name:<{width}}  {q.status:<8}  {q.seconds:7.2f}s  expected {expected:<8}  {flag}")
+        click.echo(f"  {q.name:<{width}}  {q.shown_status:<{status_width}}  {q.seconds:7.2f}s  expected {expected:<8}  {flag}")
         if q.reason:
             click.echo(f"      Z3: {q.reason}")
-        if q.explanation and (q.status != "proved" or verbose or q.kind == "bmc"):
+        if q.note and q.outcome != "ok" and q.status != "unknown":
+            click.echo(f"      {q.note}")
+        if q.explanation and q.status != "bounded" and (q.status != "proved" or verbose or q.kind in ("bmc", "proof")):
             click.echo(f"      {q.explanation}")
         if q.trace and (verbose or not q.as_expected or q.kind == "inductive"):
             for line in render_trace(q.trace):
                 click.echo(f"      {line}")
     if result.skipped:
         click.echo(f"  bmc: no symbolic encoding of {', '.join(result.skipped)} (left to the explicit engine)")
+    if result.uncovered:
+        click.echo(f"  proof: the invariant implies {', '.join(result.uncovered)} only for runs whose queues hold at "
+                   f"most {result.queue_bound} entries, fewer than this model's runs can: not a proof for the model")
     verdict = "inductive" if result.inductive else "NOT shown inductive"
     if any(q.kind in ("initiation", "inductive") for q in result.queries):
         bmc = f"; bounded model checking {result.bmc_seconds:.2f}s" if result.depth else ""

@@ -12,16 +12,42 @@ conjunction of the encoding's lemmas (less any dropped ones):
   named).
 * ``implies: P`` for each target: ``Inv ⇒ P``.
 * ``bmc: P`` (with a depth ``k``): the bounded encoding, which mirrors the explicit spec
-  and its bounds, unrolled ``k`` steps from ``Init``; an ``always`` property is proved
-  when no state within ``k`` steps breaks it, a ``sometimes`` property when some state
-  within ``k`` steps satisfies it, and a ``terminal`` one (``deadlock_free``,
-  ``eventual_delivery``) when no state within ``k`` steps is a dead end with work left.
-  The trace found is the shortest, so it can be compared with the explicit engine's.
+  and its bounds, unrolled ``k`` steps from ``Init``. An ``always`` property is
+  ``violated`` when a state within ``k`` steps breaks it, a ``terminal`` one
+  (``deadlock_free``, ``eventual_delivery``) when a state within ``k`` steps is a dead
+  end with work left, and a ``sometimes`` property ``holds`` when some state within ``k``
+  steps satisfies it; otherwise the query is ``bounded`` ("no counterexample within k
+  steps", "no witness within k steps"), which is never a proof. The trace found is the
+  shortest, so it can be compared with the explicit engine's.
+* ``proof: P``: the property ``P`` of the model holds on every run, because the
+  invariant is inductive, implies the targets the encoding names for ``P``
+  (``guarantees``), and the unbounded encoding's queues hold as many entries as a run of
+  the model can put on one (``max_queue``). Added only when all of that is proved.
 
 Each query gets a verdict (``proved``, ``refuted`` with the model, ``unknown`` with Z3's
-reason) and the seconds Z3 spent on it. BMC queries share one unrolling and one check
+reason; for BMC ``violated``, ``holds``, ``bounded`` or ``unknown``; ``holds`` for a
+proof) and the seconds Z3 spent on it. BMC queries share one unrolling and one check
 per depth for all open properties, so each BMC query's seconds are those of the checks
 it took part in, and the run's BMC time is counted once.
+
+**Outcomes.** Each query is then compared with what the model expects
+(:func:`judge`): the invariant queries with ``[prove] expect`` (``proved`` unless it
+says ``refuted``), BMC and proof queries with the model's ``[expect]``, as ``check``
+does. A query's ``outcome`` is ``ok``, ``mismatch`` (exit 1) or ``unknown`` (exit 3):
+
+====================================  ================  =================  ==============
+what prove found for property P       expect "holds"    expect "violated"  no expectation
+====================================  ================  =================  ==============
+counterexample within k steps         mismatch          ok                 mismatch
+witness within k steps (sometimes)    ok                mismatch           ok
+proof (``proof: P``)                  ok                mismatch           ok
+bounded, and a proof of P             ok                unknown            ok
+bounded, no proof of P                unknown           unknown            unknown
+Z3 unknown                            unknown           unknown            unknown
+====================================  ================  =================  ==============
+
+A bounded search never makes a property pass: against an expected violation it says the
+depth is too small to decide, against an expected ``holds`` that it is no proof.
 """
 
 from __future__ import annotations
@@ -34,31 +60,48 @@ import z3
 
 from checker.api.errors import InputError
 from checker.api.model import Model
-from checker.api.result import Step, verdicts_exit_code
+from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, Step
 from checker.symbolic.encodings import NoEncoding, symbolic_class
 
 VERDICTS = ("proved", "refuted")
 
 
+OK, MISMATCH, UNKNOWN = "ok", "mismatch", "unknown"
+
+
 @dataclass
 class Query:
-    """One Z3 query and its verdict."""
+    """One Z3 query, its verdict and its outcome against the model's expectations.
+
+    ``status``: ``proved``, ``refuted`` or ``unknown`` for the invariant queries
+    (initiation, inductive, implies); ``violated``, ``holds``, ``bounded`` or
+    ``unknown`` for ``bmc``; ``holds`` for ``proof``. ``expected`` is ``[prove] expect``'s
+    word for the invariant queries and ``[expect]``'s (``holds``, ``violated`` or
+    ``None``) for the others; ``outcome`` and ``note`` are set by :func:`judge`."""
 
     name: str
-    kind: str  # initiation | inductive | implies | bmc
-    status: str  # proved | refuted | unknown
+    kind: str  # initiation | inductive | implies | bmc | proof
+    status: str
     seconds: float
     expected: str | None = None
     doc: str = ""
     reason: str | None = None  # Z3's reason when unknown
     explanation: str | None = None
     trace: list[Step] | None = None
+    outcome: str = UNKNOWN
+    note: str | None = None  # why the outcome is not ok
 
     @property
     def as_expected(self) -> bool:
-        if self.expected is None:
-            return self.status != "refuted" or self.kind == "bmc"
-        return self.status == self.expected
+        """The outcome is ``ok``."""
+        return self.outcome == OK
+
+    @property
+    def shown_status(self) -> str:
+        """The status as printed: a bounded query says what it did not find."""
+        if self.status == "bounded":
+            return self.explanation or "bounded"
+        return self.status
 
     def to_json(self) -> dict[str, Any]:
         out = {k: v for k, v in asdict(self).items() if k != "trace"}
@@ -79,6 +122,7 @@ class ProveResult:
     depth: int
     queries: list[Query] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # properties BMC has no encoding of
+    uncovered: list[str] = field(default_factory=list)  # implied by the targets, but queues too short to cover the model
     bmc_seconds: float = 0.0  # Z3 time of the whole unrolling (its queries share checks)
 
     @property
@@ -96,7 +140,13 @@ class ProveResult:
         return bool(mine) and all(q.status == "proved" for q in mine)
 
     def exit_code(self) -> int:
-        return verdicts_exit_code(self.queries)
+        """1 when a query's outcome is a mismatch, else 3 when one is unknown, else 0."""
+        outcomes = [q.outcome for q in self.queries]
+        if MISMATCH in outcomes:
+            return EXIT_MISMATCH
+        if UNKNOWN in outcomes:
+            return EXIT_BOUND
+        return EXIT_OK
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -114,6 +164,7 @@ class ProveResult:
             "bmc_seconds": self.bmc_seconds,
             "queries": {q.name: q.to_json() for q in self.queries},
             "bmc_skipped": self.skipped,
+            "proof_uncovered": self.uncovered,
         }
 
 
@@ -281,8 +332,12 @@ def _status(res: z3.CheckSatResult) -> str:
     return "unknown"
 
 
-def bmc_queries(sym: Any, names: list[str], depth: int, timeout: float | None) -> list[Query]:
-    """Bounded model checking of the named properties to ``depth`` steps (shared unrolling)."""
+def bmc_queries(
+    sym: Any, names: list[str], depth: int, timeout: float | None, expect: dict[str, str] | None = None
+) -> list[Query]:
+    """Bounded model checking of the named properties to ``depth`` steps (shared
+    unrolling); each query's ``expected`` is ``expect``'s word for its property."""
+    expect = expect or {}
     from specs.symbolic import SymState
 
     states = [SymState(sym.schema, "s0")]
@@ -333,20 +388,21 @@ def bmc_queries(sym: Any, names: list[str], depth: int, timeout: float | None) -
     for name in open_props:
         kind = sym.properties[name][0]
         secs = round(spent[name], 3)
+        wanted = expect.get(name)
         if name in unknown:
-            out.append(Query(f"bmc: {name}", "bmc", "unknown", secs, reason=unknown[name]))
+            out.append(Query(f"bmc: {name}", "bmc", "unknown", secs, wanted, reason=unknown[name]))
             continue
         if name in found:
             j, model, _ = found[name]
             trace = _trace(sym, model, states[: j + 1])
             if kind == "sometimes":
-                q = Query(f"bmc: {name}", "bmc", "proved", secs, explanation=f"witness in {j} steps", trace=trace)
+                q = Query(f"bmc: {name}", "bmc", "holds", secs, wanted, explanation=f"witness in {j} steps", trace=trace)
             else:
-                q = Query(f"bmc: {name}", "bmc", "refuted", secs, explanation=f"counterexample in {j} steps", trace=trace)
-        elif kind == "sometimes":
-            q = Query(f"bmc: {name}", "bmc", "refuted", secs, explanation=f"no witness within {depth} steps")
+                q = Query(f"bmc: {name}", "bmc", "violated", secs, wanted, explanation=f"counterexample in {j} steps",
+                          trace=trace)
         else:
-            q = Query(f"bmc: {name}", "bmc", "proved", secs, explanation=f"no counterexample within {depth} steps")
+            missing = "witness" if kind == "sometimes" else "counterexample"
+            q = Query(f"bmc: {name}", "bmc", "bounded", secs, wanted, explanation=f"no {missing} within {depth} steps")
         q.doc = f"{kind} property {name}, runs of at most {depth} steps"
         out.append(q)
     return out
@@ -389,15 +445,88 @@ def prove_model(model: Model, options: ProveOptions = ProveOptions()) -> ProveRe
             raise InputError(where, f"prove.expect.{name}", "is neither a lemma, a target nor 'initiation'")
     lemmas = [n for n in unbounded.lemmas if n not in drop]
     result = ProveResult(model.path, model.spec_name, model.constants, bound, lemmas, drop, depth)
+    names = [p.name for p in model.properties]
+    bounded = cls(model.spec, bounded=True)
     if not options.bmc_only:
         for name in [*lemmas, *targets, "initiation"]:
             expect.setdefault(name, "proved")
         result.queries += invariant_queries(unbounded, lemmas, targets, timeout, expect)
+        result.queries += proof_queries(result, unbounded, bounded, names, model.expect)
     if depth > 0:
-        bounded = cls(model.spec, bounded=True)
-        names = [p.name for p in model.properties]
         started = time.monotonic()
-        result.queries += bmc_queries(bounded, names, depth, timeout)
+        result.queries += bmc_queries(bounded, names, depth, timeout, model.expect)
         result.bmc_seconds = round(time.monotonic() - started, 3)
         result.skipped = [n for n in names if n not in bounded.properties]
+    judge(result.queries)
     return result
+
+
+def proof_queries(result: ProveResult, unbounded: Any, bounded: Any, names: list[str],
+                  expect: dict[str, str]) -> list[Query]:
+    """A ``proof: P`` query for each checked property ``P`` the invariant queries of
+    ``result`` establish on every run of the model: the invariant is inductive, every
+    target the encoding's ``guarantees`` name for ``P`` is implied, and the unbounded
+    encoding's queues are as long as a run of the model can fill (``max_queue``).
+    ``result.uncovered`` says why a property the targets do cover gets no proof when
+    the queues are too short."""
+    guarantees: dict[str, tuple[str, ...]] = getattr(unbounded, "guarantees", {})
+    if not result.inductive or not guarantees:
+        return []
+    implied = {q.name.removeprefix("implies: ") for q in result.queries if q.kind == "implies" and q.status == "proved"}
+    need = bounded.max_queue() if hasattr(bounded, "max_queue") else None
+    out = []
+    for name in names:
+        targets = guarantees.get(name)
+        if not targets or not all(t in implied for t in targets):
+            continue
+        if need is None or result.queue_bound < need:
+            result.uncovered.append(name)
+            continue
+        out.append(Query(
+            f"proof: {name}", "proof", "holds", 0.0, expect.get(name),
+            f"{name} on every run of the model",
+            explanation=(f"the inductive invariant implies {' and '.join(targets)}, and queues of "
+                         f"{result.queue_bound} entries hold every run of the model (at most {need} per queue)"),
+        ))
+    return out
+
+
+def judge(queries: list[Query]) -> None:
+    """Set each query's ``outcome`` (and ``note`` when it is not ``ok``) by the table
+    in the module's docstring."""
+    proved = {q.name.removeprefix("proof: ") for q in queries if q.kind == "proof" and q.status == "holds"}
+    for q in queries:
+        q.outcome, q.note = _outcome(q, proved)
+
+
+def _outcome(q: Query, proved: set[str]) -> tuple[str, str | None]:
+    if q.status == "unknown":
+        return UNKNOWN, "Z3 could not decide it"
+    if q.kind not in ("bmc", "proof"):
+        if q.expected is None:  # an invariant query with no expectation (a direct caller's)
+            return (MISMATCH, "refuted") if q.status == "refuted" else (OK, None)
+        return (OK, None) if q.status == q.expected else (MISMATCH, f"expected {q.expected}")
+    prop = q.name.split(": ", 1)[1]
+    expected = q.expected
+    if q.status == "violated":
+        if expected == "violated":
+            return OK, None
+        return MISMATCH, (f"the model expects {prop} to hold" if expected else f"{prop} has no expectation and is violated")
+    if q.status == "holds":
+        if expected == "violated":
+            return MISMATCH, f"the model expects {prop} violated"
+        return OK, None
+    # bounded: no counterexample (or witness) within the depth
+    witness = (q.explanation or "").startswith("no witness")
+    if expected == "violated":
+        if witness:
+            return UNKNOWN, (f"the model expects {prop} violated (no witness on any run): a bounded search "
+                             "cannot show that (run check)")
+        return UNKNOWN, (f"the model expects {prop} violated: the depth is too small to decide "
+                         "(raise --depth, or run check)")
+    if witness:
+        return UNKNOWN, f"the depth is too small to reach a witness of {prop} (raise --depth, or run check)"
+    if prop in proved:
+        return OK, None
+    return UNKNOWN, (f"a bounded search is no proof that {prop} holds "
+                     f"({'the model expects it to hold; ' if expected else ''}run check, or prove it by induction)")

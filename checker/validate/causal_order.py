@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from checker.validate.log import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, Log
+from checker.validate.log import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, Log, signal_sources
 from checker.validate.violation import Violation, chain
 
 
@@ -86,7 +86,8 @@ def causal(log: Log) -> Violation | None:
     got = [0] * log.messages
     clock = [[0] * n_peers for _ in range(n_peers)]  # per peer: sends of each peer it knows of
     at_send: list[list[int] | None] = [None] * log.messages
-    signals: dict[tuple[int, int], deque[list[int]]] = {}
+    source = signal_sources(log)
+    signals: dict[int, list[int]] = {}  # signal event -> its sender's clock, until received
     senders = range(n_peers)
     for i in range(len(kinds)):
         k = kinds[i]
@@ -139,11 +140,10 @@ def causal(log: Log) -> Violation | None:
             if seq[m] + 1 > mine[s_m]:
                 mine[s_m] = seq[m] + 1
         elif k == SIGNAL_OUT:
-            signals.setdefault((p, args[i]), deque()).append(clock[p][:])
+            signals[i] = clock[p][:]
         elif k == SIGNAL_IN:
-            queue = signals.get((args[i], p))
-            if queue:
-                theirs = queue.popleft()
+            theirs = signals.pop(source.get(i, -1), None)
+            if theirs is not None:
                 mine = clock[p]
                 for s in senders:
                     if theirs[s] > mine[s]:
@@ -177,22 +177,11 @@ def happened_before(log: Log, start: int, goal: int) -> list[int]:
     peers, kinds, args, msg_send = log.peer, log.kind, log.arg, log.msg_send
     prev = [-1] * (goal + 1)  # the same peer's previous event
     last: dict[int, int] = {}
-    outs: dict[tuple[int, int], list[int]] = {}
-    pair_of: dict[int, int] = {}  # signal receipt -> its signal
-    taken: dict[tuple[int, int], int] = {}
+    pair_of = signal_sources(log)  # signal receipt -> its signal
     for i in range(goal + 1):
         p = peers[i]
         prev[i] = last.get(p, -1)
         last[p] = i
-        if kinds[i] == SIGNAL_OUT:
-            outs.setdefault((p, args[i]), []).append(i)
-        elif kinds[i] == SIGNAL_IN:
-            key = (args[i], p)
-            n = taken.get(key, 0)
-            sent = outs.get(key, [])
-            if n < len(sent):
-                pair_of[i] = sent[n]
-                taken[key] = n + 1
     dist = {goal: 0}
     parent: dict[int, int] = {}
     todo: deque[int] = deque([goal])
@@ -208,7 +197,7 @@ def happened_before(log: Log, start: int, goal: int) -> list[int]:
             s = msg_send[args[node]]
             if 0 <= s < node:
                 options.append((s, 1))
-        elif kinds[node] == SIGNAL_IN and node in pair_of:
+        elif kinds[node] == SIGNAL_IN and pair_of.get(node, goal) < node:
             options.append((pair_of[node], 1))
         for nxt, w in options:
             if nxt not in dist or dist[nxt] > d + w:

@@ -6,7 +6,8 @@
 
 ``validate`` exits 0 when every log satisfies every property asked (and conforms to
 the model, if one is given), 1 when a log violates one (or does not conform), 3 when
-a conformance search was cut by a bound before an answer (and nothing is violated).
+a conformance search was cut by a bound before an answer (and nothing is violated), 2
+for a log that cannot be read or has no events.
 """
 
 from __future__ import annotations
@@ -169,12 +170,16 @@ def generate_logs(model: str, out_dir: str, runs: int, depth: int, seed: int, fa
     written = 0
     tried = 0
     unfaithful = 0
+    empty = 0
     budget = runs * 20 if faulty_only else runs
     while written < runs and tried < budget:
         w = walk(loaded, seed + tried, depth)
         tried += 1
         if not w.faithful:
             unfaithful += 1
+            continue
+        if not len(w.log):  # validate refuses a log with no events
+            empty += 1
             continue
         if faulty_only and "violated" not in w.verdicts.values():
             continue
@@ -186,6 +191,8 @@ def generate_logs(model: str, out_dir: str, runs: int, depth: int, seed: int, fa
     for w in cex:
         _save(out / w.log.source, w.log, fmt)
     click.echo(f"{written} walk logs ({tried} walks tried) and {len(cex)} counterexample logs in {out}")
+    if empty:
+        click.echo(f"left out {empty} walks that recorded no event (too short: raise --depth)")
     if unfaithful:
         click.echo(f"left out {unfaithful} walks a log cannot record faithfully: a message gained destinations "
                    "after its send (a log fixes them at the send), or a causal past grew with no event to record it")

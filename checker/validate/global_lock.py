@@ -2,8 +2,8 @@
 
 The property library's definition (:func:`specs.properties.lock_edges`), read on each
 prefix of the log: the graph whose nodes are the events and whose edges are each
-peer's program order, each signal to its receipt (the k-th signal from p to q to the
-k-th receipt at q of a signal from p), each send to each delivery of its message, and
+peer's program order, each signal to its receipt (paired by
+:func:`~checker.validate.log.signal_sources`), each send to each delivery of its message, and
 for each receiving peer q, send(m1) -> send(m2) when q consumed (delivered or dropped)
 m1 and next m2, and send(m1) -> send(m) for q's last consumed m1 and every message m
 addressed to q that q has not consumed (unless q is down: its last ``fail`` has no
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from checker.validate.log import DELIVER, DROP, FAIL, RESTART, SEND, SIGNAL_IN, SIGNAL_OUT, Log
+from checker.validate.log import DELIVER, DROP, FAIL, RESTART, SEND, Log, signal_sources
 from checker.validate.prefix_search import first_violated_length
 from checker.validate.violation import Violation
 
@@ -40,8 +40,6 @@ def _edges(log: Log, end: int, *, reasons: bool = False) -> tuple[list[list[int]
     succ: list[list[int]] = [[] for _ in range(end)]
     why: dict[tuple[int, int], tuple[int, int]] = {}
     last: dict[int, int] = {}
-    outs: dict[tuple[int, int], list[int]] = {}
-    ins: dict[tuple[int, int], list[int]] = {}
     consumed: dict[int, list[tuple[int, int]]] = {}  # peer -> (message, event)
     down: set[int] = set()
     sent_msgs: list[int] = []
@@ -67,16 +65,12 @@ def _edges(log: Log, end: int, *, reasons: bool = False) -> tuple[list[list[int]
             if k == DELIVER and 0 <= s < end:
                 add(s, i, HB)
             consumed.setdefault(p, []).append((a, i))
-        elif k == SIGNAL_OUT:
-            outs.setdefault((p, a), []).append(i)
-        elif k == SIGNAL_IN:
-            ins.setdefault((a, p), []).append(i)
         elif k == FAIL:
             down.add(p)
         elif k == RESTART:
             down.discard(p)
-    for pair, out_nodes in outs.items():
-        for x, y in zip(out_nodes, ins.get(pair, ())):
+    for y, x in signal_sources(log).items():
+        if x < end and y < end:
             add(x, y, SIGNAL)
     waiting: dict[int, list[int]] = {}  # peer -> messages addressed to it, sent in the prefix
     for m in sent_msgs:
@@ -199,7 +193,8 @@ def _violation(log: Log, at: int, cycle: list[int], why: dict[tuple[int, int], t
             steps.append(f"{log.msg_name[log.arg[u]]} sent ({log.at(u)}) before {log.peers[log.peer[v]]} "
                          f"received it ({log.at(v)})")
         elif kind == SIGNAL:
-            steps.append(f"{log.peers[log.peer[u]]} signalled {log.peers[log.peer[v]]} ({log.at(u)}, {log.at(v)})")
+            where = log.at(u) if log.at(u) == log.at(v) else f"{log.at(u)}, {log.at(v)}"
+            steps.append(f"{log.peers[log.peer[u]]} signalled {log.peers[log.peer[v]]} ({where})")
         else:
             steps.append(f"{log.where(u)} before {log.where(v)}")
     # program-order runs keep their two ends: the events where the cycle changes peer

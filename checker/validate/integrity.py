@@ -5,7 +5,8 @@ As in the property library, a drop counts as a delivery here: a peer consumes a
 message (delivers or drops it) at most once, and only if it is addressed to it.
 "After it was sent" reads the log's order, which is the order events happened in (see
 docs/reference/log-format.md): a delivery or drop must come after its message's send,
-and the k-th receipt at q of a signal from p after the k-th signal p sent to q. (The
+and a signal's receipt after its signal (paired by
+:func:`~checker.validate.log.signal_sources`). (The
 library, which sees no order across peers, asks instead that happened-before have no
 cycle; a log in which every such event comes after its cause has none.) Time
 O(events), memory one int per message (a bitmask of the peers that consumed it).
@@ -13,7 +14,7 @@ O(events), memory one int per message (a bitmask of the peers that consumed it).
 
 from __future__ import annotations
 
-from checker.validate.log import DELIVER, DROP, SIGNAL_IN, SIGNAL_OUT, Log
+from checker.validate.log import DELIVER, DROP, SIGNAL_IN, SIGNAL_OUT, Log, signal_sources
 from checker.validate.violation import Violation, chain
 
 
@@ -25,27 +26,17 @@ def integrity(log: Log) -> Violation | None:
     kinds, peers, args = log.kind, log.peer, log.arg
     msg_send, dests = log.msg_send, log.msg_dests
     got = [0] * log.messages
-    signals_out: dict[tuple[int, int], list[int]] = {}
-    signals_in: dict[tuple[int, int], int] = {}
-    late: dict[tuple[int, int], list[int]] = {}  # receipts still waiting for their signal
+    late = {s: r for r, s in signal_sources(log).items() if s > r}  # signal -> its receipt, which came first
     for i in range(len(kinds)):
         k = kinds[i]
         if k == SIGNAL_OUT:
-            key = (peers[i], args[i])
-            signals_out.setdefault(key, []).append(i)
-            waiting = late.get(key)
-            if waiting:
-                receipt = waiting[0]
+            receipt = late.get(i)
+            if receipt is not None:
                 why = (f"{log.peers[peers[receipt]]} got a signal from {log.peers[args[receipt]]} "
                        f"({log.at(receipt)}) before it was sent ({log.where(i)})")
                 return Violation("integrity", i, why, (receipt, i), (receipt,))
             continue
         if k == SIGNAL_IN:
-            key = (args[i], peers[i])
-            n = signals_in.get(key, 0)
-            signals_in[key] = n + 1
-            if n >= len(signals_out.get(key, ())):
-                late.setdefault(key, []).append(i)
             continue
         if k != DELIVER and k != DROP:
             continue

@@ -33,7 +33,7 @@ SIGNAL_KINDS = frozenset((SIGNAL_OUT, SIGNAL_IN))
 
 __all__ = [
     "DELIVER", "DROP", "FAIL", "RESTART", "SEND", "SIGNAL_IN", "SIGNAL_OUT", "STEP",
-    "KIND_OF_NAME", "NAME_OF_KIND", "Log", "LogBuilder", "to_history",
+    "KIND_OF_NAME", "NAME_OF_KIND", "Log", "LogBuilder", "signal_sources", "to_history",
 ]
 
 
@@ -186,17 +186,66 @@ class LogBuilder:
         return self.add(peer, STEP, len(self.log.actions) - 1, line, meta)
 
 
+def signal_sources(log: Log) -> dict[int, int]:
+    """Each signal receipt's signal: ``{receipt event: signal event}``.
+
+    The one place signals are paired (every validator reads this). A receipt recorded
+    on the same line as a signal from the same peer to the receiving peer, after it (a
+    one-line ``signal``; in an ITF trace, one step's signal) is that signal's own
+    receipt. The other receipts are paired first-in-first-out with the other signals:
+    the k-th remaining receipt at q of a signal from p with the k-th remaining signal
+    from p to q, whether that signal comes before the receipt in the log or after it
+    (``integrity`` reports the latter). A receipt with no signal left, and a signal
+    never received, are in no pair. Lines count as the same only within one file of
+    a merged log. O(events).
+    """
+    kinds, peers, args, lines = log.kind, log.peer, log.arg, log.line
+    origin = log.origin
+    out: dict[int, int] = {}
+    own: set[int] = set()  # signals received on their own line
+    unit_key: tuple[int, int] | None = None
+    unit_outs: dict[tuple[int, int], list[int]] = {}  # this line's signals not yet received on it
+    for i in range(len(kinds)):
+        k = kinds[i]
+        if k != SIGNAL_OUT and k != SIGNAL_IN:
+            continue
+        key = (origin[i] if origin else 0, lines[i])
+        if key != unit_key:
+            unit_key, unit_outs = key, {}
+        if k == SIGNAL_OUT:
+            unit_outs.setdefault((peers[i], args[i]), []).append(i)
+        else:
+            waiting = unit_outs.get((args[i], peers[i]))
+            if waiting:
+                j = waiting.pop(0)
+                out[i] = j
+                own.add(j)
+    outs: dict[tuple[int, int], list[int]] = {}
+    ins: dict[tuple[int, int], list[int]] = {}
+    for i in range(len(kinds)):
+        k = kinds[i]
+        if k == SIGNAL_OUT and i not in own:
+            outs.setdefault((peers[i], args[i]), []).append(i)
+        elif k == SIGNAL_IN and i not in out:
+            ins.setdefault((args[i], peers[i]), []).append(i)
+    for pair, receipts in ins.items():
+        for r, s in zip(receipts, outs.get(pair, ())):
+            out[r] = s
+    return out
+
+
 def causal_pasts(log: Log) -> list[frozenset[int]]:
     """For each message, the messages whose send happened before its send.
 
     Happened-before is program order, each send to the deliveries of its message, and
-    each signal to its receipt (the k-th signal from p to q to the k-th receipt at q of
-    a signal from p). Sets are built whole, so this is for small logs (windows, tests):
-    the validators at scale use vector clocks instead.
+    each signal to its receipt (paired by :func:`signal_sources`). Sets are built whole,
+    so this is for small logs (windows, tests): the validators at scale use vector
+    clocks instead.
     """
     know: list[set[int]] = [set() for _ in log.peers]
     past: list[frozenset[int]] = [frozenset()] * log.messages
-    pending: dict[tuple[int, int], list[set[int]]] = {}
+    source = signal_sources(log)
+    sent: dict[int, set[int]] = {}  # signal event -> what its sender knew, until received
     for i in range(len(log)):
         p, k, a = log.peer[i], log.kind[i], log.arg[i]
         if k == SEND:
@@ -207,11 +256,11 @@ def causal_pasts(log: Log) -> list[frozenset[int]]:
                 know[p] |= past[a]
             know[p].add(a)
         elif k == SIGNAL_OUT:
-            pending.setdefault((p, a), []).append(set(know[p]))
+            sent[i] = set(know[p])
         elif k == SIGNAL_IN:
-            queue = pending.get((a, p))
-            if queue:
-                know[p] |= queue.pop(0)
+            theirs = sent.pop(source.get(i, -1), None)
+            if theirs is not None:
+                know[p] |= theirs
     return past
 
 

@@ -6,7 +6,8 @@ is program order, each send to each delivery of its message and each signal to i
 receipt) has no cycle. Read on each prefix of the log, with happened-before as the
 log's order gives it: a delivery's past is what came before it, so a delivery that
 comes before its message's send (``integrity``'s violation) has no edge from that send,
-and a signal's receipt is matched with the earliest unmatched signal before it.
+and a signal's receipt is matched with its signal
+(:func:`~checker.validate.log.signal_sources`) when that comes before it.
 
 **Algorithm.** One pass of vector clocks over sends (as for ``causal``) gives each
 delivery's past; m1 -> m2 exactly when m1's sequence number at its sender s is below
@@ -25,7 +26,7 @@ from __future__ import annotations
 from collections import deque
 
 from checker.validate.causal_order import happened_before
-from checker.validate.log import DELIVER, SEND, SIGNAL_IN, SIGNAL_OUT, Log
+from checker.validate.log import DELIVER, SEND, SIGNAL_IN, SIGNAL_OUT, Log, signal_sources
 from checker.validate.prefix_search import first_true
 from checker.validate.violation import Violation
 
@@ -38,7 +39,8 @@ def _bounds(log: Log, end: int, *, keep: bool = False) -> tuple[dict[int, list[i
     kinds, peers, args, msg_send, sender, seq = log.kind, log.peer, log.arg, log.msg_send, log.msg_sender, log.msg_seq
     clock = [[0] * n for _ in range(n)]
     at_send: dict[int, list[int]] = {}
-    signals: dict[tuple[int, int], deque[list[int]]] = {}
+    source = signal_sources(log)
+    signals: dict[int, list[int]] = {}  # signal event -> its sender's clock, until received
     bound: dict[int, list[int]] = {}
     kept: list[tuple[int, list[int]]] = []
     senders = range(n)
@@ -71,11 +73,10 @@ def _bounds(log: Log, end: int, *, keep: bool = False) -> tuple[dict[int, list[i
             if keep:
                 kept.append((i, mine[:]))
         elif k == SIGNAL_OUT:
-            signals.setdefault((p, args[i]), deque()).append(clock[p][:])
+            signals[i] = clock[p][:]
         elif k == SIGNAL_IN:
-            queue = signals.get((args[i], p))
-            if queue:
-                theirs = queue.popleft()
+            theirs = signals.pop(source.get(i, -1), None)
+            if theirs is not None:
                 mine = clock[p]
                 for s in senders:
                     if theirs[s] > mine[s]:

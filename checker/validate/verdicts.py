@@ -14,6 +14,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from checker.api.errors import InputError
 from checker.api.model import Model
 from checker.loading.modelfile import model_from_dict
 from checker.validate.checks import check_log
@@ -103,8 +104,16 @@ class LogVerdict:
         }
 
 
+NO_EVENTS = "no events (an empty file, blank lines or a header alone; a recording of nothing is no pass)"
+"""The message of the input error for a log without events."""
+
+
 def judge(log: Log, job: Job, *, model: Model | None = None, diagrams: bool = False) -> LogVerdict:
-    """Check ``job`` on an already read ``log``."""
+    """Check ``job`` on an already read ``log``. A log with no events is bad input
+    (:class:`~checker.InputError`, :data:`NO_EVENTS`): a verdict on it would be a pass
+    that nothing earned."""
+    if not len(log):
+        raise InputError(log.source, "", NO_EVENTS)
     started = time.perf_counter()
     found = check_log(log, job.props)
     props: dict[str, dict[str, Any]] = {}
