@@ -102,6 +102,7 @@ class Reductions:
     visible: int = 0  # variable bits that properties under visibility read
     proviso: bool = False  # the cycle proviso is needed (some property needs visibility)
     defer: bool = False  # leave the spec's deferrable steps out (Spec.deferrable)
+    check: bool = False  # check the declarations these reductions rest on (--check-reductions)
 
     @property
     def symmetry(self) -> bool:
@@ -371,12 +372,20 @@ def _stubborn(
 
 class Expander:
     """Expands states: enabled actions (reduced when POR applies) and fingerprints
-    (canonical over the symmetry group when symmetry applies)."""
+    (canonical over the symmetry group when symmetry applies). With ``red.check``
+    (``--check-reductions``) each state expanded is checked against the declarations
+    its reduction used (:class:`checker.engine.declarations.ReductionCheck`, given
+    ``props``, the checked properties)."""
 
-    def __init__(self, spec: Spec, red: Reductions) -> None:
+    def __init__(self, spec: Spec, red: Reductions, props: Sequence[Property] = ()) -> None:
         self.spec = spec
         self.red = red
         self.fired: Counter[str] = Counter()  # successors generated per action name (coverage)
+        self.checker = None  # with red.check: checker.engine.declarations.ReductionCheck
+        if red.check:
+            from checker.engine.declarations import ReductionCheck
+
+            self.checker = ReductionCheck(spec, red, props)
 
     def take_fired(self) -> dict[str, int]:
         """The successors generated per action name since the last call (coverage)."""
@@ -404,6 +413,7 @@ class Expander:
         reduction_key = spec.reduction_key if por and not defer and solo is None else None
         next_states_of = spec.next_states_of
         fired = self.fired
+        checker = self.checker if not full else None
         owner: list[int] = []
         pos: list[int] = []
         succ: list = []
@@ -432,17 +442,25 @@ class Expander:
                         succ.extend([t for _l, t in some])
                     reduced.append(True)
                     counts.append(n)
+                    if checker is not None:
+                        checker.state(s, found, rkey, None, "footprints")
                     continue
+                if checker is not None:
+                    checker.state(s, None, rkey, None, "footprints")
             else:
                 out = next_states(s)
                 if defer:
                     found = _choose(spec, memo, s, out, visible, _DEFER) if out else None
                 else:
                     found = _choose(spec, memo, s, out, visible, rkey) if por and (len(out) > 1 or rkey is not None) else None
+                how = "deferrable" if defer else "footprints"
                 if solo is not None and len(out) > 1 and (found is None or len(found[0]) > 1):
                     i = solo(s, out)
                     if i is not None:
                         found = ((i,), 0)
+                        how = "solo_step"
+                if checker is not None:
+                    checker.state(s, found, rkey if por else None, out, how)
             if found is None:
                 if out is None:
                     out = next_states(s)

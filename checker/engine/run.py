@@ -14,6 +14,7 @@ from checker.api.trace import replay, to_steps
 from checker.engine.bfs import Bounds, Decision, Progress, SearchOutcome, search
 from checker.engine.budget import MemoryBudget, advice, default_limit
 from checker.engine.checkpoints import checkpoint_dir, current, describe, prepare, require
+from checker.engine.declarations import check_acyclic, declarations_checked
 from checker.engine.fairness_note import fairness_warning
 from checker.engine.notes import with_guide
 from checker.engine.reduce import Reductions, plan
@@ -39,6 +40,7 @@ class Options:
     spill_dir: str | None = None  # put every level's frontier in files here (see checker.engine.frontier)
     master: str = "local[*]"  # Spark master for engine="spark"
     memory_limit: int | None = None  # bytes the search may hold (None: checker.engine.budget's default)
+    check_reductions: bool = False  # check the reductions' declarations on every state (checker.engine.declarations)
 
 
 def variant_options(options: Options, variant: str | None) -> Options:
@@ -126,24 +128,30 @@ def _check_model(model: Model, options: Options) -> Result:
         want_por = False
         depth_note = ["partial-order reduction: not applied under a depth bound (reduced paths can be longer)"]
     reductions, notes = plan(model.spec, model.properties, want_sym, want_por)
+    if options.check_reductions:
+        reductions = replace(reductions, check=True)
     notes = [with_guide(n) for n in depth_note + notes]
     checkpoint = prepare_work_dirs(model, options)
     budget = MemoryBudget(options.memory_limit if options.memory_limit is not None else default_limit())
-    outcome = search(
-        model.spec,
-        model.properties,
-        bounds,
-        progress=progress,
-        stop_when_decided=options.stop_when_decided,
-        reductions=reductions,
-        workers=options.workers,
-        checkpoint=checkpoint,
-        resume=options.resume,
-        checkpoint_every=options.checkpoint_every,
-        identity={"spec": model.spec_name, "constants": model.constants},
-        spill_dir=options.spill_dir,
-        budget=budget,
-    )
+    with declarations_checked(model):
+        outcome = search(
+            model.spec,
+            model.properties,
+            bounds,
+            progress=progress,
+            stop_when_decided=options.stop_when_decided,
+            reductions=reductions,
+            workers=options.workers,
+            checkpoint=checkpoint,
+            resume=options.resume,
+            checkpoint_every=options.checkpoint_every,
+            identity={"spec": model.spec_name, "constants": model.constants},
+            spill_dir=options.spill_dir,
+            budget=budget,
+        )
+    acyclic_note = check_acyclic(model, outcome, reductions.group, bounds)
+    if acyclic_note is not None:
+        notes.append(acyclic_note)
     if outcome.bound == "memory":
         notes.append(advice(outcome.memory, describe(Path(checkpoint)) if checkpoint else None))
     if reductions.por and outcome.decisions:
