@@ -250,8 +250,11 @@ class ReductionCheck:
     * **Reduction keys**: a choice taken from the memo by the spec's
       :meth:`~checker.api.spec.Spec.reduction_key` must be the one computed afresh
       from the state's own footprints.
-    * **Visibility**: with properties under the visibility condition, an explored step
-      of a reduced state must leave each such property's outcome as it was.
+    * **Visibility**: with properties under the visibility condition, a step whose
+      footprint writes nothing they read (by :meth:`~checker.api.spec.Spec.visible_mask`)
+      must leave each one's outcome as it was.
+    * **Deferral**: a step the spec calls deferrable must leave every checked
+      property's outcome as it was (it leaves the history as it was).
     * **Symmetry**: each renaming ``g`` of the group must give the state's renamed
       form (:meth:`~checker.api.spec.Spec.permute`) the state's own canonical
       fingerprint, and every property the same outcome; and for one renaming (chosen
@@ -268,7 +271,7 @@ class ReductionCheck:
         self.spec = spec
         self.red = red
         self.props = list(props)
-        self.visible_props = [p for p in self.props if needs_visibility(spec, p)] if red.visible else []
+        self.visible_props = [p for p in self.props if needs_visibility(spec, p)] if red.por else []
         self.canonical = Expander(spec, Reductions(group=red.group)).fingerprints
         self.states = 0  # states checked
         self.pairs = 0  # pairs of steps checked for commuting
@@ -296,9 +299,12 @@ class ReductionCheck:
                     f"search chose the steps at positions {_positions(found)} by it, the state's own "
                     f"footprints choose {_positions(fresh)}", state)
         if self.red.por and found is not None and len(found[0]) < len(out):
-            self._independence(state, out, found[0], how)
-            if self.visible_props:
-                self._visibility(state, out, found[0])
+            chosen = found[0]
+            if how == "deferrable":
+                self._lazy(state, out, [i for i, (a, _t) in enumerate(out) if spec.deferrable(a)])
+            self._independence(state, out, chosen, how)
+        if self.red.por and self.visible_props and out:
+            self._visibility(state, out)
         if self.red.group:
             self._symmetry(state, out)
 
@@ -356,17 +362,41 @@ class ReductionCheck:
         return (f"steps {show(spec, a)} and {show(spec, b)} do not commute, but partial-order reduction took "
                 f"{show(spec, a)} alone as {what}: {found}")
 
-    def _visibility(self, state: State, out: Sequence[tuple[Action, State]], chosen: Sequence[int]) -> None:
-        before = self._outcomes(state, self.visible_props)
-        for i in chosen:
-            a, t = out[i]
-            now = self._outcomes(t, self.visible_props)
-            for p, x, y in zip(self.visible_props, before, now):
+    def _visibility(self, state: State, out: Sequence[tuple[Action, State]]) -> None:
+        """Each step whose process's footprint writes (or updates) nothing the properties
+        under visibility read (:meth:`~checker.api.spec.Spec.visible_mask`) must leave
+        their outcomes as they were: partial-order reduction may take it as invisible."""
+        from checker.engine.reduce import _six
+
+        spec = self.spec
+        fps = _six(spec.successor_footprints(state, out))
+        visible = self.red.visible
+        before = None
+        for a, t in out:
+            who = spec.actor(a)
+            if who is None or (fps[who][1] | fps[who][4]) & visible:
+                continue
+            if before is None:
+                before = self._outcomes(state, self.visible_props)
+            for p, x, y in zip(self.visible_props, before, self._outcomes(t, self.visible_props)):
                 if x != y:
                     raise DeclarationBroken(
-                        f"step {show(self.spec, a)} changes the outcome of {p.name}, which needs the visibility "
-                        f"condition, but partial-order reduction took it as invisible (check the footprints, "
-                        f"visible_mask and the property's reads)", state)
+                        f"step {show(spec, a)} changes the outcome of {p.name}, but its footprint writes nothing "
+                        f"{p.name} reads (as visible_mask says), so partial-order reduction may take it as "
+                        f"invisible", state)
+
+    def _lazy(self, state: State, out: Sequence[tuple[Action, State]], deferred: Sequence[int]) -> None:
+        """Deferred steps must leave the history, so every property's outcome, as it was."""
+        if not deferred:
+            return
+        before = self._outcomes(state, self.props)
+        for i in deferred:
+            a, t = out[i]
+            for p, x, y in zip(self.props, before, self._outcomes(t, self.props)):
+                if x != y:
+                    raise DeclarationBroken(
+                        f"step {show(self.spec, a)} is declared deferrable but changes the outcome of {p.name} "
+                        f"(a deferrable step must leave the history as it was)", state)
 
     def _outcomes(self, state: State, props: Sequence[Property]) -> list[bool]:
         """For each of ``props``: whether its check passes on ``state`` (returns nothing)."""

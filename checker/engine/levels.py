@@ -41,6 +41,7 @@ from checker.api.spec import Property, Spec
 from checker.engine import interrupts
 from checker.engine.budget import MemoryBoundReached
 from checker.engine.checkpoints import load, restore
+from checker.engine.declarations import ReductionCheck
 from checker.engine.evaluate import Evaluator
 from checker.engine.fingerprint import check_vocabulary
 from checker.engine.frontier import Frontier, decode, own_spill_dir
@@ -188,7 +189,7 @@ class _LevelSearch:
         self.outcome = outcome_cls(self.store)
         self.decisions = self.outcome.decisions
         self.fired: Counter[str] | None = Counter()  # coverage: successors generated per action name
-        self.expander = Expander(spec, reductions, props)
+        self.expander = Expander(spec, reductions, ReductionCheck(spec, reductions, props) if reductions.check else None)
         self.history_key = spec.history_key if evaluator.uses_history else None
         self.max_states = bounds.max_states
         self.max_depth = bounds.max_depth

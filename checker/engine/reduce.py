@@ -373,19 +373,15 @@ def _stubborn(
 class Expander:
     """Expands states: enabled actions (reduced when POR applies) and fingerprints
     (canonical over the symmetry group when symmetry applies). With ``red.check``
-    (``--check-reductions``) each state expanded is checked against the declarations
-    its reduction used (:class:`checker.engine.declarations.ReductionCheck`, given
-    ``props``, the checked properties)."""
+    (``--check-reductions``) each state expanded is handed to ``checker`` (a
+    :class:`checker.engine.declarations.ReductionCheck`), which checks the declarations
+    its expansion used."""
 
-    def __init__(self, spec: Spec, red: Reductions, props: Sequence[Property] = ()) -> None:
+    def __init__(self, spec: Spec, red: Reductions, checker: Any = None) -> None:
         self.spec = spec
         self.red = red
         self.fired: Counter[str] = Counter()  # successors generated per action name (coverage)
-        self.checker = None  # with red.check: checker.engine.declarations.ReductionCheck
-        if red.check:
-            from checker.engine.declarations import ReductionCheck
-
-            self.checker = ReductionCheck(spec, red, props)
+        self.checker = checker  # with red.check: a checker.engine.declarations.ReductionCheck
 
     def take_fired(self) -> dict[str, int]:
         """The successors generated per action name since the last call (coverage)."""
