@@ -48,6 +48,10 @@ def test_new_then_check_passes_for_real(empty, base):
     ablated = ordercheck("check", f"models/my_proto-{ABLATION[base]}.toml", "--quiet", cwd=empty)
     assert ablated.returncode == 0, ablated.stdout + ablated.stderr
     assert "violated  expected violated  ok" in ablated.stdout
+    # The declarations the reductions rest on (footprints, symmetry) hold on every state.
+    for model in ("models/my_proto.toml", f"models/my_proto-{ABLATION[base]}.toml"):
+        checked = ordercheck("check", model, "--quiet", "--check-reductions", cwd=empty)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
     if base != "async":
         return
     # The generated test runs both models through the installed command and passes.
