@@ -32,7 +32,7 @@ from checker.engine.fingerprint import fingerprint
 from checker.engine.reduce import Expander, Reductions, plan
 from checker.engine.run import Options, check_model
 from checker.loading.modelfile import load_model, model_from_dict
-from tests.toyspecs import Blinker, LastWriter, Lopsided, RandomProcesses, Ring, RingUndeclared, Shortcut
+from tests.toyspecs import Blinker, LastWriter, Lopsided, RandomProcesses, Ring, RingUndeclared, Shortcut, Toggles
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
@@ -115,6 +115,26 @@ def test_a_join_at_a_shallower_depth_is_noticed_but_is_not_a_cycle(workers):
     assert find_cycle(model.spec)[0] is None
     result = check_model(model, replace(QUIET, workers=workers))
     assert verdicts(result) == {"ends": "holds"}
+
+
+def test_a_cycle_found_up_to_symmetry_is_named_concretely():
+    """Under symmetry reduction the cycle is searched for with states identified up to
+    renaming, then named as a real run of the spec."""
+    with pytest.raises(InputError, match=r"spec toggles declares acyclic = True but a run returns to a state: the "
+                                         r"cycle flip\(0\) -> flip\(0\) starts at an initial state and leads back to "
+                                         r"that state;"):
+        check_model(toy(Toggles), QUIET)
+
+
+def test_a_cycle_only_up_to_a_wrong_symmetry_is_not_blamed_on_acyclic():
+    """(0, 1) -> (1, 0) is a self-loop up to the declared renaming, not a cycle: the
+    acyclic declaration stands (the symmetry is what is wrong, and --check-reductions
+    says so)."""
+    model = toy(Toggles, {"one_way": True})
+    assert search(model.spec, model.properties, reductions=Reductions(group=((1, 0),))).maybe_cyclic
+    assert verdicts(check_model(model, QUIET)) == {"bits": "holds"}
+    with pytest.raises(InputError, match="symmetry: "):
+        check_model(model, replace(QUIET, check_reductions=True))
 
 
 @pytest.mark.parametrize("name", ["matrix-2", "ses-2", "bss-mutant-no-fifo-condition", "lamport-tlc-mutant-keep-duplicates"])

@@ -325,3 +325,31 @@ class Lopsided(Spec):
 
     def properties(self):
         return [Property.always("small", lambda s: "process 1 counted to 2 first" if s == (0, 2) else None)]
+
+
+class Toggles(Spec):
+    """Two processes each flip their own bit back and forth: symmetric (renaming swaps
+    the bits) and cyclic, yet declared ``acyclic``. With ``one_way``, the only step turns
+    (0, 1) into (1, 0), its renaming: acyclic, but a self-loop up to the declared
+    (wrong) symmetry."""
+
+    name = "toggles"
+    constants = (Constant("one_way", bool, False),)
+    acyclic = True
+
+    def init_states(self):
+        return [(0, 1)] if self.one_way else [(0, 0)]
+
+    def next_states(self, state):
+        if self.one_way:
+            return [(("move", 0), (1, 0))] if state == (0, 1) else []
+        return [(("flip", p), state[:p] + (1 - state[p],) + state[p + 1 :]) for p in (0, 1)]
+
+    def symmetries(self):
+        return [(1, 0)]
+
+    def permute(self, state, perm):
+        return (state[1], state[0])
+
+    def properties(self):
+        return [Property.always("bits", lambda s: None if set(s) <= {0, 1} else "not a bit")]

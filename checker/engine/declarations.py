@@ -132,7 +132,8 @@ def check_acyclic(model: Any, outcome: Any, group: Sequence[tuple[int, ...]], bo
     ``outcome`` noticed an edge that can close a cycle (``outcome.maybe_cyclic``).
 
     Raises :class:`~checker.api.errors.InputError` naming the cycle when the spec
-    declares ``acyclic`` and has one. When it has none, clears ``maybe_cyclic`` (the
+    declares ``acyclic`` and has one (a cycle found up to the symmetry ``group`` is
+    searched for again without it, and a concrete one named). When it has none, clears ``maybe_cyclic`` (the
     graph is acyclic: no fair-cycle search is needed). Returns a warning when the
     graph was too large to decide within the search's own bounds, else ``None``.
     Nothing is done for a spec that does not declare ``acyclic``, a search that
@@ -146,8 +147,17 @@ def check_acyclic(model: Any, outcome: Any, group: Sequence[tuple[int, ...]], bo
     if limit is None and not outcome.complete:
         limit = 4 * len(outcome.store) + 1000  # a search that was cut may have an infinite graph
     cycle, prefix, complete = find_cycle(spec, group, limit)
+    renamed = bool(group)
+    if cycle is not None and group:
+        # A cycle up to renaming is a real one only if the group is a symmetry: name a
+        # concrete one, and blame nothing on the declaration if the concrete graph has none.
+        concrete, concrete_prefix, concrete_complete = find_cycle(spec, (), limit)
+        if concrete is not None:
+            cycle, prefix, renamed = concrete, concrete_prefix, False
+        elif concrete_complete:
+            cycle, complete = None, True
     if cycle is not None:
-        raise InputError(model.path, "", acyclic_message(spec, cycle, prefix, bool(group)))
+        raise InputError(model.path, "", acyclic_message(spec, cycle, prefix, renamed))
     if not complete:
         return (f"acyclic: {spec.name} declares acyclic = True and the search met an edge to a state it had "
                 f"visited at the same depth or shallower; whether it closes a cycle was not decided within "
