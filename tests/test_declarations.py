@@ -32,7 +32,17 @@ from checker.engine.fingerprint import fingerprint
 from checker.engine.reduce import Expander, Reductions, plan
 from checker.engine.run import Options, check_model
 from checker.loading.modelfile import load_model, model_from_dict
-from tests.toyspecs import Blinker, LastWriter, Lopsided, RandomProcesses, Ring, RingUndeclared, Shortcut, Toggles
+from tests.toyspecs import (
+    Blinker,
+    LastWriter,
+    Lopsided,
+    OneKey,
+    RandomProcesses,
+    Ring,
+    RingUndeclared,
+    Shortcut,
+    Toggles,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
@@ -362,6 +372,14 @@ def test_check_reductions_names_the_trace_to_the_state(tmp_path):
     path = model_file(tmp_path, Lopsided, {}, ["small"])
     line = one_error_line(cli("check", path, "--quiet", "--check-reductions", cwd=tmp_path))
     assert line.endswith("; at the state after 1 step: count(0)"), line
+
+
+def test_check_reductions_catches_a_reduction_key_that_decides_nothing():
+    """The memo keyed by a reduction key that is the same everywhere hands (1, 0), where
+    only process 1 can step, the choice made at (0, 0): process 0's step."""
+    with pytest.raises(InputError, match=r"spec one_key: reduction_key 0 does not decide the footprints and actors "
+                                         r"of its states: .* at the state after 1 step: count\(0\)"):
+        check_model(toy(OneKey), replace(QUIET, check_reductions=True))
 
 
 def test_check_reductions_with_honest_footprints_passes():

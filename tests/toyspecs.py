@@ -353,3 +353,32 @@ class Toggles(Spec):
 
     def properties(self):
         return [Property.always("bits", lambda s: None if set(s) <= {0, 1} else "not a bit")]
+
+
+class OneKey(Spec):
+    """Process 0 steps once, process 1 twice, independently; the spec's reduction key is
+    the same for every state, which does not decide the footprints and actors."""
+
+    name = "one_key"
+    acyclic = True
+
+    def init_states(self):
+        return [(0, 0)]
+
+    def next_states(self, state):
+        return [(("count", p), state[:p] + (state[p] + 1,) + state[p + 1 :]) for p in (0, 1) if state[p] < p + 1]
+
+    def actor(self, action):
+        return action[1]
+
+    def footprints(self, state):
+        return [(1, 1, 1, 1), (2, 2, 2, 2)]
+
+    def visible_mask(self, reads):
+        return 0
+
+    def reduction_key(self, state):
+        return 0
+
+    def properties(self):
+        return [Property.eventually("ends", lambda s: None if s == (1, 2) else f"at {s}")]

@@ -420,6 +420,8 @@ class Expander:
             if rkey is not None and (found := memo.get(rkey, _MISSING)) is not _MISSING:
                 # A known pattern: generate only the chosen processes' successors.
                 out = None
+                if checker is not None:
+                    checker.state(s, found, rkey, None, "footprints")
                 if found is not None:
                     chosen, members = found
                     some = next_states_of(s, members)
@@ -438,11 +440,7 @@ class Expander:
                         succ.extend([t for _l, t in some])
                     reduced.append(True)
                     counts.append(n)
-                    if checker is not None:
-                        checker.state(s, found, rkey, None, "footprints")
                     continue
-                if checker is not None:
-                    checker.state(s, None, rkey, None, "footprints")
             else:
                 out = next_states(s)
                 if defer:
