@@ -28,8 +28,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 from checker.api.errors import InputError
@@ -209,16 +208,6 @@ def trace_to(spec: Spec, state: State, max_states: int = TRACE_STATES,
                 parent[t] = (s, action)
                 queue.append(t)
     return None
-
-
-@contextmanager
-def declarations_checked(model: Any) -> Iterator[None]:
-    """Turn a :class:`DeclarationBroken` raised inside (by a search, in this process or
-    a worker) into :func:`declaration_error`'s :class:`~checker.api.errors.InputError`."""
-    try:
-        yield
-    except DeclarationBroken as exc:
-        raise declaration_error(model, exc) from None
 
 
 def declaration_error(model: Any, exc: DeclarationBroken) -> InputError:

@@ -14,7 +14,7 @@ from checker.api.trace import replay, to_steps
 from checker.engine.bfs import Bounds, Decision, Progress, SearchOutcome, search
 from checker.engine.budget import MemoryBudget, advice, default_limit
 from checker.engine.checkpoints import checkpoint_dir, current, describe, prepare, require
-from checker.engine.declarations import check_acyclic, declarations_checked
+from checker.engine.declarations import DeclarationBroken, check_acyclic, declaration_error
 from checker.engine.fairness_note import fairness_warning
 from checker.engine.notes import with_guide
 from checker.engine.reduce import Reductions, plan
@@ -92,6 +92,8 @@ def check_model(model: Model, options: Options = Options()) -> Result:
         return _check_model(model, options)  # refused there, before any search
     try:
         return _check_model(model, options)
+    except DeclarationBroken as exc:  # a failed --check-reductions, in this process or a worker
+        raise declaration_error(model, exc) from None
     except Exception as exc:
         from checker.engine.diagnose import diagnose
 
@@ -133,22 +135,21 @@ def _check_model(model: Model, options: Options) -> Result:
     notes = [with_guide(n) for n in depth_note + notes]
     checkpoint = prepare_work_dirs(model, options)
     budget = MemoryBudget(options.memory_limit if options.memory_limit is not None else default_limit())
-    with declarations_checked(model):
-        outcome = search(
-            model.spec,
-            model.properties,
-            bounds,
-            progress=progress,
-            stop_when_decided=options.stop_when_decided,
-            reductions=reductions,
-            workers=options.workers,
-            checkpoint=checkpoint,
-            resume=options.resume,
-            checkpoint_every=options.checkpoint_every,
-            identity={"spec": model.spec_name, "constants": model.constants},
-            spill_dir=options.spill_dir,
-            budget=budget,
-        )
+    outcome = search(
+        model.spec,
+        model.properties,
+        bounds,
+        progress=progress,
+        stop_when_decided=options.stop_when_decided,
+        reductions=reductions,
+        workers=options.workers,
+        checkpoint=checkpoint,
+        resume=options.resume,
+        checkpoint_every=options.checkpoint_every,
+        identity={"spec": model.spec_name, "constants": model.constants},
+        spill_dir=options.spill_dir,
+        budget=budget,
+    )
     acyclic_note = check_acyclic(model, outcome, reductions.group, bounds)
     if acyclic_note is not None:
         notes.append(acyclic_note)
