@@ -34,6 +34,7 @@ from checker.engine.run import Options, check_model
 from checker.loading.modelfile import load_model, model_from_dict
 from tests.toyspecs import (
     Blinker,
+    Flicker,
     LastWriter,
     Lopsided,
     OneKey,
@@ -380,6 +381,13 @@ def test_check_reductions_catches_a_reduction_key_that_decides_nothing():
     with pytest.raises(InputError, match=r"spec one_key: reduction_key 0 does not decide the footprints and actors "
                                          r"of its states: .* at the state after 1 step: count\(0\)"):
         check_model(toy(OneKey), replace(QUIET, check_reductions=True))
+
+
+def test_check_reductions_catches_a_property_wrongly_declared_stable():
+    """On an acyclic spec `stable` spares a property the visibility condition; a step
+    that undoes a met `sometimes` shows the declaration wrong."""
+    with pytest.raises(InputError, match=r"spec flicker: lit is declared stable but step off\(0\) undoes its witness"):
+        check_model(toy(Flicker), replace(QUIET, check_reductions=True, stop_when_decided=False))
 
 
 def test_check_reductions_with_honest_footprints_passes():

@@ -382,3 +382,37 @@ class OneKey(Spec):
 
     def properties(self):
         return [Property.eventually("ends", lambda s: None if s == (1, 2) else f"at {s}")]
+
+
+class Flicker(Spec):
+    """Process 0 switches its light on and then off, process 1 its own on; ``lit`` (a
+    ``sometimes``: light 0 is on) is declared ``stable``, wrongly: switching off undoes it."""
+
+    name = "flicker"
+    acyclic = True
+
+    def init_states(self):
+        return [(0, 0, 0)]
+
+    def next_states(self, state):
+        l0, l1, off = state
+        out = []
+        if not l0 and not off:
+            out.append((("on", 0), (1, l1, off)))
+        if l0:
+            out.append((("off", 0), (0, l1, 1)))
+        if not l1:
+            out.append((("on", 1), (l0, 1, off)))
+        return out
+
+    def actor(self, action):
+        return action[1]
+
+    def footprints(self, state):
+        return [(5, 5, 5, 5), (2, 2, 2, 2)]
+
+    def visible_mask(self, reads):
+        return 1
+
+    def properties(self):
+        return [Property.sometimes("lit", lambda s: "light 0 is on" if s[0] else None, stable=True, reads=("lights",))]

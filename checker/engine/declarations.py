@@ -254,6 +254,9 @@ class ReductionCheck:
       must leave each one's outcome as it was.
     * **Deferral**: a step the spec calls deferrable must leave every checked
       property's outcome as it was (it leaves the history as it was).
+    * **Stability** (on an acyclic spec, where it spares a property the visibility
+      condition): a ``stable`` ``always`` property that fails on the state fails on
+      each successor, a ``stable`` ``sometimes`` property met there stays met.
     * **Symmetry**: each renaming ``g`` of the group must give the state's renamed
       form (:meth:`~checker.api.spec.Spec.permute`) the state's own canonical
       fingerprint, and every property the same outcome; and for one renaming (chosen
@@ -271,6 +274,8 @@ class ReductionCheck:
         self.red = red
         self.props = list(props)
         self.visible_props = [p for p in self.props if needs_visibility(spec, p)] if red.por else []
+        # `stable` spares a property the visibility condition on an acyclic spec (reduce.plan).
+        self.stable_props = [p for p in self.props if p.stable and p.kind != "eventually"] if red.por and spec.acyclic else []
         self.canonical = Expander(spec, Reductions(group=red.group)).fingerprints
         self.states = 0  # states checked
         self.pairs = 0  # pairs of steps checked for commuting
@@ -304,6 +309,8 @@ class ReductionCheck:
             self._independence(state, out, chosen, how)
         if self.red.por and self.visible_props and out:
             self._visibility(state, out)
+        if self.stable_props and out:
+            self._stable(state, out)
         if self.red.group:
             self._symmetry(state, out)
 
@@ -384,6 +391,23 @@ class ReductionCheck:
                         f"{p.name} reads (as visible_mask says), so partial-order reduction may take it as "
                         f"invisible", state)
 
+    def _stable(self, state: State, out: Sequence[tuple[Action, State]]) -> None:
+        """A ``stable`` property keeps its decision along every step: an ``always`` that
+        fails on the state fails on each successor, a ``sometimes`` that is met stays met."""
+        props = self.stable_props
+        # A check that returns a sentence decides the property: an always violated, a sometimes met.
+        decided = [(p, ok) for p, ok in zip(props, self._outcomes(state, props)) if not ok]
+        if not decided:
+            return
+        now = [p for p, _ok in decided]
+        for a, t in out:
+            for (p, ok), after in zip(decided, self._outcomes(t, now)):
+                if after != ok:
+                    raise DeclarationBroken(
+                        f"{p.name} is declared stable but step {show(self.spec, a)} undoes its "
+                        f"{'witness' if p.kind == 'sometimes' else 'violation'} (partial-order reduction relies on it "
+                        f"on an acyclic spec)", state)
+
     def _lazy(self, state: State, out: Sequence[tuple[Action, State]], deferred: Sequence[int]) -> None:
         """Deferred steps must leave the history, so every property's outcome, as it was."""
         if not deferred:
@@ -398,7 +422,8 @@ class ReductionCheck:
                         f"(a deferrable step must leave the history as it was)", state)
 
     def _outcomes(self, state: State, props: Sequence[Property]) -> list[bool]:
-        """For each of ``props``: whether its check passes on ``state`` (returns nothing)."""
+        """For each of ``props``: whether its check returns nothing on ``state`` (an
+        ``always`` holds there, a ``sometimes`` is not met there)."""
         spec = self.spec
         history = None
         outcomes = []
