@@ -63,6 +63,10 @@ def test_new_then_check_passes_for_real(empty, base):
         assert "evidence: 2 of 2 shown" in shown.stdout
     else:
         assert "evidence: 1 of 1 shown" in shown.stdout
+    # The declarations the reductions rest on (footprints, symmetry) hold on every state.
+    for model in ("models/my_proto.toml", f"models/my_proto-{ABLATION[base]}.toml"):
+        checked = ordercheck("check", model, "--quiet", "--check-reductions", cwd=empty)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
     if base != "async":
         return
     # The generated test runs both models through the installed command and passes.

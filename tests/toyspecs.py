@@ -111,3 +111,308 @@ class Spinner(Spec):
 
     def properties(self):
         return [Property.eventually("done", lambda s: None if s == 2 else f"still spinning in {s}")]
+
+
+class Ring(Spec):
+    """A token passes round ``n`` places for ever (with ``stop``: it stops at the last),
+    and the spec *declares* ``acyclic``: a wrong declaration, unless ``stop``."""
+
+    name = "ring"
+    constants = (Constant("n", int, 3, minimum=1), Constant("stop", bool, False))
+    acyclic = True
+
+    def init_states(self):
+        return [0]
+
+    def next_states(self, state):
+        if state < self.n - 1:
+            return [(("pass", state), state + 1)]
+        return [] if self.stop else [(("wrap", state), 0)]
+
+    def properties(self):
+        return [
+            Property.always("in_range", lambda s: None if 0 <= s < self.n else f"place {s}"),
+            Property.eventually("stops", lambda s: None if self.stop and s == self.n - 1 else f"at place {s}"),
+        ]
+
+
+class Shortcut(Spec):
+    """0 -> 1 -> 2 -> 3 and a shortcut 0 -> 3: the edge 2 -> 3 leads to a state found at
+    a shallower depth without closing a cycle. Declared ``acyclic``, rightly."""
+
+    name = "shortcut"
+    acyclic = True
+
+    def init_states(self):
+        return [0]
+
+    def next_states(self, state):
+        out = [(("step", state), state + 1)] if state < 3 else []
+        if state == 0:
+            out.append((("skip",), 3))
+        return out
+
+    def properties(self):
+        return [Property.eventually("ends", lambda s: None if s == 3 else f"at {s}")]
+
+
+class RandomProcesses(Spec):
+    """``processes`` processes, each running a random automaton (built from ``seed``)
+    over ``places`` local places, cycles allowed; some steps are guarded by a shared bit
+    and flip it. The footprints are declared exactly (a process's bit, and the shared
+    bit where a guarded step may come), so partial-order reduction applies; it is
+    sound on these cyclic graphs only with its cycle proviso. The ``always`` property
+    ``avoid`` says one process never reaches one place, ``reach`` (``sometimes``) that
+    another place is reached, ``settles`` (``eventually``) that the shared bit ends at 0."""
+
+    name = "random_processes"
+    constants = (
+        Constant("seed", int, 0),
+        Constant("processes", int, 2, minimum=1, maximum=4),
+        Constant("places", int, 3, minimum=1),
+    )
+
+    def setup(self):
+        import random
+
+        rnd = random.Random(self.seed)
+        n, m = self.processes, self.places
+        # steps[p][place]: (next place, guard): guard None is a local step; 0 or 1 needs the
+        # shared bit to have that value, and flips it.
+        self.steps = [
+            [[(rnd.randrange(m), rnd.choice((None, None, 0, 1))) for _ in range(rnd.choice((0, 1, 1, 2)))] for _ in range(m)]
+            for _ in range(n)
+        ]
+        self.avoid_at = (rnd.randrange(n), rnd.randrange(m))
+        self.reach_at = (rnd.randrange(n), rnd.randrange(m))
+        self.shared = 1 << n
+
+    def init_states(self):
+        return [((0,) * self.processes, 0)]
+
+    def next_states(self, state):
+        places, bit = state
+        out = []
+        for p, at in enumerate(places):
+            for i, (to, guard) in enumerate(self.steps[p][at]):
+                if guard is None:
+                    out.append((("step", p, at, i), (places[:p] + (to,) + places[p + 1 :], bit)))
+                elif guard == bit:
+                    out.append((("flip", p, at, i), (places[:p] + (to,) + places[p + 1 :], 1 - bit)))
+        return out
+
+    def actor(self, action):
+        return action[1]
+
+    def footprints(self, state):
+        places, _bit = state
+        out = []
+        for p, at in enumerate(places):
+            now = 1 << p
+            if any(g is not None for _t, g in self.steps[p][at]):
+                now |= self.shared
+            later = 1 << p
+            if any(g is not None for steps in self.steps[p] for _t, g in steps):
+                later |= self.shared
+            out.append((now, now, later, later))
+        return out
+
+    def visible_mask(self, reads):
+        if reads is None:
+            return -1
+        mask = 0
+        for kind in reads:
+            mask |= self.shared if kind == "shared" else 1 << int(kind[1:])
+        return mask
+
+    def properties(self):
+        (ap, al), (rp, rl) = self.avoid_at, self.reach_at
+        return [
+            Property.always("avoid", lambda s: f"process {ap} at {al}" if s[0][ap] == al else None, reads=(f"x{ap}",)),
+            Property.sometimes("reach", lambda s: f"process {rp} at {rl}" if s[0][rp] == rl else None, reads=(f"x{rp}",)),
+            Property.eventually("settles", lambda s: None if s[1] == 0 else "the shared bit is 1", reads=("shared",)),
+        ]
+
+
+class RingUndeclared(Ring):
+    """The ring without the wrong declaration."""
+
+    name = "ring_undeclared"
+    acyclic = False
+
+
+class LastWriter(Spec):
+    """Two processes each write their id + 1 into ``x`` once: the last writer wins, so
+    the writes do not commute; the footprints wrongly leave ``x`` out (and the visible
+    mask says the property reads nothing). A reduced search takes process 0's write
+    alone and never sees x = 1 at the end. With ``honest``, both are right."""
+
+    name = "last_writer"
+    constants = (Constant("honest", bool, False),)
+
+    def init_states(self):
+        return [(0, 0, 0)]
+
+    def next_states(self, state):
+        out = []
+        for p in (0, 1):
+            if not state[p]:
+                t = list(state)
+                t[p] = 1
+                t[2] = p + 1
+                out.append((("write", p), tuple(t)))
+        return out
+
+    def actor(self, action):
+        return action[1]
+
+    def footprints(self, state):
+        x = 4 if self.honest else 0
+        return [(1 << p | x, 1 << p | x, 1 << p | x, 1 << p | x) for p in (0, 1)]
+
+    def visible_mask(self, reads):
+        if self.honest:
+            return 7  # the property reads both counters and x
+        return 0 if reads == ("pc",) else -1
+
+    def properties(self):
+        return [Property.always("ends_with_two", lambda s: "x = 1 at the end" if s == (1, 1, 1) else None, reads=("pc",))]
+
+
+class Blinker(Spec):
+    """Two processes each switch their own light on once; the property reads light 1
+    but the spec says it reads nothing a step writes (``visible_mask`` 0)."""
+
+    name = "blinker"
+
+    def init_states(self):
+        return [(0, 0)]
+
+    def next_states(self, state):
+        return [(("on", p), state[:p] + (1,) + state[p + 1 :]) for p in (0, 1) if not state[p]]
+
+    def actor(self, action):
+        return action[1]
+
+    def footprints(self, state):
+        return [(1 << p, 1 << p, 1 << p, 1 << p) for p in (0, 1)]
+
+    def visible_mask(self, reads):
+        return 0
+
+    def properties(self):
+        return [Property.always("one_first", lambda s: "light 1 alone" if s == (0, 1) else None, reads=("lights",))]
+
+
+class Lopsided(Spec):
+    """Two processes count to their limits, 1 for process 0 and 2 for process 1, yet the
+    spec declares them interchangeable. Symmetry reduction merges (0, 1) into (1, 0)
+    and never reaches (0, 2), where ``small`` fails."""
+
+    name = "lopsided"
+
+    def init_states(self):
+        return [(0, 0)]
+
+    def next_states(self, state):
+        return [(("count", p), state[:p] + (state[p] + 1,) + state[p + 1 :]) for p in (0, 1) if state[p] < p + 1]
+
+    def symmetries(self):
+        return [(1, 0)]
+
+    def permute(self, state, perm):
+        return (state[1], state[0])
+
+    def properties(self):
+        return [Property.always("small", lambda s: "process 1 counted to 2 first" if s == (0, 2) else None)]
+
+
+class Toggles(Spec):
+    """Two processes each flip their own bit back and forth: symmetric (renaming swaps
+    the bits) and cyclic, yet declared ``acyclic``. With ``one_way``, the only step turns
+    (0, 1) into (1, 0), its renaming: acyclic, but a self-loop up to the declared
+    (wrong) symmetry."""
+
+    name = "toggles"
+    constants = (Constant("one_way", bool, False),)
+    acyclic = True
+
+    def init_states(self):
+        return [(0, 1)] if self.one_way else [(0, 0)]
+
+    def next_states(self, state):
+        if self.one_way:
+            return [(("move", 0), (1, 0))] if state == (0, 1) else []
+        return [(("flip", p), state[:p] + (1 - state[p],) + state[p + 1 :]) for p in (0, 1)]
+
+    def symmetries(self):
+        return [(1, 0)]
+
+    def permute(self, state, perm):
+        return (state[1], state[0])
+
+    def properties(self):
+        return [Property.always("bits", lambda s: None if set(s) <= {0, 1} else "not a bit")]
+
+
+class OneKey(Spec):
+    """Process 0 steps once, process 1 twice, independently; the spec's reduction key is
+    the same for every state, which does not decide the footprints and actors."""
+
+    name = "one_key"
+    acyclic = True
+
+    def init_states(self):
+        return [(0, 0)]
+
+    def next_states(self, state):
+        return [(("count", p), state[:p] + (state[p] + 1,) + state[p + 1 :]) for p in (0, 1) if state[p] < p + 1]
+
+    def actor(self, action):
+        return action[1]
+
+    def footprints(self, state):
+        return [(1, 1, 1, 1), (2, 2, 2, 2)]
+
+    def visible_mask(self, reads):
+        return 0
+
+    def reduction_key(self, state):
+        return 0
+
+    def properties(self):
+        return [Property.eventually("ends", lambda s: None if s == (1, 2) else f"at {s}")]
+
+
+class Flicker(Spec):
+    """Process 0 switches its light on and then off, process 1 its own on; ``lit`` (a
+    ``sometimes``: light 0 is on) is declared ``stable``, wrongly: switching off undoes it."""
+
+    name = "flicker"
+    acyclic = True
+
+    def init_states(self):
+        return [(0, 0, 0)]
+
+    def next_states(self, state):
+        l0, l1, off = state
+        out = []
+        if not l0 and not off:
+            out.append((("on", 0), (1, l1, off)))
+        if l0:
+            out.append((("off", 0), (0, l1, 1)))
+        if not l1:
+            out.append((("on", 1), (l0, 1, off)))
+        return out
+
+    def actor(self, action):
+        return action[1]
+
+    def footprints(self, state):
+        return [(5, 5, 5, 5), (2, 2, 2, 2)]
+
+    def visible_mask(self, reads):
+        return 1
+
+    def properties(self):
+        return [Property.sometimes("lit", lambda s: "light 0 is on" if s[0] else None, stable=True, reads=("lights",))]

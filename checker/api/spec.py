@@ -334,13 +334,18 @@ class Spec:
     acyclic: ClassVar[bool] = False
     """True when no run revisits a state (every action advances a bounded measure), so
     every run ends in a terminal state. Partial-order reduction then needs no
-    visibility condition for ``stable`` properties."""
+    visibility condition for ``stable`` properties, and ``eventually`` properties no
+    fair-cycle search. Checked, not trusted: when a search meets an edge to a state
+    visited at the edge's depth or shallower (one that can close a cycle), the state
+    graph is searched for a cycle, and a cycle ends the run with exit code 2 naming its
+    steps (:mod:`checker.engine.declarations`)."""
 
     def symmetries(self) -> Sequence[tuple[int, ...]]:
         """The permutations of process ids (``perm[i]`` is the new id of process ``i``),
         identity excluded, under which this configuration is symmetric: the image of
         every run under each is a run, and every checked property gives the same verdict
-        on a state and its image. Empty (the default): no symmetry reduction."""
+        on a state and its image. Empty (the default): no symmetry reduction.
+        ``--check-reductions`` checks this, with :meth:`permute`, on every state searched."""
         return ()
 
     def permute(self, state: State, perm: tuple[int, ...]) -> State:
@@ -360,7 +365,8 @@ class Spec:
         action ``p`` may take at any later point reads and writes (a superset).
         Two actions are independent when neither writes a variable the other reads or
         writes; independent actions must commute (same state either order, neither
-        enabling nor disabling the other).
+        enabling nor disabling the other); ``--check-reductions`` checks that the steps the
+        reduction takes as independent commute, on every state where it does.
 
         A spec may add two more masks, ``(updates_now, updates_later)``: variables
         changed by *commuting updates* such as ``x := max(x, v)``. Two updates of one

@@ -67,6 +67,10 @@ def engine_options(fn: Callable) -> Callable:
         click.option("--memory-limit", type=MemorySize(), default=None,
                      help="Memory the search may hold, e.g. 800M or 4G; past it the search stops as at a bound "
                           "(default: three quarters of the machine's memory)."),
+        click.option("--check-reductions", is_flag=True,
+                     help="Check, on every state searched, the declarations the reductions rest on: steps taken "
+                          "as independent commute, renamed states have the state's canonical fingerprint "
+                          "(slower; a failed check exits 2)."),
     ]
     for deco in reversed(decorators):
         fn = deco(fn)
@@ -81,6 +85,7 @@ LOCAL_ONLY = {
     "memory_limit": "takes its memory from Spark's settings (spark.driver.memory, spark.executor.memory); drop it",
     "workers": "runs as many tasks at once as its master gives cores (--master local[N], or the cluster's "
     "executors); drop it",
+    "check_reductions": "applies no reductions, so has none to check; drop it, or run with --engine local",
 }
 """Engine options the Spark engine has no use for, with what to do instead: they are
 refused with it (``--workers`` above 1) rather than ignored."""
@@ -117,6 +122,7 @@ def options_from(kw: dict[str, Any]) -> Options:
         checkpoint_every=kw["checkpoint_every"],
         spill_dir=kw.get("spill_dir"),
         memory_limit=kw.get("memory_limit"),
+        check_reductions=bool(kw.get("check_reductions")),
     )
 
 

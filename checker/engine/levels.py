@@ -41,6 +41,7 @@ from checker.api.spec import Property, Spec
 from checker.engine import interrupts
 from checker.engine.budget import MemoryBoundReached
 from checker.engine.checkpoints import load, restore
+from checker.engine.declarations import ReductionCheck
 from checker.engine.evaluate import Evaluator
 from checker.engine.fingerprint import check_vocabulary
 from checker.engine.frontier import Frontier, decode, own_spill_dir
@@ -188,7 +189,7 @@ class _LevelSearch:
         self.outcome = outcome_cls(self.store)
         self.decisions = self.outcome.decisions
         self.fired: Counter[str] | None = Counter()  # coverage: successors generated per action name
-        self.expander = Expander(spec, reductions)
+        self.expander = Expander(spec, reductions, ReductionCheck(spec, reductions, props) if reductions.check else None)
         self.history_key = spec.history_key if evaluator.uses_history else None
         self.max_states = bounds.max_states
         self.max_depth = bounds.max_depth
@@ -198,11 +199,12 @@ class _LevelSearch:
         ident["properties"] = [p.name for p in props]
         self.ident = ident
         self.ckpt = Path(checkpoint) if checkpoint is not None else None
-        # Cycles matter only to `eventually` properties (checker.engine.liveness): an edge into a
-        # state discovered before the current level is the one kind that can close a cycle.
-        # A spec that declares itself acyclic (as partial-order reduction trusts) has none.
-        track_cycles = any(p.kind == "eventually" for p in props) and not spec.acyclic
-        self.level_new = FingerprintTable(1 << 10) if track_cycles else None
+        # An edge into a state discovered before the level it leads to (at its source's depth
+        # or shallower) is the one kind that can close a cycle: always noticed, until the
+        # first. It sends `eventually` properties to the fair-cycle search
+        # (checker.engine.liveness), and a spec that declares itself acyclic to the check of
+        # its declaration (checker.engine.declarations).
+        self.level_new: FingerprintTable | None = FingerprintTable(1 << 10)
         self.own_spill = spill_dir is None
         if self.own_spill:
             spill_dir = own_spill_dir()
@@ -572,8 +574,7 @@ class _LevelSearch:
                 self.depth += 1  # the next level's states found so far count towards the depth
             return False
         self.level_start += self.frontier_len
-        if self.level_new is not None:
-            self.level_new = FingerprintTable(1 << 10)
+        self.level_new = None if self.outcome.maybe_cyclic else FingerprintTable(1 << 10)
         self.frontier.discard()
         if self.at_depth_bound:
             next_frontier.discard()

@@ -102,6 +102,7 @@ class Reductions:
     visible: int = 0  # variable bits that properties under visibility read
     proviso: bool = False  # the cycle proviso is needed (some property needs visibility)
     defer: bool = False  # leave the spec's deferrable steps out (Spec.deferrable)
+    check: bool = False  # check the declarations these reductions rest on (--check-reductions)
 
     @property
     def symmetry(self) -> bool:
@@ -371,12 +372,16 @@ def _stubborn(
 
 class Expander:
     """Expands states: enabled actions (reduced when POR applies) and fingerprints
-    (canonical over the symmetry group when symmetry applies)."""
+    (canonical over the symmetry group when symmetry applies). With ``red.check``
+    (``--check-reductions``) each state expanded is handed to ``checker`` (a
+    :class:`checker.engine.declarations.ReductionCheck`), which checks the declarations
+    its expansion used."""
 
-    def __init__(self, spec: Spec, red: Reductions) -> None:
+    def __init__(self, spec: Spec, red: Reductions, checker: Any = None) -> None:
         self.spec = spec
         self.red = red
         self.fired: Counter[str] = Counter()  # successors generated per action name (coverage)
+        self.checker = checker  # with red.check: a checker.engine.declarations.ReductionCheck
 
     def take_fired(self) -> dict[str, int]:
         """The successors generated per action name since the last call (coverage)."""
@@ -404,6 +409,7 @@ class Expander:
         reduction_key = spec.reduction_key if por and not defer and solo is None else None
         next_states_of = spec.next_states_of
         fired = self.fired
+        checker = self.checker if not full else None
         owner: list[int] = []
         pos: list[int] = []
         succ: list = []
@@ -414,6 +420,8 @@ class Expander:
             if rkey is not None and (found := memo.get(rkey, _MISSING)) is not _MISSING:
                 # A known pattern: generate only the chosen processes' successors.
                 out = None
+                if checker is not None:
+                    checker.state(s, found, rkey, None, "footprints")
                 if found is not None:
                     chosen, members = found
                     some = next_states_of(s, members)
@@ -439,10 +447,14 @@ class Expander:
                     found = _choose(spec, memo, s, out, visible, _DEFER) if out else None
                 else:
                     found = _choose(spec, memo, s, out, visible, rkey) if por and (len(out) > 1 or rkey is not None) else None
+                how = "deferrable" if defer else "footprints"
                 if solo is not None and len(out) > 1 and (found is None or len(found[0]) > 1):
                     i = solo(s, out)
                     if i is not None:
                         found = ((i,), 0)
+                        how = "solo_step"
+                if checker is not None:
+                    checker.state(s, found, rkey if por else None, out, how)
             if found is None:
                 if out is None:
                     out = next_states(s)

@@ -23,6 +23,7 @@ from checker.engine.checkpoints import (
     require,
     source_changes,
 )
+from checker.engine.declarations import DeclarationBroken, check_acyclic, declaration_error
 from checker.engine.fairness_note import fairness_warning
 from checker.engine.notes import with_guide
 from checker.engine.reduce import Reductions, plan
@@ -49,6 +50,7 @@ class Options:
     spill_dir: str | None = None  # put every level's frontier in files here (see checker.engine.frontier)
     master: str = "local[*]"  # Spark master for engine="spark"
     memory_limit: int | None = None  # bytes the search may hold (None: checker.engine.budget's default)
+    check_reductions: bool = False  # check the reductions' declarations on every state (checker.engine.declarations)
 
 
 def variant_options(options: Options, variant: str | None) -> Options:
@@ -100,6 +102,8 @@ def check_model(model: Model, options: Options = Options()) -> Result:
         return _check_model(model, options)  # refused there, before any search
     try:
         return _check_model(model, options)
+    except DeclarationBroken as exc:  # a failed --check-reductions, in this process or a worker
+        raise declaration_error(model, exc) from None
     except Exception as exc:
         from checker.engine.diagnose import diagnose
 
@@ -136,6 +140,8 @@ def _check_model(model: Model, options: Options) -> Result:
         want_por = False
         depth_note = ["partial-order reduction: not applied under a depth bound (reduced paths can be longer)"]
     reductions, notes = plan(model.spec, model.properties, want_sym, want_por)
+    if options.check_reductions:
+        reductions = replace(reductions, check=True)
     notes = [with_guide(n) for n in depth_note + notes]
     checkpoint = prepare_work_dirs(model, options)
     budget = MemoryBudget(options.memory_limit if options.memory_limit is not None else default_limit())
@@ -154,6 +160,9 @@ def _check_model(model: Model, options: Options) -> Result:
         spill_dir=options.spill_dir,
         budget=budget,
     )
+    acyclic_note = check_acyclic(model, outcome, reductions.group, bounds)
+    if acyclic_note is not None:
+        notes.append(acyclic_note)
     if outcome.bound == "memory":
         notes.append(advice(outcome.memory, describe(Path(checkpoint)) if checkpoint else None))
     if reductions.por and outcome.decisions:

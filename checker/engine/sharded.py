@@ -179,7 +179,7 @@ class _ShardedSearch(_LevelSearch):
         self.seq = 0
         self.paths: dict[int, tuple[int, list[int]]] = {}
         self.shard_bytes = 0
-        self.track_cycles = self.level_new is not None
+        self.track_cycles = True  # an edge that can close a cycle is always noticed (see _LevelSearch)
         self.rounds: list[int] = []  # the cycle proviso's rounds, per level searched
 
     # -- load or start ------------------------------------------------------------------

@@ -276,14 +276,11 @@ class _ModelRun:
 
     @property
     def wants_back_edges(self) -> bool:
-        """Whether the next level must report successors already visited: only an
-        ``eventually`` property of a spec not declared acyclic makes cycles matter (the
-        fair-cycle search and the fairness note), and one back edge is enough."""
-        return (
-            not self.maybe_cyclic
-            and not getattr(self.spec, "acyclic", False)
-            and any(p.kind == "eventually" for p in self.job.props)
-        )
+        """Whether the next level must report successors already visited: until the
+        first, always (an edge that can close a cycle sends ``eventually`` properties to
+        the fair-cycle search, and a spec that declares ``acyclic`` to the check of its
+        declaration, :mod:`checker.engine.declarations`); one is enough."""
+        return not self.maybe_cyclic
 
     @property
     def active(self) -> bool:
@@ -767,6 +764,7 @@ def check_models_spark(models: Sequence[Model], options: Any, spark_options: Spa
     """
     from py4j.protocol import Py4JError
 
+    from checker.engine.declarations import check_acyclic
     from checker.engine.run import bounds_for, build_result, check_cycles
 
     if spark_options is None:
@@ -794,6 +792,9 @@ def check_models_spark(models: Sequence[Model], options: Any, spark_options: Spa
         want_por = model.por if options.por is None else options.por
         if want_sym or want_por:
             warnings.append("the Spark engine does not apply symmetry or partial-order reduction; the search ran unreduced")
+        acyclic_note = check_acyclic(model, outcome, (), job.bounds)  # a cycle: InputError
+        if acyclic_note is not None:
+            warnings.append(acyclic_note)
         # Fair cycles (lassos) for `eventually` properties the search left open: the local
         # liveness checker runs on the driver, only when some edge went back to an earlier
         # level (without one, every run ends in a terminal state the search checked).

@@ -1,0 +1,412 @@
+"""Declarations checked, not trusted (issue 28).
+
+* ``acyclic = True``: every engine notices an edge that can close a cycle, and a spec
+  that declares ``acyclic`` and has a cycle stops with exit 2 naming it (one process,
+  shard workers, Spark); a join of two runs of different lengths is not a cycle.
+* The cycle proviso of partial-order reduction, on random cyclic specs: reduced and
+  unreduced verdicts agree (switching the proviso off for cyclic specs fails this).
+* Symmetry: the canonical fingerprint of a sampled reachable state is the least over
+  its whole orbit, for every built-in spec that declares symmetries (a canonicalisation
+  that skips a permutation fails this).
+* ``--check-reductions`` passes on every built-in spec and catches a wrong footprint, a
+  wrong visibility claim and a wrong symmetry, with one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import subprocess
+import sys
+from collections import deque
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from checker import Spec
+from checker.api.errors import InputError
+from checker.engine.bfs import search
+from checker.engine.declarations import find_cycle
+from checker.engine.fingerprint import fingerprint
+from checker.engine.reduce import Expander, Reductions, plan
+from checker.engine.run import Options, check_model
+from checker.loading.modelfile import load_model, model_from_dict
+from tests.toyspecs import (
+    Blinker,
+    Flicker,
+    LastWriter,
+    Lopsided,
+    OneKey,
+    RandomProcesses,
+    Ring,
+    RingUndeclared,
+    Shortcut,
+    Toggles,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT / "models"
+TOYSPECS = Path(__file__).resolve().parent / "toyspecs.py"
+QUIET = Options(progress=False)
+
+
+def toy(cls: type, constants: dict | None = None, props: list[str] | None = None):
+    """A model of a spec class of this file or :mod:`tests.toyspecs`."""
+    data: dict = {"spec": cls.name, "constants": constants or {}}
+    if props:
+        data["check"] = {"properties": props}
+    return model_from_dict(data, f"{cls.name}.toml", spec=(cls, f"{Path(sys.modules[cls.__module__].__file__).as_posix()}:{cls.__name__}"))
+
+
+def verdicts(result) -> dict[str, str]:
+    return {name: p.status for name, p in result.properties.items()}
+
+
+def cli(*args: object, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "checker.cli", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=600)
+
+
+def model_file(where: Path, cls: type, constants: dict, props: list[str], source: Path = TOYSPECS) -> Path:
+    lines = [f'spec = "{source.as_posix()}:{cls.__name__}"', "[constants]"]
+    lines += [f"{k} = {str(v).lower() if isinstance(v, bool) else v}" for k, v in constants.items()]
+    lines += ["[check]", f"properties = {props!r}".replace("'", '"')]
+    path = where / f"{cls.name}.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def one_error_line(run: subprocess.CompletedProcess) -> str:
+    """The one line a refused run prints: exit 2, no traceback, no verdicts."""
+    assert run.returncode == 2, run.stdout + run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in run.stderr, run.stderr
+    assert "holds" not in run.stdout and "violated" not in run.stdout
+    return lines[0]
+
+
+# -- acyclic ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("props", [["in_range"], ["in_range", "stops"]], ids=["always", "eventually"])
+def test_a_spec_declaring_acyclic_that_has_a_cycle_is_refused(tmp_path, workers, props):
+    """Before issue 28 both ran to exit 0, "stops holds" among them, trusting the
+    declaration (no cycle tracking at all for a spec that declares it)."""
+    path = model_file(tmp_path, Ring, {"n": 3}, props)
+    line = one_error_line(cli("check", path, "--quiet", "--workers", workers, cwd=tmp_path))
+    assert line == (
+        f"ordercheck: error: {path}: spec ring declares acyclic = True but a run returns to a state: the cycle "
+        "pass(0) -> pass(1) -> wrap(2) starts at an initial state and leads back to that state; remove the "
+        "declaration, or make every step advance a bounded measure"
+    )
+
+
+def test_the_truth_the_wrong_declaration_hid():
+    """Without the declaration the ring's `stops` is violated (a lasso): the verdict the
+    declaration turned into "holds"."""
+    result = check_model(toy(RingUndeclared, {"n": 3}), QUIET)
+    assert result.properties["stops"].status == "violated"
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_ring_that_stops_is_acyclic_and_holds(workers):
+    result = check_model(toy(Ring, {"n": 3, "stop": True}), replace(QUIET, workers=workers))
+    assert verdicts(result) == {"in_range": "holds", "stops": "holds"}
+    assert not [w for w in result.warnings if "acyclic" in w]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_join_at_a_shallower_depth_is_noticed_but_is_not_a_cycle(workers):
+    """2 -> 3 leads to a state found at depth 1: noticed (it could close a cycle), then
+    found not to, so the declaration stands and the run passes."""
+    model = toy(Shortcut)
+    assert search(model.spec, model.properties, workers=workers).maybe_cyclic
+    assert find_cycle(model.spec)[0] is None
+    result = check_model(model, replace(QUIET, workers=workers))
+    assert verdicts(result) == {"ends": "holds"}
+
+
+def test_a_cycle_found_up_to_symmetry_is_named_concretely():
+    """Under symmetry reduction the cycle is searched for with states identified up to
+    renaming, then named as a real run of the spec."""
+    with pytest.raises(InputError, match=r"spec toggles declares acyclic = True but a run returns to a state: the "
+                                         r"cycle flip\(0\) -> flip\(0\) starts at an initial state and leads back to "
+                                         r"that state;"):
+        check_model(toy(Toggles), QUIET)
+
+
+def test_a_cycle_only_up_to_a_wrong_symmetry_is_not_blamed_on_acyclic():
+    """(0, 1) -> (1, 0) is a self-loop up to the declared renaming, not a cycle: the
+    acyclic declaration stands (the symmetry is what is wrong, and --check-reductions
+    says so)."""
+    model = toy(Toggles, {"one_way": True})
+    assert search(model.spec, model.properties, reductions=Reductions(group=((1, 0),))).maybe_cyclic
+    assert verdicts(check_model(model, QUIET)) == {"bits": "holds"}
+    with pytest.raises(InputError, match="symmetry: "):
+        check_model(model, replace(QUIET, check_reductions=True))
+
+
+@pytest.mark.parametrize("name", ["matrix-2", "ses-2", "bss-mutant-no-fifo-condition", "lamport-tlc-mutant-keep-duplicates"])
+def test_builtin_acyclic_specs_with_joins_still_pass(name):
+    """Built-in models whose graphs join runs of different lengths: the engine notices
+    the edges and finds no cycle; every verdict is as expected, with workers too."""
+    model = load_model(MODELS / f"{name}.toml")
+    assert model.spec.acyclic
+    assert search(model.spec, model.properties, stop_when_decided=False).maybe_cyclic
+    for workers in (1, 2):
+        result = check_model(model, replace(QUIET, workers=workers))
+        assert result.exit_code() == 0, verdicts(result)
+
+
+def test_spark_refuses_a_spec_declaring_acyclic_that_has_a_cycle(spark, tmp_path):
+    from checker.spark.bfs import SparkOptions, check_models_spark
+
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "good").mkdir()
+    ring = load_model(model_file(tmp_path / "bad", Ring, {"n": 3}, ["in_range"]))
+    good = load_model(model_file(tmp_path / "good", Ring, {"n": 3, "stop": True}, ["in_range", "stops"]))
+    for driver_states in (0, None):  # Spark's own jobs from the first level, and the driver's first levels
+        options = SparkOptions(partitions=2, driver_states=driver_states)
+        with pytest.raises(InputError, match=r"spec ring declares acyclic = True but .*pass\(0\) -> pass\(1\) -> wrap\(2\)"):
+            check_models_spark([ring], replace(QUIET, engine="spark"), options)
+        if driver_states == 0:
+            (result,) = check_models_spark([good], replace(QUIET, engine="spark"), options)
+            assert verdicts(result) == {"in_range": "holds", "stops": "holds"}
+
+
+# -- the cycle proviso on random cyclic specs ---------------------------------------------
+
+SEEDS = range(100)
+
+
+@pytest.mark.parametrize("processes", [2, 3])
+def test_random_cyclic_specs_same_verdicts_reduced(processes):
+    """Random cyclic specs with exact footprints: partial-order reduction (with its cycle
+    proviso: the `always` and `sometimes` properties need visibility) gives the verdicts
+    of the unreduced search. Without the proviso, a process looping on its own can be
+    the only one expanded for ever, and the others' steps are ignored: some of these
+    seeds then give reduced "holds" against unreduced "violated"."""
+    differ, reduced = [], 0
+    for seed in SEEDS:
+        for props in (["avoid", "reach"], ["avoid", "settles"]):
+            model = toy(RandomProcesses, {"seed": seed, "processes": processes}, props)
+            full = check_model(model, replace(QUIET, por=False, symmetry=False))
+            red = check_model(model, replace(QUIET, symmetry=False))
+            reduced += red.reductions["por"]
+            if verdicts(red) != verdicts(full):
+                differ.append((seed, props, verdicts(full), verdicts(red)))
+    assert not differ
+    assert reduced == len(SEEDS)  # applied wherever no `eventually` is checked: the test tests the reduction
+
+
+def test_random_cyclic_specs_same_verdicts_reduced_with_workers():
+    """The proviso as the shard workers decide it, in rounds (checker.engine.sharded)."""
+    differ = []
+    for seed in SEEDS:
+        model = toy(RandomProcesses, {"seed": seed, "processes": 3}, ["avoid", "reach"])
+        full = check_model(model, replace(QUIET, por=False, symmetry=False))
+        red = check_model(model, replace(QUIET, symmetry=False, workers=2))
+        assert red.reductions["por"]
+        if verdicts(red) != verdicts(full):
+            differ.append((seed, verdicts(full), verdicts(red)))
+    assert not differ
+
+
+# -- symmetry: canonical form against the whole orbit --------------------------------------
+
+SYMMETRIC = {
+    "bus1": {"spec": "bus1", "constants": {"peers": 2, "sends": 1, "signals": 1, "tiebreak_by_sender": False}},
+    "fifo": "fifo-2",
+    "sequencer": "sequencer-3",
+    "bss": "bss-3",
+    "matrix": "matrix-3-multicast",
+    "ses": "ses-3-multicast",
+}
+"""One configuration with a symmetry group for every built-in spec that declares
+symmetries (a model file, or a model's fields)."""
+
+
+def symmetric_model(name: str):
+    ref = SYMMETRIC[name]
+    return load_model(MODELS / f"{ref}.toml") if isinstance(ref, str) else model_from_dict(ref, f"{name}.toml")
+
+
+def builtin_spec_classes() -> dict[str, type]:
+    """Every spec the built-in models name, by name."""
+    return {load_model(p).spec.name: type(load_model(p).spec) for p in sorted(MODELS.glob("*.toml"))}
+
+
+def test_every_symmetric_builtin_spec_is_covered():
+    """A built-in spec that can declare symmetries is in :data:`SYMMETRIC`, unless it
+    breaks symmetry on purpose (and then declares none, whatever its constants)."""
+    for name, cls in builtin_spec_classes().items():
+        if cls.symmetries is Spec.symmetries:
+            continue
+        if getattr(cls, "symmetry_breaker", ""):
+            assert name not in SYMMETRIC
+            continue
+        assert name in SYMMETRIC, f"{name} declares symmetries: add a configuration with a group to SYMMETRIC"
+
+
+def reachable_sample(spec, limit: int = 4000, k: int = 250, seed: int = 0) -> list:
+    seen = dict.fromkeys(spec.init_states())
+    todo = deque(seen)
+    while todo and len(seen) < limit:
+        for _a, t in spec.next_states(todo.popleft()):
+            if t not in seen:
+                seen[t] = None
+                todo.append(t)
+    states = list(seen)
+    return random.Random(seed).sample(states, min(k, len(states)))
+
+
+@pytest.mark.parametrize("name", sorted(SYMMETRIC))
+def test_canonical_fingerprint_is_the_least_over_every_permutation(name):
+    """Brute force: each permutation of the processes that the declared group generates
+    (composed until closed, so a group listed short is found out too) renames a sampled
+    reachable state; the canonical fingerprint the engine stores must be the least
+    fingerprint of all the renamed states."""
+    spec = symmetric_model(name).spec
+    group = [tuple(g) for g in spec.symmetries()]
+    assert group, f"{name}: the configuration has no symmetry group"
+    n = len(group[0])
+    identity = tuple(range(n))
+    closed = {identity, *group}
+    while True:
+        more = {tuple(g[h[i]] for i in range(n)) for g in closed for h in closed} - closed
+        if not more:
+            break
+        closed |= more
+    assert len(closed) == len(group) + 1, f"{name}: symmetries() is not a group (composition gives more)"
+    assert all(sorted(g) == list(identity) for g in closed)
+    every = [p for p in itertools.permutations(range(n)) if p in closed]
+    canonical = Expander(spec, Reductions(group=tuple(group))).fingerprints
+    states = reachable_sample(spec)
+    assert len(states) > 20
+    moved = 0
+    for s in states:
+        brute = min(fingerprint(spec.permute(s, p)) if p != identity else fingerprint(s) for p in every)
+        assert int(canonical([s])[0]) == brute, (name, s)
+        moved += brute != fingerprint(s)
+    assert moved  # some sampled state's least renaming is not itself: the test can fail
+
+
+# -- --check-reductions -------------------------------------------------------------------
+
+CHECKED = {
+    "bss": ["bss-3", "bss-mutant-no-fifo-condition-duplicating"],
+    "bus1": ["bus1-2", SYMMETRIC["bus1"]],
+    "bus1_impl": ["bus1-impl-unicast"],
+    "bus1_refinement": ["bus1-impl-refines-handle"],
+    "fifo": ["fifo-2"],
+    "lamport_total": ["lamport-3", "lamport-2"],
+    "matrix": ["matrix-3", "matrix-3-multicast"],
+    "restart_clocks": ["restart-count"],
+    "retransmit": ["retransmit-weak"],
+    "sequencer": ["sequencer-mutant-own-delivery"],
+    "ses": ["ses-3", "ses-3-multicast"],
+    "skeen": ["skeen-4", "skeen-2-lossy"],
+    "synchronous": ["synchronous-3"],
+}
+"""Small models of every built-in spec, together covering each reduction its specs use:
+symmetry, stubborn sets with and without the proviso, solo steps, deferred steps and
+reduction keys."""
+
+
+def checked_model(ref):
+    return load_model(MODELS / f"{ref}.toml") if isinstance(ref, str) else model_from_dict(ref, "inline.toml")
+
+
+def test_every_builtin_spec_is_checked_with_check_reductions():
+    assert set(CHECKED) == set(builtin_spec_classes())
+
+
+@pytest.mark.parametrize("spec", sorted(CHECKED))
+def test_check_reductions_passes_on_every_builtin_spec(spec):
+    for ref in CHECKED[spec]:
+        model = checked_model(ref)
+        result = check_model(model, replace(QUIET, check_reductions=True))
+        plain = check_model(model, QUIET)
+        assert result.exit_code() == plain.exit_code() == (0 if model.expect else result.exit_code()), ref
+        assert verdicts(result) == verdicts(plain)
+
+
+def test_check_reductions_with_workers():
+    """The checks run in the shard workers too, and a failure there comes back."""
+    result = check_model(load_model(MODELS / "fifo-2.toml"), replace(QUIET, check_reductions=True, workers=2))
+    assert result.exit_code() == 0
+    with pytest.raises(InputError, match="do not commute"):
+        check_model(toy(LastWriter), replace(QUIET, check_reductions=True, workers=2))
+
+
+@pytest.mark.parametrize(
+    "cls, plain, wrong",
+    [
+        (LastWriter, "holds", "steps write(0) and write(1) do not commute, but partial-order reduction took write(0) alone "
+                              "as independent by its footprints: the two orders reach different states; at an initial state"),
+        (Blinker, "holds", "step on(1) changes the outcome of one_first, but its footprint writes nothing one_first "
+                           "reads (as visible_mask says), so partial-order reduction may take it as invisible; at an "
+                           "initial state"),
+        (Lopsided, "holds", "symmetry: the state renamed by (1, 0) has 2 successors up to renaming, the state 1, 1 in "
+                            "common (the renaming is not a symmetry of next_states); at the state after 1 step: count(0)"),
+    ],
+    ids=["footprint", "visibility", "symmetry"],
+)
+def test_check_reductions_catches_a_wrong_declaration(tmp_path, cls, plain, wrong):
+    """Trusted, each wrong declaration gives a false "holds" (the full search says
+    violated); checked, the run stops with one line naming the spec, the steps or the
+    renaming, and the trace to the state."""
+    model = toy(cls)
+    prop = model.properties[0].name
+    assert check_model(model, QUIET).properties[prop].status == plain
+    assert check_model(model, replace(QUIET, por=False, symmetry=False)).properties[prop].status == "violated"
+    path = model_file(tmp_path, cls, {}, [prop])
+    line = one_error_line(cli("check", path, "--quiet", "--check-reductions", cwd=tmp_path))
+    assert line.startswith(f"ordercheck: error: {path}: --check-reductions: spec {cls.name}: "), line
+    assert wrong in line, line
+
+
+def test_check_reductions_names_the_trace_to_the_state(tmp_path):
+    """Lopsided fails at (1, 0), one step from the start."""
+    path = model_file(tmp_path, Lopsided, {}, ["small"])
+    line = one_error_line(cli("check", path, "--quiet", "--check-reductions", cwd=tmp_path))
+    assert line.endswith("; at the state after 1 step: count(0)"), line
+
+
+def test_check_reductions_catches_a_reduction_key_that_decides_nothing():
+    """The memo keyed by a reduction key that is the same everywhere hands (1, 0), where
+    only process 1 can step, the choice made at (0, 0): process 0's step."""
+    with pytest.raises(InputError, match=r"spec one_key: reduction_key 0 does not decide the footprints and actors "
+                                         r"of its states: .* at the state after 1 step: count\(0\)"):
+        check_model(toy(OneKey), replace(QUIET, check_reductions=True))
+
+
+def test_check_reductions_catches_a_property_wrongly_declared_stable():
+    """On an acyclic spec `stable` spares a property the visibility condition; a step
+    that undoes a met `sometimes` shows the declaration wrong."""
+    with pytest.raises(InputError, match=r"spec flicker: lit is declared stable but step off\(0\) undoes its witness"):
+        check_model(toy(Flicker), replace(QUIET, check_reductions=True, stop_when_decided=False))
+
+
+def test_check_reductions_with_honest_footprints_passes():
+    model = toy(LastWriter, {"honest": True})
+    result = check_model(model, replace(QUIET, check_reductions=True))
+    assert verdicts(result) == {"ends_with_two": "violated"}
+
+
+def test_check_reductions_is_refused_by_spark(tmp_path):
+    path = model_file(tmp_path, Ring, {"n": 3, "stop": True}, ["in_range"])
+    line = one_error_line(cli("check", path, "--engine", "spark", "--check-reductions", cwd=tmp_path))
+    assert "--check-reductions: not supported by --engine spark" in line
+
+
+def test_plan_is_unchanged_by_the_check():
+    """The check changes nothing of what is reduced (the same plan, the same counts)."""
+    model = load_model(MODELS / "skeen-4.toml")
+    red, _notes = plan(model.spec, model.properties, True, True)
+    plain = check_model(model, QUIET)
+    checked = check_model(model, replace(QUIET, check_reductions=True))
+    assert red.por and plain.stats.distinct_states == checked.stats.distinct_states
+    assert plain.stats.transitions == checked.stats.transitions
