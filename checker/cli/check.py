@@ -10,13 +10,13 @@ trace to the state it was taken from (:mod:`checker.engine.diagnose`).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from checker.api.errors import InputError
+from checker.api.exits import exit_after_verdicts
 from checker.api.result import combined_exit_code, write_json_atomic
 from checker.cli.common import check_one, engine_options, load_models, options_from, print_result, print_summary
 from checker.loading.modelfile import load_model
@@ -61,7 +61,7 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
     emit_outputs(results, report_dir, junit_path, json_path, payload)
     if len(results) > 1:
         print_summary(results)
-    sys.exit(combined_exit_code(results))
+    exit_after_verdicts(combined_exit_code(results))
 
 
 @click.command()
@@ -75,15 +75,17 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
 def simulate(model: str, runs: int | None, depth: int | None, seed: int, time_limit: float | None,
              json_path: str | None, verbose: bool) -> None:
     """Random walks through a model too large to exhaust; violations are shrunk."""
+    from checker.engine.diagnose import diagnosed
     from checker.simulate.run import DEFAULT_DEPTH, DEFAULT_RUNS, simulation_exit_code
     from checker.simulate.run import simulate as run_simulation
 
     loaded = load_model(model)
-    result = run_simulation(loaded, runs or DEFAULT_RUNS, depth or DEFAULT_DEPTH, seed, time_limit)
+    with diagnosed([loaded]):  # a spec's exception (or sys.exit...) in a walk: its state, found by a search
+        result = run_simulation(loaded, runs or DEFAULT_RUNS, depth or DEFAULT_DEPTH, seed, time_limit)
     print_result(loaded, result, verbose=True if verbose else None)
     if json_path:
         write_json_atomic(json_path, result.to_json())
-    sys.exit(simulation_exit_code(result))
+    exit_after_verdicts(simulation_exit_code(result))
 
 
 @click.command(name="list")

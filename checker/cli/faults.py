@@ -22,6 +22,7 @@ import click
 
 from checker.api.outputs import os_error_line
 from checker.api.result import EXIT_BOUND, EXIT_OS
+from checker.api.spec_errors import guard_os_exit
 from checker.cli.pipes import quiet_closed_stdout
 from checker.engine.interrupts import Interrupted, handling_signals
 
@@ -64,9 +65,11 @@ def machine_faults() -> Iterator[None]:
 
 @contextmanager
 def guarded_command() -> Iterator[None]:
-    """Around a whole command: signals become :class:`Interrupted`, and a closed
-    standard output is ignored."""
-    with handling_signals(), quiet_closed_stdout(), machine_faults():
+    """Around a whole command: signals become :class:`Interrupted`, a closed standard
+    output is ignored, and ``os._exit`` called in this process (by a spec's code: ordercheck
+    never calls it here) raises :class:`~checker.api.spec_errors.SpecExited` instead of
+    ending the process with a status the spec chose (:func:`~checker.api.spec_errors.guard_os_exit`)."""
+    with handling_signals(), quiet_closed_stdout(), guard_os_exit(), machine_faults():
         yield
 
 

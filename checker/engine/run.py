@@ -83,14 +83,16 @@ def check_model(model: Model, options: Options = Options()) -> Result:
 
     An exception raised by the spec's code ends the check as a
     :class:`~checker.api.spec_errors.SpecRaised` naming the state (see
-    :func:`checker.engine.diagnose.diagnose`); ``options.engine`` must be ``"local"``
+    :func:`checker.engine.diagnose.diagnose`), and so does any other way out of it
+    (``sys.exit``, a :class:`KeyboardInterrupt` of its own, ``os._exit`` in a worker
+    process or, under the command line's guard, in this one); ``options.engine`` must be ``"local"``
     (see :func:`_check_model`).
     """
     if options.engine != "local":
         return _check_model(model, options)  # refused there, before any search
     try:
         return _check_model(model, options)
-    except Exception as exc:
+    except BaseException as exc:  # sys.exit, os._exit (guarded) and the like included; signals are let through
         from checker.engine.diagnose import diagnose
 
         found = diagnose(model, exc, symmetry=_wanted(model.symmetry, options.symmetry), por=_wanted(model.por, options.por))
