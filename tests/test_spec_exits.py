@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from faults_helpers import ROOT, run
 
 LEAVER = '''

@@ -48,11 +48,15 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
 
         with diagnosed(loaded):  # a spec's exception on an executor, found again here
             results = check_models_spark(loaded, options)
-    else:
-        results = [check_one(model, opts) for model, opts in zip(loaded, each)]
     seen: set[str] = set()  # reduction notes are printed once per run
-    for model, result in zip(loaded, results):
-        print_result(model, result, verbose=verbose, seen=seen)
+    if options.engine == "spark":
+        for model, result in zip(loaded, results):
+            print_result(model, result, verbose=verbose, seen=seen)
+    else:  # each model's verdicts as soon as they are decided (a run killed later keeps them)
+        results = []
+        for model, opts in zip(loaded, each):
+            results.append(check_one(model, opts))
+            print_result(model, results[-1], verbose=verbose, seen=seen)
     payload: Any = None
     if json_path:
         payload = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from checker.api.model import Model
 from checker.api.outputs import writable_dir
 from checker.api.result import PropertyResult, Result, Stats
 from checker.api.trace import replay, to_steps
-from checker.engine.bfs import Bounds, Decision, Progress, SearchOutcome, search
+from checker.engine.bfs import Bounds, Decision, Progress, SearchOutcome, history_length, search
 from checker.engine.budget import MemoryBudget, advice, default_limit
 from checker.engine.checkpoints import checkpoint_dir, current, describe, prepare, require
 from checker.engine.fairness_note import fairness_warning
@@ -118,7 +119,9 @@ def _check_model(model: Model, options: Options) -> Result:
             "use checker.spark.bfs.check_model_spark for Spark"
         )
     bounds = bounds_for(model, options)
-    progress = Progress(label=model.name) if options.progress else None
+    unbounded = bounds.max_states is None and bounds.max_depth is None and bounds.time_limit is None
+    progress = Progress(sys.stderr if options.progress else None, label=model.name, unbounded=unbounded,
+                        history=history_length(model.spec))
     want_sym = model.symmetry if options.symmetry is None else options.symmetry
     want_por = model.por if options.por is None else options.por
     depth_note = []
