@@ -229,3 +229,50 @@ def test_os_exit_is_guarded_only_in_this_process():
         _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 7
     assert os._exit.__module__ == "posix" or os._exit.__name__ == "_exit"
+
+
+def test_a_worker_never_hands_a_system_exit_to_the_main_process():
+    """The engine itself (no command line around it): a spec's sys.exit(0) in a worker
+    comes back as an Exception to diagnose, not as a SystemExit that would end the
+    caller's process with status 0."""
+    from checker import Constant, Property, Spec
+    from checker.engine.bfs import search
+    from checker.engine.shards import SpecLeftWorker
+
+    class Leaves(Spec):
+        name = "leaves_in_a_worker"
+        constants = (Constant("limit", int, 4, "largest value"),)
+
+        def init_states(self):
+            return [0]
+
+        def next_states(self, s):
+            if s == 2:
+                sys.exit(0)
+            return [(("inc",), s + 1)]
+
+        def properties(self):
+            return [Property.always("any", lambda s: None)]
+
+    spec = Leaves()
+    with pytest.raises(SpecLeftWorker, match=r"SystemExit\(0\)"):
+        search(spec, spec.properties(), workers=2)
+
+
+@pytest.mark.parametrize("place", ["executor", "driver"])
+def test_spark_a_spec_that_calls_sys_exit_is_exit_5(spark, tmp_path, monkeypatch, place):
+    """On Spark, in a task (the Python worker's sys.exit fails the task, then the job) or
+    on the driver (the first levels it expands itself): exit 5 and the local engine's line.
+    In this session's Spark context (tests/conftest.py), as tests/test_spark.py does."""
+    from checker.cli import main
+    from checker.spark import bfs
+
+    monkeypatch.setattr(bfs, "DRIVER_STATES", 0 if place == "executor" else 10**6)
+    model = project(tmp_path, "exit")
+    got = CliRunner().invoke(main, ["check", str(model), "--quiet", "--engine", "spark"])
+    assert got.exit_code == 5, got.output[-3000:]
+    lines = got.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in got.stderr, got.stderr[-3000:]
+    assert lines[0].startswith(f"ordercheck: spec error: {model}: spec leaver " + WHAT["exit"]), lines[0]
+    assert lines[0].endswith("in action inc() (next_states), taken from the state after 2 steps: inc(); inc()")
+    assert got.stdout == ""

@@ -83,8 +83,8 @@ class SearchOutcome:
 GROWING_DEPTH = 300
 """The depth past which a search with no limit (no ``max_states``, ``max_depth`` or time
 limit) says once, on stderr, that its model may not be bounded. Every built-in model is
-decided far above it (the deepest built-in model's graph is a few dozen levels deep:
-a model's depth is about the number of events of one run, a few per message); a
+decided well within it (the deepest at depth 51: a model's depth is about the number of
+events of one run, a few per message); a
 model whose state keeps growing (deliveries that repeat for ever, a counter with no
 cap) passes it within seconds, then runs until memory runs out. It is a question, not a
 verdict: a bounded model deeper than this is checked to its end as always."""
