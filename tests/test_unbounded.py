@@ -147,3 +147,21 @@ def test_ablate_keeps_the_model_files_limits_for_every_mutant(tmp_path):
     rows = [line.split() for line in proc.stdout.splitlines() if line.startswith(("none ", "guard ")) and ":" not in line]
     assert rows == [["none", "(full", "algorithm)", "holds"], ["guard", "UNKNOWN"]], proc.stdout
     assert "fine unknown: the search stopped at its max_depth bound first" in proc.stdout
+
+
+def test_spark_says_so_too(spark, tmp_path):
+    """The same warning from the Spark engine, once, for a model with no limit that is
+    deeper than the threshold (capped at 320 here, so that the run ends: the warning
+    is a question, and the verdict is still earned to the end)."""
+    from click.testing import CliRunner
+
+    from checker.cli import main
+
+    model = forever_model(tmp_path)
+    (tmp_path / "specs" / "forever.py").write_text(FOREVER.replace("if self.guard and n >= 3:", "if n >= 320:"))
+    got = CliRunner().invoke(main, ["check", str(model), "--quiet", "--engine", "spark"])
+    assert got.exit_code == 0, got.output[-3000:]
+    assert "  fine  holds" in got.stdout, got.stdout
+    warned = [line for line in got.stderr.splitlines() if "growing" in line]
+    assert warned == ["ordercheck: warning: forever: depth 300 and growing: is the state bounded? "
+                      "set max_states or max_depth (or a time limit)"], got.stderr[-3000:]

@@ -97,12 +97,13 @@ class Progress:
     state of the level being generated.
 
     With ``unbounded`` (the run has no limit at all), once the depth reaches
-    :data:`GROWING_DEPTH` a warning says so, once, on ``warn_stream``, even when
-    ``stream`` is ``None`` (``--quiet`` silences progress lines, not this)."""
+    :data:`GROWING_DEPTH` a warning says so, once, on ``warn_stream`` (by default the
+    standard error of the moment), even when ``stream`` is ``None`` (``--quiet``
+    silences progress lines, not this)."""
 
     def __init__(self, stream: TextIO | None = sys.stderr, interval: float = 2.0, label: str = "", *,
                  unbounded: bool = False, history: Callable[[Any], int | None] | None = None,
-                 warn_stream: TextIO | None = sys.stderr) -> None:
+                 warn_stream: TextIO | None = None) -> None:
         self.stream = stream
         self.interval = interval
         self.label = label
@@ -137,12 +138,11 @@ class Progress:
     def growing(self, depth: int) -> None:
         """The warning of an unbounded run past :data:`GROWING_DEPTH`, once."""
         self.warned = True
-        if self.warn_stream is None:
-            return
+        out = self.warn_stream if self.warn_stream is not None else sys.stderr
         prefix = f"{self.label}: " if self.label else ""
-        self.warn_stream.write(f"ordercheck: warning: {prefix}depth {depth} and growing: is the state bounded? "
-                               "set max_states or max_depth (or a time limit)\n")
-        self.warn_stream.flush()
+        out.write(f"ordercheck: warning: {prefix}depth {depth} and growing: is the state bounded? "
+                  "set max_states or max_depth (or a time limit)\n")
+        out.flush()
 
 
 def history_length(spec: Spec) -> Callable[[Any], int | None]:
