@@ -165,3 +165,16 @@ def test_spark_says_so_too(spark, tmp_path):
     warned = [line for line in got.stderr.splitlines() if "growing" in line]
     assert warned == ["ordercheck: warning: forever: depth 300 and growing: is the state bounded? "
                       "set max_states or max_depth (or a time limit)"], got.stderr[-3000:]
+
+
+def test_ablate_never_says_nothing_breaks_when_a_bound_left_verdicts_unknown(tmp_path):
+    """bus1-3 cut at 50 states: every verdict unknown, for the full algorithm and every
+    mutant; the explanation says so instead of "nothing breaks without this step"."""
+    text = (MODELS / "bus1-3.toml").read_text().replace("[check]\n", "[check]\nmax_states = 50\n", 1)
+    model = tmp_path / "bus1-3-cut.toml"
+    model.write_text(text[: text.index("[evidence]")])
+    proc = run("ablate", model, "--quiet", cwd=tmp_path, timeout=300)
+    assert proc.returncode == 3, (proc.stdout, proc.stderr)
+    assert "nothing breaks" not in proc.stdout, proc.stdout
+    assert ("block_destinations (block each destination before taking the timestamp): unknown whether anything "
+            "breaks without this step: causal, global_lock") in proc.stdout, proc.stdout
