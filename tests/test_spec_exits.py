@@ -276,3 +276,21 @@ def test_spark_a_spec_that_calls_sys_exit_is_exit_5(spark, tmp_path, monkeypatch
     assert lines[0].startswith(f"ordercheck: spec error: {model}: spec leaver " + WHAT["exit"]), lines[0]
     assert lines[0].endswith("in action inc() (next_states), taken from the state after 2 steps: inc(); inc()")
     assert got.stdout == ""
+
+
+def test_validate_model_on_spark_a_spec_that_leaves_in_a_task_is_exit_5(spark, tmp_path):
+    """validate --model --engine spark: the task's sys.exit fails the job (exit 4 before);
+    the model is searched again here, and the run ends with the spec's line."""
+    from checker.cli import main
+
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "fifo_exit.py").write_text(VALIDATE_SPEC)
+    model = tmp_path / "m.toml"
+    model.write_text('spec = "specs/fifo_exit.py"\n[constants]\npeers = 3\nsends = 1\n')
+    log = tmp_path / "run.jsonl"
+    log.write_text(LOG)
+    got = CliRunner().invoke(main, ["validate", "--engine", "spark", "--model", str(model), str(log)])
+    assert got.exit_code == 5, got.output[-3000:]
+    lines = got.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in got.stderr, got.stderr[-3000:]
+    assert lines[0].startswith(f"ordercheck: spec error: {model}: spec exiting_fifo raised SystemExit(0) (sys.exit)")

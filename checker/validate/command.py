@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from checker.api.errors import InputError
+from checker.api.errors import EngineError, InputError
 from checker.api.exits import exit_after_verdicts
 from checker.api.outputs import Outputs
 from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK
@@ -94,8 +94,9 @@ def validate(logs: tuple[str, ...], props: str | None, model: str | None, fmt: s
     elif engine == "spark":
         from checker.validate.spark_job import SPLIT_ABOVE, validate_spark
 
-        verdicts = validate_spark(list(logs), job, master=master, diagrams=diagrams,
-                                  split_above=SPLIT_ABOVE if split_above is None else split_above)
+        with _spec_code(job):
+            verdicts = validate_spark(list(logs), job, master=master, diagrams=diagrams,
+                                      split_above=SPLIT_ABOVE if split_above is None else split_above)
     else:
         files = expand_logs(list(logs))
         with _spec_code(job):
@@ -124,8 +125,9 @@ def validate(logs: tuple[str, ...], props: str | None, model: str | None, fmt: s
 @contextmanager
 def _spec_code(job: Job) -> Iterator[None]:
     """With ``--model``: the spec's code leaving the conformance search by an exception,
-    ``sys.exit`` or the like is the spec's error (exit code 5, the state found by a
-    search of the model: :func:`checker.engine.diagnose.diagnosed`), never a pass."""
+    ``sys.exit`` or the like (here, or in a Spark task, whose job then fails) is the
+    spec's error (exit code 5, the state found by a search of the model:
+    :func:`checker.engine.diagnose.diagnosed`), never a pass."""
     if job.model_path is None:
         yield
         return
@@ -134,7 +136,7 @@ def _spec_code(job: Job) -> Iterator[None]:
     try:
         yield
     except BaseException as exc:
-        model = None if is_own_error(exc) else job.model()
+        model = None if is_own_error(exc) and not isinstance(exc, EngineError) else job.model()
         if model is None:
             raise
         with diagnosed([model]):
