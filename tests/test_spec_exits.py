@@ -259,21 +259,23 @@ def test_a_worker_never_hands_a_system_exit_to_the_main_process():
         search(spec, spec.properties(), workers=2)
 
 
-@pytest.mark.parametrize("place", ["executor", "driver"])
-def test_spark_a_spec_that_calls_sys_exit_is_exit_5(spark, tmp_path, monkeypatch, place):
-    """On Spark, in a task (the Python worker's sys.exit fails the task, then the job) or
-    on the driver (the first levels it expands itself): exit 5 and the local engine's line.
+@pytest.mark.parametrize("place,how", [("executor", "exit"), ("executor", "interrupt"), ("executor", "os_exit"),
+                                       ("driver", "exit"), ("driver", "os_exit")])
+def test_spark_a_spec_that_leaves_is_exit_5(spark, tmp_path, monkeypatch, place, how):
+    """On Spark, in a task (the Python worker's sys.exit or os._exit fails the task, then
+    the job) or on the driver (the first levels it expands itself, where os._exit is
+    guarded): exit 5 and the local engine's line.
     In this session's Spark context (tests/conftest.py), as tests/test_spark.py does."""
     from checker.cli import main
     from checker.spark import bfs
 
     monkeypatch.setattr(bfs, "DRIVER_STATES", 0 if place == "executor" else 10**6)
-    model = project(tmp_path, "exit")
+    model = project(tmp_path, how)
     got = CliRunner().invoke(main, ["check", str(model), "--quiet", "--engine", "spark"])
     assert got.exit_code == 5, got.output[-3000:]
     lines = got.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in got.stderr, got.stderr[-3000:]
-    assert lines[0].startswith(f"ordercheck: spec error: {model}: spec leaver " + WHAT["exit"]), lines[0]
+    assert lines[0].startswith(f"ordercheck: spec error: {model}: spec leaver " + WHAT[how]), lines[0]
     assert lines[0].endswith("in action inc() (next_states), taken from the state after 2 steps: inc(); inc()")
     assert got.stdout == ""
 
