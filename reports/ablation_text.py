@@ -49,6 +49,12 @@ def ablation_table(a: Ablation) -> str:
             for name, p in result.properties.items()
             if name in base and base[name].status != p.status
         ]
+        undecided = [name for name, p in result.properties.items() if p.status == "unknown"]
+        if not changed and undecided:  # a bound stopped a search: no claim that nothing breaks
+            what = f" ({doc})" if doc else ""
+            out.append(f"{flag}{what}: unknown whether anything breaks without this step: "
+                       f"{', '.join(undecided)} undecided (a bound stopped the search)")
+            continue
         if not changed:
             out.append(f"{flag}: nothing breaks without this step ({doc})" if doc else f"{flag}: nothing breaks")
             continue

@@ -24,8 +24,10 @@ from typing import Any
 import click
 
 from checker.api.errors import EngineError, InputError
+from checker.api.exits import reset as reset_verdicts
+from checker.api.exits import verdicts_printed
 from checker.api.result import EXIT_ENGINE, EXIT_INPUT, EXIT_SPEC
-from checker.api.spec_errors import SpecRaised
+from checker.api.spec_errors import SpecRaised, left_spec_code, left_text
 from checker.cli import check, matrix, new, prove, reports, sweep, tla
 from checker.cli.faults import guarded_command, machine_faults
 from checker.engine.bfs import SpecError
@@ -43,9 +45,10 @@ class OrdercheckGroup(click.Group):
             return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:
+        reset_verdicts()
         try:
             with machine_faults():
-                return super().invoke(ctx)
+                returned = super().invoke(ctx)
         except InputError as exc:
             click.echo(f"ordercheck: error: {exc.line()}", err=True)
             sys.exit(EXIT_INPUT)
@@ -60,6 +63,40 @@ class OrdercheckGroup(click.Group):
             # An exception inside a spec's code, located by checker.engine.diagnose.
             click.echo(f"ordercheck: spec error: {exc.line()}", err=True)
             sys.exit(EXIT_SPEC)
+        except SystemExit as exc:
+            if exc.code in (None, 0):
+                _unearned(ctx, f"ended by SystemExit({exc.code!r})")
+            raise
+        except BaseException as exc:
+            if not left_spec_code(exc):  # ordercheck's interruption, a real Ctrl-C
+                raise
+            # A way out of a spec's code (a KeyboardInterrupt of its own...) that no engine caught.
+            click.echo(f"ordercheck: spec error: {ctx.invoked_subcommand}: a spec's code raised {left_text(exc)}, "
+                       "and the run ended without its verdicts", err=True)
+            sys.exit(EXIT_SPEC)
+        _unearned(ctx, "returned")
+        return returned
+
+
+VERDICT_COMMANDS = frozenset({"check", "simulate", "ablate", "matrix", "sweep", "prove", "validate"})
+"""The commands whose exit code 0 says "every verdict as expected": they end through
+:func:`checker.api.exits.exit_after_verdicts` once their verdicts are printed, and any
+other end with exit code 0 is exit code 5 (:func:`_unearned`)."""
+
+
+def _unearned(ctx: click.Context, how: str) -> None:
+    """Exit code 5 with one line if a command of :data:`VERDICT_COMMANDS` ended (``how``)
+    without printing its verdicts: a ``sys.exit(0)`` in a spec's code that no engine
+    turned into the spec's error must not pass for a run's success."""
+    name = ctx.invoked_subcommand
+    if name in VERDICT_COMMANDS and not verdicts_printed():
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        click.echo(f"ordercheck: spec error: {name} {how} before printing its verdicts (a spec's code calling "
+                   "sys.exit or os._exit?); no verdict was reached", err=True)
+        sys.exit(EXIT_SPEC)
 
 
 @click.group(cls=OrdercheckGroup, context_settings={"help_option_names": ["-h", "--help"]})

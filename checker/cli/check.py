@@ -10,7 +10,6 @@ trace to the state it was taken from (:mod:`checker.engine.diagnose`).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ import click
 
 from checker.api.errors import InputError
 from checker.api.evidence import EvidenceCheck, evidence_exit_code
+from checker.api.exits import exit_after_verdicts
 from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, combined_exit_code, write_json_atomic
 from checker.cli.common import check_one, engine_options, load_models, options_from, print_result, print_summary
 from checker.loading.modelfile import load_model
@@ -58,11 +58,15 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
 
         with diagnosed(loaded):  # a spec's exception on an executor, found again here
             results = check_models_spark(loaded, options)
-    else:
-        results = [check_one(model, opts) for model, opts in zip(loaded, each)]
     seen: set[str] = set()  # reduction notes are printed once per run
-    for model, result in zip(loaded, results):
-        print_result(model, result, verbose=verbose, seen=seen)
+    if options.engine == "spark":
+        for model, result in zip(loaded, results):
+            print_result(model, result, verbose=verbose, seen=seen)
+    else:  # each model's verdicts as soon as they are decided (a run killed later keeps them)
+        results = []
+        for model, opts in zip(loaded, each):
+            results.append(check_one(model, opts))
+            print_result(model, results[-1], verbose=verbose, seen=seen)
     evidence = None
     if with_evidence:
         from checker.loading.evidence import judge_evidence
@@ -79,7 +83,7 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
     if len(results) > 1:
         print_summary(results)
     codes = {combined_exit_code(results), evidence_exit_code(evidence or [])}
-    sys.exit(EXIT_MISMATCH if EXIT_MISMATCH in codes else EXIT_BOUND if EXIT_BOUND in codes else EXIT_OK)
+    exit_after_verdicts(EXIT_MISMATCH if EXIT_MISMATCH in codes else EXIT_BOUND if EXIT_BOUND in codes else EXIT_OK)
 
 
 def print_evidence(checks: list[EvidenceCheck]) -> None:
@@ -108,15 +112,17 @@ def print_evidence(checks: list[EvidenceCheck]) -> None:
 def simulate(model: str, runs: int | None, depth: int | None, seed: int, time_limit: float | None,
              json_path: str | None, verbose: bool) -> None:
     """Random walks through a model too large to exhaust; violations are shrunk."""
+    from checker.engine.diagnose import diagnosed
     from checker.simulate.run import DEFAULT_DEPTH, DEFAULT_RUNS, simulation_exit_code
     from checker.simulate.run import simulate as run_simulation
 
     loaded = load_model(model)
-    result = run_simulation(loaded, runs or DEFAULT_RUNS, depth or DEFAULT_DEPTH, seed, time_limit)
+    with diagnosed([loaded]):  # a spec's exception (or sys.exit...) in a walk: its state, found by a search
+        result = run_simulation(loaded, runs or DEFAULT_RUNS, depth or DEFAULT_DEPTH, seed, time_limit)
     print_result(loaded, result, verbose=True if verbose else None)
     if json_path:
         write_json_atomic(json_path, result.to_json())
-    sys.exit(simulation_exit_code(result))
+    exit_after_verdicts(simulation_exit_code(result))
 
 
 @click.command(name="list")

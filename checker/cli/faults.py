@@ -22,6 +22,7 @@ import click
 
 from checker.api.outputs import os_error_line
 from checker.api.result import EXIT_BOUND, EXIT_OS
+from checker.api.spec_errors import guard_os_exit
 from checker.cli.pipes import quiet_closed_stdout
 from checker.engine.interrupts import Interrupted, handling_signals
 
@@ -64,10 +65,26 @@ def machine_faults() -> Iterator[None]:
 
 @contextmanager
 def guarded_command() -> Iterator[None]:
-    """Around a whole command: signals become :class:`Interrupted`, and a closed
-    standard output is ignored."""
-    with handling_signals(), quiet_closed_stdout(), machine_faults():
+    """Around a whole command: standard output is written line by line
+    (:func:`line_by_line`), signals become :class:`Interrupted`, a closed standard
+    output is ignored, and ``os._exit`` called in this process (by a spec's code: ordercheck
+    never calls it here) raises :class:`~checker.api.spec_errors.SpecExited` instead of
+    ending the process with a status the spec chose (:func:`~checker.api.spec_errors.guard_os_exit`)."""
+    line_by_line()
+    with handling_signals(), quiet_closed_stdout(), guard_os_exit(), machine_faults():
         yield
+
+
+def line_by_line() -> None:
+    """Make standard output write each line as it is printed, even into a pipe or a file
+    (where Python buffers it by blocks): a run killed by ``timeout`` keeps every verdict
+    line it printed before."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        try:
+            reconfigure(line_buffering=True)
+        except (ValueError, OSError):  # a stream that cannot be reconfigured: left as it is
+            pass
 
 
 def warn_workers(workers: int) -> None:

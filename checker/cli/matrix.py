@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
 
+from checker.api.exits import exit_after_verdicts
 from checker.api.result import write_json_atomic
 from checker.cli.common import load_models
 from checker.review.matrix import build_matrix, render_text
@@ -37,4 +37,4 @@ def matrix_command(models: tuple[str, ...], json_path: str | None, **kw: Any) ->
     click.echo(render_text(table))
     if json_path:
         write_json_atomic(json_path, table.to_json())
-    sys.exit(table.exit_code)
+    exit_after_verdicts(table.exit_code)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
@@ -33,6 +32,7 @@ def prove(
     the model's expectations; a bounded search never makes a property pass: with no
     counterexample within the depth, a property is unknown (exit 3) unless the
     invariant proves it."""
+    from checker.api.exits import exit_after_verdicts
     from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, write_json_atomic
     from checker.loading.modelfile import expand_paths, load_model
     from checker.symbolic.prove import ProveOptions, prove_model
@@ -48,7 +48,7 @@ def prove(
         payload: Any = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]
         write_json_atomic(json_path, payload)
     codes = [r.exit_code() for r in results]
-    sys.exit(EXIT_MISMATCH if EXIT_MISMATCH in codes else EXIT_BOUND if EXIT_BOUND in codes else EXIT_OK)
+    exit_after_verdicts(EXIT_MISMATCH if EXIT_MISMATCH in codes else EXIT_BOUND if EXIT_BOUND in codes else EXIT_OK)
 
 
 def print_prove(result: Any, *, verbose: bool = False) -> None:

@@ -13,6 +13,7 @@ import click
 
 from checker.api.errors import InputError
 from checker.api.evidence import EvidenceCheck
+from checker.api.exits import exit_after_verdicts
 from checker.api.outputs import Outputs, naming
 from checker.api.result import Result, combined_exit_code
 from checker.cli.common import check_one, engine_options, options_from
@@ -117,7 +118,7 @@ def add_commands(main: click.Group) -> None:
         if index is not None:
             click.echo(f"report: {index}")
         results = [run.baseline] + [r for _f, _d, r in run.mutants]
-        sys.exit(3 if combined_exit_code(results) == 3 else 0)
+        exit_after_verdicts(3 if combined_exit_code(results) == 3 else 0)
 
     @main.command()
     @click.argument("model_path", metavar="MODEL.toml")

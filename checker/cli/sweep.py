@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
+from checker.api.exits import exit_after_verdicts
 from checker.api.result import Result, combined_exit_code
 from checker.cli.common import engine_options, load_models, options_from
 from checker.spark.sweep import run_sweep, sweep_tasks
@@ -41,7 +41,7 @@ def add_commands(main: click.Group) -> None:
         bad = [r for r in base if r.exit_code() != 0]
         click.echo(f"\n{len(data)} checks: {len(base)} models ({len(base) - len(bad)} as expected), "
                    f"{len(data) - len(base)} mutants; table in {', '.join(str(p) for p in paths)}")
-        sys.exit(combined_exit_code(base))
+        exit_after_verdicts(combined_exit_code(base))
 
 
 def print_line(data: dict[str, Any]) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -80,18 +80,45 @@ class SearchOutcome:
     levels: list[LevelTiming] = field(default_factory=list)  # each level's time split, in order
 
 
-class Progress:
-    """A progress line on stderr, at most every ``interval`` seconds, once a run is long."""
+GROWING_DEPTH = 300
+"""The depth past which a search with no limit (no ``max_states``, ``max_depth`` or time
+limit) says once, on stderr, that its model may not be bounded. Every built-in model is
+decided well within it (the deepest at depth 51: a model's depth is about the number of
+events of one run, a few per message); a
+model whose state keeps growing (deliveries that repeat for ever, a counter with no
+cap) passes it within seconds, then runs until memory runs out. It is a question, not a
+verdict: a bounded model deeper than this is checked to its end as always."""
 
-    def __init__(self, stream: TextIO | None = sys.stderr, interval: float = 2.0, label: str = "") -> None:
+
+class Progress:
+    """A progress line on stderr, at most every ``interval`` seconds, once a run is long:
+    states, rate, depth, queue and, when ``history`` is given (a function from a state to
+    the number of events in its history, :func:`history_length`), the history length of a
+    state of the level being generated.
+
+    With ``unbounded`` (the run has no limit at all), once the depth reaches
+    :data:`GROWING_DEPTH` a warning says so, once, on ``warn_stream`` (by default the
+    standard error of the moment), even when ``stream`` is ``None`` (``--quiet``
+    silences progress lines, not this)."""
+
+    def __init__(self, stream: TextIO | None = sys.stderr, interval: float = 2.0, label: str = "", *,
+                 unbounded: bool = False, history: Callable[[Any], int | None] | None = None,
+                 warn_stream: TextIO | None = None) -> None:
         self.stream = stream
         self.interval = interval
         self.label = label
         self.start = time.monotonic()
         self.last = self.start
         self.printed = False
+        self.unbounded = unbounded
+        self.history = history
+        self.warn_stream = warn_stream
+        self.warned = False
 
-    def tick(self, states: int, depth: int, queue: int) -> None:
+    def tick(self, states: int, depth: int, queue: int, sample: Any = None) -> None:
+        """Called often; ``sample`` is a state of the level being generated, if at hand."""
+        if self.unbounded and not self.warned and depth >= GROWING_DEPTH:
+            self.growing(depth)
         if self.stream is None:
             return
         now = time.monotonic()
@@ -100,11 +127,40 @@ class Progress:
         self.last = now
         rate = states / max(now - self.start, 1e-9)
         prefix = f"{self.label}: " if self.label else ""
+        events = self.history(sample) if self.history is not None and sample is not None else None
+        hist = f", history {events:,} events" if events is not None else ""
         self.stream.write(
-            f"{prefix}{states:,} states, {rate:,.0f} states/s, depth {depth}, queue {queue:,}\n"
+            f"{prefix}{states:,} states, {rate:,.0f} states/s, depth {depth}{hist}, queue {queue:,}\n"
         )
         self.stream.flush()
         self.printed = True
+
+    def growing(self, depth: int) -> None:
+        """The warning of an unbounded run past :data:`GROWING_DEPTH`, once."""
+        self.warned = True
+        out = self.warn_stream if self.warn_stream is not None else sys.stderr
+        prefix = f"{self.label}: " if self.label else ""
+        out.write(f"ordercheck: warning: {prefix}depth {depth} and growing: is the state bounded? "
+                  "set max_states or max_depth (or a time limit)\n")
+        out.flush()
+
+
+def history_length(spec: Spec) -> Callable[[Any], int | None]:
+    """A function from a state to the number of events in ``spec``'s history of it (the
+    sum of its peers' logs, or ``len``), or ``None`` for a spec that keeps none."""
+
+    def length(state: Any) -> int | None:
+        try:
+            h = spec.history(state)
+        except Exception:  # a spec that keeps no history (NotImplementedError), or one that fails: not shown
+            return None
+        logs = getattr(h, "logs", None)
+        try:
+            return sum(len(log) for log in logs) if logs is not None else len(h)
+        except TypeError:
+            return None
+
+    return length
 
 
 def search(

@@ -43,7 +43,7 @@ from types import TracebackType
 from typing import Any
 
 from checker.api.spec import Property, Spec, State
-from checker.api.spec_errors import ACTION_ATTRIBUTE, SpecRaised, source_of
+from checker.api.spec_errors import ACTION_ATTRIBUTE, SpecRaised, guard_os_exit, left_spec_code, left_text, source_of
 
 DIAGNOSIS_STATES = 500_000
 """At most this many states are searched again to find the state a spec raised on."""
@@ -54,13 +54,24 @@ DIAGNOSIS_SECONDS = 120.0
 
 def is_own_error(exc: BaseException) -> bool:
     """Whether ``exc`` is one of ordercheck's reports (bad input, an engine failure, a
-    broken spec rule) or an interruption, which is never diagnosed."""
+    broken spec rule) or an interruption, which is never diagnosed.
+
+    Not ordercheck's, so diagnosed: any other :class:`Exception`; a way out of the spec's
+    code that is not an exception (``sys.exit``, ``os._exit`` under the command line's
+    guard, a :class:`KeyboardInterrupt` that no Ctrl-C raised, any other
+    :class:`BaseException`: :func:`~checker.api.spec_errors.left_spec_code`); and a worker
+    process that ended by itself with an exit status in the middle of a search
+    (:class:`checker.engine.shards.WorkerLost` with ``exited`` set: the spec may have
+    called ``os._exit`` there). A worker killed by a signal (the out-of-memory killer)
+    is not diagnosed."""
     from checker.api.errors import ConstantError, EngineError, InputError
     from checker.engine.bfs import SpecError
 
-    return isinstance(exc, (InputError, EngineError, SpecError, ConstantError, SpecRaised, MemoryError, OSError)) or not isinstance(
-        exc, Exception
-    )
+    if getattr(exc, "exited", False) and isinstance(exc, EngineError):
+        return False
+    if not isinstance(exc, Exception):
+        return not left_spec_code(exc)
+    return isinstance(exc, (InputError, EngineError, SpecError, ConstantError, SpecRaised, MemoryError, OSError))
 
 
 def diagnose(
@@ -82,10 +93,13 @@ def diagnose(
         return exc
     spec: Spec = model.spec
     try:
-        found = _search(spec, list(model.properties), symmetry, por, max_states, seconds)
+        with guard_os_exit():  # a spec's os._exit here is found, not the end of this process
+            found = _search(spec, list(model.properties), symmetry, por, max_states, seconds)
     except MemoryError:  # the budget's bound, or an allocation that failed: not diagnosed
         return exc
     if found is None:
+        if left_spec_code(exc):  # never let a spec's sys.exit(0) pass for a run's end
+            return _not_found_again(model, exc)
         return exc
     hook, label, error, trace = found
     return SpecRaised(
@@ -98,18 +112,30 @@ def diagnose(
 def diagnosed(models: Sequence[Any]) -> Iterator[None]:
     """Turn an exception from a batch of ``models`` (e.g. a Spark job that failed
     because a spec raised on an executor) into the first model's :class:`SpecRaised`
-    whose search reproduces one; otherwise let it through."""
+    whose search reproduces one; otherwise let it through. A way out of the spec's code
+    that is not an exception (``sys.exit`` in the driver...) is the first model's
+    :class:`SpecRaised` even when no search reproduces it."""
     try:
         yield
-    except Exception as exc:
+    except BaseException as exc:
         from checker.api.errors import EngineError
 
         if isinstance(exc, EngineError) or not is_own_error(exc):
             for model in models:
                 found = diagnose(model, _Unknown(str(exc)))
-                if found is not None and isinstance(found, SpecRaised):
+                if isinstance(found, SpecRaised):
                     raise found from None
+            if left_spec_code(exc) and models:  # not found again: still the spec's, never a pass
+                raise _not_found_again(models[0], exc) from None
         raise
+
+
+def _not_found_again(model: Any, exc: BaseException) -> SpecRaised:
+    """The report for a way out of the spec's code (``sys.exit``...) that searching again
+    did not reproduce: the spec's all the same, without a state."""
+    spec: Spec = model.spec
+    return SpecRaised(model.path, spec.name, _error_text(exc), "the spec's code", _label_text(spec, exc), None,
+                      _where(spec, exc))
 
 
 class _Unknown(Exception):
@@ -219,6 +245,10 @@ def _call(fn: Callable[[], Any]) -> Any:
         raise
     except Exception as exc:  # the spec's exception, whatever it is
         return _Raised(exc)
+    except BaseException as exc:  # sys.exit, os._exit (guarded), a KeyboardInterrupt of its own...
+        if left_spec_code(exc):
+            return _Raised(exc)
+        raise  # ordercheck's interruption (a signal), a real Ctrl-C
 
 
 def _declared(fn: Callable[[], Any]) -> Any:
@@ -268,7 +298,14 @@ def _show(spec: Spec, label: tuple) -> str:
         return f"{name}({', '.join(str(a) for a in args)})"
 
 
+def _label_text(spec: Spec, exc: BaseException) -> str | None:
+    label = _label_of(exc, spec)
+    return _show(spec, label) if label is not None else None
+
+
 def _error_text(exc: BaseException) -> str:
+    if not isinstance(exc, Exception):
+        return left_text(exc)
     text = " ".join(str(exc).split())
     if len(text) > 200:
         text = text[:197] + "..."

@@ -32,7 +32,10 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 class Interrupted(BaseException):
     """The run received SIGINT or SIGTERM (a :class:`BaseException`, like
-    :class:`KeyboardInterrupt`, so that no ``except Exception`` swallows it)."""
+    :class:`KeyboardInterrupt`, so that no ``except Exception`` swallows it). Never the
+    spec's (:func:`checker.api.spec_errors.left_spec_code`)."""
+
+    ordercheck_signal = True  # checker.api.spec_errors.ORDERCHECK_SIGNAL
 
     def __init__(self, signum: int, safe: bool = False) -> None:
         self.signum = int(signum)

@@ -553,7 +553,8 @@ class _LevelSearch:
                 self.budget.check()
             interrupts.poll()
             if self.progress is not None:
-                self.progress.tick(len(store), self.depth + 1, self.frontier_len - done_parents + next_len + len(pending))
+                self.progress.tick(len(store), self.depth + 1, self.frontier_len - done_parents + next_len + len(pending),
+                                   pending[-1] if pending else None)
             return False
         finally:
             # The running values go back to the search, however the merge ended.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from checker.api.model import Model
 from checker.api.outputs import writable_dir
 from checker.api.result import PropertyResult, Result, Stats
 from checker.api.trace import replay, to_steps
-from checker.engine.bfs import Bounds, Decision, Progress, SearchOutcome, search
+from checker.engine.bfs import Bounds, Decision, Progress, SearchOutcome, history_length, search
 from checker.engine.budget import MemoryBudget, advice, default_limit
 from checker.engine.checkpoints import (
     SOURCES,
@@ -95,7 +96,9 @@ def check_model(model: Model, options: Options = Options()) -> Result:
 
     An exception raised by the spec's code ends the check as a
     :class:`~checker.api.spec_errors.SpecRaised` naming the state (see
-    :func:`checker.engine.diagnose.diagnose`); ``options.engine`` must be ``"local"``
+    :func:`checker.engine.diagnose.diagnose`), and so does any other way out of it
+    (``sys.exit``, a :class:`KeyboardInterrupt` of its own, ``os._exit`` in a worker
+    process or, under the command line's guard, in this one); ``options.engine`` must be ``"local"``
     (see :func:`_check_model`).
     """
     if options.engine != "local":
@@ -104,7 +107,7 @@ def check_model(model: Model, options: Options = Options()) -> Result:
         return _check_model(model, options)
     except DeclarationBroken as exc:  # a failed --check-reductions, in this process or a worker
         raise declaration_error(model, exc) from None
-    except Exception as exc:
+    except BaseException as exc:  # sys.exit, os._exit (guarded) and the like included; signals are let through
         from checker.engine.diagnose import diagnose
 
         found = diagnose(model, exc, symmetry=_wanted(model.symmetry, options.symmetry), por=_wanted(model.por, options.por))
@@ -130,7 +133,9 @@ def _check_model(model: Model, options: Options) -> Result:
             "use checker.spark.bfs.check_model_spark for Spark"
         )
     bounds = bounds_for(model, options)
-    progress = Progress(label=model.name) if options.progress else None
+    unbounded = bounds.max_states is None and bounds.max_depth is None and bounds.time_limit is None
+    progress = Progress(sys.stderr if options.progress else None, label=model.name, unbounded=unbounded,
+                        history=history_length(model.spec))
     want_sym = model.symmetry if options.symmetry is None else options.symmetry
     want_por = model.por if options.por is None else options.por
     depth_note = []

@@ -361,6 +361,8 @@ class _ShardedSearch(_LevelSearch):
         self.frontier_len = 0 if at_bound else kept
         if self.frontier_len:
             self.depth += 1
+            if self.progress is not None:  # each level, for the growing warning (the line itself is rate-limited)
+                self.progress.tick(self.count, self.depth, self.frontier_len)
         if self.deadline is not None and self.frontier_len and time.monotonic() > self.deadline:
             self.outcome.bound = "time_limit"
             self.stop = True

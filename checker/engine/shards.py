@@ -126,18 +126,30 @@ class Spill:
 
 class WorkerLost(EngineError):
     """A worker process ended in the middle of a search (killed, by a person or the
-    system's out-of-memory killer, or crashed): the engine failed (exit code 4), and
-    the search is not repeated to look for a spec's exception (:mod:`checker.engine.diagnose`)."""
+    system's out-of-memory killer, or crashed): the engine failed (exit code 4).
+
+    One that was killed by a signal is not searched again for a spec's exception. One
+    that ended by itself with an exit status (``exited``) may have been ended by the
+    spec's code (``os._exit`` in ``next_states``): the main process searches again
+    (:mod:`checker.engine.diagnose`), and the run ends with the spec's error (exit code 5)
+    where the search finds it, with this one (exit code 4) where not."""
 
     def __init__(self, w: int, proc: Any) -> None:
         proc.join(timeout=1)  # its pipe closed as it died: its status follows
         code = proc.exitcode
+        self.exited = code is not None and code >= 0
         if code is not None and code < 0:
             how = f"killed by {signal.Signals(-code).name}"
         else:
             how = "its pipe closed" if code is None else f"exit status {code}"
         super().__init__("local", f"worker process {w} ended in the middle of the search ({how}); run again "
                          "(with more memory, or fewer --workers, if the system's out-of-memory killer ended it)")
+
+
+class SpecLeftWorker(RuntimeError):
+    """A worker's search ended by a way out that is not an exception (``sys.exit``, a
+    :class:`KeyboardInterrupt`, another :class:`BaseException`), raised in the spec's
+    code: the main process searches again to find where (:mod:`checker.engine.diagnose`)."""
 
 
 class _Stop(Exception):
@@ -193,9 +205,15 @@ def _worker(me: int, pipes: dict[str, Any], expander: Expander, props: Sequence[
     threading.Thread(target=_receive, args=([ctrl, *ins.values()], ctrl, inbox, leave), daemon=True).start()
     try:
         _Shard(me, len(pipes["ctrl"]), ctrl, outs, inbox, expander, props, spill).run()
-    except (_Stop, EOFError, BrokenPipeError, KeyboardInterrupt):
+    except (_Stop, EOFError, BrokenPipeError):
         pass
     except BaseException as exc:  # reported to the main process, which raises it
+        # A worker ignores SIGINT (worker_signals), so a KeyboardInterrupt here, like a
+        # SystemExit or any other BaseException, is the spec's: the main process gets an
+        # Exception that it diagnoses (checker.engine.diagnose), never a SystemExit(0)
+        # that would end it as if the run had passed.
+        if not isinstance(exc, Exception):
+            exc = SpecLeftWorker(f"{type(exc).__name__}({exc})")
         try:
             pickle.loads(pickle.dumps(exc))  # it must come back as itself
         except Exception:

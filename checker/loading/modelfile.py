@@ -39,6 +39,7 @@ from checker.api.errors import ConstantError, InputError
 from checker.api.faults import FAULTS, undeclared, unknown_faults
 from checker.api.model import Model
 from checker.api.spec import Property
+from checker.api.spec_errors import left_spec_code, spec_left_loading
 from checker.loading.evidence import WITNESS_HINT, check_mutants, evidence_table
 from checker.loading.sources import model_sources
 from checker.loading.specref import BadSpecRef, resolve
@@ -99,6 +100,20 @@ def check_values(data: Any, where: str) -> None:
 
 
 def model_from_dict(data: dict[str, Any], where: str = "<model>", spec: tuple[type, str] | None = None) -> Model:
+    """:func:`_model_from_dict`, where the spec's code run to load the model (its module's
+    import, its constructor, its ``properties``) leaving by ``sys.exit``, ``os._exit``
+    (guarded) or another way that is not an :class:`Exception` is a
+    :class:`~checker.api.spec_errors.SpecRaised` (exit code 5) naming the model, the
+    spec and ``at import`` (an exception at import stays bad input, exit code 2)."""
+    try:
+        return _model_from_dict(data, where, spec)
+    except BaseException as exc:
+        if not left_spec_code(exc):
+            raise
+        raise spec_left_loading(where, str(data.get("spec")), exc) from None
+
+
+def _model_from_dict(data: dict[str, Any], where: str = "<model>", spec: tuple[type, str] | None = None) -> Model:
     """Validate a parsed model; :class:`InputError` names the file and field at fault.
 
     ``spec``, ``(class, canonical reference)``, stands for the class the model's ``spec``

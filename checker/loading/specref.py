@@ -236,6 +236,9 @@ def load_file(path: Path, name: str | None = None) -> ModuleType:
     except Exception as exc:
         del sys.modules[name]
         raise BadSpecRef(f"{path.name} cannot be imported ({_one_line(exc)})") from None
+    except BaseException:  # sys.exit at import...: the spec's error (checker.loading.modelfile), not bad input
+        sys.modules.pop(name, None)
+        raise
     return module
 
 

@@ -101,7 +101,8 @@ from checker.api.errors import EngineError, InputError
 from checker.api.model import Model
 from checker.api.result import LevelTiming, Result
 from checker.api.spec import Property, Spec
-from checker.engine.bfs import Bounds, Decision, SearchOutcome, SpecError
+from checker.engine.bfs import GROWING_DEPTH, Bounds, Decision, SearchOutcome, SpecError
+from checker.engine.bfs import Progress as LocalProgress
 from checker.engine.evaluate import Evaluator
 from checker.engine.fairness_note import fairness_warning
 from checker.engine.fingerprint import check_vocabulary, fingerprint
@@ -773,10 +774,15 @@ def check_models_spark(models: Sequence[Model], options: Any, spark_options: Spa
     jobs = [
         SearchJob(m.spec, m.properties, bounds_for(m, options), options.stop_when_decided, m.name) for m in models
     ]
-    progress = None
-    if getattr(options, "progress", False):
+    show = getattr(options, "progress", False)
+    unbounded = {job.label for job in jobs if job.bounds == Bounds()}  # no limit at all: the growing warning
+    warned: set[str] = set()
 
-        def progress(label: str, level: int, states: int, frontier: int) -> None:
+    def progress(label: str, level: int, states: int, frontier: int) -> None:
+        if label in unbounded and label not in warned and level >= GROWING_DEPTH:
+            warned.add(label)  # once, even with --quiet (checker.engine.bfs.Progress says the same)
+            LocalProgress(None, label=label).growing(level)
+        if show:
             sys.stderr.write(f"{label}: level {level}, {states:,} states, frontier {frontier:,}\n")
             sys.stderr.flush()
 

@@ -12,13 +12,15 @@ for a log that cannot be read or has no events.
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
-from checker.api.errors import InputError
+from checker.api.errors import EngineError, InputError
+from checker.api.exits import exit_after_verdicts
 from checker.api.outputs import Outputs
 from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK
 from checker.validate.checks import DEFAULT, UnknownProperty, parse_properties
@@ -87,17 +89,20 @@ def validate(logs: tuple[str, ...], props: str | None, model: str | None, fmt: s
     if split_above is not None and engine != "spark":
         raise InputError("--split-above", "", "splits logs across Spark tasks; it needs --engine spark")
     if merge:
-        verdicts = [validate_merged([str(f) for f in expand_logs(list(logs))], job, model=job.model(),
-                                    diagrams=diagrams)]
+        with _spec_code(job):
+            verdicts = [validate_merged([str(f) for f in expand_logs(list(logs))], job, model=job.model(),
+                                        diagrams=diagrams)]
     elif engine == "spark":
         from checker.validate.spark_job import SPLIT_ABOVE, validate_spark
 
-        verdicts = validate_spark(list(logs), job, master=master, diagrams=diagrams,
-                                  split_above=SPLIT_ABOVE if split_above is None else split_above)
+        with _spec_code(job):
+            verdicts = validate_spark(list(logs), job, master=master, diagrams=diagrams,
+                                      split_above=SPLIT_ABOVE if split_above is None else split_above)
     else:
         files = expand_logs(list(logs))
-        loaded = job.model()
-        verdicts = [validate_path(str(f), job, model=loaded, diagrams=diagrams) for f in files]
+        with _spec_code(job):
+            loaded = job.model()
+            verdicts = [validate_path(str(f), job, model=loaded, diagrams=diagrams) for f in files]
     for v in verdicts:
         print_verdict(v, quiet=quiet)
     paths: list[Path] = []
@@ -115,7 +120,28 @@ def validate(logs: tuple[str, ...], props: str | None, model: str | None, fmt: s
     events = sum(v.events for v in verdicts)
     click.echo(f"{len(verdicts)} logs, {events:,} events: {len(verdicts) - len(bad) - len(unknown)} clean, "
                f"{len(bad)} with violations" + (f", {len(unknown)} undecided" if unknown else ""))
-    sys.exit(EXIT_MISMATCH if bad else EXIT_BOUND if unknown else EXIT_OK)
+    exit_after_verdicts(EXIT_MISMATCH if bad else EXIT_BOUND if unknown else EXIT_OK)
+
+
+@contextmanager
+def _spec_code(job: Job) -> Iterator[None]:
+    """With ``--model``: the spec's code leaving the conformance search by an exception,
+    ``sys.exit`` or the like (here, or in a Spark task, whose job then fails) is the
+    spec's error (exit code 5, the state found by a search of the model:
+    :func:`checker.engine.diagnose.diagnosed`), never a pass."""
+    if job.model_path is None:
+        yield
+        return
+    from checker.engine.diagnose import diagnosed, is_own_error
+
+    try:
+        yield
+    except BaseException as exc:
+        model = None if is_own_error(exc) and not isinstance(exc, EngineError) else job.model()
+        if model is None:
+            raise
+        with diagnosed([model]):
+            raise exc from None
 
 
 def print_verdict(v: LogVerdict, *, quiet: bool = False) -> None:
