@@ -383,6 +383,16 @@ def test_check_reductions_catches_a_reduction_key_that_decides_nothing():
         check_model(toy(OneKey), replace(QUIET, check_reductions=True))
 
 
+def test_a_reduction_key_that_decides_nothing_is_one_line_without_the_check(tmp_path):
+    """Without --check-reductions the memo still notices the stale choice when the
+    successors it generates do not fit; that is the spec's fault, reported as one line
+    with exit 2 (it was a bare RuntimeError, a traceback and exit 1)."""
+    path = model_file(tmp_path, OneKey, {}, ["ends"])
+    line = one_error_line(cli("check", path, "--quiet", cwd=tmp_path))
+    assert line.startswith("ordercheck: error: spec one_key: its reduction_key gives two states"), line
+    assert "--check-reductions" in line, line
+
+
 def test_check_reductions_catches_a_property_wrongly_declared_stable():
     """On an acyclic spec `stable` spares a property the visibility condition; a step
     that undoes a met `sometimes` shows the declaration wrong."""

@@ -44,3 +44,9 @@ class EngineError(Exception):
 
     def line(self) -> str:
         return f"{self.engine}: {self.message}"
+
+
+class SpecError(RuntimeError):
+    """The spec broke a rule of the spec API (e.g. a state holding a string, or a
+    ``reduction_key`` that does not decide what it claims). The command line prints it
+    as one line naming the spec, with exit code 2."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from checker.api.errors import SpecError
 from checker.api.result import LevelTiming
 from checker.api.spec import Property, Spec
 from checker.engine.fingerprint import collision_probability
@@ -24,10 +25,6 @@ from checker.engine.levels import search_levels
 from checker.engine.memory import collector_paused
 from checker.engine.reduce import Reductions
 from checker.engine.sharded import search_sharded
-
-
-class SpecError(RuntimeError):
-    """The spec broke a rule of the spec API (e.g. a state holding a string)."""
 
 
 @dataclass(frozen=True)

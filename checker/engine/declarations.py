@@ -341,6 +341,18 @@ class ReductionCheck:
             positions.setdefault(a, []).append(i)
         what = {"footprints": "independent by its footprints", "solo_step": "a solo step, independent of every other step",
                 "deferrable": "independent by its footprints"}[how]
+
+        def then(first: Action, second: Action, pair: tuple[Action, Action]) -> set[State]:
+            """Every state ``second`` reaches after ``first`` (both steps of ``out``)."""
+            reached: set[State] = set()
+            for k in positions[first]:
+                nxt = steps_from(k).get(second)
+                if not nxt:
+                    found = f"{show(spec, second)} is not enabled after {show(spec, first)}"
+                    raise DeclarationBroken(self._pair(*pair, what, found), state)
+                reached |= nxt
+            return reached
+
         for i in chosen:
             a = out[i][0]
             for j in left:
@@ -348,18 +360,7 @@ class ReductionCheck:
                 if a == b:
                     continue
                 self.pairs += 1
-                ab: set[State] = set()
-                for k in positions[a]:
-                    nxt = steps_from(k).get(b)
-                    if not nxt:
-                        raise DeclarationBroken(self._pair(a, b, what, f"{show(spec, b)} is not enabled after {show(spec, a)}"), state)
-                    ab |= nxt
-                ba: set[State] = set()
-                for k in positions[b]:
-                    nxt = steps_from(k).get(a)
-                    if not nxt:
-                        raise DeclarationBroken(self._pair(a, b, what, f"{show(spec, a)} is not enabled after {show(spec, b)}"), state)
-                    ba |= nxt
+                ab, ba = then(a, b, (a, b)), then(b, a, (a, b))
                 if ab != ba:
                     raise DeclarationBroken(self._pair(a, b, what, "the two orders reach different states"), state)
 

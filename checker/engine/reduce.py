@@ -89,6 +89,7 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 
+from checker.api.errors import SpecError
 from checker.api.spec import Property, Spec, State
 from checker.engine.table import mix
 
@@ -426,7 +427,11 @@ class Expander:
                     chosen, members = found
                     some = next_states_of(s, members)
                     if len(some) != len(chosen):
-                        raise RuntimeError(f"{spec.name}: reduction key does not decide the successors' owners")
+                        raise SpecError(
+                            f"{spec.name}: its reduction_key gives two states with different enabled processes "
+                            "the same key, so a remembered reduction does not fit (make the key decide every "
+                            "process's enabled steps, or run with --check-reductions to find the state)"
+                        )
                     n = len(chosen)
                     for label, _t in some:
                         fired[label[0]] += 1
