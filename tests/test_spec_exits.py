@@ -120,6 +120,23 @@ def test_check_with_two_workers_is_exit_5_diagnosed_in_the_main_process(tmp_path
     assert line.endswith("in action inc() (next_states), taken from the state after 2 steps: inc(); inc()"), line
 
 
+WORKER_ONLY = LEAVER.replace(
+    'if s == 2 and self.where == "next":',
+    'if s == 2 and self.where == "next" and __import__("multiprocessing").current_process().name != "MainProcess":',
+)
+
+
+def test_a_worker_s_exit_not_found_again_is_still_exit_5(tmp_path):
+    """A spec that leaves only in a worker process (its code asks which process it runs
+    in): the main process's search again finds nothing, and the run is still the spec's
+    failure, one line and exit 5 (it was a traceback and exit 1)."""
+    assert WORKER_ONLY != LEAVER
+    model = project(tmp_path, "exit", spec=WORKER_ONLY)
+    line = one_spec_line(run("check", model, "--quiet", "--workers", "2", cwd=tmp_path), model)
+    assert "spec leaver raised SystemExit(0) in a worker process" in line, line
+    assert line.endswith("the state was not found again (search it with `ordercheck simulate`)"), line
+
+
 def test_sys_exit_at_import_is_exit_5_at_import(tmp_path):
     spec = "import sys\nsys.exit(0)\n" + LEAVER
     model = project(tmp_path, "", spec=spec)

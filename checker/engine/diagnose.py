@@ -98,7 +98,7 @@ def diagnose(
     except MemoryError:  # the budget's bound, or an allocation that failed: not diagnosed
         return exc
     if found is None:
-        if left_spec_code(exc):  # never let a spec's sys.exit(0) pass for a run's end
+        if _left(exc):  # never let a spec's sys.exit(0) pass for a run's end
             return _not_found_again(model, exc)
         return exc
     hook, label, error, trace = found
@@ -125,9 +125,17 @@ def diagnosed(models: Sequence[Any]) -> Iterator[None]:
                 found = diagnose(model, _Unknown(str(exc)))
                 if isinstance(found, SpecRaised):
                     raise found from None
-            if left_spec_code(exc) and models:  # not found again: still the spec's, never a pass
+            if _left(exc) and models:  # not found again: still the spec's, never a pass
                 raise _not_found_again(models[0], exc) from None
         raise
+
+
+def _left(exc: BaseException) -> bool:
+    """Whether ``exc`` is a way out of the spec's code that is not an exception, in this
+    process or reported by a worker (:class:`checker.engine.shards.SpecLeftWorker`)."""
+    from checker.engine.shards import SpecLeftWorker
+
+    return left_spec_code(exc) or isinstance(exc, SpecLeftWorker)
 
 
 def _not_found_again(model: Any, exc: BaseException) -> SpecRaised:
@@ -306,6 +314,8 @@ def _label_text(spec: Spec, exc: BaseException) -> str | None:
 def _error_text(exc: BaseException) -> str:
     if not isinstance(exc, Exception):
         return left_text(exc)
+    if _left(exc):  # a worker's report of one: its text is the way out, e.g. SystemExit(0)
+        return f"{exc} in a worker process"
     text = " ".join(str(exc).split())
     if len(text) > 200:
         text = text[:197] + "..."
