@@ -231,6 +231,20 @@ def test_a_verdict_command_that_exits_0_without_its_verdicts_is_exit_5(monkeypat
     assert got.exit_code == 5 and "check returned before printing its verdicts" in got.stderr, got.output
 
 
+def test_tlc_that_exits_0_without_its_comparison_is_exit_5(monkeypatch):
+    """``tlc`` reports verdicts too (ours against TLC's): a sys.exit(0) in the middle (here
+    from the cross-check, standing for a spec's code run by the export) is exit 5."""
+    import tla.tlc
+    from checker.cli import main
+    from checker.cli import tla as tla_module
+
+    monkeypatch.setattr(tla.tlc, "find_tlc", lambda *_a, **_k: None)
+    monkeypatch.setattr(tla_module, "cross_check", lambda *_a, **_k: sys.exit(0))
+    got = CliRunner().invoke(main, ["tlc", str(ROOT / "models" / "fifo-2.toml")])
+    assert got.exit_code == 5, got.output
+    assert "tlc ended by SystemExit(0) before printing its verdicts" in got.stderr, got.output
+
+
 def test_os_exit_is_guarded_only_in_this_process():
     """Under the guard, os._exit raises here; a forked child still exits with its status."""
     import os

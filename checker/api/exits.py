@@ -1,7 +1,7 @@
 """A run's exit code 0 is earned by printing its verdicts.
 
 A command that checks something (``check``, ``simulate``, ``ablate``, ``matrix``,
-``sweep``, ``prove``, ``validate``) ends through :func:`exit_after_verdicts` once it has
+``sweep``, ``prove``, ``validate``, ``tlc``) ends through :func:`exit_after_verdicts` once it has
 printed its verdict table. The command group (:class:`checker.cli.app.OrdercheckGroup`)
 turns any other way such a command ends with exit code 0 (a ``sys.exit(0)`` from a spec's
 code that nothing else caught, a command that returned before its table) into exit code

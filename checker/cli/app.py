@@ -78,7 +78,7 @@ class OrdercheckGroup(click.Group):
         return returned
 
 
-VERDICT_COMMANDS = frozenset({"check", "simulate", "ablate", "matrix", "sweep", "prove", "validate"})
+VERDICT_COMMANDS = frozenset({"check", "simulate", "ablate", "matrix", "sweep", "prove", "validate", "tlc"})
 """The commands whose exit code 0 says "every verdict as expected": they end through
 :func:`checker.api.exits.exit_after_verdicts` once their verdicts are printed, and any
 other end with exit code 0 is exit code 5 (:func:`_unearned`)."""

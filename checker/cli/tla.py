@@ -3,13 +3,13 @@ and hands its result to :mod:`tla.crosscheck` (the ``tla`` package never runs th
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from checker.api.errors import InputError
+from checker.api.exits import exit_after_verdicts
 from checker.api.model import Model
 from checker.engine.run import Options, check_model
 from checker.loading.modelfile import expand_paths, load_model
@@ -97,7 +97,7 @@ def tlc(models: tuple[str, ...], workers: int, keep: str | None, timeout: float 
         bad += 0 if cc.agree else 1
     if len(loaded) > 1:
         click.echo(f"\n{len(loaded)} models, {len(loaded) - bad} agree with TLC, {bad} not")
-    sys.exit(1 if bad else 0)
+    exit_after_verdicts(1 if bad else 0)
 
 
 def print_cross_check(cc: CrossCheck, *, show_traces: bool = False) -> None:
