@@ -261,6 +261,26 @@ def test_cli_prove_bmc_only_never_says_proved(tmp_path) -> None:
     assert "proved" not in res.output
 
 
+@pytest.mark.parametrize("expected", ["violated", "holds"])
+def test_an_expectation_no_query_decides_is_undecided(tmp_path, expected: str) -> None:
+    """A property the model expects something of, which prove has no query for (no
+    symbolic form of global_lock; any property at --depth 0 without a proof), is
+    undecided: one line naming it and exit 3, never a silent 0 (the review found
+    `prove --bmc-only --depth 0` on the no-block mutant exiting 0 with no verdict)."""
+    path = tmp_path / "mutant.toml"
+    path.write_text('spec = "bus1"\n[constants]\npeers = 2\nsends = 1\nblock_destinations = false\n'
+                    f'[check]\nproperties = ["global_lock", "causal"]\n[expect]\nglobal_lock = "{expected}"\n')
+    res = CliRunner().invoke(main, ["prove", str(path), "--bmc-only", "--depth", "1"])
+    assert res.exit_code == 3, res.output
+    assert f"undecided: global_lock, expected {expected}: no query here decides it" in res.output
+    res = CliRunner().invoke(main, ["prove", str(path), "--bmc-only", "--depth", "0"])
+    assert res.exit_code == 3, res.output
+    assert f"undecided: global_lock, expected {expected}" in res.output
+    result = prove_model(expecting({"peers": 2, "sends": 1}, {"causal": expected}), ProveOptions(depth=0, bmc_only=True))
+    assert result.undecided == {"causal": expected} and result.exit_code() == 3
+    assert result.to_json()["undecided"] == {"causal": expected}
+
+
 def test_no_proof_from_an_invariant_that_is_not_inductive() -> None:
     """Without block_destinations a lemma is refuted; the invariant still implies the
     targets, but an invariant that is not inductive proves nothing about the runs."""

@@ -78,6 +78,8 @@ def print_prove(result: Any, *, verbose: bool = False) -> None:
     if result.uncovered:
         click.echo(f"  proof: the invariant implies {', '.join(result.uncovered)} only for runs whose queues hold at "
                    f"most {result.queue_bound} entries, fewer than this model's runs can: not a proof for the model")
+    for name, expected in result.undecided.items():
+        click.echo(f"  undecided: {name}, expected {expected}: no query here decides it (run check on this model)  UNKNOWN")
     verdict = "inductive" if result.inductive else "NOT shown inductive"
     if any(q.kind in ("initiation", "inductive") for q in result.queries):
         bmc = f"; bounded model checking {result.bmc_seconds:.2f}s" if result.depth else ""

@@ -48,6 +48,10 @@ Z3 unknown                            unknown           unknown            unkno
 
 A bounded search never makes a property pass: against an expected violation it says the
 depth is too small to decide, against an expected ``holds`` that it is no proof.
+
+A property the model's ``[expect]`` names that no query decides at all (one the
+encoding has no symbolic form of, or any with ``--depth 0`` and no proof) is
+*undecided* (:attr:`ProveResult.undecided`): unknown, exit 3, never a silent pass.
 """
 
 from __future__ import annotations
@@ -123,6 +127,7 @@ class ProveResult:
     queries: list[Query] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # properties BMC has no encoding of
     uncovered: list[str] = field(default_factory=list)  # implied by the targets, but queues too short to cover the model
+    undecided: dict[str, str] = field(default_factory=dict)  # [expect]'s word for properties no query decides
     bmc_seconds: float = 0.0  # Z3 time of the whole unrolling (its queries share checks)
 
     @property
@@ -140,11 +145,12 @@ class ProveResult:
         return bool(mine) and all(q.status == "proved" for q in mine)
 
     def exit_code(self) -> int:
-        """1 when a query's outcome is a mismatch, else 3 when one is unknown, else 0."""
+        """1 when a query's outcome is a mismatch, else 3 when one is unknown or a
+        property the model expects something of is :attr:`undecided`, else 0."""
         outcomes = [q.outcome for q in self.queries]
         if MISMATCH in outcomes:
             return EXIT_MISMATCH
-        if UNKNOWN in outcomes:
+        if UNKNOWN in outcomes or self.undecided:
             return EXIT_BOUND
         return EXIT_OK
 
@@ -165,6 +171,7 @@ class ProveResult:
             "queries": {q.name: q.to_json() for q in self.queries},
             "bmc_skipped": self.skipped,
             "proof_uncovered": self.uncovered,
+            "undecided": self.undecided,
         }
 
 
@@ -458,6 +465,8 @@ def prove_model(model: Model, options: ProveOptions = ProveOptions()) -> ProveRe
         result.bmc_seconds = round(time.monotonic() - started, 3)
         result.skipped = [n for n in names if n not in bounded.properties]
     judge(result.queries)
+    asked = {q.name.split(": ", 1)[1] for q in result.queries if q.kind in ("bmc", "proof")}
+    result.undecided = {name: word for name, word in model.expect.items() if name not in asked}
     return result
 
 
