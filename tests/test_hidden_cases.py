@@ -375,3 +375,21 @@ def test_a_resume_notices_an_edit_the_reference_says_it_notices(tmp_path: Path, 
     out = run("check", model, "--quiet", "--checkpoint", ckpt, "--resume", cwd=root)
     assert out.returncode == 2, out.stdout + out.stderr
     assert f"the spec's source file {(root / edited).resolve()} changed" in one_error_line(out.stderr)
+
+
+@pytest.mark.parametrize("prop,depth,why", [
+    ("global_lock", 3, "global_lock has no symbolic form: run check"),
+    ("eventual_delivery", 0, "no bounded search ran (depth 0): give --depth, or run check"),
+], ids=["no-symbolic-form", "no-depth"])
+def test_prove_never_passes_a_model_whose_expected_violation_it_cannot_show(tmp_path: Path, prop: str, depth: int,
+                                                                          why: str) -> None:
+    """A model expecting a violation prove has no query for (``global_lock`` has no
+    symbolic form; without ``--depth`` nothing searches for ``eventual_delivery``) was
+    exit 0: "left to the explicit engine", nothing shown."""
+    path = tmp_path / "m.toml"
+    path.write_text(f'spec = "bus1"\n[constants]\npeers = 2\nsends = 1\n[check]\nproperties = ["{prop}"]\n'
+                    f'[expect]\n{prop} = "violated"\n[prove]\nqueue_bound = 2\ndepth = {depth}\n', encoding="utf-8")
+    out = invoke("prove", path, "--bmc-only")
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert f"expect: {prop}  not checked" in out.stdout, out.stdout
+    assert f"the model expects {prop} violated; prove cannot show it\n      {why}\n" in out.stdout, out.stdout

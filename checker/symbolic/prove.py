@@ -48,6 +48,11 @@ Z3 unknown                            unknown           unknown            unkno
 
 A bounded search never makes a property pass: against an expected violation it says the
 depth is too small to decide, against an expected ``holds`` that it is no proof.
+
+* ``expect: P``: a property the model expects ``violated`` that no query above decides
+  (it has no symbolic form, such as ``global_lock``, or no depth was given): status
+  ``not checked``, outcome ``unknown`` (exit 3), so a model that expects a violation
+  never passes without it shown.
 """
 
 from __future__ import annotations
@@ -457,8 +462,27 @@ def prove_model(model: Model, options: ProveOptions = ProveOptions()) -> ProveRe
         result.queries += bmc_queries(bounded, names, depth, timeout, model.expect)
         result.bmc_seconds = round(time.monotonic() - started, 3)
         result.skipped = [n for n in names if n not in bounded.properties]
+    result.queries += undecided_violations(result.queries, names, model.expect, depth, bounded.properties)
     judge(result.queries)
     return result
+
+
+def undecided_violations(queries: list[Query], names: list[str], expect: dict[str, str], depth: int,
+                         encoded: Any) -> list[Query]:
+    """An ``expect: P`` query, ``not checked``, for each property ``P`` of ``names`` the
+    model expects ``violated`` that no ``bmc``/``proof`` query of ``queries`` decides:
+    prove cannot show the violation (``encoded``, the bounded encoding's properties,
+    says whether it has a symbolic form; ``depth`` whether BMC ran)."""
+    decided = {q.name.split(": ", 1)[1] for q in queries if q.kind in ("bmc", "proof")}
+    out = []
+    for name in names:
+        if expect.get(name) != "violated" or name in decided:
+            continue
+        why = (f"{name} has no symbolic form: run check" if name not in encoded
+               else f"no bounded search ran (depth {depth}): give --depth, or run check")
+        out.append(Query(f"expect: {name}", "expect", "not checked", 0.0, "violated",
+                         f"the model's expectation of {name}", explanation=why))
+    return out
 
 
 def proof_queries(result: ProveResult, unbounded: Any, bounded: Any, names: list[str],
@@ -502,6 +526,9 @@ def judge(queries: list[Query]) -> None:
 def _outcome(q: Query, proved: set[str]) -> tuple[str, str | None]:
     if q.status == "unknown":
         return UNKNOWN, "Z3 could not decide it"
+    if q.kind == "expect":
+        prop = q.name.split(": ", 1)[1]
+        return UNKNOWN, f"the model expects {prop} violated; prove cannot show it"
     if q.kind not in ("bmc", "proof"):
         if q.expected is None:  # an invariant query with no expectation (a direct caller's)
             return (MISMATCH, "refuted") if q.status == "refuted" else (OK, None)
