@@ -189,6 +189,21 @@ def test_a_deeply_nested_itf_trace_is_one_line_exit_2(tmp_path: Path, depth: int
     assert one_error_line(out.stderr) == f"ordercheck: error: {path}: is nested too deeply to be an ITF trace"
 
 
+@pytest.mark.parametrize("text,message", [
+    ("(?<host>\\S+) (?<clock>.*)\\n(?<event>.*)\n\na " + "[" * 100_000 + "]" * 100_000 + "\na sent a1 to b\n",
+     ":4: clock: is nested too deeply to be a vector clock"),
+    ("(" * 5000 + "?<host>a" + ")" * 5000 + "(?<event>b)\n\nab\n", ":1: parser: is nested too deeply to be read"),
+], ids=["clock", "parser"])
+def test_a_deeply_nested_shiviz_log_is_one_line_exit_2(tmp_path: Path, text: str, message: str) -> None:
+    """A ShiViz log names its own parser expression and carries JSON clocks: either
+    nested past Python's recursion limit was a traceback."""
+    path = tmp_path / "deep.shiviz.log"
+    path.write_text(text, encoding="utf-8")
+    out = invoke("validate", path)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert one_error_line(out.stderr) == f"ordercheck: error: {path}{message}"
+
+
 @pytest.mark.parametrize("header,field,message", [
     ('{"format": "ordercheck-log", "version": 1, "peers": []}', "peers",
      "is empty: name the peers, or leave the key out"),
