@@ -159,6 +159,25 @@ def test_an_ablation_flag_must_be_a_bool(tmp_path: Path) -> None:
     assert "marks constant 'extra' (int) as an ablation" in line, line
 
 
+@pytest.mark.parametrize("field,value,message", [
+    ("mutant", "\\u0000.toml", "evidence.fifo.mutant: '\\x00.toml' is not a file name (it holds a NUL character)"),
+    ("mutant", "a" * 5000 + ".toml", "evidence.fifo.mutant: '" + "a" * 80 + "' cannot be looked up (File name too long)"),
+    ("spec", "\\u0000.py", "spec: '\\x00.py' is not a file name (it holds a NUL character)"),
+    ("spec", "b" * 5000 + ".py", "spec: '" + "b" * 80 + "' cannot be looked up (File name too long)"),
+], ids=["mutant-nul", "mutant-long", "spec-nul", "spec-long"])
+def test_a_file_name_no_file_can_have_is_one_line_exit_2(tmp_path: Path, field: str, value: str, message: str) -> None:
+    """A NUL in a spec's or a mutant's file name was a traceback (ValueError); a name
+    longer than the system allows named the missing file, not the model's field."""
+    spec_file(tmp_path)
+    spec = value if field == "spec" else "mine.py"
+    evidence = f'[evidence]\nfifo = {{ mutant = "{value}" }}\n' if field == "mutant" else ""
+    path = tmp_path / "m.toml"
+    path.write_text(f'spec = "{spec}"\n[constants]\npeers = 2\n[expect]\nfifo = "holds"\n{evidence}', encoding="utf-8")
+    out = invoke("check", path)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert one_error_line(out.stderr) == f"ordercheck: error: {path}: {message}"
+
+
 # -- validate ------------------------------------------------------------------------------------
 
 HEADER = '{"format": "ordercheck-log", "version": 1, "peers": ["a", "b"]}\n'

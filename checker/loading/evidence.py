@@ -86,11 +86,18 @@ def evidence_table(
 def _check_mutant(here: Path, where: str, field: str, name: str) -> None:
     if not name.endswith(".toml"):
         raise InputError(where, field, f"expected a model file name ending in .toml, got {name!r}")
+    if "\0" in name:
+        raise InputError(where, field, f"{name!r} is not a file name (it holds a NUL character)")
     if here.is_file():
         sibling = here.parent / name
-        if sibling.resolve() == here.resolve():
+        try:
+            itself = sibling.resolve() == here.resolve()
+            found = sibling.is_file()
+        except OSError as exc:
+            raise InputError(where, field, f"{name[:80]!r} cannot be looked up ({exc.strerror or exc})") from None
+        if itself:
             raise InputError(where, field, "names this model itself; the evidence must be another model")
-        if not sibling.is_file():
+        if not found:
             raise InputError(where, field, f"no model file {name!r} beside this one")
 
 
