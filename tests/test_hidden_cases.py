@@ -223,6 +223,26 @@ def test_a_deeply_nested_shiviz_log_is_one_line_exit_2(tmp_path: Path, text: str
     assert one_error_line(out.stderr) == f"ordercheck: error: {path}{message}"
 
 
+@pytest.mark.parametrize("at", [60_000, 65_535], ids=["in-a-chunk", "last-byte-of-a-chunk"])
+def test_a_byte_that_is_not_utf8_is_named_by_its_line_and_offset_in_the_file(tmp_path: Path, at: int) -> None:
+    """The offset came from the decoder's chunk: a bad byte at byte 102,986 was said to
+    be at byte 4,682, with no line. ``at``: where the bad character starts (65,535, the
+    last byte of the reader's first 64 KiB, splits it across two chunks)."""
+    send = b'{"peer": "a", "kind": "send", "msg": "m%d", "to": ["b"]}\n'
+    body = HEADER.encode() + b"".join(send.replace(b"%d", str(i).encode()) for i in range(1000))
+    head = b'{"peer": "b", "kind": "deliver", "pad": "'
+    tail = b'", "msg": "m1'
+    pad = at - len(body) - len(head) - len(tail)
+    assert pad > 0
+    line = body.count(b"\n") + 1
+    path = tmp_path / "late.jsonl"
+    path.write_bytes(body + head + b"x" * pad + tail + b'\xe2("}\n')
+    out = invoke("validate", path)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert one_error_line(out.stderr) == (f"ordercheck: error: {path}:{line}: is not UTF-8 text (invalid "
+                                          f"continuation byte at byte {at} of the file)")
+
+
 @pytest.mark.parametrize("header,field,message", [
     ('{"format": "ordercheck-log", "version": 1, "peers": []}', "peers",
      "is empty: name the peers, or leave the key out"),
