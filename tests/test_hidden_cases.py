@@ -178,6 +178,29 @@ def test_a_file_name_no_file_can_have_is_one_line_exit_2(tmp_path: Path, field: 
     assert one_error_line(out.stderr) == f"ordercheck: error: {path}: {message}"
 
 
+def test_a_model_read_through_a_pipe_cannot_name_a_mutant(tmp_path: Path) -> None:
+    """``check /dev/stdin`` (or ``<(...)``): the model's path is no file, so the mutant
+    checks were skipped as for a model built in memory, and a mutant that does not exist
+    backed a "holds" where fifo cannot fail (one send per peer), exit 0."""
+    import subprocess
+
+    from tests.faults_helpers import EXE, env
+
+    spec_file(tmp_path)
+    text = (f'spec = "{tmp_path / "mine.py"}"\n[constants]\npeers = 2\nscript = {{ a = ["b"], b = ["a"] }}\n'
+            '[expect]\nfifo = "holds"\n[evidence]\nfifo = { mutant = "nowhere.toml" }\n')
+    out = subprocess.run([*EXE, "check", "/dev/stdin"], input=text, capture_output=True, text=True, env=env(),
+                         timeout=120)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert one_error_line(out.stderr) == ("ordercheck: error: /dev/stdin: evidence.fifo.mutant: this model is not "
+                                          "read from a file (a pipe?), so its mutant cannot be found beside it and "
+                                          "checked; name the model file itself")
+    # Without a mutant, a model read from a pipe is checked as before.
+    plain = subprocess.run([*EXE, "check", "/dev/stdin", "--quiet"], input=text.split("[evidence]")[0],
+                           capture_output=True, text=True, env=env(), timeout=120)
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+
+
 # -- validate ------------------------------------------------------------------------------------
 
 HEADER = '{"format": "ordercheck-log", "version": 1, "peers": ["a", "b"]}\n'
