@@ -143,6 +143,33 @@ def test_a_default_left_out_in_one_file_and_spelled_out_in_the_other_is_the_same
     assert out.returncode == 0, out.stdout + out.stderr
 
 
+@pytest.mark.parametrize("name,ok", [
+    ("../other/mut.toml", True), ("link.toml", True), ("./m.toml", False), ("../proj/m.toml", False),
+    ("self-link.toml", False),
+], ids=["dotdot", "symlink", "dot-self", "dotdot-self", "symlink-self"])
+def test_a_mutant_named_through_another_path(tmp_path: Path, name: str, ok: bool) -> None:
+    """A mutant reached through ``..`` or a link is checked as any other (and run by
+    --with-evidence); one that leads back to the model itself is refused."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    spec_file(proj)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "mut.toml").write_text(
+        MUTANT.replace("WEIGHTS", "").replace('"mine.py"', f'"{proj / "mine.py"}"'), encoding="utf-8")
+    (proj / "link.toml").symlink_to(tmp_path / "other" / "mut.toml")
+    (proj / "self-link.toml").symlink_to(proj / "m.toml")
+    path = proj / "m.toml"
+    path.write_text(BASE.replace("WEIGHTS", "").replace("mut.toml", name), encoding="utf-8")
+    out = invoke("check", path, "--quiet", "--with-evidence")
+    if ok:
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert f"causal <- mutant {name}: violated  ok" in out.stdout, out.stdout
+    else:
+        assert out.returncode == 2, out.stdout + out.stderr
+        assert one_error_line(out.stderr) == (f"ordercheck: error: {path}: evidence.causal.mutant: names this model "
+                                              "itself; the evidence must be another model")
+
+
 def test_an_ablation_flag_must_be_a_bool(tmp_path: Path) -> None:
     """A constant marked ``ablation=True`` that is an integer let a mutant change the
     configuration itself (``extra = 3``) and still count as "this model with a step
