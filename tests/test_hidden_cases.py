@@ -6,13 +6,17 @@ checkpoints, each of which once ended in exit 0 (or a traceback) where the truth
   of the user's own (a ``sometimes`` reached on the initial state) backed an ordering
   property; a mutant whose list constant differed only in type (``1.0`` for ``1``,
   ``true`` for ``1``) counted as the same configuration; a constant marked as an
-  ablation but not a bool let a mutant change the configuration;
-- validate: a log line or ITF trace nested deeper than Python's recursion limit was a
-  traceback; a header's empty ``peers`` let events name any peer, ``version = true``
-  read as version 1;
+  ablation but not a bool let a mutant change the configuration; a model read through a
+  pipe skipped the mutant checks (any name passed); a NUL in a spec's or mutant's file
+  name was a traceback;
+- validate: a log line, ITF trace, ShiViz clock or parser nested deeper than Python's
+  recursion limit was a traceback; a header's empty ``peers`` let events name any
+  peer, ``version = true`` read as version 1; a byte that is not UTF-8 was placed by
+  the decoder's chunk, not the file;
 - prove: a spec of the user's own whose ``name`` is ``bus1`` was proved with the
   built-in bus1's symbolic encoding ("proof: causal holds", exit 0) while ``check``
-  finds causal violated;
+  finds causal violated; a model expecting a violation prove has no query for
+  (``global_lock``, or no depth) passed, exit 0;
 - checkpoints: what a resume does not notice (code reached through
   ``importlib.import_module``, a data file the spec reads), as the command-line
   reference says; kept here as strict expected failures so a change to either shows.
