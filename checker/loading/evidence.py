@@ -86,17 +86,29 @@ def evidence_table(
 def _check_mutant(here: Path, where: str, field: str, name: str) -> None:
     if not name.endswith(".toml"):
         raise InputError(where, field, f"expected a model file name ending in .toml, got {name!r}")
+    if "\0" in name:
+        raise InputError(where, field, f"{name!r} is not a file name (it holds a NUL character)")
     if here.is_file():
         sibling = here.parent / name
-        if sibling.resolve() == here.resolve():
+        try:
+            itself = sibling.resolve() == here.resolve()
+            found = sibling.is_file()
+        except OSError as exc:
+            raise InputError(where, field, f"{name[:80]!r} cannot be looked up ({exc.strerror or exc})") from None
+        if itself:
             raise InputError(where, field, "names this model itself; the evidence must be another model")
-        if not sibling.is_file():
+        if not found:
             raise InputError(where, field, f"no model file {name!r} beside this one")
 
 
 LIBRARY_WITNESSES = tuple(w.name for w in WITNESSES)
 """The library's witnesses (:mod:`specs.witnesses`), which stand only for the ordering
 properties :data:`specs.witnesses.WITNESSES_FOR` names."""
+
+LIBRARY_BY_NAME: dict[str, Property] = {w.name: w for w in WITNESSES}
+"""The library's witnesses by name: a spec's property of one of these names is the
+library's only when it is that property (a ``sometimes`` of one's own named
+``causal_race`` stands for nothing)."""
 
 WITNESS_HINT = {
     name: " (a spec offers the library's witnesses by listing specs.witnesses.WITNESSES in its properties())"
@@ -116,9 +128,17 @@ def _check_witness(
         raise InputError(where, field, f"{name} is an {prop.kind} property; a witness is a sometimes property")
     if name not in checked or expect.get(name) != "holds":
         raise InputError(where, field, f"a witness must be checked and expected to hold here: add {name} = \"holds\" to [expect]")
-    if backed in ORDERING and name in LIBRARY_WITNESSES and name not in WITNESSES_FOR.get(backed, ()):
+    if name in LIBRARY_WITNESSES and prop != LIBRARY_BY_NAME[name]:
+        raise InputError(where, field, f"the spec's {name} is its own property, not the library's "
+                                       f"(specs.witnesses.{name.upper()}); list the library's in properties(), "
+                                       "or name your own witness otherwise")
+    if backed in ORDERING and name not in WITNESSES_FOR.get(backed, ()):
         fits = WITNESSES_FOR.get(backed, ())
         instead = f"its witnesses: {', '.join(fits)}" if fits else "it has no witness; give a mutant"
+        if name not in LIBRARY_WITNESSES:
+            use = f"name {' or '.join(fits)}, or give a mutant" if fits else "it has no witness; give a mutant"
+            raise InputError(where, field, f"{name} is not a library witness (specs.witnesses); only those are "
+                                           f"evidence for an ordering property such as {backed} ({use})")
         raise InputError(where, field, f"{name} is not a witness for {backed} ({instead})")
 
 
@@ -138,6 +158,13 @@ def check_mutants(model: Model, load: Callable[[Path], Model]) -> None:
     cls = type(model.spec)
     flags = cls.ablations()
     free = {*flags, *cls.ablation_parameters}
+    not_bool = [c for c in cls.constants if c.ablation and c.kind is not bool]
+    if not_bool and any("mutant" in entry for entry in model.evidence.values()):
+        bad = not_bool[0]
+        prop = next(p for p, entry in model.evidence.items() if "mutant" in entry)
+        raise InputError(model.path, f"evidence.{prop}.mutant",
+                         f"{model.spec_name} marks constant {bad.name!r} ({bad.kind.__name__}) as an ablation; an "
+                         "ablation flag is a bool that switches a step off, so a mutant may not change it")
     for prop, entry in model.evidence.items():
         name = entry.get("mutant")
         if name is None:
@@ -153,7 +180,7 @@ def check_mutants(model: Model, load: Callable[[Path], Model]) -> None:
         mine, theirs = model.constants, mutant.constants
         listed = ", ".join(flags) if flags else f"{model.spec.name} declares none"
         for key in sorted(mine.keys() | theirs.keys()):
-            if key not in free and mine.get(key) != theirs.get(key):
+            if key not in free and not same_value(mine.get(key), theirs.get(key)):
                 raise InputError(model.path, field,
                                  f"{name} differs in constant {key!r} ({mine.get(key)!r} vs {theirs.get(key)!r}); "
                                  f"a mutant may change only ablation flags ({listed})")
@@ -165,6 +192,19 @@ def check_mutants(model: Model, load: Callable[[Path], Model]) -> None:
             got = mutant.expect.get(prop)
             said = f"expects {prop} {got!r}" if got else f"has no expectation for {prop}"
             raise InputError(model.path, field, f"{name} {said}; a mutant must expect {prop} = \"violated\"")
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two constants' values are the same, types included at every level: ``1``,
+    ``1.0`` and ``true`` are equal in Python but not the same constant (a spec may read
+    them differently)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    return bool(a == b)
 
 
 def mutant_path(model: Model, name: str) -> Path:

@@ -73,6 +73,12 @@ def load_model(path: str | Path, *, mutants: bool = True) -> Model:
     except RecursionError:
         raise InputError(where, "", f"is nested too deeply (at most {MAX_NESTING} levels of arrays and tables)") from None
     model = model_from_dict(data, where)
+    if not p.is_file():  # a pipe (/dev/stdin, <(...)): no directory to find a mutant beside it
+        named = [prop for prop, entry in model.evidence.items() if "mutant" in entry]
+        if named:
+            raise InputError(where, f"evidence.{named[0]}.mutant",
+                             "this model is not read from a file (a pipe?), so its mutant cannot be found beside "
+                             "it and checked; name the model file itself")
     if mutants:
         check_mutants(model, lambda mutant: load_model(mutant, mutants=False))
     return model

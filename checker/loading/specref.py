@@ -153,11 +153,17 @@ def _from_import(text: str, base: Path) -> SpecRef:
 
 def _from_file(text: str, base: Path) -> SpecRef:
     path_text, attr = (text.rsplit(":", 1) if _has_class_suffix(text) else (text, ""))
-    path = Path(path_text).expanduser()
-    if not path.is_absolute():
-        path = base / path
-    path = path.resolve()
-    if not path.is_file():
+    if "\0" in path_text:
+        raise BadSpecRef(f"{path_text!r} is not a file name (it holds a NUL character)")
+    try:
+        path = Path(path_text).expanduser()
+        if not path.is_absolute():
+            path = base / path
+        path = path.resolve()
+        found = path.is_file()
+    except (OSError, RuntimeError) as exc:  # a name too long, a user ~name that does not exist
+        raise BadSpecRef(f"{path_text[:80]!r} cannot be looked up ({getattr(exc, 'strerror', None) or exc})") from None
+    if not found:
         raise BadSpecRef(f"{path_text!r} is not a file ({path} does not exist)")
     if path.suffix != ".py":
         raise BadSpecRef(f"{path_text!r} is not a Python file (a spec file ends in .py)")

@@ -21,7 +21,22 @@ class NoEncoding(LookupError):
 
 
 def symbolic_class(spec: Spec) -> type:
-    """The ``SYMBOLIC`` class of ``spec``'s encoding module; :class:`NoEncoding` if none."""
+    """The ``SYMBOLIC`` class of ``spec``'s encoding module; :class:`NoEncoding` if none.
+
+    An encoding ``specs/NAME_symbolic.py`` encodes the built-in spec ``specs.NAME.SPEC``
+    and nothing else: a spec of the user's own that takes the name ``NAME`` (a subclass
+    overriding a step, or another protocol) has no encoding, or ``prove`` would prove
+    the built-in spec in its place."""
+    if not spec.name.isidentifier():
+        raise NoEncoding(spec.name)
+    try:
+        builtin = importlib.import_module(f"specs.{spec.name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"specs.{spec.name}":
+            raise
+        raise NoEncoding(spec.name) from None
+    if type(spec) is not getattr(builtin, "SPEC", None):
+        raise NoEncoding(spec.name)
     try:
         module = importlib.import_module(f"specs.{spec.name}_symbolic")
     except ModuleNotFoundError as exc:

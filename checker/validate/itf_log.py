@@ -57,7 +57,15 @@ def decode_value(value: Any) -> Any:
 
 
 def read_itf(text: str, source: str, spec: Spec | None = None) -> Log:
-    """Read an ITF trace written by the reports; ``spec`` overrides the one it names."""
+    """Read an ITF trace written by the reports; ``spec`` overrides the one it names. A
+    trace nested deeper than Python's recursion allows is bad input, not a crash."""
+    try:
+        return _read_itf(text, source, spec)
+    except RecursionError:
+        raise _where(source, "", "is nested too deeply to be an ITF trace") from None
+
+
+def _read_itf(text: str, source: str, spec: Spec | None) -> Log:
     try:
         doc = json.loads(text)
     except ValueError as exc:

@@ -56,6 +56,8 @@ def read_jsonl(lines: Iterable[str], source: str) -> Log:
             rec = json.loads(text)
         except ValueError as exc:
             raise bad(source, number, "", f"is not valid JSON ({exc.args[0].split(':')[0]})") from None
+        except RecursionError:
+            raise bad(source, number, "", "is nested too deeply to be an event") from None
         if not isinstance(rec, dict):
             raise bad(source, number, "", "is not a JSON object (one event per line)")
         if "format" in rec:
@@ -80,13 +82,15 @@ def _header_peers(rec: dict[str, Any], source: str, number: int) -> list[str]:
     if rec.get("format") != FORMAT:
         raise bad(source, number, "format", f"expected {FORMAT!r}, got {rec.get('format')!r}")
     version = rec.get("version", VERSION)
-    if version != VERSION:
+    if type(version) is not int or version != VERSION:
         raise bad(source, number, "version", f"this reader knows version {VERSION}, the log says {version!r}")
     peers = rec.get("peers", [])
     if not isinstance(peers, list) or not all(isinstance(p, str) and p for p in peers):
         raise bad(source, number, "peers", "expected a list of peer names (non-empty strings)")
     if len(set(peers)) != len(peers):
         raise bad(source, number, "peers", "names a peer twice")
+    if "peers" in rec and not peers:
+        raise bad(source, number, "peers", "is empty: name the peers, or leave the key out")
     return peers
 
 

@@ -10,6 +10,7 @@ read as JSON Lines.
 
 from __future__ import annotations
 
+import codecs
 import glob
 import io
 from pathlib import Path
@@ -70,10 +71,29 @@ def read_log(path: str | Path, fmt: str = "auto", spec: Spec | None = None) -> L
                 return read_jsonl(fh, where)
             text = fh.read()
     except UnicodeDecodeError as exc:
-        raise InputError(where, "", f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        line, offset = _first_bad_utf8(p)
+        raise InputError(f"{where}:{line}", "", f"is not UTF-8 text ({exc.reason} at byte {offset} of the file)") from None
     except OSError as exc:
         raise InputError(where, "", f"cannot be read ({exc.__class__.__name__}: {exc.strerror or exc})") from None
     return read_text(text, where, kind, spec)
+
+
+def _first_bad_utf8(path: Path) -> tuple[int, int]:
+    """The line (from 1) and the byte offset in the file of its first byte that is not
+    UTF-8: a decoding error's own offset counts from the chunk being decoded."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    line, done = 1, 0
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 16):
+            pending = len(decoder.getstate()[0])  # bytes of a character begun in the last chunk
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as exc:
+                at = exc.start - pending  # in this chunk (negative: in the bytes carried over)
+                return line + chunk.count(b"\n", 0, max(0, at)), done + at
+            line += chunk.count(b"\n")
+            done += len(chunk)
+    return line, done
 
 
 def expand_logs(paths: list[str]) -> list[Path]:

@@ -40,6 +40,8 @@ def read_shiviz(text: str, source: str) -> Log:
         parser = _python_regex(lines[0])
     except re.error as exc:
         raise bad(source, 1, "parser", f"is not a regular expression ({exc})") from None
+    except RecursionError:
+        raise bad(source, 1, "parser", "is nested too deeply to be read") from None
     missing = {"event", "host"} - set(parser.groupindex)
     if missing:
         raise bad(source, 1, "parser", f"lacks the named group(s) {', '.join(sorted(missing))}")
@@ -73,6 +75,8 @@ def _event(b: LogBuilder, match: re.Match[str], line: int, source: str) -> None:
             vc = json.loads(match.group("clock"))
         except ValueError:
             raise bad(source, line + 1, "clock", "is not a JSON object") from None
+        except RecursionError:
+            raise bad(source, line + 1, "clock", "is nested too deeply to be a vector clock") from None
         if not isinstance(vc, dict) or not all(type(v) is int for v in vc.values()):
             raise bad(source, line + 1, "clock", "expected an object from hosts to integers")
         meta = {"vc": vc}
