@@ -26,7 +26,7 @@ import pytest
 
 from checker import Spec
 from checker.api.errors import InputError
-from checker.engine.bfs import search
+from checker.engine.bfs import Bounds, search
 from checker.engine.declarations import find_cycle
 from checker.engine.fingerprint import fingerprint
 from checker.engine.reduce import Expander, Reductions, plan
@@ -42,6 +42,7 @@ from tests.toyspecs import (
     Ring,
     RingUndeclared,
     Shortcut,
+    Spinner,
     Toggles,
 )
 
@@ -160,6 +161,64 @@ def test_builtin_acyclic_specs_with_joins_still_pass(name):
         assert result.exit_code() == 0, verdicts(result)
 
 
+def bounded(cls: type, constants: dict, props: list[str] | None, max_depth: int):
+    """A model of a toy spec with a depth bound."""
+    data: dict = {"spec": cls.name, "constants": constants, "check": {"max_depth": max_depth}}
+    if props:
+        data["check"]["properties"] = props
+    return model_from_dict(data, f"{cls.name}.toml", spec=(cls, f"{TOYSPECS.as_posix()}:{cls.__name__}"))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_edge_at_the_depth_bound_is_noticed(workers):
+    """At the depth bound nothing new is stored, but an edge into a stored state (one at
+    the bound's depth or shallower) can close a cycle all the same. The spinner's spin
+    back from 1 to 0 is met only at depth 1: with max_depth = 1 the search is complete,
+    and `done` used to "hold" there (exit 0) while max_depth = 5 said violated."""
+    for depth in (1, 5):
+        model = bounded(Spinner, {}, None, depth)
+        out = search(model.spec, model.properties, Bounds(max_depth=model.max_depth), workers=workers)
+        assert out.maybe_cyclic and out.bound is None and out.complete
+        result = check_model(model, replace(QUIET, workers=workers))
+        assert verdicts(result) == {"done": "violated"}, depth
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_cycle_within_the_depth_bound_of_a_spec_declaring_acyclic_is_refused(tmp_path, workers):
+    """The ring of three closes its cycle at depth 2 (wrap(2) back to 0): with max_depth = 2
+    that edge is at the bound, and `stops` used to "hold" (exit 0)."""
+    path = model_file(tmp_path, Ring, {"n": 3}, ["in_range", "stops"])
+    path.write_text(path.read_text() + "max_depth = 2\n")
+    line = one_error_line(cli("check", path, "--quiet", "--workers", workers, cwd=tmp_path))
+    assert "spec ring declares acyclic = True but a run returns to a state: the cycle pass(0) -> pass(1) -> wrap(2)" in line
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_depth_bound_that_cuts_a_cyclic_graph_leaves_eventually_unknown(workers):
+    """A graph that goes on past the bound: `eventually` is unknown at a bound that cut
+    the search (never holds), and a cycle noticed within it is still noticed."""
+    model = bounded(RingUndeclared, {"n": 4}, ["stops"], 2)
+    out = search(model.spec, model.properties, Bounds(max_depth=model.max_depth), workers=workers)
+    assert out.bound == "max_depth" and not out.maybe_cyclic
+    assert verdicts(check_model(model, replace(QUIET, workers=workers))) == {"stops": "unknown"}
+    model = bounded(RingUndeclared, {"n": 2}, ["stops"], 1)
+    out = search(model.spec, model.properties, Bounds(max_depth=model.max_depth), workers=workers)
+    assert out.bound is None and out.maybe_cyclic
+    assert verdicts(check_model(model, replace(QUIET, workers=workers))) == {"stops": "violated"}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_edges_are_tracked_only_where_something_reads_them(workers):
+    """Noticing an edge that can close a cycle costs a table per level: it is done for a
+    spec that declares acyclic or a run with an `eventually` property only."""
+    cyclic = toy(RingUndeclared, {"n": 3}, ["in_range"])
+    assert not search(cyclic.spec, cyclic.properties, workers=workers).maybe_cyclic
+    liveness = toy(RingUndeclared, {"n": 3}, ["in_range", "stops"])
+    assert search(liveness.spec, liveness.properties, workers=workers).maybe_cyclic
+    declared = toy(Ring, {"n": 3}, ["in_range"])
+    assert search(declared.spec, declared.properties, workers=workers).maybe_cyclic
+
+
 def test_spark_refuses_a_spec_declaring_acyclic_that_has_a_cycle(spark, tmp_path):
     from checker.spark.bfs import SparkOptions, check_models_spark
 
@@ -174,6 +233,23 @@ def test_spark_refuses_a_spec_declaring_acyclic_that_has_a_cycle(spark, tmp_path
         if driver_states == 0:
             (result,) = check_models_spark([good], replace(QUIET, engine="spark"), options)
             assert verdicts(result) == {"in_range": "holds", "stops": "holds"}
+
+
+def test_spark_notices_an_edge_at_the_depth_bound(spark, tmp_path):
+    """Spark's level at the depth bound reports the visited successors it meets too."""
+    from checker.spark.bfs import SparkOptions, check_models_spark
+
+    ring_file = model_file(tmp_path, Ring, {"n": 3}, ["in_range", "stops"])
+    ring_file.write_text(ring_file.read_text() + "max_depth = 2\n")
+    spinner_file = model_file(tmp_path, Spinner, {}, ["done"])
+    spinner_file.write_text(spinner_file.read_text() + "max_depth = 1\n")
+    ring, spinner = load_model(ring_file), load_model(spinner_file)
+    for driver_states in (0, None):
+        options = SparkOptions(partitions=2, driver_states=driver_states)
+        (result,) = check_models_spark([spinner], replace(QUIET, engine="spark"), options)
+        assert verdicts(result) == {"done": "violated"}
+        with pytest.raises(InputError, match=r"spec ring declares acyclic = True but .*wrap\(2\)"):
+            check_models_spark([ring], replace(QUIET, engine="spark"), options)
 
 
 # -- the cycle proviso on random cyclic specs ---------------------------------------------

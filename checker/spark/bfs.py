@@ -106,6 +106,7 @@ from checker.engine.bfs import Progress as LocalProgress
 from checker.engine.evaluate import Evaluator
 from checker.engine.fairness_note import fairness_warning
 from checker.engine.fingerprint import check_vocabulary, fingerprint
+from checker.engine.levels import tracks_cycles
 from checker.engine.memory import current_rss, peak_rss, reset_peak
 from checker.engine.reduce import Reductions
 from checker.loading.specref import reference_of
@@ -236,6 +237,7 @@ class _ModelRun:
         self.stop = False
         self.pending_stop = False
         self.maybe_cyclic = False
+        self.tracks_cycles = tracks_cycles(job.spec, job.props)
         self.at_depth_bound = False
         self.started = started
         self.seconds = 0.0
@@ -278,10 +280,12 @@ class _ModelRun:
     @property
     def wants_back_edges(self) -> bool:
         """Whether the next level must report successors already visited: until the
-        first, always (an edge that can close a cycle sends ``eventually`` properties to
-        the fair-cycle search, and a spec that declares ``acyclic`` to the check of its
-        declaration, :mod:`checker.engine.declarations`); one is enough."""
-        return not self.maybe_cyclic
+        first, whenever something reads it (:func:`checker.engine.levels.tracks_cycles`:
+        an edge that can close a cycle sends ``eventually`` properties to the fair-cycle
+        search and the fairness warning, and a spec that declares ``acyclic`` to the
+        check of its declaration, :mod:`checker.engine.declarations`); one is enough.
+        The depth bound's level reports them too: every visited successor there is one."""
+        return self.tracks_cycles and not self.maybe_cyclic
 
     @property
     def active(self) -> bool:
@@ -307,7 +311,7 @@ class _ModelRun:
         for s in summaries:
             for r, n in zip(s.ranks, s.nsucc):
                 nsucc[r] = n
-        self.maybe_cyclic = self.maybe_cyclic or any(s.back_edge for s in summaries)
+        self.maybe_cyclic = self.maybe_cyclic or (self.tracks_cycles and any(s.back_edge for s in summaries))
         events: dict[str, Event] = {}
         for s in summaries:
             for name, ev in s.events.items():
