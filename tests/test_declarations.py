@@ -219,6 +219,56 @@ def test_edges_are_tracked_only_where_something_reads_them(workers):
     assert search(declared.spec, declared.properties, workers=workers).maybe_cyclic
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_undecided_acyclic_declaration_leaves_no_holds(monkeypatch, workers):
+    """When the cycle search stops before it decides, no verdict rests on the declaration:
+    every holds not shown by a witness is unknown (exit 3), with the reason; a witness
+    and a violation stand. (It used to warn and keep "holds", exit 0.)"""
+    from checker.engine import declarations
+
+    monkeypatch.setattr(declarations, "CYCLE_SECONDS", 0.0)
+    monkeypatch.setattr(declarations, "CYCLE_CHECK_EVERY", 1)
+    result = check_model(toy(Shortcut), replace(QUIET, workers=workers))
+    assert verdicts(result) == {"ends": "unknown"} and result.exit_code() == 3
+    assert result.properties["ends"].explanation == declarations.UNDECIDED
+    (note,) = [w for w in result.warnings if w.startswith("acyclic: ")]
+    assert "was not decided within its time (1 state searched), so every verdict that could rest on the " \
+           "declaration is unknown. To decide it, give the run more time (time_limit) or memory " \
+           "(--memory-limit), or remove the declaration" in note
+    model = load_model(MODELS / "matrix-2.toml")
+    result = check_model(model, replace(QUIET, workers=workers))
+    assert {n: p.status for n, p in result.properties.items() if p.status != "unknown"} == {
+        "synchronous": "violated", "fifo_race": "holds", "causal_race": "holds"}
+    assert result.properties["fifo"].status == "unknown" and result.exit_code() == 3
+
+
+def test_the_cycle_search_stops_at_the_memory_budget(monkeypatch):
+    """The cycle search looks at the run's memory budget as it goes, and is cut there."""
+    from checker.engine import declarations
+    from checker.engine.budget import MemoryBoundReached
+
+    class Full:
+        def check(self) -> None:
+            raise MemoryBoundReached(2 << 30, 1 << 30)
+
+    monkeypatch.setattr(declarations, "CYCLE_CHECK_EVERY", 1)
+    with pytest.raises(declarations.CycleSearchCut, match=r"the memory budget \(2\.0 GiB of memory in use, limit "
+                                                          r"1\.0 GiB; 1 state searched\)"):
+        find_cycle(toy(Shortcut).spec, budget=Full())
+    assert find_cycle(toy(Shortcut).spec)[2]  # no budget: decided
+
+
+def test_the_cycle_search_is_not_limited_by_max_states():
+    """The cycle search walks the unreduced graph, larger than the reduced search that
+    max_states bounds: matrix-2's 65 reduced states are all within max_states = 65, and
+    its acyclic declaration is decided (it was "not decided within 65 states", and the
+    holds stood)."""
+    model = load_model(MODELS / "matrix-2.toml")
+    result = check_model(model, replace(QUIET, max_states=65))
+    assert result.stats.bound is None and result.exit_code() == 0, verdicts(result)
+    assert not [w for w in result.warnings if "acyclic" in w]
+
+
 def test_spark_refuses_a_spec_declaring_acyclic_that_has_a_cycle(spark, tmp_path):
     from checker.spark.bfs import SparkOptions, check_models_spark
 
@@ -250,6 +300,17 @@ def test_spark_notices_an_edge_at_the_depth_bound(spark, tmp_path):
         assert verdicts(result) == {"done": "violated"}
         with pytest.raises(InputError, match=r"spec ring declares acyclic = True but .*wrap\(2\)"):
             check_models_spark([ring], replace(QUIET, engine="spark"), options)
+
+
+def test_spark_an_undecided_acyclic_declaration_leaves_no_holds(spark, tmp_path, monkeypatch):
+    from checker.engine import declarations
+    from checker.spark.bfs import SparkOptions, check_models_spark
+
+    monkeypatch.setattr(declarations, "CYCLE_SECONDS", 0.0)
+    monkeypatch.setattr(declarations, "CYCLE_CHECK_EVERY", 1)
+    shortcut = load_model(model_file(tmp_path, Shortcut, {}, ["ends"]))
+    (result,) = check_models_spark([shortcut], replace(QUIET, engine="spark"), SparkOptions(partitions=2))
+    assert verdicts(result) == {"ends": "unknown"} and result.exit_code() == 3
 
 
 # -- the cycle proviso on random cyclic specs ---------------------------------------------

@@ -769,7 +769,7 @@ def check_models_spark(models: Sequence[Model], options: Any, spark_options: Spa
     """
     from py4j.protocol import Py4JError
 
-    from checker.engine.declarations import check_acyclic
+    from checker.engine.declarations import check_acyclic, undecided_verdicts
     from checker.engine.run import bounds_for, build_result, check_cycles
 
     if spark_options is None:
@@ -808,12 +808,14 @@ def check_models_spark(models: Sequence[Model], options: Any, spark_options: Spa
         # Fair cycles (lassos) for `eventually` properties the search left open: the local
         # liveness checker runs on the driver, only when some edge went back to an earlier
         # level (without one, every run ends in a terminal state the search checked).
-        if outcome.maybe_cyclic and outcome.bound is None and any(
+        if outcome.maybe_cyclic and outcome.bound is None and not model.spec.acyclic and any(
             p.kind == "eventually" and p.name not in outcome.decisions for p in model.properties
         ):
             warnings.append("`eventually`: fair cycles were searched on the driver by the local liveness checker")
         lassos, liveness_cut = check_cycles(model, outcome, job.bounds)
         result = build_result(model, outcome, "spark", Reductions().as_dict(model.spec), warnings, lassos, liveness_cut)
+        if acyclic_note is not None:
+            undecided_verdicts(result)
         note = fairness_warning(model.spec, model.properties, outcome.maybe_cyclic, result, job.bounds)
         if note is not None:
             result.warnings.append(note)
