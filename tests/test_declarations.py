@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import shutil
 import subprocess
 import sys
 from collections import deque
@@ -547,6 +548,25 @@ def test_check_reductions_is_refused_by_spark(tmp_path):
     path = model_file(tmp_path, Ring, {"n": 3, "stop": True}, ["in_range"])
     line = one_error_line(cli("check", path, "--engine", "spark", "--check-reductions", cwd=tmp_path))
     assert "--check-reductions: not supported by --engine spark" in line
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_resume_with_another_check_reductions_setting_is_refused(tmp_path, workers):
+    """--check-reductions is part of a checkpoint's identity: a resume that adds it would
+    check only the states after the checkpoint (it resumed silently), one that drops it
+    would pass off a half-checked run as checked."""
+    model = toy(Shortcut)
+    ckpt = tmp_path / "ckpt"
+    for check in (False, True):
+        shutil.rmtree(ckpt, ignore_errors=True)
+        search(model.spec, model.properties, Bounds(max_depth=1), checkpoint=ckpt, checkpoint_every=0,
+               reductions=Reductions(check=check), workers=workers)
+        with pytest.raises(InputError, match="another model, property set or reduction setting"):
+            search(model.spec, model.properties, checkpoint=ckpt, resume=True, reductions=Reductions(check=not check),
+                   workers=workers)
+        again = search(model.spec, model.properties, checkpoint=ckpt, resume=True, reductions=Reductions(check=check),
+                       workers=workers)
+        assert again.complete
 
 
 def test_plan_is_unchanged_by_the_check():

@@ -196,6 +196,8 @@ class _LevelSearch:
         ident = dict(identity or {})
         ident.setdefault("spec", spec.name)
         ident["reductions"] = reductions.as_dict(spec)
+        if reductions.check:  # --check-reductions: a resume must check what it did (only when on: older checkpoints resume)
+            ident["reductions"]["check"] = True
         ident["properties"] = [p.name for p in props]
         self.ident = ident
         self.ckpt = Path(checkpoint) if checkpoint is not None else None
