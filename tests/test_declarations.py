@@ -2,7 +2,10 @@
 
 * ``acyclic = True``: every engine notices an edge that can close a cycle, and a spec
   that declares ``acyclic`` and has a cycle stops with exit 2 naming it (one process,
-  shard workers, Spark); a join of two runs of different lengths is not a cycle.
+  shard workers, Spark); a join of two runs of different lengths is not a cycle. An
+  edge at the depth bound counts; a cycle search cut by its own budget (never the
+  model's max_states) leaves no holds; --check-reductions is part of a checkpoint's
+  identity.
 * The cycle proviso of partial-order reduction, on random cyclic specs: reduced and
   unreduced verdicts agree (switching the proviso off for cyclic specs fails this).
 * Symmetry: the canonical fingerprint of a sampled reachable state is the least over
@@ -44,6 +47,8 @@ from tests.toyspecs import (
     RingUndeclared,
     Shortcut,
     Spinner,
+    Tail,
+    TailUndeclared,
     Toggles,
 )
 
@@ -206,6 +211,21 @@ def test_a_depth_bound_that_cuts_a_cyclic_graph_leaves_eventually_unknown(worker
     out = search(model.spec, model.properties, Bounds(max_depth=model.max_depth), workers=workers)
     assert out.bound is None and out.maybe_cyclic
     assert verdicts(check_model(model, replace(QUIET, workers=workers))) == {"stops": "violated"}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_cycle_within_a_depth_bound_that_cuts_the_graph(workers):
+    """The loop 0 -> 1 -> 0 closes at max_depth = 1 (back from 1, at the bound), the way
+    out to 6 lies beyond it: the search is cut, so `out` is unknown (the lasso search
+    needs the whole graph; never holds), and the wrong acyclic declaration is refused
+    (it was not: no edge was noticed at the bound)."""
+    model = bounded(TailUndeclared, {}, None, 1)
+    out = search(model.spec, model.properties, Bounds(max_depth=1), workers=workers)
+    assert out.bound == "max_depth" and out.maybe_cyclic
+    result = check_model(model, replace(QUIET, workers=workers))
+    assert verdicts(result) == {"out": "unknown"} and result.exit_code() == 3
+    with pytest.raises(InputError, match=r"spec tail declares acyclic = True but .* the cycle on\(0\) -> back"):
+        check_model(bounded(Tail, {}, None, 1), replace(QUIET, workers=workers))
 
 
 @pytest.mark.parametrize("workers", [1, 2])
