@@ -204,19 +204,23 @@ def check_acyclic(model: Any, outcome: Any, group: Sequence[tuple[int, ...]], bo
     seconds = CYCLE_SECONDS if time_limit is None else max(time_limit - outcome.seconds, CYCLE_MIN_SECONDS)
     deadline = time.monotonic() + seconds
     why = _states(limit) if limit is not None else ""
+    renamed = bool(group)
     try:
         cycle, prefix, complete = find_cycle(spec, group, limit, deadline, budget)
-        renamed = bool(group)
-        if cycle is not None and group:
-            # A cycle up to renaming is a real one only if the group is a symmetry: name a
-            # concrete one, and blame nothing on the declaration if the concrete graph has none.
-            concrete, concrete_prefix, concrete_complete = find_cycle(spec, (), limit, deadline, budget)
-            if concrete is not None:
-                cycle, prefix, renamed = concrete, concrete_prefix, False
-            elif concrete_complete:
-                cycle, complete = None, True
     except CycleSearchCut as exc:
-        cycle, prefix, renamed, complete, why = None, [], False, False, exc.why
+        cycle, prefix, complete, why = None, [], False, exc.why
+    if cycle is not None and group:
+        # A cycle up to renaming is a real one only if the group is a symmetry: name a
+        # concrete one, and blame nothing on the declaration if the concrete graph has none
+        # (undecided there, the cycle up to renaming is named).
+        try:
+            concrete, concrete_prefix, concrete_complete = find_cycle(spec, (), limit, deadline, budget)
+        except CycleSearchCut:
+            concrete, concrete_complete = None, False
+        if concrete is not None:
+            cycle, prefix, renamed = concrete, concrete_prefix, False
+        elif concrete_complete:
+            cycle, complete = None, True
     if cycle is not None:
         raise InputError(model.path, "", acyclic_message(spec, cycle, prefix, renamed))
     if not complete:
