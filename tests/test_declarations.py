@@ -254,7 +254,7 @@ def test_an_undecided_acyclic_declaration_leaves_no_holds(monkeypatch, workers):
     assert result.properties["ends"].explanation == declarations.UNDECIDED
     (note,) = [w for w in result.warnings if w.startswith("acyclic: ")]
     assert "was not decided within its time (1 state searched), so every verdict that could rest on the " \
-           "declaration is unknown. To decide it, give the run more time (time_limit) or memory " \
+           "declaration is unknown. To decide it, give the run more time (time_limit, --time-limit) or memory " \
            "(--memory-limit), or remove the declaration" in note
     model = load_model(MODELS / "matrix-2.toml")
     result = check_model(model, replace(QUIET, workers=workers))

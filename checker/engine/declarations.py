@@ -227,7 +227,7 @@ def check_acyclic(model: Any, outcome: Any, group: Sequence[tuple[int, ...]], bo
         return (f"acyclic: {spec.name} declares acyclic = True and the search met an edge to a state it had "
                 f"visited at the same depth or shallower; whether it closes a cycle was not decided within "
                 f"{why}, so every verdict that could rest on the declaration is unknown. To decide it, give the "
-                f"run more time (time_limit) or memory (--memory-limit), or remove the declaration")
+                f"run more time (time_limit, --time-limit) or memory (--memory-limit), or remove the declaration")
     outcome.maybe_cyclic = False
     return None
 
