@@ -2,7 +2,10 @@
 
 * ``acyclic = True``: every engine notices an edge that can close a cycle, and a spec
   that declares ``acyclic`` and has a cycle stops with exit 2 naming it (one process,
-  shard workers, Spark); a join of two runs of different lengths is not a cycle.
+  shard workers, Spark); a join of two runs of different lengths is not a cycle. An
+  edge at the depth bound counts; a cycle search cut by its own budget (never the
+  model's max_states) leaves no holds; --check-reductions is part of a checkpoint's
+  identity.
 * The cycle proviso of partial-order reduction, on random cyclic specs: reduced and
   unreduced verdicts agree (switching the proviso off for cyclic specs fails this).
 * Symmetry: the canonical fingerprint of a sampled reachable state is the least over
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import shutil
 import subprocess
 import sys
 from collections import deque
@@ -26,7 +30,7 @@ import pytest
 
 from checker import Spec
 from checker.api.errors import InputError
-from checker.engine.bfs import search
+from checker.engine.bfs import Bounds, search
 from checker.engine.declarations import find_cycle
 from checker.engine.fingerprint import fingerprint
 from checker.engine.reduce import Expander, Reductions, plan
@@ -42,6 +46,9 @@ from tests.toyspecs import (
     Ring,
     RingUndeclared,
     Shortcut,
+    Spinner,
+    Tail,
+    TailUndeclared,
     Toggles,
 )
 
@@ -160,6 +167,129 @@ def test_builtin_acyclic_specs_with_joins_still_pass(name):
         assert result.exit_code() == 0, verdicts(result)
 
 
+def bounded(cls: type, constants: dict, props: list[str] | None, max_depth: int):
+    """A model of a toy spec with a depth bound."""
+    data: dict = {"spec": cls.name, "constants": constants, "check": {"max_depth": max_depth}}
+    if props:
+        data["check"]["properties"] = props
+    return model_from_dict(data, f"{cls.name}.toml", spec=(cls, f"{TOYSPECS.as_posix()}:{cls.__name__}"))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_edge_at_the_depth_bound_is_noticed(workers):
+    """At the depth bound nothing new is stored, but an edge into a stored state (one at
+    the bound's depth or shallower) can close a cycle all the same. The spinner's spin
+    back from 1 to 0 is met only at depth 1: with max_depth = 1 the search is complete,
+    and `done` used to "hold" there (exit 0) while max_depth = 5 said violated."""
+    for depth in (1, 5):
+        model = bounded(Spinner, {}, None, depth)
+        out = search(model.spec, model.properties, Bounds(max_depth=model.max_depth), workers=workers)
+        assert out.maybe_cyclic and out.bound is None and out.complete
+        result = check_model(model, replace(QUIET, workers=workers))
+        assert verdicts(result) == {"done": "violated"}, depth
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_cycle_within_the_depth_bound_of_a_spec_declaring_acyclic_is_refused(tmp_path, workers):
+    """The ring of three closes its cycle at depth 2 (wrap(2) back to 0): with max_depth = 2
+    that edge is at the bound, and `stops` used to "hold" (exit 0)."""
+    path = model_file(tmp_path, Ring, {"n": 3}, ["in_range", "stops"])
+    path.write_text(path.read_text() + "max_depth = 2\n")
+    line = one_error_line(cli("check", path, "--quiet", "--workers", workers, cwd=tmp_path))
+    assert "spec ring declares acyclic = True but a run returns to a state: the cycle pass(0) -> pass(1) -> wrap(2)" in line
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_depth_bound_that_cuts_a_cyclic_graph_leaves_eventually_unknown(workers):
+    """A graph that goes on past the bound: `eventually` is unknown at a bound that cut
+    the search (never holds), and a cycle noticed within it is still noticed."""
+    model = bounded(RingUndeclared, {"n": 4}, ["stops"], 2)
+    out = search(model.spec, model.properties, Bounds(max_depth=model.max_depth), workers=workers)
+    assert out.bound == "max_depth" and not out.maybe_cyclic
+    assert verdicts(check_model(model, replace(QUIET, workers=workers))) == {"stops": "unknown"}
+    model = bounded(RingUndeclared, {"n": 2}, ["stops"], 1)
+    out = search(model.spec, model.properties, Bounds(max_depth=model.max_depth), workers=workers)
+    assert out.bound is None and out.maybe_cyclic
+    assert verdicts(check_model(model, replace(QUIET, workers=workers))) == {"stops": "violated"}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_cycle_within_a_depth_bound_that_cuts_the_graph(workers):
+    """The loop 0 -> 1 -> 0 closes at max_depth = 1 (back from 1, at the bound), the way
+    out to 6 lies beyond it: the search is cut, so `out` is unknown (the lasso search
+    needs the whole graph; never holds), and the wrong acyclic declaration is refused
+    (it was not: no edge was noticed at the bound)."""
+    model = bounded(TailUndeclared, {}, None, 1)
+    out = search(model.spec, model.properties, Bounds(max_depth=1), workers=workers)
+    assert out.bound == "max_depth" and out.maybe_cyclic
+    result = check_model(model, replace(QUIET, workers=workers))
+    assert verdicts(result) == {"out": "unknown"} and result.exit_code() == 3
+    with pytest.raises(InputError, match=r"spec tail declares acyclic = True but .* the cycle on\(0\) -> back"):
+        check_model(bounded(Tail, {}, None, 1), replace(QUIET, workers=workers))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_edges_are_tracked_only_where_something_reads_them(workers):
+    """Noticing an edge that can close a cycle costs a table per level: it is done for a
+    spec that declares acyclic or a run with an `eventually` property only."""
+    cyclic = toy(RingUndeclared, {"n": 3}, ["in_range"])
+    assert not search(cyclic.spec, cyclic.properties, workers=workers).maybe_cyclic
+    liveness = toy(RingUndeclared, {"n": 3}, ["in_range", "stops"])
+    assert search(liveness.spec, liveness.properties, workers=workers).maybe_cyclic
+    declared = toy(Ring, {"n": 3}, ["in_range"])
+    assert search(declared.spec, declared.properties, workers=workers).maybe_cyclic
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_undecided_acyclic_declaration_leaves_no_holds(monkeypatch, workers):
+    """When the cycle search stops before it decides, no verdict rests on the declaration:
+    every holds not shown by a witness is unknown (exit 3), with the reason; a witness
+    and a violation stand. (It used to warn and keep "holds", exit 0.)"""
+    from checker.engine import declarations
+
+    monkeypatch.setattr(declarations, "CYCLE_SECONDS", 0.0)
+    monkeypatch.setattr(declarations, "CYCLE_CHECK_EVERY", 1)
+    result = check_model(toy(Shortcut), replace(QUIET, workers=workers))
+    assert verdicts(result) == {"ends": "unknown"} and result.exit_code() == 3
+    assert result.properties["ends"].explanation == declarations.UNDECIDED
+    (note,) = [w for w in result.warnings if w.startswith("acyclic: ")]
+    assert "was not decided within its time (1 state searched), so every verdict that could rest on the " \
+           "declaration is unknown. To decide it, give the run more time (time_limit, --time-limit) or memory " \
+           "(--memory-limit), or remove the declaration" in note
+    model = load_model(MODELS / "matrix-2.toml")
+    result = check_model(model, replace(QUIET, workers=workers))
+    assert {n: p.status for n, p in result.properties.items() if p.status != "unknown"} == {
+        "synchronous": "violated", "fifo_race": "holds", "causal_race": "holds"}
+    assert result.properties["fifo"].status == "unknown" and result.exit_code() == 3
+
+
+def test_the_cycle_search_stops_at_the_memory_budget(monkeypatch):
+    """The cycle search looks at the run's memory budget as it goes, and is cut there."""
+    from checker.engine import declarations
+    from checker.engine.budget import MemoryBoundReached
+
+    class Full:
+        def check(self) -> None:
+            raise MemoryBoundReached(2 << 30, 1 << 30)
+
+    monkeypatch.setattr(declarations, "CYCLE_CHECK_EVERY", 1)
+    with pytest.raises(declarations.CycleSearchCut, match=r"the memory budget \(2\.0 GiB of memory in use, limit "
+                                                          r"1\.0 GiB; 1 state searched\)"):
+        find_cycle(toy(Shortcut).spec, budget=Full())
+    assert find_cycle(toy(Shortcut).spec)[2]  # no budget: decided
+
+
+def test_the_cycle_search_is_not_limited_by_max_states():
+    """The cycle search walks the unreduced graph, larger than the reduced search that
+    max_states bounds: matrix-2's 65 reduced states are all within max_states = 65, and
+    its acyclic declaration is decided (it was "not decided within 65 states", and the
+    holds stood)."""
+    model = load_model(MODELS / "matrix-2.toml")
+    result = check_model(model, replace(QUIET, max_states=65))
+    assert result.stats.bound is None and result.exit_code() == 0, verdicts(result)
+    assert not [w for w in result.warnings if "acyclic" in w]
+
+
 def test_spark_refuses_a_spec_declaring_acyclic_that_has_a_cycle(spark, tmp_path):
     from checker.spark.bfs import SparkOptions, check_models_spark
 
@@ -174,6 +304,34 @@ def test_spark_refuses_a_spec_declaring_acyclic_that_has_a_cycle(spark, tmp_path
         if driver_states == 0:
             (result,) = check_models_spark([good], replace(QUIET, engine="spark"), options)
             assert verdicts(result) == {"in_range": "holds", "stops": "holds"}
+
+
+def test_spark_notices_an_edge_at_the_depth_bound(spark, tmp_path):
+    """Spark's level at the depth bound reports the visited successors it meets too."""
+    from checker.spark.bfs import SparkOptions, check_models_spark
+
+    ring_file = model_file(tmp_path, Ring, {"n": 3}, ["in_range", "stops"])
+    ring_file.write_text(ring_file.read_text() + "max_depth = 2\n")
+    spinner_file = model_file(tmp_path, Spinner, {}, ["done"])
+    spinner_file.write_text(spinner_file.read_text() + "max_depth = 1\n")
+    ring, spinner = load_model(ring_file), load_model(spinner_file)
+    for driver_states in (0, None):
+        options = SparkOptions(partitions=2, driver_states=driver_states)
+        (result,) = check_models_spark([spinner], replace(QUIET, engine="spark"), options)
+        assert verdicts(result) == {"done": "violated"}
+        with pytest.raises(InputError, match=r"spec ring declares acyclic = True but .*wrap\(2\)"):
+            check_models_spark([ring], replace(QUIET, engine="spark"), options)
+
+
+def test_spark_an_undecided_acyclic_declaration_leaves_no_holds(spark, tmp_path, monkeypatch):
+    from checker.engine import declarations
+    from checker.spark.bfs import SparkOptions, check_models_spark
+
+    monkeypatch.setattr(declarations, "CYCLE_SECONDS", 0.0)
+    monkeypatch.setattr(declarations, "CYCLE_CHECK_EVERY", 1)
+    shortcut = load_model(model_file(tmp_path, Shortcut, {}, ["ends"]))
+    (result,) = check_models_spark([shortcut], replace(QUIET, engine="spark"), SparkOptions(partitions=2))
+    assert verdicts(result) == {"ends": "unknown"} and result.exit_code() == 3
 
 
 # -- the cycle proviso on random cyclic specs ---------------------------------------------
@@ -410,6 +568,25 @@ def test_check_reductions_is_refused_by_spark(tmp_path):
     path = model_file(tmp_path, Ring, {"n": 3, "stop": True}, ["in_range"])
     line = one_error_line(cli("check", path, "--engine", "spark", "--check-reductions", cwd=tmp_path))
     assert "--check-reductions: not supported by --engine spark" in line
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_resume_with_another_check_reductions_setting_is_refused(tmp_path, workers):
+    """--check-reductions is part of a checkpoint's identity: a resume that adds it would
+    check only the states after the checkpoint (it resumed silently), one that drops it
+    would pass off a half-checked run as checked."""
+    model = toy(Shortcut)
+    ckpt = tmp_path / "ckpt"
+    for check in (False, True):
+        shutil.rmtree(ckpt, ignore_errors=True)
+        search(model.spec, model.properties, Bounds(max_depth=1), checkpoint=ckpt, checkpoint_every=0,
+               reductions=Reductions(check=check), workers=workers)
+        with pytest.raises(InputError, match="another model, property set or reduction setting"):
+            search(model.spec, model.properties, checkpoint=ckpt, resume=True, reductions=Reductions(check=not check),
+                   workers=workers)
+        again = search(model.spec, model.properties, checkpoint=ckpt, resume=True, reductions=Reductions(check=check),
+                       workers=workers)
+        assert again.complete
 
 
 def test_plan_is_unchanged_by_the_check():

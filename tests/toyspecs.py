@@ -416,3 +416,32 @@ class Flicker(Spec):
 
     def properties(self):
         return [Property.sometimes("lit", lambda s: "light 0 is on" if s[0] else None, stable=True, reads=("lights",))]
+
+
+class Tail(Spec):
+    """A loop near the start and a long way out: 0 -> 1 -> 0 (``back``), and 1 -> 2 ->
+    ... -> ``n`` (``on``), where the run stops. Declares ``acyclic``, wrongly; a depth
+    bound below ``n`` cuts the way out while the loop lies within it."""
+
+    name = "tail"
+    constants = (Constant("n", int, 6, minimum=2),)
+    acyclic = True
+
+    def init_states(self):
+        return [0]
+
+    def next_states(self, state):
+        out = [(("on", state), state + 1)] if state < self.n else []
+        if state == 1:
+            out.append((("back",), 0))
+        return out
+
+    def properties(self):
+        return [Property.eventually("out", lambda s: None if s == self.n else f"at {s}")]
+
+
+class TailUndeclared(Tail):
+    """The tail without the wrong declaration."""
+
+    name = "tail_undeclared"
+    acyclic = False

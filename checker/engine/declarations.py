@@ -4,16 +4,20 @@
 revisits a state. The engines trust the claim where it saves work (partial-order
 reduction drops its visibility condition for ``stable`` properties and may defer steps;
 no fair-cycle search runs for ``eventually`` properties), so a wrong claim could make a
-property "hold" past a cycle. Every engine notices, while it searches, an edge that can
-close a cycle: in breadth-first order, an edge to a state visited before the level it
-leads to, i.e. at the depth of its source or shallower (``maybe_cyclic`` of the
-search's outcome). Such an edge need not close one (two runs of different lengths can
-meet in a state), so when a spec declaring ``acyclic`` has one, :func:`check_acyclic`
-searches its state graph depth first for a cycle (:func:`find_cycle`): without
-partial-order reduction, so over every edge the search could have taken, with states
-identified as the search identified them (canonical under its symmetry group). A cycle
-found ends the check with bad input (exit code 2) naming the cycle's actions; none
-found means the graph the search saw is acyclic, and no fair-cycle search is needed.
+property "hold" past a cycle. Every engine notices, while it searches a spec that
+declares ``acyclic`` (or for an ``eventually`` property), an edge that can close a
+cycle: in breadth-first order, an edge to a state visited before the level it leads
+to, i.e. at the depth of its source or shallower, at the depth bound too (``maybe_cyclic``
+of the search's outcome). Such an edge need not close one (two runs of different
+lengths can meet in a state), so when a spec declaring ``acyclic`` has one,
+:func:`check_acyclic` searches its state graph depth first for a cycle
+(:func:`find_cycle`): without partial-order reduction, so over every edge the search
+could have taken, with states identified as the search identified them (canonical
+under its symmetry group), within a time and memory budget of its own. A cycle found
+ends the check with bad input (exit code 2) naming the cycle's actions; none found
+means the graph the search saw is acyclic, and no fair-cycle search is needed; a
+search cut by its budget leaves the declaration unconfirmed, and every ``holds`` not
+shown by a witness becomes ``unknown`` (:func:`undecided_verdicts`, exit code 3).
 Specs that make no such claim keep the flag, which sends their ``eventually``
 properties to the fair-cycle search (:mod:`checker.engine.liveness`).
 
@@ -67,8 +71,31 @@ def show(spec: Spec, action: Action) -> str:
 # -- acyclic ------------------------------------------------------------------------------
 
 
+CYCLE_SECONDS = 600.0
+"""The cycle search of :func:`check_acyclic` runs at most this long (without a time
+limit; with one, for what is left of it, at least :data:`CYCLE_MIN_SECONDS`)."""
+
+CYCLE_MIN_SECONDS = 10.0
+"""The least time the cycle search gets when the search used up the time limit."""
+
+CYCLE_CHECK_EVERY = 1024
+"""States the cycle search pushes between two looks at its clock and memory budget."""
+
+
+class CycleSearchCut(Exception):
+    """The cycle search stopped before it decided (``why``: what stopped it)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
 def find_cycle(
-    spec: Spec, group: Sequence[tuple[int, ...]] = (), limit: int | None = None
+    spec: Spec,
+    group: Sequence[tuple[int, ...]] = (),
+    limit: int | None = None,
+    deadline: float | None = None,
+    budget: Any = None,
 ) -> tuple[list[Action] | None, list[Action], bool]:
     """A cycle of ``spec``'s state graph, searched depth first from the initial states
     over every enabled action, states identified by their fingerprints canonical under
@@ -80,7 +107,12 @@ def find_cycle(
     Under a symmetry group, the cycle returns to a renaming of its first state, which
     is a real cycle of the spec when the group is (the renamed run repeats, and a
     renaming repeated returns to the identity).
+
+    Raises :class:`CycleSearchCut` when ``deadline`` (a :func:`time.monotonic` time)
+    passes or the memory ``budget`` (a :class:`~checker.engine.budget.MemoryBudget`)
+    would be passed first (both looked at every :data:`CYCLE_CHECK_EVERY` states).
     """
+    from checker.engine.budget import MemoryBoundReached
     from checker.engine.reduce import Expander, Reductions
 
     fingerprints = Expander(spec, Reductions(group=tuple(group))).fingerprints
@@ -89,6 +121,7 @@ def find_cycle(
     next_states = spec.next_states
     # Each frame: [fingerprint, successors, their fingerprints, next position, action that led here].
     stack: list[list[Any]] = []
+    watched = deadline is not None or budget is not None
 
     def push(state: State, fp: int, action: Action | None) -> None:
         out = list(next_states(state))
@@ -96,6 +129,14 @@ def find_cycle(
         colour[fp] = 1
         on_stack[fp] = len(stack)
         stack.append([fp, out, fps, 0, action])
+        if watched and len(colour) % CYCLE_CHECK_EVERY == 0:
+            if deadline is not None and time.monotonic() > deadline:
+                raise CycleSearchCut(f"its time ({_states(len(colour))} searched)")
+            if budget is not None:
+                try:
+                    budget.check()
+                except MemoryBoundReached as exc:
+                    raise CycleSearchCut(f"the memory budget ({exc}; {_states(len(colour))} searched)") from None
 
     for init in spec.init_states():
         root = int(fingerprints([init])[0])
@@ -126,31 +167,56 @@ def find_cycle(
     return None, [], True
 
 
-def check_acyclic(model: Any, outcome: Any, group: Sequence[tuple[int, ...]], bounds: Any) -> str | None:
+def check_acyclic(model: Any, outcome: Any, group: Sequence[tuple[int, ...]], bounds: Any,
+                  budget: Any = None) -> str | None:
     """Check the ``acyclic`` declaration of ``model``'s spec after a search whose
     ``outcome`` noticed an edge that can close a cycle (``outcome.maybe_cyclic``).
 
     Raises :class:`~checker.api.errors.InputError` naming the cycle when the spec
     declares ``acyclic`` and has one (a cycle found up to the symmetry ``group`` is
-    searched for again without it, and a concrete one named). When it has none, clears ``maybe_cyclic`` (the
-    graph is acyclic: no fair-cycle search is needed). Returns a warning when the
-    graph was too large to decide within the search's own bounds, else ``None``.
+    searched for again without it, and a concrete one named). When it has none, clears
+    ``maybe_cyclic`` (the graph is acyclic: no fair-cycle search is needed).
+
+    Returns a warning when the cycle search stopped before it decided; the caller then
+    turns every verdict that could rest on the declaration into ``unknown``
+    (:func:`undecided_verdicts`). The cycle search walks the unreduced graph, so the
+    model's ``max_states`` (a bound on the reduced search) is not its limit: it runs
+    within the memory ``budget`` (a :class:`~checker.engine.budget.MemoryBudget`; the
+    default one when ``None``) and for what is left of ``bounds.time_limit`` (at least
+    :data:`CYCLE_MIN_SECONDS`; :data:`CYCLE_SECONDS` without a time limit); after a
+    search cut short by a bound (whose graph may be infinite), also within four times
+    the states it stored.
+
     Nothing is done for a spec that does not declare ``acyclic``, a search that
     noticed no such edge, or one stopped by the memory budget (which the graph search
-    would pass).
+    would pass; no verdict of it rests on the declaration, as none of it holds unless
+    shown by a witness).
     """
     spec = model.spec
     if not spec.acyclic or not outcome.maybe_cyclic or outcome.bound == "memory":
         return None
-    limit = bounds.max_states
-    if limit is None and not outcome.complete:
-        limit = 4 * len(outcome.store) + 1000  # a search that was cut may have an infinite graph
-    cycle, prefix, complete = find_cycle(spec, group, limit)
+    from checker.engine.budget import MemoryBudget, default_limit
+
+    if budget is None:
+        budget = MemoryBudget(default_limit())
+    limit = None if outcome.complete else 4 * len(outcome.store) + 1000  # a cut search may have an infinite graph
+    time_limit = getattr(bounds, "time_limit", None)
+    seconds = CYCLE_SECONDS if time_limit is None else max(time_limit - outcome.seconds, CYCLE_MIN_SECONDS)
+    deadline = time.monotonic() + seconds
+    why = _states(limit) if limit is not None else ""
     renamed = bool(group)
+    try:
+        cycle, prefix, complete = find_cycle(spec, group, limit, deadline, budget)
+    except CycleSearchCut as exc:
+        cycle, prefix, complete, why = None, [], False, exc.why
     if cycle is not None and group:
         # A cycle up to renaming is a real one only if the group is a symmetry: name a
-        # concrete one, and blame nothing on the declaration if the concrete graph has none.
-        concrete, concrete_prefix, concrete_complete = find_cycle(spec, (), limit)
+        # concrete one, and blame nothing on the declaration if the concrete graph has none
+        # (undecided there, the cycle up to renaming is named).
+        try:
+            concrete, concrete_prefix, concrete_complete = find_cycle(spec, (), limit, deadline, budget)
+        except CycleSearchCut:
+            concrete, concrete_complete = None, False
         if concrete is not None:
             cycle, prefix, renamed = concrete, concrete_prefix, False
         elif concrete_complete:
@@ -160,9 +226,28 @@ def check_acyclic(model: Any, outcome: Any, group: Sequence[tuple[int, ...]], bo
     if not complete:
         return (f"acyclic: {spec.name} declares acyclic = True and the search met an edge to a state it had "
                 f"visited at the same depth or shallower; whether it closes a cycle was not decided within "
-                f"{limit:,} states")
+                f"{why}, so every verdict that could rest on the declaration is unknown. To decide it, give the "
+                f"run more time (time_limit, --time-limit) or memory (--memory-limit), or remove the declaration")
     outcome.maybe_cyclic = False
     return None
+
+
+UNDECIDED = ("not decided: it could rest on the acyclic = True declaration, which the cycle search could not "
+             "confirm (see the warning)")
+"""The explanation of a verdict :func:`undecided_verdicts` turned into ``unknown``."""
+
+
+def undecided_verdicts(result: Any) -> None:
+    """After :func:`check_acyclic` could not decide the declaration: every ``holds`` of
+    ``result`` (a :class:`~checker.api.result.Result`) that is not shown by a witness
+    becomes ``unknown`` (partial-order reduction spared ``stable`` properties its
+    visibility condition, ``eventually`` properties had no fair-cycle search, both on
+    the declaration's word). A ``sometimes`` property with its witness (a real run of
+    the spec) and every ``violated`` stand."""
+    for prop in result.properties.values():
+        if prop.status == "holds" and not prop.trace:
+            prop.status = "unknown"
+            prop.explanation = UNDECIDED
 
 
 def acyclic_message(spec: Spec, cycle: Sequence[Action], prefix: Sequence[Action], renamed: bool) -> str:
@@ -464,6 +549,10 @@ class ReductionCheck:
             raise DeclarationBroken(
                 f"symmetry: the state renamed by {g} has {len(theirs)} successors up to renaming, the state "
                 f"{len(mine)}, {len(mine & theirs)} in common (the renaming is not a symmetry of next_states)", state)
+
+
+def _states(n: int) -> str:
+    return f"{n:,} state{'s' if n != 1 else ''}"
 
 
 def _positions(found: Any) -> str:

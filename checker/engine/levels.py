@@ -196,15 +196,20 @@ class _LevelSearch:
         ident = dict(identity or {})
         ident.setdefault("spec", spec.name)
         ident["reductions"] = reductions.as_dict(spec)
+        if reductions.check:  # --check-reductions: a resume must check what it did (only when on: older checkpoints resume)
+            ident["reductions"]["check"] = True
         ident["properties"] = [p.name for p in props]
         self.ident = ident
         self.ckpt = Path(checkpoint) if checkpoint is not None else None
         # An edge into a state discovered before the level it leads to (at its source's depth
-        # or shallower) is the one kind that can close a cycle: always noticed, until the
-        # first. It sends `eventually` properties to the fair-cycle search
-        # (checker.engine.liveness), and a spec that declares itself acyclic to the check of
-        # its declaration (checker.engine.declarations).
-        self.level_new: FingerprintTable | None = FingerprintTable(1 << 10)
+        # or shallower) is the one kind that can close a cycle: noticed, until the first,
+        # whenever something reads it (tracks_cycles): it sends `eventually` properties to
+        # the fair-cycle search (checker.engine.liveness) and the fairness warning, and a
+        # spec that declares itself acyclic to the check of its declaration
+        # (checker.engine.declarations). At the depth bound, every edge into a stored state
+        # is one (nothing deeper is stored).
+        self.track_cycles = tracks_cycles(spec, props)
+        self.level_new: FingerprintTable | None = FingerprintTable(1 << 10) if self.track_cycles else None
         self.own_spill = spill_dir is None
         if self.own_spill:
             spill_dir = own_spill_dir()
@@ -468,8 +473,12 @@ class _LevelSearch:
             began = clock()
             first = len(store)
             if at_depth_bound:
-                if len(fps) and not store.table.contains(fps).all():
-                    outcome.bound = "max_depth"
+                if len(fps):
+                    known = store.table.contains(fps)
+                    if not known.all():
+                        outcome.bound = "max_depth"
+                    if self.track_cycles and known.any():
+                        outcome.maybe_cyclic = True  # into a state at this depth or shallower
                 transitions += len(fps)
                 new = np.zeros(0, dtype=np.int64)
             else:
@@ -575,7 +584,7 @@ class _LevelSearch:
                 self.depth += 1  # the next level's states found so far count towards the depth
             return False
         self.level_start += self.frontier_len
-        self.level_new = None if self.outcome.maybe_cyclic else FingerprintTable(1 << 10)
+        self.level_new = None if self.outcome.maybe_cyclic or not self.track_cycles else FingerprintTable(1 << 10)
         self.frontier.discard()
         if self.at_depth_bound:
             next_frontier.discard()
@@ -610,6 +619,14 @@ class _LevelSearch:
         outcome.store_bytes = store.nbytes()
         outcome.levels = self.levels
         return outcome
+
+
+def tracks_cycles(spec: Spec, props: Sequence[Property]) -> bool:
+    """Whether a search of ``spec`` for ``props`` must notice an edge that can close a
+    cycle (``maybe_cyclic``): only the check of an ``acyclic`` declaration
+    (:func:`checker.engine.declarations.check_acyclic`), the fair-cycle search of
+    ``eventually`` properties and the fairness warning (which needs one too) read it."""
+    return bool(spec.acyclic) or any(p.kind == "eventually" for p in props)
 
 
 def _proviso(expander: Expander, store: CompactStore, states, owner, pos, succ, counts, reduced, fps):

@@ -24,7 +24,7 @@ from checker.engine.checkpoints import (
     require,
     source_changes,
 )
-from checker.engine.declarations import DeclarationBroken, check_acyclic, declaration_error
+from checker.engine.declarations import DeclarationBroken, check_acyclic, declaration_error, undecided_verdicts
 from checker.engine.fairness_note import fairness_warning
 from checker.engine.notes import with_guide
 from checker.engine.reduce import Reductions, plan
@@ -165,7 +165,7 @@ def _check_model(model: Model, options: Options) -> Result:
         spill_dir=options.spill_dir,
         budget=budget,
     )
-    acyclic_note = check_acyclic(model, outcome, reductions.group, bounds)
+    acyclic_note = check_acyclic(model, outcome, reductions.group, bounds, budget)
     if acyclic_note is not None:
         notes.append(acyclic_note)
     if outcome.bound == "memory":
@@ -176,6 +176,8 @@ def _check_model(model: Model, options: Options) -> Result:
     if (lassos or liveness_cut) and want_sym:
         notes.append("liveness was checked on the unreduced graph: symmetry reduction is unsound for it")
     result = build_result(model, outcome, "local", reductions.as_dict(model.spec), notes, lassos, liveness_cut)
+    if acyclic_note is not None:
+        undecided_verdicts(result)
     note = fairness_warning(model.spec, model.properties, outcome.maybe_cyclic, result, bounds)
     if note is not None:
         result.warnings.append(note)
@@ -262,12 +264,15 @@ def check_cycles(model: Model, outcome: SearchOutcome, bounds: Bounds) -> tuple[
 
     Runs only when the search saw an edge that can close a cycle; an acyclic graph's
     runs all end in terminal states, which the search already checked. Returns the
-    lassos found and whether a bound cut the graph short.
+    lassos found and whether a bound cut the graph short. Not for a spec that declares
+    ``acyclic``: :func:`~checker.engine.declarations.check_acyclic` has then either
+    confirmed the declaration, refused it, or left it undecided, which makes these
+    properties unknown (:func:`~checker.engine.declarations.undecided_verdicts`).
     """
     from checker.engine.liveness import find_lassos
 
     open_props = [p for p in model.properties if p.kind == "eventually" and p.name not in outcome.decisions]
-    if not open_props or not outcome.maybe_cyclic or outcome.bound is not None:
+    if not open_props or not outcome.maybe_cyclic or outcome.bound is not None or model.spec.acyclic:
         return {}, False
     lassos, graph = find_lassos(model.spec, open_props, bounds)
     return lassos, not graph.complete

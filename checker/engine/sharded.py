@@ -179,7 +179,6 @@ class _ShardedSearch(_LevelSearch):
         self.seq = 0
         self.paths: dict[int, tuple[int, list[int]]] = {}
         self.shard_bytes = 0
-        self.track_cycles = True  # an edge that can close a cycle is always noticed (see _LevelSearch)
         self.rounds: list[int] = []  # the cycle proviso's rounds, per level searched
 
     # -- load or start ------------------------------------------------------------------
@@ -339,7 +338,7 @@ class _ShardedSearch(_LevelSearch):
                     self.fired.update(c)
         if at_bound and unvisited and (last_block is None or min(unvisited) // CHUNK <= last_block):
             self.outcome.bound = self.outcome.bound or "max_depth"
-        if self.track_cycles and not at_bound and back and (last_block is None or min(back) // CHUNK <= last_block):
+        if self.track_cycles and back and (last_block is None or min(back) // CHUNK <= last_block):
             self.outcome.maybe_cyclic = True
         next_start = self.level_start + n_parents
         ship, expect = balance(np.bincount(maker[:kept], minlength=self.workers), CHUNK)

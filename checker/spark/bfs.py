@@ -106,6 +106,7 @@ from checker.engine.bfs import Progress as LocalProgress
 from checker.engine.evaluate import Evaluator
 from checker.engine.fairness_note import fairness_warning
 from checker.engine.fingerprint import check_vocabulary, fingerprint
+from checker.engine.levels import tracks_cycles
 from checker.engine.memory import current_rss, peak_rss, reset_peak
 from checker.engine.reduce import Reductions
 from checker.loading.specref import reference_of
@@ -236,6 +237,7 @@ class _ModelRun:
         self.stop = False
         self.pending_stop = False
         self.maybe_cyclic = False
+        self.tracks_cycles = tracks_cycles(job.spec, job.props)
         self.at_depth_bound = False
         self.started = started
         self.seconds = 0.0
@@ -278,10 +280,12 @@ class _ModelRun:
     @property
     def wants_back_edges(self) -> bool:
         """Whether the next level must report successors already visited: until the
-        first, always (an edge that can close a cycle sends ``eventually`` properties to
-        the fair-cycle search, and a spec that declares ``acyclic`` to the check of its
-        declaration, :mod:`checker.engine.declarations`); one is enough."""
-        return not self.maybe_cyclic
+        first, whenever something reads it (:func:`checker.engine.levels.tracks_cycles`:
+        an edge that can close a cycle sends ``eventually`` properties to the fair-cycle
+        search and the fairness warning, and a spec that declares ``acyclic`` to the
+        check of its declaration, :mod:`checker.engine.declarations`); one is enough.
+        The depth bound's level reports them too: every visited successor there is one."""
+        return self.tracks_cycles and not self.maybe_cyclic
 
     @property
     def active(self) -> bool:
@@ -307,7 +311,7 @@ class _ModelRun:
         for s in summaries:
             for r, n in zip(s.ranks, s.nsucc):
                 nsucc[r] = n
-        self.maybe_cyclic = self.maybe_cyclic or any(s.back_edge for s in summaries)
+        self.maybe_cyclic = self.maybe_cyclic or (self.tracks_cycles and any(s.back_edge for s in summaries))
         events: dict[str, Event] = {}
         for s in summaries:
             for name, ev in s.events.items():
@@ -765,7 +769,7 @@ def check_models_spark(models: Sequence[Model], options: Any, spark_options: Spa
     """
     from py4j.protocol import Py4JError
 
-    from checker.engine.declarations import check_acyclic
+    from checker.engine.declarations import check_acyclic, undecided_verdicts
     from checker.engine.run import bounds_for, build_result, check_cycles
 
     if spark_options is None:
@@ -804,12 +808,14 @@ def check_models_spark(models: Sequence[Model], options: Any, spark_options: Spa
         # Fair cycles (lassos) for `eventually` properties the search left open: the local
         # liveness checker runs on the driver, only when some edge went back to an earlier
         # level (without one, every run ends in a terminal state the search checked).
-        if outcome.maybe_cyclic and outcome.bound is None and any(
+        if outcome.maybe_cyclic and outcome.bound is None and not model.spec.acyclic and any(
             p.kind == "eventually" and p.name not in outcome.decisions for p in model.properties
         ):
             warnings.append("`eventually`: fair cycles were searched on the driver by the local liveness checker")
         lassos, liveness_cut = check_cycles(model, outcome, job.bounds)
         result = build_result(model, outcome, "spark", Reductions().as_dict(model.spec), warnings, lassos, liveness_cut)
+        if acyclic_note is not None:
+            undecided_verdicts(result)
         note = fairness_warning(model.spec, model.properties, outcome.maybe_cyclic, result, job.bounds)
         if note is not None:
             result.warnings.append(note)
