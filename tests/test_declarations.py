@@ -263,6 +263,25 @@ def test_an_undecided_acyclic_declaration_leaves_no_holds(monkeypatch, workers):
     assert result.properties["fifo"].status == "unknown" and result.exit_code() == 3
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_undecided_acyclic_declaration_leaves_no_traceless_violation(monkeypatch, workers):
+    """A "violated" with no trace (a sometimes property no reachable state was found to
+    satisfy) can rest on the declaration too: under partial-order reduction SpinFlag's
+    search keeps ticking and never sets the flag. Undecided, it is unknown (exit 3; it
+    was "violated", as the model expected, exit 0); decided, the run is refused."""
+    from checker.engine import declarations
+
+    model = model_from_dict({"spec": f"{TOYSPECS.as_posix()}:SpinFlag", "expect": {"flag": "violated"}}, "spin.toml")
+    with pytest.raises(InputError, match="spec spinflag declares acyclic = True but a run returns to a state"):
+        check_model(model, replace(QUIET, workers=workers))
+    monkeypatch.setattr(declarations, "CYCLE_SECONDS", 0.0)
+    monkeypatch.setattr(declarations, "CYCLE_CHECK_EVERY", 1)
+    result = check_model(model, replace(QUIET, workers=workers))
+    assert verdicts(result) == {"flag": "unknown"} and result.exit_code() == 3
+    assert result.properties["flag"].explanation == declarations.UNDECIDED
+    assert check_model(model, replace(QUIET, workers=workers, por=False)).properties["flag"].status != "violated"
+
+
 def test_the_cycle_search_stops_at_the_memory_budget(monkeypatch):
     """The cycle search looks at the run's memory budget as it goes, and is cut there."""
     from checker.engine import declarations

@@ -445,3 +445,35 @@ class TailUndeclared(Tail):
 
     name = "tail_undeclared"
     acyclic = False
+
+
+class SpinFlag(Spec):
+    """Process 0 ticks 0 <-> 1 for ever; process 1 sets a flag once. The spec declares
+    ``acyclic``, wrongly, and ``flag`` (a ``sometimes``: the flag is set) is ``stable``,
+    so partial-order reduction gives it no visibility condition: on the declaration's
+    word a reduced search may keep ticking and never set the flag."""
+
+    name = "spinflag"
+    acyclic = True
+
+    def init_states(self):
+        return [(0, 0)]
+
+    def next_states(self, state):
+        tick, flag = state
+        out = [(("tick", 0), (1 - tick, flag))]
+        if not flag:
+            out.append((("go", 1), (tick, 1)))
+        return out
+
+    def actor(self, action):
+        return action[1]
+
+    def footprints(self, state):
+        return [(1, 1, 1, 1), (2, 2, 2, 2)]
+
+    def visible_mask(self, reads):
+        return 2
+
+    def properties(self):
+        return [Property.sometimes("flag", lambda s: "flag set" if s[1] else None, stable=True, reads=("flag",))]

@@ -238,14 +238,17 @@ UNDECIDED = ("not decided: it could rest on the acyclic = True declaration, whic
 
 
 def undecided_verdicts(result: Any) -> None:
-    """After :func:`check_acyclic` could not decide the declaration: every ``holds`` of
-    ``result`` (a :class:`~checker.api.result.Result`) that is not shown by a witness
-    becomes ``unknown`` (partial-order reduction spared ``stable`` properties its
-    visibility condition, ``eventually`` properties had no fair-cycle search, both on
-    the declaration's word). A ``sometimes`` property with its witness (a real run of
-    the spec) and every ``violated`` stand."""
+    """After :func:`check_acyclic` could not decide the declaration: every verdict of
+    ``result`` (a :class:`~checker.api.result.Result`) that no trace shows becomes
+    ``unknown``: a ``holds`` not shown by a witness, and a ``violated`` without a
+    counterexample (a ``sometimes`` property no reachable state was found to satisfy).
+    Partial-order reduction spared ``stable`` properties its visibility condition, and
+    ``eventually`` properties had no fair-cycle search, both on the declaration's word,
+    so a wrong declaration can hide a witness as well as a counterexample. A verdict
+    with its trace (a real run of the spec: a counterexample, a lasso, a witness)
+    stands."""
     for prop in result.properties.values():
-        if prop.status == "holds" and not prop.trace:
+        if prop.status in ("holds", "violated") and not prop.trace:
             prop.status = "unknown"
             prop.explanation = UNDECIDED
 
