@@ -240,12 +240,23 @@ SEND = '{"peer": "a", "kind": "send", "msg": "m", "to": ["b"]}\n'
 
 @pytest.mark.parametrize("line", [
     '{"peer": "a", "kind": "send", "msg": "m", "to": ["b"], "x": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+    '{"peer": "a", "kind": "send", "msg": "m", "to": ["b"], "x": ' + "[" * 5_000 + "]" * 5_000 + "}\n",
     "[" * 100_000 + "\n",
-], ids=["deep-field", "unclosed"])
+], ids=["deep-field", "deep-field-5000", "unclosed"])
 def test_a_deeply_nested_log_line_is_one_line_exit_2(tmp_path: Path, line: str) -> None:
+    """Also when an engine in this process has raised Python's recursion limit (the
+    liveness search does), since the reader counts the nesting itself (5,000 levels
+    passed the JSON reader then)."""
+    import sys
+
     path = tmp_path / "deep.jsonl"
     path.write_text(HEADER + line, encoding="utf-8")
-    out = invoke("validate", path)
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 10_000))
+    try:
+        out = invoke("validate", path)
+    finally:
+        sys.setrecursionlimit(old)
     assert out.returncode == 2, out.stdout + out.stderr
     assert one_error_line(out.stderr) == f"ordercheck: error: {path}:2: is nested too deeply to be an event"
 

@@ -281,6 +281,16 @@ def test_an_expectation_no_query_decides_is_undecided(tmp_path, expected: str) -
     assert result.to_json()["undecided"] == {"causal": expected}
 
 
+def test_a_run_that_asks_nothing_is_no_pass(tmp_path) -> None:
+    """--bmc-only --depth 0 on a model that expects nothing asks Z3 nothing: exit 3 with
+    a line saying so (it was exit 0)."""
+    path = tmp_path / "plain.toml"
+    path.write_text('spec = "bus1"\n[constants]\npeers = 2\nsends = 1\n')
+    res = CliRunner().invoke(main, ["prove", str(path), "--bmc-only", "--depth", "0"])
+    assert res.exit_code == 3, res.output
+    assert "no query was asked (--bmc-only with --depth 0): nothing is shown  UNKNOWN" in res.output
+
+
 def test_no_proof_from_an_invariant_that_is_not_inductive() -> None:
     """Without block_destinations a lemma is refuted; the invariant still implies the
     targets, but an invariant that is not inductive proves nothing about the runs."""

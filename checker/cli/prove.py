@@ -80,6 +80,8 @@ def print_prove(result: Any, *, verbose: bool = False) -> None:
                    f"most {result.queue_bound} entries, fewer than this model's runs can: not a proof for the model")
     for name, expected in result.undecided.items():
         click.echo(f"  undecided: {name}, expected {expected}: no query here decides it (run check on this model)  UNKNOWN")
+    if not result.queries and not result.undecided:
+        click.echo("  no query was asked (--bmc-only with --depth 0): nothing is shown  UNKNOWN")
     verdict = "inductive" if result.inductive else "NOT shown inductive"
     if any(q.kind in ("initiation", "inductive") for q in result.queries):
         bmc = f"; bounded model checking {result.bmc_seconds:.2f}s" if result.depth else ""

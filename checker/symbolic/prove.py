@@ -145,12 +145,13 @@ class ProveResult:
         return bool(mine) and all(q.status == "proved" for q in mine)
 
     def exit_code(self) -> int:
-        """1 when a query's outcome is a mismatch, else 3 when one is unknown or a
-        property the model expects something of is :attr:`undecided`, else 0."""
+        """1 when a query's outcome is a mismatch, else 3 when one is unknown, a
+        property the model expects something of is :attr:`undecided`, or no query was
+        asked at all (``--bmc-only --depth 0``), else 0."""
         outcomes = [q.outcome for q in self.queries]
         if MISMATCH in outcomes:
             return EXIT_MISMATCH
-        if UNKNOWN in outcomes or self.undecided:
+        if UNKNOWN in outcomes or self.undecided or not self.queries:  # nothing asked is no pass
             return EXIT_BOUND
         return EXIT_OK
 

@@ -28,6 +28,7 @@ from checker.validate.log import (
     SIGNAL_OUT,
     Log,
     LogBuilder,
+    nesting,
 )
 from reports.itf import itf_value
 
@@ -56,26 +57,11 @@ def decode_value(value: Any) -> Any:
     return value
 
 
-MAX_NESTING = 200
-"""ITF documents nested deeper than this are refused: ordercheck's own traces nest a few
-levels, and a fixed limit gives the same answer whatever Python's recursion limit is at
-the time (an engine in the same process may have raised it)."""
-
-
-def _nesting(doc: Any) -> int:
-    """How deeply ``doc`` (parsed JSON) nests lists and objects, counted without recursion."""
-    deepest = 0
-    stack = [(doc, 0)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, (list, dict)):
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > MAX_NESTING:
-                    return deepest
-            stack.extend((v, depth) for v in (value.values() if isinstance(value, dict) else value))
-    return deepest
+MAX_NESTING = 500
+"""ITF documents nested deeper than this are refused (:func:`~checker.validate.log.nesting`):
+ordercheck's own traces nest a few levels, and a fixed limit gives the same answer
+whatever Python's recursion limit is at the time (an engine in the same process may
+have raised it)."""
 
 
 def read_itf(text: str, source: str, spec: Spec | None = None) -> Log:
@@ -93,7 +79,7 @@ def _read_itf(text: str, source: str, spec: Spec | None) -> Log:
         doc = json.loads(text)
     except ValueError as exc:
         raise _where(source, "", f"is not valid JSON ({exc})") from None
-    if _nesting(doc) > MAX_NESTING:
+    if nesting(doc, MAX_NESTING) > MAX_NESTING:
         raise _where(source, "", "is nested too deeply to be an ITF trace")
     if not isinstance(doc, dict) or not isinstance(doc.get("states"), list):
         raise _where(source, "states", "missing: an ITF trace is an object with a list of states")

@@ -31,12 +31,18 @@ from checker.validate.log import (
     STEP,
     Log,
     LogBuilder,
+    nesting,
 )
 
 FORMAT = "ordercheck-log"
 VERSION = 1
 KINDS = ("send", "deliver", "drop", "signal", "signal_out", "signal_in", "fail", "restart", "step")
 _KIND_LIST = ", ".join(KINDS)
+
+
+EVENT_NESTING = 100
+"""A line nested deeper than this is refused: an event nests two or three levels, and a
+fixed limit answers the same whatever Python's recursion limit is at the time."""
 
 
 def bad(source: str, line: int, field: str, message: str) -> InputError:
@@ -58,6 +64,8 @@ def read_jsonl(lines: Iterable[str], source: str) -> Log:
             raise bad(source, number, "", f"is not valid JSON ({exc.args[0].split(':')[0]})") from None
         except RecursionError:
             raise bad(source, number, "", "is nested too deeply to be an event") from None
+        if nesting(rec, EVENT_NESTING) > EVENT_NESTING:
+            raise bad(source, number, "", "is nested too deeply to be an event")
         if not isinstance(rec, dict):
             raise bad(source, number, "", "is not a JSON object (one event per line)")
         if "format" in rec:

@@ -340,3 +340,22 @@ def sub_log(log: Log, events: Iterable[int], *, all_peers: bool = False) -> tupl
         if i in log.meta:
             out.meta[j] = log.meta[i]
     return out, keep
+
+
+def nesting(doc: Any, limit: int) -> int:
+    """How deeply ``doc`` (parsed JSON) nests lists and objects, counted without
+    recursion; counting stops as soon as it passes ``limit``. Readers refuse documents
+    past a fixed limit of their own, so that the answer does not depend on Python's
+    recursion limit at the time (an engine in the same process may have raised it)."""
+    deepest = 0
+    stack = [(doc, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (list, dict)):
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    return deepest
+            stack.extend((v, depth) for v in (value.values() if isinstance(value, dict) else value))
+    return deepest
