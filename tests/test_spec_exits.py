@@ -185,13 +185,20 @@ LOG = """{"format":"ordercheck-log","version":1,"peers":["a","b","c"]}
 """
 
 
-def test_validate_model_conformance_a_spec_that_leaves_is_exit_5(tmp_path):
+def validate_project(tmp_path: Path) -> tuple[Path, Path]:
+    """A user's project with the leaving FIFO spec, its model and a log of it; returns
+    the model and the log."""
     (tmp_path / "specs").mkdir()
     (tmp_path / "specs" / "fifo_exit.py").write_text(VALIDATE_SPEC)
     model = tmp_path / "m.toml"
     model.write_text('spec = "specs/fifo_exit.py"\n[constants]\npeers = 3\nsends = 1\n')
     log = tmp_path / "run.jsonl"
     log.write_text(LOG)
+    return model, log
+
+
+def test_validate_model_conformance_a_spec_that_leaves_is_exit_5(tmp_path):
+    model, log = validate_project(tmp_path)
     line = one_spec_line(run("validate", "--model", model, log), model)
     assert "spec exiting_fifo raised SystemExit(0) (sys.exit) at fifo_exit.py:" in line, line
     assert " in next_states, taken from the state after 1 step: a starts sending a1 to b,c" in line, line
@@ -316,12 +323,7 @@ def test_validate_model_on_spark_a_spec_that_leaves_in_a_task_is_exit_5(spark, t
     the model is searched again here, and the run ends with the spec's line."""
     from checker.cli import main
 
-    (tmp_path / "specs").mkdir()
-    (tmp_path / "specs" / "fifo_exit.py").write_text(VALIDATE_SPEC)
-    model = tmp_path / "m.toml"
-    model.write_text('spec = "specs/fifo_exit.py"\n[constants]\npeers = 3\nsends = 1\n')
-    log = tmp_path / "run.jsonl"
-    log.write_text(LOG)
+    model, log = validate_project(tmp_path)
     got = CliRunner().invoke(main, ["validate", "--engine", "spark", "--model", str(model), str(log)])
     assert got.exit_code == 5, got.output[-3000:]
     lines = got.stderr.strip().splitlines()
