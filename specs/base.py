@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from itertools import permutations
 from typing import Any, ClassVar
 
-from checker import Constant, Property, Spec
+from checker import Constant, PartialOrder, Property, Rendering, Spec
 from specs import peer_reductions
 from specs.common import destination_choices, members, names_of, parse_script, peer_names
 from specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, History
@@ -52,7 +52,7 @@ def peer_constants(peers: int = 3, sends: int = 1, destinations: str = "others")
     )
 
 
-class PeerSpec(Spec):
+class PeerSpec(Spec, PartialOrder, Rendering):
     """Peers named a, b, c... with message ids ``sender * stride + seq``.
 
     Subclasses set ``ghost_at`` and ``txs_at``: the positions in their state tuple of

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from checker import Fields, Property, tag_action
+from checker import Fields, Property, Symmetry, tag_action
 from specs.base import PeerSpec
 from specs.channels import EMPTY, Channels
 from specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, names_of, replace, send_options
@@ -47,7 +47,7 @@ from specs.witnesses import WITNESSES
 CHANS, BUFFERS, LOCAL, GHOST, KNOW, SIGNALS, DUPS = range(7)
 
 
-class HoldBackSpec(PeerSpec):
+class HoldBackSpec(PeerSpec, Symmetry):
     """Peers with a hold-back buffer over :mod:`specs.channels` (see the module doc)."""
 
     ghost_at: ClassVar[int] = GHOST
