@@ -315,7 +315,7 @@ class HoldBackSpec(PeerSpec, Symmetry):
     # taking it later, in the step that delivers it, gives the same histories; held
     # back, it would only restrict the peer (a peer with a deliverable held-back message
     # does nothing else). So the reductions may defer every ``buffer`` step while
-    # another step is enabled (checker.api.spec.Spec.deferrable). A ``buffer`` step
+    # another step is enabled (checker.api.reductions.PartialOrder.deferrable). A ``buffer`` step
     # writes the channel's receiving end and the buffer, not the history; two of them
     # commute, and they enable nothing: the peer's state, which decides deliveries,
     # stays as it was.

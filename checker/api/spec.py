@@ -195,7 +195,7 @@ class Spec:
     :class:`~checker.api.reductions.PartialOrder` (reductions) and
     :class:`~checker.api.rendering.Rendering` (traces, reports and diagrams). A class
     that defines a hook of a protocol it does not inherit is refused when it is defined
-    (:func:`misplaced_hooks`), rather than have the hook ignored.
+    (see the spec API reference), rather than have the hook ignored.
     """
 
     name: ClassVar[str] = ""
