@@ -361,8 +361,7 @@ def misplaced_hooks(cls: type) -> str | None:
             missing.append(public)
     if not found:
         return None
-    bases = ", ".join(["Spec", *missing]) if cls.__bases__ == (Spec,) else ", ".join(
-        [*(b.__name__ for b in cls.__bases__), *missing])
+    bases = ", ".join([*(b.__name__ for b in cls.__bases__), *missing])
     one = len(found) == 1
     mixins = " and ".join(f"checker.{m}" for m in missing)
     return (f"spec class {cls.__name__} defines {', '.join(found)}, {'a hook' if one else 'hooks'} of {mixins}, "
