@@ -1,19 +1,24 @@
 """ordercheck: the small public API specs are written against.
 
-Specs import only what this module exports: :class:`Spec`, :class:`Property`,
+Specs import only what this module exports: :class:`Spec` (the model), :class:`Property`,
 :class:`Constant`, :class:`ConstantError` for rejecting a bad constant,
-:class:`Fields` for naming the items of state tuples, and :func:`tag_action` for naming
-the action a hook raised in. It imports the API layer (:mod:`checker.api`) and nothing
+:class:`Fields` for naming the items of state tuples, :func:`tag_action` for naming
+the action a hook raised in, and the optional protocols a spec inherits to opt in:
+:class:`Symmetry` and :class:`PartialOrder` (reductions) and :class:`Rendering` (how
+states and actions are shown). It imports the API layer (:mod:`checker.api`) and nothing
 else, so importing a spec never loads the engine. The layers below and above are
 described in docs/explanation/architecture.md.
 """
 
 from checker.api.errors import ConstantError, InputError
 from checker.api.fields import Fields, Record
+from checker.api.reductions import PartialOrder, Symmetry
+from checker.api.rendering import Rendering
 from checker.api.spec import Action, Constant, Property, Spec, State
 from checker.api.spec_errors import tag_action
 
 __all__ = [
-    "Action", "Constant", "ConstantError", "Fields", "InputError", "Property", "Record", "Spec", "State", "tag_action",
+    "Action", "Constant", "ConstantError", "Fields", "InputError", "PartialOrder", "Property", "Record", "Rendering",
+    "Spec", "State", "Symmetry", "tag_action",
 ]
 __version__ = "0.1.0"

@@ -1,6 +1,6 @@
 """What changed between two described states, for the step lists of a report.
 
-A described state (``Spec.describe``) is nested JSON: tables of tables of values. It
+A described state (``Rendering.describe``) is nested JSON: tables of tables of values. It
 is flattened to ``path -> value`` (``peers.b.queue -> ["a1@2"]``), and two flattened
 states are compared path by path; lists stay whole values, shown in full.
 """

@@ -19,6 +19,7 @@ from typing import Any
 
 import networkx as nx
 
+from checker.api.rendering import rendering_of
 from checker.api.result import Step
 from checker.api.spec import Spec
 from reports.timeline import replay_states
@@ -39,6 +40,7 @@ class GraphTooLarge(Exception):
 def state_graph(spec: Spec, max_states: int) -> tuple[nx.MultiDiGraph, dict[Any, int]]:
     """The reachable state graph, and each state's node number."""
     ids: dict[Any, int] = {}
+    shown = rendering_of(spec)
     g = nx.MultiDiGraph()
     todo: deque[Any] = deque()
 
@@ -55,7 +57,7 @@ def state_graph(spec: Spec, max_states: int) -> tuple[nx.MultiDiGraph, dict[Any,
             depth=depth,
             initial=initial,
             terminal=False,
-            state=json.dumps(spec.describe(state), sort_keys=True),
+            state=json.dumps(shown.describe(state), sort_keys=True),
             on_path="",
             ends="",
         )
@@ -72,7 +74,7 @@ def state_graph(spec: Spec, max_states: int) -> tuple[nx.MultiDiGraph, dict[Any,
             g.nodes[n]["terminal"] = True
         for pos, (label, nxt) in enumerate(succ):
             m = add(nxt, g.nodes[n]["depth"] + 1, False)
-            g.add_edge(n, m, key=pos, label=spec.format_action(label), action=json.dumps(list(label)), on_path="")
+            g.add_edge(n, m, key=pos, label=shown.format_action(label), action=json.dumps(list(label)), on_path="")
     return g, ids
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from checker.api.rendering import Rendering, rendering_of
 from checker.api.result import Step
 from checker.api.spec import Property, Spec
 from checker.api.trace import ReplayError, replay
@@ -115,7 +116,7 @@ def replay_states(spec: Spec, steps: list[Step]) -> list[Any]:
         if k > 0 and (label is None or tuple(label) != recorded):
             raise TimelineUnavailable(
                 f"the trace does not replay: step {k} records {step.action!r} but the spec now takes "
-                f"{spec.format_action(label) if label else 'nothing'!r} there"
+                f"{rendering_of(spec).format_action(label) if label else 'nothing'!r} there"
             )
     return [state for _label, _pos, state in path]
 
@@ -134,6 +135,7 @@ def build_timeline(spec: Spec, steps: list[Step], states: list[Any] | None = Non
         messages.update(h.messages)
     events: list[TimelineEvent] = []
     seen = [0] * len(final.peers)
+    shown = rendering_of(spec)
     for k, h in enumerate(histories):
         step_events: list[TimelineEvent] = []
         for p, log in enumerate(h.logs):
@@ -144,8 +146,8 @@ def build_timeline(spec: Spec, steps: list[Step], states: list[Any] | None = Non
         if k > 0 and steps[k].label is not None:
             label = tuple(steps[k].label)
             step_events.extend(internal_events(spec, k, label, len(final.peers), steps[k].action or ""))
-            if type(spec).action_site is not Spec.action_site:
-                site = spec.action_site(label)
+            if type(shown).action_site is not Rendering.action_site:
+                site = shown.action_site(label)
             else:  # a spec that does not place its steps: (name, peer, ...) is the usual form
                 site = _guess_site(label, len(final.peers)) if not step_events else None
             if site is not None:
@@ -159,13 +161,14 @@ def build_timeline(spec: Spec, steps: list[Step], states: list[Any] | None = Non
 
 def internal_events(spec: Spec, step: int, label: tuple, peers: int, text: str) -> list[TimelineEvent]:
     """The protocol-internal messages the action at ``step`` sends or receives
-    (:meth:`checker.api.spec.Spec.internal_messages`), as ``internal_send`` and
+    (:meth:`checker.api.rendering.Rendering.internal_messages`), as ``internal_send`` and
     ``internal_receive`` events whose ``other`` is the other end and ``text`` the
     message's name; those naming a process outside the history's peers are left out."""
-    if type(spec).internal_messages is Spec.internal_messages:
+    shown = rendering_of(spec)
+    if type(shown).internal_messages is Rendering.internal_messages:
         return []
     out = []
-    for kind, peer, other, name in spec.internal_messages(label):
+    for kind, peer, other, name in shown.internal_messages(label):
         if kind not in ("send", "receive") or not (0 <= peer < peers and 0 <= other < peers):
             continue
         out.append(TimelineEvent(step, peer, f"internal_{kind}", None, other, None, str(name)))

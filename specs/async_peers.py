@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from checker import Constant, ConstantError, Fields, Record, tag_action
+from checker import Constant, ConstantError, Fields, Record, Symmetry, tag_action
 from specs.base import PeerSpec
 from specs.channels import Channels
 from specs.common import ghost_event, ghost_send, ghost_signal, mask_of, members, message_past, peer_names
@@ -49,7 +49,7 @@ def broadcast_constants(peers: int = 3, sends: int = 1) -> tuple[Constant, ...]:
     )
 
 
-class AsyncPeerSpec(PeerSpec):
+class AsyncPeerSpec(PeerSpec, Symmetry):
     """Peers exchanging messages over asynchronous :class:`Channels`.
 
     ``broadcast`` (a class attribute) says whether every message goes to every peer

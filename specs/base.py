@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from itertools import permutations
 from typing import Any, ClassVar
 
-from checker import Constant, Property, Spec
+from checker import Constant, PartialOrder, Property, Rendering, Spec
 from specs import peer_reductions
 from specs.common import destination_choices, members, names_of, parse_script, peer_names
 from specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, History
@@ -52,7 +52,7 @@ def peer_constants(peers: int = 3, sends: int = 1, destinations: str = "others")
     )
 
 
-class PeerSpec(Spec):
+class PeerSpec(Spec, PartialOrder, Rendering):
     """Peers named a, b, c... with message ids ``sender * stride + seq``.
 
     Subclasses set ``ghost_at`` and ``txs_at``: the positions in their state tuple of
@@ -216,7 +216,7 @@ class PeerSpec(Spec):
 
     def peer_footprints(self, state: tuple, signals: int) -> list[tuple[int, int, int, int, int, int]]:
         """Footprints per peer from :meth:`tx_footprint` and :meth:`idle_footprint`, as
-        six masks (see :meth:`checker.api.spec.Spec.footprints`)."""
+        six masks (see :meth:`checker.api.reductions.PartialOrder.footprints`)."""
         txs = state[self.txs_at]
         signalling = bool(signals)
         out = []
@@ -249,7 +249,7 @@ class PeerSpec(Spec):
     def tx_footprint(self, state: tuple, p: int, tx: Any) -> tuple[int, ...]:
         """Reads and writes of ``p``'s next transaction step, and of the rest of it:
         ``(reads_now, writes_now, reads_later, writes_later)``, optionally followed by
-        ``(updates_now, updates_later)`` (see :meth:`checker.api.spec.Spec.footprints`)."""
+        ``(updates_now, updates_later)`` (see :meth:`checker.api.reductions.PartialOrder.footprints`)."""
         raise NotImplementedError
 
     def whole_tx_footprint(self, p: int, dmask: int) -> int:
@@ -338,7 +338,7 @@ class PeerSpec(Spec):
         return config_symmetries(self, MAX_SYMMETRIC_PEERS)
 
     def channel_symmetry_refusal(self, shapes_declared: bool) -> str:
-        """The phrase :meth:`symmetry_refusal` gives for a channel spec."""
+        """The phrase :meth:`~checker.Symmetry.symmetry_refusal` gives for a channel spec."""
         if self.symmetry_breaker:
             return f"{self.name} {self.symmetry_breaker}, so renaming peers changes its runs"
         if not shapes_declared:

@@ -36,7 +36,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from typing import Any
 
-from checker import Constant, Property
+from checker import Constant, Property, Symmetry
 from specs.base import PeerSpec, peer_constants
 from specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, send_options
 from specs.history import DELIVER
@@ -58,7 +58,7 @@ def _put(values: tuple, i: int, value: Any) -> tuple:
     return tuple(out)
 
 
-class Bus1(PeerSpec):
+class Bus1(PeerSpec, Symmetry):
     name = "bus1"
     summary = "bus1's ordering algorithm from the wiki: per-queue Lamport clocks, blocks, multicast"
     constants = (

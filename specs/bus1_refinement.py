@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker import Property, Spec
+from checker import Property, Rendering, Spec
 from specs.bus1 import BLOCK, Bus1
 from specs.bus1_impl import Bus1Impl
 from specs.bus1_impl_defs import GHOST
@@ -50,7 +50,7 @@ CACHE_LIMIT = 1 << 15
 EVENT_CODES = {"send": 0, "deliver": 1, "drop": 2, "reset": 3, "signal": 4}
 
 
-class Bus1Refinement(Spec):
+class Bus1Refinement(Spec, Rendering):
     name = "bus1_refinement"
     summary = "bus1_impl checked against the wiki algorithm (bus1) with destruction: trace inclusion"
     constants = Bus1Impl.constants

@@ -144,7 +144,7 @@ def send_options(plan, choices, sends: int, p: int, count: int) -> tuple[int, ..
 def settled_delivery(spec: Any, state: tuple, succ: Sequence[tuple[tuple, Any]]) -> int | None:
     """The position in ``succ`` of the first ``deliver`` step whose peer's queue head is
     settled (``spec.settled(state, peer)``): the solo step of Lamport's and Skeen's
-    specs (:meth:`checker.api.spec.Spec.solo_step`), or ``None``."""
+    specs (:meth:`checker.api.reductions.PartialOrder.solo_step`), or ``None``."""
     for i, (label, _t) in enumerate(succ):
         if label[0] == "deliver" and spec.settled(state, label[1]):
             return i

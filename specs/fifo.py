@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker import Property
+from checker import Property, Symmetry
 from specs.base import PeerSpec, peer_constants
 from specs.common import ghost_event, ghost_send, ghost_signal, members, message_dests, message_past, send_options
 from specs.history import DELIVER
@@ -25,7 +25,7 @@ from specs.properties import LIBRARY
 from specs.witnesses import WITNESSES
 
 
-class Fifo(PeerSpec):
+class Fifo(PeerSpec, Symmetry):
     name = "fifo"
     summary = "one FIFO queue per peer, multicast appended destination by destination"
     constants = peer_constants()

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from checker import Fields, Property, tag_action
+from checker import Fields, Property, Symmetry, tag_action
 from specs.base import PeerSpec
 from specs.channels import EMPTY, Channels
 from specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, names_of, replace, send_options
@@ -47,7 +47,7 @@ from specs.witnesses import WITNESSES
 CHANS, BUFFERS, LOCAL, GHOST, KNOW, SIGNALS, DUPS = range(7)
 
 
-class HoldBackSpec(PeerSpec):
+class HoldBackSpec(PeerSpec, Symmetry):
     """Peers with a hold-back buffer over :mod:`specs.channels` (see the module doc)."""
 
     ghost_at: ClassVar[int] = GHOST
@@ -315,7 +315,7 @@ class HoldBackSpec(PeerSpec):
     # taking it later, in the step that delivers it, gives the same histories; held
     # back, it would only restrict the peer (a peer with a deliverable held-back message
     # does nothing else). So the reductions may defer every ``buffer`` step while
-    # another step is enabled (checker.api.spec.Spec.deferrable). A ``buffer`` step
+    # another step is enabled (checker.api.reductions.PartialOrder.deferrable). A ``buffer`` step
     # writes the channel's receiving end and the buffer, not the history; two of them
     # commute, and they enable nothing: the peer's state, which decides deliveries,
     # stays as it was.

@@ -189,7 +189,7 @@ class LamportTotal(AsyncPeerSpec):
 
     def solo_step(self, state: tuple, succ: Any) -> int | None:
         """A delivery of a *settled* head (:meth:`settled`): it goes alone
-        (:meth:`checker.api.spec.Spec.solo_step`). Its guard only grows true (acks and
+        (:meth:`checker.api.reductions.PartialOrder.solo_step`). Its guard only grows true (acks and
         latest timestamps only grow), a settled head stays the head, and the delivery
         touches only ``q``'s queue, log and knowledge: no other step reads or writes
         them, but ``q``'s receipts (which insert behind the head, or change acks, clock

@@ -99,7 +99,7 @@ def channel_footprints(
     deaf: int = 0,
     hears: Sequence[int] | None = None,
 ) -> list[tuple[int, int, int, int, int, int]]:
-    """Six masks per process (see :meth:`checker.api.spec.Spec.footprints`) for a state
+    """Six masks per process (see :meth:`checker.api.reductions.PartialOrder.footprints`) for a state
     of a channel spec whose items sit at ``layout = (chans, ghost, know, signals, dups)``
     (``dups`` ``None`` when the spec keeps no budget), from its successors ``succ``.
 

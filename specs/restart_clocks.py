@@ -59,7 +59,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
-from checker import Constant, ConstantError, Property, Spec
+from checker import Constant, ConstantError, Property, Rendering, Spec
 from specs.common import mask_of, members, replace
 
 NODE_NAMES = "ABCDE"
@@ -76,7 +76,7 @@ def entrywise_max(x: tuple, y: tuple) -> tuple:
     return tuple(max(a, b) for a, b in zip(x, y))
 
 
-class RestartClocks(Spec):
+class RestartClocks(Spec, Rendering):
     name = "restart_clocks"
     summary = "a quorum-replicated queue read by vector clock, with node restarts (restart-count post)"
     constants = (

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker import Action, Constant, Property, Spec
+from checker import Action, Constant, Property, Rendering, Spec
 from specs.channels import Channels
 from specs.common import ghost_event, ghost_send
 from specs.history import DELIVER, History
@@ -34,7 +34,7 @@ from specs.properties import LIBRARY
 A, B = 0, 1
 
 
-class Retransmit(Spec):
+class Retransmit(Spec, Rendering):
     name = "retransmit"
     summary = "stop-and-wait retransmission over lossy channels (a livelock under weak fairness)"
     # Channel faults (checker.api.faults): the channels always lose messages (no constant

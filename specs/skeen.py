@@ -190,7 +190,7 @@ class Skeen(AsyncPeerSpec):
 
     def solo_step(self, state: tuple, succ: Any) -> int | None:
         """A delivery of a *settled* head (:meth:`settled`): it goes alone
-        (:meth:`checker.api.spec.Spec.solo_step`). A deliverable head stays deliverable
+        (:meth:`checker.api.reductions.PartialOrder.solo_step`). A deliverable head stays deliverable
         and the head, and the delivery touches only ``q``'s queue, log and knowledge:
         ``q``'s receipts insert behind it or finalise other entries (and read the log
         only to discard a copy, which the queue discarded as well before), its

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker import Constant, ConstantError, Property
+from checker import Constant, ConstantError, Property, Symmetry
 from specs.base import PeerSpec, peer_constants
 from specs.channels import EMPTY, Channels, channel_constants
 from specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, replace, send_options
@@ -52,7 +52,7 @@ MODE_NAMES = {ACTIVE: "active", WAIT_ACK: "passive (awaits ack)", GRANTED: "pass
 CHANS, PROCS, GHOST, KNOW, SIGNALS, DUPS = range(6)
 
 
-class Synchronous(PeerSpec):
+class Synchronous(PeerSpec, Symmetry):
     name = "synchronous"
     summary = "Garg's synchronous ordering: big messages acked, small ones sent with permission, passive processes"
     # Channel faults (checker.api.faults): a loss leaves a peer waiting (eventual_delivery,

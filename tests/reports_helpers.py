@@ -7,7 +7,7 @@ import zlib
 from functools import cache
 from pathlib import Path
 
-from checker import Property, Spec
+from checker import Property, Rendering, Spec
 from checker.api.model import Model
 from checker.api.result import Result
 from checker.engine.run import Options, check_model
@@ -27,7 +27,7 @@ def checked(name: str) -> Result:
 EVIL = "<script>alert(1)</script>"
 
 
-class Evil(Spec):
+class Evil(Spec, Rendering):
     """Two peers with hostile names; peer 0 sends one message that peer 1 delivers.
 
     Every label, name, described value and explanation carries markup, quotes and

@@ -80,6 +80,11 @@ def test_docs_build(tmp_path: Path) -> None:
     for target in ("checker.Spec.next_states", "specs.base.PeerSpec", "specs.async_peers.AsyncPeerSpec.protocol_steps",
                    "specs.holdback.HoldBackSpec.deliverable"):
         assert f'id="{target}"' in api, target
+    # Each optional protocol of a spec has its own page, generated from its docstrings.
+    for page, target in (("reductions", "checker.Symmetry.permute"), ("reductions", "checker.PartialOrder.footprints"),
+                         ("rendering", "checker.Rendering.format_action"),
+                         ("tla-adaptation", "tla.adapters.base.Adapter.encode")):
+        assert f'id="{target}"' in (out / "reference" / f"{page}.html").read_text(encoding="utf-8"), target
     # Built-in specs are listed from the registry, constants and all.
     specs_page = (out / "reference" / "builtin-specs.html").read_text(encoding="utf-8")
     assert "tiebreak_by_sender" in specs_page and "receive_fairness" in specs_page

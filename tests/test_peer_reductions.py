@@ -332,7 +332,7 @@ def test_canonical_fingerprints_against_brute_force(spec: str, constants: dict) 
 def lazy_histories(spec, lazy: bool) -> tuple[set, set]:
     """The histories (ghosts) of every reachable state, and of every terminal one, of
     ``spec``; with ``lazy``, each state expanded as the engine's deferral alone does
-    (:meth:`~checker.api.spec.Spec.deferrable` steps left out while another is enabled,
+    (:meth:`~checker.api.reductions.PartialOrder.deferrable` steps left out while another is enabled,
     the first taken alone where all are)."""
     ghost = spec.ghost_at
     init = list(spec.init_states())

@@ -421,24 +421,28 @@ def test_chosen_sets_are_closed_and_deterministic(constants: dict) -> None:
 
 def terminal_states(spec, por: bool) -> set:
     """The terminal states reachable from the initial ones, exploring every enabled
-    action, or only the stubborn sets :func:`checker.engine.reduce.ample` chooses."""
-    from checker.engine.reduce import ample
+    action, or only those the engine's expansion takes under partial-order reduction
+    (:meth:`checker.engine.reduce.Expander.expand`: stubborn sets, memoised by the
+    spec's reduction key, with only the chosen processes' steps generated)."""
+    from checker.engine.reduce import Expander, Reductions
 
+    expand = Expander(spec, Reductions(por=por)).expand
     seen = set(spec.init_states())
     todo = list(seen)
     ends = set()
+    reduced_somewhere = False
     while todo:
         s = todo.pop()
-        out = spec.next_states(s)
-        if not out:
+        _owner, _pos, succ, _counts, reduced = expand([s])
+        reduced_somewhere |= reduced[0]
+        if not succ:
             ends.add(s)
             continue
-        chosen = ample(spec, s, out, 0) if por and len(out) > 1 else None
-        for i in range(len(out)) if chosen is None else chosen:
-            t = out[i][1]
+        for t in succ:
             if t not in seen:
                 seen.add(t)
                 todo.append(t)
+    assert reduced_somewhere == por  # the reduced search did take proper subsets
     return ends
 
 

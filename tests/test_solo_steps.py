@@ -1,4 +1,4 @@
-"""Solo steps (Spec.solo_step): a delivery of a settled queue head, expanded alone.
+"""Solo steps (PartialOrder.solo_step): a delivery of a settled queue head, expanded alone.
 
 Lamport total order and Skeen name, in a state, a delivery that no run of other steps
 can disable or fail to commute with (:meth:`specs.lamport_total.LamportTotal.settled`,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checker import Constant, Property, Spec
+from checker import Constant, PartialOrder, Property, Spec, Symmetry
 
 
 class Counter(Spec):
@@ -156,7 +156,7 @@ class Shortcut(Spec):
         return [Property.eventually("ends", lambda s: None if s == 3 else f"at {s}")]
 
 
-class RandomProcesses(Spec):
+class RandomProcesses(Spec, PartialOrder):
     """``processes`` processes, each running a random automaton (built from ``seed``)
     over ``places`` local places, cycles allowed; some steps are guarded by a shared bit
     and flip it. The footprints are declared exactly (a process's bit, and the shared
@@ -241,7 +241,7 @@ class RingUndeclared(Ring):
     acyclic = False
 
 
-class LastWriter(Spec):
+class LastWriter(Spec, PartialOrder):
     """Two processes each write their id + 1 into ``x`` once: the last writer wins, so
     the writes do not commute; the footprints wrongly leave ``x`` out (and the visible
     mask says the property reads nothing). A reduced search takes process 0's write
@@ -279,7 +279,7 @@ class LastWriter(Spec):
         return [Property.always("ends_with_two", lambda s: "x = 1 at the end" if s == (1, 1, 1) else None, reads=("pc",))]
 
 
-class Blinker(Spec):
+class Blinker(Spec, PartialOrder):
     """Two processes each switch their own light on once; the property reads light 1
     but the spec says it reads nothing a step writes (``visible_mask`` 0)."""
 
@@ -304,7 +304,7 @@ class Blinker(Spec):
         return [Property.always("one_first", lambda s: "light 1 alone" if s == (0, 1) else None, reads=("lights",))]
 
 
-class Lopsided(Spec):
+class Lopsided(Spec, Symmetry):
     """Two processes count to their limits, 1 for process 0 and 2 for process 1, yet the
     spec declares them interchangeable. Symmetry reduction merges (0, 1) into (1, 0)
     and never reaches (0, 2), where ``small`` fails."""
@@ -327,7 +327,7 @@ class Lopsided(Spec):
         return [Property.always("small", lambda s: "process 1 counted to 2 first" if s == (0, 2) else None)]
 
 
-class Toggles(Spec):
+class Toggles(Spec, Symmetry):
     """Two processes each flip their own bit back and forth: symmetric (renaming swaps
     the bits) and cyclic, yet declared ``acyclic``. With ``one_way``, the only step turns
     (0, 1) into (1, 0), its renaming: acyclic, but a self-loop up to the declared
@@ -355,7 +355,7 @@ class Toggles(Spec):
         return [Property.always("bits", lambda s: None if set(s) <= {0, 1} else "not a bit")]
 
 
-class OneKey(Spec):
+class OneKey(Spec, PartialOrder):
     """Process 0 steps once, process 1 twice, independently; the spec's reduction key is
     the same for every state, which does not decide the footprints and actors."""
 
@@ -384,7 +384,7 @@ class OneKey(Spec):
         return [Property.eventually("ends", lambda s: None if s == (1, 2) else f"at {s}")]
 
 
-class Flicker(Spec):
+class Flicker(Spec, PartialOrder):
     """Process 0 switches its light on and then off, process 1 its own on; ``lit`` (a
     ``sometimes``: light 0 is on) is declared ``stable``, wrongly: switching off undoes it."""
 
@@ -447,7 +447,7 @@ class TailUndeclared(Tail):
     acyclic = False
 
 
-class SpinFlag(Spec):
+class SpinFlag(Spec, PartialOrder):
     """Process 0 ticks 0 <-> 1 for ever; process 1 sets a flag once. The spec declares
     ``acyclic``, wrongly, and ``flag`` (a ``sometimes``: the flag is set) is ``stable``,
     so partial-order reduction gives it no visibility condition: on the declaration's

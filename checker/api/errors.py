@@ -50,3 +50,9 @@ class SpecError(RuntimeError):
     """The spec broke a rule of the spec API (e.g. a state holding a string, or a
     ``reduction_key`` that does not decide what it claims). The command line prints it
     as one line naming the spec, with exit code 2."""
+
+
+class HookError(TypeError):
+    """A spec class defines a hook of an optional protocol (symmetry, partial-order
+    reduction, rendering) without inheriting the protocol's mixin; raised when the class
+    is defined, so loading its file fails with this one line (exit code 2)."""

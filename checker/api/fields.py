@@ -84,7 +84,7 @@ class Fields:
         return tuple(out)
 
     def describe(self, values: tuple) -> dict[str, Any]:
-        """``values`` as a dict by field name (for :meth:`checker.api.spec.Spec.describe`)."""
+        """``values`` as a dict by field name (for :meth:`checker.api.rendering.Rendering.describe`)."""
         self._check(values)
         return dict(zip(self.names, values))
 

@@ -30,14 +30,11 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from checker.api.errors import ConstantError
+from checker.api.errors import ConstantError, HookError
 from checker.api.fields import Fields
-
-State = Hashable
-"""A state: an immutable value of ints, bools and tuples."""
-
-Action = tuple
-"""An action label: ``(name, arg, ...)`` with int or str arguments; shown in traces."""
+from checker.api.reductions import PARTIAL_ORDER_HOOKS, SYMMETRY_HOOKS, PartialOrder, Symmetry
+from checker.api.rendering import RENDERING_HOOKS, Rendering
+from checker.api.state import Action, State
 
 Kind = Literal["always", "sometimes", "eventually"]
 
@@ -118,7 +115,8 @@ class Property:
     (:mod:`checker.engine.reduce`): ``stable`` says that once the check fails (an ``always``)
     or succeeds (a ``sometimes``) on a state, it does so on every state reachable from
     it (true of ordering properties over a history that only grows); ``reads`` names the
-    kinds of state variables the check looks at (see :meth:`Spec.visible_mask`), where
+    kinds of state variables the check looks at (see
+    :meth:`~checker.api.reductions.PartialOrder.visible_mask`), where
     ``None`` means anything.
 
     One more lets engines skip work: ``changed_by``, for a check over the history, names
@@ -179,11 +177,25 @@ class Property:
 
 
 class Spec:
-    """Base class of every specification.
+    """Base class of every specification: the model, and only the model.
 
     Subclasses set the class attributes and implement :meth:`init_states`,
     :meth:`next_states` and :meth:`properties`. Constant values are validated on
     construction and readable as attributes (``self.peers``).
+
+    Everything here decides which runs exist or what a verdict is: the constants and
+    :meth:`setup`, the initial states and steps, the properties and the history they
+    read (:meth:`history`, :meth:`history_key`, :meth:`history_growth`), which ends are
+    proper (:meth:`finished`), which runs count for ``eventually`` properties
+    (:attr:`fairness`, :meth:`fairness_class`: fairness is part of the model, as in a
+    TLA+ spec formula), and what the model claims of itself and the checker checks
+    (:attr:`acyclic`, :meth:`action_kinds`, :attr:`faults`). What only makes the search
+    cheaper or the output clearer is an optional protocol, a mixin the spec inherits to
+    opt in: :class:`~checker.api.reductions.Symmetry` and
+    :class:`~checker.api.reductions.PartialOrder` (reductions) and
+    :class:`~checker.api.rendering.Rendering` (traces, reports and diagrams). A class
+    that defines a hook of a protocol it does not inherit is refused when it is defined
+    (see the spec API reference), rather than have the hook ignored.
     """
 
     name: ClassVar[str] = ""
@@ -191,7 +203,8 @@ class Spec:
     constants: ClassVar[tuple[Constant, ...]] = ()
     fields: ClassVar[Fields | None] = None
     """Names of a tuple state's items (:class:`checker.api.fields.Fields`), for reading them
-    by name (``self.fields.read(state).holder``) and for :meth:`describe`."""
+    by name (``self.fields.read(state).holder``) and for the default
+    :meth:`~checker.api.rendering.Rendering.describe`."""
     faults: ClassVar[frozenset[str]] = frozenset()
     """The channel faults this spec models, of ``"loss"``, ``"duplication"`` and
     ``"reordering"``: those its steps handle as the protocol means to (a lost message
@@ -211,6 +224,22 @@ class Spec:
     never stops while an action is enabled (weak fairness of the whole next-state
     relation), so an ``eventually`` property fails only on a run that ends with it
     outstanding or on a fair cycle that keeps it outstanding for ever."""
+
+    acyclic: ClassVar[bool] = False
+    """True when no run revisits a state (every action advances a bounded measure), so
+    every run ends in a terminal state. It belongs to the model (a claim about its state
+    graph, which the checker checks); partial-order reduction then needs no
+    visibility condition for ``stable`` properties, and ``eventually`` properties no
+    fair-cycle search. Checked, not trusted: when a search meets an edge to a state
+    visited at the edge's depth or shallower (one that can close a cycle), the state
+    graph is searched for a cycle, and a cycle ends the run with exit code 2 naming its
+    steps (:mod:`checker.engine.declarations`)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        wrong = misplaced_hooks(cls)
+        if wrong:
+            raise HookError(wrong)
 
     def __init__(self, **values: Any) -> None:
         known = {c.name: c for c in self.constants}
@@ -247,7 +276,7 @@ class Spec:
         """Every property this spec can be checked against, library ones included."""
         return []
 
-    # -- optional ---------------------------------------------------------------------
+    # -- optional: the history the properties read, and proper ends -------------------
 
     def history(self, state: State) -> Any:
         """The observable history of ``state`` (a :class:`specs.history.History`)."""
@@ -276,6 +305,8 @@ class Spec:
         """Whether a state with no enabled action is a proper end (not a deadlock)."""
         return True
 
+    # -- optional: fairness and coverage ----------------------------------------------
+
     def action_kinds(self) -> Sequence[str]:
         """The action names (``label[0]``) this configuration can take, for coverage.
 
@@ -284,40 +315,6 @@ class Spec:
         may not exercise what it was written for). The default, ``()``, claims nothing and
         so warns of nothing.
         """
-        return ()
-
-    def describe(self, state: State) -> dict[str, Any]:
-        """A JSON-friendly view of ``state`` for traces and reports (by field name when
-        the spec names its fields)."""
-        if self.fields is not None:
-            return {k: _jsonable(v) for k, v in self.fields.describe(state).items()}
-        return {"state": _jsonable(state)}
-
-    def format_action(self, action: Action) -> str:
-        """A short human reading of an action label."""
-        name, *args = action
-        return f"{name}({', '.join(str(a) for a in args)})"
-
-    def action_site(self, action: Action) -> tuple[str, int, int | None] | None:
-        """Where an action happens, for space-time diagrams: ``(kind, peer, message)``.
-
-        Sends, deliveries and signals are drawn from the history; this places the other
-        steps. ``kind`` is ``"stage"`` (a message is staged or blocked on ``peer``'s
-        queue), ``"commit"`` (a message is committed to ``peer``'s queue) or ``"step"``
-        (another local step at ``peer``); ``message`` is a message id or ``None``.
-        ``None`` (the default) draws nothing for the action.
-        """
-        return None
-
-    def internal_messages(self, action: Action) -> Sequence[tuple[str, int, int, str]]:
-        """Protocol-internal messages ``action`` sends or receives, for space-time
-        diagrams: messages outside the ordered history (a token, an acknowledgement, a
-        request for a sequence number), drawn lighter than the application's messages.
-
-        Each item is ``("send", peer, to, name)`` or ``("receive", peer, sender, name)``
-        with peer numbers as in the history; a receipt is matched with the oldest
-        unmatched send of that name from ``sender`` to ``peer``. Empty (the default):
-        the action sends and receives none."""
         return ()
 
     def fairness_class(self, action: Action) -> tuple[str, tuple] | None:
@@ -329,130 +326,6 @@ class Spec:
             return None
         return kind, tuple(action[:2])
 
-    # -- optional: what reductions need (see checker.engine.reduce) ------------------------
-
-    acyclic: ClassVar[bool] = False
-    """True when no run revisits a state (every action advances a bounded measure), so
-    every run ends in a terminal state. Partial-order reduction then needs no
-    visibility condition for ``stable`` properties, and ``eventually`` properties no
-    fair-cycle search. Checked, not trusted: when a search meets an edge to a state
-    visited at the edge's depth or shallower (one that can close a cycle), the state
-    graph is searched for a cycle, and a cycle ends the run with exit code 2 naming its
-    steps (:mod:`checker.engine.declarations`)."""
-
-    def symmetries(self) -> Sequence[tuple[int, ...]]:
-        """The permutations of process ids (``perm[i]`` is the new id of process ``i``),
-        identity excluded, under which this configuration is symmetric: the image of
-        every run under each is a run, and every checked property gives the same verdict
-        on a state and its image. Empty (the default): no symmetry reduction.
-        ``--check-reductions`` checks this, with :meth:`permute`, on every state searched."""
-        return ()
-
-    def permute(self, state: State, perm: tuple[int, ...]) -> State:
-        """``state`` with process ``i`` renamed ``perm[i]``, in canonical form (the state
-        the spec itself would build for the renamed run)."""
-        raise NotImplementedError(f"{self.name} declares no symmetry")
-
-    def actor(self, action: Action) -> int | None:
-        """The process that performs ``action``; ``None`` (the default) turns
-        partial-order reduction off for this spec."""
-        return None
-
-    def footprints(self, state: State) -> Sequence[tuple[int, ...]]:
-        """Per process ``p``, bitmasks of state variables ``(reads_now, writes_now,
-        reads_later, writes_later)``: what any action ``p`` could take next from
-        ``state`` (enabled or not, guards included) reads and writes, and what every
-        action ``p`` may take at any later point reads and writes (a superset).
-        Two actions are independent when neither writes a variable the other reads or
-        writes; independent actions must commute (same state either order, neither
-        enabling nor disabling the other); ``--check-reductions`` checks that the steps the
-        reduction takes as independent commute, on every state where it does.
-
-        A spec may add two more masks, ``(updates_now, updates_later)``: variables
-        changed by *commuting updates* such as ``x := max(x, v)``. Two updates of one
-        variable are independent of each other (they must commute, and neither may
-        enable or disable the other); an update conflicts with a read or a write."""
-        raise NotImplementedError(f"{self.name} declares no footprints")
-
-    def successor_footprints(self, state: State, succ: Sequence[tuple[Action, State]]) -> Sequence[tuple[int, ...]]:
-        """:meth:`footprints` when the successors ``succ`` (:meth:`next_states` of
-        ``state``) are at hand, as the engine has them; a spec that reads what its steps
-        write off the successors implements this, the default calls :meth:`footprints`."""
-        return self.footprints(state)
-
-    def por_refusal(self) -> str | None:
-        """Why partial-order reduction does not apply to this configuration, in a phrase
-        the run prints once (``None``: it applies). The default: a spec that gives no
-        :meth:`actor` declares no footprints."""
-        if type(self).actor is Spec.actor:
-            return f"{self.name} declares no footprints"
-        return None
-
-    def symmetry_refusal(self) -> str:
-        """Why :meth:`symmetries` is empty for this configuration, in a phrase the run
-        prints once (a spec that breaks symmetry on purpose names what breaks it)."""
-        return f"this {self.name} configuration has no interchangeable processes"
-
-    def reduction_key(self, state: State) -> Hashable | None:
-        """Optional: a small hashable summary of ``state`` that decides both
-        :meth:`footprints` and the process (:meth:`actor`) of every successor
-        :meth:`next_states` lists, in order: two states with equal keys have equal
-        footprints and equal actor sequences. Partial-order reduction then memoises its
-        choice by the key and generates only the chosen successors
-        (:meth:`next_states_of`). ``None`` (the default): the footprints and actors are
-        computed for every state and are the key themselves."""
-        return None
-
-    def next_states_of(self, state: State, processes: int) -> list[tuple[Action, State]]:
-        """The entries of :meth:`next_states` whose :meth:`actor` is in the bitmask
-        ``processes``, in the same order. A spec may generate them directly (the
-        default filters the full list)."""
-        out = []
-        for a, t in self.next_states(state):
-            who = self.actor(a)
-            if who is not None and processes >> who & 1:
-                out.append((a, t))
-        return out
-
-    def deferrable(self, action: Action) -> bool:
-        """Whether partial-order reduction may leave ``action`` out of a state's
-        expansion while some step :meth:`deferrable` calls false is enabled there (and
-        take one deferrable step alone where every enabled step is one). A spec says
-        true only of steps that (a) change nothing a property over the history reads,
-        (b) commute with one another and enable nothing but one another, and (c) are
-        *lazy*: every history reached through such a step is reached without it, the
-        step's work done later by a step the spec does not defer (a hold-back buffer's
-        arrival, :class:`specs.holdback.HoldBackSpec`). The engine defers them only when
-        every checked property reads the history alone and the spec is ``acyclic``
-        (:mod:`checker.engine.reduce`). The default: nothing is deferrable."""
-        return False
-
-    def solo_step(self, state: State, succ: Sequence[tuple[Action, State]]) -> int | None:
-        """Optional: the position in ``succ`` (:meth:`next_states` of ``state``) of a step
-        that is a stubborn set on its own, or ``None``. A spec names a step here only if
-        (a) every run of other steps from ``state`` (this one left out) keeps it enabled,
-        and taking it before such a run reaches the same state as taking it after; and (b)
-        it is invisible to every property under visibility (the engine asks only when no
-        checked property needs visibility and no step is deferred). A delivery of a queue
-        head that nothing can still overtake, by a peer with nothing left to send, is the
-        typical one (Lamport total order, Skeen). Partial-order reduction
-        then expands that step alone. The default: none."""
-        return None
-
-    def solos(self) -> bool:
-        """Whether this spec names :meth:`solo_step` steps (it overrides the method)."""
-        return type(self).solo_step is not Spec.solo_step
-
-    def defers(self) -> bool:
-        """Whether some step of this configuration is :meth:`deferrable` (the default:
-        none)."""
-        return False
-
-    def visible_mask(self, reads: Sequence[str] | None) -> int:
-        """The variable bits (as in :meth:`footprints`) behind the variable kinds
-        ``reads`` names; ``None`` or an unknown kind means every variable (``-1``)."""
-        return -1
-
     @classmethod
     def ablations(cls) -> tuple[str, ...]:
         """The names of the boolean constants that switch a step of the algorithm off."""
@@ -463,12 +336,37 @@ class Spec:
         return {p.name: p for p in self.properties()}
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, (tuple, list)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, frozenset):
-        return sorted(_jsonable(v) for v in value)
-    return value
+PROTOCOLS: tuple[tuple[type, tuple[str, ...], str], ...] = (
+    (Symmetry, SYMMETRY_HOOKS, "Symmetry"),
+    (PartialOrder, PARTIAL_ORDER_HOOKS, "PartialOrder"),
+    (Rendering, RENDERING_HOOKS, "Rendering"),
+)
+"""Each optional protocol of a spec: its mixin, its hooks, and its name in :mod:`checker`."""
+
+
+def misplaced_hooks(cls: type) -> str | None:
+    """Why the spec class ``cls`` is refused, or ``None``: the hooks it defines (or
+    inherits from a class other than the protocol) of a protocol it does not inherit,
+    and which mixins to inherit. Before the protocols these hooks were methods of
+    :class:`Spec`; a spec written so would otherwise lose its reductions or its
+    rendering without a word."""
+    missing: list[str] = []
+    found: list[str] = []
+    for mixin, hooks, public in PROTOCOLS:
+        if issubclass(cls, mixin):
+            continue
+        here = [h for h in hooks if hasattr(cls, h)]
+        if here:
+            found.extend(here)
+            missing.append(public)
+    if not found:
+        return None
+    bases = ", ".join([*(b.__name__ for b in cls.__bases__), *missing])
+    one = len(found) == 1
+    mixins = " and ".join(f"checker.{m}" for m in missing)
+    return (f"spec class {cls.__name__} defines {', '.join(found)}, {'a hook' if one else 'hooks'} of {mixins}, "
+            f"without inheriting {'it' if len(missing) == 1 else 'them'}, so {'it' if one else 'they'} would be "
+            f"ignored: write class {cls.__name__}({bases}) (from checker import {', '.join(missing)})")
 
 
 def iter_properties(props: Iterable[Property], kind: str, over: str) -> list[Property]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from checker.api.rendering import rendering_of
 from checker.api.result import Step
 from checker.api.spec import Spec, State
 
@@ -33,13 +34,14 @@ def replay(spec: Spec, init_index: int, actions: Sequence[int]) -> list[tuple[tu
 
 def to_steps(spec: Spec, path: list[tuple[tuple | None, int, State]]) -> list[Step]:
     """Steps for a trace record: formatted action, label and described state."""
+    shown = rendering_of(spec)
     steps = []
     for label, pos, state in path:
         steps.append(
             Step(
-                action=None if label is None else spec.format_action(label),
+                action=None if label is None else shown.format_action(label),
                 label=None if label is None else list(label),
-                state=spec.describe(state),
+                state=shown.describe(state),
                 index=pos,
             )
         )

@@ -36,6 +36,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from checker.api.errors import InputError
+from checker.api.reductions import partial_order_of, symmetry_of
+from checker.api.rendering import rendering_of
 from checker.api.spec import Action, Property, Spec, State
 
 TRACE_STATES = 500_000
@@ -63,7 +65,7 @@ class DeclarationBroken(Exception):
 def show(spec: Spec, action: Action) -> str:
     """An action label as a trace shows it (the spec's own reading, else the label)."""
     try:
-        return spec.format_action(action)
+        return rendering_of(spec).format_action(action)
     except Exception:  # a label the spec cannot format is shown as it is
         return repr(action)
 
@@ -330,15 +332,15 @@ class ReductionCheck:
 
     * **Independence** (partial-order reduction): where the search explores a proper
       subset of a state's enabled steps, each explored step and each step left out
-      (but for steps the spec calls :meth:`~checker.api.spec.Spec.deferrable`, which
+      (but for steps the spec calls :meth:`~checker.api.reductions.PartialOrder.deferrable`, which
       need not commute with the others) must commute there: each stays enabled after
       the other, and both orders reach the same states. A solo step
-      (:meth:`~checker.api.spec.Spec.solo_step`) is checked against every other step.
+      (:meth:`~checker.api.reductions.PartialOrder.solo_step`) is checked against every other step.
     * **Reduction keys**: a choice taken from the memo by the spec's
-      :meth:`~checker.api.spec.Spec.reduction_key` must be the one computed afresh
+      :meth:`~checker.api.reductions.PartialOrder.reduction_key` must be the one computed afresh
       from the state's own footprints.
     * **Visibility**: with properties under the visibility condition, a step whose
-      footprint writes nothing they read (by :meth:`~checker.api.spec.Spec.visible_mask`)
+      footprint writes nothing they read (by :meth:`~checker.api.reductions.PartialOrder.visible_mask`)
       must leave each one's outcome as it was.
     * **Deferral**: a step the spec calls deferrable must leave every checked
       property's outcome as it was (it leaves the history as it was).
@@ -346,7 +348,7 @@ class ReductionCheck:
       condition): a ``stable`` ``always`` property that fails on the state fails on
       each successor, a ``stable`` ``sometimes`` property met there stays met.
     * **Symmetry**: each renaming ``g`` of the group must give the state's renamed
-      form (:meth:`~checker.api.spec.Spec.permute`) the state's own canonical
+      form (:meth:`~checker.api.reductions.Symmetry.permute`) the state's own canonical
       fingerprint, and every property the same outcome; and for one renaming (chosen
       by the state's hash, so the same in every process) the renamed state's
       successors must be the renamed successors (equal as sets of canonical
@@ -359,6 +361,8 @@ class ReductionCheck:
         from checker.engine.reduce import Expander, Reductions
 
         self.spec = spec
+        self.po = partial_order_of(spec)  # the spec's partial-order hooks
+        self.sym = symmetry_of(spec)  # the spec's symmetry hooks
         self.red = red
         self.props = list(props)
         self.visible_props = [p for p in self.props if needs_visibility(spec, p)] if red.por else []
@@ -384,7 +388,7 @@ class ReductionCheck:
         if rkey is not None:
             from checker.engine.reduce import _fresh
 
-            fresh = _fresh(spec, state, out, self.red.visible)
+            fresh = _fresh(self.po, state, out, self.red.visible)
             if (None if fresh is None else tuple(fresh[0])) != (None if found is None else tuple(found[0])):
                 raise DeclarationBroken(
                     f"reduction_key {rkey!r} does not decide the footprints and actors of its states: the "
@@ -393,7 +397,7 @@ class ReductionCheck:
         if self.red.por and found is not None and len(found[0]) < len(out):
             chosen = found[0]
             if how == "deferrable":
-                self._lazy(state, out, [i for i, (a, _t) in enumerate(out) if spec.deferrable(a)])
+                self._lazy(state, out, [i for i, (a, _t) in enumerate(out) if self.po.deferrable(a)])
             self._independence(state, out, chosen, how)
         if self.red.por and self.visible_props and out:
             self._visibility(state, out)
@@ -407,7 +411,7 @@ class ReductionCheck:
         taken = set(chosen)
         left = [i for i in range(len(out)) if i not in taken]
         if how == "deferrable":
-            deferrable = spec.deferrable
+            deferrable = self.po.deferrable
             if not all(deferrable(a) for a, _t in out):
                 left = [i for i in left if not deferrable(out[i][0])]  # deferred steps need not commute
         by_label: dict[Action, list[State]] = {}
@@ -459,16 +463,17 @@ class ReductionCheck:
 
     def _visibility(self, state: State, out: Sequence[tuple[Action, State]]) -> None:
         """Each step whose process's footprint writes (or updates) nothing the properties
-        under visibility read (:meth:`~checker.api.spec.Spec.visible_mask`) must leave
+        under visibility read (:meth:`~checker.api.reductions.PartialOrder.visible_mask`) must leave
         their outcomes as they were: partial-order reduction may take it as invisible."""
         from checker.engine.reduce import _six
 
         spec = self.spec
-        fps = _six(spec.successor_footprints(state, out))
+        po = self.po
+        fps = _six(po.successor_footprints(state, out))
         visible = self.red.visible
         before = None
         for a, t in out:
-            who = spec.actor(a)
+            who = po.actor(a)
             if who is None or (fps[who][1] | fps[who][4]) & visible:
                 continue
             if before is None:
@@ -532,7 +537,7 @@ class ReductionCheck:
         own = int(canonical([state])[0])
         outcomes = self._outcomes(state, self.props) if self.props else []
         for g in group:
-            image = spec.permute(state, g)
+            image = self.sym.permute(state, g)
             if int(canonical([image])[0]) != own:
                 raise DeclarationBroken(
                     f"symmetry: the state renamed by {g} (permute) has another canonical fingerprint than the "
@@ -546,7 +551,7 @@ class ReductionCheck:
                             f"{'passes' if y else 'fails'} on it renamed by {g}", state)
         g = group[hash(state) % len(group)]
         mine = set(canonical([t for _a, t in out]).tolist()) if out else set()
-        image_out = spec.next_states(spec.permute(state, g))
+        image_out = spec.next_states(self.sym.permute(state, g))
         theirs = set(canonical([t for _a, t in image_out]).tolist()) if image_out else set()
         if mine != theirs:
             raise DeclarationBroken(

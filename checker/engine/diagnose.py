@@ -42,6 +42,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from checker.api.reductions import partial_order_of, symmetry_of
+from checker.api.rendering import rendering_of
 from checker.api.spec import Property, Spec, State
 from checker.api.spec_errors import ACTION_ATTRIBUTE, SpecRaised, guard_os_exit, left_spec_code, left_text, source_of
 
@@ -162,6 +164,8 @@ def _search(
 
     budget = MemoryBudget(default_limit())
     deadline = time.monotonic() + seconds
+    format_action = rendering_of(spec).format_action
+    actor = partial_order_of(spec).actor
     parent: dict[Any, tuple[Any, tuple | None]] = {}
     queue: deque = deque()
 
@@ -192,11 +196,11 @@ def _search(
         if isinstance(out, _Raised):
             return "next_states", _label_of(out.exc, spec), out.exc, trace_to(s)
         for label, t in out:
-            shown = _call(lambda label=label: spec.format_action(label))
+            shown = _call(lambda label=label: format_action(label))
             if isinstance(shown, _Raised):
                 return "format_action", tuple(label), shown.exc, trace_to(s)
             if por:
-                who = _call(lambda label=label: spec.actor(label))
+                who = _call(lambda label=label: actor(label))
                 if isinstance(who, _Raised):
                     return "actor", tuple(label), who.exc, trace_to(s)
             if t in parent:
@@ -224,17 +228,20 @@ def _check_state(
             got = _call(lambda prop=prop: prop.check(state))
         if isinstance(got, _Raised):
             return f"property {prop.name}", None, got.exc
-    for hook, fn in (("describe", spec.describe), ("finished", spec.finished), ("history_key", spec.history_key)):
+    for hook, fn in (("describe", rendering_of(spec).describe), ("finished", spec.finished),
+                     ("history_key", spec.history_key)):
         got = _call(lambda fn=fn: fn(state))
         if isinstance(got, _Raised):
             return hook, None, got.exc
     if symmetry:
-        for g in _declared(lambda: spec.symmetries()) or ():
-            got = _call(lambda g=g: spec.permute(state, g))
+        sym = symmetry_of(spec)
+        for g in _declared(lambda: sym.symmetries()) or ():
+            got = _call(lambda g=g: sym.permute(state, g))
             if isinstance(got, _Raised):
                 return "permute", None, got.exc
     if por:
-        for hook, fn in (("footprints", spec.footprints), ("reduction_key", spec.reduction_key)):
+        po = partial_order_of(spec)
+        for hook, fn in (("footprints", po.footprints), ("reduction_key", po.reduction_key)):
             got = _call(lambda fn=fn: fn(state))
             if isinstance(got, _Raised) and not isinstance(got.exc, NotImplementedError):
                 return hook, None, got.exc
@@ -300,7 +307,7 @@ def _spec_files(cls: type) -> set[Path]:
 
 def _show(spec: Spec, label: tuple) -> str:
     try:
-        return spec.format_action(label)
+        return rendering_of(spec).format_action(label)
     except Exception:
         name, *args = label
         return f"{name}({', '.join(str(a) for a in args)})"

@@ -30,6 +30,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from checker.api.rendering import rendering_of
 from checker.api.spec import Property, Spec
 from checker.engine.bfs import NO_BOUNDS, Bounds
 from checker.engine.fingerprint import fingerprint
@@ -339,4 +340,4 @@ def _edge_label(spec: Spec, g: Graph, edge: int) -> str:
 
     state = replay(spec, init, path)[-1][2]
     label = spec.next_states(state)[g.pos[edge]][0]
-    return spec.format_action(label)
+    return rendering_of(spec).format_action(label)

@@ -2,15 +2,15 @@
 reduction driven by the read/write footprints a spec declares.
 
 **Symmetry.** A spec lists the permutations of its processes under which the
-configuration is symmetric (:meth:`checker.api.spec.Spec.symmetries`) and renames processes
-in a state (:meth:`~checker.api.spec.Spec.permute`). The engine stores, for each state, the
+configuration is symmetric (:meth:`checker.api.reductions.Symmetry.symmetries`) and renames processes
+in a state (:meth:`~checker.api.reductions.Symmetry.permute`). The engine stores, for each state, the
 smallest fingerprint over the state's orbit, so one state per orbit is expanded. The
 frontier keeps the *concrete* state that was found first, and parent links record
 positions among the concrete parent's actions, so a rebuilt trace is a real run of the
 unreduced model and replays as before.
 
 **Partial-order reduction** (stubborn sets over processes). For a state, the spec gives
-each process's footprint now and later (:meth:`~checker.api.spec.Spec.footprints`). The
+each process's footprint now and later (:meth:`~checker.api.reductions.PartialOrder.footprints`). The
 enabled actions of a set ``T`` of processes are explored instead of all when
 
 * *independence* (C1, the stubborn-set conditions): nothing any process outside ``T``
@@ -50,7 +50,7 @@ visibility (the combination is sound for terminal states and stable properties; 
 visibility-and-proviso case is left unreduced by symmetry rather than argued about).
 
 **Solo steps.** A spec may name, in a state, one step that is a stubborn set by itself
-(:meth:`~checker.api.spec.Spec.solo_step`): no run of other steps disables it, and it
+(:meth:`~checker.api.reductions.PartialOrder.solo_step`): no run of other steps disables it, and it
 commutes with every such run (reaching the same state taken before it or after). The
 set ``{t}`` then meets C1 over single actions (the key action ``t`` stays enabled, and
 every outside run commutes with it), which is all the proofs above ask of a set when no
@@ -63,7 +63,7 @@ delivers a settled queue head while its own receipts wait (Lamport, Skeen): a se
 processes would have to take the peer's receipts too.
 
 **Deferred steps.** A spec may call some steps *deferrable*
-(:meth:`~checker.api.spec.Spec.deferrable`): they leave the history as it is, commute
+(:meth:`~checker.api.reductions.PartialOrder.deferrable`): they leave the history as it is, commute
 with one another and enable nothing else, and whatever history a run reaches through
 one, some run reaches without it, doing its work later in a step that is not deferred
 (a hold-back peer's arrival of a message it cannot deliver yet: the message can as well
@@ -90,6 +90,7 @@ from weakref import WeakKeyDictionary
 import numpy as np
 
 from checker.api.errors import SpecError
+from checker.api.reductions import PartialOrder, partial_order_of, symmetry_of
 from checker.api.spec import Property, Spec, State
 from checker.engine.table import mix
 
@@ -102,7 +103,7 @@ class Reductions:
     por: bool = False
     visible: int = 0  # variable bits that properties under visibility read
     proviso: bool = False  # the cycle proviso is needed (some property needs visibility)
-    defer: bool = False  # leave the spec's deferrable steps out (Spec.deferrable)
+    defer: bool = False  # leave the spec's deferrable steps out (PartialOrder.deferrable)
     check: bool = False  # check the declarations these reductions rest on (--check-reductions)
 
     @property
@@ -123,9 +124,9 @@ class Reductions:
 
 def solo_steps(spec: Spec, red: Reductions) -> bool:
     """Whether a search with ``red`` takes ``spec``'s solo steps
-    (:meth:`~checker.api.spec.Spec.solo_step`): under partial-order reduction, where no
+    (:meth:`~checker.api.reductions.PartialOrder.solo_step`): under partial-order reduction, where no
     property needs visibility and nothing is deferred (see the module docstring)."""
-    return red.por and not red.defer and not red.visible and spec.solos()
+    return red.por and not red.defer and not red.visible and partial_order_of(spec).solos()
 
 
 def plan(spec: Spec, props: Sequence[Property], symmetry: bool, por: bool) -> tuple[Reductions, list[str]]:
@@ -133,13 +134,15 @@ def plan(spec: Spec, props: Sequence[Property], symmetry: bool, por: bool) -> tu
     notes: list[str] = []
     group: tuple[tuple[int, ...], ...] = ()
     if symmetry:
-        group = tuple(tuple(p) for p in spec.symmetries())
+        sym = symmetry_of(spec)
+        group = tuple(tuple(p) for p in sym.symmetries())
         if not group:
-            notes.append(f"symmetry: {spec.symmetry_refusal()}; not applied")
+            notes.append(f"symmetry: {sym.symmetry_refusal()}; not applied")
     use_por = False
     visible = 0
+    po = partial_order_of(spec)
     if por:
-        refusal = spec.por_refusal()
+        refusal = po.por_refusal()
         if refusal is not None:
             notes.append(f"partial-order reduction: {refusal}; not applied")
         elif not spec.acyclic and any(p.kind == "eventually" for p in props):
@@ -151,7 +154,7 @@ def plan(spec: Spec, props: Sequence[Property], symmetry: bool, por: bool) -> tu
             for p in props:
                 if p.kind == "eventually" or (p.stable and spec.acyclic):
                     continue
-                visible |= spec.visible_mask(p.reads if p.reads is not None else (p.over,) if p.over == "history" else None)
+                visible |= po.visible_mask(p.reads if p.reads is not None else (p.over,) if p.over == "history" else None)
             if visible == -1:
                 notes.append("partial-order reduction: a checked property may read every variable; not applied")
             elif visible and group:
@@ -161,7 +164,7 @@ def plan(spec: Spec, props: Sequence[Property], symmetry: bool, por: bool) -> tu
                 )
             else:
                 use_por = True
-    defer = use_por and spec.acyclic and spec.defers() and all(_history_only(spec, p) for p in props)
+    defer = use_por and spec.acyclic and po.defers() and all(_history_only(spec, p) for p in props)
     return Reductions(group, use_por, visible, use_por and visible != 0, defer), notes
 
 
@@ -180,13 +183,6 @@ _MEMO_LIMIT = 1 << 16
 _MEMOS: WeakKeyDictionary[Spec, dict[int, dict]] = WeakKeyDictionary()
 
 
-def ample(spec: Spec, state: State, succ: Sequence[tuple[tuple, State]], visible: int) -> list[int] | None:
-    """Positions in ``succ`` of the smallest stubborn set found, or ``None`` (expand
-    fully); see :func:`stubborn`."""
-    found = stubborn(spec, state, succ, visible)
-    return None if found is None else found[0]
-
-
 def stubborn(
     spec: Spec, state: State, succ: Sequence[tuple[tuple, State]], visible: int
 ) -> tuple[list[int], int] | None:
@@ -203,15 +199,15 @@ def stubborn(
     the fewest variables in the members' later footprints, then the one closed from the
     lowest process; see the module docstring).
     """
-    hit = _choose(spec, _memo_for(spec, visible), state, succ, visible)
+    hit = _choose(partial_order_of(spec), _memo_for(spec, visible), state, succ, visible)
     return None if hit is None else (list(hit[0]), hit[1])
 
 
 def _choose(
-    spec: Spec, memo: dict, state: State, succ: Sequence[tuple[tuple, State]], visible: int, rkey: Any = _UNKNOWN
+    po: PartialOrder, memo: dict, state: State, succ: Sequence[tuple[tuple, State]], visible: int, rkey: Any = _UNKNOWN
 ) -> tuple[tuple[int, ...], int] | None:
-    """:func:`stubborn`, memoised in ``memo`` (the spec's, for ``visible``), with the
-    positions as a tuple (shared: not to be changed); ``rkey`` is ``state``'s reduction
+    """:func:`stubborn` with the spec's partial-order hooks ``po``, memoised in ``memo``
+    (the spec's, for ``visible``), with the positions as a tuple (shared: not to be changed); ``rkey`` is ``state``'s reduction
     key when the caller has it.
 
     The choice depends on nothing but the footprints, who owns which successor, and the
@@ -220,18 +216,18 @@ def _choose(
     equal footprints and owners), else by the footprints and owners themselves.
     """
     if rkey is _DEFER:
-        return _choose_deferring(spec, memo, state, succ, visible)
+        return _choose_deferring(po, memo, state, succ, visible)
     if rkey is _UNKNOWN:
-        rkey = spec.reduction_key(state)
+        rkey = po.reduction_key(state)
     if rkey is not None:
         hit = memo.get(rkey, _MISSING)
         if hit is _MISSING:
-            hit = _remember(memo, rkey, _fresh(spec, state, succ, visible))
+            hit = _remember(memo, rkey, _fresh(po, state, succ, visible))
         return hit
-    actors = _actors(spec, succ)
+    actors = _actors(po, succ)
     if None in actors or len(set(actors)) < 2:
         return None
-    fps = _six(spec.successor_footprints(state, succ))
+    fps = _six(po.successor_footprints(state, succ))
     key = (_BY_FOOTPRINTS, tuple(fps), actors)  # the marker: no reduction key holds it
     hit = memo.get(key, _MISSING)
     if hit is _MISSING:
@@ -240,25 +236,25 @@ def _choose(
 
 
 def _choose_deferring(
-    spec: Spec, memo: dict, state: State, succ: Sequence[tuple[tuple, State]], visible: int
+    po: PartialOrder, memo: dict, state: State, succ: Sequence[tuple[tuple, State]], visible: int
 ) -> tuple[tuple[int, ...], int] | None:
-    """:func:`_choose` with the spec's deferrable steps (:meth:`~checker.api.spec.Spec.deferrable`)
+    """:func:`_choose` with the spec's deferrable steps (:meth:`~checker.api.reductions.PartialOrder.deferrable`)
     left out: the stubborn set is sought among the other steps (footprints from every
     successor, so the deferred steps count in what their processes touch), and where no
     proper one is found every other step is taken. Where every step is deferrable, the
     first alone is taken (they commute and enable nothing else)."""
-    deferrable = spec.deferrable
+    deferrable = po.deferrable
     deferred = tuple([i for i, (label, _t) in enumerate(succ) if deferrable(label)])
     if not deferred:
-        return _choose(spec, memo, state, succ, visible, None)
-    actors = _actors(spec, succ)
+        return _choose(po, memo, state, succ, visible, None)
+    actors = _actors(po, succ)
     if len(deferred) == len(succ):
         who = actors[0]
         return (0,), (1 << who) if who is not None else 0
     skip = frozenset(deferred)
     if None in actors:
         return tuple(i for i in range(len(succ)) if i not in skip), 0
-    fps = _six(spec.successor_footprints(state, succ))
+    fps = _six(po.successor_footprints(state, succ))
     key = (_BY_FOOTPRINTS, tuple(fps), actors, deferred)
     hit = memo.get(key, _MISSING)
     if hit is _MISSING:
@@ -267,17 +263,17 @@ def _choose_deferring(
 
 
 def _fresh(
-    spec: Spec, state: State, succ: Sequence[tuple[tuple, State]], visible: int
+    po: PartialOrder, state: State, succ: Sequence[tuple[tuple, State]], visible: int
 ) -> tuple[tuple[int, ...], int] | None:
     """The choice of :func:`stubborn` computed from scratch."""
-    actors = _actors(spec, succ)
+    actors = _actors(po, succ)
     if None in actors or len(set(actors)) < 2:
         return None
-    return _stubborn(_six(spec.successor_footprints(state, succ)), actors, visible)
+    return _stubborn(_six(po.successor_footprints(state, succ)), actors, visible)
 
 
-def _actors(spec: Spec, succ: Sequence[tuple[tuple, State]]) -> tuple[int | None, ...]:
-    actor = spec.actor
+def _actors(po: PartialOrder, succ: Sequence[tuple[tuple, State]]) -> tuple[int | None, ...]:
+    actor = po.actor
     return tuple([actor(label) for label, _t in succ])
 
 
@@ -380,6 +376,7 @@ class Expander:
 
     def __init__(self, spec: Spec, red: Reductions, checker: Any = None) -> None:
         self.spec = spec
+        self.po = partial_order_of(spec)  # the spec itself when it declares partial-order hooks
         self.red = red
         self.fired: Counter[str] = Counter()  # successors generated per action name (coverage)
         self.checker = checker  # with red.check: a checker.engine.declarations.ReductionCheck
@@ -396,19 +393,20 @@ class Expander:
         ``owner`` the position in ``states`` of each successor's parent, ``pos`` its
         action position, ``succ`` the successor states, ``counts`` the number of
         successors per state, ``reduced`` whether each state got a proper ample set.
-        With a reduction key (:meth:`checker.api.spec.Spec.reduction_key`) already in the
+        With a reduction key (:meth:`checker.api.reductions.PartialOrder.reduction_key`) already in the
         memo, only the chosen processes' successors are generated; their positions are
         still those of the full :meth:`~checker.api.spec.Spec.next_states` list.
         """
         spec = self.spec
+        po = self.po
         next_states = spec.next_states
         por = self.red.por and not full
         visible = self.red.visible
         memo = _memo_for(spec, visible)
         defer = por and self.red.defer
-        solo = spec.solo_step if por and solo_steps(spec, self.red) else None
-        reduction_key = spec.reduction_key if por and not defer and solo is None else None
-        next_states_of = spec.next_states_of
+        solo = po.solo_step if por and solo_steps(spec, self.red) else None
+        reduction_key = po.reduction_key if por and not defer and solo is None else None
+        next_states_of = po.next_states_of
         fired = self.fired
         checker = self.checker if not full else None
         owner: list[int] = []
@@ -449,9 +447,9 @@ class Expander:
             else:
                 out = next_states(s)
                 if defer:
-                    found = _choose(spec, memo, s, out, visible, _DEFER) if out else None
+                    found = _choose(po, memo, s, out, visible, _DEFER) if out else None
                 else:
-                    found = _choose(spec, memo, s, out, visible, rkey) if por and (len(out) > 1 or rkey is not None) else None
+                    found = _choose(po, memo, s, out, visible, rkey) if por and (len(out) > 1 or rkey is not None) else None
                 how = "deferrable" if defer else "footprints"
                 if solo is not None and len(out) > 1 and (found is None or len(found[0]) > 1):
                     i = solo(s, out)
@@ -502,7 +500,7 @@ class Expander:
         """Fingerprints (orbit minima under symmetry) of ``succ`` as ``uint64``."""
         if not self.red.group:
             return mix(np.fromiter(map(hash, succ), dtype=np.int64, count=len(succ)))
-        permute = self.spec.permute
+        permute = symmetry_of(self.spec).permute
         group = self.red.group
         hashes = []
         for t in succ:

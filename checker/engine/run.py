@@ -10,6 +10,7 @@ from typing import Any
 from checker.api.errors import InputError
 from checker.api.model import Model
 from checker.api.outputs import writable_dir
+from checker.api.reductions import partial_order_of
 from checker.api.result import PropertyResult, Result, Stats
 from checker.api.trace import replay, to_steps
 from checker.engine.bfs import Bounds, Decision, Progress, SearchOutcome, history_length, search
@@ -360,11 +361,11 @@ def coverage_of(spec: Any, outcome: SearchOutcome, por: bool = False) -> tuple[d
     coverage = {k: fired.get(k, 0) for k in kinds}
     coverage.update(sorted((k, n) for k, n in fired.items() if k not in coverage))
     warnings = []
-    # With deferred steps (Spec.defers) the reduced graph takes a deferrable step only
+    # With deferred steps (PartialOrder.defers) the reduced graph takes a deferrable step only
     # where nothing else is enabled, so those kinds and the steps they lead to (a
     # hold-back buffer and its later delivery) may rightly never fire: no warning then;
     # `--no-por` shows the full graph's coverage.
-    if outcome.complete and not (por and spec.defers()):
+    if outcome.complete and not (por and partial_order_of(spec).defers()):
         never = [k for k in kinds if not fired.get(k)]
         if never:
             where = " in the graph reduced by partial-order reduction" if por else ""

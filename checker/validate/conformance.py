@@ -37,6 +37,7 @@ from heapq import heappop, heappush
 from typing import Any
 
 from checker.api.errors import InputError
+from checker.api.rendering import rendering_of
 from checker.api.spec import Spec, State
 from checker.validate.log import (
     DELIVER,
@@ -186,7 +187,7 @@ class _Explainer:
     def label_matches(self, label: Any, action: Any) -> bool:
         if isinstance(action, tuple):
             return tuple(label) == action
-        return self.spec.format_action(label) == action
+        return rendering_of(self.spec).format_action(label) == action
 
     def describe(self, sig: Sig) -> str:
         """A spec event in words, its messages named as the spec names them (``a1``)."""

@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from checker.api.errors import ConstantError, InputError
+from checker.api.rendering import rendering_of
 from checker.api.spec import Spec
 from checker.loading.registry import UnknownSpec, spec_class
 from checker.validate.log import (
@@ -92,7 +93,7 @@ def _read_itf(text: str, source: str, spec: Spec | None) -> Log:
     names = [str(v) for v in doc.get("vars", [])]
 
     def described(state: Any) -> dict[str, Any]:
-        full = spec.describe(state)
+        full = rendering_of(spec).describe(state)
         return {k: itf_value(full.get(k)) for k in (names or full)}
 
     def recorded(i: int) -> dict[str, Any]:

@@ -4,8 +4,8 @@
   ``pyproject.toml`` declares, so ``docs/reference/cli.md`` documents whatever the
   installed command is, wherever its module lives.
 - Cross-references by object: a reference written against one spelling of a Python
-  name (``checker.api.spec.Spec.footprints``, or ``describe`` inside a subclass) is
-  resolved to the documented spelling of the same object (``checker.Spec.footprints``).
+  name (``checker.api.reductions.PartialOrder.footprints``, or ``describe`` inside a subclass) is
+  resolved to the documented spelling of the same object (``checker.PartialOrder.footprints``).
   A reference to a module these pages do not describe is shown unlinked if the module
   exists. A name that imports nothing stays unresolved, and the strict build fails on it.
 - ``{ordercheck-builtin-specs}``: a section per built-in spec, listing its constants and

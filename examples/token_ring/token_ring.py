@@ -30,6 +30,8 @@ from specs.properties import LIBRARY
 APP, TOKEN = 0, 1  # wire messages: (APP, number, message id) and (TOKEN, number, 0)
 
 
+# AsyncPeerSpec is the model plus the optional protocols checker.Rendering (the hooks
+# under "presentation"), checker.PartialOrder and checker.Symmetry (derived by the base).
 class TokenRing(AsyncPeerSpec):
     name = "token_ring"
     summary = "total-order broadcast: the holder of a circulating token numbers its messages"
@@ -106,7 +108,7 @@ class TokenRing(AsyncPeerSpec):
     def properties(self) -> list:
         return list(LIBRARY)
 
-    # -- presentation -----------------------------------------------------------------
+    # -- presentation: checker.Rendering's hooks (the base inherits the protocol) ---------
 
     def internal_messages(self, action: tuple) -> list[tuple[str, int, int, str]]:
         if action[0] == "pass":

@@ -79,9 +79,9 @@ class Adapter:
         return []
 
     def fairness(self) -> list[dict[str, str]]:
-        """The spec's fairness (``Spec.fairness``) as per-peer TLA+ conditions."""
+        """The spec's fairness (:attr:`checker.Spec.fairness`) as per-peer TLA+ conditions."""
         out = []
-        for label, kind in sorted(getattr(self.spec, "fairness", {}).items()):
+        for label, kind in sorted(self.spec.fairness.items()):
             formula = self.actions.get(label)
             if formula is None:
                 raise ValueError(f"{self.spec.name}: fairness names action {label!r}, which the TLA+ adapter does not map")
