@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,7 +25,8 @@ from checker.engine import shards as shards_module
 from checker.engine.bfs import NO_BOUNDS, Bounds, SpecError, search
 from checker.engine.budget import MemoryBoundReached
 from checker.engine.frontier import RankedFrontier
-from checker.engine.reduce import Reductions, plan
+from checker.engine.messages import Round
+from checker.engine.reduce import Expander, Reductions, plan
 from checker.engine.run import Options, check_model
 from checker.engine.sharded import ShardedStore, balance
 from checker.engine.shards import owner_of
@@ -269,9 +272,9 @@ def test_a_stop_between_proviso_rounds_gives_the_level_up(monkeypatch, tmp_path:
     original = shards_module.Shards.gather
     stopped = []
 
-    def gather(self, kind, wait_hook=None):
-        got = original(self, kind, wait_hook)
-        if kind == "round" and not stopped and any(len(msg[1]) for msg in got):
+    def gather(self, kind, wait_hook=None, timeout=shards_module.ANSWER_SECONDS):
+        got = original(self, kind, wait_hook, timeout)
+        if kind is Round and not stopped and any(len(msg.parents) for msg in got):
             stopped.append(len(got))
             raise MemoryBoundReached(2, 1)
         return got
@@ -503,3 +506,22 @@ def test_the_one_process_loop_refuses_workers_rather_than_ignoring_them():
     with pytest.raises(ValueError, match="search_sharded"):
         levels.search_levels(Grid(), [], NO_BOUNDS, bfs.SearchOutcome, bfs.Decision, SpecError,
                              progress=bfs.Progress(None), stop_when_decided=True, reductions=Reductions(), workers=2)
+
+
+@pytest.mark.timeout(60)
+def test_a_worker_that_does_not_answer_is_killed_and_the_wait_ends() -> None:
+    """An abort waits for every worker's answer only so long: a worker that does not
+    answer (stopped here by SIGSTOP) is killed and the wait ends with WorkerLost (the
+    engine error, exit code 4), never a hang."""
+    fifo = model_from_dict({"spec": "fifo", "constants": {"peers": 2, "sends": 1, "destinations": "unicast"}})
+    shards = shards_module.Shards(2, Expander(fifo.spec, Reductions()), fifo.properties)
+    try:
+        shards.abort(timeout=5)  # both answer
+        os.kill(shards.procs[1].pid, signal.SIGSTOP)
+        began = time.monotonic()
+        with pytest.raises(shards_module.WorkerLost, match="worker process 1 .*sent no Aborted within 0.5 s"):
+            shards.abort(timeout=0.5)
+        assert time.monotonic() - began < 10
+        assert not shards.procs[1].is_alive()
+    finally:
+        shards.close()

@@ -64,8 +64,27 @@ from checker.engine.fingerprint import check_vocabulary
 from checker.engine.frontier import decode, encode, write_record
 from checker.engine.levels import CHUNK, PHASES, TimeUp, _LevelSearch
 from checker.engine.memory import peak_rss
+from checker.engine.messages import (
+    Adopt,
+    Check,
+    Checked,
+    Commit,
+    Committed,
+    Dump,
+    Dumped,
+    Keep,
+    Level,
+    LevelReport,
+    Links,
+    More,
+    Paths,
+    Peak,
+    PeakReport,
+    Round,
+    Settle,
+)
 from checker.engine.resumable import warn
-from checker.engine.shards import KEY_BITS, Shards, Spill, owner_of
+from checker.engine.shards import KEY_BITS, STORE_SECONDS, Shards, Spill, owner_of
 from checker.engine.table import FingerprintTable
 
 OFFSET_MASK = (1 << KEY_BITS) - 1
@@ -197,7 +216,7 @@ class _ShardedSearch(_LevelSearch):
         owners = owner_of(fps, self.workers)
         for w in range(self.workers):
             mine = owners == w
-            self.shards.send(w, ("adopt", fps[mine], nums[mine], parents[mine], actions[mine]))
+            self.shards.send(w, Adopt(fps[mine], nums[mine], parents[mine], actions[mine]))
 
     def _hand_out_level(self, states: list, first_rank: int) -> None:
         """Give each worker the states of ``states`` it owns, ranked from ``first_rank``."""
@@ -208,7 +227,7 @@ class _ShardedSearch(_LevelSearch):
         for w in range(self.workers):
             idx = np.flatnonzero(owners == w)
             if len(idx):
-                self.shards.send(w, ("frontier", ranks[idx], [states[i] for i in idx.tolist()]))
+                self.shards.send(w, Keep(ranks[idx], [states[i] for i in idx.tolist()]))
 
     def _start(self) -> None:
         spec, evaluator, history_key = self.spec, self.evaluator, self.history_key
@@ -249,8 +268,8 @@ class _ShardedSearch(_LevelSearch):
         cuts = np.linspace(0, n, self.workers + 1).astype(np.int64)
         for w in range(self.workers):
             lo, hi = int(cuts[w]), int(cuts[w + 1])
-            self.shards.send(w, ("adopt", fps[owners == w], np.arange(lo, hi, dtype=np.int64),
-                                 parents[lo:hi].astype(np.int64), actions[lo:hi].astype(np.uint16)))
+            self.shards.send(w, Adopt(fps[owners == w], np.arange(lo, hi, dtype=np.int64),
+                                      parents[lo:hi].astype(np.int64), actions[lo:hi].astype(np.uint16)))
         rank = 0
         try:
             for chunk in frontier:
@@ -292,10 +311,10 @@ class _ShardedSearch(_LevelSearch):
         self.at_depth_bound = at_bound
         self.seq += 1
         n_parents = self.frontier_len
-        shards.broadcast(("level", self.seq, frozenset(self.evaluator.open), at_bound, CHUNK))
+        shards.broadcast(Level(self.seq, frozenset(self.evaluator.open), at_bound, CHUNK))
         if self.reductions.proviso:
             self.proviso_rounds()
-        reports = shards.gather("level", self.waiting)
+        reports = shards.gather(LevelReport, self.waiting, None)
         counts = np.zeros(n_parents, dtype=np.int64)
         holder = np.zeros(n_parents, dtype=np.int64)  # the worker that expanded each parent
         terminal: dict[int, list] = {}
@@ -303,34 +322,33 @@ class _ShardedSearch(_LevelSearch):
         back, unvisited = [], []
         grow = 0
         for w, rep in enumerate(reports):
-            _kind, ranks, cnts, term, fired_w, problem, _keys, back_w, unvisited_w, grow_w, _times = rep
-            if problem:
-                raise self.spec_error(f"{self.spec.name}: {problem}")
-            counts[ranks] = cnts
-            holder[ranks] = w
-            terminal.update(term)
-            for block, c in fired_w.items():
+            if rep.problem:
+                raise self.spec_error(f"{self.spec.name}: {rep.problem}")
+            counts[rep.ranks] = rep.counts
+            holder[rep.ranks] = w
+            terminal.update(rep.terminal)
+            for block, c in rep.fired.items():
                 fired.setdefault(block, Counter()).update(c)
-            if back_w >= 0:
-                back.append(back_w)
-            if unvisited_w >= 0:
-                unvisited.append(unvisited_w)
-            grow += grow_w
+            if rep.back_rank >= 0:
+                back.append(rep.back_rank)
+            if rep.unvisited_rank >= 0:
+                unvisited.append(rep.unvisited_rank)
+            grow += rep.grow
         if self.budget is not None and grow:
             self.budget.reserve(grow)  # before anything of the level is decided here
-        keys_w = [rep[6] for rep in reports]
+        keys_w = [rep.keys for rep in reports]
         all_keys = np.sort(np.concatenate(keys_w)) if keys_w else np.zeros(0, dtype=np.int64)
         # The new states are checked where they were generated, beside their parents.
         maker = holder[all_keys >> KEY_BITS]
         for w in range(self.workers):
             ranks_w = np.flatnonzero(maker == w)
-            shards.send(w, ("check", all_keys[ranks_w], ranks_w))
-        checked = shards.gather("checked", self.waiting)
+            shards.send(w, Check(all_keys[ranks_w], ranks_w))
+        checked = shards.gather(Checked, self.waiting, None)
         findings: dict[int, list] = {}
-        for _kind, found, problem, _seconds in checked:
-            if problem:
-                raise self.spec_error(f"{self.spec.name}: {problem}")
-            findings.update(found)
+        for c in checked:
+            if c.problem:
+                raise self.spec_error(f"{self.spec.name}: {c.problem}")
+            findings.update(c.findings)
         kept, added, last_block = self.settle(counts, terminal, findings, all_keys, at_bound)
         if self.fired is not None:
             for block, c in fired.items():
@@ -343,13 +361,13 @@ class _ShardedSearch(_LevelSearch):
         next_start = self.level_start + n_parents
         ship, expect = balance(np.bincount(maker[:kept], minlength=self.workers), CHUNK)
         for w in range(self.workers):
-            shards.send(w, ("commit", kept, next_start, self.level_start, np.searchsorted(all_keys, keys_w[w]),
-                            ship[w], expect[w]))
-        commits = shards.gather("committed")
+            shards.send(w, Commit(kept, next_start, self.level_start, np.searchsorted(all_keys, keys_w[w]),
+                                  ship[w], expect[w]))
+        commits = shards.gather(Committed, timeout=STORE_SECONDS)
         for phase in PHASES:
-            self.phase[phase] = sum(rep[10][phase] for rep in reports) / self.workers
-        self.phase["check"] += sum(c[3] for c in checked) / self.workers
-        self.phase["dedup"] += sum(c[1] for c in commits) / self.workers
+            self.phase[phase] = sum(rep.times[phase] for rep in reports) / self.workers
+        self.phase["check"] += sum(c.seconds for c in checked) / self.workers
+        self.phase["dedup"] += sum(c.seconds for c in commits) / self.workers
         self.count += kept
         self.transitions += added
         if self.stop:
@@ -375,13 +393,13 @@ class _ShardedSearch(_LevelSearch):
         rounds = 0
         while True:
             rounds += 1
-            found = [rep[1] for rep in self.shards.gather("round", self.waiting)]
+            found = [rep.parents for rep in self.shards.gather(Round, self.waiting, None)]
             new = np.setdiff1d(np.concatenate(found), full)
             if not len(new):
                 break
             full = np.union1d(full, new)
-            self.shards.broadcast(("more", new))
-        self.shards.broadcast(("settle",))
+            self.shards.broadcast(More(new))
+        self.shards.broadcast(Settle())
         self.rounds.append(rounds)
 
     def settle(self, counts: np.ndarray, terminal: dict[int, list], findings: dict[int, list],
@@ -436,15 +454,15 @@ class _ShardedSearch(_LevelSearch):
         if mark.ckpt is None or mark.meta is None:
             return
         n, n_level = mark.states, self.frontier_len
-        self.shards.broadcast(("dump",))
-        dumps = self.shards.gather("dumped")
-        fps = np.concatenate([d[1] for d in dumps])
+        self.shards.broadcast(Dump())
+        dumps = self.shards.gather(Dumped, timeout=STORE_SECONDS)
+        fps = np.concatenate([d.fps for d in dumps])
         parents = np.full(n, -2, dtype=np.int64)
         actions = np.zeros(n, dtype=np.uint16)
         links = 0
         states: list = [None] * n_level
         held = 0
-        for _kind, _fps, nums, par, act, ranks, blob in dumps:
+        for _fps, nums, par, act, ranks, blob in dumps:
             parents[nums] = par
             actions[nums] = act
             links += len(nums)
@@ -486,10 +504,10 @@ class _ShardedSearch(_LevelSearch):
         out: dict[int, tuple[int, list[int]]] = {}
         while at:
             numbers = np.asarray(sorted(set(at.values())), dtype=np.int64)
-            self.shards.broadcast(("paths", numbers))
+            self.shards.broadcast(Paths(numbers))
             parent = np.full(len(numbers), -2, dtype=np.int64)
             action = np.zeros(len(numbers), dtype=np.int64)
-            for _kind, found, par, act in self.shards.gather("links"):
+            for found, par, act in self.shards.gather(Links):
                 parent[found] = par[found]
                 action[found] = act[found]
             if (parent == -2).any():
@@ -512,10 +530,10 @@ class _ShardedSearch(_LevelSearch):
         try:
             if self.searched:
                 self.paths = self.resolve(sorted({d.index for d in self.decisions.values()}))
-                self.shards.broadcast(("peak",))
-                peaks = self.shards.gather("peak")
-                self.worker_peak = sum(p[1] for p in peaks)
-                self.shard_bytes = sum(p[2] for p in peaks)
+                self.shards.broadcast(Peak())
+                peaks = self.shards.gather(PeakReport)
+                self.worker_peak = sum(p.peak for p in peaks)
+                self.shard_bytes = sum(p.nbytes for p in peaks)
         finally:
             self.remaining = self.frontier_len > 0
             self.shards.close()
