@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from checker.api.spec import Spec
-from checker.engine import bfs, levels, sharded
+from checker.engine import bfs, levels, loop, sharded
 from checker.engine import shards as shards_module
 from checker.engine.bfs import NO_BOUNDS, Bounds, SpecError, search
 from checker.engine.budget import MemoryBoundReached
@@ -373,7 +373,7 @@ def test_shares_spill_past_the_threshold_into_an_own_directory(monkeypatch, tmp_
     model = model_from_dict({"spec": "fifo", "constants": {"peers": 3, "sends": 1, "destinations": "subsets"}})
     opts = dict(progress=False, symmetry=False, por=False, stop_when_decided=False)
     one = check_model(model, Options(**opts))
-    monkeypatch.setattr(levels, "SPILL_AFTER", 50)
+    monkeypatch.setattr(loop, "SPILL_AFTER", 50)
     read = spill_log(monkeypatch, tmp_path / "log")
     two = check_model(model, Options(**opts, workers=2))
     assert summary(two) == summary(one)
@@ -504,7 +504,7 @@ def test_the_one_process_loop_refuses_workers_rather_than_ignoring_them():
     """``search`` gives every run with workers to the shard workers; the one-process
     loop called directly with workers says where they belong instead of running alone."""
     with pytest.raises(ValueError, match="search_sharded"):
-        levels.search_levels(Grid(), [], NO_BOUNDS, bfs.SearchOutcome, bfs.Decision, SpecError,
+        levels.search_levels(Grid(), [], NO_BOUNDS,
                              progress=bfs.Progress(None), stop_when_decided=True, reductions=Reductions(), workers=2)
 
 

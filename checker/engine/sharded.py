@@ -53,17 +53,18 @@ import shutil
 import time
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import numpy as np
 
+from checker.api.errors import SpecError
 from checker.api.spec import Property, Spec
-from checker.engine import interrupts
+from checker.engine import interrupts, rules
 from checker.engine.checkpoints import duplicate_refusal, save
-from checker.engine.fingerprint import check_vocabulary
 from checker.engine.frontier import decode, encode, write_record
-from checker.engine.levels import CHUNK, PHASES, TimeUp, _LevelSearch
-from checker.engine.memory import peak_rss
+from checker.engine.levels import CHUNK
+from checker.engine.loop import LevelLoop, TimeUp
 from checker.engine.messages import (
     Adopt,
     Check,
@@ -83,11 +84,10 @@ from checker.engine.messages import (
     Round,
     Settle,
 )
+from checker.engine.outcome import Bounds, SearchOutcome
 from checker.engine.resumable import warn
-from checker.engine.shards import KEY_BITS, STORE_SECONDS, Shards, Spill, owner_of
-from checker.engine.table import FingerprintTable
-
-OFFSET_MASK = (1 << KEY_BITS) - 1
+from checker.engine.rules import KEY_BITS, OFFSET_MASK, PHASES
+from checker.engine.shards import STORE_SECONDS, Shards, Spill, owner_of
 
 
 class ShardedStore:
@@ -144,7 +144,23 @@ def balance(held: np.ndarray, slack: int) -> tuple[list[list[tuple[int, int]]], 
     return ship, expect
 
 
-class _Level:
+@dataclass
+class _Gathered:
+    """A level's reports put together: successor counts and the expanding worker by
+    parent rank, terminal findings, coverage by chunk, the first ranks with an edge
+    back or an unvisited successor at the depth bound (per worker), the bytes the
+    shards grow by."""
+
+    counts: np.ndarray
+    holder: np.ndarray
+    terminal: dict[int, list] = field(default_factory=dict)
+    fired: dict[int, Counter] = field(default_factory=dict)
+    back: list[int] = field(default_factory=list)
+    unvisited: list[int] = field(default_factory=list)
+    grow: int = 0
+
+
+class _LevelStates:
     """A level's states in order, written as frontier records of :data:`CHUNK` states."""
 
     def __init__(self, states: list) -> None:
@@ -155,30 +171,23 @@ class _Level:
             write_record(fh, encode(self.states[i : i + CHUNK]))
 
 
-def search_sharded(
-    spec: Spec,
-    props: Sequence[Property],
-    bounds: Any,
-    outcome_cls: Any,
-    decision_cls: Any,
-    spec_error: type[Exception],
-    **options: Any,
-) -> Any:
+def search_sharded(spec: Spec, props: Sequence[Property], bounds: Bounds, *, resume: bool = False,
+                   **options: Any) -> SearchOutcome:
     """The search behind :func:`checker.engine.bfs.search` with ``workers`` > 1 (see the
     module docstring); the options are those of
     :func:`checker.engine.levels.search_levels`, ``spill_dir`` and ``spill_after``
     applying to each worker's share of a level (``spill_after`` over the number of
     workers)."""
-    resume = options.pop("resume", False)
     options.setdefault("spill_after", None)
-    search = _ShardedSearch(spec, props, bounds, outcome_cls, decision_cls, spec_error, **options)
+    search = ShardedLevels(spec, props, bounds, **options)
     search.load_or_start(resume)
     search.run()
     return search.finish()
 
 
-class _ShardedSearch(_LevelSearch):
-    """The level loop of the main process with shard workers."""
+class ShardedLevels(LevelLoop):
+    """The level loop's backend with shard workers: the main process orchestrates,
+    the workers store (see the module docstring)."""
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
@@ -194,7 +203,6 @@ class _ShardedSearch(_LevelSearch):
         if self.budget is not None:
             self.budget.workers = self.shards.pids
         self.count = 0  # states stored
-        self.frontier_len = 0
         self.seq = 0
         self.paths: dict[int, tuple[int, list[int]]] = {}
         self.shard_bytes = 0
@@ -202,13 +210,12 @@ class _ShardedSearch(_LevelSearch):
 
     # -- load or start ------------------------------------------------------------------
 
-    # The first level (``_LevelSearch.load_or_start``) is handed to the workers by owner;
-    # the workers keep the frontier, so there is none to prepare here.
+    # The first level is handed to the workers by owner; the workers keep the frontier.
 
-    def _prepare(self) -> None:
-        pass
+    def stored(self) -> int:
+        return self.count
 
-    def _abandon(self) -> None:
+    def abandon(self) -> None:
         self.shards.close()
 
     def _hand_out(self, fps: np.ndarray, nums: np.ndarray, parents: np.ndarray, actions: np.ndarray) -> None:
@@ -229,39 +236,17 @@ class _ShardedSearch(_LevelSearch):
             if len(idx):
                 self.shards.send(w, Keep(ranks[idx], [states[i] for i in idx.tolist()]))
 
-    def _start(self) -> None:
-        spec, evaluator, history_key = self.spec, self.evaluator, self.history_key
-        inits = list(spec.init_states())
-        for s in inits:
-            problem = check_vocabulary(s)
-            if problem:
-                raise self.spec_error(f"{spec.name}: initial {problem}")
-        fps = self.expander.fingerprints(inits)
-        new = np.flatnonzero(FingerprintTable(max(len(inits), 16)).insert(fps))
-        level = [inits[i] for i in new.tolist()]
-        for number, s in enumerate(level):
-            key = history_key(s) if history_key else None
-            self.record(evaluator.on_state(s, key, None), number)
+    def store_initial(self, fps: np.ndarray, positions: np.ndarray, level: list) -> None:
         n = len(level)
-        self._hand_out(fps[new], np.arange(n, dtype=np.int64), np.full(n, -1, dtype=np.int64), new.astype(np.uint16))
+        self._hand_out(fps, np.arange(n, dtype=np.int64), np.full(n, -1, dtype=np.int64), positions.astype(np.uint16))
         self._hand_out_level(level, 0)
-        self.outcome.initial_states = n
         self.count = self.frontier_len = n
 
-    def _resume(self, loaded: tuple) -> None:
-        outcome = self.outcome
-        meta, fps, parents, actions, frontier = loaded
+    def restore(self, fps: np.ndarray, parents: np.ndarray, actions: np.ndarray, frontier: Any) -> None:
         assert self.ckpt is not None
         if len(np.unique(np.where(fps == 0, np.uint64(1), fps))) != len(fps):
             frontier.discard()
             raise duplicate_refusal(self.ckpt)
-        outcome.maybe_cyclic = meta.get("maybe_cyclic", False)
-        self.level_start, self.depth, self.transitions = meta["level_start"], meta["depth"], meta["transitions"]
-        outcome.initial_states = meta["initial_states"]
-        self.elapsed_before = meta["seconds"]
-        self.fired = Counter(meta["fired"]) if meta.get("fired") is not None else None
-        for name, (index, sentence) in meta["decisions"].items():
-            self.record([(name, sentence)], index)
         n = len(parents)
         # Fingerprints go to their owners; the links (by number) in equal ranges of numbers.
         owners = owner_of(fps, self.workers)
@@ -281,16 +266,7 @@ class _ShardedSearch(_LevelSearch):
         self.count = n
         self.frontier_len = n - self.level_start
 
-    # -- the level loop -----------------------------------------------------------------
-
-    def _start_run(self) -> None:
-        pass  # the workers started with the first level (_prepare, load_or_start)
-
-    def _levels_left(self) -> bool:
-        return bool(self.frontier_len)
-
-    def _stored(self) -> int:
-        return self.count
+    # -- a level --------------------------------------------------------------------------
 
     def waiting(self) -> None:
         """Called while the workers search a level: signals, the memory budget, the time
@@ -298,48 +274,26 @@ class _ShardedSearch(_LevelSearch):
         interrupts.poll()
         if self.budget is not None:
             self.budget.check()
-        if self.deadline is not None and time.monotonic() > self.deadline:
+        if rules.time_up(self.deadline):
             raise TimeUp
         if self.progress is not None:
             self.progress.tick(self.count, self.depth + 1, self.frontier_len)
 
-    def expand_level(self) -> bool:
-        """Search one level in the workers, settle it here, commit it there. Whether the
-        search goes on."""
+    def search_level(self) -> tuple[int, bool]:
+        """Search one level in the workers, settle it here, commit it there."""
         shards = self.shards
-        at_bound = self.max_depth is not None and self.depth >= self.max_depth
-        self.at_depth_bound = at_bound
         self.seq += 1
-        n_parents = self.frontier_len
-        shards.broadcast(Level(self.seq, frozenset(self.evaluator.open), at_bound, CHUNK))
+        shards.broadcast(Level(self.seq, frozenset(self.evaluator.open), self.at_depth_bound, CHUNK))
         if self.reductions.proviso:
             self.proviso_rounds()
         reports = shards.gather(LevelReport, self.waiting, None)
-        counts = np.zeros(n_parents, dtype=np.int64)
-        holder = np.zeros(n_parents, dtype=np.int64)  # the worker that expanded each parent
-        terminal: dict[int, list] = {}
-        fired: dict[int, Counter] = {}
-        back, unvisited = [], []
-        grow = 0
-        for w, rep in enumerate(reports):
-            if rep.problem:
-                raise self.spec_error(f"{self.spec.name}: {rep.problem}")
-            counts[rep.ranks] = rep.counts
-            holder[rep.ranks] = w
-            terminal.update(rep.terminal)
-            for block, c in rep.fired.items():
-                fired.setdefault(block, Counter()).update(c)
-            if rep.back_rank >= 0:
-                back.append(rep.back_rank)
-            if rep.unvisited_rank >= 0:
-                unvisited.append(rep.unvisited_rank)
-            grow += rep.grow
-        if self.budget is not None and grow:
-            self.budget.reserve(grow)  # before anything of the level is decided here
+        level = self._gathered(reports)
+        if self.budget is not None and level.grow:
+            self.budget.reserve(level.grow)  # before anything of the level is decided here
         keys_w = [rep.keys for rep in reports]
         all_keys = np.sort(np.concatenate(keys_w)) if keys_w else np.zeros(0, dtype=np.int64)
         # The new states are checked where they were generated, beside their parents.
-        maker = holder[all_keys >> KEY_BITS]
+        maker = level.holder[all_keys >> KEY_BITS]
         for w in range(self.workers):
             ranks_w = np.flatnonzero(maker == w)
             shards.send(w, Check(all_keys[ranks_w], ranks_w))
@@ -347,43 +301,57 @@ class _ShardedSearch(_LevelSearch):
         findings: dict[int, list] = {}
         for c in checked:
             if c.problem:
-                raise self.spec_error(f"{self.spec.name}: {c.problem}")
+                raise SpecError(f"{self.spec.name}: {c.problem}")
             findings.update(c.findings)
-        kept, added, last_block = self.settle(counts, terminal, findings, all_keys, at_bound)
+        end = self.settle(level.counts, level.terminal, findings, all_keys)
+        last_block = None if end.last_rank is None else end.last_rank // CHUNK
         if self.fired is not None:
-            for block, c in fired.items():
-                if last_block is None or block <= last_block:
+            for block, c in level.fired.items():
+                if rules.counted(block, last_block):
                     self.fired.update(c)
-        if at_bound and unvisited and (last_block is None or min(unvisited) // CHUNK <= last_block):
+        if self.at_depth_bound and level.unvisited and rules.counted(min(level.unvisited) // CHUNK, last_block):
             self.outcome.bound = self.outcome.bound or "max_depth"
-        if self.track_cycles and back and (last_block is None or min(back) // CHUNK <= last_block):
+        if self.track_cycles and level.back and rules.counted(min(level.back) // CHUNK, last_block):
             self.outcome.maybe_cyclic = True
-        next_start = self.level_start + n_parents
-        ship, expect = balance(np.bincount(maker[:kept], minlength=self.workers), CHUNK)
+        next_start = self.level_start + self.frontier_len
+        ship, expect = balance(np.bincount(maker[: end.kept], minlength=self.workers), CHUNK)
         for w in range(self.workers):
-            shards.send(w, Commit(kept, next_start, self.level_start, np.searchsorted(all_keys, keys_w[w]),
+            shards.send(w, Commit(end.kept, next_start, self.level_start, np.searchsorted(all_keys, keys_w[w]),
                                   ship[w], expect[w]))
         commits = shards.gather(Committed, timeout=STORE_SECONDS)
         for phase in PHASES:
             self.phase[phase] = sum(rep.times[phase] for rep in reports) / self.workers
         self.phase["check"] += sum(c.seconds for c in checked) / self.workers
         self.phase["dedup"] += sum(c.seconds for c in commits) / self.workers
-        self.count += kept
-        self.transitions += added
-        if self.stop:
-            if kept and not at_bound:
-                self.depth += 1  # the next level's states found so far count towards the depth
-            return False
-        self.level_start = next_start
-        self.frontier_len = 0 if at_bound else kept
-        if self.frontier_len:
-            self.depth += 1
-            if self.progress is not None:  # each level, for the growing warning (the line itself is rate-limited)
-                self.progress.tick(self.count, self.depth, self.frontier_len)
-        if self.deadline is not None and self.frontier_len and time.monotonic() > self.deadline:
-            self.outcome.bound = "time_limit"
-            self.stop = True
-        return True
+        self.count += end.kept
+        self.transitions += end.transitions
+        return end.kept, self.stop
+
+    def _gathered(self, reports: list[LevelReport]) -> _Gathered:
+        """The workers' level reports put together by parent rank (a problem raises)."""
+        n_parents = self.frontier_len
+        level = _Gathered(np.zeros(n_parents, dtype=np.int64), np.zeros(n_parents, dtype=np.int64))
+        for w, rep in enumerate(reports):
+            if rep.problem:
+                raise SpecError(f"{self.spec.name}: {rep.problem}")
+            level.counts[rep.ranks] = rep.counts
+            level.holder[rep.ranks] = w
+            level.terminal.update(rep.terminal)
+            for block, c in rep.fired.items():
+                level.fired.setdefault(block, Counter()).update(c)
+            if rep.back_rank >= 0:
+                level.back.append(rep.back_rank)
+            if rep.unvisited_rank >= 0:
+                level.unvisited.append(rep.unvisited_rank)
+            level.grow += rep.grow
+        return level
+
+    def next_level(self) -> None:
+        pass  # the workers hold it (committed)
+
+    def level_done(self) -> None:
+        if self.progress is not None:  # each level, for the growing warning (the line itself is rate-limited)
+            self.progress.tick(self.count, self.depth, self.frontier_len)
 
     def proviso_rounds(self) -> None:
         """The cycle proviso's rounds of a level (:meth:`checker.engine.shards._Shard.rounds`):
@@ -403,47 +371,32 @@ class _ShardedSearch(_LevelSearch):
         self.rounds.append(rounds)
 
     def settle(self, counts: np.ndarray, terminal: dict[int, list], findings: dict[int, list],
-               keys: np.ndarray, at_bound: bool) -> tuple[int, int, int | None]:
-        """Decide the level as one process would, from the per-parent successor counts,
-        the findings (terminal ones by parent rank, the others by key) and the sorted keys
-        of the new states. Returns the new states kept, the transitions counted and the
-        last chunk merged (``None``: the whole level)."""
-        n_new = len(keys)
+               keys: np.ndarray) -> rules.LevelEnd:
+        """Decide the level as one process would (:func:`checker.engine.rules.settle`),
+        from the per-parent successor counts, the findings (terminal ones by parent rank,
+        the others by key) and the sorted keys of the new states; record its decisions,
+        its stop and its bound."""
         first = self.count
-        limit = n_new if self.max_states is None else max(min(n_new, self.max_states - first), 0)
-        cut = (int(keys[limit] >> KEY_BITS), int(keys[limit] & OFFSET_MASK)) if limit < n_new else None
-        events: list[tuple[int, int, int, list]] = [(r, -1, self.level_start + r, f) for r, f in terminal.items()]
+        events: list[tuple[int, int, tuple[int, list]]] = [
+            (r, -1, (self.level_start + r, f)) for r, f in terminal.items()]
         if findings:
             fk = np.fromiter(findings.keys(), dtype=np.int64, count=len(findings))
             at = np.searchsorted(keys, fk)
-            events.extend((k >> KEY_BITS, k & OFFSET_MASK, first + int(j), findings[k]) for k, j in zip(fk.tolist(), at.tolist()))
+            events.extend((k >> KEY_BITS, k & OFFSET_MASK, (first + int(j), findings[k]))
+                          for k, j in zip(fk.tolist(), at.tolist()))
         events.sort(key=lambda e: (e[0], e[1]))
-        busy = np.flatnonzero(counts > 0)
 
-        def after(rank: int) -> int | None:
-            """The first parent at or after ``rank`` with successors."""
-            i = np.searchsorted(busy, rank)
-            return int(busy[i]) if i < len(busy) else None
+        def record(event: tuple[int, list]) -> bool:
+            self.record(event[1], event[0])
+            return self.all_decided
 
-        stop_parent = after(0) if self.stop_when_decided and self.evaluator.done else None
-        for rank, sub, index, found in events:
-            if stop_parent is not None and rank > stop_parent:
-                break
-            if cut is not None and (rank, sub) >= cut:
-                break
-            self.record(found, index)
-            if stop_parent is None and self.stop_when_decided and self.evaluator.done:
-                stop_parent = after(rank)
-        if stop_parent is not None and (cut is None or stop_parent < cut[0]):
+        end = rules.settle(counts, events, keys, rules.room(self.max_states, first, len(keys)), self.all_decided,
+                           record, CHUNK if self.at_depth_bound else None)
+        if end.stop:
             self.stop = True
-            kept = int(np.searchsorted(keys, (stop_parent + 1) << KEY_BITS))
-            end = min(len(counts), (stop_parent // CHUNK + 1) * CHUNK) if at_bound else stop_parent + 1
-            return kept, int(counts[:end].sum()), stop_parent // CHUNK
-        if cut is not None:
-            self.stop = True
-            self.outcome.bound = "max_states"
-            return limit, int(counts[: cut[0]].sum()) + cut[1] + 1, cut[0] // CHUNK
-        return n_new, int(counts.sum()), None
+        if end.bound is not None:
+            self.outcome.bound = end.bound
+        return end
 
     # -- checkpoints --------------------------------------------------------------------
 
@@ -474,10 +427,10 @@ class _ShardedSearch(_LevelSearch):
                  f"{held:,} level states for {n:,} states and a level of {n_level:,}; "
                  + (f"the previous checkpoint, {mark.saved()}, is kept" if mark.saved() else "there is no earlier checkpoint"))
             return
-        save(mark.ckpt, mark.ident, mark.meta, fps, parents, actions, _Level(states), warn)
+        save(mark.ckpt, mark.ident, mark.meta, fps, parents, actions, _LevelStates(states), warn)
         mark.last = time.monotonic()
 
-    def _save_level_start(self, write: bool) -> bool:
+    def give_up_level(self, write: bool) -> bool:
         """When the search stops inside a level: the workers give it up (their shards are
         then as at its start) and, with ``write``, the level's start is checkpointed.
         Whether the workers are still in step."""
@@ -524,7 +477,7 @@ class _ShardedSearch(_LevelSearch):
                     at[i] = p
         return out
 
-    def _close(self) -> None:
+    def close(self) -> None:
         """Rebuild the decided states' paths and read the workers' memory (when they are
         in step), stop them, drop the own spill directory."""
         try:
@@ -540,16 +493,6 @@ class _ShardedSearch(_LevelSearch):
             if self.own_spill:
                 shutil.rmtree(self.spill_dir, ignore_errors=True)
 
-    def finish(self) -> Any:
-        """The outcome, with a :class:`ShardedStore`."""
-        outcome = self.outcome
-        outcome.store = ShardedStore(self.count, self.shard_bytes, self.paths, self.rounds)
-        outcome.transitions = self.transitions
-        outcome.depth = self.depth + 1 if self.count else 0
-        outcome.complete = outcome.bound is None and not (self.stop and self.remaining)
-        outcome.fired = dict(self.fired) if self.fired is not None else None
-        outcome.seconds = self.elapsed_before + time.monotonic() - self.started
-        outcome.peak_memory_bytes = max(peak_rss() - self.baseline, 0) + self.worker_peak
-        outcome.store_bytes = self.shard_bytes
-        outcome.levels = self.levels
-        return outcome
+    def final_store(self) -> tuple[Any, int]:
+        """A :class:`ShardedStore` and the bytes of the workers' tables."""
+        return ShardedStore(self.count, self.shard_bytes, self.paths, self.rounds), self.shard_bytes

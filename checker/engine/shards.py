@@ -106,6 +106,7 @@ from checker.engine.messages import (
     Stop,
 )
 from checker.engine.reduce import Expander
+from checker.engine.rules import KEY_BITS, PHASES, VOCABULARY_CHECKS
 from checker.engine.table import FingerprintTable, GrowArray
 
 R = TypeVar("R")
@@ -119,12 +120,6 @@ STORE_SECONDS = 600.0
 """The same for the answers whose work grows with the shard (a commit, a checkpoint's
 dump)."""
 
-KEY_BITS = 16
-"""An order key is ``rank << KEY_BITS | offset``: a parent has at most 65536 successors."""
-
-VOCABULARY_CHECKS = 1000
-"""How many new states each worker checks for values outside the vocabulary."""
-
 EXPAND_UNIT = 1024
 """States a worker expands before it reads its messages again."""
 
@@ -135,8 +130,6 @@ RAW_STATES = 500_000
 """States of its share of a level a worker keeps as objects; past this it keeps them
 ``marshal``-encoded (version 4) until their level comes
 (:class:`~checker.engine.frontier.RankedFrontier`)."""
-
-PHASES = ("expand", "exchange", "dedup", "check")
 
 
 def owner_of(fps: np.ndarray, workers: int) -> np.ndarray:
