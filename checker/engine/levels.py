@@ -14,7 +14,7 @@ in one process; with workers, :func:`checker.engine.bfs.search` runs
 :mod:`checker.engine.sharded`'s, whose workers own shards of the visited set (no
 merging process) and give the same counts, numbering and counterexamples. The
 cycle proviso of partial-order reduction is decided here chunk by chunk at the merge
-(:func:`_proviso`), parent by parent in the level's order; it is the rule that
+(:func:`proviso`), parent by parent in the level's order; it is the rule that
 :mod:`checker.engine.sharded` reproduces. Each level's time split is recorded
 (:class:`~checker.api.result.LevelTiming`).
 
@@ -330,8 +330,8 @@ class OneProcessLevels(LevelLoop):
 def proviso(expander: Expander, store: CompactStore, states, owner, pos, succ, counts, reduced, fps):
     """The cycle proviso: a reduced state is expanded fully instead when two of its
     ample successors are equal, or one was discovered before: at an earlier level, or
-    by an earlier state of this level (those of earlier chunks are in the store, except
-    at the depth bound, where nothing is stored: there only this chunk's count). The
+    by an earlier state of this level (those of earlier chunks are in the store; it
+    never runs at a depth bound, see :class:`~checker.engine.loop.LevelLoop`). The
     successors a full expansion adds are counted as fired on the ``expander``."""
     seen_here: set[int] = set()
     o2: list[int] = []

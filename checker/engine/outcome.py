@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from checker.api.result import LevelTiming
 from checker.engine.fingerprint import collision_probability
@@ -30,11 +30,23 @@ class Decision:
     store: Any = None  # the store ``index`` numbers a state of, when not the outcome's own
 
 
+class StatePaths(Protocol):
+    """What an outcome's store offers once the search is over: the number of states
+    and the path to a decided state. The one-process engine's is its
+    :class:`~checker.engine.table.CompactStore`, the shard workers'
+    :class:`~checker.engine.sharded.ShardedPaths` (the decided states' paths only),
+    Spark's its own; none is asked whether it holds a state."""
+
+    def __len__(self) -> int: ...
+
+    def path(self, index: int) -> tuple[int, list[int]]: ...
+
+
 @dataclass
 class SearchOutcome:
     """The raw outcome of a search, before traces are rebuilt."""
 
-    store: Any  # a checker.engine.table.CompactStore (or anything with len() and path())
+    store: StatePaths | None  # set when the search is over (LevelLoop.finish)
     decisions: dict[str, Decision] = field(default_factory=dict)
     transitions: int = 0
     depth: int = 0

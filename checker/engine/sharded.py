@@ -31,14 +31,14 @@ by asking every worker for the links of a set of numbers, one step at a time.
 
 The workers keep the level's states, so they spill them: with a spill directory each
 worker's share of every level goes to files of its own there; without one, a share of
-more than its part of :data:`~checker.engine.levels.SPILL_AFTER` (the threshold over the
+more than its part of :data:`~checker.engine.loop.SPILL_AFTER` (the threshold over the
 number of workers) goes to the search's own temporary directory, which is removed at the
 end. The main process holds no level (but gathers one for a checkpoint, in memory).
 
 Partial-order reduction's cycle proviso decides, parent by parent in one process,
 whether a reduced expansion is replaced by the full one, from what earlier parents
 generated. Here it is decided in rounds between the expansion and the level's report
-(:meth:`_ShardedSearch.proviso_rounds`, :meth:`checker.engine.shards._Shard.rounds`):
+(:meth:`ShardedLevels.proviso_rounds`, :meth:`checker.engine.shards._Shard.rounds`):
 each round the workers name the parents their successors show to need a full
 expansion, this process names the new ones to every worker, and their holders expand
 them fully, until a round names none. The rounds reach the decision of one process
@@ -90,9 +90,11 @@ from checker.engine.rules import KEY_BITS, OFFSET_MASK, PHASES
 from checker.engine.shards import STORE_SECONDS, Shards, Spill, owner_of
 
 
-class ShardedStore:
-    """What the outcome of a sharded search keeps of its store: the count, the bytes the
-    workers' shards held, the paths of the decided states (the workers are gone by
+class ShardedPaths:
+    """What the outcome of a sharded search keeps of the workers' store (a
+    :class:`~checker.engine.outcome.StatePaths`, not a store: it holds no
+    fingerprints, so it cannot say whether a state was visited): the count, the bytes
+    the workers' shards held, the paths of the decided states (the workers are gone by
     the time traces are rebuilt) and ``rounds``, the cycle proviso's rounds of each
     level searched (none without the proviso; one where no parent was expanded fully)."""
 
@@ -494,5 +496,5 @@ class ShardedLevels(LevelLoop):
                 shutil.rmtree(self.spill_dir, ignore_errors=True)
 
     def final_store(self) -> tuple[Any, int]:
-        """A :class:`ShardedStore` and the bytes of the workers' tables."""
-        return ShardedStore(self.count, self.shard_bytes, self.paths, self.rounds), self.shard_bytes
+        """A :class:`ShardedPaths` and the bytes of the workers' tables."""
+        return ShardedPaths(self.count, self.shard_bytes, self.paths, self.rounds), self.shard_bytes

@@ -435,7 +435,7 @@ class _Shard:
         self.chunk = chunk
         self.candidates = []  # (fps, keys, pos[, from a reduced parent]) of successors this worker owns
         self.outbox: dict[int, list[tuple]] = {}  # successors gathered for each other worker
-        # (parents, successors or None at the depth bound, parent of each, keys, positions, parents' ranks)
+        # (parents, successors, parent of each, keys, positions, parents' ranks)
         # per unit expanded
         self.units: list[tuple] = []
         self.round = 0  # the cycle proviso's round (see rounds())
@@ -485,7 +485,7 @@ class _Shard:
         if self.proviso:
             problem = self.rounds() or problem
         began = clock()
-        new_keys, grow = self.finish()
+        new_keys, grow = self.new_states()
         self.times["dedup"] += clock() - began
         ranks_a = np.concatenate(all_ranks) if all_ranks else np.zeros(0, dtype=np.int64)
         counts_a = np.concatenate(all_counts) if all_counts else np.zeros(0, dtype=np.int64)
@@ -515,9 +515,9 @@ class _Shard:
         """The cycle proviso, as one process decides it parent by parent in the level's
         order: a parent whose expansion was reduced is expanded fully when two of its
         successors are equal, or one of them was visited at an earlier level or is a
-        successor (as finally expanded) of a parent of smaller rank; at the depth
-        bound, where one process stores nothing, of a smaller rank in the same chunk
-        of :data:`~checker.engine.levels.CHUNK` parents. Each round every worker
+        successor (as finally expanded) of a parent of smaller rank (the cycle proviso
+        never runs at a depth bound: :class:`~checker.engine.loop.LevelLoop` refuses
+        it). Each round every worker
         reports the parents its successors show to need it (:meth:`triggers`) and the
         main process names the new ones to all; their holders expand them fully and
         send the successors they add (:meth:`expand_fully`). Full parents only grow, so
@@ -539,8 +539,7 @@ class _Shard:
         """The ranks of reduced parents that this worker's candidates since the last
         call show to need a full expansion: those seen by :meth:`take` and
         :meth:`route`, and each reduced successor with the fingerprint of one from a
-        parent of no greater rank (the same parent: two equal successors), in the same
-        chunk at the depth bound."""
+        parent of no greater rank (the same parent: two equal successors)."""
         found = self.triggered
         self.triggered = []
         pieces = self.candidates[self.evaluated :]
@@ -549,16 +548,14 @@ class _Shard:
             cands = self.candidates
             fps = np.concatenate([c[0] for c in cands])
             ranks = np.concatenate([c[1] for c in cands]) >> KEY_BITS
-            red = np.concatenate([c[3] for c in cands])
+            from_reduced = np.concatenate([c[3] for c in cands])
             if len(pieces) < len(cands):  # only the fingerprints of the new candidates can trigger more
                 look = np.isin(fps, np.concatenate([p[0] for p in pieces]))
-                fps, ranks, red = fps[look], ranks[look], red[look]
+                fps, ranks, from_reduced = fps[look], ranks[look], from_reduced[look]
             order = np.lexsort((ranks, fps))
-            fps, ranks, red = fps[order], ranks[order], red[order]
+            fps, ranks, from_reduced = fps[order], ranks[order], from_reduced[order]
             same = fps[1:] == fps[:-1]
-            if self.at_bound:
-                same &= ranks[1:] // self.chunk == ranks[:-1] // self.chunk
-            found.append(ranks[1:][same & red[1:]])
+            found.append(ranks[1:][same & from_reduced[1:]])
         return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
 
     def expand_fully(self, ranks: np.ndarray) -> str | None:
@@ -598,20 +595,14 @@ class _Shard:
             new_pos = np.asarray(fresh, dtype=np.int64)
             new_keys = (r << KEY_BITS) | new_pos
             self.added[r] = self.added.get(r, 0) + len(fresh)
-            self.units.append(([states[k]], None if succ is None else new_succ,
-                               np.zeros(len(fresh), dtype=np.int64), new_keys, new_pos, np.asarray([r])))
+            self.units.append(([states[k]], new_succ, np.zeros(len(fresh), dtype=np.int64), new_keys, new_pos, np.asarray([r])))
             out_fps.append(expander.fingerprints(new_succ))
             out_keys.append(new_keys)
             out_pos.append(new_pos)
         self.times["expand"] += time.perf_counter() - began
         if out_fps:
-            fps, keys, pos = np.concatenate(out_fps), np.concatenate(out_keys), np.concatenate(out_pos)
-            # route() sends the first of equal fingerprints only: at the depth bound, where
-            # the rule looks within a chunk, chunk by chunk (the keys ascend).
-            blocks = (keys >> KEY_BITS) // self.chunk if self.at_bound else np.zeros(len(keys), dtype=np.int64)
-            cuts = [0, *(np.flatnonzero(np.diff(blocks)) + 1).tolist(), len(keys)]
-            for a, b in zip(cuts, cuts[1:]):
-                self.route(fps[a:b], keys[a:b], pos[a:b], np.zeros(b - a, dtype=bool))
+            fps = np.concatenate(out_fps)
+            self.route(fps, np.concatenate(out_keys), np.concatenate(out_pos), np.zeros(len(fps), dtype=bool))
         return problem
 
     def drain(self) -> None:
@@ -653,26 +644,24 @@ class _Shard:
             owner_a = np.asarray(owner, dtype=np.int64)
             if not self.at_bound:
                 self.units.append((states, succ, owner_a, keys, pos_a, ranks))
-            elif self.proviso:  # the parents and positions only, for full expansions
-                self.units.append((states, None, owner_a, keys, pos_a, ranks))
-            red = np.repeat(np.asarray(reduced, dtype=bool), counts_a) if self.proviso else None
-            self.route(fps, keys, pos_a, red)
+            from_reduced = np.repeat(np.asarray(reduced, dtype=bool), counts_a) if self.proviso else None
+            self.route(fps, keys, pos_a, from_reduced)
         return counts_a, fired, problem
 
-    def route(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray, red: np.ndarray | None = None) -> None:
+    def route(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray, from_reduced: np.ndarray | None = None) -> None:
         """Send each successor's fingerprint, key and action position (and with the
-        cycle proviso, ``red``: whether its parent's expansion is reduced) to its owner
+        cycle proviso, ``from_reduced``: whether its parent's expansion is reduced) to its owner
         (the first of equal fingerprints only: its key is the smallest; a reduced parent
         of another is then one the proviso expands fully, see :meth:`rounds`)."""
         began = time.perf_counter()
         _u, first = np.unique(fps, return_index=True)
         if len(first) < len(fps):
             first.sort()
-            if red is not None:
+            if from_reduced is not None:
                 dropped = np.ones(len(fps), dtype=bool)
                 dropped[first] = False
-                self.triggered.append(keys[dropped & red] >> KEY_BITS)
-                red = red[first]
+                self.triggered.append(keys[dropped & from_reduced] >> KEY_BITS)
+                from_reduced = from_reduced[first]
             fps, keys, pos = fps[first], keys[first], pos[first]
         owners = owner_of(fps, self.workers)
         order = np.argsort(owners, kind="stable")
@@ -682,7 +671,7 @@ class _Shard:
             idx = order[bounds[w] : bounds[w + 1]]
             if not len(idx):
                 continue
-            part = (fps[idx], keys[idx], pos[idx].astype(np.uint16)) + (() if red is None else (red[idx],))
+            part = (fps[idx], keys[idx], pos[idx].astype(np.uint16)) + (() if from_reduced is None else (from_reduced[idx],))
             if w == self.me:
                 mine = part
             else:
@@ -700,9 +689,9 @@ class _Shard:
         if box:
             self.outs[w].send(Batch(self.seq, *(np.concatenate([p[i] for p in box]) for i in range(len(box[0])))))
 
-    def take(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray, red: np.ndarray | None = None) -> None:
+    def take(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray, from_reduced: np.ndarray | None = None) -> None:
         """A batch of successors this worker owns: drop those visited before this level
-        (with the cycle proviso, ``red`` marks those of reduced parents: one visited
+        (with the cycle proviso, ``from_reduced`` marks those of reduced parents: one visited
         before has its parent expanded fully, see :meth:`rounds`)."""
         began = time.perf_counter()
         seen = self.table.contains(fps)
@@ -711,8 +700,8 @@ class _Shard:
             first = int(keys[seen].min() >> KEY_BITS)
             if self.back_rank < 0 or first < self.back_rank:
                 self.back_rank = first
-            if red is not None:
-                self.triggered.append(keys[seen & red] >> KEY_BITS)
+            if from_reduced is not None:
+                self.triggered.append(keys[seen & from_reduced] >> KEY_BITS)
             keep = ~seen
         if self.at_bound:
             fresh = keys if keep is None else keys[keep]
@@ -720,12 +709,12 @@ class _Shard:
                 first = int(fresh.min() >> KEY_BITS)
                 if self.unvisited_rank < 0 or first < self.unvisited_rank:
                     self.unvisited_rank = first
-        if not self.at_bound or red is not None:  # at the depth bound, for the proviso only
-            part = (fps, keys, pos) if red is None else (fps, keys, pos, red)
+        if not self.at_bound:
+            part = (fps, keys, pos) if from_reduced is None else (fps, keys, pos, from_reduced)
             self.candidates.append(part if keep is None else tuple(a[keep] for a in part))
         self.times["dedup"] += time.perf_counter() - began
 
-    def finish(self) -> tuple[np.ndarray, int]:
+    def new_states(self) -> tuple[np.ndarray, int]:
         """The level's new states of this shard, in key order: the smallest key of each
         fingerprint. Returns their keys and the bytes the shard's arrays must grow by to
         store them."""
