@@ -1,4 +1,5 @@
-"""The local engine's search loop: level-synchronous breadth-first search.
+"""The one-process backend of the level loop (:class:`~checker.engine.loop.LevelLoop`):
+level-synchronous breadth-first search in this process.
 
 Each level's frontier (:class:`~checker.engine.frontier.Frontier`) is kept as chunks of
 :data:`CHUNK` states; past the first :data:`RAW_FRONTIER` states of a level each chunk
@@ -9,9 +10,9 @@ temporary directory unless one is given) and read back sequentially when its tur
 comes, so memory holds the visited store, not the frontier. A chunk is expanded into
 its successors with their fingerprints, and the chunks are merged *in order*: the
 fingerprints go into the :class:`~checker.engine.table.CompactStore` in batch order,
-the new states are numbered, checked and appended to the next frontier. This loop runs
-in one process; with workers, :func:`checker.engine.bfs.search` runs
-:mod:`checker.engine.sharded`'s, whose workers own shards of the visited set (no
+the new states are numbered, checked and appended to the next frontier, by the rules
+of :mod:`checker.engine.rules`. With workers, :func:`checker.engine.bfs.search` runs
+:mod:`checker.engine.sharded`'s backend instead, whose workers own shards of the visited set (no
 merging process) and give the same counts, numbering and counterexamples. The
 cycle proviso of partial-order reduction is decided here chunk by chunk at the merge
 (:func:`proviso`), parent by parent in the level's order; it is the rule that

@@ -1,5 +1,6 @@
-"""The level loop with sharded workers: the main process orchestrates, the workers own
-the visited set (:mod:`checker.engine.shards`).
+"""The shard workers' backend of the level loop (:class:`~checker.engine.loop.LevelLoop`):
+the main process orchestrates, the workers own the visited set
+(:mod:`checker.engine.shards`; the messages are :mod:`checker.engine.messages`).
 
 Each level, the main process tells every worker to search its share, and gets back
 per-parent successor counts, findings and the sorted order keys of each worker's new
@@ -15,7 +16,8 @@ states (never a state or a fingerprint). It then does what the one-process loop 
   (counting its parent's transitions up to that successor), or after the parent at
   which every property is decided (with ``stop_when_decided``). Coverage counts, the
   ``max_depth`` bound's test and the cycle test count whole chunks of :data:`CHUNK`
-  parents up to that point, as one process merges them;
+  parents up to that point, as one process merges them (all of it is
+  :func:`checker.engine.rules.settle`, which Spark's driver applies too);
 * the workers then *commit*: they store the new states below the cut, with their
   numbers and parent links, as their share of the next level.
 
