@@ -938,12 +938,13 @@ class Shards:
         is called about every 50 ms while waiting (it may raise to stop the wait): a
         level's work (``timeout`` ``None``) takes as long as the spec makes it, so there
         the wait is bounded by the hook and by the workers' liveness, checked each time.
-        With ``skip``, replies of other kinds are dropped (an abort's wait: what was on
-        its way when the level was given up)."""
+        A reply of another kind is an error."""
         return self._gather(kind, wait_hook, timeout, skip=False)
 
     def _gather(self, kind: type[R], wait_hook: Callable[[], None] | None, timeout: float | None,
                 skip: bool) -> list[R]:
+        """:meth:`gather`; with ``skip``, replies of other kinds are dropped (an abort's
+        wait: what was on its way when the level was given up)."""
         got: list[Any] = [None] * self.workers
         left = self.workers
         poll = 0.05 if wait_hook is not None or timeout is None else min(timeout, 0.5)
