@@ -933,12 +933,13 @@ class Shards:
                timeout: float | None = ANSWER_SECONDS) -> list[R]:
         """The one dispatch of the workers' replies: one ``kind`` reply from every worker,
         by worker. A worker's error (:class:`~checker.engine.messages.Failed`) is raised
-        here, a worker that ended is a :class:`WorkerLost`, and so is one that has not
-        answered ``timeout`` seconds after the wait began: it is killed. ``wait_hook``
-        is called about every 50 ms while waiting (it may raise to stop the wait): a
-        level's work (``timeout`` ``None``) takes as long as the spec makes it, so there
-        the wait is bounded by the hook and by the workers' liveness, checked each time.
-        A reply of another kind is an error."""
+        here, a worker that ended is a :class:`WorkerLost` (its pipe's end of file comes
+        after anything it sent), and so is one that has not answered ``timeout`` seconds
+        after the wait began: it is killed. ``wait_hook`` is called about every 50 ms
+        while waiting (it may raise to stop the wait): a level's work (``timeout``
+        ``None``) takes as long as the spec makes it, so there the wait ends at a
+        worker's answer, error or end, or when the hook raises (the time limit, a
+        signal, the memory budget). A reply of another kind is an error."""
         return self._gather(kind, wait_hook, timeout, skip=False)
 
     def _gather(self, kind: type[R], wait_hook: Callable[[], None] | None, timeout: float | None,
@@ -952,12 +953,8 @@ class Shards:
         while left:
             item = self._next(poll)
             if item is None:
-                late = [w for w in range(self.workers) if got[w] is None]
-                for w in late:
-                    if not self.procs[w].is_alive():
-                        raise WorkerLost(w, self.procs[w])
                 if deadline is not None and time.monotonic() > deadline:
-                    raise self.unresponsive(late[0], timeout or 0.0, kind)
+                    raise self.unresponsive(got.index(None), timeout or 0.0, kind)
                 if wait_hook is not None:
                     wait_hook()
                 continue
