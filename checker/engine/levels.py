@@ -46,10 +46,9 @@ from checker.engine.loop import LevelLoop
 from checker.engine.outcome import Bounds, SearchOutcome
 from checker.engine.reduce import Expander
 from checker.engine.resumable import warn
-from checker.engine.rules import tracks_cycles
 from checker.engine.table import CompactStore, FingerprintTable
 
-__all__ = ["CHUNK", "RAW_FRONTIER", "OneProcessLevels", "proviso", "search_levels", "tracks_cycles"]
+__all__ = ["CHUNK", "RAW_FRONTIER", "OneProcessLevels", "proviso", "search_levels"]
 
 CHUNK = 2048
 """States per frontier chunk: the unit of work for a worker and of the merge."""

@@ -279,7 +279,7 @@ class _ModelRun:
     @property
     def wants_back_edges(self) -> bool:
         """Whether the next level must report successors already visited: until the
-        first, whenever something reads it (:func:`checker.engine.levels.tracks_cycles`:
+        first, whenever something reads it (:func:`checker.engine.rules.tracks_cycles`:
         an edge that can close a cycle sends ``eventually`` properties to the fair-cycle
         search and the fairness warning, and a spec that declares ``acyclic`` to the
         check of its declaration, :mod:`checker.engine.declarations`); one is enough.
