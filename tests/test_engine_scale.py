@@ -83,7 +83,7 @@ def test_store_paths() -> None:
     assert new.tolist() == [0, 1]
     assert store.add_batch(np.asarray([14], dtype=np.uint64), np.asarray([2]), np.asarray([7])).tolist() == [0]
     assert store.path(3) == (0, [5, 7])
-    assert 13 in store.seen and 99 not in store.seen
+    assert store.table.contains(np.asarray([13, 99], dtype=np.uint64)).tolist() == [True, False]
 
 
 def summary(result) -> tuple:

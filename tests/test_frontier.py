@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.engine import levels
+from checker.engine import loop
 from checker.engine.bfs import Bounds, search
 from checker.engine.frontier import Frontier, decode, read_records, write_record
 from checker.engine.reduce import Reductions
@@ -100,7 +100,7 @@ def test_automatic_spill_past_the_threshold(monkeypatch) -> None:
         spilled.append(self.spilled)
         return original(self)
 
-    monkeypatch.setattr(levels, "SPILL_AFTER", 50)
+    monkeypatch.setattr(loop, "SPILL_AFTER", 50)
     monkeypatch.setattr(Frontier, "seal", seal)
     disk = check_model(model, Options(progress=False, symmetry=False, por=False, stop_when_decided=False))
     assert any(spilled) and not all(spilled)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,14 +20,15 @@ import numpy as np
 import pytest
 
 from checker.api.spec import Spec
-from checker.engine import bfs, levels, sharded
+from checker.engine import bfs, levels, loop, sharded
 from checker.engine import shards as shards_module
 from checker.engine.bfs import NO_BOUNDS, Bounds, SpecError, search
 from checker.engine.budget import MemoryBoundReached
 from checker.engine.frontier import RankedFrontier
-from checker.engine.reduce import Reductions, plan
+from checker.engine.messages import Round
+from checker.engine.reduce import Expander, Reductions, plan
 from checker.engine.run import Options, check_model
-from checker.engine.sharded import ShardedStore, balance
+from checker.engine.sharded import ShardedPaths, balance
 from checker.engine.shards import owner_of
 from checker.loading.modelfile import load_model, model_from_dict
 from tests.faults_helpers import invoke
@@ -95,7 +98,7 @@ def test_the_tie_break_picks_the_parent_one_process_picks() -> None:
     assert one.decisions["not_corner"].index == one.distinct_states - 1
     for workers in (2, 3, 4):
         many = search(spec, props, workers=workers)
-        assert isinstance(many.store, ShardedStore)
+        assert isinstance(many.store, ShardedPaths)
         d1, dn = one.decisions["not_corner"], many.decisions["not_corner"]
         assert (dn.index, dn.explanation) == (d1.index, d1.explanation)
         assert many.store.path(dn.index) == one.store.path(d1.index)
@@ -191,7 +194,7 @@ PROVISO_CASES = [
     ("lamport-2-duplicating.toml", Bounds(), False),
     ("bss-3-two-sends.toml", Bounds(), True),  # reduced successors visited at earlier levels
     ("synchronous-4.toml", Bounds(max_states=1000), False),
-    ("skeen-mutant-first.toml", Bounds(max_depth=11), False),
+    ("skeen-mutant-first.toml", Bounds(max_states=1300), False),
     ("bus1-2.toml", Bounds(), True),
 ]
 
@@ -206,14 +209,12 @@ def test_the_cycle_proviso_in_the_shards_gives_the_results_of_one_process(
     one = proviso_search(name, 1, bounds, stop)
     for workers in (2, 3):
         many = proviso_search(name, workers, bounds, stop)
-        assert isinstance(many.store, ShardedStore) and many.store.rounds
+        assert isinstance(many.store, ShardedPaths) and many.store.rounds
         assert outcome_summary(many) == outcome_summary(one), workers
     if bounds.max_states is not None:  # the cut is inside a level
         whole = proviso_search(name, 1, stop=False)
         ends = np.cumsum([whole.levels[0].frontier] + [lv.new_states for lv in whole.levels])
         assert one.bound == "max_states" and bounds.max_states not in ends
-    if bounds.max_depth is not None:
-        assert one.bound == "max_depth"
     if name == "skeen-2.toml" and stop:
         assert one.decisions["synchronous"].explanation  # a violation, with its path compared
 
@@ -233,14 +234,12 @@ def test_the_cycle_proviso_takes_rounds_that_chain() -> None:
 
 @pytest.mark.parametrize("name", ["synchronous-4.toml", "skeen-mutant-first.toml"])
 def test_the_cycle_proviso_with_small_chunks(monkeypatch, name: str) -> None:
-    """Chunks of 16 states: one process merges many chunks per level, so every depth
-    bound puts the proviso's chunk-local rule to work, and `max_states` cuts come in
-    the middle of chunks."""
+    """Chunks of 16 states: one process merges many chunks per level, and `max_states`
+    cuts come in the middle of chunks."""
     no_pool(monkeypatch)
     monkeypatch.setattr(levels, "CHUNK", 16)
     monkeypatch.setattr(sharded, "CHUNK", 16)
-    depth = proviso_search(name, 1, stop=False).depth
-    cases = [Bounds(max_depth=d) for d in range(depth // 2, depth)] + [Bounds(max_states=n) for n in (301, 555)]
+    cases = [Bounds(max_states=n) for n in (101, 301, 555, 1001)]
     for bounds in cases:
         one = proviso_search(name, 1, bounds, stop=False)
         assert outcome_summary(proviso_search(name, 2, bounds, stop=False)) == outcome_summary(one), bounds
@@ -248,13 +247,13 @@ def test_the_cycle_proviso_with_small_chunks(monkeypatch, name: str) -> None:
 
 @pytest.mark.parametrize(("first", "then"), [(2, 3), (3, 1), (1, 2)])
 def test_a_proviso_checkpoint_resumes_with_another_worker_count(tmp_path: Path, first: int, then: int) -> None:
-    """A reduced search with the cycle proviso, cut at a depth bound with checkpoints,
+    """A reduced search with the cycle proviso, cut by a state bound with checkpoints,
     resumes with another worker count to the results of an uncut run."""
     whole = proviso_search("skeen-2.toml", 1, stop=False)
     ckpt = tmp_path / "ckpt"
-    part = proviso_search("skeen-2.toml", first, Bounds(max_depth=whole.depth - 4), stop=False,
+    part = proviso_search("skeen-2.toml", first, Bounds(max_states=whole.distinct_states * 2 // 3), stop=False,
                           checkpoint=ckpt, checkpoint_every=0)
-    assert part.bound == "max_depth"
+    assert part.bound == "max_states"
     resumed = proviso_search("skeen-2.toml", then, stop=False, checkpoint=ckpt, resume=True)
     assert outcome_summary(resumed) == outcome_summary(whole)
 
@@ -269,9 +268,9 @@ def test_a_stop_between_proviso_rounds_gives_the_level_up(monkeypatch, tmp_path:
     original = shards_module.Shards.gather
     stopped = []
 
-    def gather(self, kind, wait_hook=None):
-        got = original(self, kind, wait_hook)
-        if kind == "round" and not stopped and any(len(msg[1]) for msg in got):
+    def gather(self, kind, wait_hook=None, timeout=shards_module.ANSWER_SECONDS):
+        got = original(self, kind, wait_hook, timeout)
+        if kind is Round and not stopped and any(len(msg.parents) for msg in got):
             stopped.append(len(got))
             raise MemoryBoundReached(2, 1)
         return got
@@ -291,11 +290,11 @@ def test_a_spill_directory_keeps_the_shards(tmp_path: Path) -> None:
     one = proviso_search("skeen-2.toml", 1)
     for spill_dir in (None, tmp_path / "skeen"):
         two = proviso_search("skeen-2.toml", 2, spill_dir=spill_dir)
-        assert isinstance(two.store, ShardedStore)
+        assert isinstance(two.store, ShardedPaths)
         assert outcome_summary(two) == outcome_summary(one)
     fifo = model_from_dict({"spec": "fifo", "constants": {"peers": 3, "sends": 1, "destinations": "unicast"}})
     spilled = search(fifo.spec, fifo.properties, reductions=Reductions(), workers=2, spill_dir=tmp_path / "fifo")
-    assert isinstance(spilled.store, ShardedStore) and spilled.store.rounds == []
+    assert isinstance(spilled.store, ShardedPaths) and spilled.store.rounds == []
     assert spilled.distinct_states == search(fifo.spec, fifo.properties, reductions=Reductions()).distinct_states
 
 
@@ -370,7 +369,7 @@ def test_shares_spill_past_the_threshold_into_an_own_directory(monkeypatch, tmp_
     model = model_from_dict({"spec": "fifo", "constants": {"peers": 3, "sends": 1, "destinations": "subsets"}})
     opts = dict(progress=False, symmetry=False, por=False, stop_when_decided=False)
     one = check_model(model, Options(**opts))
-    monkeypatch.setattr(levels, "SPILL_AFTER", 50)
+    monkeypatch.setattr(loop, "SPILL_AFTER", 50)
     read = spill_log(monkeypatch, tmp_path / "log")
     two = check_model(model, Options(**opts, workers=2))
     assert summary(two) == summary(one)
@@ -501,5 +500,32 @@ def test_the_one_process_loop_refuses_workers_rather_than_ignoring_them():
     """``search`` gives every run with workers to the shard workers; the one-process
     loop called directly with workers says where they belong instead of running alone."""
     with pytest.raises(ValueError, match="search_sharded"):
-        levels.search_levels(Grid(), [], NO_BOUNDS, bfs.SearchOutcome, bfs.Decision, SpecError,
+        levels.search_levels(Grid(), [], NO_BOUNDS,
                              progress=bfs.Progress(None), stop_when_decided=True, reductions=Reductions(), workers=2)
+
+
+@pytest.mark.timeout(60)
+def test_a_worker_that_does_not_answer_is_killed_and_the_wait_ends() -> None:
+    """An abort waits for every worker's answer only so long: a worker that does not
+    answer (stopped here by SIGSTOP) is killed and the wait ends with WorkerLost (the
+    engine error, exit code 4), never a hang."""
+    fifo = model_from_dict({"spec": "fifo", "constants": {"peers": 2, "sends": 1, "destinations": "unicast"}})
+    shards = shards_module.Shards(2, Expander(fifo.spec, Reductions()), fifo.properties)
+    try:
+        shards.abort(timeout=5)  # both answer
+        os.kill(shards.procs[1].pid, signal.SIGSTOP)
+        began = time.monotonic()
+        with pytest.raises(shards_module.WorkerLost, match="worker process 1 .*sent no Aborted within 0.5 s"):
+            shards.abort(timeout=0.5)
+        assert time.monotonic() - began < 10
+        assert not shards.procs[1].is_alive()
+    finally:
+        shards.close()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_cycle_proviso_is_refused_under_a_depth_bound(workers: int) -> None:
+    """No engine path runs the proviso at a depth bound (the command line searches
+    unreduced there): a search asked for it is refused, not run half-reduced."""
+    with pytest.raises(ValueError, match="depth bound"):
+        proviso_search("skeen-2.toml", workers, Bounds(max_depth=5))

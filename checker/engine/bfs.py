@@ -13,68 +13,19 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from checker.api.errors import SpecError
-from checker.api.result import LevelTiming
 from checker.api.spec import Property, Spec
-from checker.engine.fingerprint import collision_probability
 from checker.engine.levels import search_levels
 from checker.engine.memory import collector_paused
+from checker.engine.outcome import NO_BOUNDS, Bounds, Decision, SearchOutcome
 from checker.engine.reduce import Reductions
 from checker.engine.sharded import search_sharded
 
-
-@dataclass(frozen=True)
-class Bounds:
-    """Limits on a search. Hitting one ends the search with ``unknown`` verdicts."""
-
-    max_states: int | None = None
-    max_depth: int | None = None
-    time_limit: float | None = None
-
-
-NO_BOUNDS = Bounds()
-
-
-@dataclass
-class Decision:
-    """A property decided at state number ``index`` with an explanation."""
-
-    index: int
-    explanation: str
-    store: Any = None  # the store ``index`` numbers a state of, when not the outcome's own
-
-
-@dataclass
-class SearchOutcome:
-    """The raw outcome of a search, before traces are rebuilt."""
-
-    store: Any  # a checker.engine.table.CompactStore (or anything with len() and path())
-    decisions: dict[str, Decision] = field(default_factory=dict)
-    transitions: int = 0
-    depth: int = 0
-    seconds: float = 0.0
-    peak_memory_bytes: int = 0
-    bound: str | None = None
-    complete: bool = True
-    maybe_cyclic: bool = False  # an edge leads back to a level at or above its source
-    fired: dict[str, int] | None = None  # transitions generated per action name; None: not recorded
-
-    @property
-    def distinct_states(self) -> int:
-        return len(self.store)
-
-    @property
-    def collision_probability(self) -> float:
-        return collision_probability(self.distinct_states, self.transitions + self.initial_states)
-
-    initial_states: int = 0
-    store_bytes: int = 0
-    memory: Any = None  # the checker.engine.budget.MemoryBoundReached that stopped the search, if one did
-    levels: list[LevelTiming] = field(default_factory=list)  # each level's time split, in order
+__all__ = ["NO_BOUNDS", "Bounds", "Decision", "SearchOutcome", "SpecError", "Progress", "search", "history_length",
+           "GROWING_DEPTH"]
 
 
 GROWING_DEPTH = 300
@@ -194,8 +145,9 @@ def search(
     workers, each worker's share of a level, in files of its own. ``budget``
     (a :class:`checker.engine.budget.MemoryBudget`) stops the search as at a bound
     (``"memory"``) before it would hold more memory than allowed. The loop itself is
-    in :mod:`checker.engine.levels`; with ``workers`` > 1, in
-    :mod:`checker.engine.sharded`.
+    :class:`checker.engine.loop.LevelLoop`, with the backend of
+    :mod:`checker.engine.levels` (one process) or, with ``workers`` > 1, of
+    :mod:`checker.engine.sharded` (shard workers).
     """
     reductions = reductions or Reductions()
     # Workers own shards of the visited set (and spill their shares of a level).
@@ -205,9 +157,6 @@ def search(
             spec,
             props,
             bounds,
-            SearchOutcome,
-            Decision,
-            SpecError,
             progress=progress or Progress(None),
             stop_when_decided=stop_when_decided,
             reductions=reductions,

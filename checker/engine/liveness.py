@@ -34,7 +34,6 @@ from checker.api.rendering import rendering_of
 from checker.api.spec import Property, Spec
 from checker.engine.bfs import NO_BOUNDS, Bounds
 from checker.engine.fingerprint import fingerprint
-from checker.engine.store import path_to
 
 NO_CLASS = 0xFFFFFFFF
 
@@ -74,7 +73,15 @@ class Graph:
         return range(self.offsets[u], self.offsets[u + 1])
 
     def path(self, index: int) -> tuple[int, list[int]]:
-        return path_to(self.parents, self.actions, index)
+        """The initial-state position and the action positions that reach state ``index``
+        (its parent links followed back to an initial state, parent -1)."""
+        steps: list[int] = []
+        parents, actions = self.parents, self.actions
+        while parents[index] >= 0:
+            steps.append(actions[index])
+            index = parents[index]
+        steps.reverse()
+        return actions[index], steps
 
 
 def explore(spec: Spec, props: Sequence[Property], bounds: Bounds = NO_BOUNDS) -> Graph:

@@ -64,10 +64,10 @@ import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -78,14 +78,47 @@ from checker.engine.fingerprint import check_vocabulary
 from checker.engine.frontier import RankedFrontier, remove_spilled
 from checker.engine.interrupts import worker_signals
 from checker.engine.memory import current_rss, peak_rss, reset_peak
+from checker.engine.messages import (
+    Abort,
+    Aborted,
+    Adopt,
+    Batch,
+    Check,
+    Checked,
+    Commit,
+    Committed,
+    Done,
+    Dump,
+    Dumped,
+    Ended,
+    Failed,
+    Keep,
+    Level,
+    LevelReport,
+    Links,
+    More,
+    Paths,
+    Peak,
+    PeakReport,
+    Round,
+    Settle,
+    Ship,
+    Stop,
+)
 from checker.engine.reduce import Expander
+from checker.engine.rules import KEY_BITS, PHASES, VOCABULARY_CHECKS
 from checker.engine.table import FingerprintTable, GrowArray
 
-KEY_BITS = 16
-"""An order key is ``rank << KEY_BITS | offset``: a parent has at most 65536 successors."""
+R = TypeVar("R")
 
-VOCABULARY_CHECKS = 1000
-"""How many new states each worker checks for values outside the vocabulary."""
+ANSWER_SECONDS = 60.0
+"""How long the main process waits for a worker's answer to a command that needs no
+search (an abort, parent links, its peak memory) before it kills the worker and ends
+the run with :class:`WorkerLost`."""
+
+STORE_SECONDS = 600.0
+"""The same for the answers whose work grows with the shard (a commit, a checkpoint's
+dump)."""
 
 EXPAND_UNIT = 1024
 """States a worker expands before it reads its messages again."""
@@ -97,8 +130,6 @@ RAW_STATES = 500_000
 """States of its share of a level a worker keeps as objects; past this it keeps them
 ``marshal``-encoded (version 4) until their level comes
 (:class:`~checker.engine.frontier.RankedFrontier`)."""
-
-PHASES = ("expand", "exchange", "dedup", "check")
 
 
 def owner_of(fps: np.ndarray, workers: int) -> np.ndarray:
@@ -126,7 +157,8 @@ class Spill:
 
 class WorkerLost(EngineError):
     """A worker process ended in the middle of a search (killed, by a person or the
-    system's out-of-memory killer, or crashed): the engine failed (exit code 4).
+    system's out-of-memory killer, or crashed), or one that did not answer in time and
+    was killed (:meth:`Shards.gather`): the engine failed (exit code 4).
 
     One that was killed by a signal is not searched again for a spec's exception. One
     that ended by itself with an exit status (``exited``) may have been ended by the
@@ -134,11 +166,13 @@ class WorkerLost(EngineError):
     (:mod:`checker.engine.diagnose`), and the run ends with the spec's error (exit code 5)
     where the search finds it, with this one (exit code 4) where not."""
 
-    def __init__(self, w: int, proc: Any) -> None:
+    def __init__(self, w: int, proc: Any, why: str | None = None) -> None:
         proc.join(timeout=1)  # its pipe closed as it died: its status follows
         code = proc.exitcode
-        self.exited = code is not None and code >= 0
-        if code is not None and code < 0:
+        self.exited = why is None and code is not None and code >= 0
+        if why is not None:
+            how = why
+        elif code is not None and code < 0:
             how = f"killed by {signal.Signals(-code).name}"
         else:
             how = "its pipe closed" if code is None else f"exit status {code}"
@@ -178,7 +212,7 @@ def _receive(conns: list[Any], ctrl: Any, inbox: queue.SimpleQueue, leave: Any) 
                     os._exit(0)
                 continue
             except Exception as exc:  # a message that cannot be read ends the search
-                inbox.put(("error", RuntimeError(f"a message could not be read: {exc!r}")))
+                inbox.put(Failed(RuntimeError(f"a message could not be read: {exc!r}")))
                 return
             inbox.put(msg)
 
@@ -219,7 +253,7 @@ def _worker(me: int, pipes: dict[str, Any], expander: Expander, props: Sequence[
         except Exception:
             exc = RuntimeError(f"worker failed: {exc!r}")
         try:
-            ctrl.send(("error", exc))
+            ctrl.send(Failed(exc))
         except OSError:
             pass
     finally:
@@ -254,8 +288,10 @@ class _Shard:
         self.outbox: dict[int, list[tuple]] = {}
         self.new: tuple | None = None
         self.won: tuple | None = None
-        self.early: list[tuple] = []  # peers' messages for a level not started here yet
-        self.shipped: list[tuple] = []  # states shipped here before the commit's message came
+        self.early: list[Batch | Done] = []  # peers' messages for a level not started here yet
+        self.shipped: list[Ship] = []  # states shipped here before the commit's message came
+        self.searching = False  # in the middle of a level (from its command to its report)
+        self.dones = 0  # the peers' ends of rounds of the level being searched
         self.vocabulary_left = VOCABULARY_CHECKS
         reset_peak()
         self.rss = current_rss()
@@ -263,42 +299,75 @@ class _Shard:
     # -- the main loop ------------------------------------------------------------------
 
     def run(self) -> None:
+        """Serve the main process's commands, one at a time, until :class:`Stop`."""
+        commands = {
+            Level: lambda m: self.level(m.seq, m.open_names, m.at_bound, m.chunk),
+            Check: lambda m: self.check(m.keys, m.ranks),
+            Commit: lambda m: self.commit(m.kept, m.next_start, m.level_start, m.ranks, m.ship, m.expect),
+            Abort: lambda m: self.give_up(),
+            Adopt: lambda m: self.adopt(m.fps, m.nums, m.parents, m.actions),
+            Keep: lambda m: self.keep(m.ranks, m.states),
+            Dump: lambda m: self.dump(),
+            Paths: lambda m: self.links(m.numbers),
+            Peak: lambda m: self.ctrl.send(PeakReport(max(peak_rss() - self.rss, 0), self.nbytes())),
+        }
+        idle = tuple(commands)
         while True:
-            msg = self.inbox.get()
-            kind = msg[0]
-            if kind in ("batch", "done"):
-                if msg[1] > self.seq:
-                    self.early.append(msg)
-                continue  # else a message of an aborted level
-            if kind == "ship":
-                self.shipped.append(msg)  # for the commit, whose message comes next
+            msg = self.serve(idle)
+            try:
+                commands[type(msg)](msg)
+            except _Aborted:
+                self.ctrl.send(Aborted())
+
+    def serve(self, wanted: tuple[type, ...] = (), until: Callable[[], bool] | None = None,
+              block: bool = True) -> Any:
+        """The one dispatch of a worker's messages: take messages in until one of a
+        ``wanted`` type comes (returned), ``until()`` holds or, without ``block``, none is
+        left (``None``). On the way, a peer's :class:`~checker.engine.messages.Batch` or
+        :class:`~checker.engine.messages.Done` of the level being searched is taken in,
+        one of a later level kept for it, one of an earlier (aborted) level dropped; a
+        :class:`~checker.engine.messages.Ship` is kept for the commit. :class:`Stop`
+        ends the worker; :class:`Abort` in the middle of a level gives it up
+        (:class:`_Aborted`); any other command is refused."""
+        inbox = self.inbox
+        while until is None or not until():
+            try:
+                msg = inbox.get(block)
+            except queue.Empty:
+                return None
+            kind = type(msg)
+            if kind is Batch or kind is Done or kind is Ship:
+                self.peer(msg)
                 continue
-            if kind == "stop":
+            if kind in wanted:
+                return msg
+            if kind is Stop:
                 raise _Stop
-            if kind == "level":
-                try:
-                    self.level(*msg[1:])
-                except _Aborted:
-                    self.ctrl.send(("aborted",))
-            elif kind == "check":
-                self.check(msg[1], msg[2])
-            elif kind == "commit":
-                self.commit(*msg[1:])
-            elif kind == "abort":
-                self.restore()
-                self.ctrl.send(("aborted",))
-            elif kind == "adopt":
-                self.adopt(*msg[1:])
-            elif kind == "frontier":
-                self.keep(msg[1], msg[2])
-            elif kind == "dump":
-                self.dump()
-            elif kind == "paths":
-                self.links(msg[1])
-            elif kind == "peak":
-                self.ctrl.send(("peak", max(peak_rss() - self.rss, 0), self.nbytes()))
+            if kind is Abort and self.searching:
+                self.give_up()
+            if kind is Failed:
+                raise msg.error
+            raise RuntimeError(f"message {kind.__name__} " + ("in the middle of a level" if self.searching else "here"))
+        return None
+
+    def peer(self, msg: Batch | Done | Ship) -> None:
+        """Another worker's message (see :meth:`serve`)."""
+        if type(msg) is Ship:
+            self.shipped.append(msg)  # for the commit (it may come before the commit's message)
+        elif msg.seq == self.seq and self.searching:
+            if type(msg) is Batch:
+                self.take(msg.fps, msg.keys, msg.pos, msg.from_reduced)
             else:
-                raise ValueError(f"unknown message {kind!r}")
+                self.dones += 1
+        elif msg.seq > self.seq:
+            self.early.append(msg)
+
+    def give_up(self) -> None:
+        """The level was given up (:class:`~checker.engine.messages.Abort`): hold its
+        states again; the main process is told (:class:`~checker.engine.messages.Aborted`)."""
+        self.searching = False
+        self.restore()
+        raise _Aborted
 
     def restore(self) -> None:
         """The level was given up: drop its candidates, hold its states again."""
@@ -343,8 +412,8 @@ class _Shard:
         states: list = []
         for _r, s in pieces:
             states.extend(s)
-        self.ctrl.send(("dumped", self.table.values(), self.nums.view().copy(), self.parents.view().copy(),
-                        self.actions.view().copy(), ranks, marshal.dumps(states, 4)))
+        self.ctrl.send(Dumped(self.table.values(), self.nums.view().copy(), self.parents.view().copy(),
+                              self.actions.view().copy(), ranks, marshal.dumps(states, 4)))
 
     def links(self, numbers: np.ndarray) -> None:
         """The parent links this shard holds of ``numbers``: ``(found, parents, actions)``."""
@@ -353,7 +422,7 @@ class _Shard:
         found = nums[at] == numbers if len(nums) else np.zeros(len(numbers), dtype=bool)
         parents = np.where(found, self.parents.view()[at] if len(nums) else 0, -1)
         actions = np.where(found, self.actions.view()[at] if len(nums) else 0, 0)
-        self.ctrl.send(("links", found, parents, actions))
+        self.ctrl.send(Links(found, parents, actions))
 
     # -- a level ------------------------------------------------------------------------
 
@@ -366,7 +435,7 @@ class _Shard:
         self.chunk = chunk
         self.candidates = []  # (fps, keys, pos[, from a reduced parent]) of successors this worker owns
         self.outbox: dict[int, list[tuple]] = {}  # successors gathered for each other worker
-        # (parents, successors or None at the depth bound, parent of each, keys, positions, parents' ranks)
+        # (parents, successors, parent of each, keys, positions, parents' ranks)
         # per unit expanded
         self.units: list[tuple] = []
         self.round = 0  # the cycle proviso's round (see rounds())
@@ -384,9 +453,10 @@ class _Shard:
         for name in list(evaluator.open):
             if name not in open_names:
                 evaluator.decide(name)
+        self.searching = True
         early, self.early = self.early, []
         for msg in early:
-            self.handle(msg)
+            self.peer(msg)
         all_ranks: list[np.ndarray] = []
         all_counts: list[np.ndarray] = []
         terminal: dict[int, list] = {}
@@ -415,7 +485,7 @@ class _Shard:
         if self.proviso:
             problem = self.rounds() or problem
         began = clock()
-        new_keys, grow = self.finish()
+        new_keys, grow = self.new_states()
         self.times["dedup"] += clock() - began
         ranks_a = np.concatenate(all_ranks) if all_ranks else np.zeros(0, dtype=np.int64)
         counts_a = np.concatenate(all_counts) if all_counts else np.zeros(0, dtype=np.int64)
@@ -424,19 +494,9 @@ class _Shard:
             order = np.argsort(ranks_a, kind="stable")
             counts_a[order[np.searchsorted(ranks_a[order], grown)]] += np.fromiter(
                 self.added.values(), dtype=np.int64, count=len(self.added))
-        self.ctrl.send((
-            "level",
-            ranks_a,
-            counts_a,
-            terminal,
-            {b: dict(c) for b, c in fired.items()},
-            problem,
-            new_keys,
-            self.back_rank,
-            self.unvisited_rank,
-            grow,
-            self.times,
-        ))
+        self.searching = False
+        self.ctrl.send(LevelReport(ranks_a, counts_a, terminal, {b: dict(c) for b, c in fired.items()}, problem,
+                                   new_keys, self.back_rank, self.unvisited_rank, grow, self.times))
 
     def exchanged(self) -> None:
         """Send what is gathered for the other workers and the end of this round; take
@@ -444,9 +504,9 @@ class _Shard:
         began = time.perf_counter()
         for w, conn in self.outs.items():
             self.flush(w)
-            conn.send(("done", self.seq, self.me))
-        while self.dones < (self.round + 1) * (self.workers - 1):
-            self.handle(self.inbox.get())
+            conn.send(Done(self.seq, self.me))
+        target = (self.round + 1) * (self.workers - 1)
+        self.serve(until=lambda: self.dones >= target)
         self.times["exchange"] += time.perf_counter() - began
 
     # -- the cycle proviso ----------------------------------------------------------------
@@ -455,9 +515,9 @@ class _Shard:
         """The cycle proviso, as one process decides it parent by parent in the level's
         order: a parent whose expansion was reduced is expanded fully when two of its
         successors are equal, or one of them was visited at an earlier level or is a
-        successor (as finally expanded) of a parent of smaller rank; at the depth
-        bound, where one process stores nothing, of a smaller rank in the same chunk
-        of :data:`~checker.engine.levels.CHUNK` parents. Each round every worker
+        successor (as finally expanded) of a parent of smaller rank (the cycle proviso
+        never runs at a depth bound: :class:`~checker.engine.loop.LevelLoop` refuses
+        it). Each round every worker
         reports the parents its successors show to need it (:meth:`triggers`) and the
         main process names the new ones to all; their holders expand them fully and
         send the successors they add (:meth:`expand_fully`). Full parents only grow, so
@@ -467,24 +527,19 @@ class _Shard:
         problem = None
         self.base_units = len(self.units)  # the units of the level's own parents
         while True:
-            self.ctrl.send(("round", self.triggers()))
-            while True:
-                msg = self.inbox.get()
-                if msg[0] == "settle":
-                    return problem
-                if msg[0] == "more":
-                    break
-                self.handle(msg)
+            self.ctrl.send(Round(self.triggers()))
+            msg = self.serve((More, Settle))
+            if type(msg) is Settle:
+                return problem
             self.round += 1
-            problem = self.expand_fully(msg[1]) or problem
+            problem = self.expand_fully(msg.ranks) or problem
             self.exchanged()
 
     def triggers(self) -> np.ndarray:
         """The ranks of reduced parents that this worker's candidates since the last
         call show to need a full expansion: those seen by :meth:`take` and
         :meth:`route`, and each reduced successor with the fingerprint of one from a
-        parent of no greater rank (the same parent: two equal successors), in the same
-        chunk at the depth bound."""
+        parent of no greater rank (the same parent: two equal successors)."""
         found = self.triggered
         self.triggered = []
         pieces = self.candidates[self.evaluated :]
@@ -493,16 +548,14 @@ class _Shard:
             cands = self.candidates
             fps = np.concatenate([c[0] for c in cands])
             ranks = np.concatenate([c[1] for c in cands]) >> KEY_BITS
-            red = np.concatenate([c[3] for c in cands])
+            from_reduced = np.concatenate([c[3] for c in cands])
             if len(pieces) < len(cands):  # only the fingerprints of the new candidates can trigger more
                 look = np.isin(fps, np.concatenate([p[0] for p in pieces]))
-                fps, ranks, red = fps[look], ranks[look], red[look]
+                fps, ranks, from_reduced = fps[look], ranks[look], from_reduced[look]
             order = np.lexsort((ranks, fps))
-            fps, ranks, red = fps[order], ranks[order], red[order]
+            fps, ranks, from_reduced = fps[order], ranks[order], from_reduced[order]
             same = fps[1:] == fps[:-1]
-            if self.at_bound:
-                same &= ranks[1:] // self.chunk == ranks[:-1] // self.chunk
-            found.append(ranks[1:][same & red[1:]])
+            found.append(ranks[1:][same & from_reduced[1:]])
         return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
 
     def expand_fully(self, ranks: np.ndarray) -> str | None:
@@ -542,54 +595,21 @@ class _Shard:
             new_pos = np.asarray(fresh, dtype=np.int64)
             new_keys = (r << KEY_BITS) | new_pos
             self.added[r] = self.added.get(r, 0) + len(fresh)
-            self.units.append(([states[k]], None if succ is None else new_succ,
-                               np.zeros(len(fresh), dtype=np.int64), new_keys, new_pos, np.asarray([r])))
+            self.units.append(([states[k]], new_succ, np.zeros(len(fresh), dtype=np.int64), new_keys, new_pos, np.asarray([r])))
             out_fps.append(expander.fingerprints(new_succ))
             out_keys.append(new_keys)
             out_pos.append(new_pos)
         self.times["expand"] += time.perf_counter() - began
         if out_fps:
-            fps, keys, pos = np.concatenate(out_fps), np.concatenate(out_keys), np.concatenate(out_pos)
-            # route() sends the first of equal fingerprints only: at the depth bound, where
-            # the rule looks within a chunk, chunk by chunk (the keys ascend).
-            blocks = (keys >> KEY_BITS) // self.chunk if self.at_bound else np.zeros(len(keys), dtype=np.int64)
-            cuts = [0, *(np.flatnonzero(np.diff(blocks)) + 1).tolist(), len(keys)]
-            for a, b in zip(cuts, cuts[1:]):
-                self.route(fps[a:b], keys[a:b], pos[a:b], np.zeros(b - a, dtype=bool))
+            fps = np.concatenate(out_fps)
+            self.route(fps, np.concatenate(out_keys), np.concatenate(out_pos), np.zeros(len(fps), dtype=bool))
         return problem
 
     def drain(self) -> None:
         """Take in the messages that came while expanding."""
         began = time.perf_counter()
-        while True:
-            try:
-                msg = self.inbox.get_nowait()
-            except queue.Empty:
-                break
-            self.handle(msg)
+        self.serve(block=False)
         self.times["exchange"] += time.perf_counter() - began
-
-    def handle(self, msg: tuple) -> None:
-        """A message during a level: a peer's batch or end of level, or the main
-        process's abort or stop."""
-        kind = msg[0]
-        if kind == "batch":
-            if msg[1] == self.seq:
-                self.take(*msg[2:])
-            elif msg[1] > self.seq:
-                self.early.append(msg)
-        elif kind == "done":
-            if msg[1] == self.seq:
-                self.dones += 1
-            elif msg[1] > self.seq:
-                self.early.append(msg)
-        elif kind == "abort":
-            self.restore()
-            raise _Aborted
-        elif kind == "stop":
-            raise _Stop
-        else:
-            raise RuntimeError(f"message {kind!r} in the middle of a level")
 
     def expand(self, states: list, ranks: np.ndarray, terminal: dict[int, list]) -> tuple[np.ndarray, dict, str | None]:
         """Expand ``states`` (their ranks ``ranks``), check terminal states, keep the
@@ -624,26 +644,24 @@ class _Shard:
             owner_a = np.asarray(owner, dtype=np.int64)
             if not self.at_bound:
                 self.units.append((states, succ, owner_a, keys, pos_a, ranks))
-            elif self.proviso:  # the parents and positions only, for full expansions
-                self.units.append((states, None, owner_a, keys, pos_a, ranks))
-            red = np.repeat(np.asarray(reduced, dtype=bool), counts_a) if self.proviso else None
-            self.route(fps, keys, pos_a, red)
+            from_reduced = np.repeat(np.asarray(reduced, dtype=bool), counts_a) if self.proviso else None
+            self.route(fps, keys, pos_a, from_reduced)
         return counts_a, fired, problem
 
-    def route(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray, red: np.ndarray | None = None) -> None:
+    def route(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray, from_reduced: np.ndarray | None = None) -> None:
         """Send each successor's fingerprint, key and action position (and with the
-        cycle proviso, ``red``: whether its parent's expansion is reduced) to its owner
+        cycle proviso, ``from_reduced``: whether its parent's expansion is reduced) to its owner
         (the first of equal fingerprints only: its key is the smallest; a reduced parent
         of another is then one the proviso expands fully, see :meth:`rounds`)."""
         began = time.perf_counter()
         _u, first = np.unique(fps, return_index=True)
         if len(first) < len(fps):
             first.sort()
-            if red is not None:
+            if from_reduced is not None:
                 dropped = np.ones(len(fps), dtype=bool)
                 dropped[first] = False
-                self.triggered.append(keys[dropped & red] >> KEY_BITS)
-                red = red[first]
+                self.triggered.append(keys[dropped & from_reduced] >> KEY_BITS)
+                from_reduced = from_reduced[first]
             fps, keys, pos = fps[first], keys[first], pos[first]
         owners = owner_of(fps, self.workers)
         order = np.argsort(owners, kind="stable")
@@ -653,7 +671,7 @@ class _Shard:
             idx = order[bounds[w] : bounds[w + 1]]
             if not len(idx):
                 continue
-            part = (fps[idx], keys[idx], pos[idx].astype(np.uint16)) + (() if red is None else (red[idx],))
+            part = (fps[idx], keys[idx], pos[idx].astype(np.uint16)) + (() if from_reduced is None else (from_reduced[idx],))
             if w == self.me:
                 mine = part
             else:
@@ -669,11 +687,11 @@ class _Shard:
         """Send the successors gathered for worker ``w`` as one batch."""
         box = self.outbox.pop(w, [])
         if box:
-            self.outs[w].send(("batch", self.seq, *(np.concatenate([p[i] for p in box]) for i in range(len(box[0])))))
+            self.outs[w].send(Batch(self.seq, *(np.concatenate([p[i] for p in box]) for i in range(len(box[0])))))
 
-    def take(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray, red: np.ndarray | None = None) -> None:
+    def take(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray, from_reduced: np.ndarray | None = None) -> None:
         """A batch of successors this worker owns: drop those visited before this level
-        (with the cycle proviso, ``red`` marks those of reduced parents: one visited
+        (with the cycle proviso, ``from_reduced`` marks those of reduced parents: one visited
         before has its parent expanded fully, see :meth:`rounds`)."""
         began = time.perf_counter()
         seen = self.table.contains(fps)
@@ -682,8 +700,8 @@ class _Shard:
             first = int(keys[seen].min() >> KEY_BITS)
             if self.back_rank < 0 or first < self.back_rank:
                 self.back_rank = first
-            if red is not None:
-                self.triggered.append(keys[seen & red] >> KEY_BITS)
+            if from_reduced is not None:
+                self.triggered.append(keys[seen & from_reduced] >> KEY_BITS)
             keep = ~seen
         if self.at_bound:
             fresh = keys if keep is None else keys[keep]
@@ -691,12 +709,12 @@ class _Shard:
                 first = int(fresh.min() >> KEY_BITS)
                 if self.unvisited_rank < 0 or first < self.unvisited_rank:
                     self.unvisited_rank = first
-        if not self.at_bound or red is not None:  # at the depth bound, for the proviso only
-            part = (fps, keys, pos) if red is None else (fps, keys, pos, red)
+        if not self.at_bound:
+            part = (fps, keys, pos) if from_reduced is None else (fps, keys, pos, from_reduced)
             self.candidates.append(part if keep is None else tuple(a[keep] for a in part))
         self.times["dedup"] += time.perf_counter() - began
 
-    def finish(self) -> tuple[np.ndarray, int]:
+    def new_states(self) -> tuple[np.ndarray, int]:
         """The level's new states of this shard, in key order: the smallest key of each
         fingerprint. Returns their keys and the bytes the shard's arrays must grow by to
         store them."""
@@ -756,7 +774,7 @@ class _Shard:
                     findings[key] = found
         self.units = []
         self.won = (ranks, states)
-        self.ctrl.send(("checked", findings, problem, time.perf_counter() - began))
+        self.ctrl.send(Checked(findings, problem, time.perf_counter() - began))
 
     def commit(self, kept: int, next_start: int, level_start: int, ranks: np.ndarray,
                ship: Sequence[tuple[int, int]] = (), expect: int = 0) -> None:
@@ -792,24 +810,20 @@ class _Shard:
             for w, c in ship:
                 part = picked[start : start + c].tolist()
                 start += c
-                self.outs[w].send(("ship", self.seq, won_ranks[part], marshal.dumps([states[i] for i in part], 4)))
+                self.outs[w].send(Ship(self.seq, won_ranks[part], marshal.dumps([states[i] for i in part], 4)))
             keep = np.flatnonzero(stay)
             won_ranks, states = won_ranks[keep], [states[i] for i in keep.tolist()]
         for i in range(0, len(states), 1 << 14):
             self.keep(won_ranks[i : i + (1 << 14)], states[i : i + (1 << 14)])
         got = 0
         while got < expect:
-            msg = self.shipped.pop(0) if self.shipped else self.inbox.get()
-            if msg[0] == "ship" and msg[1] == self.seq:
-                self.keep(msg[2], marshal.loads(msg[3]))
-                got += len(msg[2])
-            elif msg[0] in ("batch", "done") and msg[1] > self.seq:
-                self.early.append(msg)
-            elif msg[0] == "stop":
-                raise _Stop
-            else:
-                raise RuntimeError(f"message {msg[0]!r} while states were shipped")
-        self.ctrl.send(("committed", time.perf_counter() - began))
+            self.serve(until=lambda: bool(self.shipped))
+            msg = self.shipped.pop(0)
+            if msg.seq != self.seq:
+                raise RuntimeError(f"states shipped for level {msg.seq} while level {self.seq} commits")
+            self.keep(msg.ranks, marshal.loads(msg.blob))
+            got += len(msg.ranks)
+        self.ctrl.send(Committed(time.perf_counter() - began))
 
 
 def _growth(size: int, count: int) -> int:
@@ -883,14 +897,14 @@ class Shards:
                     msg = conn.recv()
                 except (EOFError, OSError):
                     del live[w]
-                    self.inbox.put((w, ("eof",)))
+                    self.inbox.put((w, Ended()))
                     continue
                 except MemoryError as exc:  # stops the search as its memory bound (checker.engine.budget)
-                    self.inbox.put((w, ("error", exc)))
+                    self.inbox.put((w, Failed(exc)))
                     del live[w]
                     continue
                 except Exception as exc:
-                    self.inbox.put((w, ("error", RuntimeError(f"a worker's message could not be read: {exc!r}"))))
+                    self.inbox.put((w, Failed(RuntimeError(f"a worker's message could not be read: {exc!r}"))))
                     del live[w]
                     continue
                 self.inbox.put((w, msg))
@@ -904,68 +918,94 @@ class Shards:
         return [p.pid for p in self.procs if p.pid is not None]
 
     def send(self, w: int, msg: tuple) -> None:
+        """Send worker ``w`` a command (:data:`checker.engine.messages.COMMANDS`)."""
         try:
             self.conns[w].send(msg)
         except (BrokenPipeError, ConnectionResetError):  # the worker is gone
             raise WorkerLost(w, self.procs[w]) from None
 
     def broadcast(self, msg: tuple) -> None:
+        """Send every worker the command ``msg``."""
         for w in range(self.workers):
             self.send(w, msg)
 
-    def next(self, timeout: float | None = None) -> tuple[int, tuple] | None:
-        """The next ``(worker, message)``; ``None`` after ``timeout`` seconds. A worker's
-        error is raised here, and a worker that ended is a :class:`WorkerLost`."""
-        try:
-            w, msg = self.inbox.get(timeout=timeout) if timeout is not None else self.inbox.get()
-        except queue.Empty:
-            return None
-        if msg[0] == "eof":
-            raise WorkerLost(w, self.procs[w])
-        if msg[0] == "error":
-            raise msg[1]
-        return w, msg
+    def gather(self, kind: type[R], wait_hook: Callable[[], None] | None = None,
+               timeout: float | None = ANSWER_SECONDS) -> list[R]:
+        """The one dispatch of the workers' replies: one ``kind`` reply from every worker,
+        by worker. A worker's error (:class:`~checker.engine.messages.Failed`) is raised
+        here, a worker that ended is a :class:`WorkerLost` (its pipe's end of file comes
+        after anything it sent), and so is one that has not answered ``timeout`` seconds
+        after the wait began: it is killed. ``wait_hook`` is called about every 50 ms
+        while waiting (it may raise to stop the wait): a level's work (``timeout``
+        ``None``) takes as long as the spec makes it, so there the wait ends at a
+        worker's answer, error or end, or when the hook raises (the time limit, a
+        signal, the memory budget). A reply of another kind is an error."""
+        return self._gather(kind, wait_hook, timeout, skip=False)
 
-    def gather(self, kind: str, wait_hook: Any = None) -> list[tuple]:
-        """One ``kind`` message from every worker, by worker; ``wait_hook`` is called
-        about every 50 ms while waiting (it may raise to stop the wait)."""
+    def _gather(self, kind: type[R], wait_hook: Callable[[], None] | None, timeout: float | None,
+                skip: bool) -> list[R]:
+        """:meth:`gather`; with ``skip``, replies of other kinds are dropped (an abort's
+        wait: what was on its way when the level was given up)."""
         got: list[Any] = [None] * self.workers
         left = self.workers
+        poll = 0.05 if wait_hook is not None or timeout is None else min(timeout, 0.5)
+        deadline = None if timeout is None else time.monotonic() + timeout
         while left:
-            item = self.next(0.05 if wait_hook is not None else None)
+            item = self._next(poll)
             if item is None:
-                wait_hook()
+                if deadline is not None and time.monotonic() > deadline:
+                    raise self.unresponsive(got.index(None), timeout or 0.0, kind)
+                if wait_hook is not None:
+                    wait_hook()
                 continue
             w, msg = item
-            if msg[0] != kind or got[w] is not None:
-                raise RuntimeError(f"worker process {w} sent {msg[0]!r} instead of {kind!r}")
+            if type(msg) is Ended:
+                raise WorkerLost(w, self.procs[w])
+            if type(msg) is Failed:
+                raise msg.error
+            if type(msg) is not kind or got[w] is not None:
+                if skip:
+                    continue
+                raise RuntimeError(f"worker process {w} sent {type(msg).__name__} instead of {kind.__name__}")
             got[w] = msg
             left -= 1
         return got
 
-    def abort(self) -> None:
+    def _next(self, seconds: float) -> tuple[int, Any] | None:
+        """The next ``(worker, message)``, or ``None`` after ``seconds``."""
+        try:
+            return self.inbox.get(timeout=seconds)
+        except queue.Empty:
+            return None
+
+    def unresponsive(self, w: int, seconds: float, kind: type) -> WorkerLost:
+        """Kill worker ``w``, which has not sent its ``kind`` within ``seconds``: the
+        error that ends the search."""
+        proc = self.procs[w]
+        proc.kill()  # a stopped process ignores SIGTERM until it is continued
+        proc.join(timeout=5)
+        return WorkerLost(w, proc, f"it sent no {kind.__name__} within {seconds:g} s and was killed")
+
+    def abort(self, timeout: float = ANSWER_SECONDS) -> None:
         """Give up the level being searched: every worker drops its candidates and keeps
-        its share of the level (the shards are as at the level's start)."""
-        self.broadcast(("abort",))
-        left = set(range(self.workers))
-        while left:
-            w, msg = self.next()  # type: ignore[misc]
-            if msg[0] == "aborted":
-                left.discard(w)
+        its share of the level (the shards are as at the level's start). A worker that
+        does not confirm within ``timeout`` seconds is killed (:class:`WorkerLost`)."""
+        self.broadcast(Abort())
+        self._gather(Aborted, None, timeout, skip=True)
 
     def close(self) -> None:
-        """Stop the workers (each deletes its spilled files as it ends), terminate one
-        that does not end within seconds, and delete the files of any that could not."""
+        """Stop the workers (each deletes its spilled files as it ends), kill one that
+        does not end within seconds, and delete the files of any that could not."""
         for w in range(len(self.procs)):
             try:
-                self.send(w, ("stop",))
+                self.send(w, Stop())
             except (OSError, IndexError, WorkerLost):  # the worker is gone already
                 pass
         for proc in self.procs:
             proc.join(timeout=5)
             if proc.is_alive():
-                proc.terminate()
-                proc.join()
+                proc.kill()
+                proc.join(timeout=5)
         if getattr(self, "thread", None) is not None:
             self.thread.join(timeout=5)  # it ends at the workers' end of file: then no wait() sees a closed pipe
         for conn in self.conns:

@@ -201,20 +201,15 @@ class GrowArray:
 
 
 class CompactStore:
-    """The local engine's visited store: a :class:`FingerprintTable` plus parent links.
-
-    It offers the interface of :class:`checker.engine.store.VisitedStore` (``add``, ``path``,
-    ``len``, ``nbytes``, ``fp in store.seen``) and batch insertion for the engine.
-    """
+    """The local engine's visited store: a :class:`FingerprintTable` (membership:
+    ``table.contains``) plus parent links by state number, inserted one by one
+    (:meth:`add`) or in batches in order (:meth:`add_batch`). As the outcome's store it
+    is a :class:`~checker.engine.outcome.StatePaths`."""
 
     def __init__(self, capacity: int = 1 << 16) -> None:
         self.table = FingerprintTable(capacity)
         self.parents = GrowArray(np.int32, capacity)
         self.actions = GrowArray(np.uint16, capacity)
-
-    @property
-    def seen(self) -> _Membership:
-        return _Membership(self.table)
 
     def __len__(self) -> int:
         return len(self.parents)
@@ -258,10 +253,3 @@ class CompactStore:
         """Bytes held by the table and the parent links."""
         return self.table.nbytes + self.parents.nbytes + self.actions.nbytes
 
-
-class _Membership:
-    def __init__(self, table: FingerprintTable) -> None:
-        self.table = table
-
-    def __contains__(self, fp: int) -> bool:
-        return bool(self.table.contains(np.asarray([fp], dtype=np.uint64))[0])

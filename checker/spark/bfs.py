@@ -101,14 +101,15 @@ from checker.api.errors import EngineError, InputError
 from checker.api.model import Model
 from checker.api.result import LevelTiming, Result
 from checker.api.spec import Property, Spec
+from checker.engine import rules
 from checker.engine.bfs import GROWING_DEPTH, Bounds, Decision, SearchOutcome, SpecError
 from checker.engine.bfs import Progress as LocalProgress
 from checker.engine.evaluate import Evaluator
 from checker.engine.fairness_note import fairness_warning
 from checker.engine.fingerprint import check_vocabulary, fingerprint
-from checker.engine.levels import tracks_cycles
 from checker.engine.memory import current_rss, peak_rss, reset_peak
 from checker.engine.reduce import Reductions
+from checker.engine.rules import VOCABULARY_CHECKS, tracks_cycles
 from checker.loading.specref import reference_of
 from checker.spark.batches import (
     CANDIDATE_SCHEMA,
@@ -133,6 +134,8 @@ checkpointed (written by the next level's job), which cuts the lineage and leave
 dataset without the states."""
 
 VOCABULARY_PER_TASK = 100
+"""Of :data:`~checker.engine.rules.VOCABULARY_CHECKS` (per model, as the local engine
+checks the first states met), at most this many per task."""
 
 STATES_PER_TASK = 20_000
 """A level whose frontier is smaller than this many states per partition is expanded
@@ -143,9 +146,6 @@ DRIVER_STATES = STATES_PER_TASK
 this runs on the driver, as long as every level before it did
 (:mod:`checker.spark.first_levels`): Spark would give it a single task anyway."""
 
-VOCABULARY_CHECKS = 1000
-"""States whose vocabulary (ints, bools, tuples, frozensets only) is checked, per model,
-as the local engine does: the first ones met, a hundred per task at most."""
 
 INJECT_ENV = "ORDERCHECK_SPARK_INJECT_FAILURES"
 """Test hook: comma-separated stages (``expand``, ``sweep``) whose tasks on
@@ -235,7 +235,6 @@ class _ModelRun:
         self.depth = 0
         self.bound: str | None = None
         self.stop = False
-        self.pending_stop = False
         self.maybe_cyclic = False
         self.tracks_cycles = tracks_cycles(job.spec, job.props)
         self.at_depth_bound = False
@@ -280,7 +279,7 @@ class _ModelRun:
     @property
     def wants_back_edges(self) -> bool:
         """Whether the next level must report successors already visited: until the
-        first, whenever something reads it (:func:`checker.engine.levels.tracks_cycles`:
+        first, whenever something reads it (:func:`checker.engine.rules.tracks_cycles`:
         an edge that can close a cycle sends ``eventually`` properties to the fair-cycle
         search and the fairness warning, and a spec that declares ``acyclic`` to the
         check of its declaration, :mod:`checker.engine.declarations`); one is enough.
@@ -318,37 +317,26 @@ class _ModelRun:
                 if name in open_names and (name not in events or ev.key < events[name].key):
                     events[name] = ev
 
-        limit = None  # exclusive key bound of what happens in this level
-        if not at_depth_bound and max_states is not None and len(new_keys) > max_states - self.distinct:
-            limit = int(new_keys[max(max_states - self.distinct, 0)])
-        happened = {n: ev for n, ev in events.items() if limit is None or ev.key < limit}
-        stop_rank = None
-        if self.pending_stop or (self.job.stop_when_decided and open_names and set(happened) >= set(open_names)):
-            if self.pending_stop:
-                star, star_terminal = -1, True
-            else:
-                last = max(happened.values(), key=lambda ev: ev.key)
-                star, star_terminal = last.key >> POS_BITS, last.terminal
-            if star_terminal:
-                later = np.flatnonzero(nsucc[star + 1 :] > 0)
-                stop_rank = star + 1 + int(later[0]) if len(later) else None
-            else:
-                stop_rank = star
-            self.pending_stop = stop_rank is None
-        if stop_rank is not None and (limit is None or stop_rank < limit >> POS_BITS):
-            self.stop = True
-            kept = int(np.searchsorted(new_keys, (stop_rank << POS_BITS) | POS_MASK, side="right"))
-            self.transitions += int(nsucc[: stop_rank + 1].sum())
-        elif limit is not None:
-            self.stop = True
-            self.bound = "max_states"
-            kept = max(max_states - self.distinct, 0)
-            self.transitions += int(nsucc[: limit >> POS_BITS].sum()) + (limit & POS_MASK) + 1
-        else:
-            kept = len(new_keys)
-            self.transitions += int(nsucc.sum())
-        for name, ev in happened.items():
+        # The level's end by the rules of every engine (checker.engine.rules.settle): each
+        # open property's first event, in breadth-first order (a terminal one at position -1).
+        ordered = sorted(((ev.key >> POS_BITS, -1 if ev.terminal else ev.key & POS_MASK, (name, ev))
+                          for name, ev in events.items()), key=lambda e: (e[0], e[1]))
+        remaining = set(open_names)
+
+        def record(decided: tuple[str, Event]) -> bool:
+            name, ev = decided
             self.decisions[name] = ev
+            remaining.discard(name)
+            return self.job.stop_when_decided and not remaining
+
+        room = len(new_keys) if at_depth_bound else rules.room(max_states, self.distinct, len(new_keys))
+        end = rules.settle(nsucc, ordered, new_keys, room, self.job.stop_when_decided and not open_names, record)
+        if end.stop:
+            self.stop = True
+        if end.bound is not None:
+            self.bound = end.bound
+        kept = end.kept
+        self.transitions += end.transitions
         self.open_names = [n for n in open_names if n not in self.decisions]
 
         if at_depth_bound:
