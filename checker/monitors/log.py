@@ -15,6 +15,7 @@ deliveries and drops, the other peer for signals, an index into ``actions`` for 
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,49 +106,98 @@ class Log:
         return f"{self.describe(i)} ({self.at(i)})"
 
 
-def signal_sources(log: Log) -> dict[int, int]:
-    """Each signal receipt's signal: ``{receipt event: signal event}``.
+class SignalPairs:
+    """Pairs signals with their receipts as the events arrive (the one place signals are
+    paired: every monitor and :func:`signal_sources` read it).
 
-    The one place signals are paired (every validator reads this). A receipt recorded
-    on the same line as a signal from the same peer to the receiving peer, after it (a
-    one-line ``signal``; in an ITF trace, one step's signal) is that signal's own
-    receipt. The other receipts are paired first-in-first-out with the other signals:
-    the k-th remaining receipt at q of a signal from p with the k-th remaining signal
-    from p to q, whether that signal comes before the receipt in the log or after it
-    (``integrity`` reports the latter). A receipt with no signal left, and a signal
-    never received, are in no pair. Lines count as the same only within one file of
-    a merged log. O(events).
+    A *unit* is a run of consecutive events on one line of one file (a one-line
+    ``signal``; in an ITF trace, one step). A receipt at q of a signal from p, in the
+    same unit as a signal from p to q before it and not yet received, is that signal's
+    own receipt. The other receipts and signals are paired first-in-first-out: the k-th
+    remaining receipt at q of a signal from p with the k-th remaining signal from p to
+    q, whether that signal comes before the receipt in the log (paired at the receipt)
+    or after it (a *late* pair, which ``integrity`` reports). A signal is known not to
+    be its unit's own only once the unit closes, so late pairs are formed then: at the
+    first event of the next unit, or at :meth:`flush` when the run ends. A receipt with
+    no signal left, and a signal never received, are in no pair. O(1) amortised per
+    event; :meth:`copy` copies the few waiting lists.
     """
-    kinds, peers, args, lines = log.kind, log.peer, log.arg, log.line
-    origin = log.origin
-    out: dict[int, int] = {}
-    own: set[int] = set()  # signals received on their own line
-    unit_key: tuple[int, int] | None = None
-    unit_outs: dict[tuple[int, int], list[int]] = {}  # this line's signals not yet received on it
-    for i in range(len(kinds)):
-        k = kinds[i]
-        if k != SIGNAL_OUT and k != SIGNAL_IN:
-            continue
-        key = (origin[i] if origin else 0, lines[i])
-        if key != unit_key:
-            unit_key, unit_outs = key, {}
+
+    __slots__ = ("log", "unit", "unit_outs", "outs", "early")
+
+    def __init__(self, log: Log) -> None:
+        self.log = log
+        self.unit: tuple[int, int] | None = None
+        self.unit_outs: dict[tuple[int, int], list[int]] = {}  # (p, q) -> this unit's signals, not received in it
+        self.outs: dict[tuple[int, int], deque[int]] = {}  # (p, q) -> earlier units' signals waiting for a receipt
+        self.early: dict[tuple[int, int], deque[int]] = {}  # (p, q) -> receipts waiting for a signal
+
+    def step(self, i: int) -> list[tuple[int, int]]:
+        """Event ``i`` arrived: the pairs ``(receipt, signal)`` it completes (the late
+        pairs of the unit it closes, then its own), in the order of their signals."""
+        log = self.log
+        k = log.kind[i]
+        signal = k == SIGNAL_OUT or k == SIGNAL_IN
+        if not signal and not self.unit_outs:
+            return []
+        key = (log.origin[i] if log.origin else 0, log.line[i])
+        found = []
+        if key != self.unit:
+            if self.unit_outs:
+                found = self.flush()
+            self.unit = key
+        if not signal:
+            return found
         if k == SIGNAL_OUT:
-            unit_outs.setdefault((peers[i], args[i]), []).append(i)
+            self.unit_outs.setdefault((log.peer[i], log.arg[i]), []).append(i)
+            return found
+        pair = (log.arg[i], log.peer[i])
+        waiting = self.unit_outs.get(pair)
+        if waiting:
+            found.append((i, waiting.pop(0)))
+            if not waiting:
+                del self.unit_outs[pair]
+            return found
+        outs = self.outs.get(pair)
+        if outs:
+            found.append((i, outs.popleft()))
         else:
-            waiting = unit_outs.get((args[i], peers[i]))
-            if waiting:
-                j = waiting.pop(0)
-                out[i] = j
-                own.add(j)
-    outs: dict[tuple[int, int], list[int]] = {}
-    ins: dict[tuple[int, int], list[int]] = {}
-    for i in range(len(kinds)):
-        k = kinds[i]
-        if k == SIGNAL_OUT and i not in own:
-            outs.setdefault((peers[i], args[i]), []).append(i)
-        elif k == SIGNAL_IN and i not in out:
-            ins.setdefault((args[i], peers[i]), []).append(i)
-    for pair, receipts in ins.items():
-        for r, s in zip(receipts, outs.get(pair, ())):
+            self.early.setdefault(pair, deque()).append(i)
+        return found
+
+    def flush(self) -> list[tuple[int, int]]:
+        """Close the open unit: its signals not received in it join the first-in-
+        first-out pairing; the late pairs that forms, in the order of their signals."""
+        found = []
+        for pair, signals in sorted(self.unit_outs.items(), key=lambda item: item[1][0]):
+            early = self.early.get(pair)
+            for j in signals:
+                if early:
+                    found.append((early.popleft(), j))
+                else:
+                    self.outs.setdefault(pair, deque()).append(j)
+        self.unit_outs = {}
+        found.sort(key=lambda rs: rs[1])
+        return found
+
+    def copy(self, log: Log) -> SignalPairs:
+        """An independent copy reading ``log``."""
+        other = SignalPairs(log)
+        other.unit = self.unit
+        other.unit_outs = {k: v[:] for k, v in self.unit_outs.items()}
+        other.outs = {k: deque(v) for k, v in self.outs.items() if v}
+        other.early = {k: deque(v) for k, v in self.early.items() if v}
+        return other
+
+
+def signal_sources(log: Log) -> dict[int, int]:
+    """Each signal receipt's signal in the whole log: ``{receipt event: signal event}``,
+    as :class:`SignalPairs` pairs them event by event. O(events)."""
+    pairs = SignalPairs(log)
+    out: dict[int, int] = {}
+    for i in range(len(log.kind)):
+        for r, s in pairs.step(i):
             out[r] = s
+    for r, s in pairs.flush():
+        out[r] = s
     return out
