@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from checker.monitors.events import (  # noqa: F401 - the event kinds, re-exported for specs
     DELIVER,
@@ -208,6 +208,21 @@ class History:
     def sent_messages(self) -> list[Message]:
         """Every message whose send has started, by id."""
         return [self.messages[m] for m in sorted(self.messages)]
+
+    def as_log(self) -> Any:
+        """This history laid out as a :class:`~checker.monitors.log.Log`, the form the
+        property monitors read (:func:`specs.history_log.history_log`)."""
+        from specs.history_log import history_log
+
+        return history_log(self)
+
+    def extend_log(self, parent: Any) -> Any:
+        """A new log: ``parent`` (the :meth:`as_log` of a history this one extends, or
+        an extension of it) followed by the events this history adds
+        (:func:`specs.history_log.extend_log`)."""
+        from specs.history_log import extend_log
+
+        return extend_log(parent, self)
 
     def happened_before_path(self, m1: int, m2: int) -> list[str] | None:
         """A chain of events showing why ``m1`` is in the causal past of ``m2``.

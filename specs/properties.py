@@ -21,7 +21,14 @@ from __future__ import annotations
 import networkx as nx
 
 from checker import Property
+from checker.monitors.order import Fifo
+from checker.monitors.spec_past import CausalPast
+from checker.monitors.violation import Violation
 from specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, History, event_graph, event_phrase
+from specs.history_log import HistoryLog, history_log
+
+MONITORS: dict[str, type] = {"fifo": Fifo, "causal": CausalPast}
+"""The monitor deciding each library property (every name, once they are all monitors)."""
 
 
 def _ids(mask: int) -> list[int]:
@@ -41,67 +48,51 @@ def _and_list(names: list[str]) -> str:
     return f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def _first_undelivered(h: History, need: dict[int, int], to: tuple[int, ...]) -> tuple[int, int, int] | None:
-    """The first delivery, peer by peer in log order, of a message ``m2`` at a peer ``q``
-    while some message of ``need[m2]`` addressed to ``q`` was neither delivered nor
-    dropped at ``q`` before it: ``(q, log index, bitmask of those messages)``."""
-    for q, log in enumerate(h.logs):
-        to_q = to[q]
-        consumed = 0
-        for i, (kind, arg) in enumerate(log):
-            if kind == DELIVER:
-                required = need.get(arg)
-                if required is not None:
-                    missing = required & to_q & ~consumed
-                    if missing:
-                        return q, i, missing
-                consumed |= 1 << arg
-            elif kind == DROP:
-                consumed |= 1 << arg
-    return None
+def first_violation(h: History, prop: str | type) -> tuple[HistoryLog, Violation] | None:
+    """The first violation of property ``prop`` (a name of :data:`MONITORS` or a monitor
+    class) on the history laid out as a log (:func:`~specs.history_log.history_log`),
+    with that log; ``None`` when the history satisfies it. For an ``eventually``
+    property, what is outstanding at the end."""
+    cls = MONITORS[prop] if isinstance(prop, str) else prop
+    log = history_log(h)
+    monitor = cls(log)
+    for i in range(len(log)):
+        found = monitor.step(i)
+        if found is not None:
+            return log, found
+    found = monitor.end()
+    return (log, found) if found is not None else None
 
 
-def _later(h: History, q: int, index: int, missing: list[int]) -> str:
-    """What became of ``missing`` at ``q`` after its ``index``-th event, in words."""
-    after = {e.arg: e.kind for e in h.logs[q][index + 1 :] if e.kind in (DELIVER, DROP)}
-    came = [m for m in missing if after.get(m) == DELIVER]
-    if not came:
-        return ""
-    return f" ({h.name(q)} delivered {_and_list([h.messages[m].name for m in came])} only afterwards)"
+def _sentence(h: History, cls: type) -> str | None:
+    found = first_violation(h, cls)
+    return None if found is None else found[1].sentence
 
 
 def premature_delivery(h: History, name: str) -> tuple[int, int, list[int]] | None:
     """For ``fifo`` or ``causal``: the delivery at which the property first breaks, as
-    ``(peer, log index, ids of the predecessors it did not wait for)``, or ``None``
-    when the property holds (reports highlight these)."""
-    if name == "fifo":
-        need = h.masks.earlier
-    elif name == "causal":
-        need = h.masks.past
-    else:
+    ``(peer, index in the peer's log, history ids of the predecessors it did not wait
+    for)``, or ``None`` when the property holds (reports highlight these); read off the
+    monitor's violation."""
+    if name not in ("fifo", "causal"):
         raise ValueError(f"premature_delivery reads fifo or causal, not {name!r}")
-    found = _first_undelivered(h, need, h.masks.addressed)
+    found = first_violation(h, name)
     if found is None:
         return None
-    q, i, mask = found
-    return q, i, _ids(mask)
+    log, v = found
+    q = log.peer[v.at]
+    index = sum(1 for i in range(v.at) if log.peer[i] == q)
+    mid = {m: k for k, m in log.ids.items()}
+    return q, index, [mid[m] for m, peer in v.missing if peer == q and m in mid]
 
 
 def fifo(h: History) -> str | None:
     """FIFO delivery: when a peer ``q`` delivers ``m2``, every message that ``m2``'s sender
     sent before ``m2`` (a smaller ``seq``) and addressed to ``q`` has already been
     delivered at ``q``, or dropped there with a reason. Violated at the delivery of
-    ``m2`` otherwise, whether or not the earlier message is delivered later."""
-    found = premature_delivery(h, "fifo")
-    if found is None:
-        return None
-    q, i, missing = found
-    m2 = h.messages[h.logs[q][i].arg]
-    names = _and_list([h.messages[m].name for m in missing])
-    return (
-        f"peer {h.name(q)} delivered {m2.name} while {names}, which {h.name(m2.sender)} sent before it, "
-        f"had not been delivered{_later(h, q, i, missing)}"
-    )
+    ``m2`` otherwise, whether or not the earlier message is delivered later
+    (:class:`checker.monitors.order.Fifo` decides it)."""
+    return _sentence(h, Fifo)
 
 
 def causal(h: History) -> str | None:
@@ -109,19 +100,9 @@ def causal(h: History) -> str | None:
     past (it happened before ``m2``: program order, deliveries and side-channel signals)
     that is addressed to ``q`` has already been delivered at ``q``, or dropped there with
     a reason. Violated at the delivery of ``m2`` otherwise, whether or not the earlier
-    message is delivered later."""
-    found = premature_delivery(h, "causal")
-    if found is None:
-        return None
-    q, i, missing = found
-    m2 = h.logs[q][i].arg
-    names = _and_list([h.messages[m].name for m in missing])
-    chain = h.happened_before_path(missing[0], m2)
-    why = f": {', '.join(chain)}" if chain else ""
-    return (
-        f"peer {h.name(q)} delivered {h.messages[m2].name} while {names}, which happened before it, "
-        f"had not been delivered{_later(h, q, i, missing)}{why}"
-    )
+    message is delivered later (:class:`checker.monitors.spec_past.CausalPast` decides
+    it, with the spec's own causal pasts)."""
+    return _sentence(h, CausalPast)
 
 
 def delivery_orders(h: History) -> list[list[int]]:
@@ -668,8 +649,12 @@ def eventual_delivery(h: History) -> str | None:
 # "waiting" edges to the new send) and so cannot close a cycle; deliveries and drops add
 # queue edges between old nodes.
 _DELIVERIES = ("deliver",)
-FIFO = Property.always("fifo", fifo, over="history", doc=fifo.__doc__ or "", stable=True, changed_by=_DELIVERIES)
-CAUSAL = Property.always("causal", causal, over="history", doc=causal.__doc__ or "", stable=True, changed_by=_DELIVERIES)
+FIFO = Property.always(
+    "fifo", fifo, over="history", doc=fifo.__doc__ or "", stable=True, changed_by=_DELIVERIES, monitor=Fifo,
+)
+CAUSAL = Property.always(
+    "causal", causal, over="history", doc=causal.__doc__ or "", stable=True, changed_by=_DELIVERIES, monitor=CausalPast,
+)
 INTEGRITY = Property.always(
     "integrity", integrity, over="history", doc=integrity.__doc__ or "", stable=True, changed_by=("deliver", "drop"),
 )

@@ -4,6 +4,18 @@ Shared by every engine: the local breadth-first search, the Spark engine and ran
 simulation all hand states to an :class:`Evaluator` and get back the properties that a
 state decides (a violated invariant, a reached ``sometimes`` target, an outstanding
 ``eventually`` at a terminal state).
+
+History properties with a :attr:`~checker.api.spec.Property.monitor` (the ordering
+properties) are decided by their monitors (:mod:`checker.monitors`), incrementally: the
+evaluator keeps, per history key, the history laid out as a log and the monitors that
+have read it (a :class:`_Entry`); a successor's entry is its parent's with the events
+its history adds appended to a copy of the log and stepped through forks of the
+parent's monitors. When the parent's entry is not at hand (an initial state, another
+process's parent, an entry evicted, Spark), the history is laid out whole and the
+monitors read it from the start. The verdict is the same either way (monitors decide on
+what happened, not on the order the log lists concurrent events in); the sentence of a
+violation is always the one read on the whole history laid out afresh, so it does not
+depend on the path the search took.
 """
 
 from __future__ import annotations
@@ -14,16 +26,35 @@ from typing import Any
 from checker.api.spec import Property, Spec, State
 
 CACHE_LIMIT = 1 << 12
+ENTRY_LIMIT = 1 << 15
+"""How many states' logs and monitors the evaluator keeps (the oldest go first: a
+breadth-first search needs a state's entry when it expands the state, about one level
+after it met it)."""
+
+
+class _Entry:
+    """One history as the monitors have read it: its log, the monitors of the open
+    properties it has not violated (by property name), and the names it violates."""
+
+    __slots__ = ("log", "monitors", "violated")
+
+    def __init__(self, log: Any, monitors: dict[str, Any], violated: frozenset[str]) -> None:
+        self.log = log
+        self.monitors = monitors
+        self.violated = violated
 
 
 class Evaluator:
     """Checks the still-undecided properties of a spec on states.
 
     History checks run on ``self.history(state)`` (``spec.history`` unless a caller
-    that keeps histories itself replaces it) and are cached by
-    ``spec.history_key(state)``; a successor whose history key is its parent's (the
-    same object) is not re-checked, since its history is the parent's. Nor is a check
-    re-run on a successor whose history extends its parent's only by events the check's
+    that keeps histories itself replaces it). A successor whose history key is its
+    parent's (the same object) is not re-checked, since its history is the parent's.
+
+    Properties with a monitor are decided through per-key :class:`_Entry` objects (see
+    the module's docstring); the others by their ``check`` on the whole history, cached
+    by ``spec.history_key(state)``, and not re-run on a successor whose history extends
+    its parent's only by events the check's
     :attr:`~checker.api.spec.Property.changed_by` leaves out (:meth:`Spec.history_growth`
     says which were appended): its outcome is the parent's, already reported.
     """
@@ -34,26 +65,35 @@ class Evaluator:
         self.open: set[str] = {p.name for p in props}
         self._cache: dict[Hashable, tuple[tuple[str, str], ...]] = {}
         self._terminal_cache: dict[Hashable, tuple[tuple[str, str], ...]] = {}
+        self._entries: dict[Hashable, _Entry] = {}
+        self._sentences: dict[tuple[Hashable, str], str] = {}
+        self._logs: bool | None = None  # whether the spec's histories lay out as logs (known on first use)
         self.history = spec.history
         self._growth_memo: dict[frozenset[str], list[Property]] = {}
         self._rebuild()
 
     def _rebuild(self) -> None:
         live = [p for p in self.props if p.name in self.open]
+        monitored = self._logs is not False
         self.state_checks = [p for p in live if p.kind != "eventually" and p.over == "state"]
         self.history_checks = [p for p in live if p.kind != "eventually" and p.over == "history"]
         self.terminal_state = [p for p in live if p.kind == "eventually" and p.over == "state"]
         self.terminal_history = [p for p in live if p.kind == "eventually" and p.over == "history"]
         self.uses_history = bool(self.history_checks or self.terminal_history)
+        self._plain = [p for p in self.history_checks if not (monitored and p.monitor is not None)]
+        self._plain_terminal = [p for p in self.terminal_history if not (monitored and p.monitor is not None)]
+        self._watch = [p for p in self.history_checks if monitored and p.monitor is not None]
+        self._watch_end = [p for p in self.terminal_history if monitored and p.monitor is not None]
+        self._monitor_of = {p.name: p.monitor for p in (*self._watch, *self._watch_end)}
         self._growth_memo.clear()
 
     def _checks_for(self, grown: frozenset[str]) -> list[Property]:
-        """The history checks an extension by events of kinds ``grown`` can affect."""
+        """The plain history checks an extension by events of kinds ``grown`` can affect."""
         checks = self._growth_memo.get(grown)
         if checks is None:
-            checks = [p for p in self.history_checks if p.changed_by is None or not grown.isdisjoint(p.changed_by)]
-            if len(checks) == len(self.history_checks):
-                checks = self.history_checks
+            checks = [p for p in self._plain if p.changed_by is None or not grown.isdisjoint(p.changed_by)]
+            if len(checks) == len(self._plain):
+                checks = self._plain
             self._growth_memo[grown] = checks
         return checks
 
@@ -80,10 +120,20 @@ class Evaluator:
             out = p.check(state)
             if out is not None and out is not False:
                 found.append((p.name, _sentence(p, out)))
-        if self.history_checks and (key is None or key is not parent_key):
+        if key is not None and key is parent_key:
+            return found
+        if self._logs is None and (self._watch or self._watch_end):
+            self._logs_known(state)
+        if self._watch:
+            entry = self._entry(state, key, parent_key)
+            if entry.violated:
+                for p in self._watch:
+                    if p.name in entry.violated:
+                        found.append((p.name, self._sentence_of(state, key, p)))
+        if self._plain:
             cached = self._cache.get(key) if key is not None else None
             if cached is None:
-                checks = self.history_checks
+                checks = self._plain
                 grown = self.spec.history_growth(parent_key, key) if parent_key is not None else None
                 if grown is not None:
                     checks = self._checks_for(grown)
@@ -96,7 +146,7 @@ class Evaluator:
                             hits.append((p.name, _sentence(p, out)))
                 cached = tuple(hits)
                 # Only a verdict of every check may stand for the key's history.
-                if key is not None and checks is self.history_checks:
+                if key is not None and checks is self._plain:
                     if len(self._cache) >= CACHE_LIMIT:
                         self._cache.clear()
                     self._cache[key] = cached
@@ -110,12 +160,20 @@ class Evaluator:
             out = p.check(state)
             if out is not None and out is not False:
                 found.append((p.name, _sentence(p, out)))
-        if self.terminal_history:
+        if self._logs is None and self._watch_end:
+            self._logs_known(state)
+        if self._watch_end:
+            entry = self._entry(state, key, None)
+            for p in self._watch_end:
+                monitor = entry.monitors.get(p.name)
+                if monitor is not None and monitor.fork(entry.log).end() is not None:
+                    found.append((p.name, self._sentence_of(state, key, p)))
+        if self._plain_terminal:
             cached = self._terminal_cache.get(key) if key is not None else None
             if cached is None:
                 h = self.history(state)
                 hits = []
-                for p in self.terminal_history:
+                for p in self._plain_terminal:
                     out = p.check(h)
                     if out is not None and out is not False:
                         hits.append((p.name, _sentence(p, out)))
@@ -126,6 +184,77 @@ class Evaluator:
                     self._terminal_cache[key] = cached
             found.extend(hit for hit in cached if hit[0] in self.open)
         return found
+
+    # -- monitors ---------------------------------------------------------------------
+
+    def _logs_known(self, state: State) -> None:
+        """Find out whether the spec's histories lay out as logs; without, the monitored
+        properties are decided by their ``check`` like the others."""
+        self._logs = hasattr(self.history(state), "as_log")
+        self._rebuild()
+
+    def _entry(self, state: State, key: Any, parent_key: Any) -> _Entry:
+        """``state``'s entry: cached, else its parent's extended, else built afresh."""
+        entries = self._entries
+        if key is not None:
+            entry = entries.get(key)
+            if entry is not None:
+                return entry
+        parent = entries.get(parent_key) if parent_key is not None else None
+        h = self.history(state)
+        open_ = self.open
+        if parent is not None and self.spec.history_growth(parent_key, key) is not None:
+            log = h.extend_log(parent.log)
+            start = len(parent.log)
+            monitors = {name: m.fork(log) for name, m in parent.monitors.items() if name in open_}
+            violated = parent.violated
+        else:
+            log = h.as_log()
+            start = 0
+            monitors = {name: cls(log) for name, cls in self._monitor_of.items()}
+            violated = frozenset()
+        end = len(log)
+        if start < end and monitors:
+            broken = []
+            steps = list(monitors.items())
+            for i in range(start, end):
+                for name, m in steps:
+                    if m.step(i) is not None:
+                        broken.append(name)
+                if broken:
+                    for name in broken:
+                        del monitors[name]
+                    violated = violated | frozenset(broken)
+                    broken = []
+                    steps = list(monitors.items())
+        entry = _Entry(log, monitors, violated)
+        if key is not None:
+            if len(entries) >= ENTRY_LIMIT:
+                del entries[next(iter(entries))]
+            entries[key] = entry
+        return entry
+
+    def _sentence_of(self, state: State, key: Any, p: Property) -> str:
+        """The sentence of ``p``'s violation on ``state``'s history, read on the whole
+        history laid out afresh (whatever path the entry was built along)."""
+        memo_key = (key, p.name)
+        sentence = self._sentences.get(memo_key) if key is not None else None
+        if sentence is None:
+            log = self.history(state).as_log()
+            monitor = p.monitor(log)
+            found = None
+            for i in range(len(log)):
+                found = monitor.step(i)
+                if found is not None:
+                    break
+            if found is None:
+                found = monitor.end()
+            sentence = found.sentence if found is not None else f"{p.name} does not hold"
+            if key is not None:
+                if len(self._sentences) >= CACHE_LIMIT:
+                    self._sentences.clear()
+                self._sentences[memo_key] = sentence
+        return sentence
 
 
 def _sentence(p: Property, out: Any) -> str:
