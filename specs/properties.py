@@ -21,13 +21,12 @@ from __future__ import annotations
 import networkx as nx
 
 from checker import Property
-from checker.monitors.order import Fifo
-from checker.monitors.spec_past import CausalPast
+from checker.monitors.spec_past import CausalPast, FifoGrown
 from checker.monitors.violation import Violation
 from specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, History, event_graph, event_phrase
 from specs.history_log import HistoryLog, history_log
 
-MONITORS: dict[str, type] = {"fifo": Fifo, "causal": CausalPast}
+MONITORS: dict[str, type] = {"fifo": FifoGrown, "causal": CausalPast}
 """The monitor deciding each library property (every name, once they are all monitors)."""
 
 
@@ -92,7 +91,7 @@ def fifo(h: History) -> str | None:
     delivered at ``q``, or dropped there with a reason. Violated at the delivery of
     ``m2`` otherwise, whether or not the earlier message is delivered later
     (:class:`checker.monitors.order.Fifo` decides it)."""
-    return _sentence(h, Fifo)
+    return _sentence(h, FifoGrown)
 
 
 def causal(h: History) -> str | None:
@@ -650,7 +649,7 @@ def eventual_delivery(h: History) -> str | None:
 # queue edges between old nodes.
 _DELIVERIES = ("deliver",)
 FIFO = Property.always(
-    "fifo", fifo, over="history", doc=fifo.__doc__ or "", stable=True, changed_by=_DELIVERIES, monitor=Fifo,
+    "fifo", fifo, over="history", doc=fifo.__doc__ or "", stable=True, changed_by=_DELIVERIES, monitor=FifoGrown,
 )
 CAUSAL = Property.always(
     "causal", causal, over="history", doc=causal.__doc__ or "", stable=True, changed_by=_DELIVERIES, monitor=CausalPast,
