@@ -21,12 +21,18 @@ from __future__ import annotations
 import networkx as nx
 
 from checker import Property
+from checker.monitors.delivery import EventualDelivery
+from checker.monitors.integrity import Integrity
 from checker.monitors.spec_past import CausalPast, FifoGrown
+from checker.monitors.total import Total, TotalGlobal, TotalPrefix
 from checker.monitors.violation import Violation
-from specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, History, event_graph, event_phrase
+from specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, History, event_graph
 from specs.history_log import HistoryLog, history_log
 
-MONITORS: dict[str, type] = {"fifo": FifoGrown, "causal": CausalPast}
+MONITORS: dict[str, type] = {
+    "fifo": FifoGrown, "causal": CausalPast, "integrity": Integrity, "total": Total, "total_global": TotalGlobal,
+    "total_prefix": TotalPrefix, "eventual_delivery": EventualDelivery,
+}
 """The monitor deciding each library property (every name, once they are all monitors)."""
 
 
@@ -125,23 +131,7 @@ def total(h: History) -> str | None:
     them in the same order (each peer's first delivery of each counts). Says nothing of
     messages only one of the two delivered, so it allows gaps (:func:`total_prefix`) and
     cycles through three or more peers (:func:`total_global`)."""
-    orders = delivery_orders(h)
-    for p in range(len(orders)):
-        for q in range(p + 1, len(orders)):
-            common = set(orders[p]).intersection(orders[q])
-            if len(common) < 2:
-                continue
-            seq_p = [m for m in orders[p] if m in common]
-            seq_q = [m for m in orders[q] if m in common]
-            for x, y in zip(seq_p, seq_q):
-                if x != y:
-                    mx, my = h.messages[x].name, h.messages[y].name
-                    return (
-                        f"peers {h.name(p)} and {h.name(q)} received {mx} and {my} in "
-                        f"different orders: {h.name(p)} got {mx} first, {h.name(q)} got "
-                        f"{my} first"
-                    )
-    return None
+    return _sentence(h, Total)
 
 
 def total_global(h: History) -> str | None:
@@ -149,40 +139,7 @@ def total_global(h: History) -> str | None:
     peer delivered m1 before m2, first deliveries only) is acyclic, so one sequence of
     all messages agrees with every peer. Stronger than :func:`total`: it also forbids a
     cycle such as a1 -> c1 -> b1 -> a1 spread over three peers, each pair agreeing."""
-    orders = delivery_orders(h)
-    succ: dict[int, list[int]] = {}
-    indegree: dict[int, int] = {}
-    for order in orders:
-        for m in order:
-            indegree.setdefault(m, 0)
-        for m1, m2 in zip(order, order[1:]):
-            succ.setdefault(m1, []).append(m2)
-            indegree[m2] += 1
-    ready = [m for m, d in indegree.items() if not d]
-    removed = 0
-    while ready:
-        m = ready.pop()
-        removed += 1
-        for child in succ.get(m, ()):
-            indegree[child] -= 1
-            if not indegree[child]:
-                ready.append(child)
-    if removed == len(indegree):
-        return None
-    before: dict[int, dict[int, int]] = {}
-    for q, order in enumerate(orders):
-        for k, m1 in enumerate(order):
-            row = before.setdefault(m1, {})
-            for m2 in order[k + 1 :]:
-                row.setdefault(m2, q)
-    cycle = _shortest_cycle(before)
-    assert cycle is not None  # Kahn's algorithm left a node on a cycle
-    names = [h.messages[m].name for m in cycle]
-    steps = [
-        f"{h.name(before[m1][m2])} delivered {h.messages[m1].name} before {h.messages[m2].name}"
-        for m1, m2 in zip(cycle, cycle[1:] + cycle[:1])
-    ]
-    return f"{' -> '.join(names + names[:1])}: {', '.join(steps)}, so no single delivery order fits every peer"
+    return _sentence(h, TotalGlobal)
 
 
 def total_prefix(h: History) -> str | None:
@@ -190,24 +147,7 @@ def total_prefix(h: History) -> str | None:
     in the order each delivered them (first deliveries), form two sequences one of which
     is a prefix of the other. So neither skips a message the other delivered before a
     common later one ("a2 without a1" against "a1 then a2" breaks it)."""
-    orders = delivery_orders(h)
-    msgs = h.messages
-    for p in range(len(orders)):
-        for q in range(p + 1, len(orders)):
-            both = (1 << p) | (1 << q)
-            seq_p = [m for m in orders[p] if msgs[m].dests_mask & both == both]
-            seq_q = [m for m in orders[q] if msgs[m].dests_mask & both == both]
-            for k, (x, y) in enumerate(zip(seq_p, seq_q)):
-                if x != y:
-                    shown_p = ", ".join(msgs[m].name for m in seq_p[: k + 1])
-                    shown_q = ", ".join(msgs[m].name for m in seq_q[: k + 1])
-                    return (
-                        f"peer {h.name(q)} delivered {msgs[y].name} where peer {h.name(p)} delivered "
-                        f"{msgs[x].name} (of the messages addressed to both, {h.name(p)} delivered "
-                        f"{shown_p} and {h.name(q)} delivered {shown_q}), so neither order is a prefix "
-                        f"of the other"
-                    )
-    return None
+    return _sentence(h, TotalPrefix)
 
 
 def integrity(h: History) -> str | None:
@@ -216,169 +156,9 @@ def integrity(h: History) -> str | None:
     consumes a message (delivers or drops it) at most once, and only if addressed to it.
     "After it was sent": the message's send is in its sender's log, and happened-before
     (program order, each send to each delivery or drop of its message, each signal to its
-    receipt) has no cycle, so no delivery precedes its own send."""
-    msgs = h.messages
-    sent = set()
-    for p, log in enumerate(h.logs):
-        for kind, arg in log:
-            if kind == SEND and arg in msgs and msgs[arg].sender == p:
-                sent.add(arg)
-    for q, log in enumerate(h.logs):
-        consumed: dict[int, int] = {}
-        for kind, arg in log:
-            if kind != DELIVER and kind != DROP:
-                continue
-            verb = "delivered" if kind == DELIVER else "dropped"
-            name = h.message_label(arg)
-            if arg not in sent:
-                return f"peer {h.name(q)} {verb} {name}, which was never sent"
-            dests = msgs[arg].dests
-            if q not in dests:
-                to = _and_list([h.name(d) for d in sorted(dests)]) or "no peer"
-                return f"peer {h.name(q)} {verb} {name}, which is addressed to {to} only"
-            if arg in consumed:
-                if consumed[arg] == kind:
-                    return f"peer {h.name(q)} {verb} {name} twice"
-                earlier = "delivering" if consumed[arg] == DELIVER else "dropping"
-                return f"peer {h.name(q)} {verb} {name} after {earlier} it"
-            consumed[arg] = kind
-    if _replays(h, sent):
-        return None
-    cycle = _happened_before_cycle(h, sent)
-    assert cycle is not None  # what cannot be replayed waits on a cycle
-    for k, (p, i) in enumerate(cycle):
-        ev = h.logs[p][i]
-        prev = cycle[k - 1]
-        pe = h.logs[prev[0]][prev[1]]
-        if ev.kind in (DELIVER, DROP) and pe.kind == SEND and pe.arg == ev.arg:
-            path = cycle[k:] + cycle[:k]
-            verb = "delivered" if ev.kind == DELIVER else "dropped"
-            msg = msgs[ev.arg]
-            phrases = ", ".join(event_phrase(h, a, h.logs[a][b]) for a, b in path)
-            if p == msg.sender:
-                return f"peer {h.name(p)} {verb} {msg.name} before sending it: {phrases}"
-            return f"peer {h.name(p)} {verb} {msg.name} before {h.name(msg.sender)} sent it: {phrases}"
-    k = cycle.index(min(cycle))
-    phrases = ", ".join(event_phrase(h, a, h.logs[a][b]) for a, b in cycle[k:] + cycle[:k])
-    return f"a signal is received before it is sent: {phrases}"
-
-
-def _replays(h: History, sent: set[int]) -> bool:
-    """Whether happened-before (as in :func:`_happened_before_cycle`) is acyclic: the logs
-    can be replayed side by side, each event once its predecessors in other logs (the
-    send of a message consumed, the matching signal) have been. Kahn's algorithm with one
-    cursor per peer: linear in practice, no graph built (the hot path)."""
-    logs = h.logs
-    msgs = h.messages
-    outs_total: dict[tuple[int, int], int] = {}
-    for p, log in enumerate(logs):
-        for kind, arg in log:
-            if kind == SIGNAL_OUT:
-                outs_total[(p, arg)] = outs_total.get((p, arg), 0) + 1
-    pos = [0] * len(logs)
-    sends_done: set[int] = set()
-    outs_done: dict[tuple[int, int], int] = {}
-    ins_done: dict[tuple[int, int], int] = {}
-    progress = True
-    while progress:
-        progress = False
-        for p, log in enumerate(logs):
-            i = start = pos[p]
-            n = len(log)
-            while i < n:
-                kind, arg = log[i]
-                if kind == DELIVER or kind == DROP:
-                    if arg in sent and arg not in sends_done:
-                        break
-                elif kind == SEND:
-                    if arg in sent and msgs[arg].sender == p:
-                        sends_done.add(arg)
-                elif kind == SIGNAL_OUT:
-                    outs_done[(p, arg)] = outs_done.get((p, arg), 0) + 1
-                elif kind == SIGNAL_IN:
-                    key = (arg, p)
-                    k = ins_done.get(key, 0)
-                    if k < outs_total.get(key, 0) and k >= outs_done.get(key, 0):
-                        break  # its signal is matched but not sent yet
-                    ins_done[key] = k + 1
-                i += 1
-            if i != start:
-                pos[p] = i
-                progress = True
-    return all(pos[p] == len(log) for p, log in enumerate(logs))
-
-
-def _happened_before_cycle(h: History, sent: set[int]) -> list[tuple[int, int]] | None:
-    """A cycle of events ``(peer, index)`` in happened-before (program order, each sent
-    message's send to each delivery or drop of it, the k-th signal from p to q to the
-    k-th signal q got from p), or ``None`` when it is acyclic (Kahn's algorithm; linear)."""
-    logs = h.logs
-    start = []
-    count = 0
-    for log in logs:
-        start.append(count)
-        count += len(log)
-    preds: list[list[int]] = [[] for _ in range(count)]
-    send_at: dict[int, int] = {}
-    outs: dict[tuple[int, int], list[int]] = {}
-    ins: dict[tuple[int, int], list[int]] = {}
-    for p, log in enumerate(logs):
-        base = start[p]
-        for i, (kind, arg) in enumerate(log):
-            if i:
-                preds[base + i].append(base + i - 1)
-            if kind == SEND and arg in sent and h.messages[arg].sender == p:
-                send_at.setdefault(arg, base + i)
-            elif kind == SIGNAL_OUT:
-                outs.setdefault((p, arg), []).append(base + i)
-            elif kind == SIGNAL_IN:
-                ins.setdefault((arg, p), []).append(base + i)
-    cross = False
-    for p, log in enumerate(logs):
-        base = start[p]
-        for i, (kind, arg) in enumerate(log):
-            if (kind == DELIVER or kind == DROP) and arg in send_at:
-                preds[base + i].append(send_at[arg])
-                cross = True
-    for pair, out_nodes in outs.items():
-        for a, b in zip(out_nodes, ins.get(pair, ())):
-            preds[b].append(a)
-            cross = True
-    if not cross:
-        return None  # program order alone is acyclic
-    succ: list[list[int]] = [[] for _ in range(count)]
-    indegree = [0] * count
-    for node, ps in enumerate(preds):
-        indegree[node] = len(ps)
-        for a in ps:
-            succ[a].append(node)
-    ready = [n for n in range(count) if not indegree[n]]
-    left = count
-    while ready:
-        node = ready.pop()
-        left -= 1
-        for child in succ[node]:
-            indegree[child] -= 1
-            if not indegree[child]:
-                ready.append(child)
-    if not left:
-        return None
-    # Every node Kahn left has a predecessor it left too: walk back until one repeats.
-    node = next(n for n in range(count) if indegree[n])
-    walked: dict[int, int] = {}
-    path = []
-    while node not in walked:
-        walked[node] = len(path)
-        path.append(node)
-        node = next(a for a in preds[node] if indegree[a])
-    loop = path[walked[node] :]
-    loop.reverse()  # predecessors were followed: reverse into happened-before order
-    return [_event_at(start, n) for n in loop]
-
-
-def _event_at(start: list[int], node: int) -> tuple[int, int]:
-    p = _peer_of(start, node)
-    return p, node - start[p]
+    receipt) has no cycle, so no delivery precedes its own send (the history is laid out
+    in happened-before order where it has no cycle, so the log's order tells)."""
+    return _sentence(h, Integrity)
 
 
 def lock_edges(h: History) -> dict[tuple[int, int], dict[tuple[int, int], str]]:
@@ -624,19 +404,7 @@ def _shortest_cycle(edges: dict[int, dict[int, tuple[int, int]]]) -> list[int] |
 def eventual_delivery(h: History) -> str | None:
     """What is still undelivered: every message to a live destination must be delivered
     or dropped with a reason. ``None`` once nothing is outstanding."""
-    missing = []
-    for msg in h.sent_messages():
-        for q in sorted(msg.dests):
-            if q in h.failed:
-                continue
-            log = h.logs[q]
-            if not any(e.arg == msg.id and e.kind in (DELIVER, DROP) for e in log):
-                missing.append(f"{msg.name} to {h.name(q)}")
-    if not missing:
-        return None
-    if len(missing) == 1:
-        return f"{missing[0]} is never delivered"
-    return f"{', '.join(missing[:-1])} and {missing[-1]} are never delivered"
+    return _sentence(h, EventualDelivery)
 
 
 # Which appended events can change a verdict (Property.changed_by). fifo, causal and the
@@ -656,13 +424,18 @@ CAUSAL = Property.always(
 )
 INTEGRITY = Property.always(
     "integrity", integrity, over="history", doc=integrity.__doc__ or "", stable=True, changed_by=("deliver", "drop"),
+    monitor=Integrity,
 )
-TOTAL = Property.always("total", total, over="history", doc=total.__doc__ or "", stable=True, changed_by=_DELIVERIES)
+TOTAL = Property.always(
+    "total", total, over="history", doc=total.__doc__ or "", stable=True, changed_by=_DELIVERIES, monitor=Total,
+)
 TOTAL_GLOBAL = Property.always(
     "total_global", total_global, over="history", doc=total_global.__doc__ or "", stable=True, changed_by=_DELIVERIES,
+    monitor=TotalGlobal,
 )
 TOTAL_PREFIX = Property.always(
     "total_prefix", total_prefix, over="history", doc=total_prefix.__doc__ or "", stable=True, changed_by=_DELIVERIES,
+    monitor=TotalPrefix,
 )
 GLOBAL_LOCK = Property.always(
     "global_lock", global_lock, over="history", doc=global_lock.__doc__ or "", stable=True,
@@ -673,6 +446,7 @@ EVENTUAL_DELIVERY = Property.eventually(
     eventual_delivery,
     over="history",
     doc="every message sent to a live destination is eventually delivered or dropped with a reason",
+    monitor=EventualDelivery,
 )
 SYNCHRONOUS = Property.always("synchronous", synchronous, over="history", doc=synchronous.__doc__ or "")
 
