@@ -20,7 +20,7 @@ Message names, senders, sequence numbers and destinations are the history's; eac
 has its own ``line`` (its index plus one), so signals pair first-in-first-out, as the
 history pairs them. The log's ``unit`` is empty: a model's history has no lines to cite,
 and sentences name peers and messages only. ``msg_past`` keeps each message's causal past
-as the spec computed it (log message indices): a spec may know more than the events show
+as the spec computed it (:func:`spec_past`): a spec may know more than the events show
 (bus1_impl: a user that sees ``BUS1_HANDLE_INVALID`` joins a destruction's past).
 """
 
@@ -39,13 +39,14 @@ class HistoryLog(Log):
     it needs: ``ids`` maps a history message id to its log message index, ``seen[p]``
     counts peer ``p``'s history events laid out, ``outs``/``ins`` count the signals
     laid out per ``(signaller, receiver)`` pair, and ``msg_past[m]`` is message ``m``'s
-    causal past in the spec (a frozenset of log message indices; empty until sent)."""
+    causal past in the spec, as a bitmask of *history* message ids (0 until sent; see
+    :func:`spec_past` for log indices: ``ids`` maps them)."""
 
     ids: dict[int, int] = field(default_factory=dict)
     seen: list[int] = field(default_factory=list)
     outs: dict[tuple[int, int], int] = field(default_factory=dict)
     ins: dict[tuple[int, int], int] = field(default_factory=dict)
-    msg_past: list[frozenset[int]] = field(default_factory=list)
+    msg_past: list[int] = field(default_factory=list)
     spec_pasts = True  # the causal monitor reads msg_past (checker.monitors.spec_past)
 
     def at(self, i: int) -> str:
@@ -178,22 +179,30 @@ def _message(log: HistoryLog, h: History, mid: int) -> int:
         log.msg_seq.append(-1)
         log.msg_dests.append(())
         log.msg_send.append(-1)
-        log.msg_past.append(frozenset())
+        log.msg_past.append(0)
     return m
+
+
+_DESTS: dict[frozenset[int], tuple[int, ...]] = {}
 
 
 def _emit(log: HistoryLog, h: History, p: int, kind: int, arg: int, messages: dict[int, Any]) -> None:
     i = len(log.kind)
     if kind == SEND or kind == DELIVER or kind == DROP:
-        m = _message(log, h, arg)
+        m = log.ids.get(arg)
+        if m is None:
+            m = _message(log, h, arg)
         if kind == SEND:
             msg = messages.get(arg)
             log.msg_sender[m] = p
             log.msg_send[m] = i
             if msg is not None:
                 log.msg_seq[m] = msg.seq
-                log.msg_dests[m] = tuple(sorted(msg.dests))
-                log.msg_past[m] = frozenset(_message(log, h, x) for x in msg.past)
+                dests = _DESTS.get(msg.dests)
+                if dests is None:
+                    dests = _DESTS[msg.dests] = tuple(sorted(msg.dests))
+                log.msg_dests[m] = dests
+                log.msg_past[m] = msg.past_mask
             else:
                 log.msg_seq[m] = sum(1 for s in log.msg_sender if s == p) - 1
         elif kind == DROP:
@@ -215,4 +224,18 @@ def _emit(log: HistoryLog, h: History, p: int, kind: int, arg: int, messages: di
     log.line.append(i + 1)
 
 
-__all__ = ["HistoryLog", "extend_log", "history_log"]
+def spec_past(log: HistoryLog, m: int) -> list[int]:
+    """Message ``m``'s causal past in the spec, as log message indices (those laid out)."""
+    mask = log.msg_past[m]
+    ids = log.ids
+    out = []
+    while mask:
+        low = mask & -mask
+        k = ids.get(low.bit_length() - 1)
+        if k is not None:
+            out.append(k)
+        mask ^= low
+    return out
+
+
+__all__ = ["HistoryLog", "extend_log", "history_log", "spec_past"]

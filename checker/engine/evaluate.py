@@ -26,22 +26,32 @@ from typing import Any
 from checker.api.spec import Property, Spec, State
 
 CACHE_LIMIT = 1 << 12
-ENTRY_LIMIT = 1 << 15
-"""How many states' logs and monitors the evaluator keeps (the oldest go first: a
-breadth-first search needs a state's entry when it expands the state, about one level
-after it met it)."""
+ENTRY_LIMIT = 1 << 13
+"""How many states' logs and monitors make one generation of the evaluator's entries; it
+keeps two (between one and two generations' worth), and drops the older when the
+current one is full: a breadth-first search needs a state's entry when it expands the
+state, about one level after it met it."""
 
 
 class _Entry:
     """One history as the monitors have read it: its log, the monitors of the open
-    properties it has not violated (by property name), and the names it violates."""
+    properties it has not violated (by property name), and the names it violates.
 
-    __slots__ = ("log", "monitors", "violated")
+    An entry may be *lazy* (``log`` is ``None``): the history extends its ``parent``
+    entry's by events that cannot change an open verdict (their kinds are outside every
+    open monitored property's ``changed_by``), so it violates what its parent violates;
+    the log and monitors are made (from ``state``'s history) only when a successor
+    needs them."""
 
-    def __init__(self, log: Any, monitors: dict[str, Any], violated: frozenset[str]) -> None:
+    __slots__ = ("log", "monitors", "violated", "parent", "state")
+
+    def __init__(self, log: Any, monitors: dict[str, Any] | None, violated: frozenset[str],
+                 parent: _Entry | None = None, state: State = None) -> None:
         self.log = log
         self.monitors = monitors
         self.violated = violated
+        self.parent = parent
+        self.state = state
 
 
 class Evaluator:
@@ -65,8 +75,9 @@ class Evaluator:
         self.open: set[str] = {p.name for p in props}
         self._cache: dict[Hashable, tuple[tuple[str, str], ...]] = {}
         self._terminal_cache: dict[Hashable, tuple[tuple[str, str], ...]] = {}
-        self._entries: dict[Hashable, _Entry] = {}
-        self._sentences: dict[tuple[Hashable, str], str] = {}
+        self._entries: dict[Hashable, _Entry] = {}  # the current generation
+        self._older: dict[Hashable, _Entry] = {}  # the one before
+        self._sentences: dict[tuple[Hashable, str], str | None] = {}
         self._logs: bool | None = None  # whether the spec's histories lay out as logs (known on first use)
         self.history = spec.history
         self._growth_memo: dict[frozenset[str], list[Property]] = {}
@@ -84,7 +95,14 @@ class Evaluator:
         self._plain_terminal = [p for p in self.terminal_history if not (monitored and p.monitor is not None)]
         self._watch = [p for p in self.history_checks if monitored and p.monitor is not None]
         self._watch_end = [p for p in self.terminal_history if monitored and p.monitor is not None]
-        self._monitor_of = {p.name: p.monitor for p in (*self._watch, *self._watch_end)}
+        self._monitor_of = {p.name: p.monitor for p in self._watch}
+        kinds: set[str] | None = set()
+        for p in self._watch:
+            if p.changed_by is None:
+                kinds = None
+                break
+            kinds |= p.changed_by  # type: ignore[operator]
+        self._watch_kinds = None if kinds is None else frozenset(kinds)
         self._growth_memo.clear()
 
     def _checks_for(self, grown: frozenset[str]) -> list[Property]:
@@ -162,12 +180,10 @@ class Evaluator:
                 found.append((p.name, _sentence(p, out)))
         if self._logs is None and self._watch_end:
             self._logs_known(state)
-        if self._watch_end:
-            entry = self._entry(state, key, None)
-            for p in self._watch_end:
-                monitor = entry.monitors.get(p.name)
-                if monitor is not None and monitor.fork(entry.log).end() is not None:
-                    found.append((p.name, self._sentence_of(state, key, p)))
+        for p in self._watch_end:
+            sentence = self._whole(state, key, p)
+            if sentence is not None:
+                found.append((p.name, sentence))
         if self._plain_terminal:
             cached = self._terminal_cache.get(key) if key is not None else None
             if cached is None:
@@ -194,67 +210,105 @@ class Evaluator:
         self._rebuild()
 
     def _entry(self, state: State, key: Any, parent_key: Any) -> _Entry:
-        """``state``'s entry: cached, else its parent's extended, else built afresh."""
-        entries = self._entries
+        """``state``'s entry: cached, else its parent's extended (lazily when the new
+        events cannot change an open verdict), else built afresh."""
+        entries, older = self._entries, self._older
         if key is not None:
-            entry = entries.get(key)
+            entry = entries.get(key) or older.get(key)
             if entry is not None:
                 return entry
-        parent = entries.get(parent_key) if parent_key is not None else None
-        h = self.history(state)
-        open_ = self.open
-        if parent is not None and self.spec.history_growth(parent_key, key) is not None:
-            log = h.extend_log(parent.log)
-            start = len(parent.log)
-            monitors = {name: m.fork(log) for name, m in parent.monitors.items() if name in open_}
-            violated = parent.violated
-        else:
-            log = h.as_log()
-            start = 0
+        parent = (entries.get(parent_key) or older.get(parent_key)) if parent_key is not None else None
+        grown = self.spec.history_growth(parent_key, key) if parent is not None else None
+        if grown is None:
+            log = self.history(state).as_log()
             monitors = {name: cls(log) for name, cls in self._monitor_of.items()}
-            violated = frozenset()
-        end = len(log)
-        if start < end and monitors:
-            broken = []
-            steps = list(monitors.items())
-            for i in range(start, end):
-                for name, m in steps:
-                    if m.step(i) is not None:
-                        broken.append(name)
-                if broken:
-                    for name in broken:
-                        del monitors[name]
-                    violated = violated | frozenset(broken)
-                    broken = []
-                    steps = list(monitors.items())
-        entry = _Entry(log, monitors, violated)
+            entry = _Entry(log, monitors, frozenset())
+            self._step(entry, 0)
+        elif self._watch_kinds is not None and grown.isdisjoint(self._watch_kinds):
+            entry = _Entry(None, None, parent.violated, parent, state)  # type: ignore[union-attr]
+        else:
+            entry = self._extend(self._ready(parent), state)  # type: ignore[arg-type]
         if key is not None:
-            if len(entries) >= ENTRY_LIMIT:
-                del entries[next(iter(entries))]
+            if len(entries) >= ENTRY_LIMIT:  # a generation full: the one before goes
+                self._older, self._entries = entries, {}
+                entries = self._entries
             entries[key] = entry
         return entry
+
+    def _extend(self, parent: _Entry, state: State) -> _Entry:
+        """An entry for ``state``, whose history extends ``parent``'s (made)."""
+        log = self.history(state).extend_log(parent.log)
+        open_ = self.open
+        monitors = {name: m.fork(log) for name, m in parent.monitors.items() if name in open_}  # type: ignore[union-attr]
+        entry = _Entry(log, monitors, parent.violated)
+        self._step(entry, len(parent.log))
+        return entry
+
+    def _ready(self, entry: _Entry) -> _Entry:
+        """``entry`` made: a lazy entry (and the lazy entries it extends) gets its log
+        and monitors from the nearest made ancestor."""
+        if entry.log is not None:
+            return entry
+        chain = []
+        e: _Entry | None = entry
+        while e is not None and e.log is None:
+            chain.append(e)
+            e = e.parent
+        assert e is not None  # a lazy entry's ancestors end with a made one
+        for lazy in reversed(chain):
+            made = self._extend(e, lazy.state)
+            lazy.log, lazy.monitors, lazy.violated = made.log, made.monitors, lazy.violated | made.violated
+            lazy.parent = lazy.state = None
+            e = lazy
+        return entry
+
+    def _step(self, entry: _Entry, start: int) -> None:
+        """Step ``entry``'s monitors through its log's events from ``start``; a monitor
+        that finds a violation leaves the entry, its property joins ``violated``."""
+        monitors = entry.monitors
+        end = len(entry.log)
+        if start >= end or not monitors:
+            return
+        steps = list(monitors.items())
+        broken = []
+        for i in range(start, end):
+            for name, m in steps:
+                if m.step(i) is not None:
+                    broken.append(name)
+            if broken:
+                for name in broken:
+                    del monitors[name]
+                entry.violated = entry.violated | frozenset(broken)
+                broken = []
+                steps = list(monitors.items())
+
+    def _whole(self, state: State, key: Any, p: Property) -> str | None:
+        """``p``'s monitor on ``state``'s whole history laid out afresh: the sentence of
+        its first violation (for an ``eventually`` property, what is outstanding at the
+        end), or ``None``."""
+        memo_key = (key, p.name)
+        if key is not None and memo_key in self._sentences:
+            return self._sentences[memo_key]
+        log = self.history(state).as_log()
+        monitor = p.monitor(log)
+        found = None
+        for i in range(len(log)):
+            found = monitor.step(i)
+            if found is not None:
+                break
+        if found is None:
+            found = monitor.end()
+        sentence = found.sentence if found is not None else None
+        if key is not None:
+            if len(self._sentences) >= CACHE_LIMIT:
+                self._sentences.clear()
+            self._sentences[memo_key] = sentence
+        return sentence
 
     def _sentence_of(self, state: State, key: Any, p: Property) -> str:
         """The sentence of ``p``'s violation on ``state``'s history, read on the whole
         history laid out afresh (whatever path the entry was built along)."""
-        memo_key = (key, p.name)
-        sentence = self._sentences.get(memo_key) if key is not None else None
-        if sentence is None:
-            log = self.history(state).as_log()
-            monitor = p.monitor(log)
-            found = None
-            for i in range(len(log)):
-                found = monitor.step(i)
-                if found is not None:
-                    break
-            if found is None:
-                found = monitor.end()
-            sentence = found.sentence if found is not None else f"{p.name} does not hold"
-            if key is not None:
-                if len(self._sentences) >= CACHE_LIMIT:
-                    self._sentences.clear()
-                self._sentences[memo_key] = sentence
-        return sentence
+        return self._whole(state, key, p) or f"{p.name} does not hold"
 
 
 def _sentence(p: Property, out: Any) -> str:

@@ -1,7 +1,8 @@
 """``causal`` with the causal pasts a log may carry (a spec's own, for the model checker).
 
 A log laid out from a spec's history (:mod:`specs.history_log`) says so with
-``spec_pasts = True`` and carries ``msg_past``:
+``spec_pasts = True`` and carries ``msg_past`` (per log message, a bitmask of the spec's
+message ids) with ``ids`` (a spec's message id to its log index):
 each message's causal past as the spec computed it, which may hold more than the
 events show (bus1_impl lets a user that sees ``BUS1_HANDLE_INVALID`` join a
 destruction's past with no event to record it). :class:`CausalPast` decides ``causal``
@@ -11,8 +12,8 @@ does (vector clocks) otherwise.
 
 from __future__ import annotations
 
-from checker.monitors.log import Log
 from checker.monitors.events import SEND
+from checker.monitors.log import Log
 from checker.monitors.order import Causal, Fifo, _grow, _violation, happened_before
 from checker.monitors.violation import Violation
 
@@ -63,13 +64,20 @@ class CausalPast(Causal):
         if sent_at < 0 or sent_at > i:
             return None
         got = self.got
-        need = log.msg_past[m]  # type: ignore[attr-defined]
-        top = max(need, default=m)
-        if top >= len(got) or m >= len(got):
-            _grow(got, max(top, m), 0)
+        if m >= len(got):
+            _grow(got, m, 0)
         bit = 1 << p
         dests, send = log.msg_dests, log.msg_send
-        waiting = [m1 for m1 in need if not got[m1] & bit and p in dests[m1]]
+        waiting = []
+        mask = log.msg_past[m]  # type: ignore[attr-defined]
+        if mask:
+            ids = log.ids  # type: ignore[attr-defined]
+            while mask:
+                low = mask & -mask
+                mask ^= low
+                m1 = ids.get(low.bit_length() - 1)
+                if m1 is not None and p in dests[m1] and not (m1 < len(got) and got[m1] & bit):
+                    waiting.append(m1)
         got[m] |= bit
         if not waiting:
             return None
