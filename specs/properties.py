@@ -26,8 +26,7 @@ from checker.monitors.integrity import Integrity
 from checker.monitors.spec_past import CausalPast, FifoGrown
 from checker.monitors.total import Total, TotalGlobal, TotalPrefix
 from checker.monitors.violation import Violation
-from specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, History, event_graph
-from specs.history_log import HistoryLog, history_log
+from specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, History, HistoryLog, event_graph, history_log
 
 MONITORS: dict[str, type] = {
     "fifo": FifoGrown, "causal": CausalPast, "integrity": Integrity, "total": Total, "total_global": TotalGlobal,
@@ -55,7 +54,7 @@ def _and_list(names: list[str]) -> str:
 
 def first_violation(h: History, prop: str | type) -> tuple[HistoryLog, Violation] | None:
     """The first violation of property ``prop`` (a name of :data:`MONITORS` or a monitor
-    class) on the history laid out as a log (:func:`~specs.history_log.history_log`),
+    class) on the history laid out as a log (:func:`~specs.history.history_log`),
     with that log; ``None`` when the history satisfies it. For an ``eventually``
     property, what is outstanding at the end."""
     cls = MONITORS[prop] if isinstance(prop, str) else prop

@@ -1,4 +1,4 @@
-"""A spec's history laid out as a log (specs.history_log), whole and step by step.
+"""A spec's history laid out as a log (specs.history), whole and step by step.
 
 The layout must be a linearization of the history: each peer's events in its program
 order, a send before the deliveries and drops of its message, the k-th signal from p to
@@ -16,8 +16,19 @@ from histories import history
 
 from checker.loading.modelfile import load_model
 from checker.loading.registry import builtin_models
-from specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, Event, History, Message
-from specs.history_log import extend_log, history_log, spec_past
+from specs.history import (
+    DELIVER,
+    DROP,
+    SEND,
+    SIGNAL_IN,
+    SIGNAL_OUT,
+    Event,
+    History,
+    Message,
+    extend_log,
+    history_log,
+    spec_past,
+)
 from specs.properties import LIBRARY, MONITORS
 
 

@@ -1,6 +1,6 @@
 """``causal`` with the causal pasts a log may carry (a spec's own, for the model checker).
 
-A log laid out from a spec's history (:mod:`specs.history_log`) says so with
+A log laid out from a spec's history (:mod:`specs.history`) says so with
 ``spec_pasts = True`` and carries ``msg_past`` (per log message, a bitmask of the spec's
 message ids) with ``ids`` (a spec's message id to its log index):
 each message's causal past as the spec computed it, which may hold more than the
