@@ -10,28 +10,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from checker.validate.causal_order import causal, fifo
-from checker.validate.delivery import eventual_delivery
+from checker.monitors import MONITORS
+from checker.monitors import check as _check
+from checker.monitors.log import Log
+from checker.monitors.violation import Violation
 from checker.validate.global_lock import global_lock
-from checker.validate.integrity import integrity
-from checker.validate.log import Log
-from checker.validate.synchronous import synchronous
-from checker.validate.total_order import total, total_global, total_prefix
-from checker.validate.violation import Violation
 
 Check = Callable[[Log], Violation | None]
 
-CHECKS: dict[str, Check] = {
-    "fifo": fifo,
-    "causal": causal,
-    "integrity": integrity,
-    "total": total,
-    "total_global": total_global,
-    "total_prefix": total_prefix,
-    "global_lock": global_lock,
-    "synchronous": synchronous,
-    "eventual_delivery": eventual_delivery,
-}
+
+def _bound(name: str) -> Check:
+    def run(log: Log) -> Violation | None:
+        return _check(log, name)
+    return run
+
+
+CHECKS: dict[str, Check] = {name: _bound(name) for name in MONITORS}
+CHECKS["global_lock"] = global_lock
+CHECKS = {name: CHECKS[name] for name in ("fifo", "causal", "integrity", "total", "total_global", "total_prefix",
+                                          "global_lock", "synchronous", "eventual_delivery")}
 """Every property ``validate`` knows, in the order reports list them."""
 
 DEFAULT = ("fifo", "causal", "integrity", "total")
