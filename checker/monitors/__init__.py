@@ -14,6 +14,7 @@ from checker.monitors.base import Monitor
 from checker.monitors.crown import Synchronous
 from checker.monitors.delivery import EventualDelivery
 from checker.monitors.integrity import Integrity
+from checker.monitors.lock import GlobalLock
 from checker.monitors.log import Log
 from checker.monitors.order import Causal, Fifo, happened_before
 from checker.monitors.total import Total, TotalGlobal, TotalPrefix
@@ -26,6 +27,7 @@ MONITORS: dict[str, type[Monitor]] = {
     "total": Total,
     "total_global": TotalGlobal,
     "total_prefix": TotalPrefix,
+    "global_lock": GlobalLock,
     "synchronous": Synchronous,
     "eventual_delivery": EventualDelivery,
 }
@@ -37,12 +39,8 @@ def check(log: Log, name: str) -> Violation | None:
     monitor, then :meth:`~checker.monitors.base.Monitor.end`; the first violation, or
     ``None`` if the property holds."""
     monitor = MONITORS[name](log)
-    step = monitor.step
-    for i in range(len(log.kind)):
-        found = step(i)
-        if found is not None:
-            return found
-    return monitor.end()
+    found = monitor.run(0, len(log.kind))
+    return found if found is not None else monitor.end()
 
 
 def check_log(log: Log, names: Sequence[str]) -> dict[str, Violation | None]:
@@ -51,6 +49,6 @@ def check_log(log: Log, names: Sequence[str]) -> dict[str, Violation | None]:
 
 
 __all__ = [
-    "MONITORS", "Causal", "EventualDelivery", "Fifo", "Integrity", "Log", "Monitor", "Synchronous", "Total",
+    "MONITORS", "Causal", "EventualDelivery", "Fifo", "GlobalLock", "Integrity", "Log", "Monitor", "Synchronous", "Total",
     "TotalGlobal", "TotalPrefix", "Violation", "check", "check_log", "happened_before",
 ]

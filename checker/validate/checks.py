@@ -14,7 +14,6 @@ from checker.monitors import MONITORS
 from checker.monitors import check as _check
 from checker.monitors.log import Log
 from checker.monitors.violation import Violation
-from checker.validate.global_lock import global_lock
 
 Check = Callable[[Log], Violation | None]
 
@@ -26,9 +25,6 @@ def _bound(name: str) -> Check:
 
 
 CHECKS: dict[str, Check] = {name: _bound(name) for name in MONITORS}
-CHECKS["global_lock"] = global_lock
-CHECKS = {name: CHECKS[name] for name in ("fifo", "causal", "integrity", "total", "total_global", "total_prefix",
-                                          "global_lock", "synchronous", "eventual_delivery")}
 """Every property ``validate`` knows, in the order reports list them."""
 
 DEFAULT = ("fifo", "causal", "integrity", "total")
