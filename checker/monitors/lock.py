@@ -91,7 +91,7 @@ class GlobalLock(Monitor):
             decide = True
         elif k == SEND:
             m = log.arg[i]
-            decide = m < len(self.consumed) and self.consumed[m]
+            decide = decide or (m < len(self.consumed) and self.consumed[m])
         if not decide:
             return None
         for end in range(lo + 1, i + 2):
