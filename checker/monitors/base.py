@@ -61,6 +61,19 @@ class Monitor:
         ``None``."""
         raise NotImplementedError
 
+    def run(self, start: int, end: int) -> Violation | None:
+        """Step events ``start`` to ``end - 1`` (``start`` is one past the last event
+        stepped): the first violation among them, else ``None``. The same answer as
+        calling :meth:`step` on each, which is what this does; a monitor whose steps
+        rebuild the prefix may decide a whole recording faster by searching its
+        prefixes instead (``global_lock``)."""
+        step = self.step
+        for i in range(start, end):
+            found = step(i)
+            if found is not None:
+                return found
+        return None
+
     def end(self) -> Violation | None:
         """The run ends after the events stepped so far. For an ``eventually``
         property, the violation when what must happen has not; ``None`` for ``always``

@@ -18,6 +18,9 @@ from __future__ import annotations
 class DynamicOrder:
     """A directed acyclic graph over hashable nodes, in a topological order.
 
+    Positions are numbers: by default nodes are numbered as they arrive; a caller may
+    give each node a key of its own instead (all distinct, and never a key of another
+    node, past or present: reordering hands the moved nodes' keys round among them).
     :meth:`add` refuses (returns ``False`` and leaves the graph as it was) an edge that
     would close a cycle. Parallel edges are kept (each :meth:`remove` takes one).
     """
@@ -25,7 +28,7 @@ class DynamicOrder:
     __slots__ = ("pos", "succ", "pred", "_next")
 
     def __init__(self) -> None:
-        self.pos: dict[int, int] = {}
+        self.pos: dict[int, float] = {}
         self.succ: dict[int, list[int]] = {}
         self.pred: dict[int, list[int]] = {}
         self._next = 0
@@ -39,11 +42,14 @@ class DynamicOrder:
         other._next = self._next
         return other
 
-    def node(self, x: int) -> None:
-        """Add node ``x`` (last in the order) unless it is there."""
+    def node(self, x: int, key: float | None = None) -> None:
+        """Add node ``x`` unless it is there: at position ``key`` (a number no node has
+        had; a good guess at its place saves reordering later), else last."""
         if x not in self.pos:
-            self.pos[x] = self._next
-            self._next += 1
+            if key is None:
+                key = self._next
+                self._next += 1
+            self.pos[x] = key
             self.succ[x] = []
             self.pred[x] = []
 

@@ -185,8 +185,8 @@ class SignalPairs:
         other = SignalPairs(log)
         other.unit = self.unit
         other.unit_outs = {k: v[:] for k, v in self.unit_outs.items()}
-        other.outs = {k: deque(v) for k, v in self.outs.items() if v}
-        other.early = {k: deque(v) for k, v in self.early.items() if v}
+        other.outs = {k: deque(v) for k, v in self.outs.items()}
+        other.early = {k: deque(v) for k, v in self.early.items()}
         return other
 
 

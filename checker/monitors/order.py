@@ -70,6 +70,8 @@ class Fifo(Monitor):
         k = log.kind[i]
         if k == SEND:
             m = log.arg[i]
+            if m >= len(self.got):
+                _grow(self.got, m, 0)
             base = log.peer[i] * self.n
             for d in log.msg_dests[m]:
                 self.lists[base + d].append(m)
@@ -166,6 +168,8 @@ class Causal(Monitor):
                 _grow(at_send, m, None)
             at_send[m] = mine[:]
             mine[p] += 1
+            if m >= len(self.got):
+                _grow(self.got, m, 0)
             base = p * n
             for d in log.msg_dests[m]:
                 self.lists[base + d].append(m)

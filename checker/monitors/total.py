@@ -172,16 +172,17 @@ class TotalGlobal(_FirstDeliveries):
         m = self._first(i)
         if m < 0:
             return None
-        p = self.log.peer[i]
+        log = self.log
+        p = log.peer[i]
         before = self.last.get(p)
         self.last[p] = m
+        self.graph.node(m, log.msg_send[m])  # placed by its send: peers tend to deliver in send order
         if before is None:
-            self.graph.node(m)
             return None
         if self.graph.add(before, m):
             return None
         self.done = True
-        return _cycle_violation(self.log, i)
+        return _cycle_violation(log, i)
 
 
 def _order_edges(log: Log, end: int) -> list[tuple[int, int, int, int]]:
