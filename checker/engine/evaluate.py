@@ -269,18 +269,11 @@ class Evaluator:
         end = len(entry.log)
         if start >= end or not monitors:
             return
-        steps = list(monitors.items())
-        broken = []
-        for i in range(start, end):
-            for name, m in steps:
-                if m.step(i) is not None:
-                    broken.append(name)
-            if broken:
-                for name in broken:
-                    del monitors[name]
-                entry.violated = entry.violated | frozenset(broken)
-                broken = []
-                steps = list(monitors.items())
+        broken = [name for name, m in monitors.items() if m.run(start, end) is not None]
+        if broken:
+            for name in broken:
+                del monitors[name]
+            entry.violated = entry.violated | frozenset(broken)
 
     def _whole(self, state: State, key: Any, p: Property) -> str | None:
         """``p``'s monitor on ``state``'s whole history laid out afresh: the sentence of
@@ -291,11 +284,7 @@ class Evaluator:
             return self._sentences[memo_key]
         log = self.history(state).as_log()
         monitor = p.monitor(log)
-        found = None
-        for i in range(len(log)):
-            found = monitor.step(i)
-            if found is not None:
-                break
+        found = monitor.run(0, len(log))
         if found is None:
             found = monitor.end()
         sentence = found.sentence if found is not None else None

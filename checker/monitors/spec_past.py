@@ -12,26 +12,9 @@ does (vector clocks) otherwise.
 
 from __future__ import annotations
 
-from checker.monitors.events import SEND
 from checker.monitors.log import Log
-from checker.monitors.order import Causal, Fifo, _grow, _violation, happened_before
+from checker.monitors.order import Causal, _grow, _violation, happened_before
 from checker.monitors.violation import Violation
-
-
-class FifoGrown(Fifo):
-    """:class:`~checker.monitors.order.Fifo` on a log that names new messages as it grows
-    (its per-message list is grown at each send; NEED-monitors.md item 4)."""
-
-    def step(self, i: int) -> Violation | None:
-        log = self.log
-        if log.kind[i] == SEND and log.arg[i] >= len(self.got):
-            _grow(self.got, log.arg[i], 0)
-        return super().step(i)
-
-    def fork(self, log: Log) -> FifoGrown:
-        other = super().fork(log)
-        other.__class__ = FifoGrown
-        return other  # type: ignore[return-value]
 
 
 class CausalPast(Causal):
@@ -48,12 +31,6 @@ class CausalPast(Causal):
         other.__class__ = CausalPast
         other.pasts = self.pasts  # type: ignore[attr-defined]
         return other  # type: ignore[return-value]
-
-    def step(self, i: int) -> Violation | None:
-        log = self.log
-        if log.kind[i] == SEND and log.arg[i] >= len(self.got):
-            _grow(self.got, log.arg[i], 0)
-        return super().step(i)
 
     def _deliver(self, i: int, p: int) -> Violation | None:
         if not self.pasts:
