@@ -377,8 +377,9 @@ def _causal_chain(h: History, m1: int, m2: int) -> list[str] | None:
 # before q's k-th receipt of a signal from p), chosen deterministically: peer by peer,
 # each peer's events are laid out as far as their predecessors on other peers allow, and
 # the pass repeats until every event is laid out. When happened-before has a cycle (a
-# delivery before its own send: ``integrity`` reports it), the first waiting event of the
-# lowest peer is laid out anyway, and the pass goes on.
+# delivery before its own send: ``integrity`` reports it), the waiting event of the
+# lowest peer is laid out anyway (the lowest peer waiting with a delivery or drop, if
+# any: the violation then names the message), and the pass goes on.
 #
 # Specs' histories only grow at the ends of the peers' logs from a state to its successor
 # (:meth:`~specs.base.PeerSpec.history_growth`); :func:`extend_log` appends to a parent's
@@ -436,10 +437,14 @@ _LISTS = ("peer", "kind", "arg", "line", "msg_name", "msg_sender", "msg_seq", "m
 
 
 def history_log(h: History, source: str = "history") -> HistoryLog:
-    """The whole history ``h`` as a log (see the module's docstring for the order)."""
+    """The whole history ``h`` as a log (see the comment above for the order); a peer of
+    ``h.failed`` whose log does not end with a ``fail`` gets one at the end."""
     log = HistoryLog(source, list(h.peers), unit="", fmt="history")
     log.seen = [0] * len(h.peers)
     _lay_out(log, h)
+    for p in sorted(h.failed):  # down at the end with no fail in its log: it failed last
+        if not h.logs[p] or h.logs[p][-1].kind != FAIL:
+            _emit(log, h, p, FAIL, 0, h.messages)
     return log
 
 
@@ -448,6 +453,8 @@ def extend_log(parent: HistoryLog, h: History) -> HistoryLog:
     ``parent`` laid out. ``h`` must extend the history ``parent`` was laid out from:
     each peer's log with events appended, each appended send a new message, the other
     messages as they were."""
+    if h.failed:  # a peer down with no fail in its log fails at the end: lay out afresh
+        return history_log(h)
     log = parent.copy()
     _lay_out(log, h)
     return log
@@ -500,8 +507,9 @@ def _lay_out(log: HistoryLog, h: History) -> None:
             if i != pos[p]:
                 pos[p] = i
                 moved = True
-        if not moved:  # a cycle: lay out the lowest peer's waiting event anyway
-            p = next(q for q in range(n) if pos[q] < ends[q])
+        if not moved:  # a cycle: lay out a waiting delivery or drop (else any event) anyway
+            waiting = [q for q in range(n) if pos[q] < ends[q]]
+            p = next((q for q in waiting if logs[q][pos[q]][0] in (DELIVER, DROP)), waiting[0])
             kind, arg = logs[p][pos[p]]
             _emit(log, h, p, kind, arg, messages)
             if kind == SIGNAL_IN and signals is not None:
