@@ -23,8 +23,9 @@ from checker.loading.modelfile import load_model
 from checker.loading.registry import builtin_models
 from checker.validate.checks import CHECKS, check_log
 from checker.validate.generate import walk
-from checker.validate.log import Log, to_history
+from checker.validate.log import Log, causal_pasts, to_history
 from specs import properties
+from specs.history import history_log
 
 
 @settings(max_examples=200, deadline=None)
@@ -105,3 +106,28 @@ def test_a_delivery_at_a_non_destination_breaks_fifo_and_causal_too() -> None:
             assert violated(name, history) == (want is not None), name
             assert (found[name].line(log) if found[name] is not None else None) == want, name
             assert reference_first(text, name) == want, name
+
+
+def test_a_spec_past_beyond_the_events_decides_causal() -> None:
+    """bus1_impl lets a user that sees BUS1_HANDLE_INVALID join a destruction's causal
+    past with no event to record it: the log's clocks miss that past, the spec's has it.
+    The library decides causal with the spec's pasts (checker.monitors.spec_past), as
+    the oracle does, on every state of the model the search meets first."""
+    spec = load_model("models/bus1-impl-life-transfer-invalid.toml").spec
+    frontier, seen, hidden = list(spec.init_states()), set(), 0
+    while frontier and len(seen) < 3000:
+        nxt = []
+        for s in frontier:
+            if s in seen:
+                continue
+            seen.add(s)
+            h = spec.history(s)
+            assert (properties.causal(h) is not None) == violated("causal", h)
+            log = history_log(h)
+            clocks = causal_pasts(log)
+            hidden += any(log.msg_send[m] >= 0 and {log.msg_name[x] for x in clocks[m]}
+                          != {h.messages[x].name for x in h.messages[mid].past}
+                          for mid, m in log.ids.items() if mid in h.messages)
+            nxt.extend(t for _label, t in spec.next_states(s))
+        frontier = nxt
+    assert hidden  # the model does reach histories whose pasts the events do not show
