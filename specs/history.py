@@ -418,22 +418,29 @@ class HistoryLog(Log):
         """Event ``i`` in words (a history has no place to add)."""
         return self.describe(i)
 
-    def copy(self) -> HistoryLog:
-        """An independent copy (the lists copied, the per-event ``meta`` shared until
-        written: only :func:`extend_log` writes it, replacing the dict)."""
+    def copy(self, messages: bool = True, signals: bool = True) -> HistoryLog:
+        """An independent copy: the event columns and ``seen`` copied; the message
+        columns and ``ids`` only with ``messages``, the signal counts only with
+        ``signals`` (else shared: the caller appends no new message, no signal); the
+        per-event ``meta`` shared until written (:func:`extend_log` replaces the dict)."""
         other = object.__new__(HistoryLog)
         d = self.__dict__
         o = dict(d)
-        for name in _LISTS:
+        for name in _EVENT_COLUMNS:
             o[name] = d[name][:]
-        o["ids"] = dict(d["ids"])
-        o["outs"] = dict(d["outs"])
-        o["ins"] = dict(d["ins"])
+        if messages:
+            for name in _MESSAGE_COLUMNS:
+                o[name] = d[name][:]
+            o["ids"] = dict(d["ids"])
+        if signals:
+            o["outs"] = dict(d["outs"])
+            o["ins"] = dict(d["ins"])
         other.__dict__ = o
         return other
 
 
-_LISTS = ("peer", "kind", "arg", "line", "msg_name", "msg_sender", "msg_seq", "msg_dests", "msg_send", "seen", "msg_past")
+_EVENT_COLUMNS = ("peer", "kind", "arg", "line", "seen")
+_MESSAGE_COLUMNS = ("msg_name", "msg_sender", "msg_seq", "msg_dests", "msg_send", "msg_past")
 
 
 def history_log(h: History, source: str = "history") -> HistoryLog:
@@ -455,7 +462,15 @@ def extend_log(parent: HistoryLog, h: History) -> HistoryLog:
     messages as they were."""
     if h.failed:  # a peer down with no fail in its log fails at the end: lay out afresh
         return history_log(h)
-    log = parent.copy()
+    messages = signals = False
+    ids = parent.ids
+    for p, events in enumerate(h.logs):
+        for kind, arg in events[parent.seen[p]:]:
+            if kind == SEND or ((kind == DELIVER or kind == DROP) and arg not in ids):
+                messages = True
+            elif kind == SIGNAL_OUT or kind == SIGNAL_IN:
+                signals = True
+    log = parent.copy(messages, signals)
     _lay_out(log, h)
     return log
 

@@ -77,6 +77,8 @@ class Evaluator:
         self._terminal_cache: dict[Hashable, tuple[tuple[str, str], ...]] = {}
         self._entries: dict[Hashable, _Entry] = {}  # the current generation
         self._older: dict[Hashable, _Entry] = {}  # the one before
+        self._last_key: Any = None  # the parent key looked up last, and its entry
+        self._last: _Entry | None = None
         self._sentences: dict[tuple[Hashable, str], str | None] = {}
         self._logs: bool | None = None  # whether the spec's histories lay out as logs (known on first use)
         self.history = spec.history
@@ -217,7 +219,13 @@ class Evaluator:
             entry = entries.get(key) or older.get(key)
             if entry is not None:
                 return entry
-        parent = (entries.get(parent_key) or older.get(parent_key)) if parent_key is not None else None
+        if parent_key is None:
+            parent = None
+        elif parent_key is self._last_key:  # a sibling's parent: found already
+            parent = self._last
+        else:
+            parent = entries.get(parent_key) or older.get(parent_key)
+            self._last_key, self._last = parent_key, parent
         grown = self.spec.history_growth(parent_key, key) if parent is not None else None
         if grown is None:
             log = self.history(state).as_log()
