@@ -99,27 +99,6 @@ class MessageMasks:
         return tuple(to)
 
     @cached_property
-    def earlier(self) -> dict[int, int]:
-        """Per message, the messages its sender sent before it (a smaller ``seq``)."""
-        by_sender: dict[int, list[tuple[int, int]]] = {}
-        for msg in self.messages.values():
-            by_sender.setdefault(msg.sender, []).append((msg.seq, msg.id))
-        out: dict[int, int] = {}
-        for sent in by_sender.values():
-            sent.sort()
-            mask = 0
-            k = 0
-            while k < len(sent):
-                j = k
-                while j < len(sent) and sent[j][0] == sent[k][0]:  # equal seqs precede neither
-                    out[sent[j][1]] = mask
-                    j += 1
-                for _seq, mid in sent[k:j]:
-                    mask |= 1 << mid
-                k = j
-        return out
-
-    @cached_property
     def past(self) -> dict[int, int]:
         """Per message, its causal past."""
         return {mid: msg.past_mask for mid, msg in self.messages.items()}
