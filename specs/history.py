@@ -190,7 +190,7 @@ class History:
         return [self.messages[m] for m in sorted(self.messages)]
 
     def as_log(self) -> Any:
-        """This history laid out as a :class:`~checker.monitors.log.Log`, the form the
+        """This history laid out as a ``checker.monitors.log.Log``, the form the
         property monitors read (:func:`history_log`)."""
         return history_log(self)
 
@@ -349,8 +349,8 @@ def _causal_chain(h: History, m1: int, m2: int) -> list[str] | None:
 # A spec's history laid out as a log, so that the property monitors read it.
 #
 # A :class:`~specs.history.History` keeps one sequence of events per peer; the monitors
-# (:mod:`checker.monitors`) read one sequence of events, a
-# :class:`~checker.monitors.log.Log`. :func:`history_log` lays a history out as one: a
+# (``checker.monitors``) read one sequence of events, a
+# ``checker.monitors.log.Log``. :func:`history_log` lays a history out as one: a
 # linearization of the peers' logs consistent with happened-before (each peer's program
 # order; a message's send before its deliveries and drops; the k-th signal from p to q
 # before q's k-th receipt of a signal from p), chosen deterministically: peer by peer,
@@ -375,7 +375,7 @@ def _causal_chain(h: History, m1: int, m2: int) -> list[str] | None:
 
 @dataclass
 class HistoryLog(Log):
-    """A :class:`~checker.monitors.log.Log` laid out from a history, with what extending
+    """A ``checker.monitors.log.Log`` laid out from a history, with what extending
     it needs: ``ids`` maps a history message id to its log message index, ``seen[p]``
     counts peer ``p``'s history events laid out, ``outs``/``ins`` count the signals
     laid out per ``(signaller, receiver)`` pair, and ``msg_past[m]`` is message ``m``'s

@@ -32,7 +32,7 @@ from specs.history import History, HistoryLog, history_log
 
 MONITORS: dict[str, type] = {**ALL_MONITORS, "causal": CausalPast}
 """The monitor deciding each library property: :data:`checker.monitors.MONITORS`, but
-``causal`` reads the spec's own causal pasts (:class:`~checker.monitors.spec_past.CausalPast`)."""
+``causal`` reads the spec's own causal pasts (``checker.monitors.spec_past.CausalPast``)."""
 
 
 def _ids(mask: int) -> list[int]:
@@ -93,7 +93,7 @@ def fifo(h: History) -> str | None:
     sent before ``m2`` (a smaller ``seq``) and addressed to ``q`` has already been
     delivered at ``q``, or dropped there with a reason. Violated at the delivery of
     ``m2`` otherwise, whether or not the earlier message is delivered later
-    (:class:`checker.monitors.order.Fifo` decides it)."""
+    (``checker.monitors.order.Fifo`` decides it)."""
     return _sentence(h, Fifo)
 
 
@@ -102,7 +102,7 @@ def causal(h: History) -> str | None:
     past (it happened before ``m2``: program order, deliveries and side-channel signals)
     that is addressed to ``q`` has already been delivered at ``q``, or dropped there with
     a reason. Violated at the delivery of ``m2`` otherwise, whether or not the earlier
-    message is delivered later (:class:`checker.monitors.spec_past.CausalPast` decides
+    message is delivered later (``checker.monitors.spec_past.CausalPast`` decides
     it, with the spec's own causal pasts)."""
     return _sentence(h, CausalPast)
 
@@ -147,14 +147,14 @@ def global_lock(h: History) -> str | None:
     program order, each signal to its receipt, each send to each delivery of its message,
     and for each receiving queue send(m1) -> send(m2) when it consumed m1 and next m2, and
     its last consumed message's send before the send of every message still waiting for
-    it) is acyclic (:class:`checker.monitors.lock.GlobalLock` decides it)."""
+    it) is acyclic (``checker.monitors.lock.GlobalLock`` decides it)."""
     return _sentence(h, GlobalLock)
 
 
 def synchronous(h: History) -> str | None:
     """No crown: "send(m1) happened before the receipt of m2" is acyclic over distinct
     messages, so the run could have happened with every message instantaneous
-    (:class:`checker.monitors.crown.Synchronous` decides it)."""
+    (``checker.monitors.crown.Synchronous`` decides it)."""
     return _sentence(h, Synchronous)
 
 

@@ -128,7 +128,7 @@ class Property:
     the successor's outcome is its parent's, which the engine already has. ``None``
     means any event can.
 
-    A history property may name a ``monitor``: a :class:`checker.monitors.base.Monitor`
+    A history property may name a ``monitor``: a ``checker.monitors.base.Monitor``
     class deciding it event by event on the history laid out as a log (the history's
     ``as_log``/``extend_log``). Engines then feed each state the events its history adds
     to its parent's instead of calling ``check`` on the whole history; ``check`` stays

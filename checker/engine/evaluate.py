@@ -6,7 +6,7 @@ state decides (a violated invariant, a reached ``sometimes`` target, an outstand
 ``eventually`` at a terminal state).
 
 History properties with a :attr:`~checker.api.spec.Property.monitor` (the ordering
-properties) are decided by their monitors (:mod:`checker.monitors`), incrementally: the
+properties) are decided by their monitors (``checker.monitors``), incrementally: the
 evaluator keeps, per history key, the history laid out as a log and the monitors that
 have read it (a :class:`_Entry`); a successor's entry is its parent's with the events
 its history adds appended to a copy of the log and stepped through forks of the
