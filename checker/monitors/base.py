@@ -36,8 +36,11 @@ class Monitor:
     """One property over a growing :class:`~checker.monitors.log.Log`.
 
     Subclasses set :attr:`name`, :attr:`kind` and :attr:`changed_by`, keep their state
-    in ``__slots__`` or plain attributes, and implement :meth:`step` (and :meth:`end`
-    for ``eventually`` properties) and :meth:`fork`.
+    in ``__slots__`` or plain attributes, and implement :meth:`step` or :meth:`run`
+    (each is the other's default: a monitor whose rule reads best as one loop over the
+    events writes :meth:`run`, which keeps its columns in local variables, and gets
+    ``step(i) = run(i, i + 1)``), :meth:`end` for ``eventually`` properties, and
+    :meth:`fork`.
     """
 
     name: ClassVar[str] = ""
@@ -58,15 +61,16 @@ class Monitor:
     def step(self, i: int) -> Violation | None:
         """Event ``i`` was appended to the log (``i`` is one past the last event
         stepped). The violation when event ``i`` first breaks the property, else
-        ``None``."""
-        raise NotImplementedError
+        ``None``. By default, :meth:`run` over that one event."""
+        return self.run(i, i + 1)
 
     def run(self, start: int, end: int) -> Violation | None:
         """Step events ``start`` to ``end - 1`` (``start`` is one past the last event
-        stepped): the first violation among them, else ``None``. The same answer as
-        calling :meth:`step` on each, which is what this does; a monitor whose steps
-        rebuild the prefix may decide a whole recording faster by searching its
-        prefixes instead (``global_lock``)."""
+        stepped): the first violation among them, else ``None``; the same answer as
+        calling :meth:`step` on each, which is what this does by default. A monitor may
+        write its rule here instead, as one loop (``fifo``, ``causal``...), or decide a
+        whole recording faster than step by step (``global_lock`` searches its
+        prefixes)."""
         step = self.step
         for i in range(start, end):
             found = step(i)
