@@ -35,7 +35,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 from checker.monitors.base import Monitor
-from checker.monitors.events import DELIVER, DROP, FAIL, RESTART, SEND
+from checker.monitors.events import DELIVER, DROP, FAIL, RESTART, SEND, SIGNAL_IN, SIGNAL_OUT
 from checker.monitors.log import Log, SignalPairs, signal_sources
 from checker.monitors.violation import Violation
 
@@ -116,15 +116,16 @@ class GlobalLock(Monitor):
         if self.done or start >= end:
             return None
         log = self.log
+        kinds, args, pairs, consumed = log.kind, log.arg, self.pairs, self.consumed
         for i in range(start, end):  # keep the pairing and the consumed messages up to date
-            for _r, _s in self.pairs.step(i):
-                pass
-            k = log.kind[i]
+            k = kinds[i]
             if k == DELIVER or k == DROP:
-                m = log.arg[i]
-                if m >= len(self.consumed):
-                    self.consumed.extend([False] * (m + 1 - len(self.consumed)))
-                self.consumed[m] = True
+                m = args[i]
+                if m >= len(consumed):
+                    consumed.extend([False] * (m + 1 - len(consumed)))
+                consumed[m] = True
+            elif pairs.unit_outs or k == SIGNAL_OUT or k == SIGNAL_IN:
+                pairs.step(i)
         self.stepped = end
         length = _first_violated_length(lambda n: _cyclic(lock_graph(log, n)[0]), start, end, _breaks(log, start, end))
         return None if length is None else self._found(length)
