@@ -11,6 +11,8 @@
   every cross-peer edge (a send before the consumptions that followed it, a signal and
   its receipt as they were) reach the same verdict.
 - ``eventual_delivery`` decides at ``end()`` only, and down peers are excused.
+- A monitor reads a log that grows under it (messages entering the tables as events
+  name them), as the model checker and a harness lay runs out.
 
 The logs are the differential test's random recordings (tests/test_validate_differential.py)
 and the same with crashes and restarts mixed in. The helpers under the monitors (the
@@ -26,7 +28,7 @@ from collections import deque
 import pytest
 
 from checker.monitors import MONITORS, check
-from checker.monitors.events import DELIVER, DROP, FAIL, SIGNAL_IN, SIGNAL_OUT
+from checker.monitors.events import DELIVER, DROP, FAIL, SEND, SIGNAL_IN, SIGNAL_OUT
 from checker.monitors.graph import DynamicOrder
 from checker.monitors.log import SignalPairs, signal_sources
 from checker.validate.jsonl import read_jsonl
@@ -346,3 +348,42 @@ def test_total_forks_keep_their_own_delivery_positions() -> None:
         assert original.step(4) is None and original.step(5) is None and original.end() is None
         found = found or fork.step(5)
         assert found is not None and found.at == (4 if name == "total_prefix" else 5), name
+
+
+def _growing(log: Log):
+    """``log``'s events appended one at a time to a new log, as a model checker or a
+    harness lays out a run: a message enters the tables when an event first names it,
+    and gets its sender, destinations and send when its send is appended. Yields the
+    growing log after each event."""
+    out = Log(log.source, list(log.peers))
+    for i in range(len(log)):
+        k, a = log.kind[i], log.arg[i]
+        if k in (SEND, DELIVER, DROP):
+            while out.messages <= a:
+                out.msg_name.append(log.msg_name[out.messages])
+                out.msg_sender.append(-1)
+                out.msg_seq.append(-1)
+                out.msg_dests.append(())
+                out.msg_send.append(-1)
+            if k == SEND:
+                out.msg_sender[a], out.msg_seq[a] = log.msg_sender[a], log.msg_seq[a]
+                out.msg_dests[a], out.msg_send[a] = log.msg_dests[a], i
+        out.peer.append(log.peer[i])
+        out.kind.append(k)
+        out.arg.append(a)
+        out.line.append(log.line[i])
+        yield out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_monitor_reads_a_log_that_grows_under_it(name: str) -> None:
+    for seed, text in _logs(60):
+        log = _log(text)
+        monitor = None
+        found = None
+        for grown in _growing(log):
+            if monitor is None:
+                monitor = MONITORS[name](grown)
+            found = found or monitor.step(len(grown) - 1)
+        assert monitor is not None
+        assert _at(found or monitor.end()) == _at(check(log, name)), f"seed {seed}"
