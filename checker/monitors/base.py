@@ -14,7 +14,10 @@ Rules of the contract (every monitor keeps them; the tests check them):
 - **Decisions read the past only.** Whether event ``i`` breaks the property depends on
   events ``0..i`` alone, so the verdict on a prefix is the verdict of the run cut there.
   A sentence may mention later events when the log already holds them (a recording is
-  read whole), never a decision.
+  read whole), never a decision. The one wait: a signal received before it was sent is
+  known as such when its line ends (a receipt later on the same line would be its
+  own; :class:`~checker.monitors.log.SignalPairs`), so a monitor that reads it decides
+  at the next line's first event, or at :meth:`Monitor.end`, with ``at`` the signal.
 - **First violation, once.** :meth:`Monitor.step` returns a violation at most once for
   an ``always`` property; afterwards it returns ``None`` (the monitor is done).
 - **Order-independent where the property is.** Two logs that order the same events
@@ -22,6 +25,9 @@ Rules of the contract (every monitor keeps them; the tests check them):
 - **Forkable.** :meth:`Monitor.fork` copies the monitor's state so that two extensions
   of one prefix can be followed apart (the model checker keeps one per state); the
   fork reads the log it is given, which starts with the same events.
+- **Growing logs.** The log may grow under the monitor (events appended, messages
+  entering its tables as events name them); its peers are fixed when the monitor is
+  made.
 """
 
 from __future__ import annotations
@@ -80,8 +86,9 @@ class Monitor:
 
     def end(self) -> Violation | None:
         """The run ends after the events stepped so far. For an ``eventually``
-        property, the violation when what must happen has not; ``None`` for ``always``
-        properties."""
+        property, the violation when what must happen has not; for an ``always``
+        property, the violation its last line still held back (a late signal), else
+        ``None``. A monitor that is to go on stepping afterwards is forked first."""
         return None
 
     def fork(self, log: Log) -> Monitor:
