@@ -362,7 +362,7 @@ def _first_violated_length(check: Callable[[int], bool], start: int, events: int
     ``check`` is monotone over prefix lengths except at the events listed in ``breaks``
     (sorted event indices), after which it may turn false again, and an event of
     ``breaks`` never turns it true by itself. Each stretch between two of them is
-    searched with :func:`first_true`, in order: one pass per stretch, plus the
+    searched with :func:`_first_true`, in order: one pass per stretch, plus the
     galloping search in the first stretch that is violated.
     """
     start += 1
