@@ -127,7 +127,9 @@ class GlobalLock(Monitor):
             elif pairs.unit_outs or k == SIGNAL_OUT or k == SIGNAL_IN:
                 pairs.step(i)
         self.stepped = end
-        length = _first_violated_length(lambda n: _cyclic(lock_graph(log, n)[0]), start, end, _breaks(log, start, end))
+        sources = signal_sources(log)  # the whole recording's pairing, read by every prefix
+        length = _first_violated_length(lambda n: _cyclic(lock_graph(log, n, sources=sources)[0]), start, end,
+                                        _breaks(log, start, end))
         return None if length is None else self._found(length)
 
     def _found(self, length: int) -> Violation:
@@ -141,11 +143,12 @@ class GlobalLock(Monitor):
         return _violation(log, at, cycle, why)
 
 
-def lock_graph(log: Log, end: int, *, reasons: bool = False
+def lock_graph(log: Log, end: int, *, reasons: bool = False, sources: dict[int, int] | None = None
                ) -> tuple[list[list[int]], dict[tuple[int, int], tuple[int, int]]]:
     """The lock graph of the prefix of ``end`` events: successor lists, and with
     ``reasons`` each edge's ``(kind, witness)``: the consuming event behind a QUEUE or
-    WAITING edge (the second consumption, or the last one), else -1."""
+    WAITING edge (the second consumption, or the last one), else -1. ``sources`` is
+    :func:`~checker.monitors.log.signal_sources` of the log, when the caller has it."""
 
     kinds, peers, args, msg_send, dests = log.kind, log.peer, log.arg, log.msg_send, log.msg_dests
     succ: list[list[int]] = [[] for _ in range(end)]
@@ -180,7 +183,7 @@ def lock_graph(log: Log, end: int, *, reasons: bool = False
             down.add(p)
         elif k == RESTART:
             down.discard(p)
-    for y, x in signal_sources(log).items():
+    for y, x in (signal_sources(log) if sources is None else sources).items():
         if x < end and y < end:
             add(x, y, SIGNAL)
     waiting: dict[int, list[int]] = {}  # peer -> messages addressed to it, sent in the prefix
