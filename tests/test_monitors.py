@@ -28,7 +28,7 @@ from collections import deque
 import pytest
 
 from checker.monitors import MONITORS, check
-from checker.monitors.events import DELIVER, DROP, FAIL, SEND, SIGNAL_IN, SIGNAL_OUT
+from checker.monitors.events import DELIVER, DROP, FAIL, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT
 from checker.monitors.graph import DynamicOrder
 from checker.monitors.log import SignalPairs, signal_sources
 from checker.validate.jsonl import read_jsonl
@@ -74,6 +74,19 @@ def test_the_registry_lists_every_property_once_in_report_order() -> None:
     for name, cls in MONITORS.items():
         assert cls.name == name
         assert cls.kind == ("eventually" if name == "eventual_delivery" else "always")
+
+
+def test_a_violation_is_found_at_an_event_of_a_kind_its_monitor_names_in_changed_by() -> None:
+    found = dict.fromkeys(NAMES, 0)
+    for _seed, text in _logs(200):
+        log = _log(text)
+        for name, cls in MONITORS.items():
+            v = check(log, name)
+            if v is None or cls.changed_by is None or cls.kind == "eventually":
+                continue
+            assert KIND_NAMES[log.kind[v.at]] in cls.changed_by, (name, v)
+            found[name] += 1
+    assert all(found[n] for n, cls in MONITORS.items() if cls.changed_by is not None and cls.kind == "always")
 
 
 @pytest.mark.parametrize("name", NAMES)
