@@ -88,7 +88,8 @@ class Monitor:
         """The run ends after the events stepped so far. For an ``eventually``
         property, the violation when what must happen has not; for an ``always``
         property, the violation its last line still held back (a late signal), else
-        ``None``. A monitor that is to go on stepping afterwards is forked first."""
+        ``None``. Leaves the monitor as it was, so that it may go on stepping (a model
+        checker asks at every state)."""
         return None
 
     def fork(self, log: Log) -> Monitor:

@@ -96,14 +96,16 @@ class Integrity(Monitor):
         return None
 
     def end(self) -> Violation | None:
+        """The violation the last line held back, if any (a late signal, or one found
+        on that line); the monitor itself is left as it was."""
         if self.done:
             return None
-        for r, s in self.pairs.flush():
+        pending = self.pending
+        for r, s in self.pairs.copy(self.log).flush():
             if s > r:
-                return self._found(_late_signal(self.log, r, s))
-        if self.pending is not None:
-            return self._found(self.pending)
-        return None
+                late = _late_signal(self.log, r, s)
+                return pending if pending is not None and pending.at < late.at else late
+        return pending
 
     def _found(self, v: Violation) -> Violation:
         if self.pending is not None and self.pending.at < v.at:

@@ -100,14 +100,16 @@ class GlobalLock(Monitor):
         return None
 
     def end(self) -> Violation | None:
+        """The violation a late signal on the last line makes, if any; the monitor
+        itself is left as it was."""
         if self.done:
             return None
-        late = [s for r, s in self.pairs.flush() if s > r]
+        late = [s for r, s in self.pairs.copy(self.log).flush() if s > r]
         if not late:
             return None
         for end in range(min(late) + 1, self.stepped + 1):
             if _cyclic(lock_graph(self.log, end)[0]):
-                return self._found(end)
+                return _explain(self.log, end)
         return None
 
     def run(self, start: int, end: int) -> Violation | None:
@@ -134,13 +136,18 @@ class GlobalLock(Monitor):
 
     def _found(self, length: int) -> Violation:
         self.done = True
-        log = self.log
-        at = length - 1
-        succ, why = lock_graph(log, length, reasons=True)
-        _before, old = lock_graph(log, at, reasons=True)
-        new = [edge for edge in why if edge not in old]
-        cycle = _shortest_cycle(succ, new or list(why))
-        return _violation(log, at, cycle, why)
+        return _explain(self.log, length)
+
+
+def _explain(log: Log, length: int) -> Violation:
+    """The violation of the shortest cyclic prefix, of ``length`` events: a shortest
+    cycle through an edge its last event added."""
+    at = length - 1
+    succ, why = lock_graph(log, length, reasons=True)
+    _before, old = lock_graph(log, at, reasons=True)
+    new = [edge for edge in why if edge not in old]
+    cycle = _shortest_cycle(succ, new or list(why))
+    return _violation(log, at, cycle, why)
 
 
 def lock_graph(log: Log, end: int, *, reasons: bool = False, sources: dict[int, int] | None = None
