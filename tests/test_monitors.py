@@ -4,13 +4,16 @@
   each prefix (the violation stepped so far, else a fork's ``end()``) is the verdict of a
   fresh monitor run on that prefix cut out as a log of its own. Prefixes end at the end
   of a line: a line's events (a one-line signal, an ITF step) come together.
-- **First violation, once**: after a violation, ``step`` returns ``None``.
+- **First violation, once**: after a violation, ``step`` returns ``None``; ``end()``
+  leaves the monitor as it was (a model checker asks at every state, then goes on).
 - **Forkable**: a fork followed on one continuation and the original on another, stepped
   in turns, each reach the verdict of a fresh run on its own log.
 - **Order-independent**: two orders of one log's records that keep each peer's order and
   every cross-peer edge (a send before the consumptions that followed it, a signal and
   its receipt as they were) reach the same verdict.
 - ``eventual_delivery`` decides at ``end()`` only, and down peers are excused.
+- A monitor reads a log that grows under it (messages entering the tables as events
+  name them), as the model checker and a harness lay runs out.
 
 The logs are the differential test's random recordings (tests/test_validate_differential.py)
 and the same with crashes and restarts mixed in. The helpers under the monitors (the
@@ -26,7 +29,7 @@ from collections import deque
 import pytest
 
 from checker.monitors import MONITORS, check
-from checker.monitors.events import DELIVER, DROP, FAIL, SIGNAL_IN, SIGNAL_OUT
+from checker.monitors.events import DELIVER, DROP, FAIL, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT
 from checker.monitors.graph import DynamicOrder
 from checker.monitors.log import SignalPairs, signal_sources
 from checker.validate.jsonl import read_jsonl
@@ -74,10 +77,23 @@ def test_the_registry_lists_every_property_once_in_report_order() -> None:
         assert cls.kind == ("eventually" if name == "eventual_delivery" else "always")
 
 
+def test_a_violation_is_found_at_an_event_of_a_kind_its_monitor_names_in_changed_by() -> None:
+    found = dict.fromkeys(NAMES, 0)
+    for _seed, text in _logs(200):
+        log = _log(text)
+        for name, cls in MONITORS.items():
+            v = check(log, name)
+            if v is None or cls.changed_by is None or cls.kind == "eventually":
+                continue
+            assert KIND_NAMES[log.kind[v.at]] in cls.changed_by, (name, v)
+            found[name] += 1
+    assert all(found[n] for n, cls in MONITORS.items() if cls.changed_by is not None and cls.kind == "always")
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_each_prefix_verdict_is_a_fresh_run_on_that_prefix(name: str) -> None:
-    """Step by step, then at every prefix: the violation so far (or a fork's end())
-    against a fresh monitor on the prefix cut out as a log."""
+    """Step by step, then at every prefix: the violation so far (or end()) against a
+    fresh monitor on the prefix cut out as a log."""
     seen = set()
     for seed, text in _logs(60):
         log = _log(text)
@@ -91,7 +107,9 @@ def test_each_prefix_verdict_is_a_fresh_run_on_that_prefix(name: str) -> None:
             found = v
             if i + 1 < len(log) and log.line[i + 1] == log.line[i]:
                 continue  # a line's events (a one-line signal) arrive together: no prefix ends inside one
-            now = found if found is not None else monitor.fork(log).end()
+            before = _state(monitor)
+            now = found if found is not None else monitor.end()
+            assert _state(monitor) == before, f"seed {seed}: end() changed the monitor"
             prefix, _ = sub_log(log, range(i + 1), all_peers=True)
             fresh = check(prefix, name)
             assert _at(now) == _at(fresh), f"seed {seed}, prefix of {i + 1} events: {now} != {fresh}"
@@ -346,3 +364,42 @@ def test_total_forks_keep_their_own_delivery_positions() -> None:
         assert original.step(4) is None and original.step(5) is None and original.end() is None
         found = found or fork.step(5)
         assert found is not None and found.at == (4 if name == "total_prefix" else 5), name
+
+
+def _growing(log: Log):
+    """``log``'s events appended one at a time to a new log, as a model checker or a
+    harness lays out a run: a message enters the tables when an event first names it,
+    and gets its sender, destinations and send when its send is appended. Yields the
+    growing log after each event."""
+    out = Log(log.source, list(log.peers))
+    for i in range(len(log)):
+        k, a = log.kind[i], log.arg[i]
+        if k in (SEND, DELIVER, DROP):
+            while out.messages <= a:
+                out.msg_name.append(log.msg_name[out.messages])
+                out.msg_sender.append(-1)
+                out.msg_seq.append(-1)
+                out.msg_dests.append(())
+                out.msg_send.append(-1)
+            if k == SEND:
+                out.msg_sender[a], out.msg_seq[a] = log.msg_sender[a], log.msg_seq[a]
+                out.msg_dests[a], out.msg_send[a] = log.msg_dests[a], i
+        out.peer.append(log.peer[i])
+        out.kind.append(k)
+        out.arg.append(a)
+        out.line.append(log.line[i])
+        yield out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_monitor_reads_a_log_that_grows_under_it(name: str) -> None:
+    for seed, text in _logs(60):
+        log = _log(text)
+        monitor = None
+        found = None
+        for grown in _growing(log):
+            if monitor is None:
+                monitor = MONITORS[name](grown)
+            found = found or monitor.step(len(grown) - 1)
+        assert monitor is not None
+        assert _at(found or monitor.end()) == _at(check(log, name)), f"seed {seed}"

@@ -14,7 +14,10 @@ Rules of the contract (every monitor keeps them; the tests check them):
 - **Decisions read the past only.** Whether event ``i`` breaks the property depends on
   events ``0..i`` alone, so the verdict on a prefix is the verdict of the run cut there.
   A sentence may mention later events when the log already holds them (a recording is
-  read whole), never a decision.
+  read whole), never a decision. The one wait: a signal received before it was sent is
+  known as such when its line ends (a receipt later on the same line would be its
+  own; :class:`~checker.monitors.log.SignalPairs`), so a monitor that reads it decides
+  at the next line's first event, or at :meth:`Monitor.end`, with ``at`` the signal.
 - **First violation, once.** :meth:`Monitor.step` returns a violation at most once for
   an ``always`` property; afterwards it returns ``None`` (the monitor is done).
 - **Order-independent where the property is.** Two logs that order the same events
@@ -22,6 +25,9 @@ Rules of the contract (every monitor keeps them; the tests check them):
 - **Forkable.** :meth:`Monitor.fork` copies the monitor's state so that two extensions
   of one prefix can be followed apart (the model checker keeps one per state); the
   fork reads the log it is given, which starts with the same events.
+- **Growing logs.** The log may grow under the monitor (events appended, messages
+  entering its tables as events name them); its peers are fixed when the monitor is
+  made.
 """
 
 from __future__ import annotations
@@ -36,8 +42,11 @@ class Monitor:
     """One property over a growing :class:`~checker.monitors.log.Log`.
 
     Subclasses set :attr:`name`, :attr:`kind` and :attr:`changed_by`, keep their state
-    in ``__slots__`` or plain attributes, and implement :meth:`step` (and :meth:`end`
-    for ``eventually`` properties) and :meth:`fork`.
+    in ``__slots__`` or plain attributes, and implement :meth:`step` or :meth:`run`
+    (each is the other's default: a monitor whose rule reads best as one loop over the
+    events writes :meth:`run`, which keeps its columns in local variables, and gets
+    ``step(i) = run(i, i + 1)``), :meth:`end` for ``eventually`` properties, and
+    :meth:`fork`.
     """
 
     name: ClassVar[str] = ""
@@ -58,15 +67,16 @@ class Monitor:
     def step(self, i: int) -> Violation | None:
         """Event ``i`` was appended to the log (``i`` is one past the last event
         stepped). The violation when event ``i`` first breaks the property, else
-        ``None``."""
-        raise NotImplementedError
+        ``None``. By default, :meth:`run` over that one event."""
+        return self.run(i, i + 1)
 
     def run(self, start: int, end: int) -> Violation | None:
         """Step events ``start`` to ``end - 1`` (``start`` is one past the last event
-        stepped): the first violation among them, else ``None``. The same answer as
-        calling :meth:`step` on each, which is what this does; a monitor whose steps
-        rebuild the prefix may decide a whole recording faster by searching its
-        prefixes instead (``global_lock``)."""
+        stepped): the first violation among them, else ``None``; the same answer as
+        calling :meth:`step` on each, which is what this does by default. A monitor may
+        write its rule here instead, as one loop (``fifo``, ``causal``...), or decide a
+        whole recording faster than step by step (``global_lock`` searches its
+        prefixes)."""
         step = self.step
         for i in range(start, end):
             found = step(i)
@@ -76,8 +86,10 @@ class Monitor:
 
     def end(self) -> Violation | None:
         """The run ends after the events stepped so far. For an ``eventually``
-        property, the violation when what must happen has not; ``None`` for ``always``
-        properties."""
+        property, the violation when what must happen has not; for an ``always``
+        property, the violation its last line still held back (a late signal), else
+        ``None``. Leaves the monitor as it was, so that it may go on stepping (a model
+        checker asks at every state)."""
         return None
 
     def fork(self, log: Log) -> Monitor:

@@ -191,15 +191,14 @@ class Synchronous(Monitor):
             b = self.bound[m] = [0] * n
         assert b is not None
         crown = False
-        graph = self.graph
+        add = self.graph.add
         for s in range(n):
-            if mine[s] <= b[s]:
-                continue
-            b[s] = mine[s]
-            if s == s2:
-                continue
-            crown |= not graph.add(_chain(n, s, b[s] - 1), m)
-        if first and seq2 and not graph.add(_chain(n, s2, seq2 - 1), m):
+            c = mine[s]
+            if c > b[s]:
+                b[s] = c
+                if s != s2 and not add(-1 - ((c - 1) * n + s), m):  # _chain(n, s, c - 1) -> m
+                    crown = True
+        if first and seq2 and not add(_chain(n, s2, seq2 - 1), m):
             crown = True
         # m's own sender s2: an earlier send of s2 whose B reaches past m (m, now delivered,
         # is below its bound), or a later delivered send of s2 below B(m)[s2]: a crown of two

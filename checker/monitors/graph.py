@@ -56,16 +56,21 @@ class DynamicOrder:
     def add(self, x: int, y: int) -> bool:
         """Add the edge ``x -> y`` (adding the nodes as needed); ``False``, and nothing
         added, when ``y`` reaches ``x`` (the edge would close a cycle)."""
-        self.node(x)
-        self.node(y)
         pos = self.pos
-        lo, hi = pos[y], pos[x]
-        if x == y:
-            return False
-        if lo > hi:
+        hi = pos.get(x)
+        if hi is None:
+            self.node(x)
+            hi = pos[x]
+        lo = pos.get(y)
+        if lo is None:
+            self.node(y)
+            lo = pos[y]
+        if lo > hi:  # the edge agrees with the order
             self.succ[x].append(y)
             self.pred[y].append(x)
             return True
+        if x == y:
+            return False
         # forward from y among positions < hi; reaching x is a cycle
         forward = [y]
         seen = {y}

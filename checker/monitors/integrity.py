@@ -53,40 +53,59 @@ class Integrity(Monitor):
         return other
 
     def step(self, i: int) -> Violation | None:
+        return self.run(i, i + 1)
+
+    def run(self, start: int, end: int) -> Violation | None:
         if self.done:
             return None
         log = self.log
-        k = log.kind[i]
-        pairs = self.pairs
-        if self.pending is not None and _unit(log, i) != _unit(log, self.pending.at):
-            # the line of the violation found closes: a signal on it may turn out late
-            for r, s in pairs.step(i):
-                if s > r:
-                    return self._found(_late_signal(log, r, s))
-            return self._found(self.pending)
-        if k == SIGNAL_OUT or k == SIGNAL_IN or pairs.unit_outs:
-            for r, s in pairs.step(i):
-                if s > r:
-                    return self._found(_late_signal(log, r, s))
-        if self.pending is not None or (k != DELIVER and k != DROP):
-            return None
-        found = self._consume(i, k)
-        if found is None:
-            return None
-        if any(pairs.early.get(pair) for pair in pairs.unit_outs):
-            self.pending = found  # a signal earlier on this line may yet turn out late
-            return None
-        return self._found(found)
+        kinds, peers, args, msg_send, dests = log.kind, log.peer, log.arg, log.msg_send, log.msg_dests
+        got, pairs = self.got, self.pairs
+        for i in range(start, end):
+            k = kinds[i]
+            if self.pending is not None:
+                if _unit(log, i) == _unit(log, self.pending.at):
+                    if k == SIGNAL_OUT or k == SIGNAL_IN or pairs.unit_outs:
+                        pairs.step(i)  # the same line: no late pair can form yet
+                    continue
+                # the line of the violation found closes: a signal on it may turn out late
+                for r, s in pairs.step(i):
+                    if s > r:
+                        return self._found(_late_signal(log, r, s))
+                return self._found(self.pending)
+            if k == SIGNAL_OUT or k == SIGNAL_IN or pairs.unit_outs:
+                for r, s in pairs.step(i):
+                    if s > r:
+                        return self._found(_late_signal(log, r, s))
+            if k != DELIVER and k != DROP:
+                continue
+            m, p = args[i], peers[i]
+            sent_at = msg_send[m]
+            if m >= len(got):
+                got.extend([0] * (m + 1 - len(got)))
+            bit = 1 << p
+            if 0 <= sent_at < i and p in dests[m] and not got[m] & bit:
+                got[m] |= bit
+                continue
+            found = self._consume(i, k)
+            assert found is not None
+            if any(pairs.early.get(pair) for pair in pairs.unit_outs):
+                self.pending = found  # a signal earlier on this line may yet turn out late
+                continue
+            return self._found(found)
+        return None
 
     def end(self) -> Violation | None:
+        """The violation the last line held back, if any (a late signal, or one found
+        on that line); the monitor itself is left as it was."""
         if self.done:
             return None
-        for r, s in self.pairs.flush():
+        pending = self.pending
+        for r, s in self.pairs.copy(self.log).flush():
             if s > r:
-                return self._found(_late_signal(self.log, r, s))
-        if self.pending is not None:
-            return self._found(self.pending)
-        return None
+                late = _late_signal(self.log, r, s)
+                return pending if pending is not None and pending.at < late.at else late
+        return pending
 
     def _found(self, v: Violation) -> Violation:
         if self.pending is not None and self.pending.at < v.at:

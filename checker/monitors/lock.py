@@ -35,7 +35,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 from checker.monitors.base import Monitor
-from checker.monitors.events import DELIVER, DROP, FAIL, RESTART, SEND
+from checker.monitors.events import DELIVER, DROP, FAIL, RESTART, SEND, SIGNAL_IN, SIGNAL_OUT
 from checker.monitors.log import Log, SignalPairs, signal_sources
 from checker.monitors.violation import Violation
 
@@ -100,14 +100,16 @@ class GlobalLock(Monitor):
         return None
 
     def end(self) -> Violation | None:
+        """The violation a late signal on the last line makes, if any; the monitor
+        itself is left as it was."""
         if self.done:
             return None
-        late = [s for r, s in self.pairs.flush() if s > r]
+        late = [s for r, s in self.pairs.copy(self.log).flush() if s > r]
         if not late:
             return None
         for end in range(min(late) + 1, self.stepped + 1):
             if _cyclic(lock_graph(self.log, end)[0]):
-                return self._found(end)
+                return _explain(self.log, end)
         return None
 
     def run(self, start: int, end: int) -> Violation | None:
@@ -116,35 +118,44 @@ class GlobalLock(Monitor):
         if self.done or start >= end:
             return None
         log = self.log
+        kinds, args, pairs, consumed = log.kind, log.arg, self.pairs, self.consumed
         for i in range(start, end):  # keep the pairing and the consumed messages up to date
-            for _r, _s in self.pairs.step(i):
-                pass
-            k = log.kind[i]
+            k = kinds[i]
             if k == DELIVER or k == DROP:
-                m = log.arg[i]
-                if m >= len(self.consumed):
-                    self.consumed.extend([False] * (m + 1 - len(self.consumed)))
-                self.consumed[m] = True
+                m = args[i]
+                if m >= len(consumed):
+                    consumed.extend([False] * (m + 1 - len(consumed)))
+                consumed[m] = True
+            elif pairs.unit_outs or k == SIGNAL_OUT or k == SIGNAL_IN:
+                pairs.step(i)
         self.stepped = end
-        length = _first_violated_length(lambda n: _cyclic(lock_graph(log, n)[0]), start, end, _breaks(log, start, end))
+        sources = signal_sources(log)  # the whole recording's pairing, read by every prefix
+        length = _first_violated_length(lambda n: _cyclic(lock_graph(log, n, sources=sources)[0]), start, end,
+                                        _breaks(log, start, end))
         return None if length is None else self._found(length)
 
     def _found(self, length: int) -> Violation:
         self.done = True
-        log = self.log
-        at = length - 1
-        succ, why = lock_graph(log, length, reasons=True)
-        _before, old = lock_graph(log, at, reasons=True)
-        new = [edge for edge in why if edge not in old]
-        cycle = _shortest_cycle(succ, new or list(why))
-        return _violation(log, at, cycle, why)
+        return _explain(self.log, length)
 
 
-def lock_graph(log: Log, end: int, *, reasons: bool = False
+def _explain(log: Log, length: int) -> Violation:
+    """The violation of the shortest cyclic prefix, of ``length`` events: a shortest
+    cycle through an edge its last event added."""
+    at = length - 1
+    succ, why = lock_graph(log, length, reasons=True)
+    _before, old = lock_graph(log, at, reasons=True)
+    new = [edge for edge in why if edge not in old]
+    cycle = _shortest_cycle(succ, new or list(why))
+    return _violation(log, at, cycle, why)
+
+
+def lock_graph(log: Log, end: int, *, reasons: bool = False, sources: dict[int, int] | None = None
                ) -> tuple[list[list[int]], dict[tuple[int, int], tuple[int, int]]]:
     """The lock graph of the prefix of ``end`` events: successor lists, and with
     ``reasons`` each edge's ``(kind, witness)``: the consuming event behind a QUEUE or
-    WAITING edge (the second consumption, or the last one), else -1."""
+    WAITING edge (the second consumption, or the last one), else -1. ``sources`` is
+    :func:`~checker.monitors.log.signal_sources` of the log, when the caller has it."""
 
     kinds, peers, args, msg_send, dests = log.kind, log.peer, log.arg, log.msg_send, log.msg_dests
     succ: list[list[int]] = [[] for _ in range(end)]
@@ -179,7 +190,7 @@ def lock_graph(log: Log, end: int, *, reasons: bool = False
             down.add(p)
         elif k == RESTART:
             down.discard(p)
-    for y, x in signal_sources(log).items():
+    for y, x in (signal_sources(log) if sources is None else sources).items():
         if x < end and y < end:
             add(x, y, SIGNAL)
     waiting: dict[int, list[int]] = {}  # peer -> messages addressed to it, sent in the prefix
@@ -361,7 +372,7 @@ def _first_violated_length(check: Callable[[int], bool], start: int, events: int
     ``check`` is monotone over prefix lengths except at the events listed in ``breaks``
     (sorted event indices), after which it may turn false again, and an event of
     ``breaks`` never turns it true by itself. Each stretch between two of them is
-    searched with :func:`first_true`, in order: one pass per stretch, plus the
+    searched with :func:`_first_true`, in order: one pass per stretch, plus the
     galloping search in the first stretch that is violated.
     """
     start += 1

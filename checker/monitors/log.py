@@ -195,9 +195,12 @@ def signal_sources(log: Log) -> dict[int, int]:
     as :class:`SignalPairs` pairs them event by event. O(events)."""
     pairs = SignalPairs(log)
     out: dict[int, int] = {}
-    for i in range(len(log.kind)):
-        for r, s in pairs.step(i):
-            out[r] = s
+    kinds = log.kind
+    for i in range(len(kinds)):
+        k = kinds[i]
+        if k == SIGNAL_OUT or k == SIGNAL_IN or pairs.unit_outs:  # the others pair nothing
+            for r, s in pairs.step(i):
+                out[r] = s
     for r, s in pairs.flush():
         out[r] = s
     return out

@@ -64,45 +64,49 @@ class Fifo(Monitor):
         return other
 
     def step(self, i: int) -> Violation | None:
+        return self.run(i, i + 1)
+
+    def run(self, start: int, end: int) -> Violation | None:
         if self.done:
             return None
         log = self.log
-        k = log.kind[i]
-        if k == SEND:
-            m = log.arg[i]
-            if m >= len(self.got):
-                _grow(self.got, m, 0)
-            base = log.peer[i] * self.n
-            for d in log.msg_dests[m]:
-                self.lists[base + d].append(m)
-        elif k == DROP:
-            m = log.arg[i]
-            got = self.got
-            if m >= len(got):
-                _grow(got, m, 0)
-            got[m] |= 1 << log.peer[i]
-        elif k == DELIVER:
-            m = log.arg[i]
-            sent_at = log.msg_send[m]
-            if sent_at < 0 or sent_at > i:
-                return None
-            p = log.peer[i]
-            bit = 1 << p
-            got = self.got
-            if m >= len(got):
-                _grow(got, m, 0)
-            got[m] |= bit
-            seq = log.msg_seq
-            key = log.msg_sender[m] * self.n + p
-            lst, j = self.lists[key], self.front[key]
-            while j < len(lst) and got[lst[j]] & bit:
-                j += 1
-            self.front[key] = j
-            if j < len(lst) and seq[lst[j]] < seq[m]:
-                m1 = lst[j]
-                self.done = True
-                return _violation(log, "fifo", i, m1, [log.msg_send[m1], sent_at, i],
-                                  f"{log.msg_name[m1]}, which {log.peers[log.msg_sender[m]]} sent before it")
+        kinds, peers, args = log.kind, log.peer, log.arg
+        dests, sender, seq, msg_send = log.msg_dests, log.msg_sender, log.msg_seq, log.msg_send
+        n, lists, front, got = self.n, self.lists, self.front, self.got
+        for i in range(start, end):
+            k = kinds[i]
+            if k == SEND:
+                m = args[i]
+                if m >= len(got):
+                    _grow(got, m, 0)
+                base = peers[i] * n
+                for d in dests[m]:
+                    lists[base + d].append(m)
+            elif k == DROP:
+                m = args[i]
+                if m >= len(got):
+                    _grow(got, m, 0)
+                got[m] |= 1 << peers[i]
+            elif k == DELIVER:
+                m = args[i]
+                sent_at = msg_send[m]
+                if sent_at < 0 or sent_at > i:
+                    continue
+                p = peers[i]
+                bit = 1 << p
+                if m >= len(got):
+                    _grow(got, m, 0)
+                got[m] |= bit
+                key = sender[m] * n + p
+                lst, j = lists[key], front[key]
+                while j < len(lst) and got[lst[j]] & bit:
+                    j += 1
+                front[key] = j
+                if j < len(lst) and seq[lst[j]] < seq[m]:
+                    m1 = lst[j]
+                    self.done = True
+                    return _violation(log, "fifo", i, m1, [msg_send[m1], sent_at, i],
+                                      f"{log.msg_name[m1]}, which {log.peers[sender[m]]} sent before it")
         return None
 
 
@@ -143,90 +147,87 @@ class Causal(Monitor):
         return other
 
     def step(self, i: int) -> Violation | None:
+        return self.run(i, i + 1)
+
+    def run(self, start: int, end: int) -> Violation | None:
         if self.done:
             return None
         log = self.log
-        k = log.kind[i]
-        p = log.peer[i]
-        n = self.n
-        pairs = self.pairs
-        if k == SIGNAL_OUT or k == SIGNAL_IN or pairs.unit_outs:
-            if k == SIGNAL_OUT:
-                self.signals[i] = self.clock[p][:]
-            for r, s in pairs.step(i):
-                theirs = self.signals.pop(s, None)
-                if r == i and theirs is not None:  # the signal came first: its past joins the receipt's
-                    mine = self.clock[p]
-                    for x in range(n):
-                        if theirs[x] > mine[x]:
-                            mine[x] = theirs[x]
-        if k == SEND:
-            m = log.arg[i]
-            mine = self.clock[p]
-            at_send = self.at_send
-            if m >= len(at_send):
-                _grow(at_send, m, None)
-            at_send[m] = mine[:]
-            mine[p] += 1
-            if m >= len(self.got):
-                _grow(self.got, m, 0)
-            base = p * n
-            for d in log.msg_dests[m]:
-                self.lists[base + d].append(m)
-        elif k == DROP:
-            m = log.arg[i]
-            if m >= len(self.got):
-                _grow(self.got, m, 0)
-            self.got[m] |= 1 << p
-        elif k == DELIVER:
-            return self._deliver(i, p)
-        return None
-
-    def _deliver(self, i: int, p: int) -> Violation | None:
-        log = self.log
-        m = log.arg[i]
-        sent_at = log.msg_send[m]
-        if sent_at < 0 or sent_at > i:
-            return None
-        n = self.n
-        seq = log.msg_seq
-        lists, front = self.lists, self.front
-        bit = 1 << p
-        got = self.got
-        if m >= len(got):
-            _grow(got, m, 0)
-        got[m] |= bit
-        s_m = log.msg_sender[m]
-        key = s_m * n + p
-        lst, j = lists[key], front[key]
-        while j < len(lst) and got[lst[j]] & bit:
-            j += 1
-        front[key] = j
-        past = self.at_send[m]
-        assert past is not None
-        for s in range(n):
-            bound = past[s]
-            if not bound:
-                continue
-            key = s * n + p
-            lst, j = lists[key], front[key]
-            if j < len(lst) and seq[lst[j]] < bound:
-                # the front may be stale (p delivered it out of order): move it on
+        kinds, peers, args = log.kind, log.peer, log.arg
+        dests, sender, seq, msg_send = log.msg_dests, log.msg_sender, log.msg_seq, log.msg_send
+        n, lists, front, got = self.n, self.lists, self.front, self.got
+        clock, at_send, signals, pairs = self.clock, self.at_send, self.signals, self.pairs
+        senders = range(n)
+        for i in range(start, end):
+            k = kinds[i]
+            p = peers[i]
+            if k == SIGNAL_OUT or k == SIGNAL_IN or pairs.unit_outs:
+                if k == SIGNAL_OUT:
+                    signals[i] = clock[p][:]
+                for r, s in pairs.step(i):
+                    theirs = signals.pop(s, None)
+                    if r == i and theirs is not None:  # the signal came first: its past joins the receipt's
+                        mine = clock[p]
+                        for x in senders:
+                            if theirs[x] > mine[x]:
+                                mine[x] = theirs[x]
+            if k == SEND:
+                m = args[i]
+                mine = clock[p]
+                if m >= len(at_send):
+                    _grow(at_send, m, None)
+                if m >= len(got):
+                    _grow(got, m, 0)
+                at_send[m] = mine[:]
+                mine[p] += 1
+                base = p * n
+                for d in dests[m]:
+                    lists[base + d].append(m)
+            elif k == DROP:
+                m = args[i]
+                if m >= len(got):
+                    _grow(got, m, 0)
+                got[m] |= 1 << p
+            elif k == DELIVER:
+                m = args[i]
+                sent_at = msg_send[m]
+                if sent_at < 0 or sent_at > i:
+                    continue
+                bit = 1 << p
+                if m >= len(got):
+                    _grow(got, m, 0)
+                got[m] |= bit
+                s_m = sender[m]
+                key = s_m * n + p
+                lst, j = lists[key], front[key]
                 while j < len(lst) and got[lst[j]] & bit:
                     j += 1
                 front[key] = j
-                if j < len(lst) and seq[lst[j]] < bound:
-                    m1 = lst[j]
-                    self.done = True
-                    path = happened_before(log, log.msg_send[m1], sent_at)
-                    what = f"{log.msg_name[m1]}, which happened before it"
-                    return _violation(log, "causal", i, m1, [*path, i], what)
-        mine = self.clock[p]
-        for s in range(n):
-            if past[s] > mine[s]:
-                mine[s] = past[s]
-        if seq[m] + 1 > mine[s_m]:
-            mine[s_m] = seq[m] + 1
+                past = at_send[m]
+                assert past is not None
+                for s in senders:
+                    bound = past[s]
+                    if not bound:
+                        continue
+                    key = s * n + p
+                    lst, j = lists[key], front[key]
+                    if j < len(lst) and seq[lst[j]] < bound:
+                        # the front may be stale (p delivered it out of order): move it on
+                        while j < len(lst) and got[lst[j]] & bit:
+                            j += 1
+                        front[key] = j
+                        if j < len(lst) and seq[lst[j]] < bound:
+                            m1 = lst[j]
+                            self.done = True
+                            path = happened_before(log, msg_send[m1], sent_at)
+                            what = f"{log.msg_name[m1]}, which happened before it"
+                            return _violation(log, "causal", i, m1, [*path, i], what)
+                mine = clock[p]
+                for s in senders:
+                    if past[s] > mine[s]:
+                        mine[s] = past[s]
+                if seq[m] + 1 > mine[s_m]:
+                    mine[s_m] = seq[m] + 1
         return None
 
 

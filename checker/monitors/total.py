@@ -104,44 +104,63 @@ class Total(_FirstDeliveries):
         return other
 
     def step(self, i: int) -> Violation | None:
+        return self.run(i, i + 1)
+
+    def run(self, start: int, end: int) -> Violation | None:
         if self.done:
             return None
-        m = self._first(i)
-        if m < 0:
-            return None
         log = self.log
-        p = log.peer[i]
-        n = self.n
-        at = self.at
-        if m >= len(at):
-            at.extend([None] * (m + 1 - len(at)))
-        where = at[m]
-        if where is None:
-            at[m] = {p: i}
-            return None
-        latest = self.latest
-        for q, jq in where.items():
-            key = p * n + q
-            best = latest[key]
-            if best is not None and best[0] > jq:
-                self.done = True
-                m1 = best[1]
-                at1 = at[m1]
-                assert at1 is not None
-                ip1 = at1[p]
-                events = sorted({log.msg_send[m1], log.msg_send[m], ip1, i, jq, best[0]})
-                a, b, pn, qn = log.msg_name[m1], log.msg_name[m], log.peers[p], log.peers[q]
-                sentence = (
-                    f"{pn} and {qn} delivered {a} and {b} in different orders: {pn} delivered {a} "
-                    f"({log.at(ip1)}) before {b} ({log.at(i)}), {qn} delivered {b} "
-                    f"({log.at(jq)}) before {a} ({log.at(best[0])})"
-                )
-                return Violation("total", i, sentence, tuple(events), (ip1, i, jq, best[0]))
-            if best is None or jq > best[0]:
-                latest[key] = (jq, m)
-            latest[q * n + p] = (i, m)
-        where[p] = i
+        kinds, peers, args, msg_send = log.kind, log.peer, log.arg, log.msg_send
+        n, got, at, latest = self.n, self.got, self.at, self.latest
+        for i in range(start, end):
+            if kinds[i] != DELIVER:
+                continue
+            m = args[i]
+            s = msg_send[m]
+            if s < 0 or s > i:
+                continue
+            if m >= len(got):
+                got.extend([0] * (m + 1 - len(got)))
+            p = peers[i]
+            bit = 1 << p
+            if got[m] & bit:
+                continue
+            got[m] |= bit  # m's first delivery at p
+            if m >= len(at):
+                at.extend([None] * (m + 1 - len(at)))
+            where = at[m]
+            if where is None:
+                at[m] = {p: i}
+                continue
+            for q, jq in where.items():
+                key = p * n + q
+                best = latest[key]
+                if best is not None and best[0] > jq:
+                    self.done = True
+                    return _disagreement(log, at, p, q, m, i, jq, best)
+                if best is None or jq > best[0]:
+                    latest[key] = (jq, m)
+                latest[q * n + p] = (i, m)
+            where[p] = i
         return None
+
+
+def _disagreement(log: Log, at: list[dict[int, int] | None], p: int, q: int, m: int, i: int, jq: int,
+                  best: tuple[int, int]) -> Violation:
+    """``total``'s violation: p delivers m (event ``i``), which q delivered at ``jq``,
+    after q delivered ``best``'s message at ``best``'s event."""
+    m1 = best[1]
+    at1 = at[m1]
+    assert at1 is not None
+    ip1 = at1[p]
+    events = sorted({log.msg_send[m1], log.msg_send[m], ip1, i, jq, best[0]})
+    a, b, pn, qn = log.msg_name[m1], log.msg_name[m], log.peers[p], log.peers[q]
+    sentence = (
+        f"{pn} and {qn} delivered {a} and {b} in different orders: {pn} delivered {a} "
+        f"({log.at(ip1)}) before {b} ({log.at(i)}), {qn} delivered {b} "
+        f"({log.at(jq)}) before {a} ({log.at(best[0])})"
+    )
+    return Violation("total", i, sentence, tuple(events), (ip1, i, jq, best[0]))
 
 
 class TotalGlobal(_FirstDeliveries):
