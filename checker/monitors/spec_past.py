@@ -12,6 +12,7 @@ does (vector clocks) otherwise.
 
 from __future__ import annotations
 
+from checker.monitors.events import DELIVER, DROP
 from checker.monitors.log import Log
 from checker.monitors.order import Causal, _grow, _violation, happened_before
 from checker.monitors.violation import Violation
@@ -32,9 +33,33 @@ class CausalPast(Causal):
         other.pasts = self.pasts  # type: ignore[attr-defined]
         return other  # type: ignore[return-value]
 
-    def _deliver(self, i: int, p: int) -> Violation | None:
+    def step(self, i: int) -> Violation | None:
+        return self.run(i, i + 1)
+
+    def run(self, start: int, end: int) -> Violation | None:
         if not self.pasts:
-            return super()._deliver(i, p)
+            return super().run(start, end)
+        if self.done:
+            return None
+        log = self.log
+        kinds, peers, args = log.kind, log.peer, log.arg
+        got = self.got
+        for i in range(start, end):
+            k = kinds[i]
+            if k == DROP:
+                m = args[i]
+                if m >= len(got):
+                    _grow(got, m, 0)
+                got[m] |= 1 << peers[i]
+            elif k == DELIVER:
+                found = self._deliver_past(i, peers[i])
+                if found is not None:
+                    return found
+        return None
+
+    def _deliver_past(self, i: int, p: int) -> Violation | None:
+        """A delivery of m2 at ``p``: the first message of m2's past in the spec,
+        addressed to ``p`` and not yet consumed there, breaks ``causal``."""
         log = self.log
         m = log.arg[i]
         sent_at = log.msg_send[m]
