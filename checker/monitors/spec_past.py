@@ -28,6 +28,11 @@ class CausalPast(Causal):
         self.pasts = bool(getattr(log, "spec_pasts", False))
 
     def fork(self, log: Log) -> CausalPast:
+        if self.pasts:  # the pasts are the log's: only the consumed messages are state
+            other = CausalPast.__new__(CausalPast)
+            other.log, other.n, other.done, other.pasts = log, self.n, self.done, True
+            other.got = self.got[:]
+            return other
         other = super().fork(log)
         other.__class__ = CausalPast
         other.pasts = self.pasts  # type: ignore[attr-defined]
