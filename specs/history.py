@@ -21,26 +21,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-# Event kinds, kept in the low three bits of an encoded event.
-SEND = 0  # the peer started sending message ``arg``
-DELIVER = 1  # the peer delivered message ``arg``
-SIGNAL_OUT = 2  # the peer sent a side-channel signal to peer ``arg``
-SIGNAL_IN = 3  # the peer received a side-channel signal from peer ``arg``
-DROP = 4  # the peer dropped message ``arg`` (a reason is recorded beside it)
-FAIL = 5  # the peer crashed; ``arg`` is unused
-RESTART = 6  # the peer came back after a crash; ``arg`` is unused
-
-KIND_NAMES = {
-    SEND: "send",
-    DELIVER: "deliver",
-    SIGNAL_OUT: "signal_out",
-    SIGNAL_IN: "signal_in",
-    DROP: "drop",
-    FAIL: "fail",
-    RESTART: "restart",
-}
+from checker.monitors.events import (  # noqa: F401 - the event kinds, re-exported for specs
+    DELIVER,
+    DROP,
+    FAIL,
+    KIND_NAMES,
+    RESTART,
+    SEND,
+    SIGNAL_IN,
+    SIGNAL_OUT,
+)
+from checker.monitors.log import Log
 
 
 def encode_event(kind: int, arg: int = 0) -> int:
@@ -104,27 +97,6 @@ class MessageMasks:
                 if q < self.peers:
                     to[q] |= bit
         return tuple(to)
-
-    @cached_property
-    def earlier(self) -> dict[int, int]:
-        """Per message, the messages its sender sent before it (a smaller ``seq``)."""
-        by_sender: dict[int, list[tuple[int, int]]] = {}
-        for msg in self.messages.values():
-            by_sender.setdefault(msg.sender, []).append((msg.seq, msg.id))
-        out: dict[int, int] = {}
-        for sent in by_sender.values():
-            sent.sort()
-            mask = 0
-            k = 0
-            while k < len(sent):
-                j = k
-                while j < len(sent) and sent[j][0] == sent[k][0]:  # equal seqs precede neither
-                    out[sent[j][1]] = mask
-                    j += 1
-                for _seq, mid in sent[k:j]:
-                    mask |= 1 << mid
-                k = j
-        return out
 
     @cached_property
     def past(self) -> dict[int, int]:
@@ -216,6 +188,17 @@ class History:
     def sent_messages(self) -> list[Message]:
         """Every message whose send has started, by id."""
         return [self.messages[m] for m in sorted(self.messages)]
+
+    def as_log(self) -> Any:
+        """This history laid out as a ``checker.monitors.log.Log``, the form the
+        property monitors read (:func:`history_log`)."""
+        return history_log(self)
+
+    def extend_log(self, parent: Any) -> Any:
+        """A new log: ``parent`` (the :meth:`as_log` of a history this one extends, or
+        an extension of it) followed by the events this history adds
+        (:func:`extend_log`)."""
+        return extend_log(parent, self)
 
     def happened_before_path(self, m1: int, m2: int) -> list[str] | None:
         """A chain of events showing why ``m1`` is in the causal past of ``m2``.
@@ -359,3 +342,259 @@ def _causal_chain(h: History, m1: int, m2: int) -> list[str] | None:
         if k == 0 or nxt_node is None or hops_peer or (k > 0 and path[k - 1][0] != p):
             phrases.append(event_phrase(h, p, ev))
     return phrases
+
+
+# -- the history as a log ---------------------------------------------------------------
+#
+# A spec's history laid out as a log, so that the property monitors read it.
+#
+# A :class:`~specs.history.History` keeps one sequence of events per peer; the monitors
+# (``checker.monitors``) read one sequence of events, a
+# ``checker.monitors.log.Log``. :func:`history_log` lays a history out as one: a
+# linearization of the peers' logs consistent with happened-before (each peer's program
+# order; a message's send before its deliveries and drops; the k-th signal from p to q
+# before q's k-th receipt of a signal from p), chosen deterministically: peer by peer,
+# each peer's events are laid out as far as their predecessors on other peers allow, and
+# the pass repeats until every event is laid out. When happened-before has a cycle (a
+# delivery before its own send: ``integrity`` reports it), the waiting event of the
+# lowest peer is laid out anyway (the lowest peer waiting with a delivery or drop, if
+# any: the violation then names the message), and the pass goes on.
+#
+# Specs' histories only grow at the ends of the peers' logs from a state to its successor
+# (:meth:`~specs.base.PeerSpec.history_growth`); :func:`extend_log` appends to a parent's
+# log the events a successor's history adds, laid out among themselves the same way, so a
+# model checker feeds its monitors a few events per state instead of a whole history.
+#
+# Message names, senders, sequence numbers and destinations are the history's; each event
+# has its own ``line`` (its index plus one), so signals pair first-in-first-out, as the
+# history pairs them. The log's ``unit`` is empty: a model's history has no lines to cite,
+# and sentences name peers and messages only. ``msg_past`` keeps each message's causal past
+# as the spec computed it (:func:`spec_past`): a spec may know more than the events show
+# (bus1_impl: a user that sees ``BUS1_HANDLE_INVALID`` joins a destruction's past).
+
+
+@dataclass
+class HistoryLog(Log):
+    """A ``checker.monitors.log.Log`` laid out from a history, with what extending
+    it needs: ``ids`` maps a history message id to its log message index, ``seen[p]``
+    counts peer ``p``'s history events laid out, ``outs``/``ins`` count the signals
+    laid out per ``(signaller, receiver)`` pair, and ``msg_past[m]`` is message ``m``'s
+    causal past in the spec, as a bitmask of *history* message ids (0 until sent; see
+    :func:`spec_past` for log indices: ``ids`` maps them)."""
+
+    ids: dict[int, int] = field(default_factory=dict)
+    seen: list[int] = field(default_factory=list)
+    outs: dict[tuple[int, int], int] = field(default_factory=dict)
+    ins: dict[tuple[int, int], int] = field(default_factory=dict)
+    msg_past: list[int] = field(default_factory=list)
+    spec_pasts = True  # the causal monitor reads msg_past (checker.monitors.spec_past)
+
+    def at(self, i: int) -> str:
+        """A history has no lines: the empty string."""
+        return ""
+
+    def where(self, i: int) -> str:
+        """Event ``i`` in words (a history has no place to add)."""
+        return self.describe(i)
+
+    def copy(self, messages: bool = True, signals: bool = True) -> HistoryLog:
+        """An independent copy: the event columns and ``seen`` copied; the message
+        columns and ``ids`` only with ``messages``, the signal counts only with
+        ``signals`` (else shared: the caller appends no new message, no signal); the
+        per-event ``meta`` shared until written (:func:`extend_log` replaces the dict)."""
+        other = object.__new__(HistoryLog)
+        d = self.__dict__
+        o = dict(d)
+        for name in _EVENT_COLUMNS:
+            o[name] = d[name][:]
+        if messages:
+            for name in _MESSAGE_COLUMNS:
+                o[name] = d[name][:]
+            o["ids"] = dict(d["ids"])
+        if signals:
+            o["outs"] = dict(d["outs"])
+            o["ins"] = dict(d["ins"])
+        other.__dict__ = o
+        return other
+
+
+_EVENT_COLUMNS = ("peer", "kind", "arg", "line", "seen")
+_MESSAGE_COLUMNS = ("msg_name", "msg_sender", "msg_seq", "msg_dests", "msg_send", "msg_past")
+
+
+def history_log(h: History, source: str = "history") -> HistoryLog:
+    """The whole history ``h`` as a log (see the comment above for the order); a peer of
+    ``h.failed`` whose log does not end with a ``fail`` gets one at the end."""
+    log = HistoryLog(source, list(h.peers), unit="", fmt="history")
+    log.seen = [0] * len(h.peers)
+    _lay_out(log, h)
+    for p in sorted(h.failed):  # down at the end with no fail in its log: it failed last
+        if not h.logs[p] or h.logs[p][-1].kind != FAIL:
+            _emit(log, h, p, FAIL, 0, h.messages)
+    return log
+
+
+def extend_log(parent: HistoryLog, h: History) -> HistoryLog:
+    """A new log: ``parent`` (left as it is) followed by the events of ``h`` beyond those
+    ``parent`` laid out. ``h`` must extend the history ``parent`` was laid out from:
+    each peer's log with events appended, each appended send a new message, the other
+    messages as they were."""
+    if h.failed:  # a peer down with no fail in its log fails at the end: lay out afresh
+        return history_log(h)
+    messages = signals = False
+    ids = parent.ids
+    for p, events in enumerate(h.logs):
+        for kind, arg in events[parent.seen[p]:]:
+            if kind == SEND or ((kind == DELIVER or kind == DROP) and arg not in ids):
+                messages = True
+            elif kind == SIGNAL_OUT or kind == SIGNAL_IN:
+                signals = True
+    log = parent.copy(messages, signals)
+    _lay_out(log, h)
+    return log
+
+
+def _lay_out(log: HistoryLog, h: History) -> None:
+    """Append the events of ``h`` beyond ``log.seen``, in the deterministic order."""
+    logs = h.logs
+    n = len(logs)
+    pos = log.seen
+    ends = [len(events) for events in logs]
+    left = sum(ends) - sum(pos)
+    if left <= 0:
+        return
+    messages = h.messages
+    ids = log.ids
+    outs, ins = log.outs, log.ins
+    # Signals that exist anywhere in the history, per pair: a receipt waits only for
+    # a signal that will come.
+    signals: dict[tuple[int, int], int] | None = None
+    sends_left: set[int] | None = None
+    while left:
+        moved = False
+        for p in range(n):
+            i, end = pos[p], ends[p]
+            if i >= end:
+                continue
+            events = logs[p]
+            while i < end:
+                kind, arg = events[i]
+                if kind == DELIVER or kind == DROP:
+                    m = ids.get(arg)
+                    if m is None or log.msg_send[m] < 0:
+                        if sends_left is None:
+                            sends_left = _pending_sends(log, h)
+                        if arg in sends_left:
+                            break  # its send is still to come
+                elif kind == SIGNAL_IN:
+                    pair = (arg, p)
+                    if ins.get(pair, 0) >= outs.get(pair, 0):
+                        if signals is None:
+                            signals = _signals(h)
+                        if ins.get(pair, 0) < signals.get(pair, 0):
+                            break  # its signal is still to come
+                _emit(log, h, p, kind, arg, messages)
+                if kind == SEND and sends_left is not None:
+                    sends_left.discard(arg)
+                i += 1
+                left -= 1
+            if i != pos[p]:
+                pos[p] = i
+                moved = True
+        if not moved:  # a cycle: lay out a waiting delivery or drop (else any event) anyway
+            waiting = [q for q in range(n) if pos[q] < ends[q]]
+            p = next((q for q in waiting if logs[q][pos[q]][0] in (DELIVER, DROP)), waiting[0])
+            kind, arg = logs[p][pos[p]]
+            _emit(log, h, p, kind, arg, messages)
+            if kind == SIGNAL_IN and signals is not None:
+                signals[(arg, p)] = 0  # it will not wait again
+            pos[p] += 1
+            left -= 1
+
+
+def _pending_sends(log: HistoryLog, h: History) -> set[int]:
+    """The history message ids whose send event is in ``h`` but not yet laid out."""
+    out = set()
+    for p, events in enumerate(h.logs):
+        for kind, arg in events[log.seen[p]:]:
+            if kind == SEND:
+                out.add(arg)
+    return out
+
+
+def _signals(h: History) -> dict[tuple[int, int], int]:
+    count: dict[tuple[int, int], int] = {}
+    for p, events in enumerate(h.logs):
+        for kind, arg in events:
+            if kind == SIGNAL_OUT:
+                count[(p, arg)] = count.get((p, arg), 0) + 1
+    return count
+
+
+def _message(log: HistoryLog, h: History, mid: int) -> int:
+    """The log index of history message ``mid``, added (as not yet sent) on first sight."""
+    m = log.ids.get(mid)
+    if m is None:
+        m = log.ids[mid] = len(log.msg_name)
+        log.msg_name.append(h.message_label(mid))
+        log.msg_sender.append(-1)
+        log.msg_seq.append(-1)
+        log.msg_dests.append(())
+        log.msg_send.append(-1)
+        log.msg_past.append(0)
+    return m
+
+
+_DESTS: dict[frozenset[int], tuple[int, ...]] = {}
+
+
+def _emit(log: HistoryLog, h: History, p: int, kind: int, arg: int, messages: dict[int, Any]) -> None:
+    i = len(log.kind)
+    if kind == SEND or kind == DELIVER or kind == DROP:
+        m = log.ids.get(arg)
+        if m is None:
+            m = _message(log, h, arg)
+        if kind == SEND:
+            msg = messages.get(arg)
+            log.msg_sender[m] = p
+            log.msg_send[m] = i
+            if msg is not None:
+                log.msg_seq[m] = msg.seq
+                dests = _DESTS.get(msg.dests)
+                if dests is None:
+                    dests = _DESTS[msg.dests] = tuple(sorted(msg.dests))
+                log.msg_dests[m] = dests
+                log.msg_past[m] = msg.past_mask
+            else:
+                log.msg_seq[m] = sum(1 for s in log.msg_sender if s == p) - 1
+        elif kind == DROP:
+            reason = h.drops.get((p, arg))
+            if reason:
+                meta = dict(log.meta)
+                meta[i] = {"reason": reason}
+                log.meta = meta
+        arg = m
+    elif kind == SIGNAL_OUT:
+        log.outs[(p, arg)] = log.outs.get((p, arg), 0) + 1
+    elif kind == SIGNAL_IN:
+        log.ins[(arg, p)] = log.ins.get((arg, p), 0) + 1
+    else:
+        arg = 0
+    log.peer.append(p)
+    log.kind.append(kind)
+    log.arg.append(arg)
+    log.line.append(i + 1)
+
+
+def spec_past(log: HistoryLog, m: int) -> list[int]:
+    """Message ``m``'s causal past in the spec, as log message indices (those laid out)."""
+    mask = log.msg_past[m]
+    ids = log.ids
+    out = []
+    while mask:
+        low = mask & -mask
+        k = ids.get(low.bit_length() - 1)
+        if k is not None:
+            out.append(k)
+        mask ^= low
+    return out

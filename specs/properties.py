@@ -18,10 +18,21 @@ destinations and only after it was sent; the total-order properties read each pe
 
 from __future__ import annotations
 
-import networkx as nx
-
 from checker import Property
-from specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, History, event_graph, event_phrase
+from checker.monitors import MONITORS as ALL_MONITORS
+from checker.monitors.crown import Synchronous
+from checker.monitors.delivery import EventualDelivery
+from checker.monitors.integrity import Integrity
+from checker.monitors.lock import GlobalLock
+from checker.monitors.order import Fifo
+from checker.monitors.spec_past import CausalPast
+from checker.monitors.total import Total, TotalGlobal, TotalPrefix
+from checker.monitors.violation import Violation
+from specs.history import History, HistoryLog, history_log
+
+MONITORS: dict[str, type] = {**ALL_MONITORS, "causal": CausalPast}
+"""The monitor deciding each library property: :data:`checker.monitors.MONITORS`, but
+``causal`` reads the spec's own causal pasts (``checker.monitors.spec_past.CausalPast``)."""
 
 
 def _ids(mask: int) -> list[int]:
@@ -41,67 +52,49 @@ def _and_list(names: list[str]) -> str:
     return f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def _first_undelivered(h: History, need: dict[int, int], to: tuple[int, ...]) -> tuple[int, int, int] | None:
-    """The first delivery, peer by peer in log order, of a message ``m2`` at a peer ``q``
-    while some message of ``need[m2]`` addressed to ``q`` was neither delivered nor
-    dropped at ``q`` before it: ``(q, log index, bitmask of those messages)``."""
-    for q, log in enumerate(h.logs):
-        to_q = to[q]
-        consumed = 0
-        for i, (kind, arg) in enumerate(log):
-            if kind == DELIVER:
-                required = need.get(arg)
-                if required is not None:
-                    missing = required & to_q & ~consumed
-                    if missing:
-                        return q, i, missing
-                consumed |= 1 << arg
-            elif kind == DROP:
-                consumed |= 1 << arg
-    return None
+def first_violation(h: History, prop: str | type) -> tuple[HistoryLog, Violation] | None:
+    """The first violation of property ``prop`` (a name of :data:`MONITORS` or a monitor
+    class) on the history laid out as a log (:func:`~specs.history.history_log`),
+    with that log; ``None`` when the history satisfies it. For an ``eventually``
+    property, what is outstanding at the end."""
+    cls = MONITORS[prop] if isinstance(prop, str) else prop
+    log = history_log(h)
+    monitor = cls(log)
+    found = monitor.run(0, len(log))
+    if found is None:
+        found = monitor.end()
+    return (log, found) if found is not None else None
 
 
-def _later(h: History, q: int, index: int, missing: list[int]) -> str:
-    """What became of ``missing`` at ``q`` after its ``index``-th event, in words."""
-    after = {e.arg: e.kind for e in h.logs[q][index + 1 :] if e.kind in (DELIVER, DROP)}
-    came = [m for m in missing if after.get(m) == DELIVER]
-    if not came:
-        return ""
-    return f" ({h.name(q)} delivered {_and_list([h.messages[m].name for m in came])} only afterwards)"
+def _sentence(h: History, cls: type) -> str | None:
+    found = first_violation(h, cls)
+    return None if found is None else found[1].sentence
 
 
 def premature_delivery(h: History, name: str) -> tuple[int, int, list[int]] | None:
     """For ``fifo`` or ``causal``: the delivery at which the property first breaks, as
-    ``(peer, log index, ids of the predecessors it did not wait for)``, or ``None``
-    when the property holds (reports highlight these)."""
-    if name == "fifo":
-        need = h.masks.earlier
-    elif name == "causal":
-        need = h.masks.past
-    else:
+    ``(peer, index in the peer's log, history ids of the predecessors it did not wait
+    for)``, or ``None`` when the property holds (reports highlight these); read off the
+    monitor's violation."""
+    if name not in ("fifo", "causal"):
         raise ValueError(f"premature_delivery reads fifo or causal, not {name!r}")
-    found = _first_undelivered(h, need, h.masks.addressed)
+    found = first_violation(h, name)
     if found is None:
         return None
-    q, i, mask = found
-    return q, i, _ids(mask)
+    log, v = found
+    q = log.peer[v.at]
+    index = sum(1 for i in range(v.at) if log.peer[i] == q)
+    mid = {m: k for k, m in log.ids.items()}
+    return q, index, [mid[m] for m, peer in v.missing if peer == q and m in mid]
 
 
 def fifo(h: History) -> str | None:
     """FIFO delivery: when a peer ``q`` delivers ``m2``, every message that ``m2``'s sender
     sent before ``m2`` (a smaller ``seq``) and addressed to ``q`` has already been
     delivered at ``q``, or dropped there with a reason. Violated at the delivery of
-    ``m2`` otherwise, whether or not the earlier message is delivered later."""
-    found = premature_delivery(h, "fifo")
-    if found is None:
-        return None
-    q, i, missing = found
-    m2 = h.messages[h.logs[q][i].arg]
-    names = _and_list([h.messages[m].name for m in missing])
-    return (
-        f"peer {h.name(q)} delivered {m2.name} while {names}, which {h.name(m2.sender)} sent before it, "
-        f"had not been delivered{_later(h, q, i, missing)}"
-    )
+    ``m2`` otherwise, whether or not the earlier message is delivered later
+    (``checker.monitors.order.Fifo`` decides it)."""
+    return _sentence(h, Fifo)
 
 
 def causal(h: History) -> str | None:
@@ -109,35 +102,9 @@ def causal(h: History) -> str | None:
     past (it happened before ``m2``: program order, deliveries and side-channel signals)
     that is addressed to ``q`` has already been delivered at ``q``, or dropped there with
     a reason. Violated at the delivery of ``m2`` otherwise, whether or not the earlier
-    message is delivered later."""
-    found = premature_delivery(h, "causal")
-    if found is None:
-        return None
-    q, i, missing = found
-    m2 = h.logs[q][i].arg
-    names = _and_list([h.messages[m].name for m in missing])
-    chain = h.happened_before_path(missing[0], m2)
-    why = f": {', '.join(chain)}" if chain else ""
-    return (
-        f"peer {h.name(q)} delivered {h.messages[m2].name} while {names}, which happened before it, "
-        f"had not been delivered{_later(h, q, i, missing)}{why}"
-    )
-
-
-def delivery_orders(h: History) -> list[list[int]]:
-    """Per peer, the sent messages it delivered, each once, in the order of its first
-    delivery of each (a repeated delivery is :func:`integrity`'s business)."""
-    known = h.messages
-    orders = []
-    for q in range(len(h.peers)):
-        seen: set[int] = set()
-        order = []
-        for m in h.deliveries(q):
-            if m in known and m not in seen:
-                seen.add(m)
-                order.append(m)
-        orders.append(order)
-    return orders
+    message is delivered later (``checker.monitors.spec_past.CausalPast`` decides
+    it, with the spec's own causal pasts)."""
+    return _sentence(h, CausalPast)
 
 
 def total(h: History) -> str | None:
@@ -145,23 +112,7 @@ def total(h: History) -> str | None:
     them in the same order (each peer's first delivery of each counts). Says nothing of
     messages only one of the two delivered, so it allows gaps (:func:`total_prefix`) and
     cycles through three or more peers (:func:`total_global`)."""
-    orders = delivery_orders(h)
-    for p in range(len(orders)):
-        for q in range(p + 1, len(orders)):
-            common = set(orders[p]).intersection(orders[q])
-            if len(common) < 2:
-                continue
-            seq_p = [m for m in orders[p] if m in common]
-            seq_q = [m for m in orders[q] if m in common]
-            for x, y in zip(seq_p, seq_q):
-                if x != y:
-                    mx, my = h.messages[x].name, h.messages[y].name
-                    return (
-                        f"peers {h.name(p)} and {h.name(q)} received {mx} and {my} in "
-                        f"different orders: {h.name(p)} got {mx} first, {h.name(q)} got "
-                        f"{my} first"
-                    )
-    return None
+    return _sentence(h, Total)
 
 
 def total_global(h: History) -> str | None:
@@ -169,40 +120,7 @@ def total_global(h: History) -> str | None:
     peer delivered m1 before m2, first deliveries only) is acyclic, so one sequence of
     all messages agrees with every peer. Stronger than :func:`total`: it also forbids a
     cycle such as a1 -> c1 -> b1 -> a1 spread over three peers, each pair agreeing."""
-    orders = delivery_orders(h)
-    succ: dict[int, list[int]] = {}
-    indegree: dict[int, int] = {}
-    for order in orders:
-        for m in order:
-            indegree.setdefault(m, 0)
-        for m1, m2 in zip(order, order[1:]):
-            succ.setdefault(m1, []).append(m2)
-            indegree[m2] += 1
-    ready = [m for m, d in indegree.items() if not d]
-    removed = 0
-    while ready:
-        m = ready.pop()
-        removed += 1
-        for child in succ.get(m, ()):
-            indegree[child] -= 1
-            if not indegree[child]:
-                ready.append(child)
-    if removed == len(indegree):
-        return None
-    before: dict[int, dict[int, int]] = {}
-    for q, order in enumerate(orders):
-        for k, m1 in enumerate(order):
-            row = before.setdefault(m1, {})
-            for m2 in order[k + 1 :]:
-                row.setdefault(m2, q)
-    cycle = _shortest_cycle(before)
-    assert cycle is not None  # Kahn's algorithm left a node on a cycle
-    names = [h.messages[m].name for m in cycle]
-    steps = [
-        f"{h.name(before[m1][m2])} delivered {h.messages[m1].name} before {h.messages[m2].name}"
-        for m1, m2 in zip(cycle, cycle[1:] + cycle[:1])
-    ]
-    return f"{' -> '.join(names + names[:1])}: {', '.join(steps)}, so no single delivery order fits every peer"
+    return _sentence(h, TotalGlobal)
 
 
 def total_prefix(h: History) -> str | None:
@@ -210,24 +128,7 @@ def total_prefix(h: History) -> str | None:
     in the order each delivered them (first deliveries), form two sequences one of which
     is a prefix of the other. So neither skips a message the other delivered before a
     common later one ("a2 without a1" against "a1 then a2" breaks it)."""
-    orders = delivery_orders(h)
-    msgs = h.messages
-    for p in range(len(orders)):
-        for q in range(p + 1, len(orders)):
-            both = (1 << p) | (1 << q)
-            seq_p = [m for m in orders[p] if msgs[m].dests_mask & both == both]
-            seq_q = [m for m in orders[q] if msgs[m].dests_mask & both == both]
-            for k, (x, y) in enumerate(zip(seq_p, seq_q)):
-                if x != y:
-                    shown_p = ", ".join(msgs[m].name for m in seq_p[: k + 1])
-                    shown_q = ", ".join(msgs[m].name for m in seq_q[: k + 1])
-                    return (
-                        f"peer {h.name(q)} delivered {msgs[y].name} where peer {h.name(p)} delivered "
-                        f"{msgs[x].name} (of the messages addressed to both, {h.name(p)} delivered "
-                        f"{shown_p} and {h.name(q)} delivered {shown_q}), so neither order is a prefix "
-                        f"of the other"
-                    )
-    return None
+    return _sentence(h, TotalPrefix)
 
 
 def integrity(h: History) -> str | None:
@@ -236,427 +137,31 @@ def integrity(h: History) -> str | None:
     consumes a message (delivers or drops it) at most once, and only if addressed to it.
     "After it was sent": the message's send is in its sender's log, and happened-before
     (program order, each send to each delivery or drop of its message, each signal to its
-    receipt) has no cycle, so no delivery precedes its own send."""
-    msgs = h.messages
-    sent = set()
-    for p, log in enumerate(h.logs):
-        for kind, arg in log:
-            if kind == SEND and arg in msgs and msgs[arg].sender == p:
-                sent.add(arg)
-    for q, log in enumerate(h.logs):
-        consumed: dict[int, int] = {}
-        for kind, arg in log:
-            if kind != DELIVER and kind != DROP:
-                continue
-            verb = "delivered" if kind == DELIVER else "dropped"
-            name = h.message_label(arg)
-            if arg not in sent:
-                return f"peer {h.name(q)} {verb} {name}, which was never sent"
-            dests = msgs[arg].dests
-            if q not in dests:
-                to = _and_list([h.name(d) for d in sorted(dests)]) or "no peer"
-                return f"peer {h.name(q)} {verb} {name}, which is addressed to {to} only"
-            if arg in consumed:
-                if consumed[arg] == kind:
-                    return f"peer {h.name(q)} {verb} {name} twice"
-                earlier = "delivering" if consumed[arg] == DELIVER else "dropping"
-                return f"peer {h.name(q)} {verb} {name} after {earlier} it"
-            consumed[arg] = kind
-    if _replays(h, sent):
-        return None
-    cycle = _happened_before_cycle(h, sent)
-    assert cycle is not None  # what cannot be replayed waits on a cycle
-    for k, (p, i) in enumerate(cycle):
-        ev = h.logs[p][i]
-        prev = cycle[k - 1]
-        pe = h.logs[prev[0]][prev[1]]
-        if ev.kind in (DELIVER, DROP) and pe.kind == SEND and pe.arg == ev.arg:
-            path = cycle[k:] + cycle[:k]
-            verb = "delivered" if ev.kind == DELIVER else "dropped"
-            msg = msgs[ev.arg]
-            phrases = ", ".join(event_phrase(h, a, h.logs[a][b]) for a, b in path)
-            if p == msg.sender:
-                return f"peer {h.name(p)} {verb} {msg.name} before sending it: {phrases}"
-            return f"peer {h.name(p)} {verb} {msg.name} before {h.name(msg.sender)} sent it: {phrases}"
-    k = cycle.index(min(cycle))
-    phrases = ", ".join(event_phrase(h, a, h.logs[a][b]) for a, b in cycle[k:] + cycle[:k])
-    return f"a signal is received before it is sent: {phrases}"
-
-
-def _replays(h: History, sent: set[int]) -> bool:
-    """Whether happened-before (as in :func:`_happened_before_cycle`) is acyclic: the logs
-    can be replayed side by side, each event once its predecessors in other logs (the
-    send of a message consumed, the matching signal) have been. Kahn's algorithm with one
-    cursor per peer: linear in practice, no graph built (the hot path)."""
-    logs = h.logs
-    msgs = h.messages
-    outs_total: dict[tuple[int, int], int] = {}
-    for p, log in enumerate(logs):
-        for kind, arg in log:
-            if kind == SIGNAL_OUT:
-                outs_total[(p, arg)] = outs_total.get((p, arg), 0) + 1
-    pos = [0] * len(logs)
-    sends_done: set[int] = set()
-    outs_done: dict[tuple[int, int], int] = {}
-    ins_done: dict[tuple[int, int], int] = {}
-    progress = True
-    while progress:
-        progress = False
-        for p, log in enumerate(logs):
-            i = start = pos[p]
-            n = len(log)
-            while i < n:
-                kind, arg = log[i]
-                if kind == DELIVER or kind == DROP:
-                    if arg in sent and arg not in sends_done:
-                        break
-                elif kind == SEND:
-                    if arg in sent and msgs[arg].sender == p:
-                        sends_done.add(arg)
-                elif kind == SIGNAL_OUT:
-                    outs_done[(p, arg)] = outs_done.get((p, arg), 0) + 1
-                elif kind == SIGNAL_IN:
-                    key = (arg, p)
-                    k = ins_done.get(key, 0)
-                    if k < outs_total.get(key, 0) and k >= outs_done.get(key, 0):
-                        break  # its signal is matched but not sent yet
-                    ins_done[key] = k + 1
-                i += 1
-            if i != start:
-                pos[p] = i
-                progress = True
-    return all(pos[p] == len(log) for p, log in enumerate(logs))
-
-
-def _happened_before_cycle(h: History, sent: set[int]) -> list[tuple[int, int]] | None:
-    """A cycle of events ``(peer, index)`` in happened-before (program order, each sent
-    message's send to each delivery or drop of it, the k-th signal from p to q to the
-    k-th signal q got from p), or ``None`` when it is acyclic (Kahn's algorithm; linear)."""
-    logs = h.logs
-    start = []
-    count = 0
-    for log in logs:
-        start.append(count)
-        count += len(log)
-    preds: list[list[int]] = [[] for _ in range(count)]
-    send_at: dict[int, int] = {}
-    outs: dict[tuple[int, int], list[int]] = {}
-    ins: dict[tuple[int, int], list[int]] = {}
-    for p, log in enumerate(logs):
-        base = start[p]
-        for i, (kind, arg) in enumerate(log):
-            if i:
-                preds[base + i].append(base + i - 1)
-            if kind == SEND and arg in sent and h.messages[arg].sender == p:
-                send_at.setdefault(arg, base + i)
-            elif kind == SIGNAL_OUT:
-                outs.setdefault((p, arg), []).append(base + i)
-            elif kind == SIGNAL_IN:
-                ins.setdefault((arg, p), []).append(base + i)
-    cross = False
-    for p, log in enumerate(logs):
-        base = start[p]
-        for i, (kind, arg) in enumerate(log):
-            if (kind == DELIVER or kind == DROP) and arg in send_at:
-                preds[base + i].append(send_at[arg])
-                cross = True
-    for pair, out_nodes in outs.items():
-        for a, b in zip(out_nodes, ins.get(pair, ())):
-            preds[b].append(a)
-            cross = True
-    if not cross:
-        return None  # program order alone is acyclic
-    succ: list[list[int]] = [[] for _ in range(count)]
-    indegree = [0] * count
-    for node, ps in enumerate(preds):
-        indegree[node] = len(ps)
-        for a in ps:
-            succ[a].append(node)
-    ready = [n for n in range(count) if not indegree[n]]
-    left = count
-    while ready:
-        node = ready.pop()
-        left -= 1
-        for child in succ[node]:
-            indegree[child] -= 1
-            if not indegree[child]:
-                ready.append(child)
-    if not left:
-        return None
-    # Every node Kahn left has a predecessor it left too: walk back until one repeats.
-    node = next(n for n in range(count) if indegree[n])
-    walked: dict[int, int] = {}
-    path = []
-    while node not in walked:
-        walked[node] = len(path)
-        path.append(node)
-        node = next(a for a in preds[node] if indegree[a])
-    loop = path[walked[node] :]
-    loop.reverse()  # predecessors were followed: reverse into happened-before order
-    return [_event_at(start, n) for n in loop]
-
-
-def _event_at(start: list[int], node: int) -> tuple[int, int]:
-    p = _peer_of(start, node)
-    return p, node - start[p]
-
-
-def lock_edges(h: History) -> dict[tuple[int, int], dict[tuple[int, int], str]]:
-    """The edges of DESIGN.md's ``global_lock`` graph, each with the reason it exists.
-
-    Nodes are events ``(peer, index)``: send transactions, deliveries, drops and
-    signals. Edges: each peer's program order; each signal to its receipt; each send to
-    each delivery of its message; and for each receiving queue, send(m1) -> send(m2)
-    when the queue delivered m1 before m2, and every delivered message's send before
-    the send of every message still waiting for that queue.
-    """
-    succ, send_at = event_graph(h)
-    edges: dict[tuple[int, int], dict[tuple[int, int], str]] = {
-        node: dict.fromkeys(children, "order") for node, children in succ.items()
-    }
-    for q in range(len(h.peers)):
-        consumed = [e.arg for e in h.logs[q] if e.kind in (DELIVER, DROP)]
-        for m1, m2 in zip(consumed, consumed[1:]):
-            if m1 in send_at and m2 in send_at and m1 != m2:
-                edges[send_at[m1]].setdefault(send_at[m2], f"queue:{q}")
-        if consumed and q not in h.failed and consumed[-1] in send_at:
-            last = send_at[consumed[-1]]
-            done = set(consumed)
-            for msg in h.messages.values():
-                if q in msg.dests and msg.id not in done and msg.id in send_at:
-                    if send_at[msg.id] != last:
-                        edges[last].setdefault(send_at[msg.id], f"waiting:{q}")
-    return edges
-
-
-def lock_graph(h: History) -> nx.DiGraph:
-    """:func:`lock_edges` as a networkx graph; each edge's reason is its ``why``."""
-    g = nx.DiGraph()
-    for node, children in lock_edges(h).items():
-        g.add_node(node)
-        for child, why in children.items():
-            g.add_edge(node, child, why=why)
-    return g
-
-
-def _lock_acyclic(h: History) -> bool:
-    """Whether :func:`lock_edges`'s graph is acyclic, without building it (the hot path).
-
-    Events are numbered peer by peer; the edges are those of :func:`lock_edges`, the
-    same ones, as integer lists; Kahn's algorithm removes sources until none is left.
-    """
-    logs = h.logs
-    start = []
-    total = 0
-    for log in logs:
-        start.append(total)
-        total += len(log)
-    succ: list[list[int]] = [[] for _ in range(total)]
-    indegree = [0] * total
-    send_at: dict[int, int] = {}
-    outs: dict[tuple[int, int], list[int]] = {}
-    ins: dict[tuple[int, int], list[int]] = {}
-    for p, log in enumerate(logs):
-        base = start[p]
-        for i, (kind, arg) in enumerate(log):
-            node = base + i
-            if i:
-                succ[node - 1].append(node)
-                indegree[node] += 1
-            if kind == SEND:
-                send_at[arg] = node
-            elif kind == SIGNAL_OUT:
-                outs.setdefault((p, arg), []).append(node)
-            elif kind == SIGNAL_IN:
-                ins.setdefault((arg, p), []).append(node)
-    extra: set[tuple[int, int]] = set()  # edges beyond program order, without repeats
-    for p, log in enumerate(logs):
-        base = start[p]
-        consumed = []
-        for i, (kind, arg) in enumerate(log):
-            if kind == DELIVER:
-                if arg in send_at:
-                    extra.add((send_at[arg], base + i))
-                consumed.append(arg)
-            elif kind == DROP:
-                consumed.append(arg)
-        for m1, m2 in zip(consumed, consumed[1:]):
-            if m1 in send_at and m2 in send_at and m1 != m2:
-                extra.add((send_at[m1], send_at[m2]))
-        if consumed and p not in h.failed and consumed[-1] in send_at:
-            last = send_at[consumed[-1]]
-            done = set(consumed)
-            for msg in h.messages.values():
-                if p in msg.dests and msg.id not in done and msg.id in send_at:
-                    extra.add((last, send_at[msg.id]))
-    for pair, out_nodes in outs.items():
-        for a, b in zip(out_nodes, ins.get(pair, ())):
-            extra.add((a, b))
-    for a, b in extra:
-        if b != a + 1 or _peer_of(start, a) != _peer_of(start, b):
-            succ[a].append(b)
-            indegree[b] += 1
-    ready = [n for n in range(total) if not indegree[n]]
-    removed = 0
-    while ready:
-        node = ready.pop()
-        removed += 1
-        for child in succ[node]:
-            indegree[child] -= 1
-            if not indegree[child]:
-                ready.append(child)
-    return removed == total
-
-
-def _peer_of(start: list[int], node: int) -> int:
-    p = len(start) - 1
-    while start[p] > node:
-        p -= 1
-    return p
+    receipt) has no cycle, so no delivery precedes its own send (the history is laid out
+    in happened-before order where it has no cycle, so the log's order tells)."""
+    return _sentence(h, Integrity)
 
 
 def global_lock(h: History) -> str | None:
-    """The run could have happened with one global lock (DESIGN.md's graph is acyclic)."""
-    if _lock_acyclic(h):
-        return None
-    g = lock_graph(h)
-    cycle = nx.find_cycle(g)
-    steps = [_edge_phrase(h, g, u, v) for u, v, *_ in cycle]
-    return "no single global lock can explain this run; it would need " + "; ".join(steps) + ", a cycle"
-
-
-def _edge_phrase(h: History, g: nx.DiGraph, u: tuple[int, int], v: tuple[int, int]) -> str:
-    why = g.edges[u, v]["why"]
-    eu, ev = h.logs[u[0]][u[1]], h.logs[v[0]][v[1]]
-    if why.startswith("queue:") or why.startswith("waiting:"):
-        q = h.name(int(why.split(":")[1]))
-        a, b = h.messages[eu.arg].name, h.messages[ev.arg].name
-        if why.startswith("queue:"):
-            return f"{a} sent before {b} (peer {q} received {a} first)"
-        return f"{a} sent before {b} (peer {q} received {a} and still waits for {b})"
-    pu, pv = h.name(u[0]), h.name(v[0])
-    if eu.kind == SEND and ev.kind in (DELIVER, DROP) and ev.arg == eu.arg:
-        return f"{h.messages[eu.arg].name} sent before {pv} received it"
-    if eu.kind == SIGNAL_OUT and ev.kind == SIGNAL_IN:
-        return f"{pu} signalled {pv}"
-    return f"{_short(h, u[0], eu)} before {_short(h, v[0], ev)}"
-
-
-def _short(h: History, peer: int, ev) -> str:
-    who = h.name(peer)
-    if ev.kind == SEND:
-        return f"{who} sent {h.message_label(ev.arg)}"
-    if ev.kind == DELIVER:
-        return f"{who} received {h.message_label(ev.arg)}"
-    if ev.kind == DROP:
-        return f"{who} dropped {h.message_label(ev.arg)}"
-    if ev.kind == SIGNAL_OUT:
-        return f"{who} signalled {h.name(ev.arg)}"
-    if ev.kind == SIGNAL_IN:
-        return f"{who} got a signal from {h.name(ev.arg)}"
-    return f"{who} event {ev.kind_name}"
-
-
-def crown_edges(h: History) -> dict[int, dict[int, tuple[int, int]]]:
-    """The relation a crown is a cycle of: ``m1 -> m2`` when send(m1) happened before a
-    receipt of ``m2`` (``m1 != m2``), with the delivery event ``(peer, index)`` reached.
-
-    Happened-before is :func:`~specs.history.event_graph`'s: program order, each send to
-    each delivery of its message, and side-channel signals. For a multicast ``m2`` any
-    of its deliveries counts.
-    """
-    succ, send_at = event_graph(h)
-    receipts: dict[tuple[int, int], int] = {}
-    for p, log in enumerate(h.logs):
-        for i, ev in enumerate(log):
-            if ev.kind == DELIVER:
-                receipts[(p, i)] = ev.arg
-    edges: dict[int, dict[int, tuple[int, int]]] = {}
-    for m1, start in sorted(send_at.items()):
-        out: dict[int, tuple[int, int]] = {}
-        seen = {start}
-        todo = [start]
-        while todo:
-            node = todo.pop()
-            m2 = receipts.get(node)
-            if m2 is not None and m2 != m1 and m2 not in out:
-                out[m2] = node
-            for child in succ.get(node, ()):
-                if child not in seen:
-                    seen.add(child)
-                    todo.append(child)
-        edges[m1] = out
-    return edges
+    """The run could have happened with one global lock: DESIGN.md's graph (each peer's
+    program order, each signal to its receipt, each send to each delivery of its message,
+    and for each receiving queue send(m1) -> send(m2) when it consumed m1 and next m2, and
+    its last consumed message's send before the send of every message still waiting for
+    it) is acyclic (``checker.monitors.lock.GlobalLock`` decides it)."""
+    return _sentence(h, GlobalLock)
 
 
 def synchronous(h: History) -> str | None:
     """No crown: "send(m1) happened before the receipt of m2" is acyclic over distinct
-    messages, so the run could have happened with every message instantaneous."""
-    edges = crown_edges(h)
-    cycle = _shortest_cycle(edges)
-    if cycle is None:
-        return None
-    steps = []
-    for m1, m2 in zip(cycle, cycle[1:] + cycle[:1]):
-        p, _i = edges[m1][m2]
-        a, b = h.messages[m1], h.messages[m2]
-        steps.append(f"{h.name(a.sender)} sent {a.name} before {h.name(p)} received {b.name}")
-    names = ", ".join(h.messages[m].name for m in cycle)
-    return (
-        f"messages {names} form a crown, so they cannot all have been instantaneous: "
-        + "; ".join(steps)
-    )
-
-
-def _shortest_cycle(edges: dict[int, dict[int, tuple[int, int]]]) -> list[int] | None:
-    """A shortest cycle of ``edges`` (as its nodes, smallest id first), or ``None``."""
-    best: list[int] | None = None
-    for start in sorted(edges):
-        parent: dict[int, int | None] = {start: None}
-        frontier = [start]
-        found = None
-        while frontier and found is None:
-            nxt = []
-            for node in frontier:
-                for child in sorted(edges.get(node, {})):
-                    if child == start:
-                        found = node
-                        break
-                    if child not in parent and child > start:
-                        parent[child] = node
-                        nxt.append(child)
-                if found is not None:
-                    break
-            frontier = nxt
-        if found is None:
-            continue
-        path = []
-        node: int | None = found
-        while node is not None:
-            path.append(node)
-            node = parent[node]
-        path.reverse()
-        if best is None or len(path) < len(best):
-            best = path
-    return best
+    messages, so the run could have happened with every message instantaneous
+    (``checker.monitors.crown.Synchronous`` decides it)."""
+    return _sentence(h, Synchronous)
 
 
 def eventual_delivery(h: History) -> str | None:
     """What is still undelivered: every message to a live destination must be delivered
     or dropped with a reason. ``None`` once nothing is outstanding."""
-    missing = []
-    for msg in h.sent_messages():
-        for q in sorted(msg.dests):
-            if q in h.failed:
-                continue
-            log = h.logs[q]
-            if not any(e.arg == msg.id and e.kind in (DELIVER, DROP) for e in log):
-                missing.append(f"{msg.name} to {h.name(q)}")
-    if not missing:
-        return None
-    if len(missing) == 1:
-        return f"{missing[0]} is never delivered"
-    return f"{', '.join(missing[:-1])} and {missing[-1]} are never delivered"
+    return _sentence(h, EventualDelivery)
 
 
 # Which appended events can change a verdict (Property.changed_by). fifo, causal and the
@@ -668,29 +173,41 @@ def eventual_delivery(h: History) -> str | None:
 # "waiting" edges to the new send) and so cannot close a cycle; deliveries and drops add
 # queue edges between old nodes.
 _DELIVERIES = ("deliver",)
-FIFO = Property.always("fifo", fifo, over="history", doc=fifo.__doc__ or "", stable=True, changed_by=_DELIVERIES)
-CAUSAL = Property.always("causal", causal, over="history", doc=causal.__doc__ or "", stable=True, changed_by=_DELIVERIES)
+FIFO = Property.always(
+    "fifo", fifo, over="history", doc=fifo.__doc__ or "", stable=True, changed_by=_DELIVERIES, monitor=Fifo,
+)
+CAUSAL = Property.always(
+    "causal", causal, over="history", doc=causal.__doc__ or "", stable=True, changed_by=_DELIVERIES, monitor=CausalPast,
+)
 INTEGRITY = Property.always(
     "integrity", integrity, over="history", doc=integrity.__doc__ or "", stable=True, changed_by=("deliver", "drop"),
+    monitor=Integrity,
 )
-TOTAL = Property.always("total", total, over="history", doc=total.__doc__ or "", stable=True, changed_by=_DELIVERIES)
+TOTAL = Property.always(
+    "total", total, over="history", doc=total.__doc__ or "", stable=True, changed_by=_DELIVERIES, monitor=Total,
+)
 TOTAL_GLOBAL = Property.always(
     "total_global", total_global, over="history", doc=total_global.__doc__ or "", stable=True, changed_by=_DELIVERIES,
+    monitor=TotalGlobal,
 )
 TOTAL_PREFIX = Property.always(
     "total_prefix", total_prefix, over="history", doc=total_prefix.__doc__ or "", stable=True, changed_by=_DELIVERIES,
+    monitor=TotalPrefix,
 )
 GLOBAL_LOCK = Property.always(
     "global_lock", global_lock, over="history", doc=global_lock.__doc__ or "", stable=True,
-    changed_by=("deliver", "drop", "fail", "restart"),
+    changed_by=("deliver", "drop", "fail", "restart"), monitor=GlobalLock,
 )
 EVENTUAL_DELIVERY = Property.eventually(
     "eventual_delivery",
     eventual_delivery,
     over="history",
     doc="every message sent to a live destination is eventually delivered or dropped with a reason",
+    monitor=EventualDelivery,
 )
-SYNCHRONOUS = Property.always("synchronous", synchronous, over="history", doc=synchronous.__doc__ or "")
+SYNCHRONOUS = Property.always(
+    "synchronous", synchronous, over="history", doc=synchronous.__doc__ or "", monitor=Synchronous,
+)
 
 # The always-properties above but synchronous are ``stable``: a history only grows (logs
 # are appended to, messages added), and each violation names events already in it, which
@@ -709,19 +226,16 @@ LIBRARY: tuple[Property, ...] = (
 
 __all__ = [
     "LIBRARY",
+    "MONITORS",
     "causal",
-    "crown_edges",
-    "delivery_orders",
     "eventual_delivery",
     "fifo",
+    "first_violation",
     "global_lock",
     "integrity",
-    "lock_edges",
-    "lock_graph",
     "premature_delivery",
     "synchronous",
     "total",
     "total_global",
     "total_prefix",
-    "SEND",
 ]

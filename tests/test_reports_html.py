@@ -138,7 +138,8 @@ def test_steps_list_only_what_changed(report):
     assert paths["peers.c.delivered"] == ("[]", "[b1]")
     assert "peers.a.queue" not in paths  # unchanged paths are left out
     assert last.hot
-    assert t.explanation.startswith("peer c delivered b1 while a1, which happened before it, had not been delivered")
+    assert t.explanation.startswith("c delivered b1")
+    assert "while a1, which happened before it, had not been delivered" in t.explanation
     assert t.culprits == [f"step {len(t.steps) - 1}: c received b1", "a1 to c: not yet delivered there"]
 
 

@@ -120,10 +120,10 @@ def test_skeen_triangle_is_a_global_cycle_every_pair_agrees_on() -> None:
         h = mutant.history(s)
         assert total(h) is None and total_prefix(h) is None
     h = mutant.history(states[-1])
-    assert total_global(h) == (
-        "a1 -> c1 -> b1 -> a1: b delivered a1 before c1, d delivered c1 before b1, c delivered b1 before a1, "
-        "so no single delivery order fits every peer"
-    )
+    explanation = total_global(h) or ""
+    assert "no single order of a1, c1, b1 explains the peers' deliveries, which form a cycle" in explanation
+    for step in ("b delivered a1", "before c1", "d delivered c1", "before b1", "c delivered b1", "before a1"):
+        assert step in explanation, step
     assert global_lock(h) is not None
     assert total_global(mutant.history(states[-2])) is None  # the last delivery closes the cycle
     # The full algorithm cannot take the mutant's decisive step: c's proposal 5 for a1
@@ -344,9 +344,9 @@ def test_total_order_is_not_fifo_in_skeen() -> None:
     result = run_model("skeen-3-fifo")
     assert result.constants == spec.values
     assert result.properties["fifo"].status == "violated"
-    assert result.properties["fifo"].explanation == (
-        "peer b delivered a2 while a1, which a sent before it, had not been delivered"
-    )
+    explanation = result.properties["fifo"].explanation
+    assert explanation.startswith("b delivered a2")
+    assert "while a1, which a sent before it, had not been delivered" in explanation
 
 
 def test_skeen_ignores_duplicated_copies() -> None:

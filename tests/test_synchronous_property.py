@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specs.properties import LIBRARY, causal, crown_edges, synchronous
-from tests.histories import history, mid
+from specs.properties import LIBRARY, causal, synchronous
+from tests.histories import history
 
 PEERS = "abc"
 
@@ -18,6 +18,12 @@ def test_in_library_last():
     ]
 
 
+def _steps(explanation: str) -> set[str]:
+    """The crown's steps, without the places a recording's sentence would give (a
+    history's log has none: NEED-monitors.md item 6)."""
+    return set(explanation.split(": ", 1)[1].replace(" ()", "").split("; "))
+
+
 def test_request_and_reply_is_synchronous():
     h = history("ab", {"a": ["send a1", "recv b1"], "b": ["recv a1", "send b1"]}, {"a1": "b", "b1": "a"})
     assert synchronous(h) is None
@@ -25,10 +31,9 @@ def test_request_and_reply_is_synchronous():
 
 def test_crossing_messages_are_a_crown_of_two():
     h = history("ab", {"a": ["send a1", "recv b1"], "b": ["send b1", "recv a1"]}, {"a1": "b", "b1": "a"})
-    assert synchronous(h) == (
-        "messages a1, b1 form a crown, so they cannot all have been instantaneous: "
-        "a sent a1 before a received b1; b sent b1 before b received a1"
-    )
+    explanation = synchronous(h) or ""
+    assert "form a crown, so they cannot all have been instantaneous" in explanation
+    assert _steps(explanation) == {"a sent a1 before a received b1", "b sent b1 before b received a1"}
     assert causal(h) is None  # causally ordered, yet not synchronous
 
 
@@ -38,10 +43,14 @@ def test_crown_of_three_is_named_in_cycle_order():
         {"a": ["send a1", "recv c1"], "b": ["send b1", "recv a1"], "c": ["send c1", "recv b1"]},
         {"a1": "b", "b1": "c", "c1": "a"},
     )
-    assert synchronous(h) == (
-        "messages a1, c1, b1 form a crown, so they cannot all have been instantaneous: "
-        "a sent a1 before a received c1; c sent c1 before c received b1; b sent b1 before b received a1"
-    )
+    explanation = synchronous(h) or ""
+    assert "form a crown, so they cannot all have been instantaneous" in explanation
+    steps = explanation.split(": ", 1)[1].replace(" ()", "").split("; ")
+    # in cycle order, from any message: a1 -> c1 -> b1 -> a1
+    k = steps.index("a sent a1 before a received c1")
+    assert steps[k:] + steps[:k] == [
+        "a sent a1 before a received c1", "c sent c1 before c received b1", "b sent b1 before b received a1",
+    ]
     # Any one receipt moved before its peer's send breaks the cycle.
     h2 = history(
         PEERS,
@@ -63,19 +72,15 @@ def test_a_chain_through_a_third_peer_and_a_signal_counts():
         PEERS, {"a": ["send a1", "recv b1"], "b": ["send b1", "sig c"], "c": ["got b", "recv a1"]}, dests
     )
     assert "form a crown" in (synchronous(signalled) or "")
-    edges = crown_edges(signalled)
-    assert mid("a1", PEERS) in edges[mid("b1", PEERS)] and mid("b1", PEERS) in edges[mid("a1", PEERS)]
 
 
 def test_undelivered_messages_add_no_edges():
     h = history("ab", {"a": ["send a1"], "b": ["send b1", "recv a1"]}, {"a1": "b", "b1": "a"})
     assert synchronous(h) is None
-    assert crown_edges(h)[mid("b1", "ab")] == {mid("a1", "ab"): (1, 1)}
 
 
 def test_a_message_is_not_a_crown_with_itself():
     h = history("ab", {"a": ["send a1"], "b": ["recv a1"]}, {"a1": "b"})
-    assert crown_edges(h) == {mid("a1", "ab"): {}}
     assert synchronous(h) is None
 
 

@@ -19,9 +19,9 @@ from validate_oracle import PREFIX_SAFE, violated
 from checker.engine.run import Options, check_model
 from checker.loading.modelfile import load_model
 from checker.loading.registry import builtin_models
+from checker.monitors import check
 from checker.validate.checks import CHECKS, check_log
 from checker.validate.generate import counterexample_logs, synthetic_log, trace_logs, walk
-from checker.validate.integrity import integrity
 from specs import properties
 
 WALKS = 12
@@ -93,7 +93,7 @@ OLD_LIBRARY = not hasattr(properties, "integrity")
 def _label_is_ground_truth(name: str, w) -> bool:
     if not OLD_LIBRARY or name not in ("fifo", "causal"):
         return True
-    return integrity(w.log) is None
+    return check(w.log, "integrity") is None
 
 
 @pytest.mark.parametrize("path", FAULTY, ids=[p.stem for p in FAULTY])

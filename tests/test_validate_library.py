@@ -1,62 +1,41 @@
-"""validate against the property library itself (``specs.properties``): same verdicts.
+"""The monitors (one definition of each property, shared by validate and the model
+checker) against the independent oracle of tests/validate_oracle.py.
 
-validate decides the library's definitions with its own algorithms. Here both are run:
-on random small logs (the library on the history of every prefix of the log) and on
-walks of every built-in model (the library on the spec's own history after every
-step). The verdict, and where a log breaks a property the event (or step) at which it
-first breaks, must agree.
+validate and the property library used to be two codes compared here; both are now the
+monitors of :mod:`checker.monitors`, so each is compared with the oracle, written
+straight from the definitions with no code shared with the monitors:
+
+- on random small logs, validate's first violation (the event) is the oracle's, read on
+  the history of every prefix of the log;
+- on walks of every built-in model, the library's verdict on the spec's own history
+  after every step (the monitors on the history laid out as a log, with the spec's
+  causal pasts) is the oracle's on that history, and validate's first violation on the
+  walk's generated log falls at the step where the oracle's first does.
 """
 
 from __future__ import annotations
 
-import networkx as nx
 import pytest
 from hypothesis import given, settings
-from validate_oracle import PREFIX_SAFE, log_violated, random_logs
+from validate_oracle import PREFIX_SAFE, first_violation, log_violated, random_logs, violated
 
 from checker.loading.modelfile import load_model
 from checker.loading.registry import builtin_models
 from checker.validate.checks import CHECKS, check_log
 from checker.validate.generate import walk
-from checker.validate.log import Log, sub_log, to_history
+from checker.validate.log import Log, causal_pasts, to_history
 from specs import properties
-
-if not hasattr(properties, "integrity"):  # pragma: no cover - until the new definitions land
-    pytest.skip("the property library does not have the prefix-safety definitions yet (issue #15)",
-                allow_module_level=True)
-
-
-def library_violated(name: str, log: Log) -> bool:
-    """The library's check on the log's history; for ``integrity`` also the one rule only
-    a log's order can tell (a signal's receipt after the signal), as validate reads it.
-    ``global_lock`` is decided on the library's own graph (:func:`specs.properties.lock_graph`):
-    the library's sentence for a cycle through a delivery of a message never sent
-    raises KeyError (it names the message from the history's sent messages)."""
-    if name == "global_lock":
-        return not nx.is_directed_acyclic_graph(properties.lock_graph(to_history(log)))
-    found = getattr(properties, name)(to_history(log))
-    if found is not None and found is not False:
-        return True
-    return name == "integrity" and log_violated(name, log)
-
-
-def library_first(log: Log, name: str) -> int | None:
-    for end in range(1, len(log) + 1):
-        prefix, _kept = sub_log(log, range(end), all_peers=True)
-        if library_violated(name, prefix):
-            return end - 1
-    return None
+from specs.history import history_log
 
 
 @settings(max_examples=200, deadline=None)
 @given(random_logs())
-def test_random_logs_match_the_library(log: Log) -> None:
+def test_random_logs_match_the_oracle(log: Log) -> None:
     found = check_log(log, list(CHECKS))
     for name in PREFIX_SAFE:
         v = found[name]
-        assert (None if v is None else v.at) == library_first(log, name), (name, v and v.sentence)
-    library = properties.eventual_delivery(to_history(log))
-    assert (found["eventual_delivery"] is None) == (library is None)
+        assert (None if v is None else v.at) == first_violation(log, name), (name, v and v.sentence)
+    assert (found["eventual_delivery"] is None) == (not log_violated("eventual_delivery", log))
 
 
 def _models() -> list:
@@ -72,34 +51,42 @@ def _models() -> list:
 
 
 MODELS = _models()
+# The oracle reads integrity's "after it was sent" on a log's order only (a history has
+# none): on a history it checks repeats, destinations and sends, so the walks compare
+# integrity where happened-before has no cycle (every built-in model's walks).
 
 
 @pytest.mark.parametrize("path", MODELS, ids=[p.stem for p in MODELS])
-def test_generated_logs_match_the_library(path) -> None:
+def test_model_walks_match_the_oracle(path) -> None:
     model = load_model(path)
     for seed in range(8):
         w = walk(model, 500 + seed, 120)
+        for name in PREFIX_SAFE:
+            check = getattr(properties, name)
+            library = [check(h) is not None for h in w.histories]
+            oracle = [violated(name, h) for h in w.histories]
+            assert library == oracle, (seed, name, library.index(True) if True in library else None)
+        if w.terminal:
+            h = w.histories[-1]
+            assert (properties.eventual_delivery(h) is None) == (not violated("eventual_delivery", h))
         if not w.faithful:
             continue
         found = check_log(w.log, list(CHECKS))
         for name in PREFIX_SAFE:
-            check = getattr(properties, name)
-            first = next((k for k, h in enumerate(w.histories) if check(h) not in (None, False)), None)
+            first = next((k for k, h in enumerate(w.histories) if violated(name, h)), None)
             v = found[name]
             assert (None if v is None else w.step_of_event[v.at]) == first, (seed, name, v and v.sentence)
-        if w.terminal:
-            assert (found["eventual_delivery"] is None) == (properties.eventual_delivery(w.histories[-1]) is None)
 
 
 def test_a_delivery_at_a_non_destination_breaks_fifo_and_causal_too() -> None:
     """docs/reference/properties.md (integrity, "Does not cover"): b delivers a2, which
     is addressed to c only, while a1, which a sent before it and which is addressed to
     b, is not delivered at b yet. integrity, fifo and causal are all violated there, in
-    the library (the model checker's definitions, the reference), in validate and in
+    the library (the model checker's definitions), in validate, in the oracle and in
     the plain reference checker; delivered at a peer that waits for nothing, it breaks
     integrity only."""
     from checker.validate.jsonl import read_jsonl
-    from tests.validate_reference import first_violation
+    from tests.validate_reference import first_violation as reference_first
 
     for waits, expected in ((True, {"fifo": 4, "causal": 4, "integrity": 4}), (False, {"integrity": 4})):
         first = '{"peer": "a", "kind": "send", "msg": "a1", "to": ["b"]}' if waits else \
@@ -116,5 +103,31 @@ def test_a_delivery_at_a_non_destination_breaks_fifo_and_causal_too() -> None:
         for name in ("fifo", "causal", "integrity"):
             want = expected.get(name)
             assert (getattr(properties, name)(history) is not None) == (want is not None), name
+            assert violated(name, history) == (want is not None), name
             assert (found[name].line(log) if found[name] is not None else None) == want, name
-            assert first_violation(text, name) == want, name
+            assert reference_first(text, name) == want, name
+
+
+def test_a_spec_past_beyond_the_events_decides_causal() -> None:
+    """bus1_impl lets a user that sees BUS1_HANDLE_INVALID join a destruction's causal
+    past with no event to record it: the log's clocks miss that past, the spec's has it.
+    The library decides causal with the spec's pasts (checker.monitors.spec_past), as
+    the oracle does, on every state of the model the search meets first."""
+    spec = load_model("models/bus1-impl-life-transfer-invalid.toml").spec
+    frontier, seen, hidden = list(spec.init_states()), set(), 0
+    while frontier and len(seen) < 3000:
+        nxt = []
+        for s in frontier:
+            if s in seen:
+                continue
+            seen.add(s)
+            h = spec.history(s)
+            assert (properties.causal(h) is not None) == violated("causal", h)
+            log = history_log(h)
+            clocks = causal_pasts(log)
+            hidden += any(log.msg_send[m] >= 0 and {log.msg_name[x] for x in clocks[m]}
+                          != {h.messages[x].name for x in h.messages[mid].past}
+                          for mid, m in log.ids.items() if mid in h.messages)
+            nxt.extend(t for _label, t in spec.next_states(s))
+        frontier = nxt
+    assert hidden  # the model does reach histories whose pasts the events do not show

@@ -18,9 +18,9 @@ from click.testing import CliRunner
 from checker.api.errors import InputError
 from checker.cli import main
 from checker.loading.modelfile import load_model
+from checker.monitors import check
 from checker.validate.checks import CHECKS, check_log
 from checker.validate.generate import counterexample_logs, walk
-from checker.validate.integrity import integrity
 from checker.validate.jsonl import write_jsonl
 from checker.validate.log import DELIVER, DROP, FAIL, SEND, SIGNAL_IN, SIGNAL_OUT, Log
 from checker.validate.merge import merge_logs, per_peer_logs
@@ -101,7 +101,7 @@ def test_merged_hand_written_logs(path: Path, tmp_path: Path) -> None:
         with pytest.raises(InputError, match="which none of the merged logs sends"):
             merge_logs([read_log(p) for p in _split(log, tmp_path)])
         return
-    if any(log.msg_send[log.arg[i]] > i for i in consumed) or integrity(log) is not None and any(
+    if any(log.msg_send[log.arg[i]] > i for i in consumed) or check(log, "integrity") is not None and any(
             log.kind[i] == SIGNAL_IN for i in range(len(log))):
         pytest.skip("the log breaks integrity by its cross-peer order alone, which per-process logs do not record")
     merged = merge_logs([read_log(p) for p in _split(log, tmp_path)])

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from validate_oracle import PREFIX_SAFE, first_violation, random_logs, violated
 
-from checker.validate.causal_order import happened_before
+from checker.monitors.order import happened_before
 from checker.validate.checks import CHECKS, check_log
 from checker.validate.log import Log, sub_log, to_history
 from checker.validate.readers import read_log

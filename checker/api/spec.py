@@ -125,6 +125,12 @@ class Property:
     :meth:`Spec.history_growth`) by events of other kinds, the check is not run again:
     the successor's outcome is its parent's, which the engine already has. ``None``
     means any event can.
+
+    A history property may name a ``monitor``: a ``checker.monitors.base.Monitor``
+    class deciding it event by event on the history laid out as a log (the history's
+    ``as_log``/``extend_log``). Engines then feed each state the events its history adds
+    to its parent's instead of calling ``check`` on the whole history; ``check`` stays
+    the same decision for callers that hold a history.
     """
 
     name: str
@@ -135,18 +141,19 @@ class Property:
     stable: bool = False
     reads: tuple[str, ...] | None = None
     changed_by: frozenset[str] | None = None
+    monitor: Any = None
 
     @classmethod
     def always(
         cls, name: str, invariant: Callable[[Any], str | None], *, over: str = "state", doc: str = "", stable: bool = False,
-        reads: tuple[str, ...] | None = None, changed_by: Iterable[str] | None = None,
+        reads: tuple[str, ...] | None = None, changed_by: Iterable[str] | None = None, monitor: Any = None,
     ) -> Property:
         """Holds when ``invariant`` returns ``None`` on every reachable state.
 
         ``invariant`` returns ``None`` when its argument is fine and otherwise a sentence
         saying what is wrong; that sentence becomes the counterexample's explanation.
         """
-        return cls(name, "always", invariant, over, doc, stable, reads, _kinds(changed_by))  # type: ignore[arg-type]
+        return cls(name, "always", invariant, over, doc, stable, reads, _kinds(changed_by), monitor)  # type: ignore[arg-type]
 
     @classmethod
     def sometimes(
@@ -163,7 +170,7 @@ class Property:
     @classmethod
     def eventually(
         cls, name: str, pending: Callable[[Any], str | None], *, over: str = "state", doc: str = "", stable: bool = False,
-        reads: tuple[str, ...] | None = None, changed_by: Iterable[str] | None = None,
+        reads: tuple[str, ...] | None = None, changed_by: Iterable[str] | None = None, monitor: Any = None,
     ) -> Property:
         """Holds when no fair run keeps ``pending`` non-``None`` for ever.
 
@@ -173,7 +180,7 @@ class Property:
         fairly (see :attr:`Spec.fairness`), through states that all have something
         outstanding; the latter is reported as a lasso.
         """
-        return cls(name, "eventually", pending, over, doc, stable, reads, _kinds(changed_by))  # type: ignore[arg-type]
+        return cls(name, "eventually", pending, over, doc, stable, reads, _kinds(changed_by), monitor)  # type: ignore[arg-type]
 
 
 class Spec:

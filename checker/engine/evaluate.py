@@ -4,6 +4,18 @@ Shared by every engine: the local breadth-first search, the Spark engine and ran
 simulation all hand states to an :class:`Evaluator` and get back the properties that a
 state decides (a violated invariant, a reached ``sometimes`` target, an outstanding
 ``eventually`` at a terminal state).
+
+History properties with a :attr:`~checker.api.spec.Property.monitor` (the ordering
+properties) are decided by their monitors (``checker.monitors``), incrementally: the
+evaluator keeps, per history key, the history laid out as a log and the monitors that
+have read it (a :class:`_Entry`); a successor's entry is its parent's with the events
+its history adds appended to a copy of the log and stepped through forks of the
+parent's monitors. When the parent's entry is not at hand (an initial state, another
+process's parent, an entry evicted, Spark), the history is laid out whole and the
+monitors read it from the start. The verdict is the same either way (monitors decide on
+what happened, not on the order the log lists concurrent events in); the sentence of a
+violation is always the one read on the whole history laid out afresh, so it does not
+depend on the path the search took.
 """
 
 from __future__ import annotations
@@ -14,16 +26,45 @@ from typing import Any
 from checker.api.spec import Property, Spec, State
 
 CACHE_LIMIT = 1 << 12
+ENTRY_LIMIT = 1 << 13
+"""How many states' logs and monitors make one generation of the evaluator's entries; it
+keeps two (between one and two generations' worth), and drops the older when the
+current one is full: a breadth-first search needs a state's entry when it expands the
+state, about one level after it met it."""
+
+
+class _Entry:
+    """One history as the monitors have read it: its log, the monitors of the open
+    properties it has not violated (by property name), and the names it violates.
+
+    An entry may be *lazy* (``log`` is ``None``): the history extends its ``parent``
+    entry's by events that cannot change an open verdict (their kinds are outside every
+    open monitored property's ``changed_by``), so it violates what its parent violates;
+    the log and monitors are made (from ``state``'s history) only when a successor
+    needs them."""
+
+    __slots__ = ("log", "monitors", "violated", "parent", "state")
+
+    def __init__(self, log: Any, monitors: dict[str, Any] | None, violated: frozenset[str],
+                 parent: _Entry | None = None, state: State = None) -> None:
+        self.log = log
+        self.monitors = monitors
+        self.violated = violated
+        self.parent = parent
+        self.state = state
 
 
 class Evaluator:
     """Checks the still-undecided properties of a spec on states.
 
     History checks run on ``self.history(state)`` (``spec.history`` unless a caller
-    that keeps histories itself replaces it) and are cached by
-    ``spec.history_key(state)``; a successor whose history key is its parent's (the
-    same object) is not re-checked, since its history is the parent's. Nor is a check
-    re-run on a successor whose history extends its parent's only by events the check's
+    that keeps histories itself replaces it). A successor whose history key is its
+    parent's (the same object) is not re-checked, since its history is the parent's.
+
+    Properties with a monitor are decided through per-key :class:`_Entry` objects (see
+    the module's docstring); the others by their ``check`` on the whole history, cached
+    by ``spec.history_key(state)``, and not re-run on a successor whose history extends
+    its parent's only by events the check's
     :attr:`~checker.api.spec.Property.changed_by` leaves out (:meth:`Spec.history_growth`
     says which were appended): its outcome is the parent's, already reported.
     """
@@ -34,26 +75,45 @@ class Evaluator:
         self.open: set[str] = {p.name for p in props}
         self._cache: dict[Hashable, tuple[tuple[str, str], ...]] = {}
         self._terminal_cache: dict[Hashable, tuple[tuple[str, str], ...]] = {}
+        self._entries: dict[Hashable, _Entry] = {}  # the current generation
+        self._older: dict[Hashable, _Entry] = {}  # the one before
+        self._last_key: Any = None  # the parent key looked up last, and its entry
+        self._last: _Entry | None = None
+        self._sentences: dict[tuple[Hashable, str], str | None] = {}
+        self._logs: bool | None = None  # whether the spec's histories lay out as logs (known on first use)
         self.history = spec.history
         self._growth_memo: dict[frozenset[str], list[Property]] = {}
         self._rebuild()
 
     def _rebuild(self) -> None:
         live = [p for p in self.props if p.name in self.open]
+        monitored = self._logs is not False
         self.state_checks = [p for p in live if p.kind != "eventually" and p.over == "state"]
         self.history_checks = [p for p in live if p.kind != "eventually" and p.over == "history"]
         self.terminal_state = [p for p in live if p.kind == "eventually" and p.over == "state"]
         self.terminal_history = [p for p in live if p.kind == "eventually" and p.over == "history"]
         self.uses_history = bool(self.history_checks or self.terminal_history)
+        self._plain = [p for p in self.history_checks if not (monitored and p.monitor is not None)]
+        self._plain_terminal = [p for p in self.terminal_history if not (monitored and p.monitor is not None)]
+        self._watch = [p for p in self.history_checks if monitored and p.monitor is not None]
+        self._watch_end = [p for p in self.terminal_history if monitored and p.monitor is not None]
+        self._monitor_of = {p.name: p.monitor for p in self._watch}
+        kinds: set[str] | None = set()
+        for p in self._watch:
+            if p.changed_by is None:
+                kinds = None
+                break
+            kinds |= p.changed_by  # type: ignore[operator]
+        self._watch_kinds = None if kinds is None else frozenset(kinds)
         self._growth_memo.clear()
 
     def _checks_for(self, grown: frozenset[str]) -> list[Property]:
-        """The history checks an extension by events of kinds ``grown`` can affect."""
+        """The plain history checks an extension by events of kinds ``grown`` can affect."""
         checks = self._growth_memo.get(grown)
         if checks is None:
-            checks = [p for p in self.history_checks if p.changed_by is None or not grown.isdisjoint(p.changed_by)]
-            if len(checks) == len(self.history_checks):
-                checks = self.history_checks
+            checks = [p for p in self._plain if p.changed_by is None or not grown.isdisjoint(p.changed_by)]
+            if len(checks) == len(self._plain):
+                checks = self._plain
             self._growth_memo[grown] = checks
         return checks
 
@@ -80,10 +140,20 @@ class Evaluator:
             out = p.check(state)
             if out is not None and out is not False:
                 found.append((p.name, _sentence(p, out)))
-        if self.history_checks and (key is None or key is not parent_key):
+        if key is not None and key is parent_key:
+            return found
+        if self._logs is None and (self._watch or self._watch_end):
+            self._logs_known(state)
+        if self._watch:
+            entry = self._entry(state, key, parent_key)
+            if entry.violated:
+                for p in self._watch:
+                    if p.name in entry.violated:
+                        found.append((p.name, self._sentence_of(state, key, p)))
+        if self._plain:
             cached = self._cache.get(key) if key is not None else None
             if cached is None:
-                checks = self.history_checks
+                checks = self._plain
                 grown = self.spec.history_growth(parent_key, key) if parent_key is not None else None
                 if grown is not None:
                     checks = self._checks_for(grown)
@@ -96,7 +166,7 @@ class Evaluator:
                             hits.append((p.name, _sentence(p, out)))
                 cached = tuple(hits)
                 # Only a verdict of every check may stand for the key's history.
-                if key is not None and checks is self.history_checks:
+                if key is not None and checks is self._plain:
                     if len(self._cache) >= CACHE_LIMIT:
                         self._cache.clear()
                     self._cache[key] = cached
@@ -110,12 +180,18 @@ class Evaluator:
             out = p.check(state)
             if out is not None and out is not False:
                 found.append((p.name, _sentence(p, out)))
-        if self.terminal_history:
+        if self._logs is None and self._watch_end:
+            self._logs_known(state)
+        for p in self._watch_end:
+            sentence = self._whole(state, key, p)
+            if sentence is not None:
+                found.append((p.name, sentence))
+        if self._plain_terminal:
             cached = self._terminal_cache.get(key) if key is not None else None
             if cached is None:
                 h = self.history(state)
                 hits = []
-                for p in self.terminal_history:
+                for p in self._plain_terminal:
                     out = p.check(h)
                     if out is not None and out is not False:
                         hits.append((p.name, _sentence(p, out)))
@@ -126,6 +202,113 @@ class Evaluator:
                     self._terminal_cache[key] = cached
             found.extend(hit for hit in cached if hit[0] in self.open)
         return found
+
+    # -- monitors ---------------------------------------------------------------------
+
+    def _logs_known(self, state: State) -> None:
+        """Find out whether the spec's histories lay out as logs; without, the monitored
+        properties are decided by their ``check`` like the others."""
+        self._logs = hasattr(self.history(state), "as_log")
+        self._rebuild()
+
+    def _entry(self, state: State, key: Any, parent_key: Any) -> _Entry:
+        """``state``'s entry: cached, else its parent's extended (lazily when the new
+        events cannot change an open verdict), else built afresh."""
+        entries, older = self._entries, self._older
+        if key is not None:
+            entry = entries.get(key) or older.get(key)
+            if entry is not None:
+                return entry
+        if parent_key is None:
+            parent = None
+        elif parent_key is self._last_key:  # a sibling's parent: found already
+            parent = self._last
+        else:
+            parent = entries.get(parent_key) or older.get(parent_key)
+            self._last_key, self._last = parent_key, parent
+        grown = self.spec.history_growth(parent_key, key) if parent is not None else None
+        if grown is None:
+            log = self.history(state).as_log()
+            monitors = {name: cls(log) for name, cls in self._monitor_of.items()}
+            entry = _Entry(log, monitors, frozenset())
+            self._step(entry, 0)
+        elif self._watch_kinds is not None and grown.isdisjoint(self._watch_kinds):
+            entry = _Entry(None, None, parent.violated, parent, state)  # type: ignore[union-attr]
+        else:
+            entry = self._extend(self._ready(parent), state)  # type: ignore[arg-type]
+        if key is not None:
+            if len(entries) >= ENTRY_LIMIT:  # a generation full: the one before goes
+                self._older, self._entries = entries, {}
+                entries = self._entries
+            entries[key] = entry
+        return entry
+
+    def _extend(self, parent: _Entry, state: State) -> _Entry:
+        """An entry for ``state``, whose history extends ``parent``'s (made)."""
+        log = self.history(state).extend_log(parent.log)
+        open_ = self.open
+        monitors = {name: m.fork(log) for name, m in parent.monitors.items() if name in open_}  # type: ignore[union-attr]
+        entry = _Entry(log, monitors, parent.violated)
+        self._step(entry, len(parent.log))
+        return entry
+
+    def _ready(self, entry: _Entry) -> _Entry:
+        """``entry`` made: a lazy entry (and the lazy entries it extends) gets its log
+        and monitors from the nearest made ancestor."""
+        if entry.log is not None:
+            return entry
+        chain = []
+        e: _Entry | None = entry
+        while e is not None and e.log is None:
+            chain.append(e)
+            e = e.parent
+        assert e is not None  # a lazy entry's ancestors end with a made one
+        for lazy in reversed(chain):
+            made = self._extend(e, lazy.state)
+            lazy.log, lazy.monitors, lazy.violated = made.log, made.monitors, lazy.violated | made.violated
+            lazy.parent = lazy.state = None
+            e = lazy
+        return entry
+
+    def _step(self, entry: _Entry, start: int) -> None:
+        """Step ``entry``'s monitors through its log's events from ``start``; a monitor
+        that finds a violation leaves the entry, its property joins ``violated``."""
+        monitors = entry.monitors
+        end = len(entry.log)
+        if start >= end or not monitors:
+            return
+        if start == 0:  # a whole history: run (a monitor may search its prefixes)
+            broken = [name for name, m in monitors.items() if m.run(start, end) is not None]
+        else:  # a few new events: step (a monitor decides only where an event can break it)
+            broken = [name for name, m in monitors.items() if any(m.step(i) is not None for i in range(start, end))]
+        if broken:
+            for name in broken:
+                del monitors[name]
+            entry.violated = entry.violated | frozenset(broken)
+
+    def _whole(self, state: State, key: Any, p: Property) -> str | None:
+        """``p``'s monitor on ``state``'s whole history laid out afresh: the sentence of
+        its first violation (for an ``eventually`` property, what is outstanding at the
+        end), or ``None``."""
+        memo_key = (key, p.name)
+        if key is not None and memo_key in self._sentences:
+            return self._sentences[memo_key]
+        log = self.history(state).as_log()
+        monitor = p.monitor(log)
+        found = monitor.run(0, len(log))
+        if found is None:
+            found = monitor.end()
+        sentence = found.sentence if found is not None else None
+        if key is not None:
+            if len(self._sentences) >= CACHE_LIMIT:
+                self._sentences.clear()
+            self._sentences[memo_key] = sentence
+        return sentence
+
+    def _sentence_of(self, state: State, key: Any, p: Property) -> str:
+        """The sentence of ``p``'s violation on ``state``'s history, read on the whole
+        history laid out afresh (whatever path the entry was built along)."""
+        return self._whole(state, key, p) or f"{p.name} does not hold"
 
 
 def _sentence(p: Property, out: Any) -> str:

@@ -1,38 +1,28 @@
-"""The properties ``validate`` checks on logs, by name, and running them.
+"""The properties ``validate`` checks on logs, by name: the command line's side of them.
 
-Each check reads a :class:`~checker.validate.log.Log` in time that grows near-linearly
-with it and returns the first :class:`~checker.validate.violation.Violation` or
-``None``. The definitions are the property library's (:mod:`specs.properties`); the
-algorithms are written for logs of millions of events (see each module).
+Each property is decided by its monitor (:mod:`checker.monitors`, the one definition of
+each rule, shared with the model checker); :data:`CHECKS` gives each name a function
+that runs the monitor over a whole :class:`~checker.monitors.log.Log` and returns the
+first :class:`~checker.monitors.violation.Violation` or ``None``. This module adds what
+the command line needs: the default set and the parsing of ``--properties``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from functools import partial
 
-from checker.validate.causal_order import causal, fifo
-from checker.validate.delivery import eventual_delivery
-from checker.validate.global_lock import global_lock
-from checker.validate.integrity import integrity
-from checker.validate.log import Log
-from checker.validate.synchronous import synchronous
-from checker.validate.total_order import total, total_global, total_prefix
-from checker.validate.violation import Violation
+from checker.monitors import MONITORS, check, check_log
+from checker.monitors.log import Log
+from checker.monitors.violation import Violation
+
+__all__ = ["CHECKS", "DEFAULT", "Check", "UnknownProperty", "check_log", "parse_properties"]
 
 Check = Callable[[Log], Violation | None]
 
-CHECKS: dict[str, Check] = {
-    "fifo": fifo,
-    "causal": causal,
-    "integrity": integrity,
-    "total": total,
-    "total_global": total_global,
-    "total_prefix": total_prefix,
-    "global_lock": global_lock,
-    "synchronous": synchronous,
-    "eventual_delivery": eventual_delivery,
-}
-"""Every property ``validate`` knows, in the order reports list them."""
+CHECKS: dict[str, Check] = {name: partial(check, name=name) for name in MONITORS}
+"""Every property ``validate`` knows, in the order reports list them (that of
+:data:`~checker.monitors.MONITORS`): name -> the check of a whole log."""
 
 DEFAULT = ("fifo", "causal", "integrity", "total")
 """What ``validate`` checks when ``--properties`` is not given (and no model is)."""
@@ -57,8 +47,3 @@ def parse_properties(text: str) -> list[str]:
     if not names:
         raise UnknownProperty(f"no property named (known: {', '.join(CHECKS)})")
     return names
-
-
-def check_log(log: Log, props: Sequence[str]) -> dict[str, Violation | None]:
-    """Each property of ``props`` on ``log``: its first violation, or ``None`` if it holds."""
-    return {name: CHECKS[name](log) for name in props}

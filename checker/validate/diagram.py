@@ -9,8 +9,8 @@ counterexample of ``ordercheck check``. Rows are numbered with the log's line nu
 
 from __future__ import annotations
 
+from checker.monitors.violation import Violation
 from checker.validate.log import DELIVER, DROP, NAME_OF_KIND, SEND, SIGNAL_IN, SIGNAL_OUT, Log, sub_log, to_history
-from checker.validate.violation import Violation
 from reports.diagram import Diagram, layout
 from reports.html import environment
 from reports.timeline import Blame, Timeline, TimelineEvent

@@ -1,117 +1,36 @@
-"""A recorded execution in memory: peers, messages and events, in columns.
+"""Building recorded executions (:class:`~checker.monitors.log.Log`) and the helpers
+``validate`` shares: :class:`LogBuilder` (what the readers call per event), the causal
+pasts and :class:`~specs.history.History` of a small log, sub-logs (windows) and the
+nesting count the readers use to refuse hostile documents.
 
-A :class:`Log` holds one recording as parallel lists (one entry per event), so that a
-million-event log costs a few lists of ints rather than a million objects. Events are
-in the log's order, which is the order they happened in: each peer's events in its
-program order, and every send before the deliveries of its message (a log whose
-order breaks the latter is read as it is, and :mod:`~checker.validate.integrity`
-reports the delivery that comes first).
-
-Event kinds are those of :mod:`specs.history` (``SEND``, ``DELIVER``, ``SIGNAL_OUT``,
-``SIGNAL_IN``, ``DROP``, ``FAIL``, ``RESTART``) plus :data:`STEP`, a spec step the
-recording names (used by conformance only). ``arg`` is a message index for sends,
-deliveries and drops, the other peer for signals, an index into ``actions`` for steps.
+The :class:`~checker.monitors.log.Log` itself, the event kinds and the pairing of
+signals live in :mod:`checker.monitors`, which the property monitors read; they are
+re-exported here for the readers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from specs.history import DELIVER, DROP, FAIL, KIND_NAMES, RESTART, SEND, SIGNAL_IN, SIGNAL_OUT, Event, History, Message
-
-STEP = 7
-"""A spec step named by the recording (``{"kind": "step", "action": ...}``)."""
-
-KIND_OF_NAME: dict[str, int] = {name: code for code, name in KIND_NAMES.items()}
-KIND_OF_NAME["step"] = STEP
-NAME_OF_KIND: dict[int, str] = {code: name for name, code in KIND_OF_NAME.items()}
-
-MESSAGE_KINDS = frozenset((SEND, DELIVER, DROP))
-SIGNAL_KINDS = frozenset((SIGNAL_OUT, SIGNAL_IN))
+from checker.monitors.events import (
+    DELIVER,
+    DROP,
+    FAIL,
+    MESSAGE_KINDS,
+    RESTART,
+    SEND,
+    SIGNAL_IN,
+    SIGNAL_KINDS,
+    SIGNAL_OUT,
+)
+from checker.monitors.log import KIND_OF_NAME, NAME_OF_KIND, STEP, Log, signal_sources
+from specs.history import Event, History, Message
 
 __all__ = [
     "DELIVER", "DROP", "FAIL", "RESTART", "SEND", "SIGNAL_IN", "SIGNAL_OUT", "STEP",
     "KIND_OF_NAME", "NAME_OF_KIND", "Log", "LogBuilder", "signal_sources", "to_history",
 ]
-
-
-@dataclass
-class Log:
-    """One recorded execution.
-
-    Per event ``i``: ``peer[i]`` (an index into ``peers``), ``kind[i]``, ``arg[i]`` and
-    ``line[i]``, the line of the source file it was read from (both events of a
-    one-line ``signal`` share it; for an ITF trace, the index of the state it leads
-    to, and ``unit`` is ``"state"``). Per message ``m``: ``msg_name[m]`` (the recording's
-    id), ``msg_sender[m]`` (-1 if it was never sent), ``msg_seq[m]`` (how many
-    messages its sender sent before it), ``msg_dests[m]`` (peer indices, sorted) and
-    ``msg_send[m]`` (the event index of its send, -1 if none). ``meta`` keeps, for the
-    events that carry them, the optional recorded fields (``vc``, ``lamport``,
-    ``time``, ``reason``); ``actions`` the spec steps named by ``STEP`` events. A log
-    merged from several files (:mod:`~checker.validate.merge`) names them in
-    ``sources`` and gives each event's file in ``origin`` (both empty otherwise); its
-    lines are those of the event's own file.
-    """
-
-    source: str
-    peers: list[str]
-    peer: list[int] = field(default_factory=list)
-    kind: list[int] = field(default_factory=list)
-    arg: list[int] = field(default_factory=list)
-    line: list[int] = field(default_factory=list)
-    msg_name: list[str] = field(default_factory=list)
-    msg_sender: list[int] = field(default_factory=list)
-    msg_seq: list[int] = field(default_factory=list)
-    msg_dests: list[tuple[int, ...]] = field(default_factory=list)
-    msg_send: list[int] = field(default_factory=list)
-    meta: dict[int, dict[str, Any]] = field(default_factory=dict)
-    actions: list[Any] = field(default_factory=list)
-    header: dict[str, Any] = field(default_factory=dict)
-    unit: str = "line"
-    fmt: str = "jsonl"
-    sources: list[str] = field(default_factory=list)
-    origin: list[int] = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return len(self.kind)
-
-    @property
-    def messages(self) -> int:
-        """How many distinct message ids the log names."""
-        return len(self.msg_name)
-
-    def describe(self, i: int) -> str:
-        """Event ``i`` in words: ``b received a1``, ``a sent a1 to b,c``..."""
-        who = self.peers[self.peer[i]]
-        k, a = self.kind[i], self.arg[i]
-        if k == SEND:
-            dests = ",".join(self.peers[d] for d in self.msg_dests[a])
-            return f"{who} sent {self.msg_name[a]} to {dests}"
-        if k == DELIVER:
-            return f"{who} received {self.msg_name[a]}"
-        if k == DROP:
-            reason = self.meta.get(i, {}).get("reason")
-            return f"{who} dropped {self.msg_name[a]}" + (f" ({reason})" if reason else "")
-        if k == SIGNAL_OUT:
-            return f"{who} signalled {self.peers[a]}"
-        if k == SIGNAL_IN:
-            return f"{who} got a signal from {self.peers[a]}"
-        if k == STEP:
-            return f"{who} took step {self.actions[a]!r}"
-        return f"{who}: {NAME_OF_KIND[k]}"
-
-    def at(self, i: int) -> str:
-        """Where event ``i`` stands in the source: ``line 12`` (``state 12`` for ITF
-        traces; ``b.jsonl line 12`` in a merged log)."""
-        if self.origin:
-            return f"{self.sources[self.origin[i]]} {self.unit} {self.line[i]}"
-        return f"{self.unit} {self.line[i]}"
-
-    def where(self, i: int) -> str:
-        """Event ``i`` with its place in the source: ``b received a1 (line 12)``."""
-        return f"{self.describe(i)} ({self.at(i)})"
 
 
 class LogBuilder:
@@ -184,54 +103,6 @@ class LogBuilder:
         """Append a spec step named by the recording."""
         self.log.actions.append(action)
         return self.add(peer, STEP, len(self.log.actions) - 1, line, meta)
-
-
-def signal_sources(log: Log) -> dict[int, int]:
-    """Each signal receipt's signal: ``{receipt event: signal event}``.
-
-    The one place signals are paired (every validator reads this). A receipt recorded
-    on the same line as a signal from the same peer to the receiving peer, after it (a
-    one-line ``signal``; in an ITF trace, one step's signal) is that signal's own
-    receipt. The other receipts are paired first-in-first-out with the other signals:
-    the k-th remaining receipt at q of a signal from p with the k-th remaining signal
-    from p to q, whether that signal comes before the receipt in the log or after it
-    (``integrity`` reports the latter). A receipt with no signal left, and a signal
-    never received, are in no pair. Lines count as the same only within one file of
-    a merged log. O(events).
-    """
-    kinds, peers, args, lines = log.kind, log.peer, log.arg, log.line
-    origin = log.origin
-    out: dict[int, int] = {}
-    own: set[int] = set()  # signals received on their own line
-    unit_key: tuple[int, int] | None = None
-    unit_outs: dict[tuple[int, int], list[int]] = {}  # this line's signals not yet received on it
-    for i in range(len(kinds)):
-        k = kinds[i]
-        if k != SIGNAL_OUT and k != SIGNAL_IN:
-            continue
-        key = (origin[i] if origin else 0, lines[i])
-        if key != unit_key:
-            unit_key, unit_outs = key, {}
-        if k == SIGNAL_OUT:
-            unit_outs.setdefault((peers[i], args[i]), []).append(i)
-        else:
-            waiting = unit_outs.get((args[i], peers[i]))
-            if waiting:
-                j = waiting.pop(0)
-                out[i] = j
-                own.add(j)
-    outs: dict[tuple[int, int], list[int]] = {}
-    ins: dict[tuple[int, int], list[int]] = {}
-    for i in range(len(kinds)):
-        k = kinds[i]
-        if k == SIGNAL_OUT and i not in own:
-            outs.setdefault((peers[i], args[i]), []).append(i)
-        elif k == SIGNAL_IN and i not in out:
-            ins.setdefault((args[i], peers[i]), []).append(i)
-    for pair, receipts in ins.items():
-        for r, s in zip(receipts, outs.get(pair, ())):
-            out[r] = s
-    return out
 
 
 def causal_pasts(log: Log) -> list[frozenset[int]]:

@@ -17,11 +17,11 @@ from typing import Any
 from checker.api.errors import InputError
 from checker.api.model import Model
 from checker.loading.modelfile import model_from_dict
-from checker.validate.checks import check_log
+from checker.monitors import check_log
+from checker.monitors.violation import Violation
 from checker.validate.conformance import DEFAULT_BOUND, DEFAULT_MAX_STATES, Conformance, conformance
 from checker.validate.log import Log
 from checker.validate.readers import read_log, read_text
-from checker.validate.violation import Violation
 
 COLUMNS = ("log", "format", "events", "peers", "messages", "property", "status", "line", "explanation", "window", "seconds")
 """The verdict table's columns: one row per (log, property); ``property`` is

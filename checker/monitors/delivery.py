@@ -1,0 +1,77 @@
+"""``eventual_delivery`` as a monitor: at the end of a run, every message reached every
+live destination.
+
+A message counts as reached at a peer that delivered or dropped it; a peer is down when
+its last ``fail`` has no ``restart`` after it. Decided by :meth:`EventualDelivery.end`,
+once the run is over: not prefix-safe (a recording that stops while messages travel
+breaks it), so it is not among ``validate``'s default properties. O(1) per event, and
+one pass over the sends at the end.
+"""
+
+from __future__ import annotations
+
+from checker.monitors.base import Monitor
+from checker.monitors.events import DELIVER, DROP, FAIL, RESTART, SEND
+from checker.monitors.log import Log
+from checker.monitors.violation import Violation
+
+
+class EventualDelivery(Monitor):
+    """``eventual_delivery``: at the end, the first send (in log order) with a
+    destination that neither delivered nor dropped the message and is not down.
+
+    State: per message the peers that consumed it (a bitmask), the peers down (a
+    bitmask), the sends in order and the number of events stepped.
+    """
+
+    name = "eventual_delivery"
+    kind = "eventually"
+    changed_by = frozenset({"send", "deliver", "drop", "fail", "restart"})
+
+    def __init__(self, log: Log) -> None:
+        super().__init__(log)
+        self.done = [0] * log.messages
+        self.down = 0
+        self.sends: list[int] = []
+        self.stepped = 0
+
+    def fork(self, log: Log) -> EventualDelivery:
+        other = EventualDelivery.__new__(EventualDelivery)
+        other.log, other.down, other.stepped = log, self.down, self.stepped
+        other.done = self.done[:]
+        other.sends = self.sends[:]
+        return other
+
+    def step(self, i: int) -> Violation | None:
+        log = self.log
+        k = log.kind[i]
+        self.stepped = i + 1
+        if k == DELIVER or k == DROP:
+            m = log.arg[i]
+            done = self.done
+            if m >= len(done):
+                done.extend([0] * (m + 1 - len(done)))
+            done[m] |= 1 << log.peer[i]
+        elif k == SEND:
+            self.sends.append(i)
+        elif k == FAIL:
+            self.down |= 1 << log.peer[i]
+        elif k == RESTART:
+            self.down &= ~(1 << log.peer[i])
+        return None
+
+    def end(self) -> Violation | None:
+        log = self.log
+        done, down = self.done, self.down
+        last = self.stepped - 1
+        for i in self.sends:
+            m = log.arg[i]
+            for d in log.msg_dests[m]:
+                bit = 1 << d
+                if not (done[m] if m < len(done) else 0) & bit and not down & bit:
+                    sentence = (
+                        f"{log.msg_name[m]} to {log.peers[d]} is never delivered: {log.where(i)}, and the log "
+                        f"ends ({log.at(last)}) without {log.peers[d]} delivering or dropping it"
+                    )
+                    return Violation("eventual_delivery", last, sentence, (i,), (), ((m, d),))
+        return None

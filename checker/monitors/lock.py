@@ -1,0 +1,385 @@
+"""``global_lock`` as a monitor: could the run have happened under one global lock?
+
+The property library's definition (:func:`specs.properties.lock_edges`), read on each
+prefix of the log: the graph whose nodes are the events and whose edges are each
+peer's program order, each signal to its receipt (paired by
+:class:`~checker.monitors.log.SignalPairs`), each send to each delivery of its message,
+and for each receiving peer q, send(m1) -> send(m2) when q consumed (delivered or
+dropped) m1 and next m2, and send(m1) -> send(m) for q's last consumed m1 and every
+message m addressed to q that q has not consumed (unless q is down: its last ``fail``
+has no ``restart`` after it), must be acyclic. A message counts as sent in a prefix
+when its send is in the prefix. :func:`lock_graph` builds that graph for one prefix:
+the one place the rule is written.
+
+**Algorithm.** One prefix is decided by building its graph as integer lists and
+removing sources (Kahn): O(events + destinations still waiting). A new event can close
+a cycle only if it adds an edge between events already there: a delivery or drop (the
+queue and waiting edges of its peer), a restart (its peer's waiting edges come back),
+the send of a message already consumed, or the closing of a line that pairs a signal
+with an earlier receipt. :meth:`GlobalLock.step` decides the prefix again at those
+events only: O(prefix) each, which suits a model checker's histories of tens of events.
+:meth:`GlobalLock.run`, for a whole recording, searches the prefixes instead: growing
+the prefix only adds edges or replaces an edge send(m1) -> send(m) by the path through
+q's later consumptions, so a cycle, once there, stays, except across two kinds of
+events that remove edges: a ``fail`` (its peer's waiting edges go) and a consumption of
+a message not yet sent (it becomes q's last, with no send to start waiting edges from).
+Between those, the shortest violated prefix is found by checking the stretch's last
+prefix (one pass: most logs stop here), then galloping from its start (lengths 1, 2,
+4, ... past it) and bisecting: one pass for a log that holds, O(v log v) more for a
+violation at event v, and one pass more per edge-removing event before it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+
+from checker.monitors.base import Monitor
+from checker.monitors.events import DELIVER, DROP, FAIL, RESTART, SEND, SIGNAL_IN, SIGNAL_OUT
+from checker.monitors.log import Log, SignalPairs, signal_sources
+from checker.monitors.violation import Violation
+
+ORDER, HB, SIGNAL, QUEUE, WAITING = range(5)
+"""The kinds of lock-graph edges (a reason's first field)."""
+
+
+class GlobalLock(Monitor):
+    """``global_lock``: the first event after which the lock graph of the log's prefix
+    has a cycle, shown with a shortest cycle through an edge that event added.
+
+    State: the pairing of signals (to see a line close on a late pair) and, per
+    message, whether a peer consumed it (a send of such a message may close a cycle);
+    the graph itself is rebuilt from the log when an event may have closed a cycle.
+    """
+
+    name = "global_lock"
+    changed_by = None  # a line closing on a late signal pair can be any event
+
+    def __init__(self, log: Log) -> None:
+        super().__init__(log)
+        self.pairs = SignalPairs(log)
+        self.consumed = [False] * log.messages
+        self.stepped = 0
+        self.done = False
+
+    def fork(self, log: Log) -> GlobalLock:
+        other = GlobalLock.__new__(GlobalLock)
+        other.log, other.stepped, other.done = log, self.stepped, self.done
+        other.pairs = self.pairs.copy(log)
+        other.consumed = self.consumed[:]
+        return other
+
+    def step(self, i: int) -> Violation | None:
+        if self.done:
+            return None
+        log = self.log
+        self.stepped = i + 1
+        k = log.kind[i]
+        lo = i  # the shortest prefix that may be newly violated holds events up to lo
+        decide = False
+        for r, s in self.pairs.step(i):
+            if s > r:  # a late pair: its edge is in every prefix holding the signal
+                lo = min(lo, s)
+                decide = True
+        if k == DELIVER or k == DROP:
+            m = log.arg[i]
+            if m >= len(self.consumed):
+                self.consumed.extend([False] * (m + 1 - len(self.consumed)))
+            self.consumed[m] = True
+            decide = True
+        elif k == RESTART:
+            decide = True
+        elif k == SEND:
+            m = log.arg[i]
+            decide = decide or (m < len(self.consumed) and self.consumed[m])
+        if not decide:
+            return None
+        for end in range(lo + 1, i + 2):
+            if _cyclic(lock_graph(log, end)[0]):
+                return self._found(end)
+        return None
+
+    def end(self) -> Violation | None:
+        """The violation a late signal on the last line makes, if any; the monitor
+        itself is left as it was."""
+        if self.done:
+            return None
+        late = [s for r, s in self.pairs.copy(self.log).flush() if s > r]
+        if not late:
+            return None
+        for end in range(min(late) + 1, self.stepped + 1):
+            if _cyclic(lock_graph(self.log, end)[0]):
+                return _explain(self.log, end)
+        return None
+
+    def run(self, start: int, end: int) -> Violation | None:
+        """Events ``start`` to ``end - 1``, decided by searching the prefixes: the same
+        answer as stepping them one by one."""
+        if self.done or start >= end:
+            return None
+        log = self.log
+        kinds, args, pairs, consumed = log.kind, log.arg, self.pairs, self.consumed
+        for i in range(start, end):  # keep the pairing and the consumed messages up to date
+            k = kinds[i]
+            if k == DELIVER or k == DROP:
+                m = args[i]
+                if m >= len(consumed):
+                    consumed.extend([False] * (m + 1 - len(consumed)))
+                consumed[m] = True
+            elif pairs.unit_outs or k == SIGNAL_OUT or k == SIGNAL_IN:
+                pairs.step(i)
+        self.stepped = end
+        sources = signal_sources(log)  # the whole recording's pairing, read by every prefix
+        length = _first_violated_length(lambda n: _cyclic(lock_graph(log, n, sources=sources)[0]), start, end,
+                                        _breaks(log, start, end))
+        return None if length is None else self._found(length)
+
+    def _found(self, length: int) -> Violation:
+        self.done = True
+        return _explain(self.log, length)
+
+
+def _explain(log: Log, length: int) -> Violation:
+    """The violation of the shortest cyclic prefix, of ``length`` events: a shortest
+    cycle through an edge its last event added."""
+    at = length - 1
+    succ, why = lock_graph(log, length, reasons=True)
+    _before, old = lock_graph(log, at, reasons=True)
+    new = [edge for edge in why if edge not in old]
+    cycle = _shortest_cycle(succ, new or list(why))
+    return _violation(log, at, cycle, why)
+
+
+def lock_graph(log: Log, end: int, *, reasons: bool = False, sources: dict[int, int] | None = None
+               ) -> tuple[list[list[int]], dict[tuple[int, int], tuple[int, int]]]:
+    """The lock graph of the prefix of ``end`` events: successor lists, and with
+    ``reasons`` each edge's ``(kind, witness)``: the consuming event behind a QUEUE or
+    WAITING edge (the second consumption, or the last one), else -1. ``sources`` is
+    :func:`~checker.monitors.log.signal_sources` of the log, when the caller has it."""
+
+    kinds, peers, args, msg_send, dests = log.kind, log.peer, log.arg, log.msg_send, log.msg_dests
+    succ: list[list[int]] = [[] for _ in range(end)]
+    why: dict[tuple[int, int], tuple[int, int]] = {}
+    last: dict[int, int] = {}
+    consumed: dict[int, list[tuple[int, int]]] = {}  # peer -> (message, event)
+    down: set[int] = set()
+    sent_msgs: list[int] = []
+
+    def add(a: int, b: int, kind: int, witness: int = -1) -> None:
+        if reasons:
+            if (a, b) in why:
+                return
+            why[(a, b)] = (kind, witness)
+        succ[a].append(b)
+
+    for i in range(end):
+        p, k, a = peers[i], kinds[i], args[i]
+        before = last.get(p)
+        if before is not None:
+            add(before, i, ORDER)
+        last[p] = i
+        if k == SEND:
+            if msg_send[a] == i:
+                sent_msgs.append(a)
+        elif k == DELIVER or k == DROP:
+            s = msg_send[a]
+            if k == DELIVER and 0 <= s < end:
+                add(s, i, HB)
+            consumed.setdefault(p, []).append((a, i))
+        elif k == FAIL:
+            down.add(p)
+        elif k == RESTART:
+            down.discard(p)
+    for y, x in (signal_sources(log) if sources is None else sources).items():
+        if x < end and y < end:
+            add(x, y, SIGNAL)
+    waiting: dict[int, list[int]] = {}  # peer -> messages addressed to it, sent in the prefix
+    for m in sent_msgs:
+        for d in dests[m]:
+            waiting.setdefault(d, []).append(m)
+    for q, seq in consumed.items():
+        for (m1, _e1), (m2, e2) in zip(seq, seq[1:]):
+            s1, s2 = msg_send[m1], msg_send[m2]
+            if m1 != m2 and 0 <= s1 < end and 0 <= s2 < end:
+                add(s1, s2, QUEUE, e2)
+        m_last, e_last = seq[-1]
+        s_last = msg_send[m_last]
+        if q in down or not 0 <= s_last < end:
+            continue
+        done = {m for m, _e in seq}
+        for m in waiting.get(q, ()):
+            if m not in done and msg_send[m] != s_last:
+                add(s_last, msg_send[m], WAITING, e_last)
+    return succ, why
+
+
+def _cyclic(succ: list[list[int]]) -> bool:
+    indegree = [0] * len(succ)
+    for children in succ:
+        for c in children:
+            indegree[c] += 1
+    ready = [n for n in range(len(succ)) if not indegree[n]]
+    removed = 0
+    while ready:
+        node = ready.pop()
+        removed += 1
+        for c in succ[node]:
+            indegree[c] -= 1
+            if not indegree[c]:
+                ready.append(c)
+    return removed != len(succ)
+
+
+def _breaks(log: Log, start: int, end: int) -> list[int]:
+    """The events from ``start`` to ``end - 1`` after which a cycle may disappear:
+    ``fail``, and consumptions of a message whose send is not before them."""
+    out = []
+    for i in range(start, end):
+        k = log.kind[i]
+        if k == FAIL:
+            out.append(i)
+        elif (k == DELIVER or k == DROP) and not 0 <= log.msg_send[log.arg[i]] < i:
+            out.append(i)
+    return out
+
+
+def _shortest_cycle(succ: list[list[int]], new: list[tuple[int, int]]) -> list[int]:
+    """The nodes of a shortest cycle through one of the ``new`` edges (breadth first
+    from each edge's head back to its tail), starting at that edge's head."""
+    best: list[int] | None = None
+    for a, b in new:
+        parent = {b: -1}
+        todo = deque([b])
+        while todo and a not in parent:
+            node = todo.popleft()
+            for c in succ[node]:
+                if c not in parent:
+                    parent[c] = node
+                    todo.append(c)
+        if a not in parent:
+            continue
+        path = []
+        node = a
+        while node != -1:
+            path.append(node)
+            node = parent[node]
+        path.reverse()
+        if best is None or len(path) < len(best):
+            best = path
+    assert best is not None  # the prefix before had no cycle, so one goes through a new edge
+    return best
+
+
+def _violation(log: Log, at: int, cycle: list[int], why: dict[tuple[int, int], tuple[int, int]]) -> Violation:
+    pairs = list(zip(cycle, cycle[1:] + cycle[:1]))
+    kept: set[int] = {at}
+    steps = []
+    offending: set[int] = set()
+    for u, v in pairs:
+        kind, witness = why[(u, v)]
+        if kind != ORDER:
+            kept |= {u, v}
+        if kind == QUEUE:
+            q = log.peer[witness]
+            first = _previous_consumption(log, witness)
+            kept |= {first, witness}
+            offending |= {first, witness}
+            a, b = log.msg_name[log.arg[u]], log.msg_name[log.arg[v]]
+            steps.append(f"{a} sent before {b} ({log.peers[q]} consumed {a} on {log.at(first)}, "
+                         f"then {b} on {log.at(witness)})")
+        elif kind == WAITING:
+            q = log.peer[witness]
+            kept.add(witness)
+            offending.add(witness)
+            a, b = log.msg_name[log.arg[u]], log.msg_name[log.arg[v]]
+            steps.append(f"{a} sent before {b} ({log.peers[q]} consumed {a} last, on {log.at(witness)}, "
+                         f"and still waits for {b})")
+        elif kind == HB:
+            offending.add(v)
+            steps.append(f"{log.msg_name[log.arg[u]]} sent ({log.at(u)}) before {log.peers[log.peer[v]]} "
+                         f"received it ({log.at(v)})")
+        elif kind == SIGNAL:
+            where = log.at(u) if log.at(u) == log.at(v) else f"{log.at(u)}, {log.at(v)}"
+            steps.append(f"{log.peers[log.peer[u]]} signalled {log.peers[log.peer[v]]} ({where})")
+        else:
+            steps.append(f"{log.where(u)} before {log.where(v)}")
+    # program-order runs keep their two ends: the events where the cycle changes peer
+    steps = _merge_order_steps(log, pairs, why, steps)
+    sentence = ("no single global lock can explain the run up to " + log.at(at) + "; it would need "
+                + "; ".join(steps) + ", a cycle")
+    return Violation("global_lock", at, sentence, tuple(sorted(kept)), tuple(sorted(offending)))
+
+
+def _merge_order_steps(log: Log, pairs: list[tuple[int, int]], why: dict[tuple[int, int], tuple[int, int]],
+                       steps: list[str]) -> list[str]:
+    """Joins consecutive program-order steps into one ``x before y`` step."""
+    out: list[str] = []
+    run: tuple[int, int] | None = None
+    for (u, v), text in zip(pairs, steps):
+        if why[(u, v)][0] == ORDER:
+            run = (run[0], v) if run is not None else (u, v)
+            continue
+        if run is not None:
+            out.append(f"{log.where(run[0])} before {log.where(run[1])}")
+            run = None
+        out.append(text)
+    if run is not None:
+        out.append(f"{log.where(run[0])} before {log.where(run[1])}")
+    return out
+
+
+def _previous_consumption(log: Log, i: int) -> int:
+    """The consumption (delivery or drop) at event ``i``'s peer just before event ``i``."""
+    p = log.peer[i]
+    for j in range(i - 1, -1, -1):
+        if log.peer[j] == p and (log.kind[j] == DELIVER or log.kind[j] == DROP):
+            return j
+    raise ValueError(f"event {i} is its peer's first consumption")
+
+
+def _first_true(check: Callable[[int], bool], lo: int, hi: int) -> int | None:
+    """The smallest ``length`` in ``[lo, hi]`` with ``check(length)``, for a ``check``
+    that is monotone there (once true, true for every longer length); ``None`` when
+    ``check(hi)`` is false (so none is)."""
+    if lo > hi or not check(hi):
+        return None
+    bad = lo - 1  # check is false at every length <= bad (vacuously at lo - 1)
+    step = 1
+    good = hi
+    while True:
+        probe = min(hi, bad + step)
+        if probe >= good:
+            break
+        if check(probe):
+            good = probe
+            break
+        bad = probe
+        step *= 2
+    while good - bad > 1:
+        mid = (bad + good) // 2
+        if check(mid):
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
+def _first_violated_length(check: Callable[[int], bool], start: int, events: int,
+                           breaks: Sequence[int] = ()) -> int | None:
+    """The length of the shortest prefix longer than ``start`` (and at most ``events``)
+    for which ``check(length)`` is true, or ``None``.
+
+    ``check`` is monotone over prefix lengths except at the events listed in ``breaks``
+    (sorted event indices), after which it may turn false again, and an event of
+    ``breaks`` never turns it true by itself. Each stretch between two of them is
+    searched with :func:`_first_true`, in order: one pass per stretch, plus the
+    galloping search in the first stretch that is violated.
+    """
+    start += 1
+    for b in [*breaks, events]:
+        end = b if b < events else events  # the prefix of length b leaves event b out
+        found = _first_true(check, start, end)
+        if found is not None:
+            return found
+        start = b + 2  # the prefix holding event b holds the property if the one before did
+    return None

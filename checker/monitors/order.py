@@ -1,0 +1,306 @@
+"""``fifo`` and ``causal`` as monitors: per-sender fronts, and vector clocks for ``causal``.
+
+Both are prefix-safety properties (the property library's definitions): when peer p
+delivers m2, every m1 that must precede m2 and is addressed to p has already been
+delivered at p (or dropped there, as a protocol may do with a reason). For ``fifo``, m1
+must precede m2 when the same peer sent m1 before m2; for ``causal``, when m1's send
+happened before m2's send (program order, each send to the deliveries of its message,
+each side-channel signal to its receipt). The violation is at that delivery, whether or
+not m1 arrives later. Deliveries of messages not sent before them are ``integrity``'s
+business and are skipped here.
+
+**Algorithm.** For every (sender s, destination p) pair the messages s addresses to p,
+in send order, form a list; p's *front* in it is the first one p has not delivered (or
+dropped) yet. The messages from s that must precede m2 are those sent before a bound
+(``fifo``: m2's own sequence number; ``causal``: the vector clock of m2's send, entry s,
+which counts s's sends in m2's causal past), so the check at a delivery is "each front
+lies at or past its bound": one comparison per sender. Fronts only move forward, so
+keeping them costs O(1) amortised per delivery. Time O(peers) per event for ``causal``
+(vector clocks), O(destinations) for ``fifo``; memory O(messages x peers) for the clocks
+of sends.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from checker.monitors.base import Monitor
+from checker.monitors.events import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT
+from checker.monitors.log import Log, SignalPairs, signal_sources
+from checker.monitors.violation import Violation, chain
+
+
+def _grow(values: list, m: int, fill: object) -> None:
+    """Extend a per-message list so that index ``m`` exists (a log that grows names new
+    messages as it goes)."""
+    values.extend([fill] * (m + 1 - len(values)))
+
+
+class Fifo(Monitor):
+    """``fifo``: the first delivery of a message while an earlier message of the same
+    sender, addressed to the same peer, is not yet delivered (or dropped) there.
+
+    State: per (sender, destination) the messages in send order and the front in
+    them, and per message the peers that consumed it (a bitmask).
+    """
+
+    name = "fifo"
+    changed_by = frozenset({"deliver"})
+
+    def __init__(self, log: Log) -> None:
+        super().__init__(log)
+        n = self.n = len(log.peers)
+        self.lists: list[list[int]] = [[] for _ in range(n * n)]  # (s, p) -> messages, in send order
+        self.front = [0] * (n * n)
+        self.got = [0] * log.messages  # bit p: p consumed the message
+        self.done = False
+
+    def fork(self, log: Log) -> Fifo:
+        other = Fifo.__new__(Fifo)
+        other.log, other.n, other.done = log, self.n, self.done
+        other.lists = [lst[:] for lst in self.lists]
+        other.front = self.front[:]
+        other.got = self.got[:]
+        return other
+
+    def step(self, i: int) -> Violation | None:
+        return self.run(i, i + 1)
+
+    def run(self, start: int, end: int) -> Violation | None:
+        if self.done:
+            return None
+        log = self.log
+        kinds, peers, args = log.kind, log.peer, log.arg
+        dests, sender, seq, msg_send = log.msg_dests, log.msg_sender, log.msg_seq, log.msg_send
+        n, lists, front, got = self.n, self.lists, self.front, self.got
+        for i in range(start, end):
+            k = kinds[i]
+            if k == SEND:
+                m = args[i]
+                if m >= len(got):
+                    _grow(got, m, 0)
+                base = peers[i] * n
+                for d in dests[m]:
+                    lists[base + d].append(m)
+            elif k == DROP:
+                m = args[i]
+                if m >= len(got):
+                    _grow(got, m, 0)
+                got[m] |= 1 << peers[i]
+            elif k == DELIVER:
+                m = args[i]
+                sent_at = msg_send[m]
+                if sent_at < 0 or sent_at > i:
+                    continue
+                p = peers[i]
+                bit = 1 << p
+                if m >= len(got):
+                    _grow(got, m, 0)
+                got[m] |= bit
+                key = sender[m] * n + p
+                lst, j = lists[key], front[key]
+                while j < len(lst) and got[lst[j]] & bit:
+                    j += 1
+                front[key] = j
+                if j < len(lst) and seq[lst[j]] < seq[m]:
+                    m1 = lst[j]
+                    self.done = True
+                    return _violation(log, "fifo", i, m1, [msg_send[m1], sent_at, i],
+                                      f"{log.msg_name[m1]}, which {log.peers[sender[m]]} sent before it")
+        return None
+
+
+class Causal(Monitor):
+    """``causal``: the first delivery of a message m2 at p while a message m1 addressed
+    to p, whose send happened before m2's send, is not yet delivered (or dropped) at p.
+
+    State: ``fifo``'s lists and fronts, each peer's vector clock (how many sends of each
+    peer it knows of), the clock of each send and of each signal until it is received,
+    and the pairing of signals (:class:`~checker.monitors.log.SignalPairs`).
+    """
+
+    name = "causal"
+    changed_by = frozenset({"deliver"})
+
+    def __init__(self, log: Log) -> None:
+        super().__init__(log)
+        n = self.n = len(log.peers)
+        self.lists: list[list[int]] = [[] for _ in range(n * n)]
+        self.front = [0] * (n * n)
+        self.got = [0] * log.messages
+        self.clock = [[0] * n for _ in range(n)]  # per peer: sends of each peer it knows of
+        self.at_send: list[list[int] | None] = [None] * log.messages  # never changed once set
+        self.signals: dict[int, list[int]] = {}  # signal event -> its sender's clock, until received
+        self.pairs = SignalPairs(log)
+        self.done = False
+
+    def fork(self, log: Log) -> Causal:
+        other = Causal.__new__(Causal)
+        other.log, other.n, other.done = log, self.n, self.done
+        other.lists = [lst[:] for lst in self.lists]
+        other.front = self.front[:]
+        other.got = self.got[:]
+        other.clock = [c[:] for c in self.clock]
+        other.at_send = self.at_send[:]
+        other.signals = dict(self.signals)
+        other.pairs = self.pairs.copy(log)
+        return other
+
+    def step(self, i: int) -> Violation | None:
+        return self.run(i, i + 1)
+
+    def run(self, start: int, end: int) -> Violation | None:
+        if self.done:
+            return None
+        log = self.log
+        kinds, peers, args = log.kind, log.peer, log.arg
+        dests, sender, seq, msg_send = log.msg_dests, log.msg_sender, log.msg_seq, log.msg_send
+        n, lists, front, got = self.n, self.lists, self.front, self.got
+        clock, at_send, signals, pairs = self.clock, self.at_send, self.signals, self.pairs
+        senders = range(n)
+        for i in range(start, end):
+            k = kinds[i]
+            p = peers[i]
+            if k == SIGNAL_OUT or k == SIGNAL_IN or pairs.unit_outs:
+                if k == SIGNAL_OUT:
+                    signals[i] = clock[p][:]
+                for r, s in pairs.step(i):
+                    theirs = signals.pop(s, None)
+                    if r == i and theirs is not None:  # the signal came first: its past joins the receipt's
+                        mine = clock[p]
+                        for x in senders:
+                            if theirs[x] > mine[x]:
+                                mine[x] = theirs[x]
+            if k == SEND:
+                m = args[i]
+                mine = clock[p]
+                if m >= len(at_send):
+                    _grow(at_send, m, None)
+                if m >= len(got):
+                    _grow(got, m, 0)
+                at_send[m] = mine[:]
+                mine[p] += 1
+                base = p * n
+                for d in dests[m]:
+                    lists[base + d].append(m)
+            elif k == DROP:
+                m = args[i]
+                if m >= len(got):
+                    _grow(got, m, 0)
+                got[m] |= 1 << p
+            elif k == DELIVER:
+                m = args[i]
+                sent_at = msg_send[m]
+                if sent_at < 0 or sent_at > i:
+                    continue
+                bit = 1 << p
+                if m >= len(got):
+                    _grow(got, m, 0)
+                got[m] |= bit
+                s_m = sender[m]
+                key = s_m * n + p
+                lst, j = lists[key], front[key]
+                while j < len(lst) and got[lst[j]] & bit:
+                    j += 1
+                front[key] = j
+                past = at_send[m]
+                assert past is not None
+                for s in senders:
+                    bound = past[s]
+                    if not bound:
+                        continue
+                    key = s * n + p
+                    lst, j = lists[key], front[key]
+                    if j < len(lst) and seq[lst[j]] < bound:
+                        # the front may be stale (p delivered it out of order): move it on
+                        while j < len(lst) and got[lst[j]] & bit:
+                            j += 1
+                        front[key] = j
+                        if j < len(lst) and seq[lst[j]] < bound:
+                            m1 = lst[j]
+                            self.done = True
+                            path = happened_before(log, msg_send[m1], sent_at)
+                            what = f"{log.msg_name[m1]}, which happened before it"
+                            return _violation(log, "causal", i, m1, [*path, i], what)
+                mine = clock[p]
+                for s in senders:
+                    if past[s] > mine[s]:
+                        mine[s] = past[s]
+                if seq[m] + 1 > mine[s_m]:
+                    mine[s_m] = seq[m] + 1
+        return None
+
+
+def _violation(log: Log, prop: str, i: int, m1: int, events: list[int], what: str) -> Violation:
+    p = log.peer[i]
+    m2 = log.arg[i]
+    why = chain(log, sorted(set(events)))
+    sentence = (
+        f"{log.peers[p]} delivered {log.msg_name[m2]} ({log.at(i)}) while {what}, "
+        f"had not been delivered there: {why}"
+    )
+    return Violation(prop, i, sentence, tuple(sorted(set(events))), (i,), ((m1, p),))
+
+
+def happened_before(log: Log, start: int, goal: int) -> list[int]:
+    """The fewest-hop chain of events by which event ``start`` happened before event
+    ``goal``: ``start``, then each hop's two ends (a send and a delivery of its message,
+    or a signal and its receipt), then ``goal``. Steps along one peer's program order
+    are free; each hop to another peer counts one. ``[start, goal]`` when they are on
+    one peer; raises :class:`ValueError` when ``start`` did not happen before ``goal``.
+
+    Runs a 0-1 breadth-first search backwards from ``goal`` over the events before it:
+    O(goal) time and memory, paid once per violation.
+    """
+    if start == goal:
+        return [start]
+    peers, kinds, args, msg_send = log.peer, log.kind, log.arg, log.msg_send
+    prev = [-1] * (goal + 1)  # the same peer's previous event
+    last: dict[int, int] = {}
+    pair_of = signal_sources(log)  # signal receipt -> its signal
+    for i in range(goal + 1):
+        p = peers[i]
+        prev[i] = last.get(p, -1)
+        last[p] = i
+    dist = {goal: 0}
+    parent: dict[int, int] = {}
+    todo: deque[int] = deque([goal])
+    while todo:
+        node = todo.popleft()
+        if node == start:
+            break
+        d = dist[node]
+        options = []
+        if prev[node] >= 0:
+            options.append((prev[node], 0))
+        if kinds[node] == DELIVER:
+            s = msg_send[args[node]]
+            if 0 <= s < node:
+                options.append((s, 1))
+        elif kinds[node] == SIGNAL_IN and pair_of.get(node, goal) < node:
+            options.append((pair_of[node], 1))
+        for nxt, w in options:
+            if nxt not in dist or dist[nxt] > d + w:
+                dist[nxt] = d + w
+                parent[nxt] = node
+                if w:
+                    todo.append(nxt)
+                else:
+                    todo.appendleft(nxt)
+    if start not in dist:
+        raise ValueError(f"event {start} did not happen before event {goal}")
+    path = [start]
+    node = start
+    while node != goal:
+        node = parent[node]
+        path.append(node)
+    # keep the ends of each hop to another peer, and the two ends of the chain
+    kept = [path[0]]
+    for a, b in zip(path, path[1:]):
+        if peers[a] != peers[b]:
+            if kept[-1] != a:
+                kept.append(a)
+            kept.append(b)
+    if kept[-1] != goal:
+        kept.append(goal)
+    return kept

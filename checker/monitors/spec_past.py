@@ -1,0 +1,97 @@
+"""``causal`` with the causal pasts a log may carry (a spec's own, for the model checker).
+
+A log laid out from a spec's history (:mod:`specs.history`) says so with
+``spec_pasts = True`` and carries ``msg_past`` (per log message, a bitmask of the spec's
+message ids) with ``ids`` (a spec's message id to its log index):
+each message's causal past as the spec computed it, which may hold more than the
+events show (bus1_impl lets a user that sees ``BUS1_HANDLE_INVALID`` join a
+destruction's past with no event to record it). :class:`CausalPast` decides ``causal``
+with those pasts when the log has them, and as :class:`~checker.monitors.order.Causal`
+does (vector clocks) otherwise.
+"""
+
+from __future__ import annotations
+
+from checker.monitors.events import DELIVER, DROP
+from checker.monitors.log import Log
+from checker.monitors.order import Causal, _grow, _violation, happened_before
+from checker.monitors.violation import Violation
+
+
+class CausalPast(Causal):
+    """``causal``, reading ``log.msg_past`` (per message, a set of message indices)
+    when the log carries one: a delivery of m2 at p breaks it while a message of
+    m2's past addressed to p is neither delivered nor dropped at p yet."""
+
+    def __init__(self, log: Log) -> None:
+        super().__init__(log)
+        self.pasts = bool(getattr(log, "spec_pasts", False))
+
+    def fork(self, log: Log) -> CausalPast:
+        if self.pasts:  # the pasts are the log's: only the consumed messages are state
+            other = CausalPast.__new__(CausalPast)
+            other.log, other.n, other.done, other.pasts = log, self.n, self.done, True
+            other.got = self.got[:]
+            return other
+        other = super().fork(log)
+        other.__class__ = CausalPast
+        other.pasts = self.pasts  # type: ignore[attr-defined]
+        return other  # type: ignore[return-value]
+
+    def step(self, i: int) -> Violation | None:
+        return self.run(i, i + 1)
+
+    def run(self, start: int, end: int) -> Violation | None:
+        if not self.pasts:
+            return super().run(start, end)
+        if self.done:
+            return None
+        log = self.log
+        kinds, peers, args = log.kind, log.peer, log.arg
+        got = self.got
+        for i in range(start, end):
+            k = kinds[i]
+            if k == DROP:
+                m = args[i]
+                if m >= len(got):
+                    _grow(got, m, 0)
+                got[m] |= 1 << peers[i]
+            elif k == DELIVER:
+                found = self._deliver_past(i, peers[i])
+                if found is not None:
+                    return found
+        return None
+
+    def _deliver_past(self, i: int, p: int) -> Violation | None:
+        """A delivery of m2 at ``p``: the first message of m2's past in the spec,
+        addressed to ``p`` and not yet consumed there, breaks ``causal``."""
+        log = self.log
+        m = log.arg[i]
+        sent_at = log.msg_send[m]
+        if sent_at < 0 or sent_at > i:
+            return None
+        got = self.got
+        if m >= len(got):
+            _grow(got, m, 0)
+        bit = 1 << p
+        dests, send = log.msg_dests, log.msg_send
+        waiting = []
+        mask = log.msg_past[m]  # type: ignore[attr-defined]
+        if mask:
+            ids = log.ids  # type: ignore[attr-defined]
+            while mask:
+                low = mask & -mask
+                mask ^= low
+                m1 = ids.get(low.bit_length() - 1)
+                if m1 is not None and p in dests[m1] and not (m1 < len(got) and got[m1] & bit):
+                    waiting.append(m1)
+        got[m] |= bit
+        if not waiting:
+            return None
+        m1 = min(waiting, key=lambda x: (send[x] < 0, send[x], x))
+        self.done = True
+        try:
+            path = happened_before(log, send[m1], sent_at) if send[m1] >= 0 else [sent_at]
+        except ValueError:  # the spec knows of m1 with no event showing how
+            path = [send[m1], sent_at]
+        return _violation(log, "causal", i, m1, [*path, i], f"{log.msg_name[m1]}, which happened before it")
