@@ -59,39 +59,52 @@ class GlobalLock(Monitor):
         super().__init__(log)
         self.pairs = SignalPairs(log)
         self.consumed = [False] * log.messages
+        self.tracked = 0  # the pairing and the consumed messages cover the events before this one
         self.stepped = 0
         self.done = False
 
     def fork(self, log: Log) -> GlobalLock:
         other = GlobalLock.__new__(GlobalLock)
-        other.log, other.stepped, other.done = log, self.stepped, self.done
+        other.log, other.tracked, other.stepped, other.done = log, self.tracked, self.stepped, self.done
         other.pairs = self.pairs.copy(log)
         other.consumed = self.consumed[:]
         return other
+
+    def _track(self, upto: int) -> list[tuple[int, int]]:
+        """Bring the pairing and the consumed messages up to event ``upto`` (exclusive;
+        :meth:`run` leaves them behind, for a recording nobody steps further); the
+        pairs the last event completed."""
+        log = self.log
+        kinds, args, pairs, consumed = log.kind, log.arg, self.pairs, self.consumed
+        found: list[tuple[int, int]] = []
+        for i in range(self.tracked, upto):
+            k = kinds[i]
+            if k == DELIVER or k == DROP:
+                m = args[i]
+                if m >= len(consumed):
+                    consumed.extend([False] * (m + 1 - len(consumed)))
+                consumed[m] = True
+            if pairs.unit_outs or k == SIGNAL_OUT or k == SIGNAL_IN:
+                found = pairs.step(i)
+            else:
+                found = []
+        self.tracked = max(self.tracked, upto)
+        return found
 
     def step(self, i: int) -> Violation | None:
         if self.done:
             return None
         log = self.log
+        self._track(i)
+        late = [s for r, s in self._track(i + 1) if s > r]
         self.stepped = i + 1
         k = log.kind[i]
-        lo = i  # the shortest prefix that may be newly violated holds events up to lo
-        decide = False
-        for r, s in self.pairs.step(i):
-            if s > r:  # a late pair: its edge is in every prefix holding the signal
-                lo = min(lo, s)
-                decide = True
-        if k == DELIVER or k == DROP:
+        lo = min(late, default=i)  # a late pair's edge is in every prefix holding its signal
+        if k == SEND:
             m = log.arg[i]
-            if m >= len(self.consumed):
-                self.consumed.extend([False] * (m + 1 - len(self.consumed)))
-            self.consumed[m] = True
-            decide = True
-        elif k == RESTART:
-            decide = True
-        elif k == SEND:
-            m = log.arg[i]
-            decide = decide or (m < len(self.consumed) and self.consumed[m])
+            decide = bool(late) or (m < len(self.consumed) and self.consumed[m])
+        else:
+            decide = bool(late) or k == DELIVER or k == DROP or k == RESTART
         if not decide:
             return None
         for end in range(lo + 1, i + 2):
@@ -104,6 +117,7 @@ class GlobalLock(Monitor):
         itself is left as it was."""
         if self.done:
             return None
+        self._track(self.stepped)
         late = [s for r, s in self.pairs.copy(self.log).flush() if s > r]
         if not late:
             return None
@@ -118,16 +132,6 @@ class GlobalLock(Monitor):
         if self.done or start >= end:
             return None
         log = self.log
-        kinds, args, pairs, consumed = log.kind, log.arg, self.pairs, self.consumed
-        for i in range(start, end):  # keep the pairing and the consumed messages up to date
-            k = kinds[i]
-            if k == DELIVER or k == DROP:
-                m = args[i]
-                if m >= len(consumed):
-                    consumed.extend([False] * (m + 1 - len(consumed)))
-                consumed[m] = True
-            elif pairs.unit_outs or k == SIGNAL_OUT or k == SIGNAL_IN:
-                pairs.step(i)
         self.stepped = end
         sources = signal_sources(log)  # the whole recording's pairing, read by every prefix
         length = _first_violated_length(lambda n: _cyclic(lock_graph(log, n, sources=sources)[0]), start, end,
