@@ -403,3 +403,30 @@ def test_a_monitor_reads_a_log_that_grows_under_it(name: str) -> None:
             found = found or monitor.step(len(grown) - 1)
         assert monitor is not None
         assert _at(found or monitor.end()) == _at(check(log, name)), f"seed {seed}"
+
+
+class _Placeless(Log):
+    """A log with no places, as a model's history is laid out (``at`` is empty)."""
+
+    def at(self, i: int) -> str:
+        return ""
+
+    def where(self, i: int) -> str:
+        return self.describe(i)
+
+
+def test_a_log_with_no_places_reads_without_empty_parentheses() -> None:
+    seen = set()
+    for _seed, text in _logs(150):
+        log = _log(text)
+        bare = _Placeless(**{f: getattr(log, f) for f in log.__dataclass_fields__})
+        bare.fmt = "history"
+        for name in NAMES:
+            v = check(bare, name)
+            if v is None:
+                continue
+            seen.add(name)
+            assert "()" not in v.sentence and "line" not in v.sentence and "( " not in v.sentence, (name, v.sentence)
+            assert " log " not in v.sentence, (name, v.sentence)
+            assert v.at == check(log, name).at
+    assert seen == set(NAMES)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from checker.monitors.base import Monitor
 from checker.monitors.events import DELIVER, DROP, FAIL, RESTART, SEND
 from checker.monitors.log import Log
-from checker.monitors.violation import Violation
+from checker.monitors.violation import Violation, noun, place
 
 
 class EventualDelivery(Monitor):
@@ -70,8 +70,8 @@ class EventualDelivery(Monitor):
                 bit = 1 << d
                 if not (done[m] if m < len(done) else 0) & bit and not down & bit:
                     sentence = (
-                        f"{log.msg_name[m]} to {log.peers[d]} is never delivered: {log.where(i)}, and the log "
-                        f"ends ({log.at(last)}) without {log.peers[d]} delivering or dropping it"
+                        f"{log.msg_name[m]} to {log.peers[d]} is never delivered: {log.where(i)}, and the "
+                        f"{noun(log)} ends{place(log, last)} without {log.peers[d]} delivering or dropping it"
                     )
                     return Violation("eventual_delivery", last, sentence, (i,), (), ((m, d),))
         return None

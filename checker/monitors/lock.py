@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from checker.monitors.base import Monitor
 from checker.monitors.events import DELIVER, DROP, FAIL, RESTART, SEND, SIGNAL_IN, SIGNAL_OUT
 from checker.monitors.log import Log, SignalPairs, signal_sources
-from checker.monitors.violation import Violation
+from checker.monitors.violation import Violation, place
 
 ORDER, HB, SIGNAL, QUEUE, WAITING = range(5)
 """The kinds of lock-graph edges (a reason's first field)."""
@@ -417,29 +417,35 @@ def _violation(log: Log, at: int, cycle: list[int], why: dict[tuple[int, int], t
             kept |= {first, witness}
             offending |= {first, witness}
             a, b = log.msg_name[log.arg[u]], log.msg_name[log.arg[v]]
-            steps.append(f"{a} sent before {b} ({log.peers[q]} consumed {a} on {log.at(first)}, "
-                         f"then {b} on {log.at(witness)})")
+            steps.append(f"{a} sent before {b} ({log.peers[q]} consumed {a}{_on(log, first)}, "
+                         f"then {b}{_on(log, witness)})")
         elif kind == WAITING:
             q = log.peer[witness]
             kept.add(witness)
             offending.add(witness)
             a, b = log.msg_name[log.arg[u]], log.msg_name[log.arg[v]]
-            steps.append(f"{a} sent before {b} ({log.peers[q]} consumed {a} last, on {log.at(witness)}, "
+            steps.append(f"{a} sent before {b} ({log.peers[q]} consumed {a} last{_on(log, witness, ',')}, "
                          f"and still waits for {b})")
         elif kind == HB:
             offending.add(v)
-            steps.append(f"{log.msg_name[log.arg[u]]} sent ({log.at(u)}) before {log.peers[log.peer[v]]} "
-                         f"received it ({log.at(v)})")
+            steps.append(f"{log.msg_name[log.arg[u]]} sent{place(log, u)} before {log.peers[log.peer[v]]} "
+                         f"received it{place(log, v)}")
         elif kind == SIGNAL:
             where = log.at(u) if log.at(u) == log.at(v) else f"{log.at(u)}, {log.at(v)}"
-            steps.append(f"{log.peers[log.peer[u]]} signalled {log.peers[log.peer[v]]} ({where})")
+            steps.append(f"{log.peers[log.peer[u]]} signalled {log.peers[log.peer[v]]}"
+                         + (f" ({where})" if log.at(u) else ""))
         else:
             steps.append(f"{log.where(u)} before {log.where(v)}")
     # program-order runs keep their two ends: the events where the cycle changes peer
     steps = _merge_order_steps(log, pairs, why, steps)
-    sentence = ("no single global lock can explain the run up to " + log.at(at) + "; it would need "
-                + "; ".join(steps) + ", a cycle")
+    upto = f" up to {log.at(at)}" if log.at(at) else ""
+    sentence = f"no single global lock can explain the run{upto}; it would need " + "; ".join(steps) + ", a cycle"
     return Violation("global_lock", at, sentence, tuple(sorted(kept)), tuple(sorted(offending)))
+
+
+def _on(log: Log, i: int, sep: str = "") -> str:
+    """`` on line 12`` (after ``sep``), or nothing for a log with no places."""
+    return f"{sep} on {log.at(i)}" if log.at(i) else ""
 
 
 def _merge_order_steps(log: Log, pairs: list[tuple[int, int]], why: dict[tuple[int, int], tuple[int, int]],
