@@ -27,7 +27,7 @@ from collections import deque
 from checker.monitors.base import Monitor
 from checker.monitors.events import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT
 from checker.monitors.log import Log, SignalPairs, signal_sources
-from checker.monitors.violation import Violation, chain
+from checker.monitors.violation import Violation, chain, place
 
 
 def _grow(values: list, m: int, fill: object) -> None:
@@ -236,7 +236,7 @@ def _violation(log: Log, prop: str, i: int, m1: int, events: list[int], what: st
     m2 = log.arg[i]
     why = chain(log, sorted(set(events)))
     sentence = (
-        f"{log.peers[p]} delivered {log.msg_name[m2]} ({log.at(i)}) while {what}, "
+        f"{log.peers[p]} delivered {log.msg_name[m2]}{place(log, i)} while {what}, "
         f"had not been delivered there: {why}"
     )
     return Violation(prop, i, sentence, tuple(sorted(set(events))), (i,), ((m1, p),))
