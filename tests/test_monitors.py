@@ -430,3 +430,14 @@ def test_a_log_with_no_places_reads_without_empty_parentheses() -> None:
             assert " log " not in v.sentence, (name, v.sentence)
             assert v.at == check(log, name).at
     assert seen == set(NAMES)
+
+
+def test_fifo_and_causal_name_every_message_that_had_to_come_first() -> None:
+    sends = [{"peer": "a", "kind": "send", "msg": f"a{k}", "to": ["b"]} for k in (1, 2, 3)]
+    log = _log(_jsonl(*sends, {"peer": "b", "kind": "deliver", "msg": "a2"}, {"peer": "b", "kind": "deliver", "msg": "a3"}))
+    log3 = _log(_jsonl(*sends, {"peer": "b", "kind": "deliver", "msg": "a3"}))
+    for name in ("fifo", "causal"):
+        one, two = check(log, name), check(log3, name)
+        assert one is not None and one.at == 3 and " while a1, which " in one.sentence and len(one.missing) == 1
+        assert two is not None and two.at == 3 and " while a1 and a2, which " in two.sentence
+        assert [m for m, _q in two.missing] == [0, 1] and two.events == (0, 2, 3)  # the window shows a1's case
