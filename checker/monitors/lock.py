@@ -9,24 +9,26 @@ dropped) m1 and next m2, and send(m1) -> send(m) for q's last consumed m1 and ev
 message m addressed to q that q has not consumed (unless q is down: its last ``fail``
 has no ``restart`` after it), must be acyclic. A message counts as sent in a prefix
 when its send is in the prefix. :func:`lock_graph` builds that graph for one prefix:
-the one place the rule is written.
+the rule as written once for a prefix; the monitor's steps keep the same edges.
 
-**Algorithm.** One prefix is decided by building its graph as integer lists and
-removing sources (Kahn): O(events + destinations still waiting). A new event can close
-a cycle only if it adds an edge between events already there: a delivery or drop (the
-queue and waiting edges of its peer), a restart (its peer's waiting edges come back),
-the send of a message already consumed, or the closing of a line that pairs a signal
-with an earlier receipt. :meth:`GlobalLock.step` decides the prefix again at those
-events only: O(prefix) each, which suits a model checker's histories of tens of events.
-:meth:`GlobalLock.run`, for a whole recording, searches the prefixes instead: growing
-the prefix only adds edges or replaces an edge send(m1) -> send(m) by the path through
-q's later consumptions, so a cycle, once there, stays, except across two kinds of
-events that remove edges: a ``fail`` (its peer's waiting edges go) and a consumption of
-a message not yet sent (it becomes q's last, with no send to start waiting edges from).
-Between those, the shortest violated prefix is found by checking the stretch's last
-prefix (one pass: most logs stop here), then galloping from its start (lengths 1, 2,
-4, ... past it) and bisecting: one pass for a log that holds, O(v log v) more for a
-violation at event v, and one pass more per edge-removing event before it.
+**Algorithm.** :class:`GlobalLock` keeps the graph of the prefix as events come:
+each event adds its edges (a peer's waiting edges go through a node of the peer's own,
+so that a consumption changes two edges, not one per waiting message), and an edge
+a -> b closes a cycle exactly when b already reaches a, which a search from b decides
+over the part of the graph b reaches: O(that part) per new edge, small on a model
+checker's histories, and a fork copies a few lists. Edges only go when a ``fail``
+takes a peer's waiting edges away (a ``restart`` brings them back) or a consumption
+moves a peer's waiting edges to its new last send; removing edges closes no cycle.
+:func:`lock_graph` builds the same graph for one prefix at once (with each edge's
+reason, for the sentence), and :meth:`GlobalLock.run`, for a whole recording, searches
+the prefixes with it instead: growing the prefix only adds edges or replaces an edge
+send(m1) -> send(m) by the path through q's later consumptions, so a cycle, once
+there, stays, except across two kinds of events that remove edges: a ``fail`` and a
+consumption of a message not yet sent. Between those, the shortest violated prefix is
+found by checking the stretch's last prefix (one pass: most logs stop here), then
+galloping from its start (lengths 1, 2, 4, ... past it) and bisecting: one pass for a
+log that holds, O(v log v) more for a violation at event v, and one pass more per
+edge-removing event before it.
 """
 
 from __future__ import annotations
