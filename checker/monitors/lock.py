@@ -41,6 +41,10 @@ from checker.monitors.events import DELIVER, DROP, FAIL, RESTART, SEND, SIGNAL_I
 from checker.monitors.log import Log, SignalPairs, signal_sources
 from checker.monitors.violation import Violation, place
 
+STEPWISE = 256
+""":meth:`GlobalLock.run` steps a stretch of up to this many events (a model checker's
+step) and searches the prefixes of a longer one (a recording)."""
+
 ORDER, HB, SIGNAL, QUEUE, WAITING = range(5)
 """The kinds of lock-graph edges (a reason's first field)."""
 
@@ -74,6 +78,8 @@ class GlobalLock(Monitor):
         self.got: list[int] = []  # per message: the peers that consumed it (a bitmask)
         self.down = 0
         self.later: dict[int, tuple[tuple[int, int], ...]] = {}  # message not yet sent -> edges its send completes
+        self.paired = 0  # the pairing has seen the events before this one
+        self.held: dict[int, list[tuple[int, int]]] = {}  # pairs run() formed, for a graph laid out later
         self.stepped = 0
         self.done = False
 
@@ -88,6 +94,8 @@ class GlobalLock(Monitor):
         other.last_consumed = self.last_consumed[:]
         other.got = self.got[:]
         other.later = dict(self.later)
+        other.paired = self.paired
+        other.held = dict(self.held)
         return other
 
     # the graph: tuples replaced, never changed in place, so forks share them
@@ -141,8 +149,7 @@ class GlobalLock(Monitor):
         if before >= 0:
             self.succ[before] += (i,)  # into a new event: no cycle
         self.last_event[p] = i
-        if k == SIGNAL_OUT or k == SIGNAL_IN or self.pairs.unit_outs:
-            for r, sig in self.pairs.step(i):
+        for r, sig in self._pairs_at(i):
                 cycle |= self._add(sig, r)
                 if sig > r and (late < 0 or sig < late):
                     late = sig
@@ -159,6 +166,28 @@ class GlobalLock(Monitor):
                 cycle |= self._add(self.hub_from[p], -1 - p)
             self.down &= ~(1 << p)
         return cycle, late
+
+    def _pairs_at(self, i: int) -> list[tuple[int, int]]:
+        """The signal pairs event ``i`` completes (held from :meth:`run` if it paired them)."""
+        if i < self.paired:
+            return self.held.pop(i, [])
+        self.paired = i + 1
+        k = self.log.kind[i]
+        if k == SIGNAL_OUT or k == SIGNAL_IN or self.pairs.unit_outs:
+            return self.pairs.step(i)
+        return []
+
+    def _pair_up(self, upto: int) -> None:
+        """Run the pairing over the events before ``upto``, holding the pairs for the
+        graph (laid out only if stepping goes on)."""
+        kinds, pairs = self.log.kind, self.pairs
+        for i in range(self.paired, upto):
+            k = kinds[i]
+            if k == SIGNAL_OUT or k == SIGNAL_IN or pairs.unit_outs:
+                found = pairs.step(i)
+                if found:
+                    self.held[i] = found
+        self.paired = max(self.paired, upto)
 
     def _send(self, i: int, m: int) -> bool:
         log = self.log
@@ -245,7 +274,7 @@ class GlobalLock(Monitor):
         itself is left as it was."""
         if self.done:
             return None
-        self._catch_up(self.stepped)
+        self._pair_up(self.stepped)
         late = [s for r, s in self.pairs.copy(self.log).flush() if s > r]
         if not late:
             return None
@@ -260,8 +289,10 @@ class GlobalLock(Monitor):
         when it holds (the graph is laid out only if stepping goes on)."""
         if self.done or start >= end:
             return None
+        if end - start <= STEPWISE and len(self.succ) == start:  # a few more events: step them
+            return super().run(start, end)
         log = self.log
-        self._catch_up(start)
+        self._pair_up(end)
         self.stepped = end
         sources = signal_sources(log)  # the whole recording's pairing, read by every prefix
         length = _first_violated_length(lambda n: _cyclic(lock_graph(log, n, sources=sources)[0]), start, end,
