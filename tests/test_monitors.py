@@ -444,3 +444,16 @@ def test_fifo_and_causal_name_every_message_that_had_to_come_first() -> None:
         assert one is not None and one.at == 3 and " while a1, which " in one.sentence and len(one.missing) == 1
         assert two is not None and two.at == 3 and " while a1 and a2, which " in two.sentence
         assert [m for m, _q in two.missing] == [0, 1] and two.events == (0, 2, 3)  # the window shows a1's case
+
+
+def test_global_lock_decides_a_recording_by_its_prefixes_as_it_does_step_by_step(monkeypatch) -> None:
+    """``GlobalLock.run`` searches the prefixes of a long stretch (a recording) and steps
+    a short one: the same first violation, window and sentence either way."""
+    from checker.monitors import lock
+
+    logs = [_log(text) for _seed, text in _logs(150)]
+    stepped = [check(log, "global_lock") for log in logs]
+    monkeypatch.setattr(lock, "STEPWISE", 0)
+    searched = [check(log, "global_lock") for log in logs]
+    assert searched == stepped
+    assert sum(v is not None for v in stepped) > 100
