@@ -33,7 +33,7 @@ from checker.monitors.events import DELIVER, SEND, SIGNAL_IN, SIGNAL_OUT
 from checker.monitors.graph import DynamicOrder
 from checker.monitors.log import Log, SignalPairs
 from checker.monitors.order import happened_before
-from checker.monitors.violation import Violation
+from checker.monitors.violation import Violation, place
 
 
 class _PrefixMax:
@@ -286,8 +286,8 @@ def _violation(log: Log, at: int, cycle: list[int], kept: list[tuple[int, list[i
             d = next(i for i, clock in kept if log.arg[i] == m2 and clock[sender[m1]] > seq[m1])
         events |= set(happened_before(log, msg_send[m1], d))
         offending.append(d)
-        steps.append(f"{log.peers[sender[m1]]} sent {log.msg_name[m1]} ({log.at(msg_send[m1])}) before "
-                     f"{log.peers[log.peer[d]]} received {log.msg_name[m2]} ({log.at(d)})")
+        steps.append(f"{log.peers[sender[m1]]} sent {log.msg_name[m1]}{place(log, msg_send[m1])} before "
+                     f"{log.peers[log.peer[d]]} received {log.msg_name[m2]}{place(log, d)}")
     names = ", ".join(log.msg_name[m] for m in cycle)
     sentence = f"messages {names} form a crown, so they cannot all have been instantaneous: " + "; ".join(steps)
     return Violation("synchronous", at, sentence, tuple(sorted(events)), tuple(sorted(set(offending))))

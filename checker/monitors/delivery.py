@@ -13,7 +13,7 @@ from __future__ import annotations
 from checker.monitors.base import Monitor
 from checker.monitors.events import DELIVER, DROP, FAIL, RESTART, SEND
 from checker.monitors.log import Log
-from checker.monitors.violation import Violation
+from checker.monitors.violation import Violation, noun, place
 
 
 class EventualDelivery(Monitor):
@@ -61,17 +61,31 @@ class EventualDelivery(Monitor):
         return None
 
     def end(self) -> Violation | None:
+        """Every (message, destination) pair still outstanding, named in one sentence;
+        the window is the first such send."""
         log = self.log
         done, down = self.done, self.down
         last = self.stepped - 1
+        missing: list[tuple[int, int]] = []
+        first = -1
         for i in self.sends:
             m = log.arg[i]
             for d in log.msg_dests[m]:
                 bit = 1 << d
                 if not (done[m] if m < len(done) else 0) & bit and not down & bit:
-                    sentence = (
-                        f"{log.msg_name[m]} to {log.peers[d]} is never delivered: {log.where(i)}, and the log "
-                        f"ends ({log.at(last)}) without {log.peers[d]} delivering or dropping it"
-                    )
-                    return Violation("eventual_delivery", last, sentence, (i,), (), ((m, d),))
-        return None
+                    missing.append((m, d))
+                    if first < 0:
+                        first = i
+        if not missing:
+            return None
+        m, d = missing[0]
+        ends = f"and the {noun(log)} ends{place(log, last)}"
+        if len(missing) == 1:
+            sentence = (f"{log.msg_name[m]} to {log.peers[d]} is never delivered: {log.where(first)}, {ends} "
+                        f"without {log.peers[d]} delivering or dropping it")
+        else:
+            pairs = [f"{log.msg_name[x]} to {log.peers[q]}" for x, q in missing]
+            listing = ", ".join(pairs[:-1]) + " and " + pairs[-1]
+            sentence = (f"{listing} are never delivered: {log.where(first)}, {ends} with none of them "
+                        f"delivered or dropped")
+        return Violation("eventual_delivery", last, sentence, (first,), (), tuple(missing))

@@ -23,7 +23,7 @@ from __future__ import annotations
 from checker.monitors.base import Monitor
 from checker.monitors.events import DELIVER, DROP, SIGNAL_IN, SIGNAL_OUT
 from checker.monitors.log import Log, SignalPairs
-from checker.monitors.violation import Violation, chain
+from checker.monitors.violation import Violation, chain, noun, place
 
 
 class Integrity(Monitor):
@@ -121,16 +121,16 @@ class Integrity(Monitor):
         verb = "delivered" if k == DELIVER else "dropped"
         sent_at = log.msg_send[m]
         if sent_at < 0:
-            why = f"{who} {verb} {name} ({log.at(i)}), which is never sent in the log"
+            why = f"{who} {verb} {name}{place(log, i)}, which is never sent in the {noun(log)}"
             return Violation("integrity", i, why, (i,), (i,))
         if sent_at > i:
             # the violation shows once the send appears: this prefix holds a message never sent
-            why = f"{who} {verb} {name} ({log.at(i)}) before it was sent ({log.where(sent_at)})"
+            why = f"{who} {verb} {name}{place(log, i)} before it was sent ({log.where(sent_at)})"
             return Violation("integrity", i, why, (i, sent_at), (i,))
         dests = log.msg_dests[m]
         if p not in dests:
             to = ",".join(log.peers[d] for d in dests)
-            why = f"{who} {verb} {name} ({log.at(i)}), which is addressed to {to} only: {chain(log, [sent_at, i])}"
+            why = f"{who} {verb} {name}{place(log, i)}, which is addressed to {to} only: {chain(log, [sent_at, i])}"
             return Violation("integrity", i, why, (sent_at, i), (i,))
         bit = 1 << p
         got = self.got
@@ -153,6 +153,6 @@ def _unit(log: Log, i: int) -> tuple[int, int]:
 
 
 def _late_signal(log: Log, receipt: int, signal: int) -> Violation:
-    why = (f"{log.peers[log.peer[receipt]]} got a signal from {log.peers[log.arg[receipt]]} "
-           f"({log.at(receipt)}) before it was sent ({log.where(signal)})")
+    why = (f"{log.peers[log.peer[receipt]]} got a signal from {log.peers[log.arg[receipt]]}"
+           f"{place(log, receipt)} before it was sent ({log.where(signal)})")
     return Violation("integrity", signal, why, (receipt, signal), (receipt,))

@@ -9,24 +9,26 @@ dropped) m1 and next m2, and send(m1) -> send(m) for q's last consumed m1 and ev
 message m addressed to q that q has not consumed (unless q is down: its last ``fail``
 has no ``restart`` after it), must be acyclic. A message counts as sent in a prefix
 when its send is in the prefix. :func:`lock_graph` builds that graph for one prefix:
-the one place the rule is written.
+the rule as written once for a prefix; the monitor's steps keep the same edges.
 
-**Algorithm.** One prefix is decided by building its graph as integer lists and
-removing sources (Kahn): O(events + destinations still waiting). A new event can close
-a cycle only if it adds an edge between events already there: a delivery or drop (the
-queue and waiting edges of its peer), a restart (its peer's waiting edges come back),
-the send of a message already consumed, or the closing of a line that pairs a signal
-with an earlier receipt. :meth:`GlobalLock.step` decides the prefix again at those
-events only: O(prefix) each, which suits a model checker's histories of tens of events.
-:meth:`GlobalLock.run`, for a whole recording, searches the prefixes instead: growing
-the prefix only adds edges or replaces an edge send(m1) -> send(m) by the path through
-q's later consumptions, so a cycle, once there, stays, except across two kinds of
-events that remove edges: a ``fail`` (its peer's waiting edges go) and a consumption of
-a message not yet sent (it becomes q's last, with no send to start waiting edges from).
-Between those, the shortest violated prefix is found by checking the stretch's last
-prefix (one pass: most logs stop here), then galloping from its start (lengths 1, 2,
-4, ... past it) and bisecting: one pass for a log that holds, O(v log v) more for a
-violation at event v, and one pass more per edge-removing event before it.
+**Algorithm.** :class:`GlobalLock` keeps the graph of the prefix as events come:
+each event adds its edges (a peer's waiting edges go through a node of the peer's own,
+so that a consumption changes two edges, not one per waiting message), and an edge
+a -> b closes a cycle exactly when b already reaches a, which a search from b decides
+over the part of the graph b reaches: O(that part) per new edge, small on a model
+checker's histories, and a fork copies a few lists. Edges only go when a ``fail``
+takes a peer's waiting edges away (a ``restart`` brings them back) or a consumption
+moves a peer's waiting edges to its new last send; removing edges closes no cycle.
+:func:`lock_graph` builds the same graph for one prefix at once (with each edge's
+reason, for the sentence), and :meth:`GlobalLock.run`, for a whole recording, searches
+the prefixes with it instead: growing the prefix only adds edges or replaces an edge
+send(m1) -> send(m) by the path through q's later consumptions, so a cycle, once
+there, stays, except across two kinds of events that remove edges: a ``fail`` and a
+consumption of a message not yet sent. Between those, the shortest violated prefix is
+found by checking the stretch's last prefix (one pass: most logs stop here), then
+galloping from its start (lengths 1, 2, 4, ... past it) and bisecting: one pass for a
+log that holds, O(v log v) more for a violation at event v, and one pass more per
+edge-removing event before it.
 """
 
 from __future__ import annotations
@@ -37,7 +39,11 @@ from collections.abc import Callable, Sequence
 from checker.monitors.base import Monitor
 from checker.monitors.events import DELIVER, DROP, FAIL, RESTART, SEND, SIGNAL_IN, SIGNAL_OUT
 from checker.monitors.log import Log, SignalPairs, signal_sources
-from checker.monitors.violation import Violation
+from checker.monitors.violation import Violation, place
+
+STEPWISE = 256
+""":meth:`GlobalLock.run` steps a stretch of up to this many events (a model checker's
+step) and searches the prefixes of a longer one (a recording)."""
 
 ORDER, HB, SIGNAL, QUEUE, WAITING = range(5)
 """The kinds of lock-graph edges (a reason's first field)."""
@@ -47,9 +53,14 @@ class GlobalLock(Monitor):
     """``global_lock``: the first event after which the lock graph of the log's prefix
     has a cycle, shown with a shortest cycle through an edge that event added.
 
-    State: the pairing of signals (to see a line close on a late pair) and, per
-    message, whether a peer consumed it (a send of such a message may close a cycle);
-    the graph itself is rebuilt from the log when an event may have closed a cycle.
+    State, kept event by event: the lock graph of the prefix (per event its successors,
+    as tuples, so a fork copies one list), with each peer's waiting edges drawn through
+    a node of its own (its last consumption's send -> the peer's node -> each send it
+    still waits for, the same paths as the waiting edges), the pairing of signals,
+    each peer's last event, last consumption and consumed messages, the peers down,
+    and the edges waiting for a send not yet in the log (a delivery or a consumption
+    recorded before its message's send). A new edge a -> b closes a cycle exactly when
+    b reaches a: a search from b, over the part of the graph b reaches.
     """
 
     name = "global_lock"
@@ -57,53 +68,213 @@ class GlobalLock(Monitor):
 
     def __init__(self, log: Log) -> None:
         super().__init__(log)
+        n = len(log.peers)
         self.pairs = SignalPairs(log)
-        self.consumed = [False] * log.messages
+        self.succ: list[tuple[int, ...]] = []  # event -> its successors (events >= 0, peer nodes < 0)
+        self.hub: list[tuple[int, ...]] = [()] * n  # peer q's node (-1 - q) -> the sends q waits for
+        self.hub_from: list[int] = [-1] * n  # the send of q's last consumption, if in the log
+        self.last_event: list[int] = [-1] * n
+        self.last_consumed: list[int] = [-1] * n  # q's last consumed message
+        self.got: list[int] = []  # per message: the peers that consumed it (a bitmask)
+        self.down = 0
+        self.later: dict[int, tuple[tuple[int, int], ...]] = {}  # message not yet sent -> edges its send completes
+        self.paired = 0  # the pairing has seen the events before this one
+        self.held: dict[int, list[tuple[int, int]]] = {}  # pairs run() formed, for a graph laid out later
         self.stepped = 0
         self.done = False
 
     def fork(self, log: Log) -> GlobalLock:
         other = GlobalLock.__new__(GlobalLock)
-        other.log, other.stepped, other.done = log, self.stepped, self.done
+        other.log, other.stepped, other.done, other.down = log, self.stepped, self.done, self.down
         other.pairs = self.pairs.copy(log)
-        other.consumed = self.consumed[:]
+        other.succ = self.succ[:]
+        other.hub = self.hub[:]
+        other.hub_from = self.hub_from[:]
+        other.last_event = self.last_event[:]
+        other.last_consumed = self.last_consumed[:]
+        other.got = self.got[:]
+        other.later = dict(self.later)
+        other.paired = self.paired
+        other.held = dict(self.held)
         return other
+
+    # the graph: tuples replaced, never changed in place, so forks share them
+
+    def _add(self, a: int, b: int) -> bool:
+        """Add the edge a -> b; ``True`` when it closes a cycle (b reaches a)."""
+        if a >= 0:
+            self.succ[a] += (b,)
+        else:
+            self.hub[-1 - a] += (b,)
+        return self._reaches(b, a)
+
+    def _remove(self, a: int, b: int) -> None:
+        out = list(self.succ[a] if a >= 0 else self.hub[-1 - a])
+        out.remove(b)
+        if a >= 0:
+            self.succ[a] = tuple(out)
+        else:
+            self.hub[-1 - a] = tuple(out)
+
+    def _reaches(self, start: int, goal: int) -> bool:
+        if start == goal:
+            return True
+        succ, hub = self.succ, self.hub
+        seen = {start}
+        todo = [start]
+        while todo:
+            u = todo.pop()
+            for w in succ[u] if u >= 0 else hub[-1 - u]:
+                if w == goal:
+                    return True
+                if w not in seen:
+                    seen.add(w)
+                    todo.append(w)
+        return False
+
+    def _sent(self, m: int, i: int) -> int:
+        """The event of m's send if it is before event ``i``, else -1."""
+        s = self.log.msg_send[m]
+        return s if 0 <= s < i else -1
+
+    def _event(self, i: int) -> tuple[bool, int]:
+        """Take event ``i`` into the graph: whether an edge it added closed a cycle, and
+        the earliest signal of a late pair it formed (-1 if none)."""
+        log = self.log
+        p, k, a = log.peer[i], log.kind[i], log.arg[i]
+        cycle = False
+        late = -1
+        self.succ.append(())
+        before = self.last_event[p]
+        if before >= 0:
+            self.succ[before] += (i,)  # into a new event: no cycle
+        self.last_event[p] = i
+        for r, sig in self._pairs_at(i):
+                cycle |= self._add(sig, r)
+                if sig > r and (late < 0 or sig < late):
+                    late = sig
+        if k == SEND and log.msg_send[a] == i:
+            cycle |= self._send(i, a)
+        elif k == DELIVER or k == DROP:
+            cycle |= self._consume(i, p, k, a)
+        elif k == FAIL:
+            if not self.down >> p & 1 and self.hub_from[p] >= 0:
+                self._remove(self.hub_from[p], -1 - p)
+            self.down |= 1 << p
+        elif k == RESTART:
+            if self.down >> p & 1 and self.hub_from[p] >= 0:
+                cycle |= self._add(self.hub_from[p], -1 - p)
+            self.down &= ~(1 << p)
+        return cycle, late
+
+    def _pairs_at(self, i: int) -> list[tuple[int, int]]:
+        """The signal pairs event ``i`` completes (held from :meth:`run` if it paired them)."""
+        if i < self.paired:
+            return self.held.pop(i, [])
+        self.paired = i + 1
+        k = self.log.kind[i]
+        if k == SIGNAL_OUT or k == SIGNAL_IN or self.pairs.unit_outs:
+            return self.pairs.step(i)
+        return []
+
+    def _pair_up(self, upto: int) -> None:
+        """Run the pairing over the events before ``upto``, holding the pairs for the
+        graph (laid out only if stepping goes on)."""
+        kinds, pairs = self.log.kind, self.pairs
+        for i in range(self.paired, upto):
+            k = kinds[i]
+            if k == SIGNAL_OUT or k == SIGNAL_IN or pairs.unit_outs:
+                found = pairs.step(i)
+                if found:
+                    self.held[i] = found
+        self.paired = max(self.paired, upto)
+
+    def _send(self, i: int, m: int) -> bool:
+        log = self.log
+        got = self.got
+        if m >= len(got):
+            got.extend([0] * (m + 1 - len(got)))
+        cycle = False
+        for q in log.msg_dests[m]:
+            if not got[m] >> q & 1:
+                cycle |= self._add(-1 - q, i)  # q waits for m
+        for x, y in self.later.pop(m, ()):
+            if x == -2:  # a delivery recorded before this send
+                cycle |= self._add(i, y)
+            elif x == -3:  # q consumed m last, before its send: q's waiting starts here
+                q = y
+                if self.last_consumed[q] == m and self.hub_from[q] < 0:
+                    self.hub_from[q] = i
+                    if not self.down >> q & 1:
+                        cycle |= self._add(i, -1 - q)
+            else:  # q consumed x and next y: both sends now in the log?
+                sx, sy = self._sent(x, i + 1), self._sent(y, i + 1)
+                if sx >= 0 and sy >= 0:
+                    cycle |= self._add(sx, sy)
+        return cycle
+
+    def _later(self, m: int, edge: tuple[int, int]) -> None:
+        self.later[m] = self.later.get(m, ()) + (edge,)
+
+    def _consume(self, i: int, q: int, k: int, m: int) -> bool:
+        log = self.log
+        cycle = False
+        s = self._sent(m, i)
+        if k == DELIVER:
+            if s >= 0:
+                cycle |= self._add(s, i)
+            else:
+                self._later(m, (-2, i))
+        m1 = self.last_consumed[q]
+        if m1 >= 0 and m1 != m:
+            s1 = self._sent(m1, i)
+            if s1 >= 0 and s >= 0:
+                cycle |= self._add(s1, s)
+            else:
+                for x in {m1, m} if s1 < 0 and s < 0 else ({m1} if s1 < 0 else {m}):
+                    self._later(x, (m1, m))
+        got = self.got
+        if m >= len(got):
+            got.extend([0] * (m + 1 - len(got)))
+        bit = 1 << q
+        if not got[m] & bit and s >= 0 and q in log.msg_dests[m]:
+            self._remove(-1 - q, s)  # q no longer waits for m
+        got[m] |= bit
+        old = self.hub_from[q]
+        if old >= 0 and not self.down & bit:
+            self._remove(old, -1 - q)
+        self.last_consumed[q] = m
+        self.hub_from[q] = s
+        if s >= 0:
+            if not self.down & bit:
+                cycle |= self._add(s, -1 - q)
+        else:
+            self._later(m, (-3, q))
+        return cycle
 
     def step(self, i: int) -> Violation | None:
         if self.done:
             return None
-        log = self.log
+        self._catch_up(i)
+        cycle, late = self._event(i)
         self.stepped = i + 1
-        k = log.kind[i]
-        lo = i  # the shortest prefix that may be newly violated holds events up to lo
-        decide = False
-        for r, s in self.pairs.step(i):
-            if s > r:  # a late pair: its edge is in every prefix holding the signal
-                lo = min(lo, s)
-                decide = True
-        if k == DELIVER or k == DROP:
-            m = log.arg[i]
-            if m >= len(self.consumed):
-                self.consumed.extend([False] * (m + 1 - len(self.consumed)))
-            self.consumed[m] = True
-            decide = True
-        elif k == RESTART:
-            decide = True
-        elif k == SEND:
-            m = log.arg[i]
-            decide = decide or (m < len(self.consumed) and self.consumed[m])
-        if not decide:
-            return None
-        for end in range(lo + 1, i + 2):
-            if _cyclic(lock_graph(log, end)[0]):
-                return self._found(end)
-        return None
+        if late >= 0:  # a late pair's edge is in every prefix holding its signal
+            for end in range(late + 1, i + 1):
+                if _cyclic(lock_graph(self.log, end)[0]):
+                    return self._found(end)
+        return self._found(i + 1) if cycle else None
+
+    def _catch_up(self, i: int) -> None:
+        """Take the events :meth:`run` decided (and did not lay out) into the graph."""
+        for j in range(len(self.succ), i):
+            self._event(j)
 
     def end(self) -> Violation | None:
         """The violation a late signal on the last line makes, if any; the monitor
         itself is left as it was."""
         if self.done:
             return None
+        self._pair_up(self.stepped)
         late = [s for r, s in self.pairs.copy(self.log).flush() if s > r]
         if not late:
             return None
@@ -114,20 +285,14 @@ class GlobalLock(Monitor):
 
     def run(self, start: int, end: int) -> Violation | None:
         """Events ``start`` to ``end - 1``, decided by searching the prefixes: the same
-        answer as stepping them one by one."""
+        answer as stepping them one by one, and for a recording read whole, one pass
+        when it holds (the graph is laid out only if stepping goes on)."""
         if self.done or start >= end:
             return None
+        if end - start <= STEPWISE and len(self.succ) == start:  # a few more events: step them
+            return super().run(start, end)
         log = self.log
-        kinds, args, pairs, consumed = log.kind, log.arg, self.pairs, self.consumed
-        for i in range(start, end):  # keep the pairing and the consumed messages up to date
-            k = kinds[i]
-            if k == DELIVER or k == DROP:
-                m = args[i]
-                if m >= len(consumed):
-                    consumed.extend([False] * (m + 1 - len(consumed)))
-                consumed[m] = True
-            elif pairs.unit_outs or k == SIGNAL_OUT or k == SIGNAL_IN:
-                pairs.step(i)
+        self._pair_up(end)
         self.stepped = end
         sources = signal_sources(log)  # the whole recording's pairing, read by every prefix
         length = _first_violated_length(lambda n: _cyclic(lock_graph(log, n, sources=sources)[0]), start, end,
@@ -285,29 +450,35 @@ def _violation(log: Log, at: int, cycle: list[int], why: dict[tuple[int, int], t
             kept |= {first, witness}
             offending |= {first, witness}
             a, b = log.msg_name[log.arg[u]], log.msg_name[log.arg[v]]
-            steps.append(f"{a} sent before {b} ({log.peers[q]} consumed {a} on {log.at(first)}, "
-                         f"then {b} on {log.at(witness)})")
+            steps.append(f"{a} sent before {b} ({log.peers[q]} consumed {a}{_on(log, first)}, "
+                         f"then {b}{_on(log, witness)})")
         elif kind == WAITING:
             q = log.peer[witness]
             kept.add(witness)
             offending.add(witness)
             a, b = log.msg_name[log.arg[u]], log.msg_name[log.arg[v]]
-            steps.append(f"{a} sent before {b} ({log.peers[q]} consumed {a} last, on {log.at(witness)}, "
+            steps.append(f"{a} sent before {b} ({log.peers[q]} consumed {a} last{_on(log, witness, ',')}, "
                          f"and still waits for {b})")
         elif kind == HB:
             offending.add(v)
-            steps.append(f"{log.msg_name[log.arg[u]]} sent ({log.at(u)}) before {log.peers[log.peer[v]]} "
-                         f"received it ({log.at(v)})")
+            steps.append(f"{log.msg_name[log.arg[u]]} sent{place(log, u)} before {log.peers[log.peer[v]]} "
+                         f"received it{place(log, v)}")
         elif kind == SIGNAL:
             where = log.at(u) if log.at(u) == log.at(v) else f"{log.at(u)}, {log.at(v)}"
-            steps.append(f"{log.peers[log.peer[u]]} signalled {log.peers[log.peer[v]]} ({where})")
+            steps.append(f"{log.peers[log.peer[u]]} signalled {log.peers[log.peer[v]]}"
+                         + (f" ({where})" if log.at(u) else ""))
         else:
             steps.append(f"{log.where(u)} before {log.where(v)}")
     # program-order runs keep their two ends: the events where the cycle changes peer
     steps = _merge_order_steps(log, pairs, why, steps)
-    sentence = ("no single global lock can explain the run up to " + log.at(at) + "; it would need "
-                + "; ".join(steps) + ", a cycle")
+    upto = f" up to {log.at(at)}" if log.at(at) else ""
+    sentence = f"no single global lock can explain the run{upto}; it would need " + "; ".join(steps) + ", a cycle"
     return Violation("global_lock", at, sentence, tuple(sorted(kept)), tuple(sorted(offending)))
+
+
+def _on(log: Log, i: int, sep: str = "") -> str:
+    """`` on line 12`` (after ``sep``), or nothing for a log with no places."""
+    return f"{sep} on {log.at(i)}" if log.at(i) else ""
 
 
 def _merge_order_steps(log: Log, pairs: list[tuple[int, int]], why: dict[tuple[int, int], tuple[int, int]],

@@ -27,7 +27,7 @@ from collections import deque
 from checker.monitors.base import Monitor
 from checker.monitors.events import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT
 from checker.monitors.log import Log, SignalPairs, signal_sources
-from checker.monitors.violation import Violation, chain
+from checker.monitors.violation import Violation, chain, place
 
 
 def _grow(values: list, m: int, fill: object) -> None:
@@ -105,8 +105,9 @@ class Fifo(Monitor):
                 if j < len(lst) and seq[lst[j]] < seq[m]:
                     m1 = lst[j]
                     self.done = True
+                    missing = _unconsumed(lst, j, seq[m], seq, got, bit)
                     return _violation(log, "fifo", i, m1, [msg_send[m1], sent_at, i],
-                                      f"{log.msg_name[m1]}, which {log.peers[sender[m]]} sent before it")
+                                      f"{_names(log, missing)}, which {log.peers[sender[m]]} sent before it", missing)
         return None
 
 
@@ -220,8 +221,12 @@ class Causal(Monitor):
                             m1 = lst[j]
                             self.done = True
                             path = happened_before(log, msg_send[m1], sent_at)
-                            what = f"{log.msg_name[m1]}, which happened before it"
-                            return _violation(log, "causal", i, m1, [*path, i], what)
+                            missing = sorted(
+                                (x for t in senders if past[t]
+                                 for x in _unconsumed(lists[t * n + p], front[t * n + p], past[t], seq, got, bit)),
+                                key=msg_send.__getitem__)
+                            what = f"{_names(log, missing)}, which happened before it"
+                            return _violation(log, "causal", i, m1, [*path, i], what, missing)
                 mine = clock[p]
                 for s in senders:
                     if past[s] > mine[s]:
@@ -231,15 +236,36 @@ class Causal(Monitor):
         return None
 
 
-def _violation(log: Log, prop: str, i: int, m1: int, events: list[int], what: str) -> Violation:
+def _unconsumed(lst: list[int], j: int, bound: int, seq: list[int], got: list[int], bit: int) -> list[int]:
+    """The messages of ``lst`` from position ``j`` on, with a sequence number below
+    ``bound``, that the peer of ``bit`` has not consumed."""
+    out = []
+    while j < len(lst) and seq[lst[j]] < bound:
+        if not got[lst[j]] & bit:
+            out.append(lst[j])
+        j += 1
+    return out
+
+
+def _names(log: Log, messages: list[int]) -> str:
+    """``a1``, ``a1 and a2``, ``a1, a2 and b1``."""
+    names = [log.msg_name[m] for m in messages]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _violation(log: Log, prop: str, i: int, m1: int, events: list[int], what: str,
+               missing: list[int] | None = None) -> Violation:
+    """A delivery at event ``i`` while ``m1`` (and the rest of ``missing``, every
+    message that had to come first and had not: ``what`` names them) had not been
+    delivered there; ``events``, the window, shows ``m1``'s case."""
     p = log.peer[i]
     m2 = log.arg[i]
     why = chain(log, sorted(set(events)))
     sentence = (
-        f"{log.peers[p]} delivered {log.msg_name[m2]} ({log.at(i)}) while {what}, "
+        f"{log.peers[p]} delivered {log.msg_name[m2]}{place(log, i)} while {what}, "
         f"had not been delivered there: {why}"
     )
-    return Violation(prop, i, sentence, tuple(sorted(set(events))), (i,), ((m1, p),))
+    return Violation(prop, i, sentence, tuple(sorted(set(events))), (i,), tuple((x, p) for x in missing or [m1]))
 
 
 def happened_before(log: Log, start: int, goal: int) -> list[int]:

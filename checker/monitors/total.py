@@ -29,7 +29,7 @@ from checker.monitors.base import Monitor
 from checker.monitors.events import DELIVER
 from checker.monitors.graph import DynamicOrder
 from checker.monitors.log import Log
-from checker.monitors.violation import Violation, chain
+from checker.monitors.violation import Violation, chain, place
 
 
 class _FirstDeliveries(Monitor):
@@ -156,9 +156,9 @@ def _disagreement(log: Log, at: list[dict[int, int] | None], p: int, q: int, m: 
     events = sorted({log.msg_send[m1], log.msg_send[m], ip1, i, jq, best[0]})
     a, b, pn, qn = log.msg_name[m1], log.msg_name[m], log.peers[p], log.peers[q]
     sentence = (
-        f"{pn} and {qn} delivered {a} and {b} in different orders: {pn} delivered {a} "
-        f"({log.at(ip1)}) before {b} ({log.at(i)}), {qn} delivered {b} "
-        f"({log.at(jq)}) before {a} ({log.at(best[0])})"
+        f"{pn} and {qn} delivered {a} and {b} in different orders: {pn} delivered {a}"
+        f"{place(log, ip1)} before {b}{place(log, i)}, {qn} delivered {b}"
+        f"{place(log, jq)} before {a}{place(log, best[0])}"
     )
     return Violation("total", i, sentence, tuple(events), (ip1, i, jq, best[0]))
 
@@ -228,7 +228,7 @@ def _cycle_violation(log: Log, at: int) -> Violation:
     for a, b, ea, eb in used:
         events |= {ea, eb, log.msg_send[a], log.msg_send[b]}
         who = log.peers[log.peer[eb]]
-        steps.append(f"{who} delivered {log.msg_name[a]} ({log.at(ea)}) before {log.msg_name[b]} ({log.at(eb)})")
+        steps.append(f"{who} delivered {log.msg_name[a]}{place(log, ea)} before {log.msg_name[b]}{place(log, eb)}")
     names = ", ".join(log.msg_name[e[0]] for e in used)
     sentence = f"no single order of {names} explains the peers' deliveries, which form a cycle: " + "; ".join(steps)
     offending = tuple(sorted({e for a, b, ea, eb in used for e in (ea, eb)}))
@@ -316,7 +316,7 @@ class TotalPrefix(_FirstDeliveries):
                 window = sorted({log.msg_send[m], log.msg_send[other], j, i})
                 sentence = (
                     f"{pn} and {qn} deliver different messages as their message number {pos} addressed to both: "
-                    f"{qn} delivered {b} ({log.at(j)}), {pn} delivered {a} ({log.at(i)}): {chain(log, window)}"
+                    f"{qn} delivered {b}{place(log, j)}, {pn} delivered {a}{place(log, i)}: {chain(log, window)}"
                 )
                 return Violation("total_prefix", i, sentence, tuple(window), (j, i))
             pairs[key] = (leader, queue, matched + 1)

@@ -52,6 +52,18 @@ class Violation:
         }
 
 
+def place(log: Log, i: int) -> str:
+    """`` (line 12)``: where event ``i`` stands in the source, to follow a mention of it
+    in a sentence; empty for a log with no places (a model's history)."""
+    at = log.at(i)
+    return f" ({at})" if at else ""
+
+
+def noun(log: Log) -> str:
+    """What a sentence calls the log: ``run`` for a model's history, else ``log``."""
+    return "run" if log.fmt == "history" else "log"
+
+
 def chain(log: Log, events: list[int]) -> str:
     """Events in words with their lines, joined by commas."""
     return ", ".join(log.where(i) for i in events)
