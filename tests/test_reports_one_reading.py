@@ -86,3 +86,19 @@ def test_the_diagram_highlights_the_crown_the_sentence_names() -> None:
     where = {(e.peer, e.log_index): e for e in timeline.events if e.log_index is not None}
     assert {where[d].text for d in bl.deliveries} == {"c received b1", "d received a1"}
     assert not bl.missing and not bl.awaited and not bl.steps
+
+
+def test_a_validate_window_draws_the_awaited_predecessor_as_check_does() -> None:
+    """``validate``'s window of a causal violation: the overtaken message is drawn as
+    awaited by the offending delivery (as in a report of ``check``), not as lost."""
+    data = Path(__file__).resolve().parent / "data" / "validate" / "causal-side-channel.jsonl"
+    log = read_log(data)
+    from checker.monitors import MONITORS
+
+    monitor = MONITORS["causal"](log)
+    violation = monitor.run(0, len(log)) or monitor.end()
+    assert violation is not None and violation.missing
+    diagram = window_diagram(log, violation, "d")
+    pending = [line.title for line in diagram.lines if line.cls.startswith("pending")]
+    assert pending and all(t.endswith("not yet delivered when the offending delivery was made") for t in pending), pending
+    assert all("hot" in line.cls or "offending" in line.cls for line in diagram.lines if line.cls.startswith("pending"))
