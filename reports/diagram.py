@@ -119,7 +119,15 @@ def layout(timeline: Timeline, blame: Blame, uid: str, loop_start: int | None = 
         return xs[peer], TOP + ROW * step + 7 * k
 
     sends: dict[int, tuple[float, float]] = {}
-    signal_out: dict[tuple[int, int], list[tuple[float, float]]] = {}
+    signal_at: dict[tuple[int, int], tuple[float, float]] = {}  # (peer, log_index) of a signal: its mark
+    source = timeline.signal_pairs()  # each receipt's signal, as the monitors pair them
+    late: list[tuple[tuple[int, int], float, float, str]] = []  # receipts drawn before their signal
+
+    def signal_line(src: tuple[float, float], x: float, y: float, text: str) -> None:
+        sx, sy = src
+        ex, ey = _shorten(sx, sy, x, y, 6)
+        diagram.lines.append(Line(sx, sy, ex, ey, "signal", text, "signal", (sx + x) / 2, sy - 5))
+
     internal_out: dict[tuple[int, int, str], list[tuple[float, float]]] = {}
     consumed: set[tuple[int, int]] = set()
     hot = "offending" if not blame.witness else "witness"
@@ -141,15 +149,15 @@ def layout(timeline: Timeline, blame: Blame, uid: str, loop_start: int | None = 
                 ex, ey = _shorten(sx, sy, x, y, 8 if bad else 6)
                 diagram.lines.append(Line(sx, sy, ex, ey, lcls, f"{name}: {e.text} (step {e.step})", name, lx, ly))
         elif e.kind == "signal_out":
-            signal_out.setdefault((e.peer, e.other), []).append((x, y))  # type: ignore[arg-type]
+            signal_at[(e.peer, e.log_index)] = (x, y)  # type: ignore[index]
             diagram.marks.append(Mark(x, y, "dot", "signal-out", f"step {e.step}: {e.text}"))
         elif e.kind == "signal_in":
             diagram.marks.append(Mark(x, y, "ring", "signal-in", f"step {e.step}: {e.text}"))
-            queue = signal_out.get((e.other, e.peer))  # type: ignore[arg-type]
-            if queue:
-                sx, sy = queue.pop(0)
-                ex, ey = _shorten(sx, sy, x, y, 6)
-                diagram.lines.append(Line(sx, sy, ex, ey, "signal", f"step {e.step}: {e.text}", "signal", (sx + x) / 2, sy - 5))
+            src = source.get((e.peer, e.log_index))  # type: ignore[arg-type]
+            if src in signal_at:
+                signal_line(signal_at[src], x, y, f"step {e.step}: {e.text}")  # type: ignore[index]
+            elif src is not None:
+                late.append((src, x, y, f"step {e.step}: {e.text}"))
         elif e.kind == "internal_send":
             internal_out.setdefault((e.peer, e.other, e.text), []).append((x, y))  # type: ignore[arg-type]
             diagram.marks.append(Mark(x, y, "pip", "internal-send", f"step {e.step}: sends {e.text}"))
@@ -165,6 +173,9 @@ def layout(timeline: Timeline, blame: Blame, uid: str, loop_start: int | None = 
             diagram.marks.append(Mark(x, y, shape, e.kind, f"step {e.step}: {e.text}", name if e.message is not None else ""))
         else:
             diagram.marks.append(Mark(x, y, "tick", "step", f"step {e.step}: {e.text}"))
+    for src, x, y, text in late:  # a signal received before it was sent (integrity)
+        if src in signal_at:
+            signal_line(signal_at[src], x, y, text)
     for mid, (sx, sy) in sends.items():
         msg = timeline.messages.get(mid)
         if msg is None:

@@ -43,15 +43,12 @@ def sequence_diagram(t: TraceView) -> list[str]:
     for p, name in enumerate(tl.peers):
         lines.append(f"    participant p{p} as {mermaid(name)}")
     sent: dict[int, int] = {}
-    signals: dict[tuple[int, int], list[int]] = {}
+    source = tl.signal_pairs()  # each receipt's signal, as the monitors pair them
     for e in tl.events:
         if e.kind == "send" and e.message is not None:
             sent[e.message] = e.peer
-        elif e.kind == "signal_out" and e.other is not None:
-            signals.setdefault((e.peer, e.other), []).append(e.step)
-        elif e.kind == "signal_in" and signals.get((e.other, e.peer)):  # type: ignore[arg-type]
-            signals[(e.other, e.peer)].pop(0)  # type: ignore[index]
-            lines.append(f"    p{e.other}-->>p{e.peer}: signal (step {e.step})")
+        elif e.kind == "signal_in" and (e.peer, e.log_index) in source:
+            lines.append(f"    p{source[(e.peer, e.log_index)][0]}-->>p{e.peer}: signal (step {e.step})")  # type: ignore[index]
         elif e.kind in ("deliver", "drop") and e.message in sent:
             name = mermaid(tl.message_name(e.message))
             what = "dropped " if e.kind == "drop" else ""

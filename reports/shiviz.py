@@ -10,7 +10,8 @@ viewer's default expression, :data:`PARSER`, under which each event takes two li
 
 The vector clocks are computed from the history: each event ticks its own peer's
 entry; a delivery (or drop) also takes the maximum with the clock of the message's
-send, and a signal's receipt with the clock of the matching signal. So the first event
+send, and a signal's receipt with the clock of its signal (the monitors' pairing:
+:meth:`reports.timeline.Timeline.signal_pairs`). So the first event
 of a peer has its own entry 1, and each later one adds exactly 1, as ShiViz requires.
 """
 
@@ -41,7 +42,8 @@ def vector_clocks(timeline: Timeline) -> list[tuple[int, str, dict[str, int]]]:
     hosts = [host_name(p) for p in timeline.peers]
     clocks: list[dict[str, int]] = [{} for _ in hosts]
     at_send: dict[int, dict[str, int]] = {}
-    signals: dict[tuple[int, int], list[dict[str, int]]] = {}
+    at_signal: dict[tuple[int, int], dict[str, int]] = {}  # (peer, log_index) of a signal: its clock
+    source = timeline.signal_pairs()  # each receipt's signal, as the monitors pair them
     out = []
     for e in timeline.events:
         if e.kind not in HISTORY_KINDS:
@@ -49,14 +51,14 @@ def vector_clocks(timeline: Timeline) -> list[tuple[int, str, dict[str, int]]]:
         vc = clocks[e.peer]
         if e.kind in ("deliver", "drop") and e.message in at_send:
             _merge(vc, at_send[e.message])
-        elif e.kind == "signal_in" and signals.get((e.other, e.peer)):  # type: ignore[arg-type]
-            _merge(vc, signals[(e.other, e.peer)].pop(0))  # type: ignore[index]
+        elif e.kind == "signal_in" and source.get((e.peer, e.log_index)) in at_signal:  # type: ignore[arg-type]
+            _merge(vc, at_signal[source[(e.peer, e.log_index)]])  # type: ignore[index]
         me = hosts[e.peer]
         vc[me] = vc.get(me, 0) + 1
         if e.kind == "send" and e.message is not None:
             at_send[e.message] = dict(vc)
-        elif e.kind == "signal_out" and e.other is not None:
-            signals.setdefault((e.peer, e.other), []).append(dict(vc))
+        elif e.kind == "signal_out" and e.log_index is not None:
+            at_signal[(e.peer, e.log_index)] = dict(vc)
         out.append((e.peer, f"{e.text} (step {e.step})", dict(vc)))
     return out
 

@@ -21,8 +21,12 @@ from checker.api.result import Step
 from checker.api.spec import Property, Spec
 from checker.api.trace import ReplayError, replay
 from checker.loading.registry import UnknownSpec, spec_class
-from specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, Event, History, Message
-from specs.properties import premature_delivery
+from checker.monitors.events import DELIVER as LOG_DELIVER
+from checker.monitors.events import DROP as LOG_DROP
+from checker.monitors.log import Log, signal_sources
+from checker.monitors.violation import Violation
+from specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, Event, History, Message, history_log
+from specs.properties import MONITORS
 
 # Event kinds that come before receipts within one step (so signals pair up in order).
 _FIRST = {"send", "signal_out", "fail", "restart", "stage", "commit", "step", "internal_send"}
@@ -63,6 +67,30 @@ class Timeline:
         if mid is None or mid not in self.messages:
             return "?" if mid is None else f"m{mid}"
         return self.messages[mid].name
+
+    def signal_pairs(self) -> dict[tuple[int, int], tuple[int, int]]:
+        """Each signal receipt's signal, as ``{(peer, log_index) of the receipt: (peer,
+        log_index) of the signal}``: the one pairing of the monitors
+        (:func:`checker.monitors.log.signal_sources`) on the last history laid out as a
+        log (:func:`specs.history.history_log`), so every report draws the signals the
+        properties read."""
+        log = history_log(self.history)
+        at = history_positions(log)
+        return {at[r]: at[s] for r, s in signal_sources(log).items()}
+
+
+def history_positions(log: Log) -> list[tuple[int, int]]:
+    """For each event of a history laid out as a log, ``(peer, index in the peer's
+    history log)``: the layout keeps each peer's order, so the k-th event of peer ``p``
+    in the log is event ``k`` of ``p``'s history log (a ``fail`` that
+    :func:`~specs.history.history_log` adds at the end of a failed peer's log gets the
+    index one past its history's end)."""
+    seen = [0] * len(log.peers)
+    out = []
+    for p in log.peer:
+        out.append((p, seen[p]))
+        seen[p] += 1
+    return out
 
 
 @dataclass
@@ -210,34 +238,69 @@ def _history_event(h: History, step: int, peer: int, index: int, ev: Event) -> T
 def blame(timeline: Timeline, prop: Property | None, status: str) -> Blame:
     """The deliveries (or steps) a diagram highlights for this verdict.
 
-    - a violated ``fifo`` or ``causal``: the delivery at which it broke, and the
-      predecessors that delivery did not wait for (``awaited``);
+    - a violated history property decided by a monitor (every library property): what
+      the monitor's :class:`~checker.monitors.violation.Violation` names, read on the
+      last history laid out as a log (:func:`violation_blame`), as ``validate`` and the
+      sentence read it;
     - another violated history invariant: the *critical* deliveries, those whose removal
-      from the final history makes the property hold (for ``total``: the four
-      deliveries of the two disagreeing peers; for ``integrity``: both deliveries of a
-      message delivered twice);
-    - a violated ``eventually`` property over the history: the messages still
+      from the final history makes the property hold;
+    - another violated ``eventually`` property over the history: the messages still
       undelivered at the end;
-    - a witness, a state invariant, or no critical delivery: the last step's events.
+    - a witness, a state invariant, or nothing to blame: the last step's events.
     """
     h = timeline.history
     last = timeline.steps - 1
     out = Blame(witness=prop is not None and prop.kind == "sometimes" and status == "holds")
     if prop is not None and status == "violated" and prop.over == "history":
-        premature = premature_delivery(h, prop.name) if prop.name in ("fifo", "causal") else None
-        if premature is not None:
-            q, i, predecessors = premature
-            out.deliveries = {(q, i)}
-            out.awaited = {(m, q) for m in predecessors}
+        monitor = prop.monitor or (MONITORS.get(prop.name) if prop.name in ("fifo", "causal") else None)
+        found = _first_violation(h, monitor) if monitor is not None else None
+        if found is not None:
+            out = violation_blame(timeline, *found, eventually=prop.kind == "eventually")
+        elif monitor is not None:
+            pass  # the monitor finds nothing to blame on this history: the last step
         elif prop.kind == "always":
             out.deliveries = critical_deliveries(h, prop)
         elif prop.kind == "eventually":
             out.missing = undelivered(h)
-    if not out.deliveries and not out.missing:
+    if not out.deliveries and not out.missing and not out.steps:
         out.steps.add(last)
         for e in timeline.events:
             if e.step == last and e.kind in ("deliver", "drop") and e.log_index is not None:
                 out.deliveries.add((e.peer, e.log_index))
+    return out
+
+
+def _first_violation(h: History, monitor: Any) -> tuple[Log, Violation] | None:
+    """``monitor``'s first violation on ``h`` laid out as a log (for an ``eventually``
+    property, what is outstanding at the end), with the log."""
+    log = history_log(h)
+    m = monitor(log)
+    found = m.run(0, len(log))
+    if found is None:
+        found = m.end()
+    return (log, found) if found is not None else None
+
+
+def violation_blame(timeline: Timeline, log: Log, v: Violation, eventually: bool = False) -> Blame:
+    """What a diagram of ``timeline`` highlights for violation ``v`` found on ``log``
+    (``timeline.history`` laid out as a log): its ``offending`` deliveries and drops;
+    its ``missing`` pairs, never delivered for an ``eventually`` property, else awaited
+    (predecessors the offending delivery did not wait for); when it offends with no
+    delivery (a signal received before it was sent, a crown's sends), the steps of its
+    offending events, else of its window."""
+    at = history_positions(log)
+    ids = {k: m for m, k in getattr(log, "ids", {}).items()}
+    out = Blame()
+    pairs = {(ids[m], q) for m, q in v.missing if m in ids}
+    if eventually:
+        out.missing = pairs
+    else:
+        out.awaited = pairs
+    consumed = (LOG_DELIVER, LOG_DROP)
+    out.deliveries = {at[i] for i in v.offending if log.kind[i] in consumed}
+    if not out.deliveries and not out.missing:
+        step_of = {(e.peer, e.log_index): e.step for e in timeline.events if e.log_index is not None}
+        out.steps = {step_of[at[i]] for i in (v.offending or v.events) if at[i] in step_of}
     return out
 
 

@@ -71,23 +71,6 @@ def _sentence(h: History, cls: type) -> str | None:
     return None if found is None else found[1].sentence
 
 
-def premature_delivery(h: History, name: str) -> tuple[int, int, list[int]] | None:
-    """For ``fifo`` or ``causal``: the delivery at which the property first breaks, as
-    ``(peer, index in the peer's log, history ids of the predecessors it did not wait
-    for)``, or ``None`` when the property holds (reports highlight these); read off the
-    monitor's violation."""
-    if name not in ("fifo", "causal"):
-        raise ValueError(f"premature_delivery reads fifo or causal, not {name!r}")
-    found = first_violation(h, name)
-    if found is None:
-        return None
-    log, v = found
-    q = log.peer[v.at]
-    index = sum(1 for i in range(v.at) if log.peer[i] == q)
-    mid = {m: k for k, m in log.ids.items()}
-    return q, index, [mid[m] for m, peer in v.missing if peer == q and m in mid]
-
-
 def fifo(h: History) -> str | None:
     """FIFO delivery: when a peer ``q`` delivers ``m2``, every message that ``m2``'s sender
     sent before ``m2`` (a smaller ``seq``) and addressed to ``q`` has already been
@@ -233,7 +216,6 @@ __all__ = [
     "first_violation",
     "global_lock",
     "integrity",
-    "premature_delivery",
     "synchronous",
     "total",
     "total_global",

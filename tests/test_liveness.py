@@ -28,13 +28,26 @@ def test_livelock_is_a_lasso_that_terminal_checks_cannot_see():
     result = check_model(model, QUIET)
     verdict = result.properties["eventual_delivery"]
     assert verdict.status == "violated" and result.exit_code() == 0
-    assert verdict.explanation.startswith("a1 to b is never delivered: the run can repeat a 2-step loop")
+    # What is outstanding on the loop, then the loop; the run does not end there, so the
+    # sentence does not say it does (a stopped run's sentence does: see the next test).
+    assert verdict.explanation.startswith(
+        "a1 to b is never delivered: a sent a1 to b, and b has neither delivered nor dropped it: "
+        "the run can repeat a 2-step loop")
+    assert "ends" not in verdict.explanation
     assert verdict.loop_start is not None
     # The loop really returns to where it started.
     positions = [step.index for step in verdict.trace]
     path = replay(model.spec, positions[0], positions[1:])
     assert fingerprint(path[-1][2]) == fingerprint(path[verdict.loop_start][2])
     assert len(path) - 1 > verdict.loop_start
+
+
+def test_a_run_that_stops_with_messages_outstanding_says_it_ends():
+    result = check_model(load_model(MODELS / "skeen-2-lossy.toml"), QUIET)
+    verdict = result.properties["eventual_delivery"]
+    assert verdict.status == "violated" and verdict.loop_start is None
+    assert verdict.explanation == ("a1 to b and b1 to a are never delivered: a sent a1 to b, "
+                                   "and the run ends with none of them delivered or dropped")
 
 
 def test_strong_fairness_rules_the_livelock_out():

@@ -273,6 +273,13 @@ def test_eventual_delivery_is_decided_at_the_end_and_excuses_down_peers() -> Non
             assert v.at == len(log) - 1 and v.events == (0,)
             assert ("m to b and m to c are never delivered" if len(waiting) == 2 else "m to c is never delivered") \
                 in v.sentence
+            # On a run that goes on (a fair loop) the same pairs, the same window, and no end claimed.
+            w = monitor.outstanding()
+            assert w is not None and (w.missing, w.events, w.at) == (v.missing, v.events, v.at)
+            assert "ends" in v.sentence and "ends" not in w.sentence, w.sentence
+            assert w.sentence.split(": ")[0] == v.sentence.split(": ")[0]
+        else:
+            assert monitor.outstanding() is None
 
 
 def test_a_monitor_is_done_after_its_violation() -> None:

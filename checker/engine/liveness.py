@@ -105,7 +105,8 @@ def explore(spec: Spec, props: Sequence[Property], bounds: Bounds = NO_BOUNDS) -
                 out = p.check(state)
             if out is not None and out is not False:
                 mask |= 1 << bit
-                g.sentences.setdefault((bit, number), out if isinstance(out, str) else f"{p.name} is outstanding")
+                if (bit, number) not in g.sentences:
+                    g.sentences[(bit, number)] = _pending_sentence(p, arg, out)
         return mask
 
     def add(state: object, parent: int, action: int) -> int:
@@ -339,6 +340,23 @@ def find_lassos(spec: Spec, props: Sequence[Property], bounds: Bounds = NO_BOUND
         )
         found[p.name] = Lasso(p.name, explanation, init, prefix, [g.pos[e] for e in loop_edges])
     return found, g
+
+
+def _pending_sentence(p: Property, history: object, out: object) -> str:
+    """What ``p`` has outstanding in a state of a fair loop: a monitor that can say it
+    for a run that goes on (``outstanding()``, as ``EventualDelivery``'s) is asked on the
+    history laid out as a log, so the sentence does not claim the run ends there; else
+    ``p``'s own sentence."""
+    ask = getattr(p.monitor, "outstanding", None) if p.over == "history" else None
+    as_log = getattr(history, "as_log", None)
+    if ask is not None and as_log is not None:
+        log = as_log()
+        monitor = p.monitor(log)
+        if monitor.run(0, len(log)) is None:
+            found = monitor.outstanding()
+            if found is not None:
+                return found.sentence
+    return out if isinstance(out, str) else f"{p.name} is outstanding"
 
 
 def _edge_label(spec: Spec, g: Graph, edge: int) -> str:

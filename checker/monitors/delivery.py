@@ -63,6 +63,14 @@ class EventualDelivery(Monitor):
     def end(self) -> Violation | None:
         """Every (message, destination) pair still outstanding, named in one sentence;
         the window is the first such send."""
+        return self._outstanding(ended=True)
+
+    def outstanding(self) -> Violation | None:
+        """As :meth:`end`, for a run that goes on (a fair loop, ``checker.engine.liveness``):
+        the sentence says what is outstanding now, not that the run ends."""
+        return self._outstanding(ended=False)
+
+    def _outstanding(self, ended: bool) -> Violation | None:
         log = self.log
         done, down = self.done, self.down
         last = self.stepped - 1
@@ -81,11 +89,13 @@ class EventualDelivery(Monitor):
         m, d = missing[0]
         ends = f"and the {noun(log)} ends{place(log, last)}"
         if len(missing) == 1:
-            sentence = (f"{log.msg_name[m]} to {log.peers[d]} is never delivered: {log.where(first)}, {ends} "
-                        f"without {log.peers[d]} delivering or dropping it")
+            tail = (f"{ends} without {log.peers[d]} delivering or dropping it" if ended
+                    else f"and {log.peers[d]} has neither delivered nor dropped it")
+            sentence = f"{log.msg_name[m]} to {log.peers[d]} is never delivered: {log.where(first)}, {tail}"
         else:
             pairs = [f"{log.msg_name[x]} to {log.peers[q]}" for x, q in missing]
             listing = ", ".join(pairs[:-1]) + " and " + pairs[-1]
-            sentence = (f"{listing} are never delivered: {log.where(first)}, {ends} with none of them "
-                        f"delivered or dropped")
+            tail = (f"{ends} with none of them delivered or dropped" if ended
+                    else "and none of them has been delivered or dropped")
+            sentence = f"{listing} are never delivered: {log.where(first)}, {tail}"
         return Violation("eventual_delivery", last, sentence, (first,), (), tuple(missing))

@@ -9,6 +9,7 @@ counterexample of ``ordercheck check``. Rows are numbered with the log's line nu
 
 from __future__ import annotations
 
+from checker.monitors import MONITORS
 from checker.monitors.violation import Violation
 from checker.validate.log import DELIVER, DROP, NAME_OF_KIND, SEND, SIGNAL_IN, SIGNAL_OUT, Log, sub_log, to_history
 from reports.diagram import Diagram, layout
@@ -64,7 +65,12 @@ def window_diagram(log: Log, violation: Violation, uid: str) -> Diagram:
         e = by_event.get(position.get(i, -1))
         if e is not None and e.log_index is not None:
             blame.deliveries.add((e.peer, e.log_index))
-    blame.missing = missing
+    # As a counterexample of check reads it (reports.timeline.violation_blame): missing pairs
+    # are never delivered for an eventually-property, else awaited by the offending delivery.
+    if getattr(MONITORS.get(violation.prop), "kind", "always") == "eventually":
+        blame.missing = missing
+    else:
+        blame.awaited = missing
     diagram = layout(timeline, blame, uid)
     at = position.get(violation.at)
     diagram.rows = [
