@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 
 from checker.monitors.base import Monitor
 from checker.monitors.events import DELIVER, DROP, FAIL, RESTART, SEND, SIGNAL_IN, SIGNAL_OUT
+from checker.monitors.graph import backtrack
 from checker.monitors.log import Log, SignalPairs, signal_sources
 from checker.monitors.violation import Violation, place
 
@@ -423,12 +424,7 @@ def _shortest_cycle(succ: list[list[int]], new: list[tuple[int, int]]) -> list[i
                     todo.append(c)
         if a not in parent:
             continue
-        path = []
-        node = a
-        while node != -1:
-            path.append(node)
-            node = parent[node]
-        path.reverse()
+        path = backtrack(parent, a)
         if best is None or len(path) < len(best):
             best = path
     assert best is not None  # the prefix before had no cycle, so one goes through a new edge
