@@ -48,6 +48,8 @@ class _Fronts(Monitor):
     clocks: ClassVar[bool] = False
     """Whether the monitor keeps clocks: then :meth:`run` calls :meth:`_signal` and
     :meth:`_clock_send`."""
+    pairs: SignalPairs | None = None
+    """With :attr:`clocks`, the pairing of signals."""
 
     def __init__(self, log: Log) -> None:
         super().__init__(log)
@@ -71,10 +73,11 @@ class _Fronts(Monitor):
         log = self.log
         kinds, peers, args, dests, msg_send = log.kind, log.peer, log.arg, log.msg_dests, log.msg_send
         n, lists, got, clocks = self.n, self.lists, self.got, self.clocks
+        pairs = self.pairs if clocks else None
         for i in range(start, end):
             k = kinds[i]
             p = peers[i]
-            if clocks:
+            if pairs is not None and (k == SIGNAL_OUT or k == SIGNAL_IN or pairs.unit_outs):
                 self._signal(i, k, p)
             if k == SEND:
                 m = args[i]
@@ -118,8 +121,9 @@ class _Fronts(Monitor):
         raise NotImplementedError
 
     def _signal(self, i: int, k: int, p: int) -> None:
-        """Event ``i`` (of kind ``k``, at ``p``), before its kind's own step: the
-        signals it sends or pairs (with :attr:`clocks`)."""
+        """Event ``i`` (of kind ``k``, at ``p``), a signal or an event while signals of
+        the open line wait (with :attr:`clocks`, whose ``pairs`` pair them), before its
+        kind's own step: the signals it sends or pairs."""
 
     def _clock_send(self, p: int, m: int) -> None:
         """``p`` sends ``m`` (with :attr:`clocks`)."""
@@ -177,15 +181,13 @@ class Causal(_Fronts):
         return other
 
     def _signal(self, i: int, k: int, p: int) -> None:
-        pairs = self.pairs
-        if k == SIGNAL_OUT or k == SIGNAL_IN or pairs.unit_outs:
-            clock, signals = self.clock, self.signals
-            if k == SIGNAL_OUT:
-                signals[i] = clock[p][:]
-            for r, s in pairs.step(i):
-                theirs = signals.pop(s, None)
-                if r == i and theirs is not None:  # the signal came first: its past joins the receipt's
-                    _join(clock[p], theirs)
+        clock, signals = self.clock, self.signals
+        if k == SIGNAL_OUT:
+            signals[i] = clock[p][:]
+        for r, s in self.pairs.step(i):
+            theirs = signals.pop(s, None)
+            if r == i and theirs is not None:  # the signal came first: its past joins the receipt's
+                _join(clock[p], theirs)
 
     def _clock_send(self, p: int, m: int) -> None:
         at_send, mine = self.at_send, self.clock[p]

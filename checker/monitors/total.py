@@ -69,11 +69,19 @@ class _FirstDeliveries(Monitor):
         other.got = self.got[:]
         return other
 
-    def step(self, i: int) -> Violation | None:
+    def run(self, start: int, end: int) -> Violation | None:
         if self.done:
             return None
-        m = _first(self.log, self.got, i)
-        return None if m < 0 else self._delivered(i, self.log.peer[i], m)
+        log, got = self.log, self.got
+        kinds, peers = log.kind, log.peer
+        for i in range(start, end):
+            if kinds[i] == DELIVER:
+                m = _first(log, got, i)
+                if m >= 0:
+                    found = self._delivered(i, peers[i], m)
+                    if found is not None:
+                        return found
+        return None
 
     def _delivered(self, i: int, p: int, m: int) -> Violation | None:
         """Event ``i`` is ``p``'s first delivery of ``m``: the violation it makes, if any."""
