@@ -247,7 +247,7 @@ def _crown_through(log: Log, bound: dict[int, list[int]], clock_at: list[int], m
     for s in range(n):
         order = sorted(bound, key=lambda m, s=s: (-bound[m][s], m))
         by_bound.append(deque(order))
-    parent: dict[int, int] = {m_new: -1}
+    parent: dict[int, int | None] = {m_new: None}
     todo = deque([m_new])
     while todo:
         m = todo.popleft()

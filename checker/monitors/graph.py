@@ -126,12 +126,13 @@ class DynamicOrder:
         return found
 
 
-def backtrack(parent: dict[int, int], node: int) -> list[int]:
-    """The path a search's ``parent`` links (``-1`` at its start) lead to ``node``, from
-    the start to ``node``."""
+def backtrack(parent: dict[int, int | None], node: int) -> list[int]:
+    """The path a search's ``parent`` links (``None`` at its start) lead to ``node``,
+    from the start to ``node``."""
     path = []
-    while node != -1:
-        path.append(node)
-        node = parent[node]
+    step: int | None = node
+    while step is not None:
+        path.append(step)
+        step = parent[step]
     path.reverse()
     return path

@@ -32,25 +32,6 @@ from checker.monitors.log import Log
 from checker.monitors.violation import Violation, chain, place
 
 
-def _first(log: Log, got: list[int], i: int) -> int:
-    """The message event ``i`` delivers for the first time at its peer, else -1 (not a
-    delivery, a repeated one, or one of a message not sent before it); marks it in
-    ``got`` (per message, a bitmask of the peers that delivered it)."""
-    if log.kind[i] != DELIVER:
-        return -1
-    m = log.arg[i]
-    s = log.msg_send[m]
-    if s < 0 or s > i:
-        return -1
-    if m >= len(got):
-        got.extend([0] * (m + 1 - len(got)))
-    bit = 1 << log.peer[i]
-    if got[m] & bit:
-        return -1
-    got[m] |= bit
-    return m
-
-
 class _FirstDeliveries(Monitor):
     """A monitor that reads each peer's first delivery of each message sent before it:
     subclasses write :meth:`_delivered`."""
@@ -73,14 +54,24 @@ class _FirstDeliveries(Monitor):
         if self.done:
             return None
         log, got = self.log, self.got
-        kinds, peers = log.kind, log.peer
+        kinds, peers, args, msg_send = log.kind, log.peer, log.arg, log.msg_send
         for i in range(start, end):
-            if kinds[i] == DELIVER:
-                m = _first(log, got, i)
-                if m >= 0:
-                    found = self._delivered(i, peers[i], m)
-                    if found is not None:
-                        return found
+            if kinds[i] != DELIVER:
+                continue
+            m = args[i]
+            s = msg_send[m]
+            if s < 0 or s > i:  # a message not sent before it: integrity's business
+                continue
+            if m >= len(got):
+                got.extend([0] * (m + 1 - len(got)))
+            p = peers[i]
+            bit = 1 << p
+            if got[m] & bit:  # a repeated delivery
+                continue
+            got[m] |= bit
+            found = self._delivered(i, p, m)
+            if found is not None:
+                return found
         return None
 
     def _delivered(self, i: int, p: int, m: int) -> Violation | None:
@@ -88,14 +79,25 @@ class _FirstDeliveries(Monitor):
         raise NotImplementedError
 
 
-def first_deliveries(log: Log, end: int):
+class _Deliveries(_FirstDeliveries):
+    """The first deliveries themselves (for :func:`first_deliveries`)."""
+
+    def __init__(self, log: Log) -> None:
+        super().__init__(log)
+        self.found: list[tuple[int, int, int]] = []
+
+    def _delivered(self, i: int, p: int, m: int) -> Violation | None:
+        self.found.append((i, p, m))
+        return None
+
+
+def first_deliveries(log: Log, end: int) -> list[tuple[int, int, int]]:
     """``(event, peer, message)`` of each message's first delivery at each peer among the
-    first ``end`` events, for messages sent before their delivery."""
-    got = [0] * log.messages
-    for i in range(end):
-        m = _first(log, got, i)
-        if m >= 0:
-            yield i, log.peer[i], m
+    first ``end`` events, for messages sent before their delivery, as the monitors read
+    them."""
+    reader = _Deliveries(log)
+    reader.run(0, end)
+    return reader.found
 
 
 class Total(_FirstDeliveries):
