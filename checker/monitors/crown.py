@@ -30,7 +30,7 @@ from collections import deque
 
 from checker.monitors.base import Monitor
 from checker.monitors.events import DELIVER, SEND, SIGNAL_IN, SIGNAL_OUT
-from checker.monitors.graph import DynamicOrder
+from checker.monitors.graph import DynamicOrder, backtrack
 from checker.monitors.log import Log, SignalPairs
 from checker.monitors.order import happened_before
 from checker.monitors.violation import Violation, place
@@ -247,18 +247,12 @@ def _crown_through(log: Log, bound: dict[int, list[int]], clock_at: list[int], m
     for s in range(n):
         order = sorted(bound, key=lambda m, s=s: (-bound[m][s], m))
         by_bound.append(deque(order))
-    parent: dict[int, int] = {m_new: -1}
+    parent: dict[int, int | None] = {m_new: None}
     todo = deque([m_new])
     while todo:
         m = todo.popleft()
         if m != m_new and seq[m] < clock_at[sender[m]]:
-            path = []
-            node = m
-            while node != -1:
-                path.append(node)
-                node = parent[node]
-            path.reverse()
-            return path
+            return backtrack(parent, m)
         s = sender[m]
         queue = by_bound[s]
         skipped = []

@@ -14,6 +14,8 @@ length of two adjacency lists.
 
 from __future__ import annotations
 
+_INF = float("inf")
+
 
 class DynamicOrder:
     """A directed acyclic graph over hashable nodes, in a topological order.
@@ -71,39 +73,19 @@ class DynamicOrder:
             return True
         if x == y:
             return False
-        # forward from y among positions < hi; reaching x is a cycle
-        forward = [y]
-        seen = {y}
-        todo = [y]
-        succ = self.succ
-        while todo:
-            u = todo.pop()
-            for w in succ[u]:
-                if w == x:
-                    return False
-                if w not in seen and pos[w] < hi:
-                    seen.add(w)
-                    forward.append(w)
-                    todo.append(w)
-        backward = [x]
-        back_seen = {x}
-        todo = [x]
-        pred = self.pred
-        while todo:
-            u = todo.pop()
-            for w in pred[u]:
-                if w not in back_seen and pos[w] > lo:
-                    back_seen.add(w)
-                    backward.append(w)
-                    todo.append(w)
+        forward = self._region(y, self.succ, -_INF, hi, x)  # reaching x is a cycle
+        if forward is None:
+            return False
+        backward = self._region(x, self.pred, lo, _INF)
+        assert backward is not None
         backward.sort(key=pos.__getitem__)
         forward.sort(key=pos.__getitem__)
         moved = backward + forward
         slots = sorted(pos[u] for u in moved)
         for u, p in zip(moved, slots):
             pos[u] = p
-        succ[x].append(y)
-        pred[y].append(x)
+        self.succ[x].append(y)
+        self.pred[y].append(x)
         return True
 
     def remove(self, x: int, y: int) -> None:
@@ -118,17 +100,39 @@ class DynamicOrder:
             return False
         if x == y:
             return True
-        pos, hi = self.pos, self.pos[y]
-        if pos[x] > hi:
+        hi = self.pos[y]
+        if self.pos[x] > hi:
             return False
-        seen = {x}
-        todo = [x]
+        return self._region(x, self.succ, -_INF, hi, y) is None
+
+    def _region(self, start: int, edges: dict[int, list[int]], lo: float, hi: float,
+                goal: int | None = None) -> list[int] | None:
+        """The nodes reached from ``start`` along ``edges`` (``succ`` or ``pred``)
+        through nodes positioned strictly between ``lo`` and ``hi``, ``start`` first;
+        ``None`` when the search reaches ``goal``."""
+        pos = self.pos
+        found = [start]
+        seen = {start}
+        todo = [start]
         while todo:
             u = todo.pop()
-            for w in self.succ[u]:
-                if w == y:
-                    return True
-                if w not in seen and pos[w] < hi:
+            for w in edges[u]:
+                if w == goal:
+                    return None
+                if w not in seen and lo < pos[w] < hi:
                     seen.add(w)
+                    found.append(w)
                     todo.append(w)
-        return False
+        return found
+
+
+def backtrack(parent: dict[int, int | None], node: int) -> list[int]:
+    """The path a search's ``parent`` links (``None`` at its start) lead to ``node``,
+    from the start to ``node``."""
+    path = []
+    step: int | None = node
+    while step is not None:
+        path.append(step)
+        step = parent[step]
+    path.reverse()
+    return path

@@ -52,9 +52,6 @@ class Integrity(Monitor):
         other.pairs = self.pairs.copy(log)
         return other
 
-    def step(self, i: int) -> Violation | None:
-        return self.run(i, i + 1)
-
     def run(self, start: int, end: int) -> Violation | None:
         if self.done:
             return None

@@ -8,8 +8,10 @@ and for each receiving peer q, send(m1) -> send(m2) when q consumed (delivered o
 dropped) m1 and next m2, and send(m1) -> send(m) for q's last consumed m1 and every
 message m addressed to q that q has not consumed (unless q is down: its last ``fail``
 has no ``restart`` after it), must be acyclic. A message counts as sent in a prefix
-when its send is in the prefix. :func:`lock_graph` builds that graph for one prefix:
-the rule as written once for a prefix; the monitor's steps keep the same edges.
+when its send is in the prefix. :class:`_LockGraph` states that rule once, as the
+edges each event adds (and the few it removes); the monitor's steps and
+:func:`lock_graph` (the graph of one prefix, with each edge's reason for the sentence)
+both take events in through it.
 
 **Algorithm.** :class:`GlobalLock` keeps the graph of the prefix as events come:
 each event adds its edges (a peer's waiting edges go through a node of the peer's own,
@@ -19,9 +21,9 @@ over the part of the graph b reaches: O(that part) per new edge, small on a mode
 checker's histories, and a fork copies a few lists. Edges only go when a ``fail``
 takes a peer's waiting edges away (a ``restart`` brings them back) or a consumption
 moves a peer's waiting edges to its new last send; removing edges closes no cycle.
-:func:`lock_graph` builds the same graph for one prefix at once (with each edge's
-reason, for the sentence), and :meth:`GlobalLock.run`, for a whole recording, searches
-the prefixes with it instead: growing the prefix only adds edges or replaces an edge
+For a whole recording, :meth:`GlobalLock.run` searches the prefixes instead, laying
+each one's graph out with :func:`lock_graph` (no search per edge) and testing it for
+a cycle: growing the prefix only adds edges or replaces an edge
 send(m1) -> send(m) by the path through q's later consumptions, so a cycle, once
 there, stays, except across two kinds of events that remove edges: a ``fail`` and a
 consumption of a message not yet sent. Between those, the shortest violated prefix is
@@ -38,6 +40,7 @@ from collections.abc import Callable, Sequence
 
 from checker.monitors.base import Monitor
 from checker.monitors.events import DELIVER, DROP, FAIL, RESTART, SEND, SIGNAL_IN, SIGNAL_OUT
+from checker.monitors.graph import backtrack
 from checker.monitors.log import Log, SignalPairs, signal_sources
 from checker.monitors.violation import Violation, place
 
@@ -45,76 +48,81 @@ STEPWISE = 256
 """:meth:`GlobalLock.run` steps a stretch of up to this many events (a model checker's
 step) and searches the prefixes of a longer one (a recording)."""
 
-ORDER, HB, SIGNAL, QUEUE, WAITING = range(5)
-"""The kinds of lock-graph edges (a reason's first field)."""
+ORDER, HB, SIGNAL, QUEUE, WAITING, HUB = range(6)
+"""The kinds of lock-graph edges (a reason's first field): program order, a send to a
+delivery, a signal to its receipt, two consecutive consumptions' sends, and a peer's
+waiting edge in two halves (its last consumption's send -> the peer's node, the peer's
+node -> a send it still waits for)."""
 
 
-class GlobalLock(Monitor):
-    """``global_lock``: the first event after which the lock graph of the log's prefix
-    has a cycle, shown with a shortest cycle through an edge that event added.
+class _LockGraph:
+    """The lock graph of a log's prefix, taken in event by event: the ``global_lock``
+    edge rule, written once (the monitor's steps and :func:`lock_graph` both take events
+    in through :meth:`event`).
 
-    State, kept event by event: the lock graph of the prefix (per event its successors,
-    as tuples, so a fork copies one list), with each peer's waiting edges drawn through
-    a node of its own (its last consumption's send -> the peer's node -> each send it
-    still waits for, the same paths as the waiting edges), the pairing of signals,
-    each peer's last event, last consumption and consumed messages, the peers down,
-    and the edges waiting for a send not yet in the log (a delivery or a consumption
-    recorded before its message's send). A new edge a -> b closes a cycle exactly when
-    b reaches a: a search from b, over the part of the graph b reaches.
+    Nodes are the events (``>= 0``) and, per peer q, a node ``-1 - q`` of its own that
+    carries q's waiting edges: its last consumption's send -> q's node (while q is up)
+    -> each send addressed to q that q has not consumed, the same paths as the waiting
+    edges send(m1) -> send(m). Successors are tuples, replaced and never changed in
+    place, so a copy copies two lists. With ``check``, an edge a -> b closes a cycle
+    when b already reaches a (a search from b, over the part of the graph b reaches);
+    with ``reasons``, ``why`` keeps each edge's ``(kind, witness)``: the consuming event
+    behind a QUEUE edge (the second consumption) or a WAITING one (the last), else -1.
+    Edges waiting for a send not yet in the log (a delivery or a consumption recorded
+    before its message's send) are kept in ``later`` until the send comes.
     """
 
-    name = "global_lock"
-    changed_by = None  # a line closing on a late signal pair can be any event
-
-    def __init__(self, log: Log) -> None:
-        super().__init__(log)
+    def __init__(self, log: Log, *, check: bool, reasons: bool = False) -> None:
         n = len(log.peers)
-        self.pairs = SignalPairs(log)
+        self.log = log
+        self.check = check
+        self.why: dict[tuple[int, int], tuple[int, int]] | None = {} if reasons else None
         self.succ: list[tuple[int, ...]] = []  # event -> its successors (events >= 0, peer nodes < 0)
         self.hub: list[tuple[int, ...]] = [()] * n  # peer q's node (-1 - q) -> the sends q waits for
         self.hub_from: list[int] = [-1] * n  # the send of q's last consumption, if in the log
         self.last_event: list[int] = [-1] * n
         self.last_consumed: list[int] = [-1] * n  # q's last consumed message
+        self.last_at: list[int] = [-1] * n  # q's last consumption (a waiting edge's witness)
         self.got: list[int] = []  # per message: the peers that consumed it (a bitmask)
         self.down = 0
-        self.later: dict[int, tuple[tuple[int, int], ...]] = {}  # message not yet sent -> edges its send completes
-        self.paired = 0  # the pairing has seen the events before this one
-        self.held: dict[int, list[tuple[int, int]]] = {}  # pairs run() formed, for a graph laid out later
-        self.stepped = 0
-        self.done = False
+        self.later: dict[int, tuple[tuple[int, int, int], ...]] = {}  # message not yet sent -> its edges' cases
+        self.cycle = False
 
-    def fork(self, log: Log) -> GlobalLock:
-        other = GlobalLock.__new__(GlobalLock)
-        other.log, other.stepped, other.done, other.down = log, self.stepped, self.done, self.down
-        other.pairs = self.pairs.copy(log)
+    def copy(self, log: Log) -> _LockGraph:
+        """An independent copy reading ``log``."""
+        other = _LockGraph.__new__(_LockGraph)
+        other.log, other.check, other.why, other.down, other.cycle = log, self.check, None, self.down, False
         other.succ = self.succ[:]
         other.hub = self.hub[:]
         other.hub_from = self.hub_from[:]
         other.last_event = self.last_event[:]
         other.last_consumed = self.last_consumed[:]
+        other.last_at = self.last_at[:]
         other.got = self.got[:]
         other.later = dict(self.later)
-        other.paired = self.paired
-        other.held = dict(self.held)
         return other
 
-    # the graph: tuples replaced, never changed in place, so forks share them
-
-    def _add(self, a: int, b: int) -> bool:
-        """Add the edge a -> b; ``True`` when it closes a cycle (b reaches a)."""
+    def _add(self, a: int, b: int, kind: int, witness: int = -1) -> None:
+        why = self.why
+        if why is not None:
+            if (a, b) in why:
+                return
+            why[(a, b)] = (kind, witness)
         if a >= 0:
             self.succ[a] += (b,)
         else:
             self.hub[-1 - a] += (b,)
-        return self._reaches(b, a)
+        if self.check and not self.cycle and self._reaches(b, a):
+            self.cycle = True
 
     def _remove(self, a: int, b: int) -> None:
-        out = list(self.succ[a] if a >= 0 else self.hub[-1 - a])
-        out.remove(b)
-        if a >= 0:
-            self.succ[a] = tuple(out)
-        else:
-            self.hub[-1 - a] = tuple(out)
+        if self.why is not None:
+            del self.why[(a, b)]
+        edges = self.succ if a >= 0 else self.hub
+        at = a if a >= 0 else -1 - a
+        out = edges[at]
+        j = out.index(b)
+        edges[at] = out[:j] + out[j + 1:]
 
     def _reaches(self, start: int, goal: int) -> bool:
         if start == goal:
@@ -137,35 +145,133 @@ class GlobalLock(Monitor):
         s = self.log.msg_send[m]
         return s if 0 <= s < i else -1
 
-    def _event(self, i: int) -> tuple[bool, int]:
-        """Take event ``i`` into the graph: whether an edge it added closed a cycle, and
-        the earliest signal of a late pair it formed (-1 if none)."""
+    def event(self, i: int, pairs: Sequence[tuple[int, int]]) -> bool:
+        """Take event ``i`` in, with the signal pairs ``(receipt, signal)`` that join the
+        graph with it: whether an edge it added closed a cycle (with ``check``)."""
         log = self.log
         p, k, a = log.peer[i], log.kind[i], log.arg[i]
-        cycle = False
-        late = -1
+        self.cycle = False
         self.succ.append(())
         before = self.last_event[p]
         if before >= 0:
-            self.succ[before] += (i,)  # into a new event: no cycle
+            self._add(before, i, ORDER)
         self.last_event[p] = i
-        for r, sig in self._pairs_at(i):
-                cycle |= self._add(sig, r)
-                if sig > r and (late < 0 or sig < late):
-                    late = sig
+        for r, sig in pairs:
+            self._add(sig, r, SIGNAL)
         if k == SEND and log.msg_send[a] == i:
-            cycle |= self._send(i, a)
+            self._send(i, a)
         elif k == DELIVER or k == DROP:
-            cycle |= self._consume(i, p, k, a)
+            self._consume(i, p, k, a)
         elif k == FAIL:
             if not self.down >> p & 1 and self.hub_from[p] >= 0:
                 self._remove(self.hub_from[p], -1 - p)
             self.down |= 1 << p
         elif k == RESTART:
             if self.down >> p & 1 and self.hub_from[p] >= 0:
-                cycle |= self._add(self.hub_from[p], -1 - p)
+                self._add(self.hub_from[p], -1 - p, WAITING, self.last_at[p])
             self.down &= ~(1 << p)
-        return cycle, late
+        return self.cycle
+
+    def _send(self, i: int, m: int) -> None:
+        got = self.got
+        if m >= len(got):
+            got.extend([0] * (m + 1 - len(got)))
+        for q in self.log.msg_dests[m]:
+            if not got[m] >> q & 1:
+                self._add(-1 - q, i, HUB)  # q waits for m
+        for x, y, e in self.later.pop(m, ()):
+            if x == -2:  # a delivery (event y) recorded before this send
+                self._add(i, y, HB)
+            elif x == -3:  # q (y) consumed m last, before its send: q's waiting starts here
+                q = y
+                if self.last_consumed[q] == m and self.hub_from[q] < 0:
+                    self.hub_from[q] = i
+                    if not self.down >> q & 1:
+                        self._add(i, -1 - q, WAITING, self.last_at[q])
+            else:  # a peer consumed x and next y (at e): both sends now in the log?
+                sx, sy = self._sent(x, i + 1), self._sent(y, i + 1)
+                if sx >= 0 and sy >= 0:
+                    self._add(sx, sy, QUEUE, e)
+
+    def _later(self, m: int, edge: tuple[int, int, int]) -> None:
+        self.later[m] = self.later.get(m, ()) + (edge,)
+
+    def _consume(self, i: int, q: int, k: int, m: int) -> None:
+        msg_send = self.log.msg_send
+        s = msg_send[m]
+        if not 0 <= s < i:
+            s = -1
+        if k == DELIVER:
+            if s >= 0:
+                self._add(s, i, HB)
+            else:
+                self._later(m, (-2, i, -1))
+        m1 = self.last_consumed[q]
+        if m1 >= 0 and m1 != m:
+            s1 = msg_send[m1]
+            if not 0 <= s1 < i:
+                s1 = -1
+            if s1 >= 0 and s >= 0:
+                self._add(s1, s, QUEUE, i)
+            else:
+                for x in {m1, m} if s1 < 0 and s < 0 else ({m1} if s1 < 0 else {m}):
+                    self._later(x, (m1, m, i))
+        got = self.got
+        if m >= len(got):
+            got.extend([0] * (m + 1 - len(got)))
+        bit = 1 << q
+        if not got[m] & bit and s >= 0 and q in self.log.msg_dests[m]:
+            self._remove(-1 - q, s)  # q no longer waits for m
+        got[m] |= bit
+        old = self.hub_from[q]
+        if old >= 0 and not self.down & bit:
+            self._remove(old, -1 - q)
+        self.last_consumed[q] = m
+        self.last_at[q] = i
+        self.hub_from[q] = s
+        if s >= 0:
+            if not self.down & bit:
+                self._add(s, -1 - q, WAITING, i)
+        else:
+            self._later(m, (-3, q, -1))
+
+
+class GlobalLock(Monitor):
+    """``global_lock``: the first event after which the lock graph of the log's prefix
+    has a cycle, shown with a shortest cycle through an edge that event added.
+
+    State, kept event by event: the lock graph of the prefix (:class:`_LockGraph`, with
+    ``check``), the pairing of signals and the pairs :meth:`run` formed for a graph
+    laid out later.
+    """
+
+    name = "global_lock"
+    changed_by = None  # a line closing on a late signal pair can be any event
+
+    def __init__(self, log: Log) -> None:
+        super().__init__(log)
+        self.graph = _LockGraph(log, check=True)
+        self.pairs = SignalPairs(log)
+        self.paired = 0  # the pairing has seen the events before this one
+        self.held: dict[int, list[tuple[int, int]]] = {}  # pairs run() formed, for a graph laid out later
+        self.stepped = 0
+        self.done = False
+
+    def fork(self, log: Log) -> GlobalLock:
+        other = GlobalLock.__new__(GlobalLock)
+        other.log, other.stepped, other.done = log, self.stepped, self.done
+        other.graph = self.graph.copy(log)
+        other.pairs = self.pairs.copy(log)
+        other.paired = self.paired
+        other.held = dict(self.held)
+        return other
+
+    def _event(self, i: int) -> tuple[bool, int]:
+        """Take event ``i`` into the graph: whether an edge it added closed a cycle, and
+        the earliest signal of a late pair it formed (-1 if none)."""
+        pairs = self._pairs_at(i)
+        late = min((sig for r, sig in pairs if sig > r), default=-1)
+        return self.graph.event(i, pairs), late
 
     def _pairs_at(self, i: int) -> list[tuple[int, int]]:
         """The signal pairs event ``i`` completes (held from :meth:`run` if it paired them)."""
@@ -189,69 +295,6 @@ class GlobalLock(Monitor):
                     self.held[i] = found
         self.paired = max(self.paired, upto)
 
-    def _send(self, i: int, m: int) -> bool:
-        log = self.log
-        got = self.got
-        if m >= len(got):
-            got.extend([0] * (m + 1 - len(got)))
-        cycle = False
-        for q in log.msg_dests[m]:
-            if not got[m] >> q & 1:
-                cycle |= self._add(-1 - q, i)  # q waits for m
-        for x, y in self.later.pop(m, ()):
-            if x == -2:  # a delivery recorded before this send
-                cycle |= self._add(i, y)
-            elif x == -3:  # q consumed m last, before its send: q's waiting starts here
-                q = y
-                if self.last_consumed[q] == m and self.hub_from[q] < 0:
-                    self.hub_from[q] = i
-                    if not self.down >> q & 1:
-                        cycle |= self._add(i, -1 - q)
-            else:  # q consumed x and next y: both sends now in the log?
-                sx, sy = self._sent(x, i + 1), self._sent(y, i + 1)
-                if sx >= 0 and sy >= 0:
-                    cycle |= self._add(sx, sy)
-        return cycle
-
-    def _later(self, m: int, edge: tuple[int, int]) -> None:
-        self.later[m] = self.later.get(m, ()) + (edge,)
-
-    def _consume(self, i: int, q: int, k: int, m: int) -> bool:
-        log = self.log
-        cycle = False
-        s = self._sent(m, i)
-        if k == DELIVER:
-            if s >= 0:
-                cycle |= self._add(s, i)
-            else:
-                self._later(m, (-2, i))
-        m1 = self.last_consumed[q]
-        if m1 >= 0 and m1 != m:
-            s1 = self._sent(m1, i)
-            if s1 >= 0 and s >= 0:
-                cycle |= self._add(s1, s)
-            else:
-                for x in {m1, m} if s1 < 0 and s < 0 else ({m1} if s1 < 0 else {m}):
-                    self._later(x, (m1, m))
-        got = self.got
-        if m >= len(got):
-            got.extend([0] * (m + 1 - len(got)))
-        bit = 1 << q
-        if not got[m] & bit and s >= 0 and q in log.msg_dests[m]:
-            self._remove(-1 - q, s)  # q no longer waits for m
-        got[m] |= bit
-        old = self.hub_from[q]
-        if old >= 0 and not self.down & bit:
-            self._remove(old, -1 - q)
-        self.last_consumed[q] = m
-        self.hub_from[q] = s
-        if s >= 0:
-            if not self.down & bit:
-                cycle |= self._add(s, -1 - q)
-        else:
-            self._later(m, (-3, q))
-        return cycle
-
     def step(self, i: int) -> Violation | None:
         if self.done:
             return None
@@ -266,7 +309,7 @@ class GlobalLock(Monitor):
 
     def _catch_up(self, i: int) -> None:
         """Take the events :meth:`run` decided (and did not lay out) into the graph."""
-        for j in range(len(self.succ), i):
+        for j in range(len(self.graph.succ), i):
             self._event(j)
 
     def end(self) -> Violation | None:
@@ -289,7 +332,7 @@ class GlobalLock(Monitor):
         when it holds (the graph is laid out only if stepping goes on)."""
         if self.done or start >= end:
             return None
-        if end - start <= STEPWISE and len(self.succ) == start:  # a few more events: step them
+        if end - start <= STEPWISE and len(self.graph.succ) == start:  # a few more events: step them
             return super().run(start, end)
         log = self.log
         self._pair_up(end)
@@ -311,74 +354,32 @@ def _explain(log: Log, length: int) -> Violation:
     succ, why = lock_graph(log, length, reasons=True)
     _before, old = lock_graph(log, at, reasons=True)
     new = [edge for edge in why if edge not in old]
-    cycle = _shortest_cycle(succ, new or list(why))
+    cycle, why = _without_peer_nodes(_shortest_cycle(succ, new or list(why)), why)
     return _violation(log, at, cycle, why)
 
 
 def lock_graph(log: Log, end: int, *, reasons: bool = False, sources: dict[int, int] | None = None
-               ) -> tuple[list[list[int]], dict[tuple[int, int], tuple[int, int]]]:
-    """The lock graph of the prefix of ``end`` events: successor lists, and with
-    ``reasons`` each edge's ``(kind, witness)``: the consuming event behind a QUEUE or
-    WAITING edge (the second consumption, or the last one), else -1. ``sources`` is
+               ) -> tuple[list[tuple[int, ...]], dict[tuple[int, int], tuple[int, int]]]:
+    """The lock graph of the prefix of ``end`` events, as :class:`_LockGraph` takes
+    them in (signals paired as in the whole log, a pair joining once both its events
+    are in the prefix): successor tuples of ``end`` events and then the peers' nodes
+    (so that node ``-1 - q``, peer q's, indexes it as it is), and with ``reasons`` each
+    edge's ``(kind, witness)``. ``sources`` is
     :func:`~checker.monitors.log.signal_sources` of the log, when the caller has it."""
-
-    kinds, peers, args, msg_send, dests = log.kind, log.peer, log.arg, log.msg_send, log.msg_dests
-    succ: list[list[int]] = [[] for _ in range(end)]
-    why: dict[tuple[int, int], tuple[int, int]] = {}
-    last: dict[int, int] = {}
-    consumed: dict[int, list[tuple[int, int]]] = {}  # peer -> (message, event)
-    down: set[int] = set()
-    sent_msgs: list[int] = []
-
-    def add(a: int, b: int, kind: int, witness: int = -1) -> None:
-        if reasons:
-            if (a, b) in why:
-                return
-            why[(a, b)] = (kind, witness)
-        succ[a].append(b)
-
+    graph = _LockGraph(log, check=False, reasons=reasons)
+    joins: dict[int, list[tuple[int, int]]] = {}  # event -> the pairs it completes in the prefix
+    for r, sig in (signal_sources(log) if sources is None else sources).items():
+        if r < end and sig < end:
+            joins.setdefault(max(r, sig), []).append((r, sig))
+    none: list[tuple[int, int]] = []
     for i in range(end):
-        p, k, a = peers[i], kinds[i], args[i]
-        before = last.get(p)
-        if before is not None:
-            add(before, i, ORDER)
-        last[p] = i
-        if k == SEND:
-            if msg_send[a] == i:
-                sent_msgs.append(a)
-        elif k == DELIVER or k == DROP:
-            s = msg_send[a]
-            if k == DELIVER and 0 <= s < end:
-                add(s, i, HB)
-            consumed.setdefault(p, []).append((a, i))
-        elif k == FAIL:
-            down.add(p)
-        elif k == RESTART:
-            down.discard(p)
-    for y, x in (signal_sources(log) if sources is None else sources).items():
-        if x < end and y < end:
-            add(x, y, SIGNAL)
-    waiting: dict[int, list[int]] = {}  # peer -> messages addressed to it, sent in the prefix
-    for m in sent_msgs:
-        for d in dests[m]:
-            waiting.setdefault(d, []).append(m)
-    for q, seq in consumed.items():
-        for (m1, _e1), (m2, e2) in zip(seq, seq[1:]):
-            s1, s2 = msg_send[m1], msg_send[m2]
-            if m1 != m2 and 0 <= s1 < end and 0 <= s2 < end:
-                add(s1, s2, QUEUE, e2)
-        m_last, e_last = seq[-1]
-        s_last = msg_send[m_last]
-        if q in down or not 0 <= s_last < end:
-            continue
-        done = {m for m, _e in seq}
-        for m in waiting.get(q, ()):
-            if m not in done and msg_send[m] != s_last:
-                add(s_last, msg_send[m], WAITING, e_last)
-    return succ, why
+        graph.event(i, joins.get(i, none))
+    return graph.succ + graph.hub[::-1], graph.why or {}
 
 
-def _cyclic(succ: list[list[int]]) -> bool:
+def _cyclic(succ: Sequence[Sequence[int]]) -> bool:
+    """Whether the graph (successors by node, a peer's node ``-1 - q`` at its negative
+    index) has a cycle."""
     indegree = [0] * len(succ)
     for children in succ:
         for c in children:
@@ -408,31 +409,54 @@ def _breaks(log: Log, start: int, end: int) -> list[int]:
     return out
 
 
-def _shortest_cycle(succ: list[list[int]], new: list[tuple[int, int]]) -> list[int]:
+def _shortest_cycle(succ: Sequence[Sequence[int]], new: list[tuple[int, int]]) -> list[int]:
     """The nodes of a shortest cycle through one of the ``new`` edges (breadth first
-    from each edge's head back to its tail), starting at that edge's head."""
+    from each edge's head back to its tail), starting at that edge's head. A peer's
+    node is no step of its own: the waiting edge through it counts one."""
     best: list[int] | None = None
     for a, b in new:
-        parent = {b: -1}
+        parent: dict[int, int | None] = {b: None}
         todo = deque([b])
         while todo and a not in parent:
             node = todo.popleft()
             for c in succ[node]:
-                if c not in parent:
-                    parent[c] = node
-                    todo.append(c)
+                if c in parent:
+                    continue
+                parent[c] = node
+                todo.append(c)
+                if c < 0 <= node:  # through the peer's node, one step
+                    for c2 in succ[c]:
+                        if c2 not in parent:
+                            parent[c2] = c
+                            todo.append(c2)
         if a not in parent:
             continue
-        path = []
-        node = a
-        while node != -1:
-            path.append(node)
-            node = parent[node]
-        path.reverse()
-        if best is None or len(path) < len(best):
+        path = backtrack(parent, a)
+        if best is None or _steps(path) < _steps(best):
             best = path
     assert best is not None  # the prefix before had no cycle, so one goes through a new edge
     return best
+
+
+def _steps(path: list[int]) -> int:
+    return sum(1 for v in path if v >= 0)
+
+
+def _without_peer_nodes(cycle: list[int], why: dict[tuple[int, int], tuple[int, int]]
+                        ) -> tuple[list[int], dict[tuple[int, int], tuple[int, int]]]:
+    """The cycle with each peer's node left out, and the reasons with the waiting edge
+    ``a -> b`` it stood for (``a -> node -> b``) added."""
+    if min(cycle) >= 0:
+        return cycle, why
+    why = dict(why)
+    k = len(cycle)
+    out = []
+    for j, v in enumerate(cycle):
+        if v >= 0:
+            out.append(v)
+        else:
+            why[(cycle[j - 1], cycle[(j + 1) % k])] = why[(cycle[j - 1], v)]
+    return out, why
 
 
 def _violation(log: Log, at: int, cycle: list[int], why: dict[tuple[int, int], tuple[int, int]]) -> Violation:

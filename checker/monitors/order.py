@@ -23,6 +23,7 @@ of sends.
 from __future__ import annotations
 
 from collections import deque
+from typing import ClassVar
 
 from checker.monitors.base import Monitor
 from checker.monitors.events import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT
@@ -36,16 +37,19 @@ def _grow(values: list, m: int, fill: object) -> None:
     values.extend([fill] * (m + 1 - len(values)))
 
 
-class Fifo(Monitor):
-    """``fifo``: the first delivery of a message while an earlier message of the same
-    sender, addressed to the same peer, is not yet delivered (or dropped) there.
+class _Fronts(Monitor):
+    """What ``fifo`` and ``causal`` share: per (sender, destination) the messages in
+    send order and the front in them, per message the peers that consumed it (a
+    bitmask), and the one loop over the events (:meth:`run`); a subclass decides at
+    each delivery (:meth:`_delivered`) and, with :attr:`clocks`, keeps vector clocks
+    (:meth:`_signal`, :meth:`_clock_send`)."""
 
-    State: per (sender, destination) the messages in send order and the front in
-    them, and per message the peers that consumed it (a bitmask).
-    """
-
-    name = "fifo"
     changed_by = frozenset({"deliver"})
+    clocks: ClassVar[bool] = False
+    """Whether the monitor keeps clocks: then :meth:`run` calls :meth:`_signal` and
+    :meth:`_clock_send`."""
+    pairs: SignalPairs | None = None
+    """With :attr:`clocks`, the pairing of signals."""
 
     def __init__(self, log: Log) -> None:
         super().__init__(log)
@@ -55,63 +59,99 @@ class Fifo(Monitor):
         self.got = [0] * log.messages  # bit p: p consumed the message
         self.done = False
 
-    def fork(self, log: Log) -> Fifo:
-        other = Fifo.__new__(Fifo)
+    def fork(self, log: Log) -> _Fronts:
+        other = type(self).__new__(type(self))
         other.log, other.n, other.done = log, self.n, self.done
         other.lists = [lst[:] for lst in self.lists]
         other.front = self.front[:]
         other.got = self.got[:]
         return other
 
-    def step(self, i: int) -> Violation | None:
-        return self.run(i, i + 1)
-
     def run(self, start: int, end: int) -> Violation | None:
         if self.done:
             return None
         log = self.log
-        kinds, peers, args = log.kind, log.peer, log.arg
-        dests, sender, seq, msg_send = log.msg_dests, log.msg_sender, log.msg_seq, log.msg_send
-        n, lists, front, got = self.n, self.lists, self.front, self.got
+        kinds, peers, args, dests, msg_send = log.kind, log.peer, log.arg, log.msg_dests, log.msg_send
+        n, lists, got, clocks = self.n, self.lists, self.got, self.clocks
+        pairs = self.pairs if clocks else None
         for i in range(start, end):
             k = kinds[i]
+            p = peers[i]
+            if pairs is not None and (k == SIGNAL_OUT or k == SIGNAL_IN or pairs.unit_outs):
+                self._signal(i, k, p)
             if k == SEND:
                 m = args[i]
                 if m >= len(got):
                     _grow(got, m, 0)
-                base = peers[i] * n
+                if clocks:
+                    self._clock_send(p, m)
+                base = p * n
                 for d in dests[m]:
                     lists[base + d].append(m)
-            elif k == DROP:
+            elif k == DROP or k == DELIVER:
                 m = args[i]
                 if m >= len(got):
                     _grow(got, m, 0)
-                got[m] |= 1 << peers[i]
-            elif k == DELIVER:
-                m = args[i]
+                if k == DROP:
+                    got[m] |= 1 << p
+                    continue
                 sent_at = msg_send[m]
                 if sent_at < 0 or sent_at > i:
                     continue
-                p = peers[i]
                 bit = 1 << p
-                if m >= len(got):
-                    _grow(got, m, 0)
                 got[m] |= bit
-                key = sender[m] * n + p
-                lst, j = lists[key], front[key]
-                while j < len(lst) and got[lst[j]] & bit:
-                    j += 1
-                front[key] = j
-                if j < len(lst) and seq[lst[j]] < seq[m]:
-                    m1 = lst[j]
+                found = self._delivered(i, p, m, bit)
+                if found is not None:
                     self.done = True
-                    missing = _unconsumed(lst, j, seq[m], seq, got, bit)
-                    return _violation(log, "fifo", i, m1, [msg_send[m1], sent_at, i],
-                                      f"{_names(log, missing)}, which {log.peers[sender[m]]} sent before it", missing)
+                    return found
+        return None
+
+    def _advance(self, key: int, bit: int) -> tuple[list[int], int]:
+        """Move the front of the list ``key`` past the messages the peer of ``bit`` has
+        consumed: the list and the new front."""
+        lst, j, got = self.lists[key], self.front[key], self.got
+        while j < len(lst) and got[lst[j]] & bit:
+            j += 1
+        self.front[key] = j
+        return lst, j
+
+    def _delivered(self, i: int, p: int, m: int, bit: int) -> Violation | None:
+        """Event ``i`` is ``p``'s delivery of ``m`` (``bit`` is ``p``'s), sent before it
+        and now marked consumed: the violation it makes, if any."""
+        raise NotImplementedError
+
+    def _signal(self, i: int, k: int, p: int) -> None:
+        """Event ``i`` (of kind ``k``, at ``p``), a signal or an event while signals of
+        the open line wait (with :attr:`clocks`, whose ``pairs`` pair them), before its
+        kind's own step: the signals it sends or pairs."""
+
+    def _clock_send(self, p: int, m: int) -> None:
+        """``p`` sends ``m`` (with :attr:`clocks`)."""
+
+
+class Fifo(_Fronts):
+    """``fifo``: the first delivery of a message while an earlier message of the same
+    sender, addressed to the same peer, is not yet delivered (or dropped) there.
+
+    State: per (sender, destination) the messages in send order and the front in
+    them, and per message the peers that consumed it (a bitmask).
+    """
+
+    name = "fifo"
+
+    def _delivered(self, i: int, p: int, m: int, bit: int) -> Violation | None:
+        log = self.log
+        seq, s_m = log.msg_seq, log.msg_sender[m]
+        lst, j = self._advance(s_m * self.n + p, bit)
+        if j < len(lst) and seq[lst[j]] < seq[m]:
+            m1 = lst[j]
+            missing = _unconsumed(lst, j, seq[m], seq, self.got, bit)
+            return _violation(log, "fifo", i, m1, [log.msg_send[m1], log.msg_send[m], i],
+                              f"{_names(log, missing)}, which {log.peers[s_m]} sent before it", missing)
         return None
 
 
-class Causal(Monitor):
+class Causal(_Fronts):
     """``causal``: the first delivery of a message m2 at p while a message m1 addressed
     to p, whose send happened before m2's send, is not yet delivered (or dropped) at p.
 
@@ -121,119 +161,79 @@ class Causal(Monitor):
     """
 
     name = "causal"
-    changed_by = frozenset({"deliver"})
+    clocks = True
 
     def __init__(self, log: Log) -> None:
         super().__init__(log)
-        n = self.n = len(log.peers)
-        self.lists: list[list[int]] = [[] for _ in range(n * n)]
-        self.front = [0] * (n * n)
-        self.got = [0] * log.messages
+        n = self.n
         self.clock = [[0] * n for _ in range(n)]  # per peer: sends of each peer it knows of
         self.at_send: list[list[int] | None] = [None] * log.messages  # never changed once set
         self.signals: dict[int, list[int]] = {}  # signal event -> its sender's clock, until received
         self.pairs = SignalPairs(log)
-        self.done = False
 
     def fork(self, log: Log) -> Causal:
-        other = Causal.__new__(Causal)
-        other.log, other.n, other.done = log, self.n, self.done
-        other.lists = [lst[:] for lst in self.lists]
-        other.front = self.front[:]
-        other.got = self.got[:]
+        other = super().fork(log)
+        assert isinstance(other, Causal)
         other.clock = [c[:] for c in self.clock]
         other.at_send = self.at_send[:]
         other.signals = dict(self.signals)
         other.pairs = self.pairs.copy(log)
         return other
 
-    def step(self, i: int) -> Violation | None:
-        return self.run(i, i + 1)
+    def _signal(self, i: int, k: int, p: int) -> None:
+        clock, signals = self.clock, self.signals
+        if k == SIGNAL_OUT:
+            signals[i] = clock[p][:]
+        for r, s in self.pairs.step(i):
+            theirs = signals.pop(s, None)
+            if r == i and theirs is not None:  # the signal came first: its past joins the receipt's
+                _join(clock[p], theirs)
 
-    def run(self, start: int, end: int) -> Violation | None:
-        if self.done:
-            return None
+    def _clock_send(self, p: int, m: int) -> None:
+        at_send, mine = self.at_send, self.clock[p]
+        if m >= len(at_send):
+            _grow(at_send, m, None)
+        at_send[m] = mine[:]
+        mine[p] += 1
+
+    def _delivered(self, i: int, p: int, m: int, bit: int) -> Violation | None:
         log = self.log
-        kinds, peers, args = log.kind, log.peer, log.arg
-        dests, sender, seq, msg_send = log.msg_dests, log.msg_sender, log.msg_seq, log.msg_send
+        seq, msg_send = log.msg_seq, log.msg_send
         n, lists, front, got = self.n, self.lists, self.front, self.got
-        clock, at_send, signals, pairs = self.clock, self.at_send, self.signals, self.pairs
         senders = range(n)
-        for i in range(start, end):
-            k = kinds[i]
-            p = peers[i]
-            if k == SIGNAL_OUT or k == SIGNAL_IN or pairs.unit_outs:
-                if k == SIGNAL_OUT:
-                    signals[i] = clock[p][:]
-                for r, s in pairs.step(i):
-                    theirs = signals.pop(s, None)
-                    if r == i and theirs is not None:  # the signal came first: its past joins the receipt's
-                        mine = clock[p]
-                        for x in senders:
-                            if theirs[x] > mine[x]:
-                                mine[x] = theirs[x]
-            if k == SEND:
-                m = args[i]
-                mine = clock[p]
-                if m >= len(at_send):
-                    _grow(at_send, m, None)
-                if m >= len(got):
-                    _grow(got, m, 0)
-                at_send[m] = mine[:]
-                mine[p] += 1
-                base = p * n
-                for d in dests[m]:
-                    lists[base + d].append(m)
-            elif k == DROP:
-                m = args[i]
-                if m >= len(got):
-                    _grow(got, m, 0)
-                got[m] |= 1 << p
-            elif k == DELIVER:
-                m = args[i]
-                sent_at = msg_send[m]
-                if sent_at < 0 or sent_at > i:
-                    continue
-                bit = 1 << p
-                if m >= len(got):
-                    _grow(got, m, 0)
-                got[m] |= bit
-                s_m = sender[m]
-                key = s_m * n + p
-                lst, j = lists[key], front[key]
-                while j < len(lst) and got[lst[j]] & bit:
-                    j += 1
-                front[key] = j
-                past = at_send[m]
-                assert past is not None
-                for s in senders:
-                    bound = past[s]
-                    if not bound:
-                        continue
-                    key = s * n + p
-                    lst, j = lists[key], front[key]
-                    if j < len(lst) and seq[lst[j]] < bound:
-                        # the front may be stale (p delivered it out of order): move it on
-                        while j < len(lst) and got[lst[j]] & bit:
-                            j += 1
-                        front[key] = j
-                        if j < len(lst) and seq[lst[j]] < bound:
-                            m1 = lst[j]
-                            self.done = True
-                            path = happened_before(log, msg_send[m1], sent_at)
-                            missing = sorted(
-                                (x for t in senders if past[t]
-                                 for x in _unconsumed(lists[t * n + p], front[t * n + p], past[t], seq, got, bit)),
-                                key=msg_send.__getitem__)
-                            what = f"{_names(log, missing)}, which happened before it"
-                            return _violation(log, "causal", i, m1, [*path, i], what, missing)
-                mine = clock[p]
-                for s in senders:
-                    if past[s] > mine[s]:
-                        mine[s] = past[s]
-                if seq[m] + 1 > mine[s_m]:
-                    mine[s_m] = seq[m] + 1
+        s_m = log.msg_sender[m]
+        self._advance(s_m * n + p, bit)
+        past = self.at_send[m]
+        assert past is not None
+        for s in senders:
+            bound = past[s]
+            if not bound:
+                continue
+            key = s * n + p
+            lst, j = lists[key], front[key]
+            if j < len(lst) and seq[lst[j]] < bound:
+                lst, j = self._advance(key, bit)  # the front may be stale (p delivered it out of order)
+                if j < len(lst) and seq[lst[j]] < bound:
+                    m1 = lst[j]
+                    path = happened_before(log, msg_send[m1], msg_send[m])
+                    missing = sorted(
+                        (x for t in senders if past[t]
+                         for x in _unconsumed(lists[t * n + p], front[t * n + p], past[t], seq, got, bit)),
+                        key=msg_send.__getitem__)
+                    what = f"{_names(log, missing)}, which happened before it"
+                    return _violation(log, "causal", i, m1, [*path, i], what, missing)
+        mine = self.clock[p]
+        _join(mine, past)
+        if seq[m] + 1 > mine[s_m]:
+            mine[s_m] = seq[m] + 1
         return None
+
+
+def _join(mine: list[int], theirs: list[int]) -> None:
+    """Raise the clock ``mine`` to ``theirs`` where it is behind."""
+    for x in range(len(mine)):
+        if theirs[x] > mine[x]:
+            mine[x] = theirs[x]
 
 
 def _unconsumed(lst: list[int], j: int, bound: int, seq: list[int], got: list[int], bit: int) -> list[int]:

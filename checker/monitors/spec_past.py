@@ -34,46 +34,39 @@ class CausalPast(Causal):
             other.got = self.got[:]
             return other
         other = super().fork(log)
-        other.__class__ = CausalPast
-        other.pasts = self.pasts  # type: ignore[attr-defined]
-        return other  # type: ignore[return-value]
-
-    def step(self, i: int) -> Violation | None:
-        return self.run(i, i + 1)
+        assert isinstance(other, CausalPast)
+        other.pasts = self.pasts
+        return other
 
     def run(self, start: int, end: int) -> Violation | None:
         if not self.pasts:
             return super().run(start, end)
         if self.done:
             return None
-        log = self.log
-        kinds, peers, args = log.kind, log.peer, log.arg
-        got = self.got
+        kinds = self.log.kind
         for i in range(start, end):
             k = kinds[i]
-            if k == DROP:
-                m = args[i]
-                if m >= len(got):
-                    _grow(got, m, 0)
-                got[m] |= 1 << peers[i]
-            elif k == DELIVER:
-                found = self._deliver_past(i, peers[i])
+            if k == DELIVER or k == DROP:
+                found = self._consume_past(i, k)
                 if found is not None:
                     return found
         return None
 
-    def _deliver_past(self, i: int, p: int) -> Violation | None:
-        """A delivery of m2 at ``p``: the first message of m2's past in the spec,
-        addressed to ``p`` and not yet consumed there, breaks ``causal``."""
+    def _consume_past(self, i: int, k: int) -> Violation | None:
+        """A drop, or a delivery of m2 at its peer p: the first message of m2's past in
+        the spec, addressed to p and not yet consumed there, breaks ``causal``."""
         log = self.log
-        m = log.arg[i]
-        sent_at = log.msg_send[m]
-        if sent_at < 0 or sent_at > i:
-            return None
+        m, p = log.arg[i], log.peer[i]
         got = self.got
         if m >= len(got):
             _grow(got, m, 0)
         bit = 1 << p
+        if k == DROP:
+            got[m] |= bit
+            return None
+        sent_at = log.msg_send[m]
+        if sent_at < 0 or sent_at > i:
+            return None
         dests, send = log.msg_dests, log.msg_send
         waiting = []
         mask = log.msg_past[m]  # type: ignore[attr-defined]

@@ -33,51 +33,71 @@ from checker.monitors.violation import Violation, chain, place
 
 
 class _FirstDeliveries(Monitor):
-    """A monitor that reads each peer's first delivery of each message sent before it."""
+    """A monitor that reads each peer's first delivery of each message sent before it:
+    subclasses write :meth:`_delivered`."""
 
     changed_by = frozenset({"deliver"})
 
     def __init__(self, log: Log) -> None:
         super().__init__(log)
+        self.n = len(log.peers)
         self.got = [0] * log.messages
         self.done = False
 
-    def _first(self, i: int) -> int:
-        """The message event ``i`` delivers for the first time at its peer, else -1."""
-        log = self.log
-        if log.kind[i] != DELIVER:
-            return -1
-        m = log.arg[i]
-        s = log.msg_send[m]
-        if s < 0 or s > i:
-            return -1
-        got = self.got
-        if m >= len(got):
-            got.extend([0] * (m + 1 - len(got)))
-        bit = 1 << log.peer[i]
-        if got[m] & bit:
-            return -1
-        got[m] |= bit
-        return m
+    def fork(self, log: Log) -> _FirstDeliveries:
+        other = type(self).__new__(type(self))
+        other.log, other.n, other.done = log, self.n, self.done
+        other.got = self.got[:]
+        return other
+
+    def run(self, start: int, end: int) -> Violation | None:
+        if self.done:
+            return None
+        log, got = self.log, self.got
+        kinds, peers, args, msg_send = log.kind, log.peer, log.arg, log.msg_send
+        for i in range(start, end):
+            if kinds[i] != DELIVER:
+                continue
+            m = args[i]
+            s = msg_send[m]
+            if s < 0 or s > i:  # a message not sent before it: integrity's business
+                continue
+            if m >= len(got):
+                got.extend([0] * (m + 1 - len(got)))
+            p = peers[i]
+            bit = 1 << p
+            if got[m] & bit:  # a repeated delivery
+                continue
+            got[m] |= bit
+            found = self._delivered(i, p, m)
+            if found is not None:
+                return found
+        return None
+
+    def _delivered(self, i: int, p: int, m: int) -> Violation | None:
+        """Event ``i`` is ``p``'s first delivery of ``m``: the violation it makes, if any."""
+        raise NotImplementedError
 
 
-def first_deliveries(log: Log, end: int):
+class _Deliveries(_FirstDeliveries):
+    """The first deliveries themselves (for :func:`first_deliveries`)."""
+
+    def __init__(self, log: Log) -> None:
+        super().__init__(log)
+        self.found: list[tuple[int, int, int]] = []
+
+    def _delivered(self, i: int, p: int, m: int) -> Violation | None:
+        self.found.append((i, p, m))
+        return None
+
+
+def first_deliveries(log: Log, end: int) -> list[tuple[int, int, int]]:
     """``(event, peer, message)`` of each message's first delivery at each peer among the
-    first ``end`` events, for messages sent before their delivery."""
-    kinds, peers, args, msg_send = log.kind, log.peer, log.arg, log.msg_send
-    got = [0] * log.messages
-    for i in range(end):
-        if kinds[i] != DELIVER:
-            continue
-        m = args[i]
-        s = msg_send[m]
-        if s < 0 or s > i:
-            continue
-        bit = 1 << peers[i]
-        if got[m] & bit:
-            continue
-        got[m] |= bit
-        yield i, peers[i], m
+    first ``end`` events, for messages sent before their delivery, as the monitors read
+    them."""
+    reader = _Deliveries(log)
+    reader.run(0, end)
+    return reader.found
 
 
 class Total(_FirstDeliveries):
@@ -91,57 +111,35 @@ class Total(_FirstDeliveries):
 
     def __init__(self, log: Log) -> None:
         super().__init__(log)
-        n = self.n = len(log.peers)
+        n = self.n
         self.at: list[dict[int, int] | None] = [None] * log.messages  # message -> {peer: event}
         self.latest: list[tuple[int, int] | None] = [None] * (n * n)  # (p, q) -> (event at q, message)
 
     def fork(self, log: Log) -> Total:
-        other = Total.__new__(Total)
-        other.log, other.n, other.done = log, self.n, self.done
-        other.got = self.got[:]
+        other = super().fork(log)
+        assert isinstance(other, Total)
         other.at = [None if w is None else dict(w) for w in self.at]
         other.latest = self.latest[:]
         return other
 
-    def step(self, i: int) -> Violation | None:
-        return self.run(i, i + 1)
-
-    def run(self, start: int, end: int) -> Violation | None:
-        if self.done:
+    def _delivered(self, i: int, p: int, m: int) -> Violation | None:
+        n, at, latest = self.n, self.at, self.latest
+        if m >= len(at):
+            at.extend([None] * (m + 1 - len(at)))
+        where = at[m]
+        if where is None:
+            at[m] = {p: i}
             return None
-        log = self.log
-        kinds, peers, args, msg_send = log.kind, log.peer, log.arg, log.msg_send
-        n, got, at, latest = self.n, self.got, self.at, self.latest
-        for i in range(start, end):
-            if kinds[i] != DELIVER:
-                continue
-            m = args[i]
-            s = msg_send[m]
-            if s < 0 or s > i:
-                continue
-            if m >= len(got):
-                got.extend([0] * (m + 1 - len(got)))
-            p = peers[i]
-            bit = 1 << p
-            if got[m] & bit:
-                continue
-            got[m] |= bit  # m's first delivery at p
-            if m >= len(at):
-                at.extend([None] * (m + 1 - len(at)))
-            where = at[m]
-            if where is None:
-                at[m] = {p: i}
-                continue
-            for q, jq in where.items():
-                key = p * n + q
-                best = latest[key]
-                if best is not None and best[0] > jq:
-                    self.done = True
-                    return _disagreement(log, at, p, q, m, i, jq, best)
-                if best is None or jq > best[0]:
-                    latest[key] = (jq, m)
-                latest[q * n + p] = (i, m)
-            where[p] = i
+        for q, jq in where.items():
+            key = p * n + q
+            best = latest[key]
+            if best is not None and best[0] > jq:
+                self.done = True
+                return _disagreement(self.log, at, p, q, m, i, jq, best)
+            if best is None or jq > best[0]:
+                latest[key] = (jq, m)
+            latest[q * n + p] = (i, m)
+        where[p] = i
         return None
 
 
@@ -178,21 +176,14 @@ class TotalGlobal(_FirstDeliveries):
         self.graph = DynamicOrder()
 
     def fork(self, log: Log) -> TotalGlobal:
-        other = TotalGlobal.__new__(TotalGlobal)
-        other.log, other.done = log, self.done
-        other.got = self.got[:]
+        other = super().fork(log)
+        assert isinstance(other, TotalGlobal)
         other.last = dict(self.last)
         other.graph = self.graph.copy()
         return other
 
-    def step(self, i: int) -> Violation | None:
-        if self.done:
-            return None
-        m = self._first(i)
-        if m < 0:
-            return None
+    def _delivered(self, i: int, p: int, m: int) -> Violation | None:
         log = self.log
-        p = log.peer[i]
         before = self.last.get(p)
         self.last[p] = m
         self.graph.node(m, log.msg_send[m])  # placed by its send: peers tend to deliver in send order
@@ -270,24 +261,16 @@ class TotalPrefix(_FirstDeliveries):
 
     def __init__(self, log: Log) -> None:
         super().__init__(log)
-        self.n = len(log.peers)
         self.pairs: dict[int, tuple[int, deque[tuple[int, int]], int]] = {}  # leader, its unmatched, matched
 
     def fork(self, log: Log) -> TotalPrefix:
-        other = TotalPrefix.__new__(TotalPrefix)
-        other.log, other.n, other.done = log, self.n, self.done
-        other.got = self.got[:]
+        other = super().fork(log)
+        assert isinstance(other, TotalPrefix)
         other.pairs = {k: (leader, deque(queue), matched) for k, (leader, queue, matched) in self.pairs.items()}
         return other
 
-    def step(self, i: int) -> Violation | None:
-        if self.done:
-            return None
-        m = self._first(i)
-        if m < 0:
-            return None
+    def _delivered(self, i: int, p: int, m: int) -> Violation | None:
         log = self.log
-        p = log.peer[i]
         ds = log.msg_dests[m]
         if p not in ds:
             return None
