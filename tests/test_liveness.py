@@ -28,7 +28,10 @@ def test_livelock_is_a_lasso_that_terminal_checks_cannot_see():
     result = check_model(model, QUIET)
     verdict = result.properties["eventual_delivery"]
     assert verdict.status == "violated" and result.exit_code() == 0
-    assert verdict.explanation.startswith("a1 to b is never delivered: the run can repeat a 2-step loop")
+    assert verdict.explanation.startswith("a1 to b is never delivered: a sent a1 to b, ")
+    assert ": the run can repeat a 2-step loop (a transmits a1; the channel from a loses a1) for ever" in (
+        verdict.explanation
+    )
     assert verdict.loop_start is not None
     # The loop really returns to where it started.
     positions = [step.index for step in verdict.trace]
