@@ -27,10 +27,10 @@ def test_three_peer_model_is_exhaustive():
 
 
 MUTANTS = {
-    "bus1-mutant-no-block": ("causal", ["a1", "c1", "peer b"]),
-    "bus1-mutant-no-sync-sender": ("global_lock", ["a1", "b1", "c1", "peer a"]),
-    "bus1-mutant-sync-while-queueing": ("causal", ["a2", "c1", "peer d", "b signalled c"]),
-    "bus1-mutant-tiebreak-by-arrival": ("total", ["a1", "b1", "peers c and d"]),
+    "bus1-mutant-no-block": ("causal", ["a1", "c1", "b delivered a1"]),
+    "bus1-mutant-no-sync-sender": ("global_lock", ["a1", "b1", "c1", "a consumed b1 last"]),
+    "bus1-mutant-sync-while-queueing": ("causal", ["a2", "c1", "d delivered c1", "b signalled c"]),
+    "bus1-mutant-tiebreak-by-arrival": ("total", ["a1", "b1", "d delivered b1 before a1", "c delivered a1 before b1"]),
 }
 
 

@@ -112,8 +112,8 @@ def test_whatsapp_answer_before_question_is_impossible_except_in_naive_fifo(spec
         assert verdict.status == "violated"
         # The script is symmetric; the shortest run has a ask and b answer.
         assert verdict.explanation == (
-            "peer c delivered b1 while a1, which happened before it, had not been delivered: "
-            "a sent a1, b received a1, b sent b1"
+            "c delivered b1 while a1, which happened before it, had not been delivered there: "
+            "a sent a1 to b,c, b received a1, b sent b1 to a,c, c received b1"
         )
     else:
         assert verdict.status == "holds"
@@ -132,7 +132,9 @@ def test_garg_causal_chat_reply_never_overtakes_the_query():
     )
     # Without the k != j test the reply is accepted first and the query starves.
     assert mutant.properties["eventual_delivery"].status == "violated"
-    assert mutant.properties["eventual_delivery"].explanation == "a1 to c is never delivered"
+    assert mutant.properties["eventual_delivery"].explanation == (
+        "a1 to c is never delivered: a sent a1 to b,c, and the run ends without c delivering or dropping it"
+    )
 
 
 # -- SES details ------------------------------------------------------------------------------
@@ -289,37 +291,39 @@ MUTANTS = [
     (
         "bss-mutant-no-causal-condition", "causal",
         [["send", 0, 0, 6], ["receive", 1, 0], ["send", 1, 1, 5], ["receive", 2, 1]],
-        "peer c delivered b1 while a1, which happened before it, had not been delivered: "
-        "a sent a1, b received a1, b sent b1",
+        "c delivered b1 while a1, which happened before it, had not been delivered there: "
+        "a sent a1 to b,c, b received a1, b sent b1 to a,c, c received b1",
     ),
     (
         "bss-mutant-no-fifo-condition", "fifo",
         [["send", 1, 2, 5], ["receive", 0, 2], ["send", 0, 0, 6], ["send", 0, 1, 6], ["buffer", 2, 0],
          ["buffer", 2, 1], ["receive", 2, 2], ["deliver", 2, 1]],
-        "peer c delivered a2 while a1, which a sent before it, had not been delivered",
+        "c delivered a2 while a1, which a sent before it, had not been delivered there: "
+        "a sent a1 to b,c, a sent a2 to b,c, c received a2",
     ),
     (
         "ses-mutant-no-buffer-check", "causal",
         [["send", 0, 0, 4], ["send", 0, 1, 2], ["receive", 1, 1], ["send", 1, 2, 4], ["receive", 2, 2]],
-        "peer c delivered b1 while a1, which happened before it, had not been delivered: "
-        "a sent a1, a sent a2, b received a2, b sent b1",
+        "c delivered b1 while a1, which happened before it, had not been delivered there: "
+        "a sent a1 to c, a sent a2 to b, b received a2, b sent b1 to c, c received b1",
     ),
     (
         "ses-mutant-no-merge", "causal",
         [["send", 0, 0, 4], ["send", 0, 1, 2], ["receive", 1, 1], ["send", 1, 2, 4], ["receive", 2, 2]],
-        "peer c delivered b1 while a1, which happened before it, had not been delivered: "
-        "a sent a1, a sent a2, b received a2, b sent b1",
+        "c delivered b1 while a1, which happened before it, had not been delivered there: "
+        "a sent a1 to c, a sent a2 to b, b received a2, b sent b1 to c, c received b1",
     ),
     (
         "matrix-mutant-no-causal-condition", "eventual_delivery",
         [["send", 0, 0, 4], ["send", 0, 1, 2], ["receive", 1, 1], ["send", 1, 2, 4], ["receive", 2, 2],
          ["buffer", 2, 0]],
-        "a1 to c is never delivered",
+        "a1 to c is never delivered: a sent a1 to c, and the run ends without c delivering or dropping it",
     ),
     (
         "matrix-mutant-no-fifo-condition", "fifo",
         [["send", 0, 0, 2], ["send", 0, 1, 2], ["receive", 1, 1]],
-        "peer b delivered a2 while a1, which a sent before it, had not been delivered",
+        "b delivered a2 while a1, which a sent before it, had not been delivered there: "
+        "a sent a1 to b, a sent a2 to b, b received a2",
     ),
     (
         "synchronous-mutant-no-permission", "synchronous",

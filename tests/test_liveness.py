@@ -34,6 +34,9 @@ def test_livelock_is_a_lasso_that_terminal_checks_cannot_see():
         "a1 to b is never delivered: a sent a1 to b, and b has neither delivered nor dropped it: "
         "the run can repeat a 2-step loop")
     assert "ends" not in verdict.explanation
+    assert ": the run can repeat a 2-step loop (a transmits a1; the channel from a loses a1) for ever" in (
+        verdict.explanation
+    )
     assert verdict.loop_start is not None
     # The loop really returns to where it started.
     positions = [step.index for step in verdict.trace]

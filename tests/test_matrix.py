@@ -61,7 +61,8 @@ def test_cli_writes_json(tmp_path: Path) -> None:
         "status": "violated",
         "expected": "violated",
         "as_expected": True,
-        "explanation": "peers a and b received a1 and b1 in different orders: a got a1 first, b got b1 first",
+        "explanation": "a and b delivered a1 and b1 in different orders: a delivered a1 before b1, "
+        "b delivered b1 before a1",
         "trace_steps": 8,
     }
     assert "lamport-mutant-no-wait" in result.output

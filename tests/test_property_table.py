@@ -172,73 +172,99 @@ ROWS: list[tuple[str, History, str, str | None]] = [
     ("fifo in order", FIFO_IN_ORDER, "fifo", None),
     (
         "fifo swapped", FIFO_SWAPPED, "fifo",
-        "peer b delivered a2 while a1, which a sent before it, had not been delivered (b delivered a1 only afterwards)",
+        "b delivered a2 while a1, which a sent before it, had not been delivered there: a sent a1 to b, a sent a2 "
+        "to b, b received a2",
     ),
-    ("fifo gap: a2 without a1", FIFO_GAP, "fifo", "peer b delivered a2 while a1, which a sent before it, had not been delivered"),
+    (
+        "fifo gap: a2 without a1", FIFO_GAP, "fifo",
+        "b delivered a2 while a1, which a sent before it, had not been delivered there: a sent a1 to b, a sent a2 "
+        "to b, b received a2",
+    ),
     ("fifo: a1 dropped with a reason first", FIFO_DROPPED_FIRST, "fifo", None),
     ("fifo: a1 not addressed to b", FIFO_OTHER_DEST, "fifo", None),
     (
         "fifo: two predecessors missing", FIFO_TWO_MISSING, "fifo",
-        # the monitor names the first missing predecessor (a1) only: NEED-monitors.md item 7
-        "peer b delivered a3 while a1, which a sent before it, had not been delivered",
+        "b delivered a3 while a1 and a2, which a sent before it, had not been delivered there: a sent a1 to b, a "
+        "sent a3 to b, b received a3",
     ),
     ("fifo: a repeat is integrity's", FIFO_REPEAT, "fifo", None),
     ("fifo: causal chain across senders is not fifo's", CHAIN_NEVER, "fifo", None),
-    ("fifo: Garg, same wrong order everywhere", SAME_WRONG_ORDER, "fifo",
-     "peer b delivered a2 while a1, which a sent before it, had not been delivered (b delivered a1 only afterwards)"),
+    (
+        "fifo: Garg, same wrong order everywhere", SAME_WRONG_ORDER, "fifo",
+        "b delivered a2 while a1, which a sent before it, had not been delivered there: a sent a1 to b,c, a sent a2 "
+        "to b,c, b received a2",
+    ),
     # causal: every message that happened before, addressed to the peer, comes first.
     ("causal chain in order", CHAIN_IN_ORDER, "causal", None),
     (
         "causal chain overtaken (BSS seed example)", CHAIN_OVERTAKEN, "causal",
-        "peer c delivered b1 while a1, which happened before it, had not been delivered "
-        "(c delivered a1 only afterwards): a sent a1, b received a1, b sent b1",
+        "c delivered b1 while a1, which happened before it, had not been delivered there: a sent a1 to b,c, b "
+        "received a1, b sent b1 to c, c received b1",
     ),
     (
         "causal: c delivered b1, a1 never arrives", CHAIN_NEVER, "causal",
-        "peer c delivered b1 while a1, which happened before it, had not been delivered: "
-        "a sent a1, b received a1, b sent b1",
+        "c delivered b1 while a1, which happened before it, had not been delivered there: a sent a1 to b,c, b "
+        "received a1, b sent b1 to c, c received b1",
     ),
     ("causal: a1 dropped at c with a reason", CHAIN_DROPPED, "causal", None),
     ("causal: a1 not addressed to c", CHAIN_NOT_TO_C, "causal", None),
     (
         "causal: WhatsApp answer before the question", WHATSAPP_ANSWER_FIRST, "causal",
-        "peer c delivered a1 while b1, which happened before it, had not been delivered: "
-        "b sent b1, a received b1, a sent a1",
+        "c delivered a1 while b1, which happened before it, had not been delivered there: b sent b1 to a,c, a "
+        "received b1, a sent a1 to c, c received a1",
     ),
     (
         "causal through a side channel", SIGNAL_OVERTAKEN, "causal",
-        "peer c delivered b1 while a1, which happened before it, had not been delivered: "
-        "a sent a1, a signalled b, b got a signal from a, b sent b1",
+        "c delivered b1 while a1, which happened before it, had not been delivered there: a sent a1 to c, a "
+        "signalled b, b got a signal from a, b sent b1 to c, c received b1",
     ),
     ("causal: concurrent without the signal", NO_SIGNAL, "causal", None),
     (
         "causal implies fifo", FIFO_GAP, "causal",
-        "peer b delivered a2 while a1, which happened before it, had not been delivered: a sent a1, a sent a2",
+        "b delivered a2 while a1, which happened before it, had not been delivered there: a sent a1 to b, a sent a2 "
+        "to b, b received a2",
     ),
     # integrity: at most once, only at destinations, only after the send.
     ("integrity once", ONCE, "integrity", None),
-    ("integrity: delivered twice", TWICE, "integrity", "peer b delivered a1 twice"),
-    ("integrity: misaddressed", MISADDRESSED, "integrity", "peer c delivered a1, which is addressed to b only"),
-    ("integrity: dropped after delivery", DROPPED_AFTER, "integrity", "peer b dropped a1 after delivering it"),
-    ("integrity: misaddressed drop", DROPPED_MISADDRESSED, "integrity", "peer c dropped a1, which is addressed to b only"),
-    ("integrity: never sent", NEVER_SENT, "integrity", "peer b delivered message 0, which was never sent"),
+    (
+        "integrity: delivered twice", TWICE, "integrity",
+        "b delivered a1 twice: a sent a1 to b, b received a1, b received a1",
+    ),
+    (
+        "integrity: misaddressed", MISADDRESSED, "integrity",
+        "c delivered a1, which is addressed to b only: a sent a1 to b, c received a1",
+    ),
+    (
+        "integrity: dropped after delivery", DROPPED_AFTER, "integrity",
+        "b dropped a1 after delivering it: a sent a1 to b, b received a1, b dropped a1",
+    ),
+    (
+        "integrity: misaddressed drop", DROPPED_MISADDRESSED, "integrity",
+        "c dropped a1, which is addressed to b only: a sent a1 to b, c dropped a1",
+    ),
+    (
+        "integrity: never sent", NEVER_SENT, "integrity",
+        "b delivered message 0, which is never sent in the run",
+    ),
     (
         "integrity: delivered before its own send", SENT_LATER_SAME_PEER, "integrity",
-        "peer a delivered a1 before sending it: a received a1, a sent a1",
+        "a delivered a1 before it was sent (a sent a1 to a,b)",
     ),
     (
         "integrity: delivered before the sender sent it", SENT_AFTER_HEARING, "integrity",
-        "peer b delivered a1 before a sent it: b received a1, b signalled a, a got a signal from b, a sent a1",
+        "b delivered a1 before it was sent (a sent a1 to b)",
     ),
     (
         "integrity: signals in a loop", SIGNAL_LOOP, "integrity",
-        "a signal is received before it is sent: a got a signal from b, a signalled b, b got a signal from a, "
-        "b signalled a",
+        "a got a signal from b before it was sent (b signalled a)",
     ),
     ("integrity: the chain is fine", CHAIN_OVERTAKEN, "integrity", None),
     # total: pairwise, on messages both delivered.
     ("total same order", SAME_ORDER, "total", None),
-    ("total split", SPLIT, "total", "peers c and d received a1 and b1 in different orders: c got a1 first, d got b1 first"),
+    (
+        "total split", SPLIT, "total",
+        "d and c delivered b1 and a1 in different orders: d delivered b1 before a1, c delivered a1 before b1",
+    ),
     ("total: Skeen triangle passes pairwise", TRIANGLE, "total", None),
     ("total: a gap passes pairwise", GAP_SKIPPED, "total", None),
     ("total: a repeat is integrity's", REPEATED, "total", None),
@@ -247,12 +273,13 @@ ROWS: list[tuple[str, History, str, str | None]] = [
     ("total_global same order", SAME_ORDER, "total_global", None),
     (
         "total_global split", SPLIT, "total_global",
-        "a1 -> b1 -> a1: c delivered a1 before b1, d delivered b1 before a1, so no single delivery order fits every peer",
+        "no single order of b1, a1 explains the peers' deliveries, which form a cycle: d delivered b1 before a1; c "
+        "delivered a1 before b1",
     ),
     (
         "total_global: Skeen triangle", TRIANGLE, "total_global",
-        "a1 -> c1 -> b1 -> a1: b delivered a1 before c1, d delivered c1 before b1, c delivered b1 before a1, "
-        "so no single delivery order fits every peer",
+        "no single order of a1, c1, b1 explains the peers' deliveries, which form a cycle: b delivered a1 before "
+        "c1; d delivered c1 before b1; c delivered b1 before a1",
     ),
     ("total_global: Skeen serial", TRIANGLE_SERIAL, "total_global", None),
     ("total_global: a gap is no cycle", GAP_SKIPPED, "total_global", None),
@@ -261,13 +288,13 @@ ROWS: list[tuple[str, History, str, str | None]] = [
     ("total_prefix same order", SAME_ORDER, "total_prefix", None),
     (
         "total_prefix split", SPLIT, "total_prefix",
-        "peer d delivered b1 where peer c delivered a1 (of the messages addressed to both, c delivered a1 and "
-        "d delivered b1), so neither order is a prefix of the other",
+        "d and c deliver different messages as their message number 1 addressed to both: c delivered a1, d "
+        "delivered b1: a sent a1 to c,d, b sent b1 to c,d, c received a1, d received b1",
     ),
     (
         "total_prefix: a2 without a1 against a1 then a2", GAP_SKIPPED, "total_prefix",
-        "peer c delivered a1 where peer b delivered a2 (of the messages addressed to both, b delivered a2 and "
-        "c delivered a1), so neither order is a prefix of the other",
+        "c and b deliver different messages as their message number 1 addressed to both: b delivered a2, c "
+        "delivered a1: a sent a1 to b,c, a sent a2 to b,c, b received a2, c received a1",
     ),
     ("total_prefix: one peer behind", GAP_BEHIND, "total_prefix", None),
     ("total_prefix: a1 not shared", GAP_NOT_SHARED, "total_prefix", None),
