@@ -464,3 +464,22 @@ def test_global_lock_decides_a_recording_by_its_prefixes_as_it_does_step_by_step
     searched = [check(log, "global_lock") for log in logs]
     assert searched == stepped
     assert sum(v is not None for v in stepped) > 100
+
+
+def test_integrity_names_the_cycle_when_a_delivery_happened_before_its_own_send() -> None:
+    """A delivery that happened before its message's send (b received a1, then signalled
+    a, who then sent a1) is a cycle of happened-before: the sentence shows the chain,
+    not only where the send stands."""
+    text = "\n".join([
+        '{"format":"ordercheck-log","version":1,"peers":["a","b"]}',
+        '{"peer":"b","kind":"deliver","msg":"a1"}',
+        '{"peer":"b","kind":"signal","to":"a"}',
+        '{"peer":"a","kind":"send","msg":"a1","to":["b"]}',
+    ]) + "\n"
+    log = read_jsonl(text.splitlines(), "cycle.jsonl")
+    v = check(log, "integrity")
+    assert v is not None and v.at == 0
+    assert v.sentence.endswith(
+        "before it was sent: b received a1 (line 2), b signalled a (line 3), "
+        "a got a signal from b (line 3), a sent a1 to b (line 4)")
+    assert v.events == (0, 1, 2, 3)

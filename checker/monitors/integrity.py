@@ -23,6 +23,7 @@ from __future__ import annotations
 from checker.monitors.base import Monitor
 from checker.monitors.events import DELIVER, DROP, SIGNAL_IN, SIGNAL_OUT
 from checker.monitors.log import Log, SignalPairs
+from checker.monitors.order import happened_before
 from checker.monitors.violation import Violation, chain, noun, place
 
 
@@ -122,6 +123,15 @@ class Integrity(Monitor):
             return Violation("integrity", i, why, (i,), (i,))
         if sent_at > i:
             # the violation shows once the send appears: this prefix holds a message never sent
+            # a chain from this event to the send shows a cycle of happened-before, not
+            # only a log that lists the send late
+            try:
+                path = happened_before(log, i, sent_at)
+            except ValueError:
+                path = []
+            if len(path) > 2:
+                why = f"{who} {verb} {name}{place(log, i)} before it was sent: {chain(log, path)}"
+                return Violation("integrity", i, why, tuple(path), (i,))
             why = f"{who} {verb} {name}{place(log, i)} before it was sent ({log.where(sent_at)})"
             return Violation("integrity", i, why, (i, sent_at), (i,))
         dests = log.msg_dests[m]

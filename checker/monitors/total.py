@@ -298,8 +298,9 @@ class TotalPrefix(_FirstDeliveries):
                 a, b = log.msg_name[m], log.msg_name[other]
                 window = sorted({log.msg_send[m], log.msg_send[other], j, i})
                 sentence = (
-                    f"{pn} and {qn} deliver different messages as their message number {pos} addressed to both: "
-                    f"{qn} delivered {b}{place(log, j)}, {pn} delivered {a}{place(log, i)}: {chain(log, window)}"
+                    f"{pn} and {qn} deliver different messages as their message number {pos} addressed to both "
+                    f"({qn} delivered {b}{place(log, j)}, {pn} delivered {a}{place(log, i)}), so neither order "
+                    f"is a prefix of the other: {chain(log, window)}"
                 )
                 return Violation("total_prefix", i, sentence, tuple(window), (j, i))
             pairs[key] = (leader, queue, matched + 1)
