@@ -12,7 +12,6 @@ fails rows here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import pytest
@@ -252,7 +251,7 @@ ROWS: list[tuple[str, History, str, str | None]] = [
     ),
     (
         "integrity: delivered before the sender sent it", SENT_AFTER_HEARING, "integrity",
-        "b delivered a1 before it was sent (a sent a1 to b)",
+        "b delivered a1 before it was sent: b received a1, b signalled a, a got a signal from b, a sent a1 to b",
     ),
     (
         "integrity: signals in a loop", SIGNAL_LOOP, "integrity",
@@ -288,13 +287,15 @@ ROWS: list[tuple[str, History, str, str | None]] = [
     ("total_prefix same order", SAME_ORDER, "total_prefix", None),
     (
         "total_prefix split", SPLIT, "total_prefix",
-        "d and c deliver different messages as their message number 1 addressed to both: c delivered a1, d "
-        "delivered b1: a sent a1 to c,d, b sent b1 to c,d, c received a1, d received b1",
+        "d and c deliver different messages as their message number 1 addressed to both (c delivered a1, d "
+        "delivered b1), so neither order is a prefix of the other: a sent a1 to c,d, b sent b1 to c,d, "
+        "c received a1, d received b1",
     ),
     (
         "total_prefix: a2 without a1 against a1 then a2", GAP_SKIPPED, "total_prefix",
-        "c and b deliver different messages as their message number 1 addressed to both: b delivered a2, c "
-        "delivered a1: a sent a1 to b,c, a sent a2 to b,c, b received a2, c received a1",
+        "c and b deliver different messages as their message number 1 addressed to both (b delivered a2, c "
+        "delivered a1), so neither order is a prefix of the other: a sent a1 to b,c, a sent a2 to b,c, "
+        "b received a2, c received a1",
     ),
     ("total_prefix: one peer behind", GAP_BEHIND, "total_prefix", None),
     ("total_prefix: a1 not shared", GAP_NOT_SHARED, "total_prefix", None),
@@ -307,9 +308,7 @@ ROWS: list[tuple[str, History, str, str | None]] = [
 def test_row(case: str, h: History, prop: str, expected: str | None) -> None:
     got = CHECKS[prop](h)
     assert (got is None) == (expected is None), got
-    if expected is not None:
-        for name in sorted(set(re.findall(r"\b[a-d][1-9]\b", expected))):
-            assert re.search(rf"\b{name}\b", got), (name, got)
+    assert got == expected
 
 
 def test_every_new_property_has_rows_both_ways() -> None:
