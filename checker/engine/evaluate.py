@@ -43,7 +43,7 @@ class _Entry:
     the log and monitors are made (from ``state``'s history) only when a successor
     needs them."""
 
-    __slots__ = ("log", "monitors", "violated", "parent", "state")
+    __slots__ = ("log", "monitors", "violated", "parent", "state", "users")
 
     def __init__(self, log: Any, monitors: dict[str, Any] | None, violated: frozenset[str],
                  parent: _Entry | None = None, state: State = None) -> None:
@@ -52,6 +52,7 @@ class _Entry:
         self.violated = violated
         self.parent = parent
         self.state = state
+        self.users = 1  # the states met with this history and not yet released (Evaluator.release)
 
 
 class Evaluator:
@@ -79,6 +80,7 @@ class Evaluator:
         self._older: dict[Hashable, _Entry] = {}  # the one before
         self._last_key: Any = None  # the parent key looked up last, and its entry
         self._last: _Entry | None = None
+        self._releasing = False  # whether the caller releases expanded states' entries
         self._sentences: dict[tuple[Hashable, str], str | None] = {}
         self._logs: bool | None = None  # whether the spec's histories lay out as logs (known on first use)
         self.history = spec.history
@@ -97,7 +99,7 @@ class Evaluator:
         self._plain_terminal = [p for p in self.terminal_history if not (monitored and p.monitor is not None)]
         self._watch = [p for p in self.history_checks if monitored and p.monitor is not None]
         self._watch_end = [p for p in self.terminal_history if monitored and p.monitor is not None]
-        self._monitor_of = {p.name: p.monitor for p in self._watch}
+        self._monitor_of = {p.name: p.monitor for p in self._watch + self._watch_end}
         kinds: set[str] | None = set()
         for p in self._watch:
             if p.changed_by is None:
@@ -141,10 +143,12 @@ class Evaluator:
             if out is not None and out is not False:
                 found.append((p.name, _sentence(p, out)))
         if key is not None and key is parent_key:
+            if self._watch or self._watch_end:
+                self._use(key)
             return found
         if self._logs is None and (self._watch or self._watch_end):
             self._logs_known(state)
-        if self._watch:
+        if self._watch or self._watch_end:
             entry = self._entry(state, key, parent_key)
             if entry.violated:
                 for p in self._watch:
@@ -182,10 +186,19 @@ class Evaluator:
                 found.append((p.name, _sentence(p, out)))
         if self._logs is None and self._watch_end:
             self._logs_known(state)
-        for p in self._watch_end:
-            sentence = self._whole(state, key, p)
-            if sentence is not None:
-                found.append((p.name, sentence))
+        if self._watch_end:
+            entry = None
+            if key is not None:
+                entry = self._entries.get(key) or self._older.get(key)
+                if entry is not None:
+                    entry = self._ready(entry)
+            for p in self._watch_end:
+                monitor = entry.monitors.get(p.name) if entry is not None else None  # type: ignore[union-attr]
+                if monitor is not None and monitor.end() is None:
+                    continue  # nothing outstanding (the same on the history laid out afresh)
+                sentence = self._whole(state, key, p)
+                if sentence is not None:
+                    found.append((p.name, sentence))
         if self._plain_terminal:
             cached = self._terminal_cache.get(key) if key is not None else None
             if cached is None:
@@ -203,7 +216,36 @@ class Evaluator:
             found.extend(hit for hit in cached if hit[0] in self.open)
         return found
 
+    def release(self, key: Any) -> None:
+        """A state with history key ``key`` has been expanded (its successors checked, or
+        it is terminal): the entry is dropped once every state met with that history
+        has been (a one-process search calls this; other callers rely on the two
+        generations). Dropping too early costs time, never a verdict: a successor
+        without its parent's entry lays its history out whole."""
+        if key is None:
+            return
+        self._releasing = True
+        entry = self._entries.get(key)
+        where = self._entries
+        if entry is None:
+            entry = self._older.get(key)
+            where = self._older
+            if entry is None:
+                return
+        entry.users -= 1
+        if entry.users <= 0:
+            del where[key]
+            if self._last is entry:
+                self._last_key = self._last = None
+
     # -- monitors ---------------------------------------------------------------------
+
+    def _use(self, key: Any) -> None:
+        """One more state met with history key ``key`` (its parent's): its entry is kept
+        until that state is released too."""
+        entry = self._entries.get(key) or self._older.get(key)
+        if entry is not None:
+            entry.users += 1
 
     def _logs_known(self, state: State) -> None:
         """Find out whether the spec's histories lay out as logs; without, the monitored
@@ -218,6 +260,7 @@ class Evaluator:
         if key is not None:
             entry = entries.get(key) or older.get(key)
             if entry is not None:
+                entry.users += 1
                 return entry
         if parent_key is None:
             parent = None
@@ -237,9 +280,13 @@ class Evaluator:
         else:
             entry = self._extend(self._ready(parent), state)  # type: ignore[arg-type]
         if key is not None:
-            if len(entries) >= ENTRY_LIMIT:  # a generation full: the one before goes
-                self._older, self._entries = entries, {}
-                entries = self._entries
+            if len(entries) >= ENTRY_LIMIT:
+                if self._releasing:  # full of states yet to be expanded: keep them, not this one
+                    if len(older) + len(entries) >= 2 * ENTRY_LIMIT:
+                        return entry
+                else:  # a generation full: the one before goes
+                    self._older, self._entries = entries, {}
+                    entries = self._entries
             entries[key] = entry
         return entry
 

@@ -287,8 +287,10 @@ class OneProcessLevels(LevelLoop):
         for k, n in enumerate(counts):
             s = states[k] if states is not None else None
             if n == 0:
+                key = history_key(s) if history_key and s is not None else None
                 if evaluator.terminal_state or evaluator.terminal_history:
-                    record(evaluator.on_terminal(s, history_key(s) if history_key else None), base + k)
+                    record(evaluator.on_terminal(s, key), base + k)
+                evaluator.release(key)
                 # A terminal state does not end the level by itself: the check for "every
                 # property decided" follows the next state that has successors (rules.first_busy).
                 continue
@@ -321,6 +323,8 @@ class OneProcessLevels(LevelLoop):
                     append = pending.append
                 j += 1
             offset = end
+            if parent_key is not None:
+                evaluator.release(parent_key)
             if self.stop or self.all_decided:
                 self.stop = True
                 break
