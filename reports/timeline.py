@@ -26,7 +26,7 @@ from checker.monitors.events import DROP as LOG_DROP
 from checker.monitors.log import Log, signal_sources
 from checker.monitors.violation import Violation
 from specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, Event, History, Message, history_log
-from specs.properties import MONITORS
+from specs.properties import MONITORS, first_violation
 
 # Event kinds that come before receipts within one step (so signals pair up in order).
 _FIRST = {"send", "signal_out", "fail", "restart", "stage", "commit", "step", "internal_send"}
@@ -253,7 +253,7 @@ def blame(timeline: Timeline, prop: Property | None, status: str) -> Blame:
     out = Blame(witness=prop is not None and prop.kind == "sometimes" and status == "holds")
     if prop is not None and status == "violated" and prop.over == "history":
         monitor = prop.monitor or (MONITORS.get(prop.name) if prop.name in ("fifo", "causal") else None)
-        found = _first_violation(h, monitor) if monitor is not None else None
+        found = first_violation(h, monitor) if monitor is not None else None
         if found is not None:
             out = violation_blame(timeline, *found, eventually=prop.kind == "eventually")
         elif monitor is not None:
@@ -268,17 +268,6 @@ def blame(timeline: Timeline, prop: Property | None, status: str) -> Blame:
             if e.step == last and e.kind in ("deliver", "drop") and e.log_index is not None:
                 out.deliveries.add((e.peer, e.log_index))
     return out
-
-
-def _first_violation(h: History, monitor: Any) -> tuple[Log, Violation] | None:
-    """``monitor``'s first violation on ``h`` laid out as a log (for an ``eventually``
-    property, what is outstanding at the end), with the log."""
-    log = history_log(h)
-    m = monitor(log)
-    found = m.run(0, len(log))
-    if found is None:
-        found = m.end()
-    return (log, found) if found is not None else None
 
 
 def violation_blame(timeline: Timeline, log: Log, v: Violation, eventually: bool = False) -> Blame:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from checker import Property
 from checker.monitors import MONITORS as ALL_MONITORS
+from checker.monitors import check
 from checker.monitors.crown import Synchronous
 from checker.monitors.delivery import EventualDelivery
 from checker.monitors.integrity import Integrity
@@ -57,12 +58,8 @@ def first_violation(h: History, prop: str | type) -> tuple[HistoryLog, Violation
     class) on the history laid out as a log (:func:`~specs.history.history_log`),
     with that log; ``None`` when the history satisfies it. For an ``eventually``
     property, what is outstanding at the end."""
-    cls = MONITORS[prop] if isinstance(prop, str) else prop
     log = history_log(h)
-    monitor = cls(log)
-    found = monitor.run(0, len(log))
-    if found is None:
-        found = monitor.end()
+    found = check(log, MONITORS[prop] if isinstance(prop, str) else prop)
     return (log, found) if found is not None else None
 
 

@@ -34,11 +34,12 @@ MONITORS: dict[str, type[Monitor]] = {
 """Every property monitor, by name, in the order reports list them."""
 
 
-def check(log: Log, name: str) -> Violation | None:
-    """Property ``name`` on the whole of ``log``: every event stepped through a fresh
-    monitor, then :meth:`~checker.monitors.base.Monitor.end`; the first violation, or
-    ``None`` if the property holds."""
-    monitor = MONITORS[name](log)
+def check(log: Log, name: str | type[Monitor]) -> Violation | None:
+    """Property ``name`` (a name of :data:`MONITORS`, or a monitor class) on the whole
+    of ``log``: every event stepped through a fresh monitor, then
+    :meth:`~checker.monitors.base.Monitor.end`; the first violation, or ``None`` if the
+    property holds."""
+    monitor = (MONITORS[name] if isinstance(name, str) else name)(log)
     found = monitor.run(0, len(log.kind))
     return found if found is not None else monitor.end()
 
