@@ -63,29 +63,11 @@ import numpy as np
 from checker.api.errors import SpecError
 from checker.api.spec import Property, Spec
 from checker.engine import interrupts, rules
+from checker.engine import messages as msg
 from checker.engine.checkpoints import duplicate_refusal, save
 from checker.engine.frontier import decode, encode, write_record
 from checker.engine.levels import CHUNK
 from checker.engine.loop import LevelLoop, TimeUp
-from checker.engine.messages import (
-    Adopt,
-    Check,
-    Checked,
-    Commit,
-    Committed,
-    Dump,
-    Dumped,
-    Keep,
-    Level,
-    LevelReport,
-    Links,
-    More,
-    Paths,
-    Peak,
-    PeakReport,
-    Round,
-    Settle,
-)
 from checker.engine.outcome import Bounds, SearchOutcome
 from checker.engine.resumable import warn
 from checker.engine.rules import KEY_BITS, OFFSET_MASK, PHASES
@@ -227,7 +209,7 @@ class ShardedLevels(LevelLoop):
         owners = owner_of(fps, self.workers)
         for w in range(self.workers):
             mine = owners == w
-            self.shards.send(w, Adopt(fps[mine], nums[mine], parents[mine], actions[mine]))
+            self.shards.send(w, msg.Adopt(fps[mine], nums[mine], parents[mine], actions[mine]))
 
     def _hand_out_level(self, states: list, first_rank: int) -> None:
         """Give each worker the states of ``states`` it owns, ranked from ``first_rank``."""
@@ -238,7 +220,7 @@ class ShardedLevels(LevelLoop):
         for w in range(self.workers):
             idx = np.flatnonzero(owners == w)
             if len(idx):
-                self.shards.send(w, Keep(ranks[idx], [states[i] for i in idx.tolist()]))
+                self.shards.send(w, msg.Keep(ranks[idx], [states[i] for i in idx.tolist()]))
 
     def store_initial(self, fps: np.ndarray, positions: np.ndarray, level: list) -> None:
         n = len(level)
@@ -257,7 +239,7 @@ class ShardedLevels(LevelLoop):
         cuts = np.linspace(0, n, self.workers + 1).astype(np.int64)
         for w in range(self.workers):
             lo, hi = int(cuts[w]), int(cuts[w + 1])
-            self.shards.send(w, Adopt(fps[owners == w], np.arange(lo, hi, dtype=np.int64),
+            self.shards.send(w, msg.Adopt(fps[owners == w], np.arange(lo, hi, dtype=np.int64),
                                       parents[lo:hi].astype(np.int64), actions[lo:hi].astype(np.uint16)))
         rank = 0
         try:
@@ -287,10 +269,10 @@ class ShardedLevels(LevelLoop):
         """Search one level in the workers, settle it here, commit it there."""
         shards = self.shards
         self.seq += 1
-        shards.broadcast(Level(self.seq, frozenset(self.evaluator.open), self.at_depth_bound, CHUNK))
+        shards.broadcast(msg.Level(self.seq, frozenset(self.evaluator.open), self.at_depth_bound, CHUNK))
         if self.reductions.proviso:
             self.proviso_rounds()
-        reports = shards.gather(LevelReport, self.waiting, None)
+        reports = shards.gather(msg.LevelReport, self.waiting, None)
         level = self._gathered(reports)
         if self.budget is not None and level.grow:
             self.budget.reserve(level.grow)  # before anything of the level is decided here
@@ -300,8 +282,8 @@ class ShardedLevels(LevelLoop):
         maker = level.holder[all_keys >> KEY_BITS]
         for w in range(self.workers):
             ranks_w = np.flatnonzero(maker == w)
-            shards.send(w, Check(all_keys[ranks_w], ranks_w))
-        checked = shards.gather(Checked, self.waiting, None)
+            shards.send(w, msg.Check(all_keys[ranks_w], ranks_w))
+        checked = shards.gather(msg.Checked, self.waiting, None)
         findings: dict[int, list] = {}
         for c in checked:
             if c.problem:
@@ -320,9 +302,9 @@ class ShardedLevels(LevelLoop):
         next_start = self.level_start + self.frontier_len
         ship, expect = balance(np.bincount(maker[: end.kept], minlength=self.workers), CHUNK)
         for w in range(self.workers):
-            shards.send(w, Commit(end.kept, next_start, self.level_start, np.searchsorted(all_keys, keys_w[w]),
+            shards.send(w, msg.Commit(end.kept, next_start, self.level_start, np.searchsorted(all_keys, keys_w[w]),
                                   ship[w], expect[w]))
-        commits = shards.gather(Committed, timeout=STORE_SECONDS)
+        commits = shards.gather(msg.Committed, timeout=STORE_SECONDS)
         for phase in PHASES:
             self.phase[phase] = sum(rep.times[phase] for rep in reports) / self.workers
         self.phase["check"] += sum(c.seconds for c in checked) / self.workers
@@ -331,7 +313,7 @@ class ShardedLevels(LevelLoop):
         self.transitions += end.transitions
         return end.kept, self.stop
 
-    def _gathered(self, reports: list[LevelReport]) -> _Gathered:
+    def _gathered(self, reports: list[msg.LevelReport]) -> _Gathered:
         """The workers' level reports put together by parent rank (a problem raises)."""
         n_parents = self.frontier_len
         level = _Gathered(np.zeros(n_parents, dtype=np.int64), np.zeros(n_parents, dtype=np.int64))
@@ -365,13 +347,13 @@ class ShardedLevels(LevelLoop):
         rounds = 0
         while True:
             rounds += 1
-            found = [rep.parents for rep in self.shards.gather(Round, self.waiting, None)]
+            found = [rep.parents for rep in self.shards.gather(msg.Round, self.waiting, None)]
             new = np.setdiff1d(np.concatenate(found), full)
             if not len(new):
                 break
             full = np.union1d(full, new)
-            self.shards.broadcast(More(new))
-        self.shards.broadcast(Settle())
+            self.shards.broadcast(msg.More(new))
+        self.shards.broadcast(msg.Settle())
         self.rounds.append(rounds)
 
     def settle(self, counts: np.ndarray, terminal: dict[int, list], findings: dict[int, list],
@@ -411,8 +393,8 @@ class ShardedLevels(LevelLoop):
         if mark.ckpt is None or mark.meta is None:
             return
         n, n_level = mark.states, self.frontier_len
-        self.shards.broadcast(Dump())
-        dumps = self.shards.gather(Dumped, timeout=STORE_SECONDS)
+        self.shards.broadcast(msg.Dump())
+        dumps = self.shards.gather(msg.Dumped, timeout=STORE_SECONDS)
         fps = np.concatenate([d.fps for d in dumps])
         parents = np.full(n, -2, dtype=np.int64)
         actions = np.zeros(n, dtype=np.uint16)
@@ -461,10 +443,10 @@ class ShardedLevels(LevelLoop):
         out: dict[int, tuple[int, list[int]]] = {}
         while at:
             numbers = np.asarray(sorted(set(at.values())), dtype=np.int64)
-            self.shards.broadcast(Paths(numbers))
+            self.shards.broadcast(msg.Paths(numbers))
             parent = np.full(len(numbers), -2, dtype=np.int64)
             action = np.zeros(len(numbers), dtype=np.int64)
-            for found, par, act in self.shards.gather(Links):
+            for found, par, act in self.shards.gather(msg.Links):
                 parent[found] = par[found]
                 action[found] = act[found]
             if (parent == -2).any():
@@ -487,8 +469,8 @@ class ShardedLevels(LevelLoop):
         try:
             if self.searched:
                 self.paths = self.resolve(sorted({d.index for d in self.decisions.values()}))
-                self.shards.broadcast(Peak())
-                peaks = self.shards.gather(PeakReport)
+                self.shards.broadcast(msg.Peak())
+                peaks = self.shards.gather(msg.PeakReport)
                 self.worker_peak = sum(p.peak for p in peaks)
                 self.shard_bytes = sum(p.nbytes for p in peaks)
         finally:
