@@ -123,6 +123,8 @@ def test_a_spec_past_beyond_the_events_decides_causal() -> None:
             seen.add(s)
             h = spec.history(s)
             assert (properties.causal(h) is not None) == violated("causal", h)
+            # the reports read the same verdict through first_violation (by name)
+            assert (properties.first_violation(h, "causal") is not None) == violated("causal", h)
             log = history_log(h)
             clocks = causal_pasts(log)
             hidden += any(log.msg_send[m] >= 0 and {log.msg_name[x] for x in clocks[m]}
