@@ -7,7 +7,7 @@ seconds, the CPU seconds of the run and its workers, states per wall second and 
 speed-up over one worker, then each run's per-level time split (the ``levels`` of the
 JSON result: expand, exchange, dedup, check, other).
 
-    python benchmarks/workers.py [MODEL.toml] [--workers 1,2] [--max-states N] [--spill-dir DIR]
+    python benchmarks/workers.py [MODEL.toml] [--workers 1,2] [--max-states N] [--spill-dir DIR] [--json FILE]
 
 The default model is ``benchmarks/models/bus1-3x2.toml`` (7,101,387 states reduced).
 With ``--max-states`` every run stops at the same state; the sharded search expands
@@ -15,7 +15,10 @@ the whole level it stops in before it cuts it (one process stops at the state), 
 cut run slightly understates the workers' speed-up. With ``--spill-dir`` every run
 keeps every level in files there (one process its frontier, each worker its share).
 The load average before and after is printed: on a shared machine wall times stretch
-with it.
+with it. Each run prints a line as it ends, and with ``--json`` the file is rewritten
+after each run with the JSON results so far (a list, each with ``workers``, ``wall_s``
+and ``cpu_s`` added), so a run cut short by a time limit keeps the runs it finished.
+The table lists the runs by worker count, whatever order ``--workers`` gives.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ def run(model: Path, workers: int, max_states: int | None, spill_dir: Path | Non
         data = json.loads(out.read_text())
         results = data if isinstance(data, list) else data.get("results", [data])
         result = results[0]
+    result["workers"] = workers
     result["wall_s"] = wall
     result["cpu_s"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return result
@@ -79,6 +83,13 @@ def answers(result: dict) -> tuple:
     st = result["stats"]
     verdicts = {n: p["status"] for n, p in result["properties"].items()}
     return st["distinct_states"], st["transitions"], st["depth"], st["bound"], verdicts
+
+
+def save(path: Path, results: list[dict]) -> None:
+    """``results`` as a JSON list in ``path``, replaced whole (never half-written)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(results, indent=1) + "\n")
+    os.replace(tmp, path)
 
 
 def level_table(levels: list[dict]) -> list[str]:
@@ -99,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=parse_workers, default=[1, 2], help="worker counts, e.g. 1,2 (default 1,2)")
     ap.add_argument("--max-states", type=int, default=None, help="stop every run at this many distinct states")
     ap.add_argument("--spill-dir", type=Path, default=None, help="keep every level in files in this directory")
+    ap.add_argument("--json", type=Path, default=None, help="write the runs' JSON results here (after each run)")
     args = ap.parse_args(argv)
     if args.max_states is not None and args.max_states < 1:
         ap.error("--max-states must be at least 1")
@@ -107,7 +119,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"model: {shown}" + (f", cut at {args.max_states:,} states" if args.max_states else "")
           + (", every level spilled" if args.spill_dir else ""))
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    runs = {w: run(args.model, w, args.max_states, args.spill_dir) for w in args.workers}
+    runs: dict[int, dict] = {}
+    for w in args.workers:
+        r = runs[w] = run(args.model, w, args.max_states, args.spill_dir)
+        print(f"  {w} worker{'s' if w > 1 else ''}: {r['stats']['distinct_states']:,} states, search "
+              f"{r['stats']['seconds']:.1f} s, wall {r['wall_s']:.1f} s, CPU {r['cpu_s']:.1f} s", flush=True)
+        if args.json is not None:
+            save(args.json, list(runs.values()))
+    runs = dict(sorted(runs.items()))
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     first = runs[args.workers[0]]
     same = all(answers(r) == answers(first) for r in runs.values())
