@@ -55,8 +55,12 @@ class OrdercheckGroup(click.Group):
                 sys.exit(UNDECLARED)
             raise
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        name, cmd, rest = super().resolve_command(ctx, args)
+        self.running = cmd.name if cmd is not None else None
+        return name, cmd, rest
+
     def invoke(self, ctx: click.Context) -> Any:
-        self.running = ctx.invoked_subcommand
         reset_verdicts()
         try:
             with machine_faults():
