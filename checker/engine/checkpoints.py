@@ -310,10 +310,10 @@ def _refuse(ckpt: Path, name: str, exc: InputError) -> DamagedCheckpoint:
     else:
         level = int(_NAME.fullmatch(other).group(1))  # type: ignore[union-attr]
         if _NAME.fullmatch(name):
-            offer = (f"; the previous checkpoint {ckpt / other} (level {level}) is intact: delete the damaged "
-                     f"{ckpt / name} alone and run again with --resume to continue from level {level}")
+            offer = (f"; the previous checkpoint {ckpt / other} is intact (level {level}): delete {ckpt / name} "
+                     f"(the damaged one, alone) and run again with --resume to continue from level {level}")
         else:
-            offer = (f"; the checkpoint {ckpt / other} (level {level}) is intact: put its name into "
+            offer = (f"; the checkpoint {ckpt / other} is intact (level {level}): put its name into "
                      f"{ckpt / POINTER} (printf {other} > {ckpt / POINTER}) and run again with --resume to "
                      f"continue from level {level}")
     return DamagedCheckpoint(exc.where, exc.field, f"damaged checkpoint: {exc.message}{offer}")
