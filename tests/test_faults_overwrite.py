@@ -165,6 +165,7 @@ def test_output_paths_are_checked_before_the_search(tmp_path: Path, blocker: Pat
     line = one_error_line(out.stderr)
     assert str(blocker) in line and "Not a directory" in line, line
     assert out.stdout == "", out.stdout  # no verdict: refused before the work
+    assert out.stderr.strip() == line  # nor a progress line
     assert listing(tmp_path) == before
 
 
