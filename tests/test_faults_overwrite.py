@@ -232,6 +232,24 @@ def test_stale_lock_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
     assert (ckpt / "LOCK").read_text() == ""  # let go of when the run ended
 
 
+def test_an_in_process_command_lets_go_of_its_lock(tmp_path: Path) -> None:
+    """The command line holds the lock until its command ends, and no longer: two
+    commands in one process, then a run of another process, all use the directory."""
+    from checker.engine import ckptlock
+
+    ckpt = _ckpt_of(tmp_path / "ck", TINY)
+    for _ in range(2):
+        out = invoke("check", TINY, "--quiet", "--checkpoint", tmp_path / "ck", "--checkpoint-every", "0")
+        assert out.returncode == 0, out.stderr
+        assert not ckptlock.held(ckpt) and (ckpt / "LOCK").read_text() == ""
+    from checker.engine.run import Options, check_model
+    from checker.loading.modelfile import load_model
+
+    check_model(load_model(TINY), Options(progress=False, checkpoint=str(tmp_path / "ck")))  # the library too
+    assert not ckptlock.held(ckpt)
+    assert run("check", TINY, "--quiet", "--checkpoint", tmp_path / "ck", "--resume").returncode == 0
+
+
 def test_second_run_on_a_checkpoint_is_refused_naming_the_first(tmp_path: Path) -> None:
     """Two real runs: the second is refused with the first one's pid; the first goes on
     undisturbed (no 'checkpoint not written' warning)."""
