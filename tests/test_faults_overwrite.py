@@ -334,6 +334,19 @@ def test_new_on_a_full_disk_leaves_nothing_and_can_be_rerun(tmp_path: Path) -> N
     assert (proj / "models" / "toy.toml").stat().st_size > 0 and (proj / "specs" / "toy.py").stat().st_size > 0
 
 
+def test_new_on_a_full_filesystem_leaves_nothing(tmp_path: Path) -> None:
+    """A 12 KiB tmpfs holds the spec and the model but not the rest: no space left, and
+    nothing left behind (where mounting works)."""
+    from tests.test_faults_outputs import small_filesystem
+
+    with small_filesystem(tmp_path, "size=12k") as mnt:
+        out = run("new", "toy", "--dir", mnt / "proj")
+        assert out.returncode == 6, out.stderr
+        line = one_error_line(out.stderr)
+        assert "No space left on device" in line and str(mnt / "proj") in line, line
+        assert listing(mnt) == []
+
+
 def test_refused_new_leaves_no_directories(tmp_path: Path) -> None:
     """A ``models`` that is a file: exit 6 naming it, and no ``specs`` or ``tests``
     directory made for the files that were never put in place."""
