@@ -202,7 +202,10 @@ def _ckpt_of(root: Path, model: Path) -> Path:
     return checkpoint_dir(root, model)
 
 
-def test_checkpoint_held_by_another_process_is_refused(tmp_path: Path) -> None:
+def test_checkpoint_locked_elsewhere_is_refused(tmp_path: Path) -> None:
+    """A lock taken through another open of ``LOCK`` (the test's own, in the test's
+    process: ``flock`` refuses it as it would another process's) refuses the run, naming
+    the pid the file records."""
     ckpt = _ckpt_of(tmp_path / "ck", TINY)
     ckpt.mkdir(parents=True)
     fd = os.open(ckpt / "LOCK", os.O_RDWR | os.O_CREAT)
@@ -210,7 +213,7 @@ def test_checkpoint_held_by_another_process_is_refused(tmp_path: Path) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX)
         os.write(fd, json.dumps({"pid": os.getpid(), "host": "here", "since": "now"}).encode())
         before = snapshot(tmp_path)
-        out = run("check", TINY, "--quiet", "--checkpoint", tmp_path / "ck")
+        out = invoke("check", TINY, "--quiet", "--checkpoint", tmp_path / "ck")
     finally:
         os.close(fd)
     assert out.returncode == 2, out.stderr
@@ -226,7 +229,7 @@ def test_stale_lock_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
     ckpt = _ckpt_of(tmp_path / "ck", TINY)
     ckpt.mkdir(parents=True)
     (ckpt / "LOCK").write_text(json.dumps({"pid": dead.pid, "host": "here", "since": "then"}))
-    out = run("check", TINY, "--quiet", "--checkpoint", tmp_path / "ck", "--checkpoint-every", "0")
+    out = invoke("check", TINY, "--quiet", "--checkpoint", tmp_path / "ck", "--checkpoint-every", "0")
     assert out.returncode == 0, out.stderr
     assert (ckpt / "CURRENT").exists()
     assert (ckpt / "LOCK").read_text() == ""  # let go of when the run ended
@@ -303,12 +306,12 @@ def test_damaged_current_advice_keeps_the_intact_level(tmp_path: Path) -> None:
     """A damaged CURRENT: the line names the intact level and how to resume from it (not
     "delete the checkpoint directory"); doing what it says resumes to the same counts."""
     root = tmp_path / "ck"
-    full = run("check", TINY, "--quiet", "--checkpoint", root, "--checkpoint-every", "0", "--json", tmp_path / "a.json")
+    full = invoke("check", TINY, "--quiet", "--checkpoint", root, "--checkpoint-every", "0", "--json", tmp_path / "a.json")
     assert full.returncode == 0, full.stderr
     ckpt = checkpoint_of(root)
     (ckpt / "CURRENT").write_bytes(b"\x00garbage\xff")
     levels = snapshot(ckpt)
-    out = run("check", TINY, "--quiet", "--checkpoint", root, "--resume")
+    out = invoke("check", TINY, "--quiet", "--checkpoint", root, "--resume")
     assert out.returncode == 2, out.stderr
     line = one_error_line(out.stderr)
     assert f"delete {ckpt} " not in line and f"delete {ckpt}/ " not in line, line
@@ -316,7 +319,7 @@ def test_damaged_current_advice_keeps_the_intact_level(tmp_path: Path) -> None:
     assert m and "is intact" in line and re.search(r"continue from level \d+", line), line
     assert snapshot(ckpt) == levels  # nothing removed or changed by the refusal
     Path(m.group(2)).write_text(m.group(1))  # as the line says
-    again = run("check", TINY, "--quiet", "--checkpoint", root, "--resume", "--json", tmp_path / "b.json")
+    again = invoke("check", TINY, "--quiet", "--checkpoint", root, "--resume", "--json", tmp_path / "b.json")
     assert again.returncode == 0, again.stderr
     assert counts(tmp_path / "b.json") == counts(tmp_path / "a.json")
 
@@ -329,7 +332,7 @@ def test_new_on_a_full_disk_leaves_nothing_and_can_be_rerun(tmp_path: Path) -> N
     assert out.returncode == 6, out.stderr
     assert "File too large" in one_error_line(out.stderr)
     assert listing(tmp_path) == []  # no empty file, no empty directory, no staging
-    again = run("new", "toy", "--dir", proj)
+    again = invoke("new", "toy", "--dir", proj)
     assert again.returncode == 0, again.stderr
     assert (proj / "models" / "toy.toml").stat().st_size > 0 and (proj / "specs" / "toy.py").stat().st_size > 0
 
@@ -438,7 +441,7 @@ def test_a_code_missing_from_the_table_fails_the_run(monkeypatch: pytest.MonkeyP
     from checker.cli import exitcodes
 
     monkeypatch.setenv(exitcodes.STRICT, "1")
-    monkeypatch.setitem(exitcodes.COMMAND_EXITS, "list", frozenset({2}))
-    out = invoke("list")
+    monkeypatch.setitem(exitcodes.COMMAND_EXITS, "new", frozenset({0}))
+    out = invoke("new", "Not-A-Name")  # exit 2, which the row no longer lists
     assert out.returncode == exitcodes.UNDECLARED
-    assert "list ended with exit code 0" in out.stderr
+    assert "new ended with exit code 2" in out.stderr
