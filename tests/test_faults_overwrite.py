@@ -445,3 +445,22 @@ def test_a_code_missing_from_the_table_fails_the_run(monkeypatch: pytest.MonkeyP
     out = invoke("new", "Not-A-Name")  # exit 2, which the row no longer lists
     assert out.returncode == exitcodes.UNDECLARED
     assert "new ended with exit code 2" in out.stderr
+
+
+def test_a_file_system_without_locks_warns_and_goes_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """``flock`` failing with ENOLCK (an NFS mount without a lock daemon) is no reason to
+    refuse checkpoints: one warning, and the run goes on."""
+    import errno
+
+    from checker.engine import ckptlock
+
+    def no_locks(fd: int, op: int) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(ckptlock.fcntl, "flock", no_locks)
+    with ckptlock.holding(tmp_path):
+        assert ckptlock.held(tmp_path)
+    assert not ckptlock.held(tmp_path)
+    err = capsys.readouterr().err
+    assert "cannot be locked (No locks available)" in err and str(tmp_path) in err, err

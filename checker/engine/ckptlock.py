@@ -10,7 +10,8 @@ host and start time (one JSON line). A second run is refused with
 
 The lock is the kernel's: it goes with the process that holds it, however that ends
 (SIGKILL included), so a ``LOCK`` file left by a process that is gone is no lock and
-the next run takes it over. The file itself stays (removing it could let two runs
+the next run takes it over. On a file system that has no locks (``flock`` fails with
+``ENOLCK``), a warning says so and the run goes on unlocked. The file itself stays (removing it could let two runs
 lock two different files); it is emptied when its holder lets go. Within one process
 the lock is re-entrant (the command line takes it for the whole command and the search
 again for itself), and processes forked by the search (its workers) close their copy
@@ -24,6 +25,7 @@ import fcntl
 import json
 import os
 import socket
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -80,6 +82,11 @@ def acquire(ckpt: str | os.PathLike[str]) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
         os.close(fd)
+        if exc.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):  # a file system without locks
+            print(f"ordercheck: warning: {ckpt}: the checkpoint directory cannot be locked ({exc.strerror}); "
+                  "make sure no other run uses it at the same time", file=sys.stderr, flush=True)
+            _HELD[key] = [os.open(path, os.O_RDONLY | os.O_CLOEXEC), 1]
+            return
         if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
             raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise CheckpointBusy(
