@@ -8,6 +8,7 @@ at a spec or replays a trace itself. Inputs are :class:`~checker.api.result.Resu
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -231,9 +232,19 @@ def _cell(p: PropertyView, baseline: str | None) -> Cell:
     )
 
 
+SLUG_MAX = 80
+"""The longest slug: report file names are built of two (a model's and a property's)
+and a suffix, and must stay within a file system's 255 bytes a name."""
+
+
 def slugify(text: str, taken: set[str]) -> str:
-    """An anchor- and file-safe name, unique among ``taken`` (which it joins)."""
+    """An anchor- and file-safe name, unique among ``taken`` (which it joins). A name
+    longer than :data:`SLUG_MAX` is cut and ends with a digest of the whole ``text``,
+    so that it stays unique and is the same in every run."""
     base = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-.").lower() or "x"
+    if len(base) > SLUG_MAX:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        base = f"{base[:SLUG_MAX - 13].rstrip('-.')}-{digest}"
     slug, n = base, 2
     while slug in taken:
         slug, n = f"{base}-{n}", n + 1

@@ -18,8 +18,19 @@ import click
 from checker.api.errors import InputError
 from checker.api.evidence import EvidenceCheck, evidence_exit_code
 from checker.api.exits import exit_after_verdicts
+from checker.api.output_paths import check_outputs, model_inputs, outputs_of
 from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, combined_exit_code, write_json_atomic
-from checker.cli.common import check_one, engine_options, load_models, options_from, print_result, print_summary
+from checker.cli.common import (
+    check_one,
+    engine_options,
+    hold_checkpoint,
+    load_models,
+    options_from,
+    print_result,
+    print_summary,
+    work_dir_outputs,
+)
+from checker.cli.reports import REPORT_ENTRIES
 from checker.loading.modelfile import load_model
 
 
@@ -43,6 +54,9 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
 
         have = {Path(m.path).resolve() for m in loaded}
         loaded += [load_model(p) for p in evidence_mutants(loaded) if p.resolve() not in have]
+    check_outputs([*outputs_of(("--json", json_path, False, ()), ("--report", report_dir, True, REPORT_ENTRIES),
+                               ("--junit", junit_path, False, ())), *work_dir_outputs(kw, loaded)],
+                  model_inputs(loaded))  # before any search: nothing overwritten, every output writable
     options = options_from(kw)
     each = [options] * len(loaded)
     if options.engine == "local":
@@ -51,7 +65,7 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
         # With --resume, models the interrupted run did not reach start afresh (the first must resume).
         each = [options, *(resume_where_saved(options, model.path) for model in loaded[1:])]
         for model, opts in zip(loaded, each):  # a missing checkpoint or an unwritable directory stops the run here
-            prepare_work_dirs(model, opts)
+            hold_checkpoint(prepare_work_dirs(model, opts))  # its lock, held until the command ends
     if options.engine == "spark":  # one Spark search for every model, level by level
         from checker.engine.diagnose import diagnosed
         from checker.spark.bfs import check_models_spark
@@ -117,6 +131,7 @@ def simulate(model: str, runs: int | None, depth: int | None, seed: int, time_li
     from checker.simulate.run import simulate as run_simulation
 
     loaded = load_model(model)
+    check_outputs(outputs_of(("--json", json_path, False, ())), model_inputs([loaded]))
     with diagnosed([loaded]):  # a spec's exception (or sys.exit...) in a walk: its state, found by a search
         result = run_simulation(loaded, runs or DEFAULT_RUNS, depth or DEFAULT_DEPTH, seed, time_limit)
     print_result(loaded, result, verbose=True if verbose else None)

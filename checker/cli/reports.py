@@ -14,9 +14,10 @@ import click
 from checker.api.errors import InputError
 from checker.api.evidence import EvidenceCheck
 from checker.api.exits import exit_after_verdicts
+from checker.api.output_paths import Input, check_outputs, model_inputs, outputs_of
 from checker.api.outputs import Outputs, naming
 from checker.api.result import Result, combined_exit_code
-from checker.cli.common import check_one, engine_options, options_from
+from checker.cli.common import check_one, engine_options, options_from, work_dir_outputs
 
 REPORT_ENTRIES = ("index.html", "report.md", "results.json", "traces")
 """What a report directory holds (:func:`reports.html.write_report`): what a new report
@@ -79,6 +80,8 @@ def add_commands(main: click.Group) -> None:
         from reports import load_items
         from reports.view import Ablation
 
+        check_outputs(outputs_of(("-o", out_dir, True, REPORT_ENTRIES), ("--junit", junit_path, False, ())),
+                      [Input("a result file", r) for r in results])
         items = load_items(list(results))
         with Outputs() as out:
             index = stage_html(out, items, out_dir)
@@ -101,6 +104,9 @@ def add_commands(main: click.Group) -> None:
         from reports.view import Ablation
 
         model = load_model(model_path)
+        check_outputs([*outputs_of(("--json", json_path, False, ()), ("--report", report_dir, True, REPORT_ENTRIES)),
+                       *work_dir_outputs(kw, [model], ("full", *(f"without-{f}" for f in model.spec.ablations())))],
+                      model_inputs([model]))
         options = options_from(kw)
 
         def progress(flag: str | None, result: Result) -> None:
@@ -135,6 +141,8 @@ def add_commands(main: click.Group) -> None:
         if max_states > HARD_LIMIT:
             raise InputError("--max-states", "", f"{max_states:,} is above the limit of {HARD_LIMIT:,} states for a drawing")
         model = load_model(model_path)
+        stem = Path(model.path).stem
+        check_outputs(outputs_of(("-o", out_dir, True, (f"{stem}.dot", f"{stem}.graphml"))), model_inputs([model]))
         try:
             g, ids = state_graph(model.spec, max_states)
         except GraphTooLarge as exc:
@@ -151,7 +159,6 @@ def add_commands(main: click.Group) -> None:
                 mark_trace(g, ids, model.spec, name, p.trace)
                 marked.append(f"{name} ({len(p.trace) - 1} steps)")
         out = Path(out_dir)
-        stem = Path(model.path).stem
         with Outputs() as staged:
             dot = staged.file(out / f"{stem}.dot")
             with naming(out / f"{stem}.dot"):

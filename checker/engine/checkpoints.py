@@ -9,8 +9,9 @@ model's checkpoint directory (:func:`checkpoint_dir`: one per model file path), 
     manifest.json     the format version, each file's size and SHA-256, and the
                       digests of the sources the search was computed from
 
-Writing (:func:`save`) goes to ``level-….tmp``, which is synced and renamed, and then a
-small ``CURRENT`` file is replaced to name it; the checkpoint before it is kept as
+Writing (:func:`save`) goes to ``level-…-XXXXXXXX.tmp`` (a name of this writer's own),
+which is synced and renamed, and then a small ``CURRENT`` file is replaced (through a
+temporary file of its own too) to name it; the checkpoint before it is kept as
 well, older ones are removed. A write that fails (no space, a file too large) removes
 its temporary directory, keeps the previous checkpoint and reports a warning; the
 search goes on.
@@ -18,8 +19,12 @@ search goes on.
 Reading (:func:`load`) verifies the manifest (every size and checksum, the format) and
 then the contents (lengths agree, every parent precedes its child, the frontier holds
 the level's states), so a damaged checkpoint is refused with exit code 2 naming the
-file (:class:`DamagedCheckpoint`), with the previous intact checkpoint offered,
+file (:class:`DamagedCheckpoint`), with the newest intact checkpoint offered (its level,
+and the one step that resumes from it; the advice never removes an intact checkpoint),
 rather than resumed into a wrong count or a trace that loops for ever.
+
+A run holds the directory's lock while it uses it (:mod:`checker.engine.ckptlock`,
+taken by :func:`prepare`): a second run is refused, naming the holder's pid.
 
 The sources are what :mod:`checker.loading.sources` digests when it loads a model:
 ordercheck's version, the model file and the spec's source files (the engine takes them
@@ -38,6 +43,7 @@ import json
 import math
 import os
 import re
+import secrets
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -47,6 +53,7 @@ import numpy as np
 
 from checker.api.errors import InputError
 from checker.api.outputs import writable_dir
+from checker.engine.ckptlock import acquire
 from checker.engine.frontier import Frontier
 
 FORMAT = 3
@@ -80,11 +87,17 @@ def checkpoint_dir(root: str | os.PathLike[str], model_path: str | os.PathLike[s
 
 def prepare(ckpt: Path) -> None:
     """Make sure checkpoints can be written into ``ckpt`` before a search starts
-    (an :class:`OSError` naming the path otherwise), and remove temporary directories
-    a killed run left there."""
+    (an :class:`OSError` naming the path otherwise), take its lock
+    (:func:`checker.engine.ckptlock.acquire`: :class:`~checker.engine.ckptlock.CheckpointBusy`
+    when another run holds it; the caller releases it), and remove the temporary files
+    a killed run left there (no other run can be writing them: it would hold the lock)."""
     writable_dir(ckpt)
-    for stale in ckpt.glob("level-*.tmp"):
-        shutil.rmtree(stale, ignore_errors=True)
+    acquire(ckpt)
+    for stale in (*ckpt.glob("level-*.tmp"), *ckpt.glob(POINTER + ".*tmp")):
+        if stale.is_dir():
+            shutil.rmtree(stale, ignore_errors=True)
+        else:
+            _unlink(stale)
 
 
 def current(ckpt: Path) -> str | None:
@@ -94,7 +107,7 @@ def current(ckpt: Path) -> str | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
-        raise DamagedCheckpoint(str(ckpt / POINTER), "", f"cannot be read ({exc})") from None
+        raise _refuse(ckpt, "", DamagedCheckpoint(str(ckpt / POINTER), "", f"cannot be read ({exc.strerror})")) from None
 
 
 def describe(ckpt: Path) -> str | None:
@@ -175,8 +188,10 @@ def save(
     directory and propagates.
     """
     name = f"level-{meta['depth']:05d}-{os.getpid()}"
-    tmp = ckpt / (name + ".tmp")
+    unique = secrets.token_hex(4)  # temporary names of this writer's own, whatever else writes here
+    tmp = ckpt / f"{name}-{unique}.tmp"
     final = ckpt / name
+    pointer = ckpt / f"{POINTER}.{os.getpid()}-{unique}.tmp"
     try:
         ckpt.mkdir(parents=True, exist_ok=True)
         if tmp.exists():
@@ -201,14 +216,13 @@ def save(
         if final.exists():
             shutil.rmtree(final)
         os.rename(tmp, final)
-        pointer = ckpt / (POINTER + ".tmp")
         pointer.write_text(name, encoding="utf-8")
         _sync(pointer)
         os.replace(pointer, ckpt / POINTER)
         _sync(ckpt)
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
-        _unlink(ckpt / (POINTER + ".tmp"))
+        _unlink(pointer)
         kept = describe(ckpt)
         where = exc.filename if exc.filename is not None else tmp
         warn(
@@ -219,10 +233,10 @@ def save(
         return False
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
-        _unlink(ckpt / (POINTER + ".tmp"))
+        _unlink(pointer)
         raise
     for other in ckpt.glob("level-*"):  # keep this checkpoint and the one before it
-        if other.name not in (name, previous) and other.is_dir():
+        if _NAME.fullmatch(other.name) and other.name not in (name, previous) and other.is_dir():
             shutil.rmtree(other, ignore_errors=True)
     return True
 
@@ -286,13 +300,22 @@ def _intact_before(ckpt: Path, damaged: str) -> str | None:
 
 
 def _refuse(ckpt: Path, name: str, exc: InputError) -> DamagedCheckpoint:
+    """The refusal of the damaged checkpoint ``name`` in ``ckpt`` (``""`` when ``CURRENT``
+    itself is damaged), with advice that never removes an intact checkpoint: the newest
+    intact one is named, with its level, and the one step that resumes from it (delete
+    the damaged level, or put the intact one's name into ``CURRENT``)."""
     other = _intact_before(ckpt, name)
-    offer = (
-        f"; the previous checkpoint {ckpt / other} is intact: delete {ckpt / name} and run again "
-        "with --resume to continue from it"
-        if other
-        else "; no intact checkpoint is left: run again without --resume to start afresh"
-    )
+    if other is None:
+        offer = "; no intact checkpoint is left: run again without --resume to start afresh"
+    else:
+        level = int(_NAME.fullmatch(other).group(1))  # type: ignore[union-attr]
+        if _NAME.fullmatch(name):
+            offer = (f"; the previous checkpoint {ckpt / other} is intact (level {level}): delete {ckpt / name} "
+                     f"(the damaged one, alone) and run again with --resume to continue from level {level}")
+        else:
+            offer = (f"; the checkpoint {ckpt / other} is intact (level {level}): put its name into "
+                     f"{ckpt / POINTER} (printf {other} > {ckpt / POINTER}) and run again with --resume to "
+                     f"continue from level {level}")
     return DamagedCheckpoint(exc.where, exc.field, f"damaged checkpoint: {exc.message}{offer}")
 
 

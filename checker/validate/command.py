@@ -21,6 +21,7 @@ import click
 
 from checker.api.errors import EngineError, InputError
 from checker.api.exits import exit_after_verdicts
+from checker.api.output_paths import Input, check_outputs, outputs_of
 from checker.api.outputs import Outputs
 from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK
 from checker.validate.checks import DEFAULT, UnknownProperty, parse_properties
@@ -88,6 +89,8 @@ def validate(logs: tuple[str, ...], props: str | None, model: str | None, fmt: s
         raise InputError("--merge", "", "merging per-process logs runs on the local engine; leave out --engine spark")
     if split_above is not None and engine != "spark":
         raise InputError("--split-above", "", "splits logs across Spark tasks; it needs --engine spark")
+    check_outputs(outputs_of(("-o", out_dir, True, VALIDATE_FILES), ("--json", json_path, False, ())),
+                  _inputs(logs, job))  # before any log is read: nothing overwritten, both writable
     if merge:
         with _spec_code(job):
             verdicts = [validate_merged([str(f) for f in expand_logs(list(logs))], job, model=job.model(),
@@ -121,6 +124,29 @@ def validate(logs: tuple[str, ...], props: str | None, model: str | None, fmt: s
     click.echo(f"{len(verdicts)} logs, {events:,} events: {len(verdicts) - len(bad) - len(unknown)} clean, "
                f"{len(bad)} with violations" + (f", {len(unknown)} undecided" if unknown else ""))
     exit_after_verdicts(EXIT_MISMATCH if bad else EXIT_BOUND if unknown else EXIT_OK)
+
+
+VALIDATE_FILES = ("verdicts.parquet", "verdicts.json", "report.md", "index.html")
+"""What ``validate -o DIR`` writes (:func:`checker.validate.report.stage_outputs`)."""
+
+
+def _inputs(logs: tuple[str, ...], job: Job) -> list[Input]:
+    """The local files ``validate`` reads: the logs (those of a directory or a glob
+    pattern that exist here; a URI is read by Spark, not from this file system), the
+    ``--model`` and its spec's source files."""
+    from checker.api.output_paths import model_inputs
+
+    found: list[Input] = []
+    for raw in logs:
+        if "://" in raw:
+            continue
+        try:
+            found += [Input("a log", f) for f in expand_logs([raw])]
+        except InputError:
+            continue  # refused with its own line when the logs are read
+    if job.model_path is not None:
+        found += model_inputs([job.model()], "the --model file")
+    return found
 
 
 @contextmanager
@@ -187,6 +213,9 @@ def generate_logs(model: str, out_dir: str, runs: int, depth: int, seed: int, fa
     from checker.validate.generate import counterexample_logs, walk
 
     loaded = load_model(model)
+    from checker.api.output_paths import check_outputs, model_inputs, outputs_of
+
+    check_outputs(outputs_of(("-o", out_dir, True, ())), model_inputs([loaded]))
     try:
         loaded.spec.history(loaded.spec.init_states()[0])
     except NotImplementedError:
