@@ -134,8 +134,9 @@ def test_validate_spec_replays_an_itf_trace_through_the_spec_the_user_names(tmp_
     mine = tmp_path / "mine.py"
     mine.write_text(SEQUENCER)
     log = tmp_path / "t.itf.json"
+    sender = "/home/sender/project/mine.py:Mine"  # where the trace was written, not here
     log.write_text(json.dumps(itf_trace(trace, source=model.path,
-                                        extra_meta={"spec": f"{mine}:Mine", "constants": model.constants})))
+                                        extra_meta={"spec": sender, "constants": model.constants})))
     refused(invoke("validate", log, "-p", "total"), "#meta.spec: names ", "--spec")
     out = invoke("validate", log, "-p", "total", "--spec", mine)
     assert out.returncode == 1, out.stdout + out.stderr  # read, replayed, and total is violated
@@ -195,12 +196,12 @@ def test_a_result_file_never_imports_the_spec_it_names(tmp_path: Path, result, e
 
 def test_report_spec_replays_the_results_of_a_users_spec(tmp_path: Path, result) -> None:
     path, checked = result
-    # The check above resolved its spec in this process, which may then replay it; a
-    # copy elsewhere is a spec file this process never imported, as for a fresh `report`.
+    # The result as it comes from another machine: its spec file's path is the sender's,
+    # and the same file is here under another path, which this process never imported.
     spec = tmp_path / "elsewhere" / "counter.py"
     spec.parent.mkdir()
     spec.write_text(checked.read_text())
-    path.write_text(json.dumps(dict(json.loads(path.read_text()), spec=f"{spec}:Counter")))
+    path.write_text(json.dumps(dict(json.loads(path.read_text()), spec="/home/sender/counter.py:Counter")))
     refused(invoke("report", path, "-o", tmp_path / "report"), f"{path}: spec: names ", "--spec")
     out = invoke("report", path, "-o", tmp_path / "report", "--spec", spec)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -208,6 +209,14 @@ def test_report_spec_replays_the_results_of_a_users_spec(tmp_path: Path, result)
     assert "cannot be replayed" not in page and "2 &gt; 1" in page
     other = tmp_path / "other.py"
     other.write_text(COUNTER.replace("class Counter", "class Other"))
+    # Among several, a result takes the one of its class name; none of it: refused.
+    two = invoke("report", path, "-o", tmp_path / "r3", "--spec", other, "--spec", spec)
+    assert two.returncode == 0, two.stdout + two.stderr
+    assert "2 &gt; 1" in (tmp_path / "r3" / "index.html").read_text()
+    third = tmp_path / "third.py"
+    third.write_text(COUNTER.replace("class Counter", "class Third"))
+    refused(invoke("report", path, "-o", tmp_path / "r4", "--spec", other, "--spec", third),
+            "none of the specs given with --spec is 'Counter'")
     refused(invoke("report", path, "-o", tmp_path / "r2", "--spec", other, "--spec", spec.parent / "nope.py"),
             "--spec: ", "is not a file")
 
