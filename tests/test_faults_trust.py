@@ -264,3 +264,30 @@ def test_a_pickled_checkpoint_frontier_is_never_unpickled(tmp_path: Path, fmt: i
     else:
         refused(out, "frontier.bin: damaged checkpoint: cannot be read (record 1 is not UTF-8 JSON)")
     assert not (tmp_path / "out.json").exists()
+
+
+def test_the_frontier_format_holds_states_and_nothing_else(tmp_path: Path) -> None:
+    """A record of ``frontier.bin`` gives back the states written, bools and frozensets
+    as they were, and refuses any other JSON value naming it."""
+    from checker.engine.checkpoints import save
+    from checker.engine.frontier import Frontier, decode_json, encode_json
+
+    states = [(1, (True, False), frozenset({(1, 2), frozenset()})), 5, -3, 10**30, ()]
+    back = decode_json(encode_json(states))
+    assert back == states and [type(s) for s in back] == [type(s) for s in states]
+    assert type(back[0][1][0]) is bool and type(back[0][2]) is frozenset
+    for data, words in [(b'[["x"]]', "holds a string"), (b"[[1.5]]", "a number with a fraction"),
+                        (b'[{"set": 1}]', "an object other than a set"), (b"[" * 100_000, "nested too deeply"),
+                        (b"{}", "not a list of states"), (b"\x80", "not UTF-8")]:
+        with pytest.raises(ValueError, match=words):
+            decode_json(data)
+    # A state outside the vocabulary: no checkpoint, a warning, the search goes on.
+    frontier = Frontier(None)
+    frontier.append([(1, object())])
+    warned: list[str] = []
+    import numpy as np
+
+    assert not save(tmp_path / "ck", {}, {"depth": 1}, np.zeros(1, np.uint64), np.full(1, -1), np.zeros(1, np.uint16),
+                    frontier.seal(), warned.append)
+    assert len(warned) == 1 and "checkpoint not written (a state holds a value of type object" in warned[0]
+    assert not any((tmp_path / "ck").iterdir())

@@ -78,7 +78,7 @@ class UnwritableState(ValueError):
 def _json_default(value: Any) -> Any:
     if isinstance(value, frozenset):
         return {"set": list(value)}
-    raise UnwritableState(f"a state holds a {type(value).__name__}, which a checkpoint cannot hold "
+    raise UnwritableState(f"a state holds a value of type {type(value).__name__}, which a checkpoint cannot hold "
                           "(states hold ints, bools, tuples and frozensets)")
 
 
