@@ -213,6 +213,13 @@ def test_report_spec_replays_the_results_of_a_users_spec(tmp_path: Path, result)
     two = invoke("report", path, "-o", tmp_path / "r3", "--spec", other, "--spec", spec)
     assert two.returncode == 0, two.stdout + two.stderr
     assert "2 &gt; 1" in (tmp_path / "r3" / "index.html").read_text()
+    # A registered name not installed here is no code to refuse: a note in the report, or the --spec given.
+    path.write_text(json.dumps(dict(json.loads(path.read_text()), spec="my_counter")))
+    note = invoke("report", path, "-o", tmp_path / "r5")
+    assert note.returncode == 0 and "is not installed" in (tmp_path / "r5" / "index.html").read_text()
+    named = invoke("report", path, "-o", tmp_path / "r6", "--spec", spec)
+    assert named.returncode == 0 and "2 &gt; 1" in (tmp_path / "r6" / "index.html").read_text()
+    path.write_text(json.dumps(dict(json.loads(path.read_text()), spec="/home/sender/counter.py:Counter")))
     third = tmp_path / "third.py"
     third.write_text(COUNTER.replace("class Counter", "class Third"))
     refused(invoke("report", path, "-o", tmp_path / "r4", "--spec", other, "--spec", third),

@@ -64,7 +64,8 @@ def stage_html(out: Outputs, items: list[Any], out_dir: str, specs: dict[str, An
 def report_specs(files: list[tuple[str, list[Any]]], typed: tuple[str, ...]) -> dict[str, Any]:
     """The spec classes ``report``'s results replay through, by the reference each
     records (``files``: each result file with the items read from it). A recorded
-    built-in or registered name selects its spec; a spec file or module a result names
+    built-in or registered name selects its spec (a name not installed here takes a
+    ``--spec`` of that spec name, or the only one); a spec file or module a result names
     is never imported: it takes a ``--spec`` the user typed (``typed``), the only one,
     or among several the one whose canonical reference or class name it records.
     :class:`~checker.InputError` naming the file and its ``spec`` field otherwise."""
@@ -82,7 +83,10 @@ def report_specs(files: list[tuple[str, list[Any]]], typed: tuple[str, ...]) -> 
                 continue
             except NotImported as exc:
                 refused = exc
-            except BadSpecRef:  # an unknown name: the report says its traces cannot be replayed
+            except BadSpecRef:  # an unknown name: a --spec of that name (or the only one), else a note in the report
+                given = [r for r in refs if r.cls.name == recorded] or (refs if len(refs) == 1 else [])
+                if given:
+                    out[recorded] = given[0].cls
                 continue
             tail = recorded.rpartition(":")[2]
             chosen = [r for r in refs if r.canonical == recorded] or (

@@ -157,7 +157,8 @@ def _spec_of(meta: Any, source: str, cls: type[Spec] | None = None) -> Spec:
         except SpecNotImported as exc:  # a path or module in the data: never imported
             raise _where(source, "#meta.spec", str(exc)) from None
         except UnknownSpec:
-            raise _where(source, "#meta.spec", f"unknown spec {name!r}") from None
+            raise _where(source, "#meta.spec", f"unknown spec {name!r} (neither built in nor registered by an "
+                                               "installed package); pass --spec to replay the trace through a spec of yours") from None
     constants = meta.get("constants", {})
     if not isinstance(constants, dict):
         raise _where(source, "#meta.constants", "expected an object")
