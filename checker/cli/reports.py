@@ -48,17 +48,57 @@ def stage_junit(out: Outputs, results: list[Result], path: str, evidence: list[E
     return out.write_text(path, junit_xml(results, evidence=evidence))
 
 
-def stage_html(out: Outputs, items: list[Any], out_dir: str) -> Path:
+def stage_html(out: Outputs, items: list[Any], out_dir: str, specs: dict[str, Any] | None = None) -> Path:
     """Stage the HTML report of ``items`` as the directory ``out_dir``; returns the path
-    its index page will have."""
+    its index page will have. ``specs`` maps a recorded spec reference to the class its
+    traces replay through (:func:`report_specs`)."""
     from reports import payload_of
     from reports.html import write_report
     from reports.view import build_report
 
     staged = out.directory(out_dir, owned=REPORT_ENTRIES)
     with naming(out_dir):
-        index = write_report(build_report(items), staged, payload_of(items))
+        index = write_report(build_report(items, specs=specs), staged, payload_of(items))
     return Path(out_dir) / index.relative_to(staged)
+
+
+def report_specs(files: list[tuple[str, list[Any]]], typed: tuple[str, ...]) -> dict[str, Any]:
+    """The spec classes ``report``'s results replay through, by the reference each
+    records (``files``: each result file with the items read from it). A recorded
+    built-in or registered name selects its spec (a name not installed here takes a
+    ``--spec`` of that spec name, or the only one); a spec file or module a result names
+    is never imported: it takes a ``--spec`` the user typed (``typed``), the only one,
+    or among several the one whose canonical reference or class name it records.
+    :class:`~checker.InputError` naming the file and its ``spec`` field otherwise."""
+    from checker.loading.specref import BadSpecRef, NotImported, named, option_spec
+
+    refs = [option_spec(t) for t in typed]
+    out: dict[str, Any] = {}
+    for path, items in files:
+        for i, item in enumerate(items):
+            recorded = item.spec
+            if recorded in out:
+                continue
+            try:
+                named(recorded)
+                continue
+            except NotImported as exc:
+                refused = exc
+            except BadSpecRef:  # an unknown name: a --spec of that name (or the only one), else a note in the report
+                given = [r for r in refs if r.cls.name == recorded] or (refs if len(refs) == 1 else [])
+                if given:
+                    out[recorded] = given[0].cls
+                continue
+            tail = recorded.rpartition(":")[2]
+            chosen = [r for r in refs if r.canonical == recorded] or (
+                refs if len(refs) == 1 else [r for r in refs if tail in (r.cls.__name__, r.canonical.rpartition(":")[2])])
+            if not chosen:
+                field = f"[{i}].spec" if len(items) > 1 else "spec"
+                if refs:
+                    raise InputError(path, field, f"{refused}; none of the specs given with --spec is {tail!r}")
+                raise InputError(path, field, str(refused))
+            out[recorded] = chosen[0].cls
+    return out
 
 
 def write_html(items: list[Any], out_dir: str) -> None:
@@ -74,7 +114,10 @@ def add_commands(main: click.Group) -> None:
     @click.argument("results", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="RESULT.json ...")
     @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Report directory.")
     @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
-    def report(results: tuple[str, ...], out_dir: str, junit_path: str | None) -> None:
+    @click.option("--spec", "specs", multiple=True, metavar="SPEC",
+                  help="Replay the traces of results that name a spec file or module through this spec (a file "
+                       "or pkg.mod:Class; it is imported). Repeatable. A result file never imports code itself.")
+    def report(results: tuple[str, ...], out_dir: str, junit_path: str | None, specs: tuple[str, ...] = ()) -> None:
         """Render `check --json` and `ablate --json` results as an HTML report (with
         Markdown, ITF traces and ShiViz logs beside it)."""
         from reports import load_items
@@ -82,9 +125,11 @@ def add_commands(main: click.Group) -> None:
 
         check_outputs(outputs_of(("-o", out_dir, True, REPORT_ENTRIES), ("--junit", junit_path, False, ())),
                       [Input("a result file", r) for r in results])
-        items = load_items(list(results))
+        files = [(path, load_items([path])) for path in results]
+        items = [item for _path, loaded in files for item in loaded]
+        classes = report_specs(files, specs)
         with Outputs() as out:
-            index = stage_html(out, items, out_dir)
+            index = stage_html(out, items, out_dir, classes)
             junit = stage_junit(out, [i for i in items if not isinstance(i, Ablation)], junit_path) if junit_path else None
         click.echo(f"report: {index}")
         if junit is not None:

@@ -9,6 +9,12 @@ model's checkpoint directory (:func:`checkpoint_dir`: one per model file path), 
     manifest.json     the format version, each file's size and SHA-256, and the
                       digests of the sources the search was computed from
 
+Every file is data that nothing turns into code: the arrays are NumPy ``.npy`` files
+read with ``allow_pickle=False``, ``frontier.bin`` holds length-prefixed JSON records of
+states (:func:`checker.engine.frontier.encode_json`), the rest is JSON
+(docs/reference/checkpoints.md describes each file). A checkpoint of an older format
+(:data:`OLDER_FORMATS`) is refused from its manifest, before any other file is read.
+
 Writing (:func:`save`) goes to ``level-…-XXXXXXXX.tmp`` (a name of this writer's own),
 which is synced and renamed, and then a small ``CURRENT`` file is replaced (through a
 temporary file of its own too) to name it; the checkpoint before it is kept as
@@ -54,14 +60,17 @@ import numpy as np
 from checker.api.errors import InputError
 from checker.api.outputs import writable_dir
 from checker.engine.ckptlock import acquire
-from checker.engine.frontier import Frontier
+from checker.engine.frontier import Frontier, UnwritableState
 
-FORMAT = 3
+FORMAT = 4
 """The checkpoint format this version writes and reads (1 had no manifest, 2 no
-digests of the sources)."""
+digests of the sources, 3 a pickled frontier; 4 keeps the frontier as JSON,
+:func:`checker.engine.frontier.encode_json`)."""
 
-OLDER_FORMATS = (2,)
-"""Formats earlier versions of ordercheck wrote: refused as another version's, not as damage."""
+OLDER_FORMATS = (2, 3)
+"""Formats earlier versions of ordercheck wrote: refused as another version's, not as
+damage, and before any of their files but the manifest is read (format 3's
+``frontier.bin`` is a pickle, which ordercheck never loads: a crafted one runs code)."""
 
 SOURCES = "sources"
 """The identity's entry (and the manifest's) holding the digests of the sources."""
@@ -231,6 +240,13 @@ def save(
             + "; the search goes on"
         )
         return False
+    except UnwritableState as exc:  # a state outside the vocabulary: no checkpoint, the search goes on
+        shutil.rmtree(tmp, ignore_errors=True)
+        kept = describe(ckpt)
+        warn(f"checkpoint not written ({exc}); "
+             + (f"the previous checkpoint, {kept}, is kept" if kept else "there is no earlier checkpoint")
+             + "; the search goes on")
+        return False
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         _unlink(pointer)
@@ -364,7 +380,11 @@ def _without_sources(ident: dict[str, Any]) -> dict[str, Any]:
 
 
 def older_version(fmt: object) -> str:
-    """The refusal of a checkpoint another version of ordercheck wrote, in format ``fmt``."""
+    """The refusal of a checkpoint an older version of ordercheck wrote, in format ``fmt``."""
+    if fmt == 3:
+        return ("is checkpoint format 3, written by an older version of ordercheck, whose frontier.bin is a "
+                "pickle, which this version never loads (a pickle can run code); run again without --resume to "
+                "start afresh")
     return (f"is checkpoint format {fmt!r}, written by another version of ordercheck, which recorded no "
             "digests of the spec's sources to check a resume against; run again without --resume to start afresh")
 
@@ -465,8 +485,10 @@ def _read(where: Path, spill_dir: str | Path | None, spill_after: int | None) ->
     try:
         with open(where / "frontier.bin", "rb") as fh:
             frontier = Frontier.load(fh, spill_dir, spill_after=spill_after)
-    except Exception as exc:  # unpickling garbage can raise almost anything
-        raise damaged("frontier.bin", f"cannot be read ({exc.__class__.__name__})") from None
+    except ValueError as exc:  # JSON that is not a list of states, a truncated record
+        raise damaged("frontier.bin", f"cannot be read ({exc})") from None
+    except OSError as exc:
+        raise damaged("frontier.bin", f"cannot be read ({exc.__class__.__name__}: {exc.strerror or exc})") from None
     if len(frontier) != n - start:
         frontier.discard()
         raise damaged("frontier.bin", f"holds {len(frontier):,} states, the level has {n - start:,}")

@@ -65,7 +65,7 @@ from checker.api.spec import Property, Spec
 from checker.engine import interrupts, rules
 from checker.engine import messages as msg
 from checker.engine.checkpoints import duplicate_refusal, save
-from checker.engine.frontier import decode, encode, write_record
+from checker.engine.frontier import decode, encode_json, write_record
 from checker.engine.levels import CHUNK
 from checker.engine.loop import LevelLoop, TimeUp
 from checker.engine.outcome import Bounds, SearchOutcome
@@ -154,7 +154,7 @@ class _LevelStates:
 
     def dump(self, fh: BinaryIO) -> None:
         for i in range(0, len(self.states), CHUNK):
-            write_record(fh, encode(self.states[i : i + CHUNK]))
+            write_record(fh, encode_json(self.states[i : i + CHUNK]))
 
 
 def search_sharded(spec: Spec, props: Sequence[Property], bounds: Bounds, *, resume: bool = False,

@@ -30,8 +30,10 @@ from checker.validate.readers import FORMATS, expand_logs
 from checker.validate.verdicts import Job, LogVerdict, validate_merged, validate_path
 
 
-def _job(props: str | None, model: str | None, fmt: str, bound: int, max_states: int, unrecorded: str) -> Job:
+def _job(props: str | None, model: str | None, fmt: str, bound: int, max_states: int, unrecorded: str,
+         spec: str | None = None) -> Job:
     from checker.loading.modelfile import load_model
+    from checker.loading.specref import option_spec
 
     try:
         names = parse_properties(props) if props is not None else ([] if model else list(DEFAULT))
@@ -42,7 +44,10 @@ def _job(props: str | None, model: str | None, fmt: str, bound: int, max_states:
     except ValueError as exc:
         raise InputError("--unrecorded", "", str(exc)) from None
     if model is None:
-        return Job(tuple(names), fmt)
+        return Job(tuple(names), fmt, spec_ref=option_spec(spec).canonical if spec is not None else None)
+    if spec is not None:
+        raise InputError("--spec", "", "replays ITF traces without a model; with --model they replay through "
+                                        "the model's spec: leave one out")
     loaded = load_model(model)
     return Job(tuple(names), fmt, model_path=loaded.path, model_raw=loaded.raw, bound=bound,
                max_states=max_states, unrecorded=kinds)
@@ -56,6 +61,9 @@ def _job(props: str | None, model: str | None, fmt: str, bound: int, max_states:
                    "synchronous, eventual_delivery.")
 @click.option("--model", "-m", "model", type=click.Path(dir_okay=False), metavar="MODEL.toml",
               help="Check that each log is a behaviour of this model's spec (trace validation).")
+@click.option("--spec", "spec", metavar="SPEC",
+              help="Replay ITF traces through this spec (a built-in name, a spec file or pkg.mod:Class; it is "
+                   "imported) instead of the one each names: a trace may name a built-in spec only.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
               help="Log format (auto: by file name, then by content).")
 @click.option("--bound", type=click.IntRange(min=0), default=DEFAULT_BOUND, show_default=True,
@@ -79,9 +87,9 @@ def _job(props: str | None, model: str | None, fmt: str, bound: int, max_states:
 @click.option("--quiet", "-q", is_flag=True, help="Only the summary and the violations, not a line per clean log.")
 def validate(logs: tuple[str, ...], props: str | None, model: str | None, fmt: str, bound: int, max_states: int,
              unrecorded: str, merge: bool, engine: str, split_above: int | None, master: str, out_dir: str | None,
-             json_path: str | None, quiet: bool) -> None:
+             json_path: str | None, quiet: bool, spec: str | None = None) -> None:
     """Check recorded executions: ordering properties, and conformance to a model."""
-    job = _job(props, model, fmt, bound, max_states, unrecorded)
+    job = _job(props, model, fmt, bound, max_states, unrecorded, spec)
     if not job.props and job.model_path is None:
         raise InputError("--properties", "", "nothing to check: name properties or a --model")
     diagrams = out_dir is not None

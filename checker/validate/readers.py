@@ -41,9 +41,10 @@ def format_of(name: str, head: str) -> str:
     return "jsonl"
 
 
-def read_text(text: str, source: str, fmt: str = "auto", spec: Spec | None = None) -> Log:
+def read_text(text: str, source: str, fmt: str = "auto", spec: Spec | type[Spec] | None = None) -> Log:
     """Read a log from its whole text; ``source`` names it in errors and reports.
-    ``spec`` is used by ITF traces that do not name theirs (or to override it)."""
+    ``spec`` (a spec, or a class built with the trace's constants) replaces the one an
+    ITF trace names."""
     if fmt == "auto":
         fmt = format_of(source, text[:4096])
     if fmt == "shiviz":
@@ -55,7 +56,7 @@ def read_text(text: str, source: str, fmt: str = "auto", spec: Spec | None = Non
     raise ValueError(f"unknown log format {fmt!r} (one of {', '.join(FORMATS)})")
 
 
-def read_log(path: str | Path, fmt: str = "auto", spec: Spec | None = None) -> Log:
+def read_log(path: str | Path, fmt: str = "auto", spec: Spec | type[Spec] | None = None) -> Log:
     """Read the log in file ``path``; :class:`~checker.InputError` names what is wrong.
     JSON Lines files are read line by line (a million-event log is never one string)."""
     where = str(path)
