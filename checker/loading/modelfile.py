@@ -37,6 +37,7 @@ from typing import Any
 
 from checker.api.errors import ConstantError, InputError
 from checker.api.faults import FAULTS, undeclared, unknown_faults
+from checker.api.inputs import MODEL_LIMIT, read_input
 from checker.api.model import Model
 from checker.api.spec import Property
 from checker.api.spec_errors import left_spec_code, spec_left_loading
@@ -58,13 +59,11 @@ def load_model(path: str | Path, *, mutants: bool = True) -> Model:
     read with ``mutants=False``, so its own evidence is checked for shape only."""
     where = str(path)
     p = Path(path)
-    if not p.exists():
-        raise InputError(where, "", "no such file")
-    if p.is_dir():
-        raise InputError(where, "", "is a directory; pass the .toml files or the directory to `check`")
+    data = read_input(p, "a model file", MODEL_LIMIT, where, pipe=True,
+                      directory="is a directory; pass the .toml files or the directory to `check`")
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise InputError(where, "", f"cannot be read ({exc.__class__.__name__}: {exc})") from None
     try:
         data = tomllib.loads(text)
