@@ -254,6 +254,9 @@ def parse_json(text: str | bytes, where: str, what: str, max_depth: int, field: 
         raise too_deep(where, what, max_depth, field) from None
     except UnicodeDecodeError as exc:
         raise InputError(where, field, f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        at = f"column {exc.colno}" if exc.lineno == 1 else f"line {exc.lineno} column {exc.colno}"
+        raise InputError(where, field, f"is not valid JSON ({exc.msg}, {at})") from None
     except ValueError as exc:
         raise InputError(where, field, f"is not valid JSON ({exc})") from None
     if nesting(doc, max_depth) > max_depth:
