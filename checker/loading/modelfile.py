@@ -153,6 +153,8 @@ def _model_from_dict(data: dict[str, Any], where: str = "<model>", spec: tuple[t
         spec = cls(**constants)
     except ConstantError as exc:
         raise InputError(where, f"constants.{exc.name}", exc.message) from None
+    except Exception as exc:  # the spec's setup() or constructor raised: the spec's error, exit code 5
+        raise spec_left_loading(where, str(data.get("spec")), exc) from None
     bad_faults = unknown_faults(cls)
     if bad_faults:
         raise InputError(where, "spec", f"{cls.name} declares unknown faults {bad_faults} (known: {', '.join(FAULTS)})")
@@ -170,7 +172,10 @@ def _model_from_dict(data: dict[str, Any], where: str = "<model>", spec: tuple[t
     expect = data.get("expect", {})
     if not isinstance(expect, dict):
         raise InputError(where, "expect", "expected a table [expect] of property = \"holds\" | \"violated\"")
-    available = spec.property_map()
+    try:
+        available = spec.property_map()
+    except Exception as exc:  # the spec's properties() raised: the spec's error, exit code 5
+        raise spec_left_loading(where, str(data.get("spec")), exc) from None
     for prop, verdict in expect.items():
         if prop not in available:
             raise InputError(where, f"expect.{prop}", _unknown_property(cls.name, prop, available))
