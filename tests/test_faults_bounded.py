@@ -133,6 +133,25 @@ def test_a_model_file_past_its_limit(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert invoke("check", model, "--quiet").returncode == 0
 
 
+def test_a_model_through_a_pipe_that_never_ends() -> None:
+    """``check /dev/stdin`` (an anonymous pipe, still allowed) fed by ``yes``: read within
+    the limit, not until memory runs out."""
+    import subprocess
+
+    from tests.faults_helpers import EXE, env
+
+    yes = subprocess.Popen(["yes"], stdout=subprocess.PIPE)
+    try:
+        out = subprocess.run([*EXE, "check", "/dev/stdin"], stdin=yes.stdout, capture_output=True, text=True,
+                             env=env(), timeout=30, preexec_fn=BOUND)
+    finally:
+        yes.kill()
+        yes.wait()
+    assert out.returncode == 2, out.stderr
+    assert one_error_line(out.stderr).startswith("ordercheck: error: /dev/stdin: is larger than 1 MiB, the limit "
+                                                 "for a model file")
+
+
 def test_a_log_line_past_its_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A JSON Lines log has a limit per line, not per file; another format one per file."""
     log = tmp_path / "l.jsonl"
@@ -183,7 +202,9 @@ DEEP = "[" * 1000 + "]" * 1000  # 2 KB
      ": is nested too deeply to be an ITF trace (more than 500 levels of arrays and objects)"),
     ("s.shiviz.log", "(?<host>\\S+) (?<clock>.*)\\n(?<event>.*)\n\na " + DEEP + "\na sent a1 to b\n",
      ":4: clock: is nested too deeply to be a vector clock (more than 100 levels of arrays and objects)"),
-], ids=["jsonl", "itf", "shiviz"])
+    ("l.jsonl", HEADER + '{"peer": "a", "kind": "send", "msg": "m", "to": ["b"], "x": ' + "[" * 150 + "]" * 150 + "}\n",
+     ":2: is nested too deeply to be an event (more than 100 levels of arrays and objects)"),
+], ids=["jsonl", "itf", "shiviz", "jsonl-past-the-limit-only"])
 def test_deep_json_in_a_log_names_the_limit(tmp_path: Path, name: str, text: str, says: str) -> None:
     path = tmp_path / name
     path.write_text(text)
