@@ -290,11 +290,15 @@ def test_an_exception_in_setup_is_exit_5(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("spec", "says"), [
     ("a\\u0000b.py", "spec: 'a\\x00b.py' is not a file name (it holds a NUL character)"),
     ("loop.py", "spec: 'loop.py' cannot be looked up (Symlink loop from"),
-], ids=["nul", "loop"])
-def test_a_spec_path_with_a_nul_or_a_loop(tmp_path: Path, spec: str, says: str) -> None:
-    """Already one line before issue 30; kept so that it stays one."""
+    ("fifo.py", "spec: 'fifo.py' is not a file (TMP/fifo.py is a named pipe (FIFO), not a regular file"),
+], ids=["nul", "loop", "fifo"])
+def test_a_spec_path_with_a_nul_a_loop_or_a_fifo(tmp_path: Path, spec: str, says: str) -> None:
+    """A NUL and a loop were one line before issue 30 (kept so that they stay one); a
+    named pipe was said not to exist."""
     (tmp_path / "loop.py").symlink_to("loop2.py")
     (tmp_path / "loop2.py").symlink_to("loop.py")
+    os.mkfifo(tmp_path / "fifo.py")
+    says = says.replace("TMP", str(tmp_path.resolve()))
     model = tmp_path / "m.toml"
     model.write_text(f'spec = "{spec}"\n')
     out = invoke("check", model)
