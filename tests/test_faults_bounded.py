@@ -304,3 +304,16 @@ def test_a_spec_path_with_a_nul_a_loop_or_a_fifo(tmp_path: Path, spec: str, says
     out = invoke("check", model)
     assert out.returncode == 2, out.stderr
     assert one_error_line(out.stderr).startswith(f"ordercheck: error: {model}: {says}")
+
+
+def test_a_spec_raising_under_graph_is_exit_5(tmp_path: Path) -> None:
+    """``graph`` ran the spec's code with no search again behind it: a traceback, exit 1."""
+    (tmp_path / "raiser.py").write_text(LIST_STATE.replace("(1, [2])", "(1 // 0,)").replace('"listy"', '"raiser"'))
+    model = tmp_path / "m.toml"
+    model.write_text('spec = "raiser.py"\n')
+    out = invoke("graph", model, "-o", tmp_path / "g")
+    assert out.returncode == 5, out.stderr
+    assert one_error_line(out.stderr) == (f"ordercheck: spec error: {model}: spec raiser raised ZeroDivisionError: "
+                                          "integer division or modulo by zero at raiser.py:11 in next_states, "
+                                          "taken from an initial state")
+    assert not (tmp_path / "g").exists()
