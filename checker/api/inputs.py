@@ -259,6 +259,9 @@ def parse_json(text: str | bytes, where: str, what: str, max_depth: int, field: 
         raise InputError(where, field, f"is not valid JSON ({exc.msg}, {at})") from None
     except ValueError as exc:
         raise InputError(where, field, f"is not valid JSON ({exc})") from None
+    opening = ("[", "{") if isinstance(text, str) else (b"[", b"{")
+    if text.count(opening[0]) + text.count(opening[1]) <= max_depth:  # cannot nest deeper: no count needed
+        return doc
     if nesting(doc, max_depth) > max_depth:
         raise too_deep(where, what, max_depth, field)
     return doc
