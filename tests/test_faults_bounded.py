@@ -131,6 +131,11 @@ def test_a_model_file_past_its_limit(tmp_path: Path, monkeypatch: pytest.MonkeyP
                                           "file (set ORDERCHECK_MAX_INPUT, e.g. ORDERCHECK_MAX_INPUT=4G, to raise it)")
     monkeypatch.setenv("ORDERCHECK_MAX_INPUT", "2M")
     assert invoke("check", model, "--quiet").returncode == 0
+    monkeypatch.setenv("ORDERCHECK_MAX_INPUT", "lots")
+    out = invoke("check", model, "--quiet")
+    assert out.returncode == 2
+    assert one_error_line(out.stderr) == ("ordercheck: error: ORDERCHECK_MAX_INPUT: expected a size such as 4G, 512M "
+                                          "or 100000 (bytes), got 'lots'")
 
 
 def test_a_model_through_a_pipe_that_never_ends() -> None:
