@@ -59,10 +59,10 @@ def load_model(path: str | Path, *, mutants: bool = True) -> Model:
     read with ``mutants=False``, so its own evidence is checked for shape only."""
     where = str(path)
     p = Path(path)
-    data = read_input(p, "a model file", MODEL_LIMIT, where, pipe=True,
-                      directory="is a directory; pass the .toml files or the directory to `check`")
+    raw = read_input(p, "a model file", MODEL_LIMIT, where, pipe=True,
+                     directory="is a directory; pass the .toml files or the directory to `check`")
     try:
-        text = data.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(where, "", f"cannot be read ({exc.__class__.__name__}: {exc})") from None
     try:
