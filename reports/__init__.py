@@ -13,13 +13,18 @@ specs they name; it never touches the search engine. Entry points:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from checker.api.errors import InputError
+from checker.api.inputs import DATA_LIMIT, parse_json, read_input, text_of
 from checker.api.result import Result
 from reports.view import Ablation
+
+RESULT_NESTING = 500
+"""A result file nested deeper than this is refused: a result nests a dozen levels (its
+traces' states a few more), and a fixed limit answers the same whatever Python's
+recursion limit is at the time."""
 
 
 def items_from_json(data: Any, where: str) -> list[Result | Ablation]:
@@ -48,16 +53,8 @@ def load_items(paths: list[str | Path]) -> list[Result | Ablation]:
     out: list[Result | Ablation] = []
     for path in paths:
         where = str(path)
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(where, "", f"cannot be read ({exc.__class__.__name__})") from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(where, "", f"is not valid JSON ({exc})") from None
-        except RecursionError:
-            raise InputError(where, "", "is nested too deeply to be a result file") from None
+        text = text_of(read_input(path, "a result file", DATA_LIMIT, where), where)
+        data = parse_json(text, where, "a result file", RESULT_NESTING)
         out.extend(items_from_json(data, where))
     return out
 

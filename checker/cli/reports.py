@@ -197,6 +197,13 @@ def add_commands(main: click.Group) -> None:
                 err=True,
             )
             sys.exit(2)
+        except Exception as exc:  # the spec's code, or a state that breaks the spec API: one line
+            from checker.engine.diagnose import diagnose
+
+            found = diagnose(model, exc)
+            if found is exc:
+                raise
+            raise found from None
         result = check_model(model, Options(progress=False))
         marked = []
         for name, p in result.properties.items():

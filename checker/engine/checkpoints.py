@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from checker.api.errors import InputError
+from checker.api.inputs import DATA_LIMIT, check_input, parse_json, read_input
 from checker.api.outputs import writable_dir
 from checker.engine.ckptlock import acquire
 from checker.engine.frontier import Frontier, UnwritableState
@@ -111,12 +112,28 @@ def prepare(ckpt: Path) -> None:
 
 def current(ckpt: Path) -> str | None:
     """The name of the checkpoint ``CURRENT`` points at, or ``None``."""
-    try:
-        return (ckpt / POINTER).read_text(encoding="utf-8", errors="replace").strip()
-    except (FileNotFoundError, NotADirectoryError):
+    path = ckpt / POINTER
+    if not os.path.lexists(path):
         return None
-    except OSError as exc:
-        raise _refuse(ckpt, "", DamagedCheckpoint(str(ckpt / POINTER), "", f"cannot be read ({exc.strerror})")) from None
+    try:
+        return read_input(path, "a checkpoint's CURRENT file", POINTER_LIMIT).decode("utf-8", errors="replace").strip()
+    except InputError as exc:
+        raise _refuse(ckpt, "", DamagedCheckpoint(exc.where, "", exc.message)) from None
+
+
+POINTER_LIMIT = 4096
+"""Bytes a ``CURRENT`` file may hold (it names one directory)."""
+
+JSON_NESTING = 64
+"""A checkpoint's ``manifest.json`` or ``meta.json`` nested deeper than this is damaged
+(they nest three levels)."""
+
+
+def _json_file(path: Path, what: str) -> Any:
+    """The JSON in ``path``, a regular file of at most :data:`~checker.api.inputs.DATA_LIMIT`
+    bytes nested at most :data:`JSON_NESTING` deep (:mod:`checker.api.inputs`);
+    :class:`InputError` says what is wrong."""
+    return parse_json(read_input(path, what, DATA_LIMIT), str(path), what, JSON_NESTING)
 
 
 def describe(ckpt: Path) -> str | None:
@@ -270,12 +287,12 @@ def verify(where: Path) -> None:
     manifest_path = where / MANIFEST
     if not where.is_dir():
         raise DamagedCheckpoint(str(where), "", "is missing (CURRENT names it)")
+    if not os.path.lexists(manifest_path):
+        raise DamagedCheckpoint(str(manifest_path), "", "is missing (a checkpoint of an older format, or a damaged one)")
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DamagedCheckpoint(str(manifest_path), "", "is missing (a checkpoint of an older format, or a damaged one)") from None
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise DamagedCheckpoint(str(manifest_path), "", f"cannot be read ({exc.__class__.__name__})") from None
+        manifest = _json_file(manifest_path, "a checkpoint manifest")
+    except InputError as exc:
+        raise DamagedCheckpoint(str(manifest_path), "", f"cannot be read: {exc.message}") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
         raise DamagedCheckpoint(str(manifest_path), "", "is not a checkpoint manifest")
     if manifest.get("format") in OLDER_FORMATS:
@@ -290,9 +307,9 @@ def verify(where: Path) -> None:
         if not isinstance(entry, dict):
             raise DamagedCheckpoint(str(manifest_path), f"files.{f}", "is missing")
         try:
-            size = path.stat().st_size
-        except OSError as exc:
-            raise DamagedCheckpoint(str(path), "", f"cannot be read ({exc.strerror})") from None
+            size = check_input(path).st_size  # a regular file: no FIFO, no device to read for ever
+        except InputError as exc:
+            raise DamagedCheckpoint(str(path), "", exc.message) from None
         if size != entry.get("bytes"):
             raise DamagedCheckpoint(str(path), "", f"has {size:,} bytes, the manifest says {entry.get('bytes')!r}")
         if _sha256(path) != entry.get("sha256"):
@@ -400,8 +417,8 @@ def recorded_sources(ckpt: Path) -> dict[str, Any] | None:
         return None
     manifest_path = in_force(ckpt, name) / MANIFEST
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        manifest = _json_file(manifest_path, "a checkpoint manifest")
+    except InputError:
         return None
     if not isinstance(manifest, dict):
         return None
@@ -444,9 +461,9 @@ def _read(where: Path, spill_dir: str | Path | None, spill_after: int | None) ->
         return DamagedCheckpoint(str(where / f), "", why)
 
     try:
-        meta = json.loads((where / "meta.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
-        raise damaged("meta.json", f"cannot be read ({exc.__class__.__name__})") from None
+        meta = _json_file(where / "meta.json", "a checkpoint's meta.json")
+    except InputError as exc:
+        raise damaged("meta.json", f"cannot be read: {exc.message}") from None
     arrays = {}
     for f, kinds in (("fingerprints.npy", "u"), ("parents.npy", "i"), ("actions.npy", "u")):
         try:

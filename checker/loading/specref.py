@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from checker.api.errors import InputError
+from checker.api.inputs import check_input
 from checker.api.spec import Spec
 from checker.api.spec_errors import source_of
 
@@ -212,7 +214,14 @@ def _from_file(text: str, base: Path) -> SpecRef:
     except (OSError, RuntimeError) as exc:  # a name too long, a user ~name that does not exist
         raise BadSpecRef(f"{path_text[:80]!r} cannot be looked up ({getattr(exc, 'strerror', None) or exc})") from None
     if not found:
-        raise BadSpecRef(f"{path_text!r} is not a file ({path} does not exist)")
+        why = "does not exist"
+        if path.exists():  # a named pipe, a device, a socket, a directory: named, never opened
+            try:
+                check_input(path, directory="is a directory")
+                why = "is not a regular file"
+            except InputError as exc:
+                why = exc.message
+        raise BadSpecRef(f"{path_text!r} is not a file ({path} {why})")
     if path.suffix != ".py":
         raise BadSpecRef(f"{path_text!r} is not a Python file (a spec file ends in .py)")
     module = load_file(path)

@@ -12,10 +12,10 @@ A trace that does not replay is bad input, naming the state.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from checker.api.errors import ConstantError, InputError
+from checker.api.inputs import parse_json, too_deep
 from checker.api.rendering import rendering_of
 from checker.api.spec import Spec
 from checker.loading.registry import SpecNotImported, UnknownSpec, spec_class
@@ -29,7 +29,6 @@ from checker.validate.log import (
     SIGNAL_OUT,
     Log,
     LogBuilder,
-    nesting,
 )
 from reports.itf import itf_value
 
@@ -59,7 +58,7 @@ def decode_value(value: Any) -> Any:
 
 
 MAX_NESTING = 500
-"""ITF documents nested deeper than this are refused (:func:`~checker.validate.log.nesting`):
+"""ITF documents nested deeper than this are refused (:func:`~checker.api.inputs.nesting`):
 ordercheck's own traces nest a few levels, and a fixed limit gives the same answer
 whatever Python's recursion limit is at the time (an engine in the same process may
 have raised it)."""
@@ -75,16 +74,11 @@ def read_itf(text: str, source: str, spec: Spec | type[Spec] | None = None) -> L
     try:
         return _read_itf(text, source, spec)
     except RecursionError:
-        raise _where(source, "", "is nested too deeply to be an ITF trace") from None
+        raise too_deep(source, "an ITF trace", MAX_NESTING) from None
 
 
 def _read_itf(text: str, source: str, spec: Spec | type[Spec] | None) -> Log:
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise _where(source, "", f"is not valid JSON ({exc})") from None
-    if nesting(doc, MAX_NESTING) > MAX_NESTING:
-        raise _where(source, "", "is nested too deeply to be an ITF trace")
+    doc = parse_json(text, source, "an ITF trace", MAX_NESTING)
     if not isinstance(doc, dict) or not isinstance(doc.get("states"), list):
         raise _where(source, "states", "missing: an ITF trace is an object with a list of states")
     meta = doc.get("#meta", {})
