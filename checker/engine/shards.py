@@ -922,8 +922,11 @@ class Shards:
         self._close_ends(pipes)
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
         self.heard = [time.monotonic()] * workers  # when each worker's last message came
-        self.ticked = time.monotonic()  # the main process's last look at the silences
         self.unread: set[int] = set()  # workers whose pipe is no longer read (a message lost)
+        self.lost: dict[int, str] = {}  # workers killed for their silence, and why
+        self.closing = threading.Event()
+        self.monitor = threading.Thread(target=self._watch, daemon=True)
+        self.monitor.start()
         self.thread = threading.Thread(target=self._receive_all, daemon=True)
         self.thread.start()
 
@@ -980,7 +983,7 @@ class Shards:
         try:
             self.conns[w].send(msg)
         except (BrokenPipeError, ConnectionResetError):  # the worker is gone
-            raise WorkerLost(w, self.procs[w]) from None
+            raise WorkerLost(w, self.procs[w], self.lost.get(w)) from None
 
     def broadcast(self, msg: tuple) -> None:
         """Send every worker the command ``msg``."""
@@ -1014,7 +1017,6 @@ class Shards:
                                     f"{kind.__name__} could not be either; it was killed")
         while left:
             item = self._next(poll)
-            self._silent(got, kind)
             if item is None:
                 if deadline is not None and time.monotonic() > deadline:
                     raise self.unresponsive(got.index(None), timeout or 0.0, kind)
@@ -1023,7 +1025,7 @@ class Shards:
                 continue
             w, msg = item
             if type(msg) is Ended:
-                raise WorkerLost(w, self.procs[w])
+                raise WorkerLost(w, self.procs[w], self.lost.get(w))
             if type(msg) is Failed:
                 raise msg.error
             if type(msg) is not kind or got[w] is not None:
@@ -1042,20 +1044,27 @@ class Shards:
         except queue.Empty:
             return None
 
-    def _silent(self, got: list[Any], kind: type) -> None:
-        """Raise :class:`WorkerLost` for a worker still awaited that has sent nothing,
-        not even a heartbeat, for :attr:`silence` seconds (it is killed). Time the main
-        process itself spent stopped (Ctrl-Z), or away from its waits, does not count."""
-        now = time.monotonic()
-        if now - self.ticked > self.silence / 4:  # this process was elsewhere (or stopped): a fresh start
-            self.heard = heard = [max(h, now) for h in self.heard]
-        else:
-            heard = self.heard
-        self.ticked = now
-        for w, answer in enumerate(got):
-            if answer is None and now - heard[w] > self.silence:
-                raise self.unresponsive(w, self.silence, kind, f"it sent nothing, not even a heartbeat, for "
-                                                               f"{self.silence:g} s (stopped or hung) and was killed")
+    def _watch(self) -> None:
+        """The main process's watch on its workers (a thread): a worker it has heard
+        nothing from, not even a heartbeat, for :attr:`silence` seconds is killed, so
+        that every wait on it (a reply, a send into its full pipe, the stop) ends with
+        :class:`WorkerLost` naming it. Time this process itself spent stopped (Ctrl-Z)
+        does not count."""
+        step = min(self.silence / 4, 0.5)
+        last = time.monotonic()
+        while not self.closing.wait(step):
+            now = time.monotonic()
+            if now - last > step + self.silence / 4:  # this process was stopped: a fresh start
+                self.heard[:] = [max(h, now) for h in self.heard]
+            last = now
+            for w, proc in enumerate(self.procs):
+                if w not in self.lost and now - self.heard[w] > self.silence and not self.closing.is_set():
+                    self.lost[w] = (f"it sent nothing, not even a heartbeat, for {self.silence:g} s "
+                                    "(stopped or hung) and was killed")
+                    try:
+                        os.kill(proc.pid, signal.SIGKILL)  # not reaped before close(): the pid is its own
+                    except (OSError, TypeError):
+                        pass
 
     def unresponsive(self, w: int, seconds: float, kind: type, why: str | None = None) -> WorkerLost:
         """Kill worker ``w``, which has not sent its ``kind`` within ``seconds``: the
@@ -1091,6 +1100,9 @@ class Shards:
         """Stop the workers (each deletes its spilled files as it ends), kill those that
         do not end within the stop's grace (:func:`~checker.engine.interrupts.stop_grace`),
         and delete the files of any that could not."""
+        if getattr(self, "monitor", None) is not None:
+            self.closing.set()
+            self.monitor.join()
         for w, proc in enumerate(self.procs):
             if w in getattr(self, "unread", ()):
                 proc.kill()  # out of step: it is not told
