@@ -20,11 +20,11 @@ from contextlib import contextmanager
 
 import click
 
+from checker.api.errors import InputError
 from checker.api.outputs import os_error_line
 from checker.api.result import EXIT_BOUND, EXIT_OS
 from checker.api.spec_errors import guard_os_exit
 from checker.cli.pipes import quiet_closed_stdout
-from checker.api.errors import InputError
 from checker.engine.interrupts import DEFAULT_GRACE, Interrupted, handling_signals, noted, stop_grace
 
 
@@ -33,9 +33,11 @@ def interrupted_line(exc: Interrupted) -> str:
     (a step that did not return within the grace, a worker that did not answer), and
     where its progress is saved."""
     head = f"ordercheck: interrupted by {exc.name}; "
-    if exc.stuck:
+    if exc.stuck and exc.stuck.startswith("the spec's code"):
         head += (f"the step in hand did not return within {stop_grace_or_default():g} s and was interrupted "
                  f"in {exc.stuck}; ")
+    elif exc.stuck:
+        head += f"the search did not stop within {stop_grace_or_default():g} s and was interrupted in {exc.stuck}; "
     elif noted():
         head += f"{noted()}; "
     if exc.checkpoint:

@@ -44,7 +44,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 from checker.api.errors import InputError
 
@@ -129,6 +128,14 @@ _deadline_timer: threading.Timer | None = None
 _grace = DEFAULT_GRACE
 _note: str | None = None
 _hard_exit: list[Callable[[], None]] = []
+_cancel_hooks: list[Callable[[], None]] = []
+
+
+def _quietly(hook: Callable[[], None]) -> None:
+    try:
+        hook()
+    except Exception:  # noqa: S110 - the stop goes on (the watchdog follows)
+        pass
 _OWN = str(Path(__file__).resolve().parents[1])  # the checker package
 _PIPES = ("multiprocessing/connection.py", "multiprocessing\\connection.py")
 
@@ -151,6 +158,8 @@ def _handler(signum: int, frame: FrameType | None) -> None:
     if _deferring and _received is None:
         _received = signum
         _start_timer(_grace, "signal")
+        for cancel in list(_cancel_hooks):  # in a thread: a handler must not wait
+            threading.Thread(target=_quietly, args=(cancel,), daemon=True).start()
         return
     _received = signum
     _raised = True
@@ -337,6 +346,33 @@ def deferred() -> Iterator[None]:
     finally:
         undefer()
     poll()
+
+
+@contextmanager
+def cancelling(cancel: Callable[[], None]) -> Iterator[None]:
+    """Deferred mode for work that waits on others (Spark's jobs): a first signal inside
+    the block is recorded and ``cancel()`` runs in a thread of its own to end the work
+    waited for; whatever then ends the block (the cancelled job's error) becomes the
+    signal's :class:`Interrupted`. The watchdog interrupts the block after the grace if
+    it does not end."""
+    defer()
+    _cancel_hooks.append(cancel)
+    try:
+        yield
+    except BaseException as exc:
+        if _received is not None and installed() and not isinstance(exc, Interrupted):
+            raise Interrupted(_received, safe=True) from None
+        raise
+    finally:
+        _cancel_hooks.remove(cancel)
+        undefer()
+    poll()
+
+
+def reinstall() -> None:
+    """Put SIGINT's handler back where a library replaced it (PySpark's context does)."""
+    if installed():
+        signal.signal(signal.SIGINT, _handler)
 
 
 def defer() -> None:
