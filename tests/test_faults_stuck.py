@@ -189,3 +189,19 @@ def test_memory_error_reading_a_worker_message_does_not_hang_the_stop(tmp_path: 
     assert line.startswith("ordercheck: warning: worker process "), line
     assert "could not be read" in line, line
     assert seconds < 20, seconds
+
+
+@pytest.mark.spark
+def test_sigint_stops_a_stuck_spark_run(tmp_path: Path) -> None:
+    """Under Spark a SIGINT cancels the jobs and ends the run with 130 within seconds;
+    the JVM and its Python workers end with it (PySpark's own SIGINT handler, which
+    raised a KeyboardInterrupt that ended as exit code 4 with a traceback, is replaced)."""
+    model, marker = _model(tmp_path)
+    proc = _start("check", model, "--engine", "spark", "--master", "local[2]", "--quiet")
+    wait_for(marker.exists, timeout=120, proc=proc)
+    os.kill(proc.pid, signal.SIGINT)
+    _out, err, seconds = _end(proc, timeout=60)
+    assert proc.returncode == 130, err
+    line = one_error_line(err)
+    assert line.startswith("ordercheck: interrupted by SIGINT; ") and "was interrupted in " in line, line
+    assert seconds < 10, seconds
