@@ -205,3 +205,37 @@ def test_sigint_stops_a_stuck_spark_run(tmp_path: Path) -> None:
     line = one_error_line(err)
     assert line.startswith("ordercheck: interrupted by SIGINT; ") and "was interrupted in " in line, line
     assert seconds < 10, seconds
+
+
+class _Exits:
+    """Unpickled, it calls ``sys.exit(3)``: a message whose reading ends in a
+    :class:`BaseException`, which ends a thread silently."""
+
+    def __reduce__(self):
+        return (sys.exit, (3,))
+
+
+def test_a_worker_reader_that_cannot_read_says_why() -> None:
+    """The worker's reader thread reports the cause (here a SystemExit raised while a
+    message was read), instead of dying silently and leaving the worker waiting."""
+    import multiprocessing
+    import queue
+    import threading
+
+    from checker.engine.messages import Failed
+    from checker.engine.shards import _receive
+
+    ours, theirs = multiprocessing.Pipe()
+    theirs.send(_Exits())
+    inbox: queue.SimpleQueue = queue.SimpleQueue()
+    reader = threading.Thread(target=_receive, args=([ours], ours, inbox, lambda: None), daemon=True)
+    reader.start()
+    try:
+        got = inbox.get(timeout=5)
+    except queue.Empty:
+        raise AssertionError("the reader said nothing") from None
+    finally:
+        theirs.close()
+        ours.close()
+    assert type(got) is Failed
+    assert "could not read a message: SystemExit(3)" in str(got.error), got

@@ -21,10 +21,11 @@ not stopped by then, the timer sends SIGINT to the main thread, whose handler ra
 :class:`Interrupted` (with :attr:`Interrupted.stuck` saying where the code was) or
 :class:`StepTimeUp` in the code it interrupts (pure-Python code is interruptible that
 way; a message half-written to a pipe is left to finish first). If even that does not
-end the run within two more grace periods (code in C that never checks for signals),
-the watchdog prints the interrupted line itself, kills the worker processes and what
+end the run within two more grace periods (the main thread blocked in a call that
+retries past signals), the watchdog prints the interrupted line itself, kills the worker processes and what
 :func:`at_hard_exit` registered (Spark's JVM), and ends the process with the signal's
-exit code.
+exit code. C code that holds the interpreter and never returns to it lets no Python
+code run, the watchdog's included: only SIGKILL ends that.
 
 Worker processes call :func:`worker_signals`: they ignore SIGINT (a Ctrl-C reaches the
 whole process group, and the parent decides) and die on SIGTERM. They exit on their

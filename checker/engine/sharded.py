@@ -423,7 +423,10 @@ class ShardedLevels(LevelLoop):
         try:
             self.shards.abort(self.shards.grace)  # the stop's grace: a worker stuck in a step is killed
         except Exception as exc:  # a worker that died or did not stop: its shard is gone
-            lost = f"worker process {exc.worker} {exc.why.removeprefix('it ')}" if isinstance(exc, WorkerLost) and exc.why else None
+            lost = None
+            if isinstance(exc, WorkerLost) and exc.why:
+                lost = (f"worker process {exc.worker} {exc.why[3:]}" if exc.why.startswith("it ")
+                        else f"worker process {exc.worker}: {exc.why}")
             if interrupts.pending() is not None:  # said in the interrupted line
                 interrupts.note(lost or str(exc))
             elif lost:

@@ -1013,8 +1013,8 @@ class Shards:
         deadline = None if timeout is None else time.monotonic() + timeout
         self.answered: set[int] = set()
         if self.unread:  # its answer cannot come
-            raise self.unresponsive(min(self.unread), 0.0, kind, "a message of it could not be read, so its "
-                                    f"{kind.__name__} could not be either; it was killed")
+            raise self.unresponsive(min(self.unread), 0.0, kind, "a message from it could not be read, so it "
+                                    "was out of step and was killed")
         while left:
             item = self._next(poll)
             if item is None:
