@@ -239,3 +239,11 @@ def test_a_worker_reader_that_cannot_read_says_why() -> None:
         ours.close()
     assert type(got) is Failed
     assert "could not read a message: SystemExit(3)" in str(got.error), got
+
+
+def test_a_bad_grace_is_bad_input() -> None:
+    proc = _start("check", MODELS / "fifo-3.toml", "--quiet", extra={"ORDERCHECK_STOP_GRACE": "soon"})
+    _out, err, _seconds = _end(proc, timeout=60)
+    assert proc.returncode == 2, err
+    assert one_error_line(err) == ("ordercheck: error: environment variable ORDERCHECK_STOP_GRACE: 'soon' is not "
+                                   "a number of seconds above 0")

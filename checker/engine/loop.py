@@ -268,11 +268,11 @@ class LevelLoop(ABC):
         self.deadline = None if self.bounds.time_limit is None else self.started + self.bounds.time_limit
         self.stop = self.all_decided
         interrupts.defer()  # a signal is raised where the state is consistent (interrupts.poll)
-        interrupts.watch(self.deadline)  # a step that never returns is interrupted (the watchdog)
         if self.budget is not None:
             self.budget.hold()  # room for the stop under an address-space limit (checker.engine.budget)
         try:
             self.before_levels()
+            interrupts.watch(self.deadline)  # a step that never returns is interrupted (the watchdog)
             while self.frontier_len and not self.stop:
                 began, depth, frontier_len, states = time.perf_counter(), self.depth, self.frontier_len, self.stored()
                 self.mark.begin(self.meta(), states)
