@@ -129,6 +129,7 @@ _deadline_timer: threading.Timer | None = None
 _grace = DEFAULT_GRACE
 _note: str | None = None
 _hard_exit: list[Callable[[], None]] = []
+_protected = 0
 _cancel_hooks: list[Callable[[], None]] = []
 
 
@@ -148,8 +149,9 @@ def _handler(signum: int, frame: FrameType | None) -> None:
         if (forcing == "signal" and _raised) or (forcing == "time" and _deadline_timer is None):
             _forcing = None  # the search stopped by itself meanwhile
             return
-        if _writing(frame):  # a message half-written to a pipe: let it finish
-            _start_timer(0.05, forcing)
+        if _protected or _writing(frame):  # a message half-written to a pipe, Spark's JVM starting: later
+            _forcing = None
+            _start_timer(0.2, forcing)
             return
         _forcing = None
         _raised = True
@@ -219,7 +221,7 @@ def _fire(kind: str, hard_at: float) -> None:
             signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
         except (OSError, ValueError):  # pragma: no cover - the main thread is gone
             return
-    while time.monotonic() < hard_at:  # the handler runs at the main thread's next bytecode
+    while time.monotonic() < hard_at or _protected:  # the handler runs at the main thread's next bytecode
         time.sleep(0.05)
         if _forcing is None or not installed():
             return
@@ -368,6 +370,19 @@ def cancelling(cancel: Callable[[], None]) -> Iterator[None]:
         _cancel_hooks.remove(cancel)
         undefer()
     poll()
+
+
+@contextmanager
+def protected() -> Iterator[None]:
+    """Inside the block the watchdog waits (it interrupts nothing): for work that must
+    not be cut in the middle, such as starting Spark's JVM, which could not be stopped
+    before its context is known."""
+    global _protected
+    _protected += 1
+    try:
+        yield
+    finally:
+        _protected -= 1
 
 
 def reinstall() -> None:

@@ -19,7 +19,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from checker.engine.interrupts import at_hard_exit, deferred, reinstall, stop_grace
+from checker.engine.interrupts import at_hard_exit, deferred, protected, reinstall, stop_grace
 
 DEFAULT_MASTER = "local[*]"
 
@@ -99,8 +99,8 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
     jvm_log = tempfile.TemporaryFile()
     try:
         # A signal while the JVM starts waits until the context is known (and can be
-        # stopped with its JVM, see stop_spark).
-        with deferred():
+        # stopped with its JVM, see stop_spark); the watchdog waits too.
+        with deferred(), protected():
             gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": jvm_log, "stdout": jvm_log})
             sc = SparkContext(conf=spark_conf, gateway=gateway)
     except Exception as exc:  # Java missing, master unreachable: one clear line
