@@ -50,6 +50,15 @@ for any number of workers.
 A worker exits when its pipe from the main process reaches end of file: the main
 process is gone, however it ended (every worker closes the pipe ends not its own, so
 nothing else holds that pipe open).
+
+Every wait on a worker ends. A worker sends a heartbeat
+(:class:`~checker.engine.messages.Beat`) from a thread of its own every few seconds; a
+thread of the main process kills one silent for :data:`HEARTBEAT_SECONDS`
+(``ORDERCHECK_HEARTBEAT_TIMEOUT``), so that a reply awaited, a send into its full pipe or
+the stop ends with :class:`WorkerLost` naming it. An abort at a stop waits the stop's
+grace (:func:`~checker.engine.interrupts.stop_grace`) and kills the workers that have
+not answered (stuck in a step of the spec's code); one whose message the main process
+could not read is not waited for at all.
 """
 
 from __future__ import annotations
