@@ -39,6 +39,7 @@ import math
 import os
 import signal
 import sys
+import sysconfig
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -139,6 +140,8 @@ def _quietly(hook: Callable[[], None]) -> None:
     except Exception:  # noqa: S110 - the stop goes on (the watchdog follows)
         pass
 _OWN = str(Path(__file__).resolve().parents[1])  # the checker package
+_LIBRARIES = tuple(sorted({p for k in ("stdlib", "platstdlib", "purelib", "platlib")
+                           if (p := sysconfig.get_paths().get(k))}))
 _PIPES = ("multiprocessing/connection.py", "multiprocessing\\connection.py")
 
 
@@ -171,22 +174,30 @@ def _handler(signum: int, frame: FrameType | None) -> None:
 
 def where(frame: FrameType | None) -> str:
     """The code a frame of the main thread is running, for the interrupted line: the
-    innermost frame outside ordercheck (the spec's code, as ``FUNCTION (FILE:LINE)``,
-    with the outermost such function, the hook, when it differs), else ordercheck's own."""
+    innermost frame of the spec's code (neither ordercheck's nor the standard library's
+    nor an installed package's), as ``the spec's code, FUNCTION (FILE:LINE)``, with the
+    outermost such function, the hook, when it differs; else the innermost frame
+    (ordercheck's, or a library's it waits in)."""
     frames = []
     while frame is not None:
         frames.append(frame)
         frame = frame.f_back
-    outside = [f for f in frames if not f.f_code.co_filename.startswith(_OWN)
-               and "/click/" not in f.f_code.co_filename and f.f_code.co_filename != "<string>"]
-    if not outside:
-        inner = frames[0] if frames else None
-        return "ordercheck's own code" + (f" ({_at(inner)})" if inner is not None else "")
-    inner, hook = outside[0], outside[-1]
+    spec = [f for f in frames if _spec_file(f.f_code.co_filename)]
+    if not spec:
+        return _at(frames[0]) if frames else "ordercheck's own code"
+    inner, hook = spec[0], spec[-1]
     text = f"the spec's code, {_at(inner)}"
     if hook is not inner:
         text += f", called from {hook.f_code.co_name}"
     return text
+
+
+def _spec_file(name: str) -> bool:
+    """Whether code of file ``name`` may be a spec's: not ordercheck's, not the standard
+    library's or an installed package's, not generated."""
+    if name.startswith(_OWN) or name.startswith("<"):
+        return False
+    return not any(name.startswith(lib) for lib in _LIBRARIES)
 
 
 def _at(frame: FrameType) -> str:
