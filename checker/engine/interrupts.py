@@ -134,15 +134,18 @@ _protected = 0
 _cancel_hooks: list[Callable[[], None]] = []
 
 
-def _quietly(hook: Callable[[], None]) -> None:
-    try:
-        hook()
-    except Exception:  # noqa: S110 - the stop goes on (the watchdog follows)
-        pass
 _OWN = str(Path(__file__).resolve().parents[1])  # the checker package
 _LIBRARIES = tuple(sorted({p for k in ("stdlib", "platstdlib", "purelib", "platlib")
                            if (p := sysconfig.get_paths().get(k))}))
 _PIPES = ("multiprocessing/connection.py", "multiprocessing\\connection.py")
+
+
+def _quietly(hook: Callable[[], None]) -> None:
+    """Run a cancelling hook in its thread; its failure leaves the stop to the watchdog."""
+    try:
+        hook()
+    except Exception:  # noqa: S110 - the stop goes on (the watchdog follows)
+        pass
 
 
 def _handler(signum: int, frame: FrameType | None) -> None:
@@ -240,11 +243,12 @@ def _fire(kind: str, hard_at: float) -> None:
 
 
 def _end_hard(kind: str) -> None:
-    """The main thread never ran the handler (stuck in C code): end the process here."""
+    """The main thread never ran the handler (blocked in a call that retries past
+    signals): end the process here, with the signal's exit code (3 at the time limit)."""
     line = (f"ordercheck: interrupted by {signal.Signals(_received or signal.SIGINT).name}; " if kind == "signal"
             else "ordercheck: the time limit passed; ")
-    line += (f"the main thread did not stop within {3 * _grace:g} s (stuck in code that does not check "
-             "for signals) and the process was ended; nothing more was saved")
+    line += (f"the main thread did not stop within {3 * _grace:g} s (blocked in code that does not "
+             "return to Python) and the process was ended; nothing more was saved")
     for hook in list(_hard_exit):
         try:
             hook()
