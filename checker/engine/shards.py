@@ -133,13 +133,15 @@ dump)."""
 HEARTBEAT_ENV = "ORDERCHECK_HEARTBEAT_TIMEOUT"
 """The environment variable that sets :data:`HEARTBEAT_SECONDS` (seconds)."""
 
-HEARTBEAT_SECONDS = 30.0
+HEARTBEAT_SECONDS = 60.0
 """A worker sends the main process a :class:`~checker.engine.messages.Beat` from a
 thread of its own every eighth of this (at most every 2 s), whatever its search does;
 one the main process has heard nothing from for this long while it waits for it
 (stopped by SIGSTOP, hung outside Python) is killed and the run ends with
 :class:`WorkerLost` (exit code 4). A stop of the main process itself (Ctrl-Z) does not
-count: the silence is measured while the main process is running."""
+count, nor does the time its reader spends on one long message (the others' heartbeats
+wait in their pipes meanwhile): the silence is measured while the main process can
+hear."""
 
 EXPAND_UNIT = 1024
 """States a worker expands before it reads its messages again."""
@@ -931,6 +933,7 @@ class Shards:
         self._close_ends(pipes)
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
         self.heard = [time.monotonic()] * workers  # when each worker's last message came
+        self.busy = False  # the reader is in the middle of a message
         self.unread: set[int] = set()  # workers whose pipe is no longer read (a message lost)
         self.lost: dict[int, str] = {}  # workers killed for their silence, and why
         self.closing = threading.Event()
@@ -959,6 +962,8 @@ class Shards:
         while live:
             for conn in wait(list(live.values())):
                 w = index[id(conn)]
+                began = time.monotonic()
+                self.busy = True
                 try:
                     msg = conn.recv()
                 except (EOFError, OSError):
@@ -975,7 +980,12 @@ class Shards:
                     self.inbox.put((w, Failed(RuntimeError(f"a message of worker process {w} could not be read: {exc!r}"))))
                     del live[w]
                     continue
-                heard[w] = time.monotonic()
+                finally:
+                    self.busy = False
+                now = time.monotonic()
+                if now - began > self.silence / 8:  # a long message: the others could not be heard
+                    heard[:] = [max(h, now) for h in heard]
+                heard[w] = now
                 if type(msg) is not Beat:
                     self.inbox.put((w, msg))
 
@@ -1066,6 +1076,8 @@ class Shards:
             if now - last > step + self.silence / 4:  # this process was stopped: a fresh start
                 self.heard[:] = [max(h, now) for h in self.heard]
             last = now
+            if self.busy:  # reading a message: the silences are counted once it is read
+                continue
             for w, proc in enumerate(self.procs):
                 if w not in self.lost and now - self.heard[w] > self.silence and not self.closing.is_set():
                     self.lost[w] = (f"it sent nothing, not even a heartbeat, for {self.silence:g} s "
