@@ -103,6 +103,7 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         with deferred(), protected():
             gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": jvm_log, "stdout": jvm_log})
             sc = SparkContext(conf=spark_conf, gateway=gateway)
+            reinstall()  # the context put a SIGINT handler of its own: ordercheck's decides
     except Exception as exc:  # Java missing, master unreachable: one clear line
         jvm_log.seek(0)
         said = [ln.strip() for ln in jvm_log.read().decode(errors="replace").splitlines() if ln.strip()]
@@ -112,7 +113,6 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
             f"cannot start Spark on {master!r}: {first[:300]} (is Java 17+ on PATH or JAVA_HOME set?)"
         ) from None
     sc.setLogLevel("FATAL")
-    reinstall()  # the context put a SIGINT handler of its own: ordercheck's decides (checker.engine.interrupts)
     at_hard_exit(kill_jvm)
     return sc
 
