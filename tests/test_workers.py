@@ -515,7 +515,7 @@ def test_a_worker_that_does_not_answer_is_killed_and_the_wait_ends() -> None:
         shards.abort(timeout=5)  # both answer
         os.kill(shards.procs[1].pid, signal.SIGSTOP)
         began = time.monotonic()
-        with pytest.raises(shards_module.WorkerLost, match="worker process 1 .*sent no Aborted within 0.5 s"):
+        with pytest.raises(shards_module.WorkerLost, match="worker process 1 .*did not stop within 0.5 s"):
             shards.abort(timeout=0.5)
         assert time.monotonic() - began < 10
         assert not shards.procs[1].is_alive()

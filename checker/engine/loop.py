@@ -46,7 +46,7 @@ from checker.engine.frontier import own_spill_dir
 from checker.engine.memory import current_rss, peak_rss, reset_peak
 from checker.engine.outcome import Bounds, Decision, SearchOutcome
 from checker.engine.reduce import Expander, Reductions
-from checker.engine.resumable import LevelMark
+from checker.engine.resumable import LevelMark, warn
 
 SPILL_AFTER = 1_000_000
 """A level of more states than this goes to disk (without an explicit ``spill_dir``)."""
@@ -272,6 +272,7 @@ class LevelLoop(ABC):
             self.budget.hold()  # room for the stop under an address-space limit (checker.engine.budget)
         try:
             self.before_levels()
+            interrupts.watch(self.deadline)  # a step that never returns is interrupted (the watchdog)
             while self.frontier_len and not self.stop:
                 began, depth, frontier_len, states = time.perf_counter(), self.depth, self.frontier_len, self.stored()
                 self.mark.begin(self.meta(), states)
@@ -282,21 +283,27 @@ class LevelLoop(ABC):
                 if not goes_on:
                     break
             self.searched = True
-        except TimeUp:
+        except (TimeUp, interrupts.StepTimeUp) as exc:
+            interrupts.unwatch()
+            if isinstance(exc, interrupts.StepTimeUp):
+                warn(str(exc))
             self.outcome.bound = "time_limit"
             self.stop = True
             self.searched = self.give_up_level(write=False)
         except MemoryError as exc:  # the budget's bound (checker.engine.budget), or an allocation that failed
+            interrupts.unwatch()
             if self.budget is not None:
                 self.budget.release()  # first: the stop below needs the room
             self._stopped_by_memory(exc)
         except interrupts.Interrupted as exc:
+            interrupts.unwatch()
             self.give_up_level(write=exc.safe)
             exc.checkpoint = self.mark.saved()
             raise
         finally:
             if self.budget is not None:
                 self.budget.release()
+            interrupts.unwatch()
             interrupts.undefer()
             self.close()
 

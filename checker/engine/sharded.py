@@ -71,7 +71,7 @@ from checker.engine.loop import LevelLoop, TimeUp
 from checker.engine.outcome import Bounds, SearchOutcome
 from checker.engine.resumable import warn
 from checker.engine.rules import KEY_BITS, OFFSET_MASK, PHASES
-from checker.engine.shards import STORE_SECONDS, Shards, Spill, owner_of
+from checker.engine.shards import STORE_SECONDS, Shards, Spill, WorkerLost, owner_of
 
 
 class ShardedPaths:
@@ -421,9 +421,18 @@ class ShardedLevels(LevelLoop):
         then as at its start) and, with ``write``, the level's start is checkpointed.
         Whether the workers are still in step."""
         try:
-            self.shards.abort()
-        except Exception as exc:  # a worker that died: its shard is gone
-            if self.mark.ckpt is not None:
+            self.shards.abort(self.shards.grace)  # the stop's grace: a worker stuck in a step is killed
+        except Exception as exc:  # a worker that died or did not stop: its shard is gone
+            lost = None
+            if isinstance(exc, WorkerLost) and exc.why:
+                lost = (f"worker process {exc.worker} {exc.why[3:]}" if exc.why.startswith("it ")
+                        else f"worker process {exc.worker}: {exc.why}")
+            if interrupts.pending() is not None:  # said in the interrupted line
+                interrupts.note(lost or str(exc))
+            elif lost:
+                warn(f"{lost}; the stopped level was not checkpointed"
+                     + (f" (the last checkpoint, {self.mark.saved() or 'none'}, is kept)" if self.mark.ckpt else ""))
+            elif self.mark.ckpt is not None:
                 warn(f"no checkpoint of the stopped level ({exc}); the last one, {self.mark.saved() or 'none'}, is kept")
             return False
         if write and self.mark.ckpt is not None:
