@@ -68,11 +68,10 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
             hold_checkpoint(prepare_work_dirs(model, opts))  # its lock, held until the command ends
     if options.engine == "spark":  # one Spark search for every model, level by level
         from checker.engine.diagnose import diagnosed
-        from checker.engine.interrupts import cancelling
         from checker.spark.bfs import check_models_spark
-        from checker.spark.session import cancel_spark
+        from checker.spark.session import spark_jobs
 
-        with diagnosed(loaded), cancelling(cancel_spark):  # a signal cancels the jobs (exit 130/143)
+        with diagnosed(loaded), spark_jobs():  # a signal cancels the jobs (exit 130/143)
             results = check_models_spark(loaded, options)
     seen: set[str] = set()  # reduction notes are printed once per run
     if options.engine == "spark":

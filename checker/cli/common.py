@@ -131,8 +131,10 @@ def check_one(model: Model, options: Options) -> Result:
     """Check ``model`` with the engine ``options.engine`` names (``local`` or ``spark``)."""
     if options.engine == "spark":
         from checker.spark.bfs import check_model_spark
+        from checker.spark.session import spark_jobs
 
-        return check_model_spark(model, options)
+        with spark_jobs():  # a signal cancels the jobs (exit 130/143)
+            return check_model_spark(model, options)
     return check_model(model, options)
 
 

@@ -16,10 +16,12 @@ import site
 import sys
 import tempfile
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from checker.engine.interrupts import at_hard_exit, deferred, protected, reinstall, stop_grace
+from checker.engine.interrupts import at_hard_exit, cancelling, deferred, protected, reinstall, stop_grace
 
 DEFAULT_MASTER = "local[*]"
 
@@ -125,6 +127,17 @@ def cancel_spark() -> None:
     sc = SparkContext._active_spark_context
     if sc is not None:
         sc.cancelAllJobs()
+
+
+@contextmanager
+def spark_jobs() -> Iterator[None]:
+    """The block of a command that waits on Spark jobs (check, sweep, validate on
+    Spark): a first SIGINT or SIGTERM inside it cancels every job
+    (:func:`cancel_spark`) and the command ends with the signal's exit code (130, 143);
+    the watchdog interrupts the block after the stop's grace if the jobs do not end
+    (:func:`checker.engine.interrupts.cancelling`)."""
+    with cancelling(cancel_spark):
+        yield
 
 
 def kill_jvm() -> None:

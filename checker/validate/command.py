@@ -104,9 +104,10 @@ def validate(logs: tuple[str, ...], props: str | None, model: str | None, fmt: s
             verdicts = [validate_merged([str(f) for f in expand_logs(list(logs))], job, model=job.model(),
                                         diagrams=diagrams)]
     elif engine == "spark":
+        from checker.spark.session import spark_jobs
         from checker.validate.spark_job import SPLIT_ABOVE, validate_spark
 
-        with _spec_code(job):
+        with _spec_code(job), spark_jobs():  # a signal cancels the jobs (exit 130/143)
             verdicts = validate_spark(list(logs), job, master=master, diagrams=diagrams,
                                       split_above=SPLIT_ABOVE if split_above is None else split_above)
     else:
