@@ -18,7 +18,7 @@ from typing import Any
 
 from checker.api.errors import InputError
 from checker.api.inputs import DATA_LIMIT, parse_json, read_input, text_of
-from checker.api.result import Result
+from checker.api.result import RecordError, Result
 from reports.view import Ablation
 
 RESULT_NESTING = 500
@@ -37,12 +37,14 @@ def items_from_json(data: Any, where: str) -> list[Result | Ablation]:
             raise InputError(where, field, "expected a result record (a JSON object)")
         try:
             if rec.get("kind") == "ablation":
-                out.append(Ablation.from_json(rec))
+                out.append(Ablation.from_json(rec, field))
             else:
                 for key in ("model", "spec", "properties"):
                     if key not in rec:
                         raise InputError(where, f"{field}.{key}".lstrip("."), "missing: is this an `ordercheck check --json` file?")
-                out.append(Result.from_json(rec))
+                out.append(Result.from_json(rec, field))
+        except RecordError as exc:  # a field of the wrong type: named, with what it should be
+            raise InputError(where, exc.field, exc.message) from None
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(where, field, f"is not a result record ({exc.__class__.__name__}: {exc})") from None
     return out

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.api.result import PropertyResult, Result
+from checker.api.result import PropertyResult, RecordError, Result
 from checker.api.spec import Property, Spec
 from reports.diagram import Diagram, layout
 from reports.diff import Change, diff
@@ -42,13 +42,32 @@ class Ablation:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Ablation:
+    def from_json(cls, data: dict[str, Any], path: str = "") -> Ablation:
+        """The ablation run an ``ablate --json`` record holds, every field checked
+        (:meth:`checker.api.result.Result.from_json`; :class:`~checker.api.result.RecordError`
+        names a field of the wrong type)."""
+        def text(value: Any, where: str) -> str:
+            if not isinstance(value, str):
+                raise RecordError(where, "expected a string")
+            return value
+
+        at = f"{path}." if path else ""
+        runs = data.get("ablations", [])
+        if not isinstance(runs, list):
+            raise RecordError(f"{at}ablations", "expected an array")
+        ablations = []
+        for i, a in enumerate(runs):
+            where = f"{at}ablations[{i}]"
+            if not isinstance(a, dict):
+                raise RecordError(where, "expected a JSON object")
+            ablations.append((text(a["flag"], f"{where}.flag"), text(a.get("doc", ""), f"{where}.doc"),
+                              Result.from_json(a["result"], f"{where}.result")))
         return cls(
-            data["model"],
-            data["spec"],
-            Result.from_json(data["baseline"]),
-            [(a["flag"], a.get("doc", ""), Result.from_json(a["result"])) for a in data.get("ablations", [])],
-            data.get("note", ""),
+            text(data["model"], f"{at}model"),
+            text(data["spec"], f"{at}spec"),
+            Result.from_json(data["baseline"], f"{at}baseline"),
+            ablations,
+            text(data.get("note", ""), f"{at}note"),
         )
 
 

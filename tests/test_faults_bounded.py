@@ -324,3 +324,71 @@ def test_a_spec_raising_under_graph_is_exit_5(tmp_path: Path) -> None:
                                           "integer division or modulo by zero at raiser.py:11 in next_states, "
                                           "taken from an initial state")
     assert not (tmp_path / "g").exists()
+
+
+# -- a result file whose fields have the wrong types ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def violated_record(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    import json
+
+    out = tmp_path_factory.mktemp("record") / "r.json"
+    assert invoke("check", MODELS / "bss-mutant-no-causal-condition.toml", "--quiet", "--json", out).returncode == 0
+    return json.loads(out.read_text())
+
+
+def _set(record: dict, path: tuple, value: object) -> dict:
+    import copy
+
+    changed = copy.deepcopy(record)
+    at = changed
+    for key in path[:-1]:
+        at = at[key] if not isinstance(key, str) or key != "*" else next(iter(at.values()))
+    last = path[-1]
+    if last == "*":
+        last = next(iter(at))
+    at[last] = value
+    return changed
+
+
+@pytest.mark.parametrize(("path", "value", "field", "what"), [
+    (("spec",), [], "spec", "expected a string, found an array"),
+    (("model",), 3, "model", "expected a string, found a number"),
+    (("constants",), [], "constants", "expected a JSON object, found an array"),
+    (("properties",), [], "properties", "expected a JSON object, found an array"),
+    (("properties", "causal", "status"), "fine", "properties.causal.status",
+     "expected one of 'holds', 'violated', 'unknown', found 'fine'"),
+    (("properties", "causal", "trace"), {}, "properties.causal.trace", "expected an array, found an object or expected null, found an object"),
+    (("stats", "distinct_states"), "many", "stats.distinct_states", "expected an integer, found a string"),
+    (("stats", "surprise"), 1, "stats.surprise", "is not a field of this record"),
+    (("coverage",), {"send": "x"}, "coverage.send", "expected an integer, found a string"),
+])
+def test_a_result_field_of_the_wrong_type_is_named(tmp_path: Path, violated_record: dict, path: tuple, value: object,
+                                                   field: str, what: str) -> None:
+    """`report` on a result record whose field has the wrong type (a hand-edited or crafted
+    file) was a traceback, exit 1: one line naming the file, the field and its type, exit 2."""
+    import json
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(_set(violated_record, path, value)))
+    done = invoke("report", bad, "-o", tmp_path / "out")
+    assert done.returncode == 2, done.stderr
+    assert one_error_line(done.stderr) == f"ordercheck: error: {bad}: {field}: {what}"
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_step_of_a_trace_is_checked_too(tmp_path: Path, violated_record: dict) -> None:
+    import copy
+    import json
+
+    changed = copy.deepcopy(violated_record)
+    trace = changed["properties"]["causal"]["trace"]
+    assert trace, "the mutant's causal counterexample has steps"
+    trace[1]["state"] = "not a state"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([changed]))
+    done = invoke("report", bad, "-o", tmp_path / "out")
+    assert done.returncode == 2, done.stderr
+    assert one_error_line(done.stderr) == (f"ordercheck: error: {bad}: [0].properties.causal.trace[1].state: "
+                                           "expected a JSON object, found a string")
