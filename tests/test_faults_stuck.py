@@ -151,6 +151,7 @@ def test_a_silent_worker_is_lost(tmp_path: Path) -> None:
     assert proc.returncode == 4, err
     assert line.startswith("ordercheck: error: local: worker process "), line
     assert "sent nothing, not even a heartbeat, for 1 s (stopped or hung) and was killed" in line, line
+    assert "killed on purpose, not for memory" in line and "out-of-memory" not in line, line  # no wrong advice
     assert seconds < 10, seconds
 
 

@@ -201,8 +201,13 @@ class WorkerLost(EngineError):
             how = f"killed by {signal.Signals(-code).name}"
         else:
             how = "its pipe closed" if code is None else f"exit status {code}"
-        super().__init__("local", f"worker process {w} ended in the middle of the search ({how}); run again "
-                         "(with more memory, or fewer --workers, if the system's out-of-memory killer ended it)")
+        if why is not None:  # it went silent or did not stop, and was killed: no advice about memory
+            advice = ("it was killed on purpose, not for memory: run again, and if it happens again look for what "
+                      "holds it (a spec step that never returns, SIGSTOP, a swapping machine); the waits are "
+                      "ORDERCHECK_HEARTBEAT_TIMEOUT and ORDERCHECK_STOP_GRACE")
+        else:
+            advice = "run again (with more memory, or fewer --workers, if the system's out-of-memory killer ended it)"
+        super().__init__("local", f"worker process {w} ended in the middle of the search ({how}); {advice}")
 
 
 class SpecLeftWorker(RuntimeError):
