@@ -101,7 +101,7 @@ class OneProcessLevels(LevelLoop):
         if self.budget is not None:
             self.store.guard(self.budget.reserve)
         self.outcome.store = self.store
-        self.level_new: FingerprintTable | None = FingerprintTable(1 << 10) if self.track_cycles else None
+        self.level_new: FingerprintTable | None = FingerprintTable(1 << 10) if self.ledger.wants_back_edges else None
         self.vocabulary_checks = rules.VOCABULARY_CHECKS
 
     def new_frontier(self) -> Frontier:
@@ -185,10 +185,10 @@ class OneProcessLevels(LevelLoop):
             self.next_len += len(self.pending)
             self.pending = []
         self.next_frontier.seal()
-        return self.next_len, self.stop
+        return self.next_len, self.ledger.stop
 
     def next_level(self) -> None:
-        self.level_new = None if self.outcome.maybe_cyclic or not self.track_cycles else FingerprintTable(1 << 10)
+        self.level_new = FingerprintTable(1 << 10) if self.ledger.wants_back_edges else None
         self.frontier.discard()
         if self.at_depth_bound:
             self.next_frontier.discard()
@@ -222,16 +222,15 @@ class OneProcessLevels(LevelLoop):
         self.phase["dedup"] += checked - began
         kept = self._check(counts, states, succ, new, first)
         self.phase["check"] += clock() - checked
-        if self.stop:
+        if self.ledger.stop:
             store = self.store
             store.parents.truncate(first + kept if not self.at_depth_bound else len(store))
             store.actions.truncate(len(store.parents))
             return True
         self.base += len(counts)
         self.done_parents += len(counts)
-        if rules.time_up(self.deadline):
-            self.outcome.bound = "time_limit"
-            self.stop = True
+        if rules.time_up(self.ledger.deadline):
+            self.ledger.stop_at("time_limit")
             return True
         if self.budget is not None:
             self.budget.check()
@@ -247,35 +246,35 @@ class OneProcessLevels(LevelLoop):
         """Insert a chunk's successors into the store in order: the positions (among
         them) of the new states. At the depth bound nothing is stored: a successor not
         visited sets the bound. Notes an edge that may close a cycle."""
-        store, outcome = self.store, self.outcome
-        if self.at_depth_bound:
+        store, ledger = self.store, self.ledger
+        if ledger.at_depth_bound:
             if len(fps):
                 known = store.table.contains(fps)
                 if not known.all():
-                    outcome.bound = "max_depth"
-                if self.track_cycles and known.any():
-                    outcome.maybe_cyclic = True  # into a state at this depth or shallower
-            self.transitions += len(fps)
+                    ledger.beyond_depth_bound()
+                if known.any():
+                    ledger.back_edge()  # into a state at this depth or shallower
+            ledger.transitions += len(fps)
             return []
         self.mark.reserve(len(fps))
         new = store.add_batch(fps, parents, pos)
         self.mark.add(fps[new])
         level_new = self.level_new
-        if level_new is not None and not outcome.maybe_cyclic:
+        if level_new is not None and ledger.wants_back_edges:
             fresh = np.zeros(len(fps), dtype=bool)
             fresh[new] = True
             level_new.insert(fps[new])
             if not level_new.contains(fps[~fresh]).all():
-                outcome.maybe_cyclic = True
+                ledger.back_edge()
         return new.tolist()
 
     def _check(self, counts: Sequence[int], states: list | None, succ: list, new: list[int], first: int) -> int:
         """Check the chunk's terminal parents and new states in order, append the new
         states to the next frontier, count transitions, and end the level where the
         rules say (:mod:`checker.engine.rules`: the state bound, every property decided,
-        which sets :attr:`stop`). Returns the new states kept."""
-        evaluator, record, history_key = self.evaluator, self.record, self.history_key
-        at_depth_bound, base = self.at_depth_bound, self.base
+        which stop the :attr:`ledger`). Returns the new states kept."""
+        evaluator, record, history_key, ledger = self.evaluator, self.record, self.history_key, self.ledger
+        at_depth_bound, base = ledger.at_depth_bound, self.base
         j = 0
         offset = 0
         nnew = len(new)
@@ -295,14 +294,13 @@ class OneProcessLevels(LevelLoop):
                 # property decided" follows the next state that has successors (rules.first_busy).
                 continue
             if not at_depth_bound:
-                self.transitions += n
+                ledger.transitions += n
             end = offset + n
             parent_key = history_key(s) if history_key and s is not None else None
             while j < nnew and new[j] < end:
                 if j >= limit:
-                    self.outcome.bound = "max_states"
-                    self.transitions -= end - new[j] - 1  # transitions up to the successor at the bound
-                    self.stop = True
+                    ledger.stop_at("max_states")
+                    ledger.transitions -= end - new[j] - 1  # transitions up to the successor at the bound
                     break
                 t = succ[new[j]]
                 if self.vocabulary_checks:
@@ -325,8 +323,8 @@ class OneProcessLevels(LevelLoop):
             offset = end
             if parent_key is not None:
                 evaluator.release(parent_key)
-            if self.stop or self.all_decided:
-                self.stop = True
+            if ledger.stop or ledger.all_decided:
+                ledger.stop = True
                 break
         return j
 
