@@ -329,39 +329,58 @@ class OneProcessLevels(LevelLoop):
         return j
 
 
-def proviso(expander: Expander, store: CompactStore, states, owner, pos, succ, counts, reduced, fps):
-    """The cycle proviso: a reduced state is expanded fully instead when two of its
-    ample successors are equal, or one was discovered before: at an earlier level, or
-    by an earlier state of this level (those of earlier chunks are in the store; it
-    never runs at a depth bound, see :class:`~checker.engine.loop.LevelLoop`). The
-    successors a full expansion adds are counted as fired on the ``expander``."""
-    seen_here: set[int] = set()
+def proviso(expander: Expander, store: CompactStore, states: list, owner: list, pos: list, succ: list,
+            counts: list, reduced: list, fps: np.ndarray) -> tuple:
+    """The cycle proviso (:func:`checker.engine.rules.must_expand_fully`) on one chunk:
+    its successors met before are those in the store (earlier levels, and earlier chunks
+    of this level; it never runs at a depth bound, see
+    :class:`~checker.engine.loop.LevelLoop`). The parents the rule names are expanded
+    fully, their added successors put to it in turn, until it names no more. Returns
+    the chunk's expansion with those parents' full ones; the successors a full
+    expansion adds are counted as fired on the ``expander``."""
+    if not any(reduced):
+        return owner, pos, succ, counts, fps
+    counts_a = np.asarray(counts, dtype=np.int64)
+    ranks = np.repeat(np.arange(len(counts_a), dtype=np.int64), counts_a)
+    flags = np.repeat(np.asarray(reduced, dtype=bool), counts_a)
+    visited = store.table.contains(fps)
+    starts = (np.cumsum(counts_a) - counts_a).tolist()
+    full: dict[int, tuple[list, np.ndarray]] = {}  # parent: its full expansion and fingerprints
+    named = rules.must_expand_fully(fps, ranks, flags, visited)
+    while len(named):
+        added: list[np.ndarray] = []
+        for k in named.tolist():
+            a = starts[k]
+            whole, fresh = expander.complete(states[k], pos[a : a + counts[k]])
+            whole_fps = expander.fingerprints(whole)
+            full[k] = (whole, whole_fps)
+            added.append(whole_fps[fresh])
+            ranks = np.concatenate([ranks, np.full(len(fresh), k, dtype=np.int64)])
+        more = np.concatenate(added)
+        fps = np.concatenate([fps, more])
+        flags = np.concatenate([flags, np.zeros(len(more), dtype=bool)])
+        visited = np.concatenate([visited, store.table.contains(more)])
+        named = np.setdiff1d(rules.must_expand_fully(fps, ranks, flags, visited), np.fromiter(full, dtype=np.int64))
+    if not full:
+        return owner, pos, succ, counts, fps
     o2: list[int] = []
     p2: list[int] = []
     s2: list = []
     c2: list[int] = []
     f2: list[np.ndarray] = []
-    offset = 0
     for k, n in enumerate(counts):
-        seg = fps[offset : offset + n]
-        seg_owner, seg_pos, seg_succ = owner[offset : offset + n], pos[offset : offset + n], succ[offset : offset + n]
-        offset += n
-        if reduced[k]:
-            values = [int(x) for x in seg]
-            if (
-                len(set(values)) < len(values)
-                or any(v in seen_here for v in values)
-                or bool(store.table.contains(seg).any())
-            ):
-                seg_succ, _fresh = expander.complete(states[k], seg_pos)
-                seg_pos = range(len(seg_succ))
-                seg_owner = [k] * len(seg_succ)
-                seg = expander.fingerprints(seg_succ)
-                n = len(seg_succ)
-        seen_here.update(int(x) for x in seg)
-        o2.extend(seg_owner)
-        p2.extend(seg_pos)
-        s2.extend(seg_succ)
-        c2.append(n)
-        f2.append(np.asarray(seg, dtype=np.uint64))
+        a = starts[k]
+        if k in full:
+            whole, whole_fps = full[k]
+            o2.extend([k] * len(whole))
+            p2.extend(range(len(whole)))
+            s2.extend(whole)
+            c2.append(len(whole))
+            f2.append(whole_fps)
+        else:
+            o2.extend(owner[a : a + n])
+            p2.extend(pos[a : a + n])
+            s2.extend(succ[a : a + n])
+            c2.append(n)
+            f2.append(fps[a : a + n])
     return o2, p2, s2, c2, (np.concatenate(f2) if f2 else np.zeros(0, dtype=np.uint64))
