@@ -14,9 +14,9 @@ the new states are numbered, checked and appended to the next frontier, by the r
 of :mod:`checker.engine.rules`. With workers, :func:`checker.engine.bfs.search` runs
 :mod:`checker.engine.sharded`'s backend instead, whose workers own shards of the visited set (no
 merging process) and give the same counts, numbering and counterexamples. The
-cycle proviso of partial-order reduction is decided here chunk by chunk at the merge
-(:func:`proviso`), parent by parent in the level's order; it is the rule that
-:mod:`checker.engine.sharded` reproduces. Each level's time split is recorded
+cycle proviso of partial-order reduction (:func:`checker.engine.rules.must_expand_fully`,
+which the shard workers apply too) is decided here chunk by chunk at the merge
+(:func:`proviso`). Each level's time split is recorded
 (:class:`~checker.api.result.LevelTiming`).
 
 With a checkpoint directory, the store, the frontier and the statistics are written at

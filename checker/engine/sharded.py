@@ -17,7 +17,8 @@ states (never a state or a fingerprint). It then does what the one-process loop 
   which every property is decided (with ``stop_when_decided``). Coverage counts, the
   ``max_depth`` bound's test and the cycle test count whole chunks of :data:`CHUNK`
   parents up to that point, as one process merges them (all of it is
-  :func:`checker.engine.rules.settle`, which Spark's driver applies too);
+  :func:`checker.engine.rules.settle`, through the loop's
+  :class:`~checker.engine.ledger.Ledger`, as Spark's driver applies it);
 * the workers then *commit*: they store the new states below the cut, with their
   numbers and parent links, as their share of the next level.
 
@@ -37,9 +38,9 @@ more than its part of :data:`~checker.engine.loop.SPILL_AFTER` (the threshold ov
 number of workers) goes to the search's own temporary directory, which is removed at the
 end. The main process holds no level (but gathers one for a checkpoint, in memory).
 
-Partial-order reduction's cycle proviso decides, parent by parent in one process,
-whether a reduced expansion is replaced by the full one, from what earlier parents
-generated. Here it is decided in rounds between the expansion and the level's report
+Partial-order reduction's cycle proviso (:func:`checker.engine.rules.must_expand_fully`,
+the rule one process applies too) decides whether a reduced expansion is replaced by
+the full one, from what earlier parents generated. Here it is decided in rounds between the expansion and the level's report
 (:meth:`ShardedLevels.proviso_rounds`, :meth:`checker.engine.shards._Shard.rounds`):
 each round the workers name the parents their successors show to need a full
 expansion, this process names the new ones to every worker, and their holders expand

@@ -59,7 +59,11 @@ the parent it is expanding; ``max_states`` cuts the level at the same successor;
 ``max_depth`` expands the last level without adding to it. So distinct states,
 transitions, depth, verdicts and traces equal the local engine's (the time limit is
 checked between levels only, as timing is never reproducible anyway; in a batch, each
-model's seconds and time limit count from the start of the shared search).
+model's seconds and time limit count from the start of the shared search). These rules
+are the local engine's own code: each model's run (:class:`_ModelRun`) holds a
+:class:`~checker.engine.ledger.Ledger`, as the local level loop does, which records the
+decisions, settles each level (:func:`checker.engine.rules.settle`), applies the bounds,
+the stop reasons and the depth, and builds the outcome.
 
 Liveness: ``eventually`` properties are checked on terminal states on the executors.
 When one is still open at the end and some edge led back to an earlier level (so a
