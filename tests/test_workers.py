@@ -228,6 +228,9 @@ def test_the_cycle_proviso_takes_rounds_that_chain() -> None:
     two = proviso_search("skeen-2.toml", 2, stop=False)
     assert outcome_summary(two) == outcome_summary(one)
     assert max(two.store.rounds) >= 3 and min(two.store.rounds) == 1
+    # The rule itself (rules.must_expand_fully, which both apply), pinned: the figures
+    # one process reached when it still decided parent by parent.
+    assert (one.distinct_states, one.transitions, one.depth) == (8094, 15254, 21)
     assert len(two.store.rounds) == len(two.levels)
     assert sum(one.fired.values()) == one.transitions  # each successor counted once
 

@@ -133,17 +133,23 @@ class Ledger(Generic[D]):
 
     # -- a level ---------------------------------------------------------------------------
 
+    def room(self, stored: int, new: int) -> int:
+        """How many of a level's ``new`` states are kept with ``stored`` states stored
+        (the state bound, :func:`~checker.engine.rules.room`); at the depth bound, where
+        none is kept, every one is counted."""
+        return new if self.at_depth_bound else rules.room(self.bounds.max_states, stored, new)
+
     def settle(self, counts: np.ndarray, events: Sequence[tuple[int, int, Iterable[tuple[str, D]]]],
                keys: np.ndarray, stored: int, whole_chunks: int | None = None) -> rules.LevelEnd:
         """Decide where a level ends from its arrays (:func:`checker.engine.rules.settle`):
         ``counts`` by parent rank, ``events`` ``(rank, position, found)`` sorted (a
         terminal parent's at position ``-1``; ``found`` as :meth:`record` takes it),
         ``keys`` the new states' order keys sorted, ``stored`` the states stored before
-        the level. The state bound keeps :func:`~checker.engine.rules.room` of them (at
-        the depth bound, where none is kept, every one is counted). Records the
-        decisions, the level's transitions, its stop and its bound."""
-        room = len(keys) if self.at_depth_bound else rules.room(self.bounds.max_states, stored, len(keys))
-        end = rules.settle(counts, events, keys, room, self.all_decided, self.record, whole_chunks)
+        the level. The state bound keeps :meth:`room` of them (at
+        the depth bound, where none is kept, every one is counted: :meth:`room`). Records
+        the decisions, the level's transitions, its stop and its bound."""
+        end = rules.settle(counts, events, keys, self.room(stored, len(keys)), self.all_decided, self.record,
+                           whole_chunks)
         self.transitions += end.transitions
         if end.stop:
             self.stop = True

@@ -278,7 +278,7 @@ class OneProcessLevels(LevelLoop):
         j = 0
         offset = 0
         nnew = len(new)
-        limit = rules.room(self.max_states, first, nnew)
+        limit = ledger.room(first, nnew)
         checks = bool(evaluator.state_checks or evaluator.history_checks)
         on_state = evaluator.on_state
         pending, next_frontier = self.pending, self.next_frontier

@@ -37,7 +37,6 @@ from typing import Any
 
 import numpy as np
 
-from checker.api.errors import SpecError
 from checker.api.result import LevelTiming
 from checker.api.spec import Property, Spec
 from checker.engine import interrupts, rules
@@ -45,7 +44,6 @@ from checker.engine.budget import MemoryBoundReached, MemoryBudget
 from checker.engine.checkpoints import load
 from checker.engine.declarations import ReductionCheck
 from checker.engine.evaluate import Evaluator
-from checker.engine.fingerprint import check_vocabulary
 from checker.engine.frontier import own_spill_dir
 from checker.engine.ledger import Ledger, decided_at
 from checker.engine.memory import current_rss, peak_rss, reset_peak
@@ -106,7 +104,6 @@ class LevelLoop(ABC):
         self.fired: Counter[str] | None = Counter()  # coverage: successors generated per action name
         self.expander = Expander(spec, reductions, ReductionCheck(spec, reductions, props) if reductions.check else None)
         self.history_key = spec.history_key if evaluator.uses_history else None
-        self.max_states = bounds.max_states
         ident = dict(identity or {})
         ident.setdefault("spec", spec.name)
         ident["reductions"] = reductions.as_dict(spec)
@@ -252,20 +249,12 @@ class LevelLoop(ABC):
         self.restore(fps, parents, actions, frontier)
 
     def _start(self) -> None:
-        spec, evaluator, history_key = self.spec, self.evaluator, self.history_key
-        inits = list(spec.init_states())
-        for s in inits:
-            problem = check_vocabulary(s)
-            if problem:
-                raise SpecError(f"{spec.name}: initial {problem}")
-        fps = self.expander.fingerprints(inits)
-        _u, first = np.unique(fps, return_index=True)
-        positions = np.sort(first)  # the first of equal initial states
-        level = [inits[i] for i in positions.tolist()]
+        evaluator, history_key = self.evaluator, self.history_key
+        level, positions, fps = rules.initial_level(self.spec, self.expander.fingerprints)
         for number, s in enumerate(level):
             self.record(evaluator.on_state(s, history_key(s) if history_key else None, None), number)
         self.ledger.initial_states = len(level)
-        self.store_initial(fps[positions], positions, level)
+        self.store_initial(fps, positions, level)
 
     def run(self) -> None:
         """Level after level until no level is left, every property is decided (with

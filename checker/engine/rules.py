@@ -43,7 +43,9 @@ from typing import Any
 
 import numpy as np
 
+from checker.api.errors import SpecError
 from checker.api.spec import Property, Spec
+from checker.engine.fingerprint import check_vocabulary
 
 PHASES = ("expand", "exchange", "dedup", "check")
 """The timed phases of a level (:class:`~checker.api.result.LevelTiming`)."""
@@ -64,6 +66,22 @@ def tracks_cycles(spec: Spec, props: Sequence[Property]) -> bool:
     (:func:`checker.engine.declarations.check_acyclic`), the fair-cycle search of
     ``eventually`` properties and the fairness warning (which needs one too) read it."""
     return bool(spec.acyclic) or any(p.kind == "eventually" for p in props)
+
+
+def initial_level(spec: Spec, fingerprints: Callable[[list], np.ndarray]) -> tuple[list, np.ndarray, np.ndarray]:
+    """The first level: ``spec``'s distinct initial states (the first of equal ones, by
+    ``fingerprints``, in their order), their positions among the initial states and
+    their fingerprints. An initial state with a value outside the state vocabulary
+    raises :class:`~checker.api.errors.SpecError`."""
+    inits = list(spec.init_states())
+    for s in inits:
+        problem = check_vocabulary(s)
+        if problem:
+            raise SpecError(f"{spec.name}: initial {problem}")
+    fps = fingerprints(inits)
+    _u, first = np.unique(fps, return_index=True)
+    positions = np.sort(first)
+    return [inits[i] for i in positions.tolist()], positions, fps[positions]
 
 
 def depth_bound_reached(max_depth: int | None, depth: int) -> bool:

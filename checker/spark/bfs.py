@@ -105,11 +105,12 @@ from checker.api.errors import EngineError, InputError
 from checker.api.model import Model
 from checker.api.result import LevelTiming, Result
 from checker.api.spec import Property, Spec
+from checker.engine import rules
 from checker.engine.bfs import GROWING_DEPTH, Bounds, Decision, SearchOutcome, SpecError
 from checker.engine.bfs import Progress as LocalProgress
 from checker.engine.evaluate import Evaluator
 from checker.engine.fairness_note import fairness_warning
-from checker.engine.fingerprint import check_vocabulary, fingerprint
+from checker.engine.fingerprint import fingerprint
 from checker.engine.ledger import Ledger
 from checker.engine.memory import current_rss, peak_rss, reset_peak
 from checker.engine.reduce import Reductions
@@ -232,9 +233,11 @@ class _ModelRun:
         self.job = job
         self.spec = job.spec
         self.constants_json = json.dumps(job.spec.values, sort_keys=True)
+        self.evaluator = Evaluator(job.spec, list(job.props))  # the initial states' (the tasks check the rest)
         self.ledger: Ledger[Event] = Ledger([p.name for p in job.props], job.bounds,
                                             stop_when_decided=job.stop_when_decided,
-                                            track_cycles=tracks_cycles(job.spec, job.props))
+                                            track_cycles=tracks_cycles(job.spec, job.props),
+                                            on_decide=self.evaluator.decide)
         self.decisions = self.ledger.decisions
         self.level_keys = np.zeros(0, np.int64)
         self.distinct = 0
@@ -248,23 +251,13 @@ class _ModelRun:
         invariants checked on them."""
         from checker.engine.encoding import encode
 
-        spec, ledger = self.spec, self.ledger
-        evaluator = Evaluator(spec, list(self.job.props))
+        ledger, evaluator = self.ledger, self.evaluator
+        level, positions, fps = rules.initial_level(self.spec, _fingerprints)
         inits: list[tuple[int, int, bytes]] = []
-        seen: set[int] = set()
-        for i, state in enumerate(spec.init_states()):
-            problem = check_vocabulary(state)
-            if problem:
-                raise SpecError(f"{spec.name}: initial {problem}")
-            fp = fingerprint(state)
-            if fp in seen:
-                continue
-            seen.add(fp)
+        for state, i, fp in zip(level, positions.tolist(), fps.tolist()):
             inits.append((i, fp, encode(state)))
             found = evaluator.on_state(state, evaluator.history_key(state), None)
             ledger.record([(name, Event(i, fp, sentence)) for name, sentence in found])
-            for name, _sentence in found:
-                evaluator.decide(name)
         self.distinct = ledger.initial_states = len(inits)
         self.vocabulary_left = max(VOCABULARY_CHECKS - len(inits), 0)
         self.level_keys = np.array([i for i, _fp, _b in inits], dtype=np.int64)
@@ -320,6 +313,11 @@ class _ModelRun:
         outcome.seconds = self.seconds
         outcome.peak_memory_bytes = peak_memory
         return outcome
+
+
+def _fingerprints(states: list) -> np.ndarray:
+    """The states' fingerprints, as the tasks take them (:func:`checker.engine.fingerprint.fingerprint`)."""
+    return np.fromiter((fingerprint(s) for s in states), dtype=np.uint64, count=len(states))
 
 
 class SparkBatch:
