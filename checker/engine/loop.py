@@ -94,7 +94,6 @@ class LevelLoop(ABC):
         self.props = props
         self.bounds = bounds
         self.progress = progress
-        self.stop_when_decided = stop_when_decided
         self.reductions = reductions
         self.workers = workers
         self.checkpoint_every = checkpoint_every
