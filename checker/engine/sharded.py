@@ -17,7 +17,8 @@ states (never a state or a fingerprint). It then does what the one-process loop 
   which every property is decided (with ``stop_when_decided``). Coverage counts, the
   ``max_depth`` bound's test and the cycle test count whole chunks of :data:`CHUNK`
   parents up to that point, as one process merges them (all of it is
-  :func:`checker.engine.rules.settle`, which Spark's driver applies too);
+  :func:`checker.engine.rules.settle`, through the loop's
+  :class:`~checker.engine.ledger.Ledger`, as Spark's driver applies it);
 * the workers then *commit*: they store the new states below the cut, with their
   numbers and parent links, as their share of the next level.
 
@@ -37,9 +38,9 @@ more than its part of :data:`~checker.engine.loop.SPILL_AFTER` (the threshold ov
 number of workers) goes to the search's own temporary directory, which is removed at the
 end. The main process holds no level (but gathers one for a checkpoint, in memory).
 
-Partial-order reduction's cycle proviso decides, parent by parent in one process,
-whether a reduced expansion is replaced by the full one, from what earlier parents
-generated. Here it is decided in rounds between the expansion and the level's report
+Partial-order reduction's cycle proviso (:func:`checker.engine.rules.must_expand_fully`,
+the rule one process applies too) decides whether a reduced expansion is replaced by
+the full one, from what earlier parents generated. Here it is decided in rounds between the expansion and the level's report
 (:meth:`ShardedLevels.proviso_rounds`, :meth:`checker.engine.shards._Shard.rounds`):
 each round the workers name the parents their successors show to need a full
 expansion, this process names the new ones to every worker, and their holders expand
@@ -66,9 +67,10 @@ from checker.engine import interrupts, rules
 from checker.engine import messages as msg
 from checker.engine.checkpoints import duplicate_refusal, save
 from checker.engine.frontier import decode, encode_json, write_record
+from checker.engine.ledger import decided_at
 from checker.engine.levels import CHUNK
 from checker.engine.loop import LevelLoop, TimeUp
-from checker.engine.outcome import Bounds, SearchOutcome
+from checker.engine.outcome import Bounds, Decision, SearchOutcome
 from checker.engine.resumable import warn
 from checker.engine.rules import KEY_BITS, OFFSET_MASK, PHASES
 from checker.engine.shards import STORE_SECONDS, Shards, Spill, WorkerLost, owner_of
@@ -260,7 +262,7 @@ class ShardedLevels(LevelLoop):
         interrupts.poll()
         if self.budget is not None:
             self.budget.check()
-        if rules.time_up(self.deadline):
+        if rules.time_up(self.ledger.deadline):
             raise TimeUp
         if self.progress is not None:
             self.progress.tick(self.count, self.depth + 1, self.frontier_len)
@@ -296,9 +298,9 @@ class ShardedLevels(LevelLoop):
                 if rules.counted(block, last_block):
                     self.fired.update(c)
         if self.at_depth_bound and level.unvisited and rules.counted(min(level.unvisited) // CHUNK, last_block):
-            self.outcome.bound = self.outcome.bound or "max_depth"
-        if self.track_cycles and level.back and rules.counted(min(level.back) // CHUNK, last_block):
-            self.outcome.maybe_cyclic = True
+            self.ledger.beyond_depth_bound()
+        if level.back and rules.counted(min(level.back) // CHUNK, last_block):
+            self.ledger.back_edge()
         next_start = self.level_start + self.frontier_len
         ship, expect = balance(np.bincount(maker[: end.kept], minlength=self.workers), CHUNK)
         for w in range(self.workers):
@@ -310,8 +312,7 @@ class ShardedLevels(LevelLoop):
         self.phase["check"] += sum(c.seconds for c in checked) / self.workers
         self.phase["dedup"] += sum(c.seconds for c in commits) / self.workers
         self.count += end.kept
-        self.transitions += end.transitions
-        return end.kept, self.stop
+        return end.kept, self.ledger.stop
 
     def _gathered(self, reports: list[msg.LevelReport]) -> _Gathered:
         """The workers' level reports put together by parent rank (a problem raises)."""
@@ -358,31 +359,20 @@ class ShardedLevels(LevelLoop):
 
     def settle(self, counts: np.ndarray, terminal: dict[int, list], findings: dict[int, list],
                keys: np.ndarray) -> rules.LevelEnd:
-        """Decide the level as one process would (:func:`checker.engine.rules.settle`),
+        """Decide the level as one process would (:meth:`checker.engine.ledger.Ledger.settle`),
         from the per-parent successor counts, the findings (terminal ones by parent rank,
-        the others by key) and the sorted keys of the new states; record its decisions,
-        its stop and its bound."""
+        the others by key) and the sorted keys of the new states; the ledger records its
+        decisions, transitions, stop and bound."""
         first = self.count
-        events: list[tuple[int, int, tuple[int, list]]] = [
-            (r, -1, (self.level_start + r, f)) for r, f in terminal.items()]
+        events: list[tuple[int, int, list[tuple[str, Decision]]]] = [
+            (r, -1, decided_at(self.level_start + r, f)) for r, f in terminal.items()]
         if findings:
             fk = np.fromiter(findings.keys(), dtype=np.int64, count=len(findings))
             at = np.searchsorted(keys, fk)
-            events.extend((k >> KEY_BITS, k & OFFSET_MASK, (first + int(j), findings[k]))
+            events.extend((k >> KEY_BITS, k & OFFSET_MASK, decided_at(first + int(j), findings[k]))
                           for k, j in zip(fk.tolist(), at.tolist()))
         events.sort(key=lambda e: (e[0], e[1]))
-
-        def record(event: tuple[int, list]) -> bool:
-            self.record(event[1], event[0])
-            return self.all_decided
-
-        end = rules.settle(counts, events, keys, rules.room(self.max_states, first, len(keys)), self.all_decided,
-                           record, CHUNK if self.at_depth_bound else None)
-        if end.stop:
-            self.stop = True
-        if end.bound is not None:
-            self.outcome.bound = end.bound
-        return end
+        return self.ledger.settle(counts, events, keys, first, CHUNK if self.at_depth_bound else None)
 
     # -- checkpoints --------------------------------------------------------------------
 

@@ -82,6 +82,7 @@ import numpy as np
 
 from checker.api.errors import EngineError
 from checker.api.spec import Property
+from checker.engine import rules
 from checker.engine.evaluate import Evaluator
 from checker.engine.fingerprint import check_vocabulary
 from checker.engine.frontier import RankedFrontier, remove_spilled
@@ -572,13 +573,15 @@ class _Shard:
     # -- the cycle proviso ----------------------------------------------------------------
 
     def rounds(self) -> str | None:
-        """The cycle proviso, as one process decides it parent by parent in the level's
-        order: a parent whose expansion was reduced is expanded fully when two of its
-        successors are equal, or one of them was visited at an earlier level or is a
-        successor (as finally expanded) of a parent of smaller rank (the cycle proviso
-        never runs at a depth bound: :class:`~checker.engine.loop.LevelLoop` refuses
-        it). Each round every worker
-        reports the parents its successors show to need it (:meth:`triggers`) and the
+        """The cycle proviso (:func:`checker.engine.rules.must_expand_fully`, the rule
+        one process applies too), in rounds: a parent whose expansion was reduced is
+        expanded fully when two of its successors are equal, or one of them was visited
+        at an earlier level or is a successor (as finally expanded) of a parent of
+        smaller rank (the cycle proviso never runs at a depth bound:
+        :class:`~checker.engine.loop.LevelLoop` refuses it). Each round every worker
+        applies the rule to the successors it owns and reports the parents it names
+        (:meth:`triggers`; :meth:`route` and :meth:`take` apply it as successors are
+        dropped, as equal or visited before) and the
         main process names the new ones to all; their holders expand them fully and
         send the successors they add (:meth:`expand_fully`). Full parents only grow, so
         the rounds end, at the least set meeting the rule; that set is the sequential
@@ -612,10 +615,7 @@ class _Shard:
             if len(pieces) < len(cands):  # only the fingerprints of the new candidates can trigger more
                 look = np.isin(fps, np.concatenate([p[0] for p in pieces]))
                 fps, ranks, from_reduced = fps[look], ranks[look], from_reduced[look]
-            order = np.lexsort((ranks, fps))
-            fps, ranks, from_reduced = fps[order], ranks[order], from_reduced[order]
-            same = fps[1:] == fps[:-1]
-            found.append(ranks[1:][same & from_reduced[1:]])
+            found.append(rules.must_expand_fully(fps, ranks, from_reduced))
         return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
 
     def expand_fully(self, ranks: np.ndarray) -> str | None:
@@ -717,10 +717,8 @@ class _Shard:
         _u, first = np.unique(fps, return_index=True)
         if len(first) < len(fps):
             first.sort()
-            if from_reduced is not None:
-                dropped = np.ones(len(fps), dtype=bool)
-                dropped[first] = False
-                self.triggered.append(keys[dropped & from_reduced] >> KEY_BITS)
+            if from_reduced is not None:  # the dropped ones: keys ascend, so the first of each is the smallest
+                self.triggered.append(rules.must_expand_fully(fps, keys >> KEY_BITS, from_reduced))
                 from_reduced = from_reduced[first]
             fps, keys, pos = fps[first], keys[first], pos[first]
         owners = owner_of(fps, self.workers)
@@ -761,7 +759,7 @@ class _Shard:
             if self.back_rank < 0 or first < self.back_rank:
                 self.back_rank = first
             if from_reduced is not None:
-                self.triggered.append(keys[seen & from_reduced] >> KEY_BITS)
+                self.triggered.append(rules.must_expand_fully(fps, keys >> KEY_BITS, from_reduced, seen))
             keep = ~seen
         if self.at_bound:
             fresh = keys if keep is None else keys[keep]
