@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.api.result import PropertyResult, Result
+from checker.api.result import PropertyResult, Result, verdict_word
 from checker.api.spec import Property, Spec
 from reports.diagram import Diagram, layout
 from reports.diff import Change, diff
@@ -49,6 +49,69 @@ class Ablation:
             [(a["flag"], a.get("doc", ""), Result.from_json(a["result"])) for a in data.get("ablations", [])],
             data.get("note", ""),
         )
+
+
+@dataclass
+class AblationOutcome:
+    """What switching one step off did, in the words the console table, the HTML and
+    the Markdown report all use (:func:`ablation_outcome`).
+
+    ``changes``: each property whose verdict differs from the full algorithm's, with
+    its new verdict word (``violated``, ``unreached``, ``holds``...); ``undecided``:
+    properties a bound left ``unknown``; ``inert``: the mutant's search found the same
+    number of states and transitions and every verdict the same (the flag changes
+    nothing in this configuration); ``checked``: the properties the model checks."""
+
+    changes: list[tuple[str, str]]
+    undecided: list[str]
+    inert: bool
+    states: int
+    checked: list[str]
+
+    @property
+    def breaks(self) -> str:
+        """The ``breaks`` cell: the changed properties (``NAME`` for a violation,
+        ``NAME WORD`` for any other change), or why there is none."""
+        if self.changes:
+            return ", ".join(name if word == "violated" else f"{name} {word}" for name, word in self.changes)
+        if self.undecided:
+            return "unknown (a bound stopped the search)"
+        if self.inert:
+            return "inert here"
+        return "none of those checked"
+
+    def sentence(self, flag: str, doc: str) -> str | None:
+        """The console's line for a row without a change (``None`` when something changed)."""
+        what = f" ({doc})" if doc else ""
+        if self.changes:
+            return None
+        if self.undecided:
+            return (f"{flag}{what}: unknown whether anything breaks without this step: "
+                    f"{', '.join(self.undecided)} undecided (a bound stopped the search)")
+        if self.inert:
+            return (f"{flag}{what}: inert here: without this step the search finds the same {self.states:,} states "
+                    "and every verdict the same, so this configuration cannot show what the step protects")
+        return (f"{flag}{what}: none of the {len(self.checked)} properties this model checks breaks without this "
+                "step; it may protect one the model does not check")
+
+
+def ablation_outcome(baseline: Result, mutant: Result) -> AblationOutcome:
+    """Compare a mutant's result with the full algorithm's (see :class:`AblationOutcome`)."""
+    base = baseline.properties
+    changes = [(name, p.word) for name, p in mutant.properties.items() if name in base and base[name].status != p.status]
+    undecided = [name for name, p in mutant.properties.items() if p.status == "unknown"]
+    same_search = (mutant.stats.distinct_states == baseline.stats.distinct_states
+                   and mutant.stats.transitions == baseline.stats.transitions
+                   and not mutant.stats.bound and not baseline.stats.bound)
+    inert = same_search and not changes and not undecided and set(mutant.properties) == set(base)
+    return AblationOutcome(changes, undecided, inert, mutant.stats.distinct_states, list(mutant.properties))
+
+
+def full_algorithm_label(note: str) -> str:
+    """How the ablation table names its first row: the full algorithm, or, when the
+    model file itself switches steps off (``note`` says which), the model with every
+    step switched back on, so that a mutant's file is never called the full algorithm."""
+    return "none (every step on again)" if note else "none (full algorithm)"
 
 
 @dataclass
@@ -103,6 +166,11 @@ class TraceView:
         return self.kind == "sometimes" and self.status == "holds"
 
     @property
+    def word(self) -> str:
+        """The verdict as printed (``unreached`` for a ``sometimes`` never reached)."""
+        return verdict_word(self.kind, self.status) or self.status
+
+    @property
     def title(self) -> str:
         return f"{'witness' if self.witness else 'counterexample'}: {self.model} · {self.prop}"
 
@@ -117,6 +185,16 @@ class PropertyView:
     explanation: str | None
     doc: str
     trace: TraceView | None
+
+    @property
+    def word(self) -> str:
+        """The verdict as printed (``unreached`` for a ``sometimes`` never reached)."""
+        return verdict_word(self.kind, self.status) or self.status
+
+    @property
+    def expected_word(self) -> str | None:
+        """The expectation as printed (:func:`checker.api.result.verdict_word`)."""
+        return verdict_word(self.kind, self.expected)
 
 
 @dataclass
@@ -146,6 +224,17 @@ class Cell:
     explanation: str | None
     expected: str | None = None
     as_expected: bool = True
+    kind: str | None = None
+
+    @property
+    def word(self) -> str:
+        """The verdict as printed (``unreached`` for a ``sometimes`` never reached)."""
+        return verdict_word(self.kind, self.status) or self.status
+
+    @property
+    def expected_word(self) -> str | None:
+        """The expectation as printed (:func:`checker.api.result.verdict_word`)."""
+        return verdict_word(self.kind, self.expected)
 
 
 @dataclass
@@ -156,6 +245,12 @@ class AblationView:
     baseline: ModelView
     properties: list[str]
     rows: list[tuple[str, str, ModelView, dict[str, Cell]]]  # flag, doc, mutant, cells
+    outcomes: dict[str, AblationOutcome] = field(default_factory=dict)  # flag -> what switching it off did
+
+    @property
+    def first_row(self) -> str:
+        """The first row's label (:func:`full_algorithm_label`)."""
+        return full_algorithm_label(self.note)
 
     @property
     def baseline_cells(self) -> dict[str, Cell]:
@@ -197,7 +292,8 @@ def build_report(
     for item in items:
         if isinstance(item, Ablation):
             name = Path(item.model).stem
-            base = model_view(item.baseline, f"{name} (full algorithm)", slugs, f"ablation of {name}", False, extra)
+            label = f"{name}, every step on" if item.note else f"{name} (full algorithm)"
+            base = model_view(item.baseline, label, slugs, f"ablation of {name}", False, extra)
             models.append(base)
             rows = []
             for flag, doc, result in item.mutants:
@@ -207,7 +303,8 @@ def build_report(
                 cells = {p.name: _cell(p, before.get(p.name)) for p in mv.properties}
                 rows.append((flag, doc, mv, cells))
             props = [p.name for p in base.properties]
-            ablations.append(AblationView(item.model, item.spec, item.note, base, props, rows))
+            outcomes = {flag: ablation_outcome(item.baseline, result) for flag, _doc, result in item.mutants}
+            ablations.append(AblationView(item.model, item.spec, item.note, base, props, rows, outcomes))
         else:
             models.append(model_view(item, Path(item.model).stem, slugs, specs=extra))
     columns: list[str] = []
@@ -228,6 +325,7 @@ def _cell(p: PropertyView, baseline: str | None) -> Cell:
         p.explanation,
         p.expected,
         p.as_expected,
+        p.kind,
     )
 
 

@@ -20,6 +20,16 @@ EXIT_SIGINT = 130  # interrupted by SIGINT (128 + 2)
 EXIT_SIGTERM = 143  # terminated by SIGTERM (128 + 15)
 
 
+def verdict_word(kind: str | None, status: str | None) -> str | None:
+    """A verdict as every artifact prints it: ``unreached`` for a ``sometimes``
+    property whose status is ``violated`` (no reachable state satisfies it), else the
+    status itself (``holds``, ``violated``, ``unknown``); ``None`` stays ``None``, so
+    an expectation can go through it too."""
+    if kind == "sometimes" and status == "violated":
+        return "unreached"
+    return status
+
+
 @dataclass
 class Step:
     """One step of a trace: the action taken (``None`` for the initial state) and the
@@ -55,10 +65,22 @@ class PropertyResult:
             return self.status != "violated"
         return self.status == self.expected
 
+    @property
+    def word(self) -> str:
+        """The verdict as printed (:func:`verdict_word`): ``unreached`` for a
+        ``sometimes`` property never reached."""
+        return verdict_word(self.kind, self.status) or self.status
+
+    @property
+    def expected_word(self) -> str | None:
+        """The expectation as printed (:func:`verdict_word`)."""
+        return verdict_word(self.kind, self.expected)
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "kind": self.kind,
             "status": self.status,
+            "shown": self.word,
             "expected": self.expected,
             "explanation": self.explanation,
             "trace": [asdict(s) for s in self.trace] if self.trace is not None else None,

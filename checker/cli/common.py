@@ -158,12 +158,12 @@ def print_result(model: Model, result: Result, *, verbose: bool | None = False, 
             click.echo("  " + line)
     width = max((len(n) for n in result.properties), default=0)
     for name, p in result.properties.items():
-        expected = p.expected or "-"
+        expected = p.expected_word or "-"
         status = p.status
         flag = "ok" if p.as_expected else ("UNKNOWN" if status == "unknown" else "UNEXPECTED")
         if status == "unknown":
             flag = "UNKNOWN"
-        click.echo(f"  {name:<{width}}  {status:<8}  expected {expected:<8}  {flag}")
+        click.echo(f"  {name:<{width}}  {p.word:<8}  expected {expected:<8}  {flag}")
         show = p.explanation and (status == "violated" or status == "unknown" or verbose or not p.as_expected)
         if p.kind == "sometimes" and status == "holds" and not verbose:
             show = False

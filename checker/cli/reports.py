@@ -104,7 +104,7 @@ def add_commands(main: click.Group) -> None:
         options = options_from(kw)
 
         def progress(flag: str | None, result: Result) -> None:
-            what = "full algorithm" if flag is None else f"without {flag}"
+            what = "every step on" if flag is None else f"without {flag}"
             st = result.stats
             click.echo(f"  {what}: {st.distinct_states:,} states, {st.seconds:.2f}s", err=True)
 
