@@ -17,6 +17,7 @@ from checker.api.result import PropertyResult, Result, verdict_word
 from checker.api.spec import Property, Spec
 from reports.diagram import Diagram, layout
 from reports.diff import Change, diff
+from reports.proofs import ProofRecord
 from reports.timeline import Blame, Timeline, TimelineUnavailable, blame, build_timeline, load_spec, replay_states
 
 
@@ -263,6 +264,7 @@ class ReportView:
     models: list[ModelView]
     columns: list[str]
     ablations: list[AblationView] = field(default_factory=list)
+    proofs: list[ProofRecord] = field(default_factory=list)  # ``prove --json`` records
 
     @property
     def traces(self) -> list[TraceView]:
@@ -276,7 +278,7 @@ class ReportView:
 
 
 def build_report(
-    items: list[Result | Ablation],
+    items: list[Result | Ablation | ProofRecord],
     title: str = "ordercheck report",
     specs: dict[str, type[Spec]] | None = None,
 ) -> ReportView:
@@ -289,8 +291,11 @@ def build_report(
     extra = specs or {}
     models: list[ModelView] = []
     ablations: list[AblationView] = []
+    proofs: list[ProofRecord] = []
     for item in items:
-        if isinstance(item, Ablation):
+        if isinstance(item, ProofRecord):
+            proofs.append(item)
+        elif isinstance(item, Ablation):
             name = Path(item.model).stem
             label = f"{name}, every step on" if item.note else f"{name} (full algorithm)"
             base = model_view(item.baseline, label, slugs, f"ablation of {name}", False, extra)
@@ -312,7 +317,7 @@ def build_report(
         for p in m.properties:
             if p.name not in columns:
                 columns.append(p.name)
-    return ReportView(title, models, columns, ablations)
+    return ReportView(title, models, columns, ablations, proofs)
 
 
 def _cell(p: PropertyView, baseline: str | None) -> Cell:

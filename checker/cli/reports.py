@@ -74,15 +74,14 @@ def add_commands(main: click.Group) -> None:
     @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Report directory.")
     @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
     def report(results: tuple[str, ...], out_dir: str, junit_path: str | None) -> None:
-        """Render `check --json` and `ablate --json` results as an HTML report (with
-        Markdown, ITF traces and ShiViz logs beside it)."""
+        """Render `check --json`, `ablate --json` and `prove --json` results as an HTML
+        report (with Markdown, ITF traces and ShiViz logs beside it)."""
         from reports import load_items
-        from reports.view import Ablation
 
         items = load_items(list(results))
         with Outputs() as out:
             index = stage_html(out, items, out_dir)
-            junit = stage_junit(out, [i for i in items if not isinstance(i, Ablation)], junit_path) if junit_path else None
+            junit = stage_junit(out, [i for i in items if isinstance(i, Result)], junit_path) if junit_path else None
         click.echo(f"report: {index}")
         if junit is not None:
             click.echo(f"JUnit XML: {junit}")
