@@ -60,9 +60,9 @@ def junit_xml(results: list[Result], name: str = "ordercheck", evidence: list[Ev
                 err.text = _text(_body(p))
             elif not p.as_expected:
                 failures += 1
-                expected = p.expected or "not violated"
+                expected = p.expected_word or "not violated"
                 fail = ET.SubElement(
-                    case, "failure", type=p.status, message=_text(f"{pname}: expected {expected}, got {p.status}")
+                    case, "failure", type=p.status, message=_text(f"{pname}: expected {expected}, got {p.word}")
                 )
                 body = _body(p)
                 if not body and p.status == "holds":

@@ -99,7 +99,8 @@ class AblationOutcome:
 def ablation_outcome(baseline: Result, mutant: Result) -> AblationOutcome:
     """Compare a mutant's result with the full algorithm's (see :class:`AblationOutcome`)."""
     base = baseline.properties
-    changes = [(name, p.word) for name, p in mutant.properties.items() if name in base and base[name].status != p.status]
+    changes = [(name, "reached" if p.kind == "sometimes" and p.status == "holds" else p.word)
+               for name, p in mutant.properties.items() if name in base and base[name].status != p.status]
     undecided = [name for name, p in mutant.properties.items() if p.status == "unknown"]
     same_search = (mutant.stats.distinct_states == baseline.stats.distinct_states
                    and mutant.stats.transitions == baseline.stats.transitions
