@@ -143,6 +143,21 @@ class Result:
     coverage: dict[str, int] | None = None
     """Transitions generated per action name (TLC's coverage); ``None`` when the engine did
     not record them."""
+    bounds: dict[str, Any] = field(default_factory=dict)
+    """The bounds the search ran under (``max_states``, ``max_depth``, ``time_limit``;
+    ``None`` for one not set); empty when the engine did not record them."""
+
+    def bound_text(self) -> str:
+        """How far a search a bound stopped got, in words (empty for a complete search):
+        ``stopped by the max_states bound (1,000) after 1,000 distinct states, depth 7``."""
+        st = self.stats
+        if not st.bound:
+            return ""
+        limit = self.bounds.get(st.bound)
+        shown = f" ({limit:,})" if isinstance(limit, int) and not isinstance(limit, bool) else (
+            f" ({limit:g} s)" if isinstance(limit, float) else "")
+        return (f"stopped by the {st.bound} bound{shown} after {st.distinct_states:,} distinct states, "
+                f"depth {st.depth}")
 
     def exit_code(self) -> int:
         """1 if a verdict differs from its expectation, else 3 if a bound left a
@@ -160,6 +175,7 @@ class Result:
             "stats": asdict(self.stats),
             "warnings": self.warnings,
             "coverage": self.coverage,
+            "bounds": self.bounds,
         }
 
     @classmethod
@@ -182,6 +198,7 @@ class Result:
             _stats_from_json(data.get("stats", {})),
             list(data.get("warnings", [])),
             data.get("coverage"),
+            dict(data.get("bounds") or {}),
         )
 
 

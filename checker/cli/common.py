@@ -143,7 +143,7 @@ def print_result(model: Model, result: Result, *, verbose: bool | None = False, 
     with ``verbose``; with ``None``, the traces of every violation). ``seen`` collects
     the reduction notes printed so far in this run, which are not printed again."""
     st = result.stats
-    cut = f", stopped by {st.bound}" if st.bound else ""
+    cut = f", {result.bound_text()}" if st.bound else ""
     click.echo(
         f"{model.path}: {model.spec.name}, {st.distinct_states:,} distinct states, {st.transitions:,} "
         f"transitions, depth {st.depth}, {st.seconds:.2f}s ({st.states_per_second:,.0f} states/s){cut}"
@@ -173,9 +173,11 @@ def print_result(model: Model, result: Result, *, verbose: bool | None = False, 
         if verbose is None:
             show_trace = status == "violated"
         if p.trace and show_trace:
-            click.echo(f"      trace ({len(p.trace) - 1} steps):")
-            for i, step in enumerate(p.trace):
-                click.echo(f"        {i:>3}. {step.action or 'initial state'}")
+            from reports.diff import step_lines
+
+            click.echo(f"      trace ({len(p.trace) - 1} steps, with what each step changed):")
+            for line in step_lines(p.trace):
+                click.echo(f"        {line}")
             if p.loop_start is not None:
                 click.echo(f"             (back to the state after step {p.loop_start}, and round again for ever)")
     click.echo(f"  fingerprint collision probability: {st.collision_probability:.1e}")
