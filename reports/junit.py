@@ -39,7 +39,7 @@ def _body(p: PropertyResult) -> str:
     if p.explanation:
         lines.append(p.explanation)
     if p.trace:
-        lines.append(f"trace ({len(p.trace) - 1} steps, with what each step changed):")
+        lines.append(f"trace ({len(p.trace) - 1} steps):")
         lines += ["  " + line for line in step_lines(p.trace)]
     return "\n".join(lines)
 
@@ -67,12 +67,14 @@ def _config_properties(props: ET.Element, r: Result) -> None:
         ET.SubElement(props, "property", name=key, value=_text(value))
 
 
-def error_junit_xml(where: str, field: str, message: str, kind: str = "input", name: str = "ordercheck") -> str:
-    """A JUnit XML document for a run that stopped on a model error before any verdict
-    (exit code 2 for bad input, 5 for a spec's exception): one suite named after the
-    file, one ``<testcase>`` named after the field at fault (``model file`` when none),
-    with an ``<error>`` whose message is the command line's one line."""
-    root = ET.Element("testsuites", name=name, tests="1", failures="0", errors="1", time="0.000")
+def error_junit_xml(where: str, field: str, message: str, kind: str = "input", results: list[Result] | None = None,
+                    name: str = "ordercheck") -> str:
+    """A JUnit XML document for a run that stopped on a model error (exit code 2 for bad
+    input, 5 for a spec's exception): the suites of ``results`` decided before it, if
+    any, then one suite named after the file, with one ``<testcase>`` named after the
+    field at fault (``model file`` when none) holding an ``<error>`` whose message is
+    the command line's one line."""
+    root = ET.fromstring(junit_xml(results or [], name=name).split("\n", 1)[1])
     suite = ET.SubElement(root, "testsuite", name=_text(where), tests="1", failures="0", errors="1", skipped="0",
                           time="0.000")
     model = where.rsplit("/", 1)[-1].removesuffix(".toml")
@@ -80,6 +82,8 @@ def error_junit_xml(where: str, field: str, message: str, kind: str = "input", n
     line = ": ".join(p for p in (where, field, message) if p)
     err = ET.SubElement(case, "error", type=kind, message=_text(line))
     err.text = _text(f"file: {where}\nfield: {field or '(the file as a whole)'}\n{message}")
+    for key in ("tests", "errors"):
+        root.set(key, str(int(root.get(key, "0")) + 1))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

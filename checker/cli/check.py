@@ -19,7 +19,15 @@ from checker.api.errors import InputError
 from checker.api.evidence import EvidenceCheck, evidence_exit_code
 from checker.api.exits import exit_after_verdicts
 from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, combined_exit_code, write_json_atomic
-from checker.cli.common import check_one, engine_options, load_models, options_from, print_result, print_summary
+from checker.cli.common import (
+    check_one,
+    engine_options,
+    load_models,
+    options_from,
+    print_hidden,
+    print_result,
+    print_summary,
+)
 from checker.loading.modelfile import load_model
 
 
@@ -36,13 +44,20 @@ from checker.loading.modelfile import load_model
 def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_dir: str | None = None,
           junit_path: str | None = None, with_evidence: bool = False, **kw: Any) -> None:
     """Check models and compare every verdict with the model's [expect]."""
-    loaded = load_models(list(models))
-    named = len(loaded)
-    if with_evidence:  # the mutants not among the models named, each once, run after them
-        from checker.loading.evidence import evidence_mutants
+    try:
+        loaded = load_models(list(models))
+        named = len(loaded)
+        if with_evidence:  # the mutants not among the models named, each once, run after them
+            from checker.loading.evidence import evidence_mutants
 
-        have = {Path(m.path).resolve() for m in loaded}
-        loaded += [load_model(p) for p in evidence_mutants(loaded) if p.resolve() not in have]
+            have = {Path(m.path).resolve() for m in loaded}
+            loaded += [load_model(p) for p in evidence_mutants(loaded) if p.resolve() not in have]
+    except InputError as exc:  # a model error (exit 2): the CI's test tab names it too
+        if junit_path:
+            from checker.cli.reports import emit_error_junit
+
+            emit_error_junit(junit_path, exc.where, exc.field, exc.message)
+        raise
     options = options_from(kw)
     each = [options] * len(loaded)
     if options.engine == "local":
@@ -59,42 +74,64 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
         with diagnosed(loaded):  # a spec's exception on an executor, found again here
             results = check_models_spark(loaded, options)
     seen: set[str] = set()  # reduction notes are printed once per run
+    quiet = not options.progress  # --quiet: one line per model, then only what is unexpected
+    hidden: list[str] = []  # the warnings --quiet leaves out, counted in one line
     if options.engine == "spark":
         for model, result in zip(loaded, results):
-            print_result(model, result, verbose=verbose, seen=seen)
+            print_result(model, result, verbose=verbose, seen=seen, quiet=quiet, hidden=hidden)
     else:  # each model's verdicts as soon as they are decided (a run killed later keeps them)
         results = []
         for model, opts in zip(loaded, each):
-            results.append(check_one(model, opts))
-            print_result(model, results[-1], verbose=verbose, seen=seen)
+            results.append(_junit_on_spec_error(model, opts, results, junit_path))
+            print_result(model, results[-1], verbose=verbose, seen=seen, quiet=quiet, hidden=hidden)
     evidence = None
     if with_evidence:
         from checker.loading.evidence import judge_evidence
 
         by_path = {Path(m.path).resolve(): r for m, r in zip(loaded, results)}
         evidence = judge_evidence(loaded[:named], by_path)
-        print_evidence(evidence)
+        print_evidence(evidence, quiet=quiet)
     payload: Any = None
     if json_path:  # the models named (the evidence mutants are in the report and the JUnit XML)
         payload = results[0].to_json() if named == 1 else [r.to_json() for r in results[:named]]
     from checker.cli.reports import emit_outputs
 
-    emit_outputs(results, report_dir, junit_path, json_path, payload, evidence=evidence)
+    emit_outputs(results, report_dir, junit_path, json_path, payload, evidence=evidence, quiet=quiet)
     if len(results) > 1:
         print_summary(results)
+    print_hidden(hidden)
     codes = {combined_exit_code(results), evidence_exit_code(evidence or [])}
     exit_after_verdicts(EXIT_MISMATCH if EXIT_MISMATCH in codes else EXIT_BOUND if EXIT_BOUND in codes else EXIT_OK)
 
 
-def print_evidence(checks: list[EvidenceCheck]) -> None:
+def _junit_on_spec_error(model: Any, options: Any, done: list[Any], junit_path: str | None) -> Any:
+    """:func:`check_one`; when the spec raises (exit code 5) and ``--junit`` was given,
+    the JUnit XML of the models checked so far and an error case for this one is
+    written first."""
+    from checker.api.spec_errors import SpecRaised
+
+    try:
+        return check_one(model, options)
+    except SpecRaised as exc:
+        if junit_path:
+            from checker.cli.reports import emit_error_junit
+
+            emit_error_junit(junit_path, exc.model, "spec", exc.line(), "spec", done)
+        raise
+
+
+def print_evidence(checks: list[EvidenceCheck], quiet: bool = False) -> None:
     """One line per ``[evidence]`` entry run by ``--with-evidence`` (an
-    :class:`checker.api.evidence.EvidenceCheck`)."""
+    :class:`checker.api.evidence.EvidenceCheck`); with ``quiet``, only the entries
+    not shown, after the count."""
     if not checks:
         click.echo("\nevidence: the models name none")
         return
     shown = sum(c.ok for c in checks)
     click.echo(f"\nevidence: {shown} of {len(checks)} shown")
     for c in checks:
+        if quiet and c.ok:
+            continue
         flag = "ok" if c.ok else ("UNKNOWN" if c.status == "unknown" else "UNEXPECTED")
         click.echo(f"  {c.model}: {c.prop} <- {c.kind} {c.name}: {c.status}  {flag}")
         if not c.ok:
