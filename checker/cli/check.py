@@ -74,7 +74,8 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
         with diagnosed(loaded):  # a spec's exception on an executor, found again here
             results = check_models_spark(loaded, options)
     seen: set[str] = set()  # reduction notes are printed once per run
-    quiet = not options.progress  # --quiet: one line per model, then only what is unexpected
+    # --quiet on a suite (several models named): one line per model, then only what is unexpected
+    quiet = not options.progress and named > 1
     hidden: list[str] = []  # the warnings --quiet leaves out, counted in one line
     if options.engine == "spark":
         for model, result in zip(loaded, results):
