@@ -154,7 +154,8 @@ def print_result(model: Model, result: Result, *, verbose: bool | None = False, 
     tally = ""
     if quiet:
         bad = sum(not p.as_expected for p in result.properties.values())
-        tally = (f": {len(result.properties)} verdicts as expected" if not bad
+        n = len(result.properties)
+        tally = (f": {n} verdict{'s' if n != 1 else ''} as expected" if not bad
                  else f": {bad} of {len(result.properties)} verdicts NOT as expected")
     click.echo(
         f"{model.path}: {model.spec.name}, {st.distinct_states:,} distinct states, {st.transitions:,} "
