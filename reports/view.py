@@ -110,10 +110,11 @@ def ablation_outcome(baseline: Result, mutant: Result) -> AblationOutcome:
 
 
 def full_algorithm_label(note: str) -> str:
-    """How the ablation table names its first row: the full algorithm, or, when the
-    model file itself switches steps off (``note`` says which), the model with every
-    step switched back on, so that a mutant's file is never called the full algorithm."""
-    return "none (every step on again)" if note else "none (full algorithm)"
+    """How the ablation table names its first row: every flag on is the full algorithm,
+    also when the model file itself switches steps off (``note`` says which, and the
+    table's text says the row starts from every step on); it is the model's *label*
+    that never calls a mutant's file the full algorithm (:func:`build_report`)."""
+    return "none (full algorithm)"
 
 
 @dataclass
@@ -298,7 +299,9 @@ def build_report(
             proofs.append(item)
         elif isinstance(item, Ablation):
             name = Path(item.model).stem
-            label = f"{name}, every step on" if item.note else f"{name} (full algorithm)"
+            # A mutant's file (one that switches steps off) is not the full algorithm: its
+            # baseline is that file with every step switched back on.
+            label = f"{name} with every step on" if item.note else f"{name} (full algorithm)"
             base = model_view(item.baseline, label, slugs, f"ablation of {name}", False, extra)
             models.append(base)
             rows = []
