@@ -148,16 +148,16 @@ class Result:
     ``None`` for one not set); empty when the engine did not record them."""
 
     def bound_text(self) -> str:
-        """How far a search a bound stopped got, in words (empty for a complete search):
-        ``stopped by the max_states bound (1,000) after 1,000 distinct states, depth 7``."""
+        """Which bound stopped the search, and its limit when recorded (empty for a
+        complete search): ``stopped by max_states (max_states = 1,000)``; with the
+        statistics line's states and depth it says how far the search got."""
         st = self.stats
         if not st.bound:
             return ""
         limit = self.bounds.get(st.bound)
-        shown = f" ({limit:,})" if isinstance(limit, int) and not isinstance(limit, bool) else (
-            f" ({limit:g} s)" if isinstance(limit, float) else "")
-        return (f"stopped by the {st.bound} bound{shown} after {st.distinct_states:,} distinct states, "
-                f"depth {st.depth}")
+        shown = (f" ({st.bound} = {limit:,})" if isinstance(limit, int) and not isinstance(limit, bool)
+                 else f" ({st.bound} = {limit:g} s)" if isinstance(limit, float) else "")
+        return f"stopped by {st.bound}{shown}"
 
     def exit_code(self) -> int:
         """1 if a verdict differs from its expectation, else 3 if a bound left a
