@@ -168,6 +168,7 @@ def render_text(matrix: Matrix) -> str:
     lines.append("")
     lines.append(
         f"{len(matrix.rows)} models; verdicts as expected unless marked NAME! "
-        f"({len(bad)} unexpected); - not checked; unknown? a bound stopped the search"
+        f"({len(bad)} unexpected); - not checked; unknown? a bound stopped the search; "
+        "unreached: no reachable state satisfies a sometimes property"
     )
     return "\n".join(lines)
