@@ -10,6 +10,8 @@ trace to the state it was taken from (:mod:`checker.engine.diagnose`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +73,7 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
         from checker.engine.diagnose import diagnosed
         from checker.spark.bfs import check_models_spark
 
-        with diagnosed(loaded):  # a spec's exception on an executor, found again here
+        with _junit_if_spec_raised(junit_path, []), diagnosed(loaded):  # a spec's exception on an executor, found again here
             results = check_models_spark(loaded, options)
     seen: set[str] = set()  # reduction notes are printed once per run
     # --quiet on a suite (several models named): one line per model, then only what is unexpected
@@ -109,10 +111,19 @@ def _junit_on_spec_error(model: Any, options: Any, done: list[Any], junit_path: 
     """:func:`check_one`; when the spec raises (exit code 5) and ``--junit`` was given,
     the JUnit XML of the models checked so far and an error case for this one is
     written first."""
+    with _junit_if_spec_raised(junit_path, done):
+        return check_one(model, options)
+
+
+@contextmanager
+def _junit_if_spec_raised(junit_path: str | None, done: list[Any]) -> Iterator[None]:
+    """On a :class:`~checker.api.spec_errors.SpecRaised` (exit code 5) with ``--junit``,
+    write the JUnit XML of ``done`` and an error case for the model whose spec raised,
+    then let the error go on."""
     from checker.api.spec_errors import SpecRaised
 
     try:
-        return check_one(model, options)
+        yield
     except SpecRaised as exc:
         if junit_path:
             from checker.cli.reports import emit_error_junit
