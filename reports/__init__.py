@@ -13,14 +13,19 @@ specs they name; it never touches the search engine. Entry points:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from checker.api.errors import InputError
-from checker.api.result import Result
+from checker.api.inputs import DATA_LIMIT, parse_json, read_input, text_of
+from checker.api.result import RecordError, Result
 from reports.proofs import ProofRecord
 from reports.view import Ablation
+
+RESULT_NESTING = 500
+"""A result file nested deeper than this is refused: a result nests a dozen levels (its
+traces' states a few more), and a fixed limit answers the same whatever Python's
+recursion limit is at the time."""
 
 
 def items_from_json(data: Any, where: str) -> list[Result | Ablation | ProofRecord]:
@@ -34,14 +39,16 @@ def items_from_json(data: Any, where: str) -> list[Result | Ablation | ProofReco
             raise InputError(where, field, "expected a result record (a JSON object)")
         try:
             if rec.get("kind") == "ablation":
-                out.append(Ablation.from_json(rec))
+                out.append(Ablation.from_json(rec, field))
             elif rec.get("engine") == "z3":
                 out.append(ProofRecord.from_json(rec, where, field))
             else:
                 for key in ("model", "spec", "properties"):
                     if key not in rec:
                         raise InputError(where, f"{field}.{key}".lstrip("."), "missing: is this an `ordercheck check --json` file?")
-                out.append(Result.from_json(rec))
+                out.append(Result.from_json(rec, field))
+        except RecordError as exc:  # a field of the wrong type: named, with what it should be
+            raise InputError(where, exc.field, exc.message) from None
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(where, field, f"is not a result record ({exc.__class__.__name__}: {exc})") from None
     return out
@@ -52,16 +59,8 @@ def load_items(paths: list[str | Path]) -> list[Result | Ablation | ProofRecord]
     out: list[Result | Ablation | ProofRecord] = []
     for path in paths:
         where = str(path)
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(where, "", f"cannot be read ({exc.__class__.__name__})") from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(where, "", f"is not valid JSON ({exc})") from None
-        except RecursionError:
-            raise InputError(where, "", "is nested too deeply to be a result file") from None
+        text = text_of(read_input(path, "a result file", DATA_LIMIT, where), where)
+        data = parse_json(text, where, "a result file", RESULT_NESTING)
         out.extend(items_from_json(data, where))
     return out
 

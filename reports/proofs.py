@@ -63,8 +63,33 @@ class ProofRecord:
         for key in ("model", "spec", "queries"):
             if key not in data:
                 raise InputError(where, f"{field}.{key}".lstrip("."), "missing: is this an `ordercheck prove --json` file?")
+        def bad(name: str, what: str) -> InputError:
+            return InputError(where, f"{field}.{name}".lstrip("."), what)
+
         if not isinstance(data["queries"], dict):
-            raise InputError(where, f"{field}.queries".lstrip("."), "expected an object of queries by name")
+            raise bad("queries", "expected an object of queries by name")
+        for key in ("model", "spec"):
+            if not isinstance(data[key], str):
+                raise bad(key, "expected a string")
+        for name, q in data["queries"].items():
+            at = f"queries.{name}"
+            if not isinstance(q, dict):
+                raise bad(at, "expected a query (a JSON object)")
+            for key in ("kind", "status", "shown", "expected", "outcome", "note", "explanation", "prop_kind"):
+                if q.get(key) is not None and not isinstance(q[key], str):
+                    raise bad(f"{at}.{key}", "expected a string or null")
+            if not isinstance(q.get("seconds", 0), (int, float)) or isinstance(q.get("seconds"), bool):
+                raise bad(f"{at}.seconds", "expected a number")
+            trace = q.get("trace")
+            if trace is not None and not (isinstance(trace, list) and all(
+                    isinstance(s, dict) and (s.get("action") is None or isinstance(s["action"], str)) for s in trace)):
+                raise bad(f"{at}.trace", "expected a list of steps whose action is a string or null")
+        for key in ("bmc_skipped", "proof_uncovered", "dropped"):
+            if not isinstance(data.get(key) or [], list) or not all(isinstance(v, str) for v in data.get(key) or []):
+                raise bad(key, "expected a list of strings")
+        undecided = data.get("undecided") or {}
+        if not isinstance(undecided, dict) or not all(isinstance(v, str) for v in undecided.values()):
+            raise bad("undecided", "expected an object of strings")
         return cls(data)
 
     def to_json(self) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from checker.api.rendering import Rendering, rendering_of
 from checker.api.result import Step
 from checker.api.spec import Property, Spec
 from checker.api.trace import ReplayError, replay
-from checker.loading.registry import UnknownSpec, spec_class
+from checker.loading.registry import SpecNotImported, UnknownSpec, spec_class
 from checker.monitors.events import DELIVER as LOG_DELIVER
 from checker.monitors.events import DROP as LOG_DROP
 from checker.monitors.log import Log, signal_sources
@@ -123,6 +123,9 @@ def load_spec(name: str, constants: dict[str, Any], cls: type[Spec] | None = Non
     if cls is None:
         try:
             cls = spec_class(name)
+        except SpecNotImported:  # a file or module named by data: never imported (docs/explanation/security.md)
+            raise TimelineUnavailable(f"spec {name!r} is a spec file or module, which a result never imports: "
+                                      "pass it with --spec to replay the trace") from None
         except UnknownSpec:
             raise TimelineUnavailable(f"spec {name!r} is not installed, so the trace cannot be replayed") from None
     try:

@@ -8,12 +8,13 @@ at a spec or replays a trace itself. Inputs are :class:`~checker.api.result.Resu
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.api.result import PropertyResult, Result, verdict_word
+from checker.api.result import PropertyResult, RecordError, Result, verdict_word
 from checker.api.spec import Property, Spec
 from reports.diagram import Diagram, layout
 from reports.diff import Change, diff
@@ -42,13 +43,32 @@ class Ablation:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Ablation:
+    def from_json(cls, data: dict[str, Any], path: str = "") -> Ablation:
+        """The ablation run an ``ablate --json`` record holds, every field checked
+        (:meth:`checker.api.result.Result.from_json`; :class:`~checker.api.result.RecordError`
+        names a field of the wrong type)."""
+        def text(value: Any, where: str) -> str:
+            if not isinstance(value, str):
+                raise RecordError(where, "expected a string")
+            return value
+
+        at = f"{path}." if path else ""
+        runs = data.get("ablations", [])
+        if not isinstance(runs, list):
+            raise RecordError(f"{at}ablations", "expected an array")
+        ablations = []
+        for i, a in enumerate(runs):
+            where = f"{at}ablations[{i}]"
+            if not isinstance(a, dict):
+                raise RecordError(where, "expected a JSON object")
+            ablations.append((text(a["flag"], f"{where}.flag"), text(a.get("doc", ""), f"{where}.doc"),
+                              Result.from_json(a["result"], f"{where}.result")))
         return cls(
-            data["model"],
-            data["spec"],
-            Result.from_json(data["baseline"]),
-            [(a["flag"], a.get("doc", ""), Result.from_json(a["result"])) for a in data.get("ablations", [])],
-            data.get("note", ""),
+            text(data["model"], f"{at}model"),
+            text(data["spec"], f"{at}spec"),
+            Result.from_json(data["baseline"], f"{at}baseline"),
+            ablations,
+            text(data.get("note", ""), f"{at}note"),
         )
 
 
@@ -338,9 +358,19 @@ def _cell(p: PropertyView, baseline: str | None) -> Cell:
     )
 
 
+SLUG_MAX = 80
+"""The longest slug: report file names are built of two (a model's and a property's)
+and a suffix, and must stay within a file system's 255 bytes a name."""
+
+
 def slugify(text: str, taken: set[str]) -> str:
-    """An anchor- and file-safe name, unique among ``taken`` (which it joins)."""
+    """An anchor- and file-safe name, unique among ``taken`` (which it joins). A name
+    longer than :data:`SLUG_MAX` is cut and ends with a digest of the whole ``text``,
+    so that it stays unique and is the same in every run."""
     base = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-.").lower() or "x"
+    if len(base) > SLUG_MAX:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        base = f"{base[:SLUG_MAX - 13].rstrip('-.')}-{digest}"
     slug, n = base, 2
     while slug in taken:
         slug, n = f"{base}-{n}", n + 1

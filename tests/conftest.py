@@ -3,6 +3,7 @@ session's one Spark context."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,10 @@ from click.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
+
+os.environ.setdefault("ORDERCHECK_STRICT_EXIT_CODES", "1")
+"""checker.cli.exitcodes: a command ending with an exit code its row does not list fails
+the test that ran it (with exit code 70), in this process and in the runs it starts."""
 
 
 @pytest.fixture

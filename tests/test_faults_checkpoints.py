@@ -113,7 +113,7 @@ DAMAGE = {
     "garbage-manifest": (_garbage("manifest.json"), "manifest.json", "cannot be read"),
     "no-manifest": (lambda w: (w / "manifest.json").unlink(), "manifest.json", "is missing"),
     "old-format": (lambda w: (w / "manifest.json").write_text(json.dumps({**_manifest(w), "format": 1})),
-                   "manifest.json", "reads format 3"),
+                   "manifest.json", "reads format 4"),
     # damage that agrees with the manifest: the contents are checked too
     "zeroed-parents-resealed": (_resealed(_zero_parents), "parents.npy", "an initial state has a parent"),
     "looping-parent-resealed": (_resealed(_loop_parent), "parents.npy", "parent does not precede it"),

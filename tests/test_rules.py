@@ -8,6 +8,7 @@ successors with the keys below (rank << 16 | position), five of the six."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from checker.engine import rules
 from checker.engine.rules import KEY_BITS, LevelEnd, settle
@@ -83,3 +84,49 @@ def test_the_small_rules() -> None:
     assert rules.next_depth(4, 7, False) == 5 and rules.next_depth(4, 0, False) == 4
     assert rules.next_depth(4, 7, True) == 4
     assert rules.counted(3, None) and rules.counted(3, 3) and not rules.counted(4, 3)
+
+
+# -- the cycle proviso's rule and the first level ------------------------------------------
+
+
+def test_the_cycle_proviso_names_reduced_parents_whose_successors_were_met_before() -> None:
+    """Successors by fingerprint and parent rank: parent 1 (reduced) meets parent 0's 5;
+    parent 2 repeats its own 9 but is not reduced; parent 3 (reduced) repeats its own 4;
+    parent 4 (reduced) reaches a state visited at an earlier level; parent 0, reduced,
+    generated 5 first and 7 first, so the rule does not name it."""
+    fps = np.asarray([5, 7, 5, 9, 9, 4, 4, 6], dtype=np.uint64)
+    ranks = np.asarray([0, 0, 1, 2, 2, 3, 3, 4], dtype=np.int64)
+    reduced = np.asarray([True, True, True, False, False, True, True, True])
+    visited = np.asarray([False] * 7 + [True])
+    assert rules.must_expand_fully(fps, ranks, reduced, visited).tolist() == [1, 3, 4]
+    assert rules.must_expand_fully(fps, ranks, reduced).tolist() == [1, 3]
+    later_first = np.asarray([3, 0], dtype=np.int64)  # rank order, not position order, says which is first
+    assert rules.must_expand_fully(np.asarray([8, 8], dtype=np.uint64), later_first, np.asarray([True, False])).tolist() == [3]
+    assert rules.must_expand_fully(np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64),
+                                   np.zeros(0, dtype=bool)).tolist() == []
+
+
+class _Inits:
+    """A stand-in spec: only its name and initial states are read."""
+
+    name = "inits"
+
+    def __init__(self, states: list) -> None:
+        self.states = states
+
+    def init_states(self) -> list:
+        return self.states
+
+
+def test_the_first_level_is_the_first_of_equal_initial_states() -> None:
+    from checker.api.errors import SpecError
+    from checker.engine.fingerprint import fingerprint
+
+    def fps(states: list) -> np.ndarray:
+        return np.fromiter((fingerprint(s) for s in states), dtype=np.uint64, count=len(states))
+
+    level, positions, got = rules.initial_level(_Inits([(1,), (2,), (1,), (3,)]), fps)  # type: ignore[arg-type]
+    assert level == [(1,), (2,), (3,)] and positions.tolist() == [0, 1, 3]
+    assert got.tolist() == [fingerprint(s) for s in level]
+    with pytest.raises(SpecError, match=r"inits: initial state\[1\] is a str"):
+        rules.initial_level(_Inits([(1,), (1, "x")]), fps)  # type: ignore[arg-type]

@@ -31,11 +31,12 @@ from checker.cli import main
 from checker.engine.encoding import decode, encode
 from checker.engine.fingerprint import fingerprint
 from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model, model_from_dict
+from checker.loading.modelfile import load_model
 from checker.loading.registry import builtin_models
 from checker.spark.bfs import SparkOptions, check_models_spark
 from checker.spark.sweep import sweep_tasks
 from checker.spark.sweep_table import COLUMNS, load_sweep, load_sweep_results
+from tests.test_ledger import EARLY, assert_figures, fifo4
 from tests.test_spec_api import BUGGY_RING, EXAMPLE
 from tests.test_user_specs import COUNTER, MODEL, project
 
@@ -114,28 +115,6 @@ def test_load_sweep_names_a_missing_table(tmp_path):
 BUILTIN = builtin_models()
 
 
-def _fifo4(name="fifo-4-variant", **check):
-    raw = {
-        "spec": "fifo",
-        "constants": {"peers": 4, "script": {"a": ["bcd"], "b": ["cd"]}},
-        "check": check,
-    }
-    return model_from_dict(raw, name)
-
-
-EARLY = {
-    # stopped by max_states inside a level, at its first state, at the end of one
-    "max-states-1": dict(properties=["fifo", "causal", "total"], max_states=1),
-    "max-states-57": dict(properties=["fifo", "causal", "total"], max_states=57),
-    "max-states-120": dict(properties=["fifo", "causal", "total"], max_states=120),
-    "max-depth-6": dict(properties=["fifo", "causal", "total"], max_depth=6),
-    # only violated properties: the local engine stops inside a level, after the parent
-    # whose successor decided the last one; the Spark engine must cut at the same place
-    "all-decided": dict(properties=["causal", "total"]),
-    "full": dict(properties=["fifo", "causal", "total"]),
-}
-
-
 # The shared search's first levels (all models together: 196 states, then 491) run on
 # the driver, the rest as Spark jobs: both sides and the hand-over between them are
 # compared with the local engine on every model.
@@ -148,7 +127,7 @@ def shared_search(spark):
     checked by the local engine and, in one Spark search of all of them together (each
     level one job for every model still running, once past its first levels on the
     driver), by Spark."""
-    models = [load_model(p) for p in BUILTIN] + [_fifo4(name, **check) for name, check in EARLY.items()]
+    models = [load_model(p) for p in BUILTIN] + [fifo4(name, **check) for name, check in EARLY.items()]
     local = [check_model(m, PLAIN) for m in models]
     options = SparkOptions(partitions=2, driver_states=SHARED_DRIVER_STATES)
     remote = check_models_spark(models, replace(PLAIN, engine="spark"), options)
@@ -208,6 +187,7 @@ def test_spark_stops_where_local_does_in_a_shared_search(early_pairs, name):
     assert local.stats.bound == expected_bound
     if name == "all-decided":
         assert local.stats.distinct_states < early_pairs["full"][0].stats.distinct_states
+    assert_figures(name, remote)  # Spark's own figures: the ledger's rules, not only agreement
 
 
 # Shallow models (a retried task costs a fresh Python worker), violations among them.
@@ -253,7 +233,7 @@ def test_a_search_that_stays_small_never_leaves_the_driver(spark, builtin_pairs,
     spark_levels, driver_levels = [], []
     monkeypatch.setattr(bfs.SparkBatch, "_spark_level", _counting(bfs.SparkBatch._spark_level, spark_levels))
     monkeypatch.setattr(bfs.DriverLevels, "level", _counting(bfs.DriverLevels.level, driver_levels))
-    models = [builtin_pairs[name][0] for name in DRIVER_ONLY] + [_fifo4(name, **check) for name, check in EARLY.items()]
+    models = [builtin_pairs[name][0] for name in DRIVER_ONLY] + [fifo4(name, **check) for name, check in EARLY.items()]
     remote = check_models_spark(models, replace(PLAIN, engine="spark"), SparkOptions(partitions=2))
     assert spark_levels == [] and len(driver_levels) >= 13
     for name, result in zip(DRIVER_ONLY, remote):

@@ -77,10 +77,15 @@ def test_a_model_names_a_spec_of_the_users_project(tmp_path, ref):
     small, big = json.loads(out.read_text())
     assert small["stats"]["distinct_states"] == 4 and big["stats"]["distinct_states"] == 5  # 0..4: stops at 4
     assert big["properties"]["small"]["explanation"] == "4 > 3"
-    # The record names the spec so that it resolves again from anywhere.
-    again = cli("report", out, "-o", tmp_path / "report")
+    # The record names the spec so that it resolves again from anywhere; a result file
+    # is data, so `report` imports it only when the user names it with --spec.
+    refused = cli("report", out, "-o", tmp_path / "report")
+    assert refused.returncode == 2 and "spec: names " in refused.stderr and "--spec" in refused.stderr, refused.stderr
+    typed = ref.replace("../", "") if ref.startswith("../") else ref  # from the project's root
+    again = cli("report", out, "-o", tmp_path / "report", "--spec", typed, cwd=root)
     assert again.returncode == 0, again.stderr
-    assert "counter" in (tmp_path / "report" / "index.html").read_text()
+    page = (tmp_path / "report" / "index.html").read_text()
+    assert "counter" in page and "cannot be replayed" not in page and "4 &gt; 3" in page
 
 
 def test_a_file_reference_is_relative_to_the_model_not_the_working_directory(tmp_path):

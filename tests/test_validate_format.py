@@ -160,7 +160,7 @@ def test_shiviz_logs_read_back() -> None:
 @pytest.mark.parametrize("text,where", [
     (PARSER + "\n\nnot an event\nb {}\n", "x:3: event: 'not an event' is not an event the reports write"),
     (PARSER + "\n\na received a1 (step 1)\nb {}\n", "x:3: host: the event is a's but the host is 'b'"),
-    (PARSER + "\n\na received a1\na {oops}\n", "x:4: clock: is not a JSON object"),
+    (PARSER + "\n\na received a1\na {oops}\n", "x:4: clock: is not valid JSON"),
     (PARSER + "\n\na received a1\na {}\nstray text\n", "x:5: event: does not match the parser expression"),
     (PARSER + "\n=== run ===\n", "x:2: delimiter: several executions in one file are not supported"),
     ("(?<x>.*)\n\n", "x:1: parser: lacks the named group(s) event, host"),

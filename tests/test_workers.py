@@ -228,6 +228,9 @@ def test_the_cycle_proviso_takes_rounds_that_chain() -> None:
     two = proviso_search("skeen-2.toml", 2, stop=False)
     assert outcome_summary(two) == outcome_summary(one)
     assert max(two.store.rounds) >= 3 and min(two.store.rounds) == 1
+    # The rule itself (rules.must_expand_fully, which both apply), pinned: the figures
+    # one process reached when it still decided parent by parent.
+    assert (one.distinct_states, one.transitions, one.depth) == (8094, 15254, 21)
     assert len(two.store.rounds) == len(two.levels)
     assert sum(one.fired.values()) == one.transitions  # each successor counted once
 
@@ -515,7 +518,7 @@ def test_a_worker_that_does_not_answer_is_killed_and_the_wait_ends() -> None:
         shards.abort(timeout=5)  # both answer
         os.kill(shards.procs[1].pid, signal.SIGSTOP)
         began = time.monotonic()
-        with pytest.raises(shards_module.WorkerLost, match="worker process 1 .*sent no Aborted within 0.5 s"):
+        with pytest.raises(shards_module.WorkerLost, match="worker process 1 .*did not stop within 0.5 s"):
             shards.abort(timeout=0.5)
         assert time.monotonic() - began < 10
         assert not shards.procs[1].is_alive()
@@ -529,3 +532,12 @@ def test_the_cycle_proviso_is_refused_under_a_depth_bound(workers: int) -> None:
     unreduced there): a search asked for it is refused, not run half-reduced."""
     with pytest.raises(ValueError, match="depth bound"):
         proviso_search("skeen-2.toml", workers, Bounds(max_depth=5))
+
+
+def test_the_cycle_proviso_expands_fully_a_parent_whose_reduced_successor_was_visited_before() -> None:
+    """bss-3-two-sends: reduced successors visited at an earlier level make their
+    parents expand fully (rules.must_expand_fully's ``visited``); pinned to the figures
+    one process reached when it still decided parent by parent, for one and two workers."""
+    for workers in (1, 2):
+        out = proviso_search("bss-3-two-sends.toml", workers, stop=False)
+        assert (out.distinct_states, out.transitions, out.depth) == (339, 739, 11), workers

@@ -179,33 +179,136 @@ class Result:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Result:
+    def from_json(cls, data: Any, path: str = "") -> Result:
+        """The result a ``check --json`` record holds. Every field is checked against its
+        type here (the record may come from anyone's file): :class:`RecordError` names the
+        field (``path`` prefixes it) and what is wrong. Fields this version does not know
+        are ignored at the top level."""
+        data = _object(data, path)
+        known = {f.name: hint for f, hint in _hints(cls)}
+        for name in ("model", "spec"):
+            if name not in data:
+                raise RecordError(_join(path, name), "missing")
+        values = {name: _typed(data[name], known[name], _join(path, name))
+                  for name in ("model", "spec", "constants", "engine", "reductions", "warnings", "coverage", "bounds")
+                  if name in data}
         props = {}
-        for name, p in data.get("properties", {}).items():
-            trace = None
-            if p.get("trace") is not None:
-                trace = [Step(**s) for s in p["trace"]]
-            props[name] = PropertyResult(
-                name, p["kind"], p["status"], p.get("expected"), p.get("explanation"), trace, p.get("loop_start")
-            )
+        for name, p in _object(data.get("properties", {}), _join(path, "properties")).items():
+            where = _join(path, f"properties.{name}")
+            # `shown` is derived from kind and status (PropertyResult.word), not a field
+            record = {k: v for k, v in _object(p, where).items() if k != "shown"}
+            props[name] = _dataclass(PropertyResult, {**record, "name": name}, where)
         return cls(
-            data["model"],
-            data["spec"],
-            data.get("constants", {}),
-            data.get("engine", "local"),
-            data.get("reductions", {}),
+            values["model"],
+            values["spec"],
+            values.get("constants", {}),
+            values.get("engine", "local"),
+            values.get("reductions", {}),
             props,
-            _stats_from_json(data.get("stats", {})),
-            list(data.get("warnings", [])),
-            data.get("coverage"),
-            dict(data.get("bounds") or {}),
+            _dataclass(Stats, data.get("stats", {}), _join(path, "stats")),
+            list(values.get("warnings", [])),
+            values.get("coverage"),
+            dict(values.get("bounds") or {}),
         )
 
 
-def _stats_from_json(data: dict[str, Any]) -> Stats:
-    fields = dict(data)
-    fields["levels"] = [LevelTiming(**level) for level in fields.get("levels", [])]
-    return Stats(**fields)
+class RecordError(ValueError):
+    """A field of a result record that does not have its type: ``field`` names it
+    (``properties.fifo.trace[2].state``), ``message`` says what is wrong."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field = field
+        self.message = message
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path and not name.startswith("[") else f"{path}{name}"
+
+
+def _hints(cls: type) -> list[tuple[Any, Any]]:
+    import dataclasses
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    return [(f, hints[f.name]) for f in dataclasses.fields(cls)]
+
+
+def _object(value: Any, path: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise RecordError(path, f"expected a JSON object, found {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _dataclass(cls: type, data: Any, path: str) -> Any:
+    """``cls`` built from the JSON object ``data``, every field checked against its type;
+    an unknown field or a missing required one is a :class:`RecordError`."""
+    import dataclasses
+
+    data = _object(data, path)
+    fields = _hints(cls)
+    names = {f.name for f, _hint in fields}
+    for name in data:
+        if name not in names:
+            raise RecordError(_join(path, name), "is not a field of this record")
+    values = {}
+    for f, hint in fields:
+        if f.name in data:
+            values[f.name] = _typed(data[f.name], hint, _join(path, f.name))
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise RecordError(_join(path, f.name), "missing")
+    return cls(**values)
+
+
+def _typed(value: Any, hint: Any, path: str) -> Any:
+    """``value`` as a field of type ``hint`` (the JSON types: str, int, float, bool,
+    None, Literal, lists, objects, unions and the records above), or :class:`RecordError`."""
+    import dataclasses
+    import types
+    import typing
+
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return value
+    if dataclasses.is_dataclass(hint):
+        return _dataclass(hint, value, path)  # type: ignore[arg-type]
+    if origin in (typing.Union, types.UnionType):
+        problems: list[RecordError] = []
+        for option in args:
+            try:
+                return _typed(value, option, path)
+            except RecordError as exc:
+                problems.append(exc)
+        deeper = [exc for exc in problems if exc.field != path]
+        if deeper:  # the value has the shape of one option and is wrong inside it: say where
+            raise deeper[0]
+        raise RecordError(path, " or ".join(dict.fromkeys(exc.message for exc in problems)))
+    if origin is typing.Literal:
+        if value in args and type(value) is type(args[0]):
+            return value
+        raise RecordError(path, f"expected one of {', '.join(map(repr, args))}, found {value!r:.60}")
+    if origin is list:
+        if not isinstance(value, list):
+            raise RecordError(path, f"expected an array, found {_kind(value)}")
+        return [_typed(v, args[0] if args else Any, f"{path}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        mapping = _object(value, path)
+        return {k: _typed(v, args[1] if args else Any, _join(path, k)) for k, v in mapping.items()}
+    if hint is type(None):
+        if value is None:
+            return value
+        raise RecordError(path, f"expected null, found {_kind(value)}")
+    if hint is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if hint in (str, int, bool) and isinstance(value, hint) and (hint is bool or not isinstance(value, bool)):
+        return value
+    names = {str: "a string", int: "an integer", float: "a number", bool: "a boolean"}
+    raise RecordError(path, f"expected {names.get(hint, hint)}, found {_kind(value)}")
 
 
 def verdicts_exit_code(verdicts: Iterable[Any]) -> int:

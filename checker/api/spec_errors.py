@@ -64,9 +64,10 @@ module's import, and the rest of loading the model (the constructor, ``propertie
 
 
 def spec_left_loading(model: str, spec: str, exc: BaseException) -> SpecRaised:
-    """The report for spec code that left (:func:`left_spec_code`) while ``model`` was
-    loaded: ``at import`` when the spec's module was being imported, else ``while the
-    model was loaded``; ``spec`` is what the model's ``spec`` field says."""
+    """The report for spec code that left (:func:`left_spec_code`), or raised an
+    exception in the spec's constructor (its ``setup``) or ``properties``, while
+    ``model`` was loaded: ``at import`` when the spec's module was being imported, else
+    ``while the model was loaded``; ``spec`` is what the model's ``spec`` field says."""
     frames = traceback.extract_tb(exc.__traceback__)
     importing = any(fr.filename.startswith("<frozen importlib") for fr in frames)
     ours = Path(__file__).resolve().parent.parent

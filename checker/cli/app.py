@@ -29,6 +29,7 @@ from checker.api.exits import verdicts_printed
 from checker.api.result import EXIT_ENGINE, EXIT_INPUT, EXIT_SPEC
 from checker.api.spec_errors import SpecRaised, left_spec_code, left_text
 from checker.cli import check, matrix, new, prove, reports, sweep, tla
+from checker.cli.exitcodes import UNDECLARED, undeclared
 from checker.cli.faults import guarded_command, machine_faults
 from checker.engine.bfs import SpecError
 from checker.validate import command as validate_command
@@ -40,9 +41,24 @@ class OrdercheckGroup(click.Group):
     machine does to a run (see :mod:`checker.cli.faults`) into one line and its own code,
     without a traceback."""
 
+    running: str | None = None  # the command being run, for checker.cli.exitcodes
+
     def main(self, *args: Any, **kwargs: Any) -> Any:
-        with guarded_command():
-            return super().main(*args, **kwargs)
+        self.running = None
+        try:
+            with guarded_command():
+                return super().main(*args, **kwargs)
+        except SystemExit as exc:
+            line = undeclared(self.running, exc.code)
+            if line is not None:
+                click.echo(line, err=True)
+                sys.exit(UNDECLARED)
+            raise
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        name, cmd, rest = super().resolve_command(ctx, args)
+        self.running = cmd.name if cmd is not None else None
+        return name, cmd, rest
 
     def invoke(self, ctx: click.Context) -> Any:
         reset_verdicts()

@@ -20,16 +20,20 @@ import click
 from checker.api.errors import InputError
 from checker.api.evidence import EvidenceCheck, evidence_exit_code
 from checker.api.exits import exit_after_verdicts
+from checker.api.output_paths import check_outputs, model_inputs, outputs_of
 from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, combined_exit_code, write_json_atomic
 from checker.cli.common import (
     check_one,
     engine_options,
+    hold_checkpoint,
     load_models,
     options_from,
     print_hidden,
     print_result,
     print_summary,
+    work_dir_outputs,
 )
+from checker.cli.reports import REPORT_ENTRIES
 from checker.loading.modelfile import load_model
 
 
@@ -56,10 +60,11 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
             loaded += [load_model(p) for p in evidence_mutants(loaded) if p.resolve() not in have]
     except InputError as exc:  # a model error (exit 2): the CI's test tab names it too
         if junit_path:
-            from checker.cli.reports import emit_error_junit
-
-            emit_error_junit(junit_path, exc.where, exc.field, exc.message)
+            _error_junit(junit_path, models, exc)
         raise
+    check_outputs([*outputs_of(("--json", json_path, False, ()), ("--report", report_dir, True, REPORT_ENTRIES),
+                               ("--junit", junit_path, False, ())), *work_dir_outputs(kw, loaded)],
+                  model_inputs(loaded))  # before any search: nothing overwritten, every output writable
     options = options_from(kw)
     each = [options] * len(loaded)
     if options.engine == "local":
@@ -68,12 +73,14 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
         # With --resume, models the interrupted run did not reach start afresh (the first must resume).
         each = [options, *(resume_where_saved(options, model.path) for model in loaded[1:])]
         for model, opts in zip(loaded, each):  # a missing checkpoint or an unwritable directory stops the run here
-            prepare_work_dirs(model, opts)
+            hold_checkpoint(prepare_work_dirs(model, opts))  # its lock, held until the command ends
     if options.engine == "spark":  # one Spark search for every model, level by level
         from checker.engine.diagnose import diagnosed
         from checker.spark.bfs import check_models_spark
+        from checker.spark.session import spark_jobs
 
-        with _junit_if_spec_raised(junit_path, []), diagnosed(loaded):  # a spec's exception on an executor, found again here
+        # a signal cancels the jobs (exit 130/143); a spec's exception on an executor is found again here
+        with _junit_if_spec_raised(junit_path, []), diagnosed(loaded), spark_jobs():
             results = check_models_spark(loaded, options)
     seen: set[str] = set()  # reduction notes are printed once per run
     # --quiet on a suite (several models named): one line per model, then only what is unexpected
@@ -105,6 +112,27 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
     print_hidden(hidden)
     codes = {combined_exit_code(results), evidence_exit_code(evidence or [])}
     exit_after_verdicts(EXIT_MISMATCH if EXIT_MISMATCH in codes else EXIT_BOUND if EXIT_BOUND in codes else EXIT_OK)
+
+
+def _error_junit(junit_path: str, models: tuple[str, ...], exc: InputError) -> None:
+    """The JUnit XML of a run stopped by ``exc`` while loading its models, unless
+    ``junit_path`` is one of the files it reads (the arguments, the file at fault) or
+    cannot be written: then one line says why it was not written."""
+    from checker.api.output_paths import Input
+    from checker.cli.reports import emit_error_junit
+    from checker.loading.modelfile import expand_paths
+
+    try:
+        files = [str(f) for f in expand_paths(list(models))]
+    except InputError:
+        files = list(models)
+    inputs = [Input("a model file", f) for f in [*files, exc.where] if Path(f).exists()]
+    try:
+        check_outputs(outputs_of(("--junit", junit_path, False, ())), inputs)
+    except (InputError, OSError) as refused:
+        click.echo(f"ordercheck: JUnit XML not written: {refused}", err=True)
+        return
+    emit_error_junit(junit_path, exc.where, exc.field, exc.message)
 
 
 def _junit_on_spec_error(model: Any, options: Any, done: list[Any], junit_path: str | None) -> Any:
@@ -166,6 +194,7 @@ def simulate(model: str, runs: int | None, depth: int | None, seed: int, time_li
     from checker.simulate.run import simulate as run_simulation
 
     loaded = load_model(model)
+    check_outputs(outputs_of(("--json", json_path, False, ())), model_inputs([loaded]))
     with diagnosed([loaded]):  # a spec's exception (or sys.exit...) in a walk: its state, found by a search
         result = run_simulation(loaded, runs or DEFAULT_RUNS, depth or DEFAULT_DEPTH, seed, time_limit)
     print_result(loaded, result, verbose=True if verbose else None)

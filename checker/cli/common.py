@@ -10,6 +10,7 @@ import click
 
 from checker.api.errors import InputError
 from checker.api.model import Model
+from checker.api.output_paths import Output, outputs_of
 from checker.api.result import LevelTiming, Result
 from checker.engine.notes import first_time
 from checker.engine.run import Options, check_model
@@ -130,8 +131,10 @@ def check_one(model: Model, options: Options) -> Result:
     """Check ``model`` with the engine ``options.engine`` names (``local`` or ``spark``)."""
     if options.engine == "spark":
         from checker.spark.bfs import check_model_spark
+        from checker.spark.session import spark_jobs
 
-        return check_model_spark(model, options)
+        with spark_jobs():  # a signal cancels the jobs (exit 130/143)
+            return check_model_spark(model, options)
     return check_model(model, options)
 
 
@@ -230,3 +233,23 @@ def print_summary(results: list[Result]) -> None:
     click.echo(f"\n{len(results)} models, {len(results) - len(bad)} as expected, {len(bad)} not")
     for r in bad:
         click.echo(f"  {r.model}")
+
+
+def work_dir_outputs(kw: dict[str, Any], models: list[Model], variants: tuple[str, ...] = ()) -> list[Output]:
+    """The :func:`engine_options` work directories (``--checkpoint``, ``--spill-dir``) as
+    outputs, the checkpoint directory's entries being the models' own directories (under
+    ``variants``' directories when given: ``full``, ``without-FLAG``)."""
+    from checker.engine.checkpoints import checkpoint_dir
+
+    names = tuple(checkpoint_dir("", m.path).name for m in models)
+    return outputs_of(("--checkpoint", kw.get("checkpoint"), True, variants or names),
+                      ("--spill-dir", kw.get("spill_dir"), True, ()))
+
+
+def hold_checkpoint(ckpt: str | None) -> None:
+    """Hold the lock of the checkpoint directory ``ckpt`` (taken by
+    :func:`checker.engine.run.prepare_work_dirs`) until the current command ends."""
+    if ckpt is not None:
+        from checker.engine.ckptlock import release
+
+        click.get_current_context().call_on_close(lambda: release(ckpt))

@@ -20,20 +20,39 @@ from contextlib import contextmanager
 
 import click
 
+from checker.api.errors import InputError
 from checker.api.outputs import os_error_line
 from checker.api.result import EXIT_BOUND, EXIT_OS
 from checker.api.spec_errors import guard_os_exit
 from checker.cli.pipes import quiet_closed_stdout
-from checker.engine.interrupts import Interrupted, handling_signals
+from checker.engine.interrupts import DEFAULT_GRACE, Interrupted, handling_signals, noted, stop_grace
 
 
 def interrupted_line(exc: Interrupted) -> str:
-    """What an interrupted run says: the signal, and where its progress is saved."""
+    """What an interrupted run says: the signal, what the stop had to interrupt or kill
+    (a step that did not return within the grace, a worker that did not answer), and
+    where its progress is saved."""
+    head = f"ordercheck: interrupted by {exc.name}; "
+    if exc.stuck and exc.stuck.startswith("the spec's code"):
+        head += (f"the step in hand did not return within {stop_grace_or_default():g} s and was interrupted "
+                 f"in {exc.stuck}; ")
+    elif exc.stuck:
+        head += f"the search did not stop within {stop_grace_or_default():g} s and was interrupted in {exc.stuck}; "
+    elif noted():
+        head += f"{noted()}; "
     if exc.checkpoint:
-        return (f"ordercheck: interrupted by {exc.name}; progress saved in {exc.checkpoint}: "
+        return (f"{head}progress saved in {exc.checkpoint}: "
                 "run the same command with --resume to continue from there")
-    return (f"ordercheck: interrupted by {exc.name}; nothing was saved "
+    return (f"{head}nothing was saved "
             "(with --checkpoint DIR a run can be resumed with --resume)")
+
+
+def stop_grace_or_default() -> float:
+    """The stop's grace in seconds (its default when the environment's is bad)."""
+    try:
+        return stop_grace()
+    except InputError:
+        return DEFAULT_GRACE
 
 
 def _stop(line: str, code: int) -> None:

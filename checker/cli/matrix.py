@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from checker.api.exits import exit_after_verdicts
+from checker.api.output_paths import check_outputs, model_inputs, outputs_of
 from checker.api.result import write_json_atomic
 from checker.cli.common import load_models
 from checker.review.matrix import build_matrix, render_text
@@ -27,6 +28,7 @@ def matrix_command(models: tuple[str, ...], json_path: str | None, **kw: Any) ->
     from checker.engine.run import Options, check_model
 
     loaded = load_models(list(models))
+    check_outputs(outputs_of(("--json", json_path, False, ())), model_inputs(loaded))
     options = Options(
         max_states=kw["max_states"],
         time_limit=kw["time_limit"],

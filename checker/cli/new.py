@@ -16,19 +16,27 @@ directory:
   its adapter, found beside the spec by ``export-tla`` and ``tlc``.
 
 Nothing is overwritten: if any of the files exists, nothing is written and the command
-exits with code 2 naming it.
+exits with code 2 naming it. The files are written into a staging directory first and
+moved into place together (:func:`write`): an error on the way (a full disk: exit code 6)
+leaves nothing behind, not even an empty directory.
 """
 
 from __future__ import annotations
 
+import errno
 import keyword
+import os
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
 from checker.api.errors import InputError
+from checker.api.output_paths import check_outputs, outputs_of
+from checker.api.outputs import STAGING, OutputError, naming
 from checker.api.result import EXIT_OK
 
 FILES = Path(__file__).resolve().parent / "scaffold_files"
@@ -97,23 +105,79 @@ def plan(name: str, base: str, tla: bool, root: Path) -> list[tuple[Path, str]]:
     return out
 
 
-def write(files: list[tuple[Path, str]]) -> None:
-    """Write every file, or none: on an error, remove what this call wrote."""
-    done: list[Path] = []
+def write(files: list[tuple[Path, str]], root: Path) -> None:
+    """Write every file under ``root``, or none, and overwrite nothing.
+
+    The files are written first into a staging directory inside ``root``; only when
+    all of them are written (a full disk stops the command there) are they moved into
+    place, each by a hard link that fails if its target exists. On any error every file
+    put in place, every directory made for them and the staging directory are removed,
+    so a rerun starts from what was there before."""
+    made: list[Path] = []
+    placed: list[Path] = []
+    staging: Path | None = None
     try:
+        _makedirs(root, made)
+        staging = Path(tempfile.mkdtemp(prefix=f"{STAGING}new.", dir=root))
+        staged = []
         for path, text in files:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "x", encoding="utf-8") as fh:  # "x": never overwrite
-                fh.write(text)
-            done.append(path)
-    except FileExistsError as exc:
-        for path in done:
+            tmp = staging / path.relative_to(root)
+            tmp.parent.mkdir(parents=True, exist_ok=True)
+            with naming(path):
+                with open(tmp, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+            staged.append((tmp, path))
+        for tmp, path in staged:
+            _makedirs(path.parent, made)
+            _place(tmp, path, placed)
+    except BaseException as exc:
+        for path in reversed(placed):
             path.unlink(missing_ok=True)
-        raise InputError(str(exc.filename), "", "exists already; `ordercheck new` overwrites nothing") from None
-    except OSError:
-        for path in done:
-            path.unlink(missing_ok=True)
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        for d in reversed(made):
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+        if isinstance(exc, FileExistsError):
+            raise InputError(str(exc.filename), "", "exists already; `ordercheck new` overwrites nothing") from None
         raise
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def _makedirs(path: Path, made: list[Path]) -> None:
+    """Create ``path`` and its missing parents, recording each one made (outermost first)."""
+    missing = []
+    p = path
+    while not p.exists() and p.parent != p:
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise OutputError(d, exc) from None
+        made.append(d)
+
+
+def _place(tmp: Path, path: Path, placed: list[Path]) -> None:
+    """Put the staged ``tmp`` at ``path`` unless ``path`` exists (``FileExistsError``)."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK):
+            raise OutputError(path, exc) from None
+        with open(path, "x", encoding="utf-8") as fh:  # no hard links here: a copy, never over a file
+            placed.append(path)
+            with naming(path):
+                fh.write(tmp.read_text(encoding="utf-8"))
+        return
+    placed.append(path)
 
 
 @click.command(name="new")
@@ -127,8 +191,9 @@ def write(files: list[tuple[Path, str]]) -> None:
 def new(name: str, base: str, tla: bool, directory: str) -> None:
     """Write a working skeleton of spec NAME: spec, models, a test (and TLA+ files)."""
     root = Path(directory)
+    check_outputs(outputs_of(("--dir", directory, True, ())))
     files = plan(name, base, tla, root)
-    write(files)
+    write(files, root)
     for path, _text in files:
         click.echo(f"wrote {path}")
     model = root / "models" / f"{name}.toml"

@@ -36,12 +36,16 @@ def prove(
     counterexample within the depth, a property is unknown (exit 3) unless the
     invariant proves it."""
     from checker.api.exits import exit_after_verdicts
+    from checker.api.output_paths import check_outputs, model_inputs, outputs_of
     from checker.api.outputs import Outputs
     from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK
+    from checker.cli.reports import REPORT_ENTRIES
     from checker.loading.modelfile import expand_paths, load_model
     from checker.symbolic.prove import ProveOptions, prove_model
 
     loaded = [load_model(f) for f in expand_paths(list(models))]
+    check_outputs(outputs_of(("--json", json_path, False, ()), ("--report", report_dir, True, REPORT_ENTRIES)),
+                  model_inputs(loaded))
     options = ProveOptions(depth=depth, drop=drop, queue_bound=queue_bound, timeout=timeout, bmc_only=bmc_only)
     results = []
     for model in loaded:

@@ -14,9 +14,10 @@ import click
 from checker.api.errors import InputError
 from checker.api.evidence import EvidenceCheck
 from checker.api.exits import exit_after_verdicts
+from checker.api.output_paths import Input, check_outputs, model_inputs, outputs_of
 from checker.api.outputs import Outputs, naming
 from checker.api.result import Result, combined_exit_code
-from checker.cli.common import check_one, engine_options, options_from
+from checker.cli.common import check_one, engine_options, options_from, work_dir_outputs
 
 REPORT_ENTRIES = ("index.html", "report.md", "results.json", "traces")
 """What a report directory holds (:func:`reports.html.write_report`): what a new report
@@ -35,7 +36,7 @@ def emit_outputs(results: list[Result], report_dir: str | None, junit_path: str 
     pages: list[TracePage] = []
     with Outputs() as out:
         junit = stage_junit(out, results, junit_path, evidence) if junit_path else None
-        index = stage_html(out, list(results), report_dir, pages) if report_dir else None
+        index = stage_html(out, list(results), report_dir, pages=pages) if report_dir else None
         if json_path:
             out.write_json(json_path, payload)
     if junit is not None:
@@ -94,16 +95,18 @@ def stage_junit(out: Outputs, results: list[Result], path: str, evidence: list[E
     return out.write_text(path, junit_xml(results, evidence=evidence))
 
 
-def stage_html(out: Outputs, items: list[Any], out_dir: str, pages: list[TracePage] | None = None) -> Path:
+def stage_html(out: Outputs, items: list[Any], out_dir: str, specs: dict[str, Any] | None = None,
+               pages: list[TracePage] | None = None) -> Path:
     """Stage the HTML report of ``items`` as the directory ``out_dir``; returns the path
-    its index page will have. ``pages``, when given, receives each trace page's
-    :class:`TracePage`, with the path it will have."""
+    its index page will have. ``specs`` maps a recorded spec reference to the class its
+    traces replay through (:func:`report_specs`). ``pages``, when given, receives each
+    trace page's :class:`TracePage`, with the path it will have."""
     from reports import payload_of
     from reports.html import write_report
     from reports.view import build_report
 
     staged = out.directory(out_dir, owned=REPORT_ENTRIES)
-    view = build_report(items)
+    view = build_report(items, specs=specs)
     if pages is not None:
         judged = {m.label: m.judged for m in view.models}
         pages += [TracePage(Path(out_dir) / "traces" / f"{t.slug}.html", t.model, t.prop, t.word,
@@ -111,6 +114,45 @@ def stage_html(out: Outputs, items: list[Any], out_dir: str, pages: list[TracePa
     with naming(out_dir):
         index = write_report(view, staged, payload_of(items))
     return Path(out_dir) / index.relative_to(staged)
+
+
+def report_specs(files: list[tuple[str, list[Any]]], typed: tuple[str, ...]) -> dict[str, Any]:
+    """The spec classes ``report``'s results replay through, by the reference each
+    records (``files``: each result file with the items read from it). A recorded
+    built-in or registered name selects its spec (a name not installed here takes a
+    ``--spec`` of that spec name, or the only one); a spec file or module a result names
+    is never imported: it takes a ``--spec`` the user typed (``typed``), the only one,
+    or among several the one whose canonical reference or class name it records.
+    :class:`~checker.InputError` naming the file and its ``spec`` field otherwise."""
+    from checker.loading.specref import BadSpecRef, NotImported, named, option_spec
+
+    refs = [option_spec(t) for t in typed]
+    out: dict[str, Any] = {}
+    for path, items in files:
+        for i, item in enumerate(items):
+            recorded = item.spec
+            if recorded in out:
+                continue
+            try:
+                named(recorded)
+                continue
+            except NotImported as exc:
+                refused = exc
+            except BadSpecRef:  # an unknown name: a --spec of that name (or the only one), else a note in the report
+                given = [r for r in refs if r.cls.name == recorded] or (refs if len(refs) == 1 else [])
+                if given:
+                    out[recorded] = given[0].cls
+                continue
+            tail = recorded.rpartition(":")[2]
+            chosen = [r for r in refs if r.canonical == recorded] or (
+                refs if len(refs) == 1 else [r for r in refs if tail in (r.cls.__name__, r.canonical.rpartition(":")[2])])
+            if not chosen:
+                field = f"[{i}].spec" if len(items) > 1 else "spec"
+                if refs:
+                    raise InputError(path, field, f"{refused}; none of the specs given with --spec is {tail!r}")
+                raise InputError(path, field, str(refused))
+            out[recorded] = chosen[0].cls
+    return out
 
 
 def write_html(items: list[Any], out_dir: str) -> None:
@@ -126,14 +168,21 @@ def add_commands(main: click.Group) -> None:
     @click.argument("results", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="RESULT.json ...")
     @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Report directory.")
     @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
-    def report(results: tuple[str, ...], out_dir: str, junit_path: str | None) -> None:
+    @click.option("--spec", "specs", multiple=True, metavar="SPEC",
+                  help="Replay the traces of results that name a spec file or module through this spec (a file "
+                       "or pkg.mod:Class; it is imported). Repeatable. A result file never imports code itself.")
+    def report(results: tuple[str, ...], out_dir: str, junit_path: str | None, specs: tuple[str, ...] = ()) -> None:
         """Render `check --json`, `ablate --json` and `prove --json` results as an HTML
         report (with Markdown, ITF traces and ShiViz logs beside it)."""
         from reports import load_items
 
-        items = load_items(list(results))
+        check_outputs(outputs_of(("-o", out_dir, True, REPORT_ENTRIES), ("--junit", junit_path, False, ())),
+                      [Input("a result file", r) for r in results])
+        files = [(path, load_items([path])) for path in results]
+        items = [item for _path, loaded in files for item in loaded]
+        classes = report_specs(files, specs)
         with Outputs() as out:
-            index = stage_html(out, items, out_dir)
+            index = stage_html(out, items, out_dir, classes)
             junit = stage_junit(out, [i for i in items if isinstance(i, Result)], junit_path) if junit_path else None
         click.echo(f"report: {index}")
         if junit is not None:
@@ -153,6 +202,9 @@ def add_commands(main: click.Group) -> None:
         from reports.view import Ablation
 
         model = load_model(model_path)
+        check_outputs([*outputs_of(("--json", json_path, False, ()), ("--report", report_dir, True, REPORT_ENTRIES)),
+                       *work_dir_outputs(kw, [model], ("full", *(f"without-{f}" for f in model.spec.ablations())))],
+                      model_inputs([model]))
         options = options_from(kw)
 
         def progress(flag: str | None, result: Result) -> None:
@@ -187,6 +239,8 @@ def add_commands(main: click.Group) -> None:
         if max_states > HARD_LIMIT:
             raise InputError("--max-states", "", f"{max_states:,} is above the limit of {HARD_LIMIT:,} states for a drawing")
         model = load_model(model_path)
+        stem = Path(model.path).stem
+        check_outputs(outputs_of(("-o", out_dir, True, (f"{stem}.dot", f"{stem}.graphml"))), model_inputs([model]))
         try:
             g, ids = state_graph(model.spec, max_states)
         except GraphTooLarge as exc:
@@ -196,6 +250,13 @@ def add_commands(main: click.Group) -> None:
                 err=True,
             )
             sys.exit(2)
+        except Exception as exc:  # the spec's code, or a state that breaks the spec API: one line
+            from checker.engine.diagnose import diagnose
+
+            found = diagnose(model, exc)
+            if found is exc:
+                raise
+            raise found from None
         result = check_model(model, Options(progress=False))
         marked = []
         for name, p in result.properties.items():
@@ -203,7 +264,6 @@ def add_commands(main: click.Group) -> None:
                 mark_trace(g, ids, model.spec, name, p.trace)
                 marked.append(f"{name} ({len(p.trace) - 1} steps)")
         out = Path(out_dir)
-        stem = Path(model.path).stem
         with Outputs() as staged:
             dot = staged.file(out / f"{stem}.dot")
             with naming(out / f"{stem}.dot"):

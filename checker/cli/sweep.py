@@ -9,8 +9,10 @@ from typing import Any
 import click
 
 from checker.api.exits import exit_after_verdicts
+from checker.api.output_paths import check_outputs, model_inputs, outputs_of
 from checker.api.result import Result, combined_exit_code
-from checker.cli.common import engine_options, load_models, options_from
+from checker.cli.common import engine_options, load_models, options_from, work_dir_outputs
+from checker.spark.session import spark_jobs
 from checker.spark.sweep import run_sweep, sweep_tasks
 from checker.spark.sweep_table import rows_from_result, write_sweep
 
@@ -26,13 +28,18 @@ def add_commands(main: click.Group) -> None:
     @click.option("--no-ablations", is_flag=True, help="Check the models only, not their mutants.")
     def sweep(models: tuple[str, ...], out_dir: str, no_ablations: bool, **kw: Any) -> None:
         """Check every model and every ablation mutant; write one results table."""
+        from contextlib import nullcontext
         from dataclasses import replace
 
         loaded = load_models(list(models))
+        variants = ("full", *(f"without-{f}" for m in loaded for f in m.spec.ablations()))
+        check_outputs([*outputs_of(("-o", out_dir, True, SWEEP_FILES)), *work_dir_outputs(kw, loaded, variants)],
+                      model_inputs(loaded))
         options = replace(options_from(kw), engine="local", progress=False)
         tasks = sweep_tasks(loaded, ablations=not no_ablations)
         click.echo(f"sweep: {len(tasks)} checks ({len(loaded)} models), engine {kw['engine']}", err=True)
-        data = run_sweep(tasks, options, engine=kw["engine"], master=kw["master"])
+        with spark_jobs() if kw["engine"] == "spark" else nullcontext():  # a signal cancels Spark's jobs (130/143)
+            data = run_sweep(tasks, options, engine=kw["engine"], master=kw["master"])
         rows = [row for d in data for row in rows_from_result(d, engine=kw["engine"])]
         paths = write_sweep(out_dir, rows, data)
         for d in data:
@@ -42,6 +49,10 @@ def add_commands(main: click.Group) -> None:
         click.echo(f"\n{len(data)} checks: {len(base)} models ({len(base) - len(bad)} as expected), "
                    f"{len(data) - len(base)} mutants; table in {', '.join(str(p) for p in paths)}")
         exit_after_verdicts(combined_exit_code(base))
+
+
+SWEEP_FILES = ("sweep.parquet", "sweep.json", "results.json")
+"""What ``sweep -o DIR`` writes (:func:`checker.spark.sweep_table.write_sweep`)."""
 
 
 def print_line(data: dict[str, Any]) -> None:

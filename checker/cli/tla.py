@@ -53,7 +53,11 @@ def export_tla(models: tuple[str, ...], output: str, no_symmetry: bool) -> None:
 
     loaded = [load_model(p) for p in expand_paths(list(models))]
     exports = [export_model(m, symmetry=False if no_symmetry else None) for m in loaded]
+    from checker.api.output_paths import check_outputs, model_inputs, outputs_of
     from checker.api.outputs import Outputs
+
+    names = tuple(name for export in exports for name in export.files)
+    check_outputs(outputs_of(("-o", output, True, names)), model_inputs(loaded))
 
     with Outputs() as out:  # every model's files, or none
         written = [export.write(output, out) for export in exports]
@@ -73,6 +77,9 @@ def tlc(models: tuple[str, ...], workers: int, keep: str | None, timeout: float 
     from tla.tlc import TlcFailed, TlcUnavailable, find_tlc
 
     loaded = [load_model(p) for p in expand_paths(list(models))]
+    from checker.api.output_paths import check_outputs, model_inputs, outputs_of
+
+    check_outputs(outputs_of(("--keep", keep, True, tuple(Path(m.path).stem for m in loaded))), model_inputs(loaded))
     try:
         find_tlc()
     except TlcUnavailable as exc:

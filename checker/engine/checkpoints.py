@@ -9,8 +9,15 @@ model's checkpoint directory (:func:`checkpoint_dir`: one per model file path), 
     manifest.json     the format version, each file's size and SHA-256, and the
                       digests of the sources the search was computed from
 
-Writing (:func:`save`) goes to ``level-….tmp``, which is synced and renamed, and then a
-small ``CURRENT`` file is replaced to name it; the checkpoint before it is kept as
+Every file is data that nothing turns into code: the arrays are NumPy ``.npy`` files
+read with ``allow_pickle=False``, ``frontier.bin`` holds length-prefixed JSON records of
+states (:func:`checker.engine.frontier.encode_json`), the rest is JSON
+(docs/reference/checkpoints.md describes each file). A checkpoint of an older format
+(:data:`OLDER_FORMATS`) is refused from its manifest, before any other file is read.
+
+Writing (:func:`save`) goes to ``level-…-XXXXXXXX.tmp`` (a name of this writer's own),
+which is synced and renamed, and then a small ``CURRENT`` file is replaced (through a
+temporary file of its own too) to name it; the checkpoint before it is kept as
 well, older ones are removed. A write that fails (no space, a file too large) removes
 its temporary directory, keeps the previous checkpoint and reports a warning; the
 search goes on.
@@ -18,8 +25,12 @@ search goes on.
 Reading (:func:`load`) verifies the manifest (every size and checksum, the format) and
 then the contents (lengths agree, every parent precedes its child, the frontier holds
 the level's states), so a damaged checkpoint is refused with exit code 2 naming the
-file (:class:`DamagedCheckpoint`), with the previous intact checkpoint offered,
+file (:class:`DamagedCheckpoint`), with the newest intact checkpoint offered (its level,
+and the one step that resumes from it; the advice never removes an intact checkpoint),
 rather than resumed into a wrong count or a trace that loops for ever.
+
+A run holds the directory's lock while it uses it (:mod:`checker.engine.ckptlock`,
+taken by :func:`prepare`): a second run is refused, naming the holder's pid.
 
 The sources are what :mod:`checker.loading.sources` digests when it loads a model:
 ordercheck's version, the model file and the spec's source files (the engine takes them
@@ -38,6 +49,7 @@ import json
 import math
 import os
 import re
+import secrets
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -46,15 +58,20 @@ from typing import Any
 import numpy as np
 
 from checker.api.errors import InputError
+from checker.api.inputs import DATA_LIMIT, check_input, parse_json, read_input
 from checker.api.outputs import writable_dir
-from checker.engine.frontier import Frontier
+from checker.engine.ckptlock import acquire
+from checker.engine.frontier import Frontier, UnwritableState
 
-FORMAT = 3
+FORMAT = 4
 """The checkpoint format this version writes and reads (1 had no manifest, 2 no
-digests of the sources)."""
+digests of the sources, 3 a pickled frontier; 4 keeps the frontier as JSON,
+:func:`checker.engine.frontier.encode_json`)."""
 
-OLDER_FORMATS = (2,)
-"""Formats earlier versions of ordercheck wrote: refused as another version's, not as damage."""
+OLDER_FORMATS = (2, 3)
+"""Formats earlier versions of ordercheck wrote: refused as another version's, not as
+damage, and before any of their files but the manifest is read (format 3's
+``frontier.bin`` is a pickle, which ordercheck never loads: a crafted one runs code)."""
 
 SOURCES = "sources"
 """The identity's entry (and the manifest's) holding the digests of the sources."""
@@ -80,21 +97,43 @@ def checkpoint_dir(root: str | os.PathLike[str], model_path: str | os.PathLike[s
 
 def prepare(ckpt: Path) -> None:
     """Make sure checkpoints can be written into ``ckpt`` before a search starts
-    (an :class:`OSError` naming the path otherwise), and remove temporary directories
-    a killed run left there."""
+    (an :class:`OSError` naming the path otherwise), take its lock
+    (:func:`checker.engine.ckptlock.acquire`: :class:`~checker.engine.ckptlock.CheckpointBusy`
+    when another run holds it; the caller releases it), and remove the temporary files
+    a killed run left there (no other run can be writing them: it would hold the lock)."""
     writable_dir(ckpt)
-    for stale in ckpt.glob("level-*.tmp"):
-        shutil.rmtree(stale, ignore_errors=True)
+    acquire(ckpt)
+    for stale in (*ckpt.glob("level-*.tmp"), *ckpt.glob(POINTER + ".*tmp")):
+        if stale.is_dir():
+            shutil.rmtree(stale, ignore_errors=True)
+        else:
+            _unlink(stale)
 
 
 def current(ckpt: Path) -> str | None:
     """The name of the checkpoint ``CURRENT`` points at, or ``None``."""
-    try:
-        return (ckpt / POINTER).read_text(encoding="utf-8", errors="replace").strip()
-    except (FileNotFoundError, NotADirectoryError):
+    path = ckpt / POINTER
+    if not os.path.lexists(path):
         return None
-    except OSError as exc:
-        raise DamagedCheckpoint(str(ckpt / POINTER), "", f"cannot be read ({exc})") from None
+    try:
+        return read_input(path, "a checkpoint's CURRENT file", POINTER_LIMIT).decode("utf-8", errors="replace").strip()
+    except InputError as exc:
+        raise _refuse(ckpt, "", DamagedCheckpoint(exc.where, "", exc.message)) from None
+
+
+POINTER_LIMIT = 4096
+"""Bytes a ``CURRENT`` file may hold (it names one directory)."""
+
+JSON_NESTING = 64
+"""A checkpoint's ``manifest.json`` or ``meta.json`` nested deeper than this is damaged
+(they nest three levels)."""
+
+
+def _json_file(path: Path, what: str) -> Any:
+    """The JSON in ``path``, a regular file of at most :data:`~checker.api.inputs.DATA_LIMIT`
+    bytes nested at most :data:`JSON_NESTING` deep (:mod:`checker.api.inputs`);
+    :class:`InputError` says what is wrong."""
+    return parse_json(read_input(path, what, DATA_LIMIT), str(path), what, JSON_NESTING)
 
 
 def describe(ckpt: Path) -> str | None:
@@ -175,8 +214,10 @@ def save(
     directory and propagates.
     """
     name = f"level-{meta['depth']:05d}-{os.getpid()}"
-    tmp = ckpt / (name + ".tmp")
+    unique = secrets.token_hex(4)  # temporary names of this writer's own, whatever else writes here
+    tmp = ckpt / f"{name}-{unique}.tmp"
     final = ckpt / name
+    pointer = ckpt / f"{POINTER}.{os.getpid()}-{unique}.tmp"
     try:
         ckpt.mkdir(parents=True, exist_ok=True)
         if tmp.exists():
@@ -201,14 +242,13 @@ def save(
         if final.exists():
             shutil.rmtree(final)
         os.rename(tmp, final)
-        pointer = ckpt / (POINTER + ".tmp")
         pointer.write_text(name, encoding="utf-8")
         _sync(pointer)
         os.replace(pointer, ckpt / POINTER)
         _sync(ckpt)
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
-        _unlink(ckpt / (POINTER + ".tmp"))
+        _unlink(pointer)
         kept = describe(ckpt)
         where = exc.filename if exc.filename is not None else tmp
         warn(
@@ -217,12 +257,19 @@ def save(
             + "; the search goes on"
         )
         return False
+    except UnwritableState as exc:  # a state outside the vocabulary: no checkpoint, the search goes on
+        shutil.rmtree(tmp, ignore_errors=True)
+        kept = describe(ckpt)
+        warn(f"checkpoint not written ({exc}); "
+             + (f"the previous checkpoint, {kept}, is kept" if kept else "there is no earlier checkpoint")
+             + "; the search goes on")
+        return False
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
-        _unlink(ckpt / (POINTER + ".tmp"))
+        _unlink(pointer)
         raise
     for other in ckpt.glob("level-*"):  # keep this checkpoint and the one before it
-        if other.name not in (name, previous) and other.is_dir():
+        if _NAME.fullmatch(other.name) and other.name not in (name, previous) and other.is_dir():
             shutil.rmtree(other, ignore_errors=True)
     return True
 
@@ -240,12 +287,12 @@ def verify(where: Path) -> None:
     manifest_path = where / MANIFEST
     if not where.is_dir():
         raise DamagedCheckpoint(str(where), "", "is missing (CURRENT names it)")
+    if not os.path.lexists(manifest_path):
+        raise DamagedCheckpoint(str(manifest_path), "", "is missing (a checkpoint of an older format, or a damaged one)")
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DamagedCheckpoint(str(manifest_path), "", "is missing (a checkpoint of an older format, or a damaged one)") from None
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise DamagedCheckpoint(str(manifest_path), "", f"cannot be read ({exc.__class__.__name__})") from None
+        manifest = _json_file(manifest_path, "a checkpoint manifest")
+    except InputError as exc:
+        raise DamagedCheckpoint(str(manifest_path), "", f"cannot be read: {exc.message}") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
         raise DamagedCheckpoint(str(manifest_path), "", "is not a checkpoint manifest")
     if manifest.get("format") in OLDER_FORMATS:
@@ -260,9 +307,9 @@ def verify(where: Path) -> None:
         if not isinstance(entry, dict):
             raise DamagedCheckpoint(str(manifest_path), f"files.{f}", "is missing")
         try:
-            size = path.stat().st_size
-        except OSError as exc:
-            raise DamagedCheckpoint(str(path), "", f"cannot be read ({exc.strerror})") from None
+            size = check_input(path).st_size  # a regular file: no FIFO, no device to read for ever
+        except InputError as exc:
+            raise DamagedCheckpoint(str(path), "", exc.message) from None
         if size != entry.get("bytes"):
             raise DamagedCheckpoint(str(path), "", f"has {size:,} bytes, the manifest says {entry.get('bytes')!r}")
         if _sha256(path) != entry.get("sha256"):
@@ -286,13 +333,22 @@ def _intact_before(ckpt: Path, damaged: str) -> str | None:
 
 
 def _refuse(ckpt: Path, name: str, exc: InputError) -> DamagedCheckpoint:
+    """The refusal of the damaged checkpoint ``name`` in ``ckpt`` (``""`` when ``CURRENT``
+    itself is damaged), with advice that never removes an intact checkpoint: the newest
+    intact one is named, with its level, and the one step that resumes from it (delete
+    the damaged level, or put the intact one's name into ``CURRENT``)."""
     other = _intact_before(ckpt, name)
-    offer = (
-        f"; the previous checkpoint {ckpt / other} is intact: delete {ckpt / name} and run again "
-        "with --resume to continue from it"
-        if other
-        else "; no intact checkpoint is left: run again without --resume to start afresh"
-    )
+    if other is None:
+        offer = "; no intact checkpoint is left: run again without --resume to start afresh"
+    else:
+        level = int(_NAME.fullmatch(other).group(1))  # type: ignore[union-attr]
+        if _NAME.fullmatch(name):
+            offer = (f"; the previous checkpoint {ckpt / other} is intact (level {level}): delete {ckpt / name} "
+                     f"(the damaged one, alone) and run again with --resume to continue from level {level}")
+        else:
+            offer = (f"; the checkpoint {ckpt / other} is intact (level {level}): put its name into "
+                     f"{ckpt / POINTER} (printf {other} > {ckpt / POINTER}) and run again with --resume to "
+                     f"continue from level {level}")
     return DamagedCheckpoint(exc.where, exc.field, f"damaged checkpoint: {exc.message}{offer}")
 
 
@@ -341,7 +397,11 @@ def _without_sources(ident: dict[str, Any]) -> dict[str, Any]:
 
 
 def older_version(fmt: object) -> str:
-    """The refusal of a checkpoint another version of ordercheck wrote, in format ``fmt``."""
+    """The refusal of a checkpoint an older version of ordercheck wrote, in format ``fmt``."""
+    if fmt == 3:
+        return ("is checkpoint format 3, written by an older version of ordercheck, whose frontier.bin is a "
+                "pickle, which this version never loads (a pickle can run code); run again without --resume to "
+                "start afresh")
     return (f"is checkpoint format {fmt!r}, written by another version of ordercheck, which recorded no "
             "digests of the spec's sources to check a resume against; run again without --resume to start afresh")
 
@@ -357,8 +417,8 @@ def recorded_sources(ckpt: Path) -> dict[str, Any] | None:
         return None
     manifest_path = in_force(ckpt, name) / MANIFEST
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        manifest = _json_file(manifest_path, "a checkpoint manifest")
+    except InputError:
         return None
     if not isinstance(manifest, dict):
         return None
@@ -401,9 +461,9 @@ def _read(where: Path, spill_dir: str | Path | None, spill_after: int | None) ->
         return DamagedCheckpoint(str(where / f), "", why)
 
     try:
-        meta = json.loads((where / "meta.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
-        raise damaged("meta.json", f"cannot be read ({exc.__class__.__name__})") from None
+        meta = _json_file(where / "meta.json", "a checkpoint's meta.json")
+    except InputError as exc:
+        raise damaged("meta.json", f"cannot be read: {exc.message}") from None
     arrays = {}
     for f, kinds in (("fingerprints.npy", "u"), ("parents.npy", "i"), ("actions.npy", "u")):
         try:
@@ -442,8 +502,10 @@ def _read(where: Path, spill_dir: str | Path | None, spill_after: int | None) ->
     try:
         with open(where / "frontier.bin", "rb") as fh:
             frontier = Frontier.load(fh, spill_dir, spill_after=spill_after)
-    except Exception as exc:  # unpickling garbage can raise almost anything
-        raise damaged("frontier.bin", f"cannot be read ({exc.__class__.__name__})") from None
+    except ValueError as exc:  # JSON that is not a list of states, a truncated record
+        raise damaged("frontier.bin", f"cannot be read ({exc})") from None
+    except OSError as exc:
+        raise damaged("frontier.bin", f"cannot be read ({exc.__class__.__name__}: {exc.strerror or exc})") from None
     if len(frontier) != n - start:
         frontier.discard()
         raise damaged("frontier.bin", f"holds {len(frontier):,} states, the level has {n - start:,}")

@@ -183,7 +183,7 @@ def _search(
     if isinstance(raised, _Raised):
         return "init_states", None, raised.exc, []
     for s in raised:
-        if s not in parent:
+        if not _seen(spec, s, parent, "initial "):
             parent[s] = (None, None)
             queue.append(s)
             problem = _check_state(spec, s, props, symmetry, por)
@@ -203,7 +203,7 @@ def _search(
                 who = _call(lambda label=label: actor(label))
                 if isinstance(who, _Raised):
                     return "actor", tuple(label), who.exc, trace_to(s)
-            if t in parent:
+            if _seen(spec, t, parent):
                 continue
             parent[t] = (s, tuple(label))
             problem = _check_state(spec, t, props, symmetry, por)
@@ -212,6 +212,20 @@ def _search(
                 return hook, tuple(label), error, trace_to(s)
             queue.append(t)
     return None
+
+
+def _seen(spec: Spec, state: State, parent: dict[Any, Any], which: str = "") -> bool:
+    """Whether ``state`` was found before; a state that cannot be hashed (a list inside
+    it) breaks the spec API: :class:`~checker.api.errors.SpecError` naming the part, as
+    the engines' own check of a state's vocabulary does (exit code 2), not a traceback."""
+    try:
+        return state in parent
+    except TypeError:
+        from checker.api.errors import SpecError
+        from checker.engine.fingerprint import check_vocabulary
+
+        problem = check_vocabulary(state) or f"state {state!r} cannot be hashed"
+        raise SpecError(f"{spec.name}: {which}{problem}") from None
 
 
 def _check_state(

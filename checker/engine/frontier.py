@@ -9,10 +9,18 @@ append-only file of length-prefixed records in ``spill_dir`` (TLC keeps its stat
 queue on disk in the same way). A spilled level costs no memory beyond the chunk being
 written and the chunk being read; the file is read back sequentially, once per level,
 and deleted when the level is done.
+
+Those chunks and files are the run's own: written and read back by the same process,
+the files in a directory private to it (:func:`own_spill_dir`, or ``--spill-dir``),
+never read as input. What a checkpoint keeps of a frontier (:meth:`Frontier.dump`,
+:meth:`Frontier.load`) is another format, one a crafted file cannot turn into code:
+each chunk is JSON (:func:`encode_json`, :func:`decode_json`; see
+docs/reference/checkpoints.md).
 """
 
 from __future__ import annotations
 
+import json
 import marshal
 import os
 import pickle
@@ -62,6 +70,68 @@ def decode(chunk: bytes | list) -> list:
     return chunk if isinstance(chunk, list) else pickle.loads(chunk)
 
 
+class UnwritableState(ValueError):
+    """A state a checkpoint cannot hold (a value outside ints, bools, tuples and
+    frozensets); the message names its type."""
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, frozenset):
+        return {"set": list(value)}
+    raise UnwritableState(f"a state holds a value of type {type(value).__name__}, which a checkpoint cannot hold "
+                          "(states hold ints, bools, tuples and frozensets)")
+
+
+_ENCODER = json.JSONEncoder(default=_json_default, separators=(",", ":"), check_circular=False, allow_nan=False)
+
+
+def encode_json(states: Sequence[Any]) -> bytes:
+    """A chunk of states as a checkpoint keeps it: the UTF-8 JSON of a list with one
+    entry per state, where an int is a number, a bool ``true`` or ``false``, a tuple an
+    array of its items and a frozenset ``{"set": [items]}``. :class:`UnwritableState`
+    for a state holding an object JSON has no form for; a str, a float or ``None``
+    (outside a state's vocabulary, :func:`checker.engine.fingerprint.check_vocabulary`)
+    is written as JSON writes it, and :func:`decode_json` refuses it."""
+    try:
+        text = _ENCODER.encode(list(states))
+    except (TypeError, ValueError) as exc:  # a NaN inside a state, an int too long to write
+        if isinstance(exc, UnwritableState):
+            raise
+        raise UnwritableState(f"a state cannot be written ({exc})") from None
+    return text.encode("utf-8")
+
+
+def _state(value: Any) -> Any:
+    kind = type(value)
+    if kind is int or kind is bool:
+        return value
+    if kind is list:
+        return tuple([v if type(v) is int else _state(v) for v in value])
+    if kind is dict and len(value) == 1 and type(value.get("set")) is list:
+        return frozenset([v if type(v) is int else _state(v) for v in value["set"]])
+    found = _JSON_NAMES.get(kind, "an object other than a set")
+    raise ValueError(f"holds {found}, not a state value (ints, bools, arrays and sets)")
+
+
+_JSON_NAMES = {str: "a string", float: "a number with a fraction", type(None): "null"}
+
+
+def decode_json(data: bytes) -> list:
+    """The states of a chunk :func:`encode_json` wrote. Anything but that JSON (another
+    value, a str, a float, an object other than ``{"set": [...]}``, nesting deeper than
+    Python's recursion limit) raises :class:`ValueError` saying what was found; nothing
+    in the data is ever executed or looked up by name."""
+    try:
+        chunk = json.loads(data.decode("utf-8"))
+        if type(chunk) is not list:
+            raise ValueError("is not a list of states")
+        return [s if type(s) is int else _state(s) for s in chunk]
+    except RecursionError:
+        raise ValueError("is nested too deeply to be a state") from None
+    except UnicodeDecodeError:
+        raise ValueError("is not UTF-8 JSON") from None
+
+
 def write_record(fh: BinaryIO, data: bytes) -> None:
     """Append one length-prefixed record."""
     fh.write(_LENGTH.pack(len(data)))
@@ -69,7 +139,13 @@ def write_record(fh: BinaryIO, data: bytes) -> None:
 
 
 def read_records(fh: BinaryIO) -> Iterator[bytes]:
-    """The records of a file written by :func:`write_record`, in order."""
+    """The records of a file written by :func:`write_record`, in order; a length
+    beyond the end of the file is refused (:class:`ValueError`) before anything is
+    allocated for it."""
+    try:
+        size: int | None = os.fstat(fh.fileno()).st_size
+    except (AttributeError, OSError, ValueError):  # not a file: no size to check against
+        size = None
     while True:
         head = fh.read(_LENGTH.size)
         if not head:
@@ -77,6 +153,8 @@ def read_records(fh: BinaryIO) -> Iterator[bytes]:
         if len(head) < _LENGTH.size:
             raise ValueError("truncated frontier record header")
         (n,) = _LENGTH.unpack(head)
+        if size is not None and n > size - fh.tell():
+            raise ValueError(f"truncated frontier record (it claims {n:,} bytes)")
         data = fh.read(n)
         if len(data) < n:
             raise ValueError("truncated frontier record")
@@ -185,17 +263,26 @@ class Frontier:
         self.sizes = []
 
     def dump(self, fh: BinaryIO) -> None:
-        """Write every chunk, encoded, as records (for checkpoints)."""
+        """Write every chunk as a record of :func:`encode_json` (a checkpoint's
+        ``frontier.bin``); :class:`UnwritableState` for a state it cannot hold."""
         for chunk in self:
-            write_record(fh, chunk if isinstance(chunk, bytes) else self.encode_chunk(chunk))
+            write_record(fh, encode_json(decode(chunk)))
 
     @classmethod
     def load(cls, fh: BinaryIO, spill_dir: str | Path | None = None, *, spill_after: int | None = None) -> Frontier:
-        """A frontier from records written by :meth:`dump`."""
+        """A frontier from records written by :meth:`dump` (:func:`decode_json`);
+        :class:`ValueError` names the record that is not one."""
         out = cls(spill_dir, raw=0, spill_after=spill_after)
-        for data in read_records(fh):
-            states = pickle.loads(data)
-            out.append(states)
+        try:
+            for i, data in enumerate(read_records(fh)):
+                try:
+                    states = decode_json(data)
+                except ValueError as exc:
+                    raise ValueError(f"record {i + 1} {exc}") from None
+                out.append(states)
+        except BaseException:
+            out.discard()
+            raise
         return out.seal()
 
 

@@ -14,9 +14,9 @@ the new states are numbered, checked and appended to the next frontier, by the r
 of :mod:`checker.engine.rules`. With workers, :func:`checker.engine.bfs.search` runs
 :mod:`checker.engine.sharded`'s backend instead, whose workers own shards of the visited set (no
 merging process) and give the same counts, numbering and counterexamples. The
-cycle proviso of partial-order reduction is decided here chunk by chunk at the merge
-(:func:`proviso`), parent by parent in the level's order; it is the rule that
-:mod:`checker.engine.sharded` reproduces. Each level's time split is recorded
+cycle proviso of partial-order reduction (:func:`checker.engine.rules.must_expand_fully`,
+which the shard workers apply too) is decided here chunk by chunk at the merge
+(:func:`proviso`). Each level's time split is recorded
 (:class:`~checker.api.result.LevelTiming`).
 
 With a checkpoint directory, the store, the frontier and the statistics are written at
@@ -101,7 +101,7 @@ class OneProcessLevels(LevelLoop):
         if self.budget is not None:
             self.store.guard(self.budget.reserve)
         self.outcome.store = self.store
-        self.level_new: FingerprintTable | None = FingerprintTable(1 << 10) if self.track_cycles else None
+        self.level_new: FingerprintTable | None = FingerprintTable(1 << 10) if self.ledger.wants_back_edges else None
         self.vocabulary_checks = rules.VOCABULARY_CHECKS
 
     def new_frontier(self) -> Frontier:
@@ -185,10 +185,10 @@ class OneProcessLevels(LevelLoop):
             self.next_len += len(self.pending)
             self.pending = []
         self.next_frontier.seal()
-        return self.next_len, self.stop
+        return self.next_len, self.ledger.stop
 
     def next_level(self) -> None:
-        self.level_new = None if self.outcome.maybe_cyclic or not self.track_cycles else FingerprintTable(1 << 10)
+        self.level_new = FingerprintTable(1 << 10) if self.ledger.wants_back_edges else None
         self.frontier.discard()
         if self.at_depth_bound:
             self.next_frontier.discard()
@@ -222,16 +222,15 @@ class OneProcessLevels(LevelLoop):
         self.phase["dedup"] += checked - began
         kept = self._check(counts, states, succ, new, first)
         self.phase["check"] += clock() - checked
-        if self.stop:
+        if self.ledger.stop:
             store = self.store
             store.parents.truncate(first + kept if not self.at_depth_bound else len(store))
             store.actions.truncate(len(store.parents))
             return True
         self.base += len(counts)
         self.done_parents += len(counts)
-        if rules.time_up(self.deadline):
-            self.outcome.bound = "time_limit"
-            self.stop = True
+        if rules.time_up(self.ledger.deadline):
+            self.ledger.stop_at("time_limit")
             return True
         if self.budget is not None:
             self.budget.check()
@@ -247,39 +246,39 @@ class OneProcessLevels(LevelLoop):
         """Insert a chunk's successors into the store in order: the positions (among
         them) of the new states. At the depth bound nothing is stored: a successor not
         visited sets the bound. Notes an edge that may close a cycle."""
-        store, outcome = self.store, self.outcome
-        if self.at_depth_bound:
+        store, ledger = self.store, self.ledger
+        if ledger.at_depth_bound:
             if len(fps):
                 known = store.table.contains(fps)
                 if not known.all():
-                    outcome.bound = "max_depth"
-                if self.track_cycles and known.any():
-                    outcome.maybe_cyclic = True  # into a state at this depth or shallower
-            self.transitions += len(fps)
+                    ledger.beyond_depth_bound()
+                if known.any():
+                    ledger.back_edge()  # into a state at this depth or shallower
+            ledger.transitions += len(fps)
             return []
         self.mark.reserve(len(fps))
         new = store.add_batch(fps, parents, pos)
         self.mark.add(fps[new])
         level_new = self.level_new
-        if level_new is not None and not outcome.maybe_cyclic:
+        if level_new is not None and ledger.wants_back_edges:
             fresh = np.zeros(len(fps), dtype=bool)
             fresh[new] = True
             level_new.insert(fps[new])
             if not level_new.contains(fps[~fresh]).all():
-                outcome.maybe_cyclic = True
+                ledger.back_edge()
         return new.tolist()
 
     def _check(self, counts: Sequence[int], states: list | None, succ: list, new: list[int], first: int) -> int:
         """Check the chunk's terminal parents and new states in order, append the new
         states to the next frontier, count transitions, and end the level where the
         rules say (:mod:`checker.engine.rules`: the state bound, every property decided,
-        which sets :attr:`stop`). Returns the new states kept."""
-        evaluator, record, history_key = self.evaluator, self.record, self.history_key
-        at_depth_bound, base = self.at_depth_bound, self.base
+        which stop the :attr:`ledger`). Returns the new states kept."""
+        evaluator, record, history_key, ledger = self.evaluator, self.record, self.history_key, self.ledger
+        at_depth_bound, base = ledger.at_depth_bound, self.base
         j = 0
         offset = 0
         nnew = len(new)
-        limit = rules.room(self.max_states, first, nnew)
+        limit = ledger.room(first, nnew)
         checks = bool(evaluator.state_checks or evaluator.history_checks)
         on_state = evaluator.on_state
         pending, next_frontier = self.pending, self.next_frontier
@@ -295,14 +294,13 @@ class OneProcessLevels(LevelLoop):
                 # property decided" follows the next state that has successors (rules.first_busy).
                 continue
             if not at_depth_bound:
-                self.transitions += n
+                ledger.transitions += n
             end = offset + n
             parent_key = history_key(s) if history_key and s is not None else None
             while j < nnew and new[j] < end:
                 if j >= limit:
-                    self.outcome.bound = "max_states"
-                    self.transitions -= end - new[j] - 1  # transitions up to the successor at the bound
-                    self.stop = True
+                    ledger.stop_at("max_states")
+                    ledger.transitions -= end - new[j] - 1  # transitions up to the successor at the bound
                     break
                 t = succ[new[j]]
                 if self.vocabulary_checks:
@@ -325,45 +323,64 @@ class OneProcessLevels(LevelLoop):
             offset = end
             if parent_key is not None:
                 evaluator.release(parent_key)
-            if self.stop or self.all_decided:
-                self.stop = True
+            if ledger.stop or ledger.all_decided:
+                ledger.stop = True
                 break
         return j
 
 
-def proviso(expander: Expander, store: CompactStore, states, owner, pos, succ, counts, reduced, fps):
-    """The cycle proviso: a reduced state is expanded fully instead when two of its
-    ample successors are equal, or one was discovered before: at an earlier level, or
-    by an earlier state of this level (those of earlier chunks are in the store; it
-    never runs at a depth bound, see :class:`~checker.engine.loop.LevelLoop`). The
-    successors a full expansion adds are counted as fired on the ``expander``."""
-    seen_here: set[int] = set()
+def proviso(expander: Expander, store: CompactStore, states: list, owner: list, pos: list, succ: list,
+            counts: list, reduced: list, fps: np.ndarray) -> tuple:
+    """The cycle proviso (:func:`checker.engine.rules.must_expand_fully`) on one chunk:
+    its successors met before are those in the store (earlier levels, and earlier chunks
+    of this level; it never runs at a depth bound, see
+    :class:`~checker.engine.loop.LevelLoop`). The parents the rule names are expanded
+    fully, their added successors put to it in turn, until it names no more. Returns
+    the chunk's expansion with those parents' full ones; the successors a full
+    expansion adds are counted as fired on the ``expander``."""
+    if not any(reduced):
+        return owner, pos, succ, counts, fps
+    counts_a = np.asarray(counts, dtype=np.int64)
+    ranks = np.repeat(np.arange(len(counts_a), dtype=np.int64), counts_a)
+    flags = np.repeat(np.asarray(reduced, dtype=bool), counts_a)
+    visited = store.table.contains(fps)
+    starts = (np.cumsum(counts_a) - counts_a).tolist()
+    full: dict[int, tuple[list, np.ndarray]] = {}  # parent: its full expansion and fingerprints
+    named = rules.must_expand_fully(fps, ranks, flags, visited)
+    while len(named):
+        added: list[np.ndarray] = []
+        for k in named.tolist():
+            a = starts[k]
+            whole, fresh = expander.complete(states[k], pos[a : a + counts[k]])
+            whole_fps = expander.fingerprints(whole)
+            full[k] = (whole, whole_fps)
+            added.append(whole_fps[fresh])
+            ranks = np.concatenate([ranks, np.full(len(fresh), k, dtype=np.int64)])
+        more = np.concatenate(added)
+        fps = np.concatenate([fps, more])
+        flags = np.concatenate([flags, np.zeros(len(more), dtype=bool)])
+        visited = np.concatenate([visited, store.table.contains(more)])
+        named = np.setdiff1d(rules.must_expand_fully(fps, ranks, flags, visited), np.fromiter(full, dtype=np.int64))
+    if not full:
+        return owner, pos, succ, counts, fps
     o2: list[int] = []
     p2: list[int] = []
     s2: list = []
     c2: list[int] = []
     f2: list[np.ndarray] = []
-    offset = 0
     for k, n in enumerate(counts):
-        seg = fps[offset : offset + n]
-        seg_owner, seg_pos, seg_succ = owner[offset : offset + n], pos[offset : offset + n], succ[offset : offset + n]
-        offset += n
-        if reduced[k]:
-            values = [int(x) for x in seg]
-            if (
-                len(set(values)) < len(values)
-                or any(v in seen_here for v in values)
-                or bool(store.table.contains(seg).any())
-            ):
-                seg_succ, _fresh = expander.complete(states[k], seg_pos)
-                seg_pos = range(len(seg_succ))
-                seg_owner = [k] * len(seg_succ)
-                seg = expander.fingerprints(seg_succ)
-                n = len(seg_succ)
-        seen_here.update(int(x) for x in seg)
-        o2.extend(seg_owner)
-        p2.extend(seg_pos)
-        s2.extend(seg_succ)
-        c2.append(n)
-        f2.append(np.asarray(seg, dtype=np.uint64))
+        a = starts[k]
+        if k in full:
+            whole, whole_fps = full[k]
+            o2.extend([k] * len(whole))
+            p2.extend(range(len(whole)))
+            s2.extend(whole)
+            c2.append(len(whole))
+            f2.append(whole_fps)
+        else:
+            o2.extend(owner[a : a + n])
+            p2.extend(pos[a : a + n])
+            s2.extend(succ[a : a + n])
+            c2.append(n)
+            f2.append(fps[a : a + n])
     return o2, p2, s2, c2, (np.concatenate(f2) if f2 else np.zeros(0, dtype=np.uint64))

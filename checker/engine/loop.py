@@ -8,7 +8,8 @@ at a signal (:mod:`checker.engine.interrupts`), where the state is consistent. I
 records each level's time split, the decisions, coverage and whether an edge may close
 a cycle (for the liveness search), and returns a
 :class:`~checker.engine.outcome.SearchOutcome`. The rules it and its backends apply are
-:mod:`checker.engine.rules`.
+:mod:`checker.engine.rules`, applied to the model's counts, decisions and stop by its
+:class:`~checker.engine.ledger.Ledger`.
 
 A *backend* provides expansion and storage, by the hooks below marked abstract:
 
@@ -17,8 +18,11 @@ A *backend* provides expansion and storage, by the hooks below marked abstract:
 * :class:`checker.engine.sharded.ShardedLevels`: shard workers that own the visited set
   (:mod:`checker.engine.shards`).
 
-Spark's driver (:mod:`checker.spark.bfs`) keeps its own loop over DataFrames and takes
-its decisions from :func:`checker.engine.rules.settle`.
+Spark (:mod:`checker.spark.bfs`) is a backend of the same rules: its driver runs a batch
+of models together, level by level, over DataFrames (so it is not a subclass of this
+loop), and each model's run holds a :class:`~checker.engine.ledger.Ledger` as this loop
+does: the decisions, bounds, stop reasons, depth, transitions and outcome of every
+engine are the ledger's.
 """
 
 from __future__ import annotations
@@ -33,7 +37,6 @@ from typing import Any
 
 import numpy as np
 
-from checker.api.errors import SpecError
 from checker.api.result import LevelTiming
 from checker.api.spec import Property, Spec
 from checker.engine import interrupts, rules
@@ -41,12 +44,12 @@ from checker.engine.budget import MemoryBoundReached, MemoryBudget
 from checker.engine.checkpoints import load
 from checker.engine.declarations import ReductionCheck
 from checker.engine.evaluate import Evaluator
-from checker.engine.fingerprint import check_vocabulary
 from checker.engine.frontier import own_spill_dir
+from checker.engine.ledger import Ledger, decided_at
 from checker.engine.memory import current_rss, peak_rss, reset_peak
 from checker.engine.outcome import Bounds, Decision, SearchOutcome
 from checker.engine.reduce import Expander, Reductions
-from checker.engine.resumable import LevelMark
+from checker.engine.resumable import LevelMark, warn
 
 SPILL_AFTER = 1_000_000
 """A level of more states than this goes to disk (without an explicit ``spill_dir``)."""
@@ -57,9 +60,9 @@ class TimeUp(Exception):
 
 
 class LevelLoop(ABC):
-    """What the level loop carries from level to level: the counts so far, the
-    decisions, the bounds, the checkpoint mark and the spill settings; the backend (a
-    subclass) holds the store and the levels' states."""
+    """What the level loop carries from level to level: the ledger (the counts so far,
+    the decisions, the bounds and the stop), the checkpoint mark and the spill settings;
+    the backend (a subclass) holds the store and the levels' states."""
 
     def __init__(
         self,
@@ -91,19 +94,15 @@ class LevelLoop(ABC):
         self.props = props
         self.bounds = bounds
         self.progress = progress
-        self.stop_when_decided = stop_when_decided
         self.reductions = reductions
         self.workers = workers
         self.checkpoint_every = checkpoint_every
         self.evaluator = evaluator = Evaluator(spec, props)
         self.budget = budget
         self.outcome = SearchOutcome(store=None)
-        self.decisions = self.outcome.decisions
         self.fired: Counter[str] | None = Counter()  # coverage: successors generated per action name
         self.expander = Expander(spec, reductions, ReductionCheck(spec, reductions, props) if reductions.check else None)
         self.history_key = spec.history_key if evaluator.uses_history else None
-        self.max_states = bounds.max_states
-        self.max_depth = bounds.max_depth
         ident = dict(identity or {})
         ident.setdefault("spec", spec.name)
         ident["reductions"] = reductions.as_dict(spec)
@@ -119,7 +118,10 @@ class LevelLoop(ABC):
         # spec that declares itself acyclic to the check of its declaration
         # (checker.engine.declarations). At the depth bound, every edge into a stored state
         # is one (nothing deeper is stored).
-        self.track_cycles = rules.tracks_cycles(spec, props)
+        self.ledger: Ledger[Decision] = Ledger([p.name for p in props], bounds, stop_when_decided=stop_when_decided,
+                                               track_cycles=rules.tracks_cycles(spec, props),
+                                               on_decide=evaluator.decide)
+        self.decisions = self.ledger.decisions
         self.own_spill = spill_dir is None
         if self.own_spill:
             spill_dir = own_spill_dir()
@@ -131,17 +133,11 @@ class LevelLoop(ABC):
         self.spill_after = spill_after
         self.worker_peak = 0  # the workers' own peak memory (a sharded backend's)
         self.searched = False  # the search loop ended without an exception
-        self.levels: list[LevelTiming] = []  # each level's time split
         self.phase = dict.fromkeys(rules.PHASES, 0.0)  # the current level's timed phases, in seconds
-        self.at_depth_bound = False
         self.mark = LevelMark(self.ckpt, ident)  # the level's start, for checkpoints
         self.level_start = 0  # the number of the level's first state
         self.frontier_len = 0  # the level's states
-        self.depth = 0
-        self.transitions = 0
         self.elapsed_before = 0.0
-        self.stop = False
-        self.deadline: float | None = None
         self.remaining = False  # states were left unexpanded at the end
 
     # -- the backend ----------------------------------------------------------------------
@@ -163,8 +159,8 @@ class LevelLoop(ABC):
     def search_level(self) -> tuple[int, bool]:
         """Search the level (:attr:`depth`, :attr:`frontier_len` states from
         :attr:`level_start`): expand it, store its new states, check them, count its
-        transitions, coverage and cycle edges into the loop's fields, and set
-        :attr:`stop` (and the outcome's bound) where the level ends early. Returns the
+        coverage into the loop's fields and its transitions, decisions, cycle edges,
+        stop and bound into the :attr:`ledger` (where the level ends early). Returns the
         new states kept and whether the search stopped inside the level."""
 
     @abstractmethod
@@ -202,17 +198,25 @@ class LevelLoop(ABC):
     # -- the loop ---------------------------------------------------------------------------
 
     def record(self, found: list[tuple[str, str]], index: int) -> None:
-        """Decide each property in ``found`` (not decided before) at state ``index``."""
-        decisions = self.decisions
-        for name, sentence in found:
-            if name not in decisions:
-                decisions[name] = Decision(index, sentence)
-                self.evaluator.decide(name)
+        """Decide each property in ``found`` (not decided before) at state ``index``
+        (:meth:`~checker.engine.ledger.Ledger.record`)."""
+        if found:
+            self.ledger.record(decided_at(index, found))
+
+    @property
+    def depth(self) -> int:
+        """The depth of the level being searched (the ledger's)."""
+        return self.ledger.depth
+
+    @property
+    def at_depth_bound(self) -> bool:
+        """The level being searched is the depth bound's (the ledger's)."""
+        return self.ledger.at_depth_bound
 
     @property
     def all_decided(self) -> bool:
-        """Every property is decided and the search stops when they are."""
-        return self.stop_when_decided and self.evaluator.done
+        """Every property is decided and the search stops when they are (the ledger's)."""
+        return self.ledger.all_decided
 
     def load_or_start(self, resume: bool) -> None:
         """The first level: the last checkpoint's (with ``resume``, when there is one),
@@ -232,11 +236,11 @@ class LevelLoop(ABC):
             raise
 
     def _resume(self, loaded: tuple) -> None:
-        outcome = self.outcome
+        ledger = self.ledger
         meta, fps, parents, actions, frontier = loaded
-        outcome.maybe_cyclic = meta.get("maybe_cyclic", False)
-        self.level_start, self.depth, self.transitions = meta["level_start"], meta["depth"], meta["transitions"]
-        outcome.initial_states = meta["initial_states"]
+        ledger.maybe_cyclic = meta.get("maybe_cyclic", False)
+        self.level_start, ledger.depth, ledger.transitions = meta["level_start"], meta["depth"], meta["transitions"]
+        ledger.initial_states = meta["initial_states"]
         self.elapsed_before = meta["seconds"]
         self.fired = Counter(meta["fired"]) if meta.get("fired") is not None else None
         for name, (index, sentence) in meta["decisions"].items():
@@ -244,20 +248,12 @@ class LevelLoop(ABC):
         self.restore(fps, parents, actions, frontier)
 
     def _start(self) -> None:
-        spec, evaluator, history_key = self.spec, self.evaluator, self.history_key
-        inits = list(spec.init_states())
-        for s in inits:
-            problem = check_vocabulary(s)
-            if problem:
-                raise SpecError(f"{spec.name}: initial {problem}")
-        fps = self.expander.fingerprints(inits)
-        _u, first = np.unique(fps, return_index=True)
-        positions = np.sort(first)  # the first of equal initial states
-        level = [inits[i] for i in positions.tolist()]
+        evaluator, history_key = self.evaluator, self.history_key
+        level, positions, fps = rules.initial_level(self.spec, self.expander.fingerprints)
         for number, s in enumerate(level):
             self.record(evaluator.on_state(s, history_key(s) if history_key else None, None), number)
-        self.outcome.initial_states = len(level)
-        self.store_initial(fps[positions], positions, level)
+        self.ledger.initial_states = len(level)
+        self.store_initial(fps, positions, level)
 
     def run(self) -> None:
         """Level after level until no level is left, every property is decided (with
@@ -265,14 +261,15 @@ class LevelLoop(ABC):
         happens. The memory budget stops it as a bound (:meth:`_stopped_by_memory`),
         the time limit inside a level (:class:`TimeUp`) at the level's start; a signal
         stops it where its state is consistent (after a unit of work) and propagates."""
-        self.deadline = None if self.bounds.time_limit is None else self.started + self.bounds.time_limit
-        self.stop = self.all_decided
+        ledger = self.ledger
+        ledger.start(self.started)
         interrupts.defer()  # a signal is raised where the state is consistent (interrupts.poll)
         if self.budget is not None:
             self.budget.hold()  # room for the stop under an address-space limit (checker.engine.budget)
         try:
             self.before_levels()
-            while self.frontier_len and not self.stop:
+            interrupts.watch(ledger.deadline)  # a step that never returns is interrupted (the watchdog)
+            while self.frontier_len and not ledger.stop:
                 began, depth, frontier_len, states = time.perf_counter(), self.depth, self.frontier_len, self.stored()
                 self.mark.begin(self.meta(), states)
                 if self.mark.due(self.checkpoint_every):
@@ -282,43 +279,44 @@ class LevelLoop(ABC):
                 if not goes_on:
                     break
             self.searched = True
-        except TimeUp:
-            self.outcome.bound = "time_limit"
-            self.stop = True
+        except (TimeUp, interrupts.StepTimeUp) as exc:
+            interrupts.unwatch()
+            if isinstance(exc, interrupts.StepTimeUp):
+                warn(str(exc))
+            ledger.stop_at("time_limit")
             self.searched = self.give_up_level(write=False)
         except MemoryError as exc:  # the budget's bound (checker.engine.budget), or an allocation that failed
+            interrupts.unwatch()
             if self.budget is not None:
                 self.budget.release()  # first: the stop below needs the room
             self._stopped_by_memory(exc)
         except interrupts.Interrupted as exc:
+            interrupts.unwatch()
             self.give_up_level(write=exc.safe)
             exc.checkpoint = self.mark.saved()
             raise
         finally:
             if self.budget is not None:
                 self.budget.release()
+            interrupts.unwatch()
             interrupts.undefer()
             self.close()
 
     def _level(self) -> bool:
         """One level: the backend searches it, then the level boundary's rules
-        (:func:`~checker.engine.rules.next_depth`, the time limit). Whether the search
-        goes on."""
-        self.at_depth_bound = rules.depth_bound_reached(self.max_depth, self.depth)
+        (:meth:`~checker.engine.ledger.Ledger.end_level`: the depth, the time limit).
+        Whether the search goes on."""
+        self.ledger.begin_level()
         self.phase = dict.fromkeys(rules.PHASES, 0.0)
         kept, stopped = self.search_level()
+        next_states = self.ledger.end_level(kept)
         if stopped:
-            self.depth = rules.next_depth(self.depth, kept, self.at_depth_bound)
             return False
         self.level_start += self.frontier_len
-        self.frontier_len = 0 if self.at_depth_bound else kept
+        self.frontier_len = next_states
         self.next_level()
-        self.depth = rules.next_depth(self.depth, self.frontier_len, False)
         if self.frontier_len:
             self.level_done()
-        if self.frontier_len and rules.time_up(self.deadline):
-            self.outcome.bound = "time_limit"
-            self.stop = True
         return True
 
     def level_done(self) -> None:  # noqa: B027 - a hook most backends leave empty
@@ -329,24 +327,23 @@ class LevelLoop(ABC):
         where the store is consistent (before an allocation, or after a unit): its
         level's checkpoint is written then."""
         outcome = self.outcome
-        outcome.bound = "memory"
+        self.ledger.stop_at("memory")
         outcome.memory = exc if isinstance(exc, MemoryBoundReached) else None
-        self.stop = True
         if self.mark.meta is not None:
-            self.depth = rules.next_depth(self.depth, self.stored() - self.mark.states, self.at_depth_bound)
+            self.ledger.end_level(self.stored() - self.mark.states)
         self.searched = self.give_up_level(write=outcome.memory is not None)
 
     def meta(self) -> dict[str, Any]:
         """The counts at this level boundary, as a checkpoint records them."""
-        outcome = self.outcome
+        ledger = self.ledger
         return {
             "level_start": self.level_start,
-            "depth": self.depth,
-            "transitions": self.transitions,
-            "initial_states": outcome.initial_states,
+            "depth": ledger.depth,
+            "transitions": ledger.transitions,
+            "initial_states": ledger.initial_states,
             "seconds": self.elapsed_before + time.monotonic() - self.started,
-            "decisions": {n: [d.index, d.explanation] for n, d in self.decisions.items()},
-            "maybe_cyclic": outcome.maybe_cyclic,
+            "decisions": {n: [d.index, d.explanation] for n, d in ledger.decisions.items()},
+            "maybe_cyclic": ledger.maybe_cyclic,
             "fired": dict(self.fired) if self.fired is not None else None,
         }
 
@@ -355,18 +352,15 @@ class LevelLoop(ABC):
         phases timed in :attr:`phase`, the rest of ``wall`` as ``other_s``."""
         t = self.phase
         busy = t["expand"] + t["exchange"] + t["dedup"] + t["check"]
-        self.levels.append(LevelTiming(depth, frontier, new_states, t["expand"], t["exchange"], t["dedup"], t["check"],
-                                       max(wall - busy, 0.0)))
+        self.ledger.timed(LevelTiming(depth, frontier, new_states, t["expand"], t["exchange"], t["dedup"], t["check"],
+                                      max(wall - busy, 0.0)))
 
     def finish(self) -> SearchOutcome:
         """The outcome: counts, completeness, time and memory."""
         outcome = self.outcome
         outcome.store, outcome.store_bytes = self.final_store()
-        outcome.transitions = self.transitions
-        outcome.depth = self.depth + 1 if self.stored() else 0
-        outcome.complete = outcome.bound is None and not (self.stop and self.remaining)
+        self.ledger.fill(outcome, self.stored(), self.remaining, dict(self.ledger.decisions))
         outcome.fired = dict(self.fired) if self.fired is not None else None
         outcome.seconds = self.elapsed_before + time.monotonic() - self.started
         outcome.peak_memory_bytes = max(peak_rss() - self.baseline, 0) + self.worker_peak
-        outcome.levels = self.levels
         return outcome

@@ -141,6 +141,11 @@ class Failed(NamedTuple):
     error: BaseException
 
 
+class Beat(NamedTuple):
+    """The worker is alive: sent every few seconds by a thread of its own, whatever its
+    search is doing (see :data:`checker.engine.shards.HEARTBEAT_ENV`)."""
+
+
 class Ended(NamedTuple):
     """The worker's pipe reached end of file (the main process's reader says so)."""
 

@@ -19,15 +19,19 @@ same counts, verdicts and traces by these rules:
   level with states; a stop inside a level counts the next level's states found so far
   towards the depth; the time limit is tested between levels (and while one is
   searched, where the search can stop consistently);
-* **the cycle proviso** of partial-order reduction: a reduced parent is expanded fully
-  when two of its successors are equal or one of them was met before (at an earlier
-  level or from a parent of smaller rank); the one-process form is
-  :func:`checker.engine.levels.proviso`, the sharded one the workers' rounds
-  (:meth:`checker.engine.shards._Shard.rounds`).
+* **the cycle proviso** of partial-order reduction (:func:`must_expand_fully`): a
+  reduced parent is expanded fully when two of its successors are equal or one of them
+  was met before (at an earlier level or from a parent of smaller rank, as finally
+  expanded). One process applies it to each chunk at the merge
+  (:func:`checker.engine.levels.proviso`), the shard workers to the successors each
+  owns, in rounds (:meth:`checker.engine.shards._Shard.rounds`); both expand the parents
+  it names fully and apply it again until it names no more.
 
 The one-process loop (:mod:`checker.engine.levels`) applies them state by state as it
 merges a chunk; the shard workers' main process (:mod:`checker.engine.sharded`) and
-Spark's driver (:mod:`checker.spark.bfs`) apply :func:`settle` to a level's arrays.
+Spark's driver (:mod:`checker.spark.bfs`) apply :func:`settle` to a level's arrays. Each
+model's counts, decisions and stop are kept by a :class:`checker.engine.ledger.Ledger`,
+which applies these rules to them for every engine.
 """
 
 from __future__ import annotations
@@ -39,7 +43,9 @@ from typing import Any
 
 import numpy as np
 
+from checker.api.errors import SpecError
 from checker.api.spec import Property, Spec
+from checker.engine.fingerprint import check_vocabulary
 
 PHASES = ("expand", "exchange", "dedup", "check")
 """The timed phases of a level (:class:`~checker.api.result.LevelTiming`)."""
@@ -60,6 +66,22 @@ def tracks_cycles(spec: Spec, props: Sequence[Property]) -> bool:
     (:func:`checker.engine.declarations.check_acyclic`), the fair-cycle search of
     ``eventually`` properties and the fairness warning (which needs one too) read it."""
     return bool(spec.acyclic) or any(p.kind == "eventually" for p in props)
+
+
+def initial_level(spec: Spec, fingerprints: Callable[[list], np.ndarray]) -> tuple[list, np.ndarray, np.ndarray]:
+    """The first level: ``spec``'s distinct initial states (the first of equal ones, by
+    ``fingerprints``, in their order), their positions among the initial states and
+    their fingerprints. An initial state with a value outside the state vocabulary
+    raises :class:`~checker.api.errors.SpecError`."""
+    inits = list(spec.init_states())
+    for s in inits:
+        problem = check_vocabulary(s)
+        if problem:
+            raise SpecError(f"{spec.name}: initial {problem}")
+    fps = fingerprints(inits)
+    _u, first = np.unique(fps, return_index=True)
+    positions = np.sort(first)
+    return [inits[i] for i in positions.tolist()], positions, fps[positions]
 
 
 def depth_bound_reached(max_depth: int | None, depth: int) -> bool:
@@ -141,3 +163,23 @@ def settle(counts: np.ndarray, events: Sequence[tuple[int, int, Any]], keys: np.
     if cut is not None:
         return LevelEnd(room, int(counts[: cut[0]].sum()) + cut[1] + 1, cut[0], True, "max_states")
     return LevelEnd(n_new, int(counts.sum()), None, False, None)
+
+
+def must_expand_fully(fps: np.ndarray, ranks: np.ndarray, reduced: np.ndarray,
+                      visited: np.ndarray | None = None) -> np.ndarray:
+    """The cycle proviso of partial-order reduction, the rule itself: of a level's
+    successors (``fps``, their parents' ``ranks``, whether each parent's expansion is
+    ``reduced`` and, where known, whether each was ``visited`` at an earlier level), the
+    ranks (sorted, distinct) of the reduced parents that must be expanded fully: those
+    with a successor visited before, equal to another of their own, or equal to one of a
+    parent of smaller rank. A parent expanded fully adds its other successors (not
+    reduced) and the rule is applied again, until it names no new parent: a parent's
+    decision depends on smaller ranks only, so that is the decision taken parent by
+    parent in the level's order. One process applies it to a chunk's successors (those
+    of earlier chunks are in the store, so ``visited``), a shard worker to the
+    successors it owns."""
+    hit = np.zeros(len(fps), dtype=bool) if visited is None else np.array(visited, dtype=bool)
+    if len(fps) > 1:
+        order = np.lexsort((ranks, fps))  # by fingerprint, then rank: the first of equal ones does not trigger
+        hit[order[1:][fps[order][1:] == fps[order][:-1]]] = True
+    return np.unique(ranks[hit & reduced])

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ from checker.engine.checkpoints import (
     require,
     source_changes,
 )
+from checker.engine.ckptlock import release
 from checker.engine.declarations import DeclarationBroken, check_acyclic, declaration_error, undecided_verdicts
 from checker.engine.fairness_note import fairness_warning
 from checker.engine.notes import with_guide
@@ -149,23 +152,24 @@ def _check_model(model: Model, options: Options) -> Result:
     if options.check_reductions:
         reductions = replace(reductions, check=True)
     notes = [with_guide(n) for n in depth_note + notes]
-    checkpoint = prepare_work_dirs(model, options)
     budget = MemoryBudget(options.memory_limit if options.memory_limit is not None else default_limit())
-    outcome = search(
-        model.spec,
-        model.properties,
-        bounds,
-        progress=progress,
-        stop_when_decided=options.stop_when_decided,
-        reductions=reductions,
-        workers=options.workers,
-        checkpoint=checkpoint,
-        resume=options.resume,
-        checkpoint_every=options.checkpoint_every,
-        identity={"spec": model.spec_name, "constants": model.constants, SOURCES: model.sources},
-        spill_dir=options.spill_dir,
-        budget=budget,
-    )
+    checkpoint = prepare_work_dirs(model, options)  # its lock, held for the search
+    with release_after(checkpoint):
+        outcome = search(
+            model.spec,
+            model.properties,
+            bounds,
+            progress=progress,
+            stop_when_decided=options.stop_when_decided,
+            reductions=reductions,
+            workers=options.workers,
+            checkpoint=checkpoint,
+            resume=options.resume,
+            checkpoint_every=options.checkpoint_every,
+            identity={"spec": model.spec_name, "constants": model.constants, SOURCES: model.sources},
+            spill_dir=options.spill_dir,
+            budget=budget,
+        )
     acyclic_note = check_acyclic(model, outcome, reductions.group, bounds, budget)
     if acyclic_note is not None:
         notes.append(acyclic_note)
@@ -189,8 +193,12 @@ def prepare_work_dirs(model: Model, options: Options) -> str | None:
     """Check the checkpoint and spill directories before a search starts: an
     :class:`OSError` naming the path when one cannot be written (exit code 6), an
     :class:`InputError` for ``--resume`` without a checkpoint, or with a checkpoint
-    written from other sources (:func:`check_sources`). Returns the model's own
-    checkpoint directory (:func:`checker.engine.checkpoints.checkpoint_dir`), if any."""
+    written from other sources (:func:`check_sources`), a
+    :class:`~checker.engine.ckptlock.CheckpointBusy` (exit code 2) when another run holds
+    the checkpoint directory. Returns the model's own checkpoint directory
+    (:func:`checker.engine.checkpoints.checkpoint_dir`), if any, whose lock this process
+    then holds (re-entrantly) until :func:`checker.engine.ckptlock.release` is called
+    on it once (:func:`release_after`) or the process ends."""
     if options.resume and not options.checkpoint:
         raise InputError(model.path, "--resume", "needs --checkpoint DIR, the directory to resume from")
     if options.spill_dir:
@@ -200,9 +208,25 @@ def prepare_work_dirs(model: Model, options: Options) -> str | None:
     ckpt = checkpoint_dir(options.checkpoint, model.path)
     if options.resume:
         require(ckpt)
-        check_sources(model, ckpt, options.resume_anyway)
-    prepare(ckpt)
+    prepare(ckpt)  # takes the directory's lock
+    if options.resume:
+        try:
+            check_sources(model, ckpt, options.resume_anyway)
+        except BaseException:
+            release(ckpt)
+            raise
     return str(ckpt)
+
+
+@contextmanager
+def release_after(checkpoint: str | None) -> Iterator[None]:
+    """Let go of the lock :func:`prepare_work_dirs` took on ``checkpoint`` (if any) when
+    the block ends, however it ends."""
+    try:
+        yield
+    finally:
+        if checkpoint is not None:
+            release(checkpoint)
 
 
 _WARNED: set[str] = set()  # the --resume-anyway warnings given in this process

@@ -17,7 +17,8 @@ states (never a state or a fingerprint). It then does what the one-process loop 
   which every property is decided (with ``stop_when_decided``). Coverage counts, the
   ``max_depth`` bound's test and the cycle test count whole chunks of :data:`CHUNK`
   parents up to that point, as one process merges them (all of it is
-  :func:`checker.engine.rules.settle`, which Spark's driver applies too);
+  :func:`checker.engine.rules.settle`, through the loop's
+  :class:`~checker.engine.ledger.Ledger`, as Spark's driver applies it);
 * the workers then *commit*: they store the new states below the cut, with their
   numbers and parent links, as their share of the next level.
 
@@ -37,9 +38,9 @@ more than its part of :data:`~checker.engine.loop.SPILL_AFTER` (the threshold ov
 number of workers) goes to the search's own temporary directory, which is removed at the
 end. The main process holds no level (but gathers one for a checkpoint, in memory).
 
-Partial-order reduction's cycle proviso decides, parent by parent in one process,
-whether a reduced expansion is replaced by the full one, from what earlier parents
-generated. Here it is decided in rounds between the expansion and the level's report
+Partial-order reduction's cycle proviso (:func:`checker.engine.rules.must_expand_fully`,
+the rule one process applies too) decides whether a reduced expansion is replaced by
+the full one, from what earlier parents generated. Here it is decided in rounds between the expansion and the level's report
 (:meth:`ShardedLevels.proviso_rounds`, :meth:`checker.engine.shards._Shard.rounds`):
 each round the workers name the parents their successors show to need a full
 expansion, this process names the new ones to every worker, and their holders expand
@@ -65,13 +66,14 @@ from checker.api.spec import Property, Spec
 from checker.engine import interrupts, rules
 from checker.engine import messages as msg
 from checker.engine.checkpoints import duplicate_refusal, save
-from checker.engine.frontier import decode, encode, write_record
+from checker.engine.frontier import decode, encode_json, write_record
+from checker.engine.ledger import decided_at
 from checker.engine.levels import CHUNK
 from checker.engine.loop import LevelLoop, TimeUp
-from checker.engine.outcome import Bounds, SearchOutcome
+from checker.engine.outcome import Bounds, Decision, SearchOutcome
 from checker.engine.resumable import warn
 from checker.engine.rules import KEY_BITS, OFFSET_MASK, PHASES
-from checker.engine.shards import STORE_SECONDS, Shards, Spill, owner_of
+from checker.engine.shards import STORE_SECONDS, Shards, Spill, WorkerLost, owner_of
 
 
 class ShardedPaths:
@@ -154,7 +156,7 @@ class _LevelStates:
 
     def dump(self, fh: BinaryIO) -> None:
         for i in range(0, len(self.states), CHUNK):
-            write_record(fh, encode(self.states[i : i + CHUNK]))
+            write_record(fh, encode_json(self.states[i : i + CHUNK]))
 
 
 def search_sharded(spec: Spec, props: Sequence[Property], bounds: Bounds, *, resume: bool = False,
@@ -260,7 +262,7 @@ class ShardedLevels(LevelLoop):
         interrupts.poll()
         if self.budget is not None:
             self.budget.check()
-        if rules.time_up(self.deadline):
+        if rules.time_up(self.ledger.deadline):
             raise TimeUp
         if self.progress is not None:
             self.progress.tick(self.count, self.depth + 1, self.frontier_len)
@@ -296,9 +298,9 @@ class ShardedLevels(LevelLoop):
                 if rules.counted(block, last_block):
                     self.fired.update(c)
         if self.at_depth_bound and level.unvisited and rules.counted(min(level.unvisited) // CHUNK, last_block):
-            self.outcome.bound = self.outcome.bound or "max_depth"
-        if self.track_cycles and level.back and rules.counted(min(level.back) // CHUNK, last_block):
-            self.outcome.maybe_cyclic = True
+            self.ledger.beyond_depth_bound()
+        if level.back and rules.counted(min(level.back) // CHUNK, last_block):
+            self.ledger.back_edge()
         next_start = self.level_start + self.frontier_len
         ship, expect = balance(np.bincount(maker[: end.kept], minlength=self.workers), CHUNK)
         for w in range(self.workers):
@@ -310,8 +312,7 @@ class ShardedLevels(LevelLoop):
         self.phase["check"] += sum(c.seconds for c in checked) / self.workers
         self.phase["dedup"] += sum(c.seconds for c in commits) / self.workers
         self.count += end.kept
-        self.transitions += end.transitions
-        return end.kept, self.stop
+        return end.kept, self.ledger.stop
 
     def _gathered(self, reports: list[msg.LevelReport]) -> _Gathered:
         """The workers' level reports put together by parent rank (a problem raises)."""
@@ -358,31 +359,20 @@ class ShardedLevels(LevelLoop):
 
     def settle(self, counts: np.ndarray, terminal: dict[int, list], findings: dict[int, list],
                keys: np.ndarray) -> rules.LevelEnd:
-        """Decide the level as one process would (:func:`checker.engine.rules.settle`),
+        """Decide the level as one process would (:meth:`checker.engine.ledger.Ledger.settle`),
         from the per-parent successor counts, the findings (terminal ones by parent rank,
-        the others by key) and the sorted keys of the new states; record its decisions,
-        its stop and its bound."""
+        the others by key) and the sorted keys of the new states; the ledger records its
+        decisions, transitions, stop and bound."""
         first = self.count
-        events: list[tuple[int, int, tuple[int, list]]] = [
-            (r, -1, (self.level_start + r, f)) for r, f in terminal.items()]
+        events: list[tuple[int, int, list[tuple[str, Decision]]]] = [
+            (r, -1, decided_at(self.level_start + r, f)) for r, f in terminal.items()]
         if findings:
             fk = np.fromiter(findings.keys(), dtype=np.int64, count=len(findings))
             at = np.searchsorted(keys, fk)
-            events.extend((k >> KEY_BITS, k & OFFSET_MASK, (first + int(j), findings[k]))
+            events.extend((k >> KEY_BITS, k & OFFSET_MASK, decided_at(first + int(j), findings[k]))
                           for k, j in zip(fk.tolist(), at.tolist()))
         events.sort(key=lambda e: (e[0], e[1]))
-
-        def record(event: tuple[int, list]) -> bool:
-            self.record(event[1], event[0])
-            return self.all_decided
-
-        end = rules.settle(counts, events, keys, rules.room(self.max_states, first, len(keys)), self.all_decided,
-                           record, CHUNK if self.at_depth_bound else None)
-        if end.stop:
-            self.stop = True
-        if end.bound is not None:
-            self.outcome.bound = end.bound
-        return end
+        return self.ledger.settle(counts, events, keys, first, CHUNK if self.at_depth_bound else None)
 
     # -- checkpoints --------------------------------------------------------------------
 
@@ -421,9 +411,18 @@ class ShardedLevels(LevelLoop):
         then as at its start) and, with ``write``, the level's start is checkpointed.
         Whether the workers are still in step."""
         try:
-            self.shards.abort()
-        except Exception as exc:  # a worker that died: its shard is gone
-            if self.mark.ckpt is not None:
+            self.shards.abort(self.shards.grace)  # the stop's grace: a worker stuck in a step is killed
+        except Exception as exc:  # a worker that died or did not stop: its shard is gone
+            lost = None
+            if isinstance(exc, WorkerLost) and exc.why:
+                lost = (f"worker process {exc.worker} {exc.why[3:]}" if exc.why.startswith("it ")
+                        else f"worker process {exc.worker}: {exc.why}")
+            if interrupts.pending() is not None:  # said in the interrupted line
+                interrupts.note(lost or str(exc))
+            elif lost:
+                warn(f"{lost}; the stopped level was not checkpointed"
+                     + (f" (the last checkpoint, {self.mark.saved() or 'none'}, is kept)" if self.mark.ckpt else ""))
+            elif self.mark.ckpt is not None:
                 warn(f"no checkpoint of the stopped level ({exc}); the last one, {self.mark.saved() or 'none'}, is kept")
             return False
         if write and self.mark.ckpt is not None:

@@ -50,6 +50,15 @@ for any number of workers.
 A worker exits when its pipe from the main process reaches end of file: the main
 process is gone, however it ended (every worker closes the pipe ends not its own, so
 nothing else holds that pipe open).
+
+Every wait on a worker ends. A worker sends a heartbeat
+(:class:`~checker.engine.messages.Beat`) from a thread of its own every few seconds; a
+thread of the main process kills one silent for :data:`HEARTBEAT_SECONDS`
+(``ORDERCHECK_HEARTBEAT_TIMEOUT``), so that a reply awaited, a send into its full pipe or
+the stop ends with :class:`WorkerLost` naming it. An abort at a stop waits the stop's
+grace (:func:`~checker.engine.interrupts.stop_grace`) and kills the workers that have
+not answered (stuck in a step of the spec's code); one whose message the main process
+could not read is not waited for at all.
 """
 
 from __future__ import annotations
@@ -73,16 +82,18 @@ import numpy as np
 
 from checker.api.errors import EngineError
 from checker.api.spec import Property
+from checker.engine import rules
 from checker.engine.evaluate import Evaluator
 from checker.engine.fingerprint import check_vocabulary
 from checker.engine.frontier import RankedFrontier, remove_spilled
-from checker.engine.interrupts import worker_signals
+from checker.engine.interrupts import DEFAULT_GRACE, seconds_from_env, stop_grace, worker_signals
 from checker.engine.memory import current_rss, peak_rss, reset_peak
 from checker.engine.messages import (
     Abort,
     Aborted,
     Adopt,
     Batch,
+    Beat,
     Check,
     Checked,
     Commit,
@@ -119,6 +130,19 @@ the run with :class:`WorkerLost`."""
 STORE_SECONDS = 600.0
 """The same for the answers whose work grows with the shard (a commit, a checkpoint's
 dump)."""
+
+HEARTBEAT_ENV = "ORDERCHECK_HEARTBEAT_TIMEOUT"
+"""The environment variable that sets :data:`HEARTBEAT_SECONDS` (seconds)."""
+
+HEARTBEAT_SECONDS = 60.0
+"""A worker sends the main process a :class:`~checker.engine.messages.Beat` from a
+thread of its own every eighth of this (at most every 2 s), whatever its search does;
+one the main process has heard nothing from for this long while it waits for it
+(stopped by SIGSTOP, hung outside Python) is killed and the run ends with
+:class:`WorkerLost` (exit code 4). A stop of the main process itself (Ctrl-Z) does not
+count, nor does the time its reader spends on one long message (the others' heartbeats
+wait in their pipes meanwhile): the silence is measured while the main process can
+hear."""
 
 EXPAND_UNIT = 1024
 """States a worker expands before it reads its messages again."""
@@ -169,6 +193,8 @@ class WorkerLost(EngineError):
     def __init__(self, w: int, proc: Any, why: str | None = None) -> None:
         proc.join(timeout=1)  # its pipe closed as it died: its status follows
         code = proc.exitcode
+        self.worker = w
+        self.why = why
         self.exited = why is None and code is not None and code >= 0
         if why is not None:
             how = why
@@ -176,8 +202,13 @@ class WorkerLost(EngineError):
             how = f"killed by {signal.Signals(-code).name}"
         else:
             how = "its pipe closed" if code is None else f"exit status {code}"
-        super().__init__("local", f"worker process {w} ended in the middle of the search ({how}); run again "
-                         "(with more memory, or fewer --workers, if the system's out-of-memory killer ended it)")
+        if why is not None:  # it went silent or did not stop, and was killed: no advice about memory
+            advice = ("it was killed on purpose, not for memory: run again, and if it happens again look for what "
+                      "holds it (a spec step that never returns, SIGSTOP, a swapping machine); the waits are "
+                      "ORDERCHECK_HEARTBEAT_TIMEOUT and ORDERCHECK_STOP_GRACE")
+        else:
+            advice = "run again (with more memory, or fewer --workers, if the system's out-of-memory killer ended it)"
+        super().__init__("local", f"worker process {w} ended in the middle of the search ({how}); {advice}")
 
 
 class SpecLeftWorker(RuntimeError):
@@ -201,23 +232,51 @@ def _receive(conns: list[Any], ctrl: Any, inbox: queue.SimpleQueue, leave: Any) 
     exits at once (its work has no one to go to, and a peer may be waiting to write to
     it). A peer's end of file closes its pipe."""
     live = list(conns)
-    while live:
-        for conn in wait(live):
-            try:
-                msg = conn.recv()
-            except (EOFError, OSError):
-                live.remove(conn)
-                if conn is ctrl:
-                    leave()
-                    os._exit(0)
-                continue
-            except Exception as exc:  # a message that cannot be read ends the search
-                inbox.put(Failed(RuntimeError(f"a message could not be read: {exc!r}")))
-                return
-            inbox.put(msg)
+    try:
+        while live:
+            for conn in wait(live):
+                try:
+                    msg = conn.recv()
+                except (EOFError, OSError):
+                    live.remove(conn)
+                    if conn is ctrl:
+                        leave()
+                        os._exit(0)
+                    continue
+                inbox.put(msg)
+    except BaseException as exc:  # a message that cannot be read ends the search, saying why
+        inbox.put(Failed(RuntimeError(f"this worker's reader could not read a message: {exc!r}")))
 
 
-def _worker(me: int, pipes: dict[str, Any], expander: Expander, props: Sequence[Property], spill: Spill) -> None:
+class _Locked:
+    """A worker's pipe to the main process, written by its search and its heartbeat
+    thread: one message at a time."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.lock = threading.Lock()
+
+    def send(self, message: Any) -> None:
+        with self.lock:
+            self.conn.send(message)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.conn, name)
+
+
+def _beat(ctrl: _Locked, every: float) -> None:
+    """A worker's heartbeat thread: a :class:`~checker.engine.messages.Beat` every
+    ``every`` seconds until the pipe closes."""
+    while True:
+        time.sleep(every)
+        try:
+            ctrl.send(Beat())
+        except (OSError, ValueError):
+            return
+
+
+def _worker(me: int, pipes: dict[str, Any], expander: Expander, props: Sequence[Property], spill: Spill,
+            beat: float = HEARTBEAT_SECONDS / 8) -> None:
     """A worker's life: close the pipe ends that are not its own, then serve the main
     process until ``stop`` or end of file (see the module docstring); its spilled
     files go when it ends."""
@@ -237,6 +296,8 @@ def _worker(me: int, pipes: dict[str, Any], expander: Expander, props: Sequence[
         remove_spilled(spill.dir, prefix)
 
     threading.Thread(target=_receive, args=([ctrl, *ins.values()], ctrl, inbox, leave), daemon=True).start()
+    ctrl = _Locked(ctrl)
+    threading.Thread(target=_beat, args=(ctrl, beat), daemon=True).start()
     try:
         _Shard(me, len(pipes["ctrl"]), ctrl, outs, inbox, expander, props, spill).run()
     except (_Stop, EOFError, BrokenPipeError):
@@ -512,13 +573,15 @@ class _Shard:
     # -- the cycle proviso ----------------------------------------------------------------
 
     def rounds(self) -> str | None:
-        """The cycle proviso, as one process decides it parent by parent in the level's
-        order: a parent whose expansion was reduced is expanded fully when two of its
-        successors are equal, or one of them was visited at an earlier level or is a
-        successor (as finally expanded) of a parent of smaller rank (the cycle proviso
-        never runs at a depth bound: :class:`~checker.engine.loop.LevelLoop` refuses
-        it). Each round every worker
-        reports the parents its successors show to need it (:meth:`triggers`) and the
+        """The cycle proviso (:func:`checker.engine.rules.must_expand_fully`, the rule
+        one process applies too), in rounds: a parent whose expansion was reduced is
+        expanded fully when two of its successors are equal, or one of them was visited
+        at an earlier level or is a successor (as finally expanded) of a parent of
+        smaller rank (the cycle proviso never runs at a depth bound:
+        :class:`~checker.engine.loop.LevelLoop` refuses it). Each round every worker
+        applies the rule to the successors it owns and reports the parents it names
+        (:meth:`triggers`; :meth:`route` and :meth:`take` apply it as successors are
+        dropped, as equal or visited before) and the
         main process names the new ones to all; their holders expand them fully and
         send the successors they add (:meth:`expand_fully`). Full parents only grow, so
         the rounds end, at the least set meeting the rule; that set is the sequential
@@ -552,10 +615,7 @@ class _Shard:
             if len(pieces) < len(cands):  # only the fingerprints of the new candidates can trigger more
                 look = np.isin(fps, np.concatenate([p[0] for p in pieces]))
                 fps, ranks, from_reduced = fps[look], ranks[look], from_reduced[look]
-            order = np.lexsort((ranks, fps))
-            fps, ranks, from_reduced = fps[order], ranks[order], from_reduced[order]
-            same = fps[1:] == fps[:-1]
-            found.append(ranks[1:][same & from_reduced[1:]])
+            found.append(rules.must_expand_fully(fps, ranks, from_reduced))
         return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
 
     def expand_fully(self, ranks: np.ndarray) -> str | None:
@@ -657,10 +717,8 @@ class _Shard:
         _u, first = np.unique(fps, return_index=True)
         if len(first) < len(fps):
             first.sort()
-            if from_reduced is not None:
-                dropped = np.ones(len(fps), dtype=bool)
-                dropped[first] = False
-                self.triggered.append(keys[dropped & from_reduced] >> KEY_BITS)
+            if from_reduced is not None:  # the dropped ones: keys ascend, so the first of each is the smallest
+                self.triggered.append(rules.must_expand_fully(fps, keys >> KEY_BITS, from_reduced))
                 from_reduced = from_reduced[first]
             fps, keys, pos = fps[first], keys[first], pos[first]
         owners = owner_of(fps, self.workers)
@@ -701,7 +759,7 @@ class _Shard:
             if self.back_rank < 0 or first < self.back_rank:
                 self.back_rank = first
             if from_reduced is not None:
-                self.triggered.append(keys[seen & from_reduced] >> KEY_BITS)
+                self.triggered.append(rules.must_expand_fully(fps, keys >> KEY_BITS, from_reduced, seen))
             keep = ~seen
         if self.at_bound:
             fresh = keys if keep is None else keys[keep]
@@ -851,6 +909,9 @@ class Shards:
 
     def __init__(self, workers: int, expander: Expander, props: Sequence[Property], spill: Spill | None = None) -> None:
         self.spill = spill = spill or Spill()
+        self.silence = seconds_from_env(HEARTBEAT_ENV, HEARTBEAT_SECONDS)
+        self.grace = stop_grace()
+        beat = min(self.silence / 8, 2.0)
         ctx = multiprocessing.get_context("fork")
         self.procs: list[Any] = []
         self.conns: list[Any] = []
@@ -863,7 +924,7 @@ class Shards:
                     if v != w:
                         pipes["peer"][(v, w)] = ctx.Pipe(duplex=False)  # (read end for w, write end for v)
             for me in range(workers):
-                proc = ctx.Process(target=_worker, args=(me, pipes, expander, props, spill), daemon=True)
+                proc = ctx.Process(target=_worker, args=(me, pipes, expander, props, spill, beat), daemon=True)
                 proc.start()
                 self.procs.append(proc)
         except OSError as exc:  # e.g. too many open files: stop the workers already started
@@ -874,6 +935,13 @@ class Shards:
         self.conns = [pair[0] for pair in pipes["ctrl"]]
         self._close_ends(pipes)
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self.heard = [time.monotonic()] * workers  # when each worker's last message came
+        self.busy = False  # the reader is in the middle of a message
+        self.unread: set[int] = set()  # workers whose pipe is no longer read (a message lost)
+        self.lost: dict[int, str] = {}  # workers killed for their silence, and why
+        self.closing = threading.Event()
+        self.monitor = threading.Thread(target=self._watch, daemon=True)
+        self.monitor.start()
         self.thread = threading.Thread(target=self._receive_all, daemon=True)
         self.thread.start()
 
@@ -887,12 +955,18 @@ class Shards:
                 end.close()
 
     def _receive_all(self) -> None:
-        """Drain every worker's pipe into :attr:`inbox` as ``(worker, message)``."""
+        """Drain every worker's pipe into :attr:`inbox` as ``(worker, message)``, noting
+        when each was last heard from (:attr:`heard`; a heartbeat goes no further). A
+        worker whose message could not be read is no longer read (:attr:`unread`): its
+        pipe is out of step."""
         live = dict(enumerate(self.conns))
         index = {id(c): w for w, c in live.items()}
+        heard = self.heard
         while live:
             for conn in wait(list(live.values())):
                 w = index[id(conn)]
+                began = time.monotonic()
+                self.busy = True
                 try:
                     msg = conn.recv()
                 except (EOFError, OSError):
@@ -900,14 +974,23 @@ class Shards:
                     self.inbox.put((w, Ended()))
                     continue
                 except MemoryError as exc:  # stops the search as its memory bound (checker.engine.budget)
+                    self.unread.add(w)
                     self.inbox.put((w, Failed(exc)))
                     del live[w]
                     continue
                 except Exception as exc:
-                    self.inbox.put((w, Failed(RuntimeError(f"a worker's message could not be read: {exc!r}"))))
+                    self.unread.add(w)
+                    self.inbox.put((w, Failed(RuntimeError(f"a message of worker process {w} could not be read: {exc!r}"))))
                     del live[w]
                     continue
-                self.inbox.put((w, msg))
+                finally:
+                    self.busy = False
+                now = time.monotonic()
+                if now - began > self.silence / 8:  # a long message: the others could not be heard
+                    heard[:] = [max(h, now) for h in heard]
+                heard[w] = now
+                if type(msg) is not Beat:
+                    self.inbox.put((w, msg))
 
     @property
     def workers(self) -> int:
@@ -922,7 +1005,7 @@ class Shards:
         try:
             self.conns[w].send(msg)
         except (BrokenPipeError, ConnectionResetError):  # the worker is gone
-            raise WorkerLost(w, self.procs[w]) from None
+            raise WorkerLost(w, self.procs[w], self.lost.get(w)) from None
 
     def broadcast(self, msg: tuple) -> None:
         """Send every worker the command ``msg``."""
@@ -950,6 +1033,10 @@ class Shards:
         left = self.workers
         poll = 0.05 if wait_hook is not None or timeout is None else min(timeout, 0.5)
         deadline = None if timeout is None else time.monotonic() + timeout
+        self.answered: set[int] = set()
+        if self.unread:  # its answer cannot come
+            raise self.unresponsive(min(self.unread), 0.0, kind, "a message from it could not be read, so it "
+                                    "was out of step and was killed")
         while left:
             item = self._next(poll)
             if item is None:
@@ -960,7 +1047,7 @@ class Shards:
                 continue
             w, msg = item
             if type(msg) is Ended:
-                raise WorkerLost(w, self.procs[w])
+                raise WorkerLost(w, self.procs[w], self.lost.get(w))
             if type(msg) is Failed:
                 raise msg.error
             if type(msg) is not kind or got[w] is not None:
@@ -968,6 +1055,7 @@ class Shards:
                     continue
                 raise RuntimeError(f"worker process {w} sent {type(msg).__name__} instead of {kind.__name__}")
             got[w] = msg
+            self.answered.add(w)
             left -= 1
         return got
 
@@ -978,31 +1066,79 @@ class Shards:
         except queue.Empty:
             return None
 
-    def unresponsive(self, w: int, seconds: float, kind: type) -> WorkerLost:
+    def _watch(self) -> None:
+        """The main process's watch on its workers (a thread): a worker it has heard
+        nothing from, not even a heartbeat, for :attr:`silence` seconds is killed, so
+        that every wait on it (a reply, a send into its full pipe, the stop) ends with
+        :class:`WorkerLost` naming it. Time this process itself spent stopped (Ctrl-Z)
+        does not count."""
+        step = min(self.silence / 4, 0.5)
+        last = time.monotonic()
+        while not self.closing.wait(step):
+            now = time.monotonic()
+            if now - last > step + self.silence / 4:  # this process was stopped: a fresh start
+                self.heard[:] = [max(h, now) for h in self.heard]
+            last = now
+            if self.busy:  # reading a message: the silences are counted once it is read
+                continue
+            for w, proc in enumerate(self.procs):
+                if w not in self.lost and now - self.heard[w] > self.silence and not self.closing.is_set():
+                    self.lost[w] = (f"it sent nothing, not even a heartbeat, for {self.silence:g} s "
+                                    "(stopped or hung) and was killed")
+                    try:
+                        os.kill(proc.pid, signal.SIGKILL)  # not reaped before close(): the pid is its own
+                    except (OSError, TypeError):
+                        pass
+
+    def unresponsive(self, w: int, seconds: float, kind: type, why: str | None = None) -> WorkerLost:
         """Kill worker ``w``, which has not sent its ``kind`` within ``seconds``: the
         error that ends the search."""
         proc = self.procs[w]
         proc.kill()  # a stopped process ignores SIGTERM until it is continued
         proc.join(timeout=5)
-        return WorkerLost(w, proc, f"it sent no {kind.__name__} within {seconds:g} s and was killed")
+        if why is None and kind is Aborted:
+            why = f"it did not stop within {seconds:g} s (stuck in a step of the spec's code?) and was killed"
+        return WorkerLost(w, proc, why or f"it sent no {kind.__name__} within {seconds:g} s and was killed")
 
     def abort(self, timeout: float = ANSWER_SECONDS) -> None:
         """Give up the level being searched: every worker drops its candidates and keeps
         its share of the level (the shards are as at the level's start). A worker that
-        does not confirm within ``timeout`` seconds is killed (:class:`WorkerLost`)."""
-        self.broadcast(Abort())
-        self._gather(Aborted, None, timeout, skip=True)
+        does not confirm within ``timeout`` seconds (one whose pipe is no longer read
+        at once) is killed (:class:`WorkerLost`), and so is every other that has not
+        confirmed by then."""
+        for w in range(self.workers):
+            if w not in self.unread:
+                try:
+                    self.send(w, Abort())
+                except WorkerLost:
+                    pass  # its end of file is awaited below
+        try:
+            self._gather(Aborted, None, timeout, skip=True)
+        except WorkerLost:
+            for w, proc in enumerate(self.procs):  # the others that did not confirm either
+                if proc.is_alive() and w not in self.answered:
+                    proc.kill()
+            raise
 
     def close(self) -> None:
-        """Stop the workers (each deletes its spilled files as it ends), kill one that
-        does not end within seconds, and delete the files of any that could not."""
-        for w in range(len(self.procs)):
+        """Stop the workers (each deletes its spilled files as it ends), kill those that
+        do not end within the stop's grace (:func:`~checker.engine.interrupts.stop_grace`),
+        and delete the files of any that could not."""
+        if getattr(self, "monitor", None) is not None:
+            self.closing.set()
+            self.monitor.join()
+        for w, proc in enumerate(self.procs):
+            if w in getattr(self, "unread", ()):
+                proc.kill()  # out of step: it is not told
+                continue
             try:
                 self.send(w, Stop())
             except (OSError, IndexError, WorkerLost):  # the worker is gone already
                 pass
+        deadline = time.monotonic() + getattr(self, "grace", DEFAULT_GRACE)
         for proc in self.procs:
-            proc.join(timeout=5)
+            proc.join(timeout=max(deadline - time.monotonic(), 0.0))
+        for proc in self.procs:
             if proc.is_alive():
                 proc.kill()
                 proc.join(timeout=5)

@@ -93,8 +93,9 @@ def _check_mutant(here: Path, where: str, field: str, name: str) -> None:
         try:
             itself = sibling.resolve() == here.resolve()
             found = sibling.is_file()
-        except OSError as exc:
-            raise InputError(where, field, f"{name[:80]!r} cannot be looked up ({exc.strerror or exc})") from None
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic link that loops
+            raise InputError(where, field, f"{name[:80]!r} cannot be looked up ("
+                             f"{'a symbolic link that loops' if isinstance(exc, RuntimeError) else exc.strerror or exc})") from None
         if itself:
             raise InputError(where, field, "names this model itself; the evidence must be another model")
         if not found:

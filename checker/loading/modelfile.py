@@ -37,6 +37,7 @@ from typing import Any
 
 from checker.api.errors import ConstantError, InputError
 from checker.api.faults import FAULTS, undeclared, unknown_faults
+from checker.api.inputs import MODEL_LIMIT, read_input
 from checker.api.model import Model
 from checker.api.spec import Property
 from checker.api.spec_errors import left_spec_code, spec_left_loading
@@ -58,13 +59,11 @@ def load_model(path: str | Path, *, mutants: bool = True) -> Model:
     read with ``mutants=False``, so its own evidence is checked for shape only."""
     where = str(path)
     p = Path(path)
-    if not p.exists():
-        raise InputError(where, "", "no such file")
-    if p.is_dir():
-        raise InputError(where, "", "is a directory; pass the .toml files or the directory to `check`")
+    raw = read_input(p, "a model file", MODEL_LIMIT, where, pipe=True,
+                     directory="is a directory; pass the .toml files or the directory to `check`")
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise InputError(where, "", f"cannot be read ({exc.__class__.__name__}: {exc})") from None
     try:
         data = tomllib.loads(text)
@@ -154,6 +153,8 @@ def _model_from_dict(data: dict[str, Any], where: str = "<model>", spec: tuple[t
         spec = cls(**constants)
     except ConstantError as exc:
         raise InputError(where, f"constants.{exc.name}", exc.message) from None
+    except Exception as exc:  # the spec's setup() or constructor raised: the spec's error, exit code 5
+        raise spec_left_loading(where, str(data.get("spec")), exc) from None
     bad_faults = unknown_faults(cls)
     if bad_faults:
         raise InputError(where, "spec", f"{cls.name} declares unknown faults {bad_faults} (known: {', '.join(FAULTS)})")
@@ -171,7 +172,10 @@ def _model_from_dict(data: dict[str, Any], where: str = "<model>", spec: tuple[t
     expect = data.get("expect", {})
     if not isinstance(expect, dict):
         raise InputError(where, "expect", "expected a table [expect] of property = \"holds\" | \"violated\"")
-    available = spec.property_map()
+    try:
+        available = spec.property_map()
+    except Exception as exc:  # the spec's properties() raised: the spec's error, exit code 5
+        raise spec_left_loading(where, str(data.get("spec")), exc) from None
     for prop, verdict in expect.items():
         if prop not in available:
             raise InputError(where, f"expect.{prop}", _unknown_property(cls.name, prop, available))

@@ -9,7 +9,12 @@ from checker.api.spec import Spec
 
 
 class UnknownSpec(LookupError):
-    pass
+    """No spec of that name (the one argument)."""
+
+
+class SpecNotImported(UnknownSpec):
+    """The name is a spec file or module path, which a data file cannot make ordercheck
+    import (:class:`checker.loading.specref.NotImported`); ``str()`` says so."""
 
 
 def spec_names() -> list[str]:
@@ -20,13 +25,17 @@ def spec_names() -> list[str]:
 
 
 def spec_class(name: str) -> type[Spec]:
-    """The spec class a canonical reference names: a built-in or registered name, an
-    import path or a spec file's absolute path (see :mod:`checker.loading.specref`);
-    :class:`UnknownSpec` if there is none."""
-    from checker.loading.specref import BadSpecRef, resolve
+    """The spec class a name read from data selects (:func:`checker.loading.specref.named`):
+    a built-in or registered name, or the canonical reference of a spec this process
+    already resolved from a model file or an option. :class:`SpecNotImported` for any
+    other file or import path (nothing is imported), :class:`UnknownSpec` for an unknown
+    name."""
+    from checker.loading.specref import BadSpecRef, NotImported, named
 
     try:
-        return resolve(name).cls
+        return named(name)
+    except NotImported as exc:
+        raise SpecNotImported(str(exc)) from None
     except BadSpecRef:
         raise UnknownSpec(name) from None
 

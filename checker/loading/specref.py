@@ -20,6 +20,13 @@ Each resolved class remembers its *canonical* reference (:func:`reference_of`), 
 string that resolves to the same class from any directory and in any process: the
 built-in or registered name, the import path, or the file's absolute path. Results
 record it (``spec`` in the JSON record), and the Spark executors build the spec from it.
+
+:func:`resolve` imports what it is given, so it is called only on what the user chose
+to run: a model file's ``spec`` field or a ``--spec`` option. A reference read from a
+data file (a log's ``#meta.spec``, a result's ``spec``) goes through :func:`named`,
+which selects among the built-in specs, the installed entry points and the specs this
+process has already resolved, and never imports a file or module the data names
+(docs/explanation/security.md).
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from checker.api.errors import InputError
+from checker.api.inputs import check_input
 from checker.api.spec import Spec
 from checker.api.spec_errors import source_of
 
@@ -101,6 +110,47 @@ def resolve(text: str, base: str | Path | None = None) -> SpecRef:
     return _from_name(text)
 
 
+class NotImported(BadSpecRef):
+    """A data file names a spec by a file path or an import path that this process
+    has not resolved from a model file or an option: it is not imported. ``ref`` is
+    the reference as the data gives it."""
+
+    def __init__(self, ref: str) -> None:
+        super().__init__(
+            f"names {ref[:200]!r}, a spec file or module: ordercheck never imports code a data file names; "
+            "if you trust that spec, pass it with --spec"
+        )
+        self.ref = ref
+
+
+def named(text: str) -> type[Spec]:
+    """The spec class a reference read from a data file selects, without importing
+    anything the data names: a built-in spec or an installed entry point by its name,
+    or a spec this process already resolved (:func:`resolve`, from a model file or a
+    ``--spec`` option) by its canonical reference. :class:`NotImported` for any other
+    file or import path, :class:`BadSpecRef` for an unknown name."""
+    for cls, ref in list(_REFS.items()):
+        if ref == text:
+            return cls
+    if not text.isidentifier():
+        raise NotImported(text)
+    if text.startswith("_"):
+        raise BadSpecRef(f"unknown spec {text!r}")
+    return _from_name(text).cls
+
+
+def option_spec(text: str, option: str = "--spec") -> SpecRef:
+    """The spec a command-line ``option`` names (a built-in or registered name, a file
+    relative to the working directory, an import path), imported because the user
+    typed it; :class:`~checker.InputError` naming the option when it names none."""
+    from checker.api.errors import InputError
+
+    try:
+        return resolve(text)
+    except BadSpecRef as exc:
+        raise InputError(option, "", str(exc)) from None
+
+
 def spec_class_of(text: str, base: str | Path | None = None) -> type[Spec]:
     """The class a reference names (see :func:`resolve`)."""
     return resolve(text, base).cls
@@ -164,7 +214,14 @@ def _from_file(text: str, base: Path) -> SpecRef:
     except (OSError, RuntimeError) as exc:  # a name too long, a user ~name that does not exist
         raise BadSpecRef(f"{path_text[:80]!r} cannot be looked up ({getattr(exc, 'strerror', None) or exc})") from None
     if not found:
-        raise BadSpecRef(f"{path_text!r} is not a file ({path} does not exist)")
+        why = "does not exist"
+        if path.exists():  # a named pipe, a device, a socket, a directory: named, never opened
+            try:
+                check_input(path, directory="is a directory")
+                why = "is not a regular file"
+            except InputError as exc:
+                why = exc.message
+        raise BadSpecRef(f"{path_text!r} is not a file ({path} {why})")
     if path.suffix != ".py":
         raise BadSpecRef(f"{path_text!r} is not a Python file (a spec file ends in .py)")
     module = load_file(path)

@@ -59,7 +59,11 @@ the parent it is expanding; ``max_states`` cuts the level at the same successor;
 ``max_depth`` expands the last level without adding to it. So distinct states,
 transitions, depth, verdicts and traces equal the local engine's (the time limit is
 checked between levels only, as timing is never reproducible anyway; in a batch, each
-model's seconds and time limit count from the start of the shared search).
+model's seconds and time limit count from the start of the shared search). These rules
+are the local engine's own code: each model's run (:class:`_ModelRun`) holds a
+:class:`~checker.engine.ledger.Ledger`, as the local level loop does, which records the
+decisions, settles each level (:func:`checker.engine.rules.settle`), applies the bounds,
+the stop reasons and the depth, and builds the outcome.
 
 Liveness: ``eventually`` properties are checked on terminal states on the executors.
 When one is still open at the end and some edge led back to an earlier level (so a
@@ -106,7 +110,8 @@ from checker.engine.bfs import GROWING_DEPTH, Bounds, Decision, SearchOutcome, S
 from checker.engine.bfs import Progress as LocalProgress
 from checker.engine.evaluate import Evaluator
 from checker.engine.fairness_note import fairness_warning
-from checker.engine.fingerprint import check_vocabulary, fingerprint
+from checker.engine.fingerprint import fingerprint
+from checker.engine.ledger import Ledger
 from checker.engine.memory import current_rss, peak_rss, reset_peak
 from checker.engine.reduce import Reductions
 from checker.engine.rules import VOCABULARY_CHECKS, tracks_cycles
@@ -218,158 +223,101 @@ Progress = Callable[[str, int, int, int], None]
 
 
 class _ModelRun:
-    """The driver's side of one model in a batch: its level keys, counts and decisions,
-    and where the local engine would stop (see the module docstring)."""
+    """The driver's side of one model in a batch: its level's keys and, in its
+    :class:`~checker.engine.ledger.Ledger` (the level loop's rules, the local engine's
+    own), its counts, decisions and where the local engine would stop (see the module
+    docstring)."""
 
     def __init__(self, index: int, job: SearchJob, started: float) -> None:
         self.index = index
         self.job = job
         self.spec = job.spec
         self.constants_json = json.dumps(job.spec.values, sort_keys=True)
-        self.decisions: dict[str, Event] = {}
-        self.open_names: list[str] = []
+        self.evaluator = Evaluator(job.spec, list(job.props))  # the initial states' (the tasks check the rest)
+        self.ledger: Ledger[Event] = Ledger([p.name for p in job.props], job.bounds,
+                                            stop_when_decided=job.stop_when_decided,
+                                            track_cycles=tracks_cycles(job.spec, job.props),
+                                            on_decide=self.evaluator.decide)
+        self.decisions = self.ledger.decisions
         self.level_keys = np.zeros(0, np.int64)
-        self.distinct = self.initial_states = 0
-        self.transitions = 0
-        self.levels = 0
-        self.depth = 0
-        self.bound: str | None = None
-        self.stop = False
-        self.maybe_cyclic = False
-        self.tracks_cycles = tracks_cycles(job.spec, job.props)
-        self.at_depth_bound = False
+        self.distinct = 0
+        self.searched = 0  # levels searched (the progress line's and the time split's level)
         self.started = started
         self.seconds = 0.0
-        self.timings: list[LevelTiming] = []
         self.vocabulary_left = VOCABULARY_CHECKS
-        limit = job.bounds.time_limit
-        self.deadline = None if limit is None else started + limit
 
     def initial(self) -> list[tuple[int, int, bytes]]:
         """The distinct initial states as ``(position, fingerprint, blob)``, with the
         invariants checked on them."""
         from checker.engine.encoding import encode
 
-        spec = self.spec
-        evaluator = Evaluator(spec, list(self.job.props))
+        ledger, evaluator = self.ledger, self.evaluator
+        level, positions, fps = rules.initial_level(self.spec, _fingerprints)
         inits: list[tuple[int, int, bytes]] = []
-        seen: set[int] = set()
-        for i, state in enumerate(spec.init_states()):
-            problem = check_vocabulary(state)
-            if problem:
-                raise SpecError(f"{spec.name}: initial {problem}")
-            fp = fingerprint(state)
-            if fp in seen:
-                continue
-            seen.add(fp)
+        for state, i, fp in zip(level, positions.tolist(), fps.tolist()):
             inits.append((i, fp, encode(state)))
-            for name, sentence in evaluator.on_state(state, evaluator.history_key(state), None):
-                if name not in self.decisions:
-                    self.decisions[name] = Event(i, fp, sentence)
-                    evaluator.decide(name)
-        self.open_names = [p.name for p in self.job.props if p.name not in self.decisions]
-        self.distinct = self.initial_states = len(inits)
+            found = evaluator.on_state(state, evaluator.history_key(state), None)
+            ledger.record([(name, Event(i, fp, sentence)) for name, sentence in found])
+        self.distinct = ledger.initial_states = len(inits)
         self.vocabulary_left = max(VOCABULARY_CHECKS - len(inits), 0)
-        self.levels = 1 if inits else 0
         self.level_keys = np.array([i for i, _fp, _b in inits], dtype=np.int64)
-        self.stop = self.job.stop_when_decided and not self.open_names
+        ledger.start(self.started)
         self.seconds = time.monotonic() - self.started
         return inits
 
     @property
-    def wants_back_edges(self) -> bool:
-        """Whether the next level must report successors already visited: until the
-        first, whenever something reads it (:func:`checker.engine.rules.tracks_cycles`:
-        an edge that can close a cycle sends ``eventually`` properties to the fair-cycle
-        search and the fairness warning, and a spec that declares ``acyclic`` to the
-        check of its declaration, :mod:`checker.engine.declarations`); one is enough.
-        The depth bound's level reports them too: every visited successor there is one."""
-        return self.tracks_cycles and not self.maybe_cyclic
-
-    @property
     def active(self) -> bool:
-        return bool(len(self.level_keys)) and not self.stop
+        return bool(len(self.level_keys)) and not self.ledger.stop
 
     def config(self) -> TaskConfig:
-        """What the tasks need about this model for the next level."""
-        max_depth = self.job.bounds.max_depth
-        self.at_depth_bound = max_depth is not None and self.depth >= max_depth
-        add = not self.at_depth_bound
+        """What the tasks need about this model for the next level (which begins)."""
+        add = not self.ledger.begin_level()
         vocabulary = min(self.vocabulary_left, VOCABULARY_PER_TASK) if add else 0
         return TaskConfig(
-            reference_of(type(self.spec)), self.constants_json, tuple(self.open_names), add, vocabulary=vocabulary
+            reference_of(type(self.spec)), self.constants_json, tuple(self.ledger.open), add, vocabulary=vocabulary
         )
 
     def absorb(self, summaries: list[LevelSummary]) -> None:
-        """Take in one level's summaries: count, decide, and stop where the local engine would."""
-        max_states = self.job.bounds.max_states
-        at_depth_bound = self.at_depth_bound
-        open_names = self.open_names
+        """Take in one level's summaries: the ledger counts, decides and stops where the
+        local engine would. At the depth bound the summaries' new states are the
+        successors not visited before (none is kept)."""
+        ledger = self.ledger
         new_keys = np.sort(np.concatenate([s.keys for s in summaries])) if summaries else np.zeros(0, np.int64)
         nsucc = np.zeros(len(self.level_keys), dtype=np.int64)
         for s in summaries:
             for r, n in zip(s.ranks, s.nsucc):
                 nsucc[r] = n
-        self.maybe_cyclic = self.maybe_cyclic or (self.tracks_cycles and any(s.back_edge for s in summaries))
-        events: dict[str, Event] = {}
-        for s in summaries:
-            for name, ev in s.events.items():
-                if name in open_names and (name not in events or ev.key < events[name].key):
-                    events[name] = ev
-
-        # The level's end by the rules of every engine (checker.engine.rules.settle): each
-        # open property's first event, in breadth-first order (a terminal one at position -1).
-        ordered = sorted(((ev.key >> POS_BITS, -1 if ev.terminal else ev.key & POS_MASK, (name, ev))
-                          for name, ev in events.items()), key=lambda e: (e[0], e[1]))
-        remaining = set(open_names)
-
-        def record(decided: tuple[str, Event]) -> bool:
-            name, ev = decided
-            self.decisions[name] = ev
-            remaining.discard(name)
-            return self.job.stop_when_decided and not remaining
-
-        room = len(new_keys) if at_depth_bound else rules.room(max_states, self.distinct, len(new_keys))
-        end = rules.settle(nsucc, ordered, new_keys, room, self.job.stop_when_decided and not open_names, record)
-        if end.stop:
-            self.stop = True
-        if end.bound is not None:
-            self.bound = end.bound
-        kept = end.kept
-        self.transitions += end.transitions
-        self.open_names = [n for n in open_names if n not in self.decisions]
-
-        if at_depth_bound:
-            if kept:
-                self.bound = "max_depth"
-            kept = 0
+        if any(s.back_edge for s in summaries):
+            ledger.back_edge()
+        # Every task's first event of each open property, in breadth-first order (a
+        # terminal one at position -1); the ledger records the first of each.
+        events = sorted(((ev.key >> POS_BITS, -1 if ev.terminal else ev.key & POS_MASK, [(name, ev)])
+                         for s in summaries for name, ev in s.events.items()), key=lambda e: (e[0], e[1]))
+        end = ledger.settle(nsucc, events, new_keys, self.distinct)
+        if ledger.at_depth_bound and end.kept:
+            ledger.beyond_depth_bound()
+        kept = ledger.end_level(end.kept)
         self.distinct += kept
-        if kept:
-            self.levels += 1
-        self.level_keys = new_keys if kept and not self.stop else np.zeros(0, np.int64)
-        self.depth += 1
-        now = time.monotonic()
-        self.seconds = now - self.started
-        if self.deadline is not None and not self.stop and len(self.level_keys) and now > self.deadline:
-            self.bound = "time_limit"
-            self.stop = True
+        self.level_keys = new_keys if kept and not end.stop else np.zeros(0, np.int64)
+        self.searched += 1
+        self.seconds = time.monotonic() - self.started
 
     def outcome(self, paths: dict[str, tuple[int, list[int]]], peak_memory: int) -> SearchOutcome:
         """The outcome :func:`checker.engine.bfs.search` would have returned."""
-        outcome = SearchOutcome(store=_Paths(self.distinct))  # type: ignore[arg-type]
-        outcome.initial_states = self.initial_states
-        outcome.transitions = self.transitions
-        outcome.depth = self.levels
-        outcome.bound = self.bound
-        outcome.complete = self.bound is None and not (self.stop and len(self.level_keys))
-        outcome.maybe_cyclic = self.maybe_cyclic
+        store = _Paths(self.distinct)
+        decisions: dict[str, Decision] = {}
         for number, name in enumerate(paths):
-            outcome.store.paths.append(paths[name])  # type: ignore[attr-defined]
-            outcome.decisions[name] = Decision(number, self.decisions[name].sentence)
+            store.paths.append(paths[name])
+            decisions[name] = Decision(number, self.decisions[name].sentence)
+        outcome = self.ledger.fill(SearchOutcome(store=store), self.distinct, bool(len(self.level_keys)), decisions)
         outcome.seconds = self.seconds
         outcome.peak_memory_bytes = peak_memory
-        outcome.levels = list(self.timings)
         return outcome
+
+
+def _fingerprints(states: list) -> np.ndarray:
+    """The states' fingerprints, as the tasks take them (:func:`checker.engine.fingerprint.fingerprint`)."""
+    return np.fromiter((fingerprint(s) for s in states), dtype=np.uint64, count=len(states))
 
 
 class SparkBatch:
@@ -438,7 +386,7 @@ class SparkBatch:
                 break
             level_started = time.monotonic()
             cfgs = {run.index: run.config() for run in active}
-            cyclic = [run.index for run in active if run.wants_back_edges]
+            cyclic = [run.index for run in active if run.ledger.wants_back_edges]
             if self.driver is not None and sum(len(run.level_keys) for run in active) >= threshold:
                 self._hand_over()
             if self.driver is not None:
@@ -461,7 +409,7 @@ class SparkBatch:
                 run.vocabulary_left = max(run.vocabulary_left - vocabulary.get(run.index, 0), 0)
                 run.absorb(summaries.get(run.index, []))
                 if progress is not None:
-                    progress(run.job.label, run.depth, run.distinct, len(run.level_keys))
+                    progress(run.job.label, run.searched, run.distinct, len(run.level_keys))
             if self.driver is None:
                 self._merge_level()
             self.stats.levels += 1
@@ -485,8 +433,8 @@ class SparkBatch:
                 other_s=round(other, 4),
             )
             for run in active:
-                run.timings.append(
-                    replace(timing, depth=run.depth, frontier=frontiers[run.index],
+                run.ledger.timed(
+                    replace(timing, depth=run.searched, frontier=frontiers[run.index],
                             new_states=run.distinct - before[run.index])
                 )
             self.stats.driver_seconds += seconds - job_s

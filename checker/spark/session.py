@@ -16,10 +16,12 @@ import site
 import sys
 import tempfile
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from checker.engine.interrupts import deferred
+from checker.engine.interrupts import at_hard_exit, cancelling, deferred, protected, reinstall, stop_grace
 
 DEFAULT_MASTER = "local[*]"
 
@@ -99,10 +101,11 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
     jvm_log = tempfile.TemporaryFile()
     try:
         # A signal while the JVM starts waits until the context is known (and can be
-        # stopped with its JVM, see stop_spark).
-        with deferred():
+        # stopped with its JVM, see stop_spark); the watchdog waits too.
+        with deferred(), protected():
             gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": jvm_log, "stdout": jvm_log})
             sc = SparkContext(conf=spark_conf, gateway=gateway)
+            reinstall()  # the context put a SIGINT handler of its own: ordercheck's decides
     except Exception as exc:  # Java missing, master unreachable: one clear line
         jvm_log.seek(0)
         said = [ln.strip() for ln in jvm_log.read().decode(errors="replace").splitlines() if ln.strip()]
@@ -112,7 +115,38 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
             f"cannot start Spark on {master!r}: {first[:300]} (is Java 17+ on PATH or JAVA_HOME set?)"
         ) from None
     sc.setLogLevel("FATAL")
+    at_hard_exit(kill_jvm)
     return sc
+
+
+def cancel_spark() -> None:
+    """Cancel every Spark job of this process (a signal came: the job waited for ends
+    with an error, which the command line reports as the signal)."""
+    from pyspark import SparkContext
+
+    sc = SparkContext._active_spark_context
+    if sc is not None:
+        sc.cancelAllJobs()
+
+
+@contextmanager
+def spark_jobs() -> Iterator[None]:
+    """The block of a command that waits on Spark jobs (check, sweep, validate on
+    Spark): a first SIGINT or SIGTERM inside it cancels every job
+    (:func:`cancel_spark`) and the command ends with the signal's exit code (130, 143);
+    the watchdog interrupts the block after the stop's grace if the jobs do not end
+    (:func:`checker.engine.interrupts.cancelling`)."""
+    with cancelling(cancel_spark):
+        yield
+
+
+def kill_jvm() -> None:
+    """Kill this process's Spark JVM at once (the watchdog's last resort)."""
+    pyspark = sys.modules.get("pyspark")
+    sc = getattr(getattr(pyspark, "SparkContext", None), "_active_spark_context", None)
+    proc = getattr(getattr(sc, "_gateway", None), "proc", None)
+    if proc is not None and proc.poll() is None:
+        proc.kill()
 
 
 def sql_session(sc: Any) -> Any:
@@ -134,10 +168,16 @@ def sql_session(sc: Any) -> Any:
     return session
 
 
-def stop_spark(timeout: float = 10.0) -> None:
+def stop_spark(timeout: float | None = None) -> None:
     """End this process's Spark at once (a run interrupted by a signal): its JVM is
-    terminated (killed if it does not end within ``timeout`` seconds), and with it the
+    terminated (killed if it does not end within ``timeout`` seconds, by default the
+    stop's grace, :func:`~checker.engine.interrupts.stop_grace`), and with it the
     Python workers it started, which end when their JVM does."""
+    if timeout is None:
+        try:
+            timeout = stop_grace()
+        except Exception:  # a bad ORDERCHECK_STOP_GRACE: reported elsewhere
+            timeout = 3.0
     pyspark = sys.modules.get("pyspark")
     if pyspark is None:
         return  # Spark was never started

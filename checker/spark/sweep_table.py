@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.api.errors import InputError
+from checker.api.inputs import DATA_LIMIT, parse_json, read_input
 from checker.api.outputs import Outputs, naming
 from checker.api.result import Result
 
@@ -60,6 +61,9 @@ class SweepRow:
     seconds: float
     bound: str | None
 
+
+SWEEP_NESTING = 500
+"""A sweep's JSON nested deeper than this is refused (:func:`~checker.api.inputs.parse_json`)."""
 
 def rows_from_result(data: dict[str, Any], *, engine: str | None = None) -> list[SweepRow]:
     """The rows of one check's Result JSON (with its ``variant`` key).
@@ -138,10 +142,7 @@ def load_sweep(path: str | Path) -> list[SweepRow]:
 
         records = pq.read_table(p).to_pylist()
     else:
-        try:
-            records = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise InputError(str(p), "", f"is not a readable JSON sweep table ({exc})") from None
+        records = parse_json(read_input(p, "a sweep table", DATA_LIMIT), str(p), "a sweep table", SWEEP_NESTING)
     if not isinstance(records, list):
         raise InputError(str(p), "", "expected a list of rows")
     rows = []
@@ -159,10 +160,7 @@ def load_sweep_results(path: str | Path) -> list[tuple[str, Result]]:
     p = Path(path)
     if p.is_dir():
         p = p / "results.json"
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(str(p), "", f"cannot read sweep results ({exc})") from None
+    data = parse_json(read_input(p, "a sweep's results", DATA_LIMIT), str(p), "a sweep's results", SWEEP_NESTING)
     if not isinstance(data, list):
         raise InputError(str(p), "", "expected a list of results")
     return [(d.get("variant", ""), Result.from_json(d)) for d in data]

@@ -21,6 +21,7 @@ import click
 
 from checker.api.errors import EngineError, InputError
 from checker.api.exits import exit_after_verdicts
+from checker.api.output_paths import Input, check_outputs, outputs_of
 from checker.api.outputs import Outputs
 from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK
 from checker.validate.checks import DEFAULT, UnknownProperty, parse_properties
@@ -29,8 +30,10 @@ from checker.validate.readers import FORMATS, expand_logs
 from checker.validate.verdicts import Job, LogVerdict, validate_merged, validate_path
 
 
-def _job(props: str | None, model: str | None, fmt: str, bound: int, max_states: int, unrecorded: str) -> Job:
+def _job(props: str | None, model: str | None, fmt: str, bound: int, max_states: int, unrecorded: str,
+         spec: str | None = None) -> Job:
     from checker.loading.modelfile import load_model
+    from checker.loading.specref import option_spec
 
     try:
         names = parse_properties(props) if props is not None else ([] if model else list(DEFAULT))
@@ -41,7 +44,10 @@ def _job(props: str | None, model: str | None, fmt: str, bound: int, max_states:
     except ValueError as exc:
         raise InputError("--unrecorded", "", str(exc)) from None
     if model is None:
-        return Job(tuple(names), fmt)
+        return Job(tuple(names), fmt, spec_ref=option_spec(spec).canonical if spec is not None else None)
+    if spec is not None:
+        raise InputError("--spec", "", "replays ITF traces without a model; with --model they replay through "
+                                        "the model's spec: leave one out")
     loaded = load_model(model)
     return Job(tuple(names), fmt, model_path=loaded.path, model_raw=loaded.raw, bound=bound,
                max_states=max_states, unrecorded=kinds)
@@ -55,6 +61,9 @@ def _job(props: str | None, model: str | None, fmt: str, bound: int, max_states:
                    "synchronous, eventual_delivery.")
 @click.option("--model", "-m", "model", type=click.Path(dir_okay=False), metavar="MODEL.toml",
               help="Check that each log is a behaviour of this model's spec (trace validation).")
+@click.option("--spec", "spec", metavar="SPEC",
+              help="Replay ITF traces through this spec (a built-in name, a spec file or pkg.mod:Class; it is "
+                   "imported) instead of the one each names: a trace may name a built-in spec only.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
               help="Log format (auto: by file name, then by content).")
 @click.option("--bound", type=click.IntRange(min=0), default=DEFAULT_BOUND, show_default=True,
@@ -78,9 +87,9 @@ def _job(props: str | None, model: str | None, fmt: str, bound: int, max_states:
 @click.option("--quiet", "-q", is_flag=True, help="Only the summary and the violations, not a line per clean log.")
 def validate(logs: tuple[str, ...], props: str | None, model: str | None, fmt: str, bound: int, max_states: int,
              unrecorded: str, merge: bool, engine: str, split_above: int | None, master: str, out_dir: str | None,
-             json_path: str | None, quiet: bool) -> None:
+             json_path: str | None, quiet: bool, spec: str | None = None) -> None:
     """Check recorded executions: ordering properties, and conformance to a model."""
-    job = _job(props, model, fmt, bound, max_states, unrecorded)
+    job = _job(props, model, fmt, bound, max_states, unrecorded, spec)
     if not job.props and job.model_path is None:
         raise InputError("--properties", "", "nothing to check: name properties or a --model")
     diagrams = out_dir is not None
@@ -88,14 +97,17 @@ def validate(logs: tuple[str, ...], props: str | None, model: str | None, fmt: s
         raise InputError("--merge", "", "merging per-process logs runs on the local engine; leave out --engine spark")
     if split_above is not None and engine != "spark":
         raise InputError("--split-above", "", "splits logs across Spark tasks; it needs --engine spark")
+    check_outputs(outputs_of(("-o", out_dir, True, VALIDATE_FILES), ("--json", json_path, False, ())),
+                  _inputs(logs, job))  # before any log is read: nothing overwritten, both writable
     if merge:
         with _spec_code(job):
             verdicts = [validate_merged([str(f) for f in expand_logs(list(logs))], job, model=job.model(),
                                         diagrams=diagrams)]
     elif engine == "spark":
+        from checker.spark.session import spark_jobs
         from checker.validate.spark_job import SPLIT_ABOVE, validate_spark
 
-        with _spec_code(job):
+        with _spec_code(job), spark_jobs():  # a signal cancels the jobs (exit 130/143)
             verdicts = validate_spark(list(logs), job, master=master, diagrams=diagrams,
                                       split_above=SPLIT_ABOVE if split_above is None else split_above)
     else:
@@ -121,6 +133,29 @@ def validate(logs: tuple[str, ...], props: str | None, model: str | None, fmt: s
     click.echo(f"{len(verdicts)} logs, {events:,} events: {len(verdicts) - len(bad) - len(unknown)} clean, "
                f"{len(bad)} with violations" + (f", {len(unknown)} undecided" if unknown else ""))
     exit_after_verdicts(EXIT_MISMATCH if bad else EXIT_BOUND if unknown else EXIT_OK)
+
+
+VALIDATE_FILES = ("verdicts.parquet", "verdicts.json", "report.md", "index.html")
+"""What ``validate -o DIR`` writes (:func:`checker.validate.report.stage_outputs`)."""
+
+
+def _inputs(logs: tuple[str, ...], job: Job) -> list[Input]:
+    """The local files ``validate`` reads: the logs (those of a directory or a glob
+    pattern that exist here; a URI is read by Spark, not from this file system), the
+    ``--model`` and its spec's source files."""
+    from checker.api.output_paths import model_inputs
+
+    found: list[Input] = []
+    for raw in logs:
+        if "://" in raw:
+            continue
+        try:
+            found += [Input("a log", f) for f in expand_logs([raw])]
+        except InputError:
+            continue  # refused with its own line when the logs are read
+    if job.model_path is not None:
+        found += model_inputs([job.model()], "the --model file")
+    return found
 
 
 @contextmanager
@@ -187,6 +222,9 @@ def generate_logs(model: str, out_dir: str, runs: int, depth: int, seed: int, fa
     from checker.validate.generate import counterexample_logs, walk
 
     loaded = load_model(model)
+    from checker.api.output_paths import check_outputs, model_inputs, outputs_of
+
+    check_outputs(outputs_of(("-o", out_dir, True, ())), model_inputs([loaded]))
     try:
         loaded.spec.history(loaded.spec.init_states()[0])
     except NotImplementedError:

@@ -12,13 +12,13 @@ A trace that does not replay is bad input, naming the state.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from checker.api.errors import ConstantError, InputError
+from checker.api.inputs import parse_json, too_deep
 from checker.api.rendering import rendering_of
 from checker.api.spec import Spec
-from checker.loading.registry import UnknownSpec, spec_class
+from checker.loading.registry import SpecNotImported, UnknownSpec, spec_class
 from checker.validate.log import (
     DELIVER,
     DROP,
@@ -29,7 +29,6 @@ from checker.validate.log import (
     SIGNAL_OUT,
     Log,
     LogBuilder,
-    nesting,
 )
 from reports.itf import itf_value
 
@@ -59,34 +58,32 @@ def decode_value(value: Any) -> Any:
 
 
 MAX_NESTING = 500
-"""ITF documents nested deeper than this are refused (:func:`~checker.validate.log.nesting`):
+"""ITF documents nested deeper than this are refused (:func:`~checker.api.inputs.nesting`):
 ordercheck's own traces nest a few levels, and a fixed limit gives the same answer
 whatever Python's recursion limit is at the time (an engine in the same process may
 have raised it)."""
 
 
-def read_itf(text: str, source: str, spec: Spec | None = None) -> Log:
-    """Read an ITF trace written by the reports; ``spec`` overrides the one it names. A
-    trace nested deeper than :data:`MAX_NESTING` levels (or than Python's recursion
-    allows, for the JSON reader) is bad input, not a crash."""
+def read_itf(text: str, source: str, spec: Spec | type[Spec] | None = None) -> Log:
+    """Read an ITF trace written by the reports; ``spec`` overrides the one it names (a
+    class: built with the trace's ``#meta.constants``). Without it, ``#meta.spec`` may
+    name a built-in or registered spec only: a spec file or module it names is never
+    imported (bad input saying to pass ``--spec``). A trace nested deeper than
+    :data:`MAX_NESTING` levels (or than Python's recursion allows, for the JSON reader)
+    is bad input, not a crash."""
     try:
         return _read_itf(text, source, spec)
     except RecursionError:
-        raise _where(source, "", "is nested too deeply to be an ITF trace") from None
+        raise too_deep(source, "an ITF trace", MAX_NESTING) from None
 
 
-def _read_itf(text: str, source: str, spec: Spec | None) -> Log:
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise _where(source, "", f"is not valid JSON ({exc})") from None
-    if nesting(doc, MAX_NESTING) > MAX_NESTING:
-        raise _where(source, "", "is nested too deeply to be an ITF trace")
+def _read_itf(text: str, source: str, spec: Spec | type[Spec] | None) -> Log:
+    doc = parse_json(text, source, "an ITF trace", MAX_NESTING)
     if not isinstance(doc, dict) or not isinstance(doc.get("states"), list):
         raise _where(source, "states", "missing: an ITF trace is an object with a list of states")
     meta = doc.get("#meta", {})
-    if spec is None:
-        spec = _spec_of(meta, source)
+    if spec is None or isinstance(spec, type):
+        spec = _spec_of(meta, source, spec)
     states = doc["states"]
     if not states:
         raise _where(source, "states", "is empty")
@@ -139,14 +136,23 @@ def _read_itf(text: str, source: str, spec: Spec | None) -> Log:
     return builder.log
 
 
-def _spec_of(meta: dict[str, Any], source: str) -> Spec:
+def _spec_of(meta: Any, source: str, cls: type[Spec] | None = None) -> Spec:
+    """The spec the trace's ``#meta`` names (or ``cls``), with its constants."""
+    if not isinstance(meta, dict):
+        raise _where(source, "#meta", "expected an object")
     name = meta.get("spec")
-    if not isinstance(name, str):
+    if cls is not None:
+        name = cls.name
+    elif not isinstance(name, str):
         raise _where(source, "#meta.spec", "missing: the spec the trace belongs to (ordercheck's reports write it)")
-    try:
-        cls = spec_class(name)
-    except UnknownSpec:
-        raise _where(source, "#meta.spec", f"unknown spec {name!r}") from None
+    else:
+        try:
+            cls = spec_class(name)
+        except SpecNotImported as exc:  # a path or module in the data: never imported
+            raise _where(source, "#meta.spec", str(exc)) from None
+        except UnknownSpec:
+            raise _where(source, "#meta.spec", f"unknown spec {name!r} (neither built in nor registered by an "
+                                               "installed package); pass --spec to replay the trace through a spec of yours") from None
     constants = meta.get("constants", {})
     if not isinstance(constants, dict):
         raise _where(source, "#meta.constants", "expected an object")

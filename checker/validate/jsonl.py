@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 from checker.api.errors import InputError
+from checker.api.inputs import parse_json
 from checker.validate.log import (
     DELIVER,
     DROP,
@@ -31,7 +32,6 @@ from checker.validate.log import (
     STEP,
     Log,
     LogBuilder,
-    nesting,
 )
 
 FORMAT = "ordercheck-log"
@@ -58,14 +58,7 @@ def read_jsonl(lines: Iterable[str], source: str) -> Log:
     for number, text in enumerate(lines, 1):
         if not text.strip():
             continue
-        try:
-            rec = json.loads(text)
-        except ValueError as exc:
-            raise bad(source, number, "", f"is not valid JSON ({exc.args[0].split(':')[0]})") from None
-        except RecursionError:
-            raise bad(source, number, "", "is nested too deeply to be an event") from None
-        if nesting(rec, EVENT_NESTING) > EVENT_NESTING:
-            raise bad(source, number, "", "is nested too deeply to be an event")
+        rec = parse_json(text, f"{source}:{number}", "an event", EVENT_NESTING)
         if not isinstance(rec, dict):
             raise bad(source, number, "", "is not a JSON object (one event per line)")
         if "format" in rec:

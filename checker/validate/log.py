@@ -1,7 +1,7 @@
 """Building recorded executions (:class:`~checker.monitors.log.Log`) and the helpers
 ``validate`` shares: :class:`LogBuilder` (what the readers call per event), the causal
-pasts and :class:`~specs.history.History` of a small log, sub-logs (windows) and the
-nesting count the readers use to refuse hostile documents.
+pasts and :class:`~specs.history.History` of a small log, and sub-logs (windows).
+The readers refuse hostile documents with :mod:`checker.api.inputs`.
 
 The :class:`~checker.monitors.log.Log` itself, the event kinds and the pairing of
 signals live in :mod:`checker.monitors`, which the property monitors read; they are
@@ -211,22 +211,3 @@ def sub_log(log: Log, events: Iterable[int], *, all_peers: bool = False) -> tupl
         if i in log.meta:
             out.meta[j] = log.meta[i]
     return out, keep
-
-
-def nesting(doc: Any, limit: int) -> int:
-    """How deeply ``doc`` (parsed JSON) nests lists and objects, counted without
-    recursion; counting stops as soon as it passes ``limit``. Readers refuse documents
-    past a fixed limit of their own, so that the answer does not depend on Python's
-    recursion limit at the time (an engine in the same process may have raised it)."""
-    deepest = 0
-    stack = [(doc, 0)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, (list, dict)):
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > limit:
-                    return deepest
-            stack.extend((v, depth) for v in (value.values() if isinstance(value, dict) else value))
-    return deepest

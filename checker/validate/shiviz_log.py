@@ -11,10 +11,10 @@ event's ``vc``. Events are read in file order.
 
 from __future__ import annotations
 
-import json
 import re
 
-from checker.validate.jsonl import bad
+from checker.api.inputs import parse_json
+from checker.validate.jsonl import EVENT_NESTING, bad
 from checker.validate.log import DELIVER, DROP, FAIL, RESTART, SIGNAL_IN, SIGNAL_OUT, Log, LogBuilder
 
 _STEP = re.compile(r" \(step \d+\)$")
@@ -71,12 +71,7 @@ def _event(b: LogBuilder, match: re.Match[str], line: int, source: str) -> None:
     text = _STEP.sub("", match.group("event").strip())
     meta = None
     if "clock" in match.re.groupindex and match.group("clock"):
-        try:
-            vc = json.loads(match.group("clock"))
-        except ValueError:
-            raise bad(source, line + 1, "clock", "is not a JSON object") from None
-        except RecursionError:
-            raise bad(source, line + 1, "clock", "is nested too deeply to be a vector clock") from None
+        vc = parse_json(match.group("clock"), f"{source}:{line + 1}", "a vector clock", EVENT_NESTING, "clock")
         if not isinstance(vc, dict) or not all(type(v) is int for v in vc.values()):
             raise bad(source, line + 1, "clock", "expected an object from hosts to integers")
         meta = {"vc": vc}

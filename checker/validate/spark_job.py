@@ -22,6 +22,7 @@ split (Spark hands each one to a task as one string).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from functools import partial
@@ -53,11 +54,10 @@ def _read_task(job: Job, diagrams: bool, split_above: int, item: tuple[str, str]
         if not split:
             return source, ("ok", validate_path(source, job, model=job.model(), diagrams=diagrams))
         model = job.model()
-        log = read_log(source, job.fmt, model.spec if model is not None else None)
+        log = read_log(source, job.fmt, job.itf_spec(model))
         if len(log) <= split_above:
             return source, ("ok", judge(log, job, model=model, diagrams=diagrams))
-        rest = Job(tuple(p for p in job.props if p not in SPLITTABLE), job.fmt, job.model_path, job.model_raw,
-                   job.bound, job.max_states, job.unrecorded)
+        rest = dataclasses.replace(job, props=tuple(p for p in job.props if p not in SPLITTABLE))
         return source, ("split", judge(log, rest, model=model, diagrams=diagrams), len(log.peers))
     except InputError as exc:
         return source, ("error", exc.where, exc.field, exc.message)
@@ -69,7 +69,7 @@ def _part_task(job: Job, diagrams: bool, item: tuple[str, int]) -> tuple[str, in
     source, peer = item
     started = time.perf_counter()
     model = job.model()
-    log = read_log(source, job.fmt, model.spec if model is not None else None)
+    log = read_log(source, job.fmt, job.itf_spec(model))
     found = check_part(log, peer, [p for p in job.props if p in SPLITTABLE], diagrams=diagrams)
     return source, peer, found, time.perf_counter() - started
 

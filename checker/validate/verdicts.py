@@ -16,6 +16,7 @@ from typing import Any
 
 from checker.api.errors import InputError
 from checker.api.model import Model
+from checker.api.spec import Spec
 from checker.loading.modelfile import model_from_dict
 from checker.monitors import check_log
 from checker.monitors.violation import Violation
@@ -43,12 +44,26 @@ class Job:
     bound: int = DEFAULT_BOUND
     max_states: int = DEFAULT_MAX_STATES
     unrecorded: frozenset[int] = frozenset()
+    spec_ref: str | None = None
 
     def model(self) -> Model | None:
         """The model to conform to, rebuilt from its TOML (``None`` without one)."""
         if self.model_path is None or self.model_raw is None:
             return None
         return model_from_dict(self.model_raw, self.model_path)
+
+    def itf_spec(self, model: Model | None) -> Spec | type[Spec] | None:
+        """What ITF traces replay through: the model's spec, else the class of
+        ``spec_ref`` (the canonical reference of ``validate --spec``, which the user
+        typed: resolving it imports it), else ``None`` (each trace's own
+        ``#meta.spec``, a built-in or registered name only)."""
+        if model is not None:
+            return model.spec
+        if self.spec_ref is None:
+            return None
+        from checker.loading.specref import spec_class_of
+
+        return spec_class_of(self.spec_ref)
 
 
 @dataclass
@@ -147,7 +162,7 @@ def _prop_record(log: Log, v: Violation | None) -> dict[str, Any]:
 def validate_path(path: str, job: Job, *, model: Model | None = None, diagrams: bool = False) -> LogVerdict:
     """Read the log at ``path`` and check ``job`` on it (bad input raises
     :class:`~checker.InputError`)."""
-    spec = model.spec if model is not None else None
+    spec = job.itf_spec(model)
     log = read_log(path, job.fmt, spec)
     return judge(log, job, model=model, diagrams=diagrams)
 
@@ -158,7 +173,7 @@ def validate_merged(paths: list[str], job: Job, *, model: Model | None = None, d
     input, and logs that cannot be merged, raise :class:`~checker.InputError`)."""
     from checker.validate.merge import merge_logs
 
-    spec = model.spec if model is not None else None
+    spec = job.itf_spec(model)
     logs = [read_log(path, job.fmt, spec) for path in paths]
     return judge(merge_logs(logs), job, model=model, diagrams=diagrams)
 
@@ -166,5 +181,5 @@ def validate_merged(paths: list[str], job: Job, *, model: Model | None = None, d
 def validate_text(source: str, text: str, job: Job, *, diagrams: bool = False) -> LogVerdict:
     """Read a log from its whole text (a Spark task's input) and check ``job`` on it."""
     model = job.model()
-    log = read_text(text, source, job.fmt, model.spec if model is not None else None)
+    log = read_text(text, source, job.fmt, job.itf_spec(model))
     return judge(log, job, model=model, diagrams=diagrams)
