@@ -127,3 +127,12 @@ def test_quiet_prints_one_line_per_model_and_what_is_unexpected(tmp_path: Path) 
     assert out[at].endswith(": 1 of 2 verdicts NOT as expected")
     assert out[at + 1].split() == ["not_bad", "violated", "expected", "holds", "UNEXPECTED"]
     assert not any("ends_at_limit" in line for line in out)
+
+
+def test_the_junit_of_a_load_error_never_overwrites_an_input(tmp_path: Path) -> None:
+    model = tmp_path / "m.toml"
+    text = 'spec = "bus1"\n[constants]\npeers = "three"\n'
+    model.write_text(text)
+    res = CliRunner().invoke(main, ["check", str(model), "--junit", str(model)])
+    assert res.exit_code == 2
+    assert model.read_text() == text and "JUnit XML not written" in res.output

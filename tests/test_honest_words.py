@@ -124,3 +124,13 @@ def test_a_sometimes_never_reached_is_unreached_in_every_artifact(tmp_path: Path
     assert "UNREACHED!" in matrix.output
     cell = json.loads((tmp_path / "m.json").read_text())["rows"][0]["cells"]["reaches_two"]
     assert cell["shown"] == "unreached"
+
+
+def test_a_crafted_prove_record_is_one_line_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "p.json"
+    bad.write_text(json.dumps({"model": "m.toml", "spec": "bus1", "engine": "z3",
+                               "queries": {"bmc: causal": {"kind": "bmc", "seconds": "slow"}}}))
+    res = CliRunner().invoke(main, ["report", str(bad), "-o", str(tmp_path / "out")])
+    assert res.exit_code == 2, res.output
+    assert "queries.bmc: causal.seconds: expected a number" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "out").exists()
