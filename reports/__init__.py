@@ -3,8 +3,8 @@
 This layer reads :class:`checker.api.result.Result` records (as JSON or in memory) and the
 specs they name; it never touches the search engine. Entry points:
 
-- :func:`load_items` reads ``ordercheck check --json`` and ``ordercheck ablate --json``
-  files;
+- :func:`load_items` reads ``ordercheck check --json``, ``ordercheck ablate --json``
+  and ``ordercheck prove --json`` files;
 - :func:`reports.view.build_report` gathers them into one view, with every trace
   replayed through its spec and laid out as a space-time diagram;
 - :func:`reports.html.write_report` writes the report directory (HTML, Markdown, ITF,
@@ -19,6 +19,7 @@ from typing import Any
 from checker.api.errors import InputError
 from checker.api.inputs import DATA_LIMIT, parse_json, read_input, text_of
 from checker.api.result import RecordError, Result
+from reports.proofs import ProofRecord
 from reports.view import Ablation
 
 RESULT_NESTING = 500
@@ -27,10 +28,11 @@ traces' states a few more), and a fixed limit answers the same whatever Python's
 recursion limit is at the time."""
 
 
-def items_from_json(data: Any, where: str) -> list[Result | Ablation]:
-    """Results and ablation runs from parsed JSON: one record or a list of them."""
+def items_from_json(data: Any, where: str) -> list[Result | Ablation | ProofRecord]:
+    """Results, ablation runs and ``prove`` records from parsed JSON: one record or a
+    list of them."""
     records = data if isinstance(data, list) else [data]
-    out: list[Result | Ablation] = []
+    out: list[Result | Ablation | ProofRecord] = []
     for i, rec in enumerate(records):
         field = f"[{i}]" if isinstance(data, list) else ""
         if not isinstance(rec, dict):
@@ -38,6 +40,8 @@ def items_from_json(data: Any, where: str) -> list[Result | Ablation]:
         try:
             if rec.get("kind") == "ablation":
                 out.append(Ablation.from_json(rec, field))
+            elif rec.get("engine") == "z3":
+                out.append(ProofRecord.from_json(rec, where, field))
             else:
                 for key in ("model", "spec", "properties"):
                     if key not in rec:
@@ -50,9 +54,9 @@ def items_from_json(data: Any, where: str) -> list[Result | Ablation]:
     return out
 
 
-def load_items(paths: list[str | Path]) -> list[Result | Ablation]:
+def load_items(paths: list[str | Path]) -> list[Result | Ablation | ProofRecord]:
     """Read result files; :class:`InputError` names the file that cannot be read."""
-    out: list[Result | Ablation] = []
+    out: list[Result | Ablation | ProofRecord] = []
     for path in paths:
         where = str(path)
         text = text_of(read_input(path, "a result file", DATA_LIMIT, where), where)
@@ -61,7 +65,7 @@ def load_items(paths: list[str | Path]) -> list[Result | Ablation]:
     return out
 
 
-def payload_of(items: list[Result | Ablation]) -> Any:
+def payload_of(items: list[Result | Ablation | ProofRecord]) -> Any:
     """The JSON a report keeps as ``results.json`` (readable by :func:`load_items`)."""
     records = [i.to_json() for i in items]
     return records[0] if len(records) == 1 else records

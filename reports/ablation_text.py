@@ -3,21 +3,25 @@
 One row per step switched off, one column per property. A cell reads ``holds``,
 ``violated`` or ``unknown``; a verdict that differs from the full algorithm's is in
 capitals with the length of its shortest trace (``BREAKS 18`` for a property the step
-protects, ``REACHED``/``UNREACHED`` for a ``sometimes`` property that changes). Below
-the table, each break with its explanation.
+protects, ``REACHED``/``UNREACHED`` for a ``sometimes`` property that changes); a
+``sometimes`` property never reached reads ``unreached``, as in every other artifact.
+Below the table, each break with its explanation, and for a step whose removal changes
+nothing the same words as the HTML report's ``breaks`` column
+(:func:`reports.view.ablation_outcome`): ``inert here`` when the search finds the same
+states and verdicts, else that none of the properties the model checks breaks.
 """
 
 from __future__ import annotations
 
 from checker.api.result import PropertyResult
-from reports.view import Ablation
+from reports.view import Ablation, ablation_outcome, full_algorithm_label
 
 
 def _cell(p: PropertyResult | None, base: PropertyResult | None) -> str:
     if p is None:
         return "-"
     if base is None or base.status == p.status:
-        return p.status
+        return p.word
     steps = f" {len(p.trace) - 1}" if p.trace else ""
     if p.kind == "sometimes":
         return ("REACHED" if p.status == "holds" else "UNREACHED") + steps
@@ -31,7 +35,7 @@ def ablation_table(a: Ablation) -> str:
     props = list(a.baseline.properties)
     base = a.baseline.properties
     header = ["step switched off", *props]
-    rows = [["none (full algorithm)", *[base[p].status for p in props]]]
+    rows = [[full_algorithm_label(a.note), *[base[p].word for p in props]]]
     for flag, _doc, result in a.mutants:
         rows.append([flag, *[_cell(result.properties.get(p), base.get(p)) for p in props]])
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
@@ -44,22 +48,14 @@ def ablation_table(a: Ablation) -> str:
         out.append(a.note)
     out += ["", line(header), line(["-" * w for w in widths]), *(line(r) for r in rows), ""]
     for flag, doc, result in a.mutants:
-        changed = [
-            (name, p)
-            for name, p in result.properties.items()
-            if name in base and base[name].status != p.status
-        ]
-        undecided = [name for name, p in result.properties.items() if p.status == "unknown"]
-        if not changed and undecided:  # a bound stopped a search: no claim that nothing breaks
-            what = f" ({doc})" if doc else ""
-            out.append(f"{flag}{what}: unknown whether anything breaks without this step: "
-                       f"{', '.join(undecided)} undecided (a bound stopped the search)")
-            continue
-        if not changed:
-            out.append(f"{flag}: nothing breaks without this step ({doc})" if doc else f"{flag}: nothing breaks")
+        outcome = ablation_outcome(a.baseline, result)
+        sentence = outcome.sentence(flag, doc)
+        if sentence is not None:
+            out.append(sentence)
             continue
         out.append(f"{flag} ({doc}):" if doc else f"{flag}:")
-        for name, p in changed:
+        for name, word in outcome.changes:
+            p = result.properties[name]
             steps = f", {len(p.trace) - 1} steps" if p.trace else ""
-            out.append(f"  {name} {p.status}{steps}: {p.explanation or ''}".rstrip())
+            out.append(f"  {name} {word}{steps}: {p.explanation or ''}".rstrip())
     return "\n".join(out)

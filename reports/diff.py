@@ -72,3 +72,30 @@ def diff(before: dict[str, Any] | None, after: dict[str, Any]) -> list[Change]:
         if path not in new and not (value == {} and any(p.startswith(path + ".") for p in new)):
             out.append(Change(path, show(value), None))
     return [c for c in out if not (c.added and c.after == "{}" and any(p.startswith(c.path + ".") for p in old))]
+
+
+def step_lines(steps: list[Any], most: int = 3, width: int = 48) -> list[str]:
+    """A trace as numbered lines for a log (the console, a JUnit body): each step's
+    number and action, and below it what the step changed in the described state, as
+    the report's step list shows it (at most ``most`` changes, each value cut to
+    ``width`` characters; ``+N more`` for the rest; no line for a step that changed
+    nothing described). ``steps`` are :class:`checker.api.result.Step` values."""
+
+    def cut(text: str | None) -> str:
+        text = "—" if text is None else text
+        return text if len(text) <= width else text[: width - 1] + "…"
+
+    out = []
+    prev = None
+    for i, step in enumerate(steps):
+        out.append(f"{i:>3}. {step.action or 'initial state'}")
+        if prev is not None:
+            changes = diff(prev, step.state)
+            shown = [f"{c.path}: {cut(c.before)} → {cut(c.after)}" if not (c.added or c.removed)
+                     else f"{c.path}: {cut(c.after)} (new)" if c.added else f"{c.path}: gone" for c in changes[:most]]
+            if len(changes) > most:
+                shown.append(f"+{len(changes) - most} more")
+            if shown:
+                out.append("       " + "; ".join(shown))
+        prev = step.state
+    return out

@@ -3,8 +3,12 @@
 One ``<testsuite>`` per model and one ``<testcase>`` per model × property
 (``classname`` is the model's name, ``name`` the property). A verdict that differs
 from the model's ``[expect]`` is a ``<failure>`` whose message says expected and got
-and whose body holds the explanation and the trace; an ``unknown`` verdict (a bound
-cut the search) is an ``<error>``. The whole search decides every property of a model
+and whose body holds the explanation, the trace and the run's configuration (states,
+transitions and depth searched, constants, bounds, reductions); an ``unknown`` verdict
+(a bound cut the search) is an ``<error>`` whose message says which bound stopped the
+search, after how many states and at what depth. Each suite's ``<properties>`` carry
+the same configuration. :func:`error_junit_xml` is the document for a run that stopped
+on a model error (bad input, exit code 2) before any verdict. The whole search decides every property of a model
 at once, so the time is given per suite; test cases carry ``time="0"``.
 
 With ``check --with-evidence``, one more ``<testsuite name="evidence">`` holds one
@@ -20,6 +24,7 @@ import xml.etree.ElementTree as ET
 
 from checker.api.evidence import EvidenceCheck
 from checker.api.result import PropertyResult, Result
+from reports.diff import step_lines
 
 _BAD_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -35,9 +40,52 @@ def _body(p: PropertyResult) -> str:
         lines.append(p.explanation)
     if p.trace:
         lines.append(f"trace ({len(p.trace) - 1} steps):")
-        for i, step in enumerate(p.trace):
-            lines.append(f"  {i:>3}. {step.action or 'initial state'}")
+        lines += ["  " + line for line in step_lines(p.trace)]
     return "\n".join(lines)
+
+
+def _configuration(r: Result) -> str:
+    """What a failing or erroring case says of the run behind it: the search's size,
+    constants, bounds and reductions, so a red CI job reads without the HTML."""
+    st = r.stats
+    search = (f"search: {st.distinct_states:,} distinct states, {st.transitions:,} transitions, depth {st.depth}, "
+              f"{st.seconds:.2f} s, " + (r.bound_text() if st.bound else "complete"))
+    constants = ", ".join(f"{k} = {v!r}" for k, v in r.constants.items()) or "(none)"
+    bounds = ", ".join(f"{k} = {v}" for k, v in r.bounds.items() if v is not None) or "none"
+    reductions = ", ".join(f"{k} {'on' if v else 'off'}" for k, v in r.reductions.items()) or "none recorded"
+    return "\n".join([f"model: {r.model} (spec {r.spec}, engine {r.engine})", search, f"constants: {constants}",
+                      f"bounds: {bounds}", f"reductions: {reductions}"])
+
+
+def _config_properties(props: ET.Element, r: Result) -> None:
+    """The run's configuration as ``<property>`` elements of its suite."""
+    st = r.stats
+    for key, value in (("transitions", st.transitions), ("depth", st.depth), ("stopped_by", st.bound or ""),
+                       ("constants", ", ".join(f"{k} = {v!r}" for k, v in r.constants.items())),
+                       ("bounds", ", ".join(f"{k} = {v}" for k, v in r.bounds.items() if v is not None)),
+                       ("reductions", ", ".join(f"{k} {'on' if v else 'off'}" for k, v in r.reductions.items()))):
+        ET.SubElement(props, "property", name=key, value=_text(value))
+
+
+def error_junit_xml(where: str, field: str, message: str, kind: str = "input", results: list[Result] | None = None,
+                    name: str = "ordercheck") -> str:
+    """A JUnit XML document for a run that stopped on a model error (exit code 2 for bad
+    input, 5 for a spec's exception): the suites of ``results`` decided before it, if
+    any, then one suite named after the file, with one ``<testcase>`` named after the
+    field at fault (``model file`` when none) holding an ``<error>`` whose message is
+    the command line's one line."""
+    root = ET.fromstring(junit_xml(results or [], name=name).split("\n", 1)[1])
+    suite = ET.SubElement(root, "testsuite", name=_text(where), tests="1", failures="0", errors="1", skipped="0",
+                          time="0.000")
+    model = where.rsplit("/", 1)[-1].removesuffix(".toml")
+    case = ET.SubElement(suite, "testcase", classname=_text(model), name=_text(field or "model file"), time="0")
+    line = ": ".join(p for p in (where, field, message) if p)
+    err = ET.SubElement(case, "error", type=kind, message=_text(line))
+    err.text = _text(f"file: {where}\nfield: {field or '(the file as a whole)'}\n{message}")
+    for key in ("tests", "errors"):
+        root.set(key, str(int(root.get(key, "0")) + 1))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
 def junit_xml(results: list[Result], name: str = "ordercheck", evidence: list[EvidenceCheck] | None = None) -> str:
@@ -51,23 +99,24 @@ def junit_xml(results: list[Result], name: str = "ordercheck", evidence: list[Ev
         props = ET.SubElement(suite, "properties")
         for key, value in (("spec", r.spec), ("engine", r.engine), ("distinct_states", r.stats.distinct_states)):
             ET.SubElement(props, "property", name=key, value=_text(value))
+        _config_properties(props, r)
         failures = errors = 0
         for pname, p in r.properties.items():
             case = ET.SubElement(suite, "testcase", classname=_text(model), name=_text(pname), time="0")
             if p.status == "unknown":
                 errors += 1
                 err = ET.SubElement(case, "error", type="unknown", message=_text(p.explanation or "no verdict"))
-                err.text = _text(_body(p))
+                err.text = _text("\n".join(x for x in (_body(p), _configuration(r)) if x))
             elif not p.as_expected:
                 failures += 1
-                expected = p.expected or "not violated"
+                expected = p.expected_word or "not violated"
                 fail = ET.SubElement(
-                    case, "failure", type=p.status, message=_text(f"{pname}: expected {expected}, got {p.status}")
+                    case, "failure", type=p.status, message=_text(f"{pname}: expected {expected}, got {p.word}")
                 )
                 body = _body(p)
                 if not body and p.status == "holds":
                     body = f"{pname} holds: the search found no counterexample"
-                fail.text = _text(body)
+                fail.text = _text("\n".join(x for x in (body, _configuration(r)) if x))
         n = len(r.properties)
         suite.set("tests", str(n))
         suite.set("failures", str(failures))

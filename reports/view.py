@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.api.result import PropertyResult, RecordError, Result
+from checker.api.result import PropertyResult, RecordError, Result, verdict_word
 from checker.api.spec import Property, Spec
 from reports.diagram import Diagram, layout
 from reports.diff import Change, diff
+from reports.proofs import ProofRecord
 from reports.timeline import Blame, Timeline, TimelineUnavailable, blame, build_timeline, load_spec, replay_states
 
 
@@ -72,6 +73,71 @@ class Ablation:
 
 
 @dataclass
+class AblationOutcome:
+    """What switching one step off did, in the words the console table, the HTML and
+    the Markdown report all use (:func:`ablation_outcome`).
+
+    ``changes``: each property whose verdict differs from the full algorithm's, with
+    its new verdict word (``violated``, ``unreached``, ``holds``...); ``undecided``:
+    properties a bound left ``unknown``; ``inert``: the mutant's search found the same
+    number of states and transitions and every verdict the same (the flag changes
+    nothing in this configuration); ``checked``: the properties the model checks."""
+
+    changes: list[tuple[str, str]]
+    undecided: list[str]
+    inert: bool
+    states: int
+    checked: list[str]
+
+    @property
+    def breaks(self) -> str:
+        """The ``breaks`` cell: the changed properties (``NAME`` for a violation,
+        ``NAME WORD`` for any other change), or why there is none."""
+        if self.changes:
+            return ", ".join(name if word == "violated" else f"{name} {word}" for name, word in self.changes)
+        if self.undecided:
+            return "unknown (a bound stopped the search)"
+        if self.inert:
+            return "inert here"
+        return "none of those checked"
+
+    def sentence(self, flag: str, doc: str) -> str | None:
+        """The console's line for a row without a change (``None`` when something changed)."""
+        what = f" ({doc})" if doc else ""
+        if self.changes:
+            return None
+        if self.undecided:
+            return (f"{flag}{what}: unknown whether anything breaks without this step: "
+                    f"{', '.join(self.undecided)} undecided (a bound stopped the search)")
+        if self.inert:
+            return (f"{flag}{what}: inert here: without this step the search finds the same {self.states:,} states "
+                    "and every verdict the same, so this configuration cannot show what the step protects")
+        return (f"{flag}{what}: none of the {len(self.checked)} properties this model checks breaks without this "
+                "step; it may protect one the model does not check")
+
+
+def ablation_outcome(baseline: Result, mutant: Result) -> AblationOutcome:
+    """Compare a mutant's result with the full algorithm's (see :class:`AblationOutcome`)."""
+    base = baseline.properties
+    changes = [(name, "reached" if p.kind == "sometimes" and p.status == "holds" else p.word)
+               for name, p in mutant.properties.items() if name in base and base[name].status != p.status]
+    undecided = [name for name, p in mutant.properties.items() if p.status == "unknown"]
+    same_search = (mutant.stats.distinct_states == baseline.stats.distinct_states
+                   and mutant.stats.transitions == baseline.stats.transitions
+                   and not mutant.stats.bound and not baseline.stats.bound)
+    inert = same_search and not changes and not undecided and set(mutant.properties) == set(base)
+    return AblationOutcome(changes, undecided, inert, mutant.stats.distinct_states, list(mutant.properties))
+
+
+def full_algorithm_label(note: str) -> str:
+    """How the ablation table names its first row: every flag on is the full algorithm,
+    also when the model file itself switches steps off (``note`` says which, and the
+    table's text says the row starts from every step on); it is the model's *label*
+    that never calls a mutant's file the full algorithm (:func:`build_report`)."""
+    return "none (full algorithm)"
+
+
+@dataclass
 class StepView:
     number: int
     action: str
@@ -123,6 +189,11 @@ class TraceView:
         return self.kind == "sometimes" and self.status == "holds"
 
     @property
+    def word(self) -> str:
+        """The verdict as printed (``unreached`` for a ``sometimes`` never reached)."""
+        return verdict_word(self.kind, self.status) or self.status
+
+    @property
     def title(self) -> str:
         return f"{'witness' if self.witness else 'counterexample'}: {self.model} · {self.prop}"
 
@@ -137,6 +208,16 @@ class PropertyView:
     explanation: str | None
     doc: str
     trace: TraceView | None
+
+    @property
+    def word(self) -> str:
+        """The verdict as printed (``unreached`` for a ``sometimes`` never reached)."""
+        return verdict_word(self.kind, self.status) or self.status
+
+    @property
+    def expected_word(self) -> str | None:
+        """The expectation as printed (:func:`checker.api.result.verdict_word`)."""
+        return verdict_word(self.kind, self.expected)
 
 
 @dataclass
@@ -166,6 +247,17 @@ class Cell:
     explanation: str | None
     expected: str | None = None
     as_expected: bool = True
+    kind: str | None = None
+
+    @property
+    def word(self) -> str:
+        """The verdict as printed (``unreached`` for a ``sometimes`` never reached)."""
+        return verdict_word(self.kind, self.status) or self.status
+
+    @property
+    def expected_word(self) -> str | None:
+        """The expectation as printed (:func:`checker.api.result.verdict_word`)."""
+        return verdict_word(self.kind, self.expected)
 
 
 @dataclass
@@ -176,6 +268,12 @@ class AblationView:
     baseline: ModelView
     properties: list[str]
     rows: list[tuple[str, str, ModelView, dict[str, Cell]]]  # flag, doc, mutant, cells
+    outcomes: dict[str, AblationOutcome] = field(default_factory=dict)  # flag -> what switching it off did
+
+    @property
+    def first_row(self) -> str:
+        """The first row's label (:func:`full_algorithm_label`)."""
+        return full_algorithm_label(self.note)
 
     @property
     def baseline_cells(self) -> dict[str, Cell]:
@@ -188,6 +286,7 @@ class ReportView:
     models: list[ModelView]
     columns: list[str]
     ablations: list[AblationView] = field(default_factory=list)
+    proofs: list[ProofRecord] = field(default_factory=list)  # ``prove --json`` records
 
     @property
     def traces(self) -> list[TraceView]:
@@ -201,7 +300,7 @@ class ReportView:
 
 
 def build_report(
-    items: list[Result | Ablation],
+    items: list[Result | Ablation | ProofRecord],
     title: str = "ordercheck report",
     specs: dict[str, type[Spec]] | None = None,
 ) -> ReportView:
@@ -214,10 +313,16 @@ def build_report(
     extra = specs or {}
     models: list[ModelView] = []
     ablations: list[AblationView] = []
+    proofs: list[ProofRecord] = []
     for item in items:
-        if isinstance(item, Ablation):
+        if isinstance(item, ProofRecord):
+            proofs.append(item)
+        elif isinstance(item, Ablation):
             name = Path(item.model).stem
-            base = model_view(item.baseline, f"{name} (full algorithm)", slugs, f"ablation of {name}", False, extra)
+            # A mutant's file (one that switches steps off) is not the full algorithm: its
+            # baseline is that file with every step switched back on.
+            label = f"{name} with every step on" if item.note else f"{name} (full algorithm)"
+            base = model_view(item.baseline, label, slugs, f"ablation of {name}", False, extra)
             models.append(base)
             rows = []
             for flag, doc, result in item.mutants:
@@ -227,7 +332,8 @@ def build_report(
                 cells = {p.name: _cell(p, before.get(p.name)) for p in mv.properties}
                 rows.append((flag, doc, mv, cells))
             props = [p.name for p in base.properties]
-            ablations.append(AblationView(item.model, item.spec, item.note, base, props, rows))
+            outcomes = {flag: ablation_outcome(item.baseline, result) for flag, _doc, result in item.mutants}
+            ablations.append(AblationView(item.model, item.spec, item.note, base, props, rows, outcomes))
         else:
             models.append(model_view(item, Path(item.model).stem, slugs, specs=extra))
     columns: list[str] = []
@@ -235,7 +341,7 @@ def build_report(
         for p in m.properties:
             if p.name not in columns:
                 columns.append(p.name)
-    return ReportView(title, models, columns, ablations)
+    return ReportView(title, models, columns, ablations, proofs)
 
 
 def _cell(p: PropertyView, baseline: str | None) -> Cell:
@@ -248,6 +354,7 @@ def _cell(p: PropertyView, baseline: str | None) -> Cell:
         p.explanation,
         p.expected,
         p.as_expected,
+        p.kind,
     )
 
 

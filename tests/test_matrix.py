@@ -64,6 +64,8 @@ def test_cli_writes_json(tmp_path: Path) -> None:
         "explanation": "a and b delivered a1 and b1 in different orders: a delivered a1 before b1, "
         "b delivered b1 before a1",
         "trace_steps": 8,
+        "kind": "always",
+        "shown": "violated",
     }
     assert "lamport-mutant-no-wait" in result.output
 

@@ -20,6 +20,16 @@ EXIT_SIGINT = 130  # interrupted by SIGINT (128 + 2)
 EXIT_SIGTERM = 143  # terminated by SIGTERM (128 + 15)
 
 
+def verdict_word(kind: str | None, status: str | None) -> str | None:
+    """A verdict as every artifact prints it: ``unreached`` for a ``sometimes``
+    property whose status is ``violated`` (no reachable state satisfies it), else the
+    status itself (``holds``, ``violated``, ``unknown``); ``None`` stays ``None``, so
+    an expectation can go through it too."""
+    if kind == "sometimes" and status == "violated":
+        return "unreached"
+    return status
+
+
 @dataclass
 class Step:
     """One step of a trace: the action taken (``None`` for the initial state) and the
@@ -55,10 +65,22 @@ class PropertyResult:
             return self.status != "violated"
         return self.status == self.expected
 
+    @property
+    def word(self) -> str:
+        """The verdict as printed (:func:`verdict_word`): ``unreached`` for a
+        ``sometimes`` property never reached."""
+        return verdict_word(self.kind, self.status) or self.status
+
+    @property
+    def expected_word(self) -> str | None:
+        """The expectation as printed (:func:`verdict_word`)."""
+        return verdict_word(self.kind, self.expected)
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "kind": self.kind,
             "status": self.status,
+            "shown": self.word,
             "expected": self.expected,
             "explanation": self.explanation,
             "trace": [asdict(s) for s in self.trace] if self.trace is not None else None,
@@ -121,6 +143,21 @@ class Result:
     coverage: dict[str, int] | None = None
     """Transitions generated per action name (TLC's coverage); ``None`` when the engine did
     not record them."""
+    bounds: dict[str, Any] = field(default_factory=dict)
+    """The bounds the search ran under (``max_states``, ``max_depth``, ``time_limit``;
+    ``None`` for one not set); empty when the engine did not record them."""
+
+    def bound_text(self) -> str:
+        """Which bound stopped the search, and its limit when recorded (empty for a
+        complete search): ``stopped by max_states (max_states = 1,000)``; with the
+        statistics line's states and depth it says how far the search got."""
+        st = self.stats
+        if not st.bound:
+            return ""
+        limit = self.bounds.get(st.bound)
+        shown = (f" ({st.bound} = {limit:,})" if isinstance(limit, int) and not isinstance(limit, bool)
+                 else f" ({st.bound} = {limit:g} s)" if isinstance(limit, float) else "")
+        return f"stopped by {st.bound}{shown}"
 
     def exit_code(self) -> int:
         """1 if a verdict differs from its expectation, else 3 if a bound left a
@@ -138,6 +175,7 @@ class Result:
             "stats": asdict(self.stats),
             "warnings": self.warnings,
             "coverage": self.coverage,
+            "bounds": self.bounds,
         }
 
     @classmethod
@@ -152,12 +190,14 @@ class Result:
             if name not in data:
                 raise RecordError(_join(path, name), "missing")
         values = {name: _typed(data[name], known[name], _join(path, name))
-                  for name in ("model", "spec", "constants", "engine", "reductions", "warnings", "coverage")
+                  for name in ("model", "spec", "constants", "engine", "reductions", "warnings", "coverage", "bounds")
                   if name in data}
         props = {}
         for name, p in _object(data.get("properties", {}), _join(path, "properties")).items():
             where = _join(path, f"properties.{name}")
-            props[name] = _dataclass(PropertyResult, {**_object(p, where), "name": name}, where)
+            # `shown` is derived from kind and status (PropertyResult.word), not a field
+            record = {k: v for k, v in _object(p, where).items() if k != "shown"}
+            props[name] = _dataclass(PropertyResult, {**record, "name": name}, where)
         return cls(
             values["model"],
             values["spec"],
@@ -168,6 +208,7 @@ class Result:
             _dataclass(Stats, data.get("stats", {}), _join(path, "stats")),
             list(values.get("warnings", [])),
             values.get("coverage"),
+            dict(values.get("bounds") or {}),
         )
 
 

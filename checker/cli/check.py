@@ -10,6 +10,8 @@ trace to the state it was taken from (:mod:`checker.engine.diagnose`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ from checker.cli.common import (
     hold_checkpoint,
     load_models,
     options_from,
+    print_hidden,
     print_result,
     print_summary,
     work_dir_outputs,
@@ -47,13 +50,18 @@ from checker.loading.modelfile import load_model
 def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_dir: str | None = None,
           junit_path: str | None = None, with_evidence: bool = False, **kw: Any) -> None:
     """Check models and compare every verdict with the model's [expect]."""
-    loaded = load_models(list(models))
-    named = len(loaded)
-    if with_evidence:  # the mutants not among the models named, each once, run after them
-        from checker.loading.evidence import evidence_mutants
+    try:
+        loaded = load_models(list(models))
+        named = len(loaded)
+        if with_evidence:  # the mutants not among the models named, each once, run after them
+            from checker.loading.evidence import evidence_mutants
 
-        have = {Path(m.path).resolve() for m in loaded}
-        loaded += [load_model(p) for p in evidence_mutants(loaded) if p.resolve() not in have]
+            have = {Path(m.path).resolve() for m in loaded}
+            loaded += [load_model(p) for p in evidence_mutants(loaded) if p.resolve() not in have]
+    except InputError as exc:  # a model error (exit 2): the CI's test tab names it too
+        if junit_path:
+            _error_junit(junit_path, models, exc)
+        raise
     check_outputs([*outputs_of(("--json", json_path, False, ()), ("--report", report_dir, True, REPORT_ENTRIES),
                                ("--junit", junit_path, False, ())), *work_dir_outputs(kw, loaded)],
                   model_inputs(loaded))  # before any search: nothing overwritten, every output writable
@@ -71,45 +79,99 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
         from checker.spark.bfs import check_models_spark
         from checker.spark.session import spark_jobs
 
-        with diagnosed(loaded), spark_jobs():  # a signal cancels the jobs (exit 130/143)
+        # a signal cancels the jobs (exit 130/143); a spec's exception on an executor is found again here
+        with _junit_if_spec_raised(junit_path, []), diagnosed(loaded), spark_jobs():
             results = check_models_spark(loaded, options)
     seen: set[str] = set()  # reduction notes are printed once per run
+    # --quiet on a suite (several models named): one line per model, then only what is unexpected
+    quiet = not options.progress and named > 1
+    hidden: list[str] = []  # the warnings --quiet leaves out, counted in one line
     if options.engine == "spark":
         for model, result in zip(loaded, results):
-            print_result(model, result, verbose=verbose, seen=seen)
+            print_result(model, result, verbose=verbose, seen=seen, quiet=quiet, hidden=hidden)
     else:  # each model's verdicts as soon as they are decided (a run killed later keeps them)
         results = []
         for model, opts in zip(loaded, each):
-            results.append(check_one(model, opts))
-            print_result(model, results[-1], verbose=verbose, seen=seen)
+            results.append(_junit_on_spec_error(model, opts, results, junit_path))
+            print_result(model, results[-1], verbose=verbose, seen=seen, quiet=quiet, hidden=hidden)
     evidence = None
     if with_evidence:
         from checker.loading.evidence import judge_evidence
 
         by_path = {Path(m.path).resolve(): r for m, r in zip(loaded, results)}
         evidence = judge_evidence(loaded[:named], by_path)
-        print_evidence(evidence)
+        print_evidence(evidence, quiet=quiet)
     payload: Any = None
     if json_path:  # the models named (the evidence mutants are in the report and the JUnit XML)
         payload = results[0].to_json() if named == 1 else [r.to_json() for r in results[:named]]
     from checker.cli.reports import emit_outputs
 
-    emit_outputs(results, report_dir, junit_path, json_path, payload, evidence=evidence)
+    emit_outputs(results, report_dir, junit_path, json_path, payload, evidence=evidence, quiet=quiet)
     if len(results) > 1:
         print_summary(results)
+    print_hidden(hidden)
     codes = {combined_exit_code(results), evidence_exit_code(evidence or [])}
     exit_after_verdicts(EXIT_MISMATCH if EXIT_MISMATCH in codes else EXIT_BOUND if EXIT_BOUND in codes else EXIT_OK)
 
 
-def print_evidence(checks: list[EvidenceCheck]) -> None:
+def _error_junit(junit_path: str, models: tuple[str, ...], exc: InputError) -> None:
+    """The JUnit XML of a run stopped by ``exc`` while loading its models, unless
+    ``junit_path`` is one of the files it reads (the arguments, the file at fault) or
+    cannot be written: then one line says why it was not written."""
+    from checker.api.output_paths import Input
+    from checker.cli.reports import emit_error_junit
+    from checker.loading.modelfile import expand_paths
+
+    try:
+        files = [str(f) for f in expand_paths(list(models))]
+    except InputError:
+        files = list(models)
+    inputs = [Input("a model file", f) for f in [*files, exc.where] if Path(f).exists()]
+    try:
+        check_outputs(outputs_of(("--junit", junit_path, False, ())), inputs)
+    except (InputError, OSError) as refused:
+        click.echo(f"ordercheck: JUnit XML not written: {refused}", err=True)
+        return
+    emit_error_junit(junit_path, exc.where, exc.field, exc.message)
+
+
+def _junit_on_spec_error(model: Any, options: Any, done: list[Any], junit_path: str | None) -> Any:
+    """:func:`check_one`; when the spec raises (exit code 5) and ``--junit`` was given,
+    the JUnit XML of the models checked so far and an error case for this one is
+    written first."""
+    with _junit_if_spec_raised(junit_path, done):
+        return check_one(model, options)
+
+
+@contextmanager
+def _junit_if_spec_raised(junit_path: str | None, done: list[Any]) -> Iterator[None]:
+    """On a :class:`~checker.api.spec_errors.SpecRaised` (exit code 5) with ``--junit``,
+    write the JUnit XML of ``done`` and an error case for the model whose spec raised,
+    then let the error go on."""
+    from checker.api.spec_errors import SpecRaised
+
+    try:
+        yield
+    except SpecRaised as exc:
+        if junit_path:
+            from checker.cli.reports import emit_error_junit
+
+            emit_error_junit(junit_path, exc.model, "spec", exc.line(), "spec", done)
+        raise
+
+
+def print_evidence(checks: list[EvidenceCheck], quiet: bool = False) -> None:
     """One line per ``[evidence]`` entry run by ``--with-evidence`` (an
-    :class:`checker.api.evidence.EvidenceCheck`)."""
+    :class:`checker.api.evidence.EvidenceCheck`); with ``quiet``, only the entries
+    not shown, after the count."""
     if not checks:
         click.echo("\nevidence: the models name none")
         return
     shown = sum(c.ok for c in checks)
     click.echo(f"\nevidence: {shown} of {len(checks)} shown")
     for c in checks:
+        if quiet and c.ok:
+            continue
         flag = "ok" if c.ok else ("UNKNOWN" if c.status == "unknown" else "UNEXPECTED")
         click.echo(f"  {c.model}: {c.prop} <- {c.kind} {c.name}: {c.status}  {flag}")
         if not c.ok:

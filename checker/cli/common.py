@@ -141,18 +141,34 @@ def check_one(model: Model, options: Options) -> Result:
 MARK = {True: "ok", False: "UNEXPECTED"}
 
 
-def print_result(model: Model, result: Result, *, verbose: bool | None = False, seen: set[str] | None = None) -> None:
+def print_result(model: Model, result: Result, *, verbose: bool | None = False, seen: set[str] | None = None,
+                 quiet: bool = False, hidden: list[str] | None = None) -> None:
     """Statistics and one line per property; traces of unexpected verdicts (all traces
     with ``verbose``; with ``None``, the traces of every violation). ``seen`` collects
-    the reduction notes printed so far in this run, which are not printed again."""
+    the reduction notes printed so far in this run, which are not printed again.
+
+    With ``quiet`` (``--quiet``, without ``verbose``): the statistics line ends with how
+    many verdicts are as expected, and only the verdicts that are not (with their
+    explanations and traces) follow; the warnings are not printed but added to
+    ``hidden``, for one line at the end of the run (:func:`print_hidden`)."""
     st = result.stats
-    cut = f", stopped by {st.bound}" if st.bound else ""
+    cut = f", {result.bound_text()}" if st.bound else ""
+    quiet = quiet and not verbose
+    tally = ""
+    if quiet:
+        bad = sum(not p.as_expected for p in result.properties.values())
+        n = len(result.properties)
+        tally = (f": {n} verdict{'s' if n != 1 else ''} as expected" if not bad
+                 else f": {bad} of {len(result.properties)} verdicts NOT as expected")
     click.echo(
         f"{model.path}: {model.spec.name}, {st.distinct_states:,} distinct states, {st.transitions:,} "
-        f"transitions, depth {st.depth}, {st.seconds:.2f}s ({st.states_per_second:,.0f} states/s){cut}"
+        f"transitions, depth {st.depth}, {st.seconds:.2f}s ({st.states_per_second:,.0f} states/s){cut}{tally}"
     )
     for warning in result.warnings:
-        if first_time(warning, seen):
+        if quiet:
+            if hidden is not None:
+                hidden.append(warning)
+        elif first_time(warning, seen):
             click.echo(f"  warning: {warning}")
     if verbose and result.coverage:
         click.echo("  coverage: " + ", ".join(f"{name} {n:,}" for name, n in sorted(result.coverage.items())))
@@ -161,12 +177,14 @@ def print_result(model: Model, result: Result, *, verbose: bool | None = False, 
             click.echo("  " + line)
     width = max((len(n) for n in result.properties), default=0)
     for name, p in result.properties.items():
-        expected = p.expected or "-"
+        if quiet and p.as_expected:
+            continue
+        expected = p.expected_word or "-"
         status = p.status
         flag = "ok" if p.as_expected else ("UNKNOWN" if status == "unknown" else "UNEXPECTED")
         if status == "unknown":
             flag = "UNKNOWN"
-        click.echo(f"  {name:<{width}}  {status:<8}  expected {expected:<8}  {flag}")
+        click.echo(f"  {name:<{width}}  {p.word:<8}  expected {expected:<8}  {flag}")
         show = p.explanation and (status == "violated" or status == "unknown" or verbose or not p.as_expected)
         if p.kind == "sometimes" and status == "holds" and not verbose:
             show = False
@@ -176,12 +194,23 @@ def print_result(model: Model, result: Result, *, verbose: bool | None = False, 
         if verbose is None:
             show_trace = status == "violated"
         if p.trace and show_trace:
+            from reports.diff import step_lines
+
             click.echo(f"      trace ({len(p.trace) - 1} steps):")
-            for i, step in enumerate(p.trace):
-                click.echo(f"        {i:>3}. {step.action or 'initial state'}")
+            for line in step_lines(p.trace):
+                click.echo(f"        {line}")
             if p.loop_start is not None:
                 click.echo(f"             (back to the state after step {p.loop_start}, and round again for ever)")
-    click.echo(f"  fingerprint collision probability: {st.collision_probability:.1e}")
+    if not quiet:
+        click.echo(f"  fingerprint collision probability: {st.collision_probability:.1e}")
+
+
+def print_hidden(hidden: list[str]) -> None:
+    """The one line ``--quiet`` prints for the warnings it did not show."""
+    if hidden:
+        distinct = len(set(hidden))
+        click.echo(f"{len(hidden)} warning{'s' if len(hidden) != 1 else ''} ({distinct} distinct) not shown under "
+                   "--quiet; run without --quiet to read them")
 
 
 def level_table(levels: list[LevelTiming]) -> list[str]:

@@ -15,6 +15,8 @@ import click
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds Z3 may spend on one query.")
 @click.option("--bmc-only", is_flag=True, help="Only bounded model checking, no invariant queries.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the verdicts as JSON here.")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False),
+              help="Write an HTML report (index.html, report.md, results.json) of the verdicts into this directory.")
 @click.option("--verbose", "-v", is_flag=True, help="Print every trace and witness.")
 def prove(
     models: tuple[str, ...],
@@ -25,6 +27,7 @@ def prove(
     bmc_only: bool,
     json_path: str | None,
     verbose: bool,
+    report_dir: str | None = None,
 ) -> None:
     """Z3 queries on a model's symbolic encoding: is the spec's strengthened invariant
     inductive (for any number of sends), does it imply the targets, and bounded model
@@ -34,21 +37,33 @@ def prove(
     invariant proves it."""
     from checker.api.exits import exit_after_verdicts
     from checker.api.output_paths import check_outputs, model_inputs, outputs_of
-    from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, write_json_atomic
+    from checker.api.outputs import Outputs
+    from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK
+    from checker.cli.reports import REPORT_ENTRIES
     from checker.loading.modelfile import expand_paths, load_model
     from checker.symbolic.prove import ProveOptions, prove_model
 
     loaded = [load_model(f) for f in expand_paths(list(models))]
-    check_outputs(outputs_of(("--json", json_path, False, ())), model_inputs(loaded))
+    check_outputs(outputs_of(("--json", json_path, False, ()), ("--report", report_dir, True, REPORT_ENTRIES)),
+                  model_inputs(loaded))
     options = ProveOptions(depth=depth, drop=drop, queue_bound=queue_bound, timeout=timeout, bmc_only=bmc_only)
     results = []
     for model in loaded:
         result = prove_model(model, options)
         results.append(result)
         print_prove(result, verbose=verbose)
-    if json_path:
-        payload: Any = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]
-        write_json_atomic(json_path, payload)
+    payload: Any = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]
+    index = None
+    with Outputs() as out:  # all or nothing, the JSON file last (checker.api.outputs)
+        if report_dir:
+            from checker.cli.reports import stage_html
+            from reports.proofs import ProofRecord
+
+            index = stage_html(out, [ProofRecord.from_json(r.to_json()) for r in results], report_dir)
+        if json_path:
+            out.write_json(json_path, payload)
+    if index is not None:
+        click.echo(f"report: {index}")
     codes = [r.exit_code() for r in results]
     exit_after_verdicts(EXIT_MISMATCH if EXIT_MISMATCH in codes else EXIT_BOUND if EXIT_BOUND in codes else EXIT_OK)
 
@@ -63,14 +78,13 @@ def print_prove(result: Any, *, verbose: bool = False) -> None:
     width = max((len(q.name) for q in result.queries), default=0)
     status_width = max((len(q.shown_status) for q in result.queries), default=8)
     for q in result.queries:
-        flag = {"ok": "ok", "unknown": "UNKNOWN"}.get(q.outcome, "UNEXPECTED")
-        expected = q.expected or "-"
-        click.echo(f"  {q.name:<{width}}  {q.shown_status:<{status_width}}  {q.seconds:7.2f}s  expected {expected:<8}  {flag}")
+        expected = q.expected_word or "-"
+        click.echo(f"  {q.name:<{width}}  {q.shown_status:<{status_width}}  {q.seconds:7.2f}s  expected {expected:<8}  {q.flag}")
         if q.reason:
             click.echo(f"      Z3: {q.reason}")
         if q.note and q.outcome != "ok" and q.status != "unknown":
             click.echo(f"      {q.note}")
-        if q.explanation and q.status != "bounded" and (q.status != "proved" or verbose or q.kind in ("bmc", "proof")):
+        if q.explanation and q.kind != "bmc" and (q.status != "proved" or verbose or q.kind == "proof" or q.conditional):
             click.echo(f"      {q.explanation}")
         if q.trace and (verbose or not q.as_expected or q.kind == "inductive"):
             for line in render_trace(q.trace):

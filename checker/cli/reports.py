@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
@@ -25,20 +25,67 @@ replaces, or removes when it has no such entry itself."""
 
 
 def emit_outputs(results: list[Result], report_dir: str | None, junit_path: str | None,
-                 json_path: str | None = None, payload: Any = None, evidence: list[EvidenceCheck] | None = None) -> None:
+                 json_path: str | None = None, payload: Any = None, evidence: list[EvidenceCheck] | None = None,
+                 quiet: bool = False) -> None:
     """Write ``check``'s HTML report directory, JUnit XML file and JSON file, those asked
     for, all or nothing: each is staged, and the JSON file, staged last, is the last
     put in place (see :mod:`checker.api.outputs`). ``evidence`` (``--with-evidence``)
-    goes into the JUnit XML as test cases."""
+    goes into the JUnit XML as test cases. With a report, the path of each trace page
+    follows the index's (with ``quiet``, those of unexpected verdicts, and a count of
+    the rest), so a CI log leads straight to the page of a failure."""
+    pages: list[TracePage] = []
     with Outputs() as out:
         junit = stage_junit(out, results, junit_path, evidence) if junit_path else None
-        index = stage_html(out, list(results), report_dir) if report_dir else None
+        index = stage_html(out, list(results), report_dir, pages=pages) if report_dir else None
         if json_path:
             out.write_json(json_path, payload)
     if junit is not None:
         click.echo(f"JUnit XML: {junit}")
     if index is not None:
         click.echo(f"report: {index}")
+        print_trace_pages(pages, quiet)
+
+
+class TracePage(NamedTuple):
+    """A trace page a report wrote: its path, what it shows, whether the verdict it
+    belongs to is as expected."""
+
+    path: Path
+    model: str
+    prop: str
+    word: str
+    as_expected: bool
+
+
+def print_trace_pages(pages: list[TracePage], quiet: bool = False) -> None:
+    """One line per trace page (with ``quiet``, per page of an unexpected verdict, then
+    a count of the others)."""
+    shown = [p for p in pages if not quiet or not p.as_expected]
+    for p in shown:
+        flag = "" if p.as_expected else ", UNEXPECTED"
+        click.echo(f"  trace: {p.path} ({p.model} · {p.prop} {p.word}{flag})")
+    rest = len(pages) - len(shown)
+    if rest:
+        click.echo(f"  ({rest} more trace page{'s' if rest != 1 else ''} of verdicts as expected in "
+                   f"{pages[0].path.parent})")
+
+
+def emit_error_junit(path: str, where: str, field: str, message: str, kind: str = "input",
+                     results: list[Result] | None = None) -> None:
+    """Write the JUnit XML of a run that stopped on a model error (bad input, or a
+    spec's exception after ``results``; :func:`reports.junit.error_junit_xml`), so a CI
+    job's test tab names the file and the field at fault. The caller then exits with
+    its error; a JUnit file that cannot be written is said in one line on stderr and
+    does not change that exit code."""
+    from reports.junit import error_junit_xml
+
+    try:
+        with Outputs() as out:
+            out.write_text(path, error_junit_xml(where, field, message, kind, results))
+    except OSError as exc:
+        click.echo(f"ordercheck: JUnit XML not written: {exc}", err=True)
+        return
+    click.echo(f"JUnit XML: {path}")
 
 
 def stage_junit(out: Outputs, results: list[Result], path: str, evidence: list[EvidenceCheck] | None = None) -> Path:
@@ -48,17 +95,24 @@ def stage_junit(out: Outputs, results: list[Result], path: str, evidence: list[E
     return out.write_text(path, junit_xml(results, evidence=evidence))
 
 
-def stage_html(out: Outputs, items: list[Any], out_dir: str, specs: dict[str, Any] | None = None) -> Path:
+def stage_html(out: Outputs, items: list[Any], out_dir: str, specs: dict[str, Any] | None = None,
+               pages: list[TracePage] | None = None) -> Path:
     """Stage the HTML report of ``items`` as the directory ``out_dir``; returns the path
     its index page will have. ``specs`` maps a recorded spec reference to the class its
-    traces replay through (:func:`report_specs`)."""
+    traces replay through (:func:`report_specs`). ``pages``, when given, receives each
+    trace page's :class:`TracePage`, with the path it will have."""
     from reports import payload_of
     from reports.html import write_report
     from reports.view import build_report
 
     staged = out.directory(out_dir, owned=REPORT_ENTRIES)
+    view = build_report(items, specs=specs)
+    if pages is not None:
+        judged = {m.label: m.judged for m in view.models}
+        pages += [TracePage(Path(out_dir) / "traces" / f"{t.slug}.html", t.model, t.prop, t.word,
+                            t.raw.as_expected or not judged.get(t.model, True)) for t in view.traces]
     with naming(out_dir):
-        index = write_report(build_report(items, specs=specs), staged, payload_of(items))
+        index = write_report(view, staged, payload_of(items))
     return Path(out_dir) / index.relative_to(staged)
 
 
@@ -118,10 +172,9 @@ def add_commands(main: click.Group) -> None:
                   help="Replay the traces of results that name a spec file or module through this spec (a file "
                        "or pkg.mod:Class; it is imported). Repeatable. A result file never imports code itself.")
     def report(results: tuple[str, ...], out_dir: str, junit_path: str | None, specs: tuple[str, ...] = ()) -> None:
-        """Render `check --json` and `ablate --json` results as an HTML report (with
-        Markdown, ITF traces and ShiViz logs beside it)."""
+        """Render `check --json`, `ablate --json` and `prove --json` results as an HTML
+        report (with Markdown, ITF traces and ShiViz logs beside it)."""
         from reports import load_items
-        from reports.view import Ablation
 
         check_outputs(outputs_of(("-o", out_dir, True, REPORT_ENTRIES), ("--junit", junit_path, False, ())),
                       [Input("a result file", r) for r in results])
@@ -130,7 +183,7 @@ def add_commands(main: click.Group) -> None:
         classes = report_specs(files, specs)
         with Outputs() as out:
             index = stage_html(out, items, out_dir, classes)
-            junit = stage_junit(out, [i for i in items if not isinstance(i, Ablation)], junit_path) if junit_path else None
+            junit = stage_junit(out, [i for i in items if isinstance(i, Result)], junit_path) if junit_path else None
         click.echo(f"report: {index}")
         if junit is not None:
             click.echo(f"JUnit XML: {junit}")
@@ -155,7 +208,7 @@ def add_commands(main: click.Group) -> None:
         options = options_from(kw)
 
         def progress(flag: str | None, result: Result) -> None:
-            what = "full algorithm" if flag is None else f"without {flag}"
+            what = "every step on" if flag is None else f"without {flag}"
             st = result.stats
             click.echo(f"  {what}: {st.distinct_states:,} states, {st.seconds:.2f}s", err=True)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -180,7 +180,7 @@ def _check_model(model: Model, options: Options) -> Result:
     lassos, liveness_cut = check_cycles(model, outcome, bounds)
     if (lassos or liveness_cut) and want_sym:
         notes.append("liveness was checked on the unreduced graph: symmetry reduction is unsound for it")
-    result = build_result(model, outcome, "local", reductions.as_dict(model.spec), notes, lassos, liveness_cut)
+    result = build_result(model, outcome, "local", reductions.as_dict(model.spec), notes, lassos, liveness_cut, bounds)
     if acyclic_note is not None:
         undecided_verdicts(result)
     note = fairness_warning(model.spec, model.properties, outcome.maybe_cyclic, result, bounds)
@@ -311,8 +311,11 @@ def build_result(
     warnings: list[str] | None = None,
     lassos: dict | None = None,
     liveness_cut: bool = False,
+    bounds: Bounds | None = None,
 ) -> Result:
-    """Verdicts from a search outcome, with each decision's shortest trace rebuilt."""
+    """Verdicts from a search outcome, with each decision's shortest trace rebuilt;
+    ``bounds`` (the search's limits) are recorded in the result and named in the
+    explanation of a verdict a bound left unknown, with how far the search got."""
     spec = model.spec
     cut = outcome.bound is not None
     lassos = lassos or {}
@@ -337,7 +340,9 @@ def build_result(
             props[prop.name] = PropertyResult(prop.name, prop.kind, status, expected, decision.explanation, steps)
         elif cut:
             props[prop.name] = PropertyResult(
-                prop.name, prop.kind, "unknown", expected, f"the search stopped at its {outcome.bound} bound first"
+                prop.name, prop.kind, "unknown", expected,
+                f"the search stopped at its {outcome.bound} bound first{_limit(bounds, outcome.bound)}, after "
+                f"{outcome.distinct_states:,} distinct states to depth {outcome.depth}, before deciding it",
             )
         elif prop.kind == "sometimes":
             props[prop.name] = PropertyResult(
@@ -369,7 +374,14 @@ def build_result(
         stats=stats,
         warnings=list(warnings or []) + unfired,
         coverage=coverage,
+        bounds=asdict(bounds) if bounds is not None else {},
     )
+
+
+def _limit(bounds: Bounds | None, which: str | None) -> str:
+    """`` (max_states = 1000)`` for the bound that stopped a search, when known."""
+    value = getattr(bounds, which, None) if bounds is not None and which else None
+    return f" ({which} = {value})" if value is not None else ""
 
 
 def coverage_of(spec: Any, outcome: SearchOutcome, por: bool = False) -> tuple[dict[str, int] | None, list[str]]:

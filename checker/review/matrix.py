@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.api.result import Result, combined_exit_code
+from checker.api.result import Result, combined_exit_code, verdict_word
 
 LIBRARY_ORDER = (
     "fifo", "causal", "integrity", "total", "total_global", "total_prefix", "global_lock", "synchronous",
@@ -24,13 +24,21 @@ LIBRARY_ORDER = (
 @dataclass(frozen=True)
 class Cell:
     """One verdict: ``status`` is holds, violated or unknown; ``expected`` is the
-    model's ``[expect]`` (``None`` when it has none)."""
+    model's ``[expect]`` (``None`` when it has none); ``kind`` the property's kind
+    (``None`` in a matrix file written before it was recorded)."""
 
     status: str
     expected: str | None
     as_expected: bool
     explanation: str | None = None
     trace_steps: int | None = None  # length of the counterexample or witness
+    kind: str | None = None
+
+    @property
+    def word(self) -> str:
+        """The verdict as printed: ``unreached`` for a ``sometimes`` property never
+        reached (:func:`checker.api.result.verdict_word`)."""
+        return verdict_word(self.kind, self.status) or self.status
 
 
 @dataclass
@@ -85,7 +93,7 @@ class Matrix:
                     "description": r.description,
                     "distinct_states": r.distinct_states,
                     "seconds": r.seconds,
-                    "cells": {name: asdict(c) for name, c in r.cells.items()},
+                    "cells": {name: {**asdict(c), "shown": c.word} for name, c in r.cells.items()},
                 }
                 for r in self.rows
             ],
@@ -98,7 +106,7 @@ class Matrix:
                 r["model"],
                 r["spec"],
                 r.get("description", ""),
-                {name: Cell(**c) for name, c in r["cells"].items()},
+                {name: Cell(**{k: v for k, v in c.items() if k != "shown"}) for name, c in r["cells"].items()},
                 r.get("distinct_states", 0),
                 r.get("seconds", 0.0),
             )
@@ -128,6 +136,7 @@ def build_matrix(results: list[Result], descriptions: dict[str, str] | None = No
                 p.as_expected,
                 p.explanation,
                 len(p.trace) - 1 if p.trace else None,
+                p.kind,
             )
             for name, p in r.properties.items()
         }
@@ -135,15 +144,12 @@ def build_matrix(results: list[Result], descriptions: dict[str, str] | None = No
     return Matrix(columns, rows, combined_exit_code(results))
 
 
-MARKS = {"holds": "holds", "violated": "violated", "unknown": "unknown"}
-
-
 def cell_text(cell: Cell | None) -> str:
     """A cell as the text table shows it: the verdict, with ``!`` and capitals when it
     differs from the expectation; ``-`` when the model does not check the property."""
     if cell is None:
         return "-"
-    text = MARKS.get(cell.status, cell.status)
+    text = cell.word
     if cell.status == "unknown":
         return "unknown?"
     if not cell.as_expected:
@@ -162,6 +168,7 @@ def render_text(matrix: Matrix) -> str:
     lines.append("")
     lines.append(
         f"{len(matrix.rows)} models; verdicts as expected unless marked NAME! "
-        f"({len(bad)} unexpected); - not checked; unknown? a bound stopped the search"
+        f"({len(bad)} unexpected); - not checked; unknown? a bound stopped the search; "
+        "unreached: no reachable state satisfies a sometimes property"
     )
     return "\n".join(lines)

@@ -10,7 +10,10 @@ conjunction of the encoding's lemmas (less any dropped ones):
   refuted, Z3's model is a counterexample to induction: a state satisfying ``Inv``, the
   action it takes and the state after it, where ``L`` fails (the clauses that fail are
   named).
-* ``implies: P`` for each target: ``Inv ⇒ P``.
+* ``implies: P`` for each target: ``Inv ⇒ P``. When the invariant is not shown
+  inductive, a proved implication is marked ``conditional`` (printed so, never
+  "proved"): it holds of the states satisfying ``Inv``, which need not include the
+  model's reachable ones.
 * ``bmc: P`` (with a depth ``k``): the bounded encoding, which mirrors the explicit spec
   and its bounds, unrolled ``k`` steps from ``Init``. An ``always`` property is
   ``violated`` when a state within ``k`` steps breaks it, a ``terminal`` one
@@ -64,7 +67,7 @@ import z3
 
 from checker.api.errors import InputError
 from checker.api.model import Model
-from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, Step
+from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, Step, verdict_word
 from checker.symbolic.encodings import NoEncoding, symbolic_class
 
 VERDICTS = ("proved", "refuted")
@@ -94,6 +97,14 @@ class Query:
     trace: list[Step] | None = None
     outcome: str = UNKNOWN
     note: str | None = None  # why the outcome is not ok
+    conditional: bool = False  # an ``implies`` query proved while the invariant is not shown inductive
+    prop_kind: str | None = None  # a bmc query's property kind: always, sometimes or terminal
+
+    @property
+    def expected_word(self) -> str | None:
+        """The expectation as printed: ``unreached`` for a ``sometimes`` property
+        expected ``violated`` (:func:`checker.api.result.verdict_word`)."""
+        return verdict_word(self.prop_kind, self.expected)
 
     @property
     def as_expected(self) -> bool:
@@ -102,14 +113,30 @@ class Query:
 
     @property
     def shown_status(self) -> str:
-        """The status as printed: a bounded query says what it did not find."""
-        if self.status == "bounded":
-            return self.explanation or "bounded"
+        """The status as every artifact prints it. A BMC query never says "proved": a
+        bounded one says what it did not find (``no counterexample within k steps``),
+        a decided one what it found (``counterexample in k steps``, ``witness in k
+        steps``). An ``implies`` query proved from an invariant that is not shown
+        inductive is ``conditional``: it says nothing about the model's runs."""
+        if self.kind == "bmc" and self.status in ("bounded", "violated", "holds"):
+            return self.explanation or self.status
+        if self.conditional:
+            return "conditional"
         return self.status
+
+    @property
+    def flag(self) -> str:
+        """The last column: ``ok``, ``ok, as expected`` for a counterexample the model
+        expects (a violation that is the verdict wanted, not a failure), ``UNKNOWN`` or
+        ``UNEXPECTED``."""
+        if self.outcome == OK:
+            return "ok, as expected" if self.status == "violated" and self.expected == "violated" else "ok"
+        return "UNKNOWN" if self.outcome == UNKNOWN else "UNEXPECTED"
 
     def to_json(self) -> dict[str, Any]:
         out = {k: v for k, v in asdict(self).items() if k != "trace"}
         out["trace"] = [asdict(s) for s in self.trace] if self.trace is not None else None
+        out["shown"] = self.shown_status
         return out
 
 
@@ -412,6 +439,7 @@ def bmc_queries(
             missing = "witness" if kind == "sometimes" else "counterexample"
             q = Query(f"bmc: {name}", "bmc", "bounded", secs, wanted, explanation=f"no {missing} within {depth} steps")
         q.doc = f"{kind} property {name}, runs of at most {depth} steps"
+        q.prop_kind = kind
         out.append(q)
     return out
 
@@ -459,6 +487,12 @@ def prove_model(model: Model, options: ProveOptions = ProveOptions()) -> ProveRe
         for name in [*lemmas, *targets, "initiation"]:
             expect.setdefault(name, "proved")
         result.queries += invariant_queries(unbounded, lemmas, targets, timeout, expect)
+        if not result.inductive:  # Inv => P proved, but Inv is no invariant of the model: conditional
+            for q in result.queries:
+                if q.kind == "implies" and q.status == "proved":
+                    q.conditional = True
+                    q.explanation = (f"conditional: the invariant implies {q.name.removeprefix('implies: ')}, but the "
+                                     "invariant is not shown inductive, so this says nothing about the model's runs")
         result.queries += proof_queries(result, unbounded, bounded, names, model.expect)
     if depth > 0:
         started = time.monotonic()
@@ -530,7 +564,7 @@ def _outcome(q: Query, proved: set[str]) -> tuple[str, str | None]:
     witness = (q.explanation or "").startswith("no witness")
     if expected == "violated":
         if witness:
-            return UNKNOWN, (f"the model expects {prop} violated (no witness on any run): a bounded search "
+            return UNKNOWN, (f"the model expects {prop} unreached (no witness on any run): a bounded search "
                              "cannot show that (run check)")
         return UNKNOWN, (f"the model expects {prop} violated: the depth is too small to decide "
                          "(raise --depth, or run check)")
