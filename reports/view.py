@@ -198,16 +198,14 @@ class TraceView:
         return f"{'witness' if self.witness else 'counterexample'}: {self.model} · {self.prop}"
 
 
-@dataclass
-class PropertyView:
-    name: str
-    kind: str
+class _Words:
+    """The verdict and the expectation of a property's row or cell as every artifact prints
+    them (:func:`checker.api.result.verdict_word`): ``kind``, ``status`` and ``expected``
+    are the holder's fields."""
+
+    kind: str | None
     status: str
     expected: str | None
-    as_expected: bool
-    explanation: str | None
-    doc: str
-    trace: TraceView | None
 
     @property
     def word(self) -> str:
@@ -218,6 +216,18 @@ class PropertyView:
     def expected_word(self) -> str | None:
         """The expectation as printed (:func:`checker.api.result.verdict_word`)."""
         return verdict_word(self.kind, self.expected)
+
+
+@dataclass
+class PropertyView(_Words):
+    name: str
+    kind: str
+    status: str
+    expected: str | None
+    as_expected: bool
+    explanation: str | None
+    doc: str
+    trace: TraceView | None
 
 
 @dataclass
@@ -239,7 +249,7 @@ class ModelView:
 
 
 @dataclass
-class Cell:
+class Cell(_Words):
     status: str
     changed: bool
     anchor: str | None
@@ -248,16 +258,6 @@ class Cell:
     expected: str | None = None
     as_expected: bool = True
     kind: str | None = None
-
-    @property
-    def word(self) -> str:
-        """The verdict as printed (``unreached`` for a ``sometimes`` never reached)."""
-        return verdict_word(self.kind, self.status) or self.status
-
-    @property
-    def expected_word(self) -> str | None:
-        """The expectation as printed (:func:`checker.api.result.verdict_word`)."""
-        return verdict_word(self.kind, self.expected)
 
 
 @dataclass

@@ -60,3 +60,11 @@ def spark():
     )
     yield sc
     sc.stop()
+
+
+@pytest.fixture
+def blocker(tmp_path: Path) -> Path:
+    """A plain file: any output path under it is 'not a directory'."""
+    f = tmp_path / "blocker"
+    f.write_text("not a directory\n")
+    return f

@@ -23,14 +23,6 @@ SMALL = MODELS / "fifo-4.toml"  # 240 states, witness traces: a 40 KB JSON, a re
 TRACES = MODELS / "bus1-mutant-no-block.toml"  # three counterexamples
 
 
-@pytest.fixture
-def blocker(tmp_path: Path) -> Path:
-    """A plain file: any output path under it is 'not a directory'."""
-    f = tmp_path / "blocker"
-    f.write_text("not a directory\n")
-    return f
-
-
 OUTPUTS = {
     "json": lambda b: ["check", SMALL, "--quiet", "--json", b / "out.json"],
     "report": lambda b: ["check", SMALL, "--quiet", "--report", b / "report"],

@@ -134,13 +134,6 @@ def test_two_outputs_on_one_file_are_refused(tmp_path: Path, case: str) -> None:
     assert snapshot(tmp_path) == before and not (tmp_path / "r").exists()
 
 
-@pytest.fixture
-def blocker(tmp_path: Path) -> Path:
-    f = tmp_path / "blocker"
-    f.write_text("not a directory\n")
-    return f
-
-
 BEFORE_THE_SEARCH = {
     "check --json": lambda b: ["check", TINY, "--quiet", "--json", b / "out.json"],
     "check --report": lambda b: ["check", TINY, "--quiet", "--report", b / "r"],

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import errno
 import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from checker.api.errors import InputError
 from checker.api.model import Model
-from checker.api.outputs import OutputError
+from checker.api.outputs import OutputError, probe_dir
 
 
 @dataclass(frozen=True)
@@ -163,11 +162,4 @@ def writable(out: Output) -> None:
     home = Path(os.path.abspath(home))
     while not home.exists() and not home.is_symlink() and home.parent != home:
         home = home.parent
-    if not home.is_dir():
-        raise OutputError(home, OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)))
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".ordercheck-probe-", dir=home)
-    except OSError as exc:
-        raise OutputError(home, exc) from None
-    os.close(fd)
-    os.unlink(probe)
+    probe_dir(home)

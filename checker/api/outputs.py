@@ -276,6 +276,13 @@ def writable_dir(path: str | os.PathLike[str]) -> Path:
         if exc.filename is None:
             raise OutputError(d, exc) from None
         raise
+    probe_dir(d)
+    return d
+
+
+def probe_dir(d: Path) -> None:
+    """Raise :class:`OutputError` unless ``d`` is a directory a file can be created in
+    (a probe file is created and removed)."""
     if not d.is_dir():
         raise OutputError(d, OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)))
     try:
@@ -284,7 +291,6 @@ def writable_dir(path: str | os.PathLike[str]) -> Path:
         raise OutputError(d, exc) from None
     os.close(fd)
     os.unlink(probe)
-    return d
 
 
 def write_json_atomic(path: str | os.PathLike[str], payload: Any) -> None:
