@@ -150,9 +150,10 @@ def test_full_filesystem_leaves_nothing(tmp_path: Path) -> None:
         assert listing(mnt) == []
 
 
-def test_unwritable_directory(tmp_path: Path) -> None:
-    """Read-only (a read-only tmpfs as root, where permissions do not bind; a mode-555
-    directory otherwise): --json, --checkpoint and --spill-dir into it are refused."""
+def read_only_dir(tmp_path: Path) -> tuple[contextlib.AbstractContextManager[Path], str]:
+    """A directory no file can be created in, as a context giving its path, and the
+    reason the system will give: a read-only tmpfs as root (who ignores modes), a
+    mode-555 directory otherwise."""
     if os.geteuid() == 0:
         ctx = small_filesystem(tmp_path, "size=64k", "ro")
         reason = "Read-only file system"
@@ -162,6 +163,12 @@ def test_unwritable_directory(tmp_path: Path) -> None:
         ro.chmod(0o555)
         ctx = contextlib.nullcontext(ro)
         reason = "Permission denied"
+    return ctx, reason
+
+
+def test_unwritable_directory(tmp_path: Path) -> None:
+    """Read-only: --json, --checkpoint and --spill-dir into it are refused."""
+    ctx, reason = read_only_dir(tmp_path)
     with ctx as ro:
         for option, target in (("--json", ro / "out.json"), ("--checkpoint", ro / "ckpt"), ("--spill-dir", ro / "spill")):
             out = run("check", SMALL, "--quiet", option, target)

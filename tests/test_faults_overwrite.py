@@ -165,19 +165,9 @@ def test_output_paths_are_checked_before_the_search(tmp_path: Path, blocker: Pat
 def test_unwritable_directory_is_refused_before_the_search(tmp_path: Path) -> None:
     """A directory no file can be created in (a read-only tmpfs as root, who ignores
     modes; a mode-555 directory otherwise) stops the run before its verdicts."""
-    import contextlib
+    from tests.test_faults_outputs import read_only_dir
 
-    from tests.test_faults_outputs import small_filesystem
-
-    if os.geteuid() == 0:
-        ctx = small_filesystem(tmp_path, "size=64k", "ro")
-        reason = "Read-only file system"
-    else:
-        ro = tmp_path / "ro"
-        ro.mkdir()
-        ro.chmod(0o555)
-        ctx = contextlib.nullcontext(ro)
-        reason = "Permission denied"
+    ctx, reason = read_only_dir(tmp_path)
     with ctx as ro:
         out = invoke("check", TINY, "--quiet", "--json", ro / "out.json")
         assert out.returncode == 6, out.stderr
