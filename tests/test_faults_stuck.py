@@ -213,6 +213,55 @@ def test_sigint_stops_a_stuck_spark_run(tmp_path: Path) -> None:
     assert seconds < 10, seconds
 
 
+@pytest.mark.spark
+def test_sigterm_stops_validate_on_spark_while_its_jobs_run(tmp_path: Path) -> None:
+    """``validate --engine spark`` signalled while its job runs (PySpark's daemon has
+    started the tasks' workers): the job is cancelled, the run ends with 143 within
+    seconds in one line (no Py4J traceback, no claim that a spec step was stuck), and
+    nothing of it is left, neither the JVM nor PySpark's daemon and workers (which a
+    JVM that dies first leaves behind)."""
+    import psutil
+
+    from checker.loading.modelfile import load_model
+    from checker.validate.generate import walk
+    from checker.validate.jsonl import write_jsonl
+
+    model = load_model(str(MODELS / "bss-3.toml"))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    text = logs / "run-0.jsonl"
+    with text.open("w") as fh:
+        write_jsonl(walk(model, seed=0).log, fh)
+    for i in range(1, 300):  # one task each: the job outlasts the signal
+        (logs / f"run-{i}.jsonl").write_text(text.read_text())
+    proc = _start("validate", logs, "--engine", "spark", "--master", "local[2]", "--model",
+                  MODELS / "bss-3.toml", "--quiet")
+
+    def tasks_running() -> bool:
+        for child in psutil.Process(proc.pid).children(recursive=True):
+            try:
+                if "pyspark.daemon" in " ".join(child.cmdline()):
+                    return True
+            except psutil.Error:
+                pass
+        return False
+
+    wait_for(tasks_running, timeout=120, proc=proc)
+    os.kill(proc.pid, signal.SIGTERM)
+    began = time.monotonic()
+    try:
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        seconds = time.monotonic() - began
+        assert_no_survivors(proc.pid, grace=1.0)
+    assert proc.returncode == 143, err
+    line = one_error_line(err)
+    assert line.startswith("ordercheck: interrupted by SIGTERM; ") and line.endswith(
+        "nothing was saved (with --checkpoint DIR a run can be resumed with --resume)"), line
+    assert "spec's code" not in line, line
+    assert seconds < 10, seconds
+
+
 class _Exits:
     """Unpickled, it calls ``sys.exit(3)``: a message whose reading ends in a
     :class:`BaseException`, which ends a thread silently."""
