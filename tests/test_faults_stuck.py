@@ -222,20 +222,16 @@ def test_sigterm_stops_validate_on_spark_while_its_jobs_run(tmp_path: Path) -> N
     JVM that dies first leaves behind)."""
     import psutil
 
-    from checker.loading.modelfile import load_model
-    from checker.validate.generate import walk
+    from checker.validate.generate import synthetic_log
     from checker.validate.jsonl import write_jsonl
 
-    model = load_model(str(MODELS / "bss-3.toml"))
     logs = tmp_path / "logs"
     logs.mkdir()
-    text = logs / "run-0.jsonl"
-    with text.open("w") as fh:
-        write_jsonl(walk(model, seed=0).log, fh)
-    for i in range(1, 300):  # one task each: the job outlasts the signal
-        (logs / f"run-{i}.jsonl").write_text(text.read_text())
-    proc = _start("validate", logs, "--engine", "spark", "--master", "local[2]", "--model",
-                  MODELS / "bss-3.toml", "--quiet")
+    with (logs / "run-0.jsonl").open("w") as fh:  # about a second of a task's time
+        write_jsonl(synthetic_log(150_000, 8, seed=1), fh)
+    for i in range(1, 6):  # one task each, two at a time: tasks run when the signal comes
+        os.link(logs / "run-0.jsonl", logs / f"run-{i}.jsonl")
+    proc = _start("validate", logs, "--engine", "spark", "--master", "local[2]", "--quiet")
 
     def tasks_running() -> bool:
         for child in psutil.Process(proc.pid).children(recursive=True):
@@ -246,6 +242,7 @@ def test_sigterm_stops_validate_on_spark_while_its_jobs_run(tmp_path: Path) -> N
                 pass
         return False
 
+    waited = f"the run did not stop within {GRACE} s and was interrupted while waiting for Spark's jobs; "
     wait_for(tasks_running, timeout=120, proc=proc)
     os.kill(proc.pid, signal.SIGTERM)
     began = time.monotonic()
@@ -253,12 +250,12 @@ def test_sigterm_stops_validate_on_spark_while_its_jobs_run(tmp_path: Path) -> N
         _out, err = proc.communicate(timeout=60)
     finally:
         seconds = time.monotonic() - began
-        assert_no_survivors(proc.pid, grace=1.0)
+        assert_no_survivors(proc.pid, grace=0.2)  # they end with the run, not after it
     assert proc.returncode == 143, err
     line = one_error_line(err)
-    assert line.startswith("ordercheck: interrupted by SIGTERM; ") and line.endswith(
-        "nothing was saved (with --checkpoint DIR a run can be resumed with --resume)"), line
-    assert "spec's code" not in line, line
+    # the job ended when cancelled, or (a loaded machine) the watchdog ended the JVM and the wait
+    assert line in ("ordercheck: interrupted by SIGTERM; " + middle + "nothing was saved (with --checkpoint "
+                    "DIR a run can be resumed with --resume)" for middle in ("", waited)), line
     assert seconds < 10, seconds
 
 

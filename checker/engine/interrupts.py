@@ -401,6 +401,8 @@ def cancelling(cancel: Callable[[], None], force: Callable[[], None] | None = No
         yield
     except BaseException as exc:
         if _received is not None and installed() and not isinstance(exc, Interrupted):
+            global _raised
+            _raised = True  # the stop goes on (stop_spark): the watchdog has nothing more to interrupt
             raise Interrupted(_received, safe=True) from None
         raise
     finally:

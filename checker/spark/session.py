@@ -301,7 +301,7 @@ def stop_spark(timeout: float | None = None) -> None:
     daemon and workers are killed (they would outlive a JVM that dies first), the JVM is
     terminated (its process group killed if it does not end within ``timeout`` seconds,
     by default the stop's grace, :func:`~checker.engine.interrupts.stop_grace`), and this
-    returns once all of them have ended (or after ``timeout`` more seconds). Nothing of
+    returns once all of them have ended (or at most a second after they were killed). Nothing of
     PySpark's or Py4J's is printed (:func:`quiet_spark`)."""
     if timeout is None:
         try:
@@ -338,10 +338,10 @@ def stop_spark(timeout: float | None = None) -> None:
         pass
     _kill_all(proc.pid, others)
     try:
-        proc.wait(timeout)
+        proc.wait(min(timeout, 1.0))
     except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL ignored
         pass
-    psutil.wait_procs(others, timeout=timeout)
+    psutil.wait_procs(others, timeout=min(timeout, 1.0))
 
 
 def _is_python(process: Any) -> bool:
