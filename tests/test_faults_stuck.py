@@ -299,3 +299,32 @@ def test_a_bad_grace_is_bad_input() -> None:
     assert proc.returncode == 2, err
     assert one_error_line(err) == ("ordercheck: error: environment variable ORDERCHECK_STOP_GRACE: 'soon' is not "
                                    "a number of seconds above 0")
+
+
+def test_the_watchdog_names_a_wait_on_spark_not_the_spec() -> None:
+    """The frame the watchdog interrupts is the spec's code only when it is a spec's:
+    the installed ``ordercheck`` script is not, and a main thread in PySpark's or Py4J's
+    code is waiting for Spark's jobs (the line says so)."""
+    import sysconfig
+
+    from checker.cli.faults import interrupted_line
+    from checker.engine.interrupts import WAITING_FOR_SPARK, Interrupted, where
+
+    def frame_in(filename: str):  # a frame of FILENAME, called from the standard library alone
+        import threading
+
+        space: dict = {}
+        code = compile("import sys\nframe = sys._getframe()\n", filename, "exec")
+        thread = threading.Thread(target=exec, args=(code, space))
+        thread.start()
+        thread.join()
+        return space["frame"]
+
+    script = frame_in(str(Path(sysconfig.get_paths()["scripts"]) / "ordercheck"))
+    assert not where(script).startswith("the spec's code"), where(script)
+    spark = frame_in(str(Path(sysconfig.get_paths()["purelib"]) / "py4j" / "clientserver.py"))
+    assert where(spark) == WAITING_FOR_SPARK
+    assert where(frame_in("/project/specs/spin.py")).startswith("the spec's code, <module> (spin.py:2)")
+    line = interrupted_line(Interrupted(signal.SIGTERM, stuck=WAITING_FOR_SPARK))
+    assert line.startswith("ordercheck: interrupted by SIGTERM; the run did not stop within "), line
+    assert "s and was interrupted while waiting for Spark's jobs; nothing was saved" in line, line
