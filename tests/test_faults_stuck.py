@@ -214,6 +214,52 @@ def test_sigint_stops_a_stuck_spark_run(tmp_path: Path) -> None:
     assert seconds < 10, seconds
 
 
+@pytest.mark.spark
+def test_sigterm_stops_validate_on_spark_while_its_jobs_run(tmp_path: Path) -> None:
+    """``validate --engine spark`` signalled while its job runs (PySpark's daemon has
+    started the tasks' workers): the job is cancelled, the run ends with 143 within
+    seconds in one line (no Py4J traceback, no claim that a spec step was stuck), and
+    nothing of it is left, neither the JVM nor PySpark's daemon and workers (which a
+    JVM that dies first leaves behind)."""
+    import psutil
+
+    from checker.validate.generate import synthetic_log
+    from checker.validate.jsonl import write_jsonl
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    with (logs / "run-0.jsonl").open("w") as fh:  # about a second of a task's time
+        write_jsonl(synthetic_log(150_000, 8, seed=1), fh)
+    for i in range(1, 6):  # one task each, two at a time: tasks run when the signal comes
+        os.link(logs / "run-0.jsonl", logs / f"run-{i}.jsonl")
+    proc = _start("validate", logs, "--engine", "spark", "--master", "local[2]", "--quiet")
+
+    def tasks_running() -> bool:
+        for child in psutil.Process(proc.pid).children(recursive=True):
+            try:
+                if "pyspark.daemon" in " ".join(child.cmdline()):
+                    return True
+            except psutil.Error:
+                pass
+        return False
+
+    waited = f"the run did not stop within {GRACE} s and was interrupted while waiting for Spark's jobs; "
+    wait_for(tasks_running, timeout=120, proc=proc)
+    os.kill(proc.pid, signal.SIGTERM)
+    began = time.monotonic()
+    try:
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        seconds = time.monotonic() - began
+        assert_no_survivors(proc.pid, grace=0.2)  # they end with the run, not after it
+    assert proc.returncode == 143, err
+    line = one_error_line(err)
+    # the job ended when cancelled, or (a loaded machine) the watchdog ended the JVM and the wait
+    assert line in ("ordercheck: interrupted by SIGTERM; " + middle + "nothing was saved (with --checkpoint "
+                    "DIR a run can be resumed with --resume)" for middle in ("", waited)), line
+    assert seconds < 10, seconds
+
+
 class _Exits:
     """Unpickled, it calls ``sys.exit(3)``: a message whose reading ends in a
     :class:`BaseException`, which ends a thread silently."""
@@ -254,3 +300,32 @@ def test_a_bad_grace_is_bad_input() -> None:
     assert proc.returncode == 2, err
     assert one_error_line(err) == ("ordercheck: error: environment variable ORDERCHECK_STOP_GRACE: 'soon' is not "
                                    "a number of seconds above 0")
+
+
+def test_the_watchdog_names_a_wait_on_spark_not_the_spec() -> None:
+    """The frame the watchdog interrupts is the spec's code only when it is a spec's:
+    the installed ``ordercheck`` script is not, and a main thread in PySpark's or Py4J's
+    code is waiting for Spark's jobs (the line says so)."""
+    import sysconfig
+
+    from checker.cli.faults import interrupted_line
+    from checker.engine.interrupts import WAITING_FOR_SPARK, Interrupted, where
+
+    def frame_in(filename: str):  # a frame of FILENAME, called from the standard library alone
+        import threading
+
+        space: dict = {}
+        code = compile("import sys\nframe = sys._getframe()\n", filename, "exec")
+        thread = threading.Thread(target=exec, args=(code, space))
+        thread.start()
+        thread.join()
+        return space["frame"]
+
+    script = frame_in(str(Path(sysconfig.get_paths()["scripts"]) / "ordercheck"))
+    assert not where(script).startswith("the spec's code"), where(script)
+    spark = frame_in(str(Path(sysconfig.get_paths()["purelib"]) / "py4j" / "clientserver.py"))
+    assert where(spark) == WAITING_FOR_SPARK
+    assert where(frame_in("/project/specs/spin.py")).startswith("the spec's code, <module> (spin.py:2)")
+    line = interrupted_line(Interrupted(signal.SIGTERM, stuck=WAITING_FOR_SPARK))
+    assert line.startswith("ordercheck: interrupted by SIGTERM; the run did not stop within "), line
+    assert "s and was interrupted while waiting for Spark's jobs; nothing was saved" in line, line

@@ -25,7 +25,13 @@ from checker.api.outputs import os_error_line
 from checker.api.result import EXIT_BOUND, EXIT_OS
 from checker.api.spec_errors import guard_os_exit
 from checker.cli.pipes import quiet_closed_stdout
-from checker.engine.interrupts import DEFAULT_GRACE, Interrupted, handling_signals, noted, stop_grace
+from checker.engine.interrupts import (
+    DEFAULT_GRACE,
+    Interrupted,
+    handling_signals,
+    noted,
+    stop_grace,
+)
 
 
 def interrupted_line(exc: Interrupted) -> str:
@@ -36,6 +42,9 @@ def interrupted_line(exc: Interrupted) -> str:
     if exc.stuck and exc.stuck.startswith("the spec's code"):
         head += (f"the step in hand did not return within {stop_grace_or_default():g} s and was interrupted "
                  f"in {exc.stuck}; ")
+    elif exc.stuck and exc.stuck.startswith("waiting for"):  # WAITING_FOR_SPARK
+        head += (f"the run did not stop within {stop_grace_or_default():g} s and was interrupted while "
+                 f"{exc.stuck}; ")
     elif exc.stuck:
         head += f"the search did not stop within {stop_grace_or_default():g} s and was interrupted in {exc.stuck}; "
     elif noted():

@@ -132,10 +132,12 @@ _note: str | None = None
 _hard_exit: list[Callable[[], None]] = []
 _protected = 0
 _cancel_hooks: list[Callable[[], None]] = []
+_force_hooks: list[Callable[[], None]] = []
+_waits: list[str] = []  # what the cancelling blocks wait on, innermost last
 
 
 _OWN = str(Path(__file__).resolve().parents[1])  # the checker package
-_LIBRARIES = tuple(sorted({p for k in ("stdlib", "platstdlib", "purelib", "platlib")
+_LIBRARIES = tuple(sorted({p for k in ("stdlib", "platstdlib", "purelib", "platlib", "scripts")
                            if (p := sysconfig.get_paths().get(k))}))
 _PIPES = ("multiprocessing/connection.py", "multiprocessing\\connection.py")
 
@@ -161,9 +163,12 @@ def _handler(signum: int, frame: FrameType | None) -> None:
             return
         _forcing = None
         _raised = True
+        stuck = where(frame)
+        if _waits and not stuck.startswith("the spec's code"):  # not a step: the wait on others
+            stuck = _waits[-1]
         if forcing == "time":
-            raise StepTimeUp(where(frame), _grace)
-        raise Interrupted(_received or signum, stuck=where(frame))
+            raise StepTimeUp(stuck, _grace)
+        raise Interrupted(_received or signum, stuck=stuck)
     if _deferring and _received is None:
         _received = signum
         _start_timer(_grace, "signal")
@@ -180,13 +185,16 @@ def where(frame: FrameType | None) -> str:
     innermost frame of the spec's code (neither ordercheck's nor the standard library's
     nor an installed package's), as ``the spec's code, FUNCTION (FILE:LINE)``, with the
     outermost such function, the hook, when it differs; else the innermost frame
-    (ordercheck's, or a library's it waits in)."""
+    (ordercheck's, or a library's it waits in), or :data:`WAITING_FOR_SPARK` when no
+    spec code is running and the main thread is in PySpark's or Py4J's code."""
     frames = []
     while frame is not None:
         frames.append(frame)
         frame = frame.f_back
     spec = [f for f in frames if _spec_file(f.f_code.co_filename)]
     if not spec:
+        if any(_SPARK in f.f_code.co_filename or _PY4J in f.f_code.co_filename for f in frames):
+            return WAITING_FOR_SPARK
         return _at(frames[0]) if frames else "ordercheck's own code"
     inner, hook = spec[0], spec[-1]
     text = f"the spec's code, {_at(inner)}"
@@ -195,9 +203,14 @@ def where(frame: FrameType | None) -> str:
     return text
 
 
+WAITING_FOR_SPARK = "waiting for Spark's jobs"
+"""What :func:`where` says of a main thread in PySpark's or Py4J's code (a job, or a call to the JVM)."""
+_SPARK, _PY4J = f"{os.sep}pyspark{os.sep}", f"{os.sep}py4j{os.sep}"
+
+
 def _spec_file(name: str) -> bool:
     """Whether code of file ``name`` may be a spec's: not ordercheck's, not the standard
-    library's or an installed package's, not generated."""
+    library's, an installed package's or an installed script's (``ordercheck`` itself), not generated."""
     if name.startswith(_OWN) or name.startswith("<"):
         return False
     return not any(name.startswith(lib) for lib in _LIBRARIES)
@@ -231,6 +244,9 @@ def _fire(kind: str, hard_at: float) -> None:
         return
     if _forcing is None:
         _forcing = kind
+        if kind == "signal":  # what the cancelled work waits on ends first (Spark's JVM)
+            for force in list(_force_hooks):
+                _quietly(force)
         try:
             signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
         except (OSError, ValueError):  # pragma: no cover - the main thread is gone
@@ -367,22 +383,33 @@ def deferred() -> Iterator[None]:
 
 
 @contextmanager
-def cancelling(cancel: Callable[[], None]) -> Iterator[None]:
+def cancelling(cancel: Callable[[], None], force: Callable[[], None] | None = None,
+               waiting: str = "waiting for the work cancelled") -> Iterator[None]:
     """Deferred mode for work that waits on others (Spark's jobs): a first signal inside
     the block is recorded and ``cancel()`` runs in a thread of its own to end the work
     waited for; whatever then ends the block (the cancelled job's error) becomes the
-    signal's :class:`Interrupted`. The watchdog interrupts the block after the grace if
-    it does not end."""
+    signal's :class:`Interrupted`. If the block does not end within the grace, the
+    watchdog calls ``force()`` (which must not block: it kills what the block waits
+    on, Spark's JVM) and then interrupts the block; unless it interrupts the spec's
+    code there, :attr:`Interrupted.stuck` is ``waiting`` (see :data:`WAITING_FOR_SPARK`)."""
     defer()
     _cancel_hooks.append(cancel)
+    _waits.append(waiting)
+    if force is not None:
+        _force_hooks.append(force)
     try:
         yield
     except BaseException as exc:
         if _received is not None and installed() and not isinstance(exc, Interrupted):
+            global _raised
+            _raised = True  # the stop goes on (stop_spark): the watchdog has nothing more to interrupt
             raise Interrupted(_received, safe=True) from None
         raise
     finally:
         _cancel_hooks.remove(cancel)
+        _waits.remove(waiting)
+        if force is not None:
+            _force_hooks.remove(force)
         undefer()
     poll()
 

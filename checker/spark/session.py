@@ -12,16 +12,18 @@ minor version with ``ordercheck`` and its dependencies installed, and
 from __future__ import annotations
 
 import os
+import signal
 import site
 import sys
 import tempfile
+import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from checker.engine.interrupts import at_hard_exit, cancelling, deferred, protected, reinstall, stop_grace
+from checker.engine.interrupts import WAITING_FOR_SPARK, at_hard_exit, cancelling, deferred, poll, reinstall, stop_grace
 
 DEFAULT_MASTER = "local[*]"
 
@@ -42,6 +44,11 @@ for the machine's cores. (The JIT compiler's first tier alone was measured too: 
 compiler threads' 17 CPU seconds vanish, but the tasks' own JVM time doubles and the
 search ends later; see the performance page.) ``spark.driver.extraJavaOptions`` given in
 ``conf`` (from Python, ``SparkOptions.conf``) replaces these options."""
+
+
+_started_jvm: Any = None
+"""The JVM's :class:`subprocess.Popen` that :func:`get_spark` started (known before its
+context is made: a signal while the context starts ends it too)."""
 
 
 class SparkUnavailable(RuntimeError):
@@ -100,10 +107,15 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
     # file, read back only to explain a failed start.
     jvm_log = tempfile.TemporaryFile()
     try:
-        # A signal while the JVM starts waits until the context is known (and can be
-        # stopped with its JVM, see stop_spark); the watchdog waits too.
-        with deferred(), protected():
-            gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": jvm_log, "stdout": jvm_log})
+        # A signal while the JVM starts is recorded; the JVM's process is known from the
+        # moment it is started (_recording_jvm), so the stop (cancel_spark, stop_spark)
+        # can end it even before its context is made.
+        with deferred(), _recording_jvm():
+            # The JVM leads a process group of its own, which kill_jvm ends whole.
+            gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": jvm_log, "stdout": jvm_log,
+                                                               "process_group": 0})
+            at_hard_exit(kill_jvm)
+            poll()
             sc = SparkContext(conf=spark_conf, gateway=gateway)
             reinstall()  # the context put a SIGINT handler of its own: ordercheck's decides
     except Exception as exc:  # Java missing, master unreachable: one clear line
@@ -115,18 +127,90 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
             f"cannot start Spark on {master!r}: {first[:300]} (is Java 17+ on PATH or JAVA_HOME set?)"
         ) from None
     sc.setLogLevel("FATAL")
-    at_hard_exit(kill_jvm)
     return sc
+
+
+@contextmanager
+def _recording_jvm() -> Iterator[None]:
+    """Inside the block the process PySpark starts for its JVM is recorded in
+    ``_started_jvm`` as soon as it is started (PySpark itself returns it only once the
+    JVM answers, seconds later on a busy machine)."""
+    import subprocess
+
+    from pyspark import java_gateway
+
+    class Recorded(subprocess.Popen):  # type: ignore[type-arg]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            global _started_jvm
+            super().__init__(*args, **kwargs)
+            _started_jvm = self
+
+    original = java_gateway.Popen
+    java_gateway.Popen = Recorded  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        java_gateway.Popen = original  # type: ignore[misc]
 
 
 def cancel_spark() -> None:
     """Cancel every Spark job of this process (a signal came: the job waited for ends
-    with an error, which the command line reports as the signal)."""
+    with an error, which the command line reports as the signal). From here on PySpark's
+    and Py4J's complaints about the connection to the JVM are silenced (:func:`quiet_spark`)."""
     from pyspark import SparkContext
 
+    quiet_spark()
     sc = SparkContext._active_spark_context
-    if sc is not None:
+    if sc is not None and getattr(sc, "_jsc", None) is not None:
         sc.cancelAllJobs()
+    else:  # the JVM is starting (or its context): nothing to cancel, the start is given up
+        kill_jvm()
+
+
+def quiet_spark() -> None:
+    """Silence what PySpark and Py4J print when the JVM goes away under them during a
+    stop: Py4J's log, and the tracebacks of their threads (the accumulator server, a
+    connection's reader) and of their finalizers. The run's one line says what happened."""
+    import logging
+
+    for name in ("py4j", "pyspark"):
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.CRITICAL + 1)
+        logger.propagate = False
+    if getattr(threading.excepthook, "ordercheck_quiet", False):
+        return
+    # Py4J also logs through the root logger ("Exception while sending command.")
+    logging.getLogger().addFilter(lambda record: not any(p in record.pathname for p in _SPARK_PACKAGES))
+    thread_hook, unraisable_hook = threading.excepthook, sys.unraisablehook
+
+    def quiet_thread(args: Any) -> None:
+        if not _from_spark(args.exc_traceback):
+            thread_hook(args)
+
+    def quiet_unraisable(args: Any) -> None:
+        if not _from_spark(args.exc_traceback) and not _from_spark_object(args.object):
+            unraisable_hook(args)
+
+    quiet_thread.ordercheck_quiet = True  # type: ignore[attr-defined]
+    threading.excepthook = quiet_thread
+    sys.unraisablehook = quiet_unraisable
+
+
+_SPARK_PACKAGES = (f"{os.sep}pyspark{os.sep}", f"{os.sep}py4j{os.sep}")
+
+
+def _from_spark(tb: Any) -> bool:
+    """Whether a traceback passes through PySpark's or Py4J's code."""
+    while tb is not None:
+        if any(p in tb.tb_frame.f_code.co_filename for p in _SPARK_PACKAGES):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _from_spark_object(obj: Any) -> bool:
+    module = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", "") or ""
+    return module.split(".")[0] in ("pyspark", "py4j")
 
 
 @contextmanager
@@ -134,19 +218,63 @@ def spark_jobs() -> Iterator[None]:
     """The block of a command that waits on Spark jobs (check, sweep, validate on
     Spark): a first SIGINT or SIGTERM inside it cancels every job
     (:func:`cancel_spark`) and the command ends with the signal's exit code (130, 143);
-    the watchdog interrupts the block after the stop's grace if the jobs do not end
+    if the jobs do not end within the stop's grace, the watchdog kills the JVM
+    (:func:`kill_jvm`) and interrupts the block
     (:func:`checker.engine.interrupts.cancelling`)."""
-    with cancelling(cancel_spark):
+    with cancelling(cancel_spark, force=kill_jvm, waiting=WAITING_FOR_SPARK):
         yield
 
 
 def kill_jvm() -> None:
-    """Kill this process's Spark JVM at once (the watchdog's last resort)."""
+    """Kill this process's Spark JVM at once, with the processes it started (the
+    watchdog's last resort)."""
+    proc = _jvm_process()
+    if proc is None:
+        return
+    quiet_spark()
+    others = _descendants(proc.pid)
+    _kill_all(proc.pid, others)
+
+
+def _jvm_process() -> Any:
+    """The JVM's :class:`subprocess.Popen` of this process's Spark context (None: none)."""
     pyspark = sys.modules.get("pyspark")
     sc = getattr(getattr(pyspark, "SparkContext", None), "_active_spark_context", None)
-    proc = getattr(getattr(sc, "_gateway", None), "proc", None)
-    if proc is not None and proc.poll() is None:
-        proc.kill()
+    return getattr(getattr(sc, "_gateway", None), "proc", None) or _started_jvm
+
+
+def _descendants(pid: int) -> list[Any]:
+    """The processes under ``pid`` now (PySpark's daemon and its Python workers)."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return []
+
+
+def _kill_all(jvm: int, others: list[Any]) -> None:
+    """SIGKILL the JVM's process group and ``others`` with the groups they lead (PySpark's
+    daemon leads one with its workers, which it forks there after ``others`` was taken)."""
+    import psutil
+
+    groups = {jvm}
+    for child in others:
+        try:
+            if os.getpgid(child.pid) == child.pid:
+                groups.add(child.pid)
+        except OSError:
+            pass
+    for group in groups:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except OSError:
+            pass
+    for child in others:
+        try:
+            child.kill()
+        except psutil.Error:
+            pass
 
 
 def sql_session(sc: Any) -> Any:
@@ -169,10 +297,12 @@ def sql_session(sc: Any) -> Any:
 
 
 def stop_spark(timeout: float | None = None) -> None:
-    """End this process's Spark at once (a run interrupted by a signal): its JVM is
-    terminated (killed if it does not end within ``timeout`` seconds, by default the
-    stop's grace, :func:`~checker.engine.interrupts.stop_grace`), and with it the
-    Python workers it started, which end when their JVM does."""
+    """End this process's Spark at once (a run interrupted by a signal): PySpark's Python
+    daemon and workers are killed (they would outlive a JVM that dies first), the JVM is
+    terminated (its process group killed if it does not end within ``timeout`` seconds,
+    by default the stop's grace, :func:`~checker.engine.interrupts.stop_grace`), and this
+    returns once all of them have ended (or at most a second after they were killed). Nothing of
+    PySpark's or Py4J's is printed (:func:`quiet_spark`)."""
     if timeout is None:
         try:
             timeout = stop_grace()
@@ -184,9 +314,10 @@ def stop_spark(timeout: float | None = None) -> None:
     from pyspark import SparkContext
 
     sc = SparkContext._active_spark_context
-    if sc is None:
+    proc = _jvm_process()
+    if sc is None and proc is None:
         return
-    proc = getattr(getattr(sc, "_gateway", None), "proc", None)
+    quiet_spark()
     SparkContext._active_spark_context = None
     accumulators = getattr(sc, "_accumulatorServer", None)
     if accumulators is not None:  # its connection ends with the JVM: nothing to report then
@@ -195,9 +326,44 @@ def stop_spark(timeout: float | None = None) -> None:
         return
     import subprocess
 
-    proc.terminate()
+    import psutil
+
+    others = _descendants(proc.pid)
+    pythons = [p for p in others if _is_python(p)]
+    _kill_all_but_jvm(pythons)  # the tasks' workers: nothing of theirs is kept
+    proc.terminate()  # Spark's shutdown hooks remove its temporary files
     try:
         proc.wait(timeout)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+        pass
+    _kill_all(proc.pid, others)
+    try:
+        proc.wait(min(timeout, 1.0))
+    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL ignored
+        pass
+    psutil.wait_procs(others, timeout=min(timeout, 1.0))
+
+
+def _is_python(process: Any) -> bool:
+    import psutil
+
+    try:
+        return "python" in process.name().lower()
+    except psutil.Error:
+        return False
+
+
+def _kill_all_but_jvm(pythons: list[Any]) -> None:
+    """SIGKILL PySpark's Python processes and the groups they lead."""
+    import psutil
+
+    for child in pythons:
+        try:
+            if os.getpgid(child.pid) == child.pid:
+                os.killpg(child.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            child.kill()
+        except psutil.Error:
+            pass
