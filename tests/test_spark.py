@@ -333,8 +333,8 @@ def test_spark_with_reliable_checkpoints_gives_the_same_answers(spark, builtin_p
     """With a checkpoint directory (files instead of blocks kept on the executors) every
     answer is the local engine's, and the checkpoints are written there. fifo-4 (13
     levels: three rewrites of the visited set) runs to its last level; with four states
-    a task its levels are spread over both partitions, as a large model's are, at a
-    third of the levels' cost of bus1-3 (32 levels, each a Spark job writing files)."""
+    a task its levels are spread over both partitions, as a large model's are (bus1-3
+    has 32 levels, each a Spark job writing files)."""
     from checker.spark import bfs
 
     monkeypatch.setattr(bfs, "STATES_PER_TASK", 4)
