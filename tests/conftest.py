@@ -68,3 +68,48 @@ def blocker(tmp_path: Path) -> Path:
     f = tmp_path / "blocker"
     f.write_text("not a directory\n")
     return f
+
+
+# The files that take longest (measured with --durations), longest first. With
+# ``--dist loadfile`` each file runs whole on one worker, and pytest-xdist hands out the
+# files with the most tests first; a slow file of few tests (test_faults_kill_loop.py
+# has two) came last and kept one worker busy while the other had finished. These go
+# first instead, and the many quick files fill in at the end, so both workers end
+# together. Any file not listed keeps pytest-xdist's order after them.
+SLOW_FILES = (
+    "test_spark.py",
+    "test_reductions.py",
+    "test_faults_memory.py",
+    "test_simulate.py",
+    "test_declarations.py",
+    "test_faults_kill_loop.py",
+    "test_history_growth.py",
+    "test_faults_signals.py",
+    "test_faults_stuck.py",
+    "test_docs.py",
+    "test_peer_reductions.py",
+    "test_spec_exits.py",
+)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """With ``--dist loadfile``, pytest-xdist's scheduler with :data:`SLOW_FILES` first."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SlowFilesFirst(LoadFileScheduling):
+        ordered = False
+
+        def _assign_work_unit(self, node):
+            if not self.ordered:  # the first assignment: the queue is complete
+                self.ordered = True
+                rank = {name: i for i, name in enumerate(SLOW_FILES)}
+                files = sorted(self.workqueue.items(),
+                               key=lambda item: rank.get(Path(item[0]).name, len(rank)))
+                self.workqueue.clear()
+                self.workqueue.update(files)
+            super()._assign_work_unit(node)
+
+    return SlowFilesFirst(config, log)

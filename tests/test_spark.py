@@ -245,18 +245,22 @@ def test_a_search_that_stays_small_never_leaves_the_driver(spark, builtin_pairs,
 
 def test_a_search_moves_from_the_driver_to_spark_once_its_levels_grow(spark, builtin_pairs, monkeypatch):
     """The levels before the first of at least ``driver_states`` states run on the driver,
-    every level from it on as a Spark job, and the answers are the local engine's."""
+    every level from it on as a Spark job (the last ones smaller again), and the answers
+    are the local engine's. fifo-4's levels: 1, 2, 3, 6, 10, 15, 21, 31, 41, 44, 38,
+    20, 8 states; ``causal`` is decided on the driver, ``total`` on Spark, its trace
+    running through the driver's levels."""
     from checker.spark import bfs
 
     spark_levels, driver_levels = [], []
     monkeypatch.setattr(bfs.SparkBatch, "_spark_level", _counting(bfs.SparkBatch._spark_level, spark_levels))
     monkeypatch.setattr(bfs.DriverLevels, "level", _counting(bfs.DriverLevels.level, driver_levels))
-    model, local, _remote = builtin_pairs["bus1-impl-lock-refs-mutant"]
+    model, local, _remote = builtin_pairs["fifo-4"]
     (remote,) = check_models_spark([model], replace(PLAIN, engine="spark"), SparkOptions(partitions=2, driver_states=40))
     assert_same(local, remote)
     frontiers = [lv.frontier for lv in local.stats.levels]
     small = next(i for i, f in enumerate(frontiers) if f >= 40)
-    assert 0 < small < len(frontiers) - 1
+    assert 0 < small < len(frontiers) - 1 and min(frontiers[small:]) < 40
+    assert len(local.properties["causal"].trace) - 1 < small < len(local.properties["total"].trace) - 1
     assert (len(driver_levels), len(spark_levels)) == (small, len(remote.stats.levels) - small)
 
 
@@ -264,13 +268,16 @@ def _cached_rdds(spark) -> int:
     return len(spark._jsc.sc().getRDDStorageInfo())
 
 
-def test_spark_releases_each_levels_data_once_nothing_reads_it(spark, builtin_pairs):
+def test_spark_releases_each_levels_data_once_nothing_reads_it(spark, builtin_pairs, monkeypatch):
     """A level's candidates (states and all) are dropped once the next level has read
     them, and levels merged into the visited set once it is rewritten: what stays cached
-    after a search of many levels does not grow with the levels."""
+    after a search of many levels does not grow with the levels. fifo-4: 13 levels, each
+    a Spark job, spread over both partitions with four states a task."""
+    from checker.spark import bfs
     from checker.spark.bfs import COMPACT_EVERY
 
-    model, local, _remote = builtin_pairs["bus1-3"]
+    monkeypatch.setattr(bfs, "STATES_PER_TASK", 4)
+    model, local, _remote = builtin_pairs["fifo-4"]
     before = _cached_rdds(spark)
     (remote,) = check_models_spark([model], replace(PLAIN, engine="spark"), SparkOptions(partitions=2, driver_states=0))
     assert_same(local, remote)
@@ -302,10 +309,16 @@ def test_a_widening_search_spreads_its_levels_over_the_tasks(spark, builtin_pair
     assert search.stats.level_tasks[0] == 1  # the initial state: one task
 
 
-def test_spark_with_reliable_checkpoints_gives_the_same_answers(spark, builtin_pairs, tmp_path):
+def test_spark_with_reliable_checkpoints_gives_the_same_answers(spark, builtin_pairs, tmp_path, monkeypatch):
     """With a checkpoint directory (files instead of blocks kept on the executors) every
-    answer is the local engine's, and the checkpoints are written there."""
-    names = ["bus1-3", "bss-mutant-no-causal-condition-max"]
+    answer is the local engine's, and the checkpoints are written there. fifo-4 (13
+    levels: three rewrites of the visited set) runs to its last level; with four states
+    a task its levels are spread over both partitions, as a large model's are (bus1-3
+    has 32 levels, each a Spark job writing files)."""
+    from checker.spark import bfs
+
+    monkeypatch.setattr(bfs, "STATES_PER_TASK", 4)
+    names = ["fifo-4", "bss-mutant-no-causal-condition-max"]
     models = [builtin_pairs[name][0] for name in names]
     options = SparkOptions(partitions=2, checkpoint_dir=str(tmp_path / "ckpt"), driver_states=0)
     remote = check_models_spark(models, replace(PLAIN, engine="spark"), options)
