@@ -26,7 +26,7 @@ from typing import Any
 from checker.api.spec import Property, Spec, State
 
 CACHE_LIMIT = 1 << 12
-ENTRY_LIMIT = 1 << 14
+ENTRY_LIMIT = 1 << 13
 """How many states' logs and monitors make one generation of the evaluator's entries; it
 keeps two (between one and two generations' worth), and drops the older when the
 current one is full: a breadth-first search needs a state's entry when it expands the
