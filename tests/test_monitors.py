@@ -454,15 +454,34 @@ def test_fifo_and_causal_name_every_message_that_had_to_come_first() -> None:
 
 
 def test_global_lock_decides_a_recording_by_its_prefixes_as_it_does_step_by_step(monkeypatch) -> None:
-    """``GlobalLock.run`` searches the prefixes of a long stretch (a recording) and steps
-    a short one: the same first violation, window and sentence either way."""
+    """``GlobalLock.run`` searches the prefixes of a log read from its start or of a long
+    stretch, and steps a short one that extends what it stepped (a fork's, as the model
+    checker's): the same first violation, window and sentence as stepping each event."""
     from checker.monitors import lock
 
+    def stepped_through(log: Log) -> object:
+        monitor = lock.GlobalLock(log)
+        for i in range(len(log.kind)):
+            found = monitor.step(i)
+            if found is not None:
+                return found
+        return monitor.end()
+
+    def forked_halfway(log: Log) -> object:  # searched up to the middle, forked, run on
+        monitor, half = lock.GlobalLock(log), len(log.kind) // 2
+        found = monitor.run(0, half)
+        if found is not None:
+            return found
+        fork = monitor.fork(log)
+        found = fork.run(half, len(log.kind))
+        return found if found is not None else fork.end()
+
     logs = [_log(text) for _seed, text in _logs(150)]
-    stepped = [check(log, "global_lock") for log in logs]
+    stepped = [stepped_through(log) for log in logs]
+    assert [check(log, "global_lock") for log in logs] == stepped
+    assert [forked_halfway(log) for log in logs] == stepped
     monkeypatch.setattr(lock, "STEPWISE", 0)
-    searched = [check(log, "global_lock") for log in logs]
-    assert searched == stepped
+    assert [forked_halfway(log) for log in logs] == stepped
     assert sum(v is not None for v in stepped) > 100
 
 

@@ -324,10 +324,9 @@ class Evaluator:
         end = len(entry.log)
         if start >= end or not monitors:
             return
-        if start == 0:  # a whole history: run (a monitor may search its prefixes)
-            broken = [name for name, m in monitors.items() if m.run(start, end) is not None]
-        else:  # a few new events: step (a monitor decides only where an event can break it)
-            broken = [name for name, m in monitors.items() if any(m.step(i) is not None for i in range(start, end))]
+        # run: the first violation among the new events, as stepping each would find it
+        # (a monitor may search the prefixes of a whole history)
+        broken = [name for name, m in monitors.items() if m.run(start, end) is not None]
         if broken:
             for name in broken:
                 del monitors[name]

@@ -42,22 +42,26 @@ class EventualDelivery(Monitor):
         other.sends = self.sends[:]
         return other
 
-    def step(self, i: int) -> Violation | None:
+    def run(self, start: int, end: int) -> Violation | None:
         log = self.log
-        k = log.kind[i]
-        self.stepped = i + 1
-        if k == DELIVER or k == DROP:
-            m = log.arg[i]
-            done = self.done
-            if m >= len(done):
-                done.extend([0] * (m + 1 - len(done)))
-            done[m] |= 1 << log.peer[i]
-        elif k == SEND:
-            self.sends.append(i)
-        elif k == FAIL:
-            self.down |= 1 << log.peer[i]
-        elif k == RESTART:
-            self.down &= ~(1 << log.peer[i])
+        kinds, peers, args = log.kind, log.peer, log.arg
+        done, sends, down = self.done, self.sends, self.down
+        for i in range(start, end):
+            k = kinds[i]
+            if k == DELIVER or k == DROP:
+                m = args[i]
+                if m >= len(done):
+                    done.extend([0] * (m + 1 - len(done)))
+                done[m] |= 1 << peers[i]
+            elif k == SEND:
+                sends.append(i)
+            elif k == FAIL:
+                down |= 1 << peers[i]
+            elif k == RESTART:
+                down &= ~(1 << peers[i])
+        self.down = down
+        if end > start:
+            self.stepped = end
         return None
 
     def end(self) -> Violation | None:

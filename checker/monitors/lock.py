@@ -45,8 +45,11 @@ from checker.monitors.log import Log, SignalPairs, signal_sources
 from checker.monitors.violation import Violation, place
 
 STEPWISE = 256
-""":meth:`GlobalLock.run` steps a stretch of up to this many events (a model checker's
-step) and searches the prefixes of a longer one (a recording)."""
+""":meth:`GlobalLock.run` steps a stretch of up to this many events that extends what it
+has stepped (a model checker's step) and searches the prefixes of a longer one, or of a
+log read from its start (a recording, a history laid out whole); the graph of searched
+prefixes is laid out only when stepping goes on (:meth:`GlobalLock.step`) or the
+monitor is forked."""
 
 ORDER, HB, SIGNAL, QUEUE, WAITING, HUB = range(6)
 """The kinds of lock-graph edges (a reason's first field): program order, a send to a
@@ -258,6 +261,8 @@ class GlobalLock(Monitor):
         self.done = False
 
     def fork(self, log: Log) -> GlobalLock:
+        if not self.done:  # lay the graph out once here, not once per fork (run() left it behind)
+            self._catch_up(self.stepped)
         other = GlobalLock.__new__(GlobalLock)
         other.log, other.stepped, other.done = log, self.stepped, self.done
         other.graph = self.graph.copy(log)
@@ -332,7 +337,7 @@ class GlobalLock(Monitor):
         when it holds (the graph is laid out only if stepping goes on)."""
         if self.done or start >= end:
             return None
-        if end - start <= STEPWISE and len(self.graph.succ) == start:  # a few more events: step them
+        if start and end - start <= STEPWISE and len(self.graph.succ) == start:  # a few more events: step them
             return super().run(start, end)
         log = self.log
         self._pair_up(end)
