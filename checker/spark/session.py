@@ -256,25 +256,11 @@ def _descendants(pid: int) -> list[Any]:
 def _kill_all(jvm: int, others: list[Any]) -> None:
     """SIGKILL the JVM's process group and ``others`` with the groups they lead (PySpark's
     daemon leads one with its workers, which it forks there after ``others`` was taken)."""
-    import psutil
-
-    groups = {jvm}
-    for child in others:
-        try:
-            if os.getpgid(child.pid) == child.pid:
-                groups.add(child.pid)
-        except OSError:
-            pass
-    for group in groups:
-        try:
-            os.killpg(group, signal.SIGKILL)
-        except OSError:
-            pass
-    for child in others:
-        try:
-            child.kill()
-        except psutil.Error:
-            pass
+    try:
+        os.killpg(jvm, signal.SIGKILL)
+    except OSError:
+        pass
+    _kill_with_groups(others)
 
 
 def sql_session(sc: Any) -> Any:
@@ -330,7 +316,7 @@ def stop_spark(timeout: float | None = None) -> None:
 
     others = _descendants(proc.pid)
     pythons = [p for p in others if _is_python(p)]
-    _kill_all_but_jvm(pythons)  # the tasks' workers: nothing of theirs is kept
+    _kill_with_groups(pythons)  # the tasks' workers: nothing of theirs is kept
     proc.terminate()  # Spark's shutdown hooks remove its temporary files
     try:
         proc.wait(timeout)
@@ -353,11 +339,11 @@ def _is_python(process: Any) -> bool:
         return False
 
 
-def _kill_all_but_jvm(pythons: list[Any]) -> None:
-    """SIGKILL PySpark's Python processes and the groups they lead."""
+def _kill_with_groups(processes: list[Any]) -> None:
+    """SIGKILL ``processes`` and the process groups they lead."""
     import psutil
 
-    for child in pythons:
+    for child in processes:
         try:
             if os.getpgid(child.pid) == child.pid:
                 os.killpg(child.pid, signal.SIGKILL)
