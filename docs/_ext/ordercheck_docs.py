@@ -229,6 +229,10 @@ def builtin_specs_markdown(docs: _Docstrings | None = None) -> str:
         cls = registry.spec_class(name)
         where = f"{cls.__module__}.{cls.__qualname__}"
         out += [f"## `{name}`", "", docs.add(cls.summary, cls.__module__, f"{where}.summary"), ""]
+        if cls.tolerates or cls.breaks_under:
+            faults = [f"{label} {', '.join(sorted(kinds))}" for label, kinds in
+                      (("tolerates", cls.tolerates), ("breaks under", cls.breaks_under)) if kinds]
+            out += [f"Channel faults a model may ask for: {'; '.join(faults)}.", ""]
         out += ["| constant | type | default | allowed | meaning |", "|---|---|---|---|---|"]
         out += [_constant_row(c, docs, cls.__module__, where) for c in cls.constants]
         out.append("")
