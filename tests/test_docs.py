@@ -91,7 +91,14 @@ def test_docs_build(built_docs: Path) -> None:
     # Each optional protocol of a spec has its own page, generated from its docstrings.
     for page, target in (("reductions", "checker.Symmetry.permute"), ("reductions", "checker.PartialOrder.footprints"),
                          ("rendering", "checker.Rendering.format_action"),
-                         ("tla-adaptation", "tla.adapters.base.Adapter.encode")):
+                         ("tla-adaptation", "tla.adapters.base.Adapter.encode"),
+                         ("tla-adaptation", "tla.adapters.base.Adapter.decode"),
+                         ("tla-adaptation", "tla.adapters.base.PeerAdapter.stride"),
+                         ("tla-adaptation", "tla.adapters.base.PeerAdapter.names"),
+                         ("tla-adaptation", "tla.adapters.base.PeerAdapter.mid"),
+                         ("tla-adaptation", "tla.adapters.async_peers.AsyncAdapter.encode_chans"),
+                         ("tla-adaptation", "tla.adapters.async_peers.AsyncAdapter.procs"),
+                         ("tla-adaptation", "tla.values.parse_value")):
         assert f'id="{target}"' in (out / "reference" / f"{page}.html").read_text(encoding="utf-8"), target
     # Built-in specs are listed from the registry, constants and all.
     specs_page = (out / "reference" / "builtin-specs.html").read_text(encoding="utf-8")

@@ -160,3 +160,45 @@ def test_tlc_show_traces_prints_the_state_where_replay_stops(monkeypatch, tmp_pa
             assert "a starts sending a1 to b,c: " in out.output
         else:
             assert block not in out.output and "--show-traces prints TLC's state" in out.output
+
+
+# -- what the adapter reference says ----------------------------------------------------
+
+
+def test_message_ids_are_0_based_and_tla_numbers_from_1():
+    """The reference's example: ``a``'s first message is id 0 and ``<<a, 1>>``; with
+    stride 2, ``b``'s second is id 3 and ``<<b, 2>>``."""
+    from checker.loading.modelfile import model_from_dict
+    from tla.adapters.fifo import FifoAdapter
+    from tla.values import ModelValue
+
+    spec = model_from_dict({"spec": "fifo", "constants": {"peers": 3, "sends": 2}}).spec
+    adapter = FifoAdapter(spec)
+    assert adapter.stride == 2 and adapter.names == ("a", "b", "c")
+    assert adapter.msg(0) == (ModelValue("a"), 1) and adapter.msg(3) == (ModelValue("b"), 2)
+    assert [adapter.mid(adapter.msg(i)) for i in range(6)] == list(range(6))
+
+
+@pytest.mark.parametrize("printed, value", [
+    ("3", 3), ('"send"', "send"), ("TRUE", True), ("a", "model value a"), ("<<a, 1>>", ("model value a", 1)),
+    ("{a, b}", frozenset({"model value a", "model value b"})), ('[kind |-> "send", arg |-> 1]', {"kind": "send", "arg": 1}),
+    ("(a :> 1 @@ b :> 2)", {"model value a": 1, "model value b": 2}), ("<<>>", ()),
+])
+def test_decode_receives_the_types_the_reference_lists(printed, value):
+    """The table under ``Adapter``: each TLA+ form as TLC prints it, parsed into the
+    Python type ``decode`` receives (an empty sequence, function or bag is ``()``)."""
+    from tla.values import ModelValue, parse_value
+
+    def expected(v):
+        if isinstance(v, str) and v.startswith("model value "):
+            return ModelValue(v.removeprefix("model value "))
+        if isinstance(v, tuple):
+            return tuple(expected(x) for x in v)
+        if isinstance(v, frozenset):
+            return frozenset(expected(x) for x in v)
+        if isinstance(v, dict):
+            return {expected(k): expected(x) for k, x in v.items()}
+        return v
+
+    got = parse_value(printed)
+    assert got == expected(value) and type(got) is type(expected(value))

@@ -220,7 +220,7 @@ class Spec:
     means to (a lost message retransmitted or waited for, a copy recognised and
     ignored, messages taken out of order). A claim about the protocol: under these
     faults a violation is a finding about it. A model may ask for them through its
-    constants (:attr:`Constant.fault`)."""
+    constants (the ``fault`` of a :class:`Constant`)."""
     breaks_under: ClassVar[frozenset[str]] = frozenset()
     """The channel faults the protocol is not meant to handle but that a model may
     still ask for, to show what it does then (Lamport's total order over unordered
