@@ -103,6 +103,8 @@ def test_docs_build(built_docs: Path) -> None:
     # Built-in specs are listed from the registry, constants and all.
     specs_page = (out / "reference" / "builtin-specs.html").read_text(encoding="utf-8")
     assert "tiebreak_by_sender" in specs_page and "receive_fairness" in specs_page
+    # With what each spec says of the channel faults (Lamport's assumes FIFO links).
+    assert "Channel faults a model may ask for: tolerates duplication, loss; breaks under reordering." in specs_page
 
 
 class _VisibleText(HTMLParser):

@@ -250,10 +250,17 @@ def builtin_specs_markdown(docs: _Docstrings | None = None) -> str:
 FROM_CODE = "ordercheck_from_code"
 
 
+def _file_of(module: str) -> str:
+    try:
+        return inspect.getsourcefile(importlib.import_module(module)) or module
+    except (ImportError, TypeError):
+        return module
+
+
 def rst_nodes(directive: SphinxDirective, text: str, module: str, where: str) -> list[nodes.Node]:
     """``text`` parsed as reStructuredText (a docstring, written in ``module``) into the
-    nodes of ``directive``'s document. Its Python references are read in ``module``;
-    warnings name ``where``."""
+    nodes of ``directive``'s document. Its Python references are read in ``module``, and
+    a reference that resolves to nothing is reported as in ``where``'s docstring."""
     document = new_document(f"{where} (docstring)", directive.state.document.settings)
     document.reporter = directive.state.document.reporter
     MockRSTParser().parse(text, document)
@@ -261,6 +268,7 @@ def rst_nodes(directive: SphinxDirective, text: str, module: str, where: str) ->
         if ref.get("refdomain") == "py":
             ref["py:module"] = module
             ref[FROM_CODE] = True
+        ref.source, ref.line = f"{_file_of(module)}:docstring of {where}", ref.line or 1  # as autodoc names it
     return list(document.children)
 
 
