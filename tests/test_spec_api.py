@@ -223,25 +223,33 @@ def test_breaks_under_lets_a_model_ask_for_a_fault(tmp_path):
     assert model.spec.lossy is True
 
 
-@pytest.mark.parametrize("declaration, said", [
-    ('faults = frozenset({"loss"})', 'quiet declares faults = {"loss"} (in Quiet), a spelling no longer read: '
-                                     "write tolerates = {...} for the faults its protocol handles and breaks_under"),
-    ('tolerates = frozenset({"loss"}); breaks_under = frozenset({"loss", "duplication"})',
-     'quiet declares {"loss"} both in tolerates and in breaks_under'),
-    ('breaks_under = frozenset({"reorder"})', "quiet declares unknown faults ['reorder'] in breaks_under"),
-])
-def test_a_bad_fault_declaration_is_refused_in_one_line(tmp_path, declaration, said):
-    """The old single ``faults`` set is refused naming the two attributes that replace
-    it, even when the model asks for no fault at all; so are a fault in both sets and a
-    name that is no fault."""
-    (tmp_path / "quiet.py").write_text(QUIET_SPEC.format(declaration=declaration))
+def test_the_old_faults_set_is_refused_in_one_line_naming_the_new_attributes(tmp_path):
+    """Even when the model asks for no fault at all: exit 2, one line, no traceback."""
+    (tmp_path / "quiet.py").write_text(QUIET_SPEC.format(declaration='faults = frozenset({"loss"})'))
     model = tmp_path / "m.toml"
     model.write_text('spec = "quiet.py"\n[constants]\npeers = 2\n')
     run = cli("check", model, "--quiet")
     assert run.returncode == 2, run.stderr
     lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"ordercheck: error: {model}: spec: {said}"), lines
+    assert len(lines) == 1 and lines[0].startswith(
+        f'ordercheck: error: {model}: spec: quiet declares faults = {{"loss"}} (in Quiet), a spelling no longer read: '
+        "write tolerates = {...} for the faults its protocol handles and breaks_under"), lines
     assert not run.stdout
+
+
+@pytest.mark.parametrize("declaration, said", [
+    ('tolerates = frozenset({"loss"}); breaks_under = frozenset({"loss", "duplication"})',
+     'quiet declares {"loss"} both in tolerates and in breaks_under'),
+    ('breaks_under = frozenset({"reorder"})', "quiet declares unknown faults ['reorder'] in breaks_under"),
+])
+def test_a_bad_fault_declaration_is_refused(tmp_path, declaration, said):
+    """A fault in both sets, and a name that is no fault, are refused on the field ``spec``."""
+    from checker.api.errors import InputError
+
+    (tmp_path / "quiet.py").write_text(QUIET_SPEC.format(declaration=declaration))
+    with pytest.raises(InputError) as err:
+        model_from_dict({"spec": str(tmp_path / "quiet.py"), "constants": {"peers": 2}}, str(tmp_path / "m.toml"))
+    assert err.value.field == "spec" and err.value.message.startswith(said), err.value.message
 
 
 # -- the fairness warning --------------------------------------------------------------
