@@ -42,7 +42,7 @@ class BSS(HoldBackSpec):
     # Channel faults (checker.api.faults): unordered channels are what the vector-clock
     # condition is for; a lost message leaves later ones held back (eventual_delivery);
     # a copy fails condition (a) once the original is delivered and is never delivered.
-    faults = frozenset({"reordering", "loss", "duplication"})
+    tolerates = frozenset({"reordering", "loss", "duplication"})
     constants = (
         *peer_constants(peers=3, sends=1, destinations="others"),
         *channel_constants("unordered"),

@@ -31,8 +31,8 @@ EMPTY: Chans = ()
 def channel_constants(ordering: str = "fifo") -> tuple[Constant, ...]:
     """The constants that choose channel semantics, for a spec's ``constants``. Each
     asks for a channel fault (``channel = "unordered"``: reordering, ``lossy``: loss,
-    ``duplicates``: duplication) that a spec must declare in its ``faults`` before a
-    model may use it (:mod:`checker.api.faults`)."""
+    ``duplicates``: duplication) that a spec must list in its ``tolerates`` or its
+    ``breaks_under`` before a model may use it (:mod:`checker.api.faults`)."""
     return (
         Constant("channel", str, ordering, "per-pair channel ordering: fifo or unordered", choices=("fifo", "unordered"),
                  fault="reordering", fault_values=("unordered",)),

@@ -80,7 +80,8 @@ class LamportTotal(AsyncPeerSpec):
     # Channel faults (checker.api.faults): copies of messages and acks are ignored; a loss
     # leaves a message unacknowledged (eventual_delivery); unordered channels break the
     # algorithm's FIFO assumption, which lamport-unordered.toml expects.
-    faults = frozenset({"reordering", "loss", "duplication"})
+    tolerates = frozenset({"loss", "duplication"})
+    breaks_under = frozenset({"reordering"})
     broadcast = True
     constants = (
         *broadcast_constants(3, 1),

@@ -43,7 +43,7 @@ class Matrix(HoldBackSpec):
     summary = "Garg's matrix-clock causal ordering: M[i,j] counts messages from i to j, W[k,i] <= M[k,i] to deliver"
     # Channel faults (checker.api.faults): a copy fails W[j,i] = M[j,i] + 1 once the original
     # is accepted and stays blocked; a loss blocks later messages (eventual_delivery).
-    faults = frozenset({"reordering", "loss", "duplication"})
+    tolerates = frozenset({"reordering", "loss", "duplication"})
     constants = (
         *peer_constants(peers=3, sends=1, destinations="unicast"),
         *channel_constants("unordered"),

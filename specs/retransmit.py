@@ -39,7 +39,7 @@ class Retransmit(Spec, Rendering):
     summary = "stop-and-wait retransmission over lossy channels (a livelock under weak fairness)"
     # Channel faults (checker.api.faults): the channels always lose messages (no constant
     # asks for it); retransmission is the protocol's answer.
-    faults = frozenset({"loss"})
+    tolerates = frozenset({"loss"})
     constants = (
         Constant("sends", int, 1, "messages a sends to b", minimum=1, maximum=4),
         Constant(

@@ -63,7 +63,8 @@ class Sequencer(AsyncPeerSpec):
     # Channel faults (checker.api.faults): copies from the sequencer are discarded by number;
     # a copy on the way to it is numbered again, deliberately (see the module docstring,
     # sequencer-2-duplicating.toml); unordered channels are what hold-back is for.
-    faults = frozenset({"reordering", "loss", "duplication"})
+    tolerates = frozenset({"reordering", "loss"})
+    breaks_under = frozenset({"duplication"})
     broadcast = True
     constants = (
         *broadcast_constants(3, 1),

@@ -50,7 +50,7 @@ class SES(HoldBackSpec):
     # Channel faults (checker.api.faults): reordering and loss only. SES has no duplicate
     # detection: a copy passes the buffer test again and is delivered a second time, so
     # a duplicating channel would be reported as an ordering violation of the algorithm.
-    faults = frozenset({"reordering", "loss"})
+    tolerates = frozenset({"reordering", "loss"})
     constants = (
         *peer_constants(peers=3, sends=1, destinations="unicast"),
         *channel_constants("unordered"),

@@ -70,7 +70,7 @@ class Skeen(AsyncPeerSpec):
     summary = "Skeen's multicast: destinations propose clock values, the maximum is final"
     # Channel faults (checker.api.faults): copies are ignored (discard); a lost proposal or
     # final blocks delivery (skeen-2-lossy.toml); proposals may arrive in any order.
-    faults = frozenset({"reordering", "loss", "duplication"})
+    tolerates = frozenset({"reordering", "loss", "duplication"})
     constants = (
         *peer_constants(3, 1, "others"),
         *channel_constants("fifo"),

@@ -59,7 +59,8 @@ class Synchronous(PeerSpec, Symmetry):
     # deadlock_free). The algorithm has no duplicate detection, and a copy is taken as a
     # new message deliberately: synchronous-tlc-duplicating.toml shows the crown a copy
     # of a big message makes.
-    faults = frozenset({"reordering", "loss", "duplication"})
+    tolerates = frozenset({"reordering", "loss"})
+    breaks_under = frozenset({"duplication"})
     constants = (
         *peer_constants(peers=2, sends=1, destinations="unicast"),
         *channel_constants("unordered"),

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -64,10 +65,17 @@ def test_make_docs_runs_the_strict_build() -> None:
         assert flag in command, flag
 
 
-def test_docs_build(tmp_path: Path) -> None:
-    out = tmp_path / "html"
+@pytest.fixture(scope="module")
+def built_docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The pages ``make docs`` builds, built once for the tests that read them."""
+    out = tmp_path_factory.mktemp("docs") / "html"
     run = sphinx(DOCS, out)
     assert run.returncode == 0, run.stdout + run.stderr
+    return out
+
+
+def test_docs_build(built_docs: Path) -> None:
+    out = built_docs
     # README.md is the front page, and its tour made it in.
     index = (out / "index.html").read_text(encoding="utf-8")
     assert "A five-minute tour" in index and "report-causal.png" in index
@@ -83,11 +91,77 @@ def test_docs_build(tmp_path: Path) -> None:
     # Each optional protocol of a spec has its own page, generated from its docstrings.
     for page, target in (("reductions", "checker.Symmetry.permute"), ("reductions", "checker.PartialOrder.footprints"),
                          ("rendering", "checker.Rendering.format_action"),
-                         ("tla-adaptation", "tla.adapters.base.Adapter.encode")):
+                         ("tla-adaptation", "tla.adapters.base.Adapter.encode"),
+                         ("tla-adaptation", "tla.adapters.base.Adapter.decode"),
+                         ("tla-adaptation", "tla.adapters.base.PeerAdapter.stride"),
+                         ("tla-adaptation", "tla.adapters.base.PeerAdapter.names"),
+                         ("tla-adaptation", "tla.adapters.base.PeerAdapter.mid"),
+                         ("tla-adaptation", "tla.adapters.async_peers.AsyncAdapter.encode_chans"),
+                         ("tla-adaptation", "tla.adapters.async_peers.AsyncAdapter.procs"),
+                         ("tla-adaptation", "tla.values.parse_value")):
         assert f'id="{target}"' in (out / "reference" / f"{page}.html").read_text(encoding="utf-8"), target
     # Built-in specs are listed from the registry, constants and all.
     specs_page = (out / "reference" / "builtin-specs.html").read_text(encoding="utf-8")
     assert "tiebreak_by_sender" in specs_page and "receive_fairness" in specs_page
+    # With what each spec says of the channel faults (Lamport's assumes FIFO links).
+    assert "Channel faults a model may ask for: tolerates duplication, loss; breaks under reordering." in specs_page
+
+
+class _VisibleText(HTMLParser):
+    """The text a reader sees on a page: not scripts or styles, and not code listings
+    (``<pre>``), where a docstring quoted as an example may hold markup on purpose."""
+
+    HIDDEN = ("script", "style", "pre")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hidden = 0
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.hidden += tag in self.HIDDEN
+
+    def handle_endtag(self, tag: str) -> None:
+        self.hidden -= tag in self.HIDDEN
+
+    def handle_data(self, data: str) -> None:
+        if not self.hidden:
+            self.parts.append(data)
+
+
+def visible_text(page: Path) -> str:
+    parser = _VisibleText()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return "".join(parser.parts)
+
+
+#: Markup that shows when a docstring's reStructuredText (or a MyST role) reaches a page
+#: unparsed: ``literal``, :role:`target`, `link`_, ``.. directive::``, {role}`target`.
+RAW_MARKUP = re.compile(r"``|(?<![\w`]):(?:[a-z]+:)?[a-z]+:`|`__?\b|^\s*\.\. [a-z][\w:-]*::|\{[a-z][\w:-]*\}`", re.M)
+
+
+def test_no_page_shows_raw_markup(built_docs: Path) -> None:
+    """Every built page's text is rendered markup: the docstrings shown on generated
+    pages (the built-in specs' tables, the API reference) are parsed, not pasted."""
+    pages = sorted(built_docs.rglob("*.html"))
+    assert any(p.name == "builtin-specs.html" for p in pages)
+    found = [f"{page.relative_to(built_docs)}: ...{text[max(0, m.start() - 40):m.end() + 20]!r}..."
+             for page in pages for text in [visible_text(page)] for m in RAW_MARKUP.finditer(text)]
+    assert not found, f"{len(found)} raw markup shown, first: " + "\n".join(found[:10])
+
+
+def test_raw_markup_is_found(tmp_path: Path) -> None:
+    """The search above finds each kind of raw markup in a page's visible text, and not
+    in a code listing, a script or rendered text."""
+    for raw in ("a ``q`` b", "see :func:`total_prefix`", "see :py:class:`Spec`", "the `guide <x.html>`_",
+                ".. note::", "{func}`total`"):
+        assert RAW_MARKUP.search(raw), raw
+    for fine in ("time: 12:30", "x: `y`", "`q`", "a_b `c`"):
+        assert not RAW_MARKUP.search(fine), fine
+    page = tmp_path / "page.html"
+    page.write_text("<p>a <code>q</code> and <em>:func:`f`</em></p><pre>``q``</pre><script>x = '``'</script>",
+                    encoding="utf-8")
+    assert [m.group(0) for m in RAW_MARKUP.finditer(visible_text(page))] == [":func:`"]
 
 
 BREAKS = {

@@ -141,6 +141,8 @@ def test_a_fault_the_spec_does_not_model_is_refused_naming_the_constant(tmp_path
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"ordercheck: error: {model}: constants.duplicates: = 1 asks for")
     assert "duplication" in lines[0] and "ses does not model" in lines[0] and "docs/howto/channels-and-faults.md" in lines[0]
+    assert 'it tolerates: {"loss", "reordering"}; breaks under: none' in lines[0]
+    assert "tolerates = {..., \"duplication\"}" in lines[0] and "breaks_under = {..., \"duplication\"}" in lines[0]
 
 
 def test_faults_a_spec_declares_are_accepted():
@@ -178,14 +180,76 @@ def test_a_default_that_asks_for_a_fault_needs_a_declaration_too(tmp_path):
 
 
 def test_the_builtin_specs_declare_their_faults_honestly():
+    from checker.api.faults import declaration_errors
     from checker.loading.registry import spec_class, spec_names
+    from specs.lamport_total import LamportTotal
+    from specs.sequencer import Sequencer
     from specs.ses import SES
+    from specs.synchronous import Synchronous
 
     for name in spec_names():
         cls = spec_class(name)
+        assert declaration_errors(cls) is None, name
         if any(c.fault for c in cls.constants):
-            assert "faults" in {k for klass in cls.__mro__[:-1] if klass.__module__ == cls.__module__ for k in vars(klass)}, name
-    assert "duplication" not in SES.faults  # SES delivers a copy a second time
+            own = {k for klass in cls.__mro__[:-1] if klass.__module__ == cls.__module__ for k in vars(klass)}
+            assert own & {"tolerates", "breaks_under"}, name
+    assert "duplication" not in SES.tolerates | SES.breaks_under  # SES delivers a copy a second time
+    # Faults a model asks for to show the protocol fails are not claimed as handled.
+    assert "reordering" in LamportTotal.breaks_under and "reordering" not in LamportTotal.tolerates
+    assert "duplication" in Sequencer.breaks_under and "duplication" in Synchronous.breaks_under
+
+
+QUIET_SPEC = """
+from specs.async_peers import AsyncPeerSpec
+from specs.base import peer_constants
+from specs.channels import channel_constants
+
+class Quiet(AsyncPeerSpec):
+    name = "quiet"
+    constants = (*peer_constants(), *channel_constants("fifo"))
+    {declaration}
+
+    def protocol_steps(self, state):
+        return []
+
+    def on_send(self, state, p, mid, dmask):
+        return state
+"""
+
+
+def test_breaks_under_lets_a_model_ask_for_a_fault(tmp_path):
+    (tmp_path / "quiet.py").write_text(QUIET_SPEC.format(declaration='breaks_under = frozenset({"loss"})'))
+    model = model_from_dict({"spec": str(tmp_path / "quiet.py"), "constants": {"lossy": True}}, str(tmp_path / "m.toml"))
+    assert model.spec.lossy is True
+
+
+def test_the_old_faults_set_is_refused_in_one_line_naming_the_new_attributes(tmp_path):
+    """Even when the model asks for no fault at all: exit 2, one line, no traceback."""
+    (tmp_path / "quiet.py").write_text(QUIET_SPEC.format(declaration='faults = frozenset({"loss"})'))
+    model = tmp_path / "m.toml"
+    model.write_text('spec = "quiet.py"\n[constants]\npeers = 2\n')
+    run = cli("check", model, "--quiet")
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        f'ordercheck: error: {model}: spec: quiet declares faults = {{"loss"}} (in Quiet), a spelling no longer read: '
+        "write tolerates = {...} for the faults its protocol handles and breaks_under"), lines
+    assert not run.stdout
+
+
+@pytest.mark.parametrize("declaration, said", [
+    ('tolerates = frozenset({"loss"}); breaks_under = frozenset({"loss", "duplication"})',
+     'quiet declares {"loss"} both in tolerates and in breaks_under'),
+    ('breaks_under = frozenset({"reorder"})', "quiet declares unknown faults ['reorder'] in breaks_under"),
+])
+def test_a_bad_fault_declaration_is_refused(tmp_path, declaration, said):
+    """A fault in both sets, and a name that is no fault, are refused on the field ``spec``."""
+    from checker.api.errors import InputError
+
+    (tmp_path / "quiet.py").write_text(QUIET_SPEC.format(declaration=declaration))
+    with pytest.raises(InputError) as err:
+        model_from_dict({"spec": str(tmp_path / "quiet.py"), "constants": {"peers": 2}}, str(tmp_path / "m.toml"))
+    assert err.value.field == "spec" and err.value.message.startswith(said), err.value.message
 
 
 # -- the fairness warning --------------------------------------------------------------

@@ -4,10 +4,12 @@ violated at once, and a violation exit code whose report cannot be read."""
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 
 import tla.tlc
+from tests.conftest import MODELS
 from tla.tlc import TlcFailed, parse_output, run_tlc
 
 COUNTS = "329 states generated, 184 distinct states found, 0 states left on queue.\n"
@@ -50,3 +52,153 @@ def test_unreadable_violation_is_no_completed_run(monkeypatch, tmp_path):
     # The same output with exit code 0 is an ordinary complete run.
     monkeypatch.setattr(tla.tlc.subprocess, "run", lambda cmd, **kw: subprocess.CompletedProcess(cmd, 0, COUNTS, ""))
     assert run_tlc(tmp_path, "M", "M.cfg").complete
+
+
+# -- a TLC trace the Python spec cannot follow ------------------------------------------
+
+RECORDED = Path(__file__).parent / "data" / "tlc" / "fifo-3-causal.out"
+
+
+def one_based_mid(self, msg):
+    """The adapter bug the reference warns of: TLA+ numbers a sender's messages from 1,
+    Python message ids count from 0, and this forgets the ``- 1``."""
+    return self.ids[msg[0]] * self.stride + msg[1]
+
+
+def test_the_recorded_trace_reads_back_with_the_right_adapter():
+    from checker.loading.modelfile import load_model
+    from tla.export import export_model
+    from tla.traces import from_tlc
+
+    adapter = export_model(load_model(MODELS / "fifo-3.toml")).adapter
+    run = parse_output(RECORDED.read_text(encoding="utf-8"), 12)
+    assert run.kind == "invariant" and run.violated == "Causal"
+    steps = from_tlc(adapter, run.trace)
+    assert [s.action for s in steps] == [None, "a starts sending a1 to b,c", "append a1 to b's queue", "b receives a1",
+                                         "b starts sending b1 to c", "append b1 to c's queue", "c receives b1"]
+
+
+def test_a_wrong_decode_is_shown_beside_the_python_successors(monkeypatch):
+    """The mismatch carries TLC's state where replay stops, as printed and as decoded,
+    and the Python successors of the state before, each with the items it differs in."""
+    from checker.loading.modelfile import load_model
+    from tla.adapters.fifo import FifoAdapter
+    from tla.export import export_model
+    from tla.traces import TraceMismatch, from_tlc, mismatch_lines
+
+    monkeypatch.setattr(FifoAdapter, "mid", one_based_mid)
+    adapter = export_model(load_model(MODELS / "fifo-3.toml")).adapter
+    run = parse_output(RECORDED.read_text(encoding="utf-8"), 12)
+    with pytest.raises(TraceMismatch) as err:
+        from_tlc(adapter, run.trace)
+    exc = err.value
+    assert exc.position == 2 and str(exc) == "TLC's state 2 is no successor of state 1 in the Python spec"
+    assert exc.decoded[1][0] == (1, 0)  # a's transaction holds "message 1": b's message, not a's first
+    lines = mismatch_lines(exc)
+    assert lines[:2] == [str(exc), "TLC's state 2, as TLC printed it:"]
+    assert "  /\\ txs = (a :> [msg |-> <<a, 1>>, i |-> 1] @@ b :> [msg |-> <<>>, i |-> 0] @@ c :> [msg |-> <<>>, i |-> 0])" \
+        in lines
+    at = lines.index("TLC's state 2, decoded by the adapter:")
+    assert lines[at + 1] == f"  {exc.decoded!r}"
+    assert lines[at + 2].startswith("the Python spec's successors of state 1 (") and len(exc.candidates) > 1
+    shown = lines[at + 3:]
+    assert len(shown) == len(exc.candidates)
+    first_send = next(line for line in shown if line.startswith("  a starts sending a1 to b,c: "))
+    assert first_send.endswith("(differs in items 1, 2)")  # the transaction and the ghost's sent record
+
+
+def test_a_decode_that_raises_is_a_mismatch_not_a_traceback(monkeypatch):
+    from checker.loading.modelfile import load_model
+    from tla.adapters.fifo import FifoAdapter
+    from tla.export import export_model
+    from tla.traces import TraceMismatch, from_tlc, mismatch_lines
+
+    def decode(self, values):
+        return (values["no_such_variable"],)
+
+    monkeypatch.setattr(FifoAdapter, "decode", decode)
+    adapter = export_model(load_model(MODELS / "fifo-3.toml")).adapter
+    with pytest.raises(TraceMismatch) as err:
+        from_tlc(adapter, parse_output(RECORDED.read_text(encoding="utf-8"), 12).trace)
+    lines = mismatch_lines(err.value)
+    assert lines[0] == "the adapter's decode raised KeyError: 'no_such_variable' on TLC's state 1"
+    assert "TLC's state 1, decoded by the adapter: decode raised KeyError: 'no_such_variable'" in lines
+    assert lines[-2] == "the Python spec's initial states (1):" and lines[-1].startswith("  initial state: (((), (), ()), (0, 0, 0), ")
+
+
+def test_tlc_show_traces_prints_the_state_where_replay_stops(monkeypatch, tmp_path, run_cli):
+    """``ordercheck tlc --show-traces`` end to end, TLC's runs answered from the recorded
+    output: with an adapter that decodes wrongly, the command prints TLC's state beside
+    the Python successors; without ``--show-traces`` it says how to see them."""
+    from tla.adapters.fifo import FifoAdapter
+
+    model = tmp_path / "fifo-3-causal.toml"
+    model.write_text('spec = "fifo"\n[constants]\npeers = 3\nsends = 1\ndestinations = "subsets"\n'
+                     '[check]\nproperties = ["causal"]\n[expect]\ncausal = "violated"\n', encoding="utf-8")
+    recorded = RECORDED.read_text(encoding="utf-8")
+    answers: list[tuple[int, str]] = []
+
+    def fake_run(cmd, **kwargs):
+        code, out = answers.pop(0) if answers else (0, COUNTS)
+        return subprocess.CompletedProcess(cmd, code, stdout=out, stderr="")
+
+    monkeypatch.setattr(tla.tlc, "find_tlc", lambda: ("java", "tla2tools.jar"))
+    monkeypatch.setattr(tla.tlc.subprocess, "run", fake_run)
+    monkeypatch.setattr(FifoAdapter, "mid", one_based_mid)
+    for flag in ("--show-traces", None):
+        answers[:] = [(12, recorded)]
+        out = run_cli("tlc", model, *([flag] if flag else []))
+        assert out.exit_code == 1, out.output
+        assert "MISMATCH: causal: TLC's trace does not replay in the Python spec: TLC's state 2 is no successor" \
+            in out.output
+        block = "      TLC's trace does not replay in the Python spec:\n" \
+                "        TLC's state 2 is no successor of state 1 in the Python spec\n" \
+                "        TLC's state 2, as TLC printed it:\n"
+        if flag:
+            assert block in out.output and "        TLC's state 2, decoded by the adapter:\n" in out.output
+            assert "the Python spec's successors of state 1" in out.output
+            assert "a starts sending a1 to b,c: " in out.output
+        else:
+            assert block not in out.output and "--show-traces prints TLC's state" in out.output
+
+
+# -- what the adapter reference says ----------------------------------------------------
+
+
+def test_message_ids_are_0_based_and_tla_numbers_from_1():
+    """The reference's example: ``a``'s first message is id 0 and ``<<a, 1>>``; with
+    stride 2, ``b``'s second is id 3 and ``<<b, 2>>``."""
+    from checker.loading.modelfile import model_from_dict
+    from tla.adapters.fifo import FifoAdapter
+    from tla.values import ModelValue
+
+    spec = model_from_dict({"spec": "fifo", "constants": {"peers": 3, "sends": 2}}).spec
+    adapter = FifoAdapter(spec)
+    assert adapter.stride == 2 and adapter.names == ("a", "b", "c")
+    assert adapter.msg(0) == (ModelValue("a"), 1) and adapter.msg(3) == (ModelValue("b"), 2)
+    assert [adapter.mid(adapter.msg(i)) for i in range(6)] == list(range(6))
+
+
+@pytest.mark.parametrize("printed, value", [
+    ("3", 3), ('"send"', "send"), ("TRUE", True), ("a", "model value a"), ("<<a, 1>>", ("model value a", 1)),
+    ("{a, b}", frozenset({"model value a", "model value b"})), ('[kind |-> "send", arg |-> 1]', {"kind": "send", "arg": 1}),
+    ("(a :> 1 @@ b :> 2)", {"model value a": 1, "model value b": 2}), ("<<>>", ()),
+])
+def test_decode_receives_the_types_the_reference_lists(printed, value):
+    """The table under ``Adapter``: each TLA+ form as TLC prints it, parsed into the
+    Python type ``decode`` receives (an empty sequence, function or bag is ``()``)."""
+    from tla.values import ModelValue, parse_value
+
+    def expected(v):
+        if isinstance(v, str) and v.startswith("model value "):
+            return ModelValue(v.removeprefix("model value "))
+        if isinstance(v, tuple):
+            return tuple(expected(x) for x in v)
+        if isinstance(v, frozenset):
+            return frozenset(expected(x) for x in v)
+        if isinstance(v, dict):
+            return {expected(k): expected(x) for k, x in v.items()}
+        return v
+
+    got = parse_value(printed)
+    assert got == expected(value) and type(got) is type(expected(value))

@@ -35,6 +35,7 @@ class TlcVerdict:
     trace: list[Step] | None = None
     raw_length: int | None = None  # states in TLC's trace
     problem: str | None = None  # the trace could not be read back
+    mismatch: TraceMismatch | None = None  # why, with TLC's state and the Python states it could have been
 
 
 @dataclass
@@ -105,7 +106,7 @@ def run_tlc_until_complete(
         try:
             verdict.trace = from_tlc(export.adapter, run.trace)
         except TraceMismatch as exc:
-            verdict.problem = str(exc)
+            verdict.problem, verdict.mismatch = str(exc), exc
         verdicts[prop.name] = verdict
         remaining.remove(prop)
 

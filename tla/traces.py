@@ -15,35 +15,129 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from checker.api.rendering import rendering_of
 from checker.api.result import Step
 from checker.api.trace import replay, to_steps
 from tla.adapters import Adapter, ExportedProperty
 from tla.export import template_environment
 from tla.tlc import TlcRun, TlcState, run_tlc
+from tla.values import tla
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A Python state TLC's state could have been: an initial state, or a successor of
+    the state before with the action (formatted) that leads to it."""
+
+    action: str
+    state: Any
 
 
 class TraceMismatch(RuntimeError):
-    """A TLC trace that the Python spec cannot follow."""
+    """A TLC trace that the Python spec cannot follow, with what was seen where it
+    parted: TLC's state number ``position`` (1-based, as TLC numbers them), its
+    ``values`` as TLC printed them (variable -> TLA+ text), the adapter's ``decoded``
+    state (or ``decode_error`` when ``decode`` raised), and the ``candidates``: the
+    Python states it could have been (the initial states for state 1, otherwise the
+    successors of the state before). ``position`` is ``None`` when TLC printed no trace."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        position: int | None = None,
+        values: dict[str, str] | None = None,
+        decoded: Any = None,
+        decode_error: str | None = None,
+        candidates: Sequence[Candidate] = (),
+    ) -> None:
+        super().__init__(message)
+        self.position = position
+        self.values = dict(values or {})
+        self.decoded = decoded
+        self.decode_error = decode_error
+        self.candidates = tuple(candidates)
+
+
+def _decode(adapter: Adapter, n: int, state: TlcState, candidates: list[Candidate]) -> Any:
+    try:
+        return adapter.decode(state.values)
+    except Exception as exc:  # the adapter's code: its failure is a trace that does not read back
+        why = f"{type(exc).__name__}: {exc}"
+        raise TraceMismatch(
+            f"the adapter's decode raised {why} on TLC's state {n}", position=n, values=_texts(state),
+            decode_error=why, candidates=candidates,
+        ) from None
+
+
+def _texts(state: TlcState) -> dict[str, str]:
+    return {k: tla(v) for k, v in state.values.items()}
 
 
 def from_tlc(adapter: Adapter, trace: Sequence[TlcState]) -> list[Step]:
-    """TLC's trace as our Steps (action labels and described states of the Python spec)."""
+    """TLC's trace as our Steps (action labels and described states of the Python spec).
+
+    Raises :class:`TraceMismatch`, carrying TLC's state where the two part and the
+    Python states it could have been, when a state does not decode, the first is no
+    initial state of the Python spec, or a later one is no successor of the one before."""
     spec = adapter.spec
+    shown = rendering_of(spec)
+    trace = [s for s in trace if s.values]
     if not trace:
         raise TraceMismatch("TLC printed no trace")
-    states = [adapter.decode(s.values) for s in trace if s.values]
     inits = list(spec.init_states())
-    if states[0] not in inits:
-        raise TraceMismatch("TLC's first state is not an initial state of the Python spec")
-    path: list[tuple[tuple | None, int, Any]] = [(None, inits.index(states[0]), states[0])]
-    for n, target in enumerate(states[1:], start=2):
+    candidates = [Candidate("initial state", s) for s in inits]
+    first = _decode(adapter, 1, trace[0], candidates)
+    if first not in inits:
+        raise TraceMismatch(
+            "TLC's first state is not an initial state of the Python spec", position=1, values=_texts(trace[0]),
+            decoded=first, candidates=candidates,
+        )
+    path: list[tuple[tuple | None, int, Any]] = [(None, inits.index(first), first)]
+    for n, tlc_state in enumerate(trace[1:], start=2):
         succ = list(spec.next_states(path[-1][2]))
+        candidates = [Candidate(shown.format_action(label), s) for label, s in succ]
+        target = _decode(adapter, n, tlc_state, candidates)
         found = [(pos, label) for pos, (label, s) in enumerate(succ) if s == target]
         if not found:
-            raise TraceMismatch(f"TLC's state {n} is no successor of state {n - 1} in the Python spec")
+            raise TraceMismatch(
+                f"TLC's state {n} is no successor of state {n - 1} in the Python spec", position=n,
+                values=_texts(tlc_state), decoded=target, candidates=candidates,
+            )
         pos, label = found[0]
         path.append((label, pos, target))
     return to_steps(spec, path)
+
+
+def _differs(decoded: Any, state: Any) -> str:
+    """Which items of a tuple state differ from the decoded one."""
+    if isinstance(decoded, tuple) and isinstance(state, tuple) and len(decoded) == len(state):
+        items = [str(i) for i, (a, b) in enumerate(zip(decoded, state, strict=True)) if a != b]
+        return f"differs in item{'s' if len(items) > 1 else ''} {', '.join(items)}"
+    return "differs in shape"
+
+
+def mismatch_lines(exc: TraceMismatch) -> list[str]:
+    """What ``ordercheck tlc --show-traces`` prints for a TLC trace that does not replay:
+    TLC's state where the two part, as TLC printed it and as the adapter decodes it,
+    beside the Python states it could have been, each with the items it differs in."""
+    lines = [str(exc)]
+    if exc.position is None:
+        return lines
+    n = exc.position
+    lines.append(f"TLC's state {n}, as TLC printed it:")
+    lines += [f"  /\\ {name} = {text}" for name, text in exc.values.items()]
+    if exc.decode_error is not None:
+        lines.append(f"TLC's state {n}, decoded by the adapter: decode raised {exc.decode_error}")
+    else:
+        lines.append(f"TLC's state {n}, decoded by the adapter:")
+        lines.append(f"  {exc.decoded!r}")
+    where = "the Python spec's initial states" if n == 1 else f"the Python spec's successors of state {n - 1}"
+    lines.append(f"{where} ({len(exc.candidates)}):")
+    for cand in exc.candidates:
+        mark = "" if exc.decode_error is not None else f"  ({_differs(exc.decoded, cand.state)})"
+        lines.append(f"  {cand.action}: {cand.state!r}{mark}")
+    return lines
 
 
 def raw_states(adapter: Adapter, steps: Sequence[Step]) -> list[Any]:

@@ -50,8 +50,10 @@ class Constant:
 
     ``fault`` names the channel fault (``"loss"``, ``"duplication"``, ``"reordering"``)
     this constant asks for: a true or non-zero value does, or, when ``fault_values`` is
-    given, one of those values. A model is refused when it asks for a fault the spec
-    does not declare in :attr:`Spec.faults` (see :mod:`checker.api.faults`).
+    given, one of those values. That is how a model asks for a channel's behaviour
+    (``channel = "unordered"``, ``lossy = true``, ``duplicates = 1``); it is refused
+    when the spec lists the fault neither in :attr:`Spec.tolerates` nor in
+    :attr:`Spec.breaks_under` (see :mod:`checker.api.faults`).
     """
 
     name: str
@@ -196,7 +198,7 @@ class Spec:
     proper (:meth:`finished`), which runs count for ``eventually`` properties
     (:attr:`fairness`, :meth:`fairness_class`: fairness is part of the model, as in a
     TLA+ spec formula), and what the model claims of itself and the checker checks
-    (:attr:`acyclic`, :meth:`action_kinds`, :attr:`faults`). What only makes the search
+    (:attr:`acyclic`, :meth:`action_kinds`, :attr:`tolerates`, :attr:`breaks_under`). What only makes the search
     cheaper or the output clearer is an optional protocol, a mixin the spec inherits to
     opt in: :class:`~checker.api.reductions.Symmetry` and
     :class:`~checker.api.reductions.PartialOrder` (reductions) and
@@ -212,12 +214,22 @@ class Spec:
     """Names of a tuple state's items (:class:`checker.api.fields.Fields`), for reading them
     by name (``self.fields.read(state).holder``) and for the default
     :meth:`~checker.api.rendering.Rendering.describe`."""
-    faults: ClassVar[frozenset[str]] = frozenset()
-    """The channel faults this spec models, of ``"loss"``, ``"duplication"`` and
-    ``"reordering"``: those its steps handle as the protocol means to (a lost message
-    retransmitted or waited for, a copy recognised and ignored, messages taken out of
-    order). A model whose constants ask for a fault not declared here is refused (exit
-    code 2), since the spec would give verdicts about behaviour it never meant to have."""
+    tolerates: ClassVar[frozenset[str]] = frozenset()
+    """The channel faults the protocol is meant to handle, of ``"loss"``,
+    ``"duplication"`` and ``"reordering"``: its steps deal with each as the protocol
+    means to (a lost message retransmitted or waited for, a copy recognised and
+    ignored, messages taken out of order). A claim about the protocol: under these
+    faults a violation is a finding about it. A model may ask for them through its
+    constants (the ``fault`` of a :class:`Constant`)."""
+    breaks_under: ClassVar[frozenset[str]] = frozenset()
+    """The channel faults the protocol is not meant to handle but that a model may
+    still ask for, to show what it does then (Lamport's total order over unordered
+    channels, which breaks its FIFO assumption). No fault is in both sets.
+
+    A model whose constants ask for a fault in neither set is refused (exit code 2): a
+    spec built on a base that offers every fault would otherwise give verdicts about
+    behaviour nobody meant it to have. The one set these two replace, ``faults``, is
+    refused with a line naming them (:mod:`checker.api.faults`)."""
     ablation_parameters: ClassVar[tuple[str, ...]] = ()
     """Constants that only shape what an ablation does instead of its step (Skeen's
     ``mutant_final``: what ``take_max = false`` takes instead of the maximum). A mutant

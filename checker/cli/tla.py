@@ -71,7 +71,9 @@ def export_tla(models: tuple[str, ...], output: str, no_symmetry: bool) -> None:
               help="TLC workers (1 keeps TLC's counterexamples shortest, like ours).")
 @click.option("--keep", type=click.Path(file_okay=False), help="Keep the export and TLC's inputs in this directory.")
 @click.option("--timeout", type=click.FloatRange(min=1), help="Give up on one TLC run after this many seconds.")
-@click.option("--show-traces", is_flag=True, help="Print TLC's traces, read back into our format.")
+@click.option("--show-traces", is_flag=True,
+              help="Print TLC's traces, read back into our format; where one does not read back, TLC's state there "
+                   "beside the Python states it could have been.")
 def tlc(models: tuple[str, ...], workers: int, keep: str | None, timeout: float | None, show_traces: bool) -> None:
     """Export, run TLC, and compare with our engine (reductions off)."""
     from tla.tlc import TlcFailed, TlcUnavailable, find_tlc
@@ -134,7 +136,15 @@ def print_cross_check(cc: CrossCheck, *, show_traces: bool = False) -> None:
             click.echo("      TLC's trace:")
             for i, step in enumerate(theirs.trace):
                 click.echo(f"        {i:>3}. {step.action or 'initial state'}")
+        if show_traces and theirs and theirs.mismatch is not None:
+            from tla.traces import mismatch_lines
+
+            click.echo("      TLC's trace does not replay in the Python spec:")
+            for line in mismatch_lines(theirs.mismatch):
+                click.echo(f"        {line}")
     if cc.agree:
         click.echo("  agree: same states, same verdicts, same counterexample lengths for invariants")
     for line in cc.mismatches:
         click.echo(f"  MISMATCH: {line}")
+    if not show_traces and any(v.mismatch is not None for v in cc.tlc.values()):
+        click.echo("  (--show-traces prints TLC's state where a trace stops replaying, beside the Python states it could be)")

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.api.errors import ConstantError, InputError
-from checker.api.faults import FAULTS, undeclared, unknown_faults
+from checker.api.faults import declaration_errors, undeclared
 from checker.api.inputs import MODEL_LIMIT, read_input
 from checker.api.model import Model
 from checker.api.spec import Property
@@ -155,9 +155,9 @@ def _model_from_dict(data: dict[str, Any], where: str = "<model>", spec: tuple[t
         raise InputError(where, f"constants.{exc.name}", exc.message) from None
     except Exception as exc:  # the spec's setup() or constructor raised: the spec's error, exit code 5
         raise spec_left_loading(where, str(data.get("spec")), exc) from None
-    bad_faults = unknown_faults(cls)
+    bad_faults = declaration_errors(cls)
     if bad_faults:
-        raise InputError(where, "spec", f"{cls.name} declares unknown faults {bad_faults} (known: {', '.join(FAULTS)})")
+        raise InputError(where, "spec", bad_faults)
     refused = undeclared(spec)
     if refused is not None:
         raise InputError(where, f"constants.{refused[0].name}", refused[1])

@@ -9,7 +9,10 @@
   A reference to a module these pages do not describe is shown unlinked if the module
   exists. A name that imports nothing stays unresolved, and the strict build fails on it.
 - ``{ordercheck-builtin-specs}``: a section per built-in spec, listing its constants and
-  properties as the spec classes declare them.
+  properties as the spec classes declare them. Their texts are docstrings, so they are
+  rendered as the reStructuredText they are written in; a reference in one is read in
+  the module that wrote it, and one to code these pages do not describe is shown
+  unlinked if that code exists.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ from typing import Any
 import click
 from docutils import nodes
 from docutils.statemachine import StringList
+from docutils.utils import new_document
+from myst_parser.mocking import MockRSTParser
+from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util.docutils import SphinxDirective
@@ -159,18 +165,12 @@ def resolve_by_object(app: Sphinx, env: BuildEnvironment, node: Any, contnode: A
             return resolved
     if node["reftype"] == "mod" and find_object(node["reftarget"].lstrip("~.")) is not None:
         return contnode  # a module these pages do not describe: its name, unlinked, but it must exist
+    if node.get(FROM_CODE) and any(find_object(s) for s in _candidates(node["reftarget"], node.get("py:module"), None)):
+        return contnode  # a spec's docstring naming code these pages do not describe: unlinked, but it must exist
     return None
 
 
 # -- the built-in specs ---------------------------------------------------------------
-
-_MARKDOWN_PUNCTUATION = set("\\`*_{}[]<>()#+-.!|~$&")
-
-
-def _text(value: str) -> str:
-    """``value`` as literal Markdown text (every markup character escaped)."""
-    return "".join("\\" + ch if ch in _MARKDOWN_PUNCTUATION else ch for ch in " ".join(value.split()))
-
 
 def _code(value: str) -> str:
     ticks = "``" if "`" in value else "`"
@@ -185,7 +185,23 @@ def _toml(value: Any) -> str:
     return json.dumps(value)
 
 
-def _constant_row(const: Any) -> str:
+class _Docstrings:
+    """The docstring texts of the built-in specs page: each becomes a placeholder word in
+    the page's Markdown and, once that is parsed, reStructuredText parsed in place of it
+    (:meth:`BuiltinSpecs.run`)."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, tuple[str, str, str]] = {}
+
+    def add(self, text: str, module: str, where: str) -> str:
+        """A placeholder for ``text``, reStructuredText written in ``module`` (its
+        references are read there), named ``where`` in warnings."""
+        token = f"ORDERCHECKDOCSTRING{id(self)}X{len(self.texts)}X"
+        self.texts[token] = (inspect.cleandoc(text), module, where)
+        return token
+
+
+def _constant_row(const: Any, docs: _Docstrings, module: str, where: str) -> str:
     allowed = []
     if const.choices:
         allowed.append(" or ".join(_code(json.dumps(c)) for c in const.choices))
@@ -194,37 +210,91 @@ def _constant_row(const: Any) -> str:
         high = "" if const.maximum is None else f" ≤ {const.maximum}"
         allowed.append(f"{low}n{high}")
     kind = {int: "integer", bool: "boolean", str: "string", list: "array", dict: "table"}.get(const.kind, const.kind.__name__)
-    meaning = _text(const.doc)
+    meaning = inspect.cleandoc(const.doc)
     if const.ablation:
-        meaning += " (ablation flag: `false` makes a mutant)"
-    return f"| `{const.name}` | {kind} | {_code(_toml(const.default))} | {'; '.join(allowed)} | {meaning} |"
+        meaning += " (ablation flag: ``false`` makes a mutant)"
+    token = docs.add(meaning, module, f"{where}, constant {const.name}")
+    return f"| `{const.name}` | {kind} | {_code(_toml(const.default))} | {'; '.join(allowed)} | {token} |"
 
 
-def builtin_specs_markdown() -> str:
-    """A section per built-in spec: its summary, constants and properties."""
+def builtin_specs_markdown(docs: _Docstrings | None = None) -> str:
+    """A section per built-in spec: its summary, constants and properties. The texts
+    the code writes (summaries, constants' and properties' docs) are placeholders
+    recorded in ``docs``; :meth:`BuiltinSpecs.run` parses them as the
+    reStructuredText they are."""
+    docs = _Docstrings() if docs is None else docs
     registry = importlib.import_module("checker.loading.registry")
     out: list[str] = []
     for name in registry.spec_names():
         cls = registry.spec_class(name)
-        out += [f"## `{name}`", "", _text(cls.summary), ""]
+        where = f"{cls.__module__}.{cls.__qualname__}"
+        out += [f"## `{name}`", "", docs.add(cls.summary, cls.__module__, f"{where}.summary"), ""]
+        if cls.tolerates or cls.breaks_under:
+            faults = [f"{label} {', '.join(sorted(kinds))}" for label, kinds in
+                      (("tolerates", cls.tolerates), ("breaks under", cls.breaks_under)) if kinds]
+            out += [f"Channel faults a model may ask for: {'; '.join(faults)}.", ""]
         out += ["| constant | type | default | allowed | meaning |", "|---|---|---|---|---|"]
-        out += [_constant_row(c) for c in cls.constants]
+        out += [_constant_row(c, docs, cls.__module__, where) for c in cls.constants]
         out.append("")
         props = cls().properties()
         out += ["| property | kind | meaning |", "|---|---|---|"]
-        out += [f"| `{p.name}` | {p.kind} | {_text(p.doc)} |" for p in props]
+        out += [f"| `{p.name}` | {p.kind} | "
+                f"{docs.add(p.doc, getattr(p.check, '__module__', None) or cls.__module__, f'{where}, property {p.name}')} |"
+                for p in props]
         out.append("")
     return "\n".join(out)
 
 
+#: Set on a cross-reference written in a spec's docstring shown on the built-in specs
+#: page: an object that exists but that these pages do not describe is shown unlinked.
+FROM_CODE = "ordercheck_from_code"
+
+
+def _file_of(module: str) -> str:
+    try:
+        return inspect.getsourcefile(importlib.import_module(module)) or module
+    except (ImportError, TypeError):
+        return module
+
+
+def rst_nodes(directive: SphinxDirective, text: str, module: str, where: str) -> list[nodes.Node]:
+    """``text`` parsed as reStructuredText (a docstring, written in ``module``) into the
+    nodes of ``directive``'s document. Its Python references are read in ``module``, and
+    a reference that resolves to nothing is reported as in ``where``'s docstring."""
+    document = new_document(f"{where} (docstring)", directive.state.document.settings)
+    document.reporter = directive.state.document.reporter
+    MockRSTParser().parse(text, document)
+    for ref in document.findall(addnodes.pending_xref):
+        if ref.get("refdomain") == "py":
+            ref["py:module"] = module
+            ref[FROM_CODE] = True
+        ref.source, ref.line = f"{_file_of(module)}:docstring of {where}", ref.line or 1  # as autodoc names it
+    return list(document.children)
+
+
 class BuiltinSpecs(SphinxDirective):
-    """``{ordercheck-builtin-specs}``: :func:`builtin_specs_markdown`, parsed in place."""
+    """``{ordercheck-builtin-specs}``: :func:`builtin_specs_markdown`, parsed in place,
+    with each docstring it names rendered as reStructuredText."""
 
     def run(self) -> list[nodes.Node]:
         holder = nodes.section()
         holder.document = self.state.document
-        text = builtin_specs_markdown()
+        docs = _Docstrings()
+        text = builtin_specs_markdown(docs)
         nested_parse_with_titles(self.state, StringList(text.splitlines(), source="ordercheck-builtin-specs"), holder)
+        # MyST attaches the sections it parses to the document itself, not to ``holder``.
+        placed = set()
+        for node in list(self.state.document.findall(nodes.Text)):
+            token = node.astext()
+            if token not in docs.texts:
+                continue
+            paragraph = node.parent
+            if not isinstance(paragraph, nodes.paragraph) or paragraph.astext() != token:
+                raise self.error(f"{docs.texts[token][2]}: its placeholder is not a paragraph of its own")
+            paragraph.replace_self(rst_nodes(self, *docs.texts[token]))
+            placed.add(token)
+        if missing := set(docs.texts) - placed:
+            raise self.error(f"docstrings not placed on the page: {sorted(docs.texts[t][2] for t in missing)}")
         return holder.children
 
 

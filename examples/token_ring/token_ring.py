@@ -42,7 +42,7 @@ class TokenRing(AsyncPeerSpec):
         Constant("hold_back", bool, True, "deliver in sequence-number order, holding early arrivals back", ablation=True),
         Constant("fair", bool, True, "peers do not neglect a message waiting for them (weak fairness of receive, deliver)"),
     )
-    faults = frozenset({"reordering"})  # unordered channels; no loss, no copies
+    tolerates = frozenset({"reordering"})  # unordered channels; no loss, no copies
     fairness = {"receive": "weak", "deliver": "weak"}
     own_fields = Fields("holder", "number", "expect", "held")
     # holder: the peer holding the token, or -1 while it travels; number: the token's

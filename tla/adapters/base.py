@@ -1,4 +1,6 @@
-"""The adapter base classes: the general contract, and the ghost history of PeerSpecs."""
+"""The adapter base classes: the general contract (:class:`Adapter`), and the peers,
+message ids and ghost history every :class:`specs.base.PeerSpec` shares
+(:class:`PeerAdapter`)."""
 
 from __future__ import annotations
 
@@ -37,16 +39,59 @@ class ExportedProperty:
 
 
 class Adapter:
-    """Subclasses set ``template`` and ``variables`` and implement the codec."""
+    """What the exporter and the cross-check need to know about one spec's TLA+ mirror.
+
+    A subclass sets :attr:`template` and :attr:`variables` (and :attr:`actions`,
+    :attr:`predicates` where they apply) and implements the codec, :meth:`encode` and
+    :meth:`decode`: a Python state as the TLA+ module's variables and back. The
+    cross-check reads each TLC trace back through :meth:`decode` (a state that decodes
+    to no successor of the state before is a mismatch, shown by ``ordercheck tlc
+    --show-traces``) and has TLC replay our traces written by :meth:`encode`, so the two
+    must be inverses: ``decode(parsed(encode_text(s))) == s`` for every reachable
+    ``s`` (``tests/test_tla_async.py`` has the round-trip test to copy).
+
+    The values both ways are those of :mod:`tla.values`, by TLA+ form:
+
+    =======================================  ======================================
+    TLA+ value, as TLC prints it             Python value
+    =======================================  ======================================
+    integer ``3``                            ``int``
+    string ``"send"``                        ``str``
+    ``TRUE``, ``FALSE``                      ``bool``
+    model value ``a`` (a peer)               :class:`~tla.values.ModelValue`
+    sequence or tuple ``<<a, 1>>``           ``tuple``
+    set ``{a, b}``                           ``frozenset``
+    record ``[kind |-> "send", arg |-> x]``  ``dict`` keyed by field name (``str``)
+    function ``(a :> 1 @@ b :> 2)``          ``dict`` keyed by argument
+    =======================================  ======================================
+
+    What :meth:`decode` receives follows TLC's printing, not the template's types: a
+    function whose domain is ``1..n`` arrives as a ``tuple`` (TLC prints it as a
+    sequence), and an empty sequence, function or bag all arrive as ``()`` (TLC prints
+    each as ``<<>>``); a sequence TLC prints as a function arrives as a ``dict`` keyed
+    ``1..n``. Read a sequence accepting both forms, and a bag accepting ``()`` for the
+    empty one, as the built-in adapters do. What :meth:`encode` returns is written by
+    :func:`tla.values.tla`: a ``dict`` whose keys are all ``str`` becomes a record, any
+    other a function, an empty one ``<<>>``.
+    """
 
     template: ClassVar[str] = ""
+    """The template's file name (``NAME.tla.j2``), found beside the spec file (for a
+    built-in spec, in ``tla/templates``)."""
     variables: ClassVar[tuple[str, ...]] = ()
-    predicates: ClassVar[dict[str, str]] = {}  # property name -> TLA+ predicate, when not camel(name)
+    """The TLA+ module's variables, each a key of what :meth:`encode` returns and of what
+    :meth:`decode` receives; the module that replays our traces in TLC names a state's
+    variables by these."""
+    predicates: ClassVar[dict[str, str]] = {}
+    """Property name -> its TLA+ predicate, where it is not the camel-cased name
+    (``global_lock`` -> ``GlobalLock``)."""
     actions: ClassVar[dict[str, str]] = {}
-    """Action label name -> the TLA+ action of one peer ``p`` that mirrors it."""
+    """Action label name -> the TLA+ action of one peer ``p`` that mirrors it: the
+    formula each ``WF``/``SF`` conjunct of :meth:`fairness` quantifies over ``p``."""
 
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
+        """The spec instance, its constants set: the model's configuration."""
 
     @classmethod
     def refuse(cls, spec: Spec) -> tuple[str, str] | None:
@@ -95,15 +140,21 @@ class Adapter:
     # -- states both ways -----------------------------------------------------------------
 
     def encode(self, state: Any) -> dict[str, Any]:
-        """A Python state as TLA+ values (see :mod:`tla.values`), by variable."""
+        """A Python state as TLA+ values, by variable: one entry per name of
+        :attr:`variables`, each a value :func:`tla.values.tla` can write (see the
+        table above)."""
         raise NotImplementedError
 
     def decode(self, values: dict[str, Any]) -> Any:
-        """A TLC state (variable -> parsed value) as the Python state."""
+        """A TLC state as the Python state: ``values`` maps each variable of the module to
+        its value as :func:`tla.values.parse_value` read TLC's print of it (see the table
+        above: model values, tuples, frozensets, records and functions as dicts). The
+        result must equal the Python state exactly (the same tuple, in the spec's
+        canonical form), since the cross-check compares it with the Python successors."""
         raise NotImplementedError
 
     def encode_text(self, state: Any) -> dict[str, str]:
-        """A Python state as TLA+ expressions, by variable."""
+        """A Python state as TLA+ expressions, by variable (:meth:`encode`, written out)."""
         return {k: tla(v) for k, v in self.encode(state).items()}
 
 
@@ -111,15 +162,37 @@ _KIND_CODES = {name: code for code, name in KIND_NAMES.items()}
 
 
 class PeerAdapter(Adapter):
-    """For specs built on ``specs.base.PeerSpec``: peers as model values, messages as
-    ``<<peer, k>>``, and the ghost ``sent``, ``logs``, ``know``, ``signalsLeft``."""
+    """For specs built on :class:`specs.base.PeerSpec`: peers as model values, messages as
+    ``<<peer, k>>``, and the ghost history ``sent``, ``logs``, ``know``, ``signalsLeft``
+    that the template piece ``_peers.tla.j2`` declares.
+
+    **Peers and message ids.** Python numbers peers from 0 (peer ``a`` is 0) and names a
+    message by one integer, its *id*: ``sender * stride + k``, where ``k`` counts the
+    sender's messages from 0. TLA+ names it ``<<sender, k + 1>>``, the sender's model
+    value and its messages counted from 1 as the template's ``Messages`` are. So ``a``'s
+    first message is id 0 and ``<<a, 1>>``, and with ``stride = 2`` ``b``'s second is id 3
+    and ``<<b, 2>>``. Use :meth:`msg` and :meth:`mid` rather than the arithmetic: an id
+    read off by one decodes to another peer's message, and the cross-check reports the
+    state as no successor of the one before.
+
+    Sets of messages and of peers are bit masks in Python (bit ``id``, bit ``peer``) and
+    sets in TLA+ (:meth:`msgs`, :meth:`mask`, :meth:`peer_set`, :meth:`peer_mask`); a
+    per-peer tuple is a function from the peers (:meth:`per_peer`, :meth:`from_peers`).
+    """
 
     def __init__(self, spec: Spec) -> None:
         super().__init__(spec)
         self.names: tuple[str, ...] = spec.names  # type: ignore[attr-defined]
+        """The peers' names, by peer id: ``("a", "b", "c")``; each is also the name of
+        the peer's model value and of its CONSTANT in the configuration."""
         self.stride: int = spec.stride  # type: ignore[attr-defined]
-        self.peers = tuple(ModelValue(n) for n in self.names)
-        self.ids = {p: i for i, p in enumerate(self.peers)}
+        """The spec's ``stride``: how many ids each sender has (its ``sends``, or the
+        longest ``script`` entry), so that ``id // stride`` is the sender and
+        ``id % stride`` the message's 0-based number at it."""
+        self.peers: tuple[ModelValue, ...] = tuple(ModelValue(n) for n in self.names)
+        """The peers' model values, by peer id."""
+        self.ids: dict[ModelValue, int] = {p: i for i, p in enumerate(self.peers)}
+        """A peer's model value -> its peer id (the inverse of :attr:`peers`)."""
 
     # -- template ---------------------------------------------------------------------
 
@@ -144,36 +217,50 @@ class PeerAdapter(Adapter):
     # -- pieces of the codec ------------------------------------------------------------
 
     def msg(self, mid: int) -> tuple[ModelValue, int]:
+        """The message with 0-based id ``mid`` as TLA+ names it: ``<<sender, k>>``, ``k``
+        counted from 1 (id 0 is ``<<a, 1>>``)."""
         return (self.peers[mid // self.stride], mid % self.stride + 1)
 
     def mid(self, msg: tuple[ModelValue, int]) -> int:
+        """The 0-based id of the TLA+ message ``<<sender, k>>`` (the inverse of :meth:`msg`)."""
         return self.ids[msg[0]] * self.stride + msg[1] - 1
 
     def msgs(self, mask: int) -> frozenset:
+        """A bit mask of message ids as the TLA+ set of those messages."""
         return frozenset(self.msg(i) for i in range(mask.bit_length()) if mask >> i & 1)
 
     def mask(self, msgs: frozenset) -> int:
+        """A TLA+ set of messages as the bit mask of their ids (the inverse of :meth:`msgs`)."""
         out = 0
         for m in msgs:
             out |= 1 << self.mid(m)
         return out
 
     def peer_set(self, mask: int) -> frozenset:
+        """A bit mask of peer ids as the TLA+ set of those peers' model values."""
         return frozenset(self.peers[i] for i in range(len(self.peers)) if mask >> i & 1)
 
     def peer_mask(self, peers: frozenset) -> int:
+        """A TLA+ set of peers as the bit mask of their ids (the inverse of :meth:`peer_set`)."""
         out = 0
         for p in peers:
             out |= 1 << self.ids[p]
         return out
 
     def per_peer(self, items: tuple, fn: Any) -> dict[ModelValue, Any]:
+        """A tuple indexed by peer id as a TLA+ function from the peers: peer ->
+        ``fn(item)``."""
         return {self.peers[i]: fn(x) for i, x in enumerate(items)}
 
     def from_peers(self, func: dict, fn: Any) -> tuple:
+        """A TLA+ function from the peers (decoded: a dict keyed by model value) as a
+        tuple indexed by peer id, each value through ``fn`` (the inverse of :meth:`per_peer`)."""
         return tuple(fn(func[p]) for p in self.peers)
 
     def event(self, code: int) -> dict[str, Any]:
+        """A history event code (:mod:`specs.history`) as the TLA+ record of ``logs``:
+        ``[kind |-> "send", arg |-> <<a, 1>>]`` (a message for a send, delivery or drop,
+        a peer for a signal)."""
         ev = decode_event(code)
         if ev.kind in (SEND, DELIVER, DROP):
             arg: Any = self.msg(ev.arg)
@@ -184,11 +271,16 @@ class PeerAdapter(Adapter):
         return {"kind": KIND_NAMES[ev.kind], "arg": arg}
 
     def event_code(self, ev: dict[str, Any]) -> int:
+        """A decoded ``logs`` record as the history event code (the inverse of :meth:`event`)."""
         kind = _KIND_CODES[ev["kind"]]
         arg = ev["arg"]
         return encode_event(kind, self.ids[arg] if isinstance(arg, ModelValue) else self.mid(arg))
 
     def encode_ghost(self, ghost: tuple, know: tuple, signals: int) -> dict[str, Any]:
+        """The ghost history of a peer spec's state as the variables ``sent`` (per peer,
+        the sequence of its sends as ``[dests |-> peers, past |-> messages]``), ``logs``
+        (per peer, its events, see :meth:`event`), ``know`` (per peer, the messages in its
+        causal past) and ``signalsLeft``."""
         sent, logs = ghost
         return {
             "sent": self.per_peer(
@@ -200,6 +292,8 @@ class PeerAdapter(Adapter):
         }
 
     def decode_ghost(self, v: dict[str, Any]) -> tuple[tuple, tuple, int]:
+        """``(ghost, know, signals_left)`` of the Python state from a decoded TLC state
+        (the inverse of :meth:`encode_ghost`)."""
         sent = self.from_peers(
             v["sent"], lambda out: tuple((self.peer_mask(r["dests"]), self.mask(r["past"])) for r in _seq(out))
         )
@@ -209,7 +303,8 @@ class PeerAdapter(Adapter):
 
 
 def _seq(value: Any) -> tuple:
-    """A TLC sequence; TLC prints an empty function for some empty sequences."""
+    """A decoded TLC sequence as a tuple: TLC prints some sequences as functions from
+    ``1..n`` (a dict here), read in index order."""
     if isinstance(value, dict):
         return tuple(value[k] for k in sorted(value))
     return tuple(value)

@@ -21,7 +21,9 @@ def _bag(value: Any) -> dict:
 
 
 class HoldBackAdapter(PeerAdapter):
-    """Subclasses set ``template`` and give their flags in :meth:`algorithm_constants`."""
+    """The adapter of a :class:`specs.holdback.HoldBackSpec`: it encodes the whole state
+    (channels, buffers, per-peer algorithm state, ghost history); subclasses set
+    ``template`` and give their flags in :meth:`algorithm_constants`."""
 
     variables = ("chans", "buffers", "local", "sent", "logs", "know", "signalsLeft", "dupsLeft")
     predicates = {"eventual_delivery": "AllDelivered"}
@@ -57,14 +59,17 @@ class HoldBackAdapter(PeerAdapter):
     # -- states ---------------------------------------------------------------------------
 
     def copy(self, item: tuple) -> tuple:
+        """A Python copy in transit or held back, ``(mid, data)``, as ``<<<<p, k>>, data>>``."""
         mid, data = item
         return (self.msg(mid), data)
 
     def item(self, copy: tuple) -> tuple:
+        """A decoded TLA+ copy as the Python ``(mid, data)`` (the inverse of :meth:`copy`)."""
         msg, data = copy
         return (self.mid(msg), _tuples(data))
 
     def bag(self, items: tuple) -> dict:
+        """A sorted tuple of Python copies as a TLA+ bag: copy -> how many times it occurs."""
         out: dict[tuple, int] = {}
         for it in items:
             c = self.copy(it)
@@ -72,6 +77,7 @@ class HoldBackAdapter(PeerAdapter):
         return out
 
     def items(self, bag: dict) -> tuple:
+        """A decoded TLA+ bag as the sorted tuple of Python copies (the inverse of :meth:`bag`)."""
         return tuple(sorted(self.item(c) for c, n in bag.items() for _ in range(n)))
 
     def encode(self, state: tuple) -> dict[str, Any]:
