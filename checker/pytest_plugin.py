@@ -114,13 +114,57 @@ def evidence_names(path: Path) -> list[str]:
     return [str(prop) for prop in table] if isinstance(table, dict) else []
 
 
+def model_items(parent: pytest.Collector) -> Iterator[pytest.Item]:
+    """The items of the model file ``parent.path``: ``verdicts``, then ``evidence[PROP]``
+    per ``[evidence]`` entry."""
+    yield VerdictsItem.from_parent(parent, name=VERDICTS, path=parent.path)
+    for prop in evidence_names(parent.path):
+        yield EvidenceItem.from_parent(parent, name=f"evidence[{prop}]", path=parent.path, prop=prop)
+
+
 class ModelFile(pytest.File):
-    """One model file: its ``verdicts`` item and one item per ``[evidence]`` entry."""
+    """One model file pytest's collection reached: its items (:func:`model_items`)."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        yield VerdictsItem.from_parent(self, name=VERDICTS)
-        for prop in evidence_names(self.path):
-            yield EvidenceItem.from_parent(self, name=f"evidence[{prop}]", prop=prop)
+        return model_items(self)
+
+
+class ModelFiles:
+    """Model files a test module has collected as tests, whatever ``ordercheck_models``
+    says: a module-level name bound to one, e.g. ::
+
+        from checker.pytest_plugin import ModelFiles
+
+        test_models = ModelFiles("../models/token.toml", "../models/token-no-wait.toml")
+
+    gives, for each file, the items ``pytest models/token.toml`` would
+    (``tests/test_token.py::token.toml::verdicts``, ...). A relative path is taken from
+    the test module's directory. Only a name pytest collects (``test_*`` by default)
+    counts, and only where this plugin is loaded (as it is wherever ordercheck is
+    installed)."""
+
+    def __init__(self, *paths: str | os.PathLike[str]) -> None:
+        if not paths:
+            raise ValueError("ModelFiles: name at least one model file")
+        self.paths = tuple(Path(p) for p in paths)
+
+
+class ModelGroup(pytest.Collector):
+    """One model file of a :class:`ModelFiles`, under the test module that names it."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        return model_items(self)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> list[ModelGroup] | None:
+    """A :class:`ModelFiles` bound to a collected name in a test module: one
+    :class:`ModelGroup` per file it names."""
+    if not isinstance(obj, ModelFiles) or not collector.funcnamefilter(name):  # type: ignore[attr-defined]
+        return None
+    here = collector.path.parent
+    return [ModelGroup.from_parent(collector, name=path.name, path=Path(os.path.abspath(here / path)))
+            for path in obj.paths]
 
 
 class ModelFailed(Exception):
@@ -164,7 +208,8 @@ class ModelItem(pytest.Item):
         return str(super().repr_failure(excinfo, style=style))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"{self.path.name}::{self.name}"
+        # not a suffix of the node id, so `-v` prints the node id as it is ("." kept)
+        return self.path, None, f"ordercheck {self.nodeid}"
 
 
 class VerdictsItem(ModelItem):
@@ -211,7 +256,8 @@ class EvidenceItem(ModelItem):
         if not check.ok:
             from checker.cli.check import print_evidence
 
-            raise ModelFailed(rendered(print_evidence, [check]).lstrip("\n") + "\n"
+            raise ModelFailed(f"{model.path}: evidence.{self.prop}: {check.message()}\n"
+                              + rendered(print_evidence, [check]).lstrip("\n") + "\n"
                               + rendered(_print_result, shown_by, result))
 
 
