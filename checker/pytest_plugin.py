@@ -137,8 +137,8 @@ class ModelFiles:
 
         test_models = ModelFiles("../models/token.toml", "../models/token-no-wait.toml")
 
-    gives, for each file, the items ``pytest models/token.toml`` would
-    (``tests/test_token.py::token.toml::verdicts``, ...). A relative path is taken from
+    gives, for each file, the items ``pytest models/token.toml`` would, under the test
+    module (``tests/test_token.py::token.toml::verdicts``, ...). A relative path is taken from
     the test module's directory. Only a name pytest collects (``test_*`` by default)
     counts, and only where this plugin is loaded (as it is wherever ordercheck is
     installed)."""
