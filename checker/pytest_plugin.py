@@ -104,10 +104,17 @@ def is_named(path: Path, patterns: list[Path]) -> bool:
 
 def evidence_names(path: Path) -> list[str]:
     """The properties of ``path``'s ``[evidence]`` table, in the file's order, read
-    without validating anything: a file that cannot be read or parsed, or whose table
-    is not one, has none here, and its ``verdicts`` item reports what is wrong."""
+    without validating anything: a file that cannot be read or parsed, is larger than a
+    model file may be (:data:`checker.api.inputs.MODEL_LIMIT`), or whose table is not
+    one, has none here, and its ``verdicts`` item reports what is wrong."""
+    from checker.api.inputs import MODEL_LIMIT
+
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        with open(path, "rb") as fh:
+            raw = fh.read(MODEL_LIMIT + 1)
+        if len(raw) > MODEL_LIMIT:
+            return []
+        data = tomllib.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return []
     table = data.get("evidence")

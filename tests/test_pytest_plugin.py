@@ -86,7 +86,7 @@ def section(out: str, node: str) -> str:
 def test_models_run_as_items_under_xdist(tmp_path):
     """One run with ``-n 2``: passing models and evidence pass; a changed verdict fails
     with check's verdict table and its counterexample; a bound fails; a bad model file
-    is an error of one line; a mutant that does not violate fails its evidence item;
+    (or one that is not TOML) is an error of one line; a mutant that does not violate fails its evidence item;
     TOML files the option does not name are not collected."""
     (tmp_path / "pytest.ini").write_text("[pytest]\nordercheck_models = models\n")
     (tmp_path / "settings.toml").write_text("name = 'not a model'\n")
@@ -98,6 +98,7 @@ def test_models_run_as_items_under_xdist(tmp_path):
     (models / "changed.toml").write_text(fifo3.replace('causal = "violated"', 'causal = "holds"'))
     (models / "bounded.toml").write_text(fifo3.replace("[check]\n", "[check]\nmax_states = 50\n"))
     (models / "broken.toml").write_text('spec = "nope"\n')
+    (models / "garbled.toml").write_text('spec = "fifo"\n[evidence\n')  # not TOML: no evidence items read
     (models / "seq.toml").write_text(SEQ.format(extra="", total="holds")
                                      + '[evidence]\ntotal = { mutant = "seq-mutant.toml" }\n')
     (models / "seq-mutant.toml").write_text(SEQ.format(extra="\nown_via_sequencer = false", total="violated"))
@@ -124,6 +125,7 @@ def test_models_run_as_items_under_xdist(tmp_path):
         "models/changed.toml::verdicts": "FAILED",
         "models/bounded.toml::verdicts": "FAILED",
         "models/broken.toml::verdicts": "ERROR",
+        "models/garbled.toml::verdicts": "ERROR",
     }, out
     assert "settings.toml" not in out
 
@@ -141,6 +143,8 @@ def test_models_run_as_items_under_xdist(tmp_path):
     broken = section(run.stdout, "models/broken.toml::verdicts").strip()
     assert broken.startswith("ordercheck: error: models/broken.toml: spec: unknown spec 'nope'"), broken
     assert len(broken.splitlines()) == 1, broken  # the one line, no traceback
+    garbled = section(run.stdout, "models/garbled.toml::verdicts").strip()
+    assert garbled.startswith("ordercheck: error: models/garbled.toml: is not valid TOML"), garbled
 
     evidence = section(run.stdout, "models/seq2.toml::evidence[total]")
     assert evidence.startswith("models/seq2.toml: evidence.total: seq-nohold.toml does not violate total (holds)")
