@@ -4,6 +4,7 @@ refuses to overwrite; with ``--tla`` it exports TLA+ that SANY accepts."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -69,13 +70,20 @@ def test_new_then_check_passes_for_real(empty, base):
         assert checked.returncode == 0, checked.stdout + checked.stderr
     if base != "async":
         return
-    # The generated test runs both models through the installed command and passes.
+    # The generated test hands both models to the pytest plugin, which collects each as items
+    # (verdicts, and the [evidence] entry), and passes. Plugin autoloading is off and the
+    # plugin named, so this checkout's plugin runs whether or not its entry point is installed.
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
     tests = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_my_proto.py"],
-        capture_output=True, text=True, cwd=empty, timeout=600,
+        [sys.executable, "-m", "pytest", "-v", "-p", "checker.pytest_plugin", "-p", "no:cacheprovider",
+         "tests/test_my_proto.py"],
+        capture_output=True, text=True, cwd=empty, timeout=600, env=env,
     )
     assert tests.returncode == 0, tests.stdout + tests.stderr
-    assert "4 passed, 1 skipped" in tests.stdout
+    assert "5 passed, 1 skipped" in tests.stdout
+    for item in ("my_proto.toml::verdicts", "my_proto.toml::evidence[fifo]", "my_proto-no-hold-back.toml::verdicts"):
+        assert f"tests/test_my_proto.py::{item} PASSED" in tests.stdout, tests.stdout
 
 
 def test_the_generated_spec_hooks_are_each_commented(empty):

@@ -10,7 +10,8 @@ directory:
   ablation model), and ``models/NAME-ABLATION.toml``: the same configuration with one
   step of the algorithm switched off, expected to fail (so the first model's "holds"
   is not vacuous);
-- ``tests/test_NAME.py``: a pytest test running ``ordercheck check`` on both models
+- ``tests/test_NAME.py``: a pytest module handing both models to the pytest plugin
+  (:class:`checker.pytest_plugin.ModelFiles`: their verdicts and [evidence] as items;
   (and ``export-tla`` with ``--tla``);
 - with ``--tla``: ``specs/NAME.tla.j2`` and ``specs/NAME_tla.py``, the TLA+ template and
   its adapter, found beside the spec by ``export-tla`` and ``tlc``.
