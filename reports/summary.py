@@ -21,15 +21,14 @@ so no input can push the document past the limit.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
 from checker.api.result import Result, verdict_word
-from reports.diff import step_lines
 from reports.markdown import md
-from reports.view import ModelView, PropertyView, ReportView, TraceView
+from reports.view import ModelView, PropertyView, ReportView, StepView, TraceView
 
 SUMMARY_LIMIT = 60_000
 """The summary is always shorter than this many characters (a forge's pull-request
@@ -161,15 +160,16 @@ class _Links:
         return f"{self.base}traces/{t.slug}.html"
 
 
-def _fit(items: list[str], room: int, more: Callable[[int], str]) -> str:
-    """As many of ``items`` as fit in ``room`` characters, in order, then ``more(N)`` for
-    the ``N`` left out (room for it is kept)."""
+def _fit(items: Iterable[str], count: int, room: int, more: Callable[[int], str]) -> str:
+    """As many of the ``count`` ``items`` as fit in ``room`` characters, in order, then
+    ``more(N)`` for the ``N`` left out (room for it is kept). ``items`` is read lazily:
+    those past the room are never rendered."""
     out: list[str] = []
     used = 0
-    reserve = len(more(len(items)))  # the longest "more" line this list can need
+    reserve = len(more(count))  # the longest "more" line this list can need
     for i, item in enumerate(items):
         if used + len(item) + reserve > room:
-            out.append(more(len(items) - i))
+            out.append(more(count - i))
             break
         out.append(item)
         used += len(item)
@@ -206,7 +206,7 @@ def _spec_table(models: list[ModelView], links: _Links, room: int) -> str:
             + "\n|---|---|" + "---|" * len(_COLUMNS) + "\n")
     rows = [f"| {_name(spec)} | {counts[spec]} |" + "".join(f" {c[k] or '·'} |" for k, _t in _COLUMNS) + "\n"
             for spec, c in by_spec.items()]
-    return head + _fit(rows, room - len(head), _more(links, "specs", "the matrix", "matrix"))
+    return head + _fit(rows, len(rows), room - len(head), _more(links, "specs", "the matrix", "matrix"))
 
 
 def _headline(models: list[ModelView], view: ReportView, links: _Links) -> str:
@@ -253,27 +253,29 @@ def _diff_section(ch: Changes, models: dict[str, ModelView], links: _Links, room
     left = room - len(head)
     # verdicts first: up to two thirds of the room, the rest shared by the other lists
     if ch.verdicts:
-        rows = [f"| {label(v.model)} | {_name(v.prop)} | {_word(v.before)} | {_word(v.after)} | "
+        rows = (f"| {label(v.model)} | {_name(v.prop)} | {_word(v.before)} | {_word(v.after)} | "
                 f"{'unknown' if v.unknown else '✓ as expected' if v.as_expected else '⚠️ unexpected'} |\n"
-                for v in sorted(ch.verdicts, key=lambda v: v.as_expected)]
+                for v in sorted(ch.verdicts, key=lambda v: v.as_expected))
         text = "\n### Verdicts changed\n\n| model | property | before | now | now is |\n|---|---|---|---|---|\n"
-        text += _fit(rows, left * 2 // 3 - len(text), _more(links, "changed verdicts", "the matrix", "matrix"))
+        text += _fit(rows, len(ch.verdicts), left * 2 // 3 - len(text),
+                     _more(links, "changed verdicts", "the matrix", "matrix"))
         parts.append(text)
         left -= len(text)
     lists = [(ch.added, "Models added", "added models"), (ch.removed, "Models removed", "removed models")]
     for keys, title, what in lists:
         if keys:
             text = f"\n### {title}\n\n"
-            text += _fit([f"- {label(k)}\n" for k in keys], left // 2 - len(text), _more(links, what, "the report"))
+            text += _fit((f"- {label(k)}\n" for k in keys), len(keys), left // 2 - len(text),
+                         _more(links, what, "the report"))
             parts.append(text)
             left -= len(text)
     if ch.states:
-        rows = [f"| {label(s.model)} | {s.before:,} | {s.after:,} | "
+        rows = (f"| {label(s.model)} | {s.before:,} | {s.after:,} | "
                 f"{(s.after - s.before) / s.before:+.1%} | {s.note} |\n" if s.before else
-                f"| {label(s.model)} | {s.before:,} | {s.after:,} | | {s.note} |\n" for s in ch.states]
+                f"| {label(s.model)} | {s.before:,} | {s.after:,} | | {s.note} |\n" for s in ch.states)
         text = "\n### State counts changed\n\n| model | before | now | change | note |\n|---|---|---|---|---|\n"
-        text += _fit(rows, left - len(text), _more(links, "models whose state count changed", "the report",
-                                                  "models"))
+        text += _fit(rows, len(ch.states), left - len(text),
+                     _more(links, "models whose state count changed", "the report", "models"))
         parts.append(text)
     return "".join(parts)
 
@@ -290,21 +292,38 @@ def _fence(lines: list[str]) -> str:
     return f"{fence}text\n" + "".join(f"{line}\n" for line in lines) + f"{fence}\n"
 
 
+def _cell(text: str | None, width: int = 48) -> str:
+    text = "—" if text is None else text
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _step(s: StepView, most: int = 3) -> list[str]:
+    """One step as the CI log shows it (:func:`reports.diff.step_lines`): its number and
+    action, and below it at most ``most`` of its changes."""
+    lines = [f"{s.number:>3}. {s.action}" + ("  ⬅" if s.hot else "")]
+    shown = [f"{c.path}: {_cell(c.after)} (new)" if c.added else f"{c.path}: gone" if c.removed
+             else f"{c.path}: {_cell(c.before)} → {_cell(c.after)}" for c in s.changes[:most]]
+    if len(s.changes) > most:
+        shown.append(f"+{len(s.changes) - most} more")
+    if shown:
+        lines.append("       " + "; ".join(shown))
+    return lines
+
+
+def _code_line(line: str) -> str:
+    """``line`` as one line of a code block: its indentation kept, any line break or run
+    of white space inside it one space, at most :data:`LINE_CUT` characters."""
+    indent = len(line) - len(line.lstrip(" "))
+    text = " " * indent + " ".join(line.split())
+    return text if len(text) <= LINE_CUT else text[: LINE_CUT - 1] + "…"
+
+
 def trace_lines(t: TraceView) -> list[str]:
     """A trace as the CI log shows it (:func:`reports.diff.step_lines`), the steps the
     diagram highlights marked ``⬅``; a trace of more than :data:`TRACE_STEPS` steps keeps
     its first two and its last ones, a line saying which were left out; the whole at most
     :data:`TRACE_CUT` characters, no line longer than :data:`LINE_CUT`."""
-    steps = t.raw.trace or []
-    groups: list[list[str]] = []
-    for line in step_lines(steps):
-        if line.startswith("       ") and groups:
-            groups[-1].append(line)
-        else:
-            groups.append([line])
-    for k, g in enumerate(groups):
-        if k < len(t.steps) and t.steps[k].hot:
-            g[0] += "  ⬅"
+    groups = [_step(s) for s in t.steps]
     last = len(groups) - 1
     if len(groups) > TRACE_STEPS:
         keep = TRACE_STEPS - 2
@@ -315,7 +334,7 @@ def trace_lines(t: TraceView) -> list[str]:
     out: list[str] = []
     used = 0
     for g in groups:
-        lines = [_cut(line.rstrip(), LINE_CUT) if len(line) > LINE_CUT else line.rstrip() for line in g]
+        lines = [_code_line(line) for line in g]
         size = sum(len(line) + 1 for line in lines)
         if used + size > TRACE_CUT - LINE_CUT:
             out.append("     … (the rest on the trace page)")
@@ -371,14 +390,15 @@ def render_summary(view: ReportView, changes: Changes | None = None, base: str =
     bounded = [mv for mv in models if mv.result.stats.bound or any(p.status == "unknown" for p in mv.properties)]
     bounds = ""
     if bounded:
-        bounds = "## Stopped by a bound\n\n" + _fit([_bound_item(mv, links) for mv in bounded], min(4_000, room // 4),
+        bounds = "## Stopped by a bound\n\n" + _fit((_bound_item(mv, links) for mv in bounded), len(bounded),
+                                                   min(4_000, room // 4),
                                                    _more(links, "models stopped by a bound", "the report", "models"))
         room -= len(bounds)
     bad = [(mv, p) for mv in models for p in mv.properties if p.status != "unknown" and not p.as_expected]
     bad.sort(key=lambda mp: mp[1].trace is None)  # those with a trace first: a broken guarantee, a new witness
     if bad:
         unexpected = f"## Unexpected verdicts ({len(bad):,})\n\n" + _fit(
-            [_unexpected_item(mv, p, links) for mv, p in bad], room,
+            (_unexpected_item(mv, p, links) for mv, p in bad), len(bad), room,
             _more(links, "unexpected verdicts", "the report", "models"))
     else:
         unexpected = "No unexpected verdict.\n"
