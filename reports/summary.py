@@ -405,5 +405,6 @@ def render_summary(view: ReportView, changes: Changes | None = None, base: str =
     parts = [head, since, unexpected, bounds, table]
     text = "\n".join(part for part in parts if part)
     if len(text) >= limit:  # cannot happen by the rooms above; never let it reach a forge anyway
-        text = text[: limit - 200].rsplit("\n", 1)[0] + f"\n\n… cut here, see [the report]({links.index()}).\n"
+        tail = f"\n\n… cut here, see [the report]({links.index()}).\n"
+        text = text[: limit - len(tail) - 1].rsplit("\n", 1)[0] + tail
     return text
