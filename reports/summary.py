@@ -211,7 +211,7 @@ def _spec_table(models: list[ModelView], links: _Links, room: int) -> str:
 
 def _headline(models: list[ModelView], view: ReportView, links: _Links) -> str:
     unexpected = [mv for mv in models if any(p.status != "unknown" and not p.as_expected for p in mv.properties)]
-    bounded = [mv for mv in models if mv.result.stats.bound or any(p.status == "unknown" for p in mv.properties)]
+    bounded = [mv for mv in models if any(p.status == "unknown" for p in mv.properties)]
     verdicts = sum(len(mv.properties) for mv in models)
     bad = sum(1 for mv in models for p in mv.properties if p.status != "unknown" and not p.as_expected)
     ok = len(models) - len({id(mv) for mv in [*unexpected, *bounded]})
@@ -233,6 +233,12 @@ def _headline(models: list[ModelView], view: ReportView, links: _Links) -> str:
             f"(every model, verdict and trace).\n")
 
 
+def _now_is(v: VerdictChange) -> str:
+    if v.after is None:
+        return "—"
+    return "unknown" if v.unknown else "✓ as expected" if v.as_expected else "⚠️ unexpected"
+
+
 def _word(w: str | None) -> str:
     return "not checked" if w is None else w
 
@@ -240,7 +246,7 @@ def _word(w: str | None) -> str:
 def _diff_section(ch: Changes, models: dict[str, ModelView], links: _Links, room: int) -> str:
     def label(key: str) -> str:
         mv = models.get(key)
-        name = _name(Path(key).stem if not key.endswith(")") else key)
+        name = _name(Path(key).name.removesuffix(".toml"))
         return f"[{name}]({links.model(mv)})" if mv is not None else name
 
     head = (f"## Since the baseline\n\nCompared with `{_cut(Path(ch.baseline).name, NAME_CUT).replace('`', chr(39))}` "
@@ -254,7 +260,7 @@ def _diff_section(ch: Changes, models: dict[str, ModelView], links: _Links, room
     # verdicts first: up to two thirds of the room, the rest shared by the other lists
     if ch.verdicts:
         rows = (f"| {label(v.model)} | {_name(v.prop)} | {_word(v.before)} | {_word(v.after)} | "
-                f"{'unknown' if v.unknown else '✓ as expected' if v.as_expected else '⚠️ unexpected'} |\n"
+                f"{_now_is(v)} |\n"
                 for v in sorted(ch.verdicts, key=lambda v: v.as_expected))
         text = "\n### Verdicts changed\n\n| model | property | before | now | now is |\n|---|---|---|---|---|\n"
         text += _fit(rows, len(ch.verdicts), left * 2 // 3 - len(text),
@@ -387,7 +393,7 @@ def render_summary(view: ReportView, changes: Changes | None = None, base: str =
     by_key = dict(zip(_keyed([mv.result for mv in models]), models, strict=True))
     since = _diff_section(changes, by_key, links, min(18_000, room // 2)) if changes is not None else ""
     room -= len(since)
-    bounded = [mv for mv in models if mv.result.stats.bound or any(p.status == "unknown" for p in mv.properties)]
+    bounded = [mv for mv in models if any(p.status == "unknown" for p in mv.properties)]
     bounds = ""
     if bounded:
         bounds = "## Stopped by a bound\n\n" + _fit((_bound_item(mv, links) for mv in bounded), len(bounded),

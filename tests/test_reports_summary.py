@@ -74,6 +74,7 @@ def test_diff_shows_changed_verdicts_models_added_and_removed_and_state_counts(t
     before.properties["causal"].status = "holds"
     before.properties["causal"].trace = None
     before.stats.distinct_states = 70
+    before.properties["old_prop"] = PropertyResult("old_prop", "always", "holds", "holds")  # not checked now
     gone = copy(checked("fifo-2"))
     gone.model = "models/gone.toml"
     baseline = write(tmp_path / "base.json", [before, gone])
@@ -81,9 +82,10 @@ def test_diff_shows_changed_verdicts_models_added_and_removed_and_state_counts(t
     out = invoke("report", results, "-o", tmp_path / "rep", "--diff", baseline)
     assert out.returncode == 0, out.stderr
     text = (tmp_path / "rep" / "summary.md").read_text(encoding="utf-8")
-    assert ("Compared with `base.json` (2 models): 1 verdict changed, 1 model added, 1 removed, "
+    assert ("Compared with `base.json` (2 models): 2 verdicts changed, 1 model added, 1 removed, "
             "1 state count changed.") in text
     assert "| [fifo\\-4](index.html#model-fifo-4) | causal | holds | violated | ✓ as expected |" in text
+    assert "| [fifo\\-4](index.html#model-fifo-4) | old\\_prop | holds | not checked | — |" in text
     assert "### Models added\n\n- [fifo\\-2](index.html#model-fifo-2)\n" in text
     assert "### Models removed\n\n- gone\n" in text
     assert "| [fifo\\-4](index.html#model-fifo-4) | 70 | 80 | +14.3% |  |" in text
@@ -94,6 +96,19 @@ def test_diff_shows_changed_verdicts_models_added_and_removed_and_state_counts(t
     assert "0 verdicts changed, 0 models added, 0 removed, 0 state counts changed." in same
     assert "###" not in same.split("## Since the baseline", 1)[1].split("\n## ", 1)[0]
     assert "[index.html](https://ci.example/r%201/index.html)" in same
+
+
+def test_a_bound_is_said_with_how_far_the_search_got() -> None:
+    from checker.engine.run import Options, check_model
+    from checker.loading.modelfile import load_model
+
+    stopped = check_model(load_model(MODELS / "fifo-4.toml"), Options(progress=False, max_states=20))
+    text = render_summary(build_report([stopped, checked("fifo-2")]))
+    assert "**2 models: 1 as expected, 0 with an unexpected verdict (0 of 10 verdicts), 1 stopped by a bound**" in text
+    assert ("- [fifo\\-4](index.html#model-fifo-4): stopped by max\\_states \\(max\\_states = 20\\), after 20 states "
+            f"to depth {stopped.stats.depth}; unknown: causal, total, global\\_lock, eventual\\_delivery, "
+            "deadlock\\_free\n") in text
+    assert "fifo\\-2](" not in text.split("## Stopped by a bound", 1)[1]
 
 
 def _ablation_record() -> dict:
