@@ -40,8 +40,9 @@ NAME_CUT = 80
 TEXT_CUT = 400
 """Explanations are cut to this many characters before escaping."""
 
-TRACE_STEPS = 14
-"""A trace of more steps shows its first two and its last ``TRACE_STEPS - 2``."""
+TRACE_STEPS = 24
+"""A trace of more steps shows its first two, its last ``TRACE_STEPS - 2`` and the
+steps the diagram highlights (:func:`trace_lines`)."""
 
 TRACE_CUT = 4_000
 """The most characters one trace's block takes; its lines past that are left out."""
@@ -250,7 +251,7 @@ def _diff_section(ch: Changes, models: dict[str, ModelView], links: _Links, room
         return f"[{name}]({links.model(mv)})" if mv is not None else name
 
     head = (f"## Since the baseline\n\nCompared with `{_cut(Path(ch.baseline).name, NAME_CUT).replace('`', chr(39))}` "
-            f"({ch.baseline_models:,} models): {len(ch.verdicts):,} verdict{'s' if len(ch.verdicts) != 1 else ''} "
+            f"({ch.baseline_models:,} model{'s' if ch.baseline_models != 1 else ''}): {len(ch.verdicts):,} verdict{'s' if len(ch.verdicts) != 1 else ''} "
             f"changed, {len(ch.added):,} model{'s' if len(ch.added) != 1 else ''} added, {len(ch.removed):,} removed, "
             f"{len(ch.states):,} state count{'s' if len(ch.states) != 1 else ''} changed.\n")
     if ch.empty:
@@ -326,28 +327,39 @@ def _code_line(line: str) -> str:
 
 def trace_lines(t: TraceView) -> list[str]:
     """A trace as the CI log shows it (:func:`reports.diff.step_lines`), the steps the
-    diagram highlights marked ``⬅``; a trace of more than :data:`TRACE_STEPS` steps keeps
-    its first two and its last ones, a line saying which were left out; the whole at most
-    :data:`TRACE_CUT` characters, no line longer than :data:`LINE_CUT`."""
-    groups = [_step(s) for s in t.steps]
-    last = len(groups) - 1
-    if len(groups) > TRACE_STEPS:
-        keep = TRACE_STEPS - 2
-        gap = [f"     … steps 2–{last - keep} left out (see the trace page)"]
-        groups = groups[:2] + [gap] + groups[-keep:]
-    if t.loop_start is not None:
-        groups.append([f"     (a run that never ends: steps {t.loop_start + 1}–{last} repeat for ever)"])
-    out: list[str] = []
-    used = 0
-    for g in groups:
-        lines = [_code_line(line) for line in g]
-        size = sum(len(line) + 1 for line in lines)
-        if used + size > TRACE_CUT - LINE_CUT:
-            out.append("     … (the rest on the trace page)")
-            break
-        out += lines
-        used += size
-    return out
+    diagram highlights marked ``⬅``, in at most :data:`TRACE_CUT` characters, no line
+    longer than :data:`LINE_CUT`. A trace of more than :data:`TRACE_STEPS` steps keeps
+    its first two, its last ones and the highlighted ones; one still too long loses its
+    earliest middle steps first, so its end, where the property breaks, always shows.
+    A line says which steps were left out."""
+    groups = [[_code_line(line) for line in _step(s)] for s in t.steps]
+    n = len(groups)
+    tail = TRACE_STEPS - 2
+    hot = {s.number for s in t.steps if s.hot}
+    keep = {k for k in range(n) if k < 2 or k >= n - tail or k in hot}
+    # dropped first: the middle steps not highlighted, earliest first; then highlighted ones; then step 1
+    order = sorted((k for k in keep if 0 < k < n - 1), key=lambda k: (k == 1, k in hot, k))
+
+    def gap(a: int, b: int) -> str:
+        return f"     … step {a} left out" if a == b else f"     … steps {a}–{b} left out (see the trace page)"
+
+    def render(shown: set[int]) -> list[str]:
+        out: list[str] = []
+        prev = -1
+        for k in sorted(shown):
+            if k > prev + 1:
+                out.append(gap(prev + 1, k - 1))
+            out += groups[k]
+            prev = k
+        if t.loop_start is not None:
+            out.append(f"     (a run that never ends: steps {t.loop_start + 1}–{n - 1} repeat for ever)")
+        return out
+
+    lines = render(keep)
+    while sum(len(line) + 1 for line in lines) > TRACE_CUT and order:
+        keep.discard(order.pop(0))
+        lines = render(keep)
+    return lines
 
 
 def _unexpected_item(mv: ModelView, p: PropertyView, links: _Links) -> str:

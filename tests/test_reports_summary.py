@@ -4,6 +4,7 @@ with the unexpected verdicts' traces, and `--diff BASELINE.json`: what changed s
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from faults_helpers import invoke, one_error_line
 from reports_helpers import MODELS, checked
 
 from checker.api.result import PropertyResult, Result, Step
-from reports.summary import SUMMARY_LIMIT, compare, render_summary
+from reports.summary import SUMMARY_LIMIT, TRACE_STEPS, compare, render_summary, trace_lines
 from reports.view import build_report
 
 CUT = "… cut here"  # render_summary's last resort: a summary that needs it has a room miscounted
@@ -134,6 +135,17 @@ def test_a_bad_baseline_exits_2_with_one_line_naming_the_file_and_field(tmp_path
     assert not (tmp_path / "rep").exists(), "nothing written"
 
 
+def test_a_long_trace_keeps_its_first_steps_and_its_end() -> None:
+    trace = [Step(None if j == 0 else f"step {j}", None, {"n": j}, 0) for j in range(40)]
+    prop = PropertyResult("p", "eventually", "violated", "holds", "never", trace, loop_start=30)
+    view = build_report([Result("models/long.toml", "not-installed", {}, "local", {}, {"p": prop})])
+    lines = trace_lines(view.traces[0])
+    shown = [int(m) for line in lines for m in re.findall(r"^ *(\d+)\. ", line)]
+    assert shown == [0, 1, *range(40 - (TRACE_STEPS - 2), 40)]
+    assert f"     … steps 2–{39 - (TRACE_STEPS - 2)} left out (see the trace page)" in lines
+    assert lines[-3:] == [" 39. step 39 ⬅", "       n: 38 → 39", "     (a run that never ends: steps 31–39 repeat for ever)"]
+
+
 HOSTILE = '<script>&"|`*_[x](y)' * 40
 
 
@@ -170,8 +182,13 @@ def test_no_suite_can_push_the_summary_past_the_limit() -> None:
     for more in ("more changed verdicts", "more added models", "more unexpected verdicts", "more specs"):
         assert more in text, more
     assert "<script" not in outside_code(text) and "<script" in text, "markup escaped, but shown as is in a trace"
-    assert "\n  1. <script>" in text and "\n     … steps 2–27 left out" in text and "\n 28. <script>" in text
-    assert "\n 39. <script>" in text and "\n  2. <script>" not in text and "\n 27. <script>" not in text
+    # each 40-step trace, too long for its 4,000 characters, keeps its start and as much of its end as fits
+    block = text.split("```text\n", 1)[1].split("\n```", 1)[0]
+    assert len(block) <= 4_000
+    shown = [int(m) for m in re.findall(r"^ *(\d+)\. ", block, flags=re.M)]
+    first = shown[2]
+    assert shown == [0, 1, *range(first, 40)] and first > 20, shown
+    assert f"\n     … steps 2–{first - 1} left out (see the trace page)\n" in block
     assert max(len(line) for line in text.splitlines() if line.startswith(" 39. ")) <= 200
 
 
