@@ -203,20 +203,22 @@ def add_commands(main: click.Group) -> None:
                        "models added and removed, state counts. Implies --summary.")
     @click.option("--summary-url", "summary_url", metavar="URL",
                   help="The address DIR is published at: the summary's links start with it (default: "
-                       "relative to DIR).")
+                       "relative to DIR). With --summary or --diff.")
     def report(results: tuple[str, ...], out_dir: str, junit_path: str | None, specs: tuple[str, ...] = (),
                summary: bool = False, baseline: str | None = None, summary_url: str | None = None) -> None:
         """Render `check --json`, `ablate --json` and `prove --json` results as an HTML
         report (with Markdown, ITF traces and ShiViz logs beside it)."""
         from reports import load_items
 
+        if summary_url is not None and not (summary or baseline):
+            raise click.UsageError("--summary-url sets the summary's links: give --summary (or --diff) too")
         inputs = [Input("a result file", r) for r in results]
         check_outputs(outputs_of(("-o", out_dir, True, REPORT_ENTRIES), ("--junit", junit_path, False, ())),
                       inputs + ([Input("--diff", baseline)] if baseline else []))
         files = [(path, load_items([path])) for path in results]
         items = [item for _path, loaded in files for item in loaded]
         classes = report_specs(files, specs)
-        write_summary = summary_writer(items, baseline, summary_url) if summary or baseline or summary_url else None
+        write_summary = summary_writer(items, baseline, summary_url) if summary or baseline else None
         with Outputs() as out:
             index = stage_html(out, items, out_dir, classes, summary=write_summary)
             junit = stage_junit(out, [i for i in items if isinstance(i, Result)], junit_path) if junit_path else None
