@@ -19,7 +19,7 @@ from checker.api.outputs import Outputs, naming
 from checker.api.result import Result, combined_exit_code
 from checker.cli.common import check_one, engine_options, options_from, work_dir_outputs
 
-REPORT_ENTRIES = ("index.html", "report.md", "results.json", "traces")
+REPORT_ENTRIES = ("index.html", "report.md", "results.json", "traces", "summary.md")
 """What a report directory holds (:func:`reports.html.write_report`): what a new report
 replaces, or removes when it has no such entry itself."""
 
@@ -96,11 +96,12 @@ def stage_junit(out: Outputs, results: list[Result], path: str, evidence: list[E
 
 
 def stage_html(out: Outputs, items: list[Any], out_dir: str, specs: dict[str, Any] | None = None,
-               pages: list[TracePage] | None = None) -> Path:
+               pages: list[TracePage] | None = None, summary: Any = None) -> Path:
     """Stage the HTML report of ``items`` as the directory ``out_dir``; returns the path
     its index page will have. ``specs`` maps a recorded spec reference to the class its
     traces replay through (:func:`report_specs`). ``pages``, when given, receives each
-    trace page's :class:`TracePage`, with the path it will have."""
+    trace page's :class:`TracePage`, with the path it will have. ``summary``, when
+    given, renders the report's view as ``summary.md`` (``report --summary``)."""
     from reports import payload_of
     from reports.html import write_report
     from reports.view import build_report
@@ -113,6 +114,8 @@ def stage_html(out: Outputs, items: list[Any], out_dir: str, specs: dict[str, An
                             t.raw.as_expected or not judged.get(t.model, True)) for t in view.traces]
     with naming(out_dir):
         index = write_report(view, staged, payload_of(items))
+        if summary is not None:
+            (staged / "summary.md").write_text(summary(view), encoding="utf-8")
     return Path(out_dir) / index.relative_to(staged)
 
 
@@ -155,6 +158,26 @@ def report_specs(files: list[tuple[str, list[Any]]], typed: tuple[str, ...]) -> 
     return out
 
 
+def summary_writer(items: list[Any], baseline: str | None, url: str | None) -> Any:
+    """``report --summary``'s renderer of a report view (:func:`reports.summary.render_summary`),
+    with what changed since the results of ``baseline`` (read as :func:`reports.load_items`
+    reads a result file: :class:`~checker.InputError` naming the file and the field)."""
+    from reports import load_items
+    from reports.summary import URL_CUT, compare, render_summary
+
+    if url is not None and len(url) > URL_CUT:
+        raise InputError("--summary-url", "", f"longer than {URL_CUT:,} characters")
+    changes = None
+    if baseline is not None:
+        before = [i for i in load_items([baseline]) if isinstance(i, Result)]
+        if not before:
+            raise InputError(baseline, "", "holds no `check --json` result to compare with (an `ablate` or "
+                                           "`prove` record is not a baseline)")
+        now = [i for i in items if isinstance(i, Result)]
+        changes = compare(now, before, baseline)
+    return lambda view: render_summary(view, changes, url or "")
+
+
 def write_html(items: list[Any], out_dir: str) -> None:
     """Write the HTML report of ``items`` into ``out_dir`` (staged, then put in place)."""
     with Outputs() as out:
@@ -171,20 +194,37 @@ def add_commands(main: click.Group) -> None:
     @click.option("--spec", "specs", multiple=True, metavar="SPEC",
                   help="Replay the traces of results that name a spec file or module through this spec (a file "
                        "or pkg.mod:Class; it is imported). Repeatable. A result file never imports code itself.")
-    def report(results: tuple[str, ...], out_dir: str, junit_path: str | None, specs: tuple[str, ...] = ()) -> None:
+    @click.option("--summary", "summary", is_flag=True,
+                  help="Also write DIR/summary.md: a Markdown summary for a pull-request comment, always under "
+                       "60,000 characters (the unexpected verdicts with their traces, verdicts by spec, links "
+                       "to the full pages).")
+    @click.option("--diff", "baseline", type=click.Path(dir_okay=False), metavar="BASELINE.json",
+                  help="Add to the summary what changed since this earlier `check --json` file: verdicts, "
+                       "models added and removed, state counts. Implies --summary.")
+    @click.option("--summary-url", "summary_url", metavar="URL",
+                  help="The address DIR is published at: the summary's links start with it (default: "
+                       "relative to DIR). With --summary or --diff.")
+    def report(results: tuple[str, ...], out_dir: str, junit_path: str | None, specs: tuple[str, ...] = (),
+               summary: bool = False, baseline: str | None = None, summary_url: str | None = None) -> None:
         """Render `check --json`, `ablate --json` and `prove --json` results as an HTML
         report (with Markdown, ITF traces and ShiViz logs beside it)."""
         from reports import load_items
 
+        if summary_url is not None and not (summary or baseline):
+            raise click.UsageError("--summary-url sets the summary's links: give --summary (or --diff) too")
+        inputs = [Input("a result file", r) for r in results]
         check_outputs(outputs_of(("-o", out_dir, True, REPORT_ENTRIES), ("--junit", junit_path, False, ())),
-                      [Input("a result file", r) for r in results])
+                      inputs + ([Input("--diff", baseline)] if baseline else []))
         files = [(path, load_items([path])) for path in results]
         items = [item for _path, loaded in files for item in loaded]
         classes = report_specs(files, specs)
+        write_summary = summary_writer(items, baseline, summary_url) if summary or baseline else None
         with Outputs() as out:
-            index = stage_html(out, items, out_dir, classes)
+            index = stage_html(out, items, out_dir, classes, summary=write_summary)
             junit = stage_junit(out, [i for i in items if isinstance(i, Result)], junit_path) if junit_path else None
         click.echo(f"report: {index}")
+        if write_summary is not None:
+            click.echo(f"summary: {Path(out_dir) / 'summary.md'}")
         if junit is not None:
             click.echo(f"JUnit XML: {junit}")
 
