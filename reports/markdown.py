@@ -114,18 +114,18 @@ def sequence_diagram(t: TraceView) -> list[str]:
             add(f"    p{p}--xp{q}: {mermaid(text)} in transit at the end")
             arrows += 1
     span = f"p0,p{len(tl.peers) - 1}" if len(tl.peers) > 1 else "p0"
-    if not bl.deliveries and not bl.missing:
-        what = "reached" if bl.witness else "breaks"
-        for k in sorted(bl.steps):
+    blamed = bl.steps if not bl.deliveries and not bl.missing else set()
+    what = "reached" if bl.witness else "breaks"
+    if arrows:
+        for k in sorted(blamed):
             lines.append(f"    Note over {span}: step {k}: {mermaid(t.steps[k].action)} ({what})")
-    if not arrows:  # nothing was sent or signalled: the steps themselves
-        at = {}
+    else:  # nothing was sent or signalled: the steps themselves, in order
+        at: dict[int, int] = {}
         for e in tl.events:
             at.setdefault(e.step, e.peer)
         for s in t.steps[1:]:
-            if s.number not in bl.steps or bl.deliveries or bl.missing:
-                where = f"p{at[s.number]}" if s.number in at else span
-                lines.append(f"    Note over {where}: step {s.number}: {mermaid(s.action)}")
+            where = f"p{at[s.number]}" if s.number in at and s.number not in blamed else span
+            lines.append(f"    Note over {where}: step {s.number}: {mermaid(s.action)}" + (f" ({what})" if s.number in blamed else ""))
     return lines
 
 
