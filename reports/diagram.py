@@ -201,13 +201,18 @@ def layout(timeline: Timeline, blame: Blame, uid: str, loop_start: int | None = 
         elif e.kind == "internal_send":
             internal_out.setdefault((e.peer, e.other, e.text), []).append((x, y))  # type: ignore[arg-type]
             diagram.marks.append(Mark(x, y, "pip", "internal-send", f"step {e.step}: sends {e.text}"))
-        elif e.kind == "internal_receive":
-            diagram.marks.append(Mark(x, y, "pip", "internal-receive", f"step {e.step}: receives {e.text}"))
+        elif e.kind in ("internal_receive", "internal_lose"):
+            lost = e.kind == "internal_lose"
+            if lost:
+                diagram.marks.append(Mark(x, y, "cross", "internal-lost", f"step {e.step}: {e.text} is lost on its way here"))
+            else:
+                diagram.marks.append(Mark(x, y, "pip", "internal-receive", f"step {e.step}: receives {e.text}"))
             queue = internal_out.get((e.other, e.peer, e.text))  # type: ignore[arg-type]
             if queue:
                 sx, sy = queue.pop(0)
-                ex, ey = _shorten(sx, sy, x, y, 4)
-                diagram.lines.append(Line(sx, sy, ex, ey, "internal", f"{e.text}: step {e.step}", e.text))
+                ex, ey = _shorten(sx, sy, x, y, 6 if lost else 4)
+                title = f"{e.text}: lost at step {e.step}" if lost else f"{e.text}: step {e.step}"
+                diagram.lines.append(Line(sx, sy, ex, ey, "internal dropped" if lost else "internal", title, e.text))
         elif e.kind in ("stage", "commit", "arrive"):
             shape = {"stage": "box", "commit": "square", "arrive": "ring"}[e.kind]
             diagram.marks.append(Mark(x, y, shape, e.kind, f"step {e.step}: {e.text}", name if e.message is not None else ""))
@@ -254,12 +259,13 @@ class Labels:
 
     Candidates run along the arrow (three quarters of the way first, then nearer the
     middle and the ends), on either side of it and further aside; the first free one is
-    taken (the first candidate when none is free). Labels are placed highlighted arrows
-    first, so theirs get the best places."""
+    taken, else the least crowded one (an arrow crossed weighs most). Labels are placed
+    highlighted arrows first, so theirs get the best places."""
 
     HEIGHT = 12.0
-    STEPS = (0.75, 0.6, 0.85, 0.45, 0.3, 0.92, 0.2, 0.66, 0.52, 0.38, 0.25, 0.12)
-    ASIDE = ((6, -4), (6, 12), (-6, -4), (-6, 12), (10, -9), (10, 17), (-10, -9), (-10, 17))
+    STEPS = (0.75, 0.6, 0.85, 0.45, 0.3, 0.92, 0.2, 0.66, 0.52, 0.38, 0.25, 0.12, 0.08, 0.96)
+    ASIDE = ((6, -4), (6, 12), (-6, -4), (-6, 12), (10, -9), (10, 17), (-10, -9), (-10, 17), (16, -15), (16, 23),
+             (-16, -15), (-16, 23))
 
     def __init__(self, diagram: Diagram) -> None:
         self.diagram = diagram
@@ -286,14 +292,16 @@ class Labels:
                 lx, ly = (x + dx, y + dy) if right else (x - dx, y + dy)
                 anchor_start = (dx > 0) == right
                 box = (lx, ly - self.HEIGHT + 2, lx + width, ly + 2) if anchor_start else (lx - width, ly - self.HEIGHT + 2, lx, ly + 2)
-                if best is None:
-                    best = (lx, ly, box)
-                if not any(_overlap(box, other) for other in (*self.placed, *self.taken)) and \
-                        not any(crosses(a, box) for a in self.arrows):
+                # an arrow crossed costs most, then another label, then a mark
+                cost = 100 * sum(crosses(a, box) for a in self.arrows) + \
+                    10 * sum(_overlap(box, other) for other in self.placed) + sum(_overlap(box, m) for m in self.taken)
+                if cost == 0:
                     self._take(line, lx, ly, box)
                     return
-        assert best is not None
-        self._take(line, *best)
+                if best is None or cost < best[0]:
+                    best = (cost, lx, ly, box)
+        assert best is not None  # no free place: the least crowded one
+        self._take(line, *best[1:])
 
     def _take(self, line: Line, lx: float, ly: float, box: tuple[float, float, float, float]) -> None:
         line.lx, line.ly = lx, ly

@@ -93,9 +93,12 @@ def sequence_diagram(t: TraceView) -> list[str]:
                 arrows += 1
         elif e.kind == "internal_send":
             internal[(e.peer, e.other, e.text)] = internal.get((e.peer, e.other, e.text), 0) + 1  # type: ignore[index]
-        elif e.kind == "internal_receive" and internal.get((e.other, e.peer, e.text), 0) > 0:  # type: ignore[arg-type]
+        elif e.kind in ("internal_receive", "internal_lose") and internal.get((e.other, e.peer, e.text), 0) > 0:  # type: ignore[arg-type]
             internal[(e.other, e.peer, e.text)] -= 1  # type: ignore[index]
-            add(f"    p{e.other}--)p{e.peer}: {mermaid(e.text)} (step {e.step})")
+            if e.kind == "internal_lose":
+                add(f"    p{e.other}--xp{e.peer}: {mermaid(e.text)} lost (step {e.step})")
+            else:
+                add(f"    p{e.other}--)p{e.peer}: {mermaid(e.text)} (step {e.step})")
             arrows += 1
     for mid, (p, k) in sorted(sent.items()):
         msg = tl.messages.get(mid)

@@ -39,7 +39,8 @@ class TimelineEvent:
     ``kind`` is a history event kind (``send``, ``deliver``, ``signal_out``,
     ``signal_in``, ``drop``, ``fail``, ``restart``), an action site (``stage``,
     ``commit``, ``arrive``, ``step``) or a protocol-internal message (``internal_send``,
-    ``internal_receive``: ``other`` is the other end, ``text`` the message's name).
+    ``internal_receive``, ``internal_lose``: ``other`` is the other end, ``text`` the
+    message's name).
     ``message`` is a message id, ``other`` the other peer of a
     signal, ``log_index`` the event's position in the peer's history log (history
     events only).
@@ -214,7 +215,7 @@ def internal_events(spec: Spec, step: int, label: tuple, history: History, text:
         else:
             ends = [(kind, other)]
         for end, to in ends:
-            if end not in ("send", "receive") or not (0 <= peer < peers and 0 <= to < peers):
+            if end not in ("send", "receive", "lose") or not (0 <= peer < peers and 0 <= to < peers):
                 continue
             out.append(TimelineEvent(step, peer, f"internal_{end}", None, to, None, str(name)))
     return out

@@ -301,7 +301,8 @@ class Skeen(AsyncPeerSpec):
 
     def internal_messages(self, action: tuple) -> list[tuple[str, int, int, str]]:
         """Proposals go from a destination to the sender, final timestamps from the
-        sender to each destination: ``propose(a1, 2)``, ``final(a1, 2)``."""
+        sender to each destination: ``propose(a1, 2)``, ``final(a1, 2)``; a channel may
+        lose one or copy it (a second send)."""
         kind = action[0]
         if kind == "propose":
             _, q, mid, ts = action
@@ -316,6 +317,10 @@ class Skeen(AsyncPeerSpec):
         if kind == "final":
             _, q, mid, ts = action
             return [("receive", q, mid // self.stride, f"final({self.mname(mid)}, {ts})")]
+        if kind in ("lose", "duplicate") and action[3] != MSG:
+            _, src, dst, wire, mid, ts = action
+            name = self.format_wire((wire, mid, ts))
+            return [("lose", dst, src, name) if kind == "lose" else ("send", src, dst, name)]
         return []
 
     def describe(self, state: tuple) -> dict[str, Any]:

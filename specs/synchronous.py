@@ -302,7 +302,8 @@ class Synchronous(PeerSpec, Symmetry):
     def internal_messages(self, action: tuple) -> list[tuple[str, int, int, str]]:
         """The control messages: a ``request`` for permission before a small message,
         the ``permission`` that answers it (the small message's send takes it), the
-        ``ack`` of a big message (its delivery sends it)."""
+        ``ack`` of a big message (its delivery sends it); a control message the channel
+        loses, or copies (a second send)."""
         kind, *args = action
         if kind == "request":
             return [("send", args[0], args[1], "request")]
@@ -319,6 +320,9 @@ class Synchronous(PeerSpec, Symmetry):
             return [("send", p, src, "ack")] if src > p and self.wait_for_ack else []
         if kind == "ack":
             return [("receive", args[0], args[1], "ack")]
+        if kind in ("lose", "duplicate") and args[2] != APP:
+            src, dst, k, _mid = args
+            return [("lose", dst, src, KIND_NAMES[k]) if kind == "lose" else ("send", src, dst, KIND_NAMES[k])]
         return []
 
     def describe(self, state: tuple) -> dict[str, Any]:

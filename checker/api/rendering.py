@@ -76,14 +76,17 @@ class Rendering:
         diagrams: messages outside the ordered history (a token, an acknowledgement, a
         request for a sequence number), drawn lighter than the application's messages.
 
-        Each item is ``("send", peer, to, name)``, ``("receive", peer, sender, name)``
-        or ``("send_dests", peer, message, name)``, with peer numbers as in the history;
+        Each item is ``("send", peer, to, name)``, ``("receive", peer, sender, name)``,
+        ``("lose", peer, sender, name)`` or ``("send_dests", peer, message, name)``,
+        with peer numbers as in the history. ``lose``: the channel loses a message
+        ``name`` from ``sender`` on its way to ``peer`` (drawn ending in a cross);
         ``send_dests`` sends ``name`` to each destination of application message
         ``message`` as the history records them (a reply to all of a multicast's
-        destinations, when the label does not name them). A receipt is matched with the
-        oldest unmatched send of that name from ``sender`` to ``peer``, and drawn as an
-        arrow from it; a send never matched is drawn in transit at the trace's end.
-        Empty (the default): the action sends and receives none."""
+        destinations, when the label does not name them). A receipt or a loss is
+        matched with the oldest unmatched send of that name from ``sender`` to
+        ``peer``, and drawn as an arrow from it; a send never matched is drawn in
+        transit at the trace's end. Empty (the default): the action sends and receives
+        none."""
         return ()
 
 
