@@ -2,16 +2,18 @@
 
 Time runs down the page, one row per trace step (numbered as in the step list beside
 the diagram), one vertical line per peer. Sends and deliveries are dots joined by an
-arrow from the send to each delivery; side-channel signals are dashed arrows in
-another colour; protocol-internal messages (tokens, acks, requests: a spec's
+arrow from the send to each delivery, or, when the spec places the message's arrival
+(an ``arrive`` or ``commit`` site), to the arrival, with a band on the receiver's line
+from the arrival to the delivery; side-channel signals are dashed arrows in another
+colour; protocol-internal messages (tokens, acks, proposals: a spec's
 ``internal_messages``) are thin light arrows; staging (blocks) and commits are squares
-on the queue's line; other local steps are small ticks. Offending deliveries and their
-arrows are drawn in the highlight colour, messages never delivered end in a dangling
-dashed arrow.
+on the queue's line; other local steps, and blocks or commits that change nothing
+described, are small ticks. Offending deliveries and their arrows are drawn in the
+highlight colour, messages never delivered end in a dangling dashed arrow.
 
 The columns widen to fill :data:`TARGET_WIDTH` when there are few peers (the page
 scales the drawing down to its column if need be), and every arrow's label is placed
-where it overlaps no other label and no event mark (:class:`Labels`).
+where it overlaps no arrow, no other label and no event mark (:class:`Labels`).
 """
 
 from __future__ import annotations
