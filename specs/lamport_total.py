@@ -276,7 +276,7 @@ class LamportTotal(AsyncPeerSpec):
     def internal_messages(self, action: tuple) -> list[tuple[str, int, int, str]]:
         """The acknowledgements, ``ack(a1)``: the sender's own when it broadcasts, each
         receiver's when it queues the message, to every other peer; a channel may lose
-        one or copy it (a second send)."""
+        one (a copy's receipt is drawn as a receipt)."""
         kind = action[0]
         if kind in ("send", "receive"):
             p, mid = action[1], action[2]
@@ -284,10 +284,9 @@ class LamportTotal(AsyncPeerSpec):
         if kind == "ack":
             _, q, src, mid, _ts = action
             return [("receive", q, src, f"ack({self.mname(mid)})")]
-        if kind in ("lose", "duplicate") and action[3] == ACK:
+        if kind == "lose" and action[3] == ACK:
             _, src, dst, _wire, mid, _ts = action
-            name = f"ack({self.mname(mid)})"
-            return [("lose", dst, src, name) if kind == "lose" else ("send", src, dst, name)]
+            return [("lose", dst, src, f"ack({self.mname(mid)})")]
         return []
 
     def describe(self, state: tuple) -> dict[str, Any]:

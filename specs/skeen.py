@@ -302,7 +302,7 @@ class Skeen(AsyncPeerSpec):
     def internal_messages(self, action: tuple) -> list[tuple[str, int, int, str]]:
         """Proposals go from a destination to the sender, final timestamps from the
         sender to each destination: ``propose(a1, 2)``, ``final(a1, 2)``; a channel may
-        lose one or copy it (a second send)."""
+        lose one (a copy's receipt is drawn as a receipt)."""
         kind = action[0]
         if kind == "propose":
             _, q, mid, ts = action
@@ -317,10 +317,9 @@ class Skeen(AsyncPeerSpec):
         if kind == "final":
             _, q, mid, ts = action
             return [("receive", q, mid // self.stride, f"final({self.mname(mid)}, {ts})")]
-        if kind in ("lose", "duplicate") and action[3] != MSG:
+        if kind == "lose" and action[3] != MSG:
             _, src, dst, wire, mid, ts = action
-            name = self.format_wire((wire, mid, ts))
-            return [("lose", dst, src, name) if kind == "lose" else ("send", src, dst, name)]
+            return [("lose", dst, src, self.format_wire((wire, mid, ts)))]
         return []
 
     def describe(self, state: tuple) -> dict[str, Any]:

@@ -303,7 +303,7 @@ class Synchronous(PeerSpec, Symmetry):
         """The control messages: a ``request`` for permission before a small message,
         the ``permission`` that answers it (the small message's send takes it), the
         ``ack`` of a big message (its delivery sends it); a control message the channel
-        loses, or copies (a second send)."""
+        loses (a copy's receipt is drawn as a receipt)."""
         kind, *args = action
         if kind == "request":
             return [("send", args[0], args[1], "request")]
@@ -320,9 +320,9 @@ class Synchronous(PeerSpec, Symmetry):
             return [("send", p, src, "ack")] if src > p and self.wait_for_ack else []
         if kind == "ack":
             return [("receive", args[0], args[1], "ack")]
-        if kind in ("lose", "duplicate") and args[2] != APP:
+        if kind == "lose" and args[2] != APP:
             src, dst, k, _mid = args
-            return [("lose", dst, src, KIND_NAMES[k]) if kind == "lose" else ("send", src, dst, KIND_NAMES[k])]
+            return [("lose", dst, src, KIND_NAMES[k])]
         return []
 
     def describe(self, state: tuple) -> dict[str, Any]:
