@@ -278,3 +278,13 @@ def test_in_the_browser_no_label_lies_over_an_arrow(busy_report, slug):
         box = (label["x"], label["y"], label["x"] + label["w"], label["y"] + label["h"])
         over = [a["title"] for a in data["arrows"] if crosses((a["x1"], a["y1"], a["x2"], a["y2"]), box, pad=0)]
         assert not over, (label["text"], over)
+
+
+def test_a_control_message_the_channel_loses_ends_in_a_cross():
+    t = trace("synchronous-tlc-duplicating", "deadlock_free")
+    assert t.steps[3].action == "permission from b to a is lost"
+    (lost,) = [line for line in t.diagram.lines if line.cls == "internal dropped"]
+    assert lost.label == "permission" and abs(lost.y2 - t.diagram.rows[3][1]) < 8 and lost.x2 < lost.x1  # b to a
+    assert not [line for line in t.diagram.lines if "internal" in line.cls and "pending" in line.cls]
+    assert any(m.cls == "internal-lost" and m.shape == "cross" for m in t.diagram.marks)
+    assert "    p1--xp0: permission lost (step 3)" in sequence_diagram(t)
