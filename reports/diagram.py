@@ -2,23 +2,25 @@
 
 Time runs down the page, one row per trace step (numbered as in the step list beside
 the diagram), one vertical line per peer. Sends and deliveries are dots joined by an
-arrow from the send to each delivery; side-channel signals are dashed arrows in
-another colour; protocol-internal messages (tokens, acks, requests: a spec's
+arrow from the send to each delivery, or, when the spec places the message's arrival
+(an ``arrive`` or ``commit`` site), to the arrival, with a band on the receiver's line
+from the arrival to the delivery; side-channel signals are dashed arrows in another
+colour; protocol-internal messages (tokens, acks, proposals: a spec's
 ``internal_messages``) are thin light arrows; staging (blocks) and commits are squares
-on the queue's line; other local steps are small ticks. Offending deliveries and their
-arrows are drawn in the highlight colour, messages never delivered end in a dangling
-dashed arrow.
+on the queue's line; other local steps, and blocks or commits that change nothing
+described, are small ticks. Offending deliveries and their arrows are drawn in the
+highlight colour, messages never delivered end in a dangling dashed arrow.
 
 The columns widen to fill :data:`TARGET_WIDTH` when there are few peers (the page
 scales the drawing down to its column if need be), and every arrow's label is placed
-where it overlaps no other label and no event mark (:class:`Labels`).
+where it overlaps no arrow, no other label and no event mark (:class:`Labels`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from reports.timeline import Blame, Timeline
+from reports.timeline import Blame, Timeline, TimelineEvent
 
 ROW = 30  # pixels per step
 COL = 120  # least pixels between peer lines
@@ -82,6 +84,10 @@ class Diagram:
     colours: dict[str, str] = field(default_factory=dict)
     loop: tuple[float, float] | None = None  # rows a lasso repeats for ever (y from, y to)
 
+    def has(self, role: str) -> bool:
+        """Whether some line has ``role`` among its classes (for the legend)."""
+        return any(role in line.cls.split() for line in self.lines)
+
 
 def layout(timeline: Timeline, blame: Blame, uid: str, loop_start: int | None = None) -> Diagram:
     """Place every event of ``timeline``; ``uid`` keeps marker ids unique on a page.
@@ -131,6 +137,13 @@ def layout(timeline: Timeline, blame: Blame, uid: str, loop_start: int | None = 
     internal_out: dict[tuple[int, int, str], list[tuple[float, float]]] = {}
     consumed: set[tuple[int, int]] = set()
     hot = "offending" if not blame.witness else "witness"
+    # A message's first arrival at a peer (an ``arrive`` or ``commit`` site) ends its
+    # arrow there; its delivery is then joined to the arrival on the peer's line.
+    fate: dict[tuple[int, int], TimelineEvent] = {}  # (message, peer): its delivery or drop
+    for e in timeline.events:
+        if e.kind in ("deliver", "drop") and e.message is not None:
+            fate.setdefault((e.message, e.peer), e)
+    arrived: dict[tuple[int, int], tuple[float, float, int]] = {}  # (message, peer): x, y, step
     for e in timeline.events:
         x, y = pos(e.step, e.peer)
         name = timeline.message_name(e.message)
@@ -142,12 +155,41 @@ def layout(timeline: Timeline, blame: Blame, uid: str, loop_start: int | None = 
             bad = (e.peer, e.log_index) in blame.deliveries
             cls = e.kind + (f" {hot}" if bad else "")
             diagram.marks.append(Mark(x, y, "ring" if e.kind == "deliver" else "cross", cls, f"step {e.step}: {e.text}"))
-            if e.message in sends:
+            came = arrived.get((e.message, e.peer))  # type: ignore[arg-type]
+            if came is not None:
+                ax, ay, at = came
+                hcls = "held" + (f" {hot}" if bad else "") + (" dropped" if e.kind == "drop" else "")
+                what = "delivered" if e.kind == "deliver" else "dropped"
+                title = f"{name}: arrived at step {at}, held until {what} at step {e.step}"
+                diagram.lines.append(Line(ax, ay, x, y - (8 if bad else 6), hcls, title))
+            elif e.message in sends:
                 sx, sy = sends[e.message]
                 lcls = "message" + (f" {hot}" if bad else "") + (" dropped" if e.kind == "drop" else "")
                 lx, ly = _label_at(sx, sy, x, y)
                 ex, ey = _shorten(sx, sy, x, y, 8 if bad else 6)
                 diagram.lines.append(Line(sx, sy, ex, ey, lcls, f"{name}: {e.text} (step {e.step})", name, lx, ly))
+        elif e.kind in ("arrive", "commit") and e.message is not None and (e.message, e.peer) not in arrived \
+                and (e.message, e.peer) not in consumed:
+            arrived[(e.message, e.peer)] = (x, y, e.step)
+            then = fate.get((e.message, e.peer))
+            if then is not None:
+                bad = (then.peer, then.log_index) in blame.deliveries
+            else:
+                bad = (e.message, e.peer) in blame.missing or (e.message, e.peer) in blame.awaited
+            shape = "square" if e.kind == "commit" else "ring"
+            diagram.marks.append(Mark(x, y, shape, e.kind, f"step {e.step}: {e.text}", name if e.kind == "commit" else ""))
+            if e.message in sends:
+                sx, sy = sends[e.message]
+                lcls = "message" + (f" {hot}" if bad else "")
+                if then is None:
+                    state = "arrived, " + ("never delivered" if (e.message, e.peer) in blame.missing else
+                                           "not yet delivered when the offending delivery was made" if bad else
+                                           "not delivered when the trace ends")
+                else:
+                    state = f"arrives at step {e.step}, {'delivered' if then.kind == 'deliver' else 'dropped'} at step {then.step}"
+                lx, ly = _label_at(sx, sy, x, y)
+                ex, ey = _shorten(sx, sy, x, y, 6)
+                diagram.lines.append(Line(sx, sy, ex, ey, lcls, f"{name} to {timeline.peers[e.peer]}: {state}", name, lx, ly))
         elif e.kind == "signal_out":
             signal_at[(e.peer, e.log_index)] = (x, y)  # type: ignore[index]
             diagram.marks.append(Mark(x, y, "dot", "signal-out", f"step {e.step}: {e.text}"))
@@ -161,15 +203,20 @@ def layout(timeline: Timeline, blame: Blame, uid: str, loop_start: int | None = 
         elif e.kind == "internal_send":
             internal_out.setdefault((e.peer, e.other, e.text), []).append((x, y))  # type: ignore[arg-type]
             diagram.marks.append(Mark(x, y, "pip", "internal-send", f"step {e.step}: sends {e.text}"))
-        elif e.kind == "internal_receive":
-            diagram.marks.append(Mark(x, y, "pip", "internal-receive", f"step {e.step}: receives {e.text}"))
+        elif e.kind in ("internal_receive", "internal_lose"):
+            lost = e.kind == "internal_lose"
+            if lost:
+                diagram.marks.append(Mark(x, y, "cross", "internal-lost", f"step {e.step}: {e.text} is lost on its way here"))
+            else:
+                diagram.marks.append(Mark(x, y, "pip", "internal-receive", f"step {e.step}: receives {e.text}"))
             queue = internal_out.get((e.other, e.peer, e.text))  # type: ignore[arg-type]
             if queue:
                 sx, sy = queue.pop(0)
-                ex, ey = _shorten(sx, sy, x, y, 4)
-                diagram.lines.append(Line(sx, sy, ex, ey, "internal", f"{e.text}: step {e.step}", e.text))
-        elif e.kind in ("stage", "commit"):
-            shape = "box" if e.kind == "stage" else "square"
+                ex, ey = _shorten(sx, sy, x, y, 6 if lost else 4)
+                title = f"{e.text}: lost at step {e.step}" if lost else f"{e.text}: step {e.step}"
+                diagram.lines.append(Line(sx, sy, ex, ey, "internal dropped" if lost else "internal", title, e.text))
+        elif e.kind in ("stage", "commit", "arrive"):
+            shape = {"stage": "box", "commit": "square", "arrive": "ring"}[e.kind]
             diagram.marks.append(Mark(x, y, shape, e.kind, f"step {e.step}: {e.text}", name if e.message is not None else ""))
         else:
             diagram.marks.append(Mark(x, y, "tick", "step", f"step {e.step}: {e.text}"))
@@ -182,6 +229,12 @@ def layout(timeline: Timeline, blame: Blame, uid: str, loop_start: int | None = 
             continue
         for q in sorted(msg.dests):
             if (mid, q) in consumed:
+                continue
+            if (mid, q) in arrived:  # arrived, never delivered: held to the end of the trace
+                ax, ay, at = arrived[(mid, q)]
+                bad = (mid, q) in blame.missing or (mid, q) in blame.awaited
+                diagram.lines.append(Line(ax, ay, ax, bottom, "held pending" + (f" {hot}" if bad else ""),
+                                          f"{msg.name}: arrived at {timeline.peers[q]} at step {at}, not delivered when the trace ends"))
                 continue
             bad = (mid, q) in blame.missing or (mid, q) in blame.awaited
             cls = "pending" + (f" {hot}" if bad else "")
@@ -203,18 +256,24 @@ def layout(timeline: Timeline, blame: Blame, uid: str, loop_start: int | None = 
 
 
 class Labels:
-    """Places every arrow's label where it overlaps no other label and no mark.
+    """Places every arrow's label where it overlaps no other label, no mark and no
+    arrow (its own included).
 
     Candidates run along the arrow (three quarters of the way first, then nearer the
-    middle and the ends), on either side of it; the first free one is taken. Labels are
-    placed highlighted arrows first, so theirs get the best places."""
+    middle and the ends), on either side of it and further aside; the first free one is
+    taken, else the least crowded one (an arrow crossed weighs most). Labels are placed
+    highlighted arrows first, so theirs get the best places."""
 
     HEIGHT = 12.0
+    STEPS = (0.75, 0.6, 0.85, 0.45, 0.3, 0.92, 0.2, 0.66, 0.52, 0.38, 0.25, 0.12, 0.08, 0.96)
+    ASIDE = ((6, -4), (6, 12), (-6, -4), (-6, 12), (10, -9), (10, 17), (-10, -9), (-10, 17), (16, -15), (16, 23),
+             (-16, -15), (-16, 23))
 
     def __init__(self, diagram: Diagram) -> None:
         self.diagram = diagram
         self.taken: list[tuple[float, float, float, float]] = [(m.x - 7, m.y - 7, m.x + 7, m.y + 7) for m in diagram.marks]
         self.placed: list[tuple[float, float, float, float]] = []
+        self.arrows = [(ln.x1, ln.y1, ln.x2, ln.y2) for ln in diagram.lines]
 
     def place_all(self) -> None:
         order = sorted(
@@ -228,20 +287,23 @@ class Labels:
         width = CHAR * len(line.label) + 2
         right = line.x2 >= line.x1
         best = None
-        for t in (0.75, 0.6, 0.85, 0.45, 0.3, 0.92, 0.2):
+        for t in self.STEPS:
             x = line.x1 + (line.x2 - line.x1) * t
             y = line.y1 + (line.y2 - line.y1) * t
-            for dx, dy in ((6, -4), (6, 12), (-6, -4), (-6, 12)):
+            for dx, dy in self.ASIDE:
                 lx, ly = (x + dx, y + dy) if right else (x - dx, y + dy)
                 anchor_start = (dx > 0) == right
                 box = (lx, ly - self.HEIGHT + 2, lx + width, ly + 2) if anchor_start else (lx - width, ly - self.HEIGHT + 2, lx, ly + 2)
-                if best is None:
-                    best = (lx, ly, box)
-                if not any(_overlap(box, other) for other in (*self.placed, *self.taken)):
+                # an arrow crossed costs most, then another label, then a mark
+                cost = 100 * sum(crosses(a, box) for a in self.arrows) + \
+                    10 * sum(_overlap(box, other) for other in self.placed) + sum(_overlap(box, m) for m in self.taken)
+                if cost == 0:
                     self._take(line, lx, ly, box)
                     return
-        assert best is not None
-        self._take(line, *best)
+                if best is None or cost < best[0]:
+                    best = (cost, lx, ly, box)
+        assert best is not None  # no free place: the least crowded one
+        self._take(line, *best[1:])
 
     def _take(self, line: Line, lx: float, ly: float, box: tuple[float, float, float, float]) -> None:
         line.lx, line.ly = lx, ly
@@ -251,6 +313,29 @@ class Labels:
 
 def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def crosses(segment: tuple[float, float, float, float], box: tuple[float, float, float, float], pad: float = 1.5) -> bool:
+    """Whether the line ``segment`` (x1, y1, x2, y2) passes through ``box`` (left, top,
+    right, bottom) grown by ``pad`` pixels on each side (an arrow's stroke has a width):
+    the segment clipped to the box (Liang-Barsky) is not empty."""
+    x1, y1, x2, y2 = segment
+    left, top, right, bottom = box[0] - pad, box[1] - pad, box[2] + pad, box[3] + pad
+    dx, dy = x2 - x1, y2 - y1
+    lo, hi = 0.0, 1.0
+    for p, q in ((-dx, x1 - left), (dx, right - x1), (-dy, y1 - top), (dy, bottom - y1)):
+        if p == 0:
+            if q < 0:
+                return False
+            continue
+        r = q / p
+        if p < 0:
+            lo = max(lo, r)
+        else:
+            hi = min(hi, r)
+        if lo > hi:
+            return False
+    return True
 
 
 def _label_at(x1: float, y1: float, x2: float, y2: float) -> tuple[float, float]:

@@ -29,7 +29,7 @@ from specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT
 from specs.properties import MONITORS, first_violation
 
 # Event kinds that come before receipts within one step (so signals pair up in order).
-_FIRST = {"send", "signal_out", "fail", "restart", "stage", "commit", "step", "internal_send"}
+_FIRST = {"send", "signal_out", "fail", "restart", "stage", "commit", "arrive", "step", "internal_send"}
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,10 @@ class TimelineEvent:
 
     ``kind`` is a history event kind (``send``, ``deliver``, ``signal_out``,
     ``signal_in``, ``drop``, ``fail``, ``restart``), an action site (``stage``,
-    ``commit``, ``step``) or a protocol-internal message (``internal_send``,
-    ``internal_receive``: ``other`` is the other end, ``text`` the message's name). ``message`` is a message id, ``other`` the other peer of a
+    ``commit``, ``arrive``, ``step``) or a protocol-internal message (``internal_send``,
+    ``internal_receive``, ``internal_lose``: ``other`` is the other end, ``text`` the
+    message's name).
+    ``message`` is a message id, ``other`` the other peer of a
     signal, ``log_index`` the event's position in the peer's history log (history
     events only).
     """
@@ -176,33 +178,46 @@ def build_timeline(spec: Spec, steps: list[Step], states: list[Any] | None = Non
             seen[p] = len(log)
         if k > 0 and steps[k].label is not None:
             label = tuple(steps[k].label)
-            step_events.extend(internal_events(spec, k, label, len(final.peers), steps[k].action or ""))
+            step_events.extend(internal_events(spec, k, label, final, steps[k].action or ""))
             if type(shown).action_site is not Rendering.action_site:
                 site = shown.action_site(label)
             else:  # a spec that does not place its steps: (name, peer, ...) is the usual form
                 site = _guess_site(label, len(final.peers)) if not step_events else None
             if site is not None:
                 kind, peer, mid = site
+                text = steps[k].action or kind
+                if kind in ("stage", "commit") and steps[k].state == steps[k - 1].state:
+                    # draw only what the step changed: no block or commit the described state does not show
+                    kind, text = "step", f"{text} (no change in the described state)"
                 if 0 <= peer < len(final.peers):
-                    step_events.append(TimelineEvent(k, peer, kind, mid, text=steps[k].action or kind))
+                    step_events.append(TimelineEvent(k, peer, kind, mid, text=text))
         step_events.sort(key=lambda e: (0 if e.kind in _FIRST else 1, e.peer))
         events.extend(step_events)
     return Timeline(final.peers, messages, events, final, len(steps))
 
 
-def internal_events(spec: Spec, step: int, label: tuple, peers: int, text: str) -> list[TimelineEvent]:
+def internal_events(spec: Spec, step: int, label: tuple, history: History, text: str) -> list[TimelineEvent]:
     """The protocol-internal messages the action at ``step`` sends or receives
     (:meth:`checker.api.rendering.Rendering.internal_messages`), as ``internal_send`` and
     ``internal_receive`` events whose ``other`` is the other end and ``text`` the
-    message's name; those naming a process outside the history's peers are left out."""
+    message's name; a ``send_dests`` item is one ``internal_send`` per destination of
+    its message in ``history`` (the trace's last); those naming a process outside the
+    history's peers are left out."""
     shown = rendering_of(spec)
     if type(shown).internal_messages is Rendering.internal_messages:
         return []
+    peers = len(history.peers)
     out = []
     for kind, peer, other, name in shown.internal_messages(label):
-        if kind not in ("send", "receive") or not (0 <= peer < peers and 0 <= other < peers):
-            continue
-        out.append(TimelineEvent(step, peer, f"internal_{kind}", None, other, None, str(name)))
+        if kind == "send_dests":
+            msg = history.messages.get(other)
+            ends = [("send", d) for d in sorted(msg.dests)] if msg is not None else []
+        else:
+            ends = [(kind, other)]
+        for end, to in ends:
+            if end not in ("send", "receive", "lose") or not (0 <= peer < peers and 0 <= to < peers):
+                continue
+            out.append(TimelineEvent(step, peer, f"internal_{end}", None, to, None, str(name)))
     return out
 
 

@@ -585,8 +585,13 @@ class Bus1(PeerSpec, Symmetry):
         return super().format_action(action)
 
     def action_site(self, action: tuple) -> tuple[str, int, int | None] | None:
+        """A block is staged on the destination's queue, a queueing commits there; without
+        ``block_destinations`` a block step only reads the destination's clock, a step
+        of the sender's transaction that puts nothing on any queue."""
         kind, p, *rest = action
         if kind == "block":
+            if not self.block_destinations:
+                return ("step", p, rest[1])
             return ("stage", rest[0], rest[1])
         if kind in ("queue", "sync_queue"):
             return ("commit", rest[0], rest[1])

@@ -357,6 +357,12 @@ class HoldBackSpec(PeerSpec, Symmetry):
     def properties(self) -> list[Property]:
         return [*LIBRARY, *WITNESSES]
 
+    def action_site(self, action: tuple) -> tuple[str, int, int | None] | None:
+        """A message held back has arrived: its delivery comes later."""
+        if action[0] == "buffer":
+            return ("arrive", action[1], action[2])
+        return super().action_site(action)
+
     def format_action(self, action: tuple) -> str:
         kind = action[0]
         if kind == "receive":

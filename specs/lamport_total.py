@@ -265,6 +265,31 @@ class LamportTotal(AsyncPeerSpec):
             return f"{self.names[q]} gets {self.names[src]}'s ack of {self.mname(mid)} (@{ts})"
         return super().format_action(action)
 
+    def action_site(self, action: tuple) -> tuple[str, int, int | None] | None:
+        """A message arrives when its destination queues it (and acknowledges it);
+        taking an acknowledgement is a step of the peer that takes it."""
+        if action[0] == "receive":
+            return ("arrive", action[1], action[2])
+        if action[0] == "ack":
+            return ("step", action[1], action[3])
+        return super().action_site(action)
+
+    def internal_messages(self, action: tuple) -> list[tuple[str, int, int, str]]:
+        """The acknowledgements, ``ack(a1)``: the sender's own when it broadcasts, each
+        receiver's when it queues the message, to every other peer; a channel may lose
+        one (a copy's receipt is drawn as a receipt)."""
+        kind = action[0]
+        if kind in ("send", "receive"):
+            p, mid = action[1], action[2]
+            return [("send", p, q, f"ack({self.mname(mid)})") for q in range(self.peers) if q != p]
+        if kind == "ack":
+            _, q, src, mid, _ts = action
+            return [("receive", q, src, f"ack({self.mname(mid)})")]
+        if kind == "lose" and action[3] == ACK:
+            _, src, dst, _wire, mid, _ts = action
+            return [("lose", dst, src, f"ack({self.mname(mid)})")]
+        return []
+
     def describe(self, state: tuple) -> dict[str, Any]:
         view = self.base_view(state)
         clocks, queues, acks, latest = state[CLOCKS:]

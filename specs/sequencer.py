@@ -180,6 +180,13 @@ class Sequencer(AsyncPeerSpec):
             return self.mname(msg[0])
         return f"#{msg[0]}:{self.mname(msg[1])}"
 
+    def action_site(self, action: tuple) -> tuple[str, int, int | None] | None:
+        """A numbered message held back at a peer has arrived there: its delivery
+        comes later."""
+        if action[0] == "receive":
+            return ("arrive", action[1], action[2])
+        return super().action_site(action)
+
     def format_action(self, action: tuple) -> str:
         kind = action[0]
         if kind == "sequence":

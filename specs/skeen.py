@@ -286,6 +286,42 @@ class Skeen(AsyncPeerSpec):
             return f"{self.names[q]} marks {self.mname(mid)} deliverable at {ts}"
         return super().format_action(action)
 
+    def action_site(self, action: tuple) -> tuple[str, int, int | None] | None:
+        """A message arrives when its destination queues it as undeliverable (and
+        proposes), and is committed when the final timestamp marks it deliverable;
+        collecting proposals is a step of the sender."""
+        kind = action[0]
+        if kind == "propose":
+            return ("arrive", action[1], action[2])
+        if kind == "final":
+            return ("commit", action[1], action[2])
+        if kind in ("collect", "finalise"):
+            return ("step", action[1], action[3])
+        return super().action_site(action)
+
+    def internal_messages(self, action: tuple) -> list[tuple[str, int, int, str]]:
+        """Proposals go from a destination to the sender, final timestamps from the
+        sender to each destination: ``propose(a1, 2)``, ``final(a1, 2)``; a channel may
+        lose one (a copy's receipt is drawn as a receipt)."""
+        kind = action[0]
+        if kind == "propose":
+            _, q, mid, ts = action
+            return [("send", q, mid // self.stride, f"propose({self.mname(mid)}, {ts})")]
+        if kind == "collect":
+            _, p, src, mid, ts = action
+            return [("receive", p, src, f"propose({self.mname(mid)}, {ts})")]
+        if kind == "finalise":
+            _, p, src, mid, ts, final = action
+            return [("receive", p, src, f"propose({self.mname(mid)}, {ts})"),
+                    ("send_dests", p, mid, f"final({self.mname(mid)}, {final})")]
+        if kind == "final":
+            _, q, mid, ts = action
+            return [("receive", q, mid // self.stride, f"final({self.mname(mid)}, {ts})")]
+        if kind == "lose" and action[3] != MSG:
+            _, src, dst, wire, mid, ts = action
+            return [("lose", dst, src, self.format_wire((wire, mid, ts)))]
+        return []
+
     def describe(self, state: tuple) -> dict[str, Any]:
         view = self.base_view(state)
         clocks, waiting, queues = state[CLOCKS:]

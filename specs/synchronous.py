@@ -300,6 +300,32 @@ class Synchronous(PeerSpec, Symmetry):
             return f"{what} from {n[src]} to {n[dst]} is {'lost' if kind == 'lose' else 'duplicated'}"
         return super().format_action(action)
 
+    def internal_messages(self, action: tuple) -> list[tuple[str, int, int, str]]:
+        """The control messages: a ``request`` for permission before a small message,
+        the ``permission`` that answers it (the small message's send takes it), the
+        ``ack`` of a big message (its delivery sends it); a control message the channel
+        loses (a copy's receipt is drawn as a receipt)."""
+        kind, *args = action
+        if kind == "request":
+            return [("send", args[0], args[1], "request")]
+        if kind == "grant":
+            p, src = args
+            return [("receive", p, src, "request"), ("send", p, src, "permission")]
+        if kind == "send":
+            p, _mid, dmask = args
+            d = members(dmask)[0]
+            return [("receive", p, d, "permission")] if d > p and self.request_permission else []
+        if kind == "deliver":
+            p, mid = args
+            src = mid // self.stride
+            return [("send", p, src, "ack")] if src > p and self.wait_for_ack else []
+        if kind == "ack":
+            return [("receive", args[0], args[1], "ack")]
+        if kind == "lose" and args[2] != APP:
+            src, dst, k, _mid = args
+            return [("lose", dst, src, KIND_NAMES[k])]
+        return []
+
     def describe(self, state: tuple) -> dict[str, Any]:
         chans, procs, ghost, know, signals, dups = state
         h, messages = self.common_view(state)

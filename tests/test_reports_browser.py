@@ -35,7 +35,7 @@ function info(el) {
 const svg = document.querySelector('svg.spacetime'), box = svg.getBoundingClientRect();
 const out = {svg: {x: box.x, y: box.y, w: box.width, h: box.height},
   arrows: [...document.querySelectorAll('g.arrow.message line')].map(info),
-  hot: [...document.querySelectorAll('g.arrow.offending line')].map(info),
+  hot: [...document.querySelectorAll('g.arrow.offending:not(.held) line')].map(info),
   rings: [...document.querySelectorAll('g.mark.deliver.offending circle')].map(info)};
 const pre = document.createElement('pre'); pre.id = 'probe'; pre.textContent = JSON.stringify(out);
 document.body.appendChild(pre);

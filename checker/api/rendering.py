@@ -55,9 +55,19 @@ class Rendering:
 
         Sends, deliveries and signals are drawn from the history; this places the other
         steps. ``kind`` is ``"stage"`` (a message is staged or blocked on ``peer``'s
-        queue), ``"commit"`` (a message is committed to ``peer``'s queue) or ``"step"``
-        (another local step at ``peer``); ``message`` is a message id or ``None``.
-        ``None`` (the default) draws nothing for the action.
+        queue), ``"commit"`` (a message is committed to ``peer``'s queue), ``"arrive"``
+        (a message reaches ``peer``, which holds it back undelivered for now) or
+        ``"step"`` (another local step at ``peer``); ``message`` is a message id or
+        ``None``.
+
+        The first ``"arrive"`` or ``"commit"`` of a message at a peer is where the
+        diagram ends the message's arrow; its delivery, later, is drawn on the peer's
+        line joined to the arrival (a message's arrival is not hidden behind its
+        delivery). Give the site of what the action does in the run being shown: a
+        ``"stage"`` for a block that a configuration leaves out would draw a block
+        that did not happen (a ``"stage"`` or ``"commit"`` of a step that changes
+        nothing in :meth:`describe`'s view is drawn as a plain step). ``None`` (the
+        default) draws nothing for the action.
         """
         return None
 
@@ -66,10 +76,17 @@ class Rendering:
         diagrams: messages outside the ordered history (a token, an acknowledgement, a
         request for a sequence number), drawn lighter than the application's messages.
 
-        Each item is ``("send", peer, to, name)`` or ``("receive", peer, sender, name)``
-        with peer numbers as in the history; a receipt is matched with the oldest
-        unmatched send of that name from ``sender`` to ``peer``. Empty (the default):
-        the action sends and receives none."""
+        Each item is ``("send", peer, to, name)``, ``("receive", peer, sender, name)``,
+        ``("lose", peer, sender, name)`` or ``("send_dests", peer, message, name)``,
+        with peer numbers as in the history. ``lose``: the channel loses a message
+        ``name`` from ``sender`` on its way to ``peer`` (drawn ending in a cross);
+        ``send_dests`` sends ``name`` to each destination of application message
+        ``message`` as the history records them (a reply to all of a multicast's
+        destinations, when the label does not name them). A receipt or a loss is
+        matched with the oldest unmatched send of that name from ``sender`` to
+        ``peer``, and drawn as an arrow from it; a send never matched is drawn in
+        transit at the trace's end. Empty (the default): the action sends and receives
+        none."""
         return ()
 
 
