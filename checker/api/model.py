@@ -7,7 +7,7 @@ take it as it is, so they need neither the file format nor the spec registry.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -64,5 +64,5 @@ class Model:
         result.evidence = {prop: dict(entry) for prop, entry in self.evidence.items()}
         result.not_checked = dict(self.not_checked)
         result.provenance = Provenance(__version__, self.commit,
-                                       datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+                                       datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
         return result
