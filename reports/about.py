@@ -82,6 +82,8 @@ def bounds_text(result: Result) -> str:
 def reduction_lines(result: Result) -> list[str]:
     """For symmetry and partial-order reduction, whether it was asked for and whether
     it applied (with the warning that says why not); then the refinements applied."""
+    if result.engine == "simulate":
+        return ["none: a simulation walks the unreduced state graph"]
     out = []
     asked = result.reductions_requested
     for key in ("symmetry", "por"):

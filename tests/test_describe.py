@@ -60,6 +60,14 @@ def test_a_record_says_what_its_model_is_and_reads_back(tmp_path: Path) -> None:
            if k not in ("description", "reductions_requested", "evidence", "not_checked", "provenance")}
     legacy = Result.from_json(old)
     assert legacy.provenance is None and legacy.not_checked == {} and legacy.description == ""
+    # A simulation describes its model too, and says it reduced nothing.
+    from checker.simulate.run import simulate
+    from reports.about import reduction_lines
+
+    walked = simulate(load_model(tmp_path / "c.toml"), 3, 5, 0, None)
+    assert walked.description == "x counts to 3" and walked.provenance.version == checker.__version__
+    assert walked.not_checked == record["not_checked"]
+    assert reduction_lines(walked) == ["none: a simulation walks the unreduced state graph"]
     # Each new field is type-checked, the field named.
     for field, value, where in (("provenance", {"version": "1", "commit": 5, "date": ""}, "provenance.commit"),
                                 ("not_checked", {"reaches_two": 1}, "not_checked.reaches_two"),
@@ -134,6 +142,21 @@ def test_the_index_and_trace_pages_say_what_each_model_is(tmp_path: Path) -> Non
     write_report(alone, tmp_path / "alone", None)
     assert "<code>elsewhere.toml</code> <span class=\"muted\">(not in this report)" in (
         tmp_path / "alone" / "index.html").read_text()
+
+
+def test_a_record_from_before_says_not_recorded(tmp_path: Path) -> None:
+    """An old record (without the fields) renders, saying what it does not know."""
+    record = run(counter(tmp_path / "c.toml", bad=2)).to_json()
+    for key in ("description", "reductions_requested", "evidence", "not_checked", "provenance"):
+        del record[key]
+    view = build_report([Result.from_json(record)])
+    write_report(view, tmp_path / "r", record)
+    index = (tmp_path / "r" / "index.html").read_text()
+    assert "ordercheck version, commit and date: not recorded in these results" in index
+    assert "<th>checked by</th><td>ordercheck not recorded · commit <code>not recorded</code> · not recorded" in index
+    assert "symmetry: not applied (whether it was asked for: not recorded)" in index
+    page = (tmp_path / "r" / "traces" / "c--not_bad.html").read_text()
+    assert "<th>constants</th><td>limit = 3, bad = 2</td>" in page
 
 
 def test_a_trace_page_says_a_verdict_is_not_as_expected(tmp_path: Path) -> None:
