@@ -96,7 +96,8 @@ def reduction_lines(result: Result) -> list[str]:
         elif applied:
             out.append(f"{name}: on, applied")
         else:
-            why = next((w.split(":", 1)[1].strip() for w in result.warnings if w.startswith(_NOTE_PREFIX[key])), "")
+            why = next((w.split(":", 1)[1].strip().replace("; not applied", "", 1)
+                        for w in result.warnings if w.startswith(_NOTE_PREFIX[key])), "")
             if not why and result.engine == "spark":
                 why = "the Spark engine applies no reduction"
             out.append(f"{name}: asked for, not applied" + (f" ({why})" if why else ""))
