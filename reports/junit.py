@@ -63,10 +63,12 @@ def _configuration(r: Result) -> str:
                       f"bounds: {bounds}", f"reductions: {reductions}"])
 
 
-def _config_properties(props: ET.Element, r: Result) -> None:
-    """The run's configuration as ``<property>`` elements of its suite."""
+def _config_properties(props: ET.Element, r: Result, search: bool = True) -> None:
+    """The run's configuration as ``<property>`` elements of its suite (a test case's
+    leave out the search's size, ``search``: its suite has it)."""
     st = r.stats
-    for key, value in (("transitions", st.transitions), ("depth", st.depth), ("stopped_by", st.bound or ""),
+    sizes = (("transitions", st.transitions), ("depth", st.depth), ("stopped_by", st.bound or "")) if search else ()
+    for key, value in (*sizes,
                        ("constants", ", ".join(f"{k} = {v!r}" for k, v in r.constants.items())),
                        ("bounds", ", ".join(f"{k} = {v}" for k, v in r.bounds.items() if v is not None)),
                        ("reductions", ", ".join(f"{k} {'on' if v else 'off'}" for k, v in r.reductions.items()))):
@@ -145,7 +147,7 @@ def junit_xml(results: list[Result], name: str = "ordercheck", evidence: list[Ev
             case = ET.SubElement(suite, "testcase", classname=_text(model), name=_text(pname), time="0")
             case_props = ET.SubElement(case, "properties")
             ET.SubElement(case_props, "property", name="expected", value=_text(p.expected_word or "not violated"))
-            _config_properties(case_props, r)
+            _config_properties(case_props, r, search=False)
             _about_properties(case_props, r, pname)
             if p.status == "unknown":
                 errors += 1
