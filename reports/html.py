@@ -23,6 +23,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from reports.about import model_about, provenance_line
 from reports.itf import itf_trace
 from reports.markdown import render_markdown
 from reports.shiviz import shiviz_log
@@ -38,6 +39,8 @@ def environment() -> Environment:
         extensions=["jinja2.ext.do"],
     )
     env.globals["initial_state"] = initial_state
+    env.globals["model_about"] = model_about
+    env.globals["provenance_line"] = provenance_line
     try:
         env.globals["version"] = version("ordercheck")
     except PackageNotFoundError:  # pragma: no cover - running from a bare source tree
@@ -49,8 +52,11 @@ def render_index(view: ReportView) -> str:
     return environment().get_template("index.html.j2").render(r=view)
 
 
-def render_trace_page(trace: TraceView) -> str:
-    return environment().get_template("trace.html.j2").render(t=trace)
+def render_trace_page(trace: TraceView, view: ReportView | None = None) -> str:
+    """A trace on its own page, headed by what its model is (:mod:`reports.about`),
+    the mutants its evidence names linked into ``view``'s index page."""
+    owner = next((mv for mv in view.models if any(p.trace is trace for p in mv.properties)), None) if view else None
+    return environment().get_template("trace.html.j2").render(t=trace, r=view, mv=owner)
 
 
 def trace_itf(trace: TraceView) -> dict[str, Any]:
@@ -74,7 +80,7 @@ def write_report(view: ReportView, out_dir: str | Path, payload: Any | None = No
     if payload is not None:
         (out / "results.json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     for t in view.traces:
-        (traces / f"{t.slug}.html").write_text(render_trace_page(t), encoding="utf-8")
+        (traces / f"{t.slug}.html").write_text(render_trace_page(t, view), encoding="utf-8")
         (traces / f"{t.slug}.itf.json").write_text(json.dumps(trace_itf(t), indent=1) + "\n", encoding="utf-8")
         if t.timeline is not None:
             (traces / f"{t.slug}.shiviz.log").write_text(shiviz_log(t.timeline), encoding="utf-8")

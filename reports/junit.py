@@ -4,10 +4,15 @@ One ``<testsuite>`` per model and one ``<testcase>`` per model × property
 (``classname`` is the model's name, ``name`` the property). A verdict that differs
 from the model's ``[expect]`` is a ``<failure>`` whose message says expected and got
 and whose body holds the explanation, the trace and the run's configuration (states,
-transitions and depth searched, constants, bounds, reductions); an ``unknown`` verdict
+transitions and depth searched, constants, bounds, reductions; the message itself
+says the states searched, the constants and the reductions applied); an ``unknown`` verdict
 (a bound cut the search) is an ``<error>`` whose message says which bound stopped the
 search, after how many states and at what depth. Each suite's ``<properties>`` carry
-the same configuration. :func:`error_junit_xml` is the document for a run that stopped
+the same configuration and what the model is (:mod:`reports.about`: description,
+constants, bounds, reductions asked for and applied, ``[evidence]``, the properties not
+checked and why, ordercheck's version, the commit, the date); each test case's
+``<properties>`` the same, its expectation and its own evidence, without the list of
+properties not checked. :func:`error_junit_xml` is the document for a run that stopped
 on a model error (bad input, exit code 2) before any verdict. The whole search decides every property of a model
 at once, so the time is given per suite; test cases carry ``time="0"``.
 
@@ -24,6 +29,7 @@ import xml.etree.ElementTree as ET
 
 from checker.api.evidence import EvidenceCheck
 from checker.api.result import PropertyResult, Result
+from reports.about import NOT_RECORDED, about, constants_text
 from reports.diff import step_lines
 
 _BAD_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -57,14 +63,49 @@ def _configuration(r: Result) -> str:
                       f"bounds: {bounds}", f"reductions: {reductions}"])
 
 
-def _config_properties(props: ET.Element, r: Result) -> None:
-    """The run's configuration as ``<property>`` elements of its suite."""
+def _config_properties(props: ET.Element, r: Result, search: bool = True) -> None:
+    """The run's configuration as ``<property>`` elements of its suite (a test case's
+    leave out the search's size, ``search``: its suite has it)."""
     st = r.stats
-    for key, value in (("transitions", st.transitions), ("depth", st.depth), ("stopped_by", st.bound or ""),
+    sizes = (("transitions", st.transitions), ("depth", st.depth), ("stopped_by", st.bound or "")) if search else ()
+    for key, value in (*sizes,
                        ("constants", ", ".join(f"{k} = {v!r}" for k, v in r.constants.items())),
                        ("bounds", ", ".join(f"{k} = {v}" for k, v in r.bounds.items() if v is not None)),
                        ("reductions", ", ".join(f"{k} {'on' if v else 'off'}" for k, v in r.reductions.items()))):
         ET.SubElement(props, "property", name=key, value=_text(value))
+
+
+def _about_properties(props: ET.Element, r: Result, prop: str | None = None) -> None:
+    """What the model is (:func:`reports.about.about`) as ``<property>`` elements:
+    description, the reductions asked for, evidence (for ``prop`` alone, when given),
+    the properties not checked and why (not for a ``prop``), ordercheck's version, the
+    commit, the date. Constants, bounds and the reductions applied are
+    :func:`_config_properties`'."""
+    asked = ", ".join(f"{k} {'on' if v else 'off'}" for k, v in r.reductions_requested.items()) or NOT_RECORDED
+    for key, value in about(r).lines():
+        if key in ("constants", "bounds"):
+            continue
+        if key == "reductions":
+            key, value = "reductions_requested", asked
+        if prop is not None and key == "evidence":
+            entry = r.evidence.get(prop)
+            value = " ".join(f"{kind} {name}" for kind, name in entry.items()) if entry else "none"
+        if prop is not None and key == "not_checked":
+            continue  # a property of the model's, in its suite's properties
+        ET.SubElement(props, "property", name=key, value=_text(value))
+
+
+def _failure_message(pname: str, p: PropertyResult, r: Result) -> str:
+    """A failed case's one line: expected and got, the trace's length, how many states
+    the search went through and the configuration (constants, reductions applied), so
+    the CI's summary says what ran without opening the body."""
+    expected = p.expected_word or "not violated"
+    st = r.stats
+    trace = f", {len(p.trace) - 1}-step trace" if p.trace else ""
+    applied = ", ".join(k for k, v in r.reductions.items() if v) or "none"
+    return (f"{pname}: expected {expected}, got {p.word}{trace}; {st.distinct_states:,} distinct states searched "
+            f"(depth {st.depth}{', ' + r.bound_text() if st.bound else ''}); constants {constants_text(r.constants)}; "
+            f"reductions applied: {applied}")
 
 
 def error_junit_xml(where: str, field: str, message: str, kind: str = "input", results: list[Result] | None = None,
@@ -100,19 +141,21 @@ def junit_xml(results: list[Result], name: str = "ordercheck", evidence: list[Ev
         for key, value in (("spec", r.spec), ("engine", r.engine), ("distinct_states", r.stats.distinct_states)):
             ET.SubElement(props, "property", name=key, value=_text(value))
         _config_properties(props, r)
+        _about_properties(props, r)
         failures = errors = 0
         for pname, p in r.properties.items():
             case = ET.SubElement(suite, "testcase", classname=_text(model), name=_text(pname), time="0")
+            case_props = ET.SubElement(case, "properties")
+            ET.SubElement(case_props, "property", name="expected", value=_text(p.expected_word or "not violated"))
+            _config_properties(case_props, r, search=False)
+            _about_properties(case_props, r, pname)
             if p.status == "unknown":
                 errors += 1
                 err = ET.SubElement(case, "error", type="unknown", message=_text(p.explanation or "no verdict"))
                 err.text = _text("\n".join(x for x in (_body(p), _configuration(r)) if x))
             elif not p.as_expected:
                 failures += 1
-                expected = p.expected_word or "not violated"
-                fail = ET.SubElement(
-                    case, "failure", type=p.status, message=_text(f"{pname}: expected {expected}, got {p.word}")
-                )
+                fail = ET.SubElement(case, "failure", type=p.status, message=_text(_failure_message(pname, p, r)))
                 body = _body(p)
                 if not body and p.status == "holds":
                     body = f"{pname} holds: the search found no counterexample"

@@ -166,6 +166,13 @@ class TraceView:
     constants: dict[str, Any]
     source: str = ""
     loop_start: int | None = None  # a lasso: the last state is the one after this step
+    result: Result | None = None  # the model's result, which describes the model (reports.about)
+    judged: bool = True  # False in an ablation run: no [expect] applies to a step switched off
+
+    @property
+    def as_expected(self) -> bool:
+        """Whether the verdict is the model's ``[expect]`` (always, in an ablation run)."""
+        return self.raw.as_expected or not self.judged
 
     @property
     def culprits(self) -> list[str]:
@@ -401,6 +408,7 @@ def model_view(
         trace = None
         if pr.trace:
             trace = trace_view(result, pr, spec, prop, label, f"{slug}--{slugify(name, set())}", spec_note)
+            trace.judged = judged
         props.append(
             PropertyView(
                 name, pr.kind, pr.status, pr.expected, pr.as_expected or not judged, pr.explanation,
@@ -462,6 +470,7 @@ def trace_view(
         constants=result.constants,
         source=result.model,
         loop_start=pr.loop_start,
+        result=result,
     )
 
 

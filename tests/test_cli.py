@@ -29,7 +29,7 @@ def write(tmp_path, text, name="m.toml"):
 
 
 def test_expected_verdicts_exit_0(run_cli, tmp_path):
-    res = run_cli("check", write(tmp_path, GOOD), "--quiet")
+    res = run_cli("check", write(tmp_path, GOOD))
     assert res.exit_code == 0, res.output
     assert "causal" in res.output and "ok" in res.output
 

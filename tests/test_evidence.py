@@ -378,7 +378,7 @@ def test_a_user_spec_backs_its_holds_with_a_library_witness(tmp_path, run_cli):
         '[expect]\ncausal = "holds"\ncausal_race = "holds"\n[evidence]\ncausal = { witness = "causal_race" }\n',
         encoding="utf-8",
     )
-    result = run_cli("check", path, "--quiet", "--with-evidence")
+    result = run_cli("check", path, "--with-evidence")
     assert result.exit_code == 0, result.output
     assert re.search(r"^  causal_race +holds +expected holds +ok$", result.output, re.M), result.output
     assert f"{path}: causal <- witness causal_race: holds  ok" in result.output

@@ -50,6 +50,8 @@ def _baseline() -> tuple[int, int]:
 
 
 def _stopped_by_memory(out: subprocess.CompletedProcess) -> str:
+    """The memory advice of a run stopped by its budget (a run without --quiet, which
+    would leave that warning out)."""
     assert out.returncode == 3, out.stdout + out.stderr
     assert "Traceback" not in out.stderr and "MemoryError" not in out.stderr, out.stderr
     first = out.stdout.splitlines()[0]
@@ -73,7 +75,7 @@ def test_memory_limit_stops_as_a_bound_and_resumes(reference, tmp_path: Path, sp
     rss, _size = _baseline()
     limit = f"{(rss >> 20) + 14}M"  # the search needs some 35 MiB more than that
     ckpt, spill_dir = tmp_path / "ckpt", tmp_path / "spill"
-    args = (*BUS1_3, "--quiet", "--workers", "2", "--checkpoint", ckpt, "--checkpoint-every", "1000",
+    args = (*BUS1_3, "--workers", "2", "--checkpoint", ckpt, "--checkpoint-every", "1000",
             *(("--spill-dir", spill_dir) if spill else ()))
     out = run(*args, "--memory-limit", limit, "--json", tmp_path / "cut.json")
     if spill:
@@ -95,7 +97,7 @@ def test_memory_limit_stops_as_a_bound_and_resumes(reference, tmp_path: Path, sp
 
 def test_memory_limit_without_checkpoint_says_how_to_keep_progress(tmp_path: Path) -> None:
     rss, _size = _baseline()
-    out = run(*BUS1_3, "--quiet", "--memory-limit", f"{(rss >> 20) + 10}M", "--json", tmp_path / "cut.json")
+    out = run(*BUS1_3, "--memory-limit", f"{(rss >> 20) + 10}M", "--json", tmp_path / "cut.json")
     advice = _stopped_by_memory(out)
     assert "run again with --checkpoint DIR" in advice
     assert "unknown" in _verdicts(tmp_path / "cut.json").values()
@@ -108,7 +110,7 @@ def test_address_space_limit_stops_as_a_bound(workers: str) -> None:
     With two workers this once died by SIGSEGV about one run in two (see
     test_a_lost_worker_under_an_address_space_limit_is_one_line)."""
     _rss, size = _baseline()
-    out = run("check", BIG, "--quiet", "--workers", workers, preexec=limits(address_space=size + (70 << 20)),
+    out = run("check", BIG, "--workers", workers, preexec=limits(address_space=size + (70 << 20)),
               timeout=180)
     advice = _stopped_by_memory(out)
     assert "of address space in use" in advice
@@ -222,7 +224,7 @@ def test_address_space_full_when_the_budget_stops() -> None:
     fall back on a search without a budget (checker.engine.diagnose)."""
     _rss, size = _baseline()
     proc = subprocess.Popen(
-        [sys.executable, "-c", FILL_AT_THE_BOUND, "check", str(BIG), "--quiet", "--workers", "2"], cwd=ROOT,
+        [sys.executable, "-c", FILL_AT_THE_BOUND, "check", str(BIG), "--workers", "2"], cwd=ROOT,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         preexec_fn=limits(address_space=size + (70 << 20)),
     )

@@ -88,7 +88,7 @@ def test_a_bound_says_how_far_the_search_got(tmp_path: Path) -> None:
     assert res.exit_code == 3, res.output
     header = res.output.splitlines()[0]
     assert ": counter, 4 distinct states, 4 transitions, depth 4, " in header
-    assert header.endswith(", stopped by max_states (max_states = 4)")
+    assert header.endswith(", stopped by max_states (max_states = 4): 1 of 2 verdicts NOT as expected")
     why = "the search stopped at its max_states bound first (max_states = 4), after 4 distinct states to depth 4"
     assert why in res.output
     record = json.loads(out.read_text())

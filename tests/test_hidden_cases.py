@@ -164,7 +164,7 @@ def test_a_mutant_named_through_another_path(tmp_path: Path, name: str, ok: bool
     (proj / "self-link.toml").symlink_to(proj / "m.toml")
     path = proj / "m.toml"
     path.write_text(BASE.replace("WEIGHTS", "").replace("mut.toml", name), encoding="utf-8")
-    out = invoke("check", path, "--quiet", "--with-evidence")
+    out = invoke("check", path, "--with-evidence")
     if ok:
         assert out.returncode == 0, out.stdout + out.stderr
         assert f"causal <- mutant {name}: violated  ok" in out.stdout, out.stdout

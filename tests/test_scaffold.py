@@ -43,16 +43,16 @@ def test_new_then_check_passes_for_real(empty, base):
     assert written == {
         "specs/my_proto.py", "models/my_proto.toml", f"models/my_proto-{ABLATION[base]}.toml", "tests/test_my_proto.py"
     }
-    check = ordercheck("check", "models/my_proto.toml", "--quiet", cwd=empty)
+    check = ordercheck("check", "models/my_proto.toml", cwd=empty)
     assert check.returncode == 0, check.stdout + check.stderr
     assert "holds     expected holds     ok" in check.stdout
     # The ablation's [expect] says "violated", and it is: the "holds" above is not vacuous.
-    ablated = ordercheck("check", f"models/my_proto-{ABLATION[base]}.toml", "--quiet", cwd=empty)
+    ablated = ordercheck("check", f"models/my_proto-{ABLATION[base]}.toml", cwd=empty)
     assert ablated.returncode == 0, ablated.stdout + ablated.stderr
     assert "violated  expected violated  ok" in ablated.stdout
     # Each "holds" has [evidence]: a library witness (specs.witnesses) the model reaches,
     # and with the peer base the ablation model as the mutant for total.
-    shown = ordercheck("check", "models/my_proto.toml", "--quiet", "--with-evidence", cwd=empty)
+    shown = ordercheck("check", "models/my_proto.toml", "--with-evidence", cwd=empty)
     assert shown.returncode == 0, shown.stdout + shown.stderr
     witness = {"peer": "causal <- witness causal_race", "async": "fifo <- witness fifo_race",
                "holdback": "fifo <- witness fifo_race"}[base]

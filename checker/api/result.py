@@ -129,8 +129,28 @@ class Stats:
 
 
 @dataclass
+class Provenance:
+    """Where a result comes from: ``version``, ordercheck's; ``commit``, the ``HEAD``
+    commit of the git checkout that holds the model file (``None`` when it is in none,
+    git is missing or did not answer in time); ``date``, when the result was made (UTC,
+    ISO 8601, to the second)."""
+
+    version: str = ""
+    commit: str | None = None
+    date: str = ""
+
+
+@dataclass
 class Result:
-    """The outcome of checking one model."""
+    """The outcome of checking one model.
+
+    Besides the verdicts, a result describes the model it comes from, so that every
+    artifact made of it (JSON, report pages, JUnit) says what was checked: its
+    ``description``, ``constants``, ``bounds``, the reductions asked for
+    (``reductions_requested``) and applied (``reductions``), its ``[evidence]`` table,
+    the spec's properties it does ``not_checked`` (with the model file's reason) and its
+    ``provenance``. The fields after ``bounds`` are empty in a record written before
+    they were recorded."""
 
     model: str
     spec: str
@@ -146,6 +166,18 @@ class Result:
     bounds: dict[str, Any] = field(default_factory=dict)
     """The bounds the search ran under (``max_states``, ``max_depth``, ``time_limit``;
     ``None`` for one not set); empty when the engine did not record them."""
+    description: str = ""
+    """The model file's ``description``."""
+    reductions_requested: dict[str, bool] = field(default_factory=dict)
+    """The reductions the model file and the command line asked for (``symmetry``,
+    ``por``); :attr:`reductions` says which were applied."""
+    evidence: dict[str, dict[str, str]] = field(default_factory=dict)
+    """The model file's ``[evidence]``: property -> ``{"mutant": FILE}`` or ``{"witness": NAME}``."""
+    not_checked: dict[str, str] = field(default_factory=dict)
+    """Each property of the spec the model does not check -> the reason its
+    ``[not_checked]`` table gives (empty when it gives none)."""
+    provenance: Provenance | None = None
+    """ordercheck's version, the model's git commit and the date (:class:`Provenance`)."""
 
     def bound_text(self) -> str:
         """Which bound stopped the search, and its limit when recorded (empty for a
@@ -176,6 +208,11 @@ class Result:
             "warnings": self.warnings,
             "coverage": self.coverage,
             "bounds": self.bounds,
+            "description": self.description,
+            "reductions_requested": self.reductions_requested,
+            "evidence": self.evidence,
+            "not_checked": self.not_checked,
+            "provenance": asdict(self.provenance) if self.provenance is not None else None,
         }
 
     @classmethod
@@ -190,7 +227,8 @@ class Result:
             if name not in data:
                 raise RecordError(_join(path, name), "missing")
         values = {name: _typed(data[name], known[name], _join(path, name))
-                  for name in ("model", "spec", "constants", "engine", "reductions", "warnings", "coverage", "bounds")
+                  for name in ("model", "spec", "constants", "engine", "reductions", "warnings", "coverage", "bounds",
+                               "description", "reductions_requested", "evidence", "not_checked", "provenance")
                   if name in data}
         props = {}
         for name, p in _object(data.get("properties", {}), _join(path, "properties")).items():
@@ -209,6 +247,11 @@ class Result:
             list(values.get("warnings", [])),
             values.get("coverage"),
             dict(values.get("bounds") or {}),
+            values.get("description", ""),
+            values.get("reductions_requested", {}),
+            values.get("evidence", {}),
+            values.get("not_checked", {}),
+            values.get("provenance"),
         )
 
 

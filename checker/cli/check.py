@@ -83,8 +83,8 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
         with _junit_if_spec_raised(junit_path, []), diagnosed(loaded), spark_jobs():
             results = check_models_spark(loaded, options)
     seen: set[str] = set()  # reduction notes are printed once per run
-    # --quiet on a suite (several models named): one line per model, then only what is unexpected
-    quiet = not options.progress and named > 1
+    # --quiet, on one model as on a suite: one line per model, then only what is unexpected
+    quiet = not options.progress
     hidden: list[str] = []  # the warnings --quiet leaves out, counted in one line
     if options.engine == "spark":
         for model, result in zip(loaded, results):

@@ -142,6 +142,7 @@ def _check_model(model: Model, options: Options) -> Result:
                         history=history_length(model.spec))
     want_sym = model.symmetry if options.symmetry is None else options.symmetry
     want_por = model.por if options.por is None else options.por
+    requested = {"symmetry": want_sym, "por": want_por}
     depth_note = []
     if want_por and bounds.max_depth is not None:
         # Reduced paths can be longer than the shortest ones: what lies within a depth
@@ -180,7 +181,8 @@ def _check_model(model: Model, options: Options) -> Result:
     lassos, liveness_cut = check_cycles(model, outcome, bounds)
     if (lassos or liveness_cut) and want_sym:
         notes.append("liveness was checked on the unreduced graph: symmetry reduction is unsound for it")
-    result = build_result(model, outcome, "local", reductions.as_dict(model.spec), notes, lassos, liveness_cut, bounds)
+    result = build_result(model, outcome, "local", reductions.as_dict(model.spec), notes, lassos, liveness_cut, bounds,
+                          requested)
     if acyclic_note is not None:
         undecided_verdicts(result)
     note = fairness_warning(model.spec, model.properties, outcome.maybe_cyclic, result, bounds)
@@ -312,10 +314,13 @@ def build_result(
     lassos: dict | None = None,
     liveness_cut: bool = False,
     bounds: Bounds | None = None,
+    requested: dict[str, bool] | None = None,
 ) -> Result:
     """Verdicts from a search outcome, with each decision's shortest trace rebuilt;
     ``bounds`` (the search's limits) are recorded in the result and named in the
-    explanation of a verdict a bound left unknown, with how far the search got."""
+    explanation of a verdict a bound left unknown, with how far the search got. The
+    result describes its model (:meth:`checker.api.model.Model.describe`), with the
+    reductions ``requested`` (by default the model file's)."""
     spec = model.spec
     cut = outcome.bound is not None
     lassos = lassos or {}
@@ -364,7 +369,7 @@ def build_result(
         levels=list(getattr(outcome, "levels", [])),
     )
     coverage, unfired = coverage_of(spec, outcome, bool(reductions.get("por")))
-    return Result(
+    return model.describe(Result(
         model=model.path,
         spec=model.spec_name,
         constants=model.constants,
@@ -375,7 +380,7 @@ def build_result(
         warnings=list(warnings or []) + unfired,
         coverage=coverage,
         bounds=asdict(bounds) if bounds is not None else {},
-    )
+    ), requested)
 
 
 def _limit(bounds: Bounds | None, which: str | None) -> str:

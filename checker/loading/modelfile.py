@@ -24,6 +24,9 @@ A model file is the analogue of a TLC ``.cfg``::
     causal = { mutant = "bus1-mutant-no-block.toml" }
     total = { witness = "total_race" }
 
+    [not_checked]           # optional: why a property of the spec is left out
+    fifo = "each peer sends once: no sender has two messages to reorder"
+
 ``properties`` defaults to the keys of ``[expect]``, and to every property of the spec
 when there is no ``[expect]`` either.
 """
@@ -42,11 +45,12 @@ from checker.api.model import Model
 from checker.api.spec import Property
 from checker.api.spec_errors import left_spec_code, spec_left_loading
 from checker.loading.evidence import WITNESS_HINT, check_mutants, evidence_table
+from checker.loading.provenance import git_commit
 from checker.loading.sources import model_sources
 from checker.loading.specref import BadSpecRef, resolve
 
 STATUSES = ("holds", "violated")
-TOP_KEYS = {"spec", "description", "constants", "check", "expect", "evidence", "prove"}
+TOP_KEYS = {"spec", "description", "constants", "check", "expect", "evidence", "not_checked", "prove"}
 CHECK_KEYS = {"properties", "symmetry", "por", "max_states", "max_depth", "time_limit"}
 PROVE_KEYS = {"queue_bound", "depth", "timeout", "targets", "drop", "expect"}
 
@@ -80,6 +84,7 @@ def load_model(path: str | Path, *, mutants: bool = True) -> Model:
                              "it and checked; name the model file itself")
     if mutants:
         check_mutants(model, lambda mutant: load_model(mutant, mutants=False))
+    model.commit = git_commit(p)
     return model
 
 
@@ -237,7 +242,26 @@ def _model_from_dict(data: dict[str, Any], where: str = "<model>", spec: tuple[t
         prove=_prove_table(data.get("prove", {}), where),
         evidence=evidence_table(data.get("evidence", {}), where, dict(expect), available, list(names)),
         sources=sources,
+        not_checked=_not_checked_table(data.get("not_checked", {}), where, cls.name, available, list(names)),
     )
+
+
+def _not_checked_table(table: Any, where: str, spec: str, available: dict[str, Property],
+                       names: list[str]) -> dict[str, str]:
+    """Every property of the spec the model does not check, in the spec's order, with
+    the reason ``[not_checked]`` gives for it ("" when it gives none). Each key of the
+    table must be a property of the spec that is not checked, each value a sentence."""
+    if not isinstance(table, dict):
+        raise InputError(where, "not_checked", 'expected a table [not_checked] of property = "why it is not checked"')
+    for prop, why in table.items():
+        if prop not in available:
+            raise InputError(where, f"not_checked.{prop}", _unknown_property(spec, prop, available))
+        if prop in names:
+            raise InputError(where, f"not_checked.{prop}", "is checked (it is in check.properties): a reason why it "
+                             "is not checked applies only to a property left out")
+        if not isinstance(why, str) or not why.strip():
+            raise InputError(where, f"not_checked.{prop}", f"expected a sentence saying why it is not checked, got {why!r}")
+    return {prop: table.get(prop, "").strip() for prop in available if prop not in names}
 
 
 def _prove_table(table: Any, where: str) -> dict[str, Any]:

@@ -97,7 +97,7 @@ def simulate(
         states_per_second=round(sim.stats.steps / seconds, 1) if seconds > 0 else 0.0,
         bound="simulation",
     )
-    return Result(
+    return model.describe(Result(
         model=model.path,
         spec=model.spec_name,
         constants=model.constants,
@@ -106,7 +106,7 @@ def simulate(
         properties=props,
         stats=stats,
         warnings=[f"{sim.stats.walks} walks, seed {seed}: simulation can find violations, never prove a property"],
-    )
+    ), {})
 
 
 def simulation_exit_code(result: Result) -> int:

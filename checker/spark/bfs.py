@@ -750,7 +750,7 @@ def check_models_spark(models: Sequence[Model], options: Any, spark_options: Spa
             warnings.append("`eventually`: fair cycles were searched on the driver by the local liveness checker")
         lassos, liveness_cut = check_cycles(model, outcome, job.bounds)
         result = build_result(model, outcome, "spark", Reductions().as_dict(model.spec), warnings, lassos, liveness_cut,
-                              job.bounds)
+                              job.bounds, {"symmetry": want_sym, "por": want_por})
         if acyclic_note is not None:
             undecided_verdicts(result)
         note = fairness_warning(model.spec, model.properties, outcome.maybe_cyclic, result, job.bounds)
