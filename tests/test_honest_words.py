@@ -98,6 +98,13 @@ def test_ablation_inert_unchecked_and_unreached_read_the_same_in_console_html_an
         assert "as expected" not in out  # no cell has an expectation
         assert "not judged" in out
         assert "m with every step on" in out and "m (full algorithm)" not in out  # a mutant's file
+    # A witness reads reached or unreached in every cell, never holds or violated.
+    assert '<span class="verdict reached">reached</span>' in html and "🎯 reached" in md
+    assert '<span class="verdict unreached">unreached</span>' in html
+    # Four runs, each in the ablation table and in its model's section: causal's 8 cells
+    # are holds (6) or violated (2), the witness's 8 reached or unreached.
+    assert html.count('class="verdict holds"') == 6 and html.count('class="verdict violated"') == 2
+    assert html.count('class="verdict reached"') + html.count('class="verdict unreached"') == 8
     # The breaks column is the console's changed properties, word for word.
     assert ">causal, waits_behind_block reached<" in html
     assert "causal violated" in text and "waits_behind_block reached" in text
