@@ -120,13 +120,13 @@ def test_a_sometimes_never_reached_is_unreached_in_every_artifact(tmp_path: Path
     res = CliRunner().invoke(main, ["check", str(model), "--quiet", "--json", str(out), "--report", str(rep),
                                     "--junit", str(junit)])
     assert res.exit_code == 1, res.output
-    assert "reaches_two  unreached  expected holds     UNEXPECTED" in res.output
+    assert "reaches_two  unreached  expected reached   UNEXPECTED" in res.output
     prop = json.loads(out.read_text())["properties"]["reaches_two"]
     assert prop["status"] == "violated" and prop["shown"] == "unreached"
     assert '<span class="verdict unreached">unreached</span>' in (rep / "index.html").read_text()
     assert "⭕ unreached" in (rep / "report.md").read_text()
     failure = ET.parse(junit).getroot().find(".//testcase[@name='reaches_two']/failure")
-    assert failure is not None and failure.get("message") == "reaches_two: expected holds, got unreached"
+    assert failure is not None and failure.get("message") == "reaches_two: expected reached, got unreached"
     matrix = CliRunner().invoke(main, ["matrix", str(model), "--quiet", "--json", str(tmp_path / "m.json")])
     assert "UNREACHED!" in matrix.output
     cell = json.loads((tmp_path / "m.json").read_text())["rows"][0]["cells"]["reaches_two"]
