@@ -26,7 +26,11 @@ SMALL = ["lamport-2", "lamport-mutant-no-wait", "restart-per-queue"]
 def test_build_matrix_rows_columns_and_cells() -> None:
     results = [run_model(m) for m in SMALL]
     models = [load_model(MODELS / f"{m}.toml", mutants=False) for m in SMALL]
+    # The model file's reasons for the properties it leaves out (Result.not_checked).
+    results[0].not_checked = {"fifo": "one send per peer", "integrity": ""}  # type: ignore[attr-defined]
     table = build_matrix(results, {results[0].model: "first"}, models)
+    assert table.rows[0].not_checked == {"fifo": "one send per peer", "integrity": ""}
+    assert table.to_json()["rows"][0]["not_checked"] == {"fifo": "one send per peer", "integrity": ""}
     assert table.columns[:7] == [
         "causal", "total", "total_global", "total_prefix", "global_lock", "synchronous", "eventual_delivery"]
     assert table.columns[7:9] == ["causal_race", "total_race"]  # the models' witnesses (specs/witnesses.py)

@@ -246,6 +246,10 @@ def _wrap(text: str, indent: str, width: int) -> list[str]:
     return [line.replace("\xa0", " ") for line in lines]
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' if n != 1 else ''}"
+
+
 def _name(row: Row) -> str:
     name = row.name
     return name if len(name) <= NAME_MAX else name[:NAME_MAX - 3] + "..."
@@ -260,8 +264,7 @@ def _spec_block(t: SpecTable, width: int) -> list[str]:
     words = {(r.model, c): cell_text(r.cells.get(c)) for r in rows for c in cols}
     name_w = max([len("model"), len("mutants:"), *(len(_name(r)) for r in rows)])
     col_w = {c: max([len(number[c]), *(len(words[r.model, c]) for r in rows)]) for c in cols}
-    mutant_count = f", {len(t.mutants)} mutant{'s' if len(t.mutants) != 1 else ''}" if t.mutants else ""
-    out = [f"{t.spec}: {len(t.models)} model{'s' if len(t.models) != 1 else ''}{mutant_count}"]
+    out = [f"{t.spec}: {_count(len(t.models), 'model')}" + (f", {_count(len(t.mutants), 'mutant')}" if t.mutants else "")]
     out += _wrap("guarantees: " + ", ".join(f"{number[c]}\xa0{c}" for c in t.guarantees), "  ", width)
     if t.witnesses:
         out += _wrap("witnesses: " + ", ".join(f"{number[c]}\xa0{c}" for c in t.witnesses), "  ", width)
@@ -311,7 +314,8 @@ def render_text(matrix: Matrix, width: int = WIDTH) -> str:
     bad = [(row, name, c) for row in matrix.rows for name, c in row.cells.items()
            if c.status != "unknown" and not c.as_expected]
     unknown = sum(1 for row in matrix.rows for c in row.cells.values() if c.status == "unknown")
-    summary = (f"{len(matrix.rows)} models ({models} guarantee models, {mutants} mutants): "
+    summary = (f"{_count(len(matrix.rows), 'model')} ({_count(models, 'guarantee model')}, "
+               f"{_count(mutants, 'mutant')}): "
                + (f"{len(bad)} unexpected" if bad else "every verdict as expected")
                + (f", {unknown} unknown (a bound stopped the search)" if unknown else ""))
     lines += _wrap(summary, "", width)
