@@ -147,6 +147,16 @@ def test_the_whole_suite_fits_120_columns_and_every_model_and_verdict_is_there()
         assert c.legend in text
 
 
+def test_an_unknown_verdict_is_not_called_as_expected() -> None:
+    result = Result("m.toml", "toy", {}, "local", {}, {
+        "a": PropertyResult("a", "always", "unknown", "holds"),
+        "w": PropertyResult("w", "sometimes", "holds", "holds"),
+    })
+    text = render_text(build_matrix([result]))
+    assert "1 model (1 guarantee model, 0 mutants): 1 unknown (a bound stopped the search)" in text
+    assert "every verdict as expected" not in text and re.search(r"^  m +unknown\? +reached$", text, re.M)
+
+
 def test_unexpected_verdicts_are_marked(tmp_path: Path) -> None:
     text = (MODELS / "lamport-mutant-no-wait.toml").read_text().replace('total = "violated"', 'total = "holds"')
     bad = tmp_path / "wrong.toml"

@@ -261,9 +261,9 @@ def _spec_block(t: SpecTable, width: int) -> list[str]:
     cols = t.columns
     number = {c: str(i + 1) for i, c in enumerate(cols)}
     rows = [*t.models, *t.mutants]
-    words = {(r.model, c): cell_text(r.cells.get(c)) for r in rows for c in cols}
+    words = {(id(r), c): cell_text(r.cells.get(c)) for r in rows for c in cols}
     name_w = max([len("model"), len("mutants:"), *(len(_name(r)) for r in rows)])
-    col_w = {c: max([len(number[c]), *(len(words[r.model, c]) for r in rows)]) for c in cols}
+    col_w = {c: max([len(number[c]), *(len(words[id(r), c]) for r in rows)]) for c in cols}
     out = [f"{t.spec}: {_count(len(t.models), 'model')}" + (f", {_count(len(t.mutants), 'mutant')}" if t.mutants else "")]
     out += _wrap("guarantees: " + ", ".join(f"{number[c]}\xa0{c}" for c in t.guarantees), "  ", width)
     if t.witnesses:
@@ -287,7 +287,7 @@ def _spec_block(t: SpecTable, width: int) -> list[str]:
             if label and group:
                 out.append("  " + label)
             for r in group:
-                out.append(line(_name(r), [words[r.model, c] for c in band], band))
+                out.append(line(_name(r), [words[id(r), c] for c in band], band))
     return out
 
 
@@ -314,10 +314,10 @@ def render_text(matrix: Matrix, width: int = WIDTH) -> str:
     bad = [(row, name, c) for row in matrix.rows for name, c in row.cells.items()
            if c.status != "unknown" and not c.as_expected]
     unknown = sum(1 for row in matrix.rows for c in row.cells.values() if c.status == "unknown")
+    found = ([f"{len(bad)} unexpected"] if bad else []) + (
+        [f"{unknown} unknown (a bound stopped the search)"] if unknown else [])
     summary = (f"{_count(len(matrix.rows), 'model')} ({_count(models, 'guarantee model')}, "
-               f"{_count(mutants, 'mutant')}): "
-               + (f"{len(bad)} unexpected" if bad else "every verdict as expected")
-               + (f", {unknown} unknown (a bound stopped the search)" if unknown else ""))
+               f"{_count(mutants, 'mutant')}): " + (", ".join(found) or "every verdict as expected"))
     lines += _wrap(summary, "", width)
     for row, name, c in bad:
         want = verdict_word(c.kind, c.expected)
