@@ -302,3 +302,21 @@ def test_sweep_rows_say_reached_and_unreached(tmp_path: Path) -> None:
     (tmp_path / "old.json").write_text(json.dumps(old))
     assert load_sweep(tmp_path / "old.json") == rows
     assert "shown" in COLUMNS
+
+
+def test_a_report_without_judged_models_has_no_matrix_and_says_why() -> None:
+    """An ablation run is not judged: no matrix, no "as expected", a sentence instead."""
+    from checker.api.result import Stats
+    from reports.view import Ablation
+
+    def run(status: str) -> Result:
+        return Result("m.toml", "bus1", {"peers": 2}, "local", {}, {
+            "causal": PropertyResult("causal", "always", status)}, Stats(distinct_states=10))  # type: ignore[arg-type]
+
+    view = build_report([Ablation("m.toml", "bus1", run("holds"), [("flag", "a step", run("violated"))])])
+    assert view.matrices == []
+    page, index = render_matrix_page(view), render_index(view)
+    assert "No model in this report is judged against an expectation" in page
+    assert "No model here is judged against an expectation" in index
+    for html in (page, index):
+        assert '<div class="mx-legend">' not in html and "as expected" not in html
