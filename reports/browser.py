@@ -10,11 +10,15 @@ writes a screenshot of a page (the picture in README.md and docs/howto/reports.m
 
 from __future__ import annotations
 
+import html
+import json
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 FLAGS = (
@@ -55,6 +59,41 @@ def dump_dom(page: str | Path, size: tuple[int, int] = (1400, 1000), timeout: fl
     if proc.returncode != 0 or not proc.stdout:
         raise RuntimeError(f"chromium --dump-dom failed ({proc.returncode}): {proc.stderr[-500:]}")
     return proc.stdout
+
+
+WIDTH_PROBE = """<script>
+const root = document.documentElement, view = root.clientWidth;
+const wide = [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > view + 0.5)
+  .slice(0, 5).map(e => e.tagName.toLowerCase() + (e.className && e.className.baseVal === undefined && e.className
+    ? '.' + e.className.trim().split(/\\s+/).join('.') : '') + ' to ' + Math.round(e.getBoundingClientRect().right) + 'px');
+const pre = document.createElement('pre'); pre.id = 'ordercheck-width-probe';
+pre.textContent = JSON.stringify({scroll: root.scrollWidth, view: view, wide: wide});
+document.body.appendChild(pre);
+</script>"""
+"""Measures a page as laid out: the document's scroll width, the window's width and the
+first elements reaching past it (:func:`page_width`)."""
+
+
+def page_width(page: str | Path, size: tuple[int, int] = (1400, 900), timeout: float = 120) -> dict[str, Any]:
+    """How wide ``page`` lays out in a window of ``size``: ``scroll`` (the document's
+    ``scrollWidth``; more than the window's width means a horizontal scroll bar),
+    ``view`` (the window's width) and ``wide`` (up to five elements reaching past it,
+    ``tag.class to NNNpx``). The page forbids scripts, so a copy beside it, without its
+    Content-Security-Policy and with a probe script, is what the browser loads."""
+    src = Path(page)
+    text = src.read_text(encoding="utf-8")
+    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", text).replace(
+        "</body>", WIDTH_PROBE + "</body>")
+    probe = src.with_name(f".width-probe-{src.name}")
+    probe.write_text(text, encoding="utf-8")
+    try:
+        dom = dump_dom(probe, size, timeout)
+    finally:
+        probe.unlink()
+    found = re.search(r'<pre id="ordercheck-width-probe">(.*?)</pre>', dom, flags=re.S)
+    if found is None:
+        raise RuntimeError(f"{src}: the width probe did not run")
+    return dict(json.loads(html.unescape(found.group(1))))
 
 
 def screenshot(page: str | Path, png: str | Path, size: tuple[int, int] = (1400, 1000), timeout: float = 120) -> Path:

@@ -3,6 +3,7 @@
 Layout of ``DIR``::
 
     index.html              matrix, ablation tables, every model with its traces
+    matrix.html             the protocol x property matrix alone, linked to index.html
     report.md               the same as Markdown
     results.json            the results the report was made from
     traces/SLUG.html        each trace on its own page
@@ -24,6 +25,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from reports.about import model_about, provenance_line
+from checker.api.expectation import CATEGORIES
 from reports.itf import itf_trace
 from reports.markdown import render_markdown
 from reports.shiviz import shiviz_log
@@ -41,6 +43,7 @@ def environment() -> Environment:
     env.globals["initial_state"] = initial_state
     env.globals["model_about"] = model_about
     env.globals["provenance_line"] = provenance_line
+    env.globals["categories"] = CATEGORIES  # the matrix legend (matrix.html.j2)
     try:
         env.globals["version"] = version("ordercheck")
     except PackageNotFoundError:  # pragma: no cover - running from a bare source tree
@@ -50,6 +53,11 @@ def environment() -> Environment:
 
 def render_index(view: ReportView) -> str:
     return environment().get_template("index.html.j2").render(r=view)
+
+
+def render_matrix_page(view: ReportView) -> str:
+    """The matrix alone (``matrix.html``), its links into the index page beside it."""
+    return environment().get_template("matrix_page.html.j2").render(r=view)
 
 
 def render_trace_page(trace: TraceView, view: ReportView | None = None) -> str:
@@ -76,6 +84,7 @@ def write_report(view: ReportView, out_dir: str | Path, payload: Any | None = No
     traces.mkdir(parents=True, exist_ok=True)
     index = out / "index.html"
     index.write_text(render_index(view), encoding="utf-8")
+    (out / "matrix.html").write_text(render_matrix_page(view), encoding="utf-8")
     (out / "report.md").write_text(render_markdown(view), encoding="utf-8")
     if payload is not None:
         (out / "results.json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")

@@ -189,7 +189,7 @@ def _evidence_suite(root: ET.Element, checks: list[EvidenceCheck]) -> tuple[int,
     for c in checks:
         model = c.model.rsplit("/", 1)[-1].removesuffix(".toml")
         case = ET.SubElement(suite, "testcase", classname=_text(model), name=_text(f"evidence of {c.prop}"), time="0")
-        what = f"{c.prop} <- {c.kind} {c.name}: {c.status} (wanted {c.wanted})"
+        what = f"{c.prop} <- {c.kind} {c.name}: {c.word} (wanted {c.wanted_word})"
         if c.ok:
             continue
         if c.status == "unknown":

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker.api.expectation import category as expectation_category
+from checker.api.expectation import cell_sentence, glyph, mutant_steps, property_order
 from checker.api.result import PropertyResult, RecordError, Result, verdict_word
 from checker.api.spec import Property, Spec
 from reports.diagram import Diagram, layout
@@ -119,8 +121,7 @@ class AblationOutcome:
 def ablation_outcome(baseline: Result, mutant: Result) -> AblationOutcome:
     """Compare a mutant's result with the full algorithm's (see :class:`AblationOutcome`)."""
     base = baseline.properties
-    changes = [(name, "reached" if p.kind == "sometimes" and p.status == "holds" else p.word)
-               for name, p in mutant.properties.items() if name in base and base[name].status != p.status]
+    changes = [(name, p.word) for name, p in mutant.properties.items() if name in base and base[name].status != p.status]
     undecided = [name for name, p in mutant.properties.items() if p.status == "unknown"]
     same_search = (mutant.stats.distinct_states == baseline.stats.distinct_states
                    and mutant.stats.transitions == baseline.stats.transitions
@@ -245,6 +246,23 @@ class ModelView:
     properties: list[PropertyView]
     group: str = ""
     judged: bool = True  # False for ablation runs: no [expect] applies to a mutant
+    mutant: list[str] = field(default_factory=list)  # what makes the model a mutant (checker.api.expectation)
+
+    @property
+    def name(self) -> str:
+        """The model file's name without ``.toml``."""
+        return Path(self.result.model).stem
+
+    @property
+    def description(self) -> str:
+        """The model file's one-line description ("" for a result recorded without it)."""
+        return str(getattr(self.result, "description", "") or "")
+
+    @property
+    def not_checked(self) -> dict[str, str]:
+        """Each property of the spec the model leaves out -> the model file's reason
+        ("" for none given; empty for a result recorded without them)."""
+        return dict(getattr(self.result, "not_checked", None) or {})
 
     @property
     def ok(self) -> bool:
@@ -265,6 +283,44 @@ class Cell(_Words):
     expected: str | None = None
     as_expected: bool = True
     kind: str | None = None
+    category: str = ""  # what the verdict means against the expectation (checker.api.expectation)
+
+    @property
+    def glyph(self) -> str:
+        """The matrix's mark for this cell (:func:`checker.api.expectation.glyph`)."""
+        return glyph(self.category or "unjudged", self.kind, self.status)
+
+    @property
+    def sentence(self) -> str:
+        """The verdict and what was expected, in words (the matrix cell's tooltip)."""
+        return cell_sentence(self.category or "unjudged", self.kind, self.status, self.expected, self.steps)
+
+
+@dataclass
+class SpecMatrix:
+    """The matrix of one spec: its guarantee ``models`` before its ``mutants``, its
+    ``guarantees`` (always, eventually) before its ``witnesses`` (sometimes)."""
+
+    spec: str
+    models: list[ModelView]
+    mutants: list[ModelView]
+    guarantees: list[str]
+    witnesses: list[str]
+
+    @property
+    def columns(self) -> list[str]:
+        return [*self.guarantees, *self.witnesses]
+
+    @property
+    def unexpected(self) -> int:
+        """How many of its verdicts differ from the expectation."""
+        return sum(1 for m in [*self.models, *self.mutants] for p in m.properties
+                   if not p.as_expected and p.status != "unknown")
+
+    @property
+    def unknown(self) -> int:
+        """How many of its verdicts a bound left unknown."""
+        return sum(1 for m in [*self.models, *self.mutants] for p in m.properties if p.status == "unknown")
 
 
 @dataclass
@@ -302,8 +358,31 @@ class ReportView:
     def cell(self, model: ModelView, column: str) -> Cell | None:
         for p in model.properties:
             if p.name == column:
-                return _cell(p, None)
+                return _cell(p, None, bool(model.mutant))
         return None
+
+    @property
+    def matrices(self) -> list[SpecMatrix]:
+        """The protocol x property matrix, one :class:`SpecMatrix` per spec in the
+        order the models meet them; ablation runs (not judged) have their own tables."""
+        specs: dict[str, list[ModelView]] = {}
+        for m in self.models:
+            if m.judged:
+                specs.setdefault(m.result.spec, []).append(m)
+        out = []
+        for spec, models in specs.items():
+            props: list[str] = []
+            witness: set[str] = set()
+            for m in models:
+                for p in m.properties:
+                    if p.name not in props:
+                        props.append(p.name)
+                    if p.kind == "sometimes":
+                        witness.add(p.name)
+            order = property_order(props)
+            out.append(SpecMatrix(spec, [m for m in models if not m.mutant], [m for m in models if m.mutant],
+                                  [c for c in order if c not in witness], [c for c in order if c in witness]))
+        return out
 
 
 def build_report(
@@ -351,7 +430,7 @@ def build_report(
     return ReportView(title, models, columns, ablations, proofs)
 
 
-def _cell(p: PropertyView, baseline: str | None) -> Cell:
+def _cell(p: PropertyView, baseline: str | None, mutant: bool = False) -> Cell:
     steps = len(p.trace.steps) - 1 if p.trace is not None else None
     return Cell(
         p.status,
@@ -362,6 +441,7 @@ def _cell(p: PropertyView, baseline: str | None) -> Cell:
         p.expected,
         p.as_expected,
         p.kind,
+        expectation_category(p.kind, p.status, p.expected, p.as_expected, mutant),
     )
 
 
@@ -402,6 +482,7 @@ def model_view(
     except TimelineUnavailable as exc:
         spec_note = str(exc)
     known: dict[str, Property] = spec.property_map() if spec is not None else {}
+    mutant = mutant_steps(type(spec), result.constants) if spec is not None else []
     props = []
     for name, pr in result.properties.items():
         prop = known.get(name)
@@ -415,7 +496,7 @@ def model_view(
                 prop.doc if prop is not None else "", trace,
             )
         )
-    return ModelView(label, slug, result, props, group, judged)
+    return ModelView(label, slug, result, props, group, judged, mutant)
 
 
 def trace_view(

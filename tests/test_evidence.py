@@ -380,8 +380,8 @@ def test_a_user_spec_backs_its_holds_with_a_library_witness(tmp_path, run_cli):
     )
     result = run_cli("check", path, "--with-evidence")
     assert result.exit_code == 0, result.output
-    assert re.search(r"^  causal_race +holds +expected holds +ok$", result.output, re.M), result.output
-    assert f"{path}: causal <- witness causal_race: holds  ok" in result.output
+    assert re.search(r"^  causal_race +reached +expected reached +ok$", result.output, re.M), result.output
+    assert f"{path}: causal <- witness causal_race: reached  ok" in result.output
     # Without the witness in its properties, the entry is refused and says how to offer it.
     (tmp_path / "mine.py").write_text(USER_SPEC.replace(", CAUSAL_RACE]", "]"), encoding="utf-8")
     (tmp_path / "plain.py").write_text((tmp_path / "mine.py").read_text(), encoding="utf-8")

@@ -98,6 +98,13 @@ def test_ablation_inert_unchecked_and_unreached_read_the_same_in_console_html_an
         assert "as expected" not in out  # no cell has an expectation
         assert "not judged" in out
         assert "m with every step on" in out and "m (full algorithm)" not in out  # a mutant's file
+    # A witness reads reached or unreached in every cell, never holds or violated.
+    assert '<span class="verdict reached">reached</span>' in html and "🎯 reached" in md
+    assert '<span class="verdict unreached">unreached</span>' in html
+    # Four runs, each in the ablation table and in its model's section: causal's 8 cells
+    # are holds (6) or violated (2), the witness's 8 reached or unreached.
+    assert html.count('class="verdict holds"') == 6 and html.count('class="verdict violated"') == 2
+    assert html.count('class="verdict reached"') + html.count('class="verdict unreached"') == 8
     # The breaks column is the console's changed properties, word for word.
     assert ">causal, waits_behind_block reached<" in html
     assert "causal violated" in text and "waits_behind_block reached" in text
@@ -113,13 +120,13 @@ def test_a_sometimes_never_reached_is_unreached_in_every_artifact(tmp_path: Path
     res = CliRunner().invoke(main, ["check", str(model), "--quiet", "--json", str(out), "--report", str(rep),
                                     "--junit", str(junit)])
     assert res.exit_code == 1, res.output
-    assert "reaches_two  unreached  expected holds     UNEXPECTED" in res.output
+    assert "reaches_two  unreached  expected reached   UNEXPECTED" in res.output
     prop = json.loads(out.read_text())["properties"]["reaches_two"]
     assert prop["status"] == "violated" and prop["shown"] == "unreached"
     assert '<span class="verdict unreached">unreached</span>' in (rep / "index.html").read_text()
     assert "⭕ unreached" in (rep / "report.md").read_text()
     failure = ET.parse(junit).getroot().find(".//testcase[@name='reaches_two']/failure")
-    assert failure is not None and failure.get("message") == "reaches_two: expected holds, got unreached"
+    assert failure is not None and failure.get("message") == "reaches_two: expected reached, got unreached"
     matrix = CliRunner().invoke(main, ["matrix", str(model), "--quiet", "--json", str(tmp_path / "m.json")])
     assert "UNREACHED!" in matrix.output
     cell = json.loads((tmp_path / "m.json").read_text())["rows"][0]["cells"]["reaches_two"]

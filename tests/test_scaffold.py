@@ -56,9 +56,9 @@ def test_new_then_check_passes_for_real(empty, base):
     assert shown.returncode == 0, shown.stdout + shown.stderr
     witness = {"peer": "causal <- witness causal_race", "async": "fifo <- witness fifo_race",
                "holdback": "fifo <- witness fifo_race"}[base]
-    assert f"models/my_proto.toml: {witness}: holds  ok" in shown.stdout
+    assert f"models/my_proto.toml: {witness}: reached  ok" in shown.stdout
     race = witness.rsplit(" ", 1)[1]
-    assert re.search(rf"^  {race} +holds +expected holds +ok$", shown.stdout, re.M), shown.stdout
+    assert re.search(rf"^  {race} +reached +expected reached +ok$", shown.stdout, re.M), shown.stdout
     if base == "peer":
         assert f"total <- mutant my_proto-{ABLATION[base]}.toml: violated  ok" in shown.stdout
         assert "evidence: 2 of 2 shown" in shown.stdout

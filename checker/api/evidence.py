@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, Status
+from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, Status, verdict_word
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,17 @@ class EvidenceCheck:
     name: str
     status: Status
     wanted: Status
+
+    @property
+    def word(self) -> str:
+        """``status`` as every artifact prints it: ``reached``/``unreached`` for a
+        witness (:func:`checker.api.result.verdict_word`)."""
+        return verdict_word("sometimes" if self.kind == "witness" else None, self.status) or self.status
+
+    @property
+    def wanted_word(self) -> str:
+        """``wanted`` as printed: ``reached`` for a witness."""
+        return verdict_word("sometimes" if self.kind == "witness" else None, self.wanted) or self.wanted
 
     @property
     def ok(self) -> bool:

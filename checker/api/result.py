@@ -21,12 +21,15 @@ EXIT_SIGTERM = 143  # terminated by SIGTERM (128 + 15)
 
 
 def verdict_word(kind: str | None, status: str | None) -> str | None:
-    """A verdict as every artifact prints it: ``unreached`` for a ``sometimes``
-    property whose status is ``violated`` (no reachable state satisfies it), else the
-    status itself (``holds``, ``violated``, ``unknown``); ``None`` stays ``None``, so
-    an expectation can go through it too."""
+    """A verdict as every artifact prints it: for a ``sometimes`` property (a witness)
+    ``reached`` when its status is ``holds`` (a reachable state satisfies it) and
+    ``unreached`` when it is ``violated`` (none does), else the status itself
+    (``holds``, ``violated``, ``unknown``); ``None`` stays ``None``, so an expectation
+    can go through it too."""
     if kind == "sometimes" and status == "violated":
         return "unreached"
+    if kind == "sometimes" and status == "holds":
+        return "reached"
     return status
 
 

@@ -173,7 +173,7 @@ def print_evidence(checks: list[EvidenceCheck], quiet: bool = False) -> None:
         if quiet and c.ok:
             continue
         flag = "ok" if c.ok else ("UNKNOWN" if c.status == "unknown" else "UNEXPECTED")
-        click.echo(f"  {c.model}: {c.prop} <- {c.kind} {c.name}: {c.status}  {flag}")
+        click.echo(f"  {c.model}: {c.prop} <- {c.kind} {c.name}: {c.word}  {flag}")
         if not c.ok:
             click.echo(f"      {c.message()}")
 

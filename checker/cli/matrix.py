@@ -22,6 +22,9 @@ from checker.review.matrix import build_matrix, render_text
 def matrix_command(models: tuple[str, ...], json_path: str | None, **kw: Any) -> None:
     """Check models with the local engine and print the model x property verdicts.
 
+    One table per spec, guarantee models before mutants, each cell saying what its
+    verdict means against the model's [expect]; no line is wider than 120 characters.
+
     Exit code as for `check`: 0 when every verdict is as expected, 1 when one is not,
     3 when a bound left one unknown.
     """
@@ -35,7 +38,7 @@ def matrix_command(models: tuple[str, ...], json_path: str | None, **kw: Any) ->
         progress=not kw["quiet"],
     )
     results = [check_model(m, options) for m in loaded]
-    table = build_matrix(results, {m.path: m.description for m in loaded})
+    table = build_matrix(results, models=loaded)
     click.echo(render_text(table))
     if json_path:
         write_json_atomic(json_path, table.to_json())

@@ -19,7 +19,7 @@ from checker.api.outputs import Outputs, naming
 from checker.api.result import Result, combined_exit_code
 from checker.cli.common import check_one, engine_options, options_from, work_dir_outputs
 
-REPORT_ENTRIES = ("index.html", "report.md", "results.json", "traces", "summary.md")
+REPORT_ENTRIES = ("index.html", "matrix.html", "report.md", "results.json", "traces", "summary.md")
 """What a report directory holds (:func:`reports.html.write_report`): what a new report
 replaces, or removes when it has no such entry itself."""
 

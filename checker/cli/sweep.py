@@ -10,7 +10,7 @@ import click
 
 from checker.api.exits import exit_after_verdicts
 from checker.api.output_paths import check_outputs, model_inputs, outputs_of
-from checker.api.result import Result, combined_exit_code
+from checker.api.result import Result, combined_exit_code, verdict_word
 from checker.cli.common import engine_options, load_models, options_from, work_dir_outputs
 from checker.spark.session import spark_jobs
 from checker.spark.sweep import run_sweep, sweep_tasks
@@ -56,12 +56,13 @@ SWEEP_FILES = ("sweep.parquet", "sweep.json", "results.json")
 
 
 def print_line(data: dict[str, Any]) -> None:
-    """One line per check: model, variant, states, and the verdict of each property."""
+    """One line per check: model, variant, states, and the verdict of each property
+    (``reached``/``unreached`` for a witness, as in every other artifact)."""
     st = data["stats"]
     name = Path(data["model"]).stem + (f" -{data['variant']}" if data["variant"] else "")
     verdicts = []
     for prop, p in data["properties"].items():
-        mark = p["status"]
+        mark = verdict_word(p.get("kind"), p["status"]) or p["status"]  # reached/unreached for a witness
         if p["status"] == "violated" and p.get("trace"):
             mark += f"({len(p['trace']) - 1})"
         if p.get("expected") and p["expected"] != p["status"]:

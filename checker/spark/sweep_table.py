@@ -9,7 +9,9 @@
 
 Columns (:data:`COLUMNS`): ``model`` (file path), ``variant`` ("" for the model itself,
 else the ablation flag switched off), ``spec``, ``engine``, ``constants`` (JSON text),
-``property``, ``kind``, ``status`` (holds/violated/unknown), ``expected`` (null for
+``property``, ``kind``, ``status`` (holds/violated/unknown), ``shown`` (the verdict as
+every artifact prints it: ``reached``/``unreached`` for a ``sometimes`` property,
+:func:`checker.api.result.verdict_word`), ``expected`` (null for
 mutants and unexpected properties), ``as_expected`` (null for mutants),
 ``trace_length`` (steps of the counterexample or witness, null without one),
 ``explanation``, ``distinct_states``, ``transitions``, ``depth``, ``seconds`` and
@@ -31,10 +33,10 @@ from typing import Any
 from checker.api.errors import InputError
 from checker.api.inputs import DATA_LIMIT, parse_json, read_input
 from checker.api.outputs import Outputs, naming
-from checker.api.result import Result
+from checker.api.result import Result, verdict_word
 
 COLUMNS = (
-    "model", "variant", "spec", "engine", "constants", "property", "kind", "status", "expected",
+    "model", "variant", "spec", "engine", "constants", "property", "kind", "status", "shown", "expected",
     "as_expected", "trace_length", "explanation", "distinct_states", "transitions", "depth", "seconds", "bound",
 )
 
@@ -51,6 +53,7 @@ class SweepRow:
     property: str
     kind: str
     status: str
+    shown: str
     expected: str | None
     as_expected: bool | None
     trace_length: int | None
@@ -86,6 +89,7 @@ def rows_from_result(data: dict[str, Any], *, engine: str | None = None) -> list
                 property=name,
                 kind=p.kind,
                 status=p.status,
+                shown=p.word,
                 expected=p.expected,
                 as_expected=None if variant else p.as_expected,
                 trace_length=None if p.trace is None else len(p.trace) - 1,
@@ -111,7 +115,7 @@ def write_sweep(out_dir: str | Path, rows: list[SweepRow], results: list[dict[st
         [
             ("model", pa.string()), ("variant", pa.string()), ("spec", pa.string()), ("engine", pa.string()),
             ("constants", pa.string()), ("property", pa.string()), ("kind", pa.string()), ("status", pa.string()),
-            ("expected", pa.string()), ("as_expected", pa.bool_()), ("trace_length", pa.int64()),
+            ("shown", pa.string()), ("expected", pa.string()), ("as_expected", pa.bool_()), ("trace_length", pa.int64()),
             ("explanation", pa.string()), ("distinct_states", pa.int64()), ("transitions", pa.int64()),
             ("depth", pa.int64()), ("seconds", pa.float64()), ("bound", pa.string()),
         ]
@@ -147,6 +151,9 @@ def load_sweep(path: str | Path) -> list[SweepRow]:
         raise InputError(str(p), "", "expected a list of rows")
     rows = []
     for i, rec in enumerate(records):
+        if isinstance(rec, dict) and "shown" not in rec and isinstance(rec.get("status"), str):
+            # a table written before the column: the verdict word from kind and status
+            rec = {**rec, "shown": verdict_word(rec.get("kind"), rec["status"])}
         missing = [c for c in COLUMNS if c not in rec]
         if missing:
             raise InputError(str(p), f"[{i}]", f"row lacks column(s) {', '.join(missing)}")
