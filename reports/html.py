@@ -24,8 +24,8 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from reports.about import model_about, provenance_line
 from checker.api.expectation import CATEGORIES
+from reports.about import model_about, provenance_line
 from reports.itf import itf_trace
 from reports.markdown import render_markdown
 from reports.shiviz import shiviz_log
