@@ -256,13 +256,13 @@ class ModelView:
     @property
     def description(self) -> str:
         """The model file's one-line description ("" for a result recorded without it)."""
-        return str(getattr(self.result, "description", "") or "")
+        return self.result.description
 
     @property
     def not_checked(self) -> dict[str, str]:
         """Each property of the spec the model leaves out -> the model file's reason
         ("" for none given; empty for a result recorded without them)."""
-        return dict(getattr(self.result, "not_checked", None) or {})
+        return dict(self.result.not_checked)
 
     @property
     def ok(self) -> bool:

@@ -221,7 +221,7 @@ def build_matrix(
         }
         # Each property the model file says it leaves out, with the reason it gives
         # (Result.not_checked; a result recorded without it has none).
-        not_checked = dict(getattr(r, "not_checked", None) or {})
+        not_checked = dict(r.not_checked)
         rows.append(Row(r.model, r.spec, descriptions.get(r.model, ""), cells, r.stats.distinct_states,
                         r.stats.seconds, mutant, not_checked))
     return Matrix(columns, rows, combined_exit_code(results))
