@@ -320,3 +320,17 @@ def test_a_report_without_judged_models_has_no_matrix_and_says_why() -> None:
     assert "No model here is judged against an expectation" in index
     for html in (page, index):
         assert '<div class="mx-legend">' not in html and "as expected" not in html
+
+
+def test_the_markdown_matrix_states_what_each_verdict_means_against_the_expectation() -> None:
+    from reports.markdown import render_markdown
+
+    text = render_markdown(_suite_view())
+    matrix = text[text.index("## Protocol × property"):text.index("\n## ", text.index("## Protocol × property") + 5)]
+    row = next(line for line in matrix.splitlines() if line.startswith(r"| bss\-4 |"))
+    mutant = next(line for line in matrix.splitlines() if line.startswith(r"| bss\-mutant\-no\-fifo\-condition |"))
+    assert "➖ not promised" in row and "✅ holds" in row and "🎯 reached" in row
+    assert "⚠️ **unexpected**" in row  # total_global, made unexpected above
+    assert "✅ broke" in mutant and "➖ not promised" not in mutant.split("|")[3]
+    for words in ("✅ broke (a mutant broke it", "➖ not promised", "⚠️ **unexpected**", "· not checked"):
+        assert words in matrix
