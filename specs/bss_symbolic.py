@@ -167,6 +167,9 @@ class HoldBackEncoding:
                 upd[f"D.{p}.{k}"] = s[f"D.{p}.{k}"] + z3.If(src == k, 1, 0)
                 upd[f"last.{p}.pre.{k}"] = self.own_count(s, p) if k == p else s[f"D.{p}.{k}"]
             upd[f"last.{p}.has"] = z3.BoolVal(True)
+            # the chosen message: left free in the post-state (constrained by choose_message)
+            upd[f"last.{p}.src"] = src
+            upd.update({f"last.{p}.st.{c}": self.stamp(t, p, c) for c in self.stamp_cells()})
             return z3.BoolVal(True), upd
 
         return step
@@ -291,7 +294,7 @@ class HoldBackEncoding:
             if label[0] in ("receive", "deliver"):
                 p, mid = label[1], label[2]
                 data = None
-                for (src, dst), msgs in pre_state[CHANS]:
+                for (_src, dst), msgs in pre_state[CHANS]:
                     if dst == p:
                         data = next((d for m, d in msgs if m == mid), data)
                 if label[0] == "deliver":
