@@ -205,6 +205,9 @@ class SymbolicSkeen:
             n = self.queue.length(s, q)
             out += [(f"{a}'s clock is a natural", s[f"clk.{q}"] >= 0),
                     (f"{a}'s queue length is within its slots", z3.And(n >= 0, n <= self.capacity))]
+            for g in ("last", "prev"):
+                out.append((f"{a}'s {g} delivery has a natural timestamp and id",
+                            z3.Implies(s[f"{g}.{q}.has"], z3.And(s[f"{g}.{q}.ts"] >= 0, s[f"{g}.{q}.mid"] >= 0))))
             for i, (live, e) in enumerate(self.queue.live(s, q)):
                 out.append((f"{a}'s slot {i} holds a natural timestamp and id, or nothing",
                             z3.If(live, z3.And(e["ts"] >= 0, e["mid"] >= 0),
