@@ -14,14 +14,11 @@ from checker.loading.modelfile import model_from_dict
 from checker.loading.registry import spec_class
 from checker.symbolic.prove import ProveOptions, bmc_queries, invariant_queries, prove_model
 from specs.bus1_symbolic import SymbolicBus1
+from tests.symbolic_helpers import by_name
 
 
 def unbounded(queue_bound: int = 2, **constants) -> SymbolicBus1:
     return SymbolicBus1(spec_class("bus1")(peers=3, **constants), queue_bound=queue_bound, bounded=False)
-
-
-def by_name(queries):
-    return {q.name: q for q in queries}
 
 
 @pytest.mark.slow

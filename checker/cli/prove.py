@@ -71,9 +71,11 @@ def prove(
 def print_prove(result: Any, *, verbose: bool = False) -> None:
     """The verdicts of one model, with each unexpected counterexample drawn out."""
     dropped = f", dropped: {', '.join(result.dropped)}" if result.dropped else ""
+    queues = ("no queue: any number of messages in flight" if getattr(result, "queue_free", False)
+              else f"queues of at most {result.queue_bound} entries")
     click.echo(
-        f"{result.model}: {result.spec}, Z3 on the symbolic encoding (unbounded sends and signals, queues of at "
-        f"most {result.queue_bound} entries), invariant of {len(result.lemmas)} lemmas{dropped}"
+        f"{result.model}: {result.spec}, Z3 on the symbolic encoding (unbounded sends and signals, {queues}), "
+        f"invariant of {len(result.lemmas)} lemmas{dropped}"
     )
     width = max((len(q.name) for q in result.queries), default=0)
     status_width = max((len(q.shown_status) for q in result.queries), default=8)
@@ -120,6 +122,8 @@ def render_trace(steps: list[Any]) -> list[str]:
 
 
 def render_state(state: dict[str, Any]) -> list[str]:
+    if "lines" in state:  # an encoding that draws its own states (one line per peer)
+        return [str(line) for line in state["lines"]]
     lines = []
     for name, peer in state.get("peers", {}).items():
         parts = [f"clock {peer['clock']}", f"sent {peer['sent']}"]

@@ -152,6 +152,7 @@ class ProveResult:
     dropped: list[str]
     depth: int
     queries: list[Query] = field(default_factory=list)
+    queue_free: bool = False  # the encoding keeps no queue (its max_queue is 0): queue_bound plays no part
     skipped: list[str] = field(default_factory=list)  # properties BMC has no encoding of
     uncovered: list[str] = field(default_factory=list)  # implied by the targets, but queues too short to cover the model
     undecided: dict[str, str] = field(default_factory=dict)  # [expect]'s word for properties no query decides
@@ -483,6 +484,7 @@ def prove_model(model: Model, options: ProveOptions = ProveOptions()) -> ProveRe
     result = ProveResult(model.path, model.spec_name, model.constants, bound, lemmas, drop, depth)
     names = [p.name for p in model.properties]
     bounded = cls(model.spec, bounded=True)
+    result.queue_free = hasattr(bounded, "max_queue") and bounded.max_queue() == 0
     if not options.bmc_only:
         for name in [*lemmas, *targets, "initiation"]:
             expect.setdefault(name, "proved")
@@ -526,11 +528,12 @@ def proof_queries(result: ProveResult, unbounded: Any, bounded: Any, names: list
         if need is None or result.queue_bound < need:
             result.uncovered.append(name)
             continue
+        cover = (f"queues of {result.queue_bound} entries hold every run of the model (at most {need} per queue)"
+                 if need else "the encoding keeps no queue (any number of messages in flight)")
         out.append(Query(
             f"proof: {name}", "proof", "holds", 0.0, expect.get(name),
             f"{name} on every run of the model",
-            explanation=(f"the inductive invariant implies {' and '.join(targets)}, and queues of "
-                         f"{result.queue_bound} entries hold every run of the model (at most {need} per queue)"),
+            explanation=f"the inductive invariant implies {' and '.join(targets)}, and {cover}",
         ))
     return out
 
