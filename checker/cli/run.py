@@ -33,12 +33,12 @@ from checker.harness.network import (
     Scenario,
     StepBound,
     execute,
-    explore as explore_schedules,
     fixed_chooser,
     random_runs,
     replay_record,
     replay_schedule,
 )
+from checker.harness.network import explore as explore_schedules
 from checker.harness.nodes import NodeFailed, argv_of
 from checker.validate.checks import UnknownProperty, parse_properties
 from checker.validate.command import print_verdict

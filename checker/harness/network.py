@@ -243,7 +243,7 @@ def explore(sc: Scenario, max_schedules: int, failing: Callable[[Execution], boo
     keys: list[str] = []
     for _ in range(max_schedules):
         fixed = list(prefix)
-        run = execute(sc, lambda step, _enabled: fixed[step] if step < len(fixed) else 0, keys[:len(fixed)])
+        run = execute(sc, lambda step, _enabled, fixed=fixed: fixed[step] if step < len(fixed) else 0, keys[:len(fixed)])
         bad = failing(run)
         yield run
         if bad:

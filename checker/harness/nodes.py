@@ -75,8 +75,12 @@ class Node:
             if len(self._buf) > LINE_LIMIT:
                 raise NodeFailed(self.id, f"flooded: wrote a line of more than {LINE_LIMIT:,} bytes")
             left = deadline - time.monotonic()
-            if left <= 0 or not self._sel.select(left):
+            if left <= 0:
                 raise NodeFailed(self.id, f"did not answer {waiting_for} within {timeout:g} s")
+            if not self._sel.select(min(left, 0.05)):
+                if self.proc.poll() is not None:  # exited, its stdout kept open by a process it started
+                    raise NodeFailed(self.id, f"exited{self._exit_text()} while the harness waited for {waiting_for}")
+                continue
             try:
                 chunk = os.read(self._fd, 65536)
             except BlockingIOError:
