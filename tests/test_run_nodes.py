@@ -157,7 +157,8 @@ def test_a_bad_node_ends_in_one_line_naming_it_with_every_process_reaped(run_cli
         open({str(tmp_path / "pids")!r}, "a").write(f"{{os.getpid()}} {{child.pid}}\\n")
         {code}
     """))
-    r = run_cli("run", "--node-cmd", node_cmd(script), "--nodes", "2", "--step-timeout", "0.5", "--runs", "1")
+    r = run_cli("run", "--node-cmd", node_cmd(script), "--nodes", "2", "--step-timeout", "0.5", "--runs", "1",
+                "--replay-out", tmp_path / "r.json")
     assert r.exit_code == 2, r.output
     line = r.output.strip()
     assert "\n" not in line and line.startswith("ordercheck: error: node n"), line
