@@ -34,7 +34,7 @@ def test_explore_finds_the_missing_hold_back_and_the_replay_reruns_it(run_cli, t
     assert doc["format"] == "ordercheck-run-replay" and len(doc["schedule"]) == 6
     again = run_cli("run", "--node-cmd", cmd, "--replay", replay, "--log", tmp_path / "run.jsonl")
     assert again.exit_code == 1, again.output
-    assert "n3 delivered 2 (line 6) while 1" in again.output and "1 schedules run (replayed" in again.output
+    assert "n3 delivered 2 (line 6) while 1" in again.output and "1 schedule run (replayed" in again.output
     # the recorded log is one validate reads and judges the same way
     v = run_cli("validate", tmp_path / "run.jsonl", "--properties", "causal")
     assert v.exit_code == 1 and "n3 delivered 2 (line 6)" in v.output

@@ -149,7 +149,7 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, explore:
             staged.write_text(replay_out, json.dumps(replay_record(sc, node_cmd, failed), indent=1) + "\n")
         if log_path:
             staged.write_text(log_path, shown.log_text())
-    click.echo(f"{count} schedules run ({how}, {nodes} nodes, {broadcasts} broadcasts) in {seconds:.1f} s")
+    click.echo(f"{count} schedule{'' if count == 1 else 's'} run ({how}, {nodes} nodes, {broadcasts} broadcasts) in {seconds:.1f} s")
     if failed is not None:
         if replay_path is None:
             click.echo(f"the failing schedule ({len(failed.picks)} steps) is in {replay_out}: "
