@@ -28,7 +28,7 @@ from checker.api.exits import reset as reset_verdicts
 from checker.api.exits import verdicts_printed
 from checker.api.result import EXIT_ENGINE, EXIT_INPUT, EXIT_SPEC
 from checker.api.spec_errors import SpecRaised, left_spec_code, left_text
-from checker.cli import check, matrix, new, prove, reports, sweep, tla
+from checker.cli import check, matrix, new, prove, reports, run, sweep, tla
 from checker.cli.exitcodes import UNDECLARED, undeclared
 from checker.cli.faults import guarded_command, machine_faults
 from checker.engine.bfs import SpecError
@@ -94,7 +94,7 @@ class OrdercheckGroup(click.Group):
         return returned
 
 
-VERDICT_COMMANDS = frozenset({"check", "simulate", "ablate", "matrix", "sweep", "prove", "validate", "tlc"})
+VERDICT_COMMANDS = frozenset({"check", "simulate", "ablate", "matrix", "sweep", "prove", "validate", "tlc", "run"})
 """The commands whose exit code 0 says "every verdict as expected": they end through
 :func:`checker.api.exits.exit_after_verdicts` once their verdicts are printed, and any
 other end with exit code 0 is exit code 5 (:func:`_unearned`)."""
@@ -129,3 +129,4 @@ sweep.add_commands(main)
 tla.add_commands(main)  # export-tla, tlc
 validate_command.add_commands(main)  # validate, generate-logs
 new.add_commands(main)  # new
+main.add_command(run.run_command)  # run: real nodes, ordercheck as their network

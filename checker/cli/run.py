@@ -1,0 +1,161 @@
+"""``ordercheck run``: run a user's nodes with ordercheck as their network
+(docs/howto/run-real-nodes.md).
+
+Each execution's recorded log is read back as ``validate`` reads a JSON Lines log and
+judged by the same code (:func:`checker.validate.verdicts.judge`), and a violation is
+printed as ``validate`` prints it. The first failing schedule is written as a replay
+file (``--replay-out``), which ``--replay`` runs again.
+
+Exit codes: 0 every schedule run kept every property; 1 a property is violated; 2 bad
+input: a bad option or replay file, or a node that misbehaved (printed non-JSON,
+never answered, exited, flooded, or did something else on replay); 3 a bound stopped
+the run before a verdict (``--max-schedules`` reached with schedules left to explore,
+or ``--max-steps``); 6 the replay or log file could not be written.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from checker.api.errors import InputError
+from checker.api.exits import exit_after_verdicts
+from checker.api.inputs import DATA_LIMIT, parse_json, read_input
+from checker.api.outputs import Outputs
+from checker.api.result import EXIT_BOUND, EXIT_INPUT, EXIT_MISMATCH, EXIT_OK
+from checker.harness.network import (
+    Divergence,
+    Execution,
+    Scenario,
+    StepBound,
+    execute,
+    fixed_chooser,
+    random_runs,
+    replay_record,
+    replay_schedule,
+)
+from checker.harness.network import explore as explore_schedules
+from checker.harness.nodes import NodeFailed, argv_of
+from checker.validate.checks import UnknownProperty, parse_properties
+from checker.validate.command import print_verdict
+from checker.validate.readers import read_text
+from checker.validate.verdicts import Job, LogVerdict, judge
+
+DEFAULT_PROPERTIES = "fifo,causal,integrity,eventual_delivery"
+"""What ``run`` checks without ``--properties``."""
+
+
+@click.command(name="run")
+@click.option("--node-cmd", required=True, metavar="COMMAND",
+              help='The command line of one node, split as a shell would (no shell runs it), e.g. '
+                   '"python3 examples/nodes/causal_broadcast.py".')
+@click.option("--nodes", type=click.IntRange(1, 64), default=3, show_default=True, help="Node processes to start.")
+@click.option("--broadcasts", type=click.IntRange(0, 1000), default=2, show_default=True,
+              help="Values 1..K broadcast by the clients, round-robin over n1, n2, ...")
+@click.option("--properties", "props", default=DEFAULT_PROPERTIES, show_default=True,
+              help="Properties checked on each execution's log (the names validate knows).")
+@click.option("--explore", is_flag=True, help="Run every delivery order, depth first (no partial-order reduction).")
+@click.option("--max-schedules", type=click.IntRange(min=1), default=10000, show_default=True,
+              help="With --explore: stop (exit 3) after this many schedules with more left.")
+@click.option("--runs", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Without --explore: random schedules to run.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random schedules.")
+@click.option("--step-timeout", type=click.FloatRange(min=0.01), default=5.0, show_default=True,
+              help="Seconds a node has to answer init, topology or a step's read.")
+@click.option("--max-steps", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Most steps of one execution (exit 3 past it).")
+@click.option("--replay", "replay_path", type=click.Path(dir_okay=False),
+              help="Run the schedule of this replay file (written by --replay-out) instead.")
+@click.option("--replay-out", type=click.Path(dir_okay=False), default="run-replay.json", show_default=True,
+              help="Where the first failing schedule is written.")
+@click.option("--log", "log_path", type=click.Path(dir_okay=False),
+              help="Write the failing (else the last) execution's log here (JSON Lines, for validate).")
+def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, explore: bool, max_schedules: int,
+                runs: int, seed: int, step_timeout: float, max_steps: int, replay_path: str | None,
+                replay_out: str, log_path: str | None) -> None:
+    """Run real nodes (Maelstrom's JSON protocol) with ordercheck as their network."""
+    try:
+        argv = argv_of(node_cmd)
+    except ValueError as exc:
+        raise InputError("--node-cmd", "", f"cannot be split into a command line ({exc})") from None
+    try:
+        job = Job(props=tuple(parse_properties(props)), fmt="jsonl")
+    except UnknownProperty as exc:
+        raise InputError("--properties", "", str(exc)) from None
+    picks: list[int] = []
+    keys: list[str] = []
+    if replay_path is not None:
+        if explore:
+            raise InputError("--replay", "", "runs one recorded schedule; leave out --explore")
+        doc = parse_json(read_input(replay_path, "a replay file", DATA_LIMIT), replay_path, "a replay file", 64)
+        try:
+            nodes, broadcasts, picks, keys, recorded = replay_schedule(doc, replay_path)
+        except ValueError as exc:
+            raise InputError(replay_path, "", str(exc)) from None
+        if recorded != node_cmd:
+            click.echo(f"note: {replay_path} was recorded with --node-cmd {recorded!r}", err=True)
+    sc = Scenario(tuple(argv), nodes, broadcasts, step_timeout, max_steps)
+    verdicts: dict[int, LogVerdict] = {}
+    count = 0
+    started = time.perf_counter()
+    last: Execution | None = None
+    failed: Execution | None = None
+    left = False
+
+    def failing(ex: Execution) -> bool:
+        nonlocal count
+        count += 1
+        v = judge(read_text(ex.log_text(), f"schedule {count}", "jsonl", None), job)
+        verdicts[id(ex)] = v
+        return bool(v.violated)
+
+    try:
+        if replay_path is not None:
+            last = execute(sc, fixed_chooser(picks), keys)
+            if len(last.picks) != len(picks):
+                raise Divergence(f"the nodes ran out of actions after {len(last.picks)} of the schedule's "
+                                 f"{len(picks)} steps: a node is not deterministic given its inputs")
+            if failing(last):
+                failed = last
+        else:
+            gen = explore_schedules(sc, max_schedules, failing) if explore else random_runs(sc, seed, runs, failing)
+            for ex in gen:
+                last = ex
+                if verdicts[id(ex)].violated:
+                    failed = ex
+            if explore and failed is None and count >= max_schedules and last is not None:
+                left = any(p + 1 < w for p, w in zip(last.picks, last.widths, strict=True))
+    except NodeFailed as exc:
+        click.echo(f"ordercheck: error: {exc.line()}" + (f" (schedule {count + 1})" if count else ""), err=True)
+        sys.exit(EXIT_INPUT)
+    except Divergence as exc:
+        click.echo(f"ordercheck: error: replay diverged at {exc}", err=True)
+        sys.exit(EXIT_INPUT)
+    except StepBound as exc:
+        click.echo(f"ordercheck: bound: {exc} (raise --max-steps)", err=True)
+        exit_after_verdicts(EXIT_BOUND)
+    seconds = time.perf_counter() - started
+    shown = failed if failed is not None else last
+    assert shown is not None
+    verdict = verdicts[id(shown)]
+    how = "replayed" if replay_path else "explored" if explore else f"random (seed {seed})"
+    print_verdict(verdict)
+    with Outputs() as staged:
+        if failed is not None and replay_path is None:
+            staged.write_text(replay_out, json.dumps(replay_record(sc, node_cmd, failed), indent=1) + "\n")
+        if log_path:
+            staged.write_text(log_path, shown.log_text())
+    click.echo(f"{count} schedule{'' if count == 1 else 's'} run ({how}, {nodes} nodes, {broadcasts} broadcasts) in {seconds:.1f} s")
+    if failed is not None:
+        if replay_path is None:
+            click.echo(f"the failing schedule ({len(failed.picks)} steps) is in {replay_out}: "
+                       f"ordercheck run --node-cmd {json.dumps(node_cmd)} --replay {Path(replay_out)}")
+        exit_after_verdicts(EXIT_MISMATCH)
+    if left:
+        click.echo(f"bound: --max-schedules {max_schedules} reached with schedules left to explore; no verdict")
+        exit_after_verdicts(EXIT_BOUND)
+    exit_after_verdicts(EXIT_OK)
