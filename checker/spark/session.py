@@ -165,15 +165,20 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         settings["spark.driver.extraJavaOptions"] += " " + LOCAL_JVM_OPTIONS
         settings["spark.driver.host"] = "127.0.0.1"
         settings["spark.driver.bindAddress"] = "127.0.0.1"
-        if "PYSPARK_PYTHON" not in os.environ:
+        # The executors see this process's ordercheck, and run this interpreter unless
+        # the user named one.
+        settings["spark.executorEnv.PYTHONPATH"] = executor_pythonpath()
+        if not python_chosen(conf or {}):
             settings["spark.pyspark.python"] = sys.executable
-        settings["spark.executorEnv.PYTHONPATH"] = executor_pythonpath()
     elif on_this_machine(master) and not python_chosen(conf or {}):
-        # A standalone cluster on this machine: its executors run this interpreter, with
-        # this process's ordercheck, as on local[...] (docs/howto/spark.md)
-        settings["spark.pyspark.python"] = sys.executable
+        # A standalone cluster on this machine: unless the user named the executors'
+        # Python, they run this interpreter with this process's ordercheck, as on local[...].
         settings["spark.executorEnv.PYTHONPATH"] = executor_pythonpath()
+        settings["spark.pyspark.python"] = sys.executable
     settings.update(conf or {})
+    # PySpark gives its tasks the interpreter PYSPARK_PYTHON names when the context is
+    # made (else "python3" on the executors' PATH), whatever spark.pyspark.python says.
+    python = settings.get("spark.pyspark.python")
     spark_conf = SparkConf().setMaster(master).setAppName(app_name)
     for key, value in settings.items():
         spark_conf.set(key, value)
@@ -184,7 +189,7 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         # A signal while the JVM starts is recorded; the JVM's process is known from the
         # moment it is started (_recording_jvm), so the stop (cancel_spark, stop_spark)
         # can end it even before its context is made.
-        with deferred(), _recording_jvm():
+        with deferred(), _recording_jvm(), _environment("PYSPARK_PYTHON", python):
             # The JVM leads a process group of its own, which kill_jvm ends whole.
             gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": jvm_log, "stdout": jvm_log,
                                                                "process_group": 0})
@@ -227,22 +232,27 @@ def on_this_machine(master: str) -> bool:
 
 
 def python_chosen(conf: dict[str, str]) -> bool:
-    """Whether the user named the executors' Python: ``PYSPARK_PYTHON``, or
-    ``spark.pyspark.python`` in ``conf`` or in Spark's ``spark-defaults.conf``
-    (in ``SPARK_CONF_DIR``, else ``$SPARK_HOME/conf``)."""
-    if "PYSPARK_PYTHON" in os.environ or "spark.pyspark.python" in conf:
-        return True
-    conf_dir = os.environ.get("SPARK_CONF_DIR") or (
-        os.path.join(os.environ["SPARK_HOME"], "conf") if os.environ.get("SPARK_HOME") else None
-    )
-    if conf_dir is None:
-        return False
+    """Whether the user named the executors' Python: ``PYSPARK_PYTHON`` in the
+    environment, or ``spark.pyspark.python`` in ``conf``."""
+    return "PYSPARK_PYTHON" in os.environ or "spark.pyspark.python" in conf
+
+
+@contextmanager
+def _environment(name: str, value: str | None) -> Iterator[None]:
+    """Inside the block, environment variable ``name`` is ``value`` (left alone when
+    ``value`` is ``None``); afterwards it is as before."""
+    if value is None:
+        yield
+        return
+    before = os.environ.get(name)
+    os.environ[name] = value
     try:
-        lines = Path(conf_dir, "spark-defaults.conf").read_text(errors="replace").splitlines()
-    except OSError:
-        return False
-    # Java properties: "key value", "key=value" or "key:value"
-    return any(re.match(r"\s*spark\.pyspark\.python\s*[=:\s]", ln) for ln in lines)
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
 
 
 @contextmanager
