@@ -58,17 +58,27 @@ class Counter(Spec):
             "small", lambda s: None if s <= limit else f"{s} > {limit}, checked by {__file__} in {sys.executable}")]
 '''
 
-HOLDS = 'spec = "../specs/counter.py"\n[constants]\nlimit = 2\n[expect]\nsmall = "holds"\n'
-VIOLATED = 'spec = "../specs/counter.py"\n[constants]\nlimit = 2\nguard = false\n[expect]\nsmall = "violated"\n'
+HOLDS = 'spec = "../specs/counter.py"\n[constants]\nlimit = 1\n[expect]\nsmall = "holds"\n'
+VIOLATED = 'spec = "../specs/counter.py"\n[constants]\nlimit = 1\nguard = false\n[expect]\nsmall = "violated"\n'
 
-# Spark's settings for the cluster and for the runs against it (SPARK_CONF_DIR): no REST
-# server (its fixed port), no UIs, small JVMs, one core per executor, a task tried once.
-DEFAULTS = """\
+# The JVMs' start costs most of this file's time: the JIT's first tier and the serial
+# collector only, for the cluster's daemons, the drivers and the executors alike.
+JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+# Spark's settings for the cluster and the runs against it (SPARK_CONF_DIR): no REST
+# server (its fixed port), no UIs, small JVMs, one executor of one core per run (the
+# three runs go at once, on both workers), no waiting for a task's preferred executor,
+# a task tried once.
+DEFAULTS = f"""\
 spark.master.rest.enabled false
 spark.ui.enabled false
 spark.driver.memory 512m
+spark.driver.defaultJavaOptions {JVM}
 spark.executor.memory 512m
 spark.executor.cores 1
+spark.executor.defaultJavaOptions {JVM}
+spark.cores.max 1
+spark.locality.wait 0
 spark.task.maxFailures 1
 spark.sql.shuffle.partitions 2
 spark.default.parallelism 2
@@ -122,7 +132,8 @@ class Cluster:
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "SPARK_HOME")}
-        env.update(SPARK_CONF_DIR=str(self.conf), SPARK_LOCAL_IP="127.0.0.1", SPARK_DAEMON_MEMORY="256m", **extra)
+        env.update(SPARK_CONF_DIR=str(self.conf), SPARK_LOCAL_IP="127.0.0.1", SPARK_DAEMON_MEMORY="256m",
+                   SPARK_DAEMON_JAVA_OPTS=JVM, **extra)
         return env
 
     def start(self, name: str, args: list[str], **extra: str) -> None:
@@ -147,7 +158,7 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory, request):
-    """A standalone master and two workers (1 core, 1g each) on 127.0.0.1, stopped (all
+    """A standalone master and two workers (2 cores, 1g each) on 127.0.0.1, stopped (all
     their processes killed and reaped) when the module's tests end."""
     c = Cluster(tmp_path_factory.mktemp("cluster"))
     request.addfinalizer(lambda: reap(c.procs))
@@ -159,7 +170,7 @@ def cluster(tmp_path_factory, request):
     for i, work in enumerate(c.worker_dirs, 1):
         work.mkdir()
         c.start(f"worker-{i}", ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--port", "0",
-                                "--webui-port", str(free_port()), "--cores", "1", "--memory", "1g",
+                                "--webui-port", str(free_port()), "--cores", "2", "--memory", "1g",
                                 "--work-dir", str(work), c.master])
     c.wait_for_workers()
     return c
@@ -177,9 +188,33 @@ def project(tmp_path_factory):
     return root
 
 
-def ordercheck(cluster: Cluster, cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "checker.cli", *args, "--engine", "spark", "--master", cluster.master],
-                          capture_output=True, text=True, cwd=cwd, env=cluster.env(**env), timeout=300)
+def ordercheck(cluster: Cluster, cwd: Path, *args: str, **env: str) -> subprocess.Popen:
+    """``ordercheck ARGS --engine spark --master CLUSTER``, started (the runs go at once)."""
+    return subprocess.Popen([sys.executable, "-m", "checker.cli", *args, "--engine", "spark", "--master", cluster.master],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=cluster.env(**env))
+
+
+@pytest.fixture(scope="module")
+def runs(cluster, project, request):
+    """The file's three runs against the cluster, started together: a check, a sweep and
+    a check whose executors run a Python without ordercheck (a fresh virtual environment
+    of this Python, none of ordercheck's packages). Killed if still running at the end."""
+    bare = project / "bare"
+    venv.create(bare, with_pip=False)
+    started = {
+        "check": ordercheck(cluster, project, "check", "models/holds.toml", "models/violated.toml", "--quiet",
+                            "--json", "check.json", ORDERCHECK_SPARK_DRIVER_STATES="0"),  # every level a Spark job
+        "sweep": ordercheck(cluster, project, "sweep", "models/holds.toml", "-o", "sweep"),
+        "unfit": ordercheck(cluster, project, "check", "models/holds.toml", "--quiet", "--json", "unfit.json",
+                            PYSPARK_PYTHON=str(bare / "bin" / "python"), ORDERCHECK_SPARK_DRIVER_STATES="0"),
+    }
+    request.addfinalizer(lambda: reap(list(started.values())))
+    return started
+
+
+def finished(proc: subprocess.Popen) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=600)
+    return proc.returncode, out, err
 
 
 def ran_on_an_executor(explanation: str, cluster: Cluster, spec: Path) -> None:
@@ -193,23 +228,21 @@ def ran_on_an_executor(explanation: str, cluster: Cluster, spec: Path) -> None:
     assert any(ran.is_relative_to(w.resolve()) for w in cluster.worker_dirs), explanation
 
 
-def test_a_check_on_a_standalone_cluster_runs_a_users_spec_file(cluster, project):
-    out = project / "check.json"
-    run = ordercheck(cluster, project, "check", "models/holds.toml", "models/violated.toml", "--quiet",
-                     "--json", str(out), ORDERCHECK_SPARK_DRIVER_STATES="0")  # every level a Spark job
-    assert run.returncode == 0, run.stdout + run.stderr + cluster.logs()
-    holds, violated = json.loads(out.read_text())
+def test_a_check_on_a_standalone_cluster_runs_a_users_spec_file(cluster, project, runs):
+    code, out, err = finished(runs["check"])
+    assert code == 0, out + err + cluster.logs()
+    holds, violated = json.loads((project / "check.json").read_text())
     assert holds["engine"] == violated["engine"] == "spark"
-    assert holds["stats"]["distinct_states"] == 3 and violated["stats"]["distinct_states"] == 4
+    assert holds["stats"]["distinct_states"] == 2 and violated["stats"]["distinct_states"] == 3
     assert holds["properties"]["small"]["status"] == "holds"
     small = violated["properties"]["small"]
     assert small["status"] == "violated"
     ran_on_an_executor(small["explanation"], cluster, project / "specs" / "counter.py")
 
 
-def test_a_sweep_on_a_standalone_cluster_ships_a_users_spec_file(cluster, project):
-    run = ordercheck(cluster, project, "sweep", "models/holds.toml", "-o", str(project / "sweep"))
-    assert run.returncode == 0, run.stdout + run.stderr + cluster.logs()
+def test_a_sweep_on_a_standalone_cluster_ships_a_users_spec_file(cluster, project, runs):
+    code, out, err = finished(runs["sweep"])
+    assert code == 0, out + err + cluster.logs()
     rows = json.loads((project / "sweep" / "sweep.json").read_text())
     rows = rows["rows"] if isinstance(rows, dict) else rows
     assert {(r["variant"], r["status"]) for r in rows} == {("", "holds"), ("guard", "violated")}
@@ -219,15 +252,11 @@ def test_a_sweep_on_a_standalone_cluster_ships_a_users_spec_file(cluster, projec
     ran_on_an_executor(mutant["properties"]["small"]["explanation"], cluster, project / "specs" / "counter.py")
 
 
-def test_an_executor_python_without_ordercheck_is_one_line_naming_pyspark_python(cluster, project, tmp_path):
-    bare = tmp_path / "bare"
-    venv.create(bare, with_pip=False)  # this Python's version, none of ordercheck's packages
-    python = bare / "bin" / "python"
-    run = ordercheck(cluster, project, "check", "models/holds.toml", "--quiet", "--json", str(tmp_path / "r.json"),
-                     PYSPARK_PYTHON=str(python), ORDERCHECK_SPARK_DRIVER_STATES="0")
-    assert run.returncode == 4, run.stdout + run.stderr
-    lines = run.stderr.splitlines()
-    assert len(lines) == 1, run.stderr
+def test_an_executor_python_without_ordercheck_is_one_line_naming_pyspark_python(cluster, project, runs):
+    code, out, err = finished(runs["unfit"])
+    assert code == 4, out + err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
     assert lines[0].startswith("ordercheck: error: spark: the executors' Python cannot import "), lines[0]
     assert "set PYSPARK_PYTHON" in lines[0] and "docs/howto/spark.md" in lines[0], lines[0]
-    assert not (tmp_path / "r.json").exists()
+    assert not (project / "unfit.json").exists()
