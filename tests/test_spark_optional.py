@@ -11,9 +11,13 @@ does without it.)
 from __future__ import annotations
 
 import json
+import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from checker.spark.session import SPARK_PACKAGES, missing_spark_packages
 
@@ -101,3 +105,64 @@ def test_the_spark_packages_are_found_without_importing_them(monkeypatch):
     assert not any(name in sys.modules for name in SPARK_PACKAGES)
     monkeypatch.setitem(sys.modules, "pandas", None)  # what `import pandas` fails on
     assert missing_spark_packages() == ["pandas"]
+
+
+# -- the executors' Python (no Spark started: what a failed job's text becomes) ------------
+
+# The text of PySpark's exception for a job whose executors' Python lacks ordercheck (cut).
+NO_MODULE = """An error occurred while calling o123.collectToPython.
+: org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 1.0 failed 1 times, most recent failure: Lost task 0.0 in stage 1.0 (TID 1) (127.0.0.1 executor 0): org.apache.spark.api.python.PythonException: Traceback (most recent call last):
+  File "/work/app-1/0/pyspark.zip/pyspark/serializers.py", line 471, in loads
+    return cloudpickle.loads(obj, encoding=encoding)
+ModuleNotFoundError: No module named 'checker'
+"""
+NO_PROGRAM = """Job aborted due to stage failure: Task 0 in stage 0.0 failed 4 times, most recent failure: Lost task 0.3 in stage 0.0 (TID 3) (10.0.0.2 executor 1): java.io.IOException: Cannot run program "/home/me/.venv/bin/python": error=2, No such file or directory
+"""
+OTHER_VERSION = """Job aborted due to stage failure: ... org.apache.spark.api.python.PythonException: Traceback (most recent call last):
+pyspark.errors.exceptions.base.PySparkRuntimeError: [PYTHON_VERSION_MISMATCH] Python in worker has different version (3, 12) than that in driver 3.11, PySpark cannot run with different minor versions.
+"""
+SPEC_RAISED = """Job aborted due to stage failure: ... org.apache.spark.api.python.PythonException: Traceback (most recent call last):
+ZeroDivisionError: division by zero
+"""
+
+
+def test_a_job_the_executors_python_cannot_run_is_one_line_naming_pyspark_python():
+    from checker.spark.bfs import SparkJobError, job_error
+
+    for text, what in ((NO_MODULE, "cannot import checker"),
+                       (NO_PROGRAM, "/home/me/.venv/bin/python cannot be run there"),
+                       (OTHER_VERSION, f"is not Python {sys.version_info.major}.{sys.version_info.minor}")):
+        err = job_error(Exception(text))
+        assert isinstance(err, SparkJobError)
+        line = err.line()
+        assert line.startswith(f"spark: the executors' Python {what}"), line
+        assert "set PYSPARK_PYTHON" in line and "docs/howto/spark.md" in line and "\n" not in line, line
+    other = job_error(Exception(SPEC_RAISED)).line()  # any other failure: as before
+    assert other == "spark: a Spark job failed after its retries: ZeroDivisionError: division by zero", other
+
+
+def test_which_masters_are_on_this_machine():
+    from checker.spark.session import on_this_machine
+
+    here = socket.gethostname()
+    for master in ("spark://localhost:7077", "spark://127.0.0.1:7077", f"spark://{here}:7077",
+                   "spark://[::1]:7077", "spark://localhost:7077,127.0.0.1:7078"):
+        assert on_this_machine(master), master
+    for master in ("spark://10.1.2.3:7077", "spark://spark-master:7077", "spark://localhost:7077,10.1.2.3:7077",
+                   "yarn", "k8s://https://127.0.0.1:6443", "local[2]"):
+        assert not on_this_machine(master), master
+
+
+def test_the_driver_states_threshold_from_the_environment(monkeypatch):
+    from checker.api.errors import InputError
+    from checker.spark.bfs import DRIVER_STATES_ENV, driver_states_from_env
+
+    monkeypatch.delenv(DRIVER_STATES_ENV, raising=False)
+    assert driver_states_from_env() is None
+    for raw, value in (("0", 0), (" 250 ", 250)):
+        monkeypatch.setenv(DRIVER_STATES_ENV, raw)
+        assert driver_states_from_env() == value
+    for raw in ("-1", "1.5", "many"):
+        monkeypatch.setenv(DRIVER_STATES_ENV, raw)
+        with pytest.raises(InputError, match=f"environment variable {DRIVER_STATES_ENV}: '{re.escape(raw)}' is not"):
+            driver_states_from_env()
