@@ -78,6 +78,7 @@ def blocker(tmp_path: Path) -> Path:
 # together. Any file not listed keeps pytest-xdist's order after them.
 SLOW_FILES = (
     "test_spark.py",
+    "test_spark_cluster.py",  # mostly waiting on its cluster's JVMs
     "test_reductions.py",
     "test_faults_memory.py",
     "test_simulate.py",

@@ -3,6 +3,8 @@ texts Spark's Python API raises; no Spark is started."""
 
 from __future__ import annotations
 
+import sys
+
 from checker.engine.bfs import SpecError
 from checker.spark.bfs import SparkJobError, job_error
 
@@ -35,3 +37,33 @@ def test_spark_failing_itself_is_one_line_naming_its_error() -> None:
     exc = job_error(RuntimeError(text))
     assert isinstance(exc, SparkJobError)
     assert str(exc).endswith("Spark failed: java.lang.OutOfMemoryError: Java heap space")
+
+
+# The text of PySpark's exception for a job whose executors' Python lacks ordercheck (cut).
+NO_MODULE = """An error occurred while calling o123.collectToPython.
+: org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 1.0 failed 1 times, most recent failure: Lost task 0.0 in stage 1.0 (TID 1) (127.0.0.1 executor 0): org.apache.spark.api.python.PythonException: Traceback (most recent call last):
+  File "/work/app-1/0/pyspark.zip/pyspark/serializers.py", line 471, in loads
+    return cloudpickle.loads(obj, encoding=encoding)
+ModuleNotFoundError: No module named 'checker'
+"""
+NO_PROGRAM = """Job aborted due to stage failure: Task 0 in stage 0.0 failed 4 times, most recent failure: Lost task 0.3 in stage 0.0 (TID 3) (10.0.0.2 executor 1): java.io.IOException: Cannot run program "/home/me/.venv/bin/python": error=2, No such file or directory
+"""
+OTHER_VERSION = """Job aborted due to stage failure: ... org.apache.spark.api.python.PythonException: Traceback (most recent call last):
+pyspark.errors.exceptions.base.PySparkRuntimeError: [PYTHON_VERSION_MISMATCH] Python in worker has different version (3, 12) than that in driver 3.11, PySpark cannot run with different minor versions.
+"""
+SPEC_RAISED = """Job aborted due to stage failure: ... org.apache.spark.api.python.PythonException: Traceback (most recent call last):
+ZeroDivisionError: division by zero
+"""
+
+
+def test_a_job_the_executors_python_cannot_run_is_one_line_naming_pyspark_python():
+    for text, what in ((NO_MODULE, "cannot import checker"),
+                       (NO_PROGRAM, "/home/me/.venv/bin/python cannot be run there"),
+                       (OTHER_VERSION, f"is not Python {sys.version_info.major}.{sys.version_info.minor}")):
+        err = job_error(Exception(text))
+        assert isinstance(err, SparkJobError)
+        line = err.line()
+        assert line.startswith(f"spark: the executors' Python {what}"), line
+        assert "set PYSPARK_PYTHON" in line and "docs/howto/spark.md" in line and "\n" not in line, line
+    other = job_error(Exception(SPEC_RAISED)).line()  # any other failure: as before
+    assert other == "spark: a Spark job failed after its retries: ZeroDivisionError: division by zero", other

@@ -15,6 +15,7 @@ from checker.api.result import LevelTiming, Result
 from checker.engine.notes import first_time
 from checker.engine.run import Options, check_model
 from checker.loading.modelfile import expand_paths, load_model
+from checker.spark.session import engine_installed
 
 
 def load_models(paths: list[str]) -> list[Model]:
@@ -43,7 +44,7 @@ def engine_options(fn: Callable) -> Callable:
     """The search options every checking command shares."""
     decorators = [
         click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
-                     help="Search engine."),
+                     callback=engine_installed, help="Search engine."),
         click.option("--master", default="local[*]", show_default=True,
                      help="Spark master for --engine spark (e.g. spark://host:7077)."),
         click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,

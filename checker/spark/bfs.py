@@ -125,7 +125,7 @@ from checker.spark.batches import (
     unsigned,
 )
 from checker.spark.first_levels import DriverLevels
-from checker.spark.session import DEFAULT_MASTER, SparkUnavailable, get_spark, sql_session
+from checker.spark.session import DEFAULT_MASTER, SparkUnavailable, executor_python_problem, get_spark, sql_session
 from checker.spark.ship import ship_specs
 from checker.spark.tasks import POS_BITS, POS_MASK, Event, LevelSummary, TaskConfig, remember_spec
 
@@ -156,6 +156,23 @@ INJECT_ENV = "ORDERCHECK_SPARK_INJECT_FAILURES"
 """Test hook: comma-separated stages (``expand``, ``sweep``) whose tasks on
 even partitions raise on their first attempt (``expand!``: every task, every attempt,
 so the job fails for good). Read on the driver when a run starts."""
+
+
+DRIVER_STATES_ENV = "ORDERCHECK_SPARK_DRIVER_STATES"
+"""Sets :attr:`SparkOptions.driver_states` where the options do not: a whole number of
+states, ``0`` for every level on Spark (what a test on a cluster uses)."""
+
+
+def driver_states_from_env() -> int | None:
+    """The threshold ``ORDERCHECK_SPARK_DRIVER_STATES`` gives (``None`` when it is unset or
+    empty); anything but a whole number of 0 or more is bad input
+    (:class:`~checker.api.errors.InputError`, exit 2)."""
+    raw = os.environ.get(DRIVER_STATES_ENV, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit():
+        raise InputError(f"environment variable {DRIVER_STATES_ENV}", "", f"{raw!r} is not a whole number of states (0 or more)")
+    return int(raw)
 
 
 class SparkJobError(EngineError):
@@ -376,7 +393,11 @@ class SparkBatch:
                 frontier_rows.append((signed(fp), run.index, i, blob))
                 visited_rows.append((signed(fp), run.index, 0, -1 - i))
         self.driver = DriverLevels(frontier_rows, visited_rows)
-        threshold = DRIVER_STATES if self.options.driver_states is None else self.options.driver_states
+        threshold = self.options.driver_states
+        if threshold is None:
+            threshold = driver_states_from_env()
+        if threshold is None:
+            threshold = DRIVER_STATES
         if self.options.inject_failures:  # the test hook fails Spark's tasks: every level is one
             threshold = 0
         in_frontier = {run.index for run in runs if run.active}
@@ -667,6 +688,9 @@ class SparkSearch:
 def job_error(exc: Exception) -> Exception:
     """One line for a failed job: the Python exception a task raised (its traceback's
     last line; a :class:`SpecError` as itself) and how often Spark tried the task."""
+    unfit = executor_python_problem(str(exc))
+    if unfit is not None:
+        return SparkJobError(unfit)
     lines = str(exc).splitlines()
     raised = None
     for i, line in enumerate(lines):

@@ -1,17 +1,21 @@
 """Starting Spark for ordercheck: one SparkContext per process, from the PySpark package.
 
-PySpark brings Spark itself; it needs a Java runtime (17 or later) on ``PATH`` or in
-``JAVA_HOME``. With a ``local[...]`` master the executors are Python processes forked
-by this interpreter, with this process's package root and site-packages on their
-``PYTHONPATH``, so they see the same installed ``ordercheck`` from any directory. On a cluster
-(``spark://host:7077``, ``yarn``, ``k8s://...``) every executor needs the same Python
-minor version with ``ordercheck`` and its dependencies installed, and
-``spark.pyspark.python`` (or ``PYSPARK_PYTHON``) naming that interpreter.
+PySpark (with pandas, the ``spark`` extra: ``pip install 'ordercheck[spark]'``) brings
+Spark itself; it needs a Java runtime (17 or later) on ``PATH`` or in ``JAVA_HOME``.
+Nothing imports PySpark until a Spark run starts, so the local engine works without it.
+With a ``local[...]`` master, and with a standalone master on this machine
+(``spark://localhost:7077``) unless ``PYSPARK_PYTHON`` or ``spark.pyspark.python`` names
+another interpreter, the executors run this interpreter, with this process's package
+root and site-packages on their ``PYTHONPATH``, so they see the same ``ordercheck`` from
+any directory. On other clusters (``spark://host:7077``, ``yarn``, ``k8s://...``) every
+executor needs the same Python minor version with ``ordercheck`` and its dependencies
+installed, and ``spark.pyspark.python`` (or ``PYSPARK_PYTHON``) naming that interpreter.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import site
 import sys
@@ -55,6 +59,75 @@ class SparkUnavailable(RuntimeError):
     """Spark could not start (no Java, or the master cannot be reached)."""
 
 
+SPARK_EXTRA = "pip install 'ordercheck[spark]'"
+"""How to install what the Spark engine needs beyond ordercheck's own dependencies."""
+
+SPARK_PACKAGES = ("pyspark", "pandas")
+"""The packages only the Spark engine needs (the ``spark`` extra): PySpark, and pandas,
+without which PySpark refuses its Arrow functions (``mapInArrow``)."""
+
+
+def missing_spark_packages() -> list[str]:
+    """Those of :data:`SPARK_PACKAGES` this interpreter cannot import (found without
+    importing them)."""
+    import importlib.util
+
+    missing = []
+    for name in SPARK_PACKAGES:
+        try:
+            found = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            missing.append(name)
+    return missing
+
+
+def require_spark() -> None:
+    """Raise :class:`~checker.api.errors.InputError` (exit 2, one line saying how to
+    install them) when a package the Spark engine needs is missing; a command checks this
+    before it loads or writes anything."""
+    from checker.api.errors import InputError
+
+    missing = missing_spark_packages()
+    if missing:
+        names = " and ".join(missing)
+        raise InputError("--engine spark", "", f"needs {names}, not installed here; install with: {SPARK_EXTRA}")
+
+
+CLUSTER_HOWTO = "docs/howto/spark.md, Executors on a cluster"
+"""The how-to section a failure of the executors' Python points to."""
+
+
+def executor_python_problem(failure: str) -> str | None:
+    """One line for a Spark job that failed because the executors' Python cannot run
+    ordercheck: a module it cannot import (``ModuleNotFoundError``, e.g. ``checker``: the
+    interpreter has no ordercheck), an interpreter that does not exist, or one of
+    another Python version than the driver's. ``None`` for any other failure;
+    ``failure`` is the text of the exception PySpark raised."""
+    missing = re.search(r"ModuleNotFoundError: No module named '([^']+)'", failure)
+    program = re.search(r'Cannot run program "([^"]+)"', failure)
+    if missing:
+        what = f"cannot import {missing.group(1)}"
+    elif program:
+        what = f"{program.group(1)} cannot be run there"
+    elif "PYTHON_VERSION_MISMATCH" in failure or "Python in worker has different version" in failure:
+        what = f"is not Python {sys.version_info.major}.{sys.version_info.minor}, the driver's"
+    else:
+        return None
+    return (f"the executors' Python {what}: set PYSPARK_PYTHON (or spark.pyspark.python) to an interpreter "
+            f"of the driver's Python version with ordercheck (and the specs' packages) installed, on every "
+            f"executor (see {CLUSTER_HOWTO})")
+
+
+def engine_installed(_ctx: Any, _param: Any, value: str) -> str:
+    """The command line's ``--engine`` callback: ``spark`` without what it needs
+    installed stops the command before it reads anything (:func:`require_spark`)."""
+    if value == "spark":
+        require_spark()
+    return value
+
+
 def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, app_name: str = "ordercheck") -> Any:
     """The process's SparkContext, started on ``master`` if none runs yet.
 
@@ -69,8 +142,8 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
     try:
         from pyspark import SparkConf, SparkContext
         from pyspark.java_gateway import launch_gateway
-    except ImportError as exc:  # pragma: no cover - pyspark is a dependency
-        raise SparkUnavailable(f"pyspark is not installed ({exc})") from None
+    except ImportError as exc:  # the spark extra is not installed
+        raise SparkUnavailable(f"pyspark cannot be imported ({exc}); install with: {SPARK_EXTRA}") from None
     active = SparkContext._active_spark_context
     if active is not None:
         return active
@@ -92,14 +165,20 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         settings["spark.driver.extraJavaOptions"] += " " + LOCAL_JVM_OPTIONS
         settings["spark.driver.host"] = "127.0.0.1"
         settings["spark.driver.bindAddress"] = "127.0.0.1"
-        if "PYSPARK_PYTHON" not in os.environ:
+        # The executors see this process's ordercheck, and run this interpreter unless
+        # the user named one.
+        settings["spark.executorEnv.PYTHONPATH"] = executor_pythonpath()
+        if not python_chosen(conf or {}):
             settings["spark.pyspark.python"] = sys.executable
-        # Spark may start the workers with the interpreter's real path, outside this
-        # virtual environment: give them this process's package root and site-packages.
-        package_root = str(Path(__file__).resolve().parents[2])  # the folder holding checker/
-        paths = [package_root, *site.getsitepackages(), os.environ.get("PYTHONPATH", "")]
-        settings["spark.executorEnv.PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    elif on_this_machine(master) and not python_chosen(conf or {}):
+        # A standalone cluster on this machine: unless the user named the executors'
+        # Python, they run this interpreter with this process's ordercheck, as on local[...].
+        settings["spark.executorEnv.PYTHONPATH"] = executor_pythonpath()
+        settings["spark.pyspark.python"] = sys.executable
     settings.update(conf or {})
+    # PySpark gives its tasks the interpreter PYSPARK_PYTHON names when the context is
+    # made (else "python3" on the executors' PATH), whatever spark.pyspark.python says.
+    python = settings.get("spark.pyspark.python")
     spark_conf = SparkConf().setMaster(master).setAppName(app_name)
     for key, value in settings.items():
         spark_conf.set(key, value)
@@ -110,7 +189,7 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         # A signal while the JVM starts is recorded; the JVM's process is known from the
         # moment it is started (_recording_jvm), so the stop (cancel_spark, stop_spark)
         # can end it even before its context is made.
-        with deferred(), _recording_jvm():
+        with deferred(), _recording_jvm(), _environment("PYSPARK_PYTHON", python):
             # The JVM leads a process group of its own, which kill_jvm ends whole.
             gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": jvm_log, "stdout": jvm_log,
                                                                "process_group": 0})
@@ -128,6 +207,52 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         ) from None
     sc.setLogLevel("FATAL")
     return sc
+
+
+def executor_pythonpath() -> str:
+    """The ``PYTHONPATH`` executors on this machine get: this process's package root (the
+    folder holding ``checker/``), its site-packages and its own ``PYTHONPATH``. Spark may
+    start the executors' Python with the interpreter's real path, outside this virtual
+    environment, and from another directory."""
+    package_root = str(Path(__file__).resolve().parents[2])  # the folder holding checker/
+    paths = [package_root, *site.getsitepackages(), os.environ.get("PYTHONPATH", "")]
+    return os.pathsep.join(p for p in paths if p)
+
+
+def on_this_machine(master: str) -> bool:
+    """Whether ``master`` is a standalone master (``spark://HOST:PORT``) on this machine:
+    ``localhost``, a loopback address, or this host's name."""
+    if not master.startswith("spark://"):
+        return False
+    import socket
+
+    hosts = [h.strip().rsplit(":", 1)[0].strip("[]") for h in master[len("spark://"):].split(",")]
+    mine = {"localhost", "::1", socket.gethostname(), socket.getfqdn()}
+    return all(h in mine or h.startswith("127.") for h in hosts)
+
+
+def python_chosen(conf: dict[str, str]) -> bool:
+    """Whether the user named the executors' Python: ``PYSPARK_PYTHON`` in the
+    environment, or ``spark.pyspark.python`` in ``conf``."""
+    return "PYSPARK_PYTHON" in os.environ or "spark.pyspark.python" in conf
+
+
+@contextmanager
+def _environment(name: str, value: str | None) -> Iterator[None]:
+    """Inside the block, environment variable ``name`` is ``value`` (left alone when
+    ``value`` is ``None``); afterwards it is as before."""
+    if value is None:
+        yield
+        return
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
 
 
 @contextmanager

@@ -24,6 +24,7 @@ from checker.api.exits import exit_after_verdicts
 from checker.api.output_paths import Input, check_outputs, outputs_of
 from checker.api.outputs import Outputs
 from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK
+from checker.spark.session import engine_installed
 from checker.validate.checks import DEFAULT, UnknownProperty, parse_properties
 from checker.validate.conformance import DEFAULT_BOUND, DEFAULT_MAX_STATES, parse_unrecorded
 from checker.validate.readers import FORMATS, expand_logs
@@ -76,6 +77,7 @@ def _job(props: str | None, model: str | None, fmt: str, bound: int, max_states:
               help="The logs named are one execution's per-process logs: merge them into one (each peer's order, "
                    "sends before their deliveries) and validate that.")
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
+              callback=engine_installed,
               help="local: one log after the other here; spark: one Spark task per log (large logs split).")
 @click.option("--split-above", type=click.IntRange(min=1), default=None, metavar="EVENTS",
               help="With --engine spark: split logs of more events than this across tasks for the properties "

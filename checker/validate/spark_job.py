@@ -112,7 +112,7 @@ def validate_spark(paths: list[str], job: Job, *, master: str = "local[*]", diag
     expanded, then the logs of URIs, by URI), equal to its verdicts but for
     ``seconds``. Raises :class:`~checker.InputError` for the first bad log and
     :class:`~checker.api.errors.EngineError` when Spark fails."""
-    from checker.spark.session import SparkUnavailable, get_spark
+    from checker.spark.session import SparkUnavailable, executor_python_problem, get_spark
 
     local = [p for p in paths if not _is_uri(p)]
     uris = [p for p in paths if _is_uri(p)]
@@ -148,7 +148,8 @@ def validate_spark(paths: list[str], job: Job, *, master: str = "local[*]", diag
     except InputError:
         raise
     except Exception as exc:  # a task that failed for good, or Spark itself
-        raise EngineError("spark", f"the validation job failed: {_first_line(exc)}") from None
+        unfit = executor_python_problem(str(exc))
+        raise EngineError("spark", unfit or f"the validation job failed: {_first_line(exc)}") from None
     for _source, (status, *rest) in out:
         if status == "error":
             where, field, message = rest

@@ -1,0 +1,262 @@
+"""Spark on a real cluster: a standalone master and two workers, started with the
+``spark-class`` PySpark ships, on this machine (localhost, free ports, small memory).
+
+What ``local[...]`` cannot show: the executors are JVMs of their own, started by the
+workers, whose Python is not this process's. Against them a check and a sweep of a
+spec file from outside the repository run with no ``PYSPARK_PYTHON`` (the driver gives
+a master on this machine its own interpreter), and an executor Python without
+ordercheck is one line naming ``PYSPARK_PYTHON`` and the how-to.
+
+The cluster's processes lead process groups of their own; the fixture's finalizer kills
+them, their groups and everything under them (executors, Python daemons), and waits for
+all of them, however the tests end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import venv
+from pathlib import Path
+
+import psutil
+import pytest
+
+pytestmark = pytest.mark.spark
+
+START_TIMEOUT = 120.0  # seconds for the master and both workers to be up (a loaded machine)
+
+# A user's spec: its violation names the file that ran it and the interpreter it ran in.
+SPEC = '''
+import sys
+
+from checker import Constant, Property, Spec
+
+
+class Counter(Spec):
+    name = "counter"
+    constants = (
+        Constant("limit", int, 2, "largest value"),
+        Constant("guard", bool, True, "stop at the limit", ablation=True),
+    )
+
+    def init_states(self):
+        return [0]
+
+    def next_states(self, s):
+        top = self.limit if self.guard else self.limit + 1
+        return [(("inc",), s + 1)] if s < top else []
+
+    def properties(self):
+        limit = self.limit
+        return [Property.always(
+            "small", lambda s: None if s <= limit else f"{s} > {limit}, checked by {__file__} in {sys.executable}")]
+'''
+
+HOLDS = 'spec = "../specs/counter.py"\n[constants]\nlimit = 1\n[expect]\nsmall = "holds"\n'
+VIOLATED = 'spec = "../specs/counter.py"\n[constants]\nlimit = 1\nguard = false\n[expect]\nsmall = "violated"\n'
+
+# The JVMs' start costs most of this file's time: the JIT's first tier and the serial
+# collector only, for the cluster's daemons, the drivers and the executors alike.
+JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+# Spark's settings for the cluster and the runs against it (SPARK_CONF_DIR): no REST
+# server (its fixed port), no UIs, small JVMs, one executor of one core per run (the
+# three runs go at once, on both workers), no waiting for a task's preferred executor,
+# a task tried once.
+DEFAULTS = f"""\
+spark.master.rest.enabled false
+spark.ui.enabled false
+spark.driver.memory 512m
+spark.driver.defaultJavaOptions {JVM}
+spark.executor.memory 512m
+spark.executor.cores 1
+spark.executor.defaultJavaOptions {JVM}
+spark.cores.max 1
+spark.locality.wait 0
+spark.task.maxFailures 1
+spark.sql.shuffle.partitions 2
+spark.default.parallelism 2
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def spark_class() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent / "bin" / "spark-class"
+
+
+def reap(procs: list[subprocess.Popen]) -> None:
+    """Kill ``procs``, the process groups they lead and every process under them, and
+    wait for all of them."""
+    everyone: list[psutil.Process] = []
+    for proc in procs:
+        try:
+            everyone += [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
+        except psutil.Error:
+            pass
+    for p in everyone:
+        try:
+            if os.getpgid(p.pid) == p.pid:
+                os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    for proc in procs:
+        proc.wait(30)
+    _gone, alive = psutil.wait_procs(everyone, timeout=30)
+    assert not alive, f"still running after SIGKILL: {alive}"
+
+
+class Cluster:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.conf = root / "conf"
+        self.procs: list[subprocess.Popen] = []
+        self.master = f"spark://127.0.0.1:{free_port()}"
+        self.worker_dirs = [root / "worker-1", root / "worker-2"]
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "SPARK_HOME")}
+        env.update(SPARK_CONF_DIR=str(self.conf), SPARK_LOCAL_IP="127.0.0.1", SPARK_DAEMON_MEMORY="256m",
+                   SPARK_DAEMON_JAVA_OPTS=JVM, **extra)
+        return env
+
+    def start(self, name: str, args: list[str], **extra: str) -> None:
+        log = open(self.root / f"{name}.log", "wb")  # noqa: SIM115 - kept open by the process
+        self.procs.append(subprocess.Popen([str(spark_class()), *args], stdout=log, stderr=subprocess.STDOUT,
+                                           stdin=subprocess.DEVNULL, env=self.env(**extra), start_new_session=True))
+        log.close()
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in self.root.glob("*.log"))
+
+    def wait_for_workers(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            dead = [p.args[1] for p in self.procs if p.poll() is not None]
+            assert not dead, f"{dead} ended\n{self.logs()}"
+            if (self.root / "master.log").read_text(errors="replace").count("Registering worker") >= 2:
+                return
+            time.sleep(0.25)
+        raise AssertionError(f"the workers did not register within {START_TIMEOUT:.0f}s\n{self.logs()}")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory, request):
+    """A standalone master and two workers (2 cores, 1g each) on 127.0.0.1, stopped (all
+    their processes killed and reaped) when the module's tests end."""
+    c = Cluster(tmp_path_factory.mktemp("cluster"))
+    request.addfinalizer(lambda: reap(c.procs))
+    c.conf.mkdir()
+    (c.conf / "spark-defaults.conf").write_text(DEFAULTS)
+    port = c.master.rsplit(":", 1)[1]
+    c.start("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", port,
+                       "--webui-port", str(free_port())])
+    for i, work in enumerate(c.worker_dirs, 1):
+        work.mkdir()
+        c.start(f"worker-{i}", ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--port", "0",
+                                "--webui-port", str(free_port()), "--cores", "2", "--memory", "1g",
+                                "--work-dir", str(work), c.master])
+    c.wait_for_workers()
+    return c
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """A user's project outside the repository: specs/counter.py and two models."""
+    root = tmp_path_factory.mktemp("project")
+    (root / "specs").mkdir()
+    (root / "specs" / "counter.py").write_text(SPEC)
+    (root / "models").mkdir()
+    (root / "models" / "holds.toml").write_text(HOLDS)
+    (root / "models" / "violated.toml").write_text(VIOLATED)
+    return root
+
+
+def ordercheck(cluster: Cluster, cwd: Path, *args: str, **env: str) -> subprocess.Popen:
+    """``ordercheck ARGS --engine spark --master CLUSTER``, started (the runs go at once)."""
+    return subprocess.Popen([sys.executable, "-m", "checker.cli", *args, "--engine", "spark", "--master", cluster.master],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=cluster.env(**env))
+
+
+@pytest.fixture(scope="module")
+def runs(cluster, project, request):
+    """The file's three runs against the cluster, started together: a check, a sweep and
+    a check whose executors run a Python without ordercheck (a fresh virtual environment
+    of this Python, none of ordercheck's packages). Killed if still running at the end."""
+    bare = project / "bare"
+    venv.create(bare, with_pip=False)
+    started = {
+        "check": ordercheck(cluster, project, "check", "models/holds.toml", "models/violated.toml", "--quiet",
+                            "--json", "check.json", ORDERCHECK_SPARK_DRIVER_STATES="0"),  # every level a Spark job
+        "sweep": ordercheck(cluster, project, "sweep", "models/holds.toml", "-o", "sweep"),
+        "unfit": ordercheck(cluster, project, "check", "models/holds.toml", "--quiet", "--json", "unfit.json",
+                            PYSPARK_PYTHON=str(bare / "bin" / "python"), ORDERCHECK_SPARK_DRIVER_STATES="0"),
+    }
+    request.addfinalizer(lambda: reap(list(started.values())))
+    return started
+
+
+def finished(proc: subprocess.Popen) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=600)
+    return proc.returncode, out, err
+
+
+def ran_on_an_executor(explanation: str, cluster: Cluster, spec: Path) -> None:
+    """The violation was found by a cluster executor, in the driver's interpreter, with the
+    copy of the spec file the driver shipped (in the executor's directory under a
+    worker's), not the original."""
+    where, _in, python = explanation.rpartition("checked by ")[2].rpartition(" in ")
+    assert python == sys.executable, explanation
+    ran = Path(where).resolve()
+    assert ran != spec.resolve() and ran.name.startswith("ordercheck_user_spec_counter_"), explanation
+    assert any(ran.is_relative_to(w.resolve()) for w in cluster.worker_dirs), explanation
+
+
+def test_a_check_on_a_standalone_cluster_runs_a_users_spec_file(cluster, project, runs):
+    code, out, err = finished(runs["check"])
+    assert code == 0, out + err + cluster.logs()
+    holds, violated = json.loads((project / "check.json").read_text())
+    assert holds["engine"] == violated["engine"] == "spark"
+    assert holds["stats"]["distinct_states"] == 2 and violated["stats"]["distinct_states"] == 3
+    assert holds["properties"]["small"]["status"] == "holds"
+    small = violated["properties"]["small"]
+    assert small["status"] == "violated"
+    ran_on_an_executor(small["explanation"], cluster, project / "specs" / "counter.py")
+
+
+def test_a_sweep_on_a_standalone_cluster_ships_a_users_spec_file(cluster, project, runs):
+    code, out, err = finished(runs["sweep"])
+    assert code == 0, out + err + cluster.logs()
+    rows = json.loads((project / "sweep" / "sweep.json").read_text())
+    rows = rows["rows"] if isinstance(rows, dict) else rows
+    assert {(r["variant"], r["status"]) for r in rows} == {("", "holds"), ("guard", "violated")}
+    results = json.loads((project / "sweep" / "results.json").read_text())
+    results = results["results"] if isinstance(results, dict) else results
+    (mutant,) = [r for r in results if r["variant"] == "guard"]
+    ran_on_an_executor(mutant["properties"]["small"]["explanation"], cluster, project / "specs" / "counter.py")
+
+
+def test_an_executor_python_without_ordercheck_is_one_line_naming_pyspark_python(cluster, project, runs):
+    code, out, err = finished(runs["unfit"])
+    assert code == 4, out + err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("ordercheck: error: spark: the executors' Python cannot import "), lines[0]
+    assert "set PYSPARK_PYTHON" in lines[0] and "docs/howto/spark.md" in lines[0], lines[0]
+    assert not (project / "unfit.json").exists()
