@@ -309,7 +309,7 @@ class OneProcessLevels(LevelLoop):
                     if problem:
                         raise SpecError(f"{self.spec.name}: {problem}")
                 if checks:
-                    found = on_state(t, history_key(t) if history_key else None, parent_key)
+                    found = on_state(t, history_key(t) if history_key else None, parent_key, s)
                     if found:
                         record(found, first + j)
                         checks = bool(evaluator.state_checks or evaluator.history_checks)
