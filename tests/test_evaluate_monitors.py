@@ -48,13 +48,14 @@ def test_incremental_fallback_and_whole_history_agree(name, monkeypatch) -> None
     # successors were extended from their parents (bus1_impl builds its histories its
     # own way, so no growth is known and each is laid out whole)
     assert (calls["extend"] > 0) == (not name.startswith("bus1-impl"))
+    limit = evaluate.ENTRY_LIMIT
     monkeypatch.setattr(evaluate, "ENTRY_LIMIT", 1)  # parents evicted: laid out whole
     calls["extend"] = 0
     fallback = _decisions(model, props)
     # a parent without its entry is read whole once (the search hands the evaluator the
     # parent state) and extended for its successors
     assert (calls["extend"] > 0) == (not name.startswith("bus1-impl"))
-    monkeypatch.setattr(evaluate, "ENTRY_LIMIT", 1 << 13)
+    monkeypatch.setattr(evaluate, "ENTRY_LIMIT", limit)
     plain = _decisions(model, _plain(props))
     assert incremental == fallback
     # Same states and same decisions (state, and the whole history's sentence) as the
