@@ -139,9 +139,10 @@ class Evaluator:
     def on_state(self, state: State, key: Any, parent_key: Any, parent: State = None) -> list[tuple[str, str]]:
         """The properties ``state`` decides: ``(name, sentence)`` pairs. ``parent``, the
         state ``state`` was reached from (its history key ``parent_key``), when the
-        caller has it: without the parent's entry at hand, the parent's history is laid
-        out whole once and extended for each of its successors, rather than each
-        successor's laid out whole."""
+        caller has it and the parent has other successors to check (a whole reading
+        costs about two and a half extensions): without the parent's entry at hand, the
+        parent's history is then laid out whole once and extended for each of its
+        successors, rather than each successor's laid out whole."""
         found: list[tuple[str, str]] = []
         for p in self.state_checks:
             out = p.check(state)
