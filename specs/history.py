@@ -404,7 +404,8 @@ class HistoryLog(Log):
         per-event ``meta`` shared until written (:func:`extend_log` replaces the dict)."""
         other = object.__new__(HistoryLog)
         d = self.__dict__
-        o = dict(d)
+        o = other.__dict__  # filled in place: it shares its keys with the class's other instances
+        o.update(d)
         for name in _EVENT_COLUMNS:
             o[name] = d[name][:]
         if messages:
@@ -414,7 +415,6 @@ class HistoryLog(Log):
         if signals:
             o["outs"] = dict(d["outs"])
             o["ins"] = dict(d["ins"])
-        other.__dict__ = o
         return other
 
 

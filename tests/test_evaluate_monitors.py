@@ -2,7 +2,8 @@
 
 A successor's log and monitors are its parent's extended by the events its history adds
 (lazily when they cannot change an open verdict); without the parent's entry (evicted,
-another process) the history is laid out whole. Every way must reach the same
+another process) the parent's history is laid out whole and extended when the caller
+hands over the parent state, else the successor's. Every way must reach the same
 decisions as the properties' ``check`` on the whole history (the monitors on a fresh
 layout), at the same states, with the sentence read on the whole history.
 """
@@ -47,9 +48,14 @@ def test_incremental_fallback_and_whole_history_agree(name, monkeypatch) -> None
     # successors were extended from their parents (bus1_impl builds its histories its
     # own way, so no growth is known and each is laid out whole)
     assert (calls["extend"] > 0) == (not name.startswith("bus1-impl"))
+    limit = evaluate.ENTRY_LIMIT
     monkeypatch.setattr(evaluate, "ENTRY_LIMIT", 1)  # parents evicted: laid out whole
+    calls["extend"] = 0
     fallback = _decisions(model, props)
-    monkeypatch.setattr(evaluate, "ENTRY_LIMIT", 1 << 13)
+    # a parent without its entry is read whole once (the search hands the evaluator the
+    # parent state) and extended for its successors
+    assert (calls["extend"] > 0) == (not name.startswith("bus1-impl"))
+    monkeypatch.setattr(evaluate, "ENTRY_LIMIT", limit)
     plain = _decisions(model, _plain(props))
     assert incremental == fallback
     # Same states and same decisions (state, and the whole history's sentence) as the

@@ -485,6 +485,34 @@ def test_global_lock_decides_a_recording_by_its_prefixes_as_it_does_step_by_step
     assert sum(v is not None for v in stepped) > 100
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_read_to_fork_decides_as_run_and_leaves_what_a_fork_needs(name: str) -> None:
+    """``read_to_fork`` (a prefix read from its start to be forked, as the model checker
+    reads a parent whose entry it no longer has) finds what ``run`` finds on the prefix,
+    and a fork of it run on to the end of the log reaches the verdict and state of a
+    monitor stepped through the whole log."""
+    differ = 0
+    for seed, text in _logs(60):
+        log = _log(text)
+        half = len(log) // 2
+        while 0 < half < len(log) and log.line[half] == log.line[half - 1]:
+            half += 1  # a line's events (a one-line signal) arrive together: cut between lines
+        reader, runner = MONITORS[name](log), MONITORS[name](log)
+        found = reader.read_to_fork(half)
+        # (a late signal on the prefix's last line is known once the line closes: end())
+        assert _at(found or reader.end()) == _at(runner.run(0, half) or runner.end()), f"seed {seed}"
+        if found is not None:
+            continue
+        fork = reader.fork(log)
+        later = fork.run(half, len(log)) or fork.end()
+        whole, want = _stepped(name, log)
+        want = want or whole.end()
+        assert _at(later) == _at(want), f"seed {seed}"
+        assert _state(fork) == _state(whole), f"seed {seed}: the fork's state"
+        differ += later is not None
+    assert differ, "some logs break the property after their first half"
+
+
 def test_integrity_names_the_cycle_when_a_delivery_happened_before_its_own_send() -> None:
     """A delivery that happened before its message's send (b received a1, then signalled
     a, who then sent a1) is a cycle of happened-before: the sentence shows the chain,

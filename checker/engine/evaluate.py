@@ -26,11 +26,12 @@ from typing import Any
 from checker.api.spec import Property, Spec, State
 
 CACHE_LIMIT = 1 << 12
-ENTRY_LIMIT = 1 << 13
+ENTRY_LIMIT = 10_240
 """How many states' logs and monitors make one generation of the evaluator's entries; it
 keeps two (between one and two generations' worth), and drops the older when the
 current one is full: a breadth-first search needs a state's entry when it expands the
-state, about one level after it met it."""
+state, about one level after it met it. (An entry of BSS 2x5 is about 7.6 KB: two
+generations hold about 150 MB.)"""
 
 
 class _Entry:
@@ -135,8 +136,13 @@ class Evaluator:
             return None
         return self.spec.history_key(state)
 
-    def on_state(self, state: State, key: Any, parent_key: Any) -> list[tuple[str, str]]:
-        """The properties ``state`` decides: ``(name, sentence)`` pairs."""
+    def on_state(self, state: State, key: Any, parent_key: Any, parent: State = None) -> list[tuple[str, str]]:
+        """The properties ``state`` decides: ``(name, sentence)`` pairs. ``parent``, the
+        state ``state`` was reached from (its history key ``parent_key``), when the
+        caller has it and the parent has other successors to check (a whole reading
+        costs about two and a half extensions): without the parent's entry at hand, the
+        parent's history is then laid out whole once and extended for each of its
+        successors, rather than each successor's laid out whole."""
         found: list[tuple[str, str]] = []
         for p in self.state_checks:
             out = p.check(state)
@@ -149,7 +155,7 @@ class Evaluator:
         if self._logs is None and (self._watch or self._watch_end):
             self._logs_known(state)
         if self._watch or self._watch_end:
-            entry = self._entry(state, key, parent_key)
+            entry = self._entry(state, key, parent_key, parent)
             if entry.violated:
                 for p in self._watch:
                     if p.name in entry.violated:
@@ -253,28 +259,29 @@ class Evaluator:
         self._logs = hasattr(self.history(state), "as_log")
         self._rebuild()
 
-    def _entry(self, state: State, key: Any, parent_key: Any) -> _Entry:
+    def _entry(self, state: State, key: Any, parent_key: Any, parent_state: State = None) -> _Entry:
         """``state``'s entry: cached, else its parent's extended (lazily when the new
-        events cannot change an open verdict), else built afresh."""
+        events cannot change an open verdict), else built afresh. A parent whose entry
+        is not at hand is read whole from ``parent_state`` (when given and the growth is
+        known) and kept for its other successors, not in the table."""
         entries, older = self._entries, self._older
         if key is not None:
             entry = entries.get(key) or older.get(key)
             if entry is not None:
                 entry.users += 1
                 return entry
-        if parent_key is None:
+        grown = self.spec.history_growth(parent_key, key) if parent_key is not None else None
+        if grown is None:
             parent = None
         elif parent_key is self._last_key:  # a sibling's parent: found already
             parent = self._last
         else:
             parent = entries.get(parent_key) or older.get(parent_key)
+            if parent is None and parent_state is not None:
+                parent = self._afresh(parent_state, to_fork=True)
             self._last_key, self._last = parent_key, parent
-        grown = self.spec.history_growth(parent_key, key) if parent is not None else None
-        if grown is None:
-            log = self.history(state).as_log()
-            monitors = {name: cls(log) for name, cls in self._monitor_of.items()}
-            entry = _Entry(log, monitors, frozenset())
-            self._step(entry, 0)
+        if parent is None:
+            entry = self._afresh(state)
         elif self._watch_kinds is not None and grown.isdisjoint(self._watch_kinds):
             entry = _Entry(None, None, parent.violated, parent, state)  # type: ignore[union-attr]
         else:
@@ -288,6 +295,23 @@ class Evaluator:
                     self._older, self._entries = entries, {}
                     entries = self._entries
             entries[key] = entry
+        return entry
+
+    def _afresh(self, state: State, to_fork: bool = False) -> _Entry:
+        """An entry for ``state`` read whole: its history laid out and the monitors run
+        from the start (each through :meth:`~checker.monitors.base.Monitor.read_to_fork`
+        when the entry is made to be forked)."""
+        log = self.history(state).as_log()
+        monitors = {name: cls(log) for name, cls in self._monitor_of.items()}
+        entry = _Entry(log, monitors, frozenset())
+        if to_fork:
+            end = len(log)
+            broken = [name for name, m in monitors.items() if m.read_to_fork(end) is not None]
+            for name in broken:
+                del monitors[name]
+            entry.violated = frozenset(broken)
+        else:
+            self._step(entry, 0)
         return entry
 
     def _extend(self, parent: _Entry, state: State) -> _Entry:

@@ -297,6 +297,9 @@ class OneProcessLevels(LevelLoop):
                 ledger.transitions += n
             end = offset + n
             parent_key = history_key(s) if history_key and s is not None else None
+            # a parent with several new successors is worth reading whole once if its
+            # entry is gone (Evaluator.on_state); with one, its successor is read whole
+            parent = s if j + 1 < nnew and new[j + 1] < end else None
             while j < nnew and new[j] < end:
                 if j >= limit:
                     ledger.stop_at("max_states")
@@ -309,7 +312,7 @@ class OneProcessLevels(LevelLoop):
                     if problem:
                         raise SpecError(f"{self.spec.name}: {problem}")
                 if checks:
-                    found = on_state(t, history_key(t) if history_key else None, parent_key)
+                    found = on_state(t, history_key(t) if history_key else None, parent_key, parent)
                     if found:
                         record(found, first + j)
                         checks = bool(evaluator.state_checks or evaluator.history_checks)

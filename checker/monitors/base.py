@@ -84,6 +84,14 @@ class Monitor:
                 return found
         return None
 
+    def read_to_fork(self, end: int) -> Violation | None:
+        """Step events ``0`` to ``end - 1`` of a log read from its start, as :meth:`run`
+        does (the same answer), for a monitor that is to be forked afterwards (the model
+        checker reads a parent's history whole and forks it for each successor). By
+        default :meth:`run`; a monitor whose :meth:`run` decides a whole log in a way
+        that leaves state for :meth:`fork` to lay out (``global_lock``) steps instead."""
+        return self.run(0, end)
+
     def end(self) -> Violation | None:
         """The run ends after the events stepped so far. For an ``eventually``
         property, the violation when what must happen has not; for an ``always``

@@ -331,6 +331,11 @@ class GlobalLock(Monitor):
                 return _explain(self.log, end)
         return None
 
+    def read_to_fork(self, end: int) -> Violation | None:
+        """Step the events one by one: a fork needs the graph laid out, which searching
+        the prefixes would leave for :meth:`fork` to lay out again."""
+        return Monitor.run(self, 0, end)
+
     def run(self, start: int, end: int) -> Violation | None:
         """Events ``start`` to ``end - 1``, decided by searching the prefixes: the same
         answer as stepping them one by one, and for a recording read whole, one pass

@@ -104,8 +104,9 @@ class Total(_FirstDeliveries):
     """``total``: the first delivery at which two peers have delivered two messages in
     opposite orders.
 
-    State: per message the event of its first delivery at each peer, and per ordered
-    pair of peers (p, q) the latest ``(event at q, message)`` both delivered."""
+    State: per message the event of its first delivery at each peer (a dict replaced,
+    never changed in place, so that a fork shares it), and per ordered pair of peers
+    (p, q) the latest ``(event at q, message)`` both delivered."""
 
     name = "total"
 
@@ -118,7 +119,7 @@ class Total(_FirstDeliveries):
     def fork(self, log: Log) -> Total:
         other = super().fork(log)
         assert isinstance(other, Total)
-        other.at = [None if w is None else dict(w) for w in self.at]
+        other.at = self.at[:]  # the per-message dicts are replaced, never changed in place: shared
         other.latest = self.latest[:]
         return other
 
@@ -139,7 +140,7 @@ class Total(_FirstDeliveries):
             if best is None or jq > best[0]:
                 latest[key] = (jq, m)
             latest[q * n + p] = (i, m)
-        where[p] = i
+        at[m] = {**where, p: i}  # a new dict: a fork may share the old one
         return None
 
 
