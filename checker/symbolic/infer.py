@@ -87,6 +87,7 @@ class InferResult:
     seconds: float
     check: ProveResult
     targets_kept: list[str] = field(default_factory=list)
+    broken_on_samples: list[str] = field(default_factory=list)  # target clauses a reachable state breaks
 
     def to_json(self) -> dict[str, Any]:
         out = self.check.to_json()
@@ -96,6 +97,7 @@ class InferResult:
             "true_on_samples": self.on_samples,
             "kept": self.kept,
             "targets_kept": self.targets_kept,
+            "target_clauses_broken_on_samples": self.broken_on_samples,
             "dropped": [{"text": d.text, "target": d.target, "trace": [vars(s) for s in d.trace]} for d in self.dropped],
             "seconds": self.seconds,
         }
@@ -345,10 +347,13 @@ def infer_model(model: Model, *, limit: int = 20_000, queue_bound: int | None = 
     schema = unbounded.schema
     found = candidates(schema, samples)
     proposed = _count_templates(schema)
+    broken: list[str] = []
     for name in targets:
         for text, fn in _target_clauses(unbounded, name):
             if all(_holds_on(fn, schema, v) for v in samples):
                 found.append(Candidate(f"target {name}: {text}", fn, target=name))
+            else:
+                broken.append(f"{name}: {text}")
     kept, dropped = houdini(unbounded, found, timeout)
     inferred = Inferred(unbounded, kept)
     result = ProveResult(model.path, model.spec_name, model.constants, bound, [INFERRED], [], 0)
@@ -358,7 +363,7 @@ def infer_model(model: Model, *, limit: int = 20_000, queue_bound: int | None = 
     judge(result.queries)
     kept_targets = [n for n in targets if _all_kept(n, kept, len(_target_clauses(unbounded, n)))]
     return InferResult(len(samples), proposed, len(found), [c.text for c in kept], dropped,
-                       round(time.monotonic() - started, 3), result, kept_targets)
+                       round(time.monotonic() - started, 3), result, kept_targets, broken)
 
 
 def _target_clauses(sym: Any, name: str) -> list[tuple[str, Callable[[Any], Any]]]:
