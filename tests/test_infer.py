@@ -7,14 +7,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import z3
 from click.testing import CliRunner
 
 from checker.api.errors import InputError
 from checker.cli import main
-from checker.loading.modelfile import load_model
+from checker.loading.modelfile import load_model, model_from_dict
+from checker.loading.registry import spec_class
+from checker.symbolic.encodings import Stepper
 from checker.symbolic import infer
 from checker.symbolic.infer import infer_model
 from checker.symbolic.prove import ProveOptions, prove_model
+from specs.fifo_symbolic import SymbolicFifo
 
 
 def scaffold(root: Path, name: str = "seqfifo") -> Path:
@@ -110,9 +114,9 @@ def test_a_target_houdini_drops_comes_with_its_counterexample_to_induction(tmp_p
 
 
 def test_inference_without_an_encoding_is_one_line_and_exit_2() -> None:
-    result = CliRunner().invoke(main, ["prove", "models/fifo-2.toml", "--infer"])
+    result = CliRunner().invoke(main, ["prove", "models/retransmit-strong.toml", "--infer"])
     assert result.exit_code == 2
-    assert "fifo has no symbolic encoding" in result.output
+    assert "retransmit has no symbolic encoding" in result.output
     assert "Traceback" not in result.output
 
 
@@ -122,3 +126,62 @@ def test_a_prove_encoding_that_is_not_there_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         prove_model(load_model(model))
     assert info.value.field == "prove.encoding"
+
+
+# -- the naive FIFO spec (specs/fifo_symbolic.py) ---------------------------------------
+
+
+def fifo_model(peers: int, prove: dict | None = None):
+    data = {"spec": "fifo", "constants": {"peers": peers, "sends": 2}, "expect": {"fifo": "holds"}}
+    if prove is not None:
+        data["prove"] = prove
+    return model_from_dict(data, "fifo.toml")
+
+
+def reachable(spec):
+    seen, frontier = set(), list(spec.init_states())
+    while frontier:
+        state = frontier.pop()
+        if state in seen:
+            continue
+        seen.add(state)
+        yield state
+        frontier += [succ for _label, succ in spec.next_states(state)]
+
+
+@pytest.mark.parametrize("peers", [2, 3])
+def test_the_fifo_encoding_steps_as_the_spec_and_its_lemmas_hold_on_every_reachable_state(peers: int) -> None:
+    spec = spec_class("fifo")(peers=peers, sends=2 if peers == 2 else 1)
+    sym = SymbolicFifo(spec, bounded=True)
+    stepper = Stepper(sym)
+    lemmas = [c for _name, (_doc, fn) in sym.lemmas.items() for c in [fn]]
+    checked = 0
+    every = 2 if peers == 2 else 12  # three peers: a sample of the states, to stay cheap
+    for k, state in enumerate(reachable(spec)):
+        if k % every:
+            continue
+        values = sym.encode(state)
+        want = {tuple(sorted(sym.encode(succ).items())) for _label, succ in spec.next_states(state)}
+        want.discard(tuple(sorted(values.items())))  # a signal changes no variable here
+        assert {post for _label, post in stepper.successors(values)} == want, spec.describe(state)
+        for fn in lemmas:
+            assert infer._holds_on(lambda s, fn=fn: z3.And([c for _t, c in fn(s)]), sym.schema, values), spec.describe(state)
+        checked += 1
+    assert checked > 50
+
+
+def test_the_fifo_invariant_proves_fifo_and_needs_its_ordering_lemma() -> None:
+    result = prove_model(fifo_model(2))
+    assert by_name(result)["proof: fifo"].status == "holds"
+    broken = prove_model(fifo_model(2), ProveOptions(drop=("in_order",)))
+    assert by_name(broken)["implies: fifo_per_queue"].status == "refuted"
+    assert broken.exit_code() == 1
+
+
+def test_inference_recovers_the_fifo_specs_invariant() -> None:
+    found = infer_model(fifo_model(2))
+    assert found.targets_kept == ["fifo_per_queue"]
+    for clause in ("q.1.len > 0 => q.1.0.seq < cnt.0", "last.1.0 < cnt.0", "q.0.len > 0 => last.0.1 < q.0.0.seq"):
+        assert clause in found.kept
+    assert by_name(found.check)["proof: fifo"].status == "holds"
+    assert found.check.exit_code() == 0

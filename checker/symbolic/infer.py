@@ -14,7 +14,10 @@ No hand-written lemma is used. The steps:
    b)``. A variable of a queue slot (``P.Q.I.F`` beside a length ``P.Q.len``) is
    compared only while its slot is live: the template is guarded by ``P.Q.len > I``.
    The encoding's targets are candidates too, one per clause. A candidate false on any
-   sample is discarded (it is no invariant of the model).
+   sample is discarded (it is no invariant of the model), and so is a guarded one whose
+   slot is live on no sample: the queues' ``queue_bound`` (``--queue-bound``, ``[prove]
+   queue_bound``, else the encoding's ``max_queue()``) should not exceed what the
+   model's runs fill, or the slots past it are left unconstrained.
 3. **Houdini.** Z3 drops every candidate that an initial state breaks, then, action by
    action, every candidate false after a step from a state satisfying all that remain,
    until none is dropped: what remains is the largest inductive subset of the
@@ -194,8 +197,7 @@ def candidates(schema: dict[str, str], samples: list[dict[str, Any]]) -> list[Ca
             continue
         lo, hi = int(col[x][mask].min()), int(col[x][mask].max())
         add(f"{x} >= {lo}", lambda s, x=x, lo=lo: s[x] >= lo, col[x] >= lo, [x])
-        if hi != lo:
-            add(f"{x} <= {hi}", lambda s, x=x, hi=hi: s[x] <= hi, col[x] <= hi, [x])
+        add(f"{x} <= {hi}", lambda s, x=x, hi=hi: s[x] <= hi, col[x] <= hi, [x])
     for i, x in enumerate(ints):
         for y in ints[i + 1:]:
             a, b = col[x], col[y]
@@ -332,9 +334,11 @@ def infer_model(model: Model, *, limit: int = 20_000, queue_bound: int | None = 
         raise InputError(where, "spec", f"{model.spec_name} has no symbolic encoding: inference needs one "
                          "(specs/NAME_symbolic.py, or [prove] encoding = \"FILE.py\"; see docs/howto/prove-any-length.md)") from None
     settings = model.prove
-    bound = queue_bound if queue_bound is not None else settings.get("queue_bound", 3)
-    unbounded = cls(model.spec, queue_bound=bound, bounded=False)
     bounded = cls(model.spec, bounded=True)
+    bound = queue_bound if queue_bound is not None else settings.get("queue_bound")
+    if bound is None:  # as long as a run's queues get, so that every slot is live on some sample
+        bound = bounded.max_queue() if hasattr(bounded, "max_queue") else 3
+    unbounded = cls(model.spec, queue_bound=bound, bounded=False)
     try:
         samples = explicit_samples(model.spec, bounded, limit)
     except NoEncoding:
