@@ -14,8 +14,8 @@ from checker.api.errors import InputError
 from checker.cli import main
 from checker.loading.modelfile import load_model, model_from_dict
 from checker.loading.registry import spec_class
-from checker.symbolic.encodings import Stepper
 from checker.symbolic import infer
+from checker.symbolic.encodings import Stepper
 from checker.symbolic.infer import infer_model
 from checker.symbolic.prove import ProveOptions, prove_model
 from specs.fifo_symbolic import SymbolicFifo
