@@ -185,3 +185,10 @@ def test_inference_recovers_the_fifo_specs_invariant() -> None:
         assert clause in found.kept
     assert by_name(found.check)["proof: fifo"].status == "holds"
     assert found.check.exit_code() == 0
+
+
+def test_symbolic_needs_the_holdback_base_and_writes_nothing_else(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["new", "seqfifo", "--base", "async", "--symbolic", "--dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "--symbolic" in result.output and "holdback" in result.output
+    assert not list(tmp_path.iterdir())
