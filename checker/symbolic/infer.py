@@ -29,7 +29,9 @@ No hand-written lemma is used. The steps:
    :func:`checker.symbolic.prove.invariant_queries` asks initiation, consecution and
    the implication of each target again, as ``prove`` does for hand-written lemmas;
    a ``proof: P`` query follows only as ``prove`` adds one (``guarantees``,
-   ``max_queue``).
+   ``max_queue``), then ``[prove] depth``'s bounded model checking; a property the
+   model expects something of that no query decides is undecided (exit 3), as in
+   ``prove``.
 
 Inference is bounded in what it proposes (the samples come from one bounded model and
 the templates are fixed), not in what it shows: a re-checked inductive invariant holds
@@ -52,7 +54,7 @@ from checker.api.errors import InputError
 from checker.api.model import Model
 from checker.api.result import Step
 from checker.symbolic.encodings import NoEncoding, encoding_class
-from checker.symbolic.prove import ProveResult, invariant_queries, judge, proof_queries
+from checker.symbolic.prove import ProveResult, bmc_queries, invariant_queries, judge, proof_queries
 
 INFERRED = "inferred"
 
@@ -360,11 +362,20 @@ def infer_model(model: Model, *, limit: int = 20_000, queue_bound: int | None = 
                 broken.append(f"{name}: {text}")
     kept, dropped = houdini(unbounded, found, timeout)
     inferred = Inferred(unbounded, kept)
-    result = ProveResult(model.path, model.spec_name, model.constants, bound, [INFERRED], [], 0)
+    depth = settings.get("depth", 0)
+    result = ProveResult(model.path, model.spec_name, model.constants, bound, [INFERRED], [], depth)
     expect = {"initiation": "proved", INFERRED: "proved", **dict.fromkeys(targets, "proved")}
+    names = [p.name for p in model.properties]
     result.queries += invariant_queries(inferred, [INFERRED], targets, timeout, expect)
-    result.queries += proof_queries(result, inferred, bounded, [p.name for p in model.properties], model.expect)
+    result.queries += proof_queries(result, inferred, bounded, names, model.expect)
+    if depth > 0:  # as prove does: [prove] depth's bounded model checking
+        bmc_started = time.monotonic()
+        result.queries += bmc_queries(bounded, names, depth, timeout, model.expect)
+        result.bmc_seconds = round(time.monotonic() - bmc_started, 3)
+        result.skipped = [n for n in names if n not in bounded.properties]
     judge(result.queries)
+    asked = {q.name.split(": ", 1)[1] for q in result.queries if q.kind in ("bmc", "proof")}
+    result.undecided = {name: word for name, word in model.expect.items() if name not in asked}
     kept_targets = [n for n in targets if _all_kept(n, kept, len(_target_clauses(unbounded, n)))]
     return InferResult(len(samples), proposed, len(found), [c.text for c in kept], dropped,
                        round(time.monotonic() - started, 3), result, kept_targets, broken)
