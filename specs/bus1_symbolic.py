@@ -864,6 +864,29 @@ class SymbolicBus1:
                     v[f"mdst.{m}.{d}"] = bool(dm >> d & 1)
         return v
 
+    def explicit_values(self, limit: int):
+        """The explicit spec's reachable states, breadth first, each with the proof
+        ghosts of a run reaching it (:class:`Bus1Ghosts`), as variable values: at most
+        ``limit`` distinct ones (for ``prove --infer``)."""
+        spec = self.spec
+        seen: set[tuple] = set()
+        frontier = [(state, Bus1Ghosts(self.n)) for state in spec.init_states()]
+        count = 0
+        while frontier and count < limit:
+            nxt = []
+            for state, ghosts in frontier:
+                values = self.encode(state, ghosts.ts_of, ghosts.last)
+                key = tuple(sorted(values.items()))
+                if key in seen:
+                    continue
+                seen.add(key)
+                yield values
+                count += 1
+                if count >= limit:
+                    return
+                nxt += [(succ, ghosts.after(state, label, succ)) for label, succ in spec.next_states(state)]
+            frontier = nxt
+
     # -- presentation --------------------------------------------------------------------
 
     def format_action(self, label: tuple) -> str:

@@ -193,6 +193,17 @@ class SlotQueue:
             out.append({f: z3.If(at > i, recs[i][f], z3.If(at == i, rec[f], prev[f])) for f in self.fields})
         return out
 
+    def remove_at(self, s: SymState, q: int, at: int) -> Updates:
+        """The updates that take slot ``at`` off queue ``q`` (later slots move up one);
+        the caller guards that the slot is live."""
+        recs, n = self._remove(self.slots(s, q), self.length(s, q), z3.IntVal(at))
+        return self._write(q, recs, n)
+
+    def append(self, s: SymState, q: int, rec: dict[str, Any]) -> tuple[Updates, Any]:
+        """The updates that put ``rec`` after every live entry of queue ``q``, and a
+        formula saying it fits (the queue is not full)."""
+        return self.insert(s, q, rec, lambda _e: z3.BoolVal(True))
+
     def pop_front(self, s: SymState, q: int) -> Updates:
         recs, n = self._remove(self.slots(s, q), self.length(s, q), z3.IntVal(0))
         return self._write(q, recs, n)

@@ -82,4 +82,4 @@ def test_a_wrong_encoding_is_caught() -> None:
 def test_encoding_lookup() -> None:
     assert symbolic_class(spec_class("bus1")()) is SymbolicBus1
     with pytest.raises(NoEncoding):
-        symbolic_class(spec_class("fifo")())
+        symbolic_class(spec_class("retransmit")())

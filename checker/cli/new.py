@@ -85,12 +85,30 @@ def check_name(name: str) -> None:
         raise InputError(name, "NAME", "must not start with an underscore")
 
 
-def plan(name: str, base: str, tla: bool, root: Path) -> list[tuple[Path, str]]:
+SYMBOLIC_BASES = ("holdback",)
+PROVE_TABLE = """
+# `ordercheck prove models/__NAME__.toml`: Z3 shows that the invariant of
+# specs/__NAME___symbolic.py is inductive for any number of messages and implies
+# fifo_per_pair, so fifo holds on every run of this model (docs/howto/prove-any-length.md);
+# bounded model checking to 2 steps finds the witness fifo_race.
+[prove]
+encoding = "../specs/__NAME___symbolic.py"
+queue_bound = 2
+depth = 2
+"""
+
+
+def plan(name: str, base: str, tla: bool, root: Path, symbolic: bool = False) -> list[tuple[Path, str]]:
     """The files to write under ``root`` and their text; :class:`InputError` if a file
-    exists already (nothing is written then)."""
+    exists already (nothing is written then). With ``symbolic``, also the Z3 encoding
+    ``specs/NAME_symbolic.py`` and a ``[prove]`` table in the model naming it."""
     check_name(name)
+    if symbolic and base not in SYMBOLIC_BASES:
+        raise InputError("--symbolic", "", f"is written for --base {' or '.join(SYMBOLIC_BASES)} only, not --base {base}")
     skeleton = SKELETONS[base]
     pairs = list(skeleton.files) + (list(skeleton.tla_files) if tla else [])
+    if symbolic:
+        pairs.append(("symbolic.py.tmpl", "specs/NAME_symbolic.py"))
     out = []
     for template, target in pairs:
         path = root / target.replace("NAME", name)
@@ -102,6 +120,8 @@ def plan(name: str, base: str, tla: bool, root: Path) -> list[tuple[Path, str]]:
         text = text.replace("__NAME__", name).replace("__CLASS__", class_name(name))
         text = text.replace("__ABLATION__", skeleton.ablation).replace("__BASE__", base)
         text = text.replace("__TLA__", "True" if tla else "False")
+        if symbolic and template == "model.toml.tmpl":
+            text += PROVE_TABLE.replace("__NAME__", name)
         out.append((path, text))
     return out
 
@@ -187,13 +207,15 @@ def _place(tmp: Path, path: Path, placed: list[Path]) -> None:
               help="peer: PeerSpec (you write next_states); async: AsyncPeerSpec (channels, sends given); "
                    "holdback: HoldBackSpec (stamp, deliverable, on_deliver).")
 @click.option("--tla", is_flag=True, help="Also write the TLA+ template and its adapter beside the spec.")
+@click.option("--symbolic", is_flag=True,
+              help="Also write the Z3 encoding specs/NAME_symbolic.py and a [prove] table in the model (--base holdback).")
 @click.option("--dir", "directory", type=click.Path(file_okay=False), default=".", show_default=True,
               help="Where to write (the project's root).")
-def new(name: str, base: str, tla: bool, directory: str) -> None:
+def new(name: str, base: str, tla: bool, directory: str, symbolic: bool = False) -> None:
     """Write a working skeleton of spec NAME: spec, models, a test (and TLA+ files)."""
     root = Path(directory)
     check_outputs(outputs_of(("--dir", directory, True, ())))
-    files = plan(name, base, tla, root)
+    files = plan(name, base, tla, root, symbolic)
     write(files, root)
     for path, _text in files:
         click.echo(f"wrote {path}")
@@ -201,6 +223,7 @@ def new(name: str, base: str, tla: bool, directory: str) -> None:
     click.echo(
         f"next: ordercheck check {model} {root / 'models' / f'{name}-{SKELETONS[base].ablation}.toml'}"
         + (f"; ordercheck export-tla {model} -o tla-out" if tla else "")
+        + (f"; ordercheck prove {model}" if symbolic else "")
         + f"; pytest {root / 'tests' / f'test_{name}.py'}"
     )
     sys.exit(EXIT_OK)

@@ -18,6 +18,11 @@ import click
 @click.option("--report", "report_dir", type=click.Path(file_okay=False),
               help="Write an HTML report (index.html, report.md, results.json) of the verdicts into this directory.")
 @click.option("--verbose", "-v", is_flag=True, help="Print every trace and witness.")
+@click.option("--infer", is_flag=True,
+              help="Infer the invariant instead of using the encoding's lemmas: templates kept on the model's reachable "
+                   "states, the largest inductive subset (Houdini), re-checked like hand-written lemmas.")
+@click.option("--samples", type=click.IntRange(min=1), default=20_000, show_default=True,
+              help="With --infer: at most this many reachable states of the explicit search.")
 def prove(
     models: tuple[str, ...],
     depth: int | None,
@@ -28,6 +33,8 @@ def prove(
     json_path: str | None,
     verbose: bool,
     report_dir: str | None = None,
+    infer: bool = False,
+    samples: int = 20_000,
 ) -> None:
     """Z3 queries on a model's symbolic encoding: is the spec's strengthened invariant
     inductive (for any number of sends), does it imply the targets, and bounded model
@@ -48,11 +55,21 @@ def prove(
                   model_inputs(loaded))
     options = ProveOptions(depth=depth, drop=drop, queue_bound=queue_bound, timeout=timeout, bmc_only=bmc_only)
     results = []
+    inferred = []
     for model in loaded:
-        result = prove_model(model, options)
+        if infer:
+            from checker.symbolic.infer import infer_model
+
+            found = infer_model(model, limit=samples, queue_bound=queue_bound, timeout=timeout)
+            inferred.append(found)
+            print_inferred(found, verbose=verbose)
+            result = found.check
+        else:
+            result = prove_model(model, options)
         results.append(result)
         print_prove(result, verbose=verbose)
-    payload: Any = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]
+    records = [f.to_json() for f in inferred] if infer else [r.to_json() for r in results]
+    payload: Any = records[0] if len(records) == 1 else records
     index = None
     with Outputs() as out:  # all or nothing, the JSON file last (checker.api.outputs)
         if report_dir:
@@ -66,6 +83,29 @@ def prove(
         click.echo(f"report: {index}")
     codes = [r.exit_code() for r in results]
     exit_after_verdicts(EXIT_MISMATCH if EXIT_MISMATCH in codes else EXIT_BOUND if EXIT_BOUND in codes else EXIT_OK)
+
+
+def print_inferred(found: Any, *, verbose: bool = False) -> None:
+    """What inference kept and dropped; the re-check is printed by :func:`print_prove`."""
+    click.echo(f"{found.check.model}: inference from {found.samples} reachable states of the explicit search: "
+               f"{found.on_samples} of {found.proposed} template instances hold on all of them (and the targets' clauses "
+               f"that do), {len(found.kept)} form the largest inductive subset (Houdini, {found.seconds:.2f}s)")
+    for text in found.kept:
+        click.echo(f"  kept: {text}")
+    for name in found.targets_kept:
+        click.echo(f"  target {name}: every clause is in the inductive subset")
+    for text in found.broken_on_samples:
+        click.echo(f"  target clause {text}: false on a reachable state of the explicit search (the model breaks it)")
+    for d in found.dropped:
+        if d.target is not None:
+            click.echo(f"  dropped target clause {d.text}: counterexample to induction")
+            for line in render_trace(d.trace):
+                click.echo(f"      {line}")
+    if verbose:
+        for d in found.dropped:
+            if d.target is None:
+                click.echo(f"  dropped: {d.text}")
+    click.echo("  re-check of the inferred invariant (Z3, as for hand-written lemmas):")
 
 
 def print_prove(result: Any, *, verbose: bool = False) -> None:
@@ -124,6 +164,9 @@ def render_trace(steps: list[Any]) -> list[str]:
 def render_state(state: dict[str, Any]) -> list[str]:
     if "lines" in state:  # an encoding that draws its own states (one line per peer)
         return [str(line) for line in state["lines"]]
+    if "peers" not in state:  # an encoding that draws its states its own way: one line per entry
+        return [f"{k}: {v}" for key, part in state.items()
+                for k, v in (part.items() if isinstance(part, dict) else [(key, part)])]
     lines = []
     for name, peer in state.get("peers", {}).items():
         parts = [f"clock {peer['clock']}", f"sent {peer['sent']}"]

@@ -52,7 +52,7 @@ from checker.loading.specref import BadSpecRef, resolve
 STATUSES = ("holds", "violated")
 TOP_KEYS = {"spec", "description", "constants", "check", "expect", "evidence", "not_checked", "prove"}
 CHECK_KEYS = {"properties", "symmetry", "por", "max_states", "max_depth", "time_limit"}
-PROVE_KEYS = {"queue_bound", "depth", "timeout", "targets", "drop", "expect"}
+PROVE_KEYS = {"queue_bound", "depth", "timeout", "targets", "drop", "expect", "encoding"}
 
 
 def load_model(path: str | Path, *, mutants: bool = True) -> Model:
@@ -279,6 +279,9 @@ def _prove_table(table: Any, where: str) -> dict[str, Any]:
     timeout = table.get("timeout")
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
         raise InputError(where, "prove.timeout", f"expected a positive number of seconds, got {timeout!r}")
+    encoding = table.get("encoding")
+    if encoding is not None and (not isinstance(encoding, str) or not encoding.endswith(".py")):
+        raise InputError(where, "prove.encoding", f"expected the path of a .py file (relative to the model file), got {encoding!r}")
     for key in ("targets", "drop"):
         value = table.get(key)
         if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):

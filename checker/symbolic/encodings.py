@@ -49,6 +49,38 @@ def symbolic_class(spec: Spec) -> type:
     return cls
 
 
+def encoding_class(model: Any) -> type:
+    """The ``SYMBOLIC`` class that encodes ``model``'s spec: the file its ``[prove]``
+    table names (``encoding = "FILE.py"``, relative to the model file's directory,
+    imported because the user chose to run that model, as its ``spec`` is:
+    docs/explanation/security.md), else the built-in ``specs/NAME_symbolic.py``
+    (:func:`symbolic_class`). :class:`NoEncoding` when there is none;
+    :class:`~checker.InputError` naming ``prove.encoding`` when the file cannot be
+    read or has no ``SYMBOLIC``."""
+    from pathlib import Path
+
+    from checker.api.errors import InputError
+    from checker.loading.specref import BadSpecRef, load_file
+
+    ref = model.prove.get("encoding")
+    if ref is None:
+        return symbolic_class(model.spec)
+    path = Path(ref)
+    if not path.is_absolute():
+        path = Path(model.path).parent / path
+    path = path.resolve()
+    if path.suffix != ".py" or not path.is_file():
+        raise InputError(model.path, "prove.encoding", f"{ref!r} is not a Python file ({path} does not exist or is no .py file)")
+    try:
+        module = load_file(path)
+    except BadSpecRef as exc:
+        raise InputError(model.path, "prove.encoding", str(exc)) from None
+    cls = getattr(module, "SYMBOLIC", None)
+    if not isinstance(cls, type):
+        raise InputError(model.path, "prove.encoding", f"{ref!r} defines no SYMBOLIC class (see docs/reference/symbolic.md)")
+    return cls
+
+
 def encoded_specs() -> list[str]:
     """Names of the specs that have a symbolic encoding."""
     from checker.loading.registry import spec_class, spec_names

@@ -68,7 +68,7 @@ import z3
 from checker.api.errors import InputError
 from checker.api.model import Model
 from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, Step, verdict_word
-from checker.symbolic.encodings import NoEncoding, symbolic_class
+from checker.symbolic.encodings import NoEncoding, encoding_class
 
 VERDICTS = ("proved", "refuted")
 
@@ -460,7 +460,7 @@ def prove_model(model: Model, options: ProveOptions = ProveOptions()) -> ProveRe
     """Run every query the model's ``[prove]`` table and ``options`` ask for."""
     where = model.path
     try:
-        cls = symbolic_class(model.spec)
+        cls = encoding_class(model)
     except NoEncoding:
         raise InputError(where, "spec", f"{model.spec_name} has no symbolic encoding for `prove`") from None
     settings = model.prove
