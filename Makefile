@@ -38,14 +38,14 @@ check: setup
 
 test: setup
 	$(BIN)/ruff check .
-	$(BIN)/lint-imports --no-logo
+	$(BIN)/python .ci/lint_imports.py --no-logo
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 # ruff, then the import contract (pyproject.toml's [tool.importlinter]; see
 # docs/explanation/architecture.md)
 lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/lint-imports --no-logo
+	$(BIN)/python .ci/lint_imports.py --no-logo
 
 bench: setup
 	$(BIN)/python benchmarks/throughput.py

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EXE = [sys.executable, "-c", "from checker.cli import main; main(prog_name='ordercheck')"]
+EXE = [sys.executable, "-c", "from ordercheck.checker.cli import main; main(prog_name='ordercheck')"]
 
 
 @dataclass

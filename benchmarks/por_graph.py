@@ -21,9 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from checker.engine.reduce import stubborn  # noqa: E402
-from checker.engine.run import Options, check_model  # noqa: E402
-from checker.loading.modelfile import load_model  # noqa: E402
+from ordercheck.checker.engine.reduce import stubborn  # noqa: E402
+from ordercheck.checker.engine.run import Options, check_model  # noqa: E402
+from ordercheck.checker.loading.modelfile import load_model  # noqa: E402
 
 MODELS = sorted(
     [p for p in (ROOT / "models").glob("*.toml") if p.stem.startswith(("bus1-", "fifo-")) and "impl" not in p.stem]

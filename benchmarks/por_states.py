@@ -1,7 +1,7 @@
 """How many states partial-order reduction leaves on bus1 multicast configurations.
 
 The size of the reduced graph is what the footprints (which steps commute) and the
-choice among stubborn sets (``checker.engine.reduce``) decide; this prints it, with the
+choice among stubborn sets (``ordercheck.checker.engine.reduce``) decide; this prints it, with the
 transitions and CPU seconds, for bus1 with three peers multicasting to both others
 and the ordering properties (stable, so no visibility condition), from one multicast
 each up to ``bus1-3x2``'s two each:
@@ -18,8 +18,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import model_from_dict
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import model_from_dict
 
 PROPERTIES = ["fifo", "causal", "total", "global_lock", "eventual_delivery", "deadlock_free"]
 CONFIGURATIONS = {

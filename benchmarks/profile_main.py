@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.workers < 1 or (args.max_states is not None and args.max_states < 1):
         ap.error("--workers and --max-states must be at least 1")
-    from checker.cli import main as cli
+    from ordercheck.checker.cli import main as cli
 
     cmd = ["check", str(args.model), "--quiet", "--workers", str(args.workers)]
     if args.max_states is not None:

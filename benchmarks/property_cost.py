@@ -14,8 +14,8 @@ import argparse
 import time
 from pathlib import Path
 
-from checker.loading.modelfile import load_model
-from specs.properties import LIBRARY
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.specs.properties import LIBRARY
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ["bus1-3.toml", "sequencer-3.toml", "skeen-4.toml", "matrix-3-multicast.toml"]

@@ -68,7 +68,7 @@ def parse_workers(text: str) -> list[int]:
 
 def tlc_properties(path: str) -> list:
     """The properties TLC checks for ``path``: its ``always`` properties expected to hold."""
-    from checker.loading.modelfile import load_model
+    from ordercheck.checker.loading.modelfile import load_model
 
     return scale.chosen(load_model(path), "invariants")
 
@@ -79,9 +79,9 @@ def run_tlc_timed(path: str, workers: int, time_limit: float | None) -> dict:
     Returns distinct states (TLC's final count, or its last progress line when stopped),
     wall and CPU seconds of the JVM, whether it finished, and what it reported violated.
     """
-    from checker.loading.modelfile import load_model
-    from tla.export import export_model
-    from tla.tlc import TlcUnavailable, find_tlc, parse_output
+    from ordercheck.checker.loading.modelfile import load_model
+    from ordercheck.tla.export import export_model
+    from ordercheck.tla.tlc import TlcUnavailable, find_tlc, parse_output
 
     try:
         java, jar = find_tlc()

@@ -24,10 +24,10 @@ import sys
 import time
 from pathlib import Path
 
-from checker.api.errors import InputError
-from checker.engine.budget import parse_size
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.engine.budget import parse_size
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model
 
 MODELS = Path(__file__).resolve().parent / "models"
 BENCHMARKS = {
@@ -104,7 +104,7 @@ def main() -> None:
 
 
 def _size(text: str) -> int:
-    """Bytes from a size such as ``6G`` (:func:`checker.engine.budget.parse_size`), its
+    """Bytes from a size such as ``6G`` (:func:`ordercheck.checker.engine.budget.parse_size`), its
     error as argparse's."""
     try:
         return parse_size(text)

@@ -86,8 +86,8 @@ def chosen(model, which: str) -> list:
 
 def one(path: str, reduced: bool, workers: int, time_limit: float | None, which: str = "model") -> dict:
     """One check in this process (run as a child): the figures as a dict."""
-    from checker.engine.run import Options, check_model
-    from checker.loading.modelfile import load_model
+    from ordercheck.checker.engine.run import Options, check_model
+    from ordercheck.checker.loading.modelfile import load_model
 
     model = load_model(path)
     model = dataclasses.replace(model, properties=chosen(model, which))
@@ -137,9 +137,9 @@ def tlc(path: str, which: str, workers: int) -> dict:
     """The model's TLA+ export through TLC, checking the ``which`` properties, or why not."""
     if not os.environ.get("TLA2TOOLS_JAR"):
         return {"skip": "TLA2TOOLS_JAR is not set"}
-    from checker.loading.modelfile import load_model
-    from tla.export import export_model
-    from tla.tlc import TlcFailed, TlcUnavailable, run_tlc
+    from ordercheck.checker.loading.modelfile import load_model
+    from ordercheck.tla.export import export_model
+    from ordercheck.tla.tlc import TlcFailed, TlcUnavailable, run_tlc
 
     model = load_model(path)
     try:
@@ -227,8 +227,8 @@ def memory_synthetic(n: int) -> dict:
     """Peak RSS growth of a CompactStore holding ``n`` random fingerprints with parents."""
     import numpy as np
 
-    from checker.engine.memory import current_rss, peak_rss, reset_peak
-    from checker.engine.table import CompactStore
+    from ordercheck.checker.engine.memory import current_rss, peak_rss, reset_peak
+    from ordercheck.checker.engine.table import CompactStore
 
     reset_peak()
     base = current_rss()
@@ -252,9 +252,9 @@ def memory_synthetic(n: int) -> dict:
 def memory_real(path: str, max_states: int, spill_dir: str | None) -> None:
     """A real unreduced run of ``path`` cut at ``max_states``, every level's frontier in
     files: peak resident memory per distinct state, over the baseline and in total."""
-    from checker.engine.memory import current_rss, peak_rss
-    from checker.engine.run import Options, check_model
-    from checker.loading.modelfile import load_model
+    from ordercheck.checker.engine.memory import current_rss, peak_rss
+    from ordercheck.checker.engine.run import Options, check_model
+    from ordercheck.checker.loading.modelfile import load_model
 
     model = load_model(path)
     before = current_rss()  # interpreter, numpy, ordercheck and the model loaded

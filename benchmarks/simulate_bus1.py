@@ -22,9 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from checker.engine.bfs import search  # noqa: E402
-from checker.loading.modelfile import load_model  # noqa: E402
-from checker.simulate.run import DEFAULT_DEPTH, DEFAULT_RUNS, simulate  # noqa: E402
+from ordercheck.checker.engine.bfs import search  # noqa: E402
+from ordercheck.checker.loading.modelfile import load_model  # noqa: E402
+from ordercheck.checker.simulate.run import DEFAULT_DEPTH, DEFAULT_RUNS, simulate  # noqa: E402
 
 SIM = ROOT / "models" / "simulate"
 

@@ -12,7 +12,7 @@ Each engine's line gives distinct states, levels, wall seconds, CPU seconds of t
 whole process tree (the local engine: its one process; Spark: the driver, the JVM and
 its Python workers, read from /proc, so Linux only), states per CPU second, and the
 per-level time split summed over the levels (expand, exchange, dedup, check, other: see
-:mod:`checker.spark.bfs` for what each means on Spark). The per-level overhead is the
+:mod:`ordercheck.checker.spark.bfs` for what each means on Spark). The per-level overhead is the
 median level wall time (and CPU per level) on TINY, a model whose levels hold a dozen
 states, so what is left is Spark's fixed cost of a level: measured on the fresh JVM
 before MODEL ("cold") and again after it ("warm", as every level past a run's first
@@ -72,7 +72,7 @@ def tree_cpu(root: int) -> tuple[float, float]:
 
 
 def _bounds(max_states: int | None):
-    from checker.engine.bfs import Bounds
+    from ordercheck.checker.engine.bfs import Bounds
 
     return Bounds(max_states=max_states)
 
@@ -83,9 +83,9 @@ def _split(timings) -> dict:
 
 def one(master: str, model_path: str, tiny_path: str, max_states: int | None) -> dict:
     """Run in a child process: start Spark on ``master``, time the two models."""
-    from checker.loading.modelfile import load_model
-    from checker.spark.bfs import SparkOptions, SparkSearch
-    from checker.spark.session import get_spark
+    from ordercheck.checker.loading.modelfile import load_model
+    from ordercheck.checker.spark.bfs import SparkOptions, SparkSearch
+    from ordercheck.checker.spark.session import get_spark
 
     started = time.monotonic()
     sc = get_spark(master, {"spark.ui.enabled": "false"})
@@ -128,8 +128,8 @@ def one(master: str, model_path: str, tiny_path: str, max_states: int | None) ->
 
 
 def local_run(model_path: str, max_states: int | None) -> dict:
-    from checker.engine.bfs import search
-    from checker.loading.modelfile import load_model
+    from ordercheck.checker.engine.bfs import search
+    from ordercheck.checker.loading.modelfile import load_model
 
     model = load_model(model_path)
     cpu = time.process_time()

@@ -19,8 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from checker.engine.bfs import search
-from checker.loading.modelfile import load_model
+from ordercheck.checker.engine.bfs import search
+from ordercheck.checker.loading.modelfile import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ["bus1-2.toml", "bus1-3.toml", "bus1-4-signal.toml", "bus1-mutant-no-sync-sender.toml"]

@@ -35,12 +35,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from checker.loading.modelfile import load_model
-from checker.validate.checks import CHECKS
-from checker.validate.generate import synthetic_log, walk
-from checker.validate.jsonl import write_jsonl
-from checker.validate.readers import expand_logs, read_log
-from checker.validate.verdicts import Job, validate_path
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.checker.validate.checks import CHECKS
+from ordercheck.checker.validate.generate import synthetic_log, walk
+from ordercheck.checker.validate.jsonl import write_jsonl
+from ordercheck.checker.validate.readers import expand_logs, read_log
+from ordercheck.checker.validate.verdicts import Job, validate_path
 
 ROOT = Path(__file__).resolve().parent.parent
 PROPS = ("fifo", "causal", "total")
@@ -126,8 +126,8 @@ def compare(folder: Path, count: int, master: str, spark: bool, split_above: int
     print(f"local engine (1 process) {local_s:7.2f}s  {count / local_s:8.1f} logs/s  ({bad} logs with violations)")
     if not spark:
         return
-    from checker.spark.session import get_spark
-    from checker.validate.spark_job import validate_spark
+    from ordercheck.checker.spark.session import get_spark
+    from ordercheck.checker.validate.spark_job import validate_spark
 
     get_spark(master, {"spark.ui.enabled": "false"})
     validate_spark([str(folder)], job, master=master)  # warm-up: start the Python workers

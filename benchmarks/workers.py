@@ -56,7 +56,7 @@ def run(model: Path, workers: int, max_states: int | None, spill_dir: Path | Non
     added (``wall_s``, ``cpu_s``)."""
     with tempfile.TemporaryDirectory(prefix="ordercheck-bench-") as tmp:
         out = Path(tmp) / "result.json"
-        cmd = [sys.executable, "-m", "checker.cli", "check", str(model), "--quiet", "--workers", str(workers),
+        cmd = [sys.executable, "-m", "ordercheck.checker.cli", "check", str(model), "--quiet", "--workers", str(workers),
                "--json", str(out)]
         if max_states is not None:
             cmd += ["--max-states", str(max_states)]

@@ -5,20 +5,20 @@ Specs import only what this module exports: :class:`Spec` (the model), :class:`P
 :class:`Fields` for naming the items of state tuples, :func:`tag_action` for naming
 the action a hook raised in, and the optional protocols a spec inherits to opt in:
 :class:`Symmetry` and :class:`PartialOrder` (reductions) and :class:`Rendering` (how
-states and actions are shown). It imports the API layer (:mod:`checker.api`) and nothing
+states and actions are shown). It imports the API layer (:mod:`ordercheck.checker.api`) and nothing
 else, so importing a spec never loads the engine. The layers below and above are
 described in docs/explanation/architecture.md.
 """
 
-from checker.api.errors import ConstantError, InputError
-from checker.api.fields import Fields, Record
-from checker.api.reductions import PartialOrder, Symmetry
-from checker.api.rendering import Rendering
-from checker.api.spec import Action, Constant, Property, Spec, State
-from checker.api.spec_errors import tag_action
+from ordercheck._version import __version__ as __version__  # one version: the distribution's
+from ordercheck.checker.api.errors import ConstantError, InputError
+from ordercheck.checker.api.fields import Fields, Record
+from ordercheck.checker.api.reductions import PartialOrder, Symmetry
+from ordercheck.checker.api.rendering import Rendering
+from ordercheck.checker.api.spec import Action, Constant, Property, Spec, State
+from ordercheck.checker.api.spec_errors import tag_action
 
 __all__ = [
     "Action", "Constant", "ConstantError", "Fields", "InputError", "PartialOrder", "Property", "Record", "Rendering",
     "Spec", "State", "Symmetry", "tag_action",
 ]
-__version__ = "0.1.0"

@@ -23,14 +23,14 @@ engine, as ``ordercheck check FILE`` does, and passes when every verdict is the 
 code 1 or 3 of ``check``; an unfinished search never passes); the failure shows what
 ``check`` prints: the statistics line, one line per property with ``ok``, ``UNEXPECTED``
 or ``UNKNOWN``, and the counterexample trace of each unexpected violation
-(:func:`checker.cli.common.print_result`). A model file at fault (what ``check`` refuses
+(:func:`ordercheck.checker.cli.common.print_result`). A model file at fault (what ``check`` refuses
 with exit code 2) is an error of its item, shown as the one line ``check`` prints; so is
 a spec that raises (exit code 5).
 
 Each entry of a model's ``[evidence]`` table gives one more item,
 ``FILE::evidence[PROPERTY]``: it passes when the mutant violates the property, or the
 model reaches its witness, as ``ordercheck check --with-evidence`` judges it
-(:func:`checker.loading.evidence.judge_evidence`), and fails with the evidence line
+(:func:`ordercheck.checker.loading.evidence.judge_evidence`), and fails with the evidence line
 ``check`` prints and the verdicts of the run that did not show it. Within one process, a
 model is checked once however many items need its result (the model's own item, its
 witnesses, the models whose mutant it is).
@@ -39,7 +39,7 @@ Every item carries the marker ``ordercheck`` (``-m "not ordercheck"`` leaves the
 ``-k "not evidence"`` leaves out the evidence items). An item is a file path and a name,
 so ``pytest -n N`` (pytest-xdist) spreads them over its workers like any test.
 
-This module sits on top of the command line (``checker.cli``), whose rendering it
+This module sits on top of the command line (``ordercheck.checker.cli``), whose rendering it
 reuses; it imports the engine and the command line only when an item runs, so loading
 the plugin costs a pytest run nothing else.
 """
@@ -58,8 +58,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from checker.api.model import Model
-    from checker.api.result import Result
+    from ordercheck.checker.api.model import Model
+    from ordercheck.checker.api.result import Result
 
 INI = "ordercheck_models"
 MARKER = "ordercheck"
@@ -105,9 +105,9 @@ def is_named(path: Path, patterns: list[Path]) -> bool:
 def evidence_names(path: Path) -> list[str]:
     """The properties of ``path``'s ``[evidence]`` table, in the file's order, read
     without validating anything: a file that cannot be read or parsed, is larger than a
-    model file may be (:data:`checker.api.inputs.MODEL_LIMIT`), or whose table is not
+    model file may be (:data:`ordercheck.checker.api.inputs.MODEL_LIMIT`), or whose table is not
     one, has none here, and its ``verdicts`` item reports what is wrong."""
-    from checker.api.inputs import MODEL_LIMIT
+    from ordercheck.checker.api.inputs import MODEL_LIMIT
 
     try:
         with open(path, "rb") as fh:
@@ -140,7 +140,7 @@ class ModelFiles:
     """Model files a test module has collected as tests, whatever ``ordercheck_models``
     says: a module-level name bound to one, e.g. ::
 
-        from checker.pytest_plugin import ModelFiles
+        from ordercheck.checker.pytest_plugin import ModelFiles
 
         test_models = ModelFiles("../models/token.toml", "../models/token-no-wait.toml")
 
@@ -243,7 +243,7 @@ class EvidenceItem(ModelItem):
         self.add_marker(MARKER)
 
     def runtest(self) -> None:
-        from checker.loading.evidence import judge_evidence, mutant_path
+        from ordercheck.checker.loading.evidence import judge_evidence, mutant_path
 
         model = self.model
         assert model is not None
@@ -261,7 +261,7 @@ class EvidenceItem(ModelItem):
         one = _with_evidence(model, {self.prop: entry})
         (check,) = judge_evidence([one], {resolved(model.path): result, resolved(shown_by.path): result})
         if not check.ok:
-            from checker.cli.check import print_evidence
+            from ordercheck.checker.cli.check import print_evidence
 
             raise ModelFailed(f"{model.path}: evidence.{self.prop}: {check.message()}\n"
                               + rendered(print_evidence, [check]).lstrip("\n") + "\n"
@@ -283,7 +283,7 @@ def _with_evidence(model: Model, evidence: dict[str, dict[str, str]]) -> Model:
 
 
 def _print_result(model: Model, result: Result) -> None:
-    from checker.cli.common import print_result
+    from ordercheck.checker.cli.common import print_result
 
     print_result(model, result)
 
@@ -308,9 +308,9 @@ def load(path: Path) -> Model:
     """The model file ``path``, read as ``check`` reads it (relative to the working
     directory where it lies below it, so messages name it as the command line would);
     :class:`ModelError` with ``check``'s one line for bad input."""
-    from checker.api.errors import InputError, SpecError
-    from checker.api.spec_errors import SpecRaised
-    from checker.loading.modelfile import load_model
+    from ordercheck.checker.api.errors import InputError, SpecError
+    from ordercheck.checker.api.spec_errors import SpecRaised
+    from ordercheck.checker.loading.modelfile import load_model
 
     here = Path.cwd()
     shown = os.path.relpath(path, here) if Path(os.path.abspath(path)).is_relative_to(here) else str(path)
@@ -330,10 +330,10 @@ def result_of(model: Model) -> Result:
     spec raises or breaks the spec API, or the engine fails."""
     key = resolved(model.path)
     if key not in _RESULTS:
-        from checker.api.errors import EngineError, InputError, SpecError
-        from checker.api.spec_errors import SpecRaised
-        from checker.cli.common import check_one
-        from checker.engine.run import Options
+        from ordercheck.checker.api.errors import EngineError, InputError, SpecError
+        from ordercheck.checker.api.spec_errors import SpecRaised
+        from ordercheck.checker.cli.common import check_one
+        from ordercheck.checker.engine.run import Options
 
         try:
             _RESULTS[key] = check_one(model, Options(progress=False))

@@ -1,14 +1,14 @@
 """Report rendering: HTML, Markdown, JUnit XML, ITF traces, ShiViz logs, state graphs.
 
-This layer reads :class:`checker.api.result.Result` records (as JSON or in memory) and the
+This layer reads :class:`ordercheck.checker.api.result.Result` records (as JSON or in memory) and the
 specs they name; it never touches the search engine. Entry points:
 
 - :func:`load_items` reads ``ordercheck check --json``, ``ordercheck ablate --json``
   and ``ordercheck prove --json`` files;
-- :func:`reports.view.build_report` gathers them into one view, with every trace
+- :func:`ordercheck.reports.view.build_report` gathers them into one view, with every trace
   replayed through its spec and laid out as a space-time diagram;
-- :func:`reports.html.write_report` writes the report directory (HTML, Markdown, ITF,
-  ShiViz); :func:`reports.junit.junit_xml` renders JUnit XML.
+- :func:`ordercheck.reports.html.write_report` writes the report directory (HTML, Markdown, ITF,
+  ShiViz); :func:`ordercheck.reports.junit.junit_xml` renders JUnit XML.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from checker.api.errors import InputError
-from checker.api.inputs import DATA_LIMIT, parse_json, read_input, text_of
-from checker.api.result import RecordError, Result
-from reports.proofs import ProofRecord
-from reports.view import Ablation
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.inputs import DATA_LIMIT, parse_json, read_input, text_of
+from ordercheck.checker.api.result import RecordError, Result
+from ordercheck.reports.proofs import ProofRecord
+from ordercheck.reports.view import Ablation
 
 RESULT_NESTING = 500
 """A result file nested deeper than this is refused: a result nests a dozen levels (its

@@ -7,14 +7,14 @@ protects, ``REACHED``/``UNREACHED`` for a ``sometimes`` property that changes); 
 ``sometimes`` property never reached reads ``unreached``, as in every other artifact.
 Below the table, each break with its explanation, and for a step whose removal changes
 nothing the same words as the HTML report's ``breaks`` column
-(:func:`reports.view.ablation_outcome`): ``inert here`` when the search finds the same
+(:func:`ordercheck.reports.view.ablation_outcome`): ``inert here`` when the search finds the same
 states and verdicts, else that none of the properties the model checks breaks.
 """
 
 from __future__ import annotations
 
-from checker.api.result import PropertyResult
-from reports.view import Ablation, ablation_outcome, full_algorithm_label
+from ordercheck.checker.api.result import PropertyResult
+from ordercheck.reports.view import Ablation, ablation_outcome, full_algorithm_label
 
 
 def _cell(p: PropertyResult | None, base: PropertyResult | None) -> str:

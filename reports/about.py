@@ -2,7 +2,7 @@
 
 A result carries its model's description, constants, bounds, the reductions asked for
 and applied, its ``[evidence]``, the properties not checked and why, and where it comes
-from (:class:`checker.api.result.Result`). :func:`about` gathers these into an
+from (:class:`ordercheck.checker.api.result.Result`). :func:`about` gathers these into an
 :class:`About` that the report index, each trace page and the JUnit XML print, so the
 three say the same; a record written before these fields existed says "not recorded"
 where it has nothing.
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.api.result import Result
+from ordercheck.checker.api.result import Result
 
 NOT_RECORDED = "not recorded"
 NO_REASON = "no reason given in the model file"
@@ -161,7 +161,7 @@ def provenance_line(results: list[Result]) -> str:
 
 def model_about(models: list[Any], mv: Any, prefix: str = "") -> About:
     """:func:`about` for the model view ``mv`` of a report whose models are ``models``
-    (:class:`reports.view.ModelView`), its evidence linked: a mutant to its section
+    (:class:`ordercheck.reports.view.ModelView`), its evidence linked: a mutant to its section
     when the report holds it (judged, not an ablation run), a witness to its trace;
     ``prefix`` leads to the index page (``../index.html`` from a trace page)."""
     links: dict[str, str] = {}

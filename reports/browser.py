@@ -3,7 +3,7 @@
 ``make setup`` installs Debian's ``chromium`` where it can; :func:`find_chromium`
 returns ``None`` when there is none, and callers skip with that reason.
 
-    python -m reports.browser PAGE.html OUT.png [WIDTHxHEIGHT]
+    python -m ordercheck.reports.browser PAGE.html OUT.png [WIDTHxHEIGHT]
 
 writes a screenshot of a page (the picture in README.md and docs/howto/reports.md is made this way).
 """
@@ -108,7 +108,7 @@ def screenshot(page: str | Path, png: str | Path, size: tuple[int, int] = (1400,
 
 def main(argv: list[str]) -> int:
     if len(argv) not in (2, 3):
-        print("usage: python -m reports.browser PAGE.html OUT.png [WIDTHxHEIGHT]", file=sys.stderr)
+        print("usage: python -m ordercheck.reports.browser PAGE.html OUT.png [WIDTHxHEIGHT]", file=sys.stderr)
         return 2
     size = (1400, 1000)
     if len(argv) == 3:

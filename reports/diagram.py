@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from reports.timeline import Blame, Timeline, TimelineEvent
+from ordercheck.reports.timeline import Blame, Timeline, TimelineEvent
 
 ROW = 30  # pixels per step
 COL = 120  # least pixels between peer lines

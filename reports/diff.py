@@ -134,7 +134,7 @@ def step_lines(steps: list[Any], most: int = 3, width: int = 48) -> list[str]:
     number and action, and below it what the step changed in the described state, as
     the report's step list shows it (at most ``most`` changes, each value cut to
     ``width`` characters; ``+N more`` for the rest; no line for a step that changed
-    nothing described). ``steps`` are :class:`checker.api.result.Step` values."""
+    nothing described). ``steps`` are :class:`ordercheck.checker.api.result.Step` values."""
 
     def cut(text: str | None) -> str:
         text = "—" if text is None else text

@@ -24,18 +24,18 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from checker.api.expectation import CATEGORIES
-from reports.about import model_about, provenance_line
-from reports.itf import itf_trace
-from reports.markdown import render_markdown
-from reports.shiviz import shiviz_log
-from reports.view import ReportView, TraceView, initial_state
+from ordercheck.checker.api.expectation import CATEGORIES
+from ordercheck.reports.about import model_about, provenance_line
+from ordercheck.reports.itf import itf_trace
+from ordercheck.reports.markdown import render_markdown
+from ordercheck.reports.shiviz import shiviz_log
+from ordercheck.reports.view import ReportView, TraceView, initial_state
 
 
 def environment() -> Environment:
     """The HTML template environment (autoescaping on for every template)."""
     env = Environment(
-        loader=PackageLoader("reports", "templates"),
+        loader=PackageLoader("ordercheck.reports", "templates"),
         autoescape=True,
         undefined=StrictUndefined,
         extensions=["jinja2.ext.do"],
@@ -61,7 +61,7 @@ def render_matrix_page(view: ReportView) -> str:
 
 
 def render_trace_page(trace: TraceView, view: ReportView | None = None) -> str:
-    """A trace on its own page, headed by what its model is (:mod:`reports.about`),
+    """A trace on its own page, headed by what its model is (:mod:`ordercheck.reports.about`),
     the mutants its evidence names linked into ``view``'s index page."""
     owner = next((mv for mv in view.models if any(p.trace is trace for p in mv.properties)), None) if view else None
     return environment().get_template("trace.html.j2").render(t=trace, r=view, mv=owner)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker.api.result import Step
+from ordercheck.checker.api.result import Step
 
 SAFE_INT = 2**53 - 1
 FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"

@@ -8,7 +8,7 @@ transitions and depth searched, constants, bounds, reductions; the message itsel
 says the states searched, the constants and the reductions applied); an ``unknown`` verdict
 (a bound cut the search) is an ``<error>`` whose message says which bound stopped the
 search, after how many states and at what depth. Each suite's ``<properties>`` carry
-the same configuration and what the model is (:mod:`reports.about`: description,
+the same configuration and what the model is (:mod:`ordercheck.reports.about`: description,
 constants, bounds, reductions asked for and applied, ``[evidence]``, the properties not
 checked and why, ordercheck's version, the commit, the date); each test case's
 ``<properties>`` the same, its expectation and its own evidence, without the list of
@@ -27,10 +27,10 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from checker.api.evidence import EvidenceCheck
-from checker.api.result import PropertyResult, Result
-from reports.about import NOT_RECORDED, about, constants_text
-from reports.diff import step_lines
+from ordercheck.checker.api.evidence import EvidenceCheck
+from ordercheck.checker.api.result import PropertyResult, Result
+from ordercheck.reports.about import NOT_RECORDED, about, constants_text
+from ordercheck.reports.diff import step_lines
 
 _BAD_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -76,7 +76,7 @@ def _config_properties(props: ET.Element, r: Result, search: bool = True) -> Non
 
 
 def _about_properties(props: ET.Element, r: Result, prop: str | None = None) -> None:
-    """What the model is (:func:`reports.about.about`) as ``<property>`` elements:
+    """What the model is (:func:`ordercheck.reports.about.about`) as ``<property>`` elements:
     description, the reductions asked for, evidence (for ``prop`` alone, when given),
     the properties not checked and why (not for a ``prop``), ordercheck's version, the
     commit, the date. Constants, bounds and the reductions applied are

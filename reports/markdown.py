@@ -13,7 +13,7 @@ import re
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from reports.view import ReportView, TraceView, initial_state
+from ordercheck.reports.view import ReportView, TraceView, initial_state
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>-])")
 
@@ -135,7 +135,7 @@ def sequence_diagram(t: TraceView) -> list[str]:
 def render_markdown(view: ReportView) -> str:
     """The whole report as one Markdown document."""
     env = Environment(
-        loader=PackageLoader("reports", "templates"),
+        loader=PackageLoader("ordercheck.reports", "templates"),
         autoescape=False,
         undefined=StrictUndefined,
         trim_blocks=True,

@@ -1,5 +1,5 @@
 """``ordercheck prove --json`` records in a report: each Z3 query in the words the
-console prints (:attr:`checker.symbolic.prove.Query.shown_status`).
+console prints (:attr:`ordercheck.checker.symbolic.prove.Query.shown_status`).
 
 A bounded model check is never "proved": it reads ``no counterexample within k steps``
 (or ``counterexample in k steps``, ``witness in k steps``); an implication proved from
@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from checker.api.errors import InputError
-from checker.api.result import verdict_word
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.result import verdict_word
 
 
 @dataclass

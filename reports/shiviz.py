@@ -11,7 +11,7 @@ viewer's default expression, :data:`PARSER`, under which each event takes two li
 The vector clocks are computed from the history: each event ticks its own peer's
 entry; a delivery (or drop) also takes the maximum with the clock of the message's
 send, and a signal's receipt with the clock of its signal (the monitors' pairing:
-:meth:`reports.timeline.Timeline.signal_pairs`). So the first event
+:meth:`ordercheck.reports.timeline.Timeline.signal_pairs`). So the first event
 of a peer has its own entry 1, and each later one adds exactly 1, as ShiViz requires.
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 
-from reports.timeline import Timeline
+from ordercheck.reports.timeline import Timeline
 
 PARSER = r"(?<event>.*)\n(?<host>\S*) (?<clock>{.*})"
 """ShiViz's default parser (JavaScript named groups)."""

@@ -19,10 +19,10 @@ from typing import Any
 
 import networkx as nx
 
-from checker.api.rendering import rendering_of
-from checker.api.result import Step
-from checker.api.spec import Spec
-from reports.timeline import replay_states
+from ordercheck.checker.api.rendering import rendering_of
+from ordercheck.checker.api.result import Step
+from ordercheck.checker.api.spec import Spec
+from ordercheck.reports.timeline import replay_states
 
 HARD_LIMIT = 100_000
 

@@ -14,7 +14,7 @@ writes what a reviewer of a change needs first, always in fewer than
 - links to the full pages of the report directory (``index.html``, ``traces/*.html``).
 
 Every list is cut to the room left for it and ends with ``… N more, see PAGE``; every
-name and value is cut to a fixed length before it is escaped (:func:`reports.markdown.md`),
+name and value is cut to a fixed length before it is escaped (:func:`ordercheck.reports.markdown.md`),
 so no input can push the document past the limit.
 """
 
@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from checker.api.result import Result, verdict_word
-from reports.markdown import md
-from reports.view import ModelView, PropertyView, ReportView, StepView, TraceView
+from ordercheck.checker.api.result import Result, verdict_word
+from ordercheck.reports.markdown import md
+from ordercheck.reports.view import ModelView, PropertyView, ReportView, StepView, TraceView
 
 SUMMARY_LIMIT = 60_000
 """The summary is always shorter than this many characters (a forge's pull-request
@@ -305,7 +305,7 @@ def _cell(text: str | None, width: int = 48) -> str:
 
 
 def _step(s: StepView, most: int = 3) -> list[str]:
-    """One step as the CI log shows it (:func:`reports.diff.step_lines`): its number and
+    """One step as the CI log shows it (:func:`ordercheck.reports.diff.step_lines`): its number and
     action, and below it at most ``most`` of its changes."""
     lines = [f"{s.number:>3}. {s.action}" + ("  ⬅" if s.hot else "")]
     shown = [f"{c.path}: {_cell(c.after)} (new)" if c.added else f"{c.path}: gone" if c.removed
@@ -326,7 +326,7 @@ def _code_line(line: str) -> str:
 
 
 def trace_lines(t: TraceView) -> list[str]:
-    """A trace as the CI log shows it (:func:`reports.diff.step_lines`), the steps the
+    """A trace as the CI log shows it (:func:`ordercheck.reports.diff.step_lines`), the steps the
     diagram highlights marked ``⬅``, in at most :data:`TRACE_CUT` characters, no line
     longer than :data:`LINE_CUT`. A trace of more than :data:`TRACE_STEPS` steps keeps
     its first two, its last ones and the highlighted ones; one still too long loses its

@@ -1,9 +1,9 @@
 """A trace as a timeline of events: who did what at which step.
 
-A :class:`~checker.api.result.Result` trace holds each step's action label, its position
+A :class:`~ordercheck.checker.api.result.Result` trace holds each step's action label, its position
 among the enabled actions and the state as the spec *describes* it. The diagram needs
-more: the observable history (:class:`specs.history.History`) at every step. So the
-trace is replayed through the spec (:func:`checker.api.trace.replay`, from the recorded
+more: the observable history (:class:`ordercheck.specs.history.History`) at every step. So the
+trace is replayed through the spec (:func:`ordercheck.checker.api.trace.replay`, from the recorded
 positions ``Step.index``), the spec gives the history of each replayed state, and the
 events that appear in a peer's log between two steps are placed at the later step.
 This works for every spec that exposes ``history(state)``; the spec's optional
@@ -16,17 +16,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from checker.api.rendering import Rendering, rendering_of
-from checker.api.result import Step
-from checker.api.spec import Property, Spec
-from checker.api.trace import ReplayError, replay
-from checker.loading.registry import SpecNotImported, UnknownSpec, spec_class
-from checker.monitors.events import DELIVER as LOG_DELIVER
-from checker.monitors.events import DROP as LOG_DROP
-from checker.monitors.log import Log, signal_sources
-from checker.monitors.violation import Violation
-from specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, Event, History, Message, history_log
-from specs.properties import MONITORS, first_violation
+from ordercheck.checker.api.rendering import Rendering, rendering_of
+from ordercheck.checker.api.result import Step
+from ordercheck.checker.api.spec import Property, Spec
+from ordercheck.checker.api.trace import ReplayError, replay
+from ordercheck.checker.loading.registry import SpecNotImported, UnknownSpec, spec_class
+from ordercheck.checker.monitors.events import DELIVER as LOG_DELIVER
+from ordercheck.checker.monitors.events import DROP as LOG_DROP
+from ordercheck.checker.monitors.log import Log, signal_sources
+from ordercheck.checker.monitors.violation import Violation
+from ordercheck.specs.history import (
+    DELIVER,
+    DROP,
+    KIND_NAMES,
+    SEND,
+    SIGNAL_IN,
+    SIGNAL_OUT,
+    Event,
+    History,
+    Message,
+    history_log,
+)
+from ordercheck.specs.properties import MONITORS, first_violation
 
 # Event kinds that come before receipts within one step (so signals pair up in order).
 _FIRST = {"send", "signal_out", "fail", "restart", "stage", "commit", "arrive", "step", "internal_send"}
@@ -73,8 +84,8 @@ class Timeline:
     def signal_pairs(self) -> dict[tuple[int, int], tuple[int, int]]:
         """Each signal receipt's signal, as ``{(peer, log_index) of the receipt: (peer,
         log_index) of the signal}``: the one pairing of the monitors
-        (:func:`checker.monitors.log.signal_sources`) on the last history laid out as a
-        log (:func:`specs.history.history_log`), so every report draws the signals the
+        (:func:`ordercheck.checker.monitors.log.signal_sources`) on the last history laid out as a
+        log (:func:`ordercheck.specs.history.history_log`), so every report draws the signals the
         properties read."""
         log = history_log(self.history)
         at = history_positions(log)
@@ -85,7 +96,7 @@ def history_positions(log: Log) -> list[tuple[int, int]]:
     """For each event of a history laid out as a log, ``(peer, index in the peer's
     history log)``: the layout keeps each peer's order, so the k-th event of peer ``p``
     in the log is event ``k`` of ``p``'s history log (a ``fail`` that
-    :func:`~specs.history.history_log` adds at the end of a failed peer's log gets the
+    :func:`~ordercheck.specs.history.history_log` adds at the end of a failed peer's log gets the
     index one past its history's end)."""
     seen = [0] * len(log.peers)
     out = []
@@ -198,7 +209,7 @@ def build_timeline(spec: Spec, steps: list[Step], states: list[Any] | None = Non
 
 def internal_events(spec: Spec, step: int, label: tuple, history: History, text: str) -> list[TimelineEvent]:
     """The protocol-internal messages the action at ``step`` sends or receives
-    (:meth:`checker.api.rendering.Rendering.internal_messages`), as ``internal_send`` and
+    (:meth:`ordercheck.checker.api.rendering.Rendering.internal_messages`), as ``internal_send`` and
     ``internal_receive`` events whose ``other`` is the other end and ``text`` the
     message's name; a ``send_dests`` item is one ``internal_send`` per destination of
     its message in ``history`` (the trace's last); those naming a process outside the
@@ -257,7 +268,7 @@ def blame(timeline: Timeline, prop: Property | None, status: str) -> Blame:
     """The deliveries (or steps) a diagram highlights for this verdict.
 
     - a violated history property decided by a monitor (every library property): what
-      the monitor's :class:`~checker.monitors.violation.Violation` names, read on the
+      the monitor's :class:`~ordercheck.checker.monitors.violation.Violation` names, read on the
       last history laid out as a log (:func:`violation_blame`), as ``validate`` and the
       sentence read it;
     - another violated history invariant: the *critical* deliveries, those whose removal

@@ -1,7 +1,7 @@
 """Everything a report shows, gathered once from results and specs for every format.
 
 The HTML, Markdown and JUnit renderers read a :class:`ReportView`; none of them looks
-at a spec or replays a trace itself. Inputs are :class:`~checker.api.result.Result` values
+at a spec or replays a trace itself. Inputs are :class:`~ordercheck.checker.api.result.Result` values
 (``ordercheck check --json``) and ablation records (``ordercheck ablate --json``, see
 :class:`Ablation`).
 """
@@ -14,14 +14,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.api.expectation import category as expectation_category
-from checker.api.expectation import cell_sentence, glyph, mutant_steps, property_order
-from checker.api.result import PropertyResult, RecordError, Result, verdict_word
-from checker.api.spec import Property, Spec
-from reports.diagram import Diagram, layout
-from reports.diff import Change, diff
-from reports.proofs import ProofRecord
-from reports.timeline import Blame, Timeline, TimelineUnavailable, blame, build_timeline, load_spec, replay_states
+from ordercheck.checker.api.expectation import category as expectation_category
+from ordercheck.checker.api.expectation import cell_sentence, glyph, mutant_steps, property_order
+from ordercheck.checker.api.result import PropertyResult, RecordError, Result, verdict_word
+from ordercheck.checker.api.spec import Property, Spec
+from ordercheck.reports.diagram import Diagram, layout
+from ordercheck.reports.diff import Change, diff
+from ordercheck.reports.proofs import ProofRecord
+from ordercheck.reports.timeline import (
+    Blame,
+    Timeline,
+    TimelineUnavailable,
+    blame,
+    build_timeline,
+    load_spec,
+    replay_states,
+)
 
 
 @dataclass
@@ -47,7 +55,7 @@ class Ablation:
     @classmethod
     def from_json(cls, data: dict[str, Any], path: str = "") -> Ablation:
         """The ablation run an ``ablate --json`` record holds, every field checked
-        (:meth:`checker.api.result.Result.from_json`; :class:`~checker.api.result.RecordError`
+        (:meth:`ordercheck.checker.api.result.Result.from_json`; :class:`~ordercheck.checker.api.result.RecordError`
         names a field of the wrong type)."""
         def text(value: Any, where: str) -> str:
             if not isinstance(value, str):
@@ -167,7 +175,7 @@ class TraceView:
     constants: dict[str, Any]
     source: str = ""
     loop_start: int | None = None  # a lasso: the last state is the one after this step
-    result: Result | None = None  # the model's result, which describes the model (reports.about)
+    result: Result | None = None  # the model's result, which describes the model (ordercheck.reports.about)
     judged: bool = True  # False in an ablation run: no [expect] applies to a step switched off
 
     @property
@@ -208,7 +216,7 @@ class TraceView:
 
 class _Words:
     """The verdict and the expectation of a property's row or cell as every artifact prints
-    them (:func:`checker.api.result.verdict_word`): ``kind``, ``status`` and ``expected``
+    them (:func:`ordercheck.checker.api.result.verdict_word`): ``kind``, ``status`` and ``expected``
     are the holder's fields."""
 
     kind: str | None
@@ -222,7 +230,7 @@ class _Words:
 
     @property
     def expected_word(self) -> str | None:
-        """The expectation as printed (:func:`checker.api.result.verdict_word`)."""
+        """The expectation as printed (:func:`ordercheck.checker.api.result.verdict_word`)."""
         return verdict_word(self.kind, self.expected)
 
 
@@ -246,7 +254,7 @@ class ModelView:
     properties: list[PropertyView]
     group: str = ""
     judged: bool = True  # False for ablation runs: no [expect] applies to a mutant
-    mutant: list[str] = field(default_factory=list)  # what makes the model a mutant (checker.api.expectation)
+    mutant: list[str] = field(default_factory=list)  # what makes the model a mutant (ordercheck.checker.api.expectation)
 
     @property
     def name(self) -> str:
@@ -283,11 +291,11 @@ class Cell(_Words):
     expected: str | None = None
     as_expected: bool = True
     kind: str | None = None
-    category: str = ""  # what the verdict means against the expectation (checker.api.expectation)
+    category: str = ""  # what the verdict means against the expectation (ordercheck.checker.api.expectation)
 
     @property
     def glyph(self) -> str:
-        """The matrix's mark for this cell (:func:`checker.api.expectation.glyph`)."""
+        """The matrix's mark for this cell (:func:`ordercheck.checker.api.expectation.glyph`)."""
         return glyph(self.category or "unjudged", self.kind, self.status)
 
     @property

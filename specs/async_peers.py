@@ -1,11 +1,11 @@
-"""A base for protocols whose peers talk over asynchronous channels (:mod:`specs.channels`).
+"""A base for protocols whose peers talk over asynchronous channels (:mod:`ordercheck.specs.channels`).
 
 The total-order protocols (sequencer, Lamport, Skeen) share one shape: a send is one
 atomic local step that puts copies on channels (so it completes at once and the message
-joins the sender's knowledge), messages travel on :class:`~specs.channels.Channels`
+joins the sender's knowledge), messages travel on :class:`~ordercheck.specs.channels.Channels`
 (FIFO or unordered, optionally lossy or duplicating), a receiving process buffers them
 and delivers to the application when its protocol allows. What an observer sees
-(the ghost history of :mod:`specs.common`) is only the application's sends and
+(the ghost history of :mod:`ordercheck.specs.common`) is only the application's sends and
 deliveries, plus side-channel signals.
 
 Every state of such a spec starts with the same five items, which this base manages::
@@ -23,12 +23,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from checker import Constant, ConstantError, Fields, Record, Symmetry, tag_action
-from specs.base import PeerSpec
-from specs.channels import Channels
-from specs.common import ghost_event, ghost_send, ghost_signal, mask_of, members, message_past, peer_names
-from specs.history import DELIVER
-from specs.peer_reductions import channel_actor, history_mask, rename, rename_by_peer, rename_chans, rename_common
+from ordercheck.checker import Constant, ConstantError, Fields, Record, Symmetry, tag_action
+from ordercheck.specs.base import PeerSpec
+from ordercheck.specs.channels import Channels
+from ordercheck.specs.common import ghost_event, ghost_send, ghost_signal, mask_of, members, message_past, peer_names
+from ordercheck.specs.history import DELIVER
+from ordercheck.specs.peer_reductions import (
+    channel_actor,
+    history_mask,
+    rename,
+    rename_by_peer,
+    rename_chans,
+    rename_common,
+)
 
 GHOST, KNOW, SIGNALS, DUPS, CHANS = range(5)
 
@@ -54,7 +61,7 @@ class AsyncPeerSpec(PeerSpec, Symmetry):
 
     ``broadcast`` (a class attribute) says whether every message goes to every peer
     including its sender (then the spec takes :func:`broadcast_constants`) or to the
-    destinations :func:`specs.base.peer_constants` allow.
+    destinations :func:`ordercheck.specs.base.peer_constants` allow.
     """
 
     ghost_at: ClassVar[int] = GHOST
@@ -164,7 +171,7 @@ class AsyncPeerSpec(PeerSpec, Symmetry):
     def finished(self, state: tuple) -> bool:
         return True
 
-    # -- reductions (specs.peer_reductions) -------------------------------------------------
+    # -- reductions (ordercheck.specs.peer_reductions) -------------------------------------------------
     # A subclass opts in by declaring ``own_shapes``: the shape of each of its own state
     # items, which also says that each is split by process (``("byp", ...)``: item[p] is
     # p's) or belongs to one extra process, and that a step of a process reads and writes
@@ -172,7 +179,7 @@ class AsyncPeerSpec(PeerSpec, Symmetry):
 
     channel_layout = (CHANS, GHOST, KNOW, SIGNALS, DUPS)
     own_shapes: ClassVar[tuple | None] = None
-    """Shapes (:data:`specs.peer_reductions.Shape`) of the spec's own state items, in order."""
+    """Shapes (:data:`ordercheck.specs.peer_reductions.Shape`) of the spec's own state items, in order."""
     wire_shape: ClassVar[Any] = None
     """How to rename peers in a message on a channel (``None``: symmetry not declared)."""
 

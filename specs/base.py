@@ -1,7 +1,7 @@
 """A base for specs of peers exchanging messages: shared constants, naming, history.
 
 Most specs here are "n peers, each sending some messages to some destinations, with
-optional side-channel signals", keep the ghost history of :mod:`specs.common`, and
+optional side-channel signals", keep the ghost history of :mod:`ordercheck.specs.common`, and
 have a per-peer transaction slot that must be empty at the end of a run. This base
 gives them the shared constants and everything derived from the ghost, so a spec writes
 only its own state and steps.
@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from itertools import permutations
 from typing import Any, ClassVar
 
-from checker import Constant, PartialOrder, Property, Rendering, Spec
-from specs import peer_reductions
-from specs.common import destination_choices, members, names_of, parse_script, peer_names
-from specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, History
-from specs.peer_reductions import Bits, config_symmetries
+from ordercheck.checker import Constant, PartialOrder, Property, Rendering, Spec
+from ordercheck.specs import peer_reductions
+from ordercheck.specs.common import destination_choices, members, names_of, parse_script, peer_names
+from ordercheck.specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, History
+from ordercheck.specs.peer_reductions import Bits, config_symmetries
 
 # Kinds of state variables for partial-order reduction footprints; variable ``(kind,
 # peer)`` is bit ``kind_index * peers + peer`` (``signals`` is one variable). ``pop``
@@ -88,7 +88,7 @@ class PeerSpec(Spec, PartialOrder, Rendering):
         The default lets every peer send whenever it has sends left. A spec whose sends
         depend on the peer's state (only the token holder sends, only the leader, only
         while the window has room) says so here, and the bases
-        (:class:`~specs.async_peers.AsyncPeerSpec`, :class:`~specs.holdback.HoldBackSpec`)
+        (:class:`~ordercheck.specs.async_peers.AsyncPeerSpec`, :class:`~ordercheck.specs.holdback.HoldBackSpec`)
         offer ``p``'s ``send`` actions only when it returns ``True``; a spec written on
         :class:`PeerSpec` directly calls it in its own ``next_states``. The sends left
         (``peers``/``sends``/``script``) still bound what is sent. A spec that declares
@@ -151,7 +151,7 @@ class PeerSpec(Spec, PartialOrder, Rendering):
         busy = [self.names[p] for p, tx in enumerate(state[self.txs_at]) if tx]
         return f"the run stops with {', '.join(busy)} inside a transaction" if busy else None
 
-    # -- reductions (used by specs that declare them: see checker.engine.reduce) -------------
+    # -- reductions (used by specs that declare them: see ordercheck.checker.engine.reduce) -------------
     # A spec opts in by defining ``actor`` (labels name their peer second), ``footprints``
     # (usually ``peer_footprints``), ``tx_footprint`` and ``whole_tx_footprint``;
     # and ``symmetries``/``permute`` with the ``perm_*`` helpers.
@@ -216,7 +216,7 @@ class PeerSpec(Spec, PartialOrder, Rendering):
 
     def peer_footprints(self, state: tuple, signals: int) -> list[tuple[int, int, int, int, int, int]]:
         """Footprints per peer from :meth:`tx_footprint` and :meth:`idle_footprint`, as
-        six masks (see :meth:`checker.api.reductions.PartialOrder.footprints`)."""
+        six masks (see :meth:`ordercheck.checker.api.reductions.PartialOrder.footprints`)."""
         txs = state[self.txs_at]
         signalling = bool(signals)
         out = []
@@ -249,14 +249,14 @@ class PeerSpec(Spec, PartialOrder, Rendering):
     def tx_footprint(self, state: tuple, p: int, tx: Any) -> tuple[int, ...]:
         """Reads and writes of ``p``'s next transaction step, and of the rest of it:
         ``(reads_now, writes_now, reads_later, writes_later)``, optionally followed by
-        ``(updates_now, updates_later)`` (see :meth:`checker.api.reductions.PartialOrder.footprints`)."""
+        ``(updates_now, updates_later)`` (see :meth:`ordercheck.checker.api.reductions.PartialOrder.footprints`)."""
         raise NotImplementedError
 
     def whole_tx_footprint(self, p: int, dmask: int) -> int:
         """Every variable a whole transaction of ``p`` to ``dmask`` reads or writes."""
         raise NotImplementedError
 
-    # -- reductions over channels (specs.peer_reductions), for the message-passing bases --
+    # -- reductions over channels (ordercheck.specs.peer_reductions), for the message-passing bases --
     # A base that keeps its channels, ghost, knowledge and budgets at fixed positions
     # names them in ``channel_layout`` and gets footprints from them; a spec with
     # processes beyond its peers (a sequencer) counts them in ``extra_processes``; a spec
@@ -272,7 +272,7 @@ class PeerSpec(Spec, PartialOrder, Rendering):
 
     @property
     def reduction_bits(self) -> Any:
-        """The footprint variables (:class:`specs.peer_reductions.Bits`) of this model."""
+        """The footprint variables (:class:`ordercheck.specs.peer_reductions.Bits`) of this model."""
         bits = self.__dict__.get("_reduction_bits")
         if bits is None:
             bits = self.__dict__["_reduction_bits"] = Bits(self.peers + self.extra_processes, self.peers)
@@ -280,7 +280,7 @@ class PeerSpec(Spec, PartialOrder, Rendering):
 
     @property
     def channel_semantics(self) -> Any:
-        """The :class:`specs.channels.Channels` the spec's channels follow."""
+        """The :class:`ordercheck.specs.channels.Channels` the spec's channels follow."""
         return getattr(self, "net", None) or self.chan
 
     def sends_left_mask(self, state: tuple, p: int) -> int:
@@ -311,7 +311,7 @@ class PeerSpec(Spec, PartialOrder, Rendering):
     def channel_footprints(
         self, state: tuple, succ: Any, deaf: int = 0, hears: Sequence[int] | None = None
     ) -> list[tuple[int, int, int, int, int, int]]:
-        """Footprints from :attr:`channel_layout` (see :mod:`specs.peer_reductions`);
+        """Footprints from :attr:`channel_layout` (see :mod:`ordercheck.specs.peer_reductions`);
         ``deaf``: the processes whose state rules out taking from a channel next;
         ``hears``: per process, a mask of the senders it may take from next (``None``:
         every sender)."""
@@ -338,7 +338,7 @@ class PeerSpec(Spec, PartialOrder, Rendering):
         return config_symmetries(self, MAX_SYMMETRIC_PEERS)
 
     def channel_symmetry_refusal(self, shapes_declared: bool) -> str:
-        """The phrase :meth:`~checker.Symmetry.symmetry_refusal` gives for a channel spec."""
+        """The phrase :meth:`~ordercheck.checker.Symmetry.symmetry_refusal` gives for a channel spec."""
         if self.symmetry_breaker:
             return f"{self.name} {self.symmetry_breaker}, so renaming peers changes its runs"
         if not shapes_declared:
@@ -408,7 +408,7 @@ class PeerSpec(Spec, PartialOrder, Rendering):
         return tuple(out)
 
     # -- coverage ---------------------------------------------------------------------------
-    # What a configuration is sure to exercise, for the warning of checker.engine.run's
+    # What a configuration is sure to exercise, for the warning of ordercheck.checker.engine.run's
     # coverage_of. The base lists the steps every such spec shares (``send``, ``signal``,
     # ``lose``, ``duplicate``); a spec adds the steps of its own algorithm in
     # ``message_kinds`` and ``duplicate_kinds``, and no more.
@@ -440,7 +440,7 @@ class PeerSpec(Spec, PartialOrder, Rendering):
     def action_kinds(self) -> tuple[str, ...]:
         """``send`` and :meth:`message_kinds` when some peer has a send, ``lose`` and
         ``duplicate`` (with :meth:`duplicate_kinds`) when the channels of
-        :func:`specs.channels.channel_constants` may lose or duplicate a message in
+        :func:`ordercheck.specs.channels.channel_constants` may lose or duplicate a message in
         transit, and ``signal`` when signals are allowed."""
         kinds: list[str] = []
         if self.planned_sends():

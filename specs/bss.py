@@ -11,7 +11,7 @@ that receives ``m`` from ``j`` delivers it only when
 - (b) ``V_m[k] <= V_p[k]`` for every ``k != j``: ``p`` has delivered everything from
   the other peers that ``j`` had delivered before sending ``m``;
 
-otherwise ``m`` waits in the hold-back buffer (:mod:`specs.holdback`). After a delivery
+otherwise ``m`` waits in the hold-back buffer (:mod:`ordercheck.specs.holdback`). After a delivery
 ``V_p`` is updated. The bss seed's update formula is lost in its text, so both readings
 in use are a constant: ``update = "max"`` (the vector-clock rule of the original paper:
 ``V_p := max(V_p, V_m)``) or ``"increment"`` (``V_p[j] += 1``, counting deliveries per
@@ -30,16 +30,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker import Constant
-from specs.base import peer_constants
-from specs.channels import channel_constants
-from specs.holdback import HoldBackSpec, vmax
+from ordercheck.checker import Constant
+from ordercheck.specs.base import peer_constants
+from ordercheck.specs.channels import channel_constants
+from ordercheck.specs.holdback import HoldBackSpec, vmax
 
 
 class BSS(HoldBackSpec):
     name = "bss"
     summary = "Birman-Schiper-Stephenson causal broadcast: vector clocks, conditions (a) and (b), hold-back buffer"
-    # Channel faults (checker.api.faults): unordered channels are what the vector-clock
+    # Channel faults (ordercheck.checker.api.faults): unordered channels are what the vector-clock
     # condition is for; a lost message leaves later ones held back (eventual_delivery);
     # a copy fails condition (a) once the original is delivered and is never delivered.
     tolerates = frozenset({"reordering", "loss", "duplication"})

@@ -1,4 +1,4 @@
-"""BSS causal broadcast as Z3 formulas, beside the explicit :mod:`specs.bss`.
+"""BSS causal broadcast as Z3 formulas, beside the explicit :mod:`ordercheck.specs.bss`.
 
 A focused encoding of the receiver side, which is where BSS's guarantee is decided.
 The variables of a state (``n`` the model's peers):
@@ -48,12 +48,12 @@ from typing import Any
 
 import z3
 
-from specs.history import DELIVER, decode_event
-from specs.symbolic import SymAction, SymState, zmax
+from ordercheck.specs.history import DELIVER, decode_event
+from ordercheck.specs.symbolic import SymAction, SymState, zmax
 
 
 class HoldBackEncoding:
-    """Shared parts of the receiver-side encodings of :mod:`specs.holdback` protocols
+    """Shared parts of the receiver-side encodings of :mod:`ordercheck.specs.holdback` protocols
     (BSS, matrix clocks): clocks, delivery counts, the last delivery's ghost.
 
     A subclass names the clock variables (:meth:`clock_vars`), the stamp's
@@ -267,7 +267,7 @@ class HoldBackEncoding:
         """An explicit state as variable values. ``prev = (pre_state, pre_values,
         label)`` when ``state`` follows ``pre_state`` by ``label``: the last-delivery
         ghost comes from the message the step delivered (``None``: no delivery yet)."""
-        from specs.holdback import BUFFERS, CHANS, GHOST, LOCAL
+        from ordercheck.specs.holdback import BUFFERS, CHANS, GHOST, LOCAL
 
         spec = self.spec
         ghost = state[GHOST]
@@ -320,7 +320,7 @@ class HoldBackEncoding:
 
 
 class SymbolicBSS(HoldBackEncoding):
-    """The receiver-side encoding of a :class:`~specs.bss.BSS` instance (module doc)."""
+    """The receiver-side encoding of a :class:`~ordercheck.specs.bss.BSS` instance (module doc)."""
 
     def __init__(self, spec: Any, *, queue_bound: int | None = None, bounded: bool = True) -> None:
         super().__init__(spec, queue_bound=queue_bound, bounded=bounded)

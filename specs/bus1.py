@@ -28,7 +28,7 @@ entries ``(ts, rank, mid)``; ``rank`` is the sender id for a message (``0`` when
 by arrival) and :data:`BLOCK` for a block, whose ``mid`` is its transaction's message.
 ``txs[p]`` is ``0`` when ``p`` is idle, else ``(mid, phase, i, acc)`` with ``acc`` the
 maximum clock seen while blocking, then the timestamp. ``ghost = (sent, logs)`` is the
-history (see :mod:`specs.history`); ``know[p]`` is ``p``'s causal past as a bitmask.
+history (see :mod:`ordercheck.specs.history`); ``know[p]`` is ``p``'s causal past as a bitmask.
 """
 
 from __future__ import annotations
@@ -36,12 +36,12 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from typing import Any
 
-from checker import Constant, Property, Symmetry
-from specs.base import PeerSpec, peer_constants
-from specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, send_options
-from specs.history import DELIVER
-from specs.properties import LIBRARY
-from specs.witnesses import WITNESSES
+from ordercheck.checker import Constant, Property, Symmetry
+from ordercheck.specs.base import PeerSpec, peer_constants
+from ordercheck.specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, send_options
+from ordercheck.specs.history import DELIVER
+from ordercheck.specs.properties import LIBRARY
+from ordercheck.specs.witnesses import WITNESSES
 
 BLOCK = 1 << 20  # rank of a block: after every message with the same timestamp
 

@@ -1,7 +1,7 @@
 """bus1's message ordering as the kernel code implements it (``github.com/bus1/bus1``).
 
 This models ``ipc/bus1/`` at commit ``20ee2f737ee187f369e9bc7e654d03ab2467ed44``: the
-queue (``util/queue.[ch]``, see :mod:`specs.bus1_queue`), transactions (``tx.c``),
+queue (``util/queue.[ch]``, see :mod:`ordercheck.specs.bus1_queue`), transactions (``tx.c``),
 nodes and handles (``handle.c``), message staging and installation (``message.c``) and
 the ioctls that drive them (``peer.c``). Each action is one critical section of the code
 and its label names the C function it models:
@@ -44,13 +44,13 @@ label                          models
 
 Constants: ``peers``, ``nodes`` (each node's owner), ``handles`` (initial remote holders),
 ``fresh`` (nodes created by their owner's first send) and ``script`` (each peer's
-operations, see :mod:`specs.bus1_impl_script`), which bounds the sends, destructions,
+operations, see :mod:`ordercheck.specs.bus1_impl_script`), which bounds the sends, destructions,
 releases, transfers, signals, resets and disconnects of a run. Variants of the code:
 ``liveness`` (the code's rule or the full-key fix), ``addresses`` (the handles' address
 order), ``refs`` (references approximated by the holder, or counted as the code does),
 ``acquire`` (payload handles in one step, or one step each),
 ``locks`` with ``stage_lock``/``install_lock`` (the lock-level mode of
-:mod:`specs.bus1_locks`, and the two missing locks added), ``ties`` and ``mutant``.
+:mod:`ordercheck.specs.bus1_locks`, and the two missing locks added), ``ties`` and ``mutant``.
 
 Modelling choices (each keeps the code's behaviour on ordering):
 
@@ -84,19 +84,19 @@ Modelling choices (each keeps the code's behaviour on ordering):
 State (tuples of ints only): ``(queues, handles, nodes, txs, pcs, ghost, drops, know,
 notes, valid, dequeued, bad, ranks)``:
 
-* ``queues[p]``: :data:`specs.bus1_queue.Queue` ``(clock, flush, leftmost, front, entries)``;
+* ``queues[p]``: :data:`ordercheck.specs.bus1_queue.Queue` ``(clock, flush, leftmost, front, entries)``;
 * ``handles[p * N + n]``: ``(state, ts, group)`` of peer ``p``'s handle to node ``n`` (the
   anchor when ``p`` owns ``n``); ``state`` is NONE, ATTACHED (in the node's map, not yet
   handed to the user), PUBLIC or RELEASED; ``ts``/``group`` are its queue node's, kept
   after dequeue as the code keeps them;
-* ``nodes[n]``: DESTROYED | RELEASED | WEAK0 | ABSENT flag bits (``specs.bus1_impl_defs``);
+* ``nodes[n]``: DESTROYED | RELEASED | WEAK0 | ABSENT flag bits (``ordercheck.specs.bus1_impl_defs``);
 * ``txs[p]``: ``0`` or ``(phase, mid, i, ts, async_ts, T, group, sync, async, postponed)``;
 * ``pcs[p]``: operations started; ``ghost``/``drops``/``know``: the history
-  (:mod:`specs.history`) with drop reasons and causal knowledge;
+  (:mod:`ordercheck.specs.history`) with drop reasons and causal knowledge;
 * ``notes[p]``/``valid[p]``: nodes whose destroy notification ``p`` received, nodes it
   holds a valid handle to (ghosts for the handle properties);
 * ``dequeued[p]``: the last key ``p`` dequeued (ghost for ``dequeue_increasing``);
-* then, with ``locks = true``, ``locks`` and ``threads`` (:mod:`specs.bus1_locks`), and with
+* then, with ``locks = true``, ``locks`` and ``threads`` (:mod:`ordercheck.specs.bus1_locks`), and with
   ``refs = "counted"``, ``refs[p * N + n]``: the references of messages in flight, and
   ``users[p * N + n]``: the user references (the code's ``n_user``);
 * ``bad``: ``(property bits, WARN bits)``: per-transition checks made in
@@ -112,11 +112,11 @@ from __future__ import annotations
 from itertools import permutations
 from typing import Any
 
-from checker import Constant, ConstantError, Property
-from specs import bus1_locks
-from specs import bus1_queue as bq
-from specs.base import PeerSpec
-from specs.bus1_impl_defs import (  # noqa: F401  (re-exported: the adapter and tests read them here)
+from ordercheck.checker import Constant, ConstantError, Property
+from ordercheck.specs import bus1_locks
+from ordercheck.specs import bus1_queue as bq
+from ordercheck.specs.base import PeerSpec
+from ordercheck.specs.bus1_impl_defs import (  # noqa: F401  (re-exported: the adapter and tests read them here)
     ACQ,
     ATTACHED,
     B_CLOCK,
@@ -179,11 +179,11 @@ from specs.bus1_impl_defs import (  # noqa: F401  (re-exported: the adapter and 
     H,
     Q,
 )
-from specs.bus1_impl_script import DISCONNECT, FLUSHING, RELEASE, SEND, SIGNAL, TRANSFER, Op, parse_script
-from specs.common import ghost_event, ghost_send, ghost_signal, members, peer_names
-from specs.history import DELIVER, DROP, History
-from specs.properties import LIBRARY
-from specs.witnesses import WITNESSES
+from ordercheck.specs.bus1_impl_script import DISCONNECT, FLUSHING, RELEASE, SEND, SIGNAL, TRANSFER, Op, parse_script
+from ordercheck.specs.common import ghost_event, ghost_send, ghost_signal, members, peer_names
+from ordercheck.specs.history import DELIVER, DROP, History
+from ordercheck.specs.properties import LIBRARY
+from ordercheck.specs.witnesses import WITNESSES
 
 FRONT_WARNS = bq.W_BEFORE_FRONT | bq.W_SYNTH_FRONT | bq.W_STAGE_FRONT
 
@@ -773,7 +773,7 @@ class Bus1Impl(PeerSpec):
     # -- the refinement projection ----------------------------------------------------
 
     def observe(self, before: tuple, label: tuple, after: tuple) -> tuple[tuple, ...]:
-        """The step's events as the abstract bus1 sees them (see :mod:`specs.bus1_refinement`).
+        """The step's events as the abstract bus1 sees them (see :mod:`ordercheck.specs.bus1_refinement`).
 
         ``("send", p, mid, dmask)``, ``("deliver", q, mid)``, ``("drop", q, mid)``, and
         ``("reset", p, nodes)`` when a peer's reset starts (``nodes``: the mask of the nodes it

@@ -1,4 +1,4 @@
-"""The vocabulary of :mod:`specs.bus1_impl` and its lock-level mode :mod:`specs.bus1_locks`:
+"""The vocabulary of :mod:`ordercheck.specs.bus1_impl` and its lock-level mode :mod:`ordercheck.specs.bus1_locks`:
 handle states, node flags, transaction phases, drop reasons, per-transition property bits,
 the lockdep assertion sites, and the positions of the state's fields."""
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from checker import ConstantError
+from ordercheck.checker import ConstantError
 
 SEND, DESTROY, RELEASE, RESET, SIGNAL, TRANSFER = "send", "destroy", "release", "reset", "signal", "transfer"
 DISCONNECT = "disconnect"

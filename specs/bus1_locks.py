@@ -1,4 +1,4 @@
-"""The lock-level mode of :mod:`specs.bus1_impl` (``locks = true``).
+"""The lock-level mode of :mod:`ordercheck.specs.bus1_impl` (``locks = true``).
 
 In the default mode every action of ``bus1_impl`` is one critical section, run atomically.
 Here each peer's thread takes the data locks of the code one ``mutex_lock`` at a time (an
@@ -63,8 +63,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from specs import bus1_queue as bq
-from specs.bus1_impl_defs import (
+from ordercheck.specs import bus1_queue as bq
+from ordercheck.specs.bus1_impl_defs import (
     ACQ,
     ATTACHED,
     B_LOCKDEP,
@@ -93,7 +93,7 @@ from specs.bus1_impl_defs import (
     H,
     Q,
 )
-from specs.bus1_impl_script import RELEASE, SEND, SIGNAL, TRANSFER
+from ordercheck.specs.bus1_impl_script import RELEASE, SEND, SIGNAL, TRANSFER
 
 # What a thread is doing (threads[p] is () when it is between sections):
 # (what, held, locks, ctx): ``held`` of the section's ``locks`` taken so far.
@@ -249,7 +249,7 @@ def next_states(spec: Any, s: tuple) -> list[tuple[tuple, tuple]]:
 
 
 def world(spec: Any, s: tuple, p: int) -> Any:
-    """A mutable copy of ``s`` (a :class:`specs.bus1_impl.World`) for a step of ``p``'s thread."""
+    """A mutable copy of ``s`` (a :class:`ordercheck.specs.bus1_impl.World`) for a step of ``p``'s thread."""
     w = spec.world(s)
     w.actor = p
     return w

@@ -1,7 +1,7 @@
 """Refinement: every behaviour of ``bus1_impl`` is a behaviour of ``bus1`` with destruction.
 
-The abstract side is the wiki algorithm of :mod:`specs.bus1` (its transaction steps are
-run by :meth:`specs.bus1.Bus1._step` itself: block, tick, sync, queue), with
+The abstract side is the wiki algorithm of :mod:`ordercheck.specs.bus1` (its transaction steps are
+run by :meth:`ordercheck.specs.bus1.Bus1._step` itself: block, tick, sync, queue), with
 destruction added as the wiki's "Other events" section describes it:
 
 * a node's destruction is a transaction of its owner, addressed to the owner and to
@@ -20,7 +20,7 @@ destruction added as the wiki's "Other events" section describes it:
 **Method: a product search with the abstract side determinised.** The checked spec's
 state is ``(impl_state, S)``, where ``S`` is the set of abstract states that match the
 events seen so far. Each implementation step is projected by
-:meth:`specs.bus1_impl.Bus1Impl.observe` onto events (send starts, deliveries, drops,
+:meth:`ordercheck.specs.bus1_impl.Bus1Impl.observe` onto events (send starts, deliveries, drops,
 reset starts; destructions are sends of their destroy transaction); a step with no event
 leaves ``S`` as it is; for an event, ``S`` becomes the abstract states reachable from
 ``S`` by internal abstract steps followed by that event. The invariant ``refines_bus1``
@@ -38,13 +38,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker import Property, Rendering, Spec
-from specs.bus1 import BLOCK, Bus1
-from specs.bus1_impl import Bus1Impl
-from specs.bus1_impl_defs import GHOST
-from specs.bus1_impl_script import DESTROY, FLUSHING
-from specs.common import ghost_event, ghost_send, ghost_signal, message_past
-from specs.history import DELIVER, DROP, SEND
+from ordercheck.checker import Property, Rendering, Spec
+from ordercheck.specs.bus1 import BLOCK, Bus1
+from ordercheck.specs.bus1_impl import Bus1Impl
+from ordercheck.specs.bus1_impl_defs import GHOST
+from ordercheck.specs.bus1_impl_script import DESTROY, FLUSHING
+from ordercheck.specs.common import ghost_event, ghost_send, ghost_signal, message_past
+from ordercheck.specs.history import DELIVER, DROP, SEND
 
 CACHE_LIMIT = 1 << 15
 EVENT_CODES = {"send": 0, "deliver": 1, "drop": 2, "reset": 3, "signal": 4}

@@ -1,4 +1,4 @@
-"""bus1's ordering algorithm as Z3 formulas, beside the explicit :mod:`specs.bus1`.
+"""bus1's ordering algorithm as Z3 formulas, beside the explicit :mod:`ordercheck.specs.bus1`.
 
 The same steps as the explicit spec (block, tick, sync, queue, deliver, send, signal),
 over integer clocks and timestamps and queues of at most ``K`` slots. Two modes:
@@ -35,9 +35,9 @@ from typing import Any
 
 import z3
 
-from specs.bus1 import BLOCK, SYNCING, TICK, Bus1
-from specs.common import members, names_of
-from specs.symbolic import SlotQueue, SymAction, SymState, first_member, lex_less, zmax
+from ordercheck.specs.bus1 import BLOCK, SYNCING, TICK, Bus1
+from ordercheck.specs.common import members, names_of
+from ordercheck.specs.symbolic import SlotQueue, SymAction, SymState, first_member, lex_less, zmax
 
 # Symbolic phases: the explicit phase plus one, 0 for an idle peer.
 IDLE, S_BLOCKING, S_TICK, S_SYNCING, S_QUEUEING, S_SYNC_QUEUE = range(6)
@@ -45,7 +45,7 @@ PHASE_NAMES = ["idle", "blocking", "tick", "syncing", "queueing", "sync+queue"]
 
 
 class SymbolicBus1:
-    """The symbolic encoding of a :class:`~specs.bus1.Bus1` instance (see module doc)."""
+    """The symbolic encoding of a :class:`~ordercheck.specs.bus1.Bus1` instance (see module doc)."""
 
     def __init__(self, spec: Bus1, *, queue_bound: int | None = None, bounded: bool = True) -> None:
         self.spec = spec

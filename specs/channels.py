@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from checker import Constant
+from ordercheck.checker import Constant
 
 Chans = tuple  # tuple[tuple[tuple[int, int], tuple[Any, ...]], ...]
 
@@ -32,7 +32,7 @@ def channel_constants(ordering: str = "fifo") -> tuple[Constant, ...]:
     """The constants that choose channel semantics, for a spec's ``constants``. Each
     asks for a channel fault (``channel = "unordered"``: reordering, ``lossy``: loss,
     ``duplicates``: duplication) that a spec must list in its ``tolerates`` or its
-    ``breaks_under`` before a model may use it (:mod:`checker.api.faults`)."""
+    ``breaks_under`` before a model may use it (:mod:`ordercheck.checker.api.faults`)."""
     return (
         Constant("channel", str, ordering, "per-pair channel ordering: fifo or unordered", choices=("fifo", "unordered"),
                  fault="reordering", fault_values=("unordered",)),

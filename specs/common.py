@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
-from checker import ConstantError
-from specs.history import SEND, SIGNAL_IN, SIGNAL_OUT, encode_event
+from ordercheck.checker import ConstantError
+from ordercheck.specs.history import SEND, SIGNAL_IN, SIGNAL_OUT, encode_event
 
 PEER_NAMES = "abcdefghijklmnopqrstuvwxyz"
 
@@ -94,7 +94,7 @@ def parse_script(script: dict, peers: int, field: str = "script") -> tuple[tuple
 
 # -- the ghost history most specs keep: ``ghost = (sent, logs)`` ----------------------
 # ``sent[p]`` holds ``(dests_mask, past_mask)`` per message p sent; ``logs[p]`` its
-# encoded events (see specs.history). Knowledge (``know[p]``, a bitmask of message ids)
+# encoded events (see ordercheck.specs.history). Knowledge (``know[p]``, a bitmask of message ids)
 # lives beside the ghost in the state so that the ghost changes only when the history
 # an observer sees changes.
 
@@ -144,7 +144,7 @@ def send_options(plan, choices, sends: int, p: int, count: int) -> tuple[int, ..
 def settled_delivery(spec: Any, state: tuple, succ: Sequence[tuple[tuple, Any]]) -> int | None:
     """The position in ``succ`` of the first ``deliver`` step whose peer's queue head is
     settled (``spec.settled(state, peer)``): the solo step of Lamport's and Skeen's
-    specs (:meth:`checker.api.reductions.PartialOrder.solo_step`), or ``None``."""
+    specs (:meth:`ordercheck.checker.api.reductions.PartialOrder.solo_step`), or ``None``."""
     for i, (label, _t) in enumerate(succ):
         if label[0] == "deliver" and spec.settled(state, label[1]):
             return i

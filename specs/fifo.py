@@ -10,19 +10,27 @@ does (breaking ``causal``). Messages from one sender still arrive in send order
 
 State: ``(queues, txs, ghost, know, signals_left)``. ``queues[q]`` holds message ids in
 arrival order; ``txs[p]`` is ``0`` or ``(mid, i)`` with ``i`` the next destination's
-position; ``ghost`` and ``know`` are as in :mod:`specs.common`.
+position; ``ghost`` and ``know`` are as in :mod:`ordercheck.specs.common`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from checker import Property, Symmetry
-from specs.base import PeerSpec, peer_constants
-from specs.common import ghost_event, ghost_send, ghost_signal, members, message_dests, message_past, send_options
-from specs.history import DELIVER
-from specs.properties import LIBRARY
-from specs.witnesses import WITNESSES
+from ordercheck.checker import Property, Symmetry
+from ordercheck.specs.base import PeerSpec, peer_constants
+from ordercheck.specs.common import (
+    ghost_event,
+    ghost_send,
+    ghost_signal,
+    members,
+    message_dests,
+    message_past,
+    send_options,
+)
+from ordercheck.specs.history import DELIVER
+from ordercheck.specs.properties import LIBRARY
+from ordercheck.specs.witnesses import WITNESSES
 
 
 class Fifo(PeerSpec, Symmetry):

@@ -1,4 +1,4 @@
-"""Naive FIFO queues (:mod:`specs.fifo`) as Z3 formulas.
+"""Naive FIFO queues (:mod:`ordercheck.specs.fifo`) as Z3 formulas.
 
 The same steps as the explicit spec: a peer starts a send (``send``), appends the message
 to its destinations' queues one at a time (``append``), and delivers the head of its own
@@ -28,14 +28,14 @@ from typing import Any
 
 import z3
 
-from specs.common import members, message_dests
-from specs.fifo import Fifo
-from specs.history import DELIVER
-from specs.symbolic import SlotQueue, SymAction, SymState, first_member
+from ordercheck.specs.common import members, message_dests
+from ordercheck.specs.fifo import Fifo
+from ordercheck.specs.history import DELIVER
+from ordercheck.specs.symbolic import SlotQueue, SymAction, SymState, first_member
 
 
 class SymbolicFifo:
-    """The symbolic encoding of a :class:`~specs.fifo.Fifo` instance (module doc)."""
+    """The symbolic encoding of a :class:`~ordercheck.specs.fifo.Fifo` instance (module doc)."""
 
     def __init__(self, spec: Fifo, *, queue_bound: int | None = None, bounded: bool = True) -> None:
         self.spec = spec
@@ -208,7 +208,7 @@ class SymbolicFifo:
     # -- explicit states, and presentation -------------------------------------------------
 
     def encode(self, state: tuple) -> dict[str, Any]:
-        """An explicit :mod:`specs.fifo` state as variable values."""
+        """An explicit :mod:`ordercheck.specs.fifo` state as variable values."""
         queues, txs, ghost, _know, _signals = state
         sent, logs = ghost
         stride = self.spec.stride

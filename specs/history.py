@@ -2,7 +2,7 @@
 
 For each message: its sender, its destinations and its causal past. For each peer: the
 sequence of its events (sends, deliveries, drops, side-channel signals, failures). The
-ordering properties in :mod:`specs.properties` read only this, so one property library
+ordering properties in :mod:`ordercheck.specs.properties` read only this, so one property library
 serves every protocol, and a recorded log of a real system can be checked by building a
 :class:`History` from it.
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple
 
-from checker.monitors.events import (  # noqa: F401 - the event kinds, re-exported for specs
+from ordercheck.checker.monitors.events import (  # noqa: F401 - the event kinds, re-exported for specs
     DELIVER,
     DROP,
     FAIL,
@@ -33,7 +33,7 @@ from checker.monitors.events import (  # noqa: F401 - the event kinds, re-export
     SIGNAL_IN,
     SIGNAL_OUT,
 )
-from checker.monitors.log import Log
+from ordercheck.checker.monitors.log import Log
 
 
 def encode_event(kind: int, arg: int = 0) -> int:
@@ -190,7 +190,7 @@ class History:
         return [self.messages[m] for m in sorted(self.messages)]
 
     def as_log(self) -> Any:
-        """This history laid out as a ``checker.monitors.log.Log``, the form the
+        """This history laid out as a ``ordercheck.checker.monitors.log.Log``, the form the
         property monitors read (:func:`history_log`)."""
         return history_log(self)
 
@@ -348,9 +348,9 @@ def _causal_chain(h: History, m1: int, m2: int) -> list[str] | None:
 #
 # A spec's history laid out as a log, so that the property monitors read it.
 #
-# A :class:`~specs.history.History` keeps one sequence of events per peer; the monitors
-# (``checker.monitors``) read one sequence of events, a
-# ``checker.monitors.log.Log``. :func:`history_log` lays a history out as one: a
+# A :class:`~ordercheck.specs.history.History` keeps one sequence of events per peer; the monitors
+# (``ordercheck.checker.monitors``) read one sequence of events, a
+# ``ordercheck.checker.monitors.log.Log``. :func:`history_log` lays a history out as one: a
 # linearization of the peers' logs consistent with happened-before (each peer's program
 # order; a message's send before its deliveries and drops; the k-th signal from p to q
 # before q's k-th receipt of a signal from p), chosen deterministically: peer by peer,
@@ -361,7 +361,7 @@ def _causal_chain(h: History, m1: int, m2: int) -> list[str] | None:
 # any: the violation then names the message), and the pass goes on.
 #
 # Specs' histories only grow at the ends of the peers' logs from a state to its successor
-# (:meth:`~specs.base.PeerSpec.history_growth`); :func:`extend_log` appends to a parent's
+# (:meth:`~ordercheck.specs.base.PeerSpec.history_growth`); :func:`extend_log` appends to a parent's
 # log the events a successor's history adds, laid out among themselves the same way, so a
 # model checker feeds its monitors a few events per state instead of a whole history.
 #
@@ -375,7 +375,7 @@ def _causal_chain(h: History, m1: int, m2: int) -> list[str] | None:
 
 @dataclass
 class HistoryLog(Log):
-    """A ``checker.monitors.log.Log`` laid out from a history, with what extending
+    """A ``ordercheck.checker.monitors.log.Log`` laid out from a history, with what extending
     it needs: ``ids`` maps a history message id to its log message index, ``seen[p]``
     counts peer ``p``'s history events laid out, ``outs``/``ins`` count the signals
     laid out per ``(signaller, receiver)`` pair, and ``msg_past[m]`` is message ``m``'s
@@ -387,7 +387,7 @@ class HistoryLog(Log):
     outs: dict[tuple[int, int], int] = field(default_factory=dict)
     ins: dict[tuple[int, int], int] = field(default_factory=dict)
     msg_past: list[int] = field(default_factory=list)
-    spec_pasts = True  # the causal monitor reads msg_past (checker.monitors.spec_past)
+    spec_pasts = True  # the causal monitor reads msg_past (ordercheck.checker.monitors.spec_past)
 
     def at(self, i: int) -> str:
         """A history has no lines: the empty string."""

@@ -2,7 +2,7 @@
 
 BSS, SES and matrix clocks share one shape: a peer stamps each message with some
 control data (a vector, a buffer of vectors, a matrix), the message travels over an
-asynchronous channel (:mod:`specs.channels`), and on arrival the receiver either
+asynchronous channel (:mod:`ordercheck.specs.channels`), and on arrival the receiver either
 delivers it at once or, if its delivery condition does not hold yet, keeps it in a
 hold-back buffer until it does. A subclass gives only the algorithm's own parts:
 :meth:`HoldBackSpec.init_local`, :meth:`~HoldBackSpec.stamp`,
@@ -28,27 +28,36 @@ condition decides what happens to it.
 State: ``(chans, buffers, local, ghost, know, signals_left, dups_left)``. A message in
 transit or held back is ``(mid, data)``; ``mid`` names its sender (``mid // stride``).
 ``local[p]`` is the algorithm's per-peer state; ``ghost`` and ``know`` are as in
-:mod:`specs.common`.
+:mod:`ordercheck.specs.common`.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from checker import Fields, Property, Symmetry, tag_action
-from specs.base import PeerSpec
-from specs.channels import EMPTY, Channels
-from specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, names_of, replace, send_options
-from specs.history import DELIVER
-from specs.peer_reductions import channel_actor, history_mask, rename_by_peer, rename_chans, rename_common
-from specs.properties import LIBRARY
-from specs.witnesses import WITNESSES
+from ordercheck.checker import Fields, Property, Symmetry, tag_action
+from ordercheck.specs.base import PeerSpec
+from ordercheck.specs.channels import EMPTY, Channels
+from ordercheck.specs.common import (
+    ghost_event,
+    ghost_send,
+    ghost_signal,
+    members,
+    message_past,
+    names_of,
+    replace,
+    send_options,
+)
+from ordercheck.specs.history import DELIVER
+from ordercheck.specs.peer_reductions import channel_actor, history_mask, rename_by_peer, rename_chans, rename_common
+from ordercheck.specs.properties import LIBRARY
+from ordercheck.specs.witnesses import WITNESSES
 
 CHANS, BUFFERS, LOCAL, GHOST, KNOW, SIGNALS, DUPS = range(7)
 
 
 class HoldBackSpec(PeerSpec, Symmetry):
-    """Peers with a hold-back buffer over :mod:`specs.channels` (see the module doc)."""
+    """Peers with a hold-back buffer over :mod:`ordercheck.specs.channels` (see the module doc)."""
 
     ghost_at: ClassVar[int] = GHOST
     # Channels deliver and peers keep taking messages; sending, signalling, losing and
@@ -175,7 +184,7 @@ class HoldBackSpec(PeerSpec, Symmetry):
     def ready(self, state: tuple, p: int) -> list[tuple[int, Any]]:
         """The held-back messages ``p`` may deliver now, as ``(mid, data)``, each distinct
         one once (the buffer is sorted; two equal copies, a duplicate and its original,
-        give one successor, as :mod:`specs.channels` offers one)."""
+        give one successor, as :mod:`ordercheck.specs.channels` offers one)."""
         local = state[LOCAL][p]
         buf = state[BUFFERS][p]
         out = []
@@ -276,14 +285,14 @@ class HoldBackSpec(PeerSpec, Symmetry):
             dups,
         )
 
-    # -- reductions (specs.peer_reductions): a step of p touches p's state, its incoming
+    # -- reductions (ordercheck.specs.peer_reductions): a step of p touches p's state, its incoming
     # channels and the channels it sends on; the hooks see only p's own state, so this
     # holds for every subclass that keeps this next_states.
 
     acyclic = True  # every step takes a message, sends one of a bounded number, or spends a budget
     channel_layout = (CHANS, GHOST, KNOW, SIGNALS, DUPS)
     local_shape: ClassVar[Any] = None
-    """How to rename peers in a peer's algorithm state (a :data:`specs.peer_reductions.Shape`);
+    """How to rename peers in a peer's algorithm state (a :data:`ordercheck.specs.peer_reductions.Shape`);
     declaring it (with :attr:`data_shape`) turns symmetry reduction on for symmetric
     configurations."""
     data_shape: ClassVar[Any] = None
@@ -315,7 +324,7 @@ class HoldBackSpec(PeerSpec, Symmetry):
     # taking it later, in the step that delivers it, gives the same histories; held
     # back, it would only restrict the peer (a peer with a deliverable held-back message
     # does nothing else). So the reductions may defer every ``buffer`` step while
-    # another step is enabled (checker.api.reductions.PartialOrder.deferrable). A ``buffer`` step
+    # another step is enabled (ordercheck.checker.api.reductions.PartialOrder.deferrable). A ``buffer`` step
     # writes the channel's receiving end and the buffer, not the history; two of them
     # commute, and they enable nothing: the peer's state, which decides deliveries,
     # stays as it was.

@@ -63,12 +63,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker import Constant, Property
-from specs.async_peers import CHANS, SIGNALS, AsyncPeerSpec, broadcast_constants
-from specs.channels import channel_constants
-from specs.common import members, replace, settled_delivery
-from specs.properties import LIBRARY
-from specs.witnesses import WITNESSES
+from ordercheck.checker import Constant, Property
+from ordercheck.specs.async_peers import CHANS, SIGNALS, AsyncPeerSpec, broadcast_constants
+from ordercheck.specs.channels import channel_constants
+from ordercheck.specs.common import members, replace, settled_delivery
+from ordercheck.specs.properties import LIBRARY
+from ordercheck.specs.witnesses import WITNESSES
 
 CLOCKS, QUEUES, ACKS, LATEST = 5, 6, 7, 8
 MSG, ACK = 0, 1
@@ -77,7 +77,7 @@ MSG, ACK = 0, 1
 class LamportTotal(AsyncPeerSpec):
     name = "lamport_total"
     summary = "Lamport total-order broadcast: scalar clocks, id tie-break, FIFO links, acks to all"
-    # Channel faults (checker.api.faults): copies of messages and acks are ignored; a loss
+    # Channel faults (ordercheck.checker.api.faults): copies of messages and acks are ignored; a loss
     # leaves a message unacknowledged (eventual_delivery); unordered channels break the
     # algorithm's FIFO assumption, which lamport-unordered.toml expects.
     tolerates = frozenset({"loss", "duplication"})
@@ -190,7 +190,7 @@ class LamportTotal(AsyncPeerSpec):
 
     def solo_step(self, state: tuple, succ: Any) -> int | None:
         """A delivery of a *settled* head (:meth:`settled`): it goes alone
-        (:meth:`checker.api.reductions.PartialOrder.solo_step`). Its guard only grows true (acks and
+        (:meth:`ordercheck.checker.api.reductions.PartialOrder.solo_step`). Its guard only grows true (acks and
         latest timestamps only grow), a settled head stays the head, and the delivery
         touches only ``q``'s queue, log and knowledge: no other step reads or writes
         them, but ``q``'s receipts (which insert behind the head, or change acks, clock

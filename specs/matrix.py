@@ -32,16 +32,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker import Constant
-from specs.base import peer_constants
-from specs.channels import channel_constants
-from specs.holdback import HoldBackSpec, vmax
+from ordercheck.checker import Constant
+from ordercheck.specs.base import peer_constants
+from ordercheck.specs.channels import channel_constants
+from ordercheck.specs.holdback import HoldBackSpec, vmax
 
 
 class Matrix(HoldBackSpec):
     name = "matrix"
     summary = "Garg's matrix-clock causal ordering: M[i,j] counts messages from i to j, W[k,i] <= M[k,i] to deliver"
-    # Channel faults (checker.api.faults): a copy fails W[j,i] = M[j,i] + 1 once the original
+    # Channel faults (ordercheck.checker.api.faults): a copy fails W[j,i] = M[j,i] + 1 once the original
     # is accepted and stays blocked; a loss blocks later messages (eventual_delivery).
     tolerates = frozenset({"reordering", "loss", "duplication"})
     constants = (

@@ -1,6 +1,6 @@
-"""Garg's matrix-clock causal ordering as Z3 formulas, beside :mod:`specs.matrix`.
+"""Garg's matrix-clock causal ordering as Z3 formulas, beside :mod:`ordercheck.specs.matrix`.
 
-The same receiver-side encoding as :mod:`specs.bss_symbolic` (see it for the variables,
+The same receiver-side encoding as :mod:`ordercheck.specs.bss_symbolic` (see it for the variables,
 the actions and why a delivered message is a nondeterministic choice), over the
 matrix ``M`` of each peer: ``C.p.k_l`` is ``M_p[k, l]``, the number of messages from
 ``k`` to ``l`` that ``p`` knows of, and a delivered message's stamp ``W`` is
@@ -29,12 +29,12 @@ from typing import Any
 
 import z3
 
-from specs.bss_symbolic import HoldBackEncoding
-from specs.symbolic import SymAction, SymState
+from ordercheck.specs.bss_symbolic import HoldBackEncoding
+from ordercheck.specs.symbolic import SymAction, SymState
 
 
 class SymbolicMatrix(HoldBackEncoding):
-    """The receiver-side encoding of a :class:`~specs.matrix.Matrix` instance (module doc)."""
+    """The receiver-side encoding of a :class:`~ordercheck.specs.matrix.Matrix` instance (module doc)."""
 
     def __init__(self, spec: Any, *, queue_bound: int | None = None, bounded: bool = True) -> None:
         super().__init__(spec, queue_bound=queue_bound, bounded=bounded)

@@ -1,11 +1,11 @@
 """Reductions for peers that talk over channels, written once for the message-passing bases.
 
-The bases :class:`~specs.holdback.HoldBackSpec`, :class:`~specs.async_peers.AsyncPeerSpec`
+The bases :class:`~ordercheck.specs.holdback.HoldBackSpec`, :class:`~ordercheck.specs.async_peers.AsyncPeerSpec`
 and the synchronous spec share one picture: each process (a peer, or an extra process
 such as a sequencer) owns its part of the state, and processes interact only through
-channels (:mod:`specs.channels`) and, optionally, side-channel signals and a shared
+channels (:mod:`ordercheck.specs.channels`) and, optionally, side-channel signals and a shared
 duplication budget. This module turns that picture into what the engine's reductions
-need (:mod:`checker.engine.reduce`).
+need (:mod:`ordercheck.checker.engine.reduce`).
 
 **Footprints.** Variables, one bit each (``P`` processes):
 
@@ -99,7 +99,7 @@ def channel_footprints(
     deaf: int = 0,
     hears: Sequence[int] | None = None,
 ) -> list[tuple[int, int, int, int, int, int]]:
-    """Six masks per process (see :meth:`checker.api.reductions.PartialOrder.footprints`) for a state
+    """Six masks per process (see :meth:`ordercheck.checker.api.reductions.PartialOrder.footprints`) for a state
     of a channel spec whose items sit at ``layout = (chans, ghost, know, signals, dups)``
     (``dups`` ``None`` when the spec keeps no budget), from its successors ``succ``.
 
@@ -315,7 +315,7 @@ def renamed(spec: Any, what: str, value: Any, g: tuple[int, ...], fn: Callable[[
 
 def rename_chans(spec: Any, chans: tuple, g: tuple[int, ...], wire: Shape) -> tuple:
     """Channels with peers renamed: keys, messages (by ``wire``), unordered ones re-sorted,
-    the channel list in its canonical order (:mod:`specs.channels`)."""
+    the channel list in its canonical order (:mod:`ordercheck.specs.channels`)."""
     n = len(g)
     ordered = spec.channel_semantics.ordered
 
@@ -341,7 +341,7 @@ def rename_common(spec: Any, state: tuple, g: tuple[int, ...], ghost_at: int, kn
 
 
 def _rename_ghost(spec: Any, ghost: tuple, g: tuple[int, ...]) -> tuple:
-    """The ghost ``(sent, logs)`` renamed (as :meth:`specs.base.PeerSpec.perm_ghost`), each
+    """The ghost ``(sent, logs)`` renamed (as :meth:`ordercheck.specs.base.PeerSpec.perm_ghost`), each
     peer's outbox and log memoised apart (they change one at a time, and how one is
     renamed does not depend on whose it is)."""
     sent, logs = ghost
@@ -356,7 +356,7 @@ def _rename_ghost(spec: Any, ghost: tuple, g: tuple[int, ...]) -> tuple:
 
 
 def _one_ghost(spec: Any, sent: tuple, logs: tuple, p: int, g: tuple[int, ...]) -> tuple:
-    """:meth:`~specs.base.PeerSpec.perm_ghost` of one peer's outbox and log (``p``'s,
+    """:meth:`~ordercheck.specs.base.PeerSpec.perm_ghost` of one peer's outbox and log (``p``'s,
     placed at index 0 of one-peer tuples)."""
     n = len(g)
     full_sent = tuple(sent[0] if i == p else () for i in range(n))

@@ -18,22 +18,22 @@ destinations and only after it was sent; the total-order properties read each pe
 
 from __future__ import annotations
 
-from checker import Property
-from checker.monitors import MONITORS as ALL_MONITORS
-from checker.monitors import check
-from checker.monitors.crown import Synchronous
-from checker.monitors.delivery import EventualDelivery
-from checker.monitors.integrity import Integrity
-from checker.monitors.lock import GlobalLock
-from checker.monitors.order import Fifo
-from checker.monitors.spec_past import CausalPast
-from checker.monitors.total import Total, TotalGlobal, TotalPrefix
-from checker.monitors.violation import Violation
-from specs.history import History, HistoryLog, history_log
+from ordercheck.checker import Property
+from ordercheck.checker.monitors import MONITORS as ALL_MONITORS
+from ordercheck.checker.monitors import check
+from ordercheck.checker.monitors.crown import Synchronous
+from ordercheck.checker.monitors.delivery import EventualDelivery
+from ordercheck.checker.monitors.integrity import Integrity
+from ordercheck.checker.monitors.lock import GlobalLock
+from ordercheck.checker.monitors.order import Fifo
+from ordercheck.checker.monitors.spec_past import CausalPast
+from ordercheck.checker.monitors.total import Total, TotalGlobal, TotalPrefix
+from ordercheck.checker.monitors.violation import Violation
+from ordercheck.specs.history import History, HistoryLog, history_log
 
 MONITORS: dict[str, type] = {**ALL_MONITORS, "causal": CausalPast}
-"""The monitor deciding each library property: :data:`checker.monitors.MONITORS`, but
-``causal`` reads the spec's own causal pasts (``checker.monitors.spec_past.CausalPast``)."""
+"""The monitor deciding each library property: :data:`ordercheck.checker.monitors.MONITORS`, but
+``causal`` reads the spec's own causal pasts (``ordercheck.checker.monitors.spec_past.CausalPast``)."""
 
 
 def _ids(mask: int) -> list[int]:
@@ -55,7 +55,7 @@ def _and_list(names: list[str]) -> str:
 
 def first_violation(h: History, prop: str | type) -> tuple[HistoryLog, Violation] | None:
     """The first violation of property ``prop`` (a name of :data:`MONITORS` or a monitor
-    class) on the history laid out as a log (:func:`~specs.history.history_log`),
+    class) on the history laid out as a log (:func:`~ordercheck.specs.history.history_log`),
     with that log; ``None`` when the history satisfies it. For an ``eventually``
     property, what is outstanding at the end."""
     log = history_log(h)
@@ -73,7 +73,7 @@ def fifo(h: History) -> str | None:
     sent before ``m2`` (a smaller ``seq``) and addressed to ``q`` has already been
     delivered at ``q``, or dropped there with a reason. Violated at the delivery of
     ``m2`` otherwise, whether or not the earlier message is delivered later
-    (``checker.monitors.order.Fifo`` decides it)."""
+    (``ordercheck.checker.monitors.order.Fifo`` decides it)."""
     return _sentence(h, Fifo)
 
 
@@ -82,7 +82,7 @@ def causal(h: History) -> str | None:
     past (it happened before ``m2``: program order, deliveries and side-channel signals)
     that is addressed to ``q`` has already been delivered at ``q``, or dropped there with
     a reason. Violated at the delivery of ``m2`` otherwise, whether or not the earlier
-    message is delivered later (``checker.monitors.spec_past.CausalPast`` decides
+    message is delivered later (``ordercheck.checker.monitors.spec_past.CausalPast`` decides
     it, with the spec's own causal pasts)."""
     return _sentence(h, CausalPast)
 
@@ -127,14 +127,14 @@ def global_lock(h: History) -> str | None:
     program order, each signal to its receipt, each send to each delivery of its message,
     and for each receiving queue send(m1) -> send(m2) when it consumed m1 and next m2, and
     its last consumed message's send before the send of every message still waiting for
-    it) is acyclic (``checker.monitors.lock.GlobalLock`` decides it)."""
+    it) is acyclic (``ordercheck.checker.monitors.lock.GlobalLock`` decides it)."""
     return _sentence(h, GlobalLock)
 
 
 def synchronous(h: History) -> str | None:
     """No crown: "send(m1) happened before the receipt of m2" is acyclic over distinct
     messages, so the run could have happened with every message instantaneous
-    (``checker.monitors.crown.Synchronous`` decides it)."""
+    (``ordercheck.checker.monitors.crown.Synchronous`` decides it)."""
     return _sentence(h, Synchronous)
 
 
@@ -197,7 +197,7 @@ SYNCHRONOUS = Property.always(
 # history introduces a message together with its send, so it cannot arise in a search);
 # the total orders: two first deliveries in conflicting orders stay so; global_lock: an
 # edge to a still-waiting message becomes a path through the deliveries that follow.
-# Partial-order reduction relies on this (checker.engine.reduce).
+# Partial-order reduction relies on this (ordercheck.checker.engine.reduce).
 
 LIBRARY: tuple[Property, ...] = (
     FIFO, CAUSAL, INTEGRITY, TOTAL, TOTAL_GLOBAL, TOTAL_PREFIX, GLOBAL_LOCK, EVENTUAL_DELIVERY, SYNCHRONOUS,

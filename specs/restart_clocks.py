@@ -59,8 +59,8 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
-from checker import Constant, ConstantError, Property, Rendering, Spec
-from specs.common import mask_of, members, replace
+from ordercheck.checker import Constant, ConstantError, Property, Rendering, Spec
+from ordercheck.specs.common import mask_of, members, replace
 
 NODE_NAMES = "ABCDE"
 COUNTERS, RESTARTS, UP, STORED, READ, LAST, PENDING, PRODUCED, CRASHES, COLLECTIONS = range(10)

@@ -4,7 +4,7 @@ Peer a sends ``sends`` messages to peer b, one at a time. It transmits the curre
 message and waits; when neither the message nor its acknowledgement is in transit (the
 timeout), it transmits again. b delivers a message the first time it arrives and
 acknowledges every copy; a moves to the next message when the acknowledgement for the
-current one arrives. The channels are lossy (:mod:`specs.channels`), and losing a
+current one arrives. The channels are lossy (:mod:`ordercheck.specs.channels`), and losing a
 message is never a fair obligation.
 
 Whether every message is eventually delivered depends on the fairness of receiving.
@@ -18,18 +18,18 @@ only a check on cycles, not on terminal states, can see the difference.
 State: ``(chans, sender, expected, ghost, know)``. ``chans`` holds data ``2 * seq`` on
 a->b and acknowledgements ``2 * seq + 1`` on b->a; ``sender`` is ``(k, started)``, the
 current message's number and whether its send has begun; ``expected`` is the number of
-the next message b will deliver; ``ghost`` and ``know`` are as in :mod:`specs.common`.
+the next message b will deliver; ``ghost`` and ``know`` are as in :mod:`ordercheck.specs.common`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from checker import Action, Constant, Property, Rendering, Spec
-from specs.channels import Channels
-from specs.common import ghost_event, ghost_send
-from specs.history import DELIVER, History
-from specs.properties import LIBRARY
+from ordercheck.checker import Action, Constant, Property, Rendering, Spec
+from ordercheck.specs.channels import Channels
+from ordercheck.specs.common import ghost_event, ghost_send
+from ordercheck.specs.history import DELIVER, History
+from ordercheck.specs.properties import LIBRARY
 
 A, B = 0, 1
 
@@ -37,7 +37,7 @@ A, B = 0, 1
 class Retransmit(Spec, Rendering):
     name = "retransmit"
     summary = "stop-and-wait retransmission over lossy channels (a livelock under weak fairness)"
-    # Channel faults (checker.api.faults): the channels always lose messages (no constant
+    # Channel faults (ordercheck.checker.api.faults): the channels always lose messages (no constant
     # asks for it); retransmission is the protocol's answer.
     tolerates = frozenset({"loss"})
     constants = (

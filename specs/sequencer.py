@@ -47,12 +47,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker import Constant, Property
-from specs.async_peers import CHANS, AsyncPeerSpec, broadcast_constants
-from specs.channels import channel_constants
-from specs.common import replace
-from specs.properties import LIBRARY
-from specs.witnesses import WITNESSES
+from ordercheck.checker import Constant, Property
+from ordercheck.specs.async_peers import CHANS, AsyncPeerSpec, broadcast_constants
+from ordercheck.specs.channels import channel_constants
+from ordercheck.specs.common import replace
+from ordercheck.specs.properties import LIBRARY
+from ordercheck.specs.witnesses import WITNESSES
 
 COUNTER, EXPECT, HELD = 5, 6, 7
 
@@ -60,7 +60,7 @@ COUNTER, EXPECT, HELD = 5, 6, 7
 class Sequencer(AsyncPeerSpec):
     name = "sequencer"
     summary = "total order broadcast: a sequencer process numbers every message and re-broadcasts it"
-    # Channel faults (checker.api.faults): copies from the sequencer are discarded by number;
+    # Channel faults (ordercheck.checker.api.faults): copies from the sequencer are discarded by number;
     # a copy on the way to it is numbered again, deliberately (see the module docstring,
     # sequencer-2-duplicating.toml); unordered channels are what hold-back is for.
     tolerates = frozenset({"reordering", "loss"})

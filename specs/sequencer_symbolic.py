@@ -1,4 +1,4 @@
-"""The sequencer's total order as Z3 formulas, beside the explicit :mod:`specs.sequencer`.
+"""The sequencer's total order as Z3 formulas, beside the explicit :mod:`ordercheck.specs.sequencer`.
 
 A focused encoding of the numbering and the delivery rule. Variables (``n`` peers):
 
@@ -35,11 +35,11 @@ from typing import Any
 
 import z3
 
-from specs.symbolic import SymAction, SymState
+from ordercheck.specs.symbolic import SymAction, SymState
 
 
 class SymbolicSequencer:
-    """The encoding of a :class:`~specs.sequencer.Sequencer` instance (module doc)."""
+    """The encoding of a :class:`~ordercheck.specs.sequencer.Sequencer` instance (module doc)."""
 
     def __init__(self, spec: Any, *, queue_bound: int | None = None, bounded: bool = True) -> None:
         self.spec = spec
@@ -151,10 +151,10 @@ class SymbolicSequencer:
 
     def encode(self, state: tuple, prev: tuple | None = None) -> dict[str, Any]:
         """An explicit state as variable values; ``prev = (pre_state, pre_values,
-        label)`` gives the last-delivery ghost (see :mod:`specs.bss_symbolic`)."""
-        from specs.async_peers import GHOST
-        from specs.history import DELIVER, decode_event
-        from specs.sequencer import COUNTER, EXPECT
+        label)`` gives the last-delivery ghost (see :mod:`ordercheck.specs.bss_symbolic`)."""
+        from ordercheck.specs.async_peers import GHOST
+        from ordercheck.specs.history import DELIVER, decode_event
+        from ordercheck.specs.sequencer import COUNTER, EXPECT
 
         ghost = state[GHOST]
         out: dict[str, Any] = {"C": state[COUNTER]}
@@ -178,8 +178,8 @@ class SymbolicSequencer:
 
     def _number(self, pre_state: tuple, q: int, label: tuple) -> int:
         """The number of the message ``q`` delivers by ``label`` in ``pre_state``."""
-        from specs.async_peers import CHANS
-        from specs.sequencer import EXPECT, HELD
+        from ordercheck.specs.async_peers import CHANS
+        from ordercheck.specs.sequencer import EXPECT, HELD
 
         mid = label[2]
         if self.spec.hold_back:

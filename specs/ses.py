@@ -38,16 +38,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker import Constant
-from specs.base import peer_constants
-from specs.channels import channel_constants
-from specs.holdback import HoldBackSpec, leq, vmax
+from ordercheck.checker import Constant
+from ordercheck.specs.base import peer_constants
+from ordercheck.specs.channels import channel_constants
+from ordercheck.specs.holdback import HoldBackSpec, leq, vmax
 
 
 class SES(HoldBackSpec):
     name = "ses"
     summary = "Schiper-Eggli-Sandoz causal point-to-point ordering: vector clocks and a buffer of (process, vector) pairs"
-    # Channel faults (checker.api.faults): reordering and loss only. SES has no duplicate
+    # Channel faults (ordercheck.checker.api.faults): reordering and loss only. SES has no duplicate
     # detection: a copy passes the buffer test again and is delivered a second time, so
     # a duplicating channel would be reported as an ordering violation of the algorithm.
     tolerates = frozenset({"reordering", "loss"})

@@ -52,14 +52,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker import Constant, Property
-from specs.async_peers import CHANS, SIGNALS, AsyncPeerSpec
-from specs.base import peer_constants
-from specs.channels import channel_constants
-from specs.common import members, names_of, replace, settled_delivery
-from specs.history import DELIVER, encode_event
-from specs.properties import LIBRARY
-from specs.witnesses import WITNESSES
+from ordercheck.checker import Constant, Property
+from ordercheck.specs.async_peers import CHANS, SIGNALS, AsyncPeerSpec
+from ordercheck.specs.base import peer_constants
+from ordercheck.specs.channels import channel_constants
+from ordercheck.specs.common import members, names_of, replace, settled_delivery
+from ordercheck.specs.history import DELIVER, encode_event
+from ordercheck.specs.properties import LIBRARY
+from ordercheck.specs.witnesses import WITNESSES
 
 CLOCKS, WAITING, QUEUES = 5, 6, 7
 MSG, PROPOSE, FINAL = 0, 1, 2
@@ -68,7 +68,7 @@ MSG, PROPOSE, FINAL = 0, 1, 2
 class Skeen(AsyncPeerSpec):
     name = "skeen"
     summary = "Skeen's multicast: destinations propose clock values, the maximum is final"
-    # Channel faults (checker.api.faults): copies are ignored (discard); a lost proposal or
+    # Channel faults (ordercheck.checker.api.faults): copies are ignored (discard); a lost proposal or
     # final blocks delivery (skeen-2-lossy.toml); proposals may arrive in any order.
     tolerates = frozenset({"reordering", "loss", "duplication"})
     constants = (
@@ -190,7 +190,7 @@ class Skeen(AsyncPeerSpec):
 
     def solo_step(self, state: tuple, succ: Any) -> int | None:
         """A delivery of a *settled* head (:meth:`settled`): it goes alone
-        (:meth:`checker.api.reductions.PartialOrder.solo_step`). A deliverable head stays deliverable
+        (:meth:`ordercheck.checker.api.reductions.PartialOrder.solo_step`). A deliverable head stays deliverable
         and the head, and the delivery touches only ``q``'s queue, log and knowledge:
         ``q``'s receipts insert behind it or finalise other entries (and read the log
         only to discard a copy, which the queue discarded as well before), its

@@ -1,4 +1,4 @@
-"""Skeen's total-order multicast as Z3 formulas, beside the explicit :mod:`specs.skeen`.
+"""Skeen's total-order multicast as Z3 formulas, beside the explicit :mod:`ordercheck.specs.skeen`.
 
 A focused encoding of each receiver's queue, where the order is decided. Variables
 (``n`` peers, ``K`` slots per queue, the ``queue_bound``):
@@ -40,11 +40,11 @@ from typing import Any
 
 import z3
 
-from specs.symbolic import SlotQueue, SymAction, SymState, lex_less
+from ordercheck.specs.symbolic import SlotQueue, SymAction, SymState, lex_less
 
 
 class SymbolicSkeen:
-    """The encoding of a :class:`~specs.skeen.Skeen` instance (module doc)."""
+    """The encoding of a :class:`~ordercheck.specs.skeen.Skeen` instance (module doc)."""
 
     def __init__(self, spec: Any, *, queue_bound: int | None = None, bounded: bool = True) -> None:
         self.spec = spec
@@ -279,8 +279,8 @@ class SymbolicSkeen:
 
     def encode(self, state: tuple, prev: tuple | None = None) -> dict[str, Any]:
         """An explicit state as variable values; ``prev = (pre_state, pre_values,
-        label)`` gives the ghosts (see :mod:`specs.bss_symbolic`)."""
-        from specs.skeen import CLOCKS, QUEUES
+        label)`` gives the ghosts (see :mod:`ordercheck.specs.bss_symbolic`)."""
+        from ordercheck.specs.skeen import CLOCKS, QUEUES
 
         out: dict[str, Any] = {}
         for q in range(self.n):

@@ -4,7 +4,7 @@ A symbolic encoding gives the same protocol as its explicit spec, as formulas ov
 integers and booleans: a state is a :class:`SymState` (named Z3 constants, one per
 variable of a fixed schema), the initial condition a formula over one state, and the
 transition relation a list of :class:`SymAction` (a guard over the pre-state and the new
-value of each variable it changes). ``checker.symbolic.prove`` runs the queries (initiation,
+value of each variable it changes). ``ordercheck.checker.symbolic.prove`` runs the queries (initiation,
 consecution, implication, bounded model checking) on any encoding made of these parts.
 
 An encoding module ``specs/NAME_symbolic.py`` exports ``SYMBOLIC``: a class built from

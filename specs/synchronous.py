@@ -36,13 +36,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker import Constant, ConstantError, Property, Symmetry
-from specs.base import PeerSpec, peer_constants
-from specs.channels import EMPTY, Channels, channel_constants
-from specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, replace, send_options
-from specs.history import DELIVER
-from specs.peer_reductions import channel_actor, history_mask
-from specs.properties import LIBRARY
+from ordercheck.checker import Constant, ConstantError, Property, Symmetry
+from ordercheck.specs.base import PeerSpec, peer_constants
+from ordercheck.specs.channels import EMPTY, Channels, channel_constants
+from ordercheck.specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, replace, send_options
+from ordercheck.specs.history import DELIVER
+from ordercheck.specs.peer_reductions import channel_actor, history_mask
+from ordercheck.specs.properties import LIBRARY
 
 APP, REQUEST, PERMISSION, ACK = 0, 1, 2, 3
 KIND_NAMES = {APP: "message", REQUEST: "request", PERMISSION: "permission", ACK: "ack"}
@@ -55,7 +55,7 @@ CHANS, PROCS, GHOST, KNOW, SIGNALS, DUPS = range(6)
 class Synchronous(PeerSpec, Symmetry):
     name = "synchronous"
     summary = "Garg's synchronous ordering: big messages acked, small ones sent with permission, passive processes"
-    # Channel faults (checker.api.faults): a loss leaves a peer waiting (eventual_delivery,
+    # Channel faults (ordercheck.checker.api.faults): a loss leaves a peer waiting (eventual_delivery,
     # deadlock_free). The algorithm has no duplicate detection, and a copy is taken as a
     # new message deliberately: synchronous-tlc-duplicating.toml shows the crown a copy
     # of a big message makes.
@@ -73,7 +73,7 @@ class Synchronous(PeerSpec, Symmetry):
     # every run here is finite, so only the terminal-state check applies anyway.)
     fairness = {k: "weak" for k in ("grant", "ack", "deliver")}
 
-    # Reductions (specs.peer_reductions): a peer's steps touch its mode, its incoming
+    # Reductions (ordercheck.specs.peer_reductions): a peer's steps touch its mode, its incoming
     # channels and the channels it sends on; of those incoming channels it reads only
     # the ones a run of the other peers may bring it a new step on (hears). Big and small
     # messages break symmetry.

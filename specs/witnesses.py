@@ -1,7 +1,7 @@
 """Witnesses that an ordering property is at stake: ``sometimes`` properties over the history.
 
-Public API: a spec of your own on :class:`specs.base.PeerSpec`,
-:class:`specs.async_peers.AsyncPeerSpec` or :class:`specs.holdback.HoldBackSpec` (which
+Public API: a spec of your own on :class:`ordercheck.specs.base.PeerSpec`,
+:class:`ordercheck.specs.async_peers.AsyncPeerSpec` or :class:`ordercheck.specs.holdback.HoldBackSpec` (which
 lists them already) offers them with one line, ``return [*LIBRARY, *WITNESSES]`` in
 ``properties()``, and a model names one as ``[evidence]``: ``fifo = { witness =
 "fifo_race" }`` with ``fifo_race = "holds"`` in ``[expect]``.
@@ -24,7 +24,7 @@ longer history has it too, so partial-order reduction keeps it without visibilit
   peers agree on their order.
 
 "Happens before" is the history's (program order, each send to each delivery of its
-message, side-channel signals; :func:`specs.history.event_graph`). A protocol's own
+message, side-channel signals; :func:`ordercheck.specs.history.event_graph`). A protocol's own
 control messages (acknowledgements, permissions) are not in the history, so for a
 protocol whose sender waits for an acknowledgement before its next send these
 witnesses would overstate the race; such models carry a mutant as evidence instead.
@@ -36,8 +36,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checker import Property
-from specs.history import DELIVER, DROP, History, event_graph
+from ordercheck.checker import Property
+from ordercheck.specs.history import DELIVER, DROP, History, event_graph
 
 
 def _consumed_at(h: History) -> list[dict[int, int]]:

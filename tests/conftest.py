@@ -13,14 +13,14 @@ ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
 
 os.environ.setdefault("ORDERCHECK_STRICT_EXIT_CODES", "1")
-"""checker.cli.exitcodes: a command ending with an exit code its row does not list fails
+"""ordercheck.checker.cli.exitcodes: a command ending with an exit code its row does not list fails
 the test that ran it (with exit code 70), in this process and in the runs it starts."""
 
 
 @pytest.fixture
 def run_cli():
     """Run ``ordercheck ARGS`` in-process; returns the click Result (exit_code, output)."""
-    from checker.cli import main
+    from ordercheck.checker.cli import main
 
     def run(*args: str):
         return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
@@ -38,7 +38,7 @@ def model_checking(name: str, properties: list[str], **constants):
     """
     import tomllib
 
-    from checker.loading.modelfile import model_from_dict
+    from ordercheck.checker.loading.modelfile import model_from_dict
 
     data = tomllib.loads((MODELS / f"{name}.toml").read_text())
     derived = {"spec": data["spec"], "constants": {**data["constants"], **constants},
@@ -52,7 +52,7 @@ def spark():
     start costs a JVM): ``local[2,4]``, two threads like ``local[2]`` and up to four
     attempts per task, which the failure-injection tests need. The UI is off and the
     shuffles are small. Stopped when the test session ends."""
-    from checker.spark.session import get_spark
+    from ordercheck.checker.spark.session import get_spark
 
     sc = get_spark(
         "local[2,4]",

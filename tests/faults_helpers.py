@@ -22,7 +22,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
-EXE = [sys.executable, "-c", "from checker.cli import main; main(prog_name=\"ordercheck\")"]
+EXE = [sys.executable, "-c", "from ordercheck.checker.cli import main; main(prog_name=\"ordercheck\")"]
 
 
 def limits(fsize: int | None = None, address_space: int | None = None, nofile: int | None = None,
@@ -74,7 +74,7 @@ def invoke(*args: str | Path) -> subprocess.CompletedProcess:
     own: bad input, a path under a file); the same exit code and lines as a real run."""
     from click.testing import CliRunner
 
-    from checker.cli import main
+    from ordercheck.checker.cli import main
 
     result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
     return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, History, encode_event
+from ordercheck.specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, History, encode_event
 
 STRIDE = 4
 

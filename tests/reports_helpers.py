@@ -7,12 +7,12 @@ import zlib
 from functools import cache
 from pathlib import Path
 
-from checker import Property, Rendering, Spec
-from checker.api.model import Model
-from checker.api.result import Result
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model
-from specs.history import DELIVER, SEND, History, encode_event
+from ordercheck.checker import Property, Rendering, Spec
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.api.result import Result
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.specs.history import DELIVER, SEND, History, encode_event
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"

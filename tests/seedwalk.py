@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from checker.api.result import Result
-from checker.api.spec import Property, Spec
-from checker.engine.bfs import search
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model
+from ordercheck.checker.api.result import Result
+from ordercheck.checker.api.spec import Property, Spec
+from ordercheck.checker.engine.bfs import search
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 
@@ -33,7 +33,7 @@ def reachable(spec: Spec, condition: Callable[[tuple], bool]) -> tuple | None:
     decision = outcome.decisions.get("target")
     if decision is None:
         return None
-    from checker.api.trace import replay
+    from ordercheck.checker.api.trace import replay
 
     init, path = outcome.store.path(decision.index)
     return replay(spec, init, path)[-1][2]

@@ -13,9 +13,9 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from checker.api.model import Model
-from checker.api.result import PropertyResult, Result
-from checker.loading.modelfile import load_model
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.api.result import PropertyResult, Result
+from ordercheck.checker.loading.modelfile import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"

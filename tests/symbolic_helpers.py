@@ -17,7 +17,7 @@ from typing import Any
 
 import z3
 
-from specs.symbolic import SymState
+from ordercheck.specs.symbolic import SymState
 
 
 def by_name(queries: list[Any]) -> dict[str, Any]:

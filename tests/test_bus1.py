@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from checker.engine.bfs import Bounds, search
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model
+from ordercheck.checker.engine.bfs import Bounds, search
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model
 from tests.conftest import MODELS
 
 QUIET = Options(progress=False)

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.engine.bfs import Bounds, search
-from checker.engine.fingerprint import check_vocabulary
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model, model_from_dict
-from specs import bus1_queue as bq
-from specs.bus1_impl import Bus1Impl
-from specs.bus1_refinement import Bus1Refinement
+from ordercheck.checker.engine.bfs import Bounds, search
+from ordercheck.checker.engine.fingerprint import check_vocabulary
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.specs import bus1_queue as bq
+from ordercheck.specs.bus1_impl import Bus1Impl
+from ordercheck.specs.bus1_refinement import Bus1Refinement
 from tests.conftest import MODELS
 
 QUIET = Options(progress=False)
@@ -164,7 +164,7 @@ def test_ties_all_explores_every_group_order():
     ],
 )
 def test_bad_constants_name_the_field(constants, field):
-    from checker.api.errors import InputError
+    from ordercheck.checker.api.errors import InputError
 
     data = {"spec": "bus1_impl", "constants": {"peers": 2, "nodes": "ab", **constants}}
     with pytest.raises(InputError) as info:
@@ -247,8 +247,8 @@ def causal_at(peer: str):
     causal past holds a message addressed to ``peer`` and not yet delivered there. The
     model's plain ``causal`` reports the shortest violation at any peer (finding F's failed
     join at d comes first), so finding G, a violation at c, is searched for on its own."""
-    from checker import Property
-    from specs.history import DELIVER, DROP
+    from ordercheck.checker import Property
+    from ordercheck.specs.history import DELIVER, DROP
 
     def check(h):
         q = h.peers.index(peer)
@@ -303,8 +303,8 @@ def with_liveness(name: str, liveness: str, extra: tuple = ()) -> dict:
 
 
 def dropped_as_destroyed():
-    from checker import Property
-    from specs.bus1_impl import DROPS, R_DESTROYED
+    from ordercheck.checker import Property
+    from ordercheck.specs.bus1_impl import DROPS, R_DESTROYED
 
     return Property.sometimes(
         "dropped_as_destroyed", lambda s: "dropped" if any(r == R_DESTROYED for _q, _m, r in s[DROPS]) else None

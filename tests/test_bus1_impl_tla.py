@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import pytest
 
-from checker.loading.modelfile import load_model
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.tla.export import NoTemplate, export_model
+from ordercheck.tla.tlc import TlcUnavailable, find_tlc
 from tests.conftest import MODELS, model_checking
-from tla.export import NoTemplate, export_model
-from tla.tlc import TlcUnavailable, find_tlc
 
 try:
     find_tlc()
@@ -80,7 +80,7 @@ def test_the_liveness_fix_decides_finding_c_differently():
     """The exported constant matters: on the passed-handle tie the code's rule breaks
     handle_valid_iff_before_destroy (finding C) and the fix does not; TLC, below, agrees
     with the fixed verdict."""
-    from checker.engine.run import Options, check_model
+    from ordercheck.checker.engine.run import Options, check_model
 
     quiet = Options(progress=False, stop_when_decided=False)
     code = check_model(model_checking("bus1-impl-handle-tie", HANDLE_PROPS), quiet)
@@ -95,7 +95,7 @@ def test_the_liveness_fix_decides_finding_c_differently():
 def test_tlc_agrees_on_non_default_constants(case):
     """One TLC run each, with its counterexamples replayed in TLC (5-16 s each: the reason
     these are six small cases with few properties, not more)."""
-    from checker.cli.tla import cross_check
+    from ordercheck.checker.cli.tla import cross_check
 
     _name, model = variants()[case]
     cc = cross_check(model)

@@ -9,13 +9,13 @@ import tomllib
 
 import pytest
 
-from checker import Property
-from checker.api.errors import InputError
-from checker.engine.bfs import search
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model, model_from_dict
-from specs.bus1_impl import F_ABSENT, GHOST, NODES, RANKS, Q
-from specs.history import DELIVER
+from ordercheck.checker import Property
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.engine.bfs import search
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.specs.bus1_impl import F_ABSENT, GHOST, NODES, RANKS, Q
+from ordercheck.specs.history import DELIVER
 from tests.conftest import MODELS
 
 
@@ -125,7 +125,7 @@ def release_deliveries(spec) -> tuple[int, int]:
     """Over every transition of ``spec``: how many deliver a release notification while the
     node is still referenced (a user handle, or a message carrying it on its way), and how many
     while it is not."""
-    from specs.bus1_impl import World
+    from ordercheck.specs.bus1_impl import World
 
     seen = set(spec.init_states())
     todo = list(seen)
@@ -164,7 +164,7 @@ def test_a_transfer_answered_invalid_before_the_destruction_commits_breaks_causa
     seal = next(i for i, lab in enumerate(labels) if lab[0] == "bus1_queue_tick" and lab[1] == 0)
     assert transfer < seal  # answered before the destruction even has its commit timestamp
     spec = spec_of("bus1-impl-life-transfer-invalid")
-    from specs.bus1_impl import PUBLIC, H
+    from ordercheck.specs.bus1_impl import PUBLIC, H
 
     given = Property.sometimes("c holds n0", lambda s: "yes" if s[H][spec.hidx(2, 0)][0] == PUBLIC else None)
     assert given.name in search(spec, [given]).decisions  # a transfer before the destruction succeeds
@@ -198,7 +198,7 @@ def test_a_disconnect_fails_later_sends_and_drains_the_earlier_ones(monkeypatch)
 
 
 def test_acquiring_a_handle_of_a_disconnecting_owner_asserts_locks_it_does_not_hold():
-    from specs.bus1_impl import BAD, LOCKDEP_SITES
+    from ordercheck.specs.bus1_impl import BAD, LOCKDEP_SITES
 
     spec = spec_of("bus1-impl-lock-disconnect")
     sites = {bit: Property.sometimes(text, (lambda b: lambda s: "yes" if s[BAD][1] & b else None)(bit))
@@ -213,7 +213,7 @@ def test_a_handle_received_twice_stays_the_users_after_one_release():
     b has released both and nothing carries node 0 any more, and it is notified. The
     one_user_ref mutant (a release lets go of the handle whatever n_user says) notifies the
     owner while b's user still holds a reference, on the same configuration."""
-    from specs.bus1_impl import PCS, PUBLIC, USERS, H
+    from ordercheck.specs.bus1_impl import PCS, PUBLIC, USERS, H
 
     spec = spec_of("bus1-impl-life-refs-multi")
     b0 = spec.hidx(1, 0)
@@ -266,7 +266,7 @@ def test_the_refinement_orders_traffic_after_a_reset():
     """A reset with later traffic refines the wiki algorithm, with a message sent after the
     reset delivered (the witness); the earlier abstract rule, under which a reset peer
     delivers nothing, refuses that run, so the later delivery is what the check decides."""
-    from specs.bus1_refinement import Bus1Refinement
+    from ordercheck.specs.bus1_refinement import Bus1Refinement
 
     model = load_model(MODELS / "bus1-impl-refines-reset-then-traffic.toml")
     quiet = Options(progress=False, stop_when_decided=False)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from checker.api.errors import InputError
-from checker.engine.bfs import search
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.engine.bfs import search
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model, model_from_dict
 from tests.conftest import MODELS, model_checking
 
 
@@ -112,7 +112,7 @@ def test_the_tla_export_refuses_a_lock_model_in_one_line(run_cli, tmp_path):
 
 def test_every_lock_level_step_keeps_the_lock_table_consistent():
     """No two threads hold one lock; a thread holds only the locks of its current section."""
-    from specs.bus1_impl import LOCKS, THREADS
+    from ordercheck.specs.bus1_impl import LOCKS, THREADS
 
     model = load_model(MODELS / "bus1-impl-lock-owner-gone.toml")
     spec = model.spec
@@ -161,7 +161,7 @@ def test_releasing_a_dropped_messages_handles_inside_the_peek_breaks_lockdep(mon
     """The release of a dropped message's payload handles needs the owner's lock
     (handle.c:171): done inside the peek section, which holds only the receiver's, the
     lockdep check fails; so lockdep_held holding in bus1-impl-lock-refs is not vacuous."""
-    from specs.bus1_impl import World
+    from ordercheck.specs.bus1_impl import World
 
     def inline(self, p, mid):
         for h in self.spec.op_of(mid).payload:

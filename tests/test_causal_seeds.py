@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from checker import ConstantError
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model, model_from_dict
-from specs.bss import BSS
-from specs.holdback import BUFFERS, LOCAL
-from specs.matrix import Matrix
-from specs.ses import SES
-from specs.synchronous import Synchronous
+from ordercheck.checker import ConstantError
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.specs.bss import BSS
+from ordercheck.specs.holdback import BUFFERS, LOCAL
+from ordercheck.specs.matrix import Matrix
+from ordercheck.specs.ses import SES
+from ordercheck.specs.synchronous import Synchronous
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 OURS = sorted(

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker import ConstantError
-from specs.bss import BSS
-from specs.channels import EMPTY, Channels, channel_constants
+from ordercheck.checker import ConstantError
+from ordercheck.specs.bss import BSS
+from ordercheck.specs.channels import EMPTY, Channels, channel_constants
 
 FIFO = Channels(ordered=True)
 UNORDERED = Channels(ordered=False)

@@ -4,7 +4,7 @@ A checkpoint is a search half done. Resumed after the spec changed, the search w
 mix two models: a property edited to fail at depth 2 "held", exit 0, because depth 2
 had been searched before the edit. The manifest now records digests of ordercheck's
 version, the model file and the spec's source files (the spec module and what it
-imports from the user's project, :mod:`checker.loading.sources`); a resume with any of
+imports from the user's project, :mod:`ordercheck.checker.loading.sources`); a resume with any of
 them changed is refused, exit 2, naming what changed, unless ``--resume-anyway``.
 
 And a resumed run must go on writing every later checkpoint: a resume that lost the
@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the helper beside it
 
-from checker import Constant, Property, Spec
+from ordercheck.checker import Constant, Property, Spec
 from grid_helpers import AT
 
 
@@ -204,8 +204,8 @@ def test_the_digested_files_of_a_user_spec(tmp_path: Path) -> None:
     """The spec file and its project's modules (a helper imported at the top, a package
     imported relatively, a module imported only inside a step not yet taken); not the
     standard library, installed packages or ordercheck's engine."""
-    from checker.loading.sources import spec_files
-    from checker.loading.specref import resolve
+    from ordercheck.checker.loading.sources import spec_files
+    from ordercheck.checker.loading.specref import resolve
 
     root = tmp_path / "proj"
     (root / "lazypkg").mkdir(parents=True)
@@ -214,7 +214,7 @@ def test_the_digested_files_of_a_user_spec(tmp_path: Path) -> None:
     (root / "lazy_helper.py").write_text("def bump(x):\n    return x + 1\n")
     (root / "spec.py").write_text(
         f"import sys\nsys.path.insert(0, {str(root)!r})\n"
-        "import json\nimport numpy\nfrom checker import Property, Spec\nfrom lazypkg import LIMIT\n\n\n"
+        "import json\nimport numpy\nfrom ordercheck import Property, Spec\nfrom lazypkg import LIMIT\n\n\n"
         "class Lazy(Spec):\n    name = 'lazy'\n\n    def init_states(self):\n        return [0]\n\n"
         "    def next_states(self, s):\n        from lazy_helper import bump\n\n"
         "        return [(('inc',), bump(s))] if s < LIMIT else []\n\n"
@@ -233,15 +233,15 @@ def test_the_digested_files_of_a_user_spec(tmp_path: Path) -> None:
 
 def test_the_digested_files_of_a_builtin_spec() -> None:
     """A built-in spec's module and the ``specs`` modules it builds on; the version."""
-    import checker
-    from checker.loading.modelfile import load_model
+    import ordercheck.specs
+    from ordercheck.checker.loading.modelfile import load_model
 
     model = load_model(MODELS / "bus1-3.toml")
     files = model.sources["spec_files"]
-    specs_dir = Path(checker.__file__).resolve().parent.parent / "specs"
+    specs_dir = Path(ordercheck.specs.__file__).resolve().parent
     assert str(specs_dir / "bus1.py") in files and str(specs_dir / "base.py") in files
     assert all(Path(f).is_relative_to(specs_dir) for f in files), files
-    assert model.sources["ordercheck"] == checker.__version__
+    assert model.sources["ordercheck"] == ordercheck.__version__
     assert model.sources["model"]["path"] == str((MODELS / "bus1-3.toml").resolve())
 
 

@@ -124,7 +124,7 @@ def test_bad_input_is_one_line_exit_2(case, text, message, tmp_path):
         path.write_text(text)
     json_out = tmp_path / "out.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "checker.cli", "check", str(path), "--json", str(json_out)],
+        [sys.executable, "-m", "ordercheck.checker.cli", "check", str(path), "--json", str(json_out)],
         capture_output=True,
         text=True,
     )
@@ -141,7 +141,7 @@ def test_bad_model_stops_before_any_search(run_cli, tmp_path):
     good = write(tmp_path, GOOD, "a.toml")
     bad = write(tmp_path, 'spec = "nosuch"\n', "b.toml")
     proc = subprocess.run(
-        [sys.executable, "-m", "checker.cli", "check", str(good), str(bad)], capture_output=True, text=True
+        [sys.executable, "-m", "ordercheck.checker.cli", "check", str(good), str(bad)], capture_output=True, text=True
     )
     assert proc.returncode == 2
     assert proc.stdout == ""

@@ -8,9 +8,9 @@ from collections import Counter
 
 import pytest
 
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model
-from specs.bus1_impl import Bus1Impl
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.specs.bus1_impl import Bus1Impl
 from tests.conftest import MODELS, model_checking
 
 QUIET = Options(progress=False, stop_when_decided=False)

@@ -17,10 +17,10 @@ import dataclasses
 
 import pytest
 
-from checker.api.reductions import partial_order_of
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model
-from checker.loading.registry import spec_names
+from ordercheck.checker.api.reductions import partial_order_of
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.checker.loading.registry import spec_names
 from tests.conftest import MODELS
 
 QUIET = Options(progress=False, stop_when_decided=False)

@@ -28,14 +28,14 @@ from pathlib import Path
 
 import pytest
 
-from checker import Symmetry
-from checker.api.errors import InputError
-from checker.engine.bfs import Bounds, search
-from checker.engine.declarations import find_cycle
-from checker.engine.fingerprint import fingerprint
-from checker.engine.reduce import Expander, Reductions, plan
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.checker import Symmetry
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.engine.bfs import Bounds, search
+from ordercheck.checker.engine.declarations import find_cycle
+from ordercheck.checker.engine.fingerprint import fingerprint
+from ordercheck.checker.engine.reduce import Expander, Reductions, plan
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model, model_from_dict
 from tests.toyspecs import (
     Blinker,
     Flicker,
@@ -71,7 +71,7 @@ def verdicts(result) -> dict[str, str]:
 
 
 def cli(*args: object, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "checker.cli", *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "ordercheck.checker.cli", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd, timeout=600)
 
 
@@ -245,7 +245,7 @@ def test_an_undecided_acyclic_declaration_leaves_no_holds(monkeypatch, workers):
     """When the cycle search stops before it decides, no verdict rests on the declaration:
     every holds not shown by a witness is unknown (exit 3), with the reason; a witness
     and a violation stand. (It used to warn and keep "holds", exit 0.)"""
-    from checker.engine import declarations
+    from ordercheck.checker.engine import declarations
 
     monkeypatch.setattr(declarations, "CYCLE_SECONDS", 0.0)
     monkeypatch.setattr(declarations, "CYCLE_CHECK_EVERY", 1)
@@ -269,7 +269,7 @@ def test_an_undecided_acyclic_declaration_leaves_no_traceless_violation(monkeypa
     satisfy) can rest on the declaration too: under partial-order reduction SpinFlag's
     search keeps ticking and never sets the flag. Undecided, it is unknown (exit 3; it
     was "violated", as the model expected, exit 0); decided, the run is refused."""
-    from checker.engine import declarations
+    from ordercheck.checker.engine import declarations
 
     model = model_from_dict({"spec": f"{TOYSPECS.as_posix()}:SpinFlag", "expect": {"flag": "violated"}}, "spin.toml")
     with pytest.raises(InputError, match="spec spinflag declares acyclic = True but a run returns to a state"):
@@ -284,8 +284,8 @@ def test_an_undecided_acyclic_declaration_leaves_no_traceless_violation(monkeypa
 
 def test_the_cycle_search_stops_at_the_memory_budget(monkeypatch):
     """The cycle search looks at the run's memory budget as it goes, and is cut there."""
-    from checker.engine import declarations
-    from checker.engine.budget import MemoryBoundReached
+    from ordercheck.checker.engine import declarations
+    from ordercheck.checker.engine.budget import MemoryBoundReached
 
     class Full:
         def check(self) -> None:
@@ -310,7 +310,7 @@ def test_the_cycle_search_is_not_limited_by_max_states():
 
 
 def test_spark_refuses_a_spec_declaring_acyclic_that_has_a_cycle(spark, tmp_path):
-    from checker.spark.bfs import SparkOptions, check_models_spark
+    from ordercheck.checker.spark.bfs import SparkOptions, check_models_spark
 
     (tmp_path / "bad").mkdir()
     (tmp_path / "good").mkdir()
@@ -327,7 +327,7 @@ def test_spark_refuses_a_spec_declaring_acyclic_that_has_a_cycle(spark, tmp_path
 
 def test_spark_notices_an_edge_at_the_depth_bound(spark, tmp_path):
     """Spark's level at the depth bound reports the visited successors it meets too."""
-    from checker.spark.bfs import SparkOptions, check_models_spark
+    from ordercheck.checker.spark.bfs import SparkOptions, check_models_spark
 
     ring_file = model_file(tmp_path, Ring, {"n": 3}, ["in_range", "stops"])
     ring_file.write_text(ring_file.read_text() + "max_depth = 2\n")
@@ -343,8 +343,8 @@ def test_spark_notices_an_edge_at_the_depth_bound(spark, tmp_path):
 
 
 def test_spark_an_undecided_acyclic_declaration_leaves_no_holds(spark, tmp_path, monkeypatch):
-    from checker.engine import declarations
-    from checker.spark.bfs import SparkOptions, check_models_spark
+    from ordercheck.checker.engine import declarations
+    from ordercheck.checker.spark.bfs import SparkOptions, check_models_spark
 
     monkeypatch.setattr(declarations, "CYCLE_SECONDS", 0.0)
     monkeypatch.setattr(declarations, "CYCLE_CHECK_EVERY", 1)
@@ -379,7 +379,7 @@ def test_random_cyclic_specs_same_verdicts_reduced(processes):
 
 
 def test_random_cyclic_specs_same_verdicts_reduced_with_workers():
-    """The proviso as the shard workers decide it, in rounds (checker.engine.sharded)."""
+    """The proviso as the shard workers decide it, in rounds (ordercheck.checker.engine.sharded)."""
     differ = []
     for seed in SEEDS:
         model = toy(RandomProcesses, {"seed": seed, "processes": 3}, ["avoid", "reach"])

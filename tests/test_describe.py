@@ -15,16 +15,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import checker
-from checker.api.errors import InputError
-from checker.api.result import RecordError, Result
-from checker.cli import main
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model
-from checker.loading.provenance import git_commit
-from reports.html import write_report
-from reports.junit import junit_xml
-from reports.view import build_report
+import ordercheck.checker as checker
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.result import RecordError, Result
+from ordercheck.checker.cli import main
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.checker.loading.provenance import git_commit
+from ordercheck.reports.html import write_report
+from ordercheck.reports.junit import junit_xml
+from ordercheck.reports.view import build_report
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 TOYSPECS = (Path(__file__).resolve().parent / "toyspecs.py").as_posix()
@@ -61,8 +61,8 @@ def test_a_record_says_what_its_model_is_and_reads_back(tmp_path: Path) -> None:
     legacy = Result.from_json(old)
     assert legacy.provenance is None and legacy.not_checked == {} and legacy.description == ""
     # A simulation describes its model too, and says it reduced nothing.
-    from checker.simulate.run import simulate
-    from reports.about import reduction_lines
+    from ordercheck.checker.simulate.run import simulate
+    from ordercheck.reports.about import reduction_lines
 
     walked = simulate(load_model(tmp_path / "c.toml"), 3, 5, 0, None)
     assert walked.description == "x counts to 3" and walked.provenance.version == checker.__version__

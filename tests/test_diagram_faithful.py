@@ -13,19 +13,19 @@ from functools import cache
 import pytest
 from reports_helpers import checked
 
-from checker import Property, Rendering, Spec
-from checker.api.model import Model
-from checker.api.result import Result
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model
-from reports.browser import dump_dom, find_chromium
-from reports.diagram import CHAR, Diagram, Labels, crosses, layout
-from reports.diff import diff, step_lines
-from reports.html import write_report
-from reports.markdown import sequence_diagram
-from reports.timeline import blame, build_timeline
-from reports.view import build_report
-from specs.history import History
+from ordercheck.checker import Property, Rendering, Spec
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.api.result import Result
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.reports.browser import dump_dom, find_chromium
+from ordercheck.reports.diagram import CHAR, Diagram, Labels, crosses, layout
+from ordercheck.reports.diff import diff, step_lines
+from ordercheck.reports.html import write_report
+from ordercheck.reports.markdown import sequence_diagram
+from ordercheck.reports.timeline import blame, build_timeline
+from ordercheck.reports.view import build_report
+from ordercheck.specs.history import History
 
 
 @cache
@@ -63,7 +63,7 @@ def test_no_block_is_drawn_where_the_mutant_blocks_nothing():
 def test_a_stage_that_changes_nothing_described_is_a_plain_step(monkeypatch):
     """Whatever a spec's action_site says, a step that leaves the described state as it
     was draws no block or commit."""
-    from specs.bus1 import Bus1
+    from ordercheck.specs.bus1 import Bus1
 
     def old_site(self, action):  # the site before issue 31: a block is always staged
         if action[0] == "block":

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from reports_helpers import checked
 
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model
-from reports.browser import dump_dom, find_chromium
-from reports.diagram import ARROW, INTERNAL, Labels, _overlap, layout
-from reports.html import write_report
-from reports.timeline import blame, build_timeline
-from reports.view import build_report
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.reports.browser import dump_dom, find_chromium
+from ordercheck.reports.diagram import ARROW, INTERNAL, Labels, _overlap, layout
+from ordercheck.reports.html import write_report
+from ordercheck.reports.timeline import blame, build_timeline
+from ordercheck.reports.view import build_report
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "token_ring" / "models"
@@ -81,7 +81,7 @@ def test_no_two_labels_overlap():
 
 
 def _box(line) -> tuple[float, float, float, float]:
-    from reports.diagram import CHAR
+    from ordercheck.reports.diagram import CHAR
 
     w = CHAR * len(line.label) + 2
     if line.anchor == "start":

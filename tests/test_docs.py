@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.api.result import (
+from ordercheck.checker.api.result import (
     EXIT_BOUND,
     EXIT_ENGINE,
     EXIT_INPUT,
@@ -30,8 +30,8 @@ from checker.api.result import (
     EXIT_SIGTERM,
     EXIT_SPEC,
 )
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -85,20 +85,20 @@ def test_docs_build(built_docs: Path) -> None:
         assert f'id="ordercheck-{name}"' in cli_page, name
     # The spec API is generated from the docstrings of the public classes.
     api = (out / "reference" / "spec-api.html").read_text(encoding="utf-8")
-    for target in ("checker.Spec.next_states", "specs.base.PeerSpec", "specs.async_peers.AsyncPeerSpec.protocol_steps",
-                   "specs.holdback.HoldBackSpec.deliverable"):
+    for target in ("ordercheck.checker.Spec.next_states", "ordercheck.specs.base.PeerSpec", "ordercheck.specs.async_peers.AsyncPeerSpec.protocol_steps",
+                   "ordercheck.specs.holdback.HoldBackSpec.deliverable"):
         assert f'id="{target}"' in api, target
     # Each optional protocol of a spec has its own page, generated from its docstrings.
-    for page, target in (("reductions", "checker.Symmetry.permute"), ("reductions", "checker.PartialOrder.footprints"),
-                         ("rendering", "checker.Rendering.format_action"),
-                         ("tla-adaptation", "tla.adapters.base.Adapter.encode"),
-                         ("tla-adaptation", "tla.adapters.base.Adapter.decode"),
-                         ("tla-adaptation", "tla.adapters.base.PeerAdapter.stride"),
-                         ("tla-adaptation", "tla.adapters.base.PeerAdapter.names"),
-                         ("tla-adaptation", "tla.adapters.base.PeerAdapter.mid"),
-                         ("tla-adaptation", "tla.adapters.async_peers.AsyncAdapter.encode_chans"),
-                         ("tla-adaptation", "tla.adapters.async_peers.AsyncAdapter.procs"),
-                         ("tla-adaptation", "tla.values.parse_value")):
+    for page, target in (("reductions", "ordercheck.checker.Symmetry.permute"), ("reductions", "ordercheck.checker.PartialOrder.footprints"),
+                         ("rendering", "ordercheck.checker.Rendering.format_action"),
+                         ("tla-adaptation", "ordercheck.tla.adapters.base.Adapter.encode"),
+                         ("tla-adaptation", "ordercheck.tla.adapters.base.Adapter.decode"),
+                         ("tla-adaptation", "ordercheck.tla.adapters.base.PeerAdapter.stride"),
+                         ("tla-adaptation", "ordercheck.tla.adapters.base.PeerAdapter.names"),
+                         ("tla-adaptation", "ordercheck.tla.adapters.base.PeerAdapter.mid"),
+                         ("tla-adaptation", "ordercheck.tla.adapters.async_peers.AsyncAdapter.encode_chans"),
+                         ("tla-adaptation", "ordercheck.tla.adapters.async_peers.AsyncAdapter.procs"),
+                         ("tla-adaptation", "ordercheck.tla.values.parse_value")):
         assert f'id="{target}"' in (out / "reference" / f"{page}.html").read_text(encoding="utf-8"), target
     # Built-in specs are listed from the registry, constants and all.
     specs_page = (out / "reference" / "builtin-specs.html").read_text(encoding="utf-8")
@@ -171,8 +171,8 @@ BREAKS = {
                                                           "Recipes for [a task](no-such-page.md).", "no-such-page.md"),
     "a link to a heading that does not exist": ("docs/reference/cli.md", "(exit-codes.md)",
                                                 "(exit-codes.md#no-such-heading)", "no-such-heading"),
-    "a Python reference to nothing": ("docs/reference/spec-api.md", "{class}`checker.Spec` | anything",
-                                      "{class}`checker.NoSuchSpec` | anything", "checker.NoSuchSpec"),
+    "a Python reference to nothing": ("docs/reference/spec-api.md", "{class}`ordercheck.checker.Spec` | anything",
+                                      "{class}`ordercheck.checker.NoSuchSpec` | anything", "ordercheck.checker.NoSuchSpec"),
 }
 
 
@@ -265,7 +265,7 @@ def test_no_page_holds_a_merge_conflict_marker() -> None:
 
 def test_pages_name_only_files_and_objects_that_exist() -> None:
     """Every file path (``checker/engine/table.py``, ``models/bss-*.toml``) and dotted name
-    (``checker.spark.bfs.SparkOptions``) the README and the docs show in code exists, so
+    (``ordercheck.checker.spark.bfs.SparkOptions``) the README and the docs show in code exists, so
     moving a module or renaming a model cannot leave a page pointing at nothing."""
     missing = []
     named = 0

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.api.trace import replay
-from checker.engine.bfs import Bounds, SpecError, search
+from ordercheck.checker.api.trace import replay
+from ordercheck.checker.engine.bfs import Bounds, SpecError, search
 from tests.toyspecs import Chatty, Counter, Grid, Stuck
 
 

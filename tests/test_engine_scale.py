@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.engine.fingerprint import fingerprint
-from checker.engine.run import Options, check_model
-from checker.engine.table import CompactStore, FingerprintTable, mix
-from checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.checker.engine.fingerprint import fingerprint
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.engine.table import CompactStore, FingerprintTable, mix
+from ordercheck.checker.loading.modelfile import load_model, model_from_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,7 +49,7 @@ def test_table_probing_rounds_and_tail_agree(batches: list[list[int]], tail: int
     """Probing finishes the last fingerprints one by one below ``TAIL``: all rounds
     vectorised (0), all one by one (huge) and mixed must give the set's answers (with
     the table re-inserted a few slots at a time as it doubles)."""
-    import checker.engine.table as table_module
+    import ordercheck.checker.engine.table as table_module
 
     saved = table_module.TAIL, table_module.REHASH_BLOCK
     table_module.TAIL, table_module.REHASH_BLOCK = tail, 5
@@ -114,9 +114,9 @@ def test_workers_with_symmetry_and_bounds() -> None:
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_killed_run_resumes_to_the_same_counts(tmp_path: Path, workers: int) -> None:
-    """With two workers the checkpoint's frontier is collected from them (checker.engine.sharded)."""
+    """With two workers the checkpoint's frontier is collected from them (ordercheck.checker.engine.sharded)."""
     model = ROOT / "models" / "bus1-4-signal.toml"
-    exe = [sys.executable, "-m", "checker.cli", "check", str(model), "--quiet", "--no-por", "--workers", str(workers)]
+    exe = [sys.executable, "-m", "ordercheck.checker.cli", "check", str(model), "--quiet", "--no-por", "--workers", str(workers)]
     reference = tmp_path / "reference.json"
     subprocess.run([*exe, "--json", str(reference)], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
     ckpt = tmp_path / "ckpt"
@@ -144,7 +144,7 @@ def test_killed_run_resumes_to_the_same_counts(tmp_path: Path, workers: int) -> 
 
 
 def test_resume_refuses_another_model(tmp_path: Path) -> None:
-    exe = [sys.executable, "-m", "checker.cli", "check", "--quiet", "--checkpoint", str(tmp_path), "--checkpoint-every", "0"]
+    exe = [sys.executable, "-m", "ordercheck.checker.cli", "check", "--quiet", "--checkpoint", str(tmp_path), "--checkpoint-every", "0"]
     subprocess.run([*exe, str(ROOT / "models" / "fifo-4.toml")], cwd=ROOT, stdout=subprocess.DEVNULL, check=True)
     out = subprocess.run([*exe, "--no-por", "--resume", str(ROOT / "models" / "fifo-4.toml")], cwd=ROOT,
                          capture_output=True, text=True)

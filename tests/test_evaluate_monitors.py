@@ -14,9 +14,9 @@ import dataclasses
 
 import pytest
 
-import checker.engine.evaluate as evaluate
-from checker.engine.bfs import search
-from checker.loading.modelfile import load_model
+import ordercheck.checker.engine.evaluate as evaluate
+from ordercheck.checker.engine.bfs import search
+from ordercheck.checker.loading.modelfile import load_model
 
 MODELS = ["fifo-3", "bss-3", "bss-3-signal", "bus1-impl-life-transfer-invalid", "skeen-3-fifo", "lamport-mutant-no-wait", "matrix-3-signal"]
 

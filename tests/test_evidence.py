@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from checker.api.model import Model
-from checker.loading.evidence import ORDERING
-from checker.loading.modelfile import load_model
-from specs.witnesses import WITNESSES_FOR, causal_race, fifo_race, total_race
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.loading.evidence import ORDERING
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.specs.witnesses import WITNESSES_FOR, causal_race, fifo_race, total_race
 from tests.conftest import MODELS
 from tests.histories import history
 
@@ -258,9 +258,9 @@ causal = "violated"
 """
 
 USER_SPEC = """\
-from specs.bss import BSS
-from specs.properties import LIBRARY
-from specs.witnesses import CAUSAL_RACE
+from ordercheck.specs.bss import BSS
+from ordercheck.specs.properties import LIBRARY
+from ordercheck.specs.witnesses import CAUSAL_RACE
 
 
 class Mine(BSS):
@@ -328,7 +328,7 @@ def test_a_good_mutant_loads_for_a_builtin_and_a_user_spec(tmp_path, run_cli):
 def test_skeen_may_change_an_ablation_parameter_only(tmp_path):
     """``mutant_final`` (Skeen.ablation_parameters) only shapes the take_max ablation; the
     rule is the spec's declaration, not a list in the loader."""
-    from specs.skeen import Skeen
+    from ordercheck.specs.skeen import Skeen
 
     assert Skeen.ablation_parameters == ("mutant_final",)
     model = load_model(MODELS / "skeen-4.toml")
@@ -369,7 +369,7 @@ def test_a_library_witness_backs_only_what_it_stands_for(tmp_path, run_cli, entr
 
 
 def test_a_user_spec_backs_its_holds_with_a_library_witness(tmp_path, run_cli):
-    """A spec of the user's own lists a witness of :mod:`specs.witnesses` with one line and
+    """A spec of the user's own lists a witness of :mod:`ordercheck.specs.witnesses` with one line and
     names it as the evidence: exit 0, the witness reached."""
     (tmp_path / "mine.py").write_text(USER_SPEC, encoding="utf-8")
     path = tmp_path / "m.toml"
@@ -390,7 +390,7 @@ def test_a_user_spec_backs_its_holds_with_a_library_witness(tmp_path, run_cli):
     assert result.exit_code == 2
     assert "expect.causal_race: mine has no property 'causal_race' (it has: fifo, " in result.output
     assert result.output.strip().endswith(
-        "(a spec offers the library's witnesses by listing specs.witnesses.WITNESSES in its properties())")
+        "(a spec offers the library's witnesses by listing ordercheck.specs.witnesses.WITNESSES in its properties())")
 
 
 # -- check --with-evidence runs the mutants ---------------------------------------------------------
@@ -436,9 +436,9 @@ def test_with_evidence_fails_when_a_mutant_does_not_violate(tmp_path, run_cli):
 def test_judging_the_evidence_reads_the_mutants_verdict_on_the_property(tmp_path):
     """The judgement itself, apart from the mutant's own [expect]: violated is shown, holds
     is not (1), unknown is a bound (3); a witness is shown when the model reaches it."""
-    from checker.api.evidence import evidence_exit_code
-    from checker.api.result import PropertyResult, Result
-    from checker.loading.evidence import judge_evidence
+    from ordercheck.checker.api.evidence import evidence_exit_code
+    from ordercheck.checker.api.result import PropertyResult, Result
+    from ordercheck.checker.loading.evidence import judge_evidence
 
     path = project(tmp_path)
     model = load_model(path)

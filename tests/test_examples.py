@@ -21,7 +21,7 @@ TUTORIAL = ROOT / "docs" / "tutorial" / "first-spec.md"
 
 
 def cli(*args: str, cwd: Path = EXAMPLE) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "checker.cli", *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "ordercheck.checker.cli", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd, timeout=900)
 
 

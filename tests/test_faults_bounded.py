@@ -241,7 +241,7 @@ def test_deep_json_in_a_result_file_and_a_checkpoint(tmp_path: Path) -> None:
 # -- a spec that breaks the spec API, or raises while it is made -------------------------------------
 
 LIST_STATE = """\
-from checker import Property, Spec
+from ordercheck.checker import Property, Spec
 
 
 class Listy(Spec):

@@ -238,7 +238,7 @@ def test_ablation_mutants_have_checkpoints_of_their_own(tmp_path: Path) -> None:
     checkpoint directory (one per model path and flag), so a resumed ablation resumes
     each from its own and ends with the table of a fresh one. Shared, the resume of
     the full algorithm would load the last mutant's checkpoint and be refused."""
-    from checker.loading.modelfile import load_model
+    from ordercheck.checker.loading.modelfile import load_model
 
     model = MODELS / "synchronous-2.toml"
     flags = type(load_model(str(model)).spec).ablations()
@@ -270,7 +270,7 @@ def test_ablation_mutants_have_checkpoints_of_their_own(tmp_path: Path) -> None:
 
 def test_sweep_variants_have_checkpoints_of_their_own(tmp_path: Path) -> None:
     """``sweep --checkpoint``: the model and each of its mutants in a directory of its own."""
-    from checker.loading.modelfile import load_model
+    from ordercheck.checker.loading.modelfile import load_model
 
     model = MODELS / "synchronous-2.toml"
     flags = type(load_model(str(model)).spec).ablations()

@@ -40,7 +40,7 @@ BIG = ROOT / "benchmarks" / "models" / "bus1-3x2.toml"  # tens of millions of st
 def _baseline() -> tuple[int, int]:
     """(resident, address space) of a process that has loaded the engine, in bytes."""
     code = (
-        "import checker.cli, checker.engine.levels, checker.engine.run, specs.bus1, re\n"
+        "import ordercheck.checker.cli, ordercheck.checker.engine.levels, ordercheck.checker.engine.run, ordercheck.specs.bus1, re\n"
         "s = open('/proc/self/status').read()\n"
         "print(*(int(re.search(k + r':\\s+(\\d+)', s).group(1)) * 1024 for k in ('VmRSS', 'VmSize')))"
     )
@@ -144,7 +144,7 @@ def test_a_lost_worker_under_an_address_space_limit_is_one_line(args: tuple, tmp
     this process to find the spec's exception, with no memory budget, filled the
     address space, and CPython, unable to create a MemoryError, died by SIGSEGV. Under
     the cycle proviso the main process also waits on the workers between the proviso's
-    rounds of a level (checker.engine.sharded). The killed shard worker's files in the
+    rounds of a level (ordercheck.checker.engine.sharded). The killed shard worker's files in the
     spill directory are deleted by the main process."""
     _rss, size = _baseline()
     spill = tmp_path / "spill"
@@ -172,14 +172,14 @@ def test_a_lost_worker_under_an_address_space_limit_is_one_line(args: tuple, tmp
 
 
 def test_diagnosis_keeps_within_the_address_space() -> None:
-    """The search again for a spec's exception (checker.engine.diagnose), of an exception
+    """The search again for a spec's exception (ordercheck.checker.engine.diagnose), of an exception
     no spec raised, on a model far larger than the address space allows: it gives up
     at its budget and hands the exception back, where it once filled the address space
     and died by SIGSEGV."""
     _rss, size = _baseline()
     code = (
-        "from checker.engine.diagnose import diagnose\n"
-        "from checker.loading.modelfile import load_model\n"
+        "from ordercheck.checker.engine.diagnose import diagnose\n"
+        "from ordercheck.checker.loading.modelfile import load_model\n"
         f"found = diagnose(load_model({str(BIG)!r}), RuntimeError('not the spec'), max_states=10**8, seconds=600)\n"
         "print(type(found).__name__, found)\n"
     )
@@ -191,7 +191,7 @@ def test_diagnosis_keeps_within_the_address_space() -> None:
 
 FILL_AT_THE_BOUND = """
 import mmap, resource, sys
-import checker.engine.budget as budget
+import ordercheck.checker.engine.budget as budget
 refuse = budget.MemoryBudget.reserve
 held = []
 def fill():  # every byte of address space left, as a late allocation elsewhere would
@@ -212,7 +212,7 @@ def reserve(self, extra):
             fill()
         raise
 budget.MemoryBudget.reserve = reserve
-from checker.cli import main
+from ordercheck.checker.cli import main
 main(prog_name='ordercheck', args=sys.argv[1:])
 """
 
@@ -221,7 +221,7 @@ def test_address_space_full_when_the_budget_stops() -> None:
     """The moment the budget stops the search, the address space is full to the last
     page (filled by the test, as an allocation the budget did not see would fill it):
     stopping the workers and the report still end as a bound, exit code 3, and do not
-    fall back on a search without a budget (checker.engine.diagnose)."""
+    fall back on a search without a budget (ordercheck.checker.engine.diagnose)."""
     _rss, size = _baseline()
     proc = subprocess.Popen(
         [sys.executable, "-c", FILL_AT_THE_BOUND, "check", str(BIG), "--workers", "2"], cwd=ROOT,
@@ -235,7 +235,7 @@ def test_address_space_full_when_the_budget_stops() -> None:
 
 ARENA_PROBE = """
 import re, threading
-from checker.engine.budget import MemoryBudget
+from ordercheck.checker.engine.budget import MemoryBudget
 def size():
     return int(re.search(r'VmSize:\\s+(\\d+)', open('/proc/self/status').read()).group(1)) << 10
 if IMPORT_BUDGET:

@@ -233,7 +233,7 @@ def test_closed_stdout_ends_quietly_and_writes_the_files(tmp_path: Path) -> None
 def test_piping_into_head() -> None:
     models = " ".join(str(MODELS / m) for m in ("fifo-4.toml", "bus1-mutant-no-block.toml", "skeen-3.toml"))
     done = subprocess.run(
-        f"{sys.executable} -c \"from checker.cli import main; main()\" check {models} -v | head -n 1; echo \"status ${{PIPESTATUS[0]}}\"",
+        f"{sys.executable} -c \"from ordercheck.checker.cli import main; main()\" check {models} -v | head -n 1; echo \"status ${{PIPESTATUS[0]}}\"",
         shell=True, executable="/bin/bash", cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     lines = done.stdout.splitlines()

@@ -53,7 +53,7 @@ def work(tmp_path: Path) -> Path:
     shutil.copy(TINY, tmp_path / "m.toml")
     shutil.copy(LOG, tmp_path / "in.jsonl")
     (tmp_path / "toy.py").write_text(
-        "from checker import Property, Spec\n\n\n"
+        "from ordercheck import Property, Spec\n\n\n"
         "class Toy(Spec):\n"
         '    name = "toy"\n\n'
         "    def init_states(self):\n        return [0]\n\n"
@@ -180,7 +180,7 @@ def test_unwritable_directory_is_refused_before_the_search(tmp_path: Path) -> No
 # --- the checkpoint directory's lock --------------------------------------------------
 
 def _ckpt_of(root: Path, model: Path) -> Path:
-    from checker.engine.checkpoints import checkpoint_dir
+    from ordercheck.checker.engine.checkpoints import checkpoint_dir
 
     return checkpoint_dir(root, model)
 
@@ -221,15 +221,15 @@ def test_stale_lock_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
 def test_an_in_process_command_lets_go_of_its_lock(tmp_path: Path) -> None:
     """The command line holds the lock until its command ends, and no longer: two
     commands in one process, then a run of another process, all use the directory."""
-    from checker.engine import ckptlock
+    from ordercheck.checker.engine import ckptlock
 
     ckpt = _ckpt_of(tmp_path / "ck", TINY)
     for _ in range(2):
         out = invoke("check", TINY, "--quiet", "--checkpoint", tmp_path / "ck", "--checkpoint-every", "0")
         assert out.returncode == 0, out.stderr
         assert not ckptlock.held(ckpt) and (ckpt / "LOCK").read_text() == ""
-    from checker.engine.run import Options, check_model
-    from checker.loading.modelfile import load_model
+    from ordercheck.checker.engine.run import Options, check_model
+    from ordercheck.checker.loading.modelfile import load_model
 
     check_model(load_model(TINY), Options(progress=False, checkpoint=str(tmp_path / "ck")))  # the library too
     assert not ckptlock.held(ckpt)
@@ -261,7 +261,7 @@ def test_a_writer_leaves_other_writers_temporary_files(tmp_path: Path) -> None:
     temporary directory of another writer (on another host, say) stays."""
     import numpy as np
 
-    from checker.engine import checkpoints
+    from ordercheck.checker.engine import checkpoints
 
     class Frontier:
         def dump(self, fh) -> None:
@@ -351,7 +351,7 @@ def test_refused_new_leaves_no_directories(tmp_path: Path) -> None:
 def test_long_property_names_in_report_file_names(tmp_path: Path) -> None:
     long = "p" * 300
     (tmp_path / "longname.py").write_text(
-        "from checker import Property, Spec\n\n\n"
+        "from ordercheck import Property, Spec\n\n\n"
         "class Long(Spec):\n"
         '    name = "long"\n\n'
         "    def init_states(self):\n        return [0]\n\n"
@@ -394,8 +394,8 @@ def documented_by_command() -> dict[str, set[int]]:
 
 
 def test_every_commands_exit_codes_are_on_the_reference_page() -> None:
-    from checker.cli import main
-    from checker.cli.exitcodes import COMMAND_EXITS
+    from ordercheck.checker.cli import main
+    from ordercheck.checker.cli.exitcodes import COMMAND_EXITS
 
     documented = documented_by_command()
     assert set(main.commands) == set(COMMAND_EXITS) == set(documented)
@@ -406,7 +406,7 @@ def test_every_commands_exit_codes_are_on_the_reference_page() -> None:
 def test_every_code_the_sources_use_is_in_the_table() -> None:
     """Every ``EXIT_*`` constant and every literal ``sys.exit(N)`` in the sources is a
     code of the page's table."""
-    import checker.api.result as result
+    import ordercheck.checker.api.result as result
 
     table = {int(c) for c in re.findall(r"^\| (\d+) \|", EXIT_PAGE.read_text(), flags=re.M)}
     constants = {getattr(result, n) for n in dir(result) if n.startswith("EXIT_")}
@@ -421,7 +421,7 @@ def test_every_code_the_sources_use_is_in_the_table() -> None:
 def test_a_code_missing_from_the_table_fails_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """Under ORDERCHECK_STRICT_EXIT_CODES (set for the whole test suite), a command that
     ends with a code its row does not list ends with 70 and a line naming both."""
-    from checker.cli import exitcodes
+    from ordercheck.checker.cli import exitcodes
 
     monkeypatch.setenv(exitcodes.STRICT, "1")
     monkeypatch.setitem(exitcodes.COMMAND_EXITS, "new", frozenset({0}))
@@ -436,7 +436,7 @@ def test_a_file_system_without_locks_warns_and_goes_on(tmp_path: Path, monkeypat
     refuse checkpoints: one warning, and the run goes on."""
     import errno
 
-    from checker.engine import ckptlock
+    from ordercheck.checker.engine import ckptlock
 
     def no_locks(fd: int, op: int) -> None:
         raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))

@@ -22,7 +22,7 @@ from tests.faults_helpers import EXE, MODELS, ROOT, assert_no_survivors, env, on
 SPIN = '''
 import os
 
-from checker import Constant, Property, Spec
+from ordercheck.checker import Constant, Property, Spec
 
 
 class Spin(Spec):
@@ -175,7 +175,7 @@ def failing_recv(self):
 
 
 connection.Connection.recv = failing_recv
-from checker.cli import main
+from ordercheck.checker.cli import main
 
 main(prog_name="ordercheck")
 '''
@@ -223,8 +223,8 @@ def test_sigterm_stops_validate_on_spark_while_its_jobs_run(tmp_path: Path) -> N
     JVM that dies first leaves behind)."""
     import psutil
 
-    from checker.validate.generate import synthetic_log
-    from checker.validate.jsonl import write_jsonl
+    from ordercheck.checker.validate.generate import synthetic_log
+    from ordercheck.checker.validate.jsonl import write_jsonl
 
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -275,8 +275,8 @@ def test_a_worker_reader_that_cannot_read_says_why() -> None:
     import queue
     import threading
 
-    from checker.engine.messages import Failed
-    from checker.engine.shards import _receive
+    from ordercheck.checker.engine.messages import Failed
+    from ordercheck.checker.engine.shards import _receive
 
     ours, theirs = multiprocessing.Pipe()
     theirs.send(_Exits())
@@ -308,8 +308,8 @@ def test_the_watchdog_names_a_wait_on_spark_not_the_spec() -> None:
     code is waiting for Spark's jobs (the line says so)."""
     import sysconfig
 
-    from checker.cli.faults import interrupted_line
-    from checker.engine.interrupts import WAITING_FOR_SPARK, Interrupted, where
+    from ordercheck.checker.cli.faults import interrupted_line
+    from ordercheck.checker.engine.interrupts import WAITING_FOR_SPARK, Interrupted, where
 
     def frame_in(filename: str):  # a frame of FILENAME, called from the standard library alone
         import threading

@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from checker.engine.frontier import write_record
+from ordercheck.checker.engine.frontier import write_record
 from tests.faults_helpers import MODELS, checkpoint_of, invoke, one_error_line
 
 EVIL = '''
 import pathlib
 pathlib.Path({marker!r}).write_text("code ran")
 
-from checker import Property, Spec
+from ordercheck.checker import Property, Spec
 
 
 class Evil(Spec):
@@ -41,7 +41,7 @@ class Evil(Spec):
 '''
 
 COUNTER = '''
-from checker import Constant, Property, Spec
+from ordercheck.checker import Constant, Property, Spec
 
 
 class Counter(Spec):
@@ -59,7 +59,7 @@ class Counter(Spec):
 '''
 
 SEQUENCER = '''
-from specs.sequencer import SPEC as _Builtin
+from ordercheck.specs.sequencer import SPEC as _Builtin
 
 
 class Mine(_Builtin):
@@ -125,9 +125,9 @@ def test_an_itf_log_never_imports_a_relative_file_or_a_module(tmp_path: Path, ev
 
 
 def test_validate_spec_replays_an_itf_trace_through_the_spec_the_user_names(tmp_path: Path) -> None:
-    from checker.loading.modelfile import load_model
-    from checker.simulate.run import simulate
-    from reports.itf import itf_trace
+    from ordercheck.checker.loading.modelfile import load_model
+    from ordercheck.checker.simulate.run import simulate
+    from ordercheck.reports.itf import itf_trace
 
     model = load_model(MODELS / "sequencer-mutant-no-hold-back.toml")
     trace = simulate(model, 200, 60, 0).properties["total"].trace
@@ -276,8 +276,8 @@ def test_a_pickled_checkpoint_frontier_is_never_unpickled(tmp_path: Path, fmt: i
 def test_the_frontier_format_holds_states_and_nothing_else(tmp_path: Path) -> None:
     """A record of ``frontier.bin`` gives back the states written, bools and frozensets
     as they were, and refuses any other JSON value naming it."""
-    from checker.engine.checkpoints import save
-    from checker.engine.frontier import Frontier, decode_json, encode_json
+    from ordercheck.checker.engine.checkpoints import save
+    from ordercheck.checker.engine.frontier import Frontier, decode_json, encode_json
 
     states = [(1, (True, False), frozenset({(1, 2), frozenset()})), 5, -3, 10**30, ()]
     back = decode_json(encode_json(states))

@@ -9,14 +9,14 @@ import sys
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checker.engine.fingerprint import check_vocabulary, collision_probability, fingerprint
+from ordercheck.checker.engine.fingerprint import check_vocabulary, collision_probability, fingerprint
 
 STATE = ((0, 3, 1), ((1, 2, 5), (7, 1 << 20, 3)), frozenset({4, 9}), True, (), (-1, -2))
 
 
 def test_same_fingerprint_under_other_hash_seeds():
     here = fingerprint(STATE)
-    code = f"from checker.engine.fingerprint import fingerprint; print(fingerprint({STATE!r}))"
+    code = f"from ordercheck.checker.engine.fingerprint import fingerprint; print(fingerprint({STATE!r}))"
     for seed in ("0", "1", "12345"):
         env = dict(os.environ, PYTHONHASHSEED=seed)
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)

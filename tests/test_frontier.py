@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.engine import loop
-from checker.engine.bfs import Bounds, search
-from checker.engine.frontier import Frontier, decode, read_records, write_record
-from checker.engine.reduce import Reductions
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.checker.engine import loop
+from ordercheck.checker.engine.bfs import Bounds, search
+from ordercheck.checker.engine.frontier import Frontier, decode, read_records, write_record
+from ordercheck.checker.engine.reduce import Reductions
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model, model_from_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from checker.cli import main
+from ordercheck.checker.cli import main
 
 TOYSPECS = (Path(__file__).resolve().parent / "toyspecs.py").as_posix()
 
@@ -43,10 +43,10 @@ def test_an_evidence_error_writes_a_junit_error_case_naming_file_and_field(tmp_p
 
 def test_a_spec_error_writes_junit_with_the_models_checked_before_it(tmp_path: Path) -> None:
     spec = tmp_path / "boom.py"
-    spec.write_text("from checker import Spec\n\nclass Boom(Spec):\n    name = 'boom'\n"
+    spec.write_text("from ordercheck import Spec\n\nclass Boom(Spec):\n    name = 'boom'\n"
                     "    def init_states(self):\n        return [0]\n"
                     "    def next_states(self, state):\n        raise ValueError('no next')\n"
-                    "    def properties(self):\n        from checker import Property\n"
+                    "    def properties(self):\n        from ordercheck import Property\n"
                     "        return [Property.always('fine', lambda s: None)]\n")
     first = counter(tmp_path / "a.toml")
     second = tmp_path / "b.toml"

@@ -33,10 +33,10 @@ from tests.faults_helpers import checkpoint_of, current_level, invoke, one_error
 # -- evidence ------------------------------------------------------------------------------------
 
 OWN_SPEC = """\
-from checker import Constant, Property
-from specs.bss import BSS
-from specs.properties import LIBRARY
-from specs.witnesses import FIFO_RACE, TOTAL_RACE, CAUSAL_RACE
+from ordercheck.checker import Constant, Property
+from ordercheck.specs.bss import BSS
+from ordercheck.specs.properties import LIBRARY
+from ordercheck.specs.witnesses import FIFO_RACE, TOTAL_RACE, CAUSAL_RACE
 
 ANYTHING = Property.sometimes("anything", lambda s: True, doc="reached on the initial state")
 OWN_RACE = Property.sometimes("causal_race", lambda s: True, doc="named like the library's, reached at once")
@@ -81,7 +81,7 @@ def test_a_spec_property_named_like_a_library_witness_does_not_stand_for_it(tmp_
     assert out.returncode == 2, out.stdout + out.stderr
     line = one_error_line(out.stderr)
     assert f"{path}: evidence.causal.witness: " in line and "not the library's" in line, line
-    assert "specs.witnesses" in line, line
+    assert "ordercheck.specs.witnesses" in line, line
 
 
 @pytest.mark.parametrize("prop", ["causal", "synchronous", "integrity"])
@@ -269,7 +269,7 @@ def test_a_deeply_nested_itf_trace_is_one_line_exit_2(tmp_path: Path, depth: int
     import sys
 
     old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, 10_000))  # as checker.engine.liveness does
+    sys.setrecursionlimit(max(old, 10_000))  # as ordercheck.checker.engine.liveness does
     value = '{"#tup": [' * depth + "0" + "]}" * depth
     path = tmp_path / "deep.itf.json"
     path.write_text('{"#meta": {"spec": "fifo"}, "vars": ["x"], "states": [{"x": ' + value + "}]}", encoding="utf-8")
@@ -333,7 +333,7 @@ def test_a_header_that_says_nothing_is_refused(tmp_path: Path, header: str, fiel
 # -- prove ---------------------------------------------------------------------------------------
 
 NOT_BUS1 = """\
-from specs.bus1 import Bus1
+from ordercheck.specs.bus1 import Bus1
 
 
 class MyBus(Bus1):
@@ -356,8 +356,8 @@ def test_a_user_spec_named_bus1_is_not_proved_with_bus1s_encoding(tmp_path: Path
     """The encoding was looked up by the spec's ``name``: ``prove`` proved the built-in
     bus1 and printed "proof: causal holds ... ok", exit 0, for a spec whose causal
     ``check`` finds violated."""
-    from checker.loading.specref import load_file
-    from checker.symbolic.encodings import NoEncoding, symbolic_class
+    from ordercheck.checker.loading.specref import load_file
+    from ordercheck.checker.symbolic.encodings import NoEncoding, symbolic_class
 
     (tmp_path / "mybus.py").write_text(NOT_BUS1, encoding="utf-8")
     cls = load_file(tmp_path / "mybus.py").MyBus
@@ -376,9 +376,9 @@ def test_a_user_spec_named_bus1_is_not_proved_with_bus1s_encoding(tmp_path: Path
 
 
 def test_the_builtin_bus1_keeps_its_encoding() -> None:
-    from checker.loading.registry import spec_class
-    from checker.symbolic.encodings import symbolic_class
-    from specs.bus1_symbolic import SYMBOLIC
+    from ordercheck.checker.loading.registry import spec_class
+    from ordercheck.checker.symbolic.encodings import symbolic_class
+    from ordercheck.specs.bus1_symbolic import SYMBOLIC
 
     assert symbolic_class(spec_class("bus1")(peers=3, sends=1)) is SYMBOLIC
 
@@ -394,7 +394,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from checker import Constant, Property, Spec
+from ordercheck.checker import Constant, Property, Spec
 
 
 def bad():

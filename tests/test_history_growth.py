@@ -10,14 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker import Property
-from checker.engine.bfs import search
-from checker.engine.evaluate import Evaluator
-from checker.engine.memory import collector_paused
-from checker.loading.modelfile import load_model, model_from_dict
-from specs.base import PeerSpec
-from specs.bus1 import Bus1
-from specs.bus1_impl import Bus1Impl
+from ordercheck.checker import Property
+from ordercheck.checker.engine.bfs import search
+from ordercheck.checker.engine.evaluate import Evaluator
+from ordercheck.checker.engine.memory import collector_paused
+from ordercheck.checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.specs.base import PeerSpec
+from ordercheck.specs.bus1 import Bus1
+from ordercheck.specs.bus1_impl import Bus1Impl
 
 MODELS = sorted((Path(__file__).resolve().parent.parent / "models").glob("*.toml"))
 LIBRARY_PROPS = [

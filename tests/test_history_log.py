@@ -1,4 +1,4 @@
-"""A spec's history laid out as a log (specs.history), whole and step by step.
+"""A spec's history laid out as a log (ordercheck.specs.history), whole and step by step.
 
 The layout must be a linearization of the history: each peer's events in its program
 order, a send before the deliveries and drops of its message, the k-th signal from p to
@@ -14,9 +14,9 @@ import random
 import pytest
 from histories import history
 
-from checker.loading.modelfile import load_model
-from checker.loading.registry import builtin_models
-from specs.history import (
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.checker.loading.registry import builtin_models
+from ordercheck.specs.history import (
     DELIVER,
     DROP,
     SEND,
@@ -29,7 +29,7 @@ from specs.history import (
     history_log,
     spec_past,
 )
-from specs.properties import LIBRARY, MONITORS
+from ordercheck.specs.properties import LIBRARY, MONITORS
 
 
 def assert_linearizes(log, h) -> None:

@@ -10,12 +10,12 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from checker.api.result import PropertyResult, Result, Stats
-from checker.cli import main
-from reports.ablation_text import ablation_table
-from reports.html import render_index
-from reports.markdown import render_markdown
-from reports.view import Ablation, build_report
+from ordercheck.checker.api.result import PropertyResult, Result, Stats
+from ordercheck.checker.cli import main
+from ordercheck.reports.ablation_text import ablation_table
+from ordercheck.reports.html import render_index
+from ordercheck.reports.markdown import render_markdown
+from ordercheck.reports.view import Ablation, build_report
 
 TOYSPECS = (Path(__file__).resolve().parent / "toyspecs.py").as_posix()
 
@@ -54,9 +54,9 @@ def test_prove_bmc_only_never_says_proved_in_any_artifact(tmp_path: Path) -> Non
 
 
 def test_an_implication_from_an_invariant_not_shown_inductive_is_conditional(tmp_path: Path) -> None:
-    from checker.loading.modelfile import model_from_dict
-    from checker.symbolic.prove import ProveOptions, prove_model
-    from reports.proofs import ProofRecord
+    from ordercheck.checker.loading.modelfile import model_from_dict
+    from ordercheck.checker.symbolic.prove import ProveOptions, prove_model
+    from ordercheck.reports.proofs import ProofRecord
 
     m = model_from_dict({"spec": "bus1", "constants": {"peers": 2, "sends": 1, "block_destinations": False},
                          "check": {"properties": ["causal"]}, "prove": {"queue_bound": 2}}, "m.toml")

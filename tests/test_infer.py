@@ -10,15 +10,15 @@ import pytest
 import z3
 from click.testing import CliRunner
 
-from checker.api.errors import InputError
-from checker.cli import main
-from checker.loading.modelfile import load_model, model_from_dict
-from checker.loading.registry import spec_class
-from checker.symbolic import infer
-from checker.symbolic.encodings import Stepper
-from checker.symbolic.infer import infer_model
-from checker.symbolic.prove import ProveOptions, prove_model
-from specs.fifo_symbolic import SymbolicFifo
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.cli import main
+from ordercheck.checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.checker.loading.registry import spec_class
+from ordercheck.checker.symbolic import infer
+from ordercheck.checker.symbolic.encodings import Stepper
+from ordercheck.checker.symbolic.infer import infer_model
+from ordercheck.checker.symbolic.prove import ProveOptions, prove_model
+from ordercheck.specs.fifo_symbolic import SymbolicFifo
 
 
 def scaffold(root: Path, name: str = "seqfifo") -> Path:

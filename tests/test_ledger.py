@@ -1,4 +1,4 @@
-"""The ledger (checker.engine.ledger): one model's level bookkeeping, held by the local
+"""The ledger (ordercheck.checker.engine.ledger): one model's level bookkeeping, held by the local
 level loop and by each model of a Spark search.
 
 The unit tests pin each rule the ledger applies; ``test_every_local_engine_stops_*``
@@ -15,12 +15,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from checker.api.result import LevelTiming
-from checker.engine.ledger import Ledger, decided_at
-from checker.engine.outcome import NO_BOUNDS, Bounds, Decision, SearchOutcome
-from checker.engine.rules import KEY_BITS
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import model_from_dict
+from ordercheck.checker.api.result import LevelTiming
+from ordercheck.checker.engine.ledger import Ledger, decided_at
+from ordercheck.checker.engine.outcome import NO_BOUNDS, Bounds, Decision, SearchOutcome
+from ordercheck.checker.engine.rules import KEY_BITS
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import model_from_dict
 
 PLAIN = Options(progress=False, symmetry=False, por=False)
 

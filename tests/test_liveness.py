@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.api.trace import replay
-from checker.engine.bfs import search
-from checker.engine.fingerprint import fingerprint
-from checker.engine.liveness import Graph, components, find_lassos
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.checker.api.trace import replay
+from ordercheck.checker.engine.bfs import search
+from ordercheck.checker.engine.fingerprint import fingerprint
+from ordercheck.checker.engine.liveness import Graph, components, find_lassos
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model, model_from_dict
 from tests.conftest import MODELS
 from tests.toyspecs import Spinner
 

@@ -12,13 +12,13 @@ from click.testing import CliRunner
 from seedwalk import MODELS, run_model
 from suite_helpers import suite_models, suite_results
 
-from checker.api.expectation import CATEGORIES, category, cell_sentence, mutant_steps
-from checker.api.result import PropertyResult, Result
-from checker.cli import main
-from checker.loading.modelfile import load_model
-from checker.review.matrix import WIDTH, Matrix, build_matrix, cell_text, render_text
-from reports.html import render_index, render_matrix_page
-from reports.view import build_report
+from ordercheck.checker.api.expectation import CATEGORIES, category, cell_sentence, mutant_steps
+from ordercheck.checker.api.result import PropertyResult, Result
+from ordercheck.checker.cli import main
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.checker.review.matrix import WIDTH, Matrix, build_matrix, cell_text, render_text
+from ordercheck.reports.html import render_index, render_matrix_page
+from ordercheck.reports.view import build_report
 
 SMALL = ["lamport-2", "lamport-mutant-no-wait", "restart-per-queue"]
 
@@ -284,7 +284,7 @@ def test_a_trace_cell_links_into_the_index_from_the_matrix_page() -> None:
 def test_sweep_rows_say_reached_and_unreached(tmp_path: Path) -> None:
     """The sweep table's ``shown`` column: the verdict word of every other artifact; a
     table written before the column reads back with it."""
-    from checker.spark.sweep_table import COLUMNS, load_sweep, rows_from_result, write_sweep
+    from ordercheck.checker.spark.sweep_table import COLUMNS, load_sweep, rows_from_result, write_sweep
 
     result = Result("m.toml", "toy", {}, "local", {}, {
         "w": PropertyResult("w", "sometimes", "violated", "violated"),
@@ -306,8 +306,8 @@ def test_sweep_rows_say_reached_and_unreached(tmp_path: Path) -> None:
 
 def test_a_report_without_judged_models_has_no_matrix_and_says_why() -> None:
     """An ablation run is not judged: no matrix, no "as expected", a sentence instead."""
-    from checker.api.result import Stats
-    from reports.view import Ablation
+    from ordercheck.checker.api.result import Stats
+    from ordercheck.reports.view import Ablation
 
     def run(status: str) -> Result:
         return Result("m.toml", "bus1", {"peers": 2}, "local", {}, {
@@ -323,7 +323,7 @@ def test_a_report_without_judged_models_has_no_matrix_and_says_why() -> None:
 
 
 def test_the_markdown_matrix_states_what_each_verdict_means_against_the_expectation() -> None:
-    from reports.markdown import render_markdown
+    from ordercheck.reports.markdown import render_markdown
 
     text = render_markdown(_suite_view())
     matrix = text[text.index("## Protocol × property"):text.index("\n## ", text.index("## Protocol × property") + 5)]

@@ -10,9 +10,9 @@ import pytest
 from seedwalk import run_model
 from suite_helpers import suite_results
 
-from reports.browser import find_chromium, page_width
-from reports.html import write_report
-from reports.view import build_report
+from ordercheck.reports.browser import find_chromium, page_width
+from ordercheck.reports.html import write_report
+from ordercheck.reports.view import build_report
 
 pytestmark = pytest.mark.skipif(
     find_chromium() is None,

@@ -1,4 +1,4 @@
-"""The monitor contract (:mod:`checker.monitors.base`), checked for every monitor on random logs.
+"""The monitor contract (:mod:`ordercheck.checker.monitors.base`), checked for every monitor on random logs.
 
 - **Decisions read the past only**: stepping a log event by event, the verdict after
   each prefix (the violation stepped so far, else a fork's ``end()``) is the verdict of a
@@ -28,12 +28,12 @@ from collections import deque
 
 import pytest
 
-from checker.monitors import MONITORS, check
-from checker.monitors.events import DELIVER, DROP, FAIL, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT
-from checker.monitors.graph import DynamicOrder
-from checker.monitors.log import SignalPairs, signal_sources
-from checker.validate.jsonl import read_jsonl
-from checker.validate.log import Log, LogBuilder, sub_log
+from ordercheck.checker.monitors import MONITORS, check
+from ordercheck.checker.monitors.events import DELIVER, DROP, FAIL, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT
+from ordercheck.checker.monitors.graph import DynamicOrder
+from ordercheck.checker.monitors.log import SignalPairs, signal_sources
+from ordercheck.checker.validate.jsonl import read_jsonl
+from ordercheck.checker.validate.log import Log, LogBuilder, sub_log
 from tests.test_validate_differential import random_log
 
 NAMES = list(MONITORS)
@@ -457,7 +457,7 @@ def test_global_lock_decides_a_recording_by_its_prefixes_as_it_does_step_by_step
     """``GlobalLock.run`` searches the prefixes of a log read from its start or of a long
     stretch, and steps a short one that extends what it stepped (a fork's, as the model
     checker's): the same first violation, window and sentence as stepping each event."""
-    from checker.monitors import lock
+    from ordercheck.checker.monitors import lock
 
     def stepped_through(log: Log) -> object:
         monitor = lock.GlobalLock(log)

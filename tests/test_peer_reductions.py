@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker import Property
-from checker.engine.reduce import Expander, Reductions, plan, stubborn
-from checker.loading.modelfile import model_from_dict
-from specs.bss import BSS
+from ordercheck.checker import Property
+from ordercheck.checker.engine.reduce import Expander, Reductions, plan, stubborn
+from ordercheck.checker.loading.modelfile import model_from_dict
+from ordercheck.specs.bss import BSS
 from tests.test_reductions import assert_real_traces, commutation_failure, reachable, run, verdicts
 
 LIBRARY = ["fifo", "causal", "total", "global_lock", "eventual_delivery"]
@@ -188,7 +188,7 @@ def test_commutation_check_catches_an_unsound_footprint(monkeypatch) -> None:
     incoming channel), :func:`enabling_failure` finds an outside run that enables a
     member's receipt (the commutation check alone, which tries enabled actions only,
     does not)."""
-    import specs.peer_reductions as pr
+    import ordercheck.specs.peer_reductions as pr
 
     real = pr.channel_footprints
 
@@ -332,7 +332,7 @@ def test_canonical_fingerprints_against_brute_force(spec: str, constants: dict) 
 def lazy_histories(spec, lazy: bool) -> tuple[set, set]:
     """The histories (ghosts) of every reachable state, and of every terminal one, of
     ``spec``; with ``lazy``, each state expanded as the engine's deferral alone does
-    (:meth:`~checker.api.reductions.PartialOrder.deferrable` steps left out while another is enabled,
+    (:meth:`~ordercheck.checker.api.reductions.PartialOrder.deferrable` steps left out while another is enabled,
     the first taken alone where all are)."""
     ghost = spec.ghost_at
     init = list(spec.init_states())
@@ -385,7 +385,7 @@ def test_deferred_arrivals_keep_every_history(cfg: dict) -> None:
 
 def engine_terminal_histories(spec) -> set:
     """The histories of the terminal states the engine's expansion reaches with stubborn
-    sets and deferral together (:class:`checker.engine.reduce.Expander`)."""
+    sets and deferral together (:class:`ordercheck.checker.engine.reduce.Expander`)."""
     expander = Expander(spec, Reductions(por=True, defer=True))
     frontier = list(spec.init_states())
     seen, ends = set(frontier), set()

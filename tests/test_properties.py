@@ -1,6 +1,6 @@
 """The property library on hand-made histories that hold and that break each property.
 
-The library's functions are the monitors' decisions (checker.monitors) on the history
+The library's functions are the monitors' decisions (ordercheck.checker.monitors) on the history
 laid out as a log; the sentences are the monitors' (they name the peers, the messages
 and the events that show the violation). The random test compares them with the
 independent oracle of tests/validate_oracle.py."""
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specs.properties import causal, eventual_delivery, fifo, global_lock, total
+from ordercheck.specs.properties import causal, eventual_delivery, fifo, global_lock, total
 from tests.histories import history
 from tests.validate_oracle import violated
 

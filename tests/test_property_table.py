@@ -2,7 +2,7 @@
 
 Each row names a history, a property and the exact verdict: ``None`` (holds) or the
 sentence the property gave before the monitors decided it; the monitor's sentence must
-name every message that one named (the wording is the monitors', checker.monitors). The rows cover what the literature's definitions
+name every message that one named (the wording is the monitors', ordercheck.checker.monitors). The rows cover what the literature's definitions
 decide and weaker ones would not: predecessors never delivered, duplicates, deliveries
 to peers a message is not addressed to, deliveries before the send, gaps, cycles across
 peers with every pair agreeing, and the seeds' worked examples. A property weakened back
@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, Event, History, Message
-from specs.properties import (
+from ordercheck.specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, Event, History, Message
+from ordercheck.specs.properties import (
     LIBRARY,
     causal,
     fifo,

@@ -7,13 +7,13 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from checker.api.errors import InputError
-from checker.cli import main
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import model_from_dict
-from checker.loading.registry import spec_class
-from checker.symbolic.prove import ProveOptions, bmc_queries, invariant_queries, prove_model
-from specs.bus1_symbolic import SymbolicBus1
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.cli import main
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import model_from_dict
+from ordercheck.checker.loading.registry import spec_class
+from ordercheck.checker.symbolic.prove import ProveOptions, bmc_queries, invariant_queries, prove_model
+from ordercheck.specs.bus1_symbolic import SymbolicBus1
 from tests.symbolic_helpers import by_name
 
 
@@ -234,7 +234,7 @@ def test_a_proof_against_each_expectation() -> None:
 )
 def test_outcome_table(kind: str, status: str, expected: str | None, proved: bool, outcome: str) -> None:
     """Each cell of the table in checker/symbolic/prove.py's docstring (and proofs.md)."""
-    from checker.symbolic.prove import ProveResult, Query, judge
+    from ordercheck.checker.symbolic.prove import ProveResult, Query, judge
 
     queries = [Query(f"{kind}: causal", kind, status, 0.0, expected, explanation="no counterexample within 3 steps")]
     if proved and kind != "proof":

@@ -1,4 +1,4 @@
-"""The pytest plugin (``checker.pytest_plugin``): model files collected as test items.
+"""The pytest plugin (``ordercheck.checker.pytest_plugin``): model files collected as test items.
 
 pytest runs in a subprocess with plugin autoloading off and the plugin named with
 ``-p``, so the tests see this checkout's plugin whether or not the installed
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from checker.loading.modelfile import expand_paths
-from checker.pytest_plugin import is_named
+from ordercheck.checker.loading.modelfile import expand_paths
+from ordercheck.checker.pytest_plugin import is_named
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,13 +26,13 @@ ROOT = Path(__file__).resolve().parent.parent
 def run_pytest(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
            "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "checker.pytest_plugin", "-p", "no:cacheprovider",
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "ordercheck.checker.pytest_plugin", "-p", "no:cacheprovider",
                            *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
 
 
 def test_the_entry_point_names_the_plugin():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert project["project"]["entry-points"]["pytest11"] == {"ordercheck": "checker.pytest_plugin"}
+    assert project["project"]["entry-points"]["pytest11"] == {"ordercheck": "ordercheck.checker.pytest_plugin"}
     assert project["tool"]["pytest"]["ini_options"]["ordercheck_models"] == ["models/*.toml"]
 
 

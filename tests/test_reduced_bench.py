@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker.cli import main as cli
-from checker.loading.modelfile import load_model
-from tla.export import export_model
+from ordercheck.checker.cli import main as cli
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.tla.export import export_model
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))

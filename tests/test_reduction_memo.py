@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from checker.engine import reduce as red
-from checker.engine.reduce import Expander, plan
-from checker.loading.modelfile import model_from_dict
+from ordercheck.checker.engine import reduce as red
+from ordercheck.checker.engine.reduce import Expander, plan
+from ordercheck.checker.loading.modelfile import model_from_dict
 from tests.test_reductions import reachable
 
 # Configurations that exercise every footprint refinement: multicasts (blocks, syncs

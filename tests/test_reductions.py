@@ -8,10 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.api.trace import replay
-from checker.engine.reduce import plan, stubborn
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.checker.api.trace import replay
+from ordercheck.checker.engine.reduce import plan, stubborn
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model, model_from_dict
 
 MODELS = sorted((Path(__file__).resolve().parent.parent / "models").glob("*.toml"))
 LIBRARY_PROPS = [
@@ -271,7 +271,7 @@ def test_absorbing_every_sync_is_caught(monkeypatch) -> None:
     commute when such syncs are declared absorbed."""
     import random
 
-    from specs.bus1 import TICK, Bus1
+    from ordercheck.specs.bus1 import TICK, Bus1
 
     def off_by_one(self, clock: int, tx, ts: int) -> bool:
         return bool(tx) and tx[1] <= TICK and ts <= max(clock, tx[3]) + 1
@@ -304,7 +304,7 @@ def test_syncs_of_one_clock_are_commuting_updates() -> None:
 def test_stubborn_choices_are_memoised() -> None:
     """The memo keyed by the spec's reduction key returns what a cold computation
     does, and a caller changing the returned list does not change the memo."""
-    from checker.engine import reduce as red
+    from ordercheck.checker.engine import reduce as red
 
     model = model_from_dict({"spec": "bus1", "constants": {"peers": 3, "sends": 1}, "check": {"properties": LIBRARY_PROPS}})
     spec = model.spec
@@ -347,11 +347,11 @@ def test_visible_masks_cover_every_clock_and_queue_change(constants: dict) -> No
 
 
 def test_choice_rule_prefers_fewest_actions_then_least_left_to_do() -> None:
-    """The tie-breaks of :func:`checker.engine.reduce._stubborn`, on hand-made footprints of
+    """The tie-breaks of :func:`ordercheck.checker.engine.reduce._stubborn`, on hand-made footprints of
     three independent processes (no conflicts: each closes to itself): fewest enabled
     actions first, then the fewest variables in the later footprint, then the lowest
     process; and the answer is the same on every call."""
-    from checker.engine.reduce import _stubborn
+    from ordercheck.checker.engine.reduce import _stubborn
 
     def fp(own: int, later: int) -> tuple[int, int, int, int, int, int]:
         return (own, own, own | later, own | later, 0, 0)
@@ -393,7 +393,7 @@ def test_chosen_sets_are_closed_and_deterministic(constants: dict) -> None:
     hold every enabled action of its members and leave one out; and the choice is a
     function of the state: a second spec instance, with the memo cleared, chooses the
     same set for every state, and the reduced search gives the same counts twice."""
-    from checker.engine import reduce as red
+    from ordercheck.checker.engine import reduce as red
 
     model = model_from_dict({"spec": "bus1", "constants": constants, "check": {"properties": LIBRARY_PROPS}})
     spec = model.spec
@@ -422,9 +422,9 @@ def test_chosen_sets_are_closed_and_deterministic(constants: dict) -> None:
 def terminal_states(spec, por: bool) -> set:
     """The terminal states reachable from the initial ones, exploring every enabled
     action, or only those the engine's expansion takes under partial-order reduction
-    (:meth:`checker.engine.reduce.Expander.expand`: stubborn sets, memoised by the
+    (:meth:`ordercheck.checker.engine.reduce.Expander.expand`: stubborn sets, memoised by the
     spec's reduction key, with only the chosen processes' steps generated)."""
-    from checker.engine.reduce import Expander, Reductions
+    from ordercheck.checker.engine.reduce import Expander, Reductions
 
     expand = Expander(spec, Reductions(por=por)).expand
     seen = set(spec.init_states())

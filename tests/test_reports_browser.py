@@ -10,9 +10,9 @@ import re
 import pytest
 from reports_helpers import checked, read_png
 
-from reports.browser import dump_dom, find_chromium, screenshot
-from reports.html import write_report
-from reports.view import build_report
+from ordercheck.reports.browser import dump_dom, find_chromium, screenshot
+from ordercheck.reports.html import write_report
+from ordercheck.reports.view import build_report
 
 pytestmark = pytest.mark.skipif(
     find_chromium() is None,

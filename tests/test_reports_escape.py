@@ -10,12 +10,12 @@ import networkx as nx
 import pytest
 from reports_helpers import EVIL, Evil, evil_result
 
-from reports.html import write_report
-from reports.junit import junit_xml
-from reports.markdown import render_markdown
-from reports.shiviz import PYTHON_PARSER
-from reports.stategraph import mark_trace, state_graph, write_dot, write_graphml
-from reports.view import build_report
+from ordercheck.reports.html import write_report
+from ordercheck.reports.junit import junit_xml
+from ordercheck.reports.markdown import render_markdown
+from ordercheck.reports.shiviz import PYTHON_PARSER
+from ordercheck.reports.stategraph import mark_trace, state_graph, write_dot, write_graphml
+from ordercheck.reports.view import build_report
 
 
 def test_html_escapes_every_label_name_and_value(tmp_path):

@@ -10,15 +10,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from reports_helpers import MODELS, checked
 
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model, model_from_dict
-from reports.diff import MISSING, diff, flatten, show
-from reports.itf import SAFE_INT, itf_trace, itf_value
-from reports.junit import junit_xml
-from reports.markdown import md, mermaid, render_markdown
-from reports.shiviz import PARSER, PYTHON_PARSER, shiviz_log, vector_clocks
-from reports.timeline import build_timeline, load_spec
-from reports.view import build_report
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.reports.diff import MISSING, diff, flatten, show
+from ordercheck.reports.itf import SAFE_INT, itf_trace, itf_value
+from ordercheck.reports.junit import junit_xml
+from ordercheck.reports.markdown import md, mermaid, render_markdown
+from ordercheck.reports.shiviz import PARSER, PYTHON_PARSER, shiviz_log, vector_clocks
+from ordercheck.reports.timeline import build_timeline, load_spec
+from ordercheck.reports.view import build_report
 
 
 def test_junit_counts_cases_and_failures():
@@ -172,7 +172,7 @@ def test_diff_lists_exactly_the_changed_paths(before, after):
 
 
 def test_a_lasso_is_marked_in_itf_html_and_markdown(tmp_path):
-    from reports.html import write_report
+    from ordercheck.reports.html import write_report
 
     r = checked("retransmit-weak")
     p = r.properties["eventual_delivery"]

@@ -9,11 +9,11 @@ import pytest
 from click.testing import CliRunner
 from reports_helpers import MODELS
 
-from checker.cli import main
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model
-from reports import load_items
-from reports.view import Ablation
+from ordercheck.checker.cli import main
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.reports import load_items
+from ordercheck.reports.view import Ablation
 
 SMALL = """
 spec = "fifo"

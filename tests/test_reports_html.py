@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 from reports_helpers import MODELS, checked
 
-from checker.cli import main
-from reports import load_items
-from reports.html import write_report
-from reports.timeline import blame, build_timeline, load_spec
-from reports.view import build_report
+from ordercheck.checker.cli import main
+from ordercheck.reports import load_items
+from ordercheck.reports.html import write_report
+from ordercheck.reports.timeline import blame, build_timeline, load_spec
+from ordercheck.reports.view import build_report
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -149,7 +149,7 @@ def test_steps_list_only_what_changed(report):
 
 
 def test_eventual_delivery_blames_the_missing_deliveries():
-    from specs.properties import EVENTUAL_DELIVERY
+    from ordercheck.specs.properties import EVENTUAL_DELIVERY
 
     r = checked("fifo-4")
     spec = load_spec(r.spec, r.constants)
@@ -207,6 +207,6 @@ def test_a_trace_that_no_longer_replays_is_shown_without_a_diagram():
 
 
 def load_items_from(data):
-    from reports import items_from_json
+    from ordercheck.reports import items_from_json
 
     return items_from_json(data, "<test>")

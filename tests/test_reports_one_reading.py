@@ -1,5 +1,5 @@
 """A violation reads the same wherever it is drawn: the reports pair signals as the
-monitors do (``checker.monitors.log.signal_sources``) and highlight what the deciding
+monitors do (``ordercheck.checker.monitors.log.signal_sources``) and highlight what the deciding
 monitor's ``Violation`` names."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from types import SimpleNamespace
 
 from reports_helpers import checked
 
-from checker.monitors.integrity import Integrity
-from checker.validate.diagram import timeline_of, window_diagram
-from checker.validate.readers import read_log
-from reports.markdown import sequence_diagram
-from reports.shiviz import vector_clocks
-from reports.timeline import Blame, blame, build_timeline, load_spec
+from ordercheck.checker.monitors.integrity import Integrity
+from ordercheck.checker.validate.diagram import timeline_of, window_diagram
+from ordercheck.checker.validate.readers import read_log
+from ordercheck.reports.markdown import sequence_diagram
+from ordercheck.reports.shiviz import vector_clocks
+from ordercheck.reports.timeline import Blame, blame, build_timeline, load_spec
 
 # b receives a's signal on line 1; a sends it on line 2 (an integrity violation).
 LATE_SIGNAL = '{"peer": "b", "kind": "signal_in", "from": "a"}\n{"peer": "a", "kind": "signal_out", "to": "b"}\n'
@@ -93,7 +93,7 @@ def test_a_validate_window_draws_the_awaited_predecessor_as_check_does() -> None
     awaited by the offending delivery (as in a report of ``check``), not as lost."""
     data = Path(__file__).resolve().parent / "data" / "validate" / "causal-side-channel.jsonl"
     log = read_log(data)
-    from checker.monitors import MONITORS
+    from ordercheck.checker.monitors import MONITORS
 
     monitor = MONITORS["causal"](log)
     violation = monitor.run(0, len(log)) or monitor.end()

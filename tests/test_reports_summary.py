@@ -12,9 +12,9 @@ import pytest
 from faults_helpers import invoke, one_error_line
 from reports_helpers import MODELS, checked
 
-from checker.api.result import PropertyResult, Result, Step
-from reports.summary import SUMMARY_LIMIT, TRACE_STEPS, compare, render_summary, trace_lines
-from reports.view import build_report
+from ordercheck.checker.api.result import PropertyResult, Result, Step
+from ordercheck.reports.summary import SUMMARY_LIMIT, TRACE_STEPS, compare, render_summary, trace_lines
+from ordercheck.reports.view import build_report
 
 CUT = "… cut here"  # render_summary's last resort: a summary that needs it has a room miscounted
 
@@ -100,8 +100,8 @@ def test_diff_shows_changed_verdicts_models_added_and_removed_and_state_counts(t
 
 
 def test_a_bound_is_said_with_how_far_the_search_got() -> None:
-    from checker.engine.run import Options, check_model
-    from checker.loading.modelfile import load_model
+    from ordercheck.checker.engine.run import Options, check_model
+    from ordercheck.checker.loading.modelfile import load_model
 
     stopped = check_model(load_model(MODELS / "fifo-4.toml"), Options(progress=False, max_states=20))
     text = render_summary(build_report([stopped, checked("fifo-2")]))

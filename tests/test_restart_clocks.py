@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from seedwalk import run_model, walk
 
-from checker import ConstantError
-from specs.restart_clocks import RestartClocks, follows
+from ordercheck.checker import ConstantError
+from ordercheck.specs.restart_clocks import RestartClocks, follows
 
 AB = 0b11
 HI, HOW, WELL = 0, 1, 2

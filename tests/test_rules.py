@@ -1,4 +1,4 @@
-"""The level rules of checker.engine.rules, on small hand-made levels.
+"""The level rules of ordercheck.checker.engine.rules, on small hand-made levels.
 
 The engines' agreement on every model is tested elsewhere (tests/test_workers.py,
 tests/test_spark.py); here each rule of ``settle`` is pinned to numbers worked out by
@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from checker.engine import rules
-from checker.engine.rules import KEY_BITS, LevelEnd, settle
+from ordercheck.checker.engine import rules
+from ordercheck.checker.engine.rules import KEY_BITS, LevelEnd, settle
 
 COUNTS = np.asarray([2, 0, 3, 1], dtype=np.int64)
 KEYS = np.asarray([0 << KEY_BITS | 0, 0 << KEY_BITS | 1, 2 << KEY_BITS | 0, 2 << KEY_BITS | 2, 3 << KEY_BITS | 0],
@@ -119,8 +119,8 @@ class _Inits:
 
 
 def test_the_first_level_is_the_first_of_equal_initial_states() -> None:
-    from checker.api.errors import SpecError
-    from checker.engine.fingerprint import fingerprint
+    from ordercheck.checker.api.errors import SpecError
+    from ordercheck.checker.engine.fingerprint import fingerprint
 
     def fps(states: list) -> np.ndarray:
         return np.fromiter((fingerprint(s) for s in states), dtype=np.uint64, count=len(states))

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def ordercheck(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """The installed ``ordercheck`` command (beside this Python), run in ``cwd``."""
     exe = Path(sys.executable).with_name("ordercheck")
-    command = [str(exe)] if exe.exists() else [sys.executable, "-m", "checker.cli"]
+    command = [str(exe)] if exe.exists() else [sys.executable, "-m", "ordercheck.checker.cli"]
     return subprocess.run([*command, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=600)
 
 
@@ -50,7 +50,7 @@ def test_new_then_check_passes_for_real(empty, base):
     ablated = ordercheck("check", f"models/my_proto-{ABLATION[base]}.toml", cwd=empty)
     assert ablated.returncode == 0, ablated.stdout + ablated.stderr
     assert "violated  expected violated  ok" in ablated.stdout
-    # Each "holds" has [evidence]: a library witness (specs.witnesses) the model reaches,
+    # Each "holds" has [evidence]: a library witness (ordercheck.specs.witnesses) the model reaches,
     # and with the peer base the ablation model as the mutant for total.
     shown = ordercheck("check", "models/my_proto.toml", "--with-evidence", cwd=empty)
     assert shown.returncode == 0, shown.stdout + shown.stderr
@@ -76,7 +76,7 @@ def test_new_then_check_passes_for_real(empty, base):
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
            "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
     tests = subprocess.run(
-        [sys.executable, "-m", "pytest", "-v", "-p", "checker.pytest_plugin", "-p", "no:cacheprovider",
+        [sys.executable, "-m", "pytest", "-v", "-p", "ordercheck.checker.pytest_plugin", "-p", "no:cacheprovider",
          "tests/test_my_proto.py"],
         capture_output=True, text=True, cwd=empty, timeout=600, env=env,
     )

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from seedwalk import reachable, run_model, walk
 
-from checker import ConstantError
-from specs.async_peers import CHANS
-from specs.lamport_total import MSG, QUEUES, LamportTotal
-from specs.sequencer import Sequencer
-from specs.skeen import Skeen
+from ordercheck.checker import ConstantError
+from ordercheck.specs.async_peers import CHANS
+from ordercheck.specs.lamport_total import MSG, QUEUES, LamportTotal
+from ordercheck.specs.sequencer import Sequencer
+from ordercheck.specs.skeen import Skeen
 
 # -- ablations and assumptions caught, with their shortest counterexamples -------------
 
@@ -80,8 +80,8 @@ CLAIMS = [
 
 
 def _check(spec: str, constants: dict, props: list[str]):
-    from checker.engine.run import Options, check_model
-    from checker.loading.modelfile import model_from_dict
+    from ordercheck.checker.engine.run import Options, check_model
+    from ordercheck.checker.loading.modelfile import model_from_dict
 
     model = model_from_dict({"spec": spec, "constants": constants, "check": {"properties": props}})
     return check_model(model, Options(progress=False, stop_when_decided=False))
@@ -111,7 +111,7 @@ def test_skeen_triangle_is_a_global_cycle_every_pair_agrees_on() -> None:
     consistent with the other peers' on the one message they share, so pairwise total
     holds at every step while total_global breaks. (The exhaustive check is
     models/large/skeen-mutant-min-triangle.toml, 2.6 million states.)"""
-    from specs.properties import global_lock, total, total_global, total_prefix
+    from ordercheck.specs.properties import global_lock, total, total_global, total_prefix
 
     script = {"a": ["bc"], "b": ["cd"], "c": ["bd"]}
     mutant = Skeen(peers=4, script=script, take_max=False, mutant_final="min")
@@ -147,8 +147,8 @@ TRIANGLE = [
 def test_skeen_total_needs_the_maximum() -> None:
     """Same configuration, only the final rule differs: max holds, min breaks."""
     script = {"a": ["cd"], "b": ["cd"]}
-    from checker.engine.bfs import search
-    from specs.properties import TOTAL
+    from ordercheck.checker.engine.bfs import search
+    from ordercheck.specs.properties import TOTAL
 
     good = search(Skeen(peers=4, script=script), [TOTAL])
     bad = search(Skeen(peers=4, script=script, take_max=False), [TOTAL])
@@ -351,8 +351,8 @@ def test_total_order_is_not_fifo_in_skeen() -> None:
 
 def test_skeen_ignores_duplicated_copies() -> None:
     """Every kind of copy (message, proposal, final) is ignored: the order survives."""
-    from checker.engine.bfs import search
-    from specs.properties import LIBRARY
+    from ordercheck.checker.engine.bfs import search
+    from ordercheck.specs.properties import LIBRARY
 
     spec = Skeen(peers=2, sends=1, duplicates=1)
     props = [p for p in LIBRARY if p.name != "synchronous"]

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.api.trace import replay
-from checker.engine.bfs import search
-from checker.loading.modelfile import load_model, model_from_dict
-from checker.simulate.run import simulate
-from checker.simulate.shrink import shrink, substitute
-from checker.simulate.walk import Found, News, Simulator
+from ordercheck.checker.api.trace import replay
+from ordercheck.checker.engine.bfs import search
+from ordercheck.checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.checker.simulate.run import simulate
+from ordercheck.checker.simulate.shrink import shrink, substitute
+from ordercheck.checker.simulate.walk import Found, News, Simulator
 
 ROOT = Path(__file__).resolve().parent.parent
 SIM = ROOT / "models" / "simulate"

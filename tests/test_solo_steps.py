@@ -1,8 +1,8 @@
 """Solo steps (PartialOrder.solo_step): a delivery of a settled queue head, expanded alone.
 
 Lamport total order and Skeen name, in a state, a delivery that no run of other steps
-can disable or fail to commute with (:meth:`specs.lamport_total.LamportTotal.settled`,
-:meth:`specs.skeen.Skeen.settled`). Checked here: that condition itself on sampled
+can disable or fail to commute with (:meth:`ordercheck.specs.lamport_total.LamportTotal.settled`,
+:meth:`ordercheck.specs.skeen.Skeen.settled`). Checked here: that condition itself on sampled
 states of Hypothesis-drawn configurations (faults and ablations included), that the
 check catches a settledness test made too weak, that the engine's graph with solo steps
 gives the verdicts of the full graph and is smaller, and that solo steps are not taken
@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.engine.reduce import Expander, Reductions
-from checker.loading.modelfile import model_from_dict
-from specs.lamport_total import CHANS, CLOCKS, MSG, QUEUES, LamportTotal
-from specs.skeen import Skeen
+from ordercheck.checker.engine.reduce import Expander, Reductions
+from ordercheck.checker.loading.modelfile import model_from_dict
+from ordercheck.specs.lamport_total import CHANS, CLOCKS, MSG, QUEUES, LamportTotal
+from ordercheck.specs.skeen import Skeen
 from tests.test_peer_reductions import LIBRARY, config_strategy, model_of
 from tests.test_reductions import reachable, run, step, verdicts
 

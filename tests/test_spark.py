@@ -26,16 +26,16 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.api.result import Result
-from checker.cli import main
-from checker.engine.encoding import decode, encode
-from checker.engine.fingerprint import fingerprint
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model
-from checker.loading.registry import builtin_models
-from checker.spark.bfs import SparkOptions, check_models_spark
-from checker.spark.sweep import sweep_tasks
-from checker.spark.sweep_table import COLUMNS, load_sweep, load_sweep_results
+from ordercheck.checker.api.result import Result
+from ordercheck.checker.cli import main
+from ordercheck.checker.engine.encoding import decode, encode
+from ordercheck.checker.engine.fingerprint import fingerprint
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.checker.loading.registry import builtin_models
+from ordercheck.checker.spark.bfs import SparkOptions, check_models_spark
+from ordercheck.checker.spark.sweep import sweep_tasks
+from ordercheck.checker.spark.sweep_table import COLUMNS, load_sweep, load_sweep_results
 from tests.test_ledger import EARLY, assert_figures, fifo4
 from tests.test_spec_api import BUGGY_RING, EXAMPLE
 from tests.test_user_specs import COUNTER, MODEL, project
@@ -100,7 +100,7 @@ def test_sweep_tasks_add_one_mutant_per_ablation_flag_still_on():
 
 
 def test_load_sweep_names_a_missing_table(tmp_path):
-    from checker.api.errors import InputError
+    from ordercheck.checker.api.errors import InputError
 
     with pytest.raises(InputError, match="no such sweep table"):
         load_sweep(tmp_path)
@@ -228,7 +228,7 @@ def test_a_search_that_stays_small_never_leaves_the_driver(spark, builtin_pairs,
     of small models (and fifo-4 variants that stop early) runs no Spark level at all,
     its traces rebuilt from the driver's parent links, and every answer is the local
     engine's."""
-    from checker.spark import bfs
+    from ordercheck.checker.spark import bfs
 
     spark_levels, driver_levels = [], []
     monkeypatch.setattr(bfs.SparkBatch, "_spark_level", _counting(bfs.SparkBatch._spark_level, spark_levels))
@@ -249,7 +249,7 @@ def test_a_search_moves_from_the_driver_to_spark_once_its_levels_grow(spark, bui
     are the local engine's. fifo-4's levels: 1, 2, 3, 6, 10, 15, 21, 31, 41, 44, 38,
     20, 8 states; ``causal`` is decided on the driver, ``total`` on Spark, its trace
     running through the driver's levels."""
-    from checker.spark import bfs
+    from ordercheck.checker.spark import bfs
 
     spark_levels, driver_levels = [], []
     monkeypatch.setattr(bfs.SparkBatch, "_spark_level", _counting(bfs.SparkBatch._spark_level, spark_levels))
@@ -273,8 +273,8 @@ def test_spark_releases_each_levels_data_once_nothing_reads_it(spark, builtin_pa
     them, and levels merged into the visited set once it is rewritten: what stays cached
     after a search of many levels does not grow with the levels. fifo-4: 13 levels, each
     a Spark job, spread over both partitions with four states a task."""
-    from checker.spark import bfs
-    from checker.spark.bfs import COMPACT_EVERY
+    from ordercheck.checker.spark import bfs
+    from ordercheck.checker.spark.bfs import COMPACT_EVERY
 
     monkeypatch.setattr(bfs, "STATES_PER_TASK", 4)
     model, local, _remote = builtin_pairs["fifo-4"]
@@ -291,8 +291,8 @@ def test_a_widening_search_spreads_its_levels_over_the_tasks(spark, builtin_pair
     """A level's candidates stay in the partitions of the tasks that wrote them; a level
     larger than the one before is spread over more tasks (here: any level of at least 8
     states over both partitions), not left in the one partition a small level had."""
-    from checker.engine.bfs import Bounds
-    from checker.spark import bfs
+    from ordercheck.checker.engine.bfs import Bounds
+    from ordercheck.checker.spark import bfs
 
     monkeypatch.setattr(bfs, "STATES_PER_TASK", 4)
     model, local, _remote = builtin_pairs["fifo-4"]
@@ -315,7 +315,7 @@ def test_spark_with_reliable_checkpoints_gives_the_same_answers(spark, builtin_p
     levels: three rewrites of the visited set) runs to its last level; with four states
     a task its levels are spread over both partitions, as a large model's are (bus1-3
     has 32 levels, each a Spark job writing files)."""
-    from checker.spark import bfs
+    from ordercheck.checker.spark import bfs
 
     monkeypatch.setattr(bfs, "STATES_PER_TASK", 4)
     names = ["fifo-4", "bss-mutant-no-causal-condition-max"]
@@ -350,7 +350,7 @@ def test_a_job_that_fails_for_good_is_one_line_exit_4_and_writes_nothing(tmp_pat
     model = ROOT / "models" / "retransmit-weak.toml"
     out, report, junit = tmp_path / "r.json", tmp_path / "report", tmp_path / "junit.xml"
     env = dict(os.environ, ORDERCHECK_SPARK_INJECT_FAILURES="expand!")
-    cmd = [sys.executable, "-m", "checker.cli", "check", str(model), "--engine", "spark", "--master", "local[1,2]",
+    cmd = [sys.executable, "-m", "ordercheck.checker.cli", "check", str(model), "--engine", "spark", "--master", "local[1,2]",
            "--quiet", "--json", str(out), "--report", str(report), "--junit", str(junit)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600, check=False)
     assert proc.returncode == 4, proc.stderr[-3000:]
@@ -368,9 +368,9 @@ USER_SPEC = COUNTER.replace('f"{s} > 3"', 'f"{s} > 3, checked by " + __file__')
 
 def test_sweep_on_spark_ships_a_users_spec_file_to_the_executors(spark, tmp_path):
     """A sweep's tasks build their models on the executors, where a user's spec file is
-    not on a cluster's disks: they use the copy Spark shipped (checker.spark.ship), as
+    not on a cluster's disks: they use the copy Spark shipped (ordercheck.checker.spark.ship), as
     the search does. The spec's violation names the file that ran it."""
-    from checker.spark.sweep import run_sweep
+    from ordercheck.checker.spark.sweep import run_sweep
 
     (tmp_path / "specs").mkdir()
     original = tmp_path / "specs" / "counter.py"
@@ -424,7 +424,7 @@ def test_sweep_on_spark_matches_local_and_writes_the_table(spark, tmp_path, monk
     assert len(results) == len(variants)
     assert all(isinstance(r, Result) for _v, r in results)
     # The matrix and the report read the sweep's results.
-    from checker.review.matrix import build_matrix
+    from ordercheck.checker.review.matrix import build_matrix
 
     matrix = build_matrix([r for v, r in results if not v])
     assert sorted(Path(row.model).stem for row in matrix.rows) == ["bus1-mutant-tiebreak-by-arrival", "fifo-4"]
@@ -437,9 +437,9 @@ def test_sweep_on_spark_matches_local_and_writes_the_table(spark, tmp_path, monk
 # The skeleton `ordercheck new` writes, a spec's exception raised in a task, a user's spec
 # file shipped to the executors: in this session's context rather than each in a command
 # of its own (a JVM start each). Nothing here needs a fresh process: each spec file is new
-# (its module name is unique per absolute path, checker.loading.specref.module_name_for),
+# (its module name is unique per absolute path, ordercheck.checker.loading.specref.module_name_for),
 # so neither the driver nor a reused Python worker has it imported already; a running
-# context ignores the --master a command names (checker.spark.session.get_spark), so the
+# context ignores the --master a command names (ordercheck.checker.spark.session.get_spark), so the
 # commands leave it out. Spark's own console output on a failed job is checked in a
 # process of its own (test_a_job_that_fails_for_good_is_one_line_exit_4_and_writes_nothing).
 
@@ -469,7 +469,7 @@ def test_an_exception_on_a_spark_executor_is_the_same_one_line(spark, tmp_path, 
     expands itself): exit 5 and the one line the local engine prints
     (``test_spec_api.test_an_exception_in_a_spec_is_one_line_with_action_and_trace_exit_5``),
     naming the action that raised."""
-    from checker.spark import bfs
+    from ordercheck.checker.spark import bfs
 
     monkeypatch.setattr(bfs, "DRIVER_STATES", 0 if where == "executor" else 10**6)
     levels = []
@@ -500,10 +500,10 @@ def _counting(method, calls: list):
 def test_spark_executors_import_the_shipped_copy_of_a_users_spec(spark, tmp_path, monkeypatch):
     """A search on Spark gives the local engine's answer for a spec file of the user's
     project, and its executors import the copy the driver shipped, not the original file."""
-    from checker.loading.specref import reference_of
-    from checker.spark import bfs
-    from checker.spark.bfs import check_models_spark
-    from checker.spark.ship import task_spec_class
+    from ordercheck.checker.loading.specref import reference_of
+    from ordercheck.checker.spark import bfs
+    from ordercheck.checker.spark.bfs import check_models_spark
+    from ordercheck.checker.spark.ship import task_spec_class
 
     monkeypatch.setattr(bfs, "DRIVER_STATES", 0)  # every level a Spark job
 

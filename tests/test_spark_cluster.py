@@ -35,7 +35,7 @@ START_TIMEOUT = 120.0  # seconds for the master and both workers to be up (a loa
 SPEC = '''
 import sys
 
-from checker import Constant, Property, Spec
+from ordercheck.checker import Constant, Property, Spec
 
 
 class Counter(Spec):
@@ -190,7 +190,7 @@ def project(tmp_path_factory):
 
 def ordercheck(cluster: Cluster, cwd: Path, *args: str, **env: str) -> subprocess.Popen:
     """``ordercheck ARGS --engine spark --master CLUSTER``, started (the runs go at once)."""
-    return subprocess.Popen([sys.executable, "-m", "checker.cli", *args, "--engine", "spark", "--master", cluster.master],
+    return subprocess.Popen([sys.executable, "-m", "ordercheck.checker.cli", *args, "--engine", "spark", "--master", cluster.master],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=cluster.env(**env))
 
 

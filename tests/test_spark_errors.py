@@ -1,18 +1,18 @@
-"""How a failed Spark job becomes one line (:func:`checker.spark.bfs.job_error`), on the
+"""How a failed Spark job becomes one line (:func:`ordercheck.checker.spark.bfs.job_error`), on the
 texts Spark's Python API raises; no Spark is started."""
 
 from __future__ import annotations
 
 import sys
 
-from checker.engine.bfs import SpecError
-from checker.spark.bfs import SparkJobError, job_error
+from ordercheck.checker.engine.bfs import SpecError
+from ordercheck.checker.spark.bfs import SparkJobError, job_error
 
 TASK_FAILURE = """An error occurred while calling o123.collectAsArrowToPython.
 : org.apache.spark.SparkException: Job aborted due to stage failure: Task 1 in stage 7.0 failed 4 times, most recent failure: Lost task 1.3 in stage 7.0 (TID 31) (127.0.0.1 executor driver): org.apache.spark.api.python.PythonException: Traceback (most recent call last):
   File "/site-packages/pyspark/worker.py", line 1, in main
     process()
-  File "/site-packages/checker/spark/batches.py", line 2, in expand
+  File "/site-packages/ordercheck/checker/spark/batches.py", line 2, in expand
     succ = next_states(state)
 {raised}
 \tat org.apache.spark.api.python.BasePythonRunner$ReaderIterator.handlePythonException(PythonRunner.scala:1)
@@ -20,7 +20,7 @@ TASK_FAILURE = """An error occurred while calling o123.collectAsArrowToPython.
 
 
 def test_a_spec_error_raised_in_a_task_is_the_spec_error_itself() -> None:
-    exc = job_error(RuntimeError(TASK_FAILURE.format(raised="checker.engine.bfs.SpecError: ring: a state has 70000 enabled actions")))
+    exc = job_error(RuntimeError(TASK_FAILURE.format(raised="ordercheck.checker.engine.bfs.SpecError: ring: a state has 70000 enabled actions")))
     assert isinstance(exc, SpecError)
     assert str(exc) == "ring: a state has 70000 enabled actions"
 
@@ -44,7 +44,7 @@ NO_MODULE = """An error occurred while calling o123.collectToPython.
 : org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 1.0 failed 1 times, most recent failure: Lost task 0.0 in stage 1.0 (TID 1) (127.0.0.1 executor 0): org.apache.spark.api.python.PythonException: Traceback (most recent call last):
   File "/work/app-1/0/pyspark.zip/pyspark/serializers.py", line 471, in loads
     return cloudpickle.loads(obj, encoding=encoding)
-ModuleNotFoundError: No module named 'checker'
+ModuleNotFoundError: No module named 'ordercheck'
 """
 NO_PROGRAM = """Job aborted due to stage failure: Task 0 in stage 0.0 failed 4 times, most recent failure: Lost task 0.3 in stage 0.0 (TID 3) (10.0.0.2 executor 1): java.io.IOException: Cannot run program "/home/me/.venv/bin/python": error=2, No such file or directory
 """
@@ -57,7 +57,7 @@ ZeroDivisionError: division by zero
 
 
 def test_a_job_the_executors_python_cannot_run_is_one_line_naming_pyspark_python():
-    for text, what in ((NO_MODULE, "cannot import checker"),
+    for text, what in ((NO_MODULE, "cannot import ordercheck"),
                        (NO_PROGRAM, "/home/me/.venv/bin/python cannot be run there"),
                        (OTHER_VERSION, f"is not Python {sys.version_info.major}.{sys.version_info.minor}")):
         err = job_error(Exception(text))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.spark.session import SPARK_PACKAGES, missing_spark_packages
+from ordercheck.checker.spark.session import SPARK_PACKAGES, missing_spark_packages
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "validate"
@@ -41,7 +41,7 @@ class Uninstalled:
 
 BLOCKED = tuple(json.loads(sys.argv[2]))
 sys.meta_path.insert(0, Uninstalled())
-from checker.cli import main
+from ordercheck.checker.cli import main
 
 for args in json.loads(sys.argv[1]):
     Uninstalled.tried = []
@@ -111,7 +111,7 @@ def test_the_spark_packages_are_found_without_importing_them(monkeypatch):
 
 
 def test_which_masters_are_on_this_machine():
-    from checker.spark.session import on_this_machine
+    from ordercheck.checker.spark.session import on_this_machine
 
     here = socket.gethostname()
     for master in ("spark://localhost:7077", "spark://127.0.0.1:7077", f"spark://{here}:7077",
@@ -123,8 +123,8 @@ def test_which_masters_are_on_this_machine():
 
 
 def test_the_driver_states_threshold_from_the_environment(monkeypatch):
-    from checker.api.errors import InputError
-    from checker.spark.bfs import DRIVER_STATES_ENV, driver_states_from_env
+    from ordercheck.checker.api.errors import InputError
+    from ordercheck.checker.spark.bfs import DRIVER_STATES_ENV, driver_states_from_env
 
     monkeypatch.delenv(DRIVER_STATES_ENV, raising=False)
     assert driver_states_from_env() is None

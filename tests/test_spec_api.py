@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from checker import Fields
-from checker.api.result import EXIT_SPEC
-from checker.engine.fingerprint import check_vocabulary, fingerprint
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.checker import Fields
+from ordercheck.checker.api.result import EXIT_SPEC
+from ordercheck.checker.engine.fingerprint import check_vocabulary, fingerprint
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model, model_from_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "token_ring"
@@ -26,7 +26,7 @@ QUIET = Options(progress=False)
 
 
 def cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "checker.cli", *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "ordercheck.checker.cli", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd, env=env, timeout=600)
 
 
@@ -69,8 +69,8 @@ def test_without_the_hook_anyone_would_send():
 
 
 def test_a_holdback_spec_gates_its_sends_by_state():
-    from specs.bss import BSS
-    from specs.holdback import LOCAL
+    from ordercheck.specs.bss import BSS
+    from ordercheck.specs.holdback import LOCAL
 
     class AfterDelivery(BSS):  # b may send only once it has delivered something
         def may_send(self, state, p):
@@ -105,9 +105,9 @@ def test_fields_read_and_set_by_name_and_store_plain_tuples():
 
 FINGERPRINTS = textwrap.dedent('''
     import json, sys
-    from checker import Fields
-    from checker.engine.fingerprint import fingerprint
-    from checker.loading.modelfile import load_model
+    from ordercheck.checker import Fields
+    from ordercheck.checker.engine.fingerprint import fingerprint
+    from ordercheck.checker.loading.modelfile import load_model
     local = Fields("holder", "number", "expect", "held")
     named = local.new(holder=1, number=2, expect=(0, 1, 0), held=((3, 4), (5, 6)))
     spec = load_model(sys.argv[1]).spec
@@ -154,9 +154,9 @@ def test_faults_a_spec_declares_are_accepted():
 
 def test_a_default_that_asks_for_a_fault_needs_a_declaration_too(tmp_path):
     (tmp_path / "quiet.py").write_text(textwrap.dedent('''
-        from specs.async_peers import AsyncPeerSpec
-        from specs.base import peer_constants
-        from specs.channels import channel_constants
+        from ordercheck.specs.async_peers import AsyncPeerSpec
+        from ordercheck.specs.base import peer_constants
+        from ordercheck.specs.channels import channel_constants
 
         class Quiet(AsyncPeerSpec):
             name = "quiet"
@@ -168,7 +168,7 @@ def test_a_default_that_asks_for_a_fault_needs_a_declaration_too(tmp_path):
             def on_send(self, state, p, mid, dmask):
                 return state
     '''))
-    from checker.api.errors import InputError
+    from ordercheck.checker.api.errors import InputError
 
     with pytest.raises(InputError) as err:
         model_from_dict({"spec": str(tmp_path / "quiet.py")}, str(tmp_path / "m.toml"))
@@ -180,12 +180,12 @@ def test_a_default_that_asks_for_a_fault_needs_a_declaration_too(tmp_path):
 
 
 def test_the_builtin_specs_declare_their_faults_honestly():
-    from checker.api.faults import declaration_errors
-    from checker.loading.registry import spec_class, spec_names
-    from specs.lamport_total import LamportTotal
-    from specs.sequencer import Sequencer
-    from specs.ses import SES
-    from specs.synchronous import Synchronous
+    from ordercheck.checker.api.faults import declaration_errors
+    from ordercheck.checker.loading.registry import spec_class, spec_names
+    from ordercheck.specs.lamport_total import LamportTotal
+    from ordercheck.specs.sequencer import Sequencer
+    from ordercheck.specs.ses import SES
+    from ordercheck.specs.synchronous import Synchronous
 
     for name in spec_names():
         cls = spec_class(name)
@@ -200,9 +200,9 @@ def test_the_builtin_specs_declare_their_faults_honestly():
 
 
 QUIET_SPEC = """
-from specs.async_peers import AsyncPeerSpec
-from specs.base import peer_constants
-from specs.channels import channel_constants
+from ordercheck.specs.async_peers import AsyncPeerSpec
+from ordercheck.specs.base import peer_constants
+from ordercheck.specs.channels import channel_constants
 
 class Quiet(AsyncPeerSpec):
     name = "quiet"
@@ -244,7 +244,7 @@ def test_the_old_faults_set_is_refused_in_one_line_naming_the_new_attributes(tmp
 ])
 def test_a_bad_fault_declaration_is_refused(tmp_path, declaration, said):
     """A fault in both sets, and a name that is no fault, are refused on the field ``spec``."""
-    from checker.api.errors import InputError
+    from ordercheck.checker.api.errors import InputError
 
     (tmp_path / "quiet.py").write_text(QUIET_SPEC.format(declaration=declaration))
     with pytest.raises(InputError) as err:
@@ -322,7 +322,7 @@ def test_an_exception_in_a_spec_is_one_line_with_action_and_trace_exit_5(tmp_pat
 
 def test_a_spec_of_its_own_next_states_names_the_label_it_was_computing(tmp_path):
     (tmp_path / "boom.py").write_text(textwrap.dedent('''
-        from checker import Property, Spec
+        from ordercheck.checker import Property, Spec
 
         class Boom(Spec):
             name = "boom"
@@ -353,7 +353,7 @@ def test_a_spec_of_its_own_next_states_names_the_label_it_was_computing(tmp_path
 
 def test_a_property_that_raises_is_named(tmp_path):
     (tmp_path / "p.py").write_text(textwrap.dedent('''
-        from checker import Property, Spec
+        from ordercheck.checker import Property, Spec
 
         class Picky(Spec):
             name = "picky"
@@ -378,9 +378,9 @@ def test_a_property_that_raises_is_named(tmp_path):
 
 
 def test_a_builtin_spec_without_template_names_the_files_and_the_guide(run_cli, tmp_path, monkeypatch):
-    import tla.export
+    import ordercheck.tla.export
 
-    monkeypatch.setattr(tla.export, "adapter_for", lambda name: None)
+    monkeypatch.setattr(ordercheck.tla.export, "adapter_for", lambda name: None)
     out = run_cli("export-tla", ROOT / "models" / "fifo-3.toml", "-o", tmp_path)
     assert out.exit_code == 2
     assert "tla/templates/fifo.tla.j2" in out.output and "tla/adapters/fifo.py" in out.output

@@ -22,7 +22,7 @@ LEAVER = '''
 import os
 import sys
 
-from checker import Constant, Property, Spec
+from ordercheck.checker import Constant, Property, Spec
 
 
 class Leave(BaseException):
@@ -167,7 +167,7 @@ def test_ablate_and_matrix_a_spec_that_leaves_is_exit_5(tmp_path, command):
 VALIDATE_SPEC = '''
 import sys
 
-from specs.fifo import Fifo
+from ordercheck.specs.fifo import Fifo
 
 
 class ExitingFifo(Fifo):
@@ -209,9 +209,9 @@ def test_a_real_sigint_is_not_the_spec_s(monkeypatch):
     (the API used from a shell): not diagnosed as the spec's."""
     import signal
 
-    from checker.api.spec_errors import SpecExited, left_spec_code
-    from checker.engine.diagnose import is_own_error
-    from checker.engine.interrupts import Interrupted
+    from ordercheck.checker.api.spec_errors import SpecExited, left_spec_code
+    from ordercheck.checker.engine.diagnose import is_own_error
+    from ordercheck.checker.engine.interrupts import Interrupted
 
     monkeypatch.setattr(signal, "getsignal", lambda _s: signal.default_int_handler)
     assert not left_spec_code(KeyboardInterrupt()) and is_own_error(KeyboardInterrupt())
@@ -224,8 +224,8 @@ def test_a_real_sigint_is_not_the_spec_s(monkeypatch):
 def test_a_verdict_command_that_exits_0_without_its_verdicts_is_exit_5(monkeypatch):
     """The belt: whatever path lets a sys.exit(0) through (here a check that exits in the
     middle), check does not end with 0 unless it printed its verdicts."""
-    from checker.cli import check as check_module
-    from checker.cli import main
+    from ordercheck.checker.cli import check as check_module
+    from ordercheck.checker.cli import main
 
     monkeypatch.setattr(check_module, "check_one", lambda *_a, **_k: sys.exit(0))
     got = CliRunner().invoke(main, ["check", str(ROOT / "models" / "fifo-2.toml"), "--quiet"])
@@ -241,11 +241,11 @@ def test_a_verdict_command_that_exits_0_without_its_verdicts_is_exit_5(monkeypat
 def test_tlc_that_exits_0_without_its_comparison_is_exit_5(monkeypatch):
     """``tlc`` reports verdicts too (ours against TLC's): a sys.exit(0) in the middle (here
     from the cross-check, standing for a spec's code run by the export) is exit 5."""
-    import tla.tlc
-    from checker.cli import main
-    from checker.cli import tla as tla_module
+    import ordercheck.tla.tlc
+    from ordercheck.checker.cli import main
+    from ordercheck.checker.cli import tla as tla_module
 
-    monkeypatch.setattr(tla.tlc, "find_tlc", lambda *_a, **_k: None)
+    monkeypatch.setattr(ordercheck.tla.tlc, "find_tlc", lambda *_a, **_k: None)
     monkeypatch.setattr(tla_module, "cross_check", lambda *_a, **_k: sys.exit(0))
     got = CliRunner().invoke(main, ["tlc", str(ROOT / "models" / "fifo-2.toml")])
     assert got.exit_code == 5, got.output
@@ -256,7 +256,7 @@ def test_os_exit_is_guarded_only_in_this_process():
     """Under the guard, os._exit raises here; a forked child still exits with its status."""
     import os
 
-    from checker.api.spec_errors import SpecExited, guard_os_exit
+    from ordercheck.checker.api.spec_errors import SpecExited, guard_os_exit
 
     with guard_os_exit():
         with pytest.raises(SpecExited):
@@ -273,9 +273,9 @@ def test_a_worker_never_hands_a_system_exit_to_the_main_process():
     """The engine itself (no command line around it): a spec's sys.exit(0) in a worker
     comes back as an Exception to diagnose, not as a SystemExit that would end the
     caller's process with status 0."""
-    from checker import Constant, Property, Spec
-    from checker.engine.bfs import search
-    from checker.engine.shards import SpecLeftWorker
+    from ordercheck.checker import Constant, Property, Spec
+    from ordercheck.checker.engine.bfs import search
+    from ordercheck.checker.engine.shards import SpecLeftWorker
 
     class Leaves(Spec):
         name = "leaves_in_a_worker"
@@ -304,8 +304,8 @@ def test_spark_a_spec_that_leaves_is_exit_5(spark, tmp_path, monkeypatch, place,
     the job) or on the driver (the first levels it expands itself, where os._exit is
     guarded): exit 5 and the local engine's line.
     In this session's Spark context (tests/conftest.py), as tests/test_spark.py does."""
-    from checker.cli import main
-    from checker.spark import bfs
+    from ordercheck.checker.cli import main
+    from ordercheck.checker.spark import bfs
 
     monkeypatch.setattr(bfs, "DRIVER_STATES", 0 if place == "executor" else 10**6)
     model = project(tmp_path, how)
@@ -321,7 +321,7 @@ def test_spark_a_spec_that_leaves_is_exit_5(spark, tmp_path, monkeypatch, place,
 def test_validate_model_on_spark_a_spec_that_leaves_in_a_task_is_exit_5(spark, tmp_path):
     """validate --model --engine spark: the task's sys.exit fails the job (exit 4 before);
     the model is searched again here, and the run ends with the spec's line."""
-    from checker.cli import main
+    from ordercheck.checker.cli import main
 
     model, log = validate_project(tmp_path)
     got = CliRunner().invoke(main, ["validate", "--engine", "spark", "--model", str(model), str(log)])

@@ -1,7 +1,7 @@
 """The spec is the model; reductions and rendering are optional protocols (mixins).
 
-A spec opts into :class:`checker.Symmetry`, :class:`checker.PartialOrder` or
-:class:`checker.Rendering` by inheriting it, and the engine, reports and tools reach the
+A spec opts into :class:`ordercheck.checker.Symmetry`, :class:`ordercheck.checker.PartialOrder` or
+:class:`ordercheck.checker.Rendering` by inheriting it, and the engine, reports and tools reach the
 hooks through one accessor per protocol. A spec written against the older API, with
 such a hook defined on a plain ``Spec`` subclass, is refused when its class is defined
 (one line, exit code 2 from the command line), never run with the hook ignored.
@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from checker import Constant, Fields, PartialOrder, Property, Rendering, Spec, Symmetry
-from checker.api.errors import HookError
-from checker.api.reductions import PARTIAL_ORDER_HOOKS, SYMMETRY_HOOKS, partial_order_of, symmetry_of
-from checker.api.rendering import RENDERING_HOOKS, rendering_of
-from checker.api.trace import replay, to_steps
-from checker.engine.reduce import plan
-from specs.base import PeerSpec
+from ordercheck.checker import Constant, Fields, PartialOrder, Property, Rendering, Spec, Symmetry
+from ordercheck.checker.api.errors import HookError
+from ordercheck.checker.api.reductions import PARTIAL_ORDER_HOOKS, SYMMETRY_HOOKS, partial_order_of, symmetry_of
+from ordercheck.checker.api.rendering import RENDERING_HOOKS, rendering_of
+from ordercheck.checker.api.trace import replay, to_steps
+from ordercheck.checker.engine.reduce import plan
+from ordercheck.specs.base import PeerSpec
 from tests.toyspecs import Grid
 
 PROTOCOLS = {"Symmetry": (Symmetry, SYMMETRY_HOOKS), "PartialOrder": (PartialOrder, PARTIAL_ORDER_HOOKS),
@@ -48,8 +48,8 @@ def test_a_hook_on_a_spec_without_its_protocol_is_refused(public: str, hook: str
         type("Old", (Spec,), {"name": "old", hook: lambda self, *a: None})
     line = str(err.value)
     assert "\n" not in line
-    assert f"defines {hook}, a hook of checker.{public}" in line
-    assert f"write class Old(Spec, {public})" in line and f"from checker import {public}" in line
+    assert f"defines {hook}, a hook of ordercheck.{public}" in line
+    assert f"write class Old(Spec, {public})" in line and f"from ordercheck import {public}" in line
     mixin = PROTOCOLS[public][0]
     accepted = type("New", (Spec, mixin), {"name": "new", hook: lambda self, *a: None})
     assert issubclass(accepted, mixin)
@@ -74,7 +74,7 @@ def test_a_hook_inherited_from_a_helper_class_or_on_a_peer_base_is_refused_too()
 
 
 OLD_STYLE = '''
-from checker import Property, Spec
+from ordercheck.checker import Property, Spec
 
 
 class Old(Spec):
@@ -106,7 +106,7 @@ def test_an_old_style_spec_file_is_refused_at_load_with_one_line(tmp_path: Path)
     the mixins to inherit, no traceback and no verdict."""
     (tmp_path / "old.py").write_text(textwrap.dedent(OLD_STYLE), encoding="utf-8")
     (tmp_path / "old.toml").write_text('spec = "old.py"\n[check]\nproperties = ["small"]\n', encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "checker.cli", "check", str(tmp_path / "old.toml")],
+    run = subprocess.run([sys.executable, "-m", "ordercheck.checker.cli", "check", str(tmp_path / "old.toml")],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 2, run.stdout + run.stderr
     assert "Traceback" not in run.stderr and "holds" not in run.stdout
@@ -115,7 +115,7 @@ def test_an_old_style_spec_file_is_refused_at_load_with_one_line(tmp_path: Path)
     (line,) = lines
     assert "old.py" in line
     assert "symmetries, permute, format_action" in line
-    assert "checker.Symmetry and checker.Rendering" in line and "class Old(Spec, Symmetry, Rendering)" in line
+    assert "ordercheck.Symmetry and ordercheck.Rendering" in line and "class Old(Spec, Symmetry, Rendering)" in line
 
 
 class Pair(Grid):

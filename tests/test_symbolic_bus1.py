@@ -11,9 +11,9 @@ import random
 
 import pytest
 
-from checker.loading.registry import spec_class
-from checker.symbolic.encodings import NoEncoding, Stepper, symbolic_class
-from specs.bus1_symbolic import Bus1Ghosts, SymbolicBus1
+from ordercheck.checker.loading.registry import spec_class
+from ordercheck.checker.symbolic.encodings import NoEncoding, Stepper, symbolic_class
+from ordercheck.specs.bus1_symbolic import Bus1Ghosts, SymbolicBus1
 
 
 def sampled_states(spec, walks: int, seed: int, every: int = 1):

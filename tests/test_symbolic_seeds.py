@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from checker.loading.modelfile import load_model
-from checker.loading.registry import spec_class
-from checker.symbolic.encodings import symbolic_class
-from checker.symbolic.prove import ProveOptions, prove_model
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.checker.loading.registry import spec_class
+from ordercheck.checker.symbolic.encodings import symbolic_class
+from ordercheck.checker.symbolic.prove import ProveOptions, prove_model
 from tests.symbolic_helpers import by_name, check_against_spec
 
 

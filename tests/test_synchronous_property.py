@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specs.properties import LIBRARY, causal, synchronous
+from ordercheck.specs.properties import LIBRARY, causal, synchronous
 from tests.histories import history
 
 PEERS = "abc"

@@ -1,6 +1,6 @@
 """Partial-order reduction of Garg's synchronous ordering: the channels a peer *hears*.
 
-:meth:`specs.synchronous.Synchronous.hears` says, per peer, from which senders a run of
+:meth:`ordercheck.specs.synchronous.Synchronous.hears` says, per peer, from which senders a run of
 the other peers alone may bring it a new step (a passive peer only from its partner,
 an active one from the peers that may still send it an application message or answer
 a request of its own); the peer reads no other incoming channel in the footprints.
@@ -26,9 +26,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.engine.reduce import stubborn
-from checker.loading.modelfile import model_from_dict
-from specs.synchronous import ACTIVE, APP, CHANS, DUPS, GRANTED, PROCS, Synchronous
+from ordercheck.checker.engine.reduce import stubborn
+from ordercheck.checker.loading.modelfile import model_from_dict
+from ordercheck.specs.synchronous import ACTIVE, APP, CHANS, DUPS, GRANTED, PROCS, Synchronous
 from tests.test_peer_reductions import enabling_failure
 from tests.test_reductions import assert_real_traces, commutation_failure, reachable, run, verdicts
 
@@ -89,7 +89,7 @@ def source(spec: Synchronous, label: tuple) -> int | None:
 
 
 def hears_failure(spec: Synchronous, s: tuple, rnd: random.Random, walks: int = 3, steps: int = 8):
-    """Check :meth:`~specs.synchronous.Synchronous.hears` at ``s``: after random runs of
+    """Check :meth:`~ordercheck.specs.synchronous.Synchronous.hears` at ``s``: after random runs of
     the peers other than ``p``, every step of ``p`` not enabled at ``s`` takes a message
     from a peer ``p`` hears. Returns ``(p, run, label)`` for the first failure or
     ``None``, and how many non-empty runs were tried. States where losses or copies

@@ -8,11 +8,11 @@ from collections import deque
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.loading.modelfile import load_model, model_from_dict
-from specs.channels import Channels
+from ordercheck.checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.specs.channels import Channels
+from ordercheck.tla.export import export_model
+from ordercheck.tla.values import parse_value, tla
 from tests.conftest import MODELS
-from tla.export import export_model
-from tla.values import parse_value, tla
 
 SEQ_FIFO = load_model(MODELS / "sequencer-2.toml")
 SEQ_UNORDERED = load_model(MODELS / "sequencer-tlc-channel-faults.toml")

@@ -10,15 +10,15 @@ import pytest
 import tree_sitter
 import tree_sitter_tlaplus
 
-from checker.api.result import Result, Stats
-from checker.loading.modelfile import load_model
+from ordercheck.checker.api.result import Result, Stats
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.tla.adapters import adapter_for, refusal
+from ordercheck.tla.crosscheck import CrossCheck, TlcVerdict, _compare
+from ordercheck.tla.export import LIBRARY_MODULE, NoTemplate, export_model
+from ordercheck.tla.tlc import parse_output
+from ordercheck.tla.traces import TraceMismatch, from_tlc
+from ordercheck.tla.values import parse_value
 from tests.conftest import MODELS
-from tla.adapters import adapter_for, refusal
-from tla.crosscheck import CrossCheck, TlcVerdict, _compare
-from tla.export import LIBRARY_MODULE, NoTemplate, export_model
-from tla.tlc import parse_output
-from tla.traces import TraceMismatch, from_tlc
-from tla.values import parse_value
 
 MODEL_FILES = sorted(MODELS.glob("*.toml"))
 PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_tlaplus.language()))
@@ -79,7 +79,7 @@ def reachable(spec, limit: int = 200):
 
 
 def test_library_module_parses():
-    from tla.export import TEMPLATES
+    from ordercheck.tla.export import TEMPLATES
 
     assert problems((TEMPLATES / LIBRARY_MODULE).read_text()) == []
 
@@ -138,13 +138,13 @@ def tlc_style(adapter, states) -> str:
 
 
 def test_tlc_trace_reads_back_into_our_steps():
-    from checker.engine.run import Options, check_model
+    from ordercheck.checker.engine.run import Options, check_model
 
     model = load_model(MODELS / "fifo-4.toml")
     result = check_model(model, Options(progress=False))
     ours = result.properties["causal"].trace
     export = export_model(model)
-    from tla.traces import raw_states
+    from ordercheck.tla.traces import raw_states
 
     states = raw_states(export.adapter, ours)
     run = parse_output(tlc_style(export.adapter, states), 12)
@@ -161,7 +161,7 @@ def test_tlc_trace_reads_back_into_our_steps():
 def test_comparison_reports_every_kind_of_difference():
     model = load_model(MODELS / "fifo-4.toml")
     export = export_model(model, symmetry=False)
-    from checker.api.result import PropertyResult
+    from ordercheck.checker.api.result import PropertyResult
 
     ours = Result(
         model.path, "fifo", {}, "local", {},
@@ -196,9 +196,10 @@ def test_export_command_writes_module_and_config(run_cli, tmp_path):
 
 
 def test_spec_without_template_is_refused_in_one_line(run_cli, tmp_path, monkeypatch):
-    import tla.export
 
-    monkeypatch.setattr(tla.export, "adapter_for", lambda name: None)
+    import ordercheck.tla.export
+
+    monkeypatch.setattr(ordercheck.tla.export, "adapter_for", lambda name: None)
     out = run_cli("export-tla", MODELS / "fifo-3.toml", "-o", tmp_path)
     assert out.exit_code == 2
     assert "has no TLA+ template yet" in out.output and "Traceback" not in out.output
@@ -224,8 +225,8 @@ def test_tlc_command_without_tlc_says_why(run_cli, monkeypatch):
 def test_tlc_lasso_reads_back_with_its_loop_closed():
     """TLC ends a liveness counterexample with "Back to state N"; read back, it is our
     lasso: the same actions, the loop's last step returning to the loop's first state."""
-    from checker.engine.run import Options, check_model
-    from tla.traces import raw_states
+    from ordercheck.checker.engine.run import Options, check_model
+    from ordercheck.tla.traces import raw_states
 
     model = load_model(MODELS / "retransmit-weak.toml")
     ours = check_model(model, Options(progress=False)).properties["eventual_delivery"]

@@ -8,13 +8,13 @@ from collections import deque
 
 import pytest
 
-from specs.bss import BSS
-from specs.holdback import BUFFERS, CHANS
-from specs.matrix import Matrix
-from specs.ses import SES
-from tla.adapters import adapter_for
-from tla.export import template_environment
-from tla.values import parse_value
+from ordercheck.specs.bss import BSS
+from ordercheck.specs.holdback import BUFFERS, CHANS
+from ordercheck.specs.matrix import Matrix
+from ordercheck.specs.ses import SES
+from ordercheck.tla.adapters import adapter_for
+from ordercheck.tla.export import template_environment
+from ordercheck.tla.values import parse_value
 
 
 def everything(spec):
@@ -52,7 +52,7 @@ def test_every_state_round_trips_through_tla(spec):
 
 def test_a_ready_duplicate_gives_one_successor():
     """Two equal held-back copies that become deliverable together are one step, as a
-    bag in TLA+ has them (and as specs.channels offers equal copies once)."""
+    bag in TLA+ has them (and as ordercheck.specs.channels offers equal copies once)."""
     spec = SPECS[0]
     found = 0
     for state in everything(spec):

@@ -15,11 +15,11 @@ import subprocess
 
 import pytest
 
-from checker.loading.modelfile import load_model
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.tla.adapters import adapter_for
+from ordercheck.tla.export import NoTemplate, export_model
+from ordercheck.tla.tlc import TlcUnavailable, find_tlc
 from tests.conftest import MODELS
-from tla.adapters import adapter_for
-from tla.export import NoTemplate, export_model
-from tla.tlc import TlcUnavailable, find_tlc
 
 try:
     JAVA, JAR = find_tlc()

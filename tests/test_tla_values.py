@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tla.values import ModelValue, ValueSyntaxError, parse_value, tla
+from ordercheck.tla.values import ModelValue, ValueSyntaxError, parse_value, tla
 
 names = st.sampled_from(["a", "b", "c", "d"]).map(ModelValue)
 scalars = st.one_of(st.integers(-50, 10**6), names, st.text("xyz_ \"\\", max_size=6), st.booleans())

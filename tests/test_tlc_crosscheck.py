@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from checker.api.model import Model
-from checker.engine.run import Options, check_model
-from checker.loading.evidence import ORDERING
-from checker.loading.modelfile import load_model
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.evidence import ORDERING
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.tla.adapters import adapter_for, refusal
+from ordercheck.tla.tlc import TlcUnavailable, find_tlc
 from tests.conftest import MODELS
-from tla.adapters import adapter_for, refusal
-from tla.tlc import TlcUnavailable, find_tlc
 
 try:
     find_tlc()
@@ -93,7 +93,7 @@ def small_enough(path: Path) -> None:
 
 @pytest.mark.parametrize("path", sorted(MODELS.glob("*.toml")), ids=lambda p: p.stem)
 def test_tlc_agrees_with_our_engine(path):
-    from checker.cli.tla import cross_check
+    from ordercheck.checker.cli.tla import cross_check
 
     small_enough(path)
     cc = cross_check(load_model(path))
@@ -108,8 +108,8 @@ def test_tlc_agrees_with_our_engine(path):
 def test_tlc_refuses_a_trace_that_is_not_a_behaviour(tmp_path):
     """The replay check can fail: a counterexample with one step left out is rejected,
     the genuine one confirmed, in the same TLC run."""
-    from tla.export import export_model
-    from tla.traces import confirm_in_tlc
+    from ordercheck.tla.export import export_model
+    from ordercheck.tla.traces import confirm_in_tlc
 
     model = load_model(MODELS / "fifo-4.toml")
     ours = check_model(model, Options(progress=False))
@@ -117,7 +117,7 @@ def test_tlc_refuses_a_trace_that_is_not_a_behaviour(tmp_path):
     export = export_model(model, symmetry=False)
     export.write(tmp_path)
     prop = next(p for p in export.properties if p.name == "causal")
-    from tla.traces import raw_states
+    from ordercheck.tla.traces import raw_states
 
     states = raw_states(export.adapter, trace)
     result = confirm_in_tlc(

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import tla.tlc
+import ordercheck.tla.tlc
+from ordercheck.tla.tlc import TlcFailed, parse_output, run_tlc
 from tests.conftest import MODELS
-from tla.tlc import TlcFailed, parse_output, run_tlc
 
 COUNTS = "329 states generated, 184 distinct states found, 0 states left on queue.\n"
 TRACE = (
@@ -40,17 +40,17 @@ def test_unreadable_violation_is_no_completed_run(monkeypatch, tmp_path):
     """TLC exits 13 (a liveness violation) but names it in words we cannot read: the
     run must fail loudly, not pass for a complete exploration with every property
     holding (its counts may even be those of a search TLC broke off)."""
-    monkeypatch.setattr(tla.tlc, "find_tlc", lambda: ("java", "tla2tools.jar"))
+    monkeypatch.setattr(ordercheck.tla.tlc, "find_tlc", lambda: ("java", "tla2tools.jar"))
     output = f"Error: Temporal thing went wrong.\n\n{TRACE}{COUNTS}"
 
     def fake_run(cmd, **kwargs):
         return subprocess.CompletedProcess(cmd, 13, stdout=output, stderr="")
 
-    monkeypatch.setattr(tla.tlc.subprocess, "run", fake_run)
+    monkeypatch.setattr(ordercheck.tla.tlc.subprocess, "run", fake_run)
     with pytest.raises(TlcFailed, match="TLC exited with 13"):
         run_tlc(tmp_path, "M", "M.cfg")
     # The same output with exit code 0 is an ordinary complete run.
-    monkeypatch.setattr(tla.tlc.subprocess, "run", lambda cmd, **kw: subprocess.CompletedProcess(cmd, 0, COUNTS, ""))
+    monkeypatch.setattr(ordercheck.tla.tlc.subprocess, "run", lambda cmd, **kw: subprocess.CompletedProcess(cmd, 0, COUNTS, ""))
     assert run_tlc(tmp_path, "M", "M.cfg").complete
 
 
@@ -66,9 +66,9 @@ def one_based_mid(self, msg):
 
 
 def test_the_recorded_trace_reads_back_with_the_right_adapter():
-    from checker.loading.modelfile import load_model
-    from tla.export import export_model
-    from tla.traces import from_tlc
+    from ordercheck.checker.loading.modelfile import load_model
+    from ordercheck.tla.export import export_model
+    from ordercheck.tla.traces import from_tlc
 
     adapter = export_model(load_model(MODELS / "fifo-3.toml")).adapter
     run = parse_output(RECORDED.read_text(encoding="utf-8"), 12)
@@ -81,10 +81,10 @@ def test_the_recorded_trace_reads_back_with_the_right_adapter():
 def test_a_wrong_decode_is_shown_beside_the_python_successors(monkeypatch):
     """The mismatch carries TLC's state where replay stops, as printed and as decoded,
     and the Python successors of the state before, each with the items it differs in."""
-    from checker.loading.modelfile import load_model
-    from tla.adapters.fifo import FifoAdapter
-    from tla.export import export_model
-    from tla.traces import TraceMismatch, from_tlc, mismatch_lines
+    from ordercheck.checker.loading.modelfile import load_model
+    from ordercheck.tla.adapters.fifo import FifoAdapter
+    from ordercheck.tla.export import export_model
+    from ordercheck.tla.traces import TraceMismatch, from_tlc, mismatch_lines
 
     monkeypatch.setattr(FifoAdapter, "mid", one_based_mid)
     adapter = export_model(load_model(MODELS / "fifo-3.toml")).adapter
@@ -108,10 +108,10 @@ def test_a_wrong_decode_is_shown_beside_the_python_successors(monkeypatch):
 
 
 def test_a_decode_that_raises_is_a_mismatch_not_a_traceback(monkeypatch):
-    from checker.loading.modelfile import load_model
-    from tla.adapters.fifo import FifoAdapter
-    from tla.export import export_model
-    from tla.traces import TraceMismatch, from_tlc, mismatch_lines
+    from ordercheck.checker.loading.modelfile import load_model
+    from ordercheck.tla.adapters.fifo import FifoAdapter
+    from ordercheck.tla.export import export_model
+    from ordercheck.tla.traces import TraceMismatch, from_tlc, mismatch_lines
 
     def decode(self, values):
         return (values["no_such_variable"],)
@@ -130,7 +130,7 @@ def test_tlc_show_traces_prints_the_state_where_replay_stops(monkeypatch, tmp_pa
     """``ordercheck tlc --show-traces`` end to end, TLC's runs answered from the recorded
     output: with an adapter that decodes wrongly, the command prints TLC's state beside
     the Python successors; without ``--show-traces`` it says how to see them."""
-    from tla.adapters.fifo import FifoAdapter
+    from ordercheck.tla.adapters.fifo import FifoAdapter
 
     model = tmp_path / "fifo-3-causal.toml"
     model.write_text('spec = "fifo"\n[constants]\npeers = 3\nsends = 1\ndestinations = "subsets"\n'
@@ -142,8 +142,8 @@ def test_tlc_show_traces_prints_the_state_where_replay_stops(monkeypatch, tmp_pa
         code, out = answers.pop(0) if answers else (0, COUNTS)
         return subprocess.CompletedProcess(cmd, code, stdout=out, stderr="")
 
-    monkeypatch.setattr(tla.tlc, "find_tlc", lambda: ("java", "tla2tools.jar"))
-    monkeypatch.setattr(tla.tlc.subprocess, "run", fake_run)
+    monkeypatch.setattr(ordercheck.tla.tlc, "find_tlc", lambda: ("java", "tla2tools.jar"))
+    monkeypatch.setattr(ordercheck.tla.tlc.subprocess, "run", fake_run)
     monkeypatch.setattr(FifoAdapter, "mid", one_based_mid)
     for flag in ("--show-traces", None):
         answers[:] = [(12, recorded)]
@@ -168,9 +168,9 @@ def test_tlc_show_traces_prints_the_state_where_replay_stops(monkeypatch, tmp_pa
 def test_message_ids_are_0_based_and_tla_numbers_from_1():
     """The reference's example: ``a``'s first message is id 0 and ``<<a, 1>>``; with
     stride 2, ``b``'s second is id 3 and ``<<b, 2>>``."""
-    from checker.loading.modelfile import model_from_dict
-    from tla.adapters.fifo import FifoAdapter
-    from tla.values import ModelValue
+    from ordercheck.checker.loading.modelfile import model_from_dict
+    from ordercheck.tla.adapters.fifo import FifoAdapter
+    from ordercheck.tla.values import ModelValue
 
     spec = model_from_dict({"spec": "fifo", "constants": {"peers": 3, "sends": 2}}).spec
     adapter = FifoAdapter(spec)
@@ -187,7 +187,7 @@ def test_message_ids_are_0_based_and_tla_numbers_from_1():
 def test_decode_receives_the_types_the_reference_lists(printed, value):
     """The table under ``Adapter``: each TLA+ form as TLC prints it, parsed into the
     Python type ``decode`` receives (an empty sequence, function or bag is ``()``)."""
-    from tla.values import ModelValue, parse_value
+    from ordercheck.tla.values import ModelValue, parse_value
 
     def expected(v):
         if isinstance(v, str) and v.startswith("model value "):

@@ -15,7 +15,7 @@ from pathlib import Path
 from faults_helpers import MODELS, assert_no_survivors, run, start
 
 FOREVER = '''
-from checker import Constant, Property, Spec
+from ordercheck.checker import Constant, Property, Spec
 
 
 class Forever(Spec):
@@ -123,8 +123,8 @@ def test_the_growing_warning_is_said_once_even_quiet_and_never_with_a_limit(tmp_
 def test_progress_shows_depth_and_history_length():
     import io
 
-    from checker.engine.bfs import Progress, history_length
-    from checker.loading.modelfile import load_model
+    from ordercheck.checker.engine.bfs import Progress, history_length
+    from ordercheck.checker.loading.modelfile import load_model
 
     model = load_model(MODELS / "bus1-3.toml")
     stream = io.StringIO()
@@ -155,7 +155,7 @@ def test_spark_says_so_too(spark, tmp_path):
     is a question, and the verdict is still earned to the end)."""
     from click.testing import CliRunner
 
-    from checker.cli import main
+    from ordercheck.checker.cli import main
 
     model = forever_model(tmp_path)
     (tmp_path / "specs" / "forever.py").write_text(FOREVER.replace("if self.guard and n >= 3:", "if n >= 320:"))

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "token_ring"
 
 COUNTER = '''
-from checker import Constant, Property, Spec
+from ordercheck.checker import Constant, Property, Spec
 
 
 class Counter(Spec):
@@ -45,7 +45,7 @@ small = "{verdict}"
 def cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     """``ordercheck ARGS`` in a fresh interpreter (so imports start clean)."""
     return subprocess.run(
-        [sys.executable, "-m", "checker.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env,
+        [sys.executable, "-m", "ordercheck.checker.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env,
         timeout=600,
     )
 

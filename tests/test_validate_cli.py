@@ -7,9 +7,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from checker.cli import main
-from checker.validate.report import load_table
-from checker.validate.verdicts import COLUMNS
+from ordercheck.checker.cli import main
+from ordercheck.checker.validate.report import load_table
+from ordercheck.checker.validate.verdicts import COLUMNS
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "validate"
@@ -175,8 +175,8 @@ def test_generate_logs_leaves_out_walks_without_events(tmp_path: Path, monkeypat
     left out, and said so."""
     from types import SimpleNamespace
 
-    import checker.validate.generate as generate
-    from checker.validate.log import Log
+    import ordercheck.checker.validate.generate as generate
+    from ordercheck.checker.validate.log import Log
 
     real = generate.walk
 

@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker.api.errors import InputError
-from checker.cli import main
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model, model_from_dict
-from checker.validate.conformance import conformance, parse_unrecorded
-from checker.validate.generate import trace_logs, walk
-from checker.validate.jsonl import read_jsonl, records, write_jsonl
-from checker.validate.log import SIGNAL_IN, SIGNAL_OUT, STEP, sub_log
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.cli import main
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.checker.validate.conformance import conformance, parse_unrecorded
+from ordercheck.checker.validate.generate import trace_logs, walk
+from ordercheck.checker.validate.jsonl import read_jsonl, records, write_jsonl
+from ordercheck.checker.validate.log import SIGNAL_IN, SIGNAL_OUT, STEP, sub_log
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"

@@ -17,8 +17,8 @@ import random
 
 import pytest
 
-from checker.validate.checks import check_log
-from checker.validate.jsonl import read_jsonl
+from ordercheck.checker.validate.checks import check_log
+from ordercheck.checker.validate.jsonl import read_jsonl
 from tests.validate_reference import REFERENCE_PROPERTIES, first_violation
 
 LOGS = 1500

@@ -15,19 +15,19 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker.api.errors import InputError
-from checker.cli import main
-from checker.loading.modelfile import load_model
-from checker.simulate.run import simulate
-from checker.validate.diagram import timeline_of
-from checker.validate.generate import walk
-from checker.validate.itf_log import read_itf
-from checker.validate.jsonl import read_jsonl, write_jsonl
-from checker.validate.log import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, STEP
-from checker.validate.readers import expand_logs, format_of, read_log, read_text
-from checker.validate.shiviz_log import read_shiviz
-from reports.itf import itf_trace
-from reports.shiviz import PARSER, shiviz_log
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.cli import main
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.checker.simulate.run import simulate
+from ordercheck.checker.validate.diagram import timeline_of
+from ordercheck.checker.validate.generate import walk
+from ordercheck.checker.validate.itf_log import read_itf
+from ordercheck.checker.validate.jsonl import read_jsonl, write_jsonl
+from ordercheck.checker.validate.log import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, STEP
+from ordercheck.checker.validate.readers import expand_logs, format_of, read_log, read_text
+from ordercheck.checker.validate.shiviz_log import read_shiviz
+from ordercheck.reports.itf import itf_trace
+from ordercheck.reports.shiviz import PARSER, shiviz_log
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "validate"
@@ -185,7 +185,7 @@ def test_itf_traces_read_back() -> None:
     assert log.fmt == "itf" and log.unit == "state"
     assert format_of("t.itf.json", text) == "itf" and format_of("t.json", text) == "itf"
     assert "state" in log.where(0)
-    from checker.validate.checks import check_log
+    from ordercheck.checker.validate.checks import check_log
 
     v = check_log(log, ["total"])["total"]
     assert v is not None and "(state " in v.sentence

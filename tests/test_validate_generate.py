@@ -16,13 +16,13 @@ from __future__ import annotations
 import pytest
 from validate_oracle import PREFIX_SAFE, violated
 
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import load_model
-from checker.loading.registry import builtin_models
-from checker.monitors import check
-from checker.validate.checks import CHECKS, check_log
-from checker.validate.generate import counterexample_logs, synthetic_log, trace_logs, walk
-from specs import properties
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.checker.loading.registry import builtin_models
+from ordercheck.checker.monitors import check
+from ordercheck.checker.validate.checks import CHECKS, check_log
+from ordercheck.checker.validate.generate import counterexample_logs, synthetic_log, trace_logs, walk
+from ordercheck.specs import properties
 
 WALKS = 12
 
@@ -137,7 +137,7 @@ def test_walks_with_unlogged_pasts_are_marked() -> None:
     """bus1_impl lets a user that sees BUS1_HANDLE_INVALID join the destruction's causal
     past with no event; walks where a message's past holds such knowledge are marked,
     and the spec's past of each marked message differs from the one the log gives."""
-    from checker.validate.log import causal_pasts
+    from ordercheck.checker.validate.log import causal_pasts
 
     model = load_model(next(p for p in MODELS if p.stem == "bus1-impl-life-transfer-invalid"))
     walks = [walk(model, seed, 120) for seed in range(WALKS)]

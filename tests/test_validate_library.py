@@ -2,7 +2,7 @@
 checker) against the independent oracle of tests/validate_oracle.py.
 
 validate and the property library used to be two codes compared here; both are now the
-monitors of :mod:`checker.monitors`, so each is compared with the oracle, written
+monitors of :mod:`ordercheck.checker.monitors`, so each is compared with the oracle, written
 straight from the definitions with no code shared with the monitors:
 
 - on random small logs, validate's first violation (the event) is the oracle's, read on
@@ -19,13 +19,13 @@ import pytest
 from hypothesis import given, settings
 from validate_oracle import PREFIX_SAFE, first_violation, log_violated, random_logs, violated
 
-from checker.loading.modelfile import load_model
-from checker.loading.registry import builtin_models
-from checker.validate.checks import CHECKS, check_log
-from checker.validate.generate import walk
-from checker.validate.log import Log, causal_pasts, to_history
-from specs import properties
-from specs.history import history_log
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.checker.loading.registry import builtin_models
+from ordercheck.checker.validate.checks import CHECKS, check_log
+from ordercheck.checker.validate.generate import walk
+from ordercheck.checker.validate.log import Log, causal_pasts, to_history
+from ordercheck.specs import properties
+from ordercheck.specs.history import history_log
 
 
 @settings(max_examples=200, deadline=None)
@@ -85,7 +85,7 @@ def test_a_delivery_at_a_non_destination_breaks_fifo_and_causal_too() -> None:
     the library (the model checker's definitions), in validate, in the oracle and in
     the plain reference checker; delivered at a peer that waits for nothing, it breaks
     integrity only."""
-    from checker.validate.jsonl import read_jsonl
+    from ordercheck.checker.validate.jsonl import read_jsonl
     from tests.validate_reference import first_violation as reference_first
 
     for waits, expected in ((True, {"fifo": 4, "causal": 4, "integrity": 4}), (False, {"integrity": 4})):
@@ -111,7 +111,7 @@ def test_a_delivery_at_a_non_destination_breaks_fifo_and_causal_too() -> None:
 def test_a_spec_past_beyond_the_events_decides_causal() -> None:
     """bus1_impl lets a user that sees BUS1_HANDLE_INVALID join a destruction's causal
     past with no event to record it: the log's clocks miss that past, the spec's has it.
-    The library decides causal with the spec's pasts (checker.monitors.spec_past), as
+    The library decides causal with the spec's pasts (ordercheck.checker.monitors.spec_past), as
     the oracle does, on every state of the model the search meets first."""
     spec = load_model("models/bus1-impl-life-transfer-invalid.toml").spec
     frontier, seen, hidden = list(spec.init_states()), set(), 0

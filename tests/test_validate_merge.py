@@ -15,17 +15,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker.api.errors import InputError
-from checker.cli import main
-from checker.loading.modelfile import load_model
-from checker.monitors import check
-from checker.validate.checks import CHECKS, check_log
-from checker.validate.generate import counterexample_logs, walk
-from checker.validate.jsonl import write_jsonl
-from checker.validate.log import DELIVER, DROP, FAIL, SEND, SIGNAL_IN, SIGNAL_OUT, Log
-from checker.validate.merge import merge_logs, per_peer_logs
-from checker.validate.readers import read_log
-from checker.validate.verdicts import Job, validate_merged
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.cli import main
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.checker.monitors import check
+from ordercheck.checker.validate.checks import CHECKS, check_log
+from ordercheck.checker.validate.generate import counterexample_logs, walk
+from ordercheck.checker.validate.jsonl import write_jsonl
+from ordercheck.checker.validate.log import DELIVER, DROP, FAIL, SEND, SIGNAL_IN, SIGNAL_OUT, Log
+from ordercheck.checker.validate.merge import merge_logs, per_peer_logs
+from ordercheck.checker.validate.readers import read_log
+from ordercheck.checker.validate.verdicts import Job, validate_merged
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "validate"

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from validate_oracle import PREFIX_SAFE, first_violation, random_logs, violated
 
-from checker.monitors.order import happened_before
-from checker.validate.checks import CHECKS, check_log
-from checker.validate.log import Log, sub_log, to_history
-from checker.validate.readers import read_log
+from ordercheck.checker.monitors.order import happened_before
+from ordercheck.checker.validate.checks import CHECKS, check_log
+from ordercheck.checker.validate.log import Log, sub_log, to_history
+from ordercheck.checker.validate.readers import read_log
 
 DATA = Path(__file__).parent / "data" / "validate"
 CASES = sorted(DATA.glob("*.jsonl"))

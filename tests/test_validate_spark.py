@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker.api.errors import InputError
-from checker.cli import main
-from checker.loading.modelfile import load_model
-from checker.validate.checks import CHECKS
-from checker.validate.generate import walk
-from checker.validate.jsonl import write_jsonl
-from checker.validate.readers import expand_logs
-from checker.validate.report import load_table
-from checker.validate.verdicts import Job, validate_path
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.cli import main
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.checker.validate.checks import CHECKS
+from ordercheck.checker.validate.generate import walk
+from ordercheck.checker.validate.jsonl import write_jsonl
+from ordercheck.checker.validate.readers import expand_logs
+from ordercheck.checker.validate.report import load_table
+from ordercheck.checker.validate.verdicts import Job, validate_path
 
 pytestmark = pytest.mark.spark
 
@@ -52,7 +52,7 @@ def _rows(verdicts) -> list[dict]:
 
 
 def test_same_verdicts_as_local(spark, logs: Path) -> None:
-    from checker.validate.spark_job import validate_spark
+    from ordercheck.checker.validate.spark_job import validate_spark
 
     job = Job(tuple(CHECKS))
     remote = validate_spark([str(logs)], job, master=MASTER)
@@ -63,7 +63,7 @@ def test_same_verdicts_as_local(spark, logs: Path) -> None:
 
 
 def test_conformance_on_spark(spark, logs: Path) -> None:
-    from checker.validate.spark_job import validate_spark
+    from ordercheck.checker.validate.spark_job import validate_spark
 
     model = load_model(ROOT / "models" / "bus1-3.toml")
     job = Job((), model_path=model.path, model_raw=model.raw)
@@ -75,7 +75,7 @@ def test_conformance_on_spark(spark, logs: Path) -> None:
 
 
 def test_bad_log_is_the_same_error(spark, tmp_path: Path) -> None:
-    from checker.validate.spark_job import validate_spark
+    from ordercheck.checker.validate.spark_job import validate_spark
 
     shutil.copy(DATA / "fifo-swapped.jsonl", tmp_path / "a.jsonl")
     (tmp_path / "b.jsonl").write_text('{"peer": "a", "kind": "send", "msg": "a1", "to": "b"}\n')
@@ -104,7 +104,7 @@ def test_uris_are_read_by_spark(spark, logs: Path, tmp_path: Path) -> None:
     """A URI (here file://, with Hadoop's glob) is read by Spark itself; the verdicts
     are the local engine's, the logs named by their URIs. Local paths with spaces,
     commas and brackets in their names are read as they are."""
-    from checker.validate.spark_job import validate_spark
+    from ordercheck.checker.validate.spark_job import validate_spark
 
     job = Job(("fifo", "causal", "total"))
     remote = validate_spark([(logs / "walks").as_uri() + "/skeen-mutant-min-*.jsonl"], job, master=MASTER)
@@ -132,8 +132,8 @@ def test_large_logs_split_by_receiver(spark, tmp_path: Path) -> None:
     (first violation's event, line, sentence and window) and diagrams are those of the
     local engine, on hand-written edge cases and on synthetic logs with and without a
     fault."""
-    from checker.validate.generate import synthetic_log
-    from checker.validate.spark_job import _read_task, validate_spark
+    from ordercheck.checker.validate.generate import synthetic_log
+    from ordercheck.checker.validate.spark_job import _read_task, validate_spark
 
     for f in DATA.glob("*.jsonl"):
         shutil.copy(f, tmp_path / f.name)

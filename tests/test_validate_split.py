@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from validate_oracle import random_logs
 
-from checker.validate.checks import CHECKS
-from checker.validate.generate import synthetic_log
-from checker.validate.log import Log
-from checker.validate.readers import read_log
-from checker.validate.split import SPLITTABLE, check_part, combine, part_events
+from ordercheck.checker.validate.checks import CHECKS
+from ordercheck.checker.validate.generate import synthetic_log
+from ordercheck.checker.validate.log import Log
+from ordercheck.checker.validate.readers import read_log
+from ordercheck.checker.validate.split import SPLITTABLE, check_part, combine, part_events
 
 DATA = Path(__file__).parent / "data" / "validate"
 

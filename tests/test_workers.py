@@ -1,4 +1,4 @@
-"""Workers that own shards of the visited set (checker.engine.shards, checker.engine.sharded).
+"""Workers that own shards of the visited set (ordercheck.checker.engine.shards, ordercheck.checker.engine.sharded).
 
 With ``--workers N`` each worker owns the fingerprints hashed to it and the main process
 sees order keys only (partial-order reduction's cycle proviso is decided in rounds). Results must be those of one process for
@@ -19,18 +19,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from checker.api.spec import Spec
-from checker.engine import bfs, levels, loop, sharded
-from checker.engine import shards as shards_module
-from checker.engine.bfs import NO_BOUNDS, Bounds, SpecError, search
-from checker.engine.budget import MemoryBoundReached
-from checker.engine.frontier import RankedFrontier
-from checker.engine.messages import Round
-from checker.engine.reduce import Expander, Reductions, plan
-from checker.engine.run import Options, check_model
-from checker.engine.sharded import ShardedPaths, balance
-from checker.engine.shards import owner_of
-from checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.checker.api.spec import Spec
+from ordercheck.checker.engine import bfs, levels, loop, sharded
+from ordercheck.checker.engine import shards as shards_module
+from ordercheck.checker.engine.bfs import NO_BOUNDS, Bounds, SpecError, search
+from ordercheck.checker.engine.budget import MemoryBoundReached
+from ordercheck.checker.engine.frontier import RankedFrontier
+from ordercheck.checker.engine.messages import Round
+from ordercheck.checker.engine.reduce import Expander, Reductions, plan
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.engine.sharded import ShardedPaths, balance
+from ordercheck.checker.engine.shards import owner_of
+from ordercheck.checker.loading.modelfile import load_model, model_from_dict
 from tests.faults_helpers import invoke
 from tests.toyspecs import Grid
 
@@ -173,7 +173,7 @@ def outcome_summary(outcome) -> tuple:
 
 
 def no_pool(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make sure the merging loop of checker.engine.levels never runs with workers."""
+    """Make sure the merging loop of ordercheck.checker.engine.levels never runs with workers."""
     original = bfs.search_levels
 
     def one_process(*args, **kw):
@@ -202,7 +202,7 @@ PROVISO_CASES = [
 @pytest.mark.parametrize(("name", "bounds", "stop"), PROVISO_CASES)
 def test_the_cycle_proviso_in_the_shards_gives_the_results_of_one_process(
         monkeypatch, name: str, bounds: Bounds, stop: bool) -> None:
-    """Shard workers decide the cycle proviso in rounds (checker.engine.shards): the
+    """Shard workers decide the cycle proviso in rounds (ordercheck.checker.engine.shards): the
     states, transitions, depth, bound, coverage, decisions and paths are those of one
     process, which decides it parent by parent."""
     no_pool(monkeypatch)

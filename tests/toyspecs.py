@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checker import Constant, PartialOrder, Property, Spec, Symmetry
+from ordercheck.checker import Constant, PartialOrder, Property, Spec, Symmetry
 
 
 class Counter(Spec):

@@ -1,8 +1,8 @@
 """A slow, literal reading of the ordering properties on a History, for the validate tests.
 
-Each function says whether a :class:`~specs.history.History` violates a property,
+Each function says whether a :class:`~ordercheck.specs.history.History` violates a property,
 written straight from the definitions (quadratic and worse), with no code shared with
-``checker.validate``'s algorithms. The tests compare ``validate``'s verdicts, and where
+``ordercheck.checker.validate``'s algorithms. The tests compare ``validate``'s verdicts, and where
 a log breaks a property the event at which it first breaks, with these.
 """
 
@@ -13,8 +13,8 @@ import itertools
 import networkx as nx
 from hypothesis import strategies as st
 
-from checker.validate.log import Log, LogBuilder, sub_log, to_history
-from specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, History
+from ordercheck.checker.validate.log import Log, LogBuilder, sub_log, to_history
+from ordercheck.specs.history import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, History
 
 PREFIX_SAFE = ("fifo", "causal", "integrity", "total", "total_global", "total_prefix", "global_lock", "synchronous")
 
@@ -202,9 +202,9 @@ def random_logs(draw, max_events: int = 24):
     receipt, the receipt always after its signal). Lines number the events from 1.
 
     A one-line signal from p to q is drawn only while no split signal from p to q is in
-    flight: a :class:`~specs.history.History` pairs the k-th signal with the k-th
+    flight: a :class:`~ordercheck.specs.history.History` pairs the k-th signal with the k-th
     receipt, which is the log's pairing only then (a one-line signal is its own receipt,
-    :func:`checker.validate.log.signal_sources`). Logs where they overlap are compared
+    :func:`ordercheck.checker.validate.log.signal_sources`). Logs where they overlap are compared
     with a reference that reads the log itself, in ``tests/test_validate_differential.py``."""
     n = draw(st.integers(2, 4))
     names = "abcd"[:n]

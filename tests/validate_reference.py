@@ -2,7 +2,7 @@
 and docs/reference/log-format.md, for the differential test of ``validate``.
 
 It reads the JSON Lines records itself and shares no code with ``checker`` (nor with
-``tests/validate_oracle.py``, which goes through ``checker.validate.log``). Everything is
+``tests/validate_oracle.py``, which goes through ``ordercheck.checker.validate.log``). Everything is
 done the slow, obvious way: happened-before is a graph of events whose reachability is
 computed from every node (a transitive closure), and each property is checked literally,
 on every delivery or on every prefix. Quadratic and worse; meant for logs of a few dozen

@@ -1,11 +1,11 @@
 """TLA+ export and the TLC cross-check.
 
-- :mod:`tla.export` renders a model as ``Name.tla`` and ``Name.cfg`` from the Jinja2
+- :mod:`ordercheck.tla.export` renders a model as ``Name.tla`` and ``Name.cfg`` from the Jinja2
   templates in ``tla/templates`` (one per spec, plus shared pieces and the
   ``OrderingProperties`` module);
-- :mod:`tla.adapters` holds, per spec, the template context and the state encoding
+- :mod:`ordercheck.tla.adapters` holds, per spec, the template context and the state encoding
   between Python states and TLA+ values;
-- :mod:`tla.tlc` runs TLC (``TLA2TOOLS_JAR``, ``java``) and reads its output;
-- :mod:`tla.crosscheck` compares TLC with our engine; :mod:`tla.traces` moves traces
+- :mod:`ordercheck.tla.tlc` runs TLC (``TLA2TOOLS_JAR``, ``java``) and reads its output;
+- :mod:`ordercheck.tla.crosscheck` compares TLC with our engine; :mod:`ordercheck.tla.traces` moves traces
   between the two.
 """

@@ -1,9 +1,9 @@
 """The cross-check: TLC on the export against our engine, state for state.
 
 Both sides explore the whole state space with reductions off. Ours is run by the caller
-(the command line's :func:`checker.cli.tla.cross_check`: this package reads results and
+(the command line's :func:`ordercheck.checker.cli.tla.cross_check`: this package reads results and
 never runs the engine) with ``stop_when_decided=False`` and symmetry and partial-order
-reduction off, and handed in as a :class:`~checker.api.result.Result`. TLC stops at the first violated invariant, so the runner
+reduction off, and handed in as a :class:`~ordercheck.checker.api.result.Result`. TLC stops at the first violated invariant, so the runner
 repeats it: each run reports one violation (TLC's breadth-first search with one worker
 finds a shortest one), that property is dropped from the configuration, and the next
 run goes on, until a run completes with nothing reported. The completing run explored
@@ -19,12 +19,12 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from checker.api.model import Model
-from checker.api.result import Result, Step
-from tla.adapters import ExportedProperty
-from tla.export import Export, export_model, render_config
-from tla.tlc import TlcRun, run_tlc
-from tla.traces import TraceMismatch, confirm_in_tlc, from_tlc, raw_states
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.api.result import Result, Step
+from ordercheck.tla.adapters import ExportedProperty
+from ordercheck.tla.export import Export, export_model, render_config
+from ordercheck.tla.tlc import TlcRun, run_tlc
+from ordercheck.tla.traces import TraceMismatch, confirm_in_tlc, from_tlc, raw_states
 
 
 @dataclass

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import jinja2
 
-from checker.api.errors import InputError
-from checker.api.model import Model
-from checker.api.outputs import Outputs
-from tla.adapters import Adapter, ExportedProperty, adapter_for, refusal
-from tla.adapters.base import module_name
-from tla.locate import Missing, builtin_missing, is_builtin, user_files
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.api.outputs import Outputs
+from ordercheck.tla.adapters import Adapter, ExportedProperty, adapter_for, refusal
+from ordercheck.tla.adapters.base import module_name
+from ordercheck.tla.locate import Missing, builtin_missing, is_builtin, user_files
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 LIBRARY_MODULE = "OrderingProperties.tla"
@@ -51,7 +51,7 @@ class Export:
     def write(self, directory: str | Path, outputs: Outputs | None = None) -> list[Path]:
         """Write ``Name.tla``, ``Name.cfg`` and the library module into ``directory``
         (staged in ``outputs`` when given, to be put in place with the command's other
-        files; see :mod:`checker.api.outputs`)."""
+        files; see :mod:`ordercheck.checker.api.outputs`)."""
         if outputs is None:
             with Outputs() as own:
                 return self.write(directory, own)
@@ -74,7 +74,7 @@ def template_environment(first: str | Path | None = None) -> jinja2.Environment:
 def adapter_of(model: Model) -> Adapter:
     """The model's adapter; :class:`NoTemplate` when its spec has no TLA+ template, or
     none by design (the refusal says why and what to use instead). A user's spec has
-    them beside its file (:mod:`tla.locate`); the adapter instance then carries the
+    them beside its file (:mod:`ordercheck.tla.locate`); the adapter instance then carries the
     template's directory as ``template_dir``."""
     cls = type(model.spec)
     if not is_builtin(cls):

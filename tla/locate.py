@@ -1,8 +1,8 @@
 """Where a spec's TLA+ template and adapter are, for built-in specs and users' specs.
 
 A built-in spec ``NAME`` has its template in ``tla/templates/NAME.tla.j2`` and its
-adapter in ``tla.adapters.NAME`` (``ADAPTER``). A spec of the user's own (named in a
-model by file path, import path or entry point: :mod:`checker.loading.specref`) keeps both
+adapter in ``ordercheck.tla.adapters.NAME`` (``ADAPTER``). A spec of the user's own (named in a
+model by file path, import path or entry point: :mod:`ordercheck.checker.loading.specref`) keeps both
 beside its Python file, found the same way whatever form named it:
 
 - the template: ``<stem>.tla.j2`` next to ``<stem>.py``, or the file the spec class's
@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from checker.api.spec import Spec
-from checker.loading.specref import BadSpecRef, is_file_reference, load_file, source_of
+from ordercheck.checker.api.spec import Spec
+from ordercheck.checker.loading.specref import BadSpecRef, is_file_reference, load_file, source_of
 
 GUIDE = "docs/howto/export-tla.md"
 """The guide a refusal names: how to write a template and an adapter."""
@@ -46,7 +46,7 @@ class Missing(LookupError):
 
 def is_builtin(cls: type[Spec]) -> bool:
     """Whether ``cls`` is one of ordercheck's own specs (module ``specs.*``)."""
-    return cls.__module__.split(".")[0] == "specs"
+    return cls.__module__.startswith("ordercheck.specs.")
 
 
 def user_files(cls: type[Spec]) -> TlaFiles:
@@ -61,7 +61,7 @@ def user_files(cls: type[Spec]) -> TlaFiles:
     if not template.is_file():
         missing.append(f"{_rel(template)} (the TLA+ module, a Jinja2 template)")
     if adapter_file is not None and not adapter_file.is_file():
-        missing.append(f"{_rel(adapter_file)} (its adapter: ADAPTER = a tla.adapters.Adapter subclass)")
+        missing.append(f"{_rel(adapter_file)} (its adapter: ADAPTER = a ordercheck.tla.adapters.Adapter subclass)")
     if missing:
         raise Missing(
             f"spec {cls.name!r} has no TLA+ template yet: add {' and '.join(missing)}; "
@@ -78,7 +78,7 @@ def builtin_missing(name: str) -> str:
     """The refusal for a built-in spec without a template."""
     return (
         f"spec {name!r} has no TLA+ template yet: add tla/templates/{name}.tla.j2 and tla/adapters/{name}.py "
-        f"(ADAPTER = a tla.adapters.Adapter subclass); {GUIDE} says how"
+        f"(ADAPTER = a ordercheck.tla.adapters.Adapter subclass); {GUIDE} says how"
     )
 
 
@@ -98,7 +98,7 @@ def _adapter_file(text: str, source: Path) -> Path | None:
 
 
 def _load_adapter(text: str, source: Path) -> type:
-    from tla.adapters.base import Adapter
+    from ordercheck.tla.adapters.base import Adapter
 
     file = _adapter_file(text, source)
     if file is not None:
@@ -117,7 +117,7 @@ def _load_adapter(text: str, source: Path) -> type:
         obj = getattr(module, attr or "ADAPTER", None)
         what = text
     if not (isinstance(obj, type) and issubclass(obj, Adapter)):
-        raise BadSpecRef(f"names no adapter class ({what} is missing or not a tla.adapters.Adapter subclass)")
+        raise BadSpecRef(f"names no adapter class ({what} is missing or not a ordercheck.tla.adapters.Adapter subclass)")
     return obj
 
 

@@ -3,7 +3,7 @@
 TLC is found through the environment only: ``TLA2TOOLS_JAR`` names ``tla2tools.jar``
 and ``java`` must be on ``PATH``. :func:`run_tlc` runs one configuration and returns a
 :class:`TlcRun`: the state counts, the depth, and the violation TLC reported with its
-trace, each state parsed into Python values (:mod:`tla.values`).
+trace, each state parsed into Python values (:mod:`ordercheck.tla.values`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tla.values import parse_value
+from ordercheck.tla.values import parse_value
 
 JAR_VARIABLE = "TLA2TOOLS_JAR"
 

@@ -1,7 +1,7 @@
 """Traces both ways between our engine and TLC.
 
 :func:`from_tlc` reads a TLC trace back into our trace format (a list of
-:class:`checker.api.result.Step`): each TLC state is decoded into the Python state and each
+:class:`ordercheck.checker.api.result.Step`): each TLC state is decoded into the Python state and each
 step matched to the Python spec's action that produces it, so a report can show a trace
 TLC found, and a TLC trace that is no behaviour of the Python spec is caught.
 :func:`confirm_in_tlc` does the reverse: it writes our traces as a TLA+ module over the
@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checker.api.rendering import rendering_of
-from checker.api.result import Step
-from checker.api.trace import replay, to_steps
-from tla.adapters import Adapter, ExportedProperty
-from tla.export import template_environment
-from tla.tlc import TlcRun, TlcState, run_tlc
-from tla.values import tla
+from ordercheck.checker.api.rendering import rendering_of
+from ordercheck.checker.api.result import Step
+from ordercheck.checker.api.trace import replay, to_steps
+from ordercheck.tla.adapters import Adapter, ExportedProperty
+from ordercheck.tla.export import template_environment
+from ordercheck.tla.tlc import TlcRun, TlcState, run_tlc
+from ordercheck.tla.values import tla
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """The API layer: what specs, reports and the TLA+ export are written against.
 
-The spec API (:mod:`~checker.api.spec`, the optional protocols
-:mod:`~checker.api.reductions` and :mod:`~checker.api.rendering`, and
-:mod:`~checker.api.errors`, re-exported by :mod:`checker`), the loaded model
-(:mod:`~checker.api.model`), the result record (:mod:`~checker.api.result`) and trace
-replay (:mod:`~checker.api.trace`). Modules here import nothing else of the project.
+The spec API (:mod:`~ordercheck.checker.api.spec`, the optional protocols
+:mod:`~ordercheck.checker.api.reductions` and :mod:`~ordercheck.checker.api.rendering`, and
+:mod:`~ordercheck.checker.api.errors`, re-exported by :mod:`ordercheck.checker`), the loaded model
+(:mod:`~ordercheck.checker.api.model`), the result record (:mod:`~ordercheck.checker.api.result`) and trace
+replay (:mod:`~ordercheck.checker.api.trace`). Modules here import nothing else of the project.
 """

@@ -2,9 +2,9 @@
 
 A model that expects a property to hold names, in its ``[evidence]`` table, why the
 property could fail in its configuration: a mutant model that must violate it, or a
-``sometimes`` witness the model itself must reach (:mod:`checker.loading.evidence`).
+``sometimes`` witness the model itself must reach (:mod:`ordercheck.checker.loading.evidence`).
 ``check --with-evidence`` runs the mutants too and records one :class:`EvidenceCheck`
-per entry; :mod:`reports.junit` writes them as test cases.
+per entry; :mod:`ordercheck.reports.junit` writes them as test cases.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, Status, verdict_word
+from ordercheck.checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, Status, verdict_word
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class EvidenceCheck:
     @property
     def word(self) -> str:
         """``status`` as every artifact prints it: ``reached``/``unreached`` for a
-        witness (:func:`checker.api.result.verdict_word`)."""
+        witness (:func:`ordercheck.checker.api.result.verdict_word`)."""
         return verdict_word("sometimes" if self.kind == "witness" else None, self.status) or self.status
 
     @property

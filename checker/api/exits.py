@@ -2,7 +2,7 @@
 
 A command that checks something (``check``, ``simulate``, ``ablate``, ``matrix``,
 ``sweep``, ``prove``, ``validate``, ``tlc``) ends through :func:`exit_after_verdicts` once it has
-printed its verdict table. The command group (:class:`checker.cli.app.OrdercheckGroup`)
+printed its verdict table. The command group (:class:`ordercheck.checker.cli.app.OrdercheckGroup`)
 turns any other way such a command ends with exit code 0 (a ``sys.exit(0)`` from a spec's
 code that nothing else caught, a command that returned before its table) into exit code
 5 with one line: a run that printed no verdicts never passes.

@@ -4,7 +4,7 @@ The protocol x property matrix colours and groups cells by *expectation*, not by
 verdict: a ``violated`` is good news in a mutant that must break the property, neutral
 in a model that does not promise it, and bad news where the model expects it to hold.
 :func:`category` sorts a cell into one of :data:`CATEGORIES`; the console table
-(:mod:`checker.review.matrix`) and the HTML report (:mod:`reports.view`) both read the
+(:mod:`ordercheck.checker.review.matrix`) and the HTML report (:mod:`ordercheck.reports.view`) both read the
 same words from here, so every artifact says the same thing.
 
 A model is a *mutant* (:func:`mutant_steps`) when it switches off a step of its spec's
@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from checker.api.result import verdict_word
-from checker.api.spec import Spec
+from ordercheck.checker.api.result import verdict_word
+from ordercheck.checker.api.spec import Spec
 
 LIBRARY_ORDER = (
     "fifo", "causal", "integrity", "total", "total_global", "total_prefix", "global_lock", "synchronous",
@@ -62,7 +62,7 @@ CATEGORIES: tuple[Category, ...] = (
 BY_NAME = {c.name: c for c in CATEGORIES}
 
 GLYPHS = {"holds": "✓", "violated": "✗", "reached": "◉", "unreached": "○", "unknown": "?"}
-"""The HTML glyph of each verdict word (:func:`checker.api.result.verdict_word`)."""
+"""The HTML glyph of each verdict word (:func:`ordercheck.checker.api.result.verdict_word`)."""
 
 
 def category(kind: str | None, status: str, expected: str | None, as_expected: bool, mutant: bool) -> str:

@@ -2,12 +2,12 @@
 which faults its protocol tolerates and which it may be shown to break under.
 
 Two sides, two names. A model file asks for a channel behaviour through a constant
-that marks the fault it asks for (:attr:`checker.api.spec.Constant.fault`):
-:func:`specs.channels.channel_constants` marks ``lossy = true`` (``"loss"``),
+that marks the fault it asks for (:attr:`ordercheck.checker.api.spec.Constant.fault`):
+:func:`ordercheck.specs.channels.channel_constants` marks ``lossy = true`` (``"loss"``),
 ``duplicates = N`` (``"duplication"``) and ``channel = "unordered"``
 (``"reordering"``). A spec class states what its protocol does with each fault:
-:attr:`~checker.api.spec.Spec.tolerates` lists the faults it is meant to handle,
-:attr:`~checker.api.spec.Spec.breaks_under` those it is not but that a model may
+:attr:`~ordercheck.checker.api.spec.Spec.tolerates` lists the faults it is meant to handle,
+:attr:`~ordercheck.checker.api.spec.Spec.breaks_under` those it is not but that a model may
 still ask for, to show what happens. A fault in neither is refused: a spec built on
 a base that offers every fault, but whose own steps never expect a copy of a message,
 would otherwise accept ``duplicates = 1`` and report the copy's second delivery as an
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker.api.spec import Constant, Spec
+from ordercheck.checker.api.spec import Constant, Spec
 
 FAULTS: dict[str, str] = {
     "loss": "a message in transit may vanish",

@@ -1,7 +1,7 @@
 """Named fields for state tuples: read and update by name, store plain tuples.
 
 A state (or one peer's part of it) is a tuple, so that its fingerprint is the same in
-every process and on every machine (:mod:`checker.engine.fingerprint`). Keeping track of what
+every process and on every machine (:mod:`ordercheck.checker.engine.fingerprint`). Keeping track of what
 ``local[3]`` means is error-prone; :class:`Fields` names the positions once::
 
     LOCAL = Fields("holder", "next_seq", "expected")
@@ -84,7 +84,7 @@ class Fields:
         return tuple(out)
 
     def describe(self, values: tuple) -> dict[str, Any]:
-        """``values`` as a dict by field name (for :meth:`checker.api.rendering.Rendering.describe`)."""
+        """``values`` as a dict by field name (for :meth:`ordercheck.checker.api.rendering.Rendering.describe`)."""
         self._check(values)
         return dict(zip(self.names, values))
 

@@ -19,7 +19,7 @@ ever or read without end:
   limit, counted without recursion (:func:`nesting`), so the answer does not depend on
   Python's recursion limit at the time.
 
-Every refusal is an :class:`~checker.api.errors.InputError` naming the file (exit code 2).
+Every refusal is an :class:`~ordercheck.checker.api.errors.InputError` naming the file (exit code 2).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from checker.api.errors import InputError
+from ordercheck.checker.api.errors import InputError
 
 MODEL_LIMIT = 1 << 20
 """Bytes a model file may hold (1 MiB; a real one holds a few hundred)."""

@@ -1,6 +1,6 @@
 """A loaded model: the spec instance, the properties to check, bounds and expectations.
 
-:mod:`checker.loading.modelfile` builds one from a model file; the engine and the tools
+:mod:`ordercheck.checker.loading.modelfile` builds one from a model file; the engine and the tools
 take it as it is, so they need neither the file format nor the spec registry.
 """
 
@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from checker.api.result import Provenance, Result
-from checker.api.spec import Property, Spec
+from ordercheck.checker.api.result import Provenance, Result
+from ordercheck.checker.api.spec import Property, Spec
 
 
 @dataclass
@@ -35,15 +35,15 @@ class Model:
     prove: dict[str, Any] = field(default_factory=dict)  # the validated [prove] table
     evidence: dict[str, dict[str, str]] = field(default_factory=dict)  # the validated [evidence] table
     # Digests of what the verdicts are computed from (ordercheck's version, the model
-    # file, the spec's source files), filled by checker.loading from a model file: a
+    # file, the spec's source files), filled by ordercheck.checker.loading from a model file: a
     # checkpoint records them and a resume with other ones is refused
-    # (checker.loading.sources; empty for a model built in memory).
+    # (ordercheck.checker.loading.sources; empty for a model built in memory).
     sources: dict[str, Any] = field(default_factory=dict)
     # Each property of the spec this model does not check -> the reason its
-    # [not_checked] table gives ("" when it gives none); filled by checker.loading.
+    # [not_checked] table gives ("" when it gives none); filled by ordercheck.checker.loading.
     not_checked: dict[str, str] = field(default_factory=dict)
     # The HEAD commit of the git checkout holding the model file, when there is one
-    # (checker.loading.provenance); None for a model built in memory.
+    # (ordercheck.checker.loading.provenance); None for a model built in memory.
     commit: str | None = None
 
     @property
@@ -52,11 +52,11 @@ class Model:
 
     def describe(self, result: Result, requested: dict[str, bool] | None = None) -> Result:
         """``result`` with this model's description filled in (see
-        :class:`~checker.api.result.Result`): its description, ``[evidence]``, the
+        :class:`~ordercheck.checker.api.result.Result`): its description, ``[evidence]``, the
         properties it does not check and why, the reductions ``requested`` (by default
         the model file's ``symmetry`` and ``por``) and the provenance (ordercheck's
         version, the model's commit, the date now). Returns ``result`` itself."""
-        from checker import __version__
+        from ordercheck.checker import __version__
 
         result.description = self.description
         result.reductions_requested = dict(requested if requested is not None

@@ -6,15 +6,15 @@ calls :func:`check_outputs` once its inputs are known and before any search star
 
 * an output that is the same file as an input (by path, through a symbolic link or as
   a hard link of it), the same file as another output, or a file an output directory
-  writes (one of its ``entries``) is refused with :class:`~checker.api.errors.InputError`
+  writes (one of its ``entries``) is refused with :class:`~ordercheck.checker.api.errors.InputError`
   (exit code 2), one line naming both options and the file, before anything is written;
 * an output that cannot be written (a path under a file, a file output that is a
   directory or a directory output that is a file, a directory where no file can be
-  created) is refused with :class:`~checker.api.outputs.OutputError` (exit code 6)
+  created) is refused with :class:`~ordercheck.checker.api.outputs.OutputError` (exit code 6)
   naming the path, so that a search of hours does not end in exit 6 at its last step.
 
 Missing parent directories are no error: they are created when the outputs are put in
-place (:mod:`checker.api.outputs`); the nearest one that exists must be a directory in
+place (:mod:`ordercheck.checker.api.outputs`); the nearest one that exists must be a directory in
 which a file can be created.
 """
 
@@ -26,9 +26,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from checker.api.errors import InputError
-from checker.api.model import Model
-from checker.api.outputs import OutputError, probe_dir
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.api.outputs import OutputError, probe_dir
 
 
 @dataclass(frozen=True)

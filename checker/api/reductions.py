@@ -1,7 +1,7 @@
 """The reduction protocols: what a spec declares so that the engine may search less.
 
 Two mixins, each a base class a spec inherits to opt in (``class Fifo(PeerSpec,
-Symmetry)``), next to :class:`~checker.api.spec.Spec`, which is the model alone:
+Symmetry)``), next to :class:`~ordercheck.checker.api.spec.Spec`, which is the model alone:
 
 - :class:`Symmetry`: the renamings of processes under which the configuration is
   symmetric, and how to rename a state. The engine then stores one state per orbit.
@@ -12,13 +12,13 @@ Symmetry)``), next to :class:`~checker.api.spec.Spec`, which is the model alone:
 
 Neither changes what a property means: both are optimisations whose soundness rests on
 the declarations, which ``check --check-reductions`` checks on every state searched
-(:mod:`checker.engine.declarations`). A spec that inherits neither gets no reduction, and
+(:mod:`ordercheck.checker.engine.declarations`). A spec that inherits neither gets no reduction, and
 the run says why in one note. The engine reaches the hooks only through
 :func:`symmetry_of` and :func:`partial_order_of`, which give a spec that does not
 implement a protocol its default behaviour (no reduction).
 
 A hook of either protocol defined on a spec that does not inherit it is refused when the
-class is defined (see :func:`checker.api.spec.misplaced_hooks`): ignoring it would drop a
+class is defined (see :func:`ordercheck.checker.api.spec.misplaced_hooks`): ignoring it would drop a
 reduction without a word.
 """
 
@@ -27,17 +27,17 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from checker.api.state import Action, State
+from ordercheck.checker.api.state import Action, State
 
 
 class Symmetry:
-    """Symmetry reduction: a mixin for a :class:`~checker.api.spec.Spec` whose processes
+    """Symmetry reduction: a mixin for a :class:`~ordercheck.checker.api.spec.Spec` whose processes
     are interchangeable in some configurations.
 
     A spec inherits it (``class MySpec(Spec, Symmetry)``) and implements
     :meth:`symmetries` and :meth:`permute`; it may override :meth:`symmetry_refusal` to say
     why a configuration has no symmetry. The search then fingerprints each state as the
-    least fingerprint of its images under the group (:mod:`checker.engine.reduce`).
+    least fingerprint of its images under the group (:mod:`ordercheck.checker.engine.reduce`).
     """
 
     name: str
@@ -62,7 +62,7 @@ class Symmetry:
 
 
 class PartialOrder:
-    """Partial-order reduction: a mixin for a :class:`~checker.api.spec.Spec` whose
+    """Partial-order reduction: a mixin for a :class:`~ordercheck.checker.api.spec.Spec` whose
     processes take steps that often commute.
 
     A spec inherits it (``class MySpec(Spec, PartialOrder)``) and implements :meth:`actor`
@@ -72,7 +72,7 @@ class PartialOrder:
     the choice, generate only the chosen steps), :meth:`deferrable` with :meth:`defers`
     (leave lazy steps out), :meth:`solo_step` (take one step alone), and
     :meth:`por_refusal` (say why a configuration gets no reduction). The search then
-    expands a stubborn subset of each state's actions (:mod:`checker.engine.reduce`).
+    expands a stubborn subset of each state's actions (:mod:`ordercheck.checker.engine.reduce`).
     """
 
     name: str
@@ -106,7 +106,7 @@ class PartialOrder:
 
     def visible_mask(self, reads: Sequence[str] | None) -> int:
         """The variable bits (as in :meth:`footprints`) behind the variable kinds
-        ``reads`` names (:attr:`checker.api.spec.Property.reads`); ``None`` or an unknown
+        ``reads`` names (:attr:`ordercheck.checker.api.spec.Property.reads`); ``None`` or an unknown
         kind means every variable (``-1``, the default)."""
         return -1
 
@@ -147,9 +147,9 @@ class PartialOrder:
         (b) commute with one another and enable nothing but one another, and (c) are
         *lazy*: every history reached through such a step is reached without it, the
         step's work done later by a step the spec does not defer (a hold-back buffer's
-        arrival, :class:`specs.holdback.HoldBackSpec`). The engine defers them only when
+        arrival, :class:`ordercheck.specs.holdback.HoldBackSpec`). The engine defers them only when
         every checked property reads the history alone and the spec is ``acyclic``
-        (:mod:`checker.engine.reduce`). The default: nothing is deferrable."""
+        (:mod:`ordercheck.checker.engine.reduce`). The default: nothing is deferrable."""
         return False
 
     def defers(self) -> bool:

@@ -1,7 +1,7 @@
 """The rendering protocol: how a spec's states and actions are shown to people.
 
 :class:`Rendering` is a mixin a spec inherits to opt in (``class MySpec(Spec,
-Rendering)``), next to :class:`~checker.api.spec.Spec`, which is the model alone. Its
+Rendering)``), next to :class:`~ordercheck.checker.api.spec.Spec`, which is the model alone. Its
 hooks shape traces, reports and space-time diagrams, never a state count or a verdict:
 :meth:`~Rendering.describe` (a state as JSON), :meth:`~Rendering.format_action` (an action
 label as text), :meth:`~Rendering.action_site` and :meth:`~Rendering.internal_messages`
@@ -13,7 +13,7 @@ the defaults: states by field name (or as one value), actions as ``name(arg, ...
 nothing drawn for steps outside the history.
 
 A hook of this protocol defined on a spec that does not inherit it is refused when the
-class is defined (see :func:`checker.api.spec.misplaced_hooks`): ignoring it would show
+class is defined (see :func:`ordercheck.checker.api.spec.misplaced_hooks`): ignoring it would show
 traces other than the spec means without a word.
 """
 
@@ -22,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from checker.api.fields import Fields
-from checker.api.state import Action, State
+from ordercheck.checker.api.fields import Fields
+from ordercheck.checker.api.state import Action, State
 
 
 class Rendering:
-    """Rendering: a mixin for a :class:`~checker.api.spec.Spec` that shows its states and
+    """Rendering: a mixin for a :class:`~ordercheck.checker.api.spec.Spec` that shows its states and
     actions its own way.
 
     A spec inherits it (``class MySpec(Spec, Rendering)``) and overrides any of the hooks
@@ -36,7 +36,7 @@ class Rendering:
     """
 
     fields: Fields | None
-    """The spec's :attr:`checker.api.spec.Spec.fields`, which :meth:`describe` reads."""
+    """The spec's :attr:`ordercheck.checker.api.spec.Spec.fields`, which :meth:`describe` reads."""
 
     def describe(self, state: State) -> dict[str, Any]:
         """A JSON-friendly view of ``state`` for traces and reports (by field name when

@@ -13,9 +13,9 @@ EXIT_OK = 0
 EXIT_MISMATCH = 1
 EXIT_INPUT = 2
 EXIT_BOUND = 3
-EXIT_ENGINE = 4  # the engine failed for good (checker.api.errors.EngineError)
-EXIT_SPEC = 5  # a spec raised an exception (checker.api.spec_errors.SpecRaised)
-EXIT_OS = 6  # an operating-system error on an output or work path (checker.api.outputs.OutputError)
+EXIT_ENGINE = 4  # the engine failed for good (ordercheck.checker.api.errors.EngineError)
+EXIT_SPEC = 5  # a spec raised an exception (ordercheck.checker.api.spec_errors.SpecRaised)
+EXIT_OS = 6  # an operating-system error on an output or work path (ordercheck.checker.api.outputs.OutputError)
 EXIT_SIGINT = 130  # interrupted by SIGINT (128 + 2)
 EXIT_SIGTERM = 143  # terminated by SIGTERM (128 + 15)
 
@@ -379,7 +379,7 @@ def combined_exit_code(results: list[Result]) -> int:
 
 def write_json_atomic(path: str | os.PathLike[str], payload: Any) -> None:
     """Write ``payload`` as JSON so that ``path`` is either the old file or the whole
-    new one, never half-written (see :mod:`checker.api.outputs`)."""
-    from checker.api.outputs import write_json_atomic as write
+    new one, never half-written (see :mod:`ordercheck.checker.api.outputs`)."""
+    from ordercheck.checker.api.outputs import write_json_atomic as write
 
     write(path, payload)

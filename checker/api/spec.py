@@ -4,7 +4,7 @@ A spec is a Python class in the ``specs`` package. Like Stateright's ``Model`` i
 initial states, the enabled actions of a state with their successor states, and the
 properties to check. States are immutable values built only from ``int``, ``bool`` and
 ``tuple`` (and ``frozenset`` of those), so that their fingerprint is the same in every
-process and on every machine (see :mod:`checker.engine.fingerprint`).
+process and on every machine (see :mod:`ordercheck.checker.engine.fingerprint`).
 
 A minimal spec::
 
@@ -30,11 +30,11 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from checker.api.errors import ConstantError, HookError
-from checker.api.fields import Fields
-from checker.api.reductions import PARTIAL_ORDER_HOOKS, SYMMETRY_HOOKS, PartialOrder, Symmetry
-from checker.api.rendering import RENDERING_HOOKS, Rendering
-from checker.api.state import Action, State
+from ordercheck.checker.api.errors import ConstantError, HookError
+from ordercheck.checker.api.fields import Fields
+from ordercheck.checker.api.reductions import PARTIAL_ORDER_HOOKS, SYMMETRY_HOOKS, PartialOrder, Symmetry
+from ordercheck.checker.api.rendering import RENDERING_HOOKS, Rendering
+from ordercheck.checker.api.state import Action, State
 
 Kind = Literal["always", "sometimes", "eventually"]
 
@@ -53,7 +53,7 @@ class Constant:
     given, one of those values. That is how a model asks for a channel's behaviour
     (``channel = "unordered"``, ``lossy = true``, ``duplicates = 1``); it is refused
     when the spec lists the fault neither in :attr:`Spec.tolerates` nor in
-    :attr:`Spec.breaks_under` (see :mod:`checker.api.faults`).
+    :attr:`Spec.breaks_under` (see :mod:`ordercheck.checker.api.faults`).
     """
 
     name: str
@@ -109,16 +109,16 @@ class Property:
 
     Build one with :meth:`always`, :meth:`sometimes` or :meth:`eventually`. ``over``
     says what the check function receives: the state itself (``"state"``) or the
-    spec's :class:`~specs.history.History` of the state (``"history"``). History checks
+    spec's :class:`~ordercheck.specs.history.History` of the state (``"history"``). History checks
     are cached by the spec's ``history_key``, so many states that share one history
     are checked once.
 
     Two optional facts let partial-order reduction keep more of its savings
-    (:mod:`checker.engine.reduce`): ``stable`` says that once the check fails (an ``always``)
+    (:mod:`ordercheck.checker.engine.reduce`): ``stable`` says that once the check fails (an ``always``)
     or succeeds (a ``sometimes``) on a state, it does so on every state reachable from
     it (true of ordering properties over a history that only grows); ``reads`` names the
     kinds of state variables the check looks at (see
-    :meth:`~checker.api.reductions.PartialOrder.visible_mask`), where
+    :meth:`~ordercheck.checker.api.reductions.PartialOrder.visible_mask`), where
     ``None`` means anything.
 
     One more lets engines skip work: ``changed_by``, for a check over the history, names
@@ -128,7 +128,7 @@ class Property:
     the successor's outcome is its parent's, which the engine already has. ``None``
     means any event can.
 
-    A history property may name a ``monitor``: a ``checker.monitors.base.Monitor``
+    A history property may name a ``monitor``: a ``ordercheck.checker.monitors.base.Monitor``
     class deciding it event by event on the history laid out as a log (the history's
     ``as_log``/``extend_log``). Engines then feed each state the events its history adds
     to its parent's instead of calling ``check`` on the whole history; ``check`` stays
@@ -200,9 +200,9 @@ class Spec:
     TLA+ spec formula), and what the model claims of itself and the checker checks
     (:attr:`acyclic`, :meth:`action_kinds`, :attr:`tolerates`, :attr:`breaks_under`). What only makes the search
     cheaper or the output clearer is an optional protocol, a mixin the spec inherits to
-    opt in: :class:`~checker.api.reductions.Symmetry` and
-    :class:`~checker.api.reductions.PartialOrder` (reductions) and
-    :class:`~checker.api.rendering.Rendering` (traces, reports and diagrams). A class
+    opt in: :class:`~ordercheck.checker.api.reductions.Symmetry` and
+    :class:`~ordercheck.checker.api.reductions.PartialOrder` (reductions) and
+    :class:`~ordercheck.checker.api.rendering.Rendering` (traces, reports and diagrams). A class
     that defines a hook of a protocol it does not inherit is refused when it is defined
     (see the spec API reference), rather than have the hook ignored.
     """
@@ -211,9 +211,9 @@ class Spec:
     summary: ClassVar[str] = ""
     constants: ClassVar[tuple[Constant, ...]] = ()
     fields: ClassVar[Fields | None] = None
-    """Names of a tuple state's items (:class:`checker.api.fields.Fields`), for reading them
+    """Names of a tuple state's items (:class:`ordercheck.checker.api.fields.Fields`), for reading them
     by name (``self.fields.read(state).holder``) and for the default
-    :meth:`~checker.api.rendering.Rendering.describe`."""
+    :meth:`~ordercheck.checker.api.rendering.Rendering.describe`."""
     tolerates: ClassVar[frozenset[str]] = frozenset()
     """The channel faults the protocol is meant to handle, of ``"loss"``,
     ``"duplication"`` and ``"reordering"``: its steps deal with each as the protocol
@@ -229,13 +229,13 @@ class Spec:
     A model whose constants ask for a fault in neither set is refused (exit code 2): a
     spec built on a base that offers every fault would otherwise give verdicts about
     behaviour nobody meant it to have. The one set these two replace, ``faults``, is
-    refused with a line naming them (:mod:`checker.api.faults`)."""
+    refused with a line naming them (:mod:`ordercheck.checker.api.faults`)."""
     ablation_parameters: ClassVar[tuple[str, ...]] = ()
     """Constants that only shape what an ablation does instead of its step (Skeen's
     ``mutant_final``: what ``take_max = false`` takes instead of the maximum). A mutant
     model given as ``[evidence]`` may differ from its model in the ablation flags
     (:meth:`ablations`) and in these, and in nothing else
-    (:mod:`checker.loading.evidence`)."""
+    (:mod:`ordercheck.checker.loading.evidence`)."""
     fairness: ClassVar[dict[str, str]] = {}
     """Fairness of actions, as TLA+ declares it: action name -> ``"weak"`` or
     ``"strong"``. Each (name, first argument) pair, i.e. one kind of step by one peer,
@@ -252,7 +252,7 @@ class Spec:
     fair-cycle search. Checked, not trusted: when a search meets an edge to a state
     visited at the edge's depth or shallower (one that can close a cycle), the state
     graph is searched for a cycle, and a cycle ends the run with exit code 2 naming its
-    steps (:mod:`checker.engine.declarations`)."""
+    steps (:mod:`ordercheck.checker.engine.declarations`)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -298,7 +298,7 @@ class Spec:
     # -- optional: the history the properties read, and proper ends -------------------
 
     def history(self, state: State) -> Any:
-        """The observable history of ``state`` (a :class:`specs.history.History`)."""
+        """The observable history of ``state`` (a :class:`ordercheck.specs.history.History`)."""
         raise NotImplementedError(f"{self.name} keeps no history")
 
     def history_key(self, state: State) -> Hashable:
@@ -360,7 +360,7 @@ PROTOCOLS: tuple[tuple[type, tuple[str, ...], str], ...] = (
     (PartialOrder, PARTIAL_ORDER_HOOKS, "PartialOrder"),
     (Rendering, RENDERING_HOOKS, "Rendering"),
 )
-"""Each optional protocol of a spec: its mixin, its hooks, and its name in :mod:`checker`."""
+"""Each optional protocol of a spec: its mixin, its hooks, and its name in :mod:`ordercheck.checker`."""
 
 
 def misplaced_hooks(cls: type) -> str | None:
@@ -382,10 +382,10 @@ def misplaced_hooks(cls: type) -> str | None:
         return None
     bases = ", ".join([*(b.__name__ for b in cls.__bases__), *missing])
     one = len(found) == 1
-    mixins = " and ".join(f"checker.{m}" for m in missing)
+    mixins = " and ".join(f"ordercheck.{m}" for m in missing)
     return (f"spec class {cls.__name__} defines {', '.join(found)}, {'a hook' if one else 'hooks'} of {mixins}, "
             f"without inheriting {'it' if len(missing) == 1 else 'them'}, so {'it' if one else 'they'} would be "
-            f"ignored: write class {cls.__name__}({bases}) (from checker import {', '.join(missing)})")
+            f"ignored: write class {cls.__name__}({bases}) (from ordercheck import {', '.join(missing)})")
 
 
 def iter_properties(props: Iterable[Property], kind: str, over: str) -> list[Property]:

@@ -2,8 +2,8 @@
 base puts on an exception to name the action it was computing (:func:`tag_action`).
 
 The engine finds the state such an exception was raised on
-(:mod:`checker.engine.diagnose`); the command line prints :meth:`SpecRaised.line` and
-exits with :data:`~checker.api.result.EXIT_SPEC` (5).
+(:mod:`ordercheck.checker.engine.diagnose`); the command line prints :meth:`SpecRaised.line` and
+exits with :data:`~ordercheck.checker.api.result.EXIT_SPEC` (5).
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def source_of(cls: type) -> Path | None:
 
 ORDERCHECK_SIGNAL = "ordercheck_signal"
 """A class attribute, true on ordercheck's own :class:`BaseException` for SIGINT and
-SIGTERM (:class:`checker.engine.interrupts.Interrupted`): that one is never the spec's."""
+SIGTERM (:class:`ordercheck.checker.engine.interrupts.Interrupted`): that one is never the spec's."""
 
 
 class SpecExited(BaseException):

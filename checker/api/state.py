@@ -1,5 +1,5 @@
-"""What a spec's states and action labels are (re-exported by :mod:`checker.api.spec`
-and :mod:`checker`)."""
+"""What a spec's states and action labels are (re-exported by :mod:`ordercheck.checker.api.spec`
+and :mod:`ordercheck.checker`)."""
 
 from __future__ import annotations
 

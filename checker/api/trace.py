@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from checker.api.rendering import rendering_of
-from checker.api.result import Step
-from checker.api.spec import Spec, State
+from ordercheck.checker.api.rendering import rendering_of
+from ordercheck.checker.api.result import Step
+from ordercheck.checker.api.spec import Spec, State
 
 
 class ReplayError(RuntimeError):

@@ -1,6 +1,6 @@
-"""``python -m checker.cli``: the ``ordercheck`` command."""
+"""``python -m ordercheck.checker.cli``: the ``ordercheck`` command."""
 
-from checker.cli.app import main
+from ordercheck.checker.cli.app import main
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,9 +1,9 @@
 """The ``ordercheck`` command group (DESIGN.md, "Command line").
 
-Each command group lives in its own module and is added here: :mod:`~checker.cli.check`
-(check, simulate, list), :mod:`~checker.cli.reports` (report, ablate, graph),
-:mod:`~checker.cli.matrix`, :mod:`~checker.cli.prove`, :mod:`~checker.cli.sweep` and
-:mod:`~checker.cli.tla` (export-tla, tlc) and :mod:`~checker.cli.new` (new). They import :mod:`~checker.cli.common` and the
+Each command group lives in its own module and is added here: :mod:`~ordercheck.checker.cli.check`
+(check, simulate, list), :mod:`~ordercheck.checker.cli.reports` (report, ablate, graph),
+:mod:`~ordercheck.checker.cli.matrix`, :mod:`~ordercheck.checker.cli.prove`, :mod:`~ordercheck.checker.cli.sweep` and
+:mod:`~ordercheck.checker.cli.tla` (export-tla, tlc) and :mod:`~ordercheck.checker.cli.new` (new). They import :mod:`~ordercheck.checker.cli.common` and the
 layers below; none imports this module.
 
 Exit codes (docs/reference/exit-codes.md): 0 every verdict as expected; 1 a verdict
@@ -12,7 +12,7 @@ input, with one line naming the file and field; 3 a bound stopped the search bef
 verdict (the memory budget included); 4 the engine failed for good (a Spark job that
 failed after its retries), with one line and nothing written; 5 a spec raised an
 exception, with one line naming the spec, the action and the shortest trace to the
-state it was taken from (:mod:`checker.engine.diagnose`); 6 an operating-system error on
+state it was taken from (:mod:`ordercheck.checker.engine.diagnose`); 6 an operating-system error on
 an output or work path; 130 and 143 SIGINT and SIGTERM.
 """
 
@@ -23,25 +23,25 @@ from typing import Any
 
 import click
 
-from checker.api.errors import EngineError, InputError
-from checker.api.exits import reset as reset_verdicts
-from checker.api.exits import verdicts_printed
-from checker.api.result import EXIT_ENGINE, EXIT_INPUT, EXIT_SPEC
-from checker.api.spec_errors import SpecRaised, left_spec_code, left_text
-from checker.cli import check, matrix, new, prove, reports, run, sweep, tla
-from checker.cli.exitcodes import UNDECLARED, undeclared
-from checker.cli.faults import guarded_command, machine_faults
-from checker.engine.bfs import SpecError
-from checker.validate import command as validate_command
+from ordercheck.checker.api.errors import EngineError, InputError
+from ordercheck.checker.api.exits import reset as reset_verdicts
+from ordercheck.checker.api.exits import verdicts_printed
+from ordercheck.checker.api.result import EXIT_ENGINE, EXIT_INPUT, EXIT_SPEC
+from ordercheck.checker.api.spec_errors import SpecRaised, left_spec_code, left_text
+from ordercheck.checker.cli import check, matrix, new, prove, reports, run, sweep, tla
+from ordercheck.checker.cli.exitcodes import UNDECLARED, undeclared
+from ordercheck.checker.cli.faults import guarded_command, machine_faults
+from ordercheck.checker.engine.bfs import SpecError
+from ordercheck.checker.validate import command as validate_command
 
 
 class OrdercheckGroup(click.Group):
     """Turns bad input (a spec that breaks the spec API included) into one line and exit
     code 2, an engine that fails for good into one line and exit code 4, and what the
-    machine does to a run (see :mod:`checker.cli.faults`) into one line and its own code,
+    machine does to a run (see :mod:`ordercheck.checker.cli.faults`) into one line and its own code,
     without a traceback."""
 
-    running: str | None = None  # the command being run, for checker.cli.exitcodes
+    running: str | None = None  # the command being run, for ordercheck.checker.cli.exitcodes
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         self.running = None
@@ -76,7 +76,7 @@ class OrdercheckGroup(click.Group):
             click.echo(f"ordercheck: error: spec {exc} (fix the spec module)", err=True)
             sys.exit(EXIT_INPUT)
         except SpecRaised as exc:
-            # An exception inside a spec's code, located by checker.engine.diagnose.
+            # An exception inside a spec's code, located by ordercheck.checker.engine.diagnose.
             click.echo(f"ordercheck: spec error: {exc.line()}", err=True)
             sys.exit(EXIT_SPEC)
         except SystemExit as exc:
@@ -96,7 +96,7 @@ class OrdercheckGroup(click.Group):
 
 VERDICT_COMMANDS = frozenset({"check", "simulate", "ablate", "matrix", "sweep", "prove", "validate", "tlc", "run"})
 """The commands whose exit code 0 says "every verdict as expected": they end through
-:func:`checker.api.exits.exit_after_verdicts` once their verdicts are printed, and any
+:func:`ordercheck.checker.api.exits.exit_after_verdicts` once their verdicts are printed, and any
 other end with exit code 0 is exit code 5 (:func:`_unearned`)."""
 
 

@@ -5,7 +5,7 @@ property is violated where nothing is expected); 2 bad input, with one line nami
 file and field; 3 a bound stopped the search before a verdict; 4 the engine failed for
 good (a Spark job that failed after its retries), with one line and nothing written;
 5 a spec raised an exception, with one line naming the spec, the action and the shortest
-trace to the state it was taken from (:mod:`checker.engine.diagnose`).
+trace to the state it was taken from (:mod:`ordercheck.checker.engine.diagnose`).
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from typing import Any
 
 import click
 
-from checker.api.errors import InputError
-from checker.api.evidence import EvidenceCheck, evidence_exit_code
-from checker.api.exits import exit_after_verdicts
-from checker.api.output_paths import check_outputs, model_inputs, outputs_of
-from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, combined_exit_code, write_json_atomic
-from checker.cli.common import (
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.evidence import EvidenceCheck, evidence_exit_code
+from ordercheck.checker.api.exits import exit_after_verdicts
+from ordercheck.checker.api.output_paths import check_outputs, model_inputs, outputs_of
+from ordercheck.checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, combined_exit_code, write_json_atomic
+from ordercheck.checker.cli.common import (
     check_one,
     engine_options,
     hold_checkpoint,
@@ -33,8 +33,8 @@ from checker.cli.common import (
     print_summary,
     work_dir_outputs,
 )
-from checker.cli.reports import REPORT_ENTRIES
-from checker.loading.modelfile import load_model
+from ordercheck.checker.cli.reports import REPORT_ENTRIES
+from ordercheck.checker.loading.modelfile import load_model
 
 
 @click.command()
@@ -54,7 +54,7 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
         loaded = load_models(list(models))
         named = len(loaded)
         if with_evidence:  # the mutants not among the models named, each once, run after them
-            from checker.loading.evidence import evidence_mutants
+            from ordercheck.checker.loading.evidence import evidence_mutants
 
             have = {Path(m.path).resolve() for m in loaded}
             loaded += [load_model(p) for p in evidence_mutants(loaded) if p.resolve() not in have]
@@ -68,16 +68,16 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
     options = options_from(kw)
     each = [options] * len(loaded)
     if options.engine == "local":
-        from checker.engine.run import prepare_work_dirs, resume_where_saved
+        from ordercheck.checker.engine.run import prepare_work_dirs, resume_where_saved
 
         # With --resume, models the interrupted run did not reach start afresh (the first must resume).
         each = [options, *(resume_where_saved(options, model.path) for model in loaded[1:])]
         for model, opts in zip(loaded, each):  # a missing checkpoint or an unwritable directory stops the run here
             hold_checkpoint(prepare_work_dirs(model, opts))  # its lock, held until the command ends
     if options.engine == "spark":  # one Spark search for every model, level by level
-        from checker.engine.diagnose import diagnosed
-        from checker.spark.bfs import check_models_spark
-        from checker.spark.session import spark_jobs
+        from ordercheck.checker.engine.diagnose import diagnosed
+        from ordercheck.checker.spark.bfs import check_models_spark
+        from ordercheck.checker.spark.session import spark_jobs
 
         # a signal cancels the jobs (exit 130/143); a spec's exception on an executor is found again here
         with _junit_if_spec_raised(junit_path, []), diagnosed(loaded), spark_jobs():
@@ -96,7 +96,7 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
             print_result(model, results[-1], verbose=verbose, seen=seen, quiet=quiet, hidden=hidden)
     evidence = None
     if with_evidence:
-        from checker.loading.evidence import judge_evidence
+        from ordercheck.checker.loading.evidence import judge_evidence
 
         by_path = {Path(m.path).resolve(): r for m, r in zip(loaded, results)}
         evidence = judge_evidence(loaded[:named], by_path)
@@ -104,7 +104,7 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
     payload: Any = None
     if json_path:  # the models named (the evidence mutants are in the report and the JUnit XML)
         payload = results[0].to_json() if named == 1 else [r.to_json() for r in results[:named]]
-    from checker.cli.reports import emit_outputs
+    from ordercheck.checker.cli.reports import emit_outputs
 
     emit_outputs(results, report_dir, junit_path, json_path, payload, evidence=evidence, quiet=quiet)
     if len(results) > 1:
@@ -118,9 +118,9 @@ def _error_junit(junit_path: str, models: tuple[str, ...], exc: InputError) -> N
     """The JUnit XML of a run stopped by ``exc`` while loading its models, unless
     ``junit_path`` is one of the files it reads (the arguments, the file at fault) or
     cannot be written: then one line says why it was not written."""
-    from checker.api.output_paths import Input
-    from checker.cli.reports import emit_error_junit
-    from checker.loading.modelfile import expand_paths
+    from ordercheck.checker.api.output_paths import Input
+    from ordercheck.checker.cli.reports import emit_error_junit
+    from ordercheck.checker.loading.modelfile import expand_paths
 
     try:
         files = [str(f) for f in expand_paths(list(models))]
@@ -145,16 +145,16 @@ def _junit_on_spec_error(model: Any, options: Any, done: list[Any], junit_path: 
 
 @contextmanager
 def _junit_if_spec_raised(junit_path: str | None, done: list[Any]) -> Iterator[None]:
-    """On a :class:`~checker.api.spec_errors.SpecRaised` (exit code 5) with ``--junit``,
+    """On a :class:`~ordercheck.checker.api.spec_errors.SpecRaised` (exit code 5) with ``--junit``,
     write the JUnit XML of ``done`` and an error case for the model whose spec raised,
     then let the error go on."""
-    from checker.api.spec_errors import SpecRaised
+    from ordercheck.checker.api.spec_errors import SpecRaised
 
     try:
         yield
     except SpecRaised as exc:
         if junit_path:
-            from checker.cli.reports import emit_error_junit
+            from ordercheck.checker.cli.reports import emit_error_junit
 
             emit_error_junit(junit_path, exc.model, "spec", exc.line(), "spec", done)
         raise
@@ -162,7 +162,7 @@ def _junit_if_spec_raised(junit_path: str | None, done: list[Any]) -> Iterator[N
 
 def print_evidence(checks: list[EvidenceCheck], quiet: bool = False) -> None:
     """One line per ``[evidence]`` entry run by ``--with-evidence`` (an
-    :class:`checker.api.evidence.EvidenceCheck`); with ``quiet``, only the entries
+    :class:`ordercheck.checker.api.evidence.EvidenceCheck`); with ``quiet``, only the entries
     not shown, after the count."""
     if not checks:
         click.echo("\nevidence: the models name none")
@@ -189,9 +189,9 @@ def print_evidence(checks: list[EvidenceCheck], quiet: bool = False) -> None:
 def simulate(model: str, runs: int | None, depth: int | None, seed: int, time_limit: float | None,
              json_path: str | None, verbose: bool) -> None:
     """Random walks through a model too large to exhaust; violations are shrunk."""
-    from checker.engine.diagnose import diagnosed
-    from checker.simulate.run import DEFAULT_DEPTH, DEFAULT_RUNS, simulation_exit_code
-    from checker.simulate.run import simulate as run_simulation
+    from ordercheck.checker.engine.diagnose import diagnosed
+    from ordercheck.checker.simulate.run import DEFAULT_DEPTH, DEFAULT_RUNS, simulation_exit_code
+    from ordercheck.checker.simulate.run import simulate as run_simulation
 
     loaded = load_model(model)
     check_outputs(outputs_of(("--json", json_path, False, ())), model_inputs([loaded]))
@@ -206,8 +206,8 @@ def simulate(model: str, runs: int | None, depth: int | None, seed: int, time_li
 @click.command(name="list")
 def list_cmd() -> None:
     """Built-in specs, specs installed packages register by name, and built-in models."""
-    from checker.loading.registry import builtin_models, spec_class, spec_names
-    from checker.loading.specref import BadSpecRef, registered_names, resolve
+    from ordercheck.checker.loading.registry import builtin_models, spec_class, spec_names
+    from ordercheck.checker.loading.specref import BadSpecRef, registered_names, resolve
 
     click.echo("specs:")
     for name in spec_names():

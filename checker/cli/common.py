@@ -8,14 +8,14 @@ from typing import Any
 
 import click
 
-from checker.api.errors import InputError
-from checker.api.model import Model
-from checker.api.output_paths import Output, outputs_of
-from checker.api.result import LevelTiming, Result
-from checker.engine.notes import first_time
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import expand_paths, load_model
-from checker.spark.session import engine_installed
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.api.output_paths import Output, outputs_of
+from ordercheck.checker.api.result import LevelTiming, Result
+from ordercheck.checker.engine.notes import first_time
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import expand_paths, load_model
+from ordercheck.checker.spark.session import engine_installed
 
 
 def load_models(paths: list[str]) -> list[Model]:
@@ -25,12 +25,12 @@ def load_models(paths: list[str]) -> list[Model]:
 
 
 class MemorySize(click.ParamType):
-    """A size in bytes: ``800M``, ``4G``, ``1.5G`` (see :func:`checker.engine.budget.parse_size`)."""
+    """A size in bytes: ``800M``, ``4G``, ``1.5G`` (see :func:`ordercheck.checker.engine.budget.parse_size`)."""
 
     name = "size"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        from checker.engine.budget import parse_size
+        from ordercheck.checker.engine.budget import parse_size
 
         if isinstance(value, int):
             return value
@@ -99,7 +99,7 @@ def options_from(kw: dict[str, Any]) -> Options:
 
     Raises :class:`InputError` (exit code 2) for an option of :data:`LOCAL_ONLY` with
     ``--engine spark`` (``--workers`` only above 1)."""
-    from checker.cli.faults import warn_workers
+    from ordercheck.checker.cli.faults import warn_workers
 
     if kw["engine"] == "spark":
         for name, instead in LOCAL_ONLY.items():
@@ -131,8 +131,8 @@ def options_from(kw: dict[str, Any]) -> Options:
 def check_one(model: Model, options: Options) -> Result:
     """Check ``model`` with the engine ``options.engine`` names (``local`` or ``spark``)."""
     if options.engine == "spark":
-        from checker.spark.bfs import check_model_spark
-        from checker.spark.session import spark_jobs
+        from ordercheck.checker.spark.bfs import check_model_spark
+        from ordercheck.checker.spark.session import spark_jobs
 
         with spark_jobs():  # a signal cancels the jobs (exit 130/143)
             return check_model_spark(model, options)
@@ -195,7 +195,7 @@ def print_result(model: Model, result: Result, *, verbose: bool | None = False, 
         if verbose is None:
             show_trace = status == "violated"
         if p.trace and show_trace:
-            from reports.diff import step_lines
+            from ordercheck.reports.diff import step_lines
 
             click.echo(f"      trace ({len(p.trace) - 1} steps):")
             for line in step_lines(p.trace):
@@ -240,7 +240,7 @@ def work_dir_outputs(kw: dict[str, Any], models: list[Model], variants: tuple[st
     """The :func:`engine_options` work directories (``--checkpoint``, ``--spill-dir``) as
     outputs, the checkpoint directory's entries being the models' own directories (under
     ``variants``' directories when given: ``full``, ``without-FLAG``)."""
-    from checker.engine.checkpoints import checkpoint_dir
+    from ordercheck.checker.engine.checkpoints import checkpoint_dir
 
     names = tuple(checkpoint_dir("", m.path).name for m in models)
     return outputs_of(("--checkpoint", kw.get("checkpoint"), True, variants or names),
@@ -249,8 +249,8 @@ def work_dir_outputs(kw: dict[str, Any], models: list[Model], variants: tuple[st
 
 def hold_checkpoint(ckpt: str | None) -> None:
     """Hold the lock of the checkpoint directory ``ckpt`` (taken by
-    :func:`checker.engine.run.prepare_work_dirs`) until the current command ends."""
+    :func:`ordercheck.checker.engine.run.prepare_work_dirs`) until the current command ends."""
     if ckpt is not None:
-        from checker.engine.ckptlock import release
+        from ordercheck.checker.engine.ckptlock import release
 
         click.get_current_context().call_on_close(lambda: release(ckpt))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from checker.api.result import (
+from ordercheck.checker.api.result import (
     EXIT_BOUND,
     EXIT_ENGINE,
     EXIT_INPUT,
@@ -26,7 +26,7 @@ from checker.api.result import (
 
 EVERY_COMMAND = frozenset({EXIT_OK, EXIT_INPUT, EXIT_BOUND, EXIT_OS, EXIT_SIGINT, EXIT_SIGTERM})
 """What any command can return: 0; 2 for a usage error or bad input; 3 when memory runs
-out (:mod:`checker.cli.faults`); 6 for an operating-system error; 130 and 143 for SIGINT
+out (:mod:`ordercheck.checker.cli.faults`); 6 for an operating-system error; 130 and 143 for SIGINT
 and SIGTERM."""
 
 _LOADS_SPEC = frozenset({EXIT_SPEC})  # a spec's code leaving at import or in a hook: exit 5
@@ -67,4 +67,4 @@ def undeclared(command: str | None, code: object) -> str | None:
     if number in COMMAND_EXITS[command]:
         return None
     return (f"ordercheck: internal error: {command} ended with exit code {number}, which "
-            "checker.cli.exitcodes.COMMAND_EXITS (and docs/reference/exit-codes.md) does not list for it")
+            "ordercheck.checker.cli.exitcodes.COMMAND_EXITS (and docs/reference/exit-codes.md) does not list for it")

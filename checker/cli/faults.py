@@ -2,13 +2,13 @@
 
 * An operating-system error (permission, not a directory, no space, file too large, too
   many open files) ends the command with ``ordercheck: error: PATH: reason`` and exit
-  code 6 (:data:`checker.api.result.EXIT_OS`); outputs are staged (:mod:`checker.api.outputs`),
+  code 6 (:data:`ordercheck.checker.api.result.EXIT_OS`); outputs are staged (:mod:`ordercheck.checker.api.outputs`),
   so nothing half-written is left.
 * Running out of memory outside the search's own budget (which stops the search as a
-  bound, see :mod:`checker.engine.budget`) ends it with one line and exit code 3.
+  bound, see :mod:`ordercheck.checker.engine.budget`) ends it with one line and exit code 3.
 * SIGINT and SIGTERM end it with a line saying whether and where the progress was
-  saved and how to resume, and exit codes 130 and 143 (:mod:`checker.engine.interrupts`).
-* A closed standard output is ignored (:mod:`checker.cli.pipes`).
+  saved and how to resume, and exit codes 130 and 143 (:mod:`ordercheck.checker.engine.interrupts`).
+* A closed standard output is ignored (:mod:`ordercheck.checker.cli.pipes`).
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from contextlib import contextmanager
 
 import click
 
-from checker.api.errors import InputError
-from checker.api.outputs import os_error_line
-from checker.api.result import EXIT_BOUND, EXIT_OS
-from checker.api.spec_errors import guard_os_exit
-from checker.cli.pipes import quiet_closed_stdout
-from checker.engine.interrupts import (
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.outputs import os_error_line
+from ordercheck.checker.api.result import EXIT_BOUND, EXIT_OS
+from ordercheck.checker.api.spec_errors import guard_os_exit
+from ordercheck.checker.cli.pipes import quiet_closed_stdout
+from ordercheck.checker.engine.interrupts import (
     DEFAULT_GRACE,
     Interrupted,
     handling_signals,
@@ -80,7 +80,7 @@ def machine_faults() -> Iterator[None]:
     try:
         yield
     except Interrupted as exc:
-        from checker.spark.session import stop_spark
+        from ordercheck.checker.spark.session import stop_spark
 
         stop_spark()  # a Spark run's JVM and its workers end with it
         _stop(interrupted_line(exc), exc.exit_code)
@@ -96,8 +96,8 @@ def guarded_command() -> Iterator[None]:
     """Around a whole command: standard output is written line by line
     (:func:`line_by_line`), signals become :class:`Interrupted`, a closed standard
     output is ignored, and ``os._exit`` called in this process (by a spec's code: ordercheck
-    never calls it here) raises :class:`~checker.api.spec_errors.SpecExited` instead of
-    ending the process with a status the spec chose (:func:`~checker.api.spec_errors.guard_os_exit`)."""
+    never calls it here) raises :class:`~ordercheck.checker.api.spec_errors.SpecExited` instead of
+    ending the process with a status the spec chose (:func:`~ordercheck.checker.api.spec_errors.guard_os_exit`)."""
     line_by_line()
     with handling_signals(), quiet_closed_stdout(), guard_os_exit(), machine_faults():
         yield

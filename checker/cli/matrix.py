@@ -6,11 +6,11 @@ from typing import Any
 
 import click
 
-from checker.api.exits import exit_after_verdicts
-from checker.api.output_paths import check_outputs, model_inputs, outputs_of
-from checker.api.result import write_json_atomic
-from checker.cli.common import load_models
-from checker.review.matrix import build_matrix, render_text
+from ordercheck.checker.api.exits import exit_after_verdicts
+from ordercheck.checker.api.output_paths import check_outputs, model_inputs, outputs_of
+from ordercheck.checker.api.result import write_json_atomic
+from ordercheck.checker.cli.common import load_models
+from ordercheck.checker.review.matrix import build_matrix, render_text
 
 
 @click.command(name="matrix")
@@ -28,7 +28,7 @@ def matrix_command(models: tuple[str, ...], json_path: str | None, **kw: Any) ->
     Exit code as for `check`: 0 when every verdict is as expected, 1 when one is not,
     3 when a bound left one unknown.
     """
-    from checker.engine.run import Options, check_model
+    from ordercheck.checker.engine.run import Options, check_model
 
     loaded = load_models(list(models))
     check_outputs(outputs_of(("--json", json_path, False, ())), model_inputs(loaded))

@@ -6,12 +6,12 @@ directory:
 - ``specs/NAME.py``: a complete small protocol on the chosen base, every hook there
   with a comment saying what it is for, to be replaced by the user's protocol;
 - ``models/NAME.toml``: a model whose ``[expect]`` it meets, with ``[evidence]`` for
-  each "holds" (a witness of :mod:`specs.witnesses`; with ``--base peer`` also the
+  each "holds" (a witness of :mod:`ordercheck.specs.witnesses`; with ``--base peer`` also the
   ablation model), and ``models/NAME-ABLATION.toml``: the same configuration with one
   step of the algorithm switched off, expected to fail (so the first model's "holds"
   is not vacuous);
 - ``tests/test_NAME.py``: a pytest module handing both models to the pytest plugin
-  (:class:`checker.pytest_plugin.ModelFiles`: their verdicts and [evidence] as items;
+  (:class:`ordercheck.checker.pytest_plugin.ModelFiles`: their verdicts and [evidence] as items;
   (and ``export-tla`` with ``--tla``);
 - with ``--tla``: ``specs/NAME.tla.j2`` and ``specs/NAME_tla.py``, the TLA+ template and
   its adapter, found beside the spec by ``export-tla`` and ``tlc``.
@@ -35,10 +35,10 @@ from pathlib import Path
 
 import click
 
-from checker.api.errors import InputError
-from checker.api.output_paths import check_outputs, outputs_of
-from checker.api.outputs import STAGING, OutputError, naming
-from checker.api.result import EXIT_OK
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.output_paths import check_outputs, outputs_of
+from ordercheck.checker.api.outputs import STAGING, OutputError, naming
+from ordercheck.checker.api.result import EXIT_OK
 
 FILES = Path(__file__).resolve().parent / "scaffold_files"
 BASES = ("peer", "async", "holdback")

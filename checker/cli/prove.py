@@ -42,13 +42,13 @@ def prove(
     the model's expectations; a bounded search never makes a property pass: with no
     counterexample within the depth, a property is unknown (exit 3) unless the
     invariant proves it."""
-    from checker.api.exits import exit_after_verdicts
-    from checker.api.output_paths import check_outputs, model_inputs, outputs_of
-    from checker.api.outputs import Outputs
-    from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK
-    from checker.cli.reports import REPORT_ENTRIES
-    from checker.loading.modelfile import expand_paths, load_model
-    from checker.symbolic.prove import ProveOptions, prove_model
+    from ordercheck.checker.api.exits import exit_after_verdicts
+    from ordercheck.checker.api.output_paths import check_outputs, model_inputs, outputs_of
+    from ordercheck.checker.api.outputs import Outputs
+    from ordercheck.checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK
+    from ordercheck.checker.cli.reports import REPORT_ENTRIES
+    from ordercheck.checker.loading.modelfile import expand_paths, load_model
+    from ordercheck.checker.symbolic.prove import ProveOptions, prove_model
 
     loaded = [load_model(f) for f in expand_paths(list(models))]
     check_outputs(outputs_of(("--json", json_path, False, ()), ("--report", report_dir, True, REPORT_ENTRIES)),
@@ -58,7 +58,7 @@ def prove(
     inferred = []
     for model in loaded:
         if infer:
-            from checker.symbolic.infer import infer_model
+            from ordercheck.checker.symbolic.infer import infer_model
 
             found = infer_model(model, limit=samples, queue_bound=queue_bound, timeout=timeout)
             inferred.append(found)
@@ -71,10 +71,10 @@ def prove(
     records = [f.to_json() for f in inferred] if infer else [r.to_json() for r in results]
     payload: Any = records[0] if len(records) == 1 else records
     index = None
-    with Outputs() as out:  # all or nothing, the JSON file last (checker.api.outputs)
+    with Outputs() as out:  # all or nothing, the JSON file last (ordercheck.checker.api.outputs)
         if report_dir:
-            from checker.cli.reports import stage_html
-            from reports.proofs import ProofRecord
+            from ordercheck.checker.cli.reports import stage_html
+            from ordercheck.reports.proofs import ProofRecord
 
             index = stage_html(out, [ProofRecord.from_json(r.to_json()) for r in results], report_dir)
         if json_path:

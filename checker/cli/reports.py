@@ -1,6 +1,6 @@
 """Report commands: ``report``, ``ablate``, ``graph``, and ``check``'s ``--report``/``--junit``.
 
-:mod:`checker.cli.app` calls :func:`add_commands`; ``check`` calls :func:`emit_outputs`.
+:mod:`ordercheck.checker.cli.app` calls :func:`add_commands`; ``check`` calls :func:`emit_outputs`.
 """
 
 from __future__ import annotations
@@ -11,16 +11,16 @@ from typing import Any, NamedTuple
 
 import click
 
-from checker.api.errors import InputError
-from checker.api.evidence import EvidenceCheck
-from checker.api.exits import exit_after_verdicts
-from checker.api.output_paths import Input, check_outputs, model_inputs, outputs_of
-from checker.api.outputs import Outputs, naming
-from checker.api.result import Result, combined_exit_code
-from checker.cli.common import check_one, engine_options, options_from, work_dir_outputs
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.evidence import EvidenceCheck
+from ordercheck.checker.api.exits import exit_after_verdicts
+from ordercheck.checker.api.output_paths import Input, check_outputs, model_inputs, outputs_of
+from ordercheck.checker.api.outputs import Outputs, naming
+from ordercheck.checker.api.result import Result, combined_exit_code
+from ordercheck.checker.cli.common import check_one, engine_options, options_from, work_dir_outputs
 
 REPORT_ENTRIES = ("index.html", "matrix.html", "report.md", "results.json", "traces", "summary.md")
-"""What a report directory holds (:func:`reports.html.write_report`): what a new report
+"""What a report directory holds (:func:`ordercheck.reports.html.write_report`): what a new report
 replaces, or removes when it has no such entry itself."""
 
 
@@ -29,7 +29,7 @@ def emit_outputs(results: list[Result], report_dir: str | None, junit_path: str 
                  quiet: bool = False) -> None:
     """Write ``check``'s HTML report directory, JUnit XML file and JSON file, those asked
     for, all or nothing: each is staged, and the JSON file, staged last, is the last
-    put in place (see :mod:`checker.api.outputs`). ``evidence`` (``--with-evidence``)
+    put in place (see :mod:`ordercheck.checker.api.outputs`). ``evidence`` (``--with-evidence``)
     goes into the JUnit XML as test cases. With a report, the path of each trace page
     follows the index's (with ``quiet``, those of unexpected verdicts, and a count of
     the rest), so a CI log leads straight to the page of a failure."""
@@ -73,11 +73,11 @@ def print_trace_pages(pages: list[TracePage], quiet: bool = False) -> None:
 def emit_error_junit(path: str, where: str, field: str, message: str, kind: str = "input",
                      results: list[Result] | None = None) -> None:
     """Write the JUnit XML of a run that stopped on a model error (bad input, or a
-    spec's exception after ``results``; :func:`reports.junit.error_junit_xml`), so a CI
+    spec's exception after ``results``; :func:`ordercheck.reports.junit.error_junit_xml`), so a CI
     job's test tab names the file and the field at fault. The caller then exits with
     its error; a JUnit file that cannot be written is said in one line on stderr and
     does not change that exit code."""
-    from reports.junit import error_junit_xml
+    from ordercheck.reports.junit import error_junit_xml
 
     try:
         with Outputs() as out:
@@ -90,7 +90,7 @@ def emit_error_junit(path: str, where: str, field: str, message: str, kind: str 
 
 def stage_junit(out: Outputs, results: list[Result], path: str, evidence: list[EvidenceCheck] | None = None) -> Path:
     """Stage the JUnit XML of ``results`` (and ``evidence``) as ``path``; returns ``path``."""
-    from reports.junit import junit_xml
+    from ordercheck.reports.junit import junit_xml
 
     return out.write_text(path, junit_xml(results, evidence=evidence))
 
@@ -102,9 +102,9 @@ def stage_html(out: Outputs, items: list[Any], out_dir: str, specs: dict[str, An
     traces replay through (:func:`report_specs`). ``pages``, when given, receives each
     trace page's :class:`TracePage`, with the path it will have. ``summary``, when
     given, renders the report's view as ``summary.md`` (``report --summary``)."""
-    from reports import payload_of
-    from reports.html import write_report
-    from reports.view import build_report
+    from ordercheck.reports import payload_of
+    from ordercheck.reports.html import write_report
+    from ordercheck.reports.view import build_report
 
     staged = out.directory(out_dir, owned=REPORT_ENTRIES)
     view = build_report(items, specs=specs)
@@ -126,8 +126,8 @@ def report_specs(files: list[tuple[str, list[Any]]], typed: tuple[str, ...]) -> 
     ``--spec`` of that spec name, or the only one); a spec file or module a result names
     is never imported: it takes a ``--spec`` the user typed (``typed``), the only one,
     or among several the one whose canonical reference or class name it records.
-    :class:`~checker.InputError` naming the file and its ``spec`` field otherwise."""
-    from checker.loading.specref import BadSpecRef, NotImported, named, option_spec
+    :class:`~ordercheck.checker.InputError` naming the file and its ``spec`` field otherwise."""
+    from ordercheck.checker.loading.specref import BadSpecRef, NotImported, named, option_spec
 
     refs = [option_spec(t) for t in typed]
     out: dict[str, Any] = {}
@@ -159,11 +159,11 @@ def report_specs(files: list[tuple[str, list[Any]]], typed: tuple[str, ...]) -> 
 
 
 def summary_writer(items: list[Any], baseline: str | None, url: str | None) -> Any:
-    """``report --summary``'s renderer of a report view (:func:`reports.summary.render_summary`),
-    with what changed since the results of ``baseline`` (read as :func:`reports.load_items`
-    reads a result file: :class:`~checker.InputError` naming the file and the field)."""
-    from reports import load_items
-    from reports.summary import URL_CUT, compare, render_summary
+    """``report --summary``'s renderer of a report view (:func:`ordercheck.reports.summary.render_summary`),
+    with what changed since the results of ``baseline`` (read as :func:`ordercheck.reports.load_items`
+    reads a result file: :class:`~ordercheck.checker.InputError` naming the file and the field)."""
+    from ordercheck.reports import load_items
+    from ordercheck.reports.summary import URL_CUT, compare, render_summary
 
     if url is not None and len(url) > URL_CUT:
         raise InputError("--summary-url", "", f"longer than {URL_CUT:,} characters")
@@ -208,7 +208,7 @@ def add_commands(main: click.Group) -> None:
                summary: bool = False, baseline: str | None = None, summary_url: str | None = None) -> None:
         """Render `check --json`, `ablate --json` and `prove --json` results as an HTML
         report (with Markdown, ITF traces and ShiViz logs beside it)."""
-        from reports import load_items
+        from ordercheck.reports import load_items
 
         if summary_url is not None and not (summary or baseline):
             raise click.UsageError("--summary-url sets the summary's links: give --summary (or --diff) too")
@@ -236,10 +236,10 @@ def add_commands(main: click.Group) -> None:
     def ablate(model_path: str, json_path: str | None, report_dir: str | None, **kw: Any) -> None:
         """The ablation table: switch each step of the algorithm off in turn and show
         which properties break, with the shortest counterexample for each."""
-        from checker.loading.modelfile import load_model
-        from checker.review.ablation import run_ablation
-        from reports.ablation_text import ablation_table
-        from reports.view import Ablation
+        from ordercheck.checker.loading.modelfile import load_model
+        from ordercheck.checker.review.ablation import run_ablation
+        from ordercheck.reports.ablation_text import ablation_table
+        from ordercheck.reports.view import Ablation
 
         model = load_model(model_path)
         check_outputs([*outputs_of(("--json", json_path, False, ()), ("--report", report_dir, True, REPORT_ENTRIES)),
@@ -272,9 +272,16 @@ def add_commands(main: click.Group) -> None:
     def graph(model_path: str, out_dir: str, max_states: int) -> None:
         """Export a small model's state graph as DOT and GraphML, with every
         counterexample and witness path marked."""
-        from checker.engine.run import Options, check_model
-        from checker.loading.modelfile import load_model
-        from reports.stategraph import HARD_LIMIT, GraphTooLarge, mark_trace, state_graph, write_dot, write_graphml
+        from ordercheck.checker.engine.run import Options, check_model
+        from ordercheck.checker.loading.modelfile import load_model
+        from ordercheck.reports.stategraph import (
+            HARD_LIMIT,
+            GraphTooLarge,
+            mark_trace,
+            state_graph,
+            write_dot,
+            write_graphml,
+        )
 
         if max_states > HARD_LIMIT:
             raise InputError("--max-states", "", f"{max_states:,} is above the limit of {HARD_LIMIT:,} states for a drawing")
@@ -291,7 +298,7 @@ def add_commands(main: click.Group) -> None:
             )
             sys.exit(2)
         except Exception as exc:  # the spec's code, or a state that breaks the spec API: one line
-            from checker.engine.diagnose import diagnose
+            from ordercheck.checker.engine.diagnose import diagnose
 
             found = diagnose(model, exc)
             if found is exc:

@@ -2,7 +2,7 @@
 (docs/howto/run-real-nodes.md).
 
 Each execution's recorded log is read back as ``validate`` reads a JSON Lines log and
-judged by the same code (:func:`checker.validate.verdicts.judge`), and a violation is
+judged by the same code (:func:`ordercheck.checker.validate.verdicts.judge`), and a violation is
 printed as ``validate`` prints it. The first failing schedule is written as a replay
 file (``--replay-out``), which ``--replay`` runs again.
 
@@ -22,12 +22,12 @@ from pathlib import Path
 
 import click
 
-from checker.api.errors import InputError
-from checker.api.exits import exit_after_verdicts
-from checker.api.inputs import DATA_LIMIT, parse_json, read_input
-from checker.api.outputs import Outputs
-from checker.api.result import EXIT_BOUND, EXIT_INPUT, EXIT_MISMATCH, EXIT_OK
-from checker.harness.network import (
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.exits import exit_after_verdicts
+from ordercheck.checker.api.inputs import DATA_LIMIT, parse_json, read_input
+from ordercheck.checker.api.outputs import Outputs
+from ordercheck.checker.api.result import EXIT_BOUND, EXIT_INPUT, EXIT_MISMATCH, EXIT_OK
+from ordercheck.checker.harness.network import (
     Divergence,
     Execution,
     Scenario,
@@ -38,12 +38,12 @@ from checker.harness.network import (
     replay_record,
     replay_schedule,
 )
-from checker.harness.network import explore as explore_schedules
-from checker.harness.nodes import NodeFailed, argv_of
-from checker.validate.checks import UnknownProperty, parse_properties
-from checker.validate.command import print_verdict
-from checker.validate.readers import read_text
-from checker.validate.verdicts import Job, LogVerdict, judge
+from ordercheck.checker.harness.network import explore as explore_schedules
+from ordercheck.checker.harness.nodes import NodeFailed, argv_of
+from ordercheck.checker.validate.checks import UnknownProperty, parse_properties
+from ordercheck.checker.validate.command import print_verdict
+from ordercheck.checker.validate.readers import read_text
+from ordercheck.checker.validate.verdicts import Job, LogVerdict, judge
 
 DEFAULT_PROPERTIES = "fifo,causal,integrity,eventual_delivery"
 """What ``run`` checks without ``--properties``."""

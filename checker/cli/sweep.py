@@ -1,5 +1,5 @@
 """``ordercheck sweep``: every model and every ablation mutant, one results table
-(the runs: :mod:`checker.spark.sweep`; the table: :mod:`checker.spark.sweep_table`)."""
+(the runs: :mod:`ordercheck.checker.spark.sweep`; the table: :mod:`ordercheck.checker.spark.sweep_table`)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from typing import Any
 
 import click
 
-from checker.api.exits import exit_after_verdicts
-from checker.api.output_paths import check_outputs, model_inputs, outputs_of
-from checker.api.result import Result, combined_exit_code, verdict_word
-from checker.cli.common import engine_options, load_models, options_from, work_dir_outputs
-from checker.spark.session import spark_jobs
-from checker.spark.sweep import run_sweep, sweep_tasks
-from checker.spark.sweep_table import rows_from_result, write_sweep
+from ordercheck.checker.api.exits import exit_after_verdicts
+from ordercheck.checker.api.output_paths import check_outputs, model_inputs, outputs_of
+from ordercheck.checker.api.result import Result, combined_exit_code, verdict_word
+from ordercheck.checker.cli.common import engine_options, load_models, options_from, work_dir_outputs
+from ordercheck.checker.spark.session import spark_jobs
+from ordercheck.checker.spark.sweep import run_sweep, sweep_tasks
+from ordercheck.checker.spark.sweep_table import rows_from_result, write_sweep
 
 
 def add_commands(main: click.Group) -> None:
@@ -52,7 +52,7 @@ def add_commands(main: click.Group) -> None:
 
 
 SWEEP_FILES = ("sweep.parquet", "sweep.json", "results.json")
-"""What ``sweep -o DIR`` writes (:func:`checker.spark.sweep_table.write_sweep`)."""
+"""What ``sweep -o DIR`` writes (:func:`ordercheck.checker.spark.sweep_table.write_sweep`)."""
 
 
 def print_line(data: dict[str, Any]) -> None:

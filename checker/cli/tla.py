@@ -1,5 +1,5 @@
 """The ``export-tla`` and ``tlc`` commands, and :func:`cross_check`, which runs our engine
-and hands its result to :mod:`tla.crosscheck` (the ``tla`` package never runs the engine)."""
+and hands its result to :mod:`ordercheck.tla.crosscheck` (the ``tla`` package never runs the engine)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from checker.api.errors import InputError
-from checker.api.exits import exit_after_verdicts
-from checker.api.model import Model
-from checker.engine.run import Options, check_model
-from checker.loading.modelfile import expand_paths, load_model
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.exits import exit_after_verdicts
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import expand_paths, load_model
 
 if TYPE_CHECKING:
-    from tla.crosscheck import CrossCheck
+    from ordercheck.tla.crosscheck import CrossCheck
 
 CROSS_CHECK_OPTIONS = Options(progress=False, stop_when_decided=False, symmetry=False, por=False)
 """How our side of a cross-check runs: everything explored, reductions off, as TLC does."""
@@ -30,7 +30,7 @@ def cross_check(
     confirm: bool = True,
 ) -> CrossCheck:
     """Cross-check ``model``: our engine and TLC, reductions off, everything explored."""
-    from tla.crosscheck import compare_with_tlc
+    from ordercheck.tla.crosscheck import compare_with_tlc
 
     ours = check_model(model, CROSS_CHECK_OPTIONS)
     return compare_with_tlc(model, ours, workers=workers, timeout=timeout, keep=keep, confirm=confirm)
@@ -49,12 +49,12 @@ def add_commands(group: click.Group) -> None:
 @click.option("--no-symmetry", is_flag=True, help="Leave SYMMETRY out even where the model asks for it.")
 def export_tla(models: tuple[str, ...], output: str, no_symmetry: bool) -> None:
     """Write each model as a TLA+ module and TLC configuration."""
-    from tla.export import export_model
+    from ordercheck.tla.export import export_model
 
     loaded = [load_model(p) for p in expand_paths(list(models))]
     exports = [export_model(m, symmetry=False if no_symmetry else None) for m in loaded]
-    from checker.api.output_paths import check_outputs, model_inputs, outputs_of
-    from checker.api.outputs import Outputs
+    from ordercheck.checker.api.output_paths import check_outputs, model_inputs, outputs_of
+    from ordercheck.checker.api.outputs import Outputs
 
     names = tuple(name for export in exports for name in export.files)
     check_outputs(outputs_of(("-o", output, True, names)), model_inputs(loaded))
@@ -76,17 +76,17 @@ def export_tla(models: tuple[str, ...], output: str, no_symmetry: bool) -> None:
                    "beside the Python states it could have been.")
 def tlc(models: tuple[str, ...], workers: int, keep: str | None, timeout: float | None, show_traces: bool) -> None:
     """Export, run TLC, and compare with our engine (reductions off)."""
-    from tla.tlc import TlcFailed, TlcUnavailable, find_tlc
+    from ordercheck.tla.tlc import TlcFailed, TlcUnavailable, find_tlc
 
     loaded = [load_model(p) for p in expand_paths(list(models))]
-    from checker.api.output_paths import check_outputs, model_inputs, outputs_of
+    from ordercheck.checker.api.output_paths import check_outputs, model_inputs, outputs_of
 
     check_outputs(outputs_of(("--keep", keep, True, tuple(Path(m.path).stem for m in loaded))), model_inputs(loaded))
     try:
         find_tlc()
     except TlcUnavailable as exc:
         raise InputError("TLC", "", str(exc)) from None
-    from tla.export import adapter_of
+    from ordercheck.tla.export import adapter_of
 
     for model in loaded:
         adapter_of(model)  # refuse specs without a template before any run starts
@@ -137,7 +137,7 @@ def print_cross_check(cc: CrossCheck, *, show_traces: bool = False) -> None:
             for i, step in enumerate(theirs.trace):
                 click.echo(f"        {i:>3}. {step.action or 'initial state'}")
         if show_traces and theirs and theirs.mismatch is not None:
-            from tla.traces import mismatch_lines
+            from ordercheck.tla.traces import mismatch_lines
 
             click.echo("      TLC's trace does not replay in the Python spec:")
             for line in mismatch_lines(theirs.mismatch):

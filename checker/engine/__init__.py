@@ -1,7 +1,7 @@
 """The local search engine: fingerprints, the state store, frontiers, the level loop,
 workers that own shards of the visited set, reductions, liveness, and
-:func:`checker.engine.run.check_model`, which turns a search into a
-:class:`~checker.api.result.Result`.
+:func:`ordercheck.checker.engine.run.check_model`, which turns a search into a
+:class:`~ordercheck.checker.api.result.Result`.
 
 It imports the API layer only: no spec module, no model-file loading, no reports.
 """

@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from checker.api.errors import SpecError
-from checker.api.spec import Property, Spec
-from checker.engine.levels import search_levels
-from checker.engine.memory import collector_paused
-from checker.engine.outcome import NO_BOUNDS, Bounds, Decision, SearchOutcome
-from checker.engine.reduce import Reductions
-from checker.engine.sharded import search_sharded
+from ordercheck.checker.api.errors import SpecError
+from ordercheck.checker.api.spec import Property, Spec
+from ordercheck.checker.engine.levels import search_levels
+from ordercheck.checker.engine.memory import collector_paused
+from ordercheck.checker.engine.outcome import NO_BOUNDS, Bounds, Decision, SearchOutcome
+from ordercheck.checker.engine.reduce import Reductions
+from ordercheck.checker.engine.sharded import search_sharded
 
 __all__ = ["NO_BOUNDS", "Bounds", "Decision", "SearchOutcome", "SpecError", "Progress", "search", "history_length",
            "GROWING_DEPTH"]
@@ -131,23 +131,23 @@ def search(
 
     With ``stop_when_decided`` the search ends as soon as every property has its
     verdict (as TLC stops at a violation); otherwise it explores everything reachable,
-    which gives complete state counts. ``reductions`` (see :func:`checker.engine.reduce.plan`)
+    which gives complete state counts. ``reductions`` (see :func:`ordercheck.checker.engine.reduce.plan`)
     turns on symmetry and partial-order reduction; ``workers`` expands each level in
     that many processes with identical results; ``checkpoint`` names a directory for
     level-boundary checkpoints (every ``checkpoint_every`` seconds) and ``resume``
     continues from the last one there. ``identity`` (e.g. the model's constants) is
     stored with a checkpoint, and a resume with a different one is refused; its
     ``sources`` entry (the digests of the model's sources) goes to the checkpoint's
-    manifest instead, which :func:`checker.engine.run.check_sources` compares before a
+    manifest instead, which :func:`ordercheck.checker.engine.run.check_sources` compares before a
     resume.
     ``spill_dir`` keeps every level's frontier in files there (by default only levels
     of more than a million states are spilled, to a temporary directory); with shard
     workers, each worker's share of a level, in files of its own. ``budget``
-    (a :class:`checker.engine.budget.MemoryBudget`) stops the search as at a bound
+    (a :class:`ordercheck.checker.engine.budget.MemoryBudget`) stops the search as at a bound
     (``"memory"``) before it would hold more memory than allowed. The loop itself is
-    :class:`checker.engine.loop.LevelLoop`, with the backend of
-    :mod:`checker.engine.levels` (one process) or, with ``workers`` > 1, of
-    :mod:`checker.engine.sharded` (shard workers).
+    :class:`ordercheck.checker.engine.loop.LevelLoop`, with the backend of
+    :mod:`ordercheck.checker.engine.levels` (one process) or, with ``workers`` > 1, of
+    :mod:`ordercheck.checker.engine.sharded` (shard workers).
     """
     reductions = reductions or Reductions()
     # Workers own shards of the visited set (and spill their shares of a level).

@@ -3,7 +3,7 @@
 A search's memory grows with the states it visits. Rather than die in an allocation
 hours into a run, the local engine keeps within a budget: after each unit of work (at
 most every :data:`CHECK_EVERY` seconds) and before every large allocation of the
-visited store (:mod:`checker.engine.table` asks :meth:`MemoryBudget.reserve` first), the
+visited store (:mod:`ordercheck.checker.engine.table` asks :meth:`MemoryBudget.reserve` first), the
 budget compares what the run holds with its limit, and when the limit would be passed
 it raises :class:`MemoryBoundReached`. The search then stops as at any other bound:
 the verdicts it has not reached are ``unknown`` (exit code 3, never ``holds``), its
@@ -27,10 +27,10 @@ needs memory, fails, and creates another, until the C stack overflows (SIGSEGV).
 things kept the budget from preventing that, and are closed here:
 
 * glibc gives each thread that allocates (the receiver thread of
-  :mod:`checker.engine.shards`) a malloc arena of its own, reserving 64 MiB of address
+  :mod:`ordercheck.checker.engine.shards`) a malloc arena of its own, reserving 64 MiB of address
   space at a moment no check sees: the process jumped from under the budget to within
   a few MiB of the limit. :class:`MemoryBudget` caps the arenas at one
-  (:func:`checker.engine.memory.single_malloc_arena`) when there is a limit.
+  (:func:`ordercheck.checker.engine.memory.single_malloc_arena`) when there is a limit.
 * an allocation the budget does not see can still fill the address space. The budget
   holds :data:`PARACHUTE` bytes of address space while the search runs
   (:meth:`MemoryBudget.hold`) and the search gives them back (:meth:`MemoryBudget.release`)
@@ -48,7 +48,7 @@ import resource
 import time
 from collections.abc import Callable, Iterable
 
-from checker.engine.memory import single_malloc_arena
+from ordercheck.checker.engine.memory import single_malloc_arena
 
 DEFAULT_SHARE = 0.75
 """The share of the machine's (or control group's) memory a run takes by default."""

@@ -2,7 +2,7 @@
 
 A checkpoint is the search as it stood at the start of a level: the fingerprints of
 every state visited, each state's parent and action, the level's frontier and the
-counters (see :mod:`checker.engine.levels`). It is a directory ``level-DEPTH-PID`` inside the
+counters (see :mod:`ordercheck.checker.engine.levels`). It is a directory ``level-DEPTH-PID`` inside the
 model's checkpoint directory (:func:`checkpoint_dir`: one per model file path), with::
 
     fingerprints.npy  parents.npy  actions.npy  frontier.bin  meta.json
@@ -11,7 +11,7 @@ model's checkpoint directory (:func:`checkpoint_dir`: one per model file path), 
 
 Every file is data that nothing turns into code: the arrays are NumPy ``.npy`` files
 read with ``allow_pickle=False``, ``frontier.bin`` holds length-prefixed JSON records of
-states (:func:`checker.engine.frontier.encode_json`), the rest is JSON
+states (:func:`ordercheck.checker.engine.frontier.encode_json`), the rest is JSON
 (docs/reference/checkpoints.md describes each file). A checkpoint of an older format
 (:data:`OLDER_FORMATS`) is refused from its manifest, before any other file is read.
 
@@ -29,15 +29,15 @@ file (:class:`DamagedCheckpoint`), with the newest intact checkpoint offered (it
 and the one step that resumes from it; the advice never removes an intact checkpoint),
 rather than resumed into a wrong count or a trace that loops for ever.
 
-A run holds the directory's lock while it uses it (:mod:`checker.engine.ckptlock`,
+A run holds the directory's lock while it uses it (:mod:`ordercheck.checker.engine.ckptlock`,
 taken by :func:`prepare`): a second run is refused, naming the holder's pid.
 
-The sources are what :mod:`checker.loading.sources` digests when it loads a model:
+The sources are what :mod:`ordercheck.checker.loading.sources` digests when it loads a model:
 ordercheck's version, the model file and the spec's source files (the engine takes them
 as the ``sources`` entry of the identity it is given, and keeps them in the manifest
 rather than in ``meta.json``). Before a resume, :func:`recorded_sources` reads them
 back and :func:`source_changes` names each that differs from the resuming run's; the
-caller (:func:`checker.engine.run.prepare_work_dirs`) refuses the resume, or with
+caller (:func:`ordercheck.checker.engine.run.prepare_work_dirs`) refuses the resume, or with
 ``--resume-anyway`` warns. A checkpoint of format 2 (written before sources were
 recorded) is refused as written by another version.
 """
@@ -57,16 +57,16 @@ from typing import Any
 
 import numpy as np
 
-from checker.api.errors import InputError
-from checker.api.inputs import DATA_LIMIT, check_input, parse_json, read_input
-from checker.api.outputs import writable_dir
-from checker.engine.ckptlock import acquire
-from checker.engine.frontier import Frontier, UnwritableState
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.inputs import DATA_LIMIT, check_input, parse_json, read_input
+from ordercheck.checker.api.outputs import writable_dir
+from ordercheck.checker.engine.ckptlock import acquire
+from ordercheck.checker.engine.frontier import Frontier, UnwritableState
 
 FORMAT = 4
 """The checkpoint format this version writes and reads (1 had no manifest, 2 no
 digests of the sources, 3 a pickled frontier; 4 keeps the frontier as JSON,
-:func:`checker.engine.frontier.encode_json`)."""
+:func:`ordercheck.checker.engine.frontier.encode_json`)."""
 
 OLDER_FORMATS = (2, 3)
 """Formats earlier versions of ordercheck wrote: refused as another version's, not as
@@ -98,7 +98,7 @@ def checkpoint_dir(root: str | os.PathLike[str], model_path: str | os.PathLike[s
 def prepare(ckpt: Path) -> None:
     """Make sure checkpoints can be written into ``ckpt`` before a search starts
     (an :class:`OSError` naming the path otherwise), take its lock
-    (:func:`checker.engine.ckptlock.acquire`: :class:`~checker.engine.ckptlock.CheckpointBusy`
+    (:func:`ordercheck.checker.engine.ckptlock.acquire`: :class:`~ordercheck.checker.engine.ckptlock.CheckpointBusy`
     when another run holds it; the caller releases it), and remove the temporary files
     a killed run left there (no other run can be writing them: it would hold the lock)."""
     writable_dir(ckpt)
@@ -130,8 +130,8 @@ JSON_NESTING = 64
 
 
 def _json_file(path: Path, what: str) -> Any:
-    """The JSON in ``path``, a regular file of at most :data:`~checker.api.inputs.DATA_LIMIT`
-    bytes nested at most :data:`JSON_NESTING` deep (:mod:`checker.api.inputs`);
+    """The JSON in ``path``, a regular file of at most :data:`~ordercheck.checker.api.inputs.DATA_LIMIT`
+    bytes nested at most :data:`JSON_NESTING` deep (:mod:`ordercheck.checker.api.inputs`);
     :class:`InputError` says what is wrong."""
     return parse_json(read_input(path, what, DATA_LIMIT), str(path), what, JSON_NESTING)
 
@@ -208,7 +208,7 @@ def save(
 ) -> bool:
     """Write a checkpoint (see the module docstring); ``True`` once ``CURRENT`` names it.
 
-    ``frontier`` is anything with ``dump(fh)`` (a :class:`~checker.engine.frontier.Frontier`).
+    ``frontier`` is anything with ``dump(fh)`` (a :class:`~ordercheck.checker.engine.frontier.Frontier`).
     An operating-system error leaves the previous checkpoint in force, calls ``warn``
     with one line and returns ``False``; any other exception removes the temporary
     directory and propagates.
@@ -513,7 +513,7 @@ def _read(where: Path, spill_dir: str | Path | None, spill_after: int | None) ->
 
 
 def restore(store: Any, fps: np.ndarray, parents: np.ndarray, actions: np.ndarray, ckpt: Path) -> None:
-    """Fill an empty :class:`~checker.engine.table.CompactStore` from the checkpoint in force in
+    """Fill an empty :class:`~ordercheck.checker.engine.table.CompactStore` from the checkpoint in force in
     ``ckpt``; a fingerprint that occurs twice means the checkpoint is damaged."""
     store.table.reserve(len(fps))
     store.table.insert(fps)

@@ -3,7 +3,7 @@
 Two runs writing checkpoints into one directory would replace each other's ``CURRENT``
 and remove each other's levels. So a run takes, before its search starts, an exclusive
 ``flock`` on the file ``LOCK`` inside the model's checkpoint directory
-(:func:`checker.engine.checkpoints.checkpoint_dir`) and holds it until the check ends
+(:func:`ordercheck.checker.engine.checkpoints.checkpoint_dir`) and holds it until the check ends
 (under the command line, until the command ends). The file records the holder's pid,
 host and start time (one JSON line). A second run is refused with
 :class:`CheckpointBusy` (exit code 2) naming the holder's pid and host.
@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from checker.api.errors import InputError
+from ordercheck.checker.api.errors import InputError
 
 LOCK = "LOCK"
 """The lock file's name inside a model's checkpoint directory."""

@@ -1,6 +1,6 @@
 """Declarations a spec makes about itself, checked rather than trusted.
 
-**Acyclic.** A spec that sets :attr:`~checker.api.spec.Spec.acyclic` claims that no run
+**Acyclic.** A spec that sets :attr:`~ordercheck.checker.api.spec.Spec.acyclic` claims that no run
 revisits a state. The engines trust the claim where it saves work (partial-order
 reduction drops its visibility condition for ``stable`` properties and may defer steps;
 no fair-cycle search runs for ``eventually`` properties), so a wrong claim could make a
@@ -19,10 +19,10 @@ means the graph the search saw is acyclic, and no fair-cycle search is needed; a
 search cut by its budget leaves the declaration unconfirmed, and every ``holds`` not
 shown by a witness becomes ``unknown`` (:func:`undecided_verdicts`, exit code 3).
 Specs that make no such claim keep the flag, which sends their ``eventually``
-properties to the fair-cycle search (:mod:`checker.engine.liveness`).
+properties to the fair-cycle search (:mod:`ordercheck.checker.engine.liveness`).
 
 **Reductions** (``--check-reductions``): :class:`ReductionCheck` is run by the
-:class:`~checker.engine.reduce.Expander` on every state it expands, in every process
+:class:`~ordercheck.checker.engine.reduce.Expander` on every state it expands, in every process
 that expands (see its docstring); a failed check raises :class:`DeclarationBroken`
 with the state, and :func:`declaration_error` turns it into one line with the
 state's shortest trace.
@@ -35,10 +35,10 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from checker.api.errors import InputError
-from checker.api.reductions import partial_order_of, symmetry_of
-from checker.api.rendering import rendering_of
-from checker.api.spec import Action, Property, Spec, State
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.reductions import partial_order_of, symmetry_of
+from ordercheck.checker.api.rendering import rendering_of
+from ordercheck.checker.api.spec import Action, Property, Spec, State
 
 TRACE_STATES = 500_000
 """At most this many states are searched to find the shortest trace to a state named
@@ -111,11 +111,11 @@ def find_cycle(
     renaming repeated returns to the identity).
 
     Raises :class:`CycleSearchCut` when ``deadline`` (a :func:`time.monotonic` time)
-    passes or the memory ``budget`` (a :class:`~checker.engine.budget.MemoryBudget`)
+    passes or the memory ``budget`` (a :class:`~ordercheck.checker.engine.budget.MemoryBudget`)
     would be passed first (both looked at every :data:`CYCLE_CHECK_EVERY` states).
     """
-    from checker.engine.budget import MemoryBoundReached
-    from checker.engine.reduce import Expander, Reductions
+    from ordercheck.checker.engine.budget import MemoryBoundReached
+    from ordercheck.checker.engine.reduce import Expander, Reductions
 
     fingerprints = Expander(spec, Reductions(group=tuple(group))).fingerprints
     colour: dict[int, int] = {}  # 1: on the stack; 2: done (no cycle through it)
@@ -174,7 +174,7 @@ def check_acyclic(model: Any, outcome: Any, group: Sequence[tuple[int, ...]], bo
     """Check the ``acyclic`` declaration of ``model``'s spec after a search whose
     ``outcome`` noticed an edge that can close a cycle (``outcome.maybe_cyclic``).
 
-    Raises :class:`~checker.api.errors.InputError` naming the cycle when the spec
+    Raises :class:`~ordercheck.checker.api.errors.InputError` naming the cycle when the spec
     declares ``acyclic`` and has one (a cycle found up to the symmetry ``group`` is
     searched for again without it, and a concrete one named). When it has none, clears
     ``maybe_cyclic`` (the graph is acyclic: no fair-cycle search is needed).
@@ -183,7 +183,7 @@ def check_acyclic(model: Any, outcome: Any, group: Sequence[tuple[int, ...]], bo
     turns every verdict that could rest on the declaration into ``unknown``
     (:func:`undecided_verdicts`). The cycle search walks the unreduced graph, so the
     model's ``max_states`` (a bound on the reduced search) is not its limit: it runs
-    within the memory ``budget`` (a :class:`~checker.engine.budget.MemoryBudget`; the
+    within the memory ``budget`` (a :class:`~ordercheck.checker.engine.budget.MemoryBudget`; the
     default one when ``None``) and for what is left of ``bounds.time_limit`` (at least
     :data:`CYCLE_MIN_SECONDS`; :data:`CYCLE_SECONDS` without a time limit); after a
     search cut short by a bound (whose graph may be infinite), also within four times
@@ -197,7 +197,7 @@ def check_acyclic(model: Any, outcome: Any, group: Sequence[tuple[int, ...]], bo
     spec = model.spec
     if not spec.acyclic or not outcome.maybe_cyclic or outcome.bound == "memory":
         return None
-    from checker.engine.budget import MemoryBudget, default_limit
+    from ordercheck.checker.engine.budget import MemoryBudget, default_limit
 
     if budget is None:
         budget = MemoryBudget(default_limit())
@@ -241,7 +241,7 @@ UNDECIDED = ("not decided: it could rest on the acyclic = True declaration, whic
 
 def undecided_verdicts(result: Any) -> None:
     """After :func:`check_acyclic` could not decide the declaration: every verdict of
-    ``result`` (a :class:`~checker.api.result.Result`) that no trace shows becomes
+    ``result`` (a :class:`~ordercheck.checker.api.result.Result`) that no trace shows becomes
     ``unknown``: a ``holds`` not shown by a witness, and a ``violated`` without a
     counterexample (a ``sometimes`` property no reachable state was found to satisfy).
     Partial-order reduction spared ``stable`` properties its visibility condition, and
@@ -322,7 +322,7 @@ def declaration_error(model: Any, exc: DeclarationBroken) -> InputError:
 
 def needs_visibility(spec: Spec, prop: Property) -> bool:
     """Whether partial-order reduction keeps ``prop`` only with the visibility
-    condition (as :func:`checker.engine.reduce.plan` decides)."""
+    condition (as :func:`ordercheck.checker.engine.reduce.plan` decides)."""
     return not (prop.kind == "eventually" or (prop.stable and spec.acyclic))
 
 
@@ -332,15 +332,15 @@ class ReductionCheck:
 
     * **Independence** (partial-order reduction): where the search explores a proper
       subset of a state's enabled steps, each explored step and each step left out
-      (but for steps the spec calls :meth:`~checker.api.reductions.PartialOrder.deferrable`, which
+      (but for steps the spec calls :meth:`~ordercheck.checker.api.reductions.PartialOrder.deferrable`, which
       need not commute with the others) must commute there: each stays enabled after
       the other, and both orders reach the same states. A solo step
-      (:meth:`~checker.api.reductions.PartialOrder.solo_step`) is checked against every other step.
+      (:meth:`~ordercheck.checker.api.reductions.PartialOrder.solo_step`) is checked against every other step.
     * **Reduction keys**: a choice taken from the memo by the spec's
-      :meth:`~checker.api.reductions.PartialOrder.reduction_key` must be the one computed afresh
+      :meth:`~ordercheck.checker.api.reductions.PartialOrder.reduction_key` must be the one computed afresh
       from the state's own footprints.
     * **Visibility**: with properties under the visibility condition, a step whose
-      footprint writes nothing they read (by :meth:`~checker.api.reductions.PartialOrder.visible_mask`)
+      footprint writes nothing they read (by :meth:`~ordercheck.checker.api.reductions.PartialOrder.visible_mask`)
       must leave each one's outcome as it was.
     * **Deferral**: a step the spec calls deferrable must leave every checked
       property's outcome as it was (it leaves the history as it was).
@@ -348,7 +348,7 @@ class ReductionCheck:
       condition): a ``stable`` ``always`` property that fails on the state fails on
       each successor, a ``stable`` ``sometimes`` property met there stays met.
     * **Symmetry**: each renaming ``g`` of the group must give the state's renamed
-      form (:meth:`~checker.api.reductions.Symmetry.permute`) the state's own canonical
+      form (:meth:`~ordercheck.checker.api.reductions.Symmetry.permute`) the state's own canonical
       fingerprint, and every property the same outcome; and for one renaming (chosen
       by the state's hash, so the same in every process) the renamed state's
       successors must be the renamed successors (equal as sets of canonical
@@ -358,7 +358,7 @@ class ReductionCheck:
     """
 
     def __init__(self, spec: Spec, red: Any, props: Sequence[Property] = ()) -> None:
-        from checker.engine.reduce import Expander, Reductions
+        from ordercheck.checker.engine.reduce import Expander, Reductions
 
         self.spec = spec
         self.po = partial_order_of(spec)  # the spec's partial-order hooks
@@ -377,7 +377,7 @@ class ReductionCheck:
     def state(self, state: State, found: tuple[tuple[int, ...], int] | None, rkey: Any,
               out: Sequence[tuple[Action, State]] | None, how: str) -> None:
         """Check ``state``, whose expansion chose ``found`` (positions and process mask,
-        or ``None``: expanded fully) among ``out`` (its :meth:`~checker.api.spec.Spec.next_states`,
+        or ``None``: expanded fully) among ``out`` (its :meth:`~ordercheck.checker.api.spec.Spec.next_states`,
         ``None`` when not computed); ``rkey`` is the reduction key the choice was taken
         by (``None``: none); ``how`` names what chose it (``"footprints"``,
         ``"solo_step"``, ``"deferrable"``)."""
@@ -386,7 +386,7 @@ class ReductionCheck:
         if out is None:
             out = spec.next_states(state)
         if rkey is not None:
-            from checker.engine.reduce import _fresh
+            from ordercheck.checker.engine.reduce import _fresh
 
             fresh = _fresh(self.po, state, out, self.red.visible)
             if (None if fresh is None else tuple(fresh[0])) != (None if found is None else tuple(found[0])):
@@ -463,9 +463,9 @@ class ReductionCheck:
 
     def _visibility(self, state: State, out: Sequence[tuple[Action, State]]) -> None:
         """Each step whose process's footprint writes (or updates) nothing the properties
-        under visibility read (:meth:`~checker.api.reductions.PartialOrder.visible_mask`) must leave
+        under visibility read (:meth:`~ordercheck.checker.api.reductions.PartialOrder.visible_mask`) must leave
         their outcomes as they were: partial-order reduction may take it as invisible."""
-        from checker.engine.reduce import _six
+        from ordercheck.checker.engine.reduce import _six
 
         spec = self.spec
         po = self.po

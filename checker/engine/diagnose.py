@@ -3,18 +3,18 @@
 Engines run a spec's code in many places (this process, worker processes, Spark
 executors), and an exception from it reaches the command line without the state it
 was raised on. When a search ends with an exception that is not one of ordercheck's own
-(:class:`~checker.api.errors.InputError`, :class:`~checker.api.errors.EngineError`...),
+(:class:`~ordercheck.checker.api.errors.InputError`, :class:`~ordercheck.checker.api.errors.EngineError`...),
 :func:`diagnose` searches the model again, breadth-first, in this process and without
 reductions, calling each of the spec's hooks the engines call (``next_states``, the
 properties, ``describe``, ``format_action``, and the reduction hooks the run used)
 until one raises. Breadth-first order makes the trace to that state a shortest one.
 The result, a :class:`SpecRaised`, names the spec, the hook, the action label and that
 trace; the command line prints it as one line and exits with
-:data:`~checker.api.result.EXIT_SPEC` (5).
+:data:`~ordercheck.checker.api.result.EXIT_SPEC` (5).
 
-The action label: the spec bases (:class:`specs.async_peers.AsyncPeerSpec`,
-:class:`specs.holdback.HoldBackSpec`) tag an exception raised by a hook with the label
-of the action being computed (:func:`~checker.api.spec_errors.tag_action`). For a spec's own ``next_states`` the
+The action label: the spec bases (:class:`ordercheck.specs.async_peers.AsyncPeerSpec`,
+:class:`ordercheck.specs.holdback.HoldBackSpec`) tag an exception raised by a hook with the label
+of the action being computed (:func:`~ordercheck.checker.api.spec_errors.tag_action`). For a spec's own ``next_states`` the
 label is read from the innermost frame of the spec's code that holds a local variable
 ``label`` (or ``action``) with a label in it, so naming the label before computing the
 successor (``label = ("pass", p); out.append((label, ...))``) is enough.
@@ -23,7 +23,7 @@ If the search again does not raise (within :data:`DIAGNOSIS_STATES` states), the
 exception is not the spec's, or not reproducible: :func:`diagnose` returns the original
 exception and it is raised as it was.
 
-The search again keeps within a memory budget (:class:`~checker.engine.budget.MemoryBudget`,
+The search again keeps within a memory budget (:class:`~ordercheck.checker.engine.budget.MemoryBudget`,
 the default limit and any address-space limit) and gives up, returning the original
 exception, when it would pass it: it follows a run that failed, perhaps for want of
 memory, and it must not be the one that runs out. (Under an address-space limit it once
@@ -42,10 +42,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from checker.api.reductions import partial_order_of, symmetry_of
-from checker.api.rendering import rendering_of
-from checker.api.spec import Property, Spec, State
-from checker.api.spec_errors import ACTION_ATTRIBUTE, SpecRaised, guard_os_exit, left_spec_code, left_text, source_of
+from ordercheck.checker.api.reductions import partial_order_of, symmetry_of
+from ordercheck.checker.api.rendering import rendering_of
+from ordercheck.checker.api.spec import Property, Spec, State
+from ordercheck.checker.api.spec_errors import (
+    ACTION_ATTRIBUTE,
+    SpecRaised,
+    guard_os_exit,
+    left_spec_code,
+    left_text,
+    source_of,
+)
 
 DIAGNOSIS_STATES = 500_000
 """At most this many states are searched again to find the state a spec raised on."""
@@ -61,13 +68,13 @@ def is_own_error(exc: BaseException) -> bool:
     Not ordercheck's, so diagnosed: any other :class:`Exception`; a way out of the spec's
     code that is not an exception (``sys.exit``, ``os._exit`` under the command line's
     guard, a :class:`KeyboardInterrupt` that no Ctrl-C raised, any other
-    :class:`BaseException`: :func:`~checker.api.spec_errors.left_spec_code`); and a worker
+    :class:`BaseException`: :func:`~ordercheck.checker.api.spec_errors.left_spec_code`); and a worker
     process that ended by itself with an exit status in the middle of a search
-    (:class:`checker.engine.shards.WorkerLost` with ``exited`` set: the spec may have
+    (:class:`ordercheck.checker.engine.shards.WorkerLost` with ``exited`` set: the spec may have
     called ``os._exit`` there). A worker killed by a signal (the out-of-memory killer)
     is not diagnosed."""
-    from checker.api.errors import ConstantError, EngineError, InputError
-    from checker.engine.bfs import SpecError
+    from ordercheck.checker.api.errors import ConstantError, EngineError, InputError
+    from ordercheck.checker.engine.bfs import SpecError
 
     if getattr(exc, "exited", False) and isinstance(exc, EngineError):
         return False
@@ -86,7 +93,7 @@ def diagnose(
     seconds: float = DIAGNOSIS_SECONDS,
 ) -> BaseException:
     """A :class:`SpecRaised` for ``exc`` if searching ``model`` (a
-    :class:`checker.loading.modelfile.Model`) again makes its spec raise; otherwise ``exc`` itself.
+    :class:`ordercheck.checker.loading.modelfile.Model`) again makes its spec raise; otherwise ``exc`` itself.
 
     ``symmetry`` and ``por`` say whether the failed run used those reductions, whose
     hooks are then called too.
@@ -120,7 +127,7 @@ def diagnosed(models: Sequence[Any]) -> Iterator[None]:
     try:
         yield
     except BaseException as exc:
-        from checker.api.errors import EngineError
+        from ordercheck.checker.api.errors import EngineError
 
         if isinstance(exc, EngineError) or not is_own_error(exc):
             for model in models:
@@ -134,8 +141,8 @@ def diagnosed(models: Sequence[Any]) -> Iterator[None]:
 
 def _left(exc: BaseException) -> bool:
     """Whether ``exc`` is a way out of the spec's code that is not an exception, in this
-    process or reported by a worker (:class:`checker.engine.shards.SpecLeftWorker`)."""
-    from checker.engine.shards import SpecLeftWorker
+    process or reported by a worker (:class:`ordercheck.checker.engine.shards.SpecLeftWorker`)."""
+    from ordercheck.checker.engine.shards import SpecLeftWorker
 
     return left_spec_code(exc) or isinstance(exc, SpecLeftWorker)
 
@@ -160,7 +167,7 @@ def _search(
 ) -> tuple[str, tuple | None, BaseException, list[str]] | None:
     """Breadth-first until a hook raises: ``(hook, label, exception, trace)``; raises
     :class:`MemoryError` before it would pass its memory budget."""
-    from checker.engine.budget import MemoryBudget, default_limit
+    from ordercheck.checker.engine.budget import MemoryBudget, default_limit
 
     budget = MemoryBudget(default_limit())
     deadline = time.monotonic() + seconds
@@ -216,13 +223,13 @@ def _search(
 
 def _seen(spec: Spec, state: State, parent: dict[Any, Any], which: str = "") -> bool:
     """Whether ``state`` was found before; a state that cannot be hashed (a list inside
-    it) breaks the spec API: :class:`~checker.api.errors.SpecError` naming the part, as
+    it) breaks the spec API: :class:`~ordercheck.checker.api.errors.SpecError` naming the part, as
     the engines' own check of a state's vocabulary does (exit code 2), not a traceback."""
     try:
         return state in parent
     except TypeError:
-        from checker.api.errors import SpecError
-        from checker.engine.fingerprint import check_vocabulary
+        from ordercheck.checker.api.errors import SpecError
+        from ordercheck.checker.engine.fingerprint import check_vocabulary
 
         problem = check_vocabulary(state) or f"state {state!r} cannot be hashed"
         raise SpecError(f"{spec.name}: {which}{problem}") from None

@@ -1,6 +1,6 @@
 """A compact byte encoding of states, for shipping them between processes and machines.
 
-States are built from ints, bools, tuples and frozensets (see :mod:`checker.api.spec`).
+States are built from ints, bools, tuples and frozensets (see :mod:`ordercheck.checker.api.spec`).
 :func:`encode` writes them with :mod:`marshal` format version 2: it has no
 back-references (those came with version 3), so equal states always give equal bytes,
 and it reads back in any CPython of the same minor version (marshal's format may change
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import marshal
 
-from checker.api.spec import State
+from ordercheck.checker.api.spec import State
 
 VERSION = 2
 

@@ -5,8 +5,8 @@ simulation all hand states to an :class:`Evaluator` and get back the properties 
 state decides (a violated invariant, a reached ``sometimes`` target, an outstanding
 ``eventually`` at a terminal state).
 
-History properties with a :attr:`~checker.api.spec.Property.monitor` (the ordering
-properties) are decided by their monitors (``checker.monitors``), incrementally: the
+History properties with a :attr:`~ordercheck.checker.api.spec.Property.monitor` (the ordering
+properties) are decided by their monitors (``ordercheck.checker.monitors``), incrementally: the
 evaluator keeps, per history key, the history laid out as a log and the monitors that
 have read it (a :class:`_Entry`); a successor's entry is its parent's with the events
 its history adds appended to a copy of the log and stepped through forks of the
@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from checker.api.spec import Property, Spec, State
+from ordercheck.checker.api.spec import Property, Spec, State
 
 CACHE_LIMIT = 1 << 12
 ENTRY_LIMIT = 10_240
@@ -67,7 +67,7 @@ class Evaluator:
     the module's docstring); the others by their ``check`` on the whole history, cached
     by ``spec.history_key(state)``, and not re-run on a successor whose history extends
     its parent's only by events the check's
-    :attr:`~checker.api.spec.Property.changed_by` leaves out (:meth:`Spec.history_growth`
+    :attr:`~ordercheck.checker.api.spec.Property.changed_by` leaves out (:meth:`Spec.history_growth`
     says which were appended): its outcome is the parent's, already reported.
     """
 
@@ -299,7 +299,7 @@ class Evaluator:
 
     def _afresh(self, state: State, to_fork: bool = False) -> _Entry:
         """An entry for ``state`` read whole: its history laid out and the monitors run
-        from the start (each through :meth:`~checker.monitors.base.Monitor.read_to_fork`
+        from the start (each through :meth:`~ordercheck.checker.monitors.base.Monitor.read_to_fork`
         when the entry is made to be forked)."""
         log = self.history(state).as_log()
         monitors = {name: cls(log) for name, cls in self._monitor_of.items()}

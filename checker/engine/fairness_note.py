@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from checker.api.spec import Property, Spec
+from ordercheck.checker.api.spec import Property, Spec
 
 GUIDE = "docs/howto/fairness-and-liveness.md"
 
@@ -27,7 +27,7 @@ def declares_fairness(spec: Spec) -> bool:
 
 
 def fairness_warning(spec: Spec, props: Sequence[Property], maybe_cyclic: bool, result: Any, bounds: Any) -> str | None:
-    """The warning for ``result`` (a :class:`~checker.api.result.Result`), or ``None``.
+    """The warning for ``result`` (a :class:`~ordercheck.checker.api.result.Result`), or ``None``.
 
     ``maybe_cyclic`` is the search's finding that some edge may close a cycle. The loop
     named is the lasso of a violated ``eventually`` property when there is one, else a
@@ -58,7 +58,7 @@ def _lasso_loop(result: Any) -> list[str] | None:
 def find_loop(spec: Spec, bounds: Any) -> list[str] | None:
     """The actions of one cycle of ``spec``'s state graph (the one through the state
     nearest an initial state), or ``None`` when the explored graph has none."""
-    from checker.engine.liveness import _edge_label, _has_cycle, _route, components, explore
+    from ordercheck.checker.engine.liveness import _edge_label, _has_cycle, _route, components, explore
 
     g = explore(spec, [], bounds)
     n = len(g.offsets) - 1

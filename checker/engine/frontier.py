@@ -1,6 +1,6 @@
 """A level's frontier: chunks of states, in memory or spilled to a file.
 
-The level engine (:mod:`checker.engine.levels`) appends the next level's states a chunk at a
+The level engine (:mod:`ordercheck.checker.engine.levels`) appends the next level's states a chunk at a
 time and reads the current level back in the same order. A :class:`Frontier` keeps its
 first ``raw`` states as Python objects (cheap to read back), encodes the rest with
 ``pickle`` (which shares repeated sub-tuples within a chunk: about 80 bytes per bus1
@@ -90,7 +90,7 @@ def encode_json(states: Sequence[Any]) -> bytes:
     entry per state, where an int is a number, a bool ``true`` or ``false``, a tuple an
     array of its items and a frozenset ``{"set": [items]}``. :class:`UnwritableState`
     for a state holding an object JSON has no form for; a str, a float or ``None``
-    (outside a state's vocabulary, :func:`checker.engine.fingerprint.check_vocabulary`)
+    (outside a state's vocabulary, :func:`ordercheck.checker.engine.fingerprint.check_vocabulary`)
     is written as JSON writes it, and :func:`decode_json` refuses it."""
     try:
         text = _ENCODER.encode(list(states))
@@ -287,7 +287,7 @@ class Frontier:
 
 
 class RankedFrontier(Frontier):
-    """A shard worker's share of a level (:mod:`checker.engine.shards`): chunks of
+    """A shard worker's share of a level (:mod:`ordercheck.checker.engine.shards`): chunks of
     states with their ranks in the level, ``(ranks, states)`` (an ``int64`` array and a
     list). An encoded chunk is the ``marshal`` (version 4) of the ranks' bytes and the
     states; :meth:`decode_chunk` reads either form back."""

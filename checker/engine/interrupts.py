@@ -3,7 +3,7 @@
 The command line installs :func:`handling_signals` around a command. A signal then
 raises :class:`Interrupted` at once, so the search unwinds through its ``finally``
 blocks: worker processes are stopped and joined, temporary files removed, and a
-checkpoint written when one was asked for (:mod:`checker.engine.levels`). The command line
+checkpoint written when one was asked for (:mod:`ordercheck.checker.engine.levels`). The command line
 prints how to resume and exits with the conventional code, 128 plus the signal's
 number (130 for SIGINT, 143 for SIGTERM).
 
@@ -30,7 +30,7 @@ code run, the watchdog's included: only SIGKILL ends that.
 Worker processes call :func:`worker_signals`: they ignore SIGINT (a Ctrl-C reaches the
 whole process group, and the parent decides) and die on SIGTERM. They exit on their
 own when their parent dies, SIGKILL included, because they read from a pipe whose
-only writer was the parent: the read ends with end-of-file (see :mod:`checker.engine.shards`).
+only writer was the parent: the read ends with end-of-file (see :mod:`ordercheck.checker.engine.shards`).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 
-from checker.api.errors import InputError
+from ordercheck.checker.api.errors import InputError
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -63,7 +63,7 @@ stop is killed)."""
 def seconds_from_env(name: str, default: float) -> float:
     """The number of seconds environment variable ``name`` gives (``default`` when it is
     unset or empty); anything but a finite number above 0 is bad input
-    (:class:`~checker.api.errors.InputError`)."""
+    (:class:`~ordercheck.checker.api.errors.InputError`)."""
     raw = os.environ.get(name, "").strip()
     if not raw:
         return default
@@ -85,9 +85,9 @@ def stop_grace() -> float:
 class Interrupted(BaseException):
     """The run received SIGINT or SIGTERM (a :class:`BaseException`, like
     :class:`KeyboardInterrupt`, so that no ``except Exception`` swallows it). Never the
-    spec's (:func:`checker.api.spec_errors.left_spec_code`)."""
+    spec's (:func:`ordercheck.checker.api.spec_errors.left_spec_code`)."""
 
-    ordercheck_signal = True  # checker.api.spec_errors.ORDERCHECK_SIGNAL
+    ordercheck_signal = True  # ordercheck.checker.api.spec_errors.ORDERCHECK_SIGNAL
 
     def __init__(self, signum: int, safe: bool = False, stuck: str | None = None) -> None:
         self.signum = int(signum)
@@ -112,7 +112,7 @@ class StepTimeUp(BaseException):
     grace (:func:`watch`): the search stops as at its time limit (exit code 3). A
     :class:`BaseException`, never the spec's, like :class:`Interrupted`."""
 
-    ordercheck_signal = True  # checker.api.spec_errors.ORDERCHECK_SIGNAL
+    ordercheck_signal = True  # ordercheck.checker.api.spec_errors.ORDERCHECK_SIGNAL
 
     def __init__(self, stuck: str, grace: float) -> None:
         self.stuck = stuck

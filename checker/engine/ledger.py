@@ -1,4 +1,4 @@
-"""One model's ledger: the level rules of :mod:`checker.engine.rules` applied to its
+"""One model's ledger: the level rules of :mod:`ordercheck.checker.engine.rules` applied to its
 counts, decisions and stop, once for every engine.
 
 A :class:`Ledger` is what a breadth-first search of one model carries from level to
@@ -6,8 +6,8 @@ level besides its states: the decisions (the first finding of each property, in 
 level's order, wins), the properties still open, the depth, the transitions, the
 initial states, whether an edge may close a cycle, the bound met and whether the
 search stops, and each level's time split. It is held by the local engine's level loop
-(:class:`checker.engine.loop.LevelLoop`, for its one-process and sharded backends) and
-by each model of a Spark search (:class:`checker.spark.bfs._ModelRun`); the backends
+(:class:`ordercheck.checker.engine.loop.LevelLoop`, for its one-process and sharded backends) and
+by each model of a Spark search (:class:`ordercheck.checker.spark.bfs._ModelRun`); the backends
 expand and store, and ask the ledger at each point where a rule applies:
 
 * :meth:`Ledger.start`: before the first level, the time limit's deadline, and the stop
@@ -15,15 +15,15 @@ expand and store, and ask the ledger at each point where a rule applies:
 * :meth:`Ledger.begin_level`: whether the level is the depth bound's;
 * :meth:`Ledger.record`: decide each property of a finding not decided before;
 * :meth:`Ledger.settle`: where a level ends, from its arrays (the state bound, every
-  property decided, :func:`checker.engine.rules.settle`), its transitions counted;
+  property decided, :func:`ordercheck.checker.engine.rules.settle`), its transitions counted;
 * :meth:`Ledger.stop_at`: a stop and its reason (``max_states``, ``time_limit``,
   ``memory``); :meth:`Ledger.beyond_depth_bound`: a successor not visited at the depth
   bound (``max_depth``, the search goes on);
 * :meth:`Ledger.back_edge`, :attr:`Ledger.wants_back_edges`: an edge that can close a
   cycle, noticed until the first when something reads it
-  (:func:`checker.engine.rules.tracks_cycles`);
+  (:func:`ordercheck.checker.engine.rules.tracks_cycles`);
 * :meth:`Ledger.end_level`: the level boundary, the depth
-  (:func:`checker.engine.rules.next_depth`) and the time limit between levels;
+  (:func:`ordercheck.checker.engine.rules.next_depth`) and the time limit between levels;
 * :meth:`Ledger.fill`: the outcome's counts, bound, completeness and levels.
 """
 
@@ -34,12 +34,12 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from checker.api.result import LevelTiming
-from checker.engine import rules
-from checker.engine.outcome import Bounds, Decision, SearchOutcome
+from ordercheck.checker.api.result import LevelTiming
+from ordercheck.checker.engine import rules
+from ordercheck.checker.engine.outcome import Bounds, Decision, SearchOutcome
 
 D = TypeVar("D")
-"""What a decision records: a :class:`~checker.engine.outcome.Decision` (a state's
+"""What a decision records: a :class:`~ordercheck.checker.engine.outcome.Decision` (a state's
 number) locally, an event (a state's key and fingerprint) on Spark."""
 
 
@@ -105,7 +105,7 @@ class Ledger(Generic[D]):
 
     def begin_level(self) -> bool:
         """A level at :attr:`depth` begins: whether it is the depth bound's (expanded,
-        nothing added: :func:`~checker.engine.rules.depth_bound_reached`)."""
+        nothing added: :func:`~ordercheck.checker.engine.rules.depth_bound_reached`)."""
         self.at_depth_bound = rules.depth_bound_reached(self.bounds.max_depth, self.depth)
         return self.at_depth_bound
 
@@ -128,20 +128,20 @@ class Ledger(Generic[D]):
     @property
     def wants_back_edges(self) -> bool:
         """Whether the next level must look for an edge that can close a cycle: until
-        the first, when something reads it (:func:`~checker.engine.rules.tracks_cycles`)."""
+        the first, when something reads it (:func:`~ordercheck.checker.engine.rules.tracks_cycles`)."""
         return self.track_cycles and not self.maybe_cyclic
 
     # -- a level ---------------------------------------------------------------------------
 
     def room(self, stored: int, new: int) -> int:
         """How many of a level's ``new`` states are kept with ``stored`` states stored
-        (the state bound, :func:`~checker.engine.rules.room`); at the depth bound, where
+        (the state bound, :func:`~ordercheck.checker.engine.rules.room`); at the depth bound, where
         none is kept, every one is counted."""
         return new if self.at_depth_bound else rules.room(self.bounds.max_states, stored, new)
 
     def settle(self, counts: np.ndarray, events: Sequence[tuple[int, int, Iterable[tuple[str, D]]]],
                keys: np.ndarray, stored: int, whole_chunks: int | None = None) -> rules.LevelEnd:
-        """Decide where a level ends from its arrays (:func:`checker.engine.rules.settle`):
+        """Decide where a level ends from its arrays (:func:`ordercheck.checker.engine.rules.settle`):
         ``counts`` by parent rank, ``events`` ``(rank, position, found)`` sorted (a
         terminal parent's at position ``-1``; ``found`` as :meth:`record` takes it),
         ``keys`` the new states' order keys sorted, ``stored`` the states stored before
@@ -160,7 +160,7 @@ class Ledger(Generic[D]):
     def end_level(self, kept: int) -> int:
         """The level ends with ``kept`` new states (those found so far when it stopped
         inside): the depth grows by a level with states
-        (:func:`~checker.engine.rules.next_depth`) and, when the search goes on to a
+        (:func:`~ordercheck.checker.engine.rules.next_depth`) and, when the search goes on to a
         next level, the time limit is tested. Returns the next level's states (none at
         the depth bound)."""
         next_states = 0 if self.at_depth_bound else kept
@@ -181,7 +181,7 @@ class Ledger(Generic[D]):
         counts the first level), the bound, whether the search was complete (no bound,
         and no stop with ``remaining`` states unexpanded), the cycle test, the levels
         and the ``decisions`` (the ledger's own turned into
-        :class:`~checker.engine.outcome.Decision`, where they are not)."""
+        :class:`~ordercheck.checker.engine.outcome.Decision`, where they are not)."""
         outcome.transitions = self.transitions
         outcome.depth = self.depth + 1 if stored else 0
         outcome.initial_states = self.initial_states

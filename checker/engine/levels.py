@@ -1,7 +1,7 @@
-"""The one-process backend of the level loop (:class:`~checker.engine.loop.LevelLoop`):
+"""The one-process backend of the level loop (:class:`~ordercheck.checker.engine.loop.LevelLoop`):
 level-synchronous breadth-first search in this process.
 
-Each level's frontier (:class:`~checker.engine.frontier.Frontier`) is kept as chunks of
+Each level's frontier (:class:`~ordercheck.checker.engine.frontier.Frontier`) is kept as chunks of
 :data:`CHUNK` states; past the first :data:`RAW_FRONTIER` states of a level each chunk
 is one ``pickle`` byte string (pickle shares repeated sub-tuples within a chunk: about
 80 bytes per bus1 state, and it loads ten times faster than ``marshal`` version 2).
@@ -9,15 +9,15 @@ A level of more than ``spill_after`` states is spilled to a file in ``spill_dir`
 temporary directory unless one is given) and read back sequentially when its turn
 comes, so memory holds the visited store, not the frontier. A chunk is expanded into
 its successors with their fingerprints, and the chunks are merged *in order*: the
-fingerprints go into the :class:`~checker.engine.table.CompactStore` in batch order,
+fingerprints go into the :class:`~ordercheck.checker.engine.table.CompactStore` in batch order,
 the new states are numbered, checked and appended to the next frontier, by the rules
-of :mod:`checker.engine.rules`. With workers, :func:`checker.engine.bfs.search` runs
-:mod:`checker.engine.sharded`'s backend instead, whose workers own shards of the visited set (no
+of :mod:`ordercheck.checker.engine.rules`. With workers, :func:`ordercheck.checker.engine.bfs.search` runs
+:mod:`ordercheck.checker.engine.sharded`'s backend instead, whose workers own shards of the visited set (no
 merging process) and give the same counts, numbering and counterexamples. The
-cycle proviso of partial-order reduction (:func:`checker.engine.rules.must_expand_fully`,
+cycle proviso of partial-order reduction (:func:`ordercheck.checker.engine.rules.must_expand_fully`,
 which the shard workers apply too) is decided here chunk by chunk at the merge
 (:func:`proviso`). Each level's time split is recorded
-(:class:`~checker.api.result.LevelTiming`).
+(:class:`~ordercheck.checker.api.result.LevelTiming`).
 
 With a checkpoint directory, the store, the frontier and the statistics are written at
 level boundaries (at most every ``checkpoint_every`` seconds), atomically: a new
@@ -36,17 +36,17 @@ from typing import Any
 
 import numpy as np
 
-from checker.api.errors import SpecError
-from checker.api.spec import Property, Spec
-from checker.engine import interrupts, rules
-from checker.engine.checkpoints import restore
-from checker.engine.fingerprint import check_vocabulary
-from checker.engine.frontier import Frontier, decode
-from checker.engine.loop import LevelLoop
-from checker.engine.outcome import Bounds, SearchOutcome
-from checker.engine.reduce import Expander
-from checker.engine.resumable import warn
-from checker.engine.table import CompactStore, FingerprintTable
+from ordercheck.checker.api.errors import SpecError
+from ordercheck.checker.api.spec import Property, Spec
+from ordercheck.checker.engine import interrupts, rules
+from ordercheck.checker.engine.checkpoints import restore
+from ordercheck.checker.engine.fingerprint import check_vocabulary
+from ordercheck.checker.engine.frontier import Frontier, decode
+from ordercheck.checker.engine.loop import LevelLoop
+from ordercheck.checker.engine.outcome import Bounds, SearchOutcome
+from ordercheck.checker.engine.reduce import Expander
+from ordercheck.checker.engine.resumable import warn
+from ordercheck.checker.engine.table import CompactStore, FingerprintTable
 
 __all__ = ["CHUNK", "RAW_FRONTIER", "OneProcessLevels", "proviso", "search_levels"]
 
@@ -66,24 +66,24 @@ def _expand_local(expander: Expander, chunk: bytes | list) -> tuple:
 
 def search_levels(spec: Spec, props: Sequence[Property], bounds: Bounds, *, resume: bool = False,
                   workers: int = 1, spill_after: int | None = None, **options: Any) -> SearchOutcome:
-    """The search behind :func:`checker.engine.bfs.search` in one process (see the
+    """The search behind :func:`ordercheck.checker.engine.bfs.search` in one process (see the
     module docstring); ``workers`` above 1 is refused: that search is
-    :func:`checker.engine.sharded.search_sharded`'s. The options are those of
-    :class:`~checker.engine.loop.LevelLoop`.
+    :func:`ordercheck.checker.engine.sharded.search_sharded`'s. The options are those of
+    :class:`~ordercheck.checker.engine.loop.LevelLoop`.
 
     ``spill_dir``: where a level's frontier goes once it holds more than
     ``spill_after`` states (default: a temporary directory,
-    :data:`~checker.engine.loop.SPILL_AFTER` states; with a ``spill_dir`` and no
+    :data:`~ordercheck.checker.engine.loop.SPILL_AFTER` states; with a ``spill_dir`` and no
     ``spill_after``, every level is spilled). ``budget``: a
-    :class:`~checker.engine.budget.MemoryBudget`; the search stops as at a bound
+    :class:`~ordercheck.checker.engine.budget.MemoryBudget`; the search stops as at a bound
     (``"memory"``) before it would pass it.
 
     Stopped inside a level (by the budget, or by SIGINT or SIGTERM, see
-    :mod:`checker.engine.interrupts`), the search writes the checkpoint of the level's
-    start when it has a checkpoint directory (:mod:`checker.engine.resumable`).
+    :mod:`ordercheck.checker.engine.interrupts`), the search writes the checkpoint of the level's
+    start when it has a checkpoint directory (:mod:`ordercheck.checker.engine.resumable`).
     """
     if workers > 1:
-        raise ValueError("search_levels runs in one process; with workers, use checker.engine.sharded.search_sharded")
+        raise ValueError("search_levels runs in one process; with workers, use ordercheck.checker.engine.sharded.search_sharded")
     search = OneProcessLevels(spec, props, bounds, workers=workers, spill_after=spill_after, **options)
     search.load_or_start(resume)
     search.run()
@@ -136,7 +136,7 @@ class OneProcessLevels(LevelLoop):
 
     def checkpoint(self) -> None:
         """Write the store, the frontier and the counts at this level boundary
-        (:mod:`checker.engine.checkpoints`; a failed write warns and the search goes on)."""
+        (:mod:`ordercheck.checker.engine.checkpoints`; a failed write warns and the search goes on)."""
         self.mark.save(self.store, self.frontier)
 
     def give_up_level(self, write: bool) -> bool:
@@ -271,7 +271,7 @@ class OneProcessLevels(LevelLoop):
     def _check(self, counts: Sequence[int], states: list | None, succ: list, new: list[int], first: int) -> int:
         """Check the chunk's terminal parents and new states in order, append the new
         states to the next frontier, count transitions, and end the level where the
-        rules say (:mod:`checker.engine.rules`: the state bound, every property decided,
+        rules say (:mod:`ordercheck.checker.engine.rules`: the state bound, every property decided,
         which stop the :attr:`ledger`). Returns the new states kept."""
         evaluator, record, history_key, ledger = self.evaluator, self.record, self.history_key, self.ledger
         at_depth_bound, base = ledger.at_depth_bound, self.base
@@ -334,10 +334,10 @@ class OneProcessLevels(LevelLoop):
 
 def proviso(expander: Expander, store: CompactStore, states: list, owner: list, pos: list, succ: list,
             counts: list, reduced: list, fps: np.ndarray) -> tuple:
-    """The cycle proviso (:func:`checker.engine.rules.must_expand_fully`) on one chunk:
+    """The cycle proviso (:func:`ordercheck.checker.engine.rules.must_expand_fully`) on one chunk:
     its successors met before are those in the store (earlier levels, and earlier chunks
     of this level; it never runs at a depth bound, see
-    :class:`~checker.engine.loop.LevelLoop`). The parents the rule names are expanded
+    :class:`~ordercheck.checker.engine.loop.LevelLoop`). The parents the rule names are expanded
     fully, their added successors put to it in turn, until it names no more. Returns
     the chunk's expansion with those parents' full ones; the successors a full
     expansion adds are counted as fired on the ``expander``."""

@@ -9,7 +9,7 @@ every action fairly. (The ghost history only grows, so it is the same all round 
 cycle: the same messages stay undelivered.) This module finds such cycles:
 
 1. Explore the whole graph breadth-first, numbering states, with each state's enabled
-   fairness obligations (see :meth:`checker.api.spec.Spec.fairness_class`), its outstanding
+   fairness obligations (see :meth:`ordercheck.checker.api.spec.Spec.fairness_class`), its outstanding
    properties as a bitmask, and its outgoing edges in flat arrays (no graph library: a
    model with millions of states stays a few arrays of ints).
 2. For each property, take the states where it is outstanding and compute their
@@ -30,10 +30,10 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from checker.api.rendering import rendering_of
-from checker.api.spec import Property, Spec
-from checker.engine.bfs import NO_BOUNDS, Bounds
-from checker.engine.fingerprint import fingerprint
+from ordercheck.checker.api.rendering import rendering_of
+from ordercheck.checker.api.spec import Property, Spec
+from ordercheck.checker.engine.bfs import NO_BOUNDS, Bounds
+from ordercheck.checker.engine.fingerprint import fingerprint
 
 NO_CLASS = 0xFFFFFFFF
 
@@ -361,7 +361,7 @@ def _pending_sentence(p: Property, history: object, out: object) -> str:
 
 def _edge_label(spec: Spec, g: Graph, edge: int) -> str:
     init, path = g.path(_source(g, edge))
-    from checker.api.trace import replay
+    from ordercheck.checker.api.trace import replay
 
     state = replay(spec, init, path)[-1][2]
     label = spec.next_states(state)[g.pos[edge]][0]

@@ -4,23 +4,23 @@
 checkpoint or starts from the initial states, writes a checkpoint at a level boundary
 when one is due, asks its backend to search each level, and stops at a bound (states,
 depth, time, memory), when every property is decided (with ``stop_when_decided``) or
-at a signal (:mod:`checker.engine.interrupts`), where the state is consistent. It
+at a signal (:mod:`ordercheck.checker.engine.interrupts`), where the state is consistent. It
 records each level's time split, the decisions, coverage and whether an edge may close
 a cycle (for the liveness search), and returns a
-:class:`~checker.engine.outcome.SearchOutcome`. The rules it and its backends apply are
-:mod:`checker.engine.rules`, applied to the model's counts, decisions and stop by its
-:class:`~checker.engine.ledger.Ledger`.
+:class:`~ordercheck.checker.engine.outcome.SearchOutcome`. The rules it and its backends apply are
+:mod:`ordercheck.checker.engine.rules`, applied to the model's counts, decisions and stop by its
+:class:`~ordercheck.checker.engine.ledger.Ledger`.
 
 A *backend* provides expansion and storage, by the hooks below marked abstract:
 
-* :class:`checker.engine.levels.OneProcessLevels`: one process, a
-  :class:`~checker.engine.table.CompactStore` and a frontier of chunks, merged in order;
-* :class:`checker.engine.sharded.ShardedLevels`: shard workers that own the visited set
-  (:mod:`checker.engine.shards`).
+* :class:`ordercheck.checker.engine.levels.OneProcessLevels`: one process, a
+  :class:`~ordercheck.checker.engine.table.CompactStore` and a frontier of chunks, merged in order;
+* :class:`ordercheck.checker.engine.sharded.ShardedLevels`: shard workers that own the visited set
+  (:mod:`ordercheck.checker.engine.shards`).
 
-Spark (:mod:`checker.spark.bfs`) is a backend of the same rules: its driver runs a batch
+Spark (:mod:`ordercheck.checker.spark.bfs`) is a backend of the same rules: its driver runs a batch
 of models together, level by level, over DataFrames (so it is not a subclass of this
-loop), and each model's run holds a :class:`~checker.engine.ledger.Ledger` as this loop
+loop), and each model's run holds a :class:`~ordercheck.checker.engine.ledger.Ledger` as this loop
 does: the decisions, bounds, stop reasons, depth, transitions and outcome of every
 engine are the ledger's.
 """
@@ -37,19 +37,19 @@ from typing import Any
 
 import numpy as np
 
-from checker.api.result import LevelTiming
-from checker.api.spec import Property, Spec
-from checker.engine import interrupts, rules
-from checker.engine.budget import MemoryBoundReached, MemoryBudget
-from checker.engine.checkpoints import load
-from checker.engine.declarations import ReductionCheck
-from checker.engine.evaluate import Evaluator
-from checker.engine.frontier import own_spill_dir
-from checker.engine.ledger import Ledger, decided_at
-from checker.engine.memory import current_rss, peak_rss, reset_peak
-from checker.engine.outcome import Bounds, Decision, SearchOutcome
-from checker.engine.reduce import Expander, Reductions
-from checker.engine.resumable import LevelMark, warn
+from ordercheck.checker.api.result import LevelTiming
+from ordercheck.checker.api.spec import Property, Spec
+from ordercheck.checker.engine import interrupts, rules
+from ordercheck.checker.engine.budget import MemoryBoundReached, MemoryBudget
+from ordercheck.checker.engine.checkpoints import load
+from ordercheck.checker.engine.declarations import ReductionCheck
+from ordercheck.checker.engine.evaluate import Evaluator
+from ordercheck.checker.engine.frontier import own_spill_dir
+from ordercheck.checker.engine.ledger import Ledger, decided_at
+from ordercheck.checker.engine.memory import current_rss, peak_rss, reset_peak
+from ordercheck.checker.engine.outcome import Bounds, Decision, SearchOutcome
+from ordercheck.checker.engine.reduce import Expander, Reductions
+from ordercheck.checker.engine.resumable import LevelMark, warn
 
 SPILL_AFTER = 1_000_000
 """A level of more states than this goes to disk (without an explicit ``spill_dir``)."""
@@ -82,11 +82,11 @@ class LevelLoop(ABC):
         budget: MemoryBudget | None = None,
     ) -> None:
         if reductions.proviso and bounds.max_depth is not None:
-            # checker.engine.run turns partial-order reduction off under a depth bound
+            # ordercheck.checker.engine.run turns partial-order reduction off under a depth bound
             # (reduced paths can be longer than the shortest): no path of the engines is
             # kept for the proviso at the depth bound.
             raise ValueError("the cycle proviso of partial-order reduction does not run under a depth bound "
-                             "(max_depth): search unreduced, as checker.engine.run does")
+                             "(max_depth): search unreduced, as ordercheck.checker.engine.run does")
         self.started = time.monotonic()
         reset_peak()
         self.baseline = current_rss()
@@ -114,9 +114,9 @@ class LevelLoop(ABC):
         # An edge into a state discovered before the level it leads to (at its source's depth
         # or shallower) is the one kind that can close a cycle: noticed, until the first,
         # whenever something reads it (rules.tracks_cycles): it sends `eventually` properties
-        # to the fair-cycle search (checker.engine.liveness) and the fairness warning, and a
+        # to the fair-cycle search (ordercheck.checker.engine.liveness) and the fairness warning, and a
         # spec that declares itself acyclic to the check of its declaration
-        # (checker.engine.declarations). At the depth bound, every edge into a stored state
+        # (ordercheck.checker.engine.declarations). At the depth bound, every edge into a stored state
         # is one (nothing deeper is stored).
         self.ledger: Ledger[Decision] = Ledger([p.name for p in props], bounds, stop_when_decided=stop_when_decided,
                                                track_cycles=rules.tracks_cycles(spec, props),
@@ -199,7 +199,7 @@ class LevelLoop(ABC):
 
     def record(self, found: list[tuple[str, str]], index: int) -> None:
         """Decide each property in ``found`` (not decided before) at state ``index``
-        (:meth:`~checker.engine.ledger.Ledger.record`)."""
+        (:meth:`~ordercheck.checker.engine.ledger.Ledger.record`)."""
         if found:
             self.ledger.record(decided_at(index, found))
 
@@ -265,7 +265,7 @@ class LevelLoop(ABC):
         ledger.start(self.started)
         interrupts.defer()  # a signal is raised where the state is consistent (interrupts.poll)
         if self.budget is not None:
-            self.budget.hold()  # room for the stop under an address-space limit (checker.engine.budget)
+            self.budget.hold()  # room for the stop under an address-space limit (ordercheck.checker.engine.budget)
         try:
             self.before_levels()
             interrupts.watch(ledger.deadline)  # a step that never returns is interrupted (the watchdog)
@@ -285,7 +285,7 @@ class LevelLoop(ABC):
                 warn(str(exc))
             ledger.stop_at("time_limit")
             self.searched = self.give_up_level(write=False)
-        except MemoryError as exc:  # the budget's bound (checker.engine.budget), or an allocation that failed
+        except MemoryError as exc:  # the budget's bound (ordercheck.checker.engine.budget), or an allocation that failed
             interrupts.unwatch()
             if self.budget is not None:
                 self.budget.release()  # first: the stop below needs the room
@@ -304,7 +304,7 @@ class LevelLoop(ABC):
 
     def _level(self) -> bool:
         """One level: the backend searches it, then the level boundary's rules
-        (:meth:`~checker.engine.ledger.Ledger.end_level`: the depth, the time limit).
+        (:meth:`~ordercheck.checker.engine.ledger.Ledger.end_level`: the depth, the time limit).
         Whether the search goes on."""
         self.ledger.begin_level()
         self.phase = dict.fromkeys(rules.PHASES, 0.0)
@@ -348,7 +348,7 @@ class LevelLoop(ABC):
         }
 
     def timed(self, depth: int, frontier: int, new_states: int, wall: float) -> None:
-        """Record the level just searched (:class:`~checker.api.result.LevelTiming`): the
+        """Record the level just searched (:class:`~ordercheck.checker.api.result.LevelTiming`): the
         phases timed in :attr:`phase`, the rest of ``wall`` as ``other_s``."""
         t = self.phase
         busy = t["expand"] + t["exchange"] + t["dedup"] + t["check"]

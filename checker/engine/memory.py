@@ -76,7 +76,7 @@ def single_malloc_arena() -> bool:
     glibc gives a thread that allocates an arena of its own, reserving 64 MiB of
     address space for it (128 MiB while it aligns it) the first time: under an
     address-space limit a thread started late can take most of what is left at once
-    (see :mod:`checker.engine.budget`). Threads created afterwards share the main
+    (see :mod:`ordercheck.checker.engine.budget`). Threads created afterwards share the main
     arena instead. Whether it took effect (``False`` off glibc)."""
     name = ctypes.util.find_library("c")
     if name is None:

@@ -1,10 +1,10 @@
 """The messages between the main process and the shard workers, one type per kind.
 
-:mod:`checker.engine.shards` and :mod:`checker.engine.sharded` exchange these over
+:mod:`ordercheck.checker.engine.shards` and :mod:`ordercheck.checker.engine.sharded` exchange these over
 ``multiprocessing`` pipes (which pickle them, as they do any object sent through a
 pipe; nothing read from a file is ever unpickled). Each side dispatches on the type in
-one place: a worker in :meth:`checker.engine.shards._Shard.next_message`, the main
-process in :meth:`checker.engine.shards.Shards.gather`.
+one place: a worker in :meth:`ordercheck.checker.engine.shards._Shard.next_message`, the main
+process in :meth:`ordercheck.checker.engine.shards.Shards.gather`.
 
 The main process sends a worker the *commands* (:data:`COMMANDS`), the workers send
 one another :class:`Batch`, :class:`Done` and :class:`Ship`, and a worker answers the
@@ -52,7 +52,7 @@ class Check(NamedTuple):
 
 class Commit(NamedTuple):
     """Keep the level's new states of rank below ``kept`` (answered by :class:`Committed`;
-    see :meth:`checker.engine.shards._Shard.commit`)."""
+    see :meth:`ordercheck.checker.engine.shards._Shard.commit`)."""
 
     kept: int
     next_start: int
@@ -143,7 +143,7 @@ class Failed(NamedTuple):
 
 class Beat(NamedTuple):
     """The worker is alive: sent every few seconds by a thread of its own, whatever its
-    search is doing (see :data:`checker.engine.shards.HEARTBEAT_ENV`)."""
+    search is doing (see :data:`ordercheck.checker.engine.shards.HEARTBEAT_ENV`)."""
 
 
 class Ended(NamedTuple):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from checker.api.result import LevelTiming
-from checker.engine.fingerprint import collision_probability
+from ordercheck.checker.api.result import LevelTiming
+from ordercheck.checker.engine.fingerprint import collision_probability
 
 
 @dataclass(frozen=True)
@@ -33,8 +33,8 @@ class Decision:
 class StatePaths(Protocol):
     """What an outcome's store offers once the search is over: the number of states
     and the path to a decided state. The one-process engine's is its
-    :class:`~checker.engine.table.CompactStore`, the shard workers'
-    :class:`~checker.engine.sharded.ShardedPaths` (the decided states' paths only),
+    :class:`~ordercheck.checker.engine.table.CompactStore`, the shard workers'
+    :class:`~ordercheck.checker.engine.sharded.ShardedPaths` (the decided states' paths only),
     Spark's its own; none is asked whether it holds a state."""
 
     def __len__(self) -> int: ...
@@ -67,5 +67,5 @@ class SearchOutcome:
 
     initial_states: int = 0
     store_bytes: int = 0
-    memory: Any = None  # the checker.engine.budget.MemoryBoundReached that stopped the search, if one did
+    memory: Any = None  # the ordercheck.checker.engine.budget.MemoryBoundReached that stopped the search, if one did
     levels: list[LevelTiming] = field(default_factory=list)  # each level's time split, in order

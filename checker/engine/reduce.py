@@ -2,15 +2,15 @@
 reduction driven by the read/write footprints a spec declares.
 
 **Symmetry.** A spec lists the permutations of its processes under which the
-configuration is symmetric (:meth:`checker.api.reductions.Symmetry.symmetries`) and renames processes
-in a state (:meth:`~checker.api.reductions.Symmetry.permute`). The engine stores, for each state, the
+configuration is symmetric (:meth:`ordercheck.checker.api.reductions.Symmetry.symmetries`) and renames processes
+in a state (:meth:`~ordercheck.checker.api.reductions.Symmetry.permute`). The engine stores, for each state, the
 smallest fingerprint over the state's orbit, so one state per orbit is expanded. The
 frontier keeps the *concrete* state that was found first, and parent links record
 positions among the concrete parent's actions, so a rebuilt trace is a real run of the
 unreduced model and replays as before.
 
 **Partial-order reduction** (stubborn sets over processes). For a state, the spec gives
-each process's footprint now and later (:meth:`~checker.api.reductions.PartialOrder.footprints`). The
+each process's footprint now and later (:meth:`~ordercheck.checker.api.reductions.PartialOrder.footprints`). The
 enabled actions of a set ``T`` of processes are explored instead of all when
 
 * *independence* (C1, the stubborn-set conditions): nothing any process outside ``T``
@@ -50,7 +50,7 @@ visibility (the combination is sound for terminal states and stable properties; 
 visibility-and-proviso case is left unreduced by symmetry rather than argued about).
 
 **Solo steps.** A spec may name, in a state, one step that is a stubborn set by itself
-(:meth:`~checker.api.reductions.PartialOrder.solo_step`): no run of other steps disables it, and it
+(:meth:`~ordercheck.checker.api.reductions.PartialOrder.solo_step`): no run of other steps disables it, and it
 commutes with every such run (reaching the same state taken before it or after). The
 set ``{t}`` then meets C1 over single actions (the key action ``t`` stays enabled, and
 every outside run commutes with it), which is all the proofs above ask of a set when no
@@ -63,7 +63,7 @@ delivers a settled queue head while its own receipts wait (Lamport, Skeen): a se
 processes would have to take the peer's receipts too.
 
 **Deferred steps.** A spec may call some steps *deferrable*
-(:meth:`~checker.api.reductions.PartialOrder.deferrable`): they leave the history as it is, commute
+(:meth:`~ordercheck.checker.api.reductions.PartialOrder.deferrable`): they leave the history as it is, commute
 with one another and enable nothing else, and whatever history a run reaches through
 one, some run reaches without it, doing its work later in a step that is not deferred
 (a hold-back peer's arrival of a message it cannot deliver yet: the message can as well
@@ -89,10 +89,10 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 
-from checker.api.errors import SpecError
-from checker.api.reductions import PartialOrder, partial_order_of, symmetry_of
-from checker.api.spec import Property, Spec, State
-from checker.engine.table import mix
+from ordercheck.checker.api.errors import SpecError
+from ordercheck.checker.api.reductions import PartialOrder, partial_order_of, symmetry_of
+from ordercheck.checker.api.spec import Property, Spec, State
+from ordercheck.checker.engine.table import mix
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ class Reductions:
 
 def solo_steps(spec: Spec, red: Reductions) -> bool:
     """Whether a search with ``red`` takes ``spec``'s solo steps
-    (:meth:`~checker.api.reductions.PartialOrder.solo_step`): under partial-order reduction, where no
+    (:meth:`~ordercheck.checker.api.reductions.PartialOrder.solo_step`): under partial-order reduction, where no
     property needs visibility and nothing is deferred (see the module docstring)."""
     return red.por and not red.defer and not red.visible and partial_order_of(spec).solos()
 
@@ -238,7 +238,7 @@ def _choose(
 def _choose_deferring(
     po: PartialOrder, memo: dict, state: State, succ: Sequence[tuple[tuple, State]], visible: int
 ) -> tuple[tuple[int, ...], int] | None:
-    """:func:`_choose` with the spec's deferrable steps (:meth:`~checker.api.reductions.PartialOrder.deferrable`)
+    """:func:`_choose` with the spec's deferrable steps (:meth:`~ordercheck.checker.api.reductions.PartialOrder.deferrable`)
     left out: the stubborn set is sought among the other steps (footprints from every
     successor, so the deferred steps count in what their processes touch), and where no
     proper one is found every other step is taken. Where every step is deferrable, the
@@ -371,7 +371,7 @@ class Expander:
     """Expands states: enabled actions (reduced when POR applies) and fingerprints
     (canonical over the symmetry group when symmetry applies). With ``red.check``
     (``--check-reductions``) each state expanded is handed to ``checker`` (a
-    :class:`checker.engine.declarations.ReductionCheck`), which checks the declarations
+    :class:`ordercheck.checker.engine.declarations.ReductionCheck`), which checks the declarations
     its expansion used."""
 
     def __init__(self, spec: Spec, red: Reductions, checker: Any = None) -> None:
@@ -379,7 +379,7 @@ class Expander:
         self.po = partial_order_of(spec)  # the spec itself when it declares partial-order hooks
         self.red = red
         self.fired: Counter[str] = Counter()  # successors generated per action name (coverage)
-        self.checker = checker  # with red.check: a checker.engine.declarations.ReductionCheck
+        self.checker = checker  # with red.check: a ordercheck.checker.engine.declarations.ReductionCheck
 
     def take_fired(self) -> dict[str, int]:
         """The successors generated per action name since the last call (coverage)."""
@@ -393,9 +393,9 @@ class Expander:
         ``owner`` the position in ``states`` of each successor's parent, ``pos`` its
         action position, ``succ`` the successor states, ``counts`` the number of
         successors per state, ``reduced`` whether each state got a proper ample set.
-        With a reduction key (:meth:`checker.api.reductions.PartialOrder.reduction_key`) already in the
+        With a reduction key (:meth:`ordercheck.checker.api.reductions.PartialOrder.reduction_key`) already in the
         memo, only the chosen processes' successors are generated; their positions are
-        still those of the full :meth:`~checker.api.spec.Spec.next_states` list.
+        still those of the full :meth:`~ordercheck.checker.api.spec.Spec.next_states` list.
         """
         spec = self.spec
         po = self.po

@@ -1,6 +1,6 @@
 """Checkpoints of the level being searched, taken at any moment.
 
-The local engine writes a checkpoint at a level's start (:mod:`checker.engine.checkpoints`).
+The local engine writes a checkpoint at a level's start (:mod:`ordercheck.checker.engine.checkpoints`).
 When a search must stop inside a level (SIGINT or SIGTERM, or its memory budget), the
 progress since the last checkpoint would be lost; instead it writes the checkpoint of
 the current level's start, which it can still rebuild: the parent links of the states
@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from checker.engine.checkpoints import describe, level_start_fingerprints, save
-from checker.engine.table import GrowArray
+from ordercheck.checker.engine.checkpoints import describe, level_start_fingerprints, save
+from ordercheck.checker.engine.table import GrowArray
 
 
 def warn(line: str) -> None:
@@ -63,7 +63,7 @@ class LevelMark:
 
     def save(self, store: Any, frontier: Any) -> bool:
         """Write the checkpoint of the level's start: at the start itself, or later in
-        the level (the sharded search, :mod:`checker.engine.sharded`, gathers its own
+        the level (the sharded search, :mod:`ordercheck.checker.engine.sharded`, gathers its own
         checkpoints from its workers instead). A failed write warns and
         keeps the previous checkpoint."""
         if self.ckpt is None or self.meta is None or self.added is None:

@@ -23,14 +23,14 @@ same counts, verdicts and traces by these rules:
   reduced parent is expanded fully when two of its successors are equal or one of them
   was met before (at an earlier level or from a parent of smaller rank, as finally
   expanded). One process applies it to each chunk at the merge
-  (:func:`checker.engine.levels.proviso`), the shard workers to the successors each
-  owns, in rounds (:meth:`checker.engine.shards._Shard.rounds`); both expand the parents
+  (:func:`ordercheck.checker.engine.levels.proviso`), the shard workers to the successors each
+  owns, in rounds (:meth:`ordercheck.checker.engine.shards._Shard.rounds`); both expand the parents
   it names fully and apply it again until it names no more.
 
-The one-process loop (:mod:`checker.engine.levels`) applies them state by state as it
-merges a chunk; the shard workers' main process (:mod:`checker.engine.sharded`) and
-Spark's driver (:mod:`checker.spark.bfs`) apply :func:`settle` to a level's arrays. Each
-model's counts, decisions and stop are kept by a :class:`checker.engine.ledger.Ledger`,
+The one-process loop (:mod:`ordercheck.checker.engine.levels`) applies them state by state as it
+merges a chunk; the shard workers' main process (:mod:`ordercheck.checker.engine.sharded`) and
+Spark's driver (:mod:`ordercheck.checker.spark.bfs`) apply :func:`settle` to a level's arrays. Each
+model's counts, decisions and stop are kept by a :class:`ordercheck.checker.engine.ledger.Ledger`,
 which applies these rules to them for every engine.
 """
 
@@ -43,16 +43,16 @@ from typing import Any
 
 import numpy as np
 
-from checker.api.errors import SpecError
-from checker.api.spec import Property, Spec
-from checker.engine.fingerprint import check_vocabulary
+from ordercheck.checker.api.errors import SpecError
+from ordercheck.checker.api.spec import Property, Spec
+from ordercheck.checker.engine.fingerprint import check_vocabulary
 
 PHASES = ("expand", "exchange", "dedup", "check")
-"""The timed phases of a level (:class:`~checker.api.result.LevelTiming`)."""
+"""The timed phases of a level (:class:`~ordercheck.checker.api.result.LevelTiming`)."""
 
 VOCABULARY_CHECKS = 1000
 """How many new states (per model, per worker) are checked for values outside the
-state vocabulary (:func:`checker.engine.fingerprint.check_vocabulary`)."""
+state vocabulary (:func:`ordercheck.checker.engine.fingerprint.check_vocabulary`)."""
 
 KEY_BITS = 16
 """An order key is ``rank << KEY_BITS | position``: a parent has at most 65536 successors."""
@@ -63,7 +63,7 @@ OFFSET_MASK = (1 << KEY_BITS) - 1
 def tracks_cycles(spec: Spec, props: Sequence[Property]) -> bool:
     """Whether a search of ``spec`` for ``props`` must notice an edge that can close a
     cycle (``maybe_cyclic``): only the check of an ``acyclic`` declaration
-    (:func:`checker.engine.declarations.check_acyclic`), the fair-cycle search of
+    (:func:`ordercheck.checker.engine.declarations.check_acyclic`), the fair-cycle search of
     ``eventually`` properties and the fairness warning (which needs one too) read it."""
     return bool(spec.acyclic) or any(p.kind == "eventually" for p in props)
 
@@ -72,7 +72,7 @@ def initial_level(spec: Spec, fingerprints: Callable[[list], np.ndarray]) -> tup
     """The first level: ``spec``'s distinct initial states (the first of equal ones, by
     ``fingerprints``, in their order), their positions among the initial states and
     their fingerprints. An initial state with a value outside the state vocabulary
-    raises :class:`~checker.api.errors.SpecError`."""
+    raises :class:`~ordercheck.checker.api.errors.SpecError`."""
     inits = list(spec.init_states())
     for s in inits:
         problem = check_vocabulary(s)

@@ -9,15 +9,15 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from checker.api.errors import InputError
-from checker.api.model import Model
-from checker.api.outputs import writable_dir
-from checker.api.reductions import partial_order_of
-from checker.api.result import PropertyResult, Result, Stats
-from checker.api.trace import replay, to_steps
-from checker.engine.bfs import Bounds, Decision, Progress, SearchOutcome, history_length, search
-from checker.engine.budget import MemoryBudget, advice, default_limit
-from checker.engine.checkpoints import (
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.api.outputs import writable_dir
+from ordercheck.checker.api.reductions import partial_order_of
+from ordercheck.checker.api.result import PropertyResult, Result, Stats
+from ordercheck.checker.api.trace import replay, to_steps
+from ordercheck.checker.engine.bfs import Bounds, Decision, Progress, SearchOutcome, history_length, search
+from ordercheck.checker.engine.budget import MemoryBudget, advice, default_limit
+from ordercheck.checker.engine.checkpoints import (
     SOURCES,
     checkpoint_dir,
     current,
@@ -27,12 +27,17 @@ from checker.engine.checkpoints import (
     require,
     source_changes,
 )
-from checker.engine.ckptlock import release
-from checker.engine.declarations import DeclarationBroken, check_acyclic, declaration_error, undecided_verdicts
-from checker.engine.fairness_note import fairness_warning
-from checker.engine.notes import with_guide
-from checker.engine.reduce import Reductions, plan
-from checker.engine.resumable import warn
+from ordercheck.checker.engine.ckptlock import release
+from ordercheck.checker.engine.declarations import (
+    DeclarationBroken,
+    check_acyclic,
+    declaration_error,
+    undecided_verdicts,
+)
+from ordercheck.checker.engine.fairness_note import fairness_warning
+from ordercheck.checker.engine.notes import with_guide
+from ordercheck.checker.engine.reduce import Reductions, plan
+from ordercheck.checker.engine.resumable import warn
 
 
 @dataclass(frozen=True)
@@ -52,10 +57,10 @@ class Options:
     resume: bool = False  # continue from the last checkpoint in `checkpoint`
     resume_anyway: bool = False  # with resume: resume even when the sources changed since the checkpoint (warning)
     checkpoint_every: float = 30.0  # seconds between checkpoints
-    spill_dir: str | None = None  # put every level's frontier in files here (see checker.engine.frontier)
+    spill_dir: str | None = None  # put every level's frontier in files here (see ordercheck.checker.engine.frontier)
     master: str = "local[*]"  # Spark master for engine="spark"
-    memory_limit: int | None = None  # bytes the search may hold (None: checker.engine.budget's default)
-    check_reductions: bool = False  # check the reductions' declarations on every state (checker.engine.declarations)
+    memory_limit: int | None = None  # bytes the search may hold (None: ordercheck.checker.engine.budget's default)
+    check_reductions: bool = False  # check the reductions' declarations on every state (ordercheck.checker.engine.declarations)
 
 
 def variant_options(options: Options, variant: str | None) -> Options:
@@ -63,7 +68,7 @@ def variant_options(options: Options, variant: str | None) -> Options:
     ablation mutant or a sweep's: ``variant`` names the flag switched off, ``None`` or
     ``""`` the model itself), with checkpoints of its own: ``--checkpoint DIR`` becomes
     ``DIR/full`` or ``DIR/without-FLAG``, under which each model file has its own
-    directory as always (:func:`checker.engine.checkpoints.checkpoint_dir`). So no two
+    directory as always (:func:`ordercheck.checker.engine.checkpoints.checkpoint_dir`). So no two
     checks of one command share a checkpoint, and each resumes from its own."""
     if not options.checkpoint:
         return options
@@ -99,8 +104,8 @@ def check_model(model: Model, options: Options = Options()) -> Result:
     """Run the local engine on ``model`` and build its :class:`Result`.
 
     An exception raised by the spec's code ends the check as a
-    :class:`~checker.api.spec_errors.SpecRaised` naming the state (see
-    :func:`checker.engine.diagnose.diagnose`), and so does any other way out of it
+    :class:`~ordercheck.checker.api.spec_errors.SpecRaised` naming the state (see
+    :func:`ordercheck.checker.engine.diagnose.diagnose`), and so does any other way out of it
     (``sys.exit``, a :class:`KeyboardInterrupt` of its own, ``os._exit`` in a worker
     process or, under the command line's guard, in this one); ``options.engine`` must be ``"local"``
     (see :func:`_check_model`).
@@ -112,7 +117,7 @@ def check_model(model: Model, options: Options = Options()) -> Result:
     except DeclarationBroken as exc:  # a failed --check-reductions, in this process or a worker
         raise declaration_error(model, exc) from None
     except BaseException as exc:  # sys.exit, os._exit (guarded) and the like included; signals are let through
-        from checker.engine.diagnose import diagnose
+        from ordercheck.checker.engine.diagnose import diagnose
 
         found = diagnose(model, exc, symmetry=_wanted(model.symmetry, options.symmetry), por=_wanted(model.por, options.por))
         if found is exc:
@@ -128,13 +133,13 @@ def _check_model(model: Model, options: Options) -> Result:
     """The check itself.
 
     ``options.engine`` must be ``"local"``: the Spark engine sits in a layer above this
-    one (:func:`checker.spark.bfs.check_model_spark`; the command line picks between the
+    one (:func:`ordercheck.checker.spark.bfs.check_model_spark`; the command line picks between the
     two), so asking this function for it raises :class:`ValueError`.
     """
     if options.engine != "local":
         raise ValueError(
-            f"engine {options.engine!r}: checker.engine.run runs the local engine only; "
-            "use checker.spark.bfs.check_model_spark for Spark"
+            f"engine {options.engine!r}: ordercheck.checker.engine.run runs the local engine only; "
+            "use ordercheck.checker.spark.bfs.check_model_spark for Spark"
         )
     bounds = bounds_for(model, options)
     unbounded = bounds.max_states is None and bounds.max_depth is None and bounds.time_limit is None
@@ -196,10 +201,10 @@ def prepare_work_dirs(model: Model, options: Options) -> str | None:
     :class:`OSError` naming the path when one cannot be written (exit code 6), an
     :class:`InputError` for ``--resume`` without a checkpoint, or with a checkpoint
     written from other sources (:func:`check_sources`), a
-    :class:`~checker.engine.ckptlock.CheckpointBusy` (exit code 2) when another run holds
+    :class:`~ordercheck.checker.engine.ckptlock.CheckpointBusy` (exit code 2) when another run holds
     the checkpoint directory. Returns the model's own checkpoint directory
-    (:func:`checker.engine.checkpoints.checkpoint_dir`), if any, whose lock this process
-    then holds (re-entrantly) until :func:`checker.engine.ckptlock.release` is called
+    (:func:`ordercheck.checker.engine.checkpoints.checkpoint_dir`), if any, whose lock this process
+    then holds (re-entrantly) until :func:`ordercheck.checker.engine.ckptlock.release` is called
     on it once (:func:`release_after`) or the process ends."""
     if options.resume and not options.checkpoint:
         raise InputError(model.path, "--resume", "needs --checkpoint DIR, the directory to resume from")
@@ -237,7 +242,7 @@ _WARNED: set[str] = set()  # the --resume-anyway warnings given in this process
 def check_sources(model: Model, ckpt: Path, anyway: bool = False) -> None:
     """Before a resume from ``ckpt``: the sources the checkpoint was written from
     (ordercheck's version, the model file, the spec's source files; see
-    :mod:`checker.engine.checkpoints`) must be ``model.sources``. A change is refused
+    :mod:`ordercheck.checker.engine.checkpoints`) must be ``model.sources``. A change is refused
     with :class:`InputError` naming what changed (exit code 2); with ``anyway``
     (``--resume-anyway``) the resume goes on with a warning naming it, once per process."""
     recorded = recorded_sources(ckpt)
@@ -292,11 +297,11 @@ def check_cycles(model: Model, outcome: SearchOutcome, bounds: Bounds) -> tuple[
     Runs only when the search saw an edge that can close a cycle; an acyclic graph's
     runs all end in terminal states, which the search already checked. Returns the
     lassos found and whether a bound cut the graph short. Not for a spec that declares
-    ``acyclic``: :func:`~checker.engine.declarations.check_acyclic` has then either
+    ``acyclic``: :func:`~ordercheck.checker.engine.declarations.check_acyclic` has then either
     confirmed the declaration, refused it, or left it undecided, which makes these
-    properties unknown (:func:`~checker.engine.declarations.undecided_verdicts`).
+    properties unknown (:func:`~ordercheck.checker.engine.declarations.undecided_verdicts`).
     """
-    from checker.engine.liveness import find_lassos
+    from ordercheck.checker.engine.liveness import find_lassos
 
     open_props = [p for p in model.properties if p.kind == "eventually" and p.name not in outcome.decisions]
     if not open_props or not outcome.maybe_cyclic or outcome.bound is not None or model.spec.acyclic:
@@ -319,7 +324,7 @@ def build_result(
     """Verdicts from a search outcome, with each decision's shortest trace rebuilt;
     ``bounds`` (the search's limits) are recorded in the result and named in the
     explanation of a verdict a bound left unknown, with how far the search got. The
-    result describes its model (:meth:`checker.api.model.Model.describe`), with the
+    result describes its model (:meth:`ordercheck.checker.api.model.Model.describe`), with the
     reductions ``requested`` (by default the model file's)."""
     spec = model.spec
     cut = outcome.bound is not None

@@ -1,11 +1,11 @@
-"""The shard workers' backend of the level loop (:class:`~checker.engine.loop.LevelLoop`):
+"""The shard workers' backend of the level loop (:class:`~ordercheck.checker.engine.loop.LevelLoop`):
 the main process orchestrates, the workers own the visited set
-(:mod:`checker.engine.shards`; the messages are :mod:`checker.engine.messages`).
+(:mod:`ordercheck.checker.engine.shards`; the messages are :mod:`ordercheck.checker.engine.messages`).
 
 Each level, the main process tells every worker to search its share, and gets back
 per-parent successor counts, findings and the sorted order keys of each worker's new
 states (never a state or a fingerprint). It then does what the one-process loop of
-:mod:`checker.engine.levels` does state by state, on these arrays:
+:mod:`ordercheck.checker.engine.levels` does state by state, on these arrays:
 
 * the next level's order is the order of the keys (a parent's rank, then the
   successor's position), which is the order in which one process discovers the states;
@@ -17,8 +17,8 @@ states (never a state or a fingerprint). It then does what the one-process loop 
   which every property is decided (with ``stop_when_decided``). Coverage counts, the
   ``max_depth`` bound's test and the cycle test count whole chunks of :data:`CHUNK`
   parents up to that point, as one process merges them (all of it is
-  :func:`checker.engine.rules.settle`, through the loop's
-  :class:`~checker.engine.ledger.Ledger`, as Spark's driver applies it);
+  :func:`ordercheck.checker.engine.rules.settle`, through the loop's
+  :class:`~ordercheck.checker.engine.ledger.Ledger`, as Spark's driver applies it);
 * the workers then *commit*: they store the new states below the cut, with their
   numbers and parent links, as their share of the next level.
 
@@ -34,14 +34,14 @@ by asking every worker for the links of a set of numbers, one step at a time.
 
 The workers keep the level's states, so they spill them: with a spill directory each
 worker's share of every level goes to files of its own there; without one, a share of
-more than its part of :data:`~checker.engine.loop.SPILL_AFTER` (the threshold over the
+more than its part of :data:`~ordercheck.checker.engine.loop.SPILL_AFTER` (the threshold over the
 number of workers) goes to the search's own temporary directory, which is removed at the
 end. The main process holds no level (but gathers one for a checkpoint, in memory).
 
-Partial-order reduction's cycle proviso (:func:`checker.engine.rules.must_expand_fully`,
+Partial-order reduction's cycle proviso (:func:`ordercheck.checker.engine.rules.must_expand_fully`,
 the rule one process applies too) decides whether a reduced expansion is replaced by
 the full one, from what earlier parents generated. Here it is decided in rounds between the expansion and the level's report
-(:meth:`ShardedLevels.proviso_rounds`, :meth:`checker.engine.shards._Shard.rounds`):
+(:meth:`ShardedLevels.proviso_rounds`, :meth:`ordercheck.checker.engine.shards._Shard.rounds`):
 each round the workers name the parents their successors show to need a full
 expansion, this process names the new ones to every worker, and their holders expand
 them fully, until a round names none. The rounds reach the decision of one process
@@ -61,24 +61,24 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from checker.api.errors import SpecError
-from checker.api.spec import Property, Spec
-from checker.engine import interrupts, rules
-from checker.engine import messages as msg
-from checker.engine.checkpoints import duplicate_refusal, save
-from checker.engine.frontier import decode, encode_json, write_record
-from checker.engine.ledger import decided_at
-from checker.engine.levels import CHUNK
-from checker.engine.loop import LevelLoop, TimeUp
-from checker.engine.outcome import Bounds, Decision, SearchOutcome
-from checker.engine.resumable import warn
-from checker.engine.rules import KEY_BITS, OFFSET_MASK, PHASES
-from checker.engine.shards import STORE_SECONDS, Shards, Spill, WorkerLost, owner_of
+from ordercheck.checker.api.errors import SpecError
+from ordercheck.checker.api.spec import Property, Spec
+from ordercheck.checker.engine import interrupts, rules
+from ordercheck.checker.engine import messages as msg
+from ordercheck.checker.engine.checkpoints import duplicate_refusal, save
+from ordercheck.checker.engine.frontier import decode, encode_json, write_record
+from ordercheck.checker.engine.ledger import decided_at
+from ordercheck.checker.engine.levels import CHUNK
+from ordercheck.checker.engine.loop import LevelLoop, TimeUp
+from ordercheck.checker.engine.outcome import Bounds, Decision, SearchOutcome
+from ordercheck.checker.engine.resumable import warn
+from ordercheck.checker.engine.rules import KEY_BITS, OFFSET_MASK, PHASES
+from ordercheck.checker.engine.shards import STORE_SECONDS, Shards, Spill, WorkerLost, owner_of
 
 
 class ShardedPaths:
     """What the outcome of a sharded search keeps of the workers' store (a
-    :class:`~checker.engine.outcome.StatePaths`, not a store: it holds no
+    :class:`~ordercheck.checker.engine.outcome.StatePaths`, not a store: it holds no
     fingerprints, so it cannot say whether a state was visited): the count, the bytes
     the workers' shards held, the paths of the decided states (the workers are gone by
     the time traces are rebuilt) and ``rounds``, the cycle proviso's rounds of each
@@ -161,9 +161,9 @@ class _LevelStates:
 
 def search_sharded(spec: Spec, props: Sequence[Property], bounds: Bounds, *, resume: bool = False,
                    **options: Any) -> SearchOutcome:
-    """The search behind :func:`checker.engine.bfs.search` with ``workers`` > 1 (see the
+    """The search behind :func:`ordercheck.checker.engine.bfs.search` with ``workers`` > 1 (see the
     module docstring); the options are those of
-    :func:`checker.engine.levels.search_levels`, ``spill_dir`` and ``spill_after``
+    :func:`ordercheck.checker.engine.levels.search_levels`, ``spill_dir`` and ``spill_after``
     applying to each worker's share of a level (``spill_after`` over the number of
     workers)."""
     options.setdefault("spill_after", None)
@@ -341,7 +341,7 @@ class ShardedLevels(LevelLoop):
             self.progress.tick(self.count, self.depth, self.frontier_len)
 
     def proviso_rounds(self) -> None:
-        """The cycle proviso's rounds of a level (:meth:`checker.engine.shards._Shard.rounds`):
+        """The cycle proviso's rounds of a level (:meth:`ordercheck.checker.engine.shards._Shard.rounds`):
         gather the parents each worker found to need a full expansion, name the new ones
         to every worker, until a round finds none. Records the number of rounds."""
         full = np.zeros(0, dtype=np.int64)
@@ -359,7 +359,7 @@ class ShardedLevels(LevelLoop):
 
     def settle(self, counts: np.ndarray, terminal: dict[int, list], findings: dict[int, list],
                keys: np.ndarray) -> rules.LevelEnd:
-        """Decide the level as one process would (:meth:`checker.engine.ledger.Ledger.settle`),
+        """Decide the level as one process would (:meth:`ordercheck.checker.engine.ledger.Ledger.settle`),
         from the per-parent successor counts, the findings (terminal ones by parent rank,
         the others by key) and the sorted keys of the new states; the ledger records its
         decisions, transitions, stop and bound."""
@@ -378,7 +378,7 @@ class ShardedLevels(LevelLoop):
 
     def checkpoint(self) -> None:
         """Gather the shards (as at the level's start) and write them as one process's
-        checkpoint (:mod:`checker.engine.checkpoints`; a failed write warns)."""
+        checkpoint (:mod:`ordercheck.checker.engine.checkpoints`; a failed write warns)."""
         mark = self.mark
         if mark.ckpt is None or mark.meta is None:
             return

@@ -2,7 +2,7 @@
 
 With N workers every 64-bit fingerprint has an owner, :func:`owner_of` (its high bits
 scaled to N). Worker ``w`` keeps, for the states it owns, their fingerprints (a
-:class:`~checker.engine.table.FingerprintTable`) and their parent links (state number,
+:class:`~ordercheck.checker.engine.table.FingerprintTable`) and their parent links (state number,
 parent number, action position); and it holds a share of the level being searched, as
 states. A level runs in every worker at once:
 
@@ -27,7 +27,7 @@ all, their holders expand them fully and send the successors they add, and so on
 until a round names none. A fully expanded parent's successors are keyed by their
 positions in the full expansion.
 
-The main process (:mod:`checker.engine.sharded`) sees keys, per-parent successor
+The main process (:mod:`ordercheck.checker.engine.sharded`) sees keys, per-parent successor
 counts and findings, never a state or a fingerprint. From the sorted keys of all
 workers it numbers the next level (a new state's rank is its key's position among
 them) and names to each worker the new states it generated (*check*: the worker checks
@@ -37,7 +37,7 @@ new states are kept (*commit*): owners store theirs with numbers and parent link
 generators hold theirs as their share of the next level, and a worker holding more
 than its share ships the excess (the one time states cross between workers).
 
-A share is a :class:`~checker.engine.frontier.RankedFrontier`: chunks of states with
+A share is a :class:`~ordercheck.checker.engine.frontier.RankedFrontier`: chunks of states with
 their ranks, as objects up to :data:`RAW_STATES`, then encoded, and past the threshold
 of :class:`Spill` in a file of the worker's own in the spill directory (read back chunk
 by chunk when the level is expanded). The level's share is kept until the level
@@ -52,11 +52,11 @@ process is gone, however it ended (every worker closes the pipe ends not its own
 nothing else holds that pipe open).
 
 Every wait on a worker ends. A worker sends a heartbeat
-(:class:`~checker.engine.messages.Beat`) from a thread of its own every few seconds; a
+(:class:`~ordercheck.checker.engine.messages.Beat`) from a thread of its own every few seconds; a
 thread of the main process kills one silent for :data:`HEARTBEAT_SECONDS`
 (``ORDERCHECK_HEARTBEAT_TIMEOUT``), so that a reply awaited, a send into its full pipe or
 the stop ends with :class:`WorkerLost` naming it. An abort at a stop waits the stop's
-grace (:func:`~checker.engine.interrupts.stop_grace`) and kills the workers that have
+grace (:func:`~ordercheck.checker.engine.interrupts.stop_grace`) and kills the workers that have
 not answered (stuck in a step of the spec's code); one whose message the main process
 could not read is not waited for at all.
 """
@@ -80,15 +80,15 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from checker.api.errors import EngineError
-from checker.api.spec import Property
-from checker.engine import rules
-from checker.engine.evaluate import Evaluator
-from checker.engine.fingerprint import check_vocabulary
-from checker.engine.frontier import RankedFrontier, remove_spilled
-from checker.engine.interrupts import DEFAULT_GRACE, seconds_from_env, stop_grace, worker_signals
-from checker.engine.memory import current_rss, peak_rss, reset_peak
-from checker.engine.messages import (
+from ordercheck.checker.api.errors import EngineError
+from ordercheck.checker.api.spec import Property
+from ordercheck.checker.engine import rules
+from ordercheck.checker.engine.evaluate import Evaluator
+from ordercheck.checker.engine.fingerprint import check_vocabulary
+from ordercheck.checker.engine.frontier import RankedFrontier, remove_spilled
+from ordercheck.checker.engine.interrupts import DEFAULT_GRACE, seconds_from_env, stop_grace, worker_signals
+from ordercheck.checker.engine.memory import current_rss, peak_rss, reset_peak
+from ordercheck.checker.engine.messages import (
     Abort,
     Aborted,
     Adopt,
@@ -116,9 +116,9 @@ from checker.engine.messages import (
     Ship,
     Stop,
 )
-from checker.engine.reduce import Expander
-from checker.engine.rules import KEY_BITS, PHASES, VOCABULARY_CHECKS
-from checker.engine.table import FingerprintTable, GrowArray
+from ordercheck.checker.engine.reduce import Expander
+from ordercheck.checker.engine.rules import KEY_BITS, PHASES, VOCABULARY_CHECKS
+from ordercheck.checker.engine.table import FingerprintTable, GrowArray
 
 R = TypeVar("R")
 
@@ -135,7 +135,7 @@ HEARTBEAT_ENV = "ORDERCHECK_HEARTBEAT_TIMEOUT"
 """The environment variable that sets :data:`HEARTBEAT_SECONDS` (seconds)."""
 
 HEARTBEAT_SECONDS = 60.0
-"""A worker sends the main process a :class:`~checker.engine.messages.Beat` from a
+"""A worker sends the main process a :class:`~ordercheck.checker.engine.messages.Beat` from a
 thread of its own every eighth of this (at most every 2 s), whatever its search does;
 one the main process has heard nothing from for this long while it waits for it
 (stopped by SIGSTOP, hung outside Python) is killed and the run ends with
@@ -153,7 +153,7 @@ SEND_BATCH = 16_384
 RAW_STATES = 500_000
 """States of its share of a level a worker keeps as objects; past this it keeps them
 ``marshal``-encoded (version 4) until their level comes
-(:class:`~checker.engine.frontier.RankedFrontier`)."""
+(:class:`~ordercheck.checker.engine.frontier.RankedFrontier`)."""
 
 
 def owner_of(fps: np.ndarray, workers: int) -> np.ndarray:
@@ -187,7 +187,7 @@ class WorkerLost(EngineError):
     One that was killed by a signal is not searched again for a spec's exception. One
     that ended by itself with an exit status (``exited``) may have been ended by the
     spec's code (``os._exit`` in ``next_states``): the main process searches again
-    (:mod:`checker.engine.diagnose`), and the run ends with the spec's error (exit code 5)
+    (:mod:`ordercheck.checker.engine.diagnose`), and the run ends with the spec's error (exit code 5)
     where the search finds it, with this one (exit code 4) where not."""
 
     def __init__(self, w: int, proc: Any, why: str | None = None) -> None:
@@ -214,7 +214,7 @@ class WorkerLost(EngineError):
 class SpecLeftWorker(RuntimeError):
     """A worker's search ended by a way out that is not an exception (``sys.exit``, a
     :class:`KeyboardInterrupt`, another :class:`BaseException`), raised in the spec's
-    code: the main process searches again to find where (:mod:`checker.engine.diagnose`)."""
+    code: the main process searches again to find where (:mod:`ordercheck.checker.engine.diagnose`)."""
 
 
 class _Stop(Exception):
@@ -265,7 +265,7 @@ class _Locked:
 
 
 def _beat(ctrl: _Locked, every: float) -> None:
-    """A worker's heartbeat thread: a :class:`~checker.engine.messages.Beat` every
+    """A worker's heartbeat thread: a :class:`~ordercheck.checker.engine.messages.Beat` every
     ``every`` seconds until the pipe closes."""
     while True:
         time.sleep(every)
@@ -305,7 +305,7 @@ def _worker(me: int, pipes: dict[str, Any], expander: Expander, props: Sequence[
     except BaseException as exc:  # reported to the main process, which raises it
         # A worker ignores SIGINT (worker_signals), so a KeyboardInterrupt here, like a
         # SystemExit or any other BaseException, is the spec's: the main process gets an
-        # Exception that it diagnoses (checker.engine.diagnose), never a SystemExit(0)
+        # Exception that it diagnoses (ordercheck.checker.engine.diagnose), never a SystemExit(0)
         # that would end it as if the run had passed.
         if not isinstance(exc, Exception):
             exc = SpecLeftWorker(f"{type(exc).__name__}({exc})")
@@ -384,10 +384,10 @@ class _Shard:
               block: bool = True) -> Any:
         """The one dispatch of a worker's messages: take messages in until one of a
         ``wanted`` type comes (returned), ``until()`` holds or, without ``block``, none is
-        left (``None``). On the way, a peer's :class:`~checker.engine.messages.Batch` or
-        :class:`~checker.engine.messages.Done` of the level being searched is taken in,
+        left (``None``). On the way, a peer's :class:`~ordercheck.checker.engine.messages.Batch` or
+        :class:`~ordercheck.checker.engine.messages.Done` of the level being searched is taken in,
         one of a later level kept for it, one of an earlier (aborted) level dropped; a
-        :class:`~checker.engine.messages.Ship` is kept for the commit. :class:`Stop`
+        :class:`~ordercheck.checker.engine.messages.Ship` is kept for the commit. :class:`Stop`
         ends the worker; :class:`Abort` in the middle of a level gives it up
         (:class:`_Aborted`); any other command is refused."""
         inbox = self.inbox
@@ -424,8 +424,8 @@ class _Shard:
             self.early.append(msg)
 
     def give_up(self) -> None:
-        """The level was given up (:class:`~checker.engine.messages.Abort`): hold its
-        states again; the main process is told (:class:`~checker.engine.messages.Aborted`)."""
+        """The level was given up (:class:`~ordercheck.checker.engine.messages.Abort`): hold its
+        states again; the main process is told (:class:`~ordercheck.checker.engine.messages.Aborted`)."""
         self.searching = False
         self.restore()
         raise _Aborted
@@ -573,12 +573,12 @@ class _Shard:
     # -- the cycle proviso ----------------------------------------------------------------
 
     def rounds(self) -> str | None:
-        """The cycle proviso (:func:`checker.engine.rules.must_expand_fully`, the rule
+        """The cycle proviso (:func:`ordercheck.checker.engine.rules.must_expand_fully`, the rule
         one process applies too), in rounds: a parent whose expansion was reduced is
         expanded fully when two of its successors are equal, or one of them was visited
         at an earlier level or is a successor (as finally expanded) of a parent of
         smaller rank (the cycle proviso never runs at a depth bound:
-        :class:`~checker.engine.loop.LevelLoop` refuses it). Each round every worker
+        :class:`~ordercheck.checker.engine.loop.LevelLoop` refuses it). Each round every worker
         applies the rule to the successors it owns and reports the parents it names
         (:meth:`triggers`; :meth:`route` and :meth:`take` apply it as successors are
         dropped, as equal or visited before) and the
@@ -894,7 +894,7 @@ def _growth(size: int, count: int) -> int:
 
 
 def _array_growth(array: GrowArray, need: int) -> int:
-    """Bytes a :class:`~checker.engine.table.GrowArray` allocates to hold ``need`` items."""
+    """Bytes a :class:`~ordercheck.checker.engine.table.GrowArray` allocates to hold ``need`` items."""
     size = len(array.buf)
     if need <= size:
         return 0
@@ -973,7 +973,7 @@ class Shards:
                     del live[w]
                     self.inbox.put((w, Ended()))
                     continue
-                except MemoryError as exc:  # stops the search as its memory bound (checker.engine.budget)
+                except MemoryError as exc:  # stops the search as its memory bound (ordercheck.checker.engine.budget)
                     self.unread.add(w)
                     self.inbox.put((w, Failed(exc)))
                     del live[w]
@@ -1001,7 +1001,7 @@ class Shards:
         return [p.pid for p in self.procs if p.pid is not None]
 
     def send(self, w: int, msg: tuple) -> None:
-        """Send worker ``w`` a command (:data:`checker.engine.messages.COMMANDS`)."""
+        """Send worker ``w`` a command (:data:`ordercheck.checker.engine.messages.COMMANDS`)."""
         try:
             self.conns[w].send(msg)
         except (BrokenPipeError, ConnectionResetError):  # the worker is gone
@@ -1015,7 +1015,7 @@ class Shards:
     def gather(self, kind: type[R], wait_hook: Callable[[], None] | None = None,
                timeout: float | None = ANSWER_SECONDS) -> list[R]:
         """The one dispatch of the workers' replies: one ``kind`` reply from every worker,
-        by worker. A worker's error (:class:`~checker.engine.messages.Failed`) is raised
+        by worker. A worker's error (:class:`~ordercheck.checker.engine.messages.Failed`) is raised
         here, a worker that ended is a :class:`WorkerLost` (its pipe's end of file comes
         after anything it sent), and so is one that has not answered ``timeout`` seconds
         after the wait began: it is killed. ``wait_hook`` is called about every 50 ms
@@ -1122,7 +1122,7 @@ class Shards:
 
     def close(self) -> None:
         """Stop the workers (each deletes its spilled files as it ends), kill those that
-        do not end within the stop's grace (:func:`~checker.engine.interrupts.stop_grace`),
+        do not end within the stop's grace (:func:`~ordercheck.checker.engine.interrupts.stop_grace`),
         and delete the files of any that could not."""
         if getattr(self, "monitor", None) is not None:
             self.closing.set()

@@ -31,7 +31,7 @@ _M2 = np.uint64(0x94D049BB133111EB)
 
 
 def mix(hashes: np.ndarray) -> np.ndarray:
-    """The fingerprints of Python ``hash`` values (``int64``), as :func:`checker.engine.fingerprint.fingerprint`."""
+    """The fingerprints of Python ``hash`` values (``int64``), as :func:`ordercheck.checker.engine.fingerprint.fingerprint`."""
     z = hashes.astype(np.int64, copy=False).view(np.uint64)
     with np.errstate(over="ignore"):
         z = (z ^ (z >> np.uint64(30))) * _M1
@@ -46,7 +46,7 @@ class FingerprintTable:
         size = 1 << max(4, (max(capacity, 1) * 4 // 3).bit_length())
         self.slots = np.zeros(size, dtype=np.uint64)
         self.count = 0
-        self.guard: Callable[[int], None] | None = None  # told the bytes of a growth before it (checker.engine.budget)
+        self.guard: Callable[[int], None] | None = None  # told the bytes of a growth before it (ordercheck.checker.engine.budget)
 
     def __len__(self) -> int:
         return self.count
@@ -157,7 +157,7 @@ class GrowArray:
     def __init__(self, dtype: type, capacity: int = 1 << 16) -> None:
         self.buf = np.zeros(max(capacity, 16), dtype=dtype)
         self.n = 0
-        self.guard: Callable[[int], None] | None = None  # told the bytes of a growth before it (checker.engine.budget)
+        self.guard: Callable[[int], None] | None = None  # told the bytes of a growth before it (ordercheck.checker.engine.budget)
 
     def __len__(self) -> int:
         return self.n
@@ -204,7 +204,7 @@ class CompactStore:
     """The local engine's visited store: a :class:`FingerprintTable` (membership:
     ``table.contains``) plus parent links by state number, inserted one by one
     (:meth:`add`) or in batches in order (:meth:`add_batch`). As the outcome's store it
-    is a :class:`~checker.engine.outcome.StatePaths`."""
+    is a :class:`~ordercheck.checker.engine.outcome.StatePaths`."""
 
     def __init__(self, capacity: int = 1 << 16) -> None:
         self.table = FingerprintTable(capacity)
@@ -246,7 +246,7 @@ class CompactStore:
 
     def guard(self, check: Callable[[int], None] | None) -> None:
         """Call ``check(bytes)`` before each growth of the table or the parent links;
-        it may raise to refuse the growth (see :mod:`checker.engine.budget`)."""
+        it may raise to refuse the growth (see :mod:`ordercheck.checker.engine.budget`)."""
         self.table.guard = self.parents.guard = self.actions.guard = check
 
     def nbytes(self) -> int:

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from checker.harness.nodes import Node, NodeFailed
+from ordercheck.checker.harness.nodes import Node, NodeFailed
 
 HARNESS = "ordercheck"
 """The ``dest`` a node writes an explicit delivery event to."""

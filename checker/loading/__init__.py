@@ -1,5 +1,5 @@
-"""Loading models: model files (:mod:`~checker.loading.modelfile`) and finding specs by
-name in the ``specs`` package (:mod:`~checker.loading.registry`).
+"""Loading models: model files (:mod:`~ordercheck.checker.loading.modelfile`) and finding specs by
+name in the ``specs`` package (:mod:`~ordercheck.checker.loading.registry`).
 
-The only layer of :mod:`checker` that imports spec modules (by name, at run time).
+The only layer of :mod:`ordercheck.checker` that imports spec modules (by name, at run time).
 """

@@ -10,17 +10,17 @@ per property expected to hold, one piece of evidence that it could fail here::
 
 - ``mutant``: a sibling model file (a path relative to this model's directory): the
   same spec with the same constants but for the spec's ablation flags
-  (:meth:`checker.Spec.ablations`, at least one of them different) and the constants
-  that only shape an ablation (:attr:`checker.Spec.ablation_parameters`); it expects
+  (:meth:`ordercheck.checker.Spec.ablations`, at least one of them different) and the constants
+  that only shape an ablation (:attr:`ordercheck.checker.Spec.ablation_parameters`); it expects
   the property ``violated``.
 - ``witness``: a ``sometimes`` property of the spec, checked by this model and expected
   to hold: the run it finds reaches the situation the property constrains. One of the
-  library's witnesses (:mod:`specs.witnesses`) backs only the ordering properties it
-  stands for (:data:`specs.witnesses.WITNESSES_FOR`).
+  library's witnesses (:mod:`ordercheck.specs.witnesses`) backs only the ordering properties it
+  stands for (:data:`ordercheck.specs.witnesses.WITNESSES_FOR`).
 
 :func:`evidence_table` checks the table's shape and what the file alone can show;
 :func:`check_mutants` loads each mutant and checks it against the model (every model
-file read by :func:`checker.loading.modelfile.load_model`, built-in or not). A mutant's
+file read by :func:`ordercheck.checker.loading.modelfile.load_model`, built-in or not). A mutant's
 own mutants are not loaded in turn (no chains, no cycles): each is checked when that
 file is loaded itself. That a mutant *does* violate is a run:
 ``check --with-evidence`` (:func:`evidence_mutants`, :func:`judge_evidence`).
@@ -32,12 +32,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from checker.api.errors import InputError
-from checker.api.evidence import EvidenceCheck
-from checker.api.model import Model
-from checker.api.result import Result
-from checker.api.spec import Property
-from specs.witnesses import WITNESSES, WITNESSES_FOR
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.evidence import EvidenceCheck
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.api.result import Result
+from ordercheck.checker.api.spec import Property
+from ordercheck.specs.witnesses import WITNESSES, WITNESSES_FOR
 
 KINDS = ("mutant", "witness")
 
@@ -103,8 +103,8 @@ def _check_mutant(here: Path, where: str, field: str, name: str) -> None:
 
 
 LIBRARY_WITNESSES = tuple(w.name for w in WITNESSES)
-"""The library's witnesses (:mod:`specs.witnesses`), which stand only for the ordering
-properties :data:`specs.witnesses.WITNESSES_FOR` names."""
+"""The library's witnesses (:mod:`ordercheck.specs.witnesses`), which stand only for the ordering
+properties :data:`ordercheck.specs.witnesses.WITNESSES_FOR` names."""
 
 LIBRARY_BY_NAME: dict[str, Property] = {w.name: w for w in WITNESSES}
 """The library's witnesses by name: a spec's property of one of these names is the
@@ -112,7 +112,7 @@ library's only when it is that property (a ``sometimes`` of one's own named
 ``causal_race`` stands for nothing)."""
 
 WITNESS_HINT = {
-    name: " (a spec offers the library's witnesses by listing specs.witnesses.WITNESSES in its properties())"
+    name: " (a spec offers the library's witnesses by listing ordercheck.specs.witnesses.WITNESSES in its properties())"
     for name in LIBRARY_WITNESSES
 }
 """What a message about a missing library witness adds: how a spec offers it."""
@@ -131,14 +131,14 @@ def _check_witness(
         raise InputError(where, field, f"a witness must be checked and expected to hold here: add {name} = \"holds\" to [expect]")
     if name in LIBRARY_WITNESSES and prop != LIBRARY_BY_NAME[name]:
         raise InputError(where, field, f"the spec's {name} is its own property, not the library's "
-                                       f"(specs.witnesses.{name.upper()}); list the library's in properties(), "
+                                       f"(ordercheck.specs.witnesses.{name.upper()}); list the library's in properties(), "
                                        "or name your own witness otherwise")
     if backed in ORDERING and name not in WITNESSES_FOR.get(backed, ()):
         fits = WITNESSES_FOR.get(backed, ())
         instead = f"its witnesses: {', '.join(fits)}" if fits else "it has no witness; give a mutant"
         if name not in LIBRARY_WITNESSES:
             use = f"name {' or '.join(fits)}, or give a mutant" if fits else "it has no witness; give a mutant"
-            raise InputError(where, field, f"{name} is not a library witness (specs.witnesses); only those are "
+            raise InputError(where, field, f"{name} is not a library witness (ordercheck.specs.witnesses); only those are "
                                            f"evidence for an ordering property such as {backed} ({use})")
         raise InputError(where, field, f"{name} is not a witness for {backed} ({instead})")
 
@@ -148,7 +148,7 @@ def check_mutants(model: Model, load: Callable[[Path], Model]) -> None:
 
     ``load`` reads a mutant's file (without loading *its* mutants in turn). A mutant
     must check the same spec class, have the same constants but for the spec's
-    ablation flags and :attr:`~checker.Spec.ablation_parameters`, differ in at least
+    ablation flags and :attr:`~ordercheck.checker.Spec.ablation_parameters`, differ in at least
     one ablation flag, and expect the property it backs ``violated``. Nothing is
     checked when the model's path is not a file (a model built in memory).
     :class:`InputError` names the model file and the field ``evidence.PROP.mutant``.

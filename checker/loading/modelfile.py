@@ -20,7 +20,7 @@ A model file is the analogue of a TLC ``.cfg``::
     total = "holds"
     total_race = "holds"    # a sometimes property: the witness below
 
-    [evidence]              # why each "holds" is not vacuous (checker.loading.evidence)
+    [evidence]              # why each "holds" is not vacuous (ordercheck.checker.loading.evidence)
     causal = { mutant = "bus1-mutant-no-block.toml" }
     total = { witness = "total_race" }
 
@@ -38,16 +38,16 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from checker.api.errors import ConstantError, InputError
-from checker.api.faults import declaration_errors, undeclared
-from checker.api.inputs import MODEL_LIMIT, read_input
-from checker.api.model import Model
-from checker.api.spec import Property
-from checker.api.spec_errors import left_spec_code, spec_left_loading
-from checker.loading.evidence import WITNESS_HINT, check_mutants, evidence_table
-from checker.loading.provenance import git_commit
-from checker.loading.sources import model_sources
-from checker.loading.specref import BadSpecRef, resolve
+from ordercheck.checker.api.errors import ConstantError, InputError
+from ordercheck.checker.api.faults import declaration_errors, undeclared
+from ordercheck.checker.api.inputs import MODEL_LIMIT, read_input
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.api.spec import Property
+from ordercheck.checker.api.spec_errors import left_spec_code, spec_left_loading
+from ordercheck.checker.loading.evidence import WITNESS_HINT, check_mutants, evidence_table
+from ordercheck.checker.loading.provenance import git_commit
+from ordercheck.checker.loading.sources import model_sources
+from ordercheck.checker.loading.specref import BadSpecRef, resolve
 
 STATUSES = ("holds", "violated")
 TOP_KEYS = {"spec", "description", "constants", "check", "expect", "evidence", "not_checked", "prove"}
@@ -59,7 +59,7 @@ def load_model(path: str | Path, *, mutants: bool = True) -> Model:
     """Read and validate a model file; :class:`InputError` names what is wrong.
 
     With ``mutants`` (the default), each mutant its ``[evidence]`` names is read too and
-    checked against it (:func:`checker.loading.evidence.check_mutants`); a mutant is
+    checked against it (:func:`ordercheck.checker.loading.evidence.check_mutants`); a mutant is
     read with ``mutants=False``, so its own evidence is checked for shape only."""
     where = str(path)
     p = Path(path)
@@ -113,7 +113,7 @@ def model_from_dict(data: dict[str, Any], where: str = "<model>", spec: tuple[ty
     """:func:`_model_from_dict`, where the spec's code run to load the model (its module's
     import, its constructor, its ``properties``) leaving by ``sys.exit``, ``os._exit``
     (guarded) or another way that is not an :class:`Exception` is a
-    :class:`~checker.api.spec_errors.SpecRaised` (exit code 5) naming the model, the
+    :class:`~ordercheck.checker.api.spec_errors.SpecRaised` (exit code 5) naming the model, the
     spec and ``at import`` (an exception at import stays bad input, exit code 2)."""
     try:
         return _model_from_dict(data, where, spec)
@@ -128,7 +128,7 @@ def _model_from_dict(data: dict[str, Any], where: str = "<model>", spec: tuple[t
 
     ``spec``, ``(class, canonical reference)``, stands for the class the model's ``spec``
     field names, already resolved (a Spark executor's copy of a user's spec file, which
-    is not where the model file says; :mod:`checker.spark.ship`). The mutants named as
+    is not where the model file says; :mod:`ordercheck.checker.spark.ship`). The mutants named as
     ``[evidence]`` are checked by :func:`load_model`, not here (the copies this builds,
     an ablation's or an executor's, come from a file ``load_model`` read)."""
     check_values(data, where)

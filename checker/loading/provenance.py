@@ -1,7 +1,7 @@
 """The git commit a model file was checked at, for the results that describe it.
 
 A result records the ``HEAD`` commit of the git checkout that holds its model file
-(:class:`checker.api.result.Provenance`), so a report or a JUnit file says which
+(:class:`ordercheck.checker.api.result.Provenance`), so a report or a JUnit file says which
 revision of the models it judged. :func:`git_commit` asks ``git rev-parse HEAD`` in the
 model file's directory, with a timeout; no git, no checkout, a checkout without a commit
 or a git that does not answer in time all give ``None``, never an error. The command

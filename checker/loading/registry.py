@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from checker.api.spec import Spec
+from ordercheck.checker.api.spec import Spec
 
 
 class UnknownSpec(LookupError):
@@ -14,23 +14,23 @@ class UnknownSpec(LookupError):
 
 class SpecNotImported(UnknownSpec):
     """The name is a spec file or module path, which a data file cannot make ordercheck
-    import (:class:`checker.loading.specref.NotImported`); ``str()`` says so."""
+    import (:class:`ordercheck.checker.loading.specref.NotImported`); ``str()`` says so."""
 
 
 def spec_names() -> list[str]:
     """Names of every spec module in the ``specs`` package (those defining ``SPEC``)."""
-    from checker.loading.specref import spec_modules
+    from ordercheck.checker.loading.specref import spec_modules
 
     return spec_modules()
 
 
 def spec_class(name: str) -> type[Spec]:
-    """The spec class a name read from data selects (:func:`checker.loading.specref.named`):
+    """The spec class a name read from data selects (:func:`ordercheck.checker.loading.specref.named`):
     a built-in or registered name, or the canonical reference of a spec this process
     already resolved from a model file or an option. :class:`SpecNotImported` for any
     other file or import path (nothing is imported), :class:`UnknownSpec` for an unknown
     name."""
-    from checker.loading.specref import BadSpecRef, NotImported, named
+    from ordercheck.checker.loading.specref import BadSpecRef, NotImported, named
 
     try:
         return named(name)

@@ -4,9 +4,9 @@ A checkpoint holds a search half done. Resumed by a process whose spec, model fi
 ordercheck differs from the one that wrote it, the search would mix two models: the
 states found so far by one, the rest and the verdicts by the other (a property edited to
 fail at depth 2 would "hold", because depth 2 was searched before the edit). So the
-loader records, with every :class:`~checker.api.model.Model` it builds from a model
+loader records, with every :class:`~ordercheck.checker.api.model.Model` it builds from a model
 file, the digests a checkpoint keeps and a resume compares
-(:func:`checker.engine.checkpoints.source_changes`):
+(:func:`ordercheck.checker.engine.checkpoints.source_changes`):
 
 - ``ordercheck``: the version of ordercheck;
 - ``model``: the model file's path and the SHA-256 of its bytes;
@@ -43,16 +43,18 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import checker
+import ordercheck
+import ordercheck.checker
 
-_OWN = tuple(Path(checker.__file__).resolve().parent.parent / name for name in ("checker", "reports", "tla"))
-"""ordercheck's own packages other than ``specs``: the version stands for them."""
+_BASE = Path(ordercheck.checker.__file__).resolve().parent.parent
+_OWN = (Path(ordercheck.__file__).resolve(), *(_BASE / name for name in ("checker", "reports", "tla")))
+"""ordercheck's own modules other than ``ordercheck.specs``: the version stands for them."""
 
 _STDLIB = tuple(
     Path(p).resolve() for p in {sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("platstdlib")} if p
 )
 _INSTALLED = ("site-packages", "dist-packages")
-BUILTIN_PACKAGE = "specs"
+BUILTIN_PACKAGE = "ordercheck.specs"
 
 
 def digest_file(path: str | Path) -> str:
@@ -75,7 +77,7 @@ def model_sources(spec_cls: type, model_path: str | Path | None, start_modules: 
         path = Path(model_path).resolve()
         model = {"path": str(path), "sha256": digest_file(path)}
     return {
-        "ordercheck": checker.__version__,
+        "ordercheck": ordercheck.__version__,
         "model": model,
         "spec_files": spec_files(spec_cls, start_modules),
     }

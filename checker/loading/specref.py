@@ -3,7 +3,7 @@
 A spec can live in ordercheck (the built-in ``specs`` package) or in the user's own
 project. The ``spec`` field takes four forms:
 
-- ``"bus1"``: a built-in spec (module ``specs.bus1``), or else a name an installed
+- ``"bus1"``: a built-in spec (module ``ordercheck.specs.bus1``), or else a name an installed
   package registers in the entry-point group :data:`ENTRY_POINT_GROUP`
   (``[project.entry-points."ordercheck.specs"] token = "mypkg.token:TokenRing"``);
 - ``"specs/token.py"`` or ``"specs/token.py:TokenRing"``: a Python file, relative to
@@ -11,7 +11,7 @@ project. The ``spec`` field takes four forms:
 - ``"mypkg.ordering:Spec"``: an importable module and the class in it;
 - ``"mypkg.ordering"``: an importable module with a dotted name, and its ``SPEC``.
 
-Without ``:Class``, the module's ``SPEC`` is taken, or its one :class:`~checker.Spec`
+Without ``:Class``, the module's ``SPEC`` is taken, or its one :class:`~ordercheck.checker.Spec`
 subclass defined there. An import path is tried as it is and then with the model
 file's directory and the working directory on ``sys.path``, so a package beside the
 models imports without being installed.
@@ -40,15 +40,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from checker.api.errors import InputError
-from checker.api.inputs import check_input
-from checker.api.spec import Spec
-from checker.api.spec_errors import source_of
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.inputs import check_input
+from ordercheck.checker.api.spec import Spec
+from ordercheck.checker.api.spec_errors import source_of
 
 ENTRY_POINT_GROUP = "ordercheck.specs"
 """The entry-point group through which installed packages register specs by name."""
 
-BUILTIN_PACKAGE = "specs"
+BUILTIN_PACKAGE = "ordercheck.specs"
 USER_MODULE_PREFIX = "ordercheck_user_spec_"
 """Spec files are imported under this prefix plus their stem and a hash of their path."""
 
@@ -142,8 +142,8 @@ def named(text: str) -> type[Spec]:
 def option_spec(text: str, option: str = "--spec") -> SpecRef:
     """The spec a command-line ``option`` names (a built-in or registered name, a file
     relative to the working directory, an import path), imported because the user
-    typed it; :class:`~checker.InputError` naming the option when it names none."""
-    from checker.api.errors import InputError
+    typed it; :class:`~ordercheck.checker.InputError` naming the option when it names none."""
+    from ordercheck.checker.api.errors import InputError
 
     try:
         return resolve(text)
@@ -239,7 +239,7 @@ def spec_modules() -> list[str]:
     ``SPEC``."""
     import pkgutil
 
-    import specs
+    import ordercheck.specs as specs
 
     names = []
     for info in pkgutil.iter_modules(specs.__path__):
@@ -299,7 +299,7 @@ def load_file(path: Path, name: str | None = None) -> ModuleType:
     except Exception as exc:
         del sys.modules[name]
         raise BadSpecRef(f"{path.name} cannot be imported ({_one_line(exc)})") from None
-    except BaseException:  # sys.exit at import...: the spec's error (checker.loading.modelfile), not bad input
+    except BaseException:  # sys.exit at import...: the spec's error (ordercheck.checker.loading.modelfile), not bad input
         sys.modules.pop(name, None)
         raise
     return module

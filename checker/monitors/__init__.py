@@ -1,6 +1,6 @@
 """The ordering properties as monitors: each property defined once, decided event by event.
 
-See :mod:`checker.monitors.base` for the contract. ``validate``, the model checker and
+See :mod:`ordercheck.checker.monitors.base` for the contract. ``validate``, the model checker and
 the implementation harness all decide properties through these monitors.
 :data:`MONITORS` names every monitor class, in the order reports list the properties;
 :func:`check_log` runs some of them over a whole log.
@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from checker.monitors.base import Monitor
-from checker.monitors.crown import Synchronous
-from checker.monitors.delivery import EventualDelivery
-from checker.monitors.integrity import Integrity
-from checker.monitors.lock import GlobalLock
-from checker.monitors.log import Log
-from checker.monitors.order import Causal, Fifo, happened_before
-from checker.monitors.total import Total, TotalGlobal, TotalPrefix
-from checker.monitors.violation import Violation
+from ordercheck.checker.monitors.base import Monitor
+from ordercheck.checker.monitors.crown import Synchronous
+from ordercheck.checker.monitors.delivery import EventualDelivery
+from ordercheck.checker.monitors.integrity import Integrity
+from ordercheck.checker.monitors.lock import GlobalLock
+from ordercheck.checker.monitors.log import Log
+from ordercheck.checker.monitors.order import Causal, Fifo, happened_before
+from ordercheck.checker.monitors.total import Total, TotalGlobal, TotalPrefix
+from ordercheck.checker.monitors.violation import Violation
 
 MONITORS: dict[str, type[Monitor]] = {
     "fifo": Fifo,
@@ -37,7 +37,7 @@ MONITORS: dict[str, type[Monitor]] = {
 def check(log: Log, name: str | type[Monitor]) -> Violation | None:
     """Property ``name`` (a name of :data:`MONITORS`, or a monitor class) on the whole
     of ``log``: every event stepped through a fresh monitor, then
-    :meth:`~checker.monitors.base.Monitor.end`; the first violation, or ``None`` if the
+    :meth:`~ordercheck.checker.monitors.base.Monitor.end`; the first violation, or ``None`` if the
     property holds."""
     monitor = (MONITORS[name] if isinstance(name, str) else name)(log)
     found = monitor.run(0, len(log.kind))

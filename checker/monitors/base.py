@@ -1,10 +1,10 @@
 """What a property monitor is: one ordering property, decided event by event.
 
-A monitor reads a :class:`~checker.monitors.log.Log` as it grows. The caller appends
+A monitor reads a :class:`~ordercheck.checker.monitors.log.Log` as it grows. The caller appends
 events to the log and then calls :meth:`Monitor.step` with each new event's index, in
 order; the monitor keeps the least state it needs to decide its property (fronts,
 delivered sets, clocks) and answers, at the event that first breaks the property, with
-a :class:`~checker.monitors.violation.Violation`: the sentence that explains it and the
+a :class:`~ordercheck.checker.monitors.violation.Violation`: the sentence that explains it and the
 window of events that shows it. The same monitor serves every place a property is
 decided: ``validate`` feeds it a recording, the model checker a spec's history as the
 search extends it, and a harness running real nodes what the nodes did.
@@ -16,7 +16,7 @@ Rules of the contract (every monitor keeps them; the tests check them):
   A sentence may mention later events when the log already holds them (a recording is
   read whole), never a decision. The one wait: a signal received before it was sent is
   known as such when its line ends (a receipt later on the same line would be its
-  own; :class:`~checker.monitors.log.SignalPairs`), so a monitor that reads it decides
+  own; :class:`~ordercheck.checker.monitors.log.SignalPairs`), so a monitor that reads it decides
   at the next line's first event, or at :meth:`Monitor.end`, with ``at`` the signal.
 - **First violation, once.** :meth:`Monitor.step` returns a violation at most once for
   an ``always`` property; afterwards it returns ``None`` (the monitor is done).
@@ -34,12 +34,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from checker.monitors.log import Log
-from checker.monitors.violation import Violation
+from ordercheck.checker.monitors.log import Log
+from ordercheck.checker.monitors.violation import Violation
 
 
 class Monitor:
-    """One property over a growing :class:`~checker.monitors.log.Log`.
+    """One property over a growing :class:`~ordercheck.checker.monitors.log.Log`.
 
     Subclasses set :attr:`name`, :attr:`kind` and :attr:`changed_by`, keep their state
     in ``__slots__`` or plain attributes, and implement :meth:`step` or :meth:`run`

@@ -1,12 +1,12 @@
 """``synchronous`` as a monitor: no crown, so every message could have been instantaneous.
 
-The property library's definition (:func:`specs.properties.synchronous`): the relation
+The property library's definition (:func:`ordercheck.specs.properties.synchronous`): the relation
 m1 -> m2 when m1's send happened before a delivery of m2 (``m1 != m2``; happened-before
 is program order, each send to each delivery of its message and each signal to its
 receipt) has no cycle. Happened-before is the log's order: a delivery's past is what
 came before it, so a delivery that comes before its message's send (``integrity``'s
 violation) has no edge from that send, and a signal's receipt learns its signal's past
-when the signal came first (:class:`~checker.monitors.log.SignalPairs`).
+when the signal came first (:class:`~ordercheck.checker.monitors.log.SignalPairs`).
 
 **Algorithm.** Vector clocks over sends (as for ``causal``) give each delivery's past;
 m1 -> m2 exactly when m1's sequence number at its sender s is below B(m2)[s], the
@@ -14,7 +14,7 @@ largest clock entry s among m2's deliveries. The messages with an edge into m2 f
 sender are thus a prefix of that sender's sends, so the relation is kept as a graph
 through one chain of nodes "first k sends of s" per sender (m -> its sender's chain at
 m's send, each chain node to the next, the chain node at B(m2)[s] - 1 -> m2), in a
-topological order (:class:`~checker.monitors.graph.DynamicOrder`): a delivery that
+topological order (:class:`~ordercheck.checker.monitors.graph.DynamicOrder`): a delivery that
 raises B(m2) adds at most one edge per sender, and an edge that closes a cycle is the
 crown. Sends of m2's own sender after m2 with an edge into m2 are the one exception
 (the chain would also lead from m2 to itself): any of them that is delivered closes a
@@ -28,12 +28,12 @@ from __future__ import annotations
 from bisect import bisect_right, insort
 from collections import deque
 
-from checker.monitors.base import Monitor
-from checker.monitors.events import DELIVER, SEND, SIGNAL_IN, SIGNAL_OUT
-from checker.monitors.graph import DynamicOrder, backtrack
-from checker.monitors.log import Log, SignalPairs
-from checker.monitors.order import happened_before
-from checker.monitors.violation import Violation, place
+from ordercheck.checker.monitors.base import Monitor
+from ordercheck.checker.monitors.events import DELIVER, SEND, SIGNAL_IN, SIGNAL_OUT
+from ordercheck.checker.monitors.graph import DynamicOrder, backtrack
+from ordercheck.checker.monitors.log import Log, SignalPairs
+from ordercheck.checker.monitors.order import happened_before
+from ordercheck.checker.monitors.violation import Violation, place
 
 
 class _PrefixMax:

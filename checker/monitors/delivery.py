@@ -10,10 +10,10 @@ one pass over the sends at the end.
 
 from __future__ import annotations
 
-from checker.monitors.base import Monitor
-from checker.monitors.events import DELIVER, DROP, FAIL, RESTART, SEND
-from checker.monitors.log import Log
-from checker.monitors.violation import Violation, noun, place
+from ordercheck.checker.monitors.base import Monitor
+from ordercheck.checker.monitors.events import DELIVER, DROP, FAIL, RESTART, SEND
+from ordercheck.checker.monitors.log import Log
+from ordercheck.checker.monitors.violation import Violation, noun, place
 
 
 class EventualDelivery(Monitor):
@@ -70,7 +70,7 @@ class EventualDelivery(Monitor):
         return self._outstanding(ended=True)
 
     def outstanding(self) -> Violation | None:
-        """As :meth:`end`, for a run that goes on (a fair loop, ``checker.engine.liveness``):
+        """As :meth:`end`, for a run that goes on (a fair loop, ``ordercheck.checker.engine.liveness``):
         the sentence says what is outstanding now, not that the run ends."""
         return self._outstanding(ended=False)
 

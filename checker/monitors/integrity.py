@@ -7,7 +7,7 @@ As in the property library, a drop counts as a delivery here: a peer consumes a 
 sent" reads the log's order, which is the order events happened in (see
 docs/reference/log-format.md): a delivery or drop must come after its message's send,
 and a signal's receipt after its signal (paired by
-:class:`~checker.monitors.log.SignalPairs`). (The library, which sees no order across
+:class:`~ordercheck.checker.monitors.log.SignalPairs`). (The library, which sees no order across
 peers, asks instead that happened-before have no cycle; a log in which every such event
 comes after its cause has none.) Time O(1) per event, memory one int per message (a
 bitmask of the peers that consumed it).
@@ -20,11 +20,11 @@ violation found meanwhile on the same line waits for it (the earlier event wins)
 
 from __future__ import annotations
 
-from checker.monitors.base import Monitor
-from checker.monitors.events import DELIVER, DROP, SIGNAL_IN, SIGNAL_OUT
-from checker.monitors.log import Log, SignalPairs
-from checker.monitors.order import happened_before
-from checker.monitors.violation import Violation, chain, noun, place
+from ordercheck.checker.monitors.base import Monitor
+from ordercheck.checker.monitors.events import DELIVER, DROP, SIGNAL_IN, SIGNAL_OUT
+from ordercheck.checker.monitors.log import Log, SignalPairs
+from ordercheck.checker.monitors.order import happened_before
+from ordercheck.checker.monitors.violation import Violation, chain, noun, place
 
 
 class Integrity(Monitor):

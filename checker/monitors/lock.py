@@ -1,9 +1,9 @@
 """``global_lock`` as a monitor: could the run have happened under one global lock?
 
-The property library's definition (:func:`specs.properties.lock_edges`), read on each
+The property library's definition (:func:`ordercheck.specs.properties.lock_edges`), read on each
 prefix of the log: the graph whose nodes are the events and whose edges are each
 peer's program order, each signal to its receipt (paired by
-:class:`~checker.monitors.log.SignalPairs`), each send to each delivery of its message,
+:class:`~ordercheck.checker.monitors.log.SignalPairs`), each send to each delivery of its message,
 and for each receiving peer q, send(m1) -> send(m2) when q consumed (delivered or
 dropped) m1 and next m2, and send(m1) -> send(m) for q's last consumed m1 and every
 message m addressed to q that q has not consumed (unless q is down: its last ``fail``
@@ -38,11 +38,11 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from checker.monitors.base import Monitor
-from checker.monitors.events import DELIVER, DROP, FAIL, RESTART, SEND, SIGNAL_IN, SIGNAL_OUT
-from checker.monitors.graph import backtrack
-from checker.monitors.log import Log, SignalPairs, signal_sources
-from checker.monitors.violation import Violation, place
+from ordercheck.checker.monitors.base import Monitor
+from ordercheck.checker.monitors.events import DELIVER, DROP, FAIL, RESTART, SEND, SIGNAL_IN, SIGNAL_OUT
+from ordercheck.checker.monitors.graph import backtrack
+from ordercheck.checker.monitors.log import Log, SignalPairs, signal_sources
+from ordercheck.checker.monitors.violation import Violation, place
 
 STEPWISE = 256
 """:meth:`GlobalLock.run` steps a stretch of up to this many events that extends what it
@@ -375,7 +375,7 @@ def lock_graph(log: Log, end: int, *, reasons: bool = False, sources: dict[int, 
     are in the prefix): successor tuples of ``end`` events and then the peers' nodes
     (so that node ``-1 - q``, peer q's, indexes it as it is), and with ``reasons`` each
     edge's ``(kind, witness)``. ``sources`` is
-    :func:`~checker.monitors.log.signal_sources` of the log, when the caller has it."""
+    :func:`~ordercheck.checker.monitors.log.signal_sources` of the log, when the caller has it."""
     graph = _LockGraph(log, check=False, reasons=reasons)
     joins: dict[int, list[tuple[int, int]]] = {}  # event -> the pairs it completes in the prefix
     for r, sig in (signal_sources(log) if sources is None else sources).items():

@@ -5,10 +5,10 @@ million-event recording costs a few lists of ints rather than a million objects,
 model checker's history of a few dozen events is cheap to copy. Events are in the order
 they happened in: each peer's events in its program order, and (in a well-formed run)
 every send before the deliveries of its message. ``validate`` reads recordings into a
-log (:mod:`checker.validate.log` builds them); the model checker lays a spec's history
-out as one; the property monitors (:mod:`checker.monitors`) read nothing else.
+log (:mod:`ordercheck.checker.validate.log` builds them); the model checker lays a spec's history
+out as one; the property monitors (:mod:`ordercheck.checker.monitors`) read nothing else.
 
-Event kinds are those of :mod:`checker.monitors.events` plus :data:`STEP`, a spec step a
+Event kinds are those of :mod:`ordercheck.checker.monitors.events` plus :data:`STEP`, a spec step a
 recording names (used by conformance only). ``arg`` is a message index for sends,
 deliveries and drops, the other peer for signals, an index into ``actions`` for steps.
 """
@@ -19,7 +19,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from checker.monitors.events import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT
+from ordercheck.checker.monitors.events import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT
 
 STEP = 7
 """A spec step named by the recording (``{"kind": "step", "action": ...}``)."""
@@ -42,7 +42,7 @@ class Log:
     ``msg_send[m]`` (the event index of its send, -1 if none). ``meta`` keeps, for the
     events that carry them, the optional recorded fields (``vc``, ``lamport``,
     ``time``, ``reason``); ``actions`` the spec steps named by ``STEP`` events. A log
-    merged from several files (:mod:`~checker.validate.merge`) names them in
+    merged from several files (:mod:`~ordercheck.checker.validate.merge`) names them in
     ``sources`` and gives each event's file in ``origin`` (both empty otherwise); its
     lines are those of the event's own file.
     """

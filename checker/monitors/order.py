@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections import deque
 from typing import ClassVar
 
-from checker.monitors.base import Monitor
-from checker.monitors.events import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT
-from checker.monitors.log import Log, SignalPairs, signal_sources
-from checker.monitors.violation import Violation, chain, place
+from ordercheck.checker.monitors.base import Monitor
+from ordercheck.checker.monitors.events import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT
+from ordercheck.checker.monitors.log import Log, SignalPairs, signal_sources
+from ordercheck.checker.monitors.violation import Violation, chain, place
 
 
 def _grow(values: list, m: int, fill: object) -> None:
@@ -157,7 +157,7 @@ class Causal(_Fronts):
 
     State: ``fifo``'s lists and fronts, each peer's vector clock (how many sends of each
     peer it knows of), the clock of each send and of each signal until it is received,
-    and the pairing of signals (:class:`~checker.monitors.log.SignalPairs`).
+    and the pairing of signals (:class:`~ordercheck.checker.monitors.log.SignalPairs`).
     """
 
     name = "causal"

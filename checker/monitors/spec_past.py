@@ -1,21 +1,21 @@
 """``causal`` with the causal pasts a log may carry (a spec's own, for the model checker).
 
-A log laid out from a spec's history (:mod:`specs.history`) says so with
+A log laid out from a spec's history (:mod:`ordercheck.specs.history`) says so with
 ``spec_pasts = True`` and carries ``msg_past`` (per log message, a bitmask of the spec's
 message ids) with ``ids`` (a spec's message id to its log index):
 each message's causal past as the spec computed it, which may hold more than the
 events show (bus1_impl lets a user that sees ``BUS1_HANDLE_INVALID`` join a
 destruction's past with no event to record it). :class:`CausalPast` decides ``causal``
-with those pasts when the log has them, and as :class:`~checker.monitors.order.Causal`
+with those pasts when the log has them, and as :class:`~ordercheck.checker.monitors.order.Causal`
 does (vector clocks) otherwise.
 """
 
 from __future__ import annotations
 
-from checker.monitors.events import DELIVER, DROP
-from checker.monitors.log import Log
-from checker.monitors.order import Causal, _grow, _violation, happened_before
-from checker.monitors.violation import Violation
+from ordercheck.checker.monitors.events import DELIVER, DROP
+from ordercheck.checker.monitors.log import Log
+from ordercheck.checker.monitors.order import Causal, _grow, _violation, happened_before
+from ordercheck.checker.monitors.violation import Violation
 
 
 class CausalPast(Causal):

@@ -12,7 +12,7 @@ not sent before they are delivered):
 - ``total_global``: the union of all peers' delivery orders is acyclic (one order of all
   messages explains every peer). The union's edges are each peer's consecutive
   deliveries, kept in a topological order as they come
-  (:class:`~checker.monitors.graph.DynamicOrder`): O(1) per edge that agrees with the
+  (:class:`~ordercheck.checker.monitors.graph.DynamicOrder`): O(1) per edge that agrees with the
   order so far, the size of the region reordered otherwise. The first violation is the
   delivery whose edge closes a cycle, shown with a shortest cycle through it.
 - ``total_prefix``: for any two peers, the sequences of the messages addressed to both
@@ -25,11 +25,11 @@ from __future__ import annotations
 
 from collections import deque
 
-from checker.monitors.base import Monitor
-from checker.monitors.events import DELIVER
-from checker.monitors.graph import DynamicOrder
-from checker.monitors.log import Log
-from checker.monitors.violation import Violation, chain, place
+from ordercheck.checker.monitors.base import Monitor
+from ordercheck.checker.monitors.events import DELIVER
+from ordercheck.checker.monitors.graph import DynamicOrder
+from ordercheck.checker.monitors.log import Log
+from ordercheck.checker.monitors.violation import Violation, chain, place
 
 
 class _FirstDeliveries(Monitor):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from checker.monitors.log import Log
+from ordercheck.checker.monitors.log import Log
 
 
 @dataclass(frozen=True)

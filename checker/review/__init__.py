@@ -1,3 +1,3 @@
 """Design-review tables built from checks: the ablation table
-(:mod:`~checker.review.ablation`) and the protocol x property matrix
-(:mod:`~checker.review.matrix`)."""
+(:mod:`~ordercheck.checker.review.ablation`) and the protocol x property matrix
+(:mod:`~ordercheck.checker.review.matrix`)."""

@@ -3,7 +3,7 @@
 A spec names the steps a reviewer may question as boolean constants
 (``Spec.ablations()``). For a model, :func:`run_ablation` checks the full algorithm
 (every ablation flag on) and then each flag switched off alone, against the model's
-properties, and returns the results for :mod:`reports` to tabulate: a property the
+properties, and returns the results for :mod:`ordercheck.reports` to tabulate: a property the
 full algorithm keeps and a mutant breaks is protected by the step switched off, and
 the mutant's shortest counterexample shows how.
 """
@@ -14,11 +14,11 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from checker.api.errors import InputError
-from checker.api.model import Model
-from checker.api.result import Result
-from checker.engine.run import Options, check_model, resume_where_saved, variant_options
-from checker.loading.modelfile import model_from_dict
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.api.result import Result
+from ordercheck.checker.engine.run import Options, check_model, resume_where_saved, variant_options
+from ordercheck.checker.loading.modelfile import model_from_dict
 
 
 @dataclass
@@ -58,7 +58,7 @@ def run_ablation(
     ``on_result(flag, result)`` is called after each check (``flag`` ``None`` for the
     full algorithm), for progress output. ``check`` runs one check (the local engine by
     default; the command line passes one that also runs Spark for ``--engine spark``).
-    Each check keeps its checkpoints apart (:func:`checker.engine.run.variant_options`).
+    Each check keeps its checkpoints apart (:func:`ordercheck.checker.engine.run.variant_options`).
     :class:`InputError` if the spec has no ablation flags.
     """
     options = options or Options()

@@ -1,11 +1,11 @@
 """The protocol x property matrix: one row per checked model, one column per property.
 
-Built from :class:`~checker.api.result.Result` records (fresh from the engine, or read back
+Built from :class:`~ordercheck.checker.api.result.Result` records (fresh from the engine, or read back
 from a ``check --json`` file), so the command line and the reports layer share it. A
 matrix is plain data: :meth:`Matrix.to_json` gives the JSON the ``matrix`` command
 writes, :meth:`Matrix.from_json` reads it back.
 
-Each cell carries its *category* (:mod:`checker.api.expectation`): what the verdict
+Each cell carries its *category* (:mod:`ordercheck.checker.api.expectation`): what the verdict
 means against the model's ``[expect]``, the mutant models apart from the others. The
 text table (:func:`render_text`) has one block per spec, guarantee models before
 mutants and guarantees before witnesses, numbered columns with their names in a key, and
@@ -19,9 +19,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.api.expectation import CATEGORIES, category, console_word, mutant_steps, property_order
-from checker.api.model import Model
-from checker.api.result import Result, combined_exit_code, verdict_word
+from ordercheck.checker.api.expectation import CATEGORIES, category, console_word, mutant_steps, property_order
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.api.result import Result, combined_exit_code, verdict_word
 
 WIDTH = 120
 """The widest line :func:`render_text` writes (a model name longer than
@@ -36,7 +36,7 @@ class Cell:
     """One verdict: ``status`` is holds, violated or unknown; ``expected`` is the
     model's ``[expect]`` (``None`` when it has none); ``kind`` the property's kind
     (``None`` in a matrix file written before it was recorded); ``category`` what the
-    verdict means against the expectation (:func:`checker.api.expectation.category`)."""
+    verdict means against the expectation (:func:`ordercheck.checker.api.expectation.category`)."""
 
     status: str
     expected: str | None
@@ -49,14 +49,14 @@ class Cell:
     @property
     def word(self) -> str:
         """The verdict as printed: ``reached``/``unreached`` for a ``sometimes``
-        property (:func:`checker.api.result.verdict_word`)."""
+        property (:func:`ordercheck.checker.api.result.verdict_word`)."""
         return verdict_word(self.kind, self.status) or self.status
 
 
 @dataclass
 class Row:
     """One checked model. ``mutant`` says what makes it a mutant (empty for the
-    algorithm itself, :func:`checker.api.expectation.mutant_steps`); ``not_checked``
+    algorithm itself, :func:`ordercheck.checker.api.expectation.mutant_steps`); ``not_checked``
     maps each property of the spec it leaves out to the model file's reason ("" for
     none given)."""
 
@@ -190,7 +190,7 @@ def build_matrix(
     ``descriptions`` maps a model path to its one-line description. ``models`` are the
     loaded models the results come from: a result whose model is among them gets its
     description and, when the model is a mutant
-    (:func:`checker.api.expectation.mutant_steps`), its row is a mutant's; without
+    (:func:`ordercheck.checker.api.expectation.mutant_steps`), its row is a mutant's; without
     them every row is a guarantee model's.
     """
     descriptions = dict(descriptions or {})
@@ -228,7 +228,7 @@ def build_matrix(
 
 
 def cell_text(cell: Cell | None) -> str:
-    """A cell as the text table shows it (:func:`checker.api.expectation.console_word`):
+    """A cell as the text table shows it (:func:`ordercheck.checker.api.expectation.console_word`):
     ``holds``, ``broke``, ``n/p``, ``reached``, ``unreached``, the verdict in capitals
     with ``!`` when it differs from the expectation, ``unknown?``, ``(holds)`` without
     an expectation; ``-`` when the model does not check the property."""

@@ -1,4 +1,4 @@
 """Random simulation for models too large to exhaust: walks
-(:mod:`~checker.simulate.walk`), shrinking what they find
-(:mod:`~checker.simulate.shrink`), and the run that ties them together
-(:mod:`~checker.simulate.run`)."""
+(:mod:`~ordercheck.checker.simulate.walk`), shrinking what they find
+(:mod:`~ordercheck.checker.simulate.shrink`), and the run that ties them together
+(:mod:`~ordercheck.checker.simulate.run`)."""

@@ -1,6 +1,6 @@
-"""A simulation run: random walks (:mod:`checker.simulate.walk`) until every property is
-decided or the budget is spent, each violation shrunk (:mod:`checker.simulate.shrink`),
-the outcome reported as a :class:`~checker.api.result.Result` like a search's."""
+"""A simulation run: random walks (:mod:`ordercheck.checker.simulate.walk`) until every property is
+decided or the budget is spent, each violation shrunk (:mod:`ordercheck.checker.simulate.shrink`),
+the outcome reported as a :class:`~ordercheck.checker.api.result.Result` like a search's."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import time
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample
 
-from checker.api.model import Model
-from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, PropertyResult, Result, Stats
-from checker.api.trace import to_steps
-from checker.simulate.shrink import shrink
-from checker.simulate.walk import Found, Simulator, Walk, path_of
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, PropertyResult, Result, Stats
+from ordercheck.checker.api.trace import to_steps
+from ordercheck.checker.simulate.shrink import shrink
+from ordercheck.checker.simulate.walk import Found, Simulator, Walk, path_of
 
 DEFAULT_RUNS = 1000
 DEFAULT_DEPTH = 200

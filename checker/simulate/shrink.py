@@ -1,4 +1,4 @@
-"""Shrinking a violating walk of :mod:`checker.simulate.walk` to a short run.
+"""Shrinking a violating walk of :mod:`ordercheck.checker.simulate.walk` to a short run.
 
 Three passes, repeated until none makes the run shorter: :func:`minimise` removes steps
 (delta debugging), :func:`substitute` swaps single steps for siblings of the same kind
@@ -9,8 +9,8 @@ so the result is always a real run that breaks the same property.
 
 from __future__ import annotations
 
-from checker.api.spec import Action, Spec, State
-from checker.simulate.walk import Found, Simulator, action_kind
+from ordercheck.checker.api.spec import Action, Spec, State
+from ordercheck.checker.simulate.walk import Found, Simulator, action_kind
 
 
 def minimise(sim: Simulator, found: Found) -> Found:
@@ -72,7 +72,7 @@ def shortest_with_same_actions(sim: Simulator, found: Found, max_states: int = 2
     ``found`` (in any order, any subset), by breadth-first search of the model cut down
     to those actions; ``found`` itself if that search is too large or finds nothing
     shorter."""
-    from checker.engine.bfs import Bounds, search
+    from ordercheck.checker.engine.bfs import Bounds, search
 
     restricted = _Restricted(sim.spec, set(found.labels), found.init)
     props = [p for p in sim.props if p.name == found.prop]

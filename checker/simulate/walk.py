@@ -34,7 +34,7 @@ walk's weights. This is what finds races where a reaction to
 a message reaches a peer before the message itself. A violation in a side walk is
 reported as the main walk's steps up to the fork followed by the side walk's.
 
-**Shrinking.** A walk that breaks a property is shrunk by :mod:`checker.simulate.shrink`
+**Shrinking.** A walk that breaks a property is shrunk by :mod:`ordercheck.checker.simulate.shrink`
 (delta debugging on steps, swapping steps for siblings of the same kind,
 breadth-first search among the runs made of the remaining actions) to a real run of
 the model, reported like a search result.
@@ -49,9 +49,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from checker.api.spec import Action, Property, Spec, State
-from checker.engine.evaluate import Evaluator
-from checker.engine.fingerprint import fingerprint
+from ordercheck.checker.api.spec import Action, Property, Spec, State
+from ordercheck.checker.engine.evaluate import Evaluator
+from ordercheck.checker.engine.fingerprint import fingerprint
 
 SWARM_WEIGHTS = (1, 8, 64, 0.05)  # level 0 (the simplest draw) is plain uniform
 CHASE_LEVELS = (0.0, 0.5, 0.9, 0.99)  # chance a step is taken by the peer that learnt last
@@ -470,7 +470,7 @@ def _match(succ: Sequence[tuple[Action, State]], label: Action) -> tuple[Action,
 
 
 def path_of(spec: Spec, found: Found) -> list[tuple[Action | None, int, State]]:
-    """The walk as ``(label, position, state)`` triples, as :func:`checker.api.trace.replay` gives."""
+    """The walk as ``(label, position, state)`` triples, as :func:`ordercheck.checker.api.trace.replay` gives."""
     state = list(spec.init_states())[found.init]
     out: list[tuple[Action | None, int, State]] = [(None, found.init, state)]
     for label in found.labels:

@@ -3,7 +3,7 @@
 Spark runs :func:`expand_batches` through ``DataFrame.mapInArrow``: each call gets an
 iterator of :class:`pyarrow.RecordBatch` (a slice of one partition) and yields record
 batches. Python touches states only here, a batch at a time; deduplication, the shuffle
-and the visited set are Spark's (see :mod:`checker.spark.bfs`).
+and the visited set are Spark's (see :mod:`ordercheck.checker.spark.bfs`).
 
 :func:`expand_batches` reads the previous level's candidate rows (``fp, model, key,
 state``; the initial states for the first level), keeps those whose key is one of the
@@ -46,12 +46,12 @@ from typing import Any
 
 import numpy as np
 
-from checker.engine.bfs import SpecError
-from checker.engine.encoding import decode, encode
-from checker.engine.fingerprint import check_vocabulary, fingerprint
-from checker.engine.memory import collector_paused
-from checker.engine.table import mix
-from checker.spark.tasks import (
+from ordercheck.checker.engine.bfs import SpecError
+from ordercheck.checker.engine.encoding import decode, encode
+from ordercheck.checker.engine.fingerprint import check_vocabulary, fingerprint
+from ordercheck.checker.engine.memory import collector_paused
+from ordercheck.checker.engine.table import mix
+from ordercheck.checker.spark.tasks import (
     FP_MASK,
     MAX_ACTIONS,
     POS_BITS,
@@ -127,7 +127,7 @@ def expand_batches(
 class Expansion:
     """One expand task's state across its batches (see :func:`expand_batches`); the
     driver runs one too, on the first levels it expands itself
-    (:mod:`checker.spark.first_levels`)."""
+    (:mod:`ordercheck.checker.spark.first_levels`)."""
 
     def __init__(self, cfgs: dict[int, TaskConfig], level_keys: dict[int, np.ndarray]) -> None:
         self.cfgs = cfgs
@@ -210,7 +210,7 @@ class Expansion:
         A state is expanded, its successors hashed, checked and encoded one after the other
         while they are in the processor's caches (a pass per step over a whole batch is
         slower). Within a task successors are told apart by their Python ``hash``, of which
-        the fingerprint is a one-to-one function (:func:`checker.engine.table.mix`)."""
+        the fingerprint is a one-to-one function (:func:`ordercheck.checker.engine.table.mix`)."""
         spec = task_spec(cfg)
         evaluator = self.evaluators.get(m)
         if evaluator is None:

@@ -4,11 +4,11 @@ One search explores a batch of models at once (:class:`SparkBatch`; checking one
 is the batch of one, :class:`SparkSearch`). States travel as columnar batches: every
 dataset is a DataFrame whose rows carry a model number, a state's 64-bit fingerprint (a
 ``long``), its order key and, where states are needed, the state's encoding
-(:mod:`checker.engine.encoding`) as a ``binary`` column. Python sees states only in the
-functions of :mod:`checker.spark.batches`, one Arrow record batch at a time
+(:mod:`ordercheck.checker.engine.encoding`) as a ``binary`` column. Python sees states only in the
+functions of :mod:`ordercheck.checker.spark.batches`, one Arrow record batch at a time
 (``DataFrame.mapInArrow``); everything between them is Spark's own engine. A search's
 first levels, while smaller than one task's share (:data:`DRIVER_STATES`), run on the
-driver with the same functions (:mod:`checker.spark.first_levels`); from the first
+driver with the same functions (:mod:`ordercheck.checker.spark.first_levels`); from the first
 larger one on, each level, shared by every model still running, is one Spark job of two
 stages:
 
@@ -17,11 +17,11 @@ stages:
    task; a key names one candidate), decodes each state,
    computes its successors, checks ``eventually`` properties on terminal states, checks
    the open invariants and ``sometimes`` targets on the successors it writes (see
-   :mod:`checker.spark.batches` for why that decides what checking the level's new states
+   :mod:`ordercheck.checker.spark.batches` for why that decides what checking the level's new states
    would) and writes the successors (fingerprint, order key, parent fingerprint,
    encoding), each once per task unless met again with a smaller key; each task reports
    its frontier ranks, successor counts, events and seconds to the driver through an
-   accumulator (:class:`~checker.spark.batches.TaskReports`). These candidates are
+   accumulator (:class:`~ordercheck.checker.spark.batches.TaskReports`). These candidates are
    checkpointed where they are written: the states never move between partitions.
 2. *deduplicate*: Spark shuffles the candidates' fingerprints, keys and parents (not
    their states) by fingerprint, marks those in the visited set with a hash join on
@@ -43,11 +43,11 @@ adaptive execution off so the partition count stays the engine's.
 
 A counterexample is rebuilt by looking the parent links up (one small job per step,
 never collecting the state space; the driver's own links if the search never left the
-driver) and replaying the action positions with :func:`checker.api.trace.replay`.
+driver) and replaying the action positions with :func:`ordercheck.checker.api.trace.replay`.
 
 Same answers as the local engine. Every state carries an order key: its parent's
 position in its level (the *rank*) times 2**16 plus its action position. Sorting a
-level by that key gives exactly the order in which :mod:`checker.engine.bfs` discovers it,
+level by that key gives exactly the order in which :mod:`ordercheck.checker.engine.bfs` discovers it,
 and keeping, among equal successors, the one with the smallest key picks exactly the
 local engine's parent. The driver gathers each level's sorted keys (8 bytes per state
 of that level; never the states) and broadcasts them, so the next level turns a key
@@ -61,16 +61,16 @@ transitions, depth, verdicts and traces equal the local engine's (the time limit
 checked between levels only, as timing is never reproducible anyway; in a batch, each
 model's seconds and time limit count from the start of the shared search). These rules
 are the local engine's own code: each model's run (:class:`_ModelRun`) holds a
-:class:`~checker.engine.ledger.Ledger`, as the local level loop does, which records the
-decisions, settles each level (:func:`checker.engine.rules.settle`), applies the bounds,
+:class:`~ordercheck.checker.engine.ledger.Ledger`, as the local level loop does, which records the
+decisions, settles each level (:func:`ordercheck.checker.engine.rules.settle`), applies the bounds,
 the stop reasons and the depth, and builds the outcome.
 
 Liveness: ``eventually`` properties are checked on terminal states on the executors.
 When one is still open at the end and some edge led back to an earlier level (so a
-cycle may exist), the fair-cycle search of :mod:`checker.engine.liveness` runs on the driver,
+cycle may exist), the fair-cycle search of :mod:`ordercheck.checker.engine.liveness` runs on the driver,
 as it does after the local engine.
 
-Per-level time split (:class:`~checker.api.result.LevelTiming`, approximate on Spark):
+Per-level time split (:class:`~ordercheck.checker.api.result.LevelTiming`, approximate on Spark):
 ``expand_s`` and ``check_s`` are the Python seconds of the expand function spent
 expanding and checking properties, summed over the level's tasks and divided by the
 cores Spark runs tasks on;
@@ -83,7 +83,7 @@ checking, deduplicating with numpy.
 
 A job that fails for good (a task failing more often than Spark's retries allow, an
 executor lost without reliable checkpoints) raises :class:`SparkJobError`, an
-:class:`~checker.api.errors.EngineError` the command line prints as one line.
+:class:`~ordercheck.checker.api.errors.EngineError` the command line prints as one line.
 """
 
 from __future__ import annotations
@@ -101,22 +101,22 @@ from typing import Any
 
 import numpy as np
 
-from checker.api.errors import EngineError, InputError
-from checker.api.model import Model
-from checker.api.result import LevelTiming, Result
-from checker.api.spec import Property, Spec
-from checker.engine import rules
-from checker.engine.bfs import GROWING_DEPTH, Bounds, Decision, SearchOutcome, SpecError
-from checker.engine.bfs import Progress as LocalProgress
-from checker.engine.evaluate import Evaluator
-from checker.engine.fairness_note import fairness_warning
-from checker.engine.fingerprint import fingerprint
-from checker.engine.ledger import Ledger
-from checker.engine.memory import current_rss, peak_rss, reset_peak
-from checker.engine.reduce import Reductions
-from checker.engine.rules import VOCABULARY_CHECKS, tracks_cycles
-from checker.loading.specref import reference_of
-from checker.spark.batches import (
+from ordercheck.checker.api.errors import EngineError, InputError
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.api.result import LevelTiming, Result
+from ordercheck.checker.api.spec import Property, Spec
+from ordercheck.checker.engine import rules
+from ordercheck.checker.engine.bfs import GROWING_DEPTH, Bounds, Decision, SearchOutcome, SpecError
+from ordercheck.checker.engine.bfs import Progress as LocalProgress
+from ordercheck.checker.engine.evaluate import Evaluator
+from ordercheck.checker.engine.fairness_note import fairness_warning
+from ordercheck.checker.engine.fingerprint import fingerprint
+from ordercheck.checker.engine.ledger import Ledger
+from ordercheck.checker.engine.memory import current_rss, peak_rss, reset_peak
+from ordercheck.checker.engine.reduce import Reductions
+from ordercheck.checker.engine.rules import VOCABULARY_CHECKS, tracks_cycles
+from ordercheck.checker.loading.specref import reference_of
+from ordercheck.checker.spark.batches import (
     CANDIDATE_SCHEMA,
     FRONTIER_SCHEMA,
     TaskReports,
@@ -124,10 +124,16 @@ from checker.spark.batches import (
     signed,
     unsigned,
 )
-from checker.spark.first_levels import DriverLevels
-from checker.spark.session import DEFAULT_MASTER, SparkUnavailable, executor_python_problem, get_spark, sql_session
-from checker.spark.ship import ship_specs
-from checker.spark.tasks import POS_BITS, POS_MASK, Event, LevelSummary, TaskConfig, remember_spec
+from ordercheck.checker.spark.first_levels import DriverLevels
+from ordercheck.checker.spark.session import (
+    DEFAULT_MASTER,
+    SparkUnavailable,
+    executor_python_problem,
+    get_spark,
+    sql_session,
+)
+from ordercheck.checker.spark.ship import ship_specs
+from ordercheck.checker.spark.tasks import POS_BITS, POS_MASK, Event, LevelSummary, TaskConfig, remember_spec
 
 VISITED_SCHEMA = "fp long, model int, parent long, key long"
 """The visited set: every state's fingerprint, its parent's, and its order key (the
@@ -139,7 +145,7 @@ checkpointed (written by the next level's job), which cuts the lineage and leave
 dataset without the states."""
 
 VOCABULARY_PER_TASK = 100
-"""Of :data:`~checker.engine.rules.VOCABULARY_CHECKS` (per model, as the local engine
+"""Of :data:`~ordercheck.checker.engine.rules.VOCABULARY_CHECKS` (per model, as the local engine
 checks the first states met), at most this many per task."""
 
 STATES_PER_TASK = 20_000
@@ -149,7 +155,7 @@ STATES_PER_TASK = 20_000
 DRIVER_STATES = STATES_PER_TASK
 """By default, a level whose frontier (all models together) holds fewer states than
 this runs on the driver, as long as every level before it did
-(:mod:`checker.spark.first_levels`): Spark would give it a single task anyway."""
+(:mod:`ordercheck.checker.spark.first_levels`): Spark would give it a single task anyway."""
 
 
 INJECT_ENV = "ORDERCHECK_SPARK_INJECT_FAILURES"
@@ -166,7 +172,7 @@ states, ``0`` for every level on Spark (what a test on a cluster uses)."""
 def driver_states_from_env() -> int | None:
     """The threshold ``ORDERCHECK_SPARK_DRIVER_STATES`` gives (``None`` when it is unset or
     empty); anything but a whole number of 0 or more is bad input
-    (:class:`~checker.api.errors.InputError`, exit 2)."""
+    (:class:`~ordercheck.checker.api.errors.InputError`, exit 2)."""
     raw = os.environ.get(DRIVER_STATES_ENV, "").strip()
     if not raw:
         return None
@@ -205,7 +211,7 @@ class SparkStats:
     level_seconds: list[float] = field(default_factory=list)
     level_tasks: list[int] = field(default_factory=list)  # per level, the expand tasks that had rows (0: the driver)
     timings: list[LevelTiming] = field(default_factory=list)  # per level, shared by the batch's models
-    driver_levels: int = 0  # the first levels, expanded on the driver (checker.spark.first_levels)
+    driver_levels: int = 0  # the first levels, expanded on the driver (ordercheck.checker.spark.first_levels)
     driver_seconds: float = 0.0  # the driver's own work between jobs (keys, counts, decisions)
     lookup_jobs: int = 0
 
@@ -222,7 +228,7 @@ class SearchJob:
 
 
 class _Paths:
-    """Stands in for the local store in :func:`checker.engine.run.build_result`: the paths
+    """Stands in for the local store in :func:`ordercheck.checker.engine.run.build_result`: the paths
     rebuilt from the parent links, by decision number."""
 
     def __init__(self, distinct: int) -> None:
@@ -241,7 +247,7 @@ Progress = Callable[[str, int, int, int], None]
 
 class _ModelRun:
     """The driver's side of one model in a batch: its level's keys and, in its
-    :class:`~checker.engine.ledger.Ledger` (the level loop's rules, the local engine's
+    :class:`~ordercheck.checker.engine.ledger.Ledger` (the level loop's rules, the local engine's
     own), its counts, decisions and where the local engine would stop (see the module
     docstring)."""
 
@@ -266,7 +272,7 @@ class _ModelRun:
     def initial(self) -> list[tuple[int, int, bytes]]:
         """The distinct initial states as ``(position, fingerprint, blob)``, with the
         invariants checked on them."""
-        from checker.engine.encoding import encode
+        from ordercheck.checker.engine.encoding import encode
 
         ledger, evaluator = self.ledger, self.evaluator
         level, positions, fps = rules.initial_level(self.spec, _fingerprints)
@@ -320,7 +326,7 @@ class _ModelRun:
         self.seconds = time.monotonic() - self.started
 
     def outcome(self, paths: dict[str, tuple[int, list[int]]], peak_memory: int) -> SearchOutcome:
-        """The outcome :func:`checker.engine.bfs.search` would have returned."""
+        """The outcome :func:`ordercheck.checker.engine.bfs.search` would have returned."""
         store = _Paths(self.distinct)
         decisions: dict[str, Decision] = {}
         for number, name in enumerate(paths):
@@ -333,7 +339,7 @@ class _ModelRun:
 
 
 def _fingerprints(states: list) -> np.ndarray:
-    """The states' fingerprints, as the tasks take them (:func:`checker.engine.fingerprint.fingerprint`)."""
+    """The states' fingerprints, as the tasks take them (:func:`ordercheck.checker.engine.fingerprint.fingerprint`)."""
     return np.fromiter((fingerprint(s) for s in states), dtype=np.uint64, count=len(states))
 
 
@@ -377,7 +383,7 @@ class SparkBatch:
         return df.localCheckpoint(eager=eager)
 
     def run(self, progress: Progress | None = None) -> list[SearchOutcome]:
-        """Explore and decide every model; the outcomes match :func:`checker.engine.bfs.search`'s."""
+        """Explore and decide every model; the outcomes match :func:`ordercheck.checker.engine.bfs.search`'s."""
         started = time.monotonic()
         reset_peak()
         baseline = current_rss()
@@ -469,7 +475,7 @@ class SparkBatch:
     def _hand_over(self) -> None:
         """Move the search from the driver to Spark: the driver's frontier becomes the
         first source, its parent links the first visited set (see
-        :mod:`checker.spark.first_levels`)."""
+        :mod:`ordercheck.checker.spark.first_levels`)."""
         driver, self.driver = self.driver, None
         assert driver is not None
         try:
@@ -572,7 +578,7 @@ class SparkBatch:
         model at once (one small job per step, or the driver's links where the search
         never left the driver), then check that replaying the positions reaches the
         decided state."""
-        from checker.api.trace import replay
+        from ordercheck.checker.api.trace import replay
 
         current = {(run.index, name): ev.fp for run in runs for name, ev in run.decisions.items()}
         steps: dict[tuple[int, str], list[int]] = {k: [] for k in current}
@@ -675,7 +681,7 @@ class SparkSearch:
         self.stats = SparkStats()
 
     def run(self, bounds: Bounds | None = None, *, stop_when_decided: bool = True, progress: Any = None) -> SearchOutcome:
-        """Explore and decide; the outcome matches :func:`checker.engine.bfs.search`'s.
+        """Explore and decide; the outcome matches :func:`ordercheck.checker.engine.bfs.search`'s.
         ``progress(level, states, frontier)`` is called after every level."""
         job = SearchJob(self.spec, self.props, bounds or Bounds(), stop_when_decided)
         batch = SparkBatch(self.sc, [job], self.options)
@@ -724,13 +730,13 @@ def check_models_spark(models: Sequence[Model], options: Any, spark_options: Spa
     """Check ``models`` with the Spark engine in one batch (every level of every model
     in one Spark job); the same :class:`Result` per model as the local engine's.
 
-    ``options`` is a :class:`checker.engine.run.Options`; its ``master`` picks the Spark master
+    ``options`` is a :class:`ordercheck.checker.engine.run.Options`; its ``master`` picks the Spark master
     unless ``spark_options`` is given.
     """
     from py4j.protocol import Py4JError
 
-    from checker.engine.declarations import check_acyclic, undecided_verdicts
-    from checker.engine.run import bounds_for, build_result, check_cycles
+    from ordercheck.checker.engine.declarations import check_acyclic, undecided_verdicts
+    from ordercheck.checker.engine.run import bounds_for, build_result, check_cycles
 
     if spark_options is None:
         spark_options = SparkOptions(master=getattr(options, "master", DEFAULT_MASTER))
@@ -744,7 +750,7 @@ def check_models_spark(models: Sequence[Model], options: Any, spark_options: Spa
 
     def progress(label: str, level: int, states: int, frontier: int) -> None:
         if label in unbounded and label not in warned and level >= GROWING_DEPTH:
-            warned.add(label)  # once, even with --quiet (checker.engine.bfs.Progress says the same)
+            warned.add(label)  # once, even with --quiet (ordercheck.checker.engine.bfs.Progress says the same)
             LocalProgress(None, label=label).growing(level)
         if show:
             sys.stderr.write(f"{label}: level {level}, {states:,} states, frontier {frontier:,}\n")

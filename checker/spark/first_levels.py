@@ -5,10 +5,10 @@ states, then hundreds, then thousands. On Spark each level is a job with a fixed
 (planning, scheduling, a shuffle, a checkpoint: about a quarter of a second on
 ``local[2]``), which such levels pay for almost nothing. So a search starts on the driver:
 while a level's frontier (all models of the batch together) is smaller than the
-engine's threshold (:attr:`~checker.spark.bfs.SparkOptions.driver_states`; by default
+engine's threshold (:attr:`~ordercheck.checker.spark.bfs.SparkOptions.driver_states`; by default
 one task's share, a level Spark would give a single task anyway), the driver expands it
-itself, with the very function Spark's tasks run (:func:`checker.spark.batches.expand_batches`'s
-:class:`~checker.spark.batches.Expansion`, on one Arrow record batch), and deduplicates
+itself, with the very function Spark's tasks run (:func:`ordercheck.checker.spark.batches.expand_batches`'s
+:class:`~ordercheck.checker.spark.batches.Expansion`, on one Arrow record batch), and deduplicates
 the candidates as the Spark level's join and aggregation do: a candidate whose
 fingerprint was visited is dropped (kept and marked ``seen`` while some model's back
 edges matter, as there), and of equal candidates the one with the smallest order key
@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from checker.spark.batches import CANDIDATE_NAMES, Expansion
-from checker.spark.tasks import TaskConfig
+from ordercheck.checker.spark.batches import CANDIDATE_NAMES, Expansion
+from ordercheck.checker.spark.tasks import TaskConfig
 
 VISITED_NAMES = ("fp", "model", "parent", "key")
 

@@ -27,7 +27,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from checker.engine.interrupts import WAITING_FOR_SPARK, at_hard_exit, cancelling, deferred, poll, reinstall, stop_grace
+from ordercheck.checker.engine.interrupts import (
+    WAITING_FOR_SPARK,
+    at_hard_exit,
+    cancelling,
+    deferred,
+    poll,
+    reinstall,
+    stop_grace,
+)
 
 DEFAULT_MASTER = "local[*]"
 
@@ -84,10 +92,10 @@ def missing_spark_packages() -> list[str]:
 
 
 def require_spark() -> None:
-    """Raise :class:`~checker.api.errors.InputError` (exit 2, one line saying how to
+    """Raise :class:`~ordercheck.checker.api.errors.InputError` (exit 2, one line saying how to
     install them) when a package the Spark engine needs is missing; a command checks this
     before it loads or writes anything."""
-    from checker.api.errors import InputError
+    from ordercheck.checker.api.errors import InputError
 
     missing = missing_spark_packages()
     if missing:
@@ -211,10 +219,12 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
 
 def executor_pythonpath() -> str:
     """The ``PYTHONPATH`` executors on this machine get: this process's package root (the
-    folder holding ``checker/``), its site-packages and its own ``PYTHONPATH``. Spark may
+    folder holding ``ordercheck/``), its site-packages and its own ``PYTHONPATH``. Spark may
     start the executors' Python with the interpreter's real path, outside this virtual
     environment, and from another directory."""
-    package_root = str(Path(__file__).resolve().parents[2])  # the folder holding checker/
+    import ordercheck
+
+    package_root = str(Path(ordercheck.__file__).resolve().parent.parent)  # the folder holding ordercheck/
     paths = [package_root, *site.getsitepackages(), os.environ.get("PYTHONPATH", "")]
     return os.pathsep.join(p for p in paths if p)
 
@@ -345,7 +355,7 @@ def spark_jobs() -> Iterator[None]:
     (:func:`cancel_spark`) and the command ends with the signal's exit code (130, 143);
     if the jobs do not end within the stop's grace, the watchdog kills the JVM
     (:func:`kill_jvm`) and interrupts the block
-    (:func:`checker.engine.interrupts.cancelling`)."""
+    (:func:`ordercheck.checker.engine.interrupts.cancelling`)."""
     with cancelling(cancel_spark, force=kill_jvm, waiting=WAITING_FOR_SPARK):
         yield
 
@@ -411,7 +421,7 @@ def stop_spark(timeout: float | None = None) -> None:
     """End this process's Spark at once (a run interrupted by a signal): PySpark's Python
     daemon and workers are killed (they would outlive a JVM that dies first), the JVM is
     terminated (its process group killed if it does not end within ``timeout`` seconds,
-    by default the stop's grace, :func:`~checker.engine.interrupts.stop_grace`), and this
+    by default the stop's grace, :func:`~ordercheck.checker.engine.interrupts.stop_grace`), and this
     returns once all of them have ended (or at most a second after they were killed). Nothing of
     PySpark's or Py4J's is printed (:func:`quiet_spark`)."""
     if timeout is None:

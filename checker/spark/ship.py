@@ -5,7 +5,7 @@ that has ordercheck and that package installed. A spec in the user's project is 
 driver ships it with the job.
 
 - A spec *file* (``spec = "specs/token.py"``) is copied under its module name
-  (:func:`checker.loading.specref.module_name_for`, unique per absolute path) and added with
+  (:func:`ordercheck.checker.loading.specref.module_name_for`, unique per absolute path) and added with
   ``SparkContext.addFile``; an executor imports that copy, under the same module name
   as the driver, so classes pickled on one side unpickle on the other.
 - A spec named by *import path* whose top-level package is not installed (a package in
@@ -32,8 +32,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from checker.api.spec import Spec
-from checker.loading.specref import is_file_reference, load_file, module_name_for, reference_of, spec_class_of
+from ordercheck.checker.api.spec import Spec
+from ordercheck.checker.loading.specref import (
+    is_file_reference,
+    load_file,
+    module_name_for,
+    reference_of,
+    spec_class_of,
+)
 
 _SHIPPED: dict[int, set[str]] = {}  # id(SparkContext) -> what was added to it
 
@@ -112,7 +118,9 @@ def _staging() -> Path:
 
 def _local_package(top: str) -> Path | None:
     """The directory of package ``top`` when it is the user's own (not installed in
-    site-packages or the standard library), else ``None``."""
+    site-packages or the standard library), else ``None``: never ordercheck itself."""
+    if top == "ordercheck":
+        return None
     found = importlib.util.find_spec(top)
     if found is None:
         return None
@@ -125,9 +133,6 @@ def _local_package(top: str) -> Path | None:
     installed = {Path(p).resolve() for p in (*site.getsitepackages(), site.getusersitepackages(),
                                              sysconfig.get_paths()["stdlib"], sys.prefix)}
     if any(where.is_relative_to(p) for p in installed):
-        return None
-    ours = Path(__file__).resolve().parent.parent
-    if where.is_relative_to(ours / "checker") or where.is_relative_to(ours / "specs"):
         return None
     return where
 

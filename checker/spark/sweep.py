@@ -5,8 +5,8 @@ mutant made by switching one of its spec's ablation flags off (:meth:`Spec.ablat
 a flag the model already has off makes no new mutant). With ``--engine spark`` each
 check is a Spark task running the local engine inside it; with ``--engine local`` they
 run one after the other here. Mutants carry no expectations: their verdicts are
-findings. The results are gathered into one table (see :mod:`checker.spark.sweep_table`);
-the ``sweep`` command is in :mod:`checker.cli.sweep`.
+findings. The results are gathered into one table (see :mod:`ordercheck.checker.spark.sweep_table`);
+the ``sweep`` command is in :mod:`ordercheck.checker.cli.sweep`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checker.api.model import Model
-from checker.loading.modelfile import model_from_dict
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.loading.modelfile import model_from_dict
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class SweepTask:
     model: str  # the model file's path
     variant: str  # "" for the model itself, else the ablation flag switched off
     raw: dict[str, Any]  # the model file's parsed TOML
-    spec_ref: str = ""  # the canonical reference of its spec (checker.loading.specref)
+    spec_ref: str = ""  # the canonical reference of its spec (ordercheck.checker.loading.specref)
 
     def build(self, spec_class: type | None = None) -> Model:
         """The model this task checks (for a mutant: the flag off, no expectations);
@@ -46,7 +46,7 @@ class SweepTask:
 
 def sweep_tasks(models: Sequence[Model], *, ablations: bool = True) -> list[SweepTask]:
     """The tasks of a sweep, in a fixed order: each model, then its mutants."""
-    from checker.loading.specref import reference_of
+    from ordercheck.checker.loading.specref import reference_of
 
     tasks = []
     for model in models:
@@ -64,8 +64,8 @@ def sweep_tasks(models: Sequence[Model], *, ablations: bool = True) -> list[Swee
 def run_task(task: SweepTask, options: Any, spec_class: type | None = None, later: bool = False) -> dict[str, Any]:
     """Check one task with the local engine; its Result as JSON, with ``variant``
     (``spec_class`` as for :meth:`SweepTask.build`). A ``later`` task of a resumed
-    sweep without a checkpoint starts afresh (:func:`checker.engine.run.resume_where_saved`)."""
-    from checker.engine.run import check_model, resume_where_saved, variant_options
+    sweep without a checkpoint starts afresh (:func:`ordercheck.checker.engine.run.resume_where_saved`)."""
+    from ordercheck.checker.engine.run import check_model, resume_where_saved, variant_options
 
     options = variant_options(options, task.variant)
     if later:
@@ -77,8 +77,8 @@ def run_task(task: SweepTask, options: Any, spec_class: type | None = None, late
 
 
 def _spark_task(options: Any, inject: frozenset[str], item: tuple[int, SweepTask]) -> tuple[int, dict[str, Any]]:
-    from checker.spark.ship import task_spec_class
-    from checker.spark.tasks import maybe_fail
+    from ordercheck.checker.spark.ship import task_spec_class
+    from ordercheck.checker.spark.tasks import maybe_fail
 
     index, task = item
     data = run_task(task, options, task_spec_class(task.spec_ref) if task.spec_ref else None)
@@ -89,15 +89,15 @@ def _spark_task(options: Any, inject: frozenset[str], item: tuple[int, SweepTask
 def run_sweep(tasks: Sequence[SweepTask], options: Any, *, engine: str = "local", master: str = "local[*]") -> list[dict[str, Any]]:
     """Run every task; results (Result JSON with ``variant``) in task order.
 
-    ``options`` is a :class:`checker.engine.run.Options` for the local engine inside each task.
+    ``options`` is a :class:`ordercheck.checker.engine.run.Options` for the local engine inside each task.
     """
     if engine == "local":
         return [run_task(t, options, later=i > 0) for i, t in enumerate(tasks)]
     from functools import partial
 
-    from checker.spark.bfs import SparkOptions, job_error
-    from checker.spark.session import get_spark
-    from checker.spark.ship import ship_specs, task_spec_class
+    from ordercheck.checker.spark.bfs import SparkOptions, job_error
+    from ordercheck.checker.spark.session import get_spark
+    from ordercheck.checker.spark.ship import ship_specs, task_spec_class
 
     spark_options = SparkOptions(master=master)
     sc = get_spark(master)

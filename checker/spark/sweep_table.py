@@ -4,14 +4,14 @@
 
 - ``DIR/sweep.parquet``: the table (columns below), for dataframe tools and Spark;
 - ``DIR/sweep.json``: the same rows as a JSON list of objects;
-- ``DIR/results.json``: the full :class:`~checker.api.result.Result` of every check (traces
+- ``DIR/results.json``: the full :class:`~ordercheck.checker.api.result.Result` of every check (traces
   included), a list in the ``check --json`` format with one extra key, ``variant``.
 
 Columns (:data:`COLUMNS`): ``model`` (file path), ``variant`` ("" for the model itself,
 else the ablation flag switched off), ``spec``, ``engine``, ``constants`` (JSON text),
 ``property``, ``kind``, ``status`` (holds/violated/unknown), ``shown`` (the verdict as
 every artifact prints it: ``reached``/``unreached`` for a ``sometimes`` property,
-:func:`checker.api.result.verdict_word`), ``expected`` (null for
+:func:`ordercheck.checker.api.result.verdict_word`), ``expected`` (null for
 mutants and unexpected properties), ``as_expected`` (null for mutants),
 ``trace_length`` (steps of the counterexample or witness, null without one),
 ``explanation``, ``distinct_states``, ``transitions``, ``depth``, ``seconds`` and
@@ -30,10 +30,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from checker.api.errors import InputError
-from checker.api.inputs import DATA_LIMIT, parse_json, read_input
-from checker.api.outputs import Outputs, naming
-from checker.api.result import Result, verdict_word
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.inputs import DATA_LIMIT, parse_json, read_input
+from ordercheck.checker.api.outputs import Outputs, naming
+from ordercheck.checker.api.result import Result, verdict_word
 
 COLUMNS = (
     "model", "variant", "spec", "engine", "constants", "property", "kind", "status", "shown", "expected",
@@ -66,7 +66,7 @@ class SweepRow:
 
 
 SWEEP_NESTING = 500
-"""A sweep's JSON nested deeper than this is refused (:func:`~checker.api.inputs.parse_json`)."""
+"""A sweep's JSON nested deeper than this is refused (:func:`~ordercheck.checker.api.inputs.parse_json`)."""
 
 def rows_from_result(data: dict[str, Any], *, engine: str | None = None) -> list[SweepRow]:
     """The rows of one check's Result JSON (with its ``variant`` key).
@@ -124,7 +124,7 @@ def write_sweep(out_dir: str | Path, rows: list[SweepRow], results: list[dict[st
     parquet = out / "sweep.parquet"
     table_json = out / "sweep.json"
     results_json = out / "results.json"
-    with Outputs() as staged:  # all three or none (checker.api.outputs)
+    with Outputs() as staged:  # all three or none (ordercheck.checker.api.outputs)
         tmp = staged.file(parquet)
         with naming(parquet):
             pq.write_table(table, tmp)

@@ -1,8 +1,8 @@
 """What the Spark engine's executor tasks share: the order-key layout, the per-model task
 configuration, decided events, and the spec and evaluator built once per Python worker.
 
-The functions Spark runs on record batches are in :mod:`checker.spark.batches`; see
-:mod:`checker.spark.bfs` for the algorithm and why its answers are the local engine's.
+The functions Spark runs on record batches are in :mod:`ordercheck.checker.spark.batches`; see
+:mod:`ordercheck.checker.spark.bfs` for the algorithm and why its answers are the local engine's.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from checker.api.spec import Spec
-from checker.engine.evaluate import Evaluator
+from ordercheck.checker.api.spec import Spec
+from ordercheck.checker.engine.evaluate import Evaluator
 
 POS_BITS = 16
 MAX_ACTIONS = 1 << POS_BITS
@@ -34,7 +34,7 @@ class InjectedFailure(RuntimeError):
 @dataclass(frozen=True)
 class TaskConfig:
     """What executor tasks need about one model: its spec by canonical reference
-    (:func:`checker.loading.specref.reference_of`) and constants, the
+    (:func:`ordercheck.checker.loading.specref.reference_of`) and constants, the
     properties still open, whether the level's new states are checked (not at the
     depth bound, where they are not kept), and on how many of the states a task writes
     the vocabulary is checked."""
@@ -77,7 +77,7 @@ def task_spec(cfg: TaskConfig) -> Spec:
     key = (cfg.spec_name, cfg.constants_json)
     spec = _SPECS.get(key)
     if spec is None:
-        from checker.spark.ship import task_spec_class
+        from ordercheck.checker.spark.ship import task_spec_class
 
         spec = task_spec_class(cfg.spec_name)(**json.loads(cfg.constants_json))
         _SPECS[key] = spec

@@ -1,7 +1,7 @@
 """Loading a spec's symbolic (Z3) encoding and stepping it on concrete states.
 
 A spec ``NAME`` has a symbolic encoding when ``specs/NAME_symbolic.py`` exports
-``SYMBOLIC`` (see :mod:`specs.symbolic` for the interface). :func:`successors` runs one
+``SYMBOLIC`` (see :mod:`ordercheck.specs.symbolic` for the interface). :func:`successors` runs one
 step of the encoding from a concrete state by enumerating every model of the transition
 relation, which is how the encoding is checked against the explicit spec.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import z3
 
-from checker.api.spec import Spec
+from ordercheck.checker.api.spec import Spec
 
 
 class NoEncoding(LookupError):
@@ -23,24 +23,24 @@ class NoEncoding(LookupError):
 def symbolic_class(spec: Spec) -> type:
     """The ``SYMBOLIC`` class of ``spec``'s encoding module; :class:`NoEncoding` if none.
 
-    An encoding ``specs/NAME_symbolic.py`` encodes the built-in spec ``specs.NAME.SPEC``
+    An encoding ``specs/NAME_symbolic.py`` encodes the built-in spec ``ordercheck.specs.NAME.SPEC``
     and nothing else: a spec of the user's own that takes the name ``NAME`` (a subclass
     overriding a step, or another protocol) has no encoding, or ``prove`` would prove
     the built-in spec in its place."""
     if not spec.name.isidentifier():
         raise NoEncoding(spec.name)
     try:
-        builtin = importlib.import_module(f"specs.{spec.name}")
+        builtin = importlib.import_module(f"ordercheck.specs.{spec.name}")
     except ModuleNotFoundError as exc:
-        if exc.name != f"specs.{spec.name}":
+        if exc.name != f"ordercheck.specs.{spec.name}":
             raise
         raise NoEncoding(spec.name) from None
     if type(spec) is not getattr(builtin, "SPEC", None):
         raise NoEncoding(spec.name)
     try:
-        module = importlib.import_module(f"specs.{spec.name}_symbolic")
+        module = importlib.import_module(f"ordercheck.specs.{spec.name}_symbolic")
     except ModuleNotFoundError as exc:
-        if exc.name == f"specs.{spec.name}_symbolic":
+        if exc.name == f"ordercheck.specs.{spec.name}_symbolic":
             raise NoEncoding(spec.name) from None
         raise
     cls = getattr(module, "SYMBOLIC", None)
@@ -55,12 +55,12 @@ def encoding_class(model: Any) -> type:
     imported because the user chose to run that model, as its ``spec`` is:
     docs/explanation/security.md), else the built-in ``specs/NAME_symbolic.py``
     (:func:`symbolic_class`). :class:`NoEncoding` when there is none;
-    :class:`~checker.InputError` naming ``prove.encoding`` when the file cannot be
+    :class:`~ordercheck.checker.InputError` naming ``prove.encoding`` when the file cannot be
     read or has no ``SYMBOLIC``."""
     from pathlib import Path
 
-    from checker.api.errors import InputError
-    from checker.loading.specref import BadSpecRef, load_file
+    from ordercheck.checker.api.errors import InputError
+    from ordercheck.checker.loading.specref import BadSpecRef, load_file
 
     ref = model.prove.get("encoding")
     if ref is None:
@@ -83,7 +83,7 @@ def encoding_class(model: Any) -> type:
 
 def encoded_specs() -> list[str]:
     """Names of the specs that have a symbolic encoding."""
-    from checker.loading.registry import spec_class, spec_names
+    from ordercheck.checker.loading.registry import spec_class, spec_names
 
     out = []
     for name in spec_names():
@@ -104,7 +104,7 @@ class Stepper:
     """
 
     def __init__(self, sym: Any) -> None:
-        from specs.symbolic import SymState
+        from ordercheck.specs.symbolic import SymState
 
         self.sym = sym
         self.pre = SymState(sym.schema, "pre")

@@ -26,7 +26,7 @@ No hand-written lemma is used. The steps:
    (every remaining candidate holds there), the action and the state after.
 4. **Re-check.** What Houdini kept is not trusted: it becomes the invariant of an
    encoding whose lemmas are the kept candidates, and
-   :func:`checker.symbolic.prove.invariant_queries` asks initiation, consecution and
+   :func:`ordercheck.checker.symbolic.prove.invariant_queries` asks initiation, consecution and
    the implication of each target again, as ``prove`` does for hand-written lemmas;
    a ``proof: P`` query follows only as ``prove`` adds one (``guarantees``,
    ``max_queue``), then ``[prove] depth``'s bounded model checking; a property the
@@ -50,11 +50,11 @@ from typing import Any
 import numpy as np
 import z3
 
-from checker.api.errors import InputError
-from checker.api.model import Model
-from checker.api.result import Step
-from checker.symbolic.encodings import NoEncoding, encoding_class
-from checker.symbolic.prove import ProveResult, bmc_queries, invariant_queries, judge, proof_queries
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.api.result import Step
+from ordercheck.checker.symbolic.encodings import NoEncoding, encoding_class
+from ordercheck.checker.symbolic.prove import ProveResult, bmc_queries, invariant_queries, judge, proof_queries
 
 INFERRED = "inferred"
 
@@ -228,7 +228,7 @@ def _guarded(guards: list[tuple[str, int]], fn: Callable[[Any], Any]) -> Callabl
 
 
 def _holds_on(formula: Callable[[Any], Any], schema: dict[str, str], values: dict[str, Any]) -> bool:
-    from specs.symbolic import SymState
+    from ordercheck.specs.symbolic import SymState
 
     s = SymState(schema, "x")
     subst = [(s.vars[n], (z3.BoolVal(bool(values.get(n, False))) if schema[n] == "bool" else z3.IntVal(int(values.get(n, 0)))))
@@ -244,8 +244,8 @@ def houdini(sym: Any, cands: list[Candidate], timeout: float | None = None) -> t
     consecution under every action), and each dropped candidate with the state (or
     two states and the action) that broke it. Raises :class:`TimeoutError` when Z3
     answers unknown (a result would not be the largest subset)."""
-    from checker.symbolic.prove import _two_states
-    from specs.symbolic import SymState
+    from ordercheck.checker.symbolic.prove import _two_states
+    from ordercheck.specs.symbolic import SymState
 
     s, t = SymState(sym.schema, "s"), SymState(sym.schema, "t")
     alive = list(range(len(cands)))
@@ -383,7 +383,7 @@ def infer_model(model: Model, *, limit: int = 20_000, queue_bound: int | None = 
 
 def _target_clauses(sym: Any, name: str) -> list[tuple[str, Callable[[Any], Any]]]:
     """The clauses of target ``name`` as functions of a state (one per clause index)."""
-    from specs.symbolic import SymState
+    from ordercheck.specs.symbolic import SymState
 
     count = len(sym.targets[name][1](SymState(sym.schema, "probe")))
     out = []

@@ -65,10 +65,10 @@ from typing import Any
 
 import z3
 
-from checker.api.errors import InputError
-from checker.api.model import Model
-from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, Step, verdict_word
-from checker.symbolic.encodings import NoEncoding, encoding_class
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, Step, verdict_word
+from ordercheck.checker.symbolic.encodings import NoEncoding, encoding_class
 
 VERDICTS = ("proved", "refuted")
 
@@ -103,7 +103,7 @@ class Query:
     @property
     def expected_word(self) -> str | None:
         """The expectation as printed: ``unreached`` for a ``sometimes`` property
-        expected ``violated`` (:func:`checker.api.result.verdict_word`)."""
+        expected ``violated`` (:func:`ordercheck.checker.api.result.verdict_word`)."""
         return verdict_word(self.prop_kind, self.expected)
 
     @property
@@ -272,7 +272,7 @@ def invariant_queries(
 ) -> list[Query]:
     """Initiation, one consecution query per lemma (or per lemma of ``only``: the others
     are still assumed in the pre-state), and one implication per target."""
-    from specs.symbolic import SymState
+    from ordercheck.specs.symbolic import SymState
 
     s, t = SymState(sym.schema, "s"), SymState(sym.schema, "t")
     inv_s = _conj(_lemma_clauses(sym, lemmas, s))
@@ -374,7 +374,7 @@ def bmc_queries(
     """Bounded model checking of the named properties to ``depth`` steps (shared
     unrolling); each query's ``expected`` is ``expect``'s word for its property."""
     expect = expect or {}
-    from specs.symbolic import SymState
+    from ordercheck.specs.symbolic import SymState
 
     states = [SymState(sym.schema, "s0")]
     solver = z3.Solver()

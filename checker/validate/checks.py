@@ -1,9 +1,9 @@
 """The properties ``validate`` checks on logs, by name: the command line's side of them.
 
-Each property is decided by its monitor (:mod:`checker.monitors`, the one definition of
+Each property is decided by its monitor (:mod:`ordercheck.checker.monitors`, the one definition of
 each rule, shared with the model checker); :data:`CHECKS` gives each name a function
-that runs the monitor over a whole :class:`~checker.monitors.log.Log` and returns the
-first :class:`~checker.monitors.violation.Violation` or ``None``. This module adds what
+that runs the monitor over a whole :class:`~ordercheck.checker.monitors.log.Log` and returns the
+first :class:`~ordercheck.checker.monitors.violation.Violation` or ``None``. This module adds what
 the command line needs: the default set and the parsing of ``--properties``.
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-from checker.monitors import MONITORS, check, check_log
-from checker.monitors.log import Log
-from checker.monitors.violation import Violation
+from ordercheck.checker.monitors import MONITORS, check, check_log
+from ordercheck.checker.monitors.log import Log
+from ordercheck.checker.monitors.violation import Violation
 
 __all__ = ["CHECKS", "DEFAULT", "Check", "UnknownProperty", "check_log", "parse_properties"]
 
@@ -22,7 +22,7 @@ Check = Callable[[Log], Violation | None]
 
 CHECKS: dict[str, Check] = {name: partial(check, name=name) for name in MONITORS}
 """Every property ``validate`` knows, in the order reports list them (that of
-:data:`~checker.monitors.MONITORS`): name -> the check of a whole log."""
+:data:`~ordercheck.checker.monitors.MONITORS`): name -> the check of a whole log."""
 
 DEFAULT = ("fifo", "causal", "integrity", "total")
 """What ``validate`` checks when ``--properties`` is not given (and no model is)."""

@@ -1,8 +1,8 @@
 """The ``ordercheck validate`` and ``ordercheck generate-logs`` commands.
 
 :func:`add_commands` registers both on the CLI's group; the group turns
-:class:`~checker.InputError` into one line and exit code 2, and
-:class:`~checker.api.errors.EngineError` into exit code 4.
+:class:`~ordercheck.checker.InputError` into one line and exit code 2, and
+:class:`~ordercheck.checker.api.errors.EngineError` into exit code 4.
 
 ``validate`` exits 0 when every log satisfies every property asked (and conforms to
 the model, if one is given), 1 when a log violates one (or does not conform), 3 when
@@ -19,22 +19,22 @@ from typing import Any
 
 import click
 
-from checker.api.errors import EngineError, InputError
-from checker.api.exits import exit_after_verdicts
-from checker.api.output_paths import Input, check_outputs, outputs_of
-from checker.api.outputs import Outputs
-from checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK
-from checker.spark.session import engine_installed
-from checker.validate.checks import DEFAULT, UnknownProperty, parse_properties
-from checker.validate.conformance import DEFAULT_BOUND, DEFAULT_MAX_STATES, parse_unrecorded
-from checker.validate.readers import FORMATS, expand_logs
-from checker.validate.verdicts import Job, LogVerdict, validate_merged, validate_path
+from ordercheck.checker.api.errors import EngineError, InputError
+from ordercheck.checker.api.exits import exit_after_verdicts
+from ordercheck.checker.api.output_paths import Input, check_outputs, outputs_of
+from ordercheck.checker.api.outputs import Outputs
+from ordercheck.checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK
+from ordercheck.checker.spark.session import engine_installed
+from ordercheck.checker.validate.checks import DEFAULT, UnknownProperty, parse_properties
+from ordercheck.checker.validate.conformance import DEFAULT_BOUND, DEFAULT_MAX_STATES, parse_unrecorded
+from ordercheck.checker.validate.readers import FORMATS, expand_logs
+from ordercheck.checker.validate.verdicts import Job, LogVerdict, validate_merged, validate_path
 
 
 def _job(props: str | None, model: str | None, fmt: str, bound: int, max_states: int, unrecorded: str,
          spec: str | None = None) -> Job:
-    from checker.loading.modelfile import load_model
-    from checker.loading.specref import option_spec
+    from ordercheck.checker.loading.modelfile import load_model
+    from ordercheck.checker.loading.specref import option_spec
 
     try:
         names = parse_properties(props) if props is not None else ([] if model else list(DEFAULT))
@@ -106,8 +106,8 @@ def validate(logs: tuple[str, ...], props: str | None, model: str | None, fmt: s
             verdicts = [validate_merged([str(f) for f in expand_logs(list(logs))], job, model=job.model(),
                                         diagrams=diagrams)]
     elif engine == "spark":
-        from checker.spark.session import spark_jobs
-        from checker.validate.spark_job import SPLIT_ABOVE, validate_spark
+        from ordercheck.checker.spark.session import spark_jobs
+        from ordercheck.checker.validate.spark_job import SPLIT_ABOVE, validate_spark
 
         with _spec_code(job), spark_jobs():  # a signal cancels the jobs (exit 130/143)
             verdicts = validate_spark(list(logs), job, master=master, diagrams=diagrams,
@@ -120,9 +120,9 @@ def validate(logs: tuple[str, ...], props: str | None, model: str | None, fmt: s
     for v in verdicts:
         print_verdict(v, quiet=quiet)
     paths: list[Path] = []
-    with Outputs() as staged:  # -o's files and --json: all or none (checker.api.outputs)
+    with Outputs() as staged:  # -o's files and --json: all or none (ordercheck.checker.api.outputs)
         if out_dir:
-            from checker.validate.report import stage_outputs
+            from ordercheck.checker.validate.report import stage_outputs
 
             paths = stage_outputs(staged, out_dir, verdicts, engine)
         if json_path:
@@ -138,14 +138,14 @@ def validate(logs: tuple[str, ...], props: str | None, model: str | None, fmt: s
 
 
 VALIDATE_FILES = ("verdicts.parquet", "verdicts.json", "report.md", "index.html")
-"""What ``validate -o DIR`` writes (:func:`checker.validate.report.stage_outputs`)."""
+"""What ``validate -o DIR`` writes (:func:`ordercheck.checker.validate.report.stage_outputs`)."""
 
 
 def _inputs(logs: tuple[str, ...], job: Job) -> list[Input]:
     """The local files ``validate`` reads: the logs (those of a directory or a glob
     pattern that exist here; a URI is read by Spark, not from this file system), the
     ``--model`` and its spec's source files."""
-    from checker.api.output_paths import model_inputs
+    from ordercheck.checker.api.output_paths import model_inputs
 
     found: list[Input] = []
     for raw in logs:
@@ -165,11 +165,11 @@ def _spec_code(job: Job) -> Iterator[None]:
     """With ``--model``: the spec's code leaving the conformance search by an exception,
     ``sys.exit`` or the like (here, or in a Spark task, whose job then fails) is the
     spec's error (exit code 5, the state found by a search of the model:
-    :func:`checker.engine.diagnose.diagnosed`), never a pass."""
+    :func:`ordercheck.checker.engine.diagnose.diagnosed`), never a pass."""
     if job.model_path is None:
         yield
         return
-    from checker.engine.diagnose import diagnosed, is_own_error
+    from ordercheck.checker.engine.diagnose import diagnosed, is_own_error
 
     try:
         yield
@@ -220,11 +220,11 @@ def print_verdict(v: LogVerdict, *, quiet: bool = False) -> None:
 def generate_logs(model: str, out_dir: str, runs: int, depth: int, seed: int, faulty_only: bool,
                   counterexamples: bool, fmt: str) -> None:
     """Record random walks of a model as logs, labelled with the model's verdicts."""
-    from checker.loading.modelfile import load_model
-    from checker.validate.generate import counterexample_logs, walk
+    from ordercheck.checker.loading.modelfile import load_model
+    from ordercheck.checker.validate.generate import counterexample_logs, walk
 
     loaded = load_model(model)
-    from checker.api.output_paths import check_outputs, model_inputs, outputs_of
+    from ordercheck.checker.api.output_paths import check_outputs, model_inputs, outputs_of
 
     check_outputs(outputs_of(("-o", out_dir, True, ())), model_inputs([loaded]))
     try:
@@ -268,15 +268,15 @@ def _save(stem: Path, log: Any, fmt: str) -> None:
     import os
 
     if fmt == "shiviz":
-        from checker.validate.diagram import timeline_of
-        from reports.shiviz import shiviz_log
+        from ordercheck.checker.validate.diagram import timeline_of
+        from ordercheck.reports.shiviz import shiviz_log
 
         path = stem.with_name(stem.name + ".shiviz.log")
         text = shiviz_log(timeline_of(log))
     else:
         import io
 
-        from checker.validate.jsonl import write_jsonl
+        from ordercheck.checker.validate.jsonl import write_jsonl
 
         path = stem.with_name(stem.name + ".jsonl")
         buf = io.StringIO()

@@ -6,7 +6,7 @@ record (bus1's blocks, ticks and syncs; any step that adds nothing observable) a
 filled in by a breadth-first search.
 
 **What is recorded.** A spec step's observable effect is the events it appends to the
-spec's history (:meth:`~checker.Spec.history`): sends (with their sequence number
+spec's history (:meth:`~ordercheck.checker.Spec.history`): sends (with their sequence number
 among the sender's sends, and destinations), deliveries and drops (of which sender's
 which message), signals, failures. A log event is matched by a spec event with the
 same peer (by name), kind and those fields; message ids in the log are the
@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from heapq import heappop, heappush
 from typing import Any
 
-from checker.api.errors import InputError
-from checker.api.rendering import rendering_of
-from checker.api.spec import Spec, State
-from checker.validate.log import (
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.rendering import rendering_of
+from ordercheck.checker.api.spec import Spec, State
+from ordercheck.checker.validate.log import (
     DELIVER,
     DROP,
     KIND_OF_NAME,
@@ -50,7 +50,7 @@ from checker.validate.log import (
     STEP,
     Log,
 )
-from specs.history import message_name
+from ordercheck.specs.history import message_name
 
 DEFAULT_BOUND = 100
 DEFAULT_MAX_STATES = 1_000_000
@@ -228,7 +228,7 @@ def conformance(
 
     ``bound`` is the most unrecorded spec steps searched between two recorded events;
     ``max_states`` the most spec states visited in all. Raises
-    :class:`~checker.InputError` when the log names a peer the spec does not have, or
+    :class:`~ordercheck.checker.InputError` when the log names a peer the spec does not have, or
     the spec keeps no history.
     """
     try:

@@ -1,20 +1,30 @@
 """A violation's window drawn as the reports' space-time diagram.
 
 The window (a few events of the log) becomes a log of its own
-(:func:`~checker.validate.log.sub_log`), then a :class:`~specs.history.History` and a
-:class:`reports.timeline.Timeline` with one row per event; :func:`reports.diagram.layout`
+(:func:`~ordercheck.checker.validate.log.sub_log`), then a :class:`~ordercheck.specs.history.History` and a
+:class:`ordercheck.reports.timeline.Timeline` with one row per event; :func:`ordercheck.reports.diagram.layout`
 places it and the reports' ``diagram.svg.j2`` template draws it, exactly as for a
 counterexample of ``ordercheck check``. Rows are numbered with the log's line numbers.
 """
 
 from __future__ import annotations
 
-from checker.monitors import MONITORS
-from checker.monitors.violation import Violation
-from checker.validate.log import DELIVER, DROP, NAME_OF_KIND, SEND, SIGNAL_IN, SIGNAL_OUT, Log, sub_log, to_history
-from reports.diagram import Diagram, layout
-from reports.html import environment
-from reports.timeline import Blame, Timeline, TimelineEvent
+from ordercheck.checker.monitors import MONITORS
+from ordercheck.checker.monitors.violation import Violation
+from ordercheck.checker.validate.log import (
+    DELIVER,
+    DROP,
+    NAME_OF_KIND,
+    SEND,
+    SIGNAL_IN,
+    SIGNAL_OUT,
+    Log,
+    sub_log,
+    to_history,
+)
+from ordercheck.reports.diagram import Diagram, layout
+from ordercheck.reports.html import environment
+from ordercheck.reports.timeline import Blame, Timeline, TimelineEvent
 
 
 def timeline_of(log: Log) -> Timeline:
@@ -65,7 +75,7 @@ def window_diagram(log: Log, violation: Violation, uid: str) -> Diagram:
         e = by_event.get(position.get(i, -1))
         if e is not None and e.log_index is not None:
             blame.deliveries.add((e.peer, e.log_index))
-    # As a counterexample of check reads it (reports.timeline.violation_blame): missing pairs
+    # As a counterexample of check reads it (ordercheck.reports.timeline.violation_blame): missing pairs
     # are never delivered for an eventually-property, else awaited by the offending delivery.
     if getattr(MONITORS.get(violation.prop), "kind", "always") == "eventually":
         blame.missing = missing

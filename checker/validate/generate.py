@@ -7,7 +7,7 @@ fast synthetic workload for benchmarks.
   spec's history. The walk's log is labelled with the model's own verdicts on the
   walk's final history (:func:`library_verdicts`): a holding model gives correct logs,
   a mutant gives faulty ones when the walk runs into its bug.
-- :func:`counterexample_logs` runs ``ordercheck simulate`` (:func:`checker.simulate.simulate`)
+- :func:`counterexample_logs` runs ``ordercheck simulate`` (:func:`ordercheck.checker.simulate.simulate`)
   on a model and turns each shrunk violating walk into a log.
 - :func:`synthetic_log` builds a log of any length without a spec: peers multicast to
   random destinations and deliver in the order of one global sequence (a sequencer),
@@ -24,11 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from checker.api.model import Model
-from checker.api.spec import Spec, State
-from checker.simulate.walk import SWARM_WEIGHTS, action_kind
-from checker.validate.itf_log import add_history_events
-from checker.validate.log import DELIVER, Log, LogBuilder, causal_pasts
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.api.spec import Spec, State
+from ordercheck.checker.simulate.walk import SWARM_WEIGHTS, action_kind
+from ordercheck.checker.validate.itf_log import add_history_events
+from ordercheck.checker.validate.log import DELIVER, Log, LogBuilder, causal_pasts
 
 DEFAULT_DEPTH = 200
 
@@ -157,7 +157,7 @@ def walk_header(model: Model, how: dict[str, Any], verdicts: dict[str, str]) -> 
 def counterexample_logs(model: Model, runs: int = 1000, depth: int = DEFAULT_DEPTH, seed: int = 0) -> list[Walk]:
     """``ordercheck simulate``'s shrunk violating walks of ``model``, one log per
     violated history property (none when the walks find nothing)."""
-    from checker.simulate.run import simulate
+    from ordercheck.checker.simulate.run import simulate
 
     result = simulate(model, runs, depth, seed)
     return trace_logs(model, result, {"simulate": {"runs": runs, "depth": depth, "seed": seed}})
@@ -165,9 +165,9 @@ def counterexample_logs(model: Model, runs: int = 1000, depth: int = DEFAULT_DEP
 
 def trace_logs(model: Model, result: Any, how: dict[str, Any]) -> list[Walk]:
     """The counterexample of each violated history property of ``result`` (a
-    :class:`~checker.api.result.Result` of ``model``, from simulate or a search) as a log;
+    :class:`~ordercheck.checker.api.result.Result` of ``model``, from simulate or a search) as a log;
     ``how`` goes into each log's header."""
-    from checker.api.trace import replay
+    from ordercheck.checker.api.trace import replay
 
     spec = model.spec
     props = {p.name: p for p in model.properties}

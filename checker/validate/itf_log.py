@@ -1,11 +1,11 @@
-"""Reading ITF traces (the Informal Trace Format of :mod:`reports.itf`) as logs.
+"""Reading ITF traces (the Informal Trace Format of :mod:`ordercheck.reports.itf`) as logs.
 
 An ITF trace holds each state as its spec *describes* it, and each step's action label
 (``#meta.label``). The observable events are not in it as such, so the trace is
 replayed through the spec it names (``#meta.spec`` and ``#meta.constants``, which the
 reports write): the initial state is the one whose description the first state
 records, each step is the enabled action with the recorded label, and the events a
-step adds to the spec's history (:meth:`~checker.Spec.history`) become the log's
+step adds to the spec's history (:meth:`~ordercheck.checker.Spec.history`) become the log's
 events, placed at the index of the state they lead to (``Log.unit`` is ``"state"``).
 A trace that does not replay is bad input, naming the state.
 """
@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker.api.errors import ConstantError, InputError
-from checker.api.inputs import parse_json, too_deep
-from checker.api.rendering import rendering_of
-from checker.api.spec import Spec
-from checker.loading.registry import SpecNotImported, UnknownSpec, spec_class
-from checker.validate.log import (
+from ordercheck.checker.api.errors import ConstantError, InputError
+from ordercheck.checker.api.inputs import parse_json, too_deep
+from ordercheck.checker.api.rendering import rendering_of
+from ordercheck.checker.api.spec import Spec
+from ordercheck.checker.loading.registry import SpecNotImported, UnknownSpec, spec_class
+from ordercheck.checker.validate.log import (
     DELIVER,
     DROP,
     FAIL,
@@ -30,7 +30,7 @@ from checker.validate.log import (
     Log,
     LogBuilder,
 )
-from reports.itf import itf_value
+from ordercheck.reports.itf import itf_value
 
 _FIRST = (SEND, SIGNAL_OUT, FAIL, RESTART)  # within a step, these come before receipts
 
@@ -58,7 +58,7 @@ def decode_value(value: Any) -> Any:
 
 
 MAX_NESTING = 500
-"""ITF documents nested deeper than this are refused (:func:`~checker.api.inputs.nesting`):
+"""ITF documents nested deeper than this are refused (:func:`~ordercheck.checker.api.inputs.nesting`):
 ordercheck's own traces nest a few levels, and a fixed limit gives the same answer
 whatever Python's recursion limit is at the time (an engine in the same process may
 have raised it)."""

@@ -10,7 +10,7 @@
 
 The first line may be a header (``"format": "ordercheck-log"``); blank lines are
 skipped; keys this page does not name are ignored. A line that breaks the format is
-reported as ``FILE:LINE: FIELD: what is wrong`` (an :class:`~checker.InputError`).
+reported as ``FILE:LINE: FIELD: what is wrong`` (an :class:`~ordercheck.checker.InputError`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
-from checker.api.errors import InputError
-from checker.api.inputs import parse_json
-from checker.validate.log import (
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.inputs import parse_json
+from ordercheck.checker.validate.log import (
     DELIVER,
     DROP,
     FAIL,
@@ -52,7 +52,7 @@ def bad(source: str, line: int, field: str, message: str) -> InputError:
 
 def read_jsonl(lines: Iterable[str], source: str) -> Log:
     """Read a log in the JSON Lines format; ``lines`` are the file's lines, ``source``
-    names it in errors. Raises :class:`~checker.InputError` at the first bad line."""
+    names it in errors. Raises :class:`~ordercheck.checker.InputError` at the first bad line."""
     builder: LogBuilder | None = None
     first = True
     for number, text in enumerate(lines, 1):

@@ -1,10 +1,10 @@
-"""Building recorded executions (:class:`~checker.monitors.log.Log`) and the helpers
+"""Building recorded executions (:class:`~ordercheck.checker.monitors.log.Log`) and the helpers
 ``validate`` shares: :class:`LogBuilder` (what the readers call per event), the causal
-pasts and :class:`~specs.history.History` of a small log, and sub-logs (windows).
-The readers refuse hostile documents with :mod:`checker.api.inputs`.
+pasts and :class:`~ordercheck.specs.history.History` of a small log, and sub-logs (windows).
+The readers refuse hostile documents with :mod:`ordercheck.checker.api.inputs`.
 
-The :class:`~checker.monitors.log.Log` itself, the event kinds and the pairing of
-signals live in :mod:`checker.monitors`, which the property monitors read; they are
+The :class:`~ordercheck.checker.monitors.log.Log` itself, the event kinds and the pairing of
+signals live in :mod:`ordercheck.checker.monitors`, which the property monitors read; they are
 re-exported here for the readers.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from checker.monitors.events import (
+from ordercheck.checker.monitors.events import (
     DELIVER,
     DROP,
     FAIL,
@@ -24,8 +24,8 @@ from checker.monitors.events import (
     SIGNAL_KINDS,
     SIGNAL_OUT,
 )
-from checker.monitors.log import KIND_OF_NAME, NAME_OF_KIND, STEP, Log, signal_sources
-from specs.history import Event, History, Message
+from ordercheck.checker.monitors.log import KIND_OF_NAME, NAME_OF_KIND, STEP, Log, signal_sources
+from ordercheck.specs.history import Event, History, Message
 
 __all__ = [
     "DELIVER", "DROP", "FAIL", "RESTART", "SEND", "SIGNAL_IN", "SIGNAL_OUT", "STEP",
@@ -136,7 +136,7 @@ def causal_pasts(log: Log) -> list[frozenset[int]]:
 
 
 def to_history(log: Log) -> History:
-    """The log as a :class:`~specs.history.History`, for the property library and the
+    """The log as a :class:`~ordercheck.specs.history.History`, for the property library and the
     report's diagrams. Message ids are the log's message indices; messages never sent
     are left out of ``messages`` (their deliveries stay in the logs). ``failed`` holds
     the peers whose last ``fail`` has no ``restart`` after it. Meant for small logs

@@ -2,7 +2,7 @@
 
 Implementations usually write one log per process. :func:`merge_logs` takes the logs
 of one execution (each peer's events all in one of them, in its program order) and
-interleaves them into one :class:`~checker.validate.log.Log` in which every send comes
+interleaves them into one :class:`~ordercheck.checker.validate.log.Log` in which every send comes
 before the deliveries and drops of its message and the k-th signal from p to q before
 the k-th receipt at q of a signal from p. Those are the only orders the properties
 read across peers, so the merged log has the same verdicts as any single-file
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from checker.api.errors import InputError
-from checker.validate.log import (
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.validate.log import (
     DELIVER,
     DROP,
     MESSAGE_KINDS,
@@ -40,7 +40,7 @@ from checker.validate.log import (
 def merge_logs(logs: Sequence[Log], source: str | None = None) -> Log:
     """The logs of one execution (one or more peers each) merged into one log, named
     ``source`` (default ``merge(first, second, ...)``); each event keeps its file
-    (``origin``) and line. Raises :class:`~checker.InputError` naming a file and line
+    (``origin``) and line. Raises :class:`~ordercheck.checker.InputError` naming a file and line
     when they cannot be merged (see the module's docstring)."""
     name = source or f"merge({', '.join(log.source for log in logs)})"
     builder = LogBuilder(name)

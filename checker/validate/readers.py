@@ -1,7 +1,7 @@
 """Finding logs and reading them in any of the formats ``validate`` knows.
 
-Formats: ``jsonl`` (the documented format, :mod:`checker.validate.jsonl`), ``shiviz``
-(:mod:`checker.validate.shiviz_log`) and ``itf`` (:mod:`checker.validate.itf_log`).
+Formats: ``jsonl`` (the documented format, :mod:`ordercheck.checker.validate.jsonl`), ``shiviz``
+(:mod:`ordercheck.checker.validate.shiviz_log`) and ``itf`` (:mod:`ordercheck.checker.validate.itf_log`).
 ``auto`` goes by the file name (``.jsonl``/``.ndjson``, ``.shiviz.log``/``.shiviz``,
 ``.itf.json``), else by the content: an ITF document is one JSON object with
 ``states``, a ShiViz log starts with an expression holding ``(?<``, anything else is
@@ -19,13 +19,13 @@ import stat
 from collections import deque
 from pathlib import Path
 
-from checker.api.errors import InputError
-from checker.api.inputs import DATA_LIMIT, bounded_lines, limit_of, open_input, text_stream, too_large
-from checker.api.spec import Spec
-from checker.validate.itf_log import read_itf
-from checker.validate.jsonl import read_jsonl
-from checker.validate.log import Log
-from checker.validate.shiviz_log import read_shiviz
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.inputs import DATA_LIMIT, bounded_lines, limit_of, open_input, text_stream, too_large
+from ordercheck.checker.api.spec import Spec
+from ordercheck.checker.validate.itf_log import read_itf
+from ordercheck.checker.validate.jsonl import read_jsonl
+from ordercheck.checker.validate.log import Log
+from ordercheck.checker.validate.shiviz_log import read_shiviz
 
 FORMATS = ("auto", "jsonl", "shiviz", "itf")
 SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".shiviz.log": "shiviz", ".shiviz": "shiviz", ".itf.json": "itf"}
@@ -62,11 +62,11 @@ def read_text(text: str, source: str, fmt: str = "auto", spec: Spec | type[Spec]
 
 
 def read_log(path: str | Path, fmt: str = "auto", spec: Spec | type[Spec] | None = None) -> Log:
-    """Read the log in file ``path``; :class:`~checker.InputError` names what is wrong.
+    """Read the log in file ``path``; :class:`~ordercheck.checker.InputError` names what is wrong.
     JSON Lines files are read line by line (a million-event log is never one string),
-    each line within :data:`~checker.api.inputs.LINE_LIMIT`; a log of another format is
-    read whole, within :data:`~checker.api.inputs.DATA_LIMIT`. Only a regular file is
-    opened (:func:`~checker.api.inputs.open_input`: no named pipe, no device)."""
+    each line within :data:`~ordercheck.checker.api.inputs.LINE_LIMIT`; a log of another format is
+    read whole, within :data:`~ordercheck.checker.api.inputs.DATA_LIMIT`. Only a regular file is
+    opened (:func:`~ordercheck.checker.api.inputs.open_input`: no named pipe, no device)."""
     where = str(path)
     p = Path(path)
     raw = open_input(p, where, directory="is a directory, not a log file")
@@ -113,7 +113,7 @@ def expand_logs(paths: list[str]) -> list[Path]:
     A walk follows symbolic links to directories but enters each directory once (a link
     that loops is not followed round), and each file is named once, by the first path
     that reaches it (a file reached by two paths, a link to it, is the same log).
-    Raises :class:`~checker.InputError` for a path that names nothing."""
+    Raises :class:`~ordercheck.checker.InputError` for a path that names nothing."""
     out: list[Path] = []
     for raw in paths:
         p = Path(raw)

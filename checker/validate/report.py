@@ -3,14 +3,14 @@
 ``-o DIR`` writes:
 
 - ``verdicts.parquet``: one row per (log, property), the columns of
-  :data:`~checker.validate.verdicts.COLUMNS`, for dataframe tools and Spark;
+  :data:`~ordercheck.checker.validate.verdicts.COLUMNS`, for dataframe tools and Spark;
 - ``verdicts.json``: every log's full record (the ``--json`` form), a list;
 - ``report.md`` and ``index.html``: a summary table (one line per log), then for
   each violation its sentence, the lines of its window and, in the HTML page, the
   window drawn as a space-time diagram.
 
 The files are staged with the command's other outputs (``--json``) and renamed into
-place only when all of them were written (:mod:`checker.api.outputs`), so after a
+place only when all of them were written (:mod:`ordercheck.checker.api.outputs`), so after a
 failure none of them is new. The HTML page is self-contained (inline SVG, no script)
 and escapes every name and sentence.
 """
@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from checker.api.outputs import Outputs, naming
-from checker.validate.verdicts import COLUMNS, LogVerdict
-from reports.markdown import md
+from ordercheck.checker.api.outputs import Outputs, naming
+from ordercheck.checker.validate.verdicts import COLUMNS, LogVerdict
+from ordercheck.reports.markdown import md
 
 MAX_DETAILS = 200
 """Violations described in full in a report (the table lists every log)."""
@@ -50,7 +50,7 @@ def table_bytes(verdicts: Sequence[LogVerdict]) -> bytes:
 
 def stage_outputs(out: Outputs, out_dir: str | Path, verdicts: Sequence[LogVerdict], engine: str) -> list[Path]:
     """Stage the table, the records and the report as files of ``out_dir`` in ``out``
-    (:class:`~checker.api.outputs.Outputs`: they are put in place with the command's
+    (:class:`~ordercheck.checker.api.outputs.Outputs`: they are put in place with the command's
     other outputs, all or none); returns the paths they will have."""
     target = Path(out_dir)
     files = {

@@ -1,4 +1,4 @@
-"""Reading ShiViz logs, as the reports write them (:mod:`reports.shiviz`).
+"""Reading ShiViz logs, as the reports write them (:mod:`ordercheck.reports.shiviz`).
 
 The file's first line is the parser expression, the second the execution delimiter
 (empty: one execution), then each event takes the lines the expression matches: by
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 
-from checker.api.inputs import parse_json
-from checker.validate.jsonl import EVENT_NESTING, bad
-from checker.validate.log import DELIVER, DROP, FAIL, RESTART, SIGNAL_IN, SIGNAL_OUT, Log, LogBuilder
+from ordercheck.checker.api.inputs import parse_json
+from ordercheck.checker.validate.jsonl import EVENT_NESTING, bad
+from ordercheck.checker.validate.log import DELIVER, DROP, FAIL, RESTART, SIGNAL_IN, SIGNAL_OUT, Log, LogBuilder
 
 _STEP = re.compile(r" \(step \d+\)$")
 _SENT = re.compile(r"^(?P<who>\S+) sent (?P<msg>\S+) to (?P<to>\S+)$")

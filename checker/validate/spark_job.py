@@ -2,17 +2,17 @@
 
 Local paths (files, directories, globs) are expanded here as the local engine expands
 them, and each log becomes one task that reads it and runs
-:func:`~checker.validate.verdicts.validate_path`, the local engine's own function, so
+:func:`~ordercheck.checker.validate.verdicts.validate_path`, the local engine's own function, so
 both engines see the same logs under the same names (the executors must see the same
 file system: true on ``local[...]`` masters and for shared mounts). URIs
 (``hdfs://``, ``s3a://``, ``file://``..., with Hadoop's glob syntax) are read by
 Spark (:meth:`SparkContext.wholeTextFiles`), one record per log, never split, each
-validated by :func:`~checker.validate.verdicts.validate_text` and named by its URI. A
+validated by :func:`~ordercheck.checker.validate.verdicts.validate_text` and named by its URI. A
 log that is bad input comes back as its one line, and the first one (in the logs'
 order) is raised as the local engine would raise it.
 
 A local log of more than ``split_above`` events (:data:`SPLIT_ABOVE` by default) is
-split where the property allows it (:mod:`checker.validate.split`): its first task
+split where the property allows it (:mod:`ordercheck.checker.validate.split`): its first task
 checks the other properties (and conformance) and counts its peers, then one task per
 receiving peer reads the log again and checks ``fifo`` and ``integrity`` on that peer's
 part; the driver keeps each property's earliest violation, which is the whole log's
@@ -28,10 +28,10 @@ import time
 from functools import partial
 from typing import Any
 
-from checker.api.errors import EngineError, InputError
-from checker.validate.readers import expand_logs, read_log
-from checker.validate.split import SPLITTABLE, check_part, combine
-from checker.validate.verdicts import Job, LogVerdict, judge, validate_path, validate_text
+from ordercheck.checker.api.errors import EngineError, InputError
+from ordercheck.checker.validate.readers import expand_logs, read_log
+from ordercheck.checker.validate.split import SPLITTABLE, check_part, combine
+from ordercheck.checker.validate.verdicts import Job, LogVerdict, judge, validate_path, validate_text
 
 SPLIT_ABOVE = 200_000
 """Logs of more events than this are split across tasks (``--split-above``)."""
@@ -46,7 +46,7 @@ def _is_uri(path: str) -> bool:
 def _read_task(job: Job, diagrams: bool, split_above: int, item: tuple[str, str]) -> tuple[str, Any]:
     """One local log: read here (the file system is the driver's) and validate it; a
     log of more than ``split_above`` events is checked here for every property but
-    :data:`~checker.validate.split.SPLITTABLE` ones, which are left to its parts
+    :data:`~ordercheck.checker.validate.split.SPLITTABLE` ones, which are left to its parts
     (``("split", verdict, peers)``)."""
     source, _path = item
     split = [p for p in job.props if p in SPLITTABLE]
@@ -110,9 +110,9 @@ def validate_spark(paths: list[str], job: Job, *, master: str = "local[*]", diag
     of more than ``split_above`` events, one more per receiving peer (see the module's
     docstring); verdicts in the order the local engine gives them (local logs as
     expanded, then the logs of URIs, by URI), equal to its verdicts but for
-    ``seconds``. Raises :class:`~checker.InputError` for the first bad log and
-    :class:`~checker.api.errors.EngineError` when Spark fails."""
-    from checker.spark.session import SparkUnavailable, executor_python_problem, get_spark
+    ``seconds``. Raises :class:`~ordercheck.checker.InputError` for the first bad log and
+    :class:`~ordercheck.checker.api.errors.EngineError` when Spark fails."""
+    from ordercheck.checker.spark.session import SparkUnavailable, executor_python_problem, get_spark
 
     local = [p for p in paths if not _is_uri(p)]
     uris = [p for p in paths if _is_uri(p)]

@@ -4,7 +4,7 @@
 alone: a delivery or drop at p is judged by p's earlier deliveries and drops and by
 the sends of the messages addressed to p (or consumed at p), and a signal's receipt
 at p by the signals sent to p. So the log splits by receiving peer: part p is the
-sub-log (:func:`~checker.validate.log.sub_log`, every peer kept, lines kept) of those
+sub-log (:func:`~ordercheck.checker.validate.log.sub_log`, every peer kept, lines kept) of those
 events, and a check on part p finds exactly the violations at p's events that the
 check on the whole log would find there, with the same sentence and window. The whole
 log's first violation is the earliest of the parts' first violations
@@ -24,8 +24,8 @@ import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
-from checker.validate.checks import CHECKS
-from checker.validate.log import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, Log, sub_log
+from ordercheck.checker.validate.checks import CHECKS
+from ordercheck.checker.validate.log import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT, Log, sub_log
 
 SPLITTABLE = ("fifo", "integrity")
 """The properties checked one receiving peer at a time when a log is split."""
@@ -79,7 +79,7 @@ def check_part(log: Log, peer: int, props: Iterable[str], *, diagrams: bool = Fa
         if diagrams:
             import zlib
 
-            from checker.validate.diagram import window_svg
+            from ordercheck.checker.validate.diagram import window_svg
 
             svg = window_svg(part, v, f"{name}-{zlib.crc32(log.source.encode()):08x}")
         out[name] = (whole.at, whole.to_json(log), svg)

@@ -14,15 +14,15 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from checker.api.errors import InputError
-from checker.api.model import Model
-from checker.api.spec import Spec
-from checker.loading.modelfile import model_from_dict
-from checker.monitors import check_log
-from checker.monitors.violation import Violation
-from checker.validate.conformance import DEFAULT_BOUND, DEFAULT_MAX_STATES, Conformance, conformance
-from checker.validate.log import Log
-from checker.validate.readers import read_log, read_text
+from ordercheck.checker.api.errors import InputError
+from ordercheck.checker.api.model import Model
+from ordercheck.checker.api.spec import Spec
+from ordercheck.checker.loading.modelfile import model_from_dict
+from ordercheck.checker.monitors import check_log
+from ordercheck.checker.monitors.violation import Violation
+from ordercheck.checker.validate.conformance import DEFAULT_BOUND, DEFAULT_MAX_STATES, Conformance, conformance
+from ordercheck.checker.validate.log import Log
+from ordercheck.checker.validate.readers import read_log, read_text
 
 COLUMNS = ("log", "format", "events", "peers", "messages", "property", "status", "line", "explanation", "window", "seconds")
 """The verdict table's columns: one row per (log, property); ``property`` is
@@ -61,7 +61,7 @@ class Job:
             return model.spec
         if self.spec_ref is None:
             return None
-        from checker.loading.specref import spec_class_of
+        from ordercheck.checker.loading.specref import spec_class_of
 
         return spec_class_of(self.spec_ref)
 
@@ -125,7 +125,7 @@ NO_EVENTS = "no events (an empty file, blank lines or a header alone; a recordin
 
 def judge(log: Log, job: Job, *, model: Model | None = None, diagrams: bool = False) -> LogVerdict:
     """Check ``job`` on an already read ``log``. A log with no events is bad input
-    (:class:`~checker.InputError`, :data:`NO_EVENTS`): a verdict on it would be a pass
+    (:class:`~ordercheck.checker.InputError`, :data:`NO_EVENTS`): a verdict on it would be a pass
     that nothing earned."""
     if not len(log):
         raise InputError(log.source, "", NO_EVENTS)
@@ -136,7 +136,7 @@ def judge(log: Log, job: Job, *, model: Model | None = None, diagrams: bool = Fa
     for name, v in found.items():
         props[name] = _prop_record(log, v)
         if v is not None and diagrams:
-            from checker.validate.diagram import window_svg
+            from ordercheck.checker.validate.diagram import window_svg
 
             svgs[name] = window_svg(log, v, f"{name}-{zlib.crc32(log.source.encode()):08x}")
     conf: dict[str, Any] | None = None
@@ -161,7 +161,7 @@ def _prop_record(log: Log, v: Violation | None) -> dict[str, Any]:
 
 def validate_path(path: str, job: Job, *, model: Model | None = None, diagrams: bool = False) -> LogVerdict:
     """Read the log at ``path`` and check ``job`` on it (bad input raises
-    :class:`~checker.InputError`)."""
+    :class:`~ordercheck.checker.InputError`)."""
     spec = job.itf_spec(model)
     log = read_log(path, job.fmt, spec)
     return judge(log, job, model=model, diagrams=diagrams)
@@ -169,9 +169,9 @@ def validate_path(path: str, job: Job, *, model: Model | None = None, diagrams: 
 
 def validate_merged(paths: list[str], job: Job, *, model: Model | None = None, diagrams: bool = False) -> LogVerdict:
     """Read the logs at ``paths``, one execution's per-process logs, merge them
-    (:func:`~checker.validate.merge.merge_logs`) and check ``job`` on the result (bad
-    input, and logs that cannot be merged, raise :class:`~checker.InputError`)."""
-    from checker.validate.merge import merge_logs
+    (:func:`~ordercheck.checker.validate.merge.merge_logs`) and check ``job`` on the result (bad
+    input, and logs that cannot be merged, raise :class:`~ordercheck.checker.InputError`)."""
+    from ordercheck.checker.validate.merge import merge_logs
 
     spec = job.itf_spec(model)
     logs = [read_log(path, job.fmt, spec) for path in paths]

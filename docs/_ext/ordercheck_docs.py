@@ -4,8 +4,8 @@
   ``pyproject.toml`` declares, so ``docs/reference/cli.md`` documents whatever the
   installed command is, wherever its module lives.
 - Cross-references by object: a reference written against one spelling of a Python
-  name (``checker.api.reductions.PartialOrder.footprints``, or ``describe`` inside a subclass) is
-  resolved to the documented spelling of the same object (``checker.PartialOrder.footprints``).
+  name (``ordercheck.checker.api.reductions.PartialOrder.footprints``, or ``describe`` inside a subclass) is
+  resolved to the documented spelling of the same object (``ordercheck.checker.PartialOrder.footprints``).
   A reference to a module these pages do not describe is shown unlinked if the module
   exists. A name that imports nothing stays unresolved, and the strict build fails on it.
 - ``{ordercheck-builtin-specs}``: a section per built-in spec, listing its constants and
@@ -223,7 +223,7 @@ def builtin_specs_markdown(docs: _Docstrings | None = None) -> str:
     recorded in ``docs``; :meth:`BuiltinSpecs.run` parses them as the
     reStructuredText they are."""
     docs = _Docstrings() if docs is None else docs
-    registry = importlib.import_module("checker.loading.registry")
+    registry = importlib.import_module("ordercheck.checker.loading.registry")
     out: list[str] = []
     for name in registry.spec_names():
         cls = registry.spec_class(name)

@@ -22,10 +22,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker import Constant, Fields
-from specs.async_peers import CHANS, AsyncPeerSpec, broadcast_constants
-from specs.channels import channel_constants
-from specs.properties import LIBRARY
+from ordercheck import (
+    CHANS,
+    AsyncPeerSpec,
+    Constant,
+    Fields,
+    broadcast_constants,
+    channel_constants,
+)
+from ordercheck.specs.properties import LIBRARY
 
 APP, TOKEN = 0, 1  # wire messages: (APP, number, message id) and (TOKEN, number, 0)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tla.adapters.async_peers import AsyncAdapter
+from ordercheck.tla.adapters.async_peers import AsyncAdapter
 
 APP, TOKEN = 0, 1
 

@@ -4,14 +4,14 @@ An adapter names the spec's Jinja2 template, gives the template its context (con
 script, which properties are exported under which TLA+ names) and translates states
 both ways between the Python spec and its TLA+ module, so that TLC's traces can be read
 back and our traces replayed in TLC. The adapter of spec ``NAME`` lives in module
-``tla.adapters.NAME`` and is that module's ``ADAPTER`` class.
+``ordercheck.tla.adapters.NAME`` and is that module's ``ADAPTER`` class.
 """
 
 from __future__ import annotations
 
 import importlib
 
-from tla.adapters.base import Adapter, ExportedProperty, camel
+from ordercheck.tla.adapters.base import Adapter, ExportedProperty, camel
 
 __all__ = ["Adapter", "ExportedProperty", "adapter_for", "camel", "refusal"]
 
@@ -20,9 +20,9 @@ def _module(spec_name: str) -> object | None:
     if not spec_name.isidentifier():
         return None
     try:
-        return importlib.import_module(f"tla.adapters.{spec_name}")
+        return importlib.import_module(f"ordercheck.tla.adapters.{spec_name}")
     except ModuleNotFoundError as exc:
-        if exc.name == f"tla.adapters.{spec_name}":
+        if exc.name == f"ordercheck.tla.adapters.{spec_name}":
             return None
         raise
 

@@ -1,9 +1,9 @@
-"""The shared adapter of specs on :mod:`specs.async_peers` (template piece ``_channels.tla.j2``).
+"""The shared adapter of specs on :mod:`ordercheck.specs.async_peers` (template piece ``_channels.tla.j2``).
 
 Such a state starts ``(ghost, know, signals_left, duplicates_left, chans, ...)``.
 
 **Messages in transit, both ways.** In Python, ``chans`` is the canonical form of
-:mod:`specs.channels`: a sorted tuple of ``((src, dst), messages)`` pairs, one per
+:mod:`ordercheck.specs.channels`: a sorted tuple of ``((src, dst), messages)`` pairs, one per
 channel that holds something (empty channels are left out), ``src`` and ``dst`` process
 numbers, ``messages`` the wire messages in send order on a FIFO channel and sorted on an
 unordered one. The TLA+ module keeps ``chans`` as a function from *every* pair
@@ -21,27 +21,27 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, ClassVar
 
-from tla.adapters.base import PeerAdapter, _seq
-from tla.values import ModelValue
+from ordercheck.tla.adapters.base import PeerAdapter, _seq
+from ordercheck.tla.values import ModelValue
 
 
 class AsyncAdapter(PeerAdapter):
-    """A :class:`~tla.adapters.base.PeerAdapter` with the channels and the duplication
+    """A :class:`~ordercheck.tla.adapters.base.PeerAdapter` with the channels and the duplication
     budget; :attr:`shared_variables` are the variables ``_channels.tla.j2`` declares."""
 
     shared_variables: ClassVar[tuple[str, ...]] = ("sent", "logs", "know", "signalsLeft", "chans", "dupsLeft")
     """The variables of the shared state items, in :meth:`encode_shared`'s order: start a
-    subclass's :attr:`~tla.adapters.base.Adapter.variables` with them."""
+    subclass's :attr:`~ordercheck.tla.adapters.base.Adapter.variables` with them."""
     predicates = {"eventual_delivery": "AllDelivered"}
     send_action: ClassVar[dict[str, str]] = {"send": "\\E D \\in SendOptions(p) : Send(p, D)"}
-    """The ``send`` action's TLA+ form, for a subclass's :attr:`~tla.adapters.base.Adapter.actions`."""
+    """The ``send`` action's TLA+ form, for a subclass's :attr:`~ordercheck.tla.adapters.base.Adapter.actions`."""
     shared_actions: ClassVar[dict[str, str]] = {
         "signal": "\\E q \\in Peers : Signal(p, q)",
         "lose": "\\E pq \\in Pairs : Lose(pq)",
         "duplicate": "\\E pq \\in Pairs : Duplicate(pq)",
     }
     """The TLA+ forms of the steps ``_channels.tla.j2`` defines (signals, losses,
-    duplications), for a subclass's :attr:`~tla.adapters.base.Adapter.actions`."""
+    duplications), for a subclass's :attr:`~ordercheck.tla.adapters.base.Adapter.actions`."""
 
     def __init__(self, spec: Any) -> None:
         super().__init__(spec)
@@ -116,7 +116,7 @@ class AsyncAdapter(PeerAdapter):
 
     def encode_shared(self, state: tuple) -> dict[str, Any]:
         """The variables of the state's first five items: the ghost history (see
-        :meth:`~tla.adapters.base.PeerAdapter.encode_ghost`), ``chans`` and ``dupsLeft``."""
+        :meth:`~ordercheck.tla.adapters.base.PeerAdapter.encode_ghost`), ``chans`` and ``dupsLeft``."""
         ghost, know, signals, dups, chans = state[:5]
         return {**self.encode_ghost(ghost, know, signals), "chans": self.encode_chans(chans), "dupsLeft": dups}
 

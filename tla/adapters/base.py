@@ -1,5 +1,5 @@
 """The adapter base classes: the general contract (:class:`Adapter`), and the peers,
-message ids and ghost history every :class:`specs.base.PeerSpec` shares
+message ids and ghost history every :class:`ordercheck.specs.base.PeerSpec` shares
 (:class:`PeerAdapter`)."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from checker import Spec
-from specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, decode_event, encode_event
-from tla.values import ModelValue, tla
+from ordercheck.checker import Spec
+from ordercheck.specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, decode_event, encode_event
+from ordercheck.tla.values import ModelValue, tla
 
 
 def camel(name: str) -> str:
@@ -50,7 +50,7 @@ class Adapter:
     must be inverses: ``decode(parsed(encode_text(s))) == s`` for every reachable
     ``s`` (``tests/test_tla_async.py`` has the round-trip test to copy).
 
-    The values both ways are those of :mod:`tla.values`, by TLA+ form:
+    The values both ways are those of :mod:`ordercheck.tla.values`, by TLA+ form:
 
     =======================================  ======================================
     TLA+ value, as TLC prints it             Python value
@@ -58,7 +58,7 @@ class Adapter:
     integer ``3``                            ``int``
     string ``"send"``                        ``str``
     ``TRUE``, ``FALSE``                      ``bool``
-    model value ``a`` (a peer)               :class:`~tla.values.ModelValue`
+    model value ``a`` (a peer)               :class:`~ordercheck.tla.values.ModelValue`
     sequence or tuple ``<<a, 1>>``           ``tuple``
     set ``{a, b}``                           ``frozenset``
     record ``[kind |-> "send", arg |-> x]``  ``dict`` keyed by field name (``str``)
@@ -71,7 +71,7 @@ class Adapter:
     each as ``<<>>``); a sequence TLC prints as a function arrives as a ``dict`` keyed
     ``1..n``. Read a sequence accepting both forms, and a bag accepting ``()`` for the
     empty one, as the built-in adapters do. What :meth:`encode` returns is written by
-    :func:`tla.values.tla`: a ``dict`` whose keys are all ``str`` becomes a record, any
+    :func:`ordercheck.tla.values.tla`: a ``dict`` whose keys are all ``str`` becomes a record, any
     other a function, an empty one ``<<>>``.
     """
 
@@ -124,7 +124,7 @@ class Adapter:
         return []
 
     def fairness(self) -> list[dict[str, str]]:
-        """The spec's fairness (:attr:`checker.Spec.fairness`) as per-peer TLA+ conditions."""
+        """The spec's fairness (:attr:`ordercheck.checker.Spec.fairness`) as per-peer TLA+ conditions."""
         out = []
         for label, kind in sorted(self.spec.fairness.items()):
             formula = self.actions.get(label)
@@ -141,13 +141,13 @@ class Adapter:
 
     def encode(self, state: Any) -> dict[str, Any]:
         """A Python state as TLA+ values, by variable: one entry per name of
-        :attr:`variables`, each a value :func:`tla.values.tla` can write (see the
+        :attr:`variables`, each a value :func:`ordercheck.tla.values.tla` can write (see the
         table above)."""
         raise NotImplementedError
 
     def decode(self, values: dict[str, Any]) -> Any:
         """A TLC state as the Python state: ``values`` maps each variable of the module to
-        its value as :func:`tla.values.parse_value` read TLC's print of it (see the table
+        its value as :func:`ordercheck.tla.values.parse_value` read TLC's print of it (see the table
         above: model values, tuples, frozensets, records and functions as dicts). The
         result must equal the Python state exactly (the same tuple, in the spec's
         canonical form), since the cross-check compares it with the Python successors."""
@@ -162,7 +162,7 @@ _KIND_CODES = {name: code for code, name in KIND_NAMES.items()}
 
 
 class PeerAdapter(Adapter):
-    """For specs built on :class:`specs.base.PeerSpec`: peers as model values, messages as
+    """For specs built on :class:`ordercheck.specs.base.PeerSpec`: peers as model values, messages as
     ``<<peer, k>>``, and the ghost history ``sent``, ``logs``, ``know``, ``signalsLeft``
     that the template piece ``_peers.tla.j2`` declares.
 
@@ -258,7 +258,7 @@ class PeerAdapter(Adapter):
         return tuple(fn(func[p]) for p in self.peers)
 
     def event(self, code: int) -> dict[str, Any]:
-        """A history event code (:mod:`specs.history`) as the TLA+ record of ``logs``:
+        """A history event code (:mod:`ordercheck.specs.history`) as the TLA+ record of ``logs``:
         ``[kind |-> "send", arg |-> <<a, 1>>]`` (a message for a send, delivery or drop,
         a peer for a signal)."""
         ev = decode_event(code)

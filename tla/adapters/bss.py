@@ -1,10 +1,10 @@
-"""The TLA+ adapter of :mod:`specs.bss` (template ``bss.tla.j2``)."""
+"""The TLA+ adapter of :mod:`ordercheck.specs.bss` (template ``bss.tla.j2``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tla.adapters.holdback import HoldBackAdapter, _bool
+from ordercheck.tla.adapters.holdback import HoldBackAdapter, _bool
 
 
 class BSSAdapter(HoldBackAdapter):

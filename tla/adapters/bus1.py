@@ -1,11 +1,11 @@
-"""The TLA+ adapter of :mod:`specs.bus1` (template ``bus1.tla.j2``)."""
+"""The TLA+ adapter of :mod:`ordercheck.specs.bus1` (template ``bus1.tla.j2``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from specs.bus1 import BLOCK
-from tla.adapters.base import PeerAdapter, _seq
+from ordercheck.specs.bus1 import BLOCK
+from ordercheck.tla.adapters.base import PeerAdapter, _seq
 
 PHASES = ("blocking", "tick", "syncing", "queueing", "sync_queue")
 IDLE = {"msg": (), "phase": "idle", "i": 0, "acc": 0}

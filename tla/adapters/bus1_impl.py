@@ -1,4 +1,4 @@
-"""The TLA+ adapter of :mod:`specs.bus1_impl` (template ``bus1_impl.tla.j2``).
+"""The TLA+ adapter of :mod:`ordercheck.specs.bus1_impl` (template ``bus1_impl.tla.j2``).
 
 Queue keys ``(ts, group, address)`` and the transaction lists stay integers, as the
 Python has them (addresses are the spec's fixed node addresses); handle states, node
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from specs import bus1_impl as bi
-from specs import bus1_queue as bq
-from specs.bus1_impl_script import Op
-from tla.adapters.base import PeerAdapter, _seq
+from ordercheck.specs import bus1_impl as bi
+from ordercheck.specs import bus1_queue as bq
+from ordercheck.specs.bus1_impl_script import Op
+from ordercheck.tla.adapters.base import PeerAdapter, _seq
 
 STATES = {bi.NONE: "none", bi.ATTACHED: "attached", bi.PUBLIC: "public", bi.RELEASED: "released"}
 FLAGS = {bi.F_DESTROYED: "destroyed", bi.F_RELEASED: "released", bi.F_ABSENT: "absent"}

@@ -1,4 +1,4 @@
-"""No TLA+ export for :mod:`specs.bus1_refinement`, and why.
+"""No TLA+ export for :mod:`ordercheck.specs.bus1_refinement`, and why.
 
 The spec is a product search: its state pairs a ``bus1_impl`` state with the *set* of
 ``bus1``-with-destruction states that show the same events (the abstract side

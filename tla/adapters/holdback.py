@@ -1,4 +1,4 @@
-"""The TLA+ adapter shared by the hold-back specs (:mod:`specs.holdback`: BSS, SES,
+"""The TLA+ adapter shared by the hold-back specs (:mod:`ordercheck.specs.holdback`: BSS, SES,
 matrix clocks), whose templates include ``_holdback.tla.j2``.
 
 A copy in transit or held back, Python ``(mid, data)``, is the TLA+ pair
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tla.adapters.base import PeerAdapter, _seq
+from ordercheck.tla.adapters.base import PeerAdapter, _seq
 
 
 def _bag(value: Any) -> dict:
@@ -21,7 +21,7 @@ def _bag(value: Any) -> dict:
 
 
 class HoldBackAdapter(PeerAdapter):
-    """The adapter of a :class:`specs.holdback.HoldBackSpec`: it encodes the whole state
+    """The adapter of a :class:`ordercheck.specs.holdback.HoldBackSpec`: it encodes the whole state
     (channels, buffers, per-peer algorithm state, ghost history); subclasses set
     ``template`` and give their flags in :meth:`algorithm_constants`."""
 

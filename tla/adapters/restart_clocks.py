@@ -1,4 +1,4 @@
-"""The TLA+ adapter of :mod:`specs.restart_clocks` (template ``restart_clocks.tla.j2``).
+"""The TLA+ adapter of :mod:`ordercheck.specs.restart_clocks` (template ``restart_clocks.tla.j2``).
 
 Nodes (``A``, ``B``, ``C``) and producers (``p1``, ``p2``) are model values; message
 ``mid`` of producer ``p`` is ``<<p, i>>`` (its ``i``-th, ``mid = p * messages + i -
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from specs.common import members
-from tla.adapters.base import Adapter
-from tla.values import ModelValue
+from ordercheck.specs.common import members
+from ordercheck.tla.adapters.base import Adapter
+from ordercheck.tla.values import ModelValue
 
 
 class RestartClocksAdapter(Adapter):

@@ -1,10 +1,10 @@
-"""The TLA+ adapter of :mod:`specs.retransmit` (template ``retransmit.tla.j2``)."""
+"""The TLA+ adapter of :mod:`ordercheck.specs.retransmit` (template ``retransmit.tla.j2``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tla.adapters.base import PeerAdapter, _seq
+from ordercheck.tla.adapters.base import PeerAdapter, _seq
 
 A, B = 0, 1
 

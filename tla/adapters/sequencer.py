@@ -1,11 +1,11 @@
-"""The TLA+ adapter of :mod:`specs.sequencer` (template ``sequencer.tla.j2``)."""
+"""The TLA+ adapter of :mod:`ordercheck.specs.sequencer` (template ``sequencer.tla.j2``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tla.adapters.async_peers import AsyncAdapter
-from tla.values import ModelValue
+from ordercheck.tla.adapters.async_peers import AsyncAdapter
+from ordercheck.tla.values import ModelValue
 
 SEQUENCER = ModelValue("S")
 

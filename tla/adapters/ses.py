@@ -1,10 +1,10 @@
-"""The TLA+ adapter of :mod:`specs.ses` (template ``ses.tla.j2``)."""
+"""The TLA+ adapter of :mod:`ordercheck.specs.ses` (template ``ses.tla.j2``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tla.adapters.holdback import HoldBackAdapter, _bool
+from ordercheck.tla.adapters.holdback import HoldBackAdapter, _bool
 
 
 class SESAdapter(HoldBackAdapter):

@@ -1,10 +1,10 @@
-"""The TLA+ adapter of :mod:`specs.skeen` (template ``skeen.tla.j2``)."""
+"""The TLA+ adapter of :mod:`ordercheck.specs.skeen` (template ``skeen.tla.j2``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tla.adapters.async_peers import AsyncAdapter, StampedAdapter
+from ordercheck.tla.adapters.async_peers import AsyncAdapter, StampedAdapter
 
 
 class SkeenAdapter(StampedAdapter):

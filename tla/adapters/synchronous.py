@@ -1,4 +1,4 @@
-"""The TLA+ adapter of :mod:`specs.synchronous` (template ``synchronous.tla.j2``).
+"""The TLA+ adapter of :mod:`ordercheck.specs.synchronous` (template ``synchronous.tla.j2``).
 
 Channels are ``chans[<<p, q>>]`` over every ordered pair of peers: a sequence for FIFO
 channels, a bag (each distinct message in transit -> its number of copies, no zero
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from specs.synchronous import ACK, ACTIVE, APP, GRANTED, PERMISSION, REQUEST, WAIT_ACK
-from tla.adapters.base import PeerAdapter, _seq
-from tla.values import ModelValue
+from ordercheck.specs.synchronous import ACK, ACTIVE, APP, GRANTED, PERMISSION, REQUEST, WAIT_ACK
+from ordercheck.tla.adapters.base import PeerAdapter, _seq
+from ordercheck.tla.values import ModelValue
 
 KINDS = {APP: "message", REQUEST: "request", PERMISSION: "permission", ACK: "ack"}
 KIND_CODES = {v: k for k, v in KINDS.items()}
