@@ -33,7 +33,7 @@ nitpicky = True
 nitpick_ignore_regex = [
     (r"py:.*", r"(collections\.abc|typing|numpy|click)\..*"),
     (r"py:.*", r"z3\..*"),  # Z3's Python classes have no inventory
-    (r"py:class", r"checker\.api\.(model\.Model|result\.Step)"),
+    (r"py:class", r"(ordercheck\.)?checker\.api\.(model\.Model|result\.Step)"),
     (r"py:.*", r"(Any|Hashable|Sequence|Iterable|Iterator|Callable|Literal|ClassVar|NamedTuple)"),
 ]
 

@@ -130,7 +130,7 @@ def test_markdown_has_matrix_traces_and_mermaid():
     text = render_markdown(view)
     assert "## Protocol × property" in text
     rows = [line for line in text.splitlines() if line.startswith("| fifo\\-4 |")]
-    assert len(rows) == 1 and "[❌ violated](#trace-fifo-4--causal)" in rows[0]
+    assert len(rows) == 1 and "[➖ not promised](#trace-fifo-4--causal)" in rows[0]
     assert text.count("```mermaid") == 3
     assert '<a id="trace-fifo-4--total"></a>' in text
     assert "c delivered b1" in text and "while a1, which happened before it, had not been delivered" in text

@@ -64,7 +64,7 @@ def test_a_hook_inherited_from_a_helper_class_or_on_a_peer_base_is_refused_too()
         def permute(self, state, perm):
             return state
 
-    with pytest.raises(HookError, match=r"defines permute, a hook of checker\.Symmetry"):
+    with pytest.raises(HookError, match=r"defines permute, a hook of ordercheck\.Symmetry"):
         type("Mixed", (Spec, Helper), {"name": "mixed"})
     with pytest.raises(HookError) as err:
         type("Peers", (PeerSpec,), {"name": "peers", "symmetries": lambda self: [(1, 0)]})

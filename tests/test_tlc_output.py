@@ -138,7 +138,11 @@ def test_tlc_show_traces_prints_the_state_where_replay_stops(monkeypatch, tmp_pa
     recorded = RECORDED.read_text(encoding="utf-8")
     answers: list[tuple[int, str]] = []
 
-    def fake_run(cmd, **kwargs):
+    real_run = subprocess.run
+
+    def fake_run(cmd, **kwargs):  # TLC's runs only (others, such as git's, run for real)
+        if cmd[0] != "java":
+            return real_run(cmd, **kwargs)
         code, out = answers.pop(0) if answers else (0, COUNTS)
         return subprocess.CompletedProcess(cmd, code, stdout=out, stderr="")
 

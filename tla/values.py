@@ -5,7 +5,7 @@ booleans, model values (bare names), sequences ``<<...>>``, sets ``{...}``, reco
 ``[f |-> v, ...]`` and functions ``(a :> 1 @@ b :> 2)``. :func:`parse_value` turns one
 into Python: ``int``, ``str``, ``bool``, :class:`ModelValue`, ``tuple`` (sequences),
 ``frozenset`` (sets) and ``dict`` (records by field name, functions by argument).
-:func:`ordercheck.tla` writes the same Python values back as TLA+ text.
+:func:`tla` writes the same Python values back as TLA+ text.
 """
 
 from __future__ import annotations
