@@ -32,7 +32,7 @@ def main(argv: list[str]) -> int:
             (package / name).symlink_to(root / name, target_is_directory=True)
         env = dict(os.environ, PYTHONPATH=tmp)
         lint = Path(sys.executable).with_name("lint-imports")
-        return subprocess.run([str(lint), "--config", str(root / "pyproject.toml"), *argv], cwd=tmp, env=env).returncode
+        return subprocess.run([str(lint), str(root / "pyproject.toml"), *argv], cwd=tmp, env=env).returncode
 
 
 if __name__ == "__main__":

@@ -178,3 +178,22 @@ def test_trace_validation_has_its_room(tmp_path: Path) -> None:
     add_line(copy / "ordercheck" / "checker" / "cli" / "app.py", "import ordercheck.checker.validate.log  # noqa: F401")
     run = lint_imports(copy)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_make_tests_lint_step_reads_the_repository_layout_and_bites(tmp_path: Path) -> None:
+    """`make test` runs the contract through .ci/lint_imports.py, which lays the
+    repository's folders out as the installed package: on an unchanged copy of the
+    repository it passes, with a forbidden import added it fails naming the module."""
+    repo = tmp_path / "repo"
+    (repo / "ordercheck").mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copy(ROOT / "ordercheck" / "__init__.py", repo / "ordercheck" / "__init__.py")
+    for package in SUBPACKAGES:
+        shutil.copytree(ROOT / package, repo / package, ignore=ignore)
+    shutil.copy(ROOT / "pyproject.toml", repo / "pyproject.toml")
+    script = [sys.executable, str(ROOT / ".ci" / "lint_imports.py"), str(repo), "--no-logo", "--no-cache"]
+    run = subprocess.run(script, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and "0 broken" in run.stdout, run.stdout + run.stderr
+    add_line(repo / "reports" / "junit.py", "import ordercheck.checker.engine.bfs  # noqa: F401")
+    run = subprocess.run(script, capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0 and "ordercheck.reports.junit" in run.stdout, run.stdout + run.stderr

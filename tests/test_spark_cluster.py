@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -26,6 +25,8 @@ from pathlib import Path
 
 import psutil
 import pytest
+
+from ordercheck.checker.spark.session import _kill_with_groups  # the engine's own: SIGKILL each and the group it leads
 
 pytestmark = pytest.mark.spark
 
@@ -106,16 +107,7 @@ def reap(procs: list[subprocess.Popen]) -> None:
             everyone += [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
         except psutil.Error:
             pass
-    for p in everyone:
-        try:
-            if os.getpgid(p.pid) == p.pid:
-                os.killpg(p.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        try:
-            p.kill()
-        except psutil.Error:
-            pass
+    _kill_with_groups(everyone)
     for proc in procs:
         proc.wait(30)
     _gone, alive = psutil.wait_procs(everyone, timeout=30)

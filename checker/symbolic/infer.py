@@ -54,7 +54,7 @@ from ordercheck.checker.api.errors import InputError
 from ordercheck.checker.api.model import Model
 from ordercheck.checker.api.result import Step
 from ordercheck.checker.symbolic.encodings import NoEncoding, encoding_class
-from ordercheck.checker.symbolic.prove import ProveResult, bmc_queries, invariant_queries, judge, proof_queries
+from ordercheck.checker.symbolic.prove import ProveResult, finish, invariant_queries, proof_queries
 
 INFERRED = "inferred"
 
@@ -368,14 +368,7 @@ def infer_model(model: Model, *, limit: int = 20_000, queue_bound: int | None = 
     names = [p.name for p in model.properties]
     result.queries += invariant_queries(inferred, [INFERRED], targets, timeout, expect)
     result.queries += proof_queries(result, inferred, bounded, names, model.expect)
-    if depth > 0:  # as prove does: [prove] depth's bounded model checking
-        bmc_started = time.monotonic()
-        result.queries += bmc_queries(bounded, names, depth, timeout, model.expect)
-        result.bmc_seconds = round(time.monotonic() - bmc_started, 3)
-        result.skipped = [n for n in names if n not in bounded.properties]
-    judge(result.queries)
-    asked = {q.name.split(": ", 1)[1] for q in result.queries if q.kind in ("bmc", "proof")}
-    result.undecided = {name: word for name, word in model.expect.items() if name not in asked}
+    finish(result, bounded, names, depth, timeout, model.expect)  # as prove does
     kept_targets = [n for n in targets if _all_kept(n, kept, len(_target_clauses(unbounded, n)))]
     return InferResult(len(samples), proposed, len(found), [c.text for c in kept], dropped,
                        round(time.monotonic() - started, 3), result, kept_targets, broken)

@@ -496,15 +496,24 @@ def prove_model(model: Model, options: ProveOptions = ProveOptions()) -> ProveRe
                     q.explanation = (f"conditional: the invariant implies {q.name.removeprefix('implies: ')}, but the "
                                      "invariant is not shown inductive, so this says nothing about the model's runs")
         result.queries += proof_queries(result, unbounded, bounded, names, model.expect)
+    finish(result, bounded, names, depth, timeout, model.expect)
+    return result
+
+
+def finish(result: ProveResult, bounded: Any, names: list[str], depth: int, timeout: float | None,
+           expect: dict[str, str]) -> None:
+    """The end of a prove run, on any invariant (the encoding's lemmas or an inferred
+    one): ``[prove] depth``'s bounded model checking of ``names``, each query judged
+    against the model's ``expect``, and the expectations no query decided recorded as
+    ``undecided``."""
     if depth > 0:
         started = time.monotonic()
-        result.queries += bmc_queries(bounded, names, depth, timeout, model.expect)
+        result.queries += bmc_queries(bounded, names, depth, timeout, expect)
         result.bmc_seconds = round(time.monotonic() - started, 3)
         result.skipped = [n for n in names if n not in bounded.properties]
     judge(result.queries)
     asked = {q.name.split(": ", 1)[1] for q in result.queries if q.kind in ("bmc", "proof")}
-    result.undecided = {name: word for name, word in model.expect.items() if name not in asked}
-    return result
+    result.undecided = {name: word for name, word in expect.items() if name not in asked}
 
 
 def proof_queries(result: ProveResult, unbounded: Any, bounded: Any, names: list[str],
