@@ -176,11 +176,24 @@ BREAKS = {
 }
 
 
+# The pages the broken copy holds: the build's set-up, the pages broken above and the page
+# a broken heading link points into (the other pages' absence adds warnings of its own,
+# which the test does not count; building every page again took a third of this file).
+BROKEN_COPY = ("conf.py", "_ext", "index.md", "howto/index.md", "reference/cli.md", "reference/exit-codes.md",
+               "reference/spec-api.md")
+
+
 def test_each_broken_link_fails_the_build(tmp_path: Path) -> None:
     """A copy of the docs with the broken links and references above does not build,
     and the build names each one (``--keep-going`` reports them all)."""
     copy = tmp_path / "repo"
-    shutil.copytree(DOCS, copy / "docs", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in BROKEN_COPY:
+        source, target = DOCS / name, copy / "docs" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(source, target)
     for name in ("README.md", "pyproject.toml"):
         shutil.copy(ROOT / name, copy / name)
     for case, (path, old, new, _named) in BREAKS.items():

@@ -31,7 +31,6 @@ class Spin(Spec):
         Constant("limit", int, 40, "largest value"),
         Constant("at", int, 3, "the state whose step never returns"),
         Constant("marker", str, "", "a file written when the step starts its endless loop"),
-        Constant("fan", int, 1, "successors of state 0 (enough to put level 1 on Spark's executors)"),
     )
 
     def init_states(self):
@@ -43,8 +42,6 @@ class Spin(Spec):
                 pass
             while True:
                 pass
-        if s == 0 and self.fan > 1:
-            return [(("go",), t) for t in range(1, self.fan + 1)]
         return [(("inc",), s + 1)] if s < self.limit else []
 
     def properties(self):
@@ -54,14 +51,14 @@ class Spin(Spec):
 GRACE = "0.5"
 
 
-def _model(tmp_path: Path, fan: int = 1) -> tuple[Path, Path]:
+def _model(tmp_path: Path) -> tuple[Path, Path]:
     """A user's project with the spinning spec; returns the model and the marker."""
     (tmp_path / "specs").mkdir()
     (tmp_path / "specs" / "spin.py").write_text(SPIN)
     (tmp_path / "models").mkdir()
     marker = tmp_path / "stuck"
     model = tmp_path / "models" / "m.toml"
-    model.write_text(f'spec = "../specs/spin.py"\n[constants]\nmarker = "{marker.as_posix()}"\nfan = {fan}\n'
+    model.write_text(f'spec = "../specs/spin.py"\n[constants]\nmarker = "{marker.as_posix()}"\n'
                      '[expect]\nsmall = "holds"\n')
     return model, marker
 
@@ -106,7 +103,7 @@ def test_a_step_that_never_returns_is_stopped(tmp_path: Path, workers: int, stop
         assert "stopped by time_limit" in out or "time_limit" in out, out
         if workers == 1:
             assert line == ("ordercheck: warning: the time limit passed while the spec's code, next_states "
-                            "(spin.py:23) was running; it was interrupted 0.5 s later"), line
+                            "(spin.py:22) was running; it was interrupted 0.5 s later"), line
         else:
             assert line.startswith("ordercheck: warning: worker process ") and "did not stop within 0.5 s" in line, line
         assert seconds < 15, seconds
@@ -115,7 +112,7 @@ def test_a_step_that_never_returns_is_stopped(tmp_path: Path, workers: int, stop
         assert proc.returncode == 128 + stop, err
         assert line.startswith(f"ordercheck: interrupted by {name}; "), line
         if workers == 1:
-            assert "did not return within 0.5 s and was interrupted in the spec's code, next_states (spin.py:23)" in line
+            assert "did not return within 0.5 s and was interrupted in the spec's code, next_states (spin.py:22)" in line
         else:
             assert "did not stop within 0.5 s" in line and "was killed" in line, line
         assert line.endswith("nothing was saved (with --checkpoint DIR a run can be resumed with --resume)"), line
@@ -132,7 +129,7 @@ def test_a_stuck_step_after_a_checkpoint_gives_the_resume_hint(tmp_path: Path) -
     _out, err, seconds = _end(proc, timeout=30)
     line = one_error_line(err)
     assert proc.returncode == 130, err
-    assert "was interrupted in the spec's code, next_states (spin.py:23); progress saved in " in line, line
+    assert "was interrupted in the spec's code, next_states (spin.py:22); progress saved in " in line, line
     assert line.endswith("run the same command with --resume to continue from there"), line
     assert seconds < 10, seconds
 
@@ -200,10 +197,11 @@ def test_sigint_stops_a_stuck_spark_run(tmp_path: Path) -> None:
     """Under Spark a SIGINT cancels the jobs and ends the run with 130 within seconds;
     the JVM and its Python workers end with it (PySpark's own SIGINT handler, which
     raised a KeyboardInterrupt that ended as exit code 4 with a traceback, is replaced).
-    The step is stuck in an executor: level 1 holds 20,000 states, past what the driver
-    expands itself."""
-    model, marker = _model(tmp_path, fan=20_000)
-    proc = _start("check", model, "--engine", "spark", "--master", "local[2]", "--quiet")
+    The step is stuck in an executor: every level is a Spark job
+    (``ORDERCHECK_SPARK_DRIVER_STATES=0``), so state 3 is expanded there."""
+    model, marker = _model(tmp_path)
+    proc = _start("check", model, "--engine", "spark", "--master", "local[2]", "--quiet",
+                  extra={"ORDERCHECK_SPARK_DRIVER_STATES": "0"})
     wait_for(marker.exists, timeout=120, proc=proc)
     os.kill(proc.pid, signal.SIGINT)
     _out, err, seconds = _end(proc, timeout=60)

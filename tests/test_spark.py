@@ -121,13 +121,28 @@ BUILTIN = builtin_models()
 SHARED_DRIVER_STATES = 1000
 
 
+# The two largest built-in models (233,478 and 93,301 states unreduced) are about half of
+# the shared search's time; the suite compares them up to these many states (their first
+# 15 and 13 levels, the last of them 12,626 and 6,963 states wide; the bound stops both
+# engines at the same state), and ORDERCHECK_SPARK_ALL=1 compares them whole, as it does
+# every other model.
+LARGEST = {} if os.environ.get("ORDERCHECK_SPARK_ALL") == "1" else {"bus1-3": 40_000, "lamport-2-two-sends": 20_000}
+
+
+def builtin_model(path: Path):
+    """The model file ``path``, bounded by :data:`LARGEST` where it is one of the largest."""
+    model = load_model(path)
+    bound = LARGEST.get(path.stem)
+    return model if bound is None else replace(model, max_states=bound)
+
+
 @pytest.fixture(scope="module")
 def shared_search(spark):
-    """Every built-in model, and fifo-4 variants that stop early at different levels,
-    checked by the local engine and, in one Spark search of all of them together (each
-    level one job for every model still running, once past its first levels on the
-    driver), by Spark."""
-    models = [load_model(p) for p in BUILTIN] + [fifo4(name, **check) for name, check in EARLY.items()]
+    """Every built-in model (the largest up to :data:`LARGEST`), and fifo-4 variants that
+    stop early at different levels, checked by the local engine and, in one Spark search
+    of all of them together (each level one job for every model still running, once past
+    its first levels on the driver), by Spark."""
+    models = [builtin_model(p) for p in BUILTIN] + [fifo4(name, **check) for name, check in EARLY.items()]
     local = [check_model(m, PLAIN) for m in models]
     options = SparkOptions(partitions=2, driver_states=SHARED_DRIVER_STATES)
     remote = check_models_spark(models, replace(PLAIN, engine="spark"), options)
@@ -148,7 +163,11 @@ def early_pairs(shared_search):
 def test_spark_agrees_with_local_on_every_builtin_model(builtin_pairs, path):
     model, local, remote = builtin_pairs[path.stem]
     assert_same(local, remote)
-    assert remote.exit_code() == local.exit_code() == 0
+    if path.stem in LARGEST:  # compared up to its bound: both stopped there, undecided alike
+        assert local.stats.bound == "max_states" and local.stats.distinct_states == LARGEST[path.stem]
+        assert remote.exit_code() == local.exit_code()
+    else:
+        assert remote.exit_code() == local.exit_code() == 0
     # Liveness: `eventually` is decided on terminal states by the executors; fair cycles
     # are searched on the driver by the local checker, and the result says so.
     cyclic = [p for p in model.properties if p.kind == "eventually" and remote.properties[p.name].loop_start is not None]
@@ -165,7 +184,7 @@ def test_the_builtin_suite_covers_every_kind_of_verdict(builtin_pairs):
 def test_spark_records_each_levels_time_split(builtin_pairs):
     """Every level of a Spark search has its time split, and its frontier and new states
     add up to the search's counts."""
-    for stem in ("fifo-4", "bus1-3"):
+    for stem in ("fifo-4", "bus1-2"):
         _model, local, remote = builtin_pairs[stem]
         levels = remote.stats.levels
         assert [lv.depth for lv in levels] == list(range(1, len(levels) + 1)), stem
