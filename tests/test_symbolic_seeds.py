@@ -1,5 +1,5 @@
 """Z3 proofs of the seed protocols' ordering guarantees (BSS, matrix clocks, sequencer,
-Skeen, Lamport's total order, SES).
+Skeen, Lamport's total order, SES, synchronous ordering).
 
 Each correct model's invariant is inductive and proves its guarantee for any number of
 messages; each ablation mutant's proof fails with a counterexample to induction (two
@@ -28,6 +28,7 @@ from tests.symbolic_helpers import by_name, check_against_spec
         ("skeen-4", {"total", "total_global"}),
         ("lamport-2", {"total", "total_global", "total_prefix"}),
         ("ses-3", {"causal"}),
+        ("synchronous-3", {"synchronous"}),
     ],
 )
 def test_the_guarantee_is_proved_for_any_number_of_messages(model: str, proofs: set[str]) -> None:
@@ -52,6 +53,8 @@ def test_the_guarantee_is_proved_for_any_number_of_messages(model: str, proofs: 
         ("lamport-unordered", {"entries_after_last"}, "receive"),
         ("ses-mutant-no-merge", {"buffer_names_send"}, "deliver"),
         ("ses-mutant-no-buffer-check", {"destination_delivers_first", "causal_delivery"}, "deliver"),
+        ("synchronous-3-mutant-no-permission", {"small_receiver_waits"}, "send"),
+        ("synchronous-mutant-no-ack", {"big_sender_waits"}, "send"),
     ],
 )
 def test_each_mutant_breaks_a_lemma_with_a_counterexample_to_induction(model: str, refuted: set[str], action: str) -> None:
@@ -91,6 +94,8 @@ CONFIGS = [
     ("lamport_total", {"peers": 2, "sends": 1}, 80),
     ("lamport_total", {"peers": 2, "sends": 1, "rule": "later_timestamp", "duplicates": 1}, 80),
     ("lamport_total", {"peers": 2, "sends": 1, "fifo_links": False}, 80),
+    ("synchronous", {"peers": 2, "sends": 2}, 80),
+    ("synchronous", {"peers": 3, "sends": 1}, 60),
 ]
 
 
@@ -138,9 +143,11 @@ def test_a_wrong_encoding_is_caught() -> None:
         # SES's encoding has no step delivering a message that names no pair a merge would have passed on
         ("ses", {"peers": 3, "script": {"a": ["c", "b"], "b": ["c"]}, "merge_buffer": False},
          {"peers": 3, "script": {"a": ["c", "b"], "b": ["c"]}}, (0, 2)),
+        # the synchronous encoding's big sender turns passive
+        ("synchronous", {"peers": 2, "sends": 2, "wait_for_ack": False}, {"peers": 2, "sends": 2}, None),
     ],
 )
-def test_a_wrong_encoding_of_lamport_or_ses_is_caught(name: str, wrong: dict, right: dict, watch: tuple | None) -> None:
+def test_a_wrong_encoding_is_caught_lamport_ses_synchronous(name: str, wrong: dict, right: dict, watch: tuple | None) -> None:
     mutant = spec_class(name)(**wrong)
     sym = symbolic_class(mutant)(spec_class(name)(**right), bounded=True)
     sym.lemmas = {}
