@@ -91,9 +91,9 @@ CONFIGS = [
     ("skeen", {"peers": 2, "sends": 2}, 100),
     ("skeen", {"peers": 4, "script": {"a": ["cd"], "b": ["cd"]}, "take_max": False, "mutant_final": "min"}, 100),
     ("skeen", {"peers": 4, "script": {"a": ["cd"], "b": ["cd"]}, "wait_for_undeliverable": False}, 100),
-    ("lamport_total", {"peers": 2, "sends": 1}, 80),
-    ("lamport_total", {"peers": 2, "sends": 1, "rule": "later_timestamp", "duplicates": 1}, 80),
-    ("lamport_total", {"peers": 2, "sends": 1, "fifo_links": False}, 80),
+    ("lamport_total", {"peers": 2, "sends": 1}, 60),
+    ("lamport_total", {"peers": 2, "sends": 1, "rule": "later_timestamp", "duplicates": 1}, 60),
+    ("lamport_total", {"peers": 2, "sends": 1, "fifo_links": False}, 60),
     ("synchronous", {"peers": 2, "sends": 2}, 80),
     ("synchronous", {"peers": 3, "sends": 1}, 60),
 ]
