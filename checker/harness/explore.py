@@ -28,57 +28,71 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from ordercheck.checker.harness.network import FAULTS, Action, Divergence, Execution, Scenario, execute
+from ordercheck.checker.harness.network import FAULTS, Action, Divergence, Execution, Scenario, Spawn, execute
+from ordercheck.checker.harness.nodes import Node
 
 Judge = Callable[[Execution], bool]
 """Judges one execution: True when it violates a property."""
 
 
-def random_runs(sc: Scenario, seed: int, runs: int, failing: Judge) -> Iterator[Execution]:
+def random_runs(sc: Scenario, seed: int, runs: int, failing: Judge, *, spawn: Spawn = Node) -> Iterator[Execution]:
     """``runs`` executions, each picking uniformly among the enabled actions with a
     generator seeded by ``seed`` (the same seed, the same schedules); stops after the
     first one ``failing`` accepts."""
     rng = random.Random(seed)
     for _ in range(runs):
-        run = execute(sc, lambda _step, enabled: rng.randrange(len(enabled)))
+        run = execute(sc, lambda _step, enabled: rng.randrange(len(enabled)), spawn=spawn)
         bad = failing(run)
         yield run
         if bad:
             return
 
 
-def pct_runs(sc: Scenario, seed: int, runs: int, depth: int, failing: Judge) -> Iterator[Execution]:
+def pct_runs(sc: Scenario, seed: int, runs: int, depth: int, failing: Judge, *,
+             spawn: Spawn = Node) -> Iterator[Execution]:
     """``runs`` PCT schedules (Burckhardt et al., ASPLOS 2010) of bug depth ``depth``,
-    with the nodes as PCT's threads: each execution gives the nodes distinct random
-    priorities ``depth`` .. ``depth + nodes - 1`` and picks ``depth - 1`` change points
-    among the steps (the number of steps estimated by the longest execution so far);
-    each step takes an action of the enabled node with the highest priority (its oldest
-    message first), and at the i-th change point the node that just acted drops to
-    priority i. Faults are not scheduled (the caller refuses them). Seeded by ``seed``:
-    the same seed, the same schedules; stops after the first one ``failing`` accepts."""
+    with the links as PCT's threads (as chains of messages in Ozkan et al., OOPSLA
+    2018): the messages from one sender (or a node's client, or its timers) to one node
+    form a chain, taken in the order sent. Each chain gets a random priority above
+    ``depth`` when it first has an action enabled; each execution picks ``depth - 1``
+    change points among its steps (the number of steps estimated by the longest
+    execution so far); each step takes the oldest action of the enabled chain with the
+    highest priority, and at the i-th change point that chain drops to priority i.
+    Faults are not scheduled (the caller refuses them). Seeded by ``seed``: the same
+    seed, the same schedules; stops after the first one ``failing`` accepts."""
     rng = random.Random(seed)
-    ids = sc.ids
     steps = max(1, sc.broadcasts * sc.nodes)
     for _ in range(runs):
-        order = list(ids)
-        rng.shuffle(order)
-        prio = {nid: depth + i for i, nid in enumerate(order)}
         points = sorted(rng.sample(range(steps), min(depth - 1, steps)))
         lowered = {p: i + 1 for i, p in enumerate(points)}
+        prio: dict[tuple[str, str], float] = {}
 
-        def choose(step: int, enabled: list[Action], prio: dict[str, int] = prio,
+        def choose(step: int, enabled: list[Action], prio: dict[tuple[str, str], float] = prio,
                    lowered: dict[int, int] = lowered) -> int:
-            best = max(range(len(enabled)), key=lambda k: (prio[enabled[k].dest], -k))
+            chains = [_chain(a) for a in enabled]
+            for c in chains:
+                if c not in prio:
+                    prio[c] = depth + rng.random()
+            best = max(range(len(enabled)), key=lambda k: (prio[chains[k]], -k))
             if step in lowered:
-                prio[enabled[best].dest] = lowered[step]
+                prio[chains[best]] = lowered[step]
             return best
 
-        run = execute(sc, choose)
+        run = execute(sc, choose, spawn=spawn)
         steps = max(steps, len(run.keys))
         bad = failing(run)
         yield run
         if bad:
             return
+
+
+def _chain(a: Action) -> tuple[str, str]:
+    """The PCT chain of an action: its link (sender, receiver), or the node's timers or
+    restarts."""
+    if a.kind in ("deliver", "client"):
+        assert a.msg is not None
+        return (a.msg["src"], a.dest)
+    return (a.kind, a.dest)
 
 
 @dataclass
@@ -105,7 +119,7 @@ class Exploration:
 
 
 def explore(sc: Scenario, max_schedules: int, failing: Judge, *, dpor: bool = True,
-            stats: Exploration | None = None) -> Iterator[Execution]:
+            stats: Exploration | None = None, spawn: Spawn = Node) -> Iterator[Execution]:
     """Systematic exploration (see the module's docstring), depth first; yields every
     execution judged, and stops after the first one ``failing`` accepts, after
     ``max_schedules`` judged executions (``stats.left`` says whether any were left), or
@@ -114,7 +128,7 @@ def explore(sc: Scenario, max_schedules: int, failing: Judge, *, dpor: bool = Tr
     stack: list[_State] = []
     prefix: list[str] = []
     while True:
-        run = execute(sc, _chooser(stack, prefix, dpor), prefix)
+        run = execute(sc, _chooser(stack, prefix, dpor), prefix, spawn=spawn)
         start = max(0, len(prefix) - 1)
         if dpor:
             _races(run, stack, start)
@@ -256,7 +270,7 @@ def _measure(run: Execution) -> tuple[int, int, int]:
     return (len(run.keys), sum(1 for s in run.steps if s.kind in FAULTS), sum(run.picks))
 
 
-def shrink(sc: Scenario, run: Execution, violated: Violated, budget: int) -> Shrunk:
+def shrink(sc: Scenario, run: Execution, violated: Violated, budget: int, *, spawn: Spawn = Node) -> Shrunk:
     """A failing execution no larger than ``run`` that still violates the first property
     ``run`` violates, found by re-executing: when that property is a safety property
     (any but ``eventual_delivery``), the shortest prefix that already violates it (the
@@ -276,7 +290,7 @@ def shrink(sc: Scenario, run: Execution, violated: Violated, budget: int) -> Shr
             return None
         tries += 1
         try:
-            ex = execute(sc, _following(keys, stop))
+            ex = execute(sc, _following(keys, stop), spawn=spawn)
         except Divergence:
             return None
         return ex if target in violated(ex) else None

@@ -192,11 +192,16 @@ Chooser = Callable[[int, list[Action]], "int | None"]
 stop the execution there."""
 
 
-def execute(sc: Scenario, choose: Chooser, expected: list[str] | None = None) -> Execution:
+Spawn = Callable[[str, list[str]], Node]
+"""Starts one node: (node id, argv) -> a :class:`~ordercheck.checker.harness.nodes.Node`
+(or an object with its ``send``, ``receive`` and ``kill``)."""
+
+
+def execute(sc: Scenario, choose: Chooser, expected: list[str] | None = None, *, spawn: Spawn = Node) -> Execution:
     """Run the nodes once under the schedule ``choose``. ``expected`` (the keys of a
     recorded schedule's first steps) makes a differing action a :class:`Divergence`.
     Every node process is killed and reaped before this returns or raises."""
-    run = _Run(sc)
+    run = _Run(sc, spawn)
     try:
         return run.go(choose, expected)
     finally:
@@ -208,8 +213,9 @@ def execute(sc: Scenario, choose: Chooser, expected: list[str] | None = None) ->
 class _Run:
     """The state of one execution."""
 
-    def __init__(self, sc: Scenario) -> None:
+    def __init__(self, sc: Scenario, spawn: Spawn) -> None:
         self.sc = sc
+        self.spawn = spawn
         self.ids = sc.ids
         self.nodes: dict[str, Node | None] = {}
         self.ex = Execution(log=[{"format": "ordercheck-log", "version": 1, "peers": self.ids}])
@@ -231,7 +237,7 @@ class _Run:
 
     def go(self, choose: Chooser, expected: list[str] | None) -> Execution:
         for nid in self.ids:
-            self.nodes[nid] = Node(nid, list(self.sc.argv))
+            self.nodes[nid] = self.spawn(nid, list(self.sc.argv))
         for nid in self.ids:
             self._init(nid)
         ex = self.ex
@@ -326,7 +332,7 @@ class _Run:
             self.ex.log.append({"peer": nid, "kind": "fail"})
             return
         if kind == "restart":
-            self.nodes[nid] = Node(nid, list(self.sc.argv))
+            self.nodes[nid] = self.spawn(nid, list(self.sc.argv))
             self.ex.log.append({"peer": nid, "kind": "restart"})
             self._init(nid)
             return
