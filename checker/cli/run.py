@@ -144,6 +144,7 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, kind: st
     failed: Execution | None = None
     stats = Exploration()
     shrunk_from: tuple[int, int, int] | None = None
+    found: Execution | None = None
 
     def verdict_of(ex: Execution, name: str) -> LogVerdict:
         if ex.verdict is None:
@@ -159,7 +160,7 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, kind: st
     def violated(ex: Execution) -> frozenset[str]:
         if len(ex.log) < 2:  # no events: a shrinking step that left nothing violates nothing
             return frozenset()
-        v = verdict_of(ex, f"schedule {count} (shrunk)")
+        v = verdict_of(ex, f"schedule {count}, shrunk")
         return frozenset(n for n, p in v.properties.items() if p["status"] == "violated")
 
     try:
@@ -210,6 +211,10 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, kind: st
         how = f"PCT depth {depth}, seed {seed}"
     else:
         how = f"random, seed {seed}"
+    if shrunk_from is not None:
+        assert found is not None
+        print_verdict(found.verdict)
+        click.echo(f"shrunk from {shrunk_from[0]} to {shrunk_from[1]} steps in {shrunk_from[2]} executions:")
     print_verdict(verdict)
     with Outputs() as staged:
         if failed is not None and replay_path is None:
@@ -218,13 +223,13 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, kind: st
             staged.write_text(log_path, shown.log_text())
     click.echo(f"{count} schedule{'' if count == 1 else 's'} run ({how}, {nodes} nodes, {broadcasts} broadcasts) "
                f"in {seconds:.1f} s")
-    if LIVENESS in names and fair < count:
+    if LIVENESS in names and replay_path and not complete:
+        click.echo(f"{LIVENESS} not judged: the replayed schedule stops where the violation shows")
+    elif LIVENESS in names and fair < count:
         click.echo(f"{LIVENESS} judged on the {fair} fair schedule{'' if fair == 1 else 's'} of {count} (the others "
-                   "ended with timers left past --timer-fires, or were stopped)")
+                   "ended with timers left past --timer-fires)")
     if failed is not None:
         if replay_path is None:
-            if shrunk_from is not None:
-                click.echo(f"shrunk from {shrunk_from[0]} to {shrunk_from[1]} steps in {shrunk_from[2]} executions")
             click.echo(f"the failing schedule ({len(failed.keys)} steps) is in {replay_out}: "
                        f"ordercheck run --node-cmd {json.dumps(node_cmd)} --replay {Path(replay_out)}")
         exit_after_verdicts(EXIT_MISMATCH)

@@ -8,6 +8,9 @@ speaks to (``send``, ``receive``, ``kill``), so thousands of executions cost a s
 from __future__ import annotations
 
 import collections
+import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -235,3 +238,99 @@ def test_shrinking_keeps_the_violation_and_makes_the_schedule_shorter():
     assert len(small.run.keys) == 3  # 1 and 4 sent by n1, 4 delivered at n2 first: nothing shorter fails
     again = execute(sc, key_chooser(small.run.keys, complete=small.run.complete), spawn=spawn)
     assert again.keys == small.run.keys and "causal" in violated(again)
+
+
+# ----- the command line, on real node processes (each a small script, started with -S)
+
+RETRY = """
+import json, sys
+me, ids, unacked, delivered = "", [], set(), []
+RETRIES = {retries}
+def out(dest, body):
+    sys.stdout.write(json.dumps({{"src": me, "dest": dest, "body": body}}) + "\\n")
+for line in sys.stdin:
+    m = json.loads(line); b = m["body"]; t = b["type"]
+    if t == "init":
+        me, ids = b["node_id"], b["node_ids"]
+    elif t == "broadcast":
+        delivered.append(b["message"])
+        for n in ids:
+            if n != me:
+                unacked.add((n, b["message"])); out(n, {{"type": "v", "message": b["message"]}})
+        if RETRIES:
+            out("ordercheck", {{"type": "timer", "name": "retry", "after": 0.5}})
+    elif t == "v":
+        if b["message"] not in delivered:
+            delivered.append(b["message"])
+        out(m["src"], {{"type": "ack", "message": b["message"]}})
+    elif t == "ack":
+        unacked.discard((m["src"], b["message"]))
+    elif t == "timeout":
+        for n, v in sorted(unacked):
+            out(n, {{"type": "v", "message": v}})
+        if unacked or RETRIES == "forever":
+            out("ordercheck", {{"type": "timer", "name": "retry", "after": 0.5}})
+    if "msg_id" in b and m["src"] == "c1":
+        reply = {{"type": t + "_ok", "in_reply_to": b["msg_id"]}}
+        if t == "read":
+            reply["messages"] = delivered
+        out(m["src"], reply)
+    sys.stdout.flush()
+"""
+
+
+def retry_node(tmp_path, retries) -> str:
+    script = tmp_path / f"retry_{retries}.py"
+    script.write_text(RETRY.format(retries=repr(retries)))
+    return f"{sys.executable} -S {script}"
+
+
+def test_a_drop_breaks_eventual_delivery_without_retries_and_timers_repair_it(run_cli, tmp_path):
+    args = ("--nodes", "2", "--broadcasts", "1", "--drops", "1", "--explore", "--replay-out", tmp_path / "r.json")
+    r = run_cli("run", "--node-cmd", retry_node(tmp_path, False), *args)
+    assert r.exit_code == 1, r.output
+    assert "eventual_delivery VIOLATED" in r.output
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["drops"] == 1 and doc["complete"] is True
+    assert [s["action"] for s in doc["schedule"]] == [
+        'c1->n1 {"message":1,"type":"broadcast"}', 'drop n1->n2 {"message":1,"type":"v"}']
+    again = run_cli("run", "--node-cmd", retry_node(tmp_path, False), "--replay", tmp_path / "r.json")
+    assert again.exit_code == 1 and "eventual_delivery VIOLATED" in again.output
+    ok = run_cli("run", "--node-cmd", retry_node(tmp_path, True), *args, "--timer-fires", "3")
+    assert ok.exit_code == 0, ok.output
+    assert "eventual_delivery holds" in ok.output and "schedules run (explored with DPOR" in ok.output
+
+
+def test_no_fair_schedule_leaves_eventual_delivery_unjudged_exit_3(run_cli, tmp_path):
+    # the node re-arms its timer for ever: every execution ends with the timer budget spent
+    r = run_cli("run", "--node-cmd", retry_node(tmp_path, "forever"), "--nodes", "2", "--broadcasts", "1",
+                "--runs", "1", "--timer-fires", "2", "--replay-out", tmp_path / "r.json")
+    assert r.exit_code == 3, r.output
+    assert "eventual_delivery judged on the 0 fair schedules of 1" in r.output
+    assert "no schedule was fair" in r.output and "eventual_delivery holds" not in r.output
+
+
+def test_a_bad_timer_request_is_one_line_exit_2(run_cli, tmp_path):
+    script = tmp_path / "bad_timer.py"
+    script.write_text(RETRY.format(retries="True").replace('"after": 0.5', '"after": -1'))
+    r = run_cli("run", "--node-cmd", f"{sys.executable} -S {script}", "--nodes", "2", "--broadcasts", "1",
+                "--runs", "1", "--replay-out", tmp_path / "r.json")
+    assert r.exit_code == 2, r.output
+    line = r.output.strip()
+    assert "\n" not in line and line.startswith("ordercheck: error: node n1: wrote to ordercheck a body")
+    assert '"after": -1' in line
+
+
+def test_pct_from_the_command_line_is_reproducible_and_refuses_faults(run_cli, tmp_path):
+    cmd = f"{sys.executable} -S {Path(__file__).resolve().parent.parent / 'examples/nodes/causal_broadcast_no_hold_back.py'}"
+    files = []
+    for name in ("a", "b"):
+        out = tmp_path / f"{name}.json"
+        r = run_cli("run", "--node-cmd", cmd, "--schedule", "pct", "--depth", "2", "--seed", "3", "--runs", "30",
+                    "--no-shrink", "--replay-out", out)
+        assert r.exit_code == 1, r.output
+        assert "(PCT depth 2, seed 3, 3 nodes, 2 broadcasts)" in r.output
+        files.append(out.read_text())
+    assert files[0] == files[1]
+    bad = run_cli("run", "--node-cmd", cmd, "--schedule", "pct", "--drops", "1")
+    assert bad.exit_code == 2 and "--schedule pct: schedules no faults" in bad.output
