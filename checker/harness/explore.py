@@ -271,8 +271,8 @@ def _measure(run: Execution) -> tuple[int, int, int]:
 
 
 def shrink(sc: Scenario, run: Execution, violated: Violated, budget: int, *, spawn: Spawn = Node) -> Shrunk:
-    """A failing execution no larger than ``run`` that still violates the first property
-    ``run`` violates, found by re-executing: when that property is a safety property
+    """A failing execution no larger than ``run`` that still violates the property
+    ``run`` violates first by name, found by re-executing: when that property is a safety property
     (any but ``eventual_delivery``), the shortest prefix that already violates it (the
     execution stopped there); then each step removed in turn (the schedule follows the
     remaining steps, skipping those the nodes no longer offer, and a complete execution

@@ -220,7 +220,9 @@ class _Run:
         self.nodes: dict[str, Node | None] = {}
         self.ex = Execution(log=[{"format": "ordercheck-log", "version": 1, "peers": self.ids}])
         self.flight: list[_Msg] = []
-        self.counter = iter(range(1, 1 << 62))
+        # one msg_id sequence per node: what a node is sent must not depend on how other
+        # nodes' steps interleave with its own (independent steps commute)
+        self.counters = {nid: iter(range(1, 1 << 62)) for nid in self.ids}
         self.seen: dict[str, set[Any]] = {nid: set() for nid in self.ids}
         self.step = -1
         self.queues: dict[str, list[int]] = {nid: [] for nid in self.ids}
@@ -267,9 +269,9 @@ class _Run:
     def _init(self, nid: str) -> None:
         node = self.nodes[nid]
         assert node is not None
-        self._call(node, {"type": "init", "msg_id": next(self.counter), "node_id": nid, "node_ids": self.ids},
+        self._call(node, {"type": "init", "msg_id": next(self.counters[nid]), "node_id": nid, "node_ids": self.ids},
                    "init_ok")
-        self._call(node, {"type": "topology", "msg_id": next(self.counter),
+        self._call(node, {"type": "topology", "msg_id": next(self.counters[nid]),
                           "topology": {n: [m for m in self.ids if m != n] for n in self.ids}}, "topology_ok")
 
     def enabled(self) -> list[Action]:
@@ -343,13 +345,13 @@ class _Run:
             v = self.queues[nid].pop(0)
             self.client_last[nid] = self.step
             self.ex.log.append({"peer": nid, "kind": "send", "msg": v, "to": [n for n in self.ids if n != nid]})
-            msg = dict(msg, body=dict(msg["body"], msg_id=next(self.counter)))
+            msg = dict(msg, body=dict(msg["body"], msg_id=next(self.counters[nid])))
         elif kind == "timeout":
             name = msg["body"]["name"]
             self.clock[nid] = max(self.clock[nid], self.timers[nid].pop(name)[0])
             self.fires[nid] -= 1
         node.send(msg)
-        self._call(node, {"type": "read", "msg_id": next(self.counter)}, "read_ok")
+        self._call(node, {"type": "read", "msg_id": next(self.counters[nid])}, "read_ok")
 
     def _call(self, node: Node, body: dict[str, Any], reply: str) -> None:
         """Send ``body`` from the client to ``node`` and take what the node writes until its
