@@ -205,8 +205,6 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, kind: st
         how = "replayed"
     elif kind == "explore":
         how = "explored, no DPOR" if no_dpor else "explored with DPOR"
-        if stats.blocked:
-            how += f"; {stats.blocked} more cut short by sleep sets"
     elif kind == "pct":
         how = f"PCT depth {depth}, seed {seed}"
     else:
@@ -221,8 +219,9 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, kind: st
             staged.write_text(replay_out, json.dumps(replay_record(sc, node_cmd, failed), indent=1) + "\n")
         if log_path:
             staged.write_text(log_path, shown.log_text())
-    click.echo(f"{count} schedule{'' if count == 1 else 's'} run ({how}, {nodes} nodes, {broadcasts} broadcasts) "
-               f"in {seconds:.1f} s")
+    cut = f"; {stats.blocked} more cut short by sleep sets" if stats.blocked else ""
+    click.echo(f"{count} schedule{'' if count == 1 else 's'} run ({how}, {nodes} nodes, {broadcasts} "
+               f"broadcast{'' if broadcasts == 1 else 's'}{cut}) in {seconds:.1f} s")
     if LIVENESS in names and replay_path and not complete:
         click.echo(f"{LIVENESS} not judged: the replayed schedule stops where the violation shows")
     elif LIVENESS in names and fair < count:
