@@ -336,3 +336,14 @@ def test_pct_from_the_command_line_is_reproducible_and_refuses_faults(run_cli, t
     assert files[0] == files[1]
     bad = run_cli("run", "--node-cmd", cmd, "--schedule", "pct", "--drops", "1")
     assert bad.exit_code == 2 and "--schedule pct: schedules no faults" in bad.output
+
+
+def test_crashes_restart_real_processes_and_the_correct_node_keeps_its_properties(run_cli, tmp_path):
+    cmd = f"{sys.executable} -S {Path(__file__).resolve().parent.parent / 'examples/nodes/causal_broadcast.py'}"
+    log = tmp_path / "run.jsonl"
+    r = run_cli("run", "--node-cmd", cmd, "--nodes", "2", "--broadcasts", "1", "--crashes", "1", "--explore",
+                "--log", log, "--replay-out", tmp_path / "r.json")
+    assert r.exit_code == 0, r.output
+    assert "schedules run (explored with DPOR, 2 nodes, 1 broadcast" in r.output
+    kinds = [json.loads(line)["kind"] for line in log.read_text().splitlines()[1:]]
+    assert kinds.count("fail") == 1 and kinds.count("restart") == 1

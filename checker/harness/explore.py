@@ -276,8 +276,9 @@ def shrink(sc: Scenario, run: Execution, violated: Violated, budget: int, *, spa
     (any but ``eventual_delivery``), the shortest prefix that already violates it (the
     execution stopped there); then each step removed in turn (the schedule follows the
     remaining steps, skipping those the nodes no longer offer, and a complete execution
-    goes on with the oldest action first) while the violation persists and the
-    execution gets smaller: fewer steps, then fewer faults, then earlier picks. At most
+    goes on with the oldest action first), and each step swapped with the one before
+    it, while the violation persists and the execution gets smaller: fewer steps, then
+    fewer faults, then earlier picks (closer to the oldest-first order). At most
     ``budget`` executions."""
     target = sorted(violated(run))[0]
     tries = 0
@@ -311,6 +312,13 @@ def shrink(sc: Scenario, run: Execution, violated: Violated, budget: int, *, spa
             if i >= len(best.keys):
                 continue
             keys = best.keys[:i] + best.keys[i + 1:]
+            ex = attempt(keys, not best.complete)
+            if ex is not None and _measure(ex) < _measure(best):
+                best, changed = ex, True
+        for i in range(1, len(best.keys)):
+            if i >= len(best.keys):
+                break
+            keys = best.keys[:i - 1] + [best.keys[i], best.keys[i - 1]] + best.keys[i + 1:]
             ex = attempt(keys, not best.complete)
             if ex is not None and _measure(ex) < _measure(best):
                 best, changed = ex, True
