@@ -135,6 +135,10 @@ def test_a_replay_the_nodes_do_not_follow_is_a_divergence(run_cli, tmp_path):
     ('{"format": "ordercheck-run-replay", "version": 1, "node_cmd": "x", "nodes": 2, "broadcasts": 1, '
      '"schedule": [{"pick": -1, "action": "a"}]}', "schedule[0]"),
     ("{", "is not valid JSON"),
+    ('{"format": "ordercheck-run-replay", "version": 1, "node_cmd": "x", "nodes": 2, "broadcasts": 1, '
+     '"drops": -1, "schedule": []}', "drops"),
+    ('{"format": "ordercheck-run-replay", "version": 1, "node_cmd": "x", "nodes": 2, "broadcasts": 1, '
+     '"complete": "yes", "schedule": []}', "complete"),
 ])
 def test_a_bad_replay_file_is_one_line_and_exit_2(run_cli, tmp_path, doc, field):
     replay = tmp_path / "bad.json"

@@ -150,6 +150,10 @@ CASES = {  # scenario, node, the properties some schedules violate
     "duplicates on FIFO links": (Scenario(("x",), 2, 3, duplicates=1, reorder=False), lambda: Causal(False), set()),
     "retries on timers, a drop": (Scenario(("x",), 2, 1, drops=1, timer_fires=2), Retransmit, set()),
     "no retries, a drop": (Scenario(("x",), 3, 1, drops=1), lambda: Retransmit(False), {"eventual_delivery"}),
+    "no hold-back, a crash and a drop": (Scenario(("x",), 2, 2, drops=1, crashes=1), lambda: Causal(False),
+                                         {"eventual_delivery"}),
+    "hold-back on FIFO links, a drop": (Scenario(("x",), 3, 2, drops=1, reorder=False), Causal,
+                                        {"eventual_delivery"}),
 }
 
 

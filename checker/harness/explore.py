@@ -122,8 +122,8 @@ def explore(sc: Scenario, max_schedules: int, failing: Judge, *, dpor: bool = Tr
             stats: Exploration | None = None, spawn: Spawn = Node) -> Iterator[Execution]:
     """Systematic exploration (see the module's docstring), depth first; yields every
     execution judged, and stops after the first one ``failing`` accepts, after
-    ``max_schedules`` judged executions (``stats.left`` says whether any were left), or
-    when none is left."""
+    ``max_schedules`` judged executions or as many cut short (``stats.left`` says
+    whether any were left), or when none is left."""
     st = stats if stats is not None else Exploration()
     stack: list[_State] = []
     prefix: list[str] = []
@@ -143,7 +143,7 @@ def explore(sc: Scenario, max_schedules: int, failing: Judge, *, dpor: bool = Tr
         nxt = _backtrack(stack, run)
         if nxt is None:
             return
-        if st.runs >= max_schedules:
+        if st.runs >= max_schedules or st.blocked >= max_schedules:
             st.left = True
             return
         prefix = nxt
