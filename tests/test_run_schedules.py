@@ -351,3 +351,33 @@ def test_crashes_restart_real_processes_and_the_correct_node_keeps_its_propertie
     assert "schedules run (explored with DPOR, 2 nodes, 1 broadcast" in r.output
     kinds = [json.loads(line)["kind"] for line in log.read_text().splitlines()[1:]]
     assert kinds.count("fail") == 1 and kinds.count("restart") == 1
+
+
+class Picky(Causal):
+    """The no-hold-back node, except that n3 falls silent when the first thing it is
+    sent is its client's request (so some of shrinking's candidates fail otherwise)."""
+
+    def __init__(self) -> None:
+        super().__init__(False)
+        self.started = False
+
+    def handle(self, m: dict, out: list) -> None:
+        if m["body"]["type"] == "broadcast" and self.me == "n3" and not self.started:
+            raise NodeFailed("n3", "fell silent")
+        self.started = self.started or m["body"]["type"] in ("broadcast", "cb")
+        super().handle(m, out)
+
+
+def test_shrinking_passes_over_candidates_on_which_a_node_misbehaves():
+    sc = Scenario(("x",), 3, 6)
+    spawn = spawner(Picky)
+    found = next(ex for ex in explore(sc, 100, lambda ex: violates(ex, "causal"), spawn=spawn)
+                 if violates(ex, "causal"))
+
+    def violated(ex):
+        if len(ex.log) < 2:
+            return frozenset()
+        return frozenset({"causal"}) if violates(ex, "causal") else frozenset()
+
+    small = shrink(sc, found, violated, 200, spawn=spawn)
+    assert "causal" in violated(small.run) and len(small.run.keys) < len(found.keys)

@@ -28,8 +28,17 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from ordercheck.checker.harness.network import FAULTS, Action, Divergence, Execution, Scenario, Spawn, execute
-from ordercheck.checker.harness.nodes import Node
+from ordercheck.checker.harness.network import (
+    FAULTS,
+    Action,
+    Divergence,
+    Execution,
+    Scenario,
+    Spawn,
+    StepBound,
+    execute,
+)
+from ordercheck.checker.harness.nodes import Node, NodeFailed
 
 Judge = Callable[[Execution], bool]
 """Judges one execution: True when it violates a property."""
@@ -278,7 +287,8 @@ def shrink(sc: Scenario, run: Execution, violated: Violated, budget: int, *, spa
     remaining steps, skipping those the nodes no longer offer, and a complete execution
     goes on with the oldest action first), and each step swapped with the one before
     it, while the violation persists and the execution gets smaller: fewer steps, then
-    fewer faults, then earlier picks (closer to the oldest-first order). At most
+    fewer faults, then earlier picks (closer to the oldest-first order). A candidate
+    on which a node misbehaves or that reaches ``max_steps`` is not taken. At most
     ``budget`` executions."""
     target = sorted(violated(run))[0]
     tries = 0
@@ -292,7 +302,7 @@ def shrink(sc: Scenario, run: Execution, violated: Violated, budget: int, *, spa
         tries += 1
         try:
             ex = execute(sc, _following(keys, stop), spawn=spawn)
-        except Divergence:
+        except (Divergence, StepBound, NodeFailed):  # another failure than the one kept: not smaller
             return None
         return ex if target in violated(ex) else None
 
