@@ -381,3 +381,19 @@ def test_shrinking_passes_over_candidates_on_which_a_node_misbehaves():
 
     small = shrink(sc, found, violated, 200, spawn=spawn)
     assert "causal" in violated(small.run) and len(small.run.keys) < len(found.keys)
+
+
+def test_the_pool_hands_out_processes_started_ahead_and_reaps_the_rest():
+    from ordercheck.checker.harness.nodes import Pool
+
+    argv = [sys.executable, "-S", "-c", "import time; time.sleep(60)"]
+    with Pool(1) as pool:
+        first = pool.spawn("n1", argv)
+        ahead = pool._ready[0][1]
+        second = pool.spawn("n2", argv)
+        assert second is ahead and second.id == "n2" and first.id == "n1"
+        left = pool._ready[0][1]
+        assert left.proc.poll() is None
+    assert left.proc.poll() is not None  # killed and reaped when the pool closed
+    for node in (first, second):
+        node.kill()

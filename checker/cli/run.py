@@ -42,7 +42,7 @@ from ordercheck.checker.harness.network import (
     replay_record,
     replay_schedule,
 )
-from ordercheck.checker.harness.nodes import NodeFailed, argv_of
+from ordercheck.checker.harness.nodes import NodeFailed, Pool, argv_of
 from ordercheck.checker.validate.checks import UnknownProperty, parse_properties
 from ordercheck.checker.validate.command import print_verdict
 from ordercheck.checker.validate.readers import read_text
@@ -163,9 +163,10 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, kind: st
         v = verdict_of(ex, f"schedule {count}, shrunk")
         return frozenset(n for n, p in v.properties.items() if p["status"] == "violated")
 
+    pool = Pool(nodes)
     try:
         if replay_path is not None:
-            last = execute(sc, key_chooser(keys, complete=complete), keys)
+            last = execute(sc, key_chooser(keys, complete=complete), keys, spawn=pool.spawn)
             if len(last.keys) != len(keys):
                 raise Divergence(f"the nodes ran out of actions after {len(last.keys)} of the schedule's "
                                  f"{len(keys)} steps: a node is not deterministic given its inputs")
@@ -173,18 +174,18 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, kind: st
                 failed = last
         else:
             if kind == "explore":
-                gen = explore_schedules(sc, max_schedules, failing, dpor=not no_dpor, stats=stats)
+                gen = explore_schedules(sc, max_schedules, failing, dpor=not no_dpor, stats=stats, spawn=pool.spawn)
             elif kind == "pct":
-                gen = pct_runs(sc, seed, runs, depth, failing)
+                gen = pct_runs(sc, seed, runs, depth, failing, spawn=pool.spawn)
             else:
-                gen = random_runs(sc, seed, runs, failing)
+                gen = random_runs(sc, seed, runs, failing, spawn=pool.spawn)
             for ex in gen:
                 last = ex
                 if ex.verdict.violated:
                     failed = ex
             if failed is not None and not no_shrink:
                 found = failed
-                result = shrink(sc, failed, violated, shrink_runs)
+                result = shrink(sc, failed, violated, shrink_runs, spawn=pool.spawn)
                 failed = result.run
                 shrunk_from = (len(found.keys), len(failed.keys), result.tries)
     except NodeFailed as exc:
@@ -196,6 +197,8 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, kind: st
     except StepBound as exc:
         click.echo(f"ordercheck: bound: {exc} (raise --max-steps)", err=True)
         exit_after_verdicts(EXIT_BOUND)
+    finally:
+        pool.close()
     seconds = time.perf_counter() - started
     shown = failed if failed is not None else last
     if shown is None:  # exploration whose every execution was cut short: cannot happen, the first never is
