@@ -239,6 +239,7 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, kind: st
         click.echo(f"bound: --max-schedules {max_schedules} reached with schedules left to explore; no verdict")
         exit_after_verdicts(EXIT_BOUND)
     if LIVENESS in names and fair == 0:
-        click.echo(f"bound: no schedule was fair, so {LIVENESS} was not judged; no verdict")
+        why = "the replayed schedule stops before the end" if replay_path else "no schedule was fair"
+        click.echo(f"bound: {why}, so {LIVENESS} was not judged; no verdict")
         exit_after_verdicts(EXIT_BOUND)
     exit_after_verdicts(EXIT_OK)
