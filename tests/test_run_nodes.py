@@ -40,6 +40,11 @@ def test_explore_with_dpor_finds_the_missing_hold_back_on_3_nodes_with_2_broadca
     # the recorded log is one validate reads and judges the same way
     v = run_cli("validate", tmp_path / "run.jsonl", "--properties", "causal")
     assert v.exit_code == 1 and said in v.output
+    # the node with its hold-back follows the same steps and keeps order on them; the prefix
+    # cannot judge eventual delivery: no verdict, not a pass
+    fixed = run_cli("run", "--node-cmd", node_cmd(NODES / "causal_broadcast.py"), "--replay", replay)
+    assert fixed.exit_code == 3, fixed.output
+    assert "causal holds" in fixed.output and "the replayed schedule stops before the end" in fixed.output
     # without DPOR the same exploration runs more schedules before the violation
     plain = run_cli("run", "--node-cmd", cmd, "--explore", "--no-dpor", "--no-shrink", "--broadcasts", "6",
                     "--replay-out", replay)
