@@ -257,11 +257,6 @@ def _backtrack(stack: list[_State], run: Execution) -> list[str] | None:
     return None
 
 
-def left_unexplored(stack: list[_State]) -> bool:
-    """Whether any state of ``stack`` has an action left to explore."""
-    return any(k in s.backtrack and k not in s.explored and k not in s.sleep for s in stack for k in s.info)
-
-
 Violated = Callable[[Execution], frozenset[str]]
 """The properties one execution violates."""
 
