@@ -26,7 +26,7 @@ def node_cmd(script: str | Path) -> str:
 def test_explore_with_dpor_finds_the_missing_hold_back_on_3_nodes_with_2_broadcasts_each(run_cli, tmp_path):
     replay = tmp_path / "replay.json"
     cmd = node_cmd(NODES / "causal_broadcast_no_hold_back.py")
-    said = "n2 delivered 4 (line 4) while 1, which happened before it, had not been delivered there"
+    said = "n2 delivered 6 (line 4) while 3, which happened before it, had not been delivered there"
     r = run_cli("run", "--node-cmd", cmd, "--explore", "--broadcasts", "6", "--replay-out", replay)
     assert r.exit_code == 1, r.output
     assert "2 schedules run (explored with DPOR, 3 nodes, 6 broadcasts)" in r.output

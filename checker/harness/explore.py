@@ -24,6 +24,7 @@ distinct enabled actions is run, depth first.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from ordercheck.checker.harness.network import (
     Execution,
     Scenario,
     Spawn,
+    Step,
     StepBound,
     execute,
 )
@@ -193,6 +195,21 @@ def _chooser(stack: list[_State], prefix: list[str], dpor: bool) -> Callable[[in
     return choose
 
 
+def _past(steps: list[Step]) -> list[int]:
+    """Each step's causal past, as a bit mask of the steps that happen before it (the
+    steps that enabled it, the last earlier step on each of its locations, and theirs)."""
+    hb: list[int] = []
+    last: dict[str, int] = {}
+    for j, s in enumerate(steps):
+        m = 0
+        for p in set(s.born) | {last[loc] for loc in s.locs if loc in last}:
+            m |= hb[p] | (1 << p)
+        hb.append(m)
+        for loc in s.locs:
+            last[loc] = j
+    return hb
+
+
 def _races(run: Execution, stack: list[_State], start: int) -> None:
     """Add the backtrack points the races of ``run``'s steps from ``start`` on call for."""
     steps = run.steps
@@ -276,15 +293,18 @@ def _measure(run: Execution) -> tuple[int, int, int]:
 
 def shrink(sc: Scenario, run: Execution, violated: Violated, budget: int, *, spawn: Spawn = Node) -> Shrunk:
     """A failing execution no larger than ``run`` that still violates the property
-    ``run`` violates first by name, found by re-executing: when that property is a safety property
-    (any but ``eventual_delivery``), the shortest prefix that already violates it (the
-    execution stopped there); then each step removed in turn (the schedule follows the
-    remaining steps, skipping those the nodes no longer offer, and a complete execution
-    goes on with the oldest action first), and each step swapped with the one before
-    it, while the violation persists and the execution gets smaller: fewer steps, then
-    fewer faults, then earlier picks (closer to the oldest-first order). A candidate
-    on which a node misbehaves or that reaches ``max_steps`` is not taken. At most
-    ``budget`` executions."""
+    ``run`` violates first by name, found by re-executing. When that property is a
+    safety property (any but ``eventual_delivery``): the shortest prefix that already
+    violates it (the execution stopped there); then, the violation showing at its last
+    step, only the clients' requests among the steps that led to the message that step
+    takes, or else all of those steps, or else the step's whole causal past. Then each
+    step removed in turn, and each step swapped with the one before it, until neither
+    makes it smaller. A candidate schedule is followed step by step (see
+    :func:`_following`; a complete execution goes on with the oldest action first) and
+    taken when the property stays violated and the execution is smaller: fewer steps,
+    then fewer faults, then earlier picks (closer to the oldest-first order). A
+    candidate on which a node misbehaves or that reaches ``max_steps`` is not taken.
+    At most ``budget`` executions."""
     target = sorted(violated(run))[0]
     tries = 0
     best = run
@@ -310,6 +330,18 @@ def shrink(sc: Scenario, run: Execution, violated: Violated, budget: int, *, spa
                 best, hi = ex, len(ex.keys)
             else:
                 lo = mid + 1
+    if partial and best.steps:  # the last step's causal past: what the violation there can depend on
+        past = _past(best.steps)
+        j = len(best.steps) - 1
+        sent = 1 << j  # first only what led to the message or request it takes, not its node's history
+        for b in best.steps[j].born:
+            sent |= past[b] | (1 << b)
+        requests = (1 << j) | sum(1 << i for i, st in enumerate(best.steps) if sent >> i & 1 and st.kind == "client")
+        for mask in (requests, sent, past[j] | (1 << j)):
+            ex = attempt([k for i, k in enumerate(best.keys) if mask >> i & 1], partial)
+            if ex is not None and _measure(ex) < _measure(best):
+                best = ex
+                break
     changed = True
     while changed and tries < budget:
         changed = False
@@ -317,22 +349,25 @@ def shrink(sc: Scenario, run: Execution, violated: Violated, budget: int, *, spa
             if i >= len(best.keys):
                 continue
             keys = best.keys[:i] + best.keys[i + 1:]
-            ex = attempt(keys, not best.complete)
+            ex = attempt(keys, partial)
             if ex is not None and _measure(ex) < _measure(best):
                 best, changed = ex, True
         for i in range(1, len(best.keys)):
             if i >= len(best.keys):
                 break
             keys = best.keys[:i - 1] + [best.keys[i], best.keys[i - 1]] + best.keys[i + 1:]
-            ex = attempt(keys, not best.complete)
+            ex = attempt(keys, partial)
             if ex is not None and _measure(ex) < _measure(best):
                 best, changed = ex, True
     return Shrunk(best, tries)
 
 
 def _following(keys: list[str], stop: bool) -> Callable[[int, list[Action]], int | None]:
-    """Take ``keys`` in order, skipping one the nodes do not offer; after them, stop
-    (``stop``) or take the first enabled action."""
+    """Take ``keys`` in order: the action with that key, or else the first offered with
+    the same kind, sender, receiver and body ``type`` and ``message`` (the same message
+    carrying other metadata, such as a vector clock, once other steps are gone); a key
+    with neither is skipped. After them, stop (``stop``) or take the first enabled
+    action."""
     pos = [0]
 
     def choose(_step: int, enabled: list[Action]) -> int | None:
@@ -342,6 +377,23 @@ def _following(keys: list[str], stop: bool) -> Callable[[int, list[Action]], int
             pos[0] += 1
             if k in offered:
                 return offered.index(k)
+            loose = [_loose(o) for o in offered]
+            if _loose(k) in loose:
+                return loose.index(_loose(k))
         return None if stop else 0
 
     return choose
+
+
+def _loose(key: str) -> str:
+    """``key`` with its body cut to its ``type`` and ``message``."""
+    at = key.find(" {")
+    if at < 0:
+        return key
+    try:
+        body = json.loads(key[at + 1:])
+    except ValueError:
+        return key
+    if not isinstance(body, dict):
+        return key
+    return key[:at] + " " + json.dumps([body.get("type"), body.get("message")])
