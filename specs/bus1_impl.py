@@ -75,9 +75,11 @@ Modelling choices (each keeps the code's behaviour on ordering):
   "counted"`` counts the references of messages in flight as well, and the user's
   (``n_user``: a handle received twice needs two releases).
 * History: a destruction is recorded as a transaction of the owner (a message) addressed
-  to the owner and every holder, late joiners included; receiving a destroy notification
-  is delivering it, and a notification dropped by peek or flush is a drop with its
-  reason, as are data messages dropped by peek (``REASONS``). A user that receives
+  to the owner and every holder when it starts (``bus1_handle_destroy_locked``'s map; late
+  joiners are not destinations: the abstract side has no such holders, and a failed join owes
+  nothing in the history: what it breaks, the handle properties say); receiving a destroy
+  notification is delivering it (a late joiner's adds the destruction to its causal past
+  only), and a notification dropped by peek or flush is a drop with its reason, as are data messages dropped by peek (``REASONS``). A user that receives
   ``BUS1_HANDLE_INVALID`` has observed the destruction, so it joins that peer's causal
   past. Release notifications are not in the history.
 
@@ -1001,13 +1003,12 @@ class World:
             past = self.ghost[0][mid // self.spec.stride][mid % self.spec.stride][1]
             self.know[p] |= (1 << mid) | past
 
-    def add_dest(self, mid: int, d: int) -> None:
-        sent, logs = self.ghost
+    def is_dest(self, mid: int, d: int) -> bool:
+        """Whether ``d`` is a destination of message ``mid`` in the history: for a destruction, the
+        owner and the holders when it started (a late joiner is not one: its notification, when
+        its join succeeds, is not a delivery of the destruction, and a failed join owes it none)."""
         s, k = divmod(mid, self.spec.stride)
-        dmask, past = sent[s][k]
-        if not dmask >> d & 1:
-            row = sent[s][:k] + ((dmask | 1 << d, past),) + sent[s][k + 1 :]
-            self.ghost = (sent[:s] + (row,) + sent[s + 1 :], logs)
+        return bool(self.ghost[0][s][k][0] >> d & 1)
 
     def dequeued(self, p: int, key: tuple) -> None:
         if self.deq[p] and key <= self.deq[p]:
@@ -1033,8 +1034,9 @@ class World:
             return self.transfer(p, op)
         mid = p * spec.stride + len(self.ghost[0][p])
         grp = spec.group_of(self.ranks, mid)
-        if op.kind == SEND and any(spec.gone(self.pcs, self.txs, spec.owners[n]) for n in op.nodes):
-            # peer.c:749-752: bus1_handle_acquire_owner finds the destination's owner deactivated: ESHUTDOWN
+        if op.kind == SEND and any(self.owner_unreachable(p, n) for n in op.nodes):
+            # peer.c:749-752: bus1_handle_acquire_owner finds the destination's anchor released (n_weak 0,
+            # handle.c:140) or its owner deactivated (bus1_peer_acquire fails): ESHUTDOWN
             self.pcs[p] += 1
             self.ghost = ghost_send(self.ghost, p, mid, 0, self.know[p])
             self.know[p] |= 1 << mid
@@ -1055,6 +1057,17 @@ class World:
             self.txs[p] = (DRAIN, mid, 0, 0, 0, 0, grp, (), (), ())
             return ("bus1_peer_disconnect", p, mid, "deactivated")
         return self.destroy_start(p, op, mid, grp)
+
+    def owner_unreachable(self, p: int, node: int) -> bool:
+        """peer.c:746-753 for ``p``'s send to ``node``: whether bus1_peer_new_message fails with
+        ESHUTDOWN. A remote destination's owner is acquired by bus1_handle_acquire_owner, which reads
+        the anchor's ``n_weak`` (handle.c:140: 0 once a reset released the anchor, handle.c:436) and
+        then bus1_peer_acquire (fails once the owner is deactivated); an anchor is the sender's own
+        node (bus1_peer_acquire of the sender, which is active while it sends)."""
+        owner = self.spec.owners[node]
+        if owner == p:
+            return False
+        return bool(self.nodes[node] & (F_RELEASED | F_WEAK0)) or self.spec.gone(self.pcs, self.txs, owner)
 
     def destroy_start(self, p: int, op: Op, mid: int, grp: int) -> tuple:
         """peer.c:bus1_peer_ioctl_nodes_destroy, or bus1_peer_flush step 1: bus1_handle_destroy_locked
@@ -1277,9 +1290,6 @@ class World:
         _st, wts, wgrp = self.hget(owner, node)
         addr = spec.haddr(d, node)
         tx = self.txs[owner]
-        dmid = self.destroy_mid(node, wgrp)
-        if dmid is not None:
-            self.add_dest(dmid, d)
         if wts & 1:
             assert tx and tx[6] == wgrp, "a staging anchor belongs to its owner's running transaction"
             phase, mid, i, ts, ats, T, grp, sync, asyn, post = tx
@@ -1309,7 +1319,7 @@ class World:
         if self.nodes[node] & F_DESTROYED:
             grp = self.hget(hp, node)[2]
             mid = self.destroy_mid(node, grp)
-            if mid is not None:
+            if mid is not None and self.is_dest(mid, p):  # a late joiner's drop is no event of the history
                 self.log(p, DROP, mid, reason)
 
     def destroy_mid(self, node: int, grp: int) -> int | None:
@@ -1391,7 +1401,10 @@ class World:
             self.notes[p] |= 1 << node
             mid = self.destroy_mid(node, grp)
             if mid is not None:
-                self.log(p, DELIVER, mid)
+                if self.is_dest(mid, p):
+                    self.log(p, DELIVER, mid)
+                else:  # a late joiner's notification: not a delivery of the destruction, but seen
+                    self.know[p] |= 1 << mid | self.ghost[0][mid // spec.stride][mid % spec.stride][1]
         elif self.spec.refs == "counted" and self.referenced(node):
             self.bits |= B_RELEASE
         return ("bus1_peer_peek", p, f"{kind} notification n{node}", ts), -1
