@@ -51,6 +51,8 @@ order), ``refs`` (references approximated by the holder, or counted as the code 
 ``acquire`` (payload handles in one step, or one step each),
 ``locks`` with ``stage_lock``/``install_lock`` (the lock-level mode of
 :mod:`ordercheck.specs.bus1_locks`, and the two missing locks added), ``ties`` and ``mutant``.
+Candidate fixes, one switch each: ``liveness = "key"`` (finding C), ``flush_front`` (E),
+``join_failure = "invalid"`` (F), ``synthetic_tie = "flipped"`` (D), ``stage_lock`` (A).
 
 Modelling choices (each keeps the code's behaviour on ordering):
 
@@ -126,6 +128,7 @@ from ordercheck.specs.bus1_impl_defs import (  # noqa: F401  (re-exported: the a
     B_DEST,
     B_FRONT,
     B_HANDLE,
+    B_JOINFAIL,
     B_LOCKDEP,
     B_OWNER,
     B_RELEASE,
@@ -272,6 +275,30 @@ class Bus1Impl(PeerSpec):
             "all) or each (one step per handle, other peers' steps between them; the lock-level mode always "
             "takes them one by one)",
             choices=("together", "each"),
+        ),
+        Constant(
+            "flush_front",
+            bool,
+            False,
+            "the fix for finding E: bus1_queue_flush recomputes front from the leftmost entry left (the code "
+            "sets front = NULL, queue.c:116, and never recomputes it)",
+        ),
+        Constant(
+            "join_failure",
+            str,
+            "stale",
+            "what a failed bus1_tx_join leaves (finding F): stale (the code, handle.c:300-303: the handle keeps "
+            "timestamp 0 and bus1_handle_is_live_at answers live for ever) or invalid (the fix: the handle "
+            "records the destruction's timestamp, so a message ordered after it reads BUS1_HANDLE_INVALID)",
+            choices=("stale", "invalid"),
+        ),
+        Constant(
+            "synthetic_tie",
+            str,
+            "code",
+            "the address test of bus1_queue_commit_synthetic on a (timestamp, group) tie with the leftmost entry "
+            "(finding D): code (node < t, queue.c:350) or flipped (node > t)",
+            choices=("code", "flipped"),
         ),
         Constant(
             "install_lock",
@@ -676,6 +703,8 @@ class Bus1Impl(PeerSpec):
         return None
 
     def _late_join(self, state: tuple) -> str | None:
+        if state[BAD][0] & B_JOINFAIL:
+            return "a handle attached after its node's destruction failed to join it (and reads INVALID)"
         for p in range(self.peers):
             for node in range(self.n_nodes):
                 owner = self.owners[node]
@@ -1233,7 +1262,7 @@ class World:
             self.txs[p] = (FLUSH, mid, 0, ts, ats, T, grp, sync, asyn, post)
             return ("bus1_peer_flush", p, mid, "release handles")
         # FLUSH
-        self.q[p], removed, w = bq.flush(self.q[p], T)
+        self.q[p], removed, w = bq.flush(self.q[p], T, spec.flush_front)
         self.warn(w)
         for _ts, _g, addr in removed:
             if addr >= spec.mbase:
@@ -1304,11 +1333,17 @@ class World:
         self.hset(d, node, grp=wgrp)
         self.q[d], _c, w = bq.sync(self.q[d], timestamp)
         self.warn(w)
-        self.q[d], queued, w = bq.commit_synthetic(self.q[d], addr, wgrp, timestamp)
+        self.q[d], queued, w = bq.commit_synthetic(self.q[d], addr, wgrp, timestamp,
+                                                   spec.synthetic_tie == "flipped")
         self.warn(w)
         if queued:
             self.hset(d, node, ts=timestamp)
             return case
+        if spec.join_failure == "invalid":
+            # The fix: the handle records the destruction's timestamp (even: committed or sealed), so
+            # bus1_handle_is_live_at answers INVALID for every message ordered after it; no entry queued.
+            self.hset(d, node, ts=timestamp)
+            self.bits |= B_JOINFAIL  # the late_join witness (the timestamp no longer tells)
         return case + " failed"
 
     # -- receiving ------------------------------------------------------------------------

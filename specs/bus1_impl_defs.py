@@ -31,6 +31,7 @@ B_LOCKDEP = 256  # locks mode: a lockdep_assert_held reached without the lock (t
 B_WINDOW = 512  # locks mode, a witness: a payload handle's destruction entry changed between peek and install
 B_RELEASE = 1024  # a release notification received while a user handle or a message in flight references the node
 B_SPLIT = 2048  # acquire = "each", a witness: a destruction started between two payload acquisitions of one message
+B_JOINFAIL = 4096  # join_failure = "invalid", a witness: a late join failed (the handle records the timestamp)
 # Lockdep assertions of the modelled functions (locks mode), one bit each in the WARN bits of BAD.
 LOCKDEP_SITES = {
     1 << 16: "tx.c:139 bus1_tx_stage: lockdep_assert_held(&peer->data.lock) of the staging destination",
