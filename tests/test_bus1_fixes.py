@@ -109,6 +109,7 @@ FIXES = {
           {"front_consistent", "queue_drained", "eventual_delivery"}, {"flush_front": True}),
     "E, later traffic": ("bus1-impl-life-reset-then-traffic", "bus1-impl-life-reset-then-traffic-fixed",
                          {"front_consistent", "queue_drained", "eventual_delivery"}, {"flush_front": True}),
+    "B": ("bus1-impl-lock-install", "bus1-impl-lock-install-fixed", {"lockdep_held"}, {"install_lock": True}),
     "A": ("bus1-impl-lock-stage-race", "bus1-impl-lock-stage-fixed",
           {"one_writer", "lockdep_held", "clock_monotonic", "no_insert_before_front", "front_linked",
            "dequeue_increasing", "eventual_delivery", "queue_drained", "staging_bounds", "no_warn",
