@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -15,7 +17,7 @@ from ordercheck.checker.loading.modelfile import load_model, model_from_dict
 from ordercheck.specs import bus1_queue as bq
 from ordercheck.specs.bus1_impl import Bus1Impl
 from ordercheck.specs.bus1_refinement import Bus1Refinement
-from tests.conftest import MODELS
+from tests.conftest import MODELS, ROOT
 
 QUIET = Options(progress=False)
 
@@ -184,13 +186,54 @@ def test_bad_script_on_the_command_line_exits_2_with_one_line(run_cli, tmp_path)
 
 FAST = sorted(p.stem for p in MODELS.glob("bus1-impl-*.toml") if p.stem != "bus1-impl-synthetic-causality")
 
+PAGE = ROOT / "docs" / "explanation" / "bus1-implementation.md"
+ROW = re.compile(
+    r"^\| (?P<finding>[^|]+?) \| `(?P<model>[\w-]+)\.toml` \((?P<states>[\d,]+)\) \| `(?P<prop>\w+)` violated, "
+    r"(?P<steps>\d+) steps \| [^|]+ \| (?:`(?P<fix>[\w-]+)\.toml` \((?P<fix_states>[\d,]+)\): holds|-) \|$", re.M)
+PROSE = re.compile(r"`(bus1-impl-[\w-]+)\.toml`(?: \(|,)((?:(?!bus1-impl-)[^()])*?)([\d,]+)\s+states\b")
+
+
+@functools.cache
+def page_claims() -> tuple[dict[str, set[int]], list[re.Match]]:
+    """The findings page's numbers: per model, every state count the page gives it (the
+    table's and the prose's "`MODEL.toml` (..., N states"), and the evidence table's rows
+    (finding model, states, property violated, steps of the shortest trace, fix model where
+    it holds, its states)."""
+    text = PAGE.read_text(encoding="utf-8")
+    states: dict[str, set[int]] = {}
+    rows = list(ROW.finditer(text))
+    for r in rows:
+        states.setdefault(r["model"], set()).add(int(r["states"].replace(",", "")))
+        if r["fix"]:
+            states.setdefault(r["fix"], set()).add(int(r["fix_states"].replace(",", "")))
+    for m in PROSE.finditer(text):
+        states.setdefault(m[1], set()).add(int(m[3].replace(",", "")))
+    return states, rows
+
+
+def test_the_findings_page_has_its_evidence_table():
+    states, rows = page_claims()
+    assert len(rows) >= 16 and {r["finding"].split(",")[0] for r in rows} >= set("CFDEGABHI")
+    assert set(states) <= set(FAST) | {"bus1-impl-synthetic-causality"}, set(states) - set(FAST)
+
 
 @pytest.mark.parametrize("name", FAST)
 def test_model_meets_its_expectations(name):
+    """Each model's verdicts are its [expect]'s, and the numbers the findings page gives for it
+    (docs/explanation/bus1-implementation.md: distinct states, the shortest trace's steps, the
+    fix model's verdict) are this run's."""
     model = load_model(MODELS / f"{name}.toml")
     result = check_model(model, QUIET)
     assert result.exit_code() == 0, {n: (p.status, p.expected) for n, p in result.properties.items()}
     assert result.stats.bound is None
+    states, rows = page_claims()
+    assert states.get(name, {result.stats.distinct_states}) == {result.stats.distinct_states}, "the page's states"
+    for r in rows:
+        if r["model"] == name:
+            v = result.properties[r["prop"]]
+            assert (v.status, len(v.trace) - 1) == ("violated", int(r["steps"])), r[0]
+        if r["fix"] == name:
+            assert result.properties[r["prop"]].status == "holds", r[0]
 
 
 def verdict(name: str, prop: str):
@@ -245,8 +288,14 @@ def test_finding_g_synthetic_join_breaks_causality():
     sees the destruction INVALID, signals c, and c receives its own later message before its
     destroy notification. (Before issue 35 it was a failed join at d, made a causality break
     only by recording the late joiner d as a destination of the destruction.)"""
-    _model, g = verdict("bus1-impl-synthetic-causality", "causal")
+    model = load_model(MODELS / "bus1-impl-synthetic-causality.toml")
+    result = check_model(model, Options(progress=False))
+    g = result.properties["causal"]
     assert g.status == "violated"
+    states, rows = page_claims()  # the findings page's numbers for G are this run's
+    (row,) = [r for r in rows if r["model"] == "bus1-impl-synthetic-causality"]
+    assert (int(row["steps"]), states["bus1-impl-synthetic-causality"]) == (len(g.trace) - 1,
+                                                                          {result.stats.distinct_states})
     labels = [s.label for s in g.trace[1:]]
     assert any(lab[0] == "bus1_handle_acquire" and lab[-1] == "J2" for lab in labels)
     assert not any(lab[0] == "bus1_handle_acquire" and "failed" in lab[-1] for lab in labels)
