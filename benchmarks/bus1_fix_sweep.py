@@ -45,7 +45,8 @@ FIXES: dict[str, tuple[str, dict[str, Any]]] = {
 @dataclasses.dataclass
 class Row:
     """One model under one fix: states with the code's setting and with the fix, and the verdicts
-    that differ (``property: before -> after``); ``skipped`` says why it was not run."""
+    that differ (``property: before -> after``), the properties still violated with the fix;
+    ``skipped`` says why it was not run."""
 
     model: str
     states_code: int = 0
@@ -53,6 +54,7 @@ class Row:
     newly_violated: list[str] = dataclasses.field(default_factory=list)
     repaired: list[str] = dataclasses.field(default_factory=list)
     witnesses: list[str] = dataclasses.field(default_factory=list)
+    still: list[str] = dataclasses.field(default_factory=list)
     skipped: str = ""
 
 
@@ -89,12 +91,13 @@ def sweep(fix: str, paths: list[Path], code: dict[Path, tuple[int, dict]]) -> li
         try:
             row.states_fix, after = _run(path, switches)
         except InputError as exc:
-            row.skipped = f"does not apply ({exc})"
+            row.skipped = f"does not apply ({str(exc).rsplit(': ', 1)[-1]})"
             rows.append(row)
             continue
         if path not in code:
             code[path] = _run(path, {})
         row.states_code, before = code[path]
+        row.still = [name for name, (kind, now) in after.items() if kind != "sometimes" and now == "violated"]
         for name, (kind, was) in before.items():
             now = after[name][1]
             if now == was:
@@ -125,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = sweep(fix, paths, code)
         print(f"\n{fix}: {FIXES[fix][0]}")
         if args.markdown:
-            print("\n| model | states (code) | states (fix) | repaired | newly violated | witnesses |\n|---|---|---|---|---|---|")
+            print("\n| model | states (code) | states (fix) | repaired | newly violated | witnesses | still violated |\n"
+                  "|---|---|---|---|---|---|---|")
         for r in rows:
             if r.skipped:
                 if not args.markdown:
@@ -134,11 +138,12 @@ def main(argv: list[str] | None = None) -> int:
             bad += len(r.newly_violated)
             if args.markdown:
                 print(f"| {r.model} | {r.states_code:,} | {r.states_fix:,} | {'; '.join(r.repaired) or '-'} | "
-                      f"{'; '.join(r.newly_violated) or '-'} | {'; '.join(r.witnesses) or '-'} |")
+                      f"{'; '.join(r.newly_violated) or '-'} | {'; '.join(r.witnesses) or '-'} | "
+                      f"{', '.join(r.still) or '-'} |")
             else:
                 print(f"  {r.model}: {r.states_code:,} -> {r.states_fix:,} states; repaired "
                       f"[{', '.join(r.repaired)}]; NEWLY VIOLATED [{', '.join(r.newly_violated)}]; "
-                      f"witnesses [{', '.join(r.witnesses)}]")
+                      f"witnesses [{', '.join(r.witnesses)}]; still violated [{', '.join(r.still)}]")
     return 1 if bad else 0
 
 

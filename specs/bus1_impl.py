@@ -219,8 +219,9 @@ class Bus1Impl(PeerSpec):
             "are inserted committed at the commit timestamp: no blocks), lock2_unordered (locks mode: "
             "bus1_mutex_lock2 takes its two locks in argument order, not by address), or one_user_ref "
             "(counted refs: a user release lets go of the handle whatever n_user says, the approximation "
-            "of one user reference per handle)",
-            choices=("none", "no_staging", "lock2_unordered", "one_user_ref"),
+            "of one user reference per handle), or shared_unserialized (shared_groups: the peers that share a "
+            "group tag run their operations concurrently, which one thread cannot)",
+            choices=("none", "no_staging", "lock2_unordered", "one_user_ref", "shared_unserialized"),
         ),
         Constant(
             "liveness",
@@ -301,6 +302,15 @@ class Bus1Impl(PeerSpec):
             choices=("code", "flipped"),
         ),
         Constant(
+            "shared_groups",
+            str,
+            "",
+            "peers driven by one thread, e.g. \"ab\" (empty: every peer has its own): their transactions "
+            "share one group tag, the address of the struct bus1_tx on that thread's stack, which every "
+            "ioctl of the thread reuses (queue.h assumes tags are not reused), and their operations run one "
+            "at a time",
+        ),
+        Constant(
             "install_lock",
             bool,
             False,
@@ -370,6 +380,20 @@ class Bus1Impl(PeerSpec):
         if self.mutant == "lock2_unordered" and not self.locks:
             raise ConstantError("mutant", "lock2_unordered takes effect in the lock-level mode only: set locks = true")
         self.release_owners = tuple(sorted({o for o in self.owners})) if self.ties == "with_release" else ()
+        shared = []
+        for ch in self.shared_groups:
+            if ch not in self.names or self.names.index(ch) in shared:
+                raise ConstantError("shared_groups", f"{ch!r} is not a peer, or is named twice ({', '.join(self.names)})")
+            shared.append(self.names.index(ch))
+        if len(shared) == 1:
+            raise ConstantError("shared_groups", "name at least two peers (one peer's transactions never overlap)")
+        if shared and self.locks:
+            raise ConstantError("shared_groups", "not modelled at lock level: leave it empty with locks = true")
+        if self.mutant == "shared_unserialized" and not shared:
+            raise ConstantError("mutant", "shared_unserialized needs shared_groups")
+        self.shared = tuple(sorted(shared))
+        slots = [i for i, (p, _k) in enumerate(self.tx_slots) if p in self.shared]
+        self.shared_slot = slots[0] if slots else -1
         self.refs_at = REFS + 2 if self.locks else REFS  # after LOCKS and THREADS in locks mode
 
     # -- encoding helpers ---------------------------------------------------------------
@@ -387,8 +411,24 @@ class Bus1Impl(PeerSpec):
         i = addr - 1 if self.addresses == "ascending" else self.peers * self.n_nodes - addr
         return divmod(i, self.n_nodes)
 
-    def msg_addr(self, mid: int, d: int) -> int:
-        return self.mbase + mid * self.peers + d
+    def msg_addr(self, mid: int, d: int, flipped: bool = False) -> int:
+        """The address of message ``mid``'s entry on ``d``: in message order, or (``flipped``, a
+        queue of ``shared_groups`` whose entries may tie) in the reverse order; either way above
+        every handle's, and :meth:`msg_of` reads ``mid`` back."""
+        key = 2 * self.peers * self.stride - 1 - mid if flipped else mid
+        return self.mbase + key * self.peers + d
+
+    def msg_of(self, addr: int) -> int:
+        """The message of the entry at ``addr`` (the inverse of :meth:`msg_addr`)."""
+        key = (addr - self.mbase) // self.peers
+        big = self.peers * self.stride
+        return key if key < big else 2 * big - 1 - key
+
+    def flipped(self, ranks: tuple, d: int) -> bool:
+        """With ``shared_groups``: whether the message entries on ``d`` are at addresses in the
+        reverse of message order (the last element of ``ranks`` holds one bit per peer; the
+        initial states hold both orders for every queue two of the thread's peers send to)."""
+        return bool(self.shared) and bool(ranks[-1] >> d & 1)
 
     def op_of(self, mid: int) -> Op:
         return self.msg_ops[mid // self.stride][mid % self.stride]
@@ -398,8 +438,19 @@ class Bus1Impl(PeerSpec):
         return next(n for n in self.op_of(mid).nodes if self.owners[n] == d)
 
     def group_of(self, ranks: tuple, mid: int) -> int:
+        """The group tag of message ``mid``'s transaction: its rank, or with ``shared_groups`` the
+        one tag of its thread's transactions."""
         p, k = mid // self.stride, mid % self.stride
+        if p in self.shared:
+            return ranks[self.shared_slot]
         return ranks[self.tx_slots.index((p, k))]
+
+    def serialized(self, txs: Any, p: int) -> bool:
+        """Whether ``p`` must wait: another peer of its thread (``shared_groups``) is inside an
+        operation, and one thread runs one ioctl at a time."""
+        if p not in self.shared or self.mutant == "shared_unserialized":
+            return False
+        return any(txs[r] for r in self.shared if r != p)
 
     def release_group(self, owner: int, ranks: tuple = ()) -> int:
         """The group tag of ``owner``'s release notifications (the owner peer in the code): after
@@ -436,6 +487,11 @@ class Bus1Impl(PeerSpec):
         ]
         ids = tuple(range(1, self.n_tx + len(self.release_owners) + 1))
         orders = permutations(ids) if self.ties != "fixed" else [ids]
+        if self.shared:  # message address orders per queue: both, where two of the thread's peers send
+            both = [d for d in range(n) if sum(1 for p in self.shared if any(
+                self.owners[node] == d for op in self.msg_ops[p] if op.kind == SEND for node in op.nodes)) > 1]
+            masks = [sum(1 << d for i, d in enumerate(both) if m >> i & 1) for m in range(1 << len(both))]
+            orders = [(*r, m) for r in orders for m in masks]
         if self.locks:
             base += [(0,) * n, ((),) * n]
         if self.refs == "counted":
@@ -463,6 +519,8 @@ class Bus1Impl(PeerSpec):
                 w.actor = p
                 label = w.tx_step(p)
                 out.append((label, w.freeze(state)))
+                continue
+            if self.shared and self.serialized(state[TXS], p):
                 continue
             q = state[Q][p]
             if q[3] and bq.find(q[4], q[3]) >= 0 and not self.gone(state[PCS], state[TXS], p):
@@ -607,7 +665,18 @@ class Bus1Impl(PeerSpec):
                                doc=_DOCS["release_when_unreferenced"])] if self.refs == "counted" else []),
             *([Property.sometimes("acquire_split", self._split, doc=_DOCS["acquire_split"])]
               if self.acquire == "each" else []),
+            *([Property.sometimes("group_tie", self._group_tie, doc=_DOCS["group_tie"])] if self.shared else []),
         ]
+
+    def _group_tie(self, state: tuple) -> str | None:
+        for p, q in enumerate(state[Q]):
+            msgs = [e for e in q[4] if e[2] >= self.mbase and not e[0] & 1]  # committed: staging ties are moot
+            for i, e in enumerate(msgs):
+                for f in msgs[i + 1:]:
+                    if e[:2] == f[:2]:
+                        return (f"{self.names[p]}'s queue holds {self.entry_name(e[2])} and {self.entry_name(f[2])} "
+                                f"at one timestamp {e[0]} with one group tag")
+        return None
 
     def _split(self, state: tuple) -> str | None:
         if state[BAD][0] & B_SPLIT:
@@ -725,7 +794,7 @@ class Bus1Impl(PeerSpec):
         if not addr:
             return "NULL"
         if addr >= self.mbase:
-            mid, d = divmod(addr - self.mbase, self.peers)
+            mid, d = self.msg_of(addr), (addr - self.mbase) % self.peers
             return f"{self.mname(mid)}->n{self.msg_node_at(mid, d)}"
         p, node = self.hsplit(addr)
         return f"notify({self.names[p]},n{node})"
@@ -1190,7 +1259,7 @@ class World:
             order = tuple(reversed(op.nodes))  # mlist is LIFO (peer.c)
             node = order[i]
             d = spec.owners[node]
-            addr = spec.msg_addr(mid, d)
+            addr = spec.msg_addr(mid, d, spec.flipped(self.ranks, d))
             if phase == ACQ and spec.acquire == "each":  # one handle a step; post holds the next one's index
                 j = post[0] if post else 0
                 case = self.acquire(d, op.payload[j])
@@ -1266,8 +1335,8 @@ class World:
         self.warn(w)
         for _ts, _g, addr in removed:
             if addr >= spec.mbase:
-                self.log(p, DROP, (addr - spec.mbase) // spec.peers, R_FLUSHED)
-                self.drop_payload(p, (addr - spec.mbase) // spec.peers)
+                self.log(p, DROP, spec.msg_of(addr), R_FLUSHED)
+                self.drop_payload(p, spec.msg_of(addr))
             else:
                 self.drop_notification(p, addr, R_FLUSHED)
         self.done(p, mid)
@@ -1358,10 +1427,14 @@ class World:
                 self.log(p, DROP, mid, reason)
 
     def destroy_mid(self, node: int, grp: int) -> int | None:
+        """The history's message of ``node``'s destruction: the owner's transaction with group
+        ``grp`` that destroys ``node`` (with shared_groups several of the owner's transactions
+        have that group)."""
         spec = self.spec
         owner = spec.owners[node]
         for m in range(owner * spec.stride, owner * spec.stride + len(self.ghost[0][owner])):
-            if spec.group_of(self.ranks, m) == grp:
+            op = spec.op_of(m)
+            if spec.group_of(self.ranks, m) == grp and op.kind != SEND and node in op.nodes:
                 return m
         return None
 
@@ -1390,7 +1463,7 @@ class World:
         ts, grp, addr = key
         flushed = ts <= self.q[p][1]
         if addr >= spec.mbase:
-            mid = (addr - spec.mbase) // spec.peers
+            mid = spec.msg_of(addr)
             node = spec.msg_node_at(mid, p)
             reason = 0
             if flushed:
@@ -1539,6 +1612,8 @@ _DOCS = {
     "handle to the node and no message carrying one is on its way (handle.h:48-51: once all handles to a node "
     "have been released, the owner is notified)",
     "late_join": "a handle attached after its node's destruction fails to join it (tx.c:bus1_tx_join fallback)",
+    "group_tie": "shared_groups, a witness: two messages of different transactions sit on one queue at one "
+    "timestamp with one group tag, so only their addresses order them (queue.h assumes it cannot happen)",
     "acquire_split": "acquire = \"each\", a witness: a destruction of a payload node starts while a message has "
     "acquired some of its payload handles at a destination and not yet the others (message.c:bus1_message_stage "
     "acquires them one by one)",

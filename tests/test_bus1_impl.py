@@ -162,6 +162,12 @@ def test_ties_all_explores_every_group_order():
         ({"fresh": [7]}, "constants.fresh"),
         ({"script": {"a": ["send 1"]}}, "constants.script.a[0]"),  # a holds no handle to node 1
         ({"script": {"a": ["jump"]}}, "constants.script.a[0]"),
+        ({"shared_groups": "a"}, "constants.shared_groups"),
+        ({"shared_groups": "az"}, "constants.shared_groups"),
+        ({"shared_groups": "aa"}, "constants.shared_groups"),
+        ({"shared_groups": "ab", "locks": True}, "constants.shared_groups"),
+        ({"mutant": "shared_unserialized"}, "constants.mutant"),
+        ({"join_failure": "lost"}, "constants.join_failure"),
     ],
 )
 def test_bad_constants_name_the_field(constants, field):
