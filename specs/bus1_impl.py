@@ -181,6 +181,7 @@ from ordercheck.specs.bus1_impl_defs import (  # noqa: F401  (re-exported: the a
     TXS,
     USERS,
     VALID,
+    XFER,
     H,
     Q,
 )
@@ -302,6 +303,15 @@ class Bus1Impl(PeerSpec):
             choices=("code", "flipped"),
         ),
         Constant(
+            "transfer",
+            str,
+            "atomic",
+            "BUS1_CMD_HANDLE_TRANSFER (peer.c:455-531): atomic (one step) or steps (the bus1_handle_is_live check, "
+            "peer.c:472, then the acquire and its join, peer.c:518, a step later: other peers run between them, "
+            "while the two peers' local locks, peer.c:463, keep the target from running an ioctl)",
+            choices=("atomic", "steps"),
+        ),
+        Constant(
             "shared_groups",
             str,
             "",
@@ -387,6 +397,8 @@ class Bus1Impl(PeerSpec):
             shared.append(self.names.index(ch))
         if len(shared) == 1:
             raise ConstantError("shared_groups", "name at least two peers (one peer's transactions never overlap)")
+        if self.transfer == "steps" and self.locks:
+            raise ConstantError("transfer", "not modelled at lock level: leave transfer = \"atomic\" with locks = true")
         if shared and self.locks:
             raise ConstantError("shared_groups", "not modelled at lock level: leave it empty with locks = true")
         if self.mutant == "shared_unserialized" and not shared:
@@ -522,6 +534,8 @@ class Bus1Impl(PeerSpec):
                 continue
             if self.shared and self.serialized(state[TXS], p):
                 continue
+            if self.transfer == "steps" and any(tx and tx[0] == XFER and tx[2] == p for tx in state[TXS]):
+                continue  # a transfer to p holds p's local lock (peer.c:463)
             q = state[Q][p]
             if q[3] and bq.find(q[4], q[3]) >= 0 and not self.gone(state[PCS], state[TXS], p):
                 w = World(self, state)
@@ -548,6 +562,8 @@ class Bus1Impl(PeerSpec):
             if r == p or not tx:
                 continue
             phase, mid, i, _ts, _ats, _T, _grp, sync, asyn, post = tx
+            if phase == XFER:
+                continue  # a transfer holds no entry (the acquire pins no queue)
             if phase == ACQ:
                 post = ()  # while acquiring, post holds the next payload handle's index, not an entry
             if any(self.entry_peer(a) == p for a in sync + asyn + post if a):
@@ -834,6 +850,8 @@ class Bus1Impl(PeerSpec):
             return f"{name}: {who} receives {self.mname(rest[0])} at {rest[1]} (handles valid: {rest[2]})"
         if name == "bus1_peer_transfer":
             return f"{name}: {who} transfers its handle to n{rest[0]} to {rest[1]}: {rest[2]}"
+        if name == "bus1_handle_is_live":
+            return f"{name}: {who}'s transfer of n{rest[0]} to {rest[1]} finds the node live (peer.c:472)"
         if name == "mutex_lock":
             return f"{name}: {who} takes {rest[0]}->data.lock for {rest[1]}"
         if name == "bus1_queue_stage":
@@ -849,7 +867,9 @@ class Bus1Impl(PeerSpec):
             clock, flush, left, front, entries = state[Q][p]
             tx = state[TXS][p]
             tx_text = None
-            if tx:
+            if tx and tx[0] == XFER:
+                tx_text = f"transfer of n{tx[1]} to {self.names[tx[2]]}: checked live, not yet acquired"
+            elif tx:
                 phase, mid, i, ts, ats, T, grp, sync, asyn, post = tx
                 tx_text = (f"{self.mname(mid)} group {grp}: {PHASES[phase]} (running max {ts}, async {ats}, "
                            f"commit ts {T or '-'}; sync [{', '.join(self.entry_name(a) for a in sync)}])")
@@ -1214,6 +1234,7 @@ class World:
         (node,) = op.nodes
         x = op.target
         self.pcs[p] += 1
+        ghost = self.ghost
         self.ghost = ghost_signal(self.ghost, p, x)
         if self.nodes[node] & F_DESTROYED:
             # p's user sees BUS1_HANDLE_INVALID: it has observed the destruction.
@@ -1222,6 +1243,25 @@ class World:
                 self.know[p] |= 1 << dmid | self.ghost[0][dmid // spec.stride][dmid % spec.stride][1]
             self.know[x] |= self.know[p]
             return ("bus1_peer_transfer", p, node, spec.names[x], "INVALID")
+        if spec.transfer == "steps":  # peer.c:472 found it live; the acquire (peer.c:518) is a later step
+            self.pcs[p] -= 1
+            self.ghost = ghost  # the ID reaches x when the transfer returns
+            self.txs[p] = (XFER, node, x, 0, 0, 0, 0, (), (), ())
+            return ("bus1_handle_is_live", p, node, spec.names[x], "live")
+        self.know[x] |= self.know[p]
+        case = self.acquire(x, node)
+        if spec.owners[node] != x:
+            self.commit_handle(x, node)
+        return ("bus1_peer_transfer", p, node, spec.names[x], case)
+
+    def transfer_acquire(self, p: int, node: int, x: int) -> tuple:
+        """peer.c:490-527 of a transfer whose handle was found live a step earlier: ``x``'s handle
+        acquired (handle.c:bus1_handle_acquire, joining the destruction if one started meanwhile)
+        and made its user's; the ID reaches ``x``'s user out of band (a signal)."""
+        spec = self.spec
+        self.txs[p] = 0
+        self.pcs[p] += 1
+        self.ghost = ghost_signal(self.ghost, p, x)
         self.know[x] |= self.know[p]
         case = self.acquire(x, node)
         if spec.owners[node] != x:
@@ -1252,6 +1292,8 @@ class World:
     def tx_step(self, p: int) -> tuple:
         spec = self.spec
         phase, mid, i, ts, ats, T, grp, sync, asyn, post = self.txs[p]
+        if phase == XFER:
+            return self.transfer_acquire(p, mid, i)
         op = spec.op_of(mid)
         if phase == DRAIN:  # peer.c:255-258: drained, bus1_peer_cleanup flushes the peer as a reset does
             return self.destroy_start(p, op, mid, grp)

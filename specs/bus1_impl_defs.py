@@ -11,9 +11,10 @@ NONE, ATTACHED, PUBLIC, RELEASED = 0, 1, 2, 3
 # F_ABSENT: a fresh node its owner has not created yet.
 F_DESTROYED, F_RELEASED, F_WEAK0, F_ABSENT = 1, 2, 4, 8
 # Transaction phases.
-ACQ, STAGE, POSTPONED, SEAL, SYNC, COMMIT, RELEASE_ALL, FLUSH, DRAIN = range(1, 10)
+ACQ, STAGE, POSTPONED, SEAL, SYNC, COMMIT, RELEASE_ALL, FLUSH, DRAIN, XFER = range(1, 11)
 PHASES = {ACQ: "acquire", STAGE: "stage", POSTPONED: "stage postponed", SEAL: "seal", SYNC: "sync",
-          COMMIT: "commit", RELEASE_ALL: "release handles", FLUSH: "flush", DRAIN: "deactivated, draining"}
+          COMMIT: "commit", RELEASE_ALL: "release handles", FLUSH: "flush", DRAIN: "deactivated, draining",
+          XFER: "transfer checked live, acquiring"}
 # Drop reasons (peer.c:bus1_peer_peek and bus1_queue_flush).
 R_FLUSHED, R_NOT_PUBLIC, R_DESTROYED = 1, 2, 3
 REASONS = {R_FLUSHED: "flushed by a reset", R_NOT_PUBLIC: "handle not held by the user",

@@ -8,13 +8,14 @@ where it is gone (docs/explanation/bus1-implementation.md, "Fixes").
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from collections import deque
 
 import pytest
 
 from ordercheck.checker.engine.run import Options, check_model
-from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.checker.loading.modelfile import load_model, model_from_dict
 from ordercheck.specs.bus1_impl import F_RELEASED, NODES, PCS, Bus1Impl
 from tests.conftest import MODELS
 
@@ -32,11 +33,13 @@ FAILED_JOIN = {
     "bus1-impl-synthetic-causality": {"causal"},  # finding G at c (the only property it checks)
     "bus1-impl-lock-owner-gone": {"lockdep_held"},  # finding H
     "bus1-impl-lock-disconnect": {"lockdep_held"},  # finding H
+    "bus1-impl-life-transfer-window": {"valid_handle_notified"},  # F through a transfer (J)
 }
 """Every model where a late join fails (its ``late_join`` witness is reached), and the only
 properties it may break: the handle's, and those of the other finding the model shows."""
 
-RUN = ("bus1-impl-late-join-failed", "bus1-impl-handle-race", "bus1-impl-life-addresses-descending")
+RUN = ("bus1-impl-late-join-failed", "bus1-impl-handle-race", "bus1-impl-life-addresses-descending",
+       "bus1-impl-life-transfer-window")
 """The cheapest of them, checked here (the others' verdicts are checked against their
 ``[expect]`` by tests/test_bus1_impl.py, synthetic-causality by ``ordercheck check models/``)."""
 
@@ -143,3 +146,23 @@ def test_flipping_the_synthetic_tie_alone_turns_d_into_f():
     a = tomllib.loads((MODELS / "bus1-impl-synthetic-front-flipped.toml").read_text())["expect"]
     assert a["no_insert_before_front"] == "holds"
     assert all(a[p] == "violated" for p in HANDLE)
+
+
+def test_a_transfer_in_steps_lets_a_destruction_in_between_and_its_join_fail():
+    """transfer = "steps": the liveness check (peer.c:472) and the acquire (peer.c:518) are two
+    steps; the destruction commits between them, the target's handle joins late and fails, and
+    the target's user holds a valid handle never notified. One step closes the window."""
+    result = check_model(load_model(MODELS / "bus1-impl-life-transfer-window.toml"), Options(progress=False))
+    v = result.properties["valid_handle_notified"]
+    assert v.status == "violated"
+    labels = [s.label for s in v.trace[1:]]
+    check = next(i for i, lab in enumerate(labels) if lab[0] == "bus1_handle_is_live")
+    acquire = next(i for i, lab in enumerate(labels) if lab[0] == "bus1_peer_transfer")
+    assert any(lab[0] == "bus1_queue_commit_staged" for lab in labels[check:acquire])
+    assert labels[acquire][-1] == "J3 failed"
+    data = tomllib.loads((MODELS / "bus1-impl-life-transfer-window.toml").read_text())
+    atomic = model_from_dict({"spec": "bus1_impl", "constants": {**data["constants"], "transfer": "atomic"}}, "m")
+    props = [p for p in atomic.spec.properties() if p.name in ("valid_handle_notified", "late_join")]
+    closed = check_model(dataclasses.replace(atomic, properties=props, expect={}), Options(progress=False))
+    assert closed.properties["valid_handle_notified"].status == "holds"
+    assert closed.properties["late_join"].status == "violated"  # unreachable: no join fails

@@ -168,6 +168,7 @@ def test_ties_all_explores_every_group_order():
         ({"shared_groups": "ab", "locks": True}, "constants.shared_groups"),
         ({"mutant": "shared_unserialized"}, "constants.mutant"),
         ({"join_failure": "lost"}, "constants.join_failure"),
+        ({"transfer": "steps", "locks": True}, "constants.transfer"),
     ],
 )
 def test_bad_constants_name_the_field(constants, field):
