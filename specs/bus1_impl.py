@@ -51,6 +51,8 @@ order), ``refs`` (references approximated by the holder, or counted as the code 
 ``acquire`` (payload handles in one step, or one step each),
 ``locks`` with ``stage_lock``/``install_lock`` (the lock-level mode of
 :mod:`ordercheck.specs.bus1_locks`, and the two missing locks added), ``ties`` and ``mutant``.
+Candidate fixes, one switch each: ``liveness = "key"`` (finding C), ``flush_front`` (E),
+``join_failure = "invalid"`` (F), ``synthetic_tie = "flipped"`` (D), ``stage_lock`` (A).
 
 Modelling choices (each keeps the code's behaviour on ordering):
 
@@ -75,9 +77,11 @@ Modelling choices (each keeps the code's behaviour on ordering):
   "counted"`` counts the references of messages in flight as well, and the user's
   (``n_user``: a handle received twice needs two releases).
 * History: a destruction is recorded as a transaction of the owner (a message) addressed
-  to the owner and every holder, late joiners included; receiving a destroy notification
-  is delivering it, and a notification dropped by peek or flush is a drop with its
-  reason, as are data messages dropped by peek (``REASONS``). A user that receives
+  to the owner and every holder when it starts (``bus1_handle_destroy_locked``'s map; late
+  joiners are not destinations: the abstract side has no such holders, and a failed join owes
+  nothing in the history: what it breaks, the handle properties say); receiving a destroy
+  notification is delivering it (a late joiner's adds the destruction to its causal past
+  only), and a notification dropped by peek or flush is a drop with its reason, as are data messages dropped by peek (``REASONS``). A user that receives
   ``BUS1_HANDLE_INVALID`` has observed the destruction, so it joins that peer's causal
   past. Release notifications are not in the history.
 
@@ -124,6 +128,7 @@ from ordercheck.specs.bus1_impl_defs import (  # noqa: F401  (re-exported: the a
     B_DEST,
     B_FRONT,
     B_HANDLE,
+    B_JOINFAIL,
     B_LOCKDEP,
     B_OWNER,
     B_RELEASE,
@@ -176,6 +181,7 @@ from ordercheck.specs.bus1_impl_defs import (  # noqa: F401  (re-exported: the a
     TXS,
     USERS,
     VALID,
+    XFER,
     H,
     Q,
 )
@@ -214,8 +220,9 @@ class Bus1Impl(PeerSpec):
             "are inserted committed at the commit timestamp: no blocks), lock2_unordered (locks mode: "
             "bus1_mutex_lock2 takes its two locks in argument order, not by address), or one_user_ref "
             "(counted refs: a user release lets go of the handle whatever n_user says, the approximation "
-            "of one user reference per handle)",
-            choices=("none", "no_staging", "lock2_unordered", "one_user_ref"),
+            "of one user reference per handle), or shared_unserialized (shared_groups: the peers that share a "
+            "group tag run their operations concurrently, which one thread cannot)",
+            choices=("none", "no_staging", "lock2_unordered", "one_user_ref", "shared_unserialized"),
         ),
         Constant(
             "liveness",
@@ -270,6 +277,48 @@ class Bus1Impl(PeerSpec):
             "all) or each (one step per handle, other peers' steps between them; the lock-level mode always "
             "takes them one by one)",
             choices=("together", "each"),
+        ),
+        Constant(
+            "flush_front",
+            bool,
+            False,
+            "the fix for finding E: bus1_queue_flush recomputes front from the leftmost entry left (the code "
+            "sets front = NULL, queue.c:116, and never recomputes it)",
+        ),
+        Constant(
+            "join_failure",
+            str,
+            "stale",
+            "what a failed bus1_tx_join leaves (finding F): stale (the code, handle.c:300-303: the handle keeps "
+            "timestamp 0 and bus1_handle_is_live_at answers live for ever) or invalid (the fix: the handle "
+            "records the destruction's timestamp, so a message ordered after it reads BUS1_HANDLE_INVALID)",
+            choices=("stale", "invalid"),
+        ),
+        Constant(
+            "synthetic_tie",
+            str,
+            "code",
+            "the address test of bus1_queue_commit_synthetic on a (timestamp, group) tie with the leftmost entry "
+            "(finding D): code (node < t, queue.c:350) or flipped (node > t)",
+            choices=("code", "flipped"),
+        ),
+        Constant(
+            "transfer",
+            str,
+            "atomic",
+            "BUS1_CMD_HANDLE_TRANSFER (peer.c:455-531): atomic (one step) or steps (the bus1_handle_is_live check, "
+            "peer.c:472, then the acquire and its join, peer.c:518, a step later: other peers run between them, "
+            "while the two peers' local locks, peer.c:463, keep the target from running an ioctl)",
+            choices=("atomic", "steps"),
+        ),
+        Constant(
+            "shared_groups",
+            str,
+            "",
+            "peers driven by one thread, e.g. \"ab\" (empty: every peer has its own): their transactions "
+            "share one group tag, the address of the struct bus1_tx on that thread's stack, which every "
+            "ioctl of the thread reuses (queue.h assumes tags are not reused), and their operations run one "
+            "at a time",
         ),
         Constant(
             "install_lock",
@@ -341,6 +390,22 @@ class Bus1Impl(PeerSpec):
         if self.mutant == "lock2_unordered" and not self.locks:
             raise ConstantError("mutant", "lock2_unordered takes effect in the lock-level mode only: set locks = true")
         self.release_owners = tuple(sorted({o for o in self.owners})) if self.ties == "with_release" else ()
+        shared = []
+        for ch in self.shared_groups:
+            if ch not in self.names or self.names.index(ch) in shared:
+                raise ConstantError("shared_groups", f"{ch!r} is not a peer, or is named twice ({', '.join(self.names)})")
+            shared.append(self.names.index(ch))
+        if len(shared) == 1:
+            raise ConstantError("shared_groups", "name at least two peers (one peer's transactions never overlap)")
+        if self.transfer == "steps" and self.locks:
+            raise ConstantError("transfer", "not modelled at lock level: leave transfer = \"atomic\" with locks = true")
+        if shared and self.locks:
+            raise ConstantError("shared_groups", "not modelled at lock level: leave it empty with locks = true")
+        if self.mutant == "shared_unserialized" and not shared:
+            raise ConstantError("mutant", "shared_unserialized needs shared_groups")
+        self.shared = tuple(sorted(shared))
+        slots = [i for i, (p, _k) in enumerate(self.tx_slots) if p in self.shared]
+        self.shared_slot = slots[0] if slots else -1
         self.refs_at = REFS + 2 if self.locks else REFS  # after LOCKS and THREADS in locks mode
 
     # -- encoding helpers ---------------------------------------------------------------
@@ -358,8 +423,24 @@ class Bus1Impl(PeerSpec):
         i = addr - 1 if self.addresses == "ascending" else self.peers * self.n_nodes - addr
         return divmod(i, self.n_nodes)
 
-    def msg_addr(self, mid: int, d: int) -> int:
-        return self.mbase + mid * self.peers + d
+    def msg_addr(self, mid: int, d: int, flipped: bool = False) -> int:
+        """The address of message ``mid``'s entry on ``d``: in message order, or (``flipped``, a
+        queue of ``shared_groups`` whose entries may tie) in the reverse order; either way above
+        every handle's, and :meth:`msg_of` reads ``mid`` back."""
+        key = 2 * self.peers * self.stride - 1 - mid if flipped else mid
+        return self.mbase + key * self.peers + d
+
+    def msg_of(self, addr: int) -> int:
+        """The message of the entry at ``addr`` (the inverse of :meth:`msg_addr`)."""
+        key = (addr - self.mbase) // self.peers
+        big = self.peers * self.stride
+        return key if key < big else 2 * big - 1 - key
+
+    def flipped(self, ranks: tuple, d: int) -> bool:
+        """With ``shared_groups``: whether the message entries on ``d`` are at addresses in the
+        reverse of message order (the last element of ``ranks`` holds one bit per peer; the
+        initial states hold both orders for every queue two of the thread's peers send to)."""
+        return bool(self.shared) and bool(ranks[-1] >> d & 1)
 
     def op_of(self, mid: int) -> Op:
         return self.msg_ops[mid // self.stride][mid % self.stride]
@@ -369,8 +450,19 @@ class Bus1Impl(PeerSpec):
         return next(n for n in self.op_of(mid).nodes if self.owners[n] == d)
 
     def group_of(self, ranks: tuple, mid: int) -> int:
+        """The group tag of message ``mid``'s transaction: its rank, or with ``shared_groups`` the
+        one tag of its thread's transactions."""
         p, k = mid // self.stride, mid % self.stride
+        if p in self.shared:
+            return ranks[self.shared_slot]
         return ranks[self.tx_slots.index((p, k))]
+
+    def serialized(self, txs: Any, p: int) -> bool:
+        """Whether ``p`` must wait: another peer of its thread (``shared_groups``) is inside an
+        operation, and one thread runs one ioctl at a time."""
+        if p not in self.shared or self.mutant == "shared_unserialized":
+            return False
+        return any(txs[r] for r in self.shared if r != p)
 
     def release_group(self, owner: int, ranks: tuple = ()) -> int:
         """The group tag of ``owner``'s release notifications (the owner peer in the code): after
@@ -407,6 +499,11 @@ class Bus1Impl(PeerSpec):
         ]
         ids = tuple(range(1, self.n_tx + len(self.release_owners) + 1))
         orders = permutations(ids) if self.ties != "fixed" else [ids]
+        if self.shared:  # message address orders per queue: both, where two of the thread's peers send
+            both = [d for d in range(n) if sum(1 for p in self.shared if any(
+                self.owners[node] == d for op in self.msg_ops[p] if op.kind == SEND for node in op.nodes)) > 1]
+            masks = [sum(1 << d for i, d in enumerate(both) if m >> i & 1) for m in range(1 << len(both))]
+            orders = [(*r, m) for r in orders for m in masks]
         if self.locks:
             base += [(0,) * n, ((),) * n]
         if self.refs == "counted":
@@ -435,6 +532,10 @@ class Bus1Impl(PeerSpec):
                 label = w.tx_step(p)
                 out.append((label, w.freeze(state)))
                 continue
+            if self.shared and self.serialized(state[TXS], p):
+                continue
+            if self.transfer == "steps" and any(tx and tx[0] == XFER and tx[2] == p for tx in state[TXS]):
+                continue  # a transfer to p holds p's local lock (peer.c:463)
             q = state[Q][p]
             if q[3] and bq.find(q[4], q[3]) >= 0 and not self.gone(state[PCS], state[TXS], p):
                 w = World(self, state)
@@ -461,6 +562,8 @@ class Bus1Impl(PeerSpec):
             if r == p or not tx:
                 continue
             phase, mid, i, _ts, _ats, _T, _grp, sync, asyn, post = tx
+            if phase == XFER:
+                continue  # a transfer holds no entry (the acquire pins no queue)
             if phase == ACQ:
                 post = ()  # while acquiring, post holds the next payload handle's index, not an entry
             if any(self.entry_peer(a) == p for a in sync + asyn + post if a):
@@ -578,7 +681,18 @@ class Bus1Impl(PeerSpec):
                                doc=_DOCS["release_when_unreferenced"])] if self.refs == "counted" else []),
             *([Property.sometimes("acquire_split", self._split, doc=_DOCS["acquire_split"])]
               if self.acquire == "each" else []),
+            *([Property.sometimes("group_tie", self._group_tie, doc=_DOCS["group_tie"])] if self.shared else []),
         ]
+
+    def _group_tie(self, state: tuple) -> str | None:
+        for p, q in enumerate(state[Q]):
+            msgs = [e for e in q[4] if e[2] >= self.mbase and not e[0] & 1]  # committed: staging ties are moot
+            for i, e in enumerate(msgs):
+                for f in msgs[i + 1:]:
+                    if e[:2] == f[:2]:
+                        return (f"{self.names[p]}'s queue holds {self.entry_name(e[2])} and {self.entry_name(f[2])} "
+                                f"at one timestamp {e[0]} with one group tag")
+        return None
 
     def _split(self, state: tuple) -> str | None:
         if state[BAD][0] & B_SPLIT:
@@ -674,6 +788,8 @@ class Bus1Impl(PeerSpec):
         return None
 
     def _late_join(self, state: tuple) -> str | None:
+        if state[BAD][0] & B_JOINFAIL:
+            return "a handle attached after its node's destruction failed to join it (and reads INVALID)"
         for p in range(self.peers):
             for node in range(self.n_nodes):
                 owner = self.owners[node]
@@ -694,7 +810,7 @@ class Bus1Impl(PeerSpec):
         if not addr:
             return "NULL"
         if addr >= self.mbase:
-            mid, d = divmod(addr - self.mbase, self.peers)
+            mid, d = self.msg_of(addr), (addr - self.mbase) % self.peers
             return f"{self.mname(mid)}->n{self.msg_node_at(mid, d)}"
         p, node = self.hsplit(addr)
         return f"notify({self.names[p]},n{node})"
@@ -734,6 +850,8 @@ class Bus1Impl(PeerSpec):
             return f"{name}: {who} receives {self.mname(rest[0])} at {rest[1]} (handles valid: {rest[2]})"
         if name == "bus1_peer_transfer":
             return f"{name}: {who} transfers its handle to n{rest[0]} to {rest[1]}: {rest[2]}"
+        if name == "bus1_handle_is_live":
+            return f"{name}: {who}'s transfer of n{rest[0]} to {rest[1]} finds the node live (peer.c:472)"
         if name == "mutex_lock":
             return f"{name}: {who} takes {rest[0]}->data.lock for {rest[1]}"
         if name == "bus1_queue_stage":
@@ -749,7 +867,9 @@ class Bus1Impl(PeerSpec):
             clock, flush, left, front, entries = state[Q][p]
             tx = state[TXS][p]
             tx_text = None
-            if tx:
+            if tx and tx[0] == XFER:
+                tx_text = f"transfer of n{tx[1]} to {self.names[tx[2]]}: checked live, not yet acquired"
+            elif tx:
                 phase, mid, i, ts, ats, T, grp, sync, asyn, post = tx
                 tx_text = (f"{self.mname(mid)} group {grp}: {PHASES[phase]} (running max {ts}, async {ats}, "
                            f"commit ts {T or '-'}; sync [{', '.join(self.entry_name(a) for a in sync)}])")
@@ -1001,13 +1121,12 @@ class World:
             past = self.ghost[0][mid // self.spec.stride][mid % self.spec.stride][1]
             self.know[p] |= (1 << mid) | past
 
-    def add_dest(self, mid: int, d: int) -> None:
-        sent, logs = self.ghost
+    def is_dest(self, mid: int, d: int) -> bool:
+        """Whether ``d`` is a destination of message ``mid`` in the history: for a destruction, the
+        owner and the holders when it started (a late joiner is not one: its notification, when
+        its join succeeds, is not a delivery of the destruction, and a failed join owes it none)."""
         s, k = divmod(mid, self.spec.stride)
-        dmask, past = sent[s][k]
-        if not dmask >> d & 1:
-            row = sent[s][:k] + ((dmask | 1 << d, past),) + sent[s][k + 1 :]
-            self.ghost = (sent[:s] + (row,) + sent[s + 1 :], logs)
+        return bool(self.ghost[0][s][k][0] >> d & 1)
 
     def dequeued(self, p: int, key: tuple) -> None:
         if self.deq[p] and key <= self.deq[p]:
@@ -1033,8 +1152,9 @@ class World:
             return self.transfer(p, op)
         mid = p * spec.stride + len(self.ghost[0][p])
         grp = spec.group_of(self.ranks, mid)
-        if op.kind == SEND and any(spec.gone(self.pcs, self.txs, spec.owners[n]) for n in op.nodes):
-            # peer.c:749-752: bus1_handle_acquire_owner finds the destination's owner deactivated: ESHUTDOWN
+        if op.kind == SEND and any(self.owner_unreachable(p, n) for n in op.nodes):
+            # peer.c:749-752: bus1_handle_acquire_owner finds the destination's anchor released (n_weak 0,
+            # handle.c:140) or its owner deactivated (bus1_peer_acquire fails): ESHUTDOWN
             self.pcs[p] += 1
             self.ghost = ghost_send(self.ghost, p, mid, 0, self.know[p])
             self.know[p] |= 1 << mid
@@ -1055,6 +1175,17 @@ class World:
             self.txs[p] = (DRAIN, mid, 0, 0, 0, 0, grp, (), (), ())
             return ("bus1_peer_disconnect", p, mid, "deactivated")
         return self.destroy_start(p, op, mid, grp)
+
+    def owner_unreachable(self, p: int, node: int) -> bool:
+        """peer.c:746-753 for ``p``'s send to ``node``: whether bus1_peer_new_message fails with
+        ESHUTDOWN. A remote destination's owner is acquired by bus1_handle_acquire_owner, which reads
+        the anchor's ``n_weak`` (handle.c:140: 0 once a reset released the anchor, handle.c:436) and
+        then bus1_peer_acquire (fails once the owner is deactivated); an anchor is the sender's own
+        node (bus1_peer_acquire of the sender, which is active while it sends)."""
+        owner = self.spec.owners[node]
+        if owner == p:
+            return False
+        return bool(self.nodes[node] & (F_RELEASED | F_WEAK0)) or self.spec.gone(self.pcs, self.txs, owner)
 
     def destroy_start(self, p: int, op: Op, mid: int, grp: int) -> tuple:
         """peer.c:bus1_peer_ioctl_nodes_destroy, or bus1_peer_flush step 1: bus1_handle_destroy_locked
@@ -1103,6 +1234,7 @@ class World:
         (node,) = op.nodes
         x = op.target
         self.pcs[p] += 1
+        ghost = self.ghost
         self.ghost = ghost_signal(self.ghost, p, x)
         if self.nodes[node] & F_DESTROYED:
             # p's user sees BUS1_HANDLE_INVALID: it has observed the destruction.
@@ -1111,6 +1243,25 @@ class World:
                 self.know[p] |= 1 << dmid | self.ghost[0][dmid // spec.stride][dmid % spec.stride][1]
             self.know[x] |= self.know[p]
             return ("bus1_peer_transfer", p, node, spec.names[x], "INVALID")
+        if spec.transfer == "steps":  # peer.c:472 found it live; the acquire (peer.c:518) is a later step
+            self.pcs[p] -= 1
+            self.ghost = ghost  # the ID reaches x when the transfer returns
+            self.txs[p] = (XFER, node, x, 0, 0, 0, 0, (), (), ())
+            return ("bus1_handle_is_live", p, node, spec.names[x], "live")
+        self.know[x] |= self.know[p]
+        case = self.acquire(x, node)
+        if spec.owners[node] != x:
+            self.commit_handle(x, node)
+        return ("bus1_peer_transfer", p, node, spec.names[x], case)
+
+    def transfer_acquire(self, p: int, node: int, x: int) -> tuple:
+        """peer.c:490-527 of a transfer whose handle was found live a step earlier: ``x``'s handle
+        acquired (handle.c:bus1_handle_acquire, joining the destruction if one started meanwhile)
+        and made its user's; the ID reaches ``x``'s user out of band (a signal)."""
+        spec = self.spec
+        self.txs[p] = 0
+        self.pcs[p] += 1
+        self.ghost = ghost_signal(self.ghost, p, x)
         self.know[x] |= self.know[p]
         case = self.acquire(x, node)
         if spec.owners[node] != x:
@@ -1141,6 +1292,8 @@ class World:
     def tx_step(self, p: int) -> tuple:
         spec = self.spec
         phase, mid, i, ts, ats, T, grp, sync, asyn, post = self.txs[p]
+        if phase == XFER:
+            return self.transfer_acquire(p, mid, i)
         op = spec.op_of(mid)
         if phase == DRAIN:  # peer.c:255-258: drained, bus1_peer_cleanup flushes the peer as a reset does
             return self.destroy_start(p, op, mid, grp)
@@ -1148,7 +1301,7 @@ class World:
             order = tuple(reversed(op.nodes))  # mlist is LIFO (peer.c)
             node = order[i]
             d = spec.owners[node]
-            addr = spec.msg_addr(mid, d)
+            addr = spec.msg_addr(mid, d, spec.flipped(self.ranks, d))
             if phase == ACQ and spec.acquire == "each":  # one handle a step; post holds the next one's index
                 j = post[0] if post else 0
                 case = self.acquire(d, op.payload[j])
@@ -1220,12 +1373,12 @@ class World:
             self.txs[p] = (FLUSH, mid, 0, ts, ats, T, grp, sync, asyn, post)
             return ("bus1_peer_flush", p, mid, "release handles")
         # FLUSH
-        self.q[p], removed, w = bq.flush(self.q[p], T)
+        self.q[p], removed, w = bq.flush(self.q[p], T, spec.flush_front)
         self.warn(w)
         for _ts, _g, addr in removed:
             if addr >= spec.mbase:
-                self.log(p, DROP, (addr - spec.mbase) // spec.peers, R_FLUSHED)
-                self.drop_payload(p, (addr - spec.mbase) // spec.peers)
+                self.log(p, DROP, spec.msg_of(addr), R_FLUSHED)
+                self.drop_payload(p, spec.msg_of(addr))
             else:
                 self.drop_notification(p, addr, R_FLUSHED)
         self.done(p, mid)
@@ -1277,9 +1430,6 @@ class World:
         _st, wts, wgrp = self.hget(owner, node)
         addr = spec.haddr(d, node)
         tx = self.txs[owner]
-        dmid = self.destroy_mid(node, wgrp)
-        if dmid is not None:
-            self.add_dest(dmid, d)
         if wts & 1:
             assert tx and tx[6] == wgrp, "a staging anchor belongs to its owner's running transaction"
             phase, mid, i, ts, ats, T, grp, sync, asyn, post = tx
@@ -1294,11 +1444,17 @@ class World:
         self.hset(d, node, grp=wgrp)
         self.q[d], _c, w = bq.sync(self.q[d], timestamp)
         self.warn(w)
-        self.q[d], queued, w = bq.commit_synthetic(self.q[d], addr, wgrp, timestamp)
+        self.q[d], queued, w = bq.commit_synthetic(self.q[d], addr, wgrp, timestamp,
+                                                   spec.synthetic_tie == "flipped")
         self.warn(w)
         if queued:
             self.hset(d, node, ts=timestamp)
             return case
+        if spec.join_failure == "invalid":
+            # The fix: the handle records the destruction's timestamp (even: committed or sealed), so
+            # bus1_handle_is_live_at answers INVALID for every message ordered after it; no entry queued.
+            self.hset(d, node, ts=timestamp)
+            self.bits |= B_JOINFAIL  # the late_join witness (the timestamp no longer tells)
         return case + " failed"
 
     # -- receiving ------------------------------------------------------------------------
@@ -1309,14 +1465,18 @@ class World:
         if self.nodes[node] & F_DESTROYED:
             grp = self.hget(hp, node)[2]
             mid = self.destroy_mid(node, grp)
-            if mid is not None:
+            if mid is not None and self.is_dest(mid, p):  # a late joiner's drop is no event of the history
                 self.log(p, DROP, mid, reason)
 
     def destroy_mid(self, node: int, grp: int) -> int | None:
+        """The history's message of ``node``'s destruction: the owner's transaction with group
+        ``grp`` that destroys ``node`` (with shared_groups several of the owner's transactions
+        have that group)."""
         spec = self.spec
         owner = spec.owners[node]
         for m in range(owner * spec.stride, owner * spec.stride + len(self.ghost[0][owner])):
-            if spec.group_of(self.ranks, m) == grp:
+            op = spec.op_of(m)
+            if spec.group_of(self.ranks, m) == grp and op.kind != SEND and node in op.nodes:
                 return m
         return None
 
@@ -1345,7 +1505,7 @@ class World:
         ts, grp, addr = key
         flushed = ts <= self.q[p][1]
         if addr >= spec.mbase:
-            mid = (addr - spec.mbase) // spec.peers
+            mid = spec.msg_of(addr)
             node = spec.msg_node_at(mid, p)
             reason = 0
             if flushed:
@@ -1391,7 +1551,10 @@ class World:
             self.notes[p] |= 1 << node
             mid = self.destroy_mid(node, grp)
             if mid is not None:
-                self.log(p, DELIVER, mid)
+                if self.is_dest(mid, p):
+                    self.log(p, DELIVER, mid)
+                else:  # a late joiner's notification: not a delivery of the destruction, but seen
+                    self.know[p] |= 1 << mid | self.ghost[0][mid // spec.stride][mid % spec.stride][1]
         elif self.spec.refs == "counted" and self.referenced(node):
             self.bits |= B_RELEASE
         return ("bus1_peer_peek", p, f"{kind} notification n{node}", ts), -1
@@ -1491,6 +1654,8 @@ _DOCS = {
     "handle to the node and no message carrying one is on its way (handle.h:48-51: once all handles to a node "
     "have been released, the owner is notified)",
     "late_join": "a handle attached after its node's destruction fails to join it (tx.c:bus1_tx_join fallback)",
+    "group_tie": "shared_groups, a witness: two messages of different transactions sit on one queue at one "
+    "timestamp with one group tag, so only their addresses order them (queue.h assumes it cannot happen)",
     "acquire_split": "acquire = \"each\", a witness: a destruction of a payload node starts while a message has "
     "acquired some of its payload handles at a destination and not yet the others (message.c:bus1_message_stage "
     "acquires them one by one)",

@@ -11,9 +11,10 @@ NONE, ATTACHED, PUBLIC, RELEASED = 0, 1, 2, 3
 # F_ABSENT: a fresh node its owner has not created yet.
 F_DESTROYED, F_RELEASED, F_WEAK0, F_ABSENT = 1, 2, 4, 8
 # Transaction phases.
-ACQ, STAGE, POSTPONED, SEAL, SYNC, COMMIT, RELEASE_ALL, FLUSH, DRAIN = range(1, 10)
+ACQ, STAGE, POSTPONED, SEAL, SYNC, COMMIT, RELEASE_ALL, FLUSH, DRAIN, XFER = range(1, 11)
 PHASES = {ACQ: "acquire", STAGE: "stage", POSTPONED: "stage postponed", SEAL: "seal", SYNC: "sync",
-          COMMIT: "commit", RELEASE_ALL: "release handles", FLUSH: "flush", DRAIN: "deactivated, draining"}
+          COMMIT: "commit", RELEASE_ALL: "release handles", FLUSH: "flush", DRAIN: "deactivated, draining",
+          XFER: "transfer checked live, acquiring"}
 # Drop reasons (peer.c:bus1_peer_peek and bus1_queue_flush).
 R_FLUSHED, R_NOT_PUBLIC, R_DESTROYED = 1, 2, 3
 REASONS = {R_FLUSHED: "flushed by a reset", R_NOT_PUBLIC: "handle not held by the user",
@@ -31,6 +32,7 @@ B_LOCKDEP = 256  # locks mode: a lockdep_assert_held reached without the lock (t
 B_WINDOW = 512  # locks mode, a witness: a payload handle's destruction entry changed between peek and install
 B_RELEASE = 1024  # a release notification received while a user handle or a message in flight references the node
 B_SPLIT = 2048  # acquire = "each", a witness: a destruction started between two payload acquisitions of one message
+B_JOINFAIL = 4096  # join_failure = "invalid", a witness: a late join failed (the handle records the timestamp)
 # Lockdep assertions of the modelled functions (locks mode), one bit each in the WARN bits of BAD.
 LOCKDEP_SITES = {
     1 << 16: "tx.c:139 bus1_tx_stage: lockdep_assert_held(&peer->data.lock) of the staging destination",

@@ -160,10 +160,11 @@ def commit_unstaged(q: Queue, addr: int, group: int) -> tuple[Queue, int, int]:
     return q, ts, warn | w
 
 
-def commit_synthetic(q: Queue, addr: int, group: int, ts: int) -> tuple[Queue, bool, int]:
+def commit_synthetic(q: Queue, addr: int, group: int, ts: int, flipped: bool = False) -> tuple[Queue, bool, int]:
     """``bus1_queue_commit_synthetic`` (queue.c): insert committed at ``ts`` only if the
     current leftmost compares lower (by ``(ts, group)``, or equal with ``node < t``
-    comparing addresses, as the code has it). Returns (queue, queued, warns)."""
+    comparing addresses, as the code has it, queue.c:350; ``flipped``: ``node > t``, the
+    candidate fix for finding D). Returns (queue, queued, warns)."""
     clock, flush, left, front, entries = q
     warn = W_ODD_TS if ts & 1 else 0
     if ts > clock + 1:
@@ -175,7 +176,7 @@ def commit_synthetic(q: Queue, addr: int, group: int, ts: int) -> tuple[Queue, b
         assert t is not None
         r = (t[0], t[1]) < (ts, group)
         tie = (t[0], t[1]) == (ts, group)
-        if r or (tie and addr < t[2]):
+        if r or (tie and (addr > t[2] if flipped else addr < t[2])):
             q, w = add(q, addr, 0, group, ts)
             warn |= w
             if q[3] == addr:
@@ -205,11 +206,13 @@ def peek(q: Queue) -> Key | None:
     return key_of(q[4], front)
 
 
-def flush(q: Queue, ts: int) -> tuple[Queue, tuple[Key, ...], int]:
+def flush(q: Queue, ts: int, recompute_front: bool = False) -> tuple[Queue, tuple[Key, ...], int]:
     """``bus1_queue_flush`` (queue.c): unlink every committed entry with ``ts <= flush``.
 
     Sets ``front = NULL`` and ``leftmost`` to the first entry left, and never
-    recomputes ``front`` (as the code). Returns (queue, removed keys, warns).
+    recomputes ``front`` (as the code, queue.c:116 and 131-132). With ``recompute_front``
+    (the fix for finding E) ``front`` is then set to ``leftmost`` when that entry is
+    committed, as ``bus1_queue_remove`` does. Returns (queue, removed keys, warns).
     """
     clock, old_flush, left, front, entries = q
     warn = 0
@@ -225,4 +228,5 @@ def flush(q: Queue, ts: int) -> tuple[Queue, tuple[Key, ...], int]:
         else:
             kept.append(e)
     left = kept[0][2] if kept else 0
-    return (clock, ts, left, 0, tuple(kept)), tuple(removed), warn
+    front = left if recompute_front and kept and not kept[0][0] & 1 else 0
+    return (clock, ts, left, front, tuple(kept)), tuple(removed), warn

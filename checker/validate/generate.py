@@ -93,9 +93,9 @@ def _log_of_path(spec: Spec, states: Sequence[State], source: str) -> Walk:
         add_history_events(builder, history, seen, k)
         step_of_event.extend([k] * (len(builder.log) - before))
         seen = [len(log) for log in history.logs]
-    # A spec may address a message to more peers after its send (bus1_impl adds the
-    # holders of a handle to a node's destruction); a log records the destinations of
-    # the send, so such a walk is marked (see Walk.grown).
+    # A spec may address a message to more peers after its send (no built-in spec does:
+    # bus1_impl's late joiners are not destinations of a destruction); a log records the
+    # destinations of the send, so such a walk is marked (see Walk.grown).
     log = builder.log
     final = {msg.name: msg for msg in history.messages.values()}
     grown = [name for m, name in enumerate(log.msg_name)

@@ -1,0 +1,168 @@
+"""bus1 findings without modelling artifacts, and the candidate fixes as switches (issue 35).
+
+Late joiners are not destinations of a destruction, so a failed join breaks only the
+handle properties; a send to a released anchor fails with ESHUTDOWN as in the C; each
+finding has a model that shows it and a fix model, differing only in the fix's switches,
+where it is gone (docs/explanation/bus1-implementation.md, "Fixes").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections import deque
+
+import pytest
+
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.specs.bus1_impl import F_RELEASED, NODES, PCS, Bus1Impl
+from tests.conftest import MODELS
+
+HANDLE = {"handle_valid_iff_before_destroy", "valid_handle_notified"}
+"""What a failed late join really breaks: the handle arrives valid although its message is
+ordered after the destruction, and its holder is never notified."""
+
+FAILED_JOIN = {
+    "bus1-impl-late-join-failed": HANDLE,
+    "bus1-impl-handle-race": HANDLE,
+    "bus1-impl-life-acquire-each": HANDLE,
+    "bus1-impl-life-addresses-descending": HANDLE,
+    "bus1-impl-synthetic-front": HANDLE | {"no_insert_before_front"},  # and finding D
+    "bus1-impl-synthetic-front-flipped": HANDLE,
+    "bus1-impl-synthetic-causality": {"causal"},  # finding G at c (the only property it checks)
+    "bus1-impl-lock-owner-gone": {"lockdep_held"},  # finding H
+    "bus1-impl-lock-disconnect": {"lockdep_held"},  # finding H
+    "bus1-impl-life-transfer-window": {"valid_handle_notified"},  # F through a transfer (J)
+}
+"""Every model where a late join fails (its ``late_join`` witness is reached), and the only
+properties it may break: the handle's, and those of the other finding the model shows."""
+
+RUN = ("bus1-impl-late-join-failed", "bus1-impl-handle-race", "bus1-impl-life-addresses-descending",
+       "bus1-impl-life-transfer-window")
+"""The cheapest of them, checked here (the others' verdicts are checked against their
+``[expect]`` by tests/test_bus1_impl.py, synthetic-causality by ``ordercheck check models/``)."""
+
+
+def violated(name: str) -> set[str]:
+    expect = tomllib.loads((MODELS / f"{name}.toml").read_text())["expect"]
+    kinds = {p.name: p.kind for p in load_model(MODELS / f"{name}.toml").properties}
+    return {k for k, v in expect.items() if v == "violated" and kinds[k] != "sometimes"}
+
+
+@pytest.mark.parametrize("name", sorted(FAILED_JOIN))
+def test_a_failed_join_model_expects_only_what_the_failed_join_breaks(name):
+    assert violated(name) == FAILED_JOIN[name]
+
+
+@pytest.mark.parametrize("name", RUN)
+def test_a_failed_join_breaks_the_handle_properties_and_nothing_in_the_history(name):
+    result = check_model(load_model(MODELS / f"{name}.toml"), Options(progress=False))
+    broken = {k for k, v in result.properties.items() if v.status == "violated"
+              and k not in ("late_join", "causal_race")}
+    assert broken == FAILED_JOIN[name]
+
+
+def test_every_model_with_a_failed_join_is_listed():
+    """A model that checks the late_join witness and expects it reached is in FAILED_JOIN."""
+    for path in MODELS.glob("bus1-impl-*.toml"):
+        data = tomllib.loads(path.read_text())
+        if data.get("expect", {}).get("late_join") == "holds":
+            assert path.stem in FAILED_JOIN or path.stem.endswith("-fixed"), path.stem
+
+
+def test_a_send_to_a_released_anchor_fails_with_eshutdown():
+    """bus1-impl-reset-race: once a's reset has released node 0's anchor (n_weak 0), b's send to
+    it fails in bus1_peer_new_message (peer.c:749-752) and stages nothing; before, it starts."""
+    spec = load_model(MODELS / "bus1-impl-reset-race.toml").spec
+    assert isinstance(spec, Bus1Impl)
+    b = spec.names.index("b")
+    seen, todo = set(), deque(spec.init_states())
+    outcomes = set()
+    while todo:
+        s = todo.popleft()
+        if s in seen:
+            continue
+        seen.add(s)
+        for label, nxt in spec.next_states(s):
+            if label[0] == "bus1_peer_ioctl_send" and label[1] == b:
+                released = bool(s[NODES][0] & F_RELEASED)
+                outcomes.add((released, label[-1] == "ESHUTDOWN"))
+                assert label[-1] == "ESHUTDOWN" if released else label[3] == 1 << spec.names.index("a"), label
+                if released:
+                    assert nxt[PCS][b] == 1  # the send is over: nothing staged
+            todo.append(nxt)
+    assert outcomes == {(False, False), (True, True)}
+
+
+FIXES = {
+    # finding: (the model showing it, its fix model, the properties the fix repairs, the fix's constants)
+    "C, destination": ("bus1-impl-destroy-race", "bus1-impl-destroy-race-fixed",
+                       {"delivered_iff_before_destroy", "owner_no_message_after_destroy"}, {"liveness": "key"}),
+    "C, passed handle": ("bus1-impl-handle-tie", "bus1-impl-handle-tie-fixed",
+                         {"handle_valid_iff_before_destroy"}, {"liveness": "key"}),
+    "C, refinement": ("bus1-impl-refines-destroy", "bus1-impl-refines-destroy-fixed",
+                      {"refines_bus1"}, {"liveness": "key"}),
+    "F": ("bus1-impl-late-join-failed", "bus1-impl-late-join-failed-fixed", HANDLE, {"join_failure": "invalid"}),
+    "F with C": ("bus1-impl-handle-race", "bus1-impl-handle-race-fixed", HANDLE,
+                 {"join_failure": "invalid", "liveness": "key"}),
+    "D": ("bus1-impl-synthetic-front", "bus1-impl-synthetic-front-fixed", HANDLE | {"no_insert_before_front"},
+          {"synthetic_tie": "flipped", "join_failure": "invalid", "liveness": "key"}),
+    "E": ("bus1-impl-reset-race", "bus1-impl-reset-race-fixed",
+          {"front_consistent", "queue_drained", "eventual_delivery"}, {"flush_front": True}),
+    "E, later traffic": ("bus1-impl-life-reset-then-traffic", "bus1-impl-life-reset-then-traffic-fixed",
+                         {"front_consistent", "queue_drained", "eventual_delivery"}, {"flush_front": True}),
+    "B": ("bus1-impl-lock-install", "bus1-impl-lock-install-fixed", {"lockdep_held"}, {"install_lock": True}),
+    "A": ("bus1-impl-lock-stage-race", "bus1-impl-lock-stage-fixed",
+          {"one_writer", "lockdep_held", "clock_monotonic", "no_insert_before_front", "front_linked",
+           "dequeue_increasing", "eventual_delivery", "queue_drained", "staging_bounds", "no_warn",
+           "front_consistent"},
+          {"stage_lock": True}),
+}
+
+
+@pytest.mark.parametrize("finding", sorted(FIXES))
+def test_each_finding_has_a_model_violated_and_a_fix_model_holding(finding):
+    """The suite's [expect] tables (checked by ordercheck check models/ and test_bus1_impl.py)
+    show the finding and its fix: the fix model differs from the finding's model only in the
+    fix's constants, checks the same properties, holds every property the finding breaks, and
+    every other verdict is unchanged."""
+    shown, fixed, repaired, switches = FIXES[finding]
+    a = tomllib.loads((MODELS / f"{shown}.toml").read_text())
+    b = tomllib.loads((MODELS / f"{fixed}.toml").read_text())
+    assert {k: v for k, v in b["constants"].items() if a["constants"].get(k) != v} == switches
+    assert set(a["constants"]) <= set(b["constants"])
+    assert a.get("check") == b.get("check")
+    assert {k for k, v in a["expect"].items() if v == "violated"} >= repaired
+    for prop in repaired:
+        assert b["expect"][prop] == "holds", prop
+    for prop, verdict in a["expect"].items():
+        if prop not in repaired and prop != "late_join":
+            assert b["expect"][prop] == verdict, prop
+
+
+def test_flipping_the_synthetic_tie_alone_turns_d_into_f():
+    """The review's remark: the flipped tie test removes D's WARN and leaves a failed join."""
+    a = tomllib.loads((MODELS / "bus1-impl-synthetic-front-flipped.toml").read_text())["expect"]
+    assert a["no_insert_before_front"] == "holds"
+    assert all(a[p] == "violated" for p in HANDLE)
+
+
+def test_a_transfer_in_steps_lets_a_destruction_in_between_and_its_join_fail():
+    """transfer = "steps": the liveness check (peer.c:472) and the acquire (peer.c:518) are two
+    steps; the destruction commits between them, the target's handle joins late and fails, and
+    the target's user holds a valid handle never notified. One step closes the window."""
+    result = check_model(load_model(MODELS / "bus1-impl-life-transfer-window.toml"), Options(progress=False))
+    v = result.properties["valid_handle_notified"]
+    assert v.status == "violated"
+    labels = [s.label for s in v.trace[1:]]
+    check = next(i for i, lab in enumerate(labels) if lab[0] == "bus1_handle_is_live")
+    acquire = next(i for i, lab in enumerate(labels) if lab[0] == "bus1_peer_transfer")
+    assert any(lab[0] == "bus1_queue_commit_staged" for lab in labels[check:acquire])
+    assert labels[acquire][-1] == "J3 failed"
+    data = tomllib.loads((MODELS / "bus1-impl-life-transfer-window.toml").read_text())
+    atomic = model_from_dict({"spec": "bus1_impl", "constants": {**data["constants"], "transfer": "atomic"}}, "m")
+    props = [p for p in atomic.spec.properties() if p.name in ("valid_handle_notified", "late_join")]
+    closed = check_model(dataclasses.replace(atomic, properties=props, expect={}), Options(progress=False))
+    assert closed.properties["valid_handle_notified"].status == "holds"
+    assert closed.properties["late_join"].status == "violated"  # unreachable: no join fails
