@@ -70,7 +70,8 @@ class Bus1ImplAdapter(PeerAdapter):
     # The template mirrors liveness, addresses, acquire and ties in every value, and these
     # constants at their defaults only (the lock-level mode of specs/bus1_locks.py and counted
     # references are the Python model's alone).
-    DEFAULTS = {"locks": False, "stage_lock": False, "install_lock": False, "refs": "holder"}
+    DEFAULTS = {"locks": False, "stage_lock": False, "install_lock": False, "refs": "holder", "flush_front": False,
+                "join_failure": "stale", "synthetic_tie": "code", "shared_groups": ""}
     TIES = ("all", "fixed", "with_release")
 
     @classmethod
