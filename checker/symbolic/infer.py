@@ -54,7 +54,14 @@ from ordercheck.checker.api.errors import InputError
 from ordercheck.checker.api.model import Model
 from ordercheck.checker.api.result import Step
 from ordercheck.checker.symbolic.encodings import NoEncoding, encoding_class
-from ordercheck.checker.symbolic.prove import ProveResult, finish, invariant_queries, proof_queries
+from ordercheck.checker.symbolic.prove import (
+    ProveResult,
+    finish,
+    has_signals,
+    invariant_queries,
+    judged_scope,
+    proof_queries,
+)
 
 INFERRED = "inferred"
 
@@ -365,10 +372,12 @@ def infer_model(model: Model, *, limit: int = 20_000, queue_bound: int | None = 
     depth = settings.get("depth", 0)
     result = ProveResult(model.path, model.spec_name, model.constants, bound, [INFERRED], [], depth)
     expect = {"initiation": "proved", INFERRED: "proved", **dict.fromkeys(targets, "proved")}
-    names = [p.name for p in model.properties]
+    names, model_expect = judged_scope(model, result)  # [prove] properties, as prove does
+    result.queue_free = hasattr(bounded, "max_queue") and bounded.max_queue() == 0
+    result.signals = has_signals(unbounded)
     result.queries += invariant_queries(inferred, [INFERRED], targets, timeout, expect)
-    result.queries += proof_queries(result, inferred, bounded, names, model.expect)
-    finish(result, bounded, names, depth, timeout, model.expect)  # as prove does
+    result.queries += proof_queries(result, inferred, bounded, names, model_expect)
+    finish(result, bounded, names, depth, timeout, model_expect)  # as prove does
     kept_targets = [n for n in targets if _all_kept(n, kept, len(_target_clauses(unbounded, n)))]
     return InferResult(len(samples), proposed, len(found), [c.text for c in kept], dropped,
                        round(time.monotonic() - started, 3), result, kept_targets, broken)

@@ -1,0 +1,283 @@
+"""A proved inductive invariant as a TLA+ module (``ordercheck prove MODEL --tla DIR``).
+
+The module restates a symbolic encoding (:mod:`ordercheck.specs.symbolic`) in TLA+, so
+that a reviewer can re-check with TLC, on a small box of values, what Z3 proved for
+all of them. It is printed from the encoding's own Z3 formulas (no second
+transcription of the protocol), and holds:
+
+* one ``VARIABLE`` per schema variable (``clk.0`` becomes ``clk_0``);
+* ``TypeOK``: every integer variable in ``Lo..Hi``, every boolean in ``BOOLEAN``
+  (``Lo`` and ``Hi`` are ``CONSTANTS``, set in the configuration);
+* ``Init`` and ``Next``: the encoding's initial condition and its actions, one
+  operator per action. A value an action chooses (a post-state variable its guard
+  only constrains, such as the message a peer delivers) is drawn from ``Lo..Hi``, so
+  that TLC can enumerate it;
+* one operator per lemma (``L_NAME``), ``Inv`` their conjunction, and one operator per
+  target (``T_NAME``), which ``Inv`` implies;
+* ``IndInit``: ``TypeOK /\\ Inv`` with its conjuncts ordered so that TLC tests each
+  clause of ``Inv`` as soon as the variables it reads have values (the same predicate,
+  enumerated without building every state of the box first).
+
+The configuration ``NAME.cfg`` checks inductiveness on the box: ``INIT IndInit``,
+``NEXT Next``, ``CONSTRAINT TypeOK`` (only states in the box are explored further;
+every one of them that satisfies ``Inv`` is an initial state anyway) and ``INVARIANT
+Inv`` with the targets. A successor of a state satisfying ``Inv`` that breaks ``Inv``
+is a counterexample to induction, and TLC checks the invariants of every state it
+generates, the box's last values' successors included. TLC covers the box only;
+Z3's proof covers every value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import z3
+
+from ordercheck.checker.api.errors import InputError
+
+RESERVED = {
+    "ASSUME", "ASSUMPTION", "AXIOM", "CASE", "CHOOSE", "CONSTANT", "CONSTANTS", "DOMAIN", "ELSE", "ENABLED",
+    "EXCEPT", "EXTENDS", "IF", "IN", "INSTANCE", "LET", "LOCAL", "MODULE", "OTHER", "SF_", "SUBSET", "THEN",
+    "THEOREM", "UNCHANGED", "UNION", "VARIABLE", "VARIABLES", "WF_", "WITH", "BOOLEAN", "TRUE", "FALSE",
+    "Nat", "Int", "Seq", "Init", "Next", "Inv", "TypeOK", "IndInit", "Spec", "Lo", "Hi", "Val", "vars",
+}
+_SAFE = re.compile(r"[^A-Za-z0-9_]")
+
+
+class NoTlaForm(InputError):
+    """The encoding uses a formula the TLA+ printer has no form for."""
+
+
+def tla_name(name: str) -> str:
+    """A TLA+ identifier for a schema variable or a lemma: ``q.0.1.snd`` -> ``q_0_1_snd``."""
+    out = _SAFE.sub("_", name)
+    if not out[:1].isalpha() or out in RESERVED or out.startswith(("L_", "T_", "A_")):
+        out = "v_" + out
+    return out
+
+
+@dataclass
+class TlaInv:
+    """A rendered module and its configuration."""
+
+    module_name: str
+    module: str
+    config: str
+
+    @property
+    def files(self) -> dict[str, str]:
+        return {f"{self.module_name}.tla": self.module, f"{self.module_name}.cfg": self.config}
+
+
+class Printer:
+    """Z3 formulas over the states ``s`` (unprimed) and ``t`` (primed) as TLA+ text."""
+
+    def __init__(self, schema: dict[str, str], names: dict[str, str], where: str) -> None:
+        self.schema = schema
+        self.names = names
+        self.where = where
+
+    def var(self, decl_name: str) -> tuple[str, bool]:
+        """``(TLA+ name, primed)`` of a state constant ``name@tag``."""
+        base, _, tag = decl_name.rpartition("@")
+        if base not in self.names or tag not in ("s", "t"):
+            raise NoTlaForm(self.where, "prove", f"the encoding's formula names {decl_name!r}, not a variable of "
+                                                 "the two states (its schema)")
+        return self.names[base], tag == "t"
+
+    def primed_vars(self, e: Any) -> set[str]:
+        """The schema variables ``e`` reads in the post-state."""
+        out: set[str] = set()
+        self._collect(e, out, "t")
+        return out
+
+    def unprimed_vars(self, e: Any) -> set[str]:
+        out: set[str] = set()
+        self._collect(e, out, "s")
+        return out
+
+    def _collect(self, e: Any, out: set[str], tag: str, seen: set[int] | None = None) -> None:
+        seen = set() if seen is None else seen
+        if e.get_id() in seen:
+            return
+        seen.add(e.get_id())
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            base, _, t = e.decl().name().rpartition("@")
+            if t == tag:
+                out.add(base)
+            return
+        for child in e.children():
+            self._collect(child, out, tag, seen)
+
+    def text(self, e: Any) -> str:
+        """``e`` in TLA+ (every compound term in parentheses)."""
+        if z3.is_true(e):
+            return "TRUE"
+        if z3.is_false(e):
+            return "FALSE"
+        if z3.is_int_value(e):
+            v = e.as_long()
+            return str(v) if v >= 0 else f"(-{-v})"
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            name, primed = self.var(e.decl().name())
+            return name + ("'" if primed else "")
+        kids = [self.text(c) for c in e.children()]
+        k = e.decl().kind()
+        infix = {z3.Z3_OP_AND: " /\\ ", z3.Z3_OP_OR: " \\/ ", z3.Z3_OP_ADD: " + ", z3.Z3_OP_MUL: " * ",
+                 z3.Z3_OP_SUB: " - ", z3.Z3_OP_LE: " <= ", z3.Z3_OP_LT: " < ", z3.Z3_OP_GE: " >= ",
+                 z3.Z3_OP_GT: " > ", z3.Z3_OP_IMPLIES: " => ", z3.Z3_OP_IDIV: " \\div ", z3.Z3_OP_MOD: " % "}
+        if k in (z3.Z3_OP_AND, z3.Z3_OP_OR) and not kids:
+            return "TRUE" if k == z3.Z3_OP_AND else "FALSE"
+        if k in infix:
+            return "(" + infix[k].join(kids) + ")" if len(kids) > 1 else kids[0]
+        if k == z3.Z3_OP_EQ:
+            return f"({kids[0]} = {kids[1]})"
+        if k == z3.Z3_OP_DISTINCT:
+            pairs = [f"({a} # {b})" for i, a in enumerate(kids) for b in kids[i + 1:]]
+            return "(" + " /\\ ".join(pairs) + ")"
+        if k == z3.Z3_OP_NOT:
+            return f"(~{kids[0]})"
+        if k == z3.Z3_OP_UMINUS:
+            return f"(-{kids[0]})"
+        if k == z3.Z3_OP_ITE:
+            return f"(IF {kids[0]} THEN {kids[1]} ELSE {kids[2]})"
+        if k == z3.Z3_OP_XOR:
+            return f"({kids[0]} # {kids[1]})"
+        if k == z3.Z3_OP_IFF:
+            return f"({kids[0]} <=> {kids[1]})"
+        raise NoTlaForm(self.where, "prove", f"no TLA+ form for the Z3 operator {e.decl().name()!r} in {e}")
+
+
+def _conj(lines: Iterable[str], indent: str) -> str:
+    items = list(lines)
+    if not items:
+        return f"{indent}TRUE"
+    return "\n".join(f"{indent}/\\ {line}" for line in items)
+
+
+def _comment(text: str) -> str:
+    return " ".join(str(text).split()).replace("(*", "( *").replace("*)", "* )")
+
+
+def inv_module(sym: Any, module_name: str, lemmas: list[str], targets: list[str], where: str,
+               lo: int = -1, hi: int = 2, title: str = "") -> TlaInv:
+    """The TLA+ module and configuration of ``sym``'s invariant (the conjunction of
+    ``lemmas``) with its ``targets``; see the module docstring. ``lo`` and ``hi``
+    are the configuration's box of integer values. :class:`NoTlaForm` (exit 2) when a
+    formula has no TLA+ form here."""
+    from ordercheck.specs.symbolic import SymState
+
+    schema: dict[str, str] = sym.schema
+    names: dict[str, str] = {}
+    for name in schema:
+        tla = tla_name(name)
+        if tla in names.values():
+            raise NoTlaForm(where, "prove", f"two variables of the encoding become {tla!r} in TLA+")
+        names[name] = tla
+    pr = Printer(schema, names, where)
+    s, t = SymState(schema, "s"), SymState(schema, "t")
+    out = [f"---- MODULE {module_name} ----"]
+    out.append("(* " + _comment(title or f"The inductive invariant of {module_name}") + ".")
+    out.append("   Written by `ordercheck prove --tla` from the symbolic encoding's Z3 formulas. Check it")
+    out.append(f"   with TLC and {module_name}.cfg: TypeOK /\\ Inv as the initial predicate (IndInit), Inv as")
+    out.append("   the invariant, the box Lo..Hi of integer values as the constraint. *)")
+    out.append("EXTENDS Integers")
+    out.append("CONSTANTS Lo, Hi")
+    out.append("VARIABLES " + ", ".join(names.values()))
+    out.append("vars == <<" + ", ".join(names.values()) + ">>")
+    out.append("Val == Lo..Hi")
+    out.append("")
+    type_lines = [f"{names[n]} \\in {'BOOLEAN' if kind == 'bool' else 'Val'}" for n, kind in schema.items()]
+    out.append("TypeOK ==\n" + _conj(type_lines, "  "))
+    out.append("")
+    out.append("Init ==\n" + _conj([pr.text(sym.init(s))], "  "))
+    out.append("")
+
+    action_names = []
+    for i, action in enumerate(sym.actions()):
+        op = f"A_{i}"
+        action_names.append(op)
+        guard, upd = action.step(s, t)
+        from ordercheck.specs.symbolic import key_name
+
+        upd = {key_name(k): v for k, v in upd.items()}
+        free = [n for n in schema if upd.get(n) is t.vars[n]]
+        eqs = {n: upd.get(n, s.vars[n]) for n in schema if n not in free}
+        lines = []
+        if not pr.primed_vars(guard):
+            lines.append(pr.text(guard))
+        lines += [f"{names[n]}' \\in {'BOOLEAN' if schema[n] == 'bool' else 'Val'}" for n in free]
+        if pr.primed_vars(guard):
+            lines.append(pr.text(guard))
+        if action.choose is not None:
+            lines.append(pr.text(action.choose(s, t)))
+        # equations in an order where each reads only post-state values already given
+        given = set(free)
+        pending = dict(eqs)
+        while pending:
+            ready = [n for n, e in pending.items() if pr.primed_vars(e) <= given]
+            if not ready:
+                raise NoTlaForm(where, "prove", f"action {action.name!r}: its updates read each other's new values "
+                                                f"in a cycle ({', '.join(pending)})")
+            for n in ready:
+                lines.append(f"{names[n]}' = {pr.text(pending.pop(n))}")
+                given.add(n)
+        out.append(f"\\* {_comment(action.name)}")
+        out.append(f"{op} ==\n" + _conj(lines, "  "))
+        out.append("")
+    out.append("Next ==\n" + ("\n".join(f"  \\/ {a}" for a in action_names) if action_names else "  FALSE"))
+    out.append("")
+    out.append("Spec == Init /\\ [][Next]_vars")
+    out.append("")
+
+    clauses: list[tuple[str, Any]] = []
+    for name in lemmas:
+        doc, fn = sym.lemmas[name]
+        parts = fn(s)
+        clauses += parts
+        out.append(f"\\* lemma {name}: {_comment(doc)}")
+        out.append(f"L_{tla_name(name)} ==\n" + _conj([f"{pr.text(c)}  \\* {_comment(txt)}" for txt, c in parts], "  "))
+        out.append("")
+    out.append("Inv ==\n" + _conj([f"L_{tla_name(n)}" for n in lemmas], "  "))
+    out.append("")
+    for name in targets:
+        doc, fn = sym.targets[name]
+        out.append(f"\\* target {name}: {_comment(doc)}")
+        out.append(f"T_{tla_name(name)} ==\n" + _conj([f"{pr.text(c)}  \\* {_comment(txt)}" for txt, c in fn(s)], "  "))
+        out.append("")
+
+    # IndInit: TypeOK /\ Inv, each clause right after the last variable it reads is given a value.
+    order = list(schema)
+    position = {n: i for i, n in enumerate(order)}
+    placed: dict[int, list[str]] = {}
+    for _txt, c in clauses:
+        used = pr.unprimed_vars(c)
+        at = max((position[n] for n in used), default=-1)
+        placed.setdefault(at, []).append(pr.text(c))
+    lines = list(placed.get(-1, []))
+    for i, n in enumerate(order):
+        lines.append(type_lines[i])
+        lines += placed.get(i, [])
+    out.append("(* TypeOK /\\ Inv, its conjuncts reordered so that TLC tests each clause of Inv as soon as the")
+    out.append("   variables it reads have values. *)")
+    out.append("IndInit ==\n" + _conj(lines, "  "))
+    out.append("")
+    for name in targets:
+        out.append(f"THEOREM Inv => T_{tla_name(name)}")
+    out.append("THEOREM Inv /\\ [Next]_vars => Inv'")
+    out.append("====")
+    module = "\n".join(out) + "\n"
+    config = "\n".join([
+        f"\\* {module_name}: is Inv inductive on the box Lo..Hi? (ordercheck prove --tla)",
+        f"CONSTANTS Lo = {lo}  Hi = {hi}",
+        "INIT IndInit",
+        "NEXT Next",
+        "CONSTRAINT TypeOK",
+        "INVARIANT Inv",
+        *[f"INVARIANT T_{tla_name(n)}" for n in targets],
+        "",
+    ])
+    return TlaInv(module_name, module, config)
