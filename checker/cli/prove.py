@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -20,6 +21,13 @@ import click
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False),
               help="Write JUnit XML here: one test case per query, a failure per unexpected verdict, an error per "
                    "unknown or undecided one.")
+@click.option("--tla", "tla_dir", type=click.Path(file_okay=False),
+              help="Where the invariant is proved inductive, write it as a TLA+ module NAME_inv.tla (TypeOK, Init, "
+                   "Next, Inv, the targets) with NAME_inv.cfg into this directory, to re-check with TLC on a box of "
+                   "values: TypeOK /\\ Inv as the initial predicate, Inv as the invariant.")
+@click.option("--tla-box", "tla_box", metavar="LO..HI",
+              help="With --tla: the integer values the TLC configuration covers (default 0..1, widened to the "
+                   "initial state's values).")
 @click.option("--verbose", "-v", is_flag=True, help="Print every trace and witness.")
 @click.option("--infer", is_flag=True,
               help="Infer the invariant instead of using the encoding's lemmas: templates kept on the model's reachable "
@@ -39,6 +47,8 @@ def prove(
     infer: bool = False,
     samples: int = 20_000,
     junit_path: str | None = None,
+    tla_dir: str | None = None,
+    tla_box: str | None = None,
 ) -> None:
     """Z3 queries on a model's symbolic encoding: is the spec's strengthened invariant
     inductive (for any number of sends), does it imply the targets, and bounded model
@@ -53,14 +63,20 @@ def prove(
     from ordercheck.checker.cli.reports import REPORT_ENTRIES
     from ordercheck.checker.loading.modelfile import expand_paths, load_model
     from ordercheck.checker.symbolic.prove import ProveOptions, prove_model
+    from ordercheck.checker.symbolic.tla_inv import inv_module_name, parse_box
 
+    if tla_box is not None and tla_dir is None:
+        raise click.UsageError("--tla-box sets the box of the TLA+ configuration: give --tla DIR too")
+    box = parse_box(tla_box) if tla_box is not None else None
     loaded = [load_model(f) for f in expand_paths(list(models))]
+    tla_files = [f"{inv_module_name(m.path)}.{ext}" for m in loaded for ext in ("tla", "cfg")]
     check_outputs(outputs_of(("--json", json_path, False, ()), ("--report", report_dir, True, REPORT_ENTRIES),
-                             ("--junit", junit_path, False, ())),
+                             ("--junit", junit_path, False, ()), ("--tla", tla_dir, True, tla_files)),
                   model_inputs(loaded))
     options = ProveOptions(depth=depth, drop=drop, queue_bound=queue_bound, timeout=timeout, bmc_only=bmc_only)
     results = []
     inferred = []
+    modules = []
     for model in loaded:
         if infer:
             from ordercheck.checker.symbolic.infer import infer_model
@@ -73,6 +89,8 @@ def prove(
             result = prove_model(model, options)
         results.append(result)
         print_prove(result, verbose=verbose)
+        if tla_dir is not None:
+            modules += tla_of(model, result, found.invariant if infer else None, box)
     records = [f.to_json() for f in inferred] if infer else [r.to_json() for r in results]
     payload: Any = records[0] if len(records) == 1 else records
     index = junit = None
@@ -88,14 +106,30 @@ def prove(
             from ordercheck.checker.cli.reports import stage_html
 
             index = stage_html(out, list(proofs), report_dir)
+        written = [out.write_text(Path(tla_dir) / name, text) for module in modules
+                   for name, text in module.files.items()] if tla_dir else []
         if json_path:
             out.write_json(json_path, payload)
+    for path in written:
+        click.echo(f"TLA+: {path}")
     if junit is not None:
         click.echo(f"JUnit XML: {junit}")
     if index is not None:
         click.echo(f"report: {index}")
     codes = [r.exit_code() for r in results]
     exit_after_verdicts(EXIT_MISMATCH if EXIT_MISMATCH in codes else EXIT_BOUND if EXIT_BOUND in codes else EXIT_OK)
+
+
+def tla_of(model: Any, result: Any, invariant: Any, box: tuple[int, int] | None) -> list[Any]:
+    """The TLA+ module of ``model``'s invariant when ``result`` shows it inductive (the
+    encoding's lemmas, or ``invariant``: the inferred one), else none and a line saying
+    why (:mod:`ordercheck.checker.symbolic.tla_inv`)."""
+    from ordercheck.checker.symbolic.tla_inv import inv_module_name, invariant_module
+
+    if not result.inductive:
+        click.echo(f"  TLA+: {inv_module_name(model.path)} not written: the invariant is not shown inductive")
+        return []
+    return [invariant_module(model, result, invariant, box)]
 
 
 def print_inferred(found: Any, *, verbose: bool = False) -> None:

@@ -100,6 +100,7 @@ class InferResult:
     check: ProveResult
     targets_kept: list[str] = field(default_factory=list)
     broken_on_samples: list[str] = field(default_factory=list)  # target clauses a reachable state breaks
+    invariant: Any = None  # the Inferred encoding (its one lemma: the kept clauses), for `prove --tla`
 
     def to_json(self) -> dict[str, Any]:
         out = self.check.to_json()
@@ -380,7 +381,7 @@ def infer_model(model: Model, *, limit: int = 20_000, queue_bound: int | None = 
     finish(result, bounded, names, depth, timeout, model_expect)  # as prove does
     kept_targets = [n for n in targets if _all_kept(n, kept, len(_target_clauses(unbounded, n)))]
     return InferResult(len(samples), proposed, len(found), [c.text for c in kept], dropped,
-                       round(time.monotonic() - started, 3), result, kept_targets, broken)
+                       round(time.monotonic() - started, 3), result, kept_targets, broken, inferred)
 
 
 def _target_clauses(sym: Any, name: str) -> list[tuple[str, Callable[[Any], Any]]]:

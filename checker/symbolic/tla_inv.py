@@ -30,6 +30,7 @@ Z3's proof covers every value.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -42,7 +43,7 @@ RESERVED = {
     "ASSUME", "ASSUMPTION", "AXIOM", "CASE", "CHOOSE", "CONSTANT", "CONSTANTS", "DOMAIN", "ELSE", "ENABLED",
     "EXCEPT", "EXTENDS", "IF", "IN", "INSTANCE", "LET", "LOCAL", "MODULE", "OTHER", "SF_", "SUBSET", "THEN",
     "THEOREM", "UNCHANGED", "UNION", "VARIABLE", "VARIABLES", "WF_", "WITH", "BOOLEAN", "TRUE", "FALSE",
-    "Nat", "Int", "Seq", "Init", "Next", "Inv", "TypeOK", "IndInit", "Spec", "Lo", "Hi", "Val", "vars",
+    "Nat", "Int", "Seq", "Init", "Next", "Inv", "TypeOK", "IndInit", "Spec", "Lo", "Hi", "Val", "vars", "BoxLo", "BoxHi",
 }
 _SAFE = re.compile(r"[^A-Za-z0-9_]")
 
@@ -180,7 +181,7 @@ def inv_module(sym: Any, module_name: str, lemmas: list[str], targets: list[str]
     pr = Printer(schema, names, where)
     s, t = SymState(schema, "s"), SymState(schema, "t")
     out = [f"---- MODULE {module_name} ----"]
-    out.append("(* " + _comment(title or f"The inductive invariant of {module_name}") + ".")
+    out.append("(* " + "\n   ".join(textwrap.wrap(_comment(title or f"The inductive invariant of {module_name}") + ".", 88)))
     out.append("   Written by `ordercheck prove --tla` from the symbolic encoding's Z3 formulas. Check it")
     out.append(f"   with TLC and {module_name}.cfg: TypeOK /\\ Inv as the initial predicate (IndInit), Inv as")
     out.append("   the invariant, the box Lo..Hi of integer values as the constraint. *)")
@@ -189,6 +190,8 @@ def inv_module(sym: Any, module_name: str, lemmas: list[str], targets: list[str]
     out.append("VARIABLES " + ", ".join(names.values()))
     out.append("vars == <<" + ", ".join(names.values()) + ">>")
     out.append("Val == Lo..Hi")
+    out.append(f"BoxLo == {lo if lo >= 0 else f'-{-lo}'}  \\* the configuration's Lo (a .cfg file has no negative numbers)")
+    out.append(f"BoxHi == {hi}")
     out.append("")
     type_lines = [f"{names[n]} \\in {'BOOLEAN' if kind == 'bool' else 'Val'}" for n, kind in schema.items()]
     out.append("TypeOK ==\n" + _conj(type_lines, "  "))
@@ -206,11 +209,13 @@ def inv_module(sym: Any, module_name: str, lemmas: list[str], targets: list[str]
         upd = {key_name(k): v for k, v in upd.items()}
         free = [n for n in schema if upd.get(n) is t.vars[n]]
         eqs = {n: upd.get(n, s.vars[n]) for n in schema if n not in free}
+        unchanged = [n for n, e in eqs.items() if e is s.vars[n]]
+        eqs = {n: e for n, e in eqs.items() if n not in unchanged}
         lines = []
-        if not pr.primed_vars(guard):
+        if not pr.primed_vars(guard) and not z3.is_true(guard):
             lines.append(pr.text(guard))
         lines += [f"{names[n]}' \\in {'BOOLEAN' if schema[n] == 'bool' else 'Val'}" for n in free]
-        if pr.primed_vars(guard):
+        if pr.primed_vars(guard) and not z3.is_true(guard):
             lines.append(pr.text(guard))
         if action.choose is not None:
             lines.append(pr.text(action.choose(s, t)))
@@ -225,6 +230,8 @@ def inv_module(sym: Any, module_name: str, lemmas: list[str], targets: list[str]
             for n in ready:
                 lines.append(f"{names[n]}' = {pr.text(pending.pop(n))}")
                 given.add(n)
+        if unchanged:
+            lines.append("UNCHANGED <<" + ", ".join(names[n] for n in unchanged) + ">>")
         out.append(f"\\* {_comment(action.name)}")
         out.append(f"{op} ==\n" + _conj(lines, "  "))
         out.append("")
@@ -258,7 +265,7 @@ def inv_module(sym: Any, module_name: str, lemmas: list[str], targets: list[str]
         at = max((position[n] for n in used), default=-1)
         placed.setdefault(at, []).append(pr.text(c))
     lines = list(placed.get(-1, []))
-    for i, n in enumerate(order):
+    for i in range(len(order)):
         lines.append(type_lines[i])
         lines += placed.get(i, [])
     out.append("(* TypeOK /\\ Inv, its conjuncts reordered so that TLC tests each clause of Inv as soon as the")
@@ -272,7 +279,7 @@ def inv_module(sym: Any, module_name: str, lemmas: list[str], targets: list[str]
     module = "\n".join(out) + "\n"
     config = "\n".join([
         f"\\* {module_name}: is Inv inductive on the box Lo..Hi? (ordercheck prove --tla)",
-        f"CONSTANTS Lo = {lo}  Hi = {hi}",
+        "CONSTANTS Lo <- BoxLo  Hi <- BoxHi",
         "INIT IndInit",
         "NEXT Next",
         "CONSTRAINT TypeOK",
@@ -281,3 +288,62 @@ def inv_module(sym: Any, module_name: str, lemmas: list[str], targets: list[str]
         "",
     ])
     return TlaInv(module_name, module, config)
+
+
+def inv_module_name(model_path: str) -> str:
+    """The module name of a model's exported invariant: ``models/fifo-2.toml`` ->
+    ``fifo_2_inv``."""
+    from pathlib import Path
+
+    from ordercheck.tla.adapters.base import module_name
+
+    return module_name(Path(model_path).stem) + "_inv"
+
+
+def parse_box(text: str) -> tuple[int, int]:
+    """``LO..HI`` (``--tla-box``) as two integers; :class:`InputError` naming
+    ``--tla-box`` when it is not that, or ``LO > HI``."""
+    lo, sep, hi = text.partition("..")
+    try:
+        box = (int(lo), int(hi))
+    except ValueError:
+        box = None
+    if not sep or box is None or box[0] > box[1]:
+        raise InputError("--tla-box", "", f"expected LO..HI with integers LO <= HI, got {text!r}")
+    return box
+
+
+def initial_range(sym: Any) -> tuple[int, int]:
+    """The least and greatest integer value of one initial state of ``sym`` (0, 0
+    when it has no integer variable or no initial state)."""
+    from ordercheck.specs.symbolic import SymState
+
+    s = SymState(sym.schema, "s")
+    solver = z3.Solver()
+    solver.add(sym.init(s))
+    if solver.check() != z3.sat:
+        return 0, 0
+    values = [v for n, v in s.values(solver.model()).items() if sym.schema[n] == "int"]
+    return min(values, default=0), max(values, default=0)
+
+
+def invariant_module(model: Any, result: Any, invariant: Any = None, box: tuple[int, int] | None = None) -> TlaInv:
+    """The TLA+ module of the invariant ``result`` (a :class:`~ordercheck.checker.symbolic.prove.ProveResult`)
+    proved on ``model``: the conjunction of its lemmas over the unbounded encoding, or
+    ``invariant`` (an encoding whose lemmas are the inferred ones), with the targets it
+    implied. ``box``: the configuration's integer values, by default ``0..1`` widened
+    to the initial state's values."""
+    from ordercheck.checker.symbolic.encodings import encoding_class
+
+    sym = invariant
+    if sym is None:
+        sym = encoding_class(model)(model.spec, queue_bound=result.queue_bound, bounded=False)
+    if box is None:
+        low, high = initial_range(sym)
+        box = (min(0, low), max(1, high))
+    targets = [q.name.removeprefix("implies: ") for q in result.queries if q.kind == "implies" and q.status == "proved"]
+    title = (f"The inductive invariant that `ordercheck prove` proved for {model.path} (spec {model.spec_name}), "
+             f"over its symbolic encoding" + (f" with queues of at most {result.queue_bound} entries"
+                                              if not result.queue_free else ""))
+    return inv_module(sym, inv_module_name(model.path), list(result.lemmas), targets, model.path,
+                      lo=box[0], hi=box[1], title=title)
