@@ -70,6 +70,7 @@ class TlaInv:
 
     @property
     def files(self) -> dict[str, str]:
+        """``{file name: text}``: ``NAME.tla`` and ``NAME.cfg``."""
         return {f"{self.module_name}.tla": self.module, f"{self.module_name}.cfg": self.config}
 
 
@@ -152,6 +153,13 @@ class Printer:
         raise NoTlaForm(self.where, "prove", f"no TLA+ form for the Z3 operator {e.decl().name()!r} in {e}")
 
 
+def _as_expr(value: Any, kind: str) -> Any:
+    """A Z3 term for an update or guard an encoding gives as a Python value (``0``, ``True``)."""
+    if isinstance(value, z3.ExprRef):
+        return value
+    return z3.BoolVal(bool(value)) if kind == "bool" else z3.IntVal(int(value))
+
+
 def _conj(lines: Iterable[str], indent: str) -> str:
     items = list(lines)
     if not items:
@@ -167,7 +175,7 @@ def inv_module(sym: Any, module_name: str, lemmas: list[str], targets: list[str]
                lo: int = -1, hi: int = 2, title: str = "") -> TlaInv:
     """The TLA+ module and configuration of ``sym``'s invariant (the conjunction of
     ``lemmas``) with its ``targets``; see the module docstring. ``lo`` and ``hi``
-    are the configuration's box of integer values. :class:`NoTlaForm` (exit 2) when a
+    are the configuration's box of integer values. :class:`~ordercheck.checker.symbolic.tla_inv.NoTlaForm` (exit 2) when a
     formula has no TLA+ form here."""
     from ordercheck.specs.symbolic import SymState
 
@@ -206,7 +214,8 @@ def inv_module(sym: Any, module_name: str, lemmas: list[str], targets: list[str]
         guard, upd = action.step(s, t)
         from ordercheck.specs.symbolic import key_name
 
-        upd = {key_name(k): v for k, v in upd.items()}
+        upd = {key_name(k): _as_expr(v, schema[key_name(k)]) for k, v in upd.items()}
+        guard = _as_expr(guard, "bool")
         free = [n for n in schema if upd.get(n) is t.vars[n]]
         eqs = {n: upd.get(n, s.vars[n]) for n in schema if n not in free}
         unchanged = [n for n, e in eqs.items() if e is s.vars[n]]
@@ -328,7 +337,7 @@ def initial_range(sym: Any) -> tuple[int, int]:
 
 
 def invariant_module(model: Any, result: Any, invariant: Any = None, box: tuple[int, int] | None = None) -> TlaInv:
-    """The TLA+ module of the invariant ``result`` (a :class:`~ordercheck.checker.symbolic.prove.ProveResult`)
+    """The TLA+ module of the invariant ``result`` (a ``ProveResult`` of ``ordercheck.checker.symbolic.prove``)
     proved on ``model``: the conjunction of its lemmas over the unbounded encoding, or
     ``invariant`` (an encoding whose lemmas are the inferred ones), with the targets it
     implied. ``box``: the configuration's integer values, by default ``0..1`` widened
