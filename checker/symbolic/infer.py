@@ -127,7 +127,12 @@ def explicit_samples(spec: Any, bounded: Any, limit: int) -> list[dict[str, Any]
     if hasattr(bounded, "explicit_values"):
         return list(_take(bounded.explicit_values(limit), limit))
     encode = getattr(bounded, "encode", None)
-    if encode is None or len(inspect.signature(encode).parameters) != 1:
+    if encode is None:
+        raise NoEncoding("encode(state)")
+    params = list(inspect.signature(encode).parameters.values())
+    if len(params) == 2 and params[1].default is not inspect.Parameter.empty:
+        return _samples_with_steps(spec, encode, limit)
+    if len(params) != 1:
         raise NoEncoding("encode(state)")
     seen: set[tuple] = set()
     frontier = list(spec.init_states())
@@ -140,6 +145,27 @@ def explicit_samples(spec: Any, bounded: Any, limit: int) -> list[dict[str, Any]
             seen.add(state)
             out.append(encode(state))
             nxt += [succ for _label, succ in spec.next_states(state)]
+        frontier = nxt
+    return out
+
+
+def _samples_with_steps(spec: Any, encode: Any, limit: int) -> list[dict[str, Any]]:
+    """Breadth first, as :func:`explicit_samples`, for an encoding whose ghosts depend
+    on the step that reached a state: ``encode(state, prev)`` with ``prev`` the
+    predecessor's ``(state, values, label)`` (``None`` for an initial state). A state
+    reached with two different encodings is a sample once per encoding."""
+    seen: set[tuple] = set()
+    frontier = [(state, encode(state)) for state in spec.init_states()]
+    out: list[dict[str, Any]] = []
+    while frontier and len(out) < limit:
+        nxt = []
+        for state, values in frontier:
+            key = (state, tuple(sorted(values.items())))
+            if key in seen or len(out) >= limit:
+                continue
+            seen.add(key)
+            out.append(values)
+            nxt += [(succ, encode(succ, (state, values, label))) for label, succ in spec.next_states(state)]
         frontier = nxt
     return out
 
