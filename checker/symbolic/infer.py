@@ -5,7 +5,9 @@ No hand-written lemma is used. The steps:
 1. **Samples.** The explicit engine's reachable states of the model (breadth first, at
    most ``limit`` of them), each decoded into the encoding's variables: by the bounded
    encoding's ``explicit_values(limit)`` when it has one (an encoding whose variables
-   need proof ghosts that follow a run, like bus1's), else by its ``encode(state)``.
+   need proof ghosts that follow a run, like bus1's), else by its ``encode(state)``, or
+   ``encode(state, prev)`` carried breadth first for ghosts that depend on the step that
+   reached a state (the seed encodings' last delivery).
 2. **Candidates.** Templates over the encoding's named variables (its ``schema``):
    for every integer variable ``x`` the bounds ``x >= lo`` and ``x <= hi`` (``lo`` and
    ``hi`` the least and greatest value seen); for every two integer variables
