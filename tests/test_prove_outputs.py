@@ -172,3 +172,18 @@ def test_tlc_rechecks_the_exported_invariant(tmp_path) -> None:
     assert run.complete and run.distinct and run.distinct > 1, run.output[-2000:]
     run = run_tlc(tmp_path / "bad", "sequencer_2_inv", "sequencer_2_inv.cfg", timeout=300)
     assert run.violated == "Inv" and len(run.trace) == 2, run.output[-2000:]
+
+
+@pytest.mark.tlc
+@pytest.mark.skipif(bool(NO_TLC), reason=NO_TLC or "TLC available")
+def test_tlc_rechecks_the_scaffolds_invariant_with_shared_subterms(tmp_path) -> None:
+    """The scaffold's queue updates repeat a subterm in every slot, which the export
+    names once in a LET: TLC finds the exported invariant inductive on its box."""
+    res = CliRunner().invoke(main, ["new", "demo", "--base", "holdback", "--symbolic", "--dir", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    out = tmp_path / "tla"
+    res = CliRunner().invoke(main, ["prove", str(tmp_path / "models" / "demo.toml"), "--tla", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "  LET A_0_1 == " in (out / "demo_inv.tla").read_text()
+    run = run_tlc(out, "demo_inv", "demo_inv.cfg", timeout=300)
+    assert run.complete and run.distinct and run.distinct > 1, run.output[-2000:]

@@ -81,6 +81,49 @@ class Printer:
         self.schema = schema
         self.names = names
         self.where = where
+        # Keyed by a term's id, each holding the term itself: Z3 reuses the id of a term
+        # that has been freed, so a key must keep its term alive.
+        self.shared: dict[int, tuple[Any, str]] = {}  # id -> (term, the LET name it is printed as)
+        self.cache: dict[int, tuple[Any, str]] = {}
+
+    def share(self, roots: list[Any], prefix: str, least: int = 40) -> list[str]:
+        """Name the compound subterms that ``roots`` use more than once and that print
+        to at least ``least`` characters (the queue updates of an action repeat the
+        same conditions in every slot): ``NAME == text`` definitions for a ``LET``,
+        children before parents, each later print of the subterm reading ``NAME``.
+        Until :meth:`unshare`, :meth:`text` prints them so."""
+        self.cache = {}
+        counts: dict[int, int] = {}
+        order: list[Any] = []
+
+        def visit(e: Any) -> None:
+            i = e.get_id()
+            counts[i] = counts.get(i, 0) + 1
+            if counts[i] > 1:
+                return
+            for child in e.children():
+                visit(child)
+            order.append(e)
+
+        for root in roots:
+            visit(root)
+        defs = []
+        for e in order:
+            if counts[e.get_id()] < 2 or not e.children():
+                continue
+            text = self.text(e)
+            if len(text) < least:
+                continue
+            name = f"{prefix}{len(defs) + 1}"
+            defs.append(f"{name} == {text}")
+            self.shared[e.get_id()] = (e, name)
+            self.cache = {}
+        return defs
+
+    def unshare(self) -> None:
+        """Print every subterm in full again (the end of a ``LET``)."""
+        self.shared = {}
+        self.cache = {}
 
     def var(self, decl_name: str) -> tuple[str, bool]:
         """``(TLA+ name, primed)`` of a state constant ``name@tag``."""
@@ -115,7 +158,15 @@ class Printer:
             self._collect(child, out, tag, seen)
 
     def text(self, e: Any) -> str:
-        """``e`` in TLA+ (every compound term in parentheses)."""
+        """``e`` in TLA+ (every compound term in parentheses; a shared one by its name)."""
+        i = e.get_id()
+        if i in self.shared:
+            return self.shared[i][1]
+        if i not in self.cache:
+            self.cache[i] = (e, self._text(e))
+        return self.cache[i][1]
+
+    def _text(self, e: Any) -> str:
         if z3.is_true(e):
             return "TRUE"
         if z3.is_false(e):
@@ -220,14 +271,16 @@ def inv_module(sym: Any, module_name: str, lemmas: list[str], targets: list[str]
         eqs = {n: upd.get(n, s.vars[n]) for n in schema if n not in free}
         unchanged = [n for n, e in eqs.items() if e is s.vars[n]]
         eqs = {n: e for n, e in eqs.items() if n not in unchanged}
+        chosen = action.choose(s, t) if action.choose is not None else None
+        lets = pr.share([guard, *([chosen] if chosen is not None else []), *eqs.values()], f"{op}_")
         lines = []
         if not pr.primed_vars(guard) and not z3.is_true(guard):
             lines.append(pr.text(guard))
         lines += [f"{names[n]}' \\in {'BOOLEAN' if schema[n] == 'bool' else 'Val'}" for n in free]
         if pr.primed_vars(guard) and not z3.is_true(guard):
             lines.append(pr.text(guard))
-        if action.choose is not None:
-            lines.append(pr.text(action.choose(s, t)))
+        if chosen is not None:
+            lines.append(pr.text(chosen))
         # equations in an order where each reads only post-state values already given
         given = set(free)
         pending = dict(eqs)
@@ -242,7 +295,12 @@ def inv_module(sym: Any, module_name: str, lemmas: list[str], targets: list[str]
         if unchanged:
             lines.append("UNCHANGED <<" + ", ".join(names[n] for n in unchanged) + ">>")
         out.append(f"\\* {_comment(action.name)}")
-        out.append(f"{op} ==\n" + _conj(lines, "  "))
+        if lets:
+            body = "  LET " + "\n      ".join(lets) + "\n  IN\n" + _conj(lines, "  ")
+        else:
+            body = _conj(lines, "  ")
+        pr.unshare()
+        out.append(f"{op} ==\n" + body)
         out.append("")
     out.append("Next ==\n" + ("\n".join(f"  \\/ {a}" for a in action_names) if action_names else "  FALSE"))
     out.append("")
