@@ -9,7 +9,8 @@ transcription of the protocol), and holds:
 * ``TypeOK``: every integer variable in ``Lo..Hi``, every boolean in ``BOOLEAN``
   (``Lo`` and ``Hi`` are ``CONSTANTS``, set in the configuration);
 * ``Init`` and ``Next``: the encoding's initial condition and its actions, one
-  operator per action. A value an action chooses (a post-state variable its guard
+  operator per action (a subterm an action repeats, such as a queue's insertion point
+  in every slot, named once in a ``LET``). A value an action chooses (a post-state variable its guard
   only constrains, such as the message a peer delivers) is drawn from ``Lo..Hi``, so
   that TLC can enumerate it;
 * one operator per lemma (``L_NAME``), ``Inv`` their conjunction, and one operator per
