@@ -235,7 +235,8 @@ def _proof_suite(root: ET.Element, record: ProofRecord) -> tuple[dict[str, int],
             counts["failures"] += 1
             node = ET.SubElement(case, "failure", type=str(row.outcome),
                                  message=_text(f"{row.name}: expected {row.expected or '-'}, got {row.shown}"
-                                               + (f" ({row.note})" if row.note else "")))
+                                               + (f" ({row.note})" if row.note and row.note != f"expected {row.expected}"
+                                                  else "")))
         node.text = _text(body)
     for prop, word in (data.get("undecided") or {}).items():
         counts["tests"] += 1
