@@ -59,9 +59,13 @@ def test_prove_judges_what_prove_properties_names(tmp_path) -> None:
     assert "not judged: fifo" in res.output and "not judged: total " not in res.output
 
     path = sequencer_model(tmp_path, 'properties = ["total", "lamport"]\n')
-    res = CliRunner().invoke(main, ["prove", str(path)])
+    junit = tmp_path / "bad.xml"
+    res = CliRunner().invoke(main, ["prove", str(path), "--junit", str(junit), "--json", str(tmp_path / "bad.json")])
     assert res.exit_code == 2
     assert "prove.properties: 'lamport' is not a property this model checks" in res.output
+    error = _cases(ET.parse(junit).getroot())["prove.properties"].find("error")  # as check --junit on bad input
+    assert error is not None and "'lamport' is not a property" in error.get("message", "")
+    assert not (tmp_path / "bad.json").exists()
 
 
 def test_without_prove_properties_every_expectation_is_judged(tmp_path) -> None:

@@ -56,6 +56,7 @@ def prove(
     the model's expectations; a bounded search never makes a property pass: with no
     counterexample within the depth, a property is unknown (exit 3) unless the
     invariant proves it."""
+    from ordercheck.checker.api.errors import InputError
     from ordercheck.checker.api.exits import exit_after_verdicts
     from ordercheck.checker.api.output_paths import check_outputs, model_inputs, outputs_of
     from ordercheck.checker.api.outputs import Outputs
@@ -68,7 +69,14 @@ def prove(
     if tla_box is not None and tla_dir is None:
         raise click.UsageError("--tla-box sets the box of the TLA+ configuration: give --tla DIR too")
     box = parse_box(tla_box) if tla_box is not None else None
-    loaded = [load_model(f) for f in expand_paths(list(models))]
+    try:
+        loaded = [load_model(f) for f in expand_paths(list(models))]
+    except InputError as exc:  # a model error (exit 2): the CI's test tab names it, as for check --junit
+        if junit_path:
+            from ordercheck.checker.cli.check import _error_junit
+
+            _error_junit(junit_path, models, exc)
+        raise
     tla_files = [f"{inv_module_name(m.path)}.{ext}" for m in loaded for ext in ("tla", "cfg")]
     check_outputs(outputs_of(("--json", json_path, False, ()), ("--report", report_dir, True, REPORT_ENTRIES),
                              ("--junit", junit_path, False, ()), ("--tla", tla_dir, True, tla_files)),
@@ -86,7 +94,14 @@ def prove(
             print_inferred(found, verbose=verbose)
             result = found.check
         else:
-            result = prove_model(model, options)
+            try:
+                result = prove_model(model, options)
+            except InputError as exc:  # a [prove] table naming what the encoding lacks (exit 2)
+                if junit_path:
+                    from ordercheck.checker.cli.check import _error_junit
+
+                    _error_junit(junit_path, models, exc)
+                raise
         results.append(result)
         print_prove(result, verbose=verbose)
         if tla_dir is not None:
