@@ -164,14 +164,22 @@ class ProofRecord:
             out.append(f"undecided: {name}, expected {word}: no query here decides it (run check on this model)")
         not_judged = self.data.get("not_judged") or {}
         if not_judged:
-            out.append(f"not judged: {', '.join(f'{n} (expected {w})' for n, w in not_judged.items())}: "
-                       "[prove] properties leaves them to check (no part in the exit code)")
+            judged = self.data.get("judged")
+            out.append(not_judged_line(not_judged, [str(n) for n in judged] if isinstance(judged, list) else []))
         return out
 
     def trace_lines(self, name: str) -> list[str]:
         """Query ``name``'s trace as text (:func:`trace_text`); empty when it has none."""
         trace = self.data["queries"].get(name, {}).get("trace") or []
         return trace_text(trace)
+
+
+def not_judged_line(not_judged: dict[str, str], judged: list[str]) -> str:
+    """The line that names the expectations ``prove`` left to ``check`` (``[prove]
+    properties`` or ``--property`` chose ``judged``)."""
+    which = ", ".join(judged) if judged else "no property, only the lemmas and targets"
+    return (f"not judged: {', '.join(f'{n} (expected {w})' for n, w in not_judged.items())}: left to check "
+            f"(prove judges {which}; no part in the exit code)")
 
 
 def trace_text(steps: list[Any]) -> list[str]:

@@ -52,6 +52,13 @@ def test_prove_judges_what_prove_properties_names(tmp_path) -> None:
     assert "undecided" not in res.output and "UNKNOWN" not in res.output
     assert "(any number of sends, no queue" in res.output  # no signal action in this encoding
 
+    res = CliRunner().invoke(main, ["prove", str(SEQUENCER), "--property", "total"])  # replaces the key
+    assert res.exit_code == 0, res.output
+    assert "not judged: fifo (expected holds)" in res.output and "total_global (expected holds)" in res.output
+    assert "(prove judges total; no part in the exit code)" in res.output
+    res = CliRunner().invoke(main, ["prove", str(SEQUENCER), "--property", "nope"])
+    assert res.exit_code == 2 and "--property: 'nope' is not a property this model checks" in res.output
+
     path = sequencer_model(tmp_path, 'properties = ["total", "eventual_delivery"]\n')
     res = CliRunner().invoke(main, ["prove", str(path)])
     assert res.exit_code == 3, res.output

@@ -28,6 +28,9 @@ import click
 @click.option("--tla-box", "tla_box", metavar="LO..HI",
               help="With --tla: the integer values the TLC configuration covers (default 0..1, widened to the "
                    "initial state's values).")
+@click.option("--property", "properties", multiple=True, metavar="NAME",
+              help="Judge only this one of the model's checked properties (repeatable; replaces [prove] properties): "
+                   "the others' expectations are printed as not judged and play no part in the exit code.")
 @click.option("--verbose", "-v", is_flag=True, help="Print every trace and witness.")
 @click.option("--infer", is_flag=True,
               help="Infer the invariant instead of using the encoding's lemmas: templates kept on the model's reachable "
@@ -49,6 +52,7 @@ def prove(
     junit_path: str | None = None,
     tla_dir: str | None = None,
     tla_box: str | None = None,
+    properties: tuple[str, ...] = (),
 ) -> None:
     """Z3 queries on a model's symbolic encoding: is the spec's strengthened invariant
     inductive (for any number of sends), does it imply the targets, and bounded model
@@ -81,7 +85,9 @@ def prove(
     check_outputs(outputs_of(("--json", json_path, False, ()), ("--report", report_dir, True, REPORT_ENTRIES),
                              ("--junit", junit_path, False, ()), ("--tla", tla_dir, True, tla_files)),
                   model_inputs(loaded))
-    options = ProveOptions(depth=depth, drop=drop, queue_bound=queue_bound, timeout=timeout, bmc_only=bmc_only)
+    judged = properties or None
+    options = ProveOptions(depth=depth, drop=drop, queue_bound=queue_bound, timeout=timeout, bmc_only=bmc_only,
+                           properties=judged)
     results = []
     inferred = []
     modules = []
@@ -89,7 +95,7 @@ def prove(
         if infer:
             from ordercheck.checker.symbolic.infer import infer_model
 
-            found = infer_model(model, limit=samples, queue_bound=queue_bound, timeout=timeout)
+            found = infer_model(model, limit=samples, queue_bound=queue_bound, timeout=timeout, properties=judged)
             inferred.append(found)
             print_inferred(found, verbose=verbose)
             result = found.check
@@ -201,8 +207,9 @@ def print_prove(result: Any, *, verbose: bool = False) -> None:
     for name, expected in result.undecided.items():
         click.echo(f"  undecided: {name}, expected {expected}: no query here decides it (run check on this model)  UNKNOWN")
     if result.not_judged:
-        click.echo(f"  not judged: {', '.join(f'{n} (expected {w})' for n, w in result.not_judged.items())}: "
-                   "[prove] properties leaves them to check (no part in the exit code)")
+        from ordercheck.reports.proofs import not_judged_line
+
+        click.echo("  " + not_judged_line(result.not_judged, result.judged or []))
     if not result.queries and not result.undecided:
         click.echo("  no query was asked (--bmc-only with --depth 0): nothing is shown  UNKNOWN")
     verdict = "inductive" if result.inductive else "NOT shown inductive"

@@ -360,7 +360,7 @@ class Inferred:
 
 
 def infer_model(model: Model, *, limit: int = 20_000, queue_bound: int | None = None,
-                timeout: float | None = None) -> InferResult:
+                timeout: float | None = None, properties: tuple[str, ...] | None = None) -> InferResult:
     """Infer an inductive invariant of ``model``'s encoding from its reachable states and
     re-check it (module docstring). :class:`InputError` (exit 2) when the spec has no
     encoding or the encoding cannot decode explicit states."""
@@ -401,7 +401,7 @@ def infer_model(model: Model, *, limit: int = 20_000, queue_bound: int | None = 
     depth = settings.get("depth", 0)
     result = ProveResult(model.path, model.spec_name, model.constants, bound, [INFERRED], [], depth)
     expect = {"initiation": "proved", INFERRED: "proved", **dict.fromkeys(targets, "proved")}
-    names, model_expect = judged_scope(model, result)  # [prove] properties, as prove does
+    names, model_expect = judged_scope(model, result, properties)  # [prove] properties (--property), as prove does
     result.queue_free = hasattr(bounded, "max_queue") and bounded.max_queue() == 0
     result.signals = has_signals(unbounded)
     result.queries += invariant_queries(inferred, [INFERRED], targets, timeout, expect)

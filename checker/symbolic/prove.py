@@ -220,6 +220,7 @@ class ProveOptions:
     queue_bound: int | None = None
     timeout: float | None = None
     bmc_only: bool = False
+    properties: tuple[str, ...] | None = None  # --property: replaces [prove] properties
 
 
 # -- running queries --------------------------------------------------------------------
@@ -489,7 +490,7 @@ def prove_model(model: Model, options: ProveOptions = ProveOptions()) -> ProveRe
             raise InputError(where, f"prove.expect.{name}", "is neither a lemma, a target nor 'initiation'")
     lemmas = [n for n in unbounded.lemmas if n not in drop]
     result = ProveResult(model.path, model.spec_name, model.constants, bound, lemmas, drop, depth)
-    names, model_expect = judged_scope(model, result)
+    names, model_expect = judged_scope(model, result, options.properties)
     bounded = cls(model.spec, bounded=True)
     result.queue_free = hasattr(bounded, "max_queue") and bounded.max_queue() == 0
     result.signals = has_signals(unbounded)
@@ -513,7 +514,8 @@ def has_signals(sym: Any) -> bool:
     return any(a.name.startswith("signal") for a in sym.actions())
 
 
-def judged_scope(model: Model, result: ProveResult) -> tuple[list[str], dict[str, str]]:
+def judged_scope(model: Model, result: ProveResult,
+                 chosen: tuple[str, ...] | list[str] | None = None) -> tuple[list[str], dict[str, str]]:
     """The checked properties ``prove`` judges on ``model`` and their expectations.
 
     With ``[prove] properties`` (a list of the model's checked properties), only those
@@ -521,15 +523,18 @@ def judged_scope(model: Model, result: ProveResult) -> tuple[list[str], dict[str
     can be undecided (exit 3); the expectations of the other properties go to
     ``result.not_judged``, printed as not judged (``check`` decides them), with no
     part in the exit code, as TLC checks only the invariants its configuration names.
-    Without the key, every checked property is judged. A name the model does not check
-    is bad input naming ``prove.properties``."""
+    Without the key, every checked property is judged. ``chosen`` (``--property``)
+    replaces the key. A name the model does not check is bad input naming
+    ``prove.properties`` (or ``--property``)."""
     names = [p.name for p in model.properties]
-    chosen = model.prove.get("properties")
+    field = "--property" if chosen is not None else "prove.properties"
+    if chosen is None:
+        chosen = model.prove.get("properties")
     if chosen is None:
         return names, dict(model.expect)
     for name in chosen:
         if name not in names:
-            raise InputError(model.path, "prove.properties",
+            raise InputError(model.path, field,
                              f"{name!r} is not a property this model checks (it checks: {', '.join(names)})")
     result.judged = list(chosen)
     result.not_judged = {n: w for n, w in model.expect.items() if n not in chosen}
