@@ -9,10 +9,10 @@ transcription of the protocol), and holds:
 * ``TypeOK``: every integer variable in ``Lo..Hi``, every boolean in ``BOOLEAN``
   (``Lo`` and ``Hi`` are ``CONSTANTS``, set in the configuration);
 * ``Init`` and ``Next``: the encoding's initial condition and its actions, one
-  operator per action (a subterm an action repeats, such as a queue's insertion point
-  in every slot, named once in a ``LET``). A value an action chooses (a post-state variable its guard
-  only constrains, such as the message a peer delivers) is drawn from ``Lo..Hi``, so
-  that TLC can enumerate it;
+  operator per action (a subterm an action repeats, such as a queue's insertion
+  point in every slot, named once in a ``LET``). A value an action chooses (a
+  post-state variable its guard only constrains, such as the message a peer delivers)
+  is drawn from ``Lo..Hi``, so that TLC can enumerate it;
 * one operator per lemma (``L_NAME``), ``Inv`` their conjunction, and one operator per
   target (``T_NAME``), which ``Inv`` implies;
 * ``IndInit``: ``TypeOK /\\ Inv`` with its conjuncts ordered so that TLC tests each
@@ -229,7 +229,7 @@ def inv_module(sym: Any, module_name: str, lemmas: list[str], targets: list[str]
     ``lemmas``) with its ``targets``; see the module docstring. ``lo`` and ``hi``
     are the configuration's box of integer values. :class:`~ordercheck.checker.symbolic.tla_inv.NoTlaForm` (exit 2) when a
     formula has no TLA+ form here."""
-    from ordercheck.specs.symbolic import SymState
+    from ordercheck.specs.symbolic import SymState, key_name
 
     schema: dict[str, str] = sym.schema
     names: dict[str, str] = {}
@@ -264,8 +264,6 @@ def inv_module(sym: Any, module_name: str, lemmas: list[str], targets: list[str]
         op = f"A_{i}"
         action_names.append(op)
         guard, upd = action.step(s, t)
-        from ordercheck.specs.symbolic import key_name
-
         upd = {key_name(k): _as_expr(v, schema[key_name(k)]) for k, v in upd.items()}
         guard = _as_expr(guard, "bool")
         free = [n for n in schema if upd.get(n) is t.vars[n]]
