@@ -16,6 +16,18 @@ properties not checked. :func:`error_junit_xml` is the document for a run that s
 on a model error (bad input, exit code 2) before any verdict. The whole search decides every property of a model
 at once, so the time is given per suite; test cases carry ``time="0"``.
 
+``prove`` records (:class:`ordercheck.reports.proofs.ProofRecord`, from ``prove --junit``
+or ``report --junit`` on ``prove --json`` files) are one ``<testsuite>`` per model too
+(``engine`` ``z3``), with one ``<testcase>`` per Z3 query (``classname`` the model's
+name, ``name`` the query: ``initiation``, ``inductive: LEMMA``, ``implies: TARGET``,
+``bmc: PROPERTY``, ``proof: PROPERTY``), its time the seconds Z3 spent on it. A query
+whose outcome is a mismatch is a ``<failure>`` (message: expected and got; body: the
+explanation and the two states and action of a counterexample to induction, or the
+bounded trace); an ``unknown`` outcome is an ``<error>`` (message: why, as the console
+says it). Each expectation no query decided is an ``<error>`` case named ``undecided:
+PROPERTY``; each one ``[prove] properties`` leaves out is a ``<skipped>`` case named
+``not judged: PROPERTY``.
+
 With ``check --with-evidence``, one more ``<testsuite name="evidence">`` holds one
 ``<testcase>`` per ``[evidence]`` entry (``classname`` the model's name, ``name``
 ``evidence of PROPERTY``): a mutant that does not violate the property, or a witness
@@ -31,6 +43,7 @@ from ordercheck.checker.api.evidence import EvidenceCheck
 from ordercheck.checker.api.result import PropertyResult, Result
 from ordercheck.reports.about import NOT_RECORDED, about, constants_text
 from ordercheck.reports.diff import step_lines
+from ordercheck.reports.proofs import ProofRecord
 
 _BAD_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -129,8 +142,10 @@ def error_junit_xml(where: str, field: str, message: str, kind: str = "input", r
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def junit_xml(results: list[Result], name: str = "ordercheck", evidence: list[EvidenceCheck] | None = None) -> str:
-    """The JUnit XML document for ``results``, and for ``evidence`` when given."""
+def junit_xml(results: list[Result], name: str = "ordercheck", evidence: list[EvidenceCheck] | None = None,
+              proofs: list[ProofRecord] | None = None) -> str:
+    """The JUnit XML document for ``results``, ``prove``'s ``proofs`` and ``evidence``
+    (those given)."""
     root = ET.Element("testsuites", name=name)
     totals = {"tests": 0, "failures": 0, "errors": 0}
     seconds = 0.0
@@ -170,16 +185,77 @@ def junit_xml(results: list[Result], name: str = "ordercheck", evidence: list[Ev
         totals["failures"] += failures
         totals["errors"] += errors
         seconds += r.stats.seconds
+    for record in proofs or []:
+        counts, secs = _proof_suite(root, record)
+        for key, value in counts.items():
+            totals[key] = totals.get(key, 0) + value
+        seconds += secs
     if evidence is not None:
         failures, errors = _evidence_suite(root, evidence)
         totals["tests"] += len(evidence)
         totals["failures"] += failures
         totals["errors"] += errors
     for key, value in totals.items():
-        root.set(key, str(value))
+        if key != "skipped" or value:
+            root.set(key, str(value))
     root.set("time", f"{seconds:.3f}")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _proof_suite(root: ET.Element, record: ProofRecord) -> tuple[dict[str, int], float]:
+    """Add one ``prove`` record's suite to ``root``; returns its counts (tests,
+    failures, errors, skipped) and its Z3 seconds."""
+    data = record.to_json()
+    model = record.model.rsplit("/", 1)[-1].removesuffix(".toml")
+    suite = ET.SubElement(root, "testsuite", name=_text(record.model))
+    props = ET.SubElement(suite, "properties")
+    constants = data.get("constants") or {}
+    config = (("spec", record.spec), ("engine", "z3"), ("configuration", record.summary),
+              ("constants", ", ".join(f"{k} = {v!r}" for k, v in constants.items()) if isinstance(constants, dict) else
+               constants),
+              ("lemmas", ", ".join(map(str, data.get("lemmas") or []))), ("depth", data.get("depth") or 0))
+    for key, value in config:
+        ET.SubElement(props, "property", name=key, value=_text(value))
+    where = f"model: {record.model} (spec {record.spec}, engine z3); {record.summary}"
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for row in record.rows:
+        counts["tests"] += 1
+        case = ET.SubElement(suite, "testcase", classname=_text(model), name=_text(row.name), time=f"{row.seconds:.3f}")
+        case_props = ET.SubElement(case, "properties")
+        ET.SubElement(case_props, "property", name="expected", value=_text(row.expected or "-"))
+        ET.SubElement(case_props, "property", name="got", value=_text(row.shown))
+        if row.outcome == "ok":
+            continue
+        body = "\n".join(x for x in (row.note, row.explanation, *record.trace_lines(row.name), where) if x)
+        if row.outcome == "unknown":
+            counts["errors"] += 1
+            node = ET.SubElement(case, "error", type="unknown", message=_text(f"{row.name}: {row.shown}: {row.note}"))
+        else:
+            counts["failures"] += 1
+            node = ET.SubElement(case, "failure", type=str(row.outcome),
+                                 message=_text(f"{row.name}: expected {row.expected or '-'}, got {row.shown}"
+                                               + (f" ({row.note})" if row.note and row.note != f"expected {row.expected}"
+                                                  else "")))
+        node.text = _text(body)
+    for prop, word in (data.get("undecided") or {}).items():
+        counts["tests"] += 1
+        counts["errors"] += 1
+        case = ET.SubElement(suite, "testcase", classname=_text(model), name=_text(f"undecided: {prop}"), time="0")
+        node = ET.SubElement(case, "error", type="unknown",
+                             message=_text(f"{prop}: expected {word}, no query decides it (run check on this model)"))
+        node.text = _text(where)
+    for prop, word in (data.get("not_judged") or {}).items():
+        counts["tests"] += 1
+        counts["skipped"] += 1
+        case = ET.SubElement(suite, "testcase", classname=_text(model), name=_text(f"not judged: {prop}"), time="0")
+        ET.SubElement(case, "skipped", message=_text(f"{prop} (expected {word}) is not in [prove] properties: "
+                                                     "check decides it"))
+    seconds = float(data.get("z3_seconds") or 0.0)
+    for key, value in counts.items():
+        suite.set(key, str(value))
+    suite.set("time", f"{seconds:.3f}")
+    return counts, seconds
 
 
 def _evidence_suite(root: ET.Element, checks: list[EvidenceCheck]) -> tuple[int, int]:

@@ -87,9 +87,10 @@ class ProofRecord:
         for key in ("bmc_skipped", "proof_uncovered", "dropped"):
             if not isinstance(data.get(key) or [], list) or not all(isinstance(v, str) for v in data.get(key) or []):
                 raise bad(key, "expected a list of strings")
-        undecided = data.get("undecided") or {}
-        if not isinstance(undecided, dict) or not all(isinstance(v, str) for v in undecided.values()):
-            raise bad("undecided", "expected an object of strings")
+        for key in ("undecided", "not_judged"):
+            table = data.get(key) or {}
+            if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+                raise bad(key, "expected an object of strings")
         return cls(data)
 
     def to_json(self) -> dict[str, Any]:
@@ -121,7 +122,8 @@ class ProofRecord:
     @property
     def summary(self) -> str:
         """The configuration in one line: queue bound, BMC depth, invariant verdict."""
-        parts = [f"queues of at most {self.data.get('queue_bound')} entries in the unbounded encoding"]
+        parts = ["no queue in the encoding (any number of messages in flight)" if self.data.get("queue_free") else
+                 f"queues of at most {self.data.get('queue_bound')} entries in the unbounded encoding"]
         depth = self.data.get("depth") or 0
         parts.append(f"bounded model checking to {depth} steps" if depth else "no bounded model checking")
         if self.asked_invariant:
@@ -160,4 +162,62 @@ class ProofRecord:
                        f"{self.data.get('queue_bound')} entries, fewer than this model's runs can: not a proof for the model")
         for name, word in (self.data.get("undecided") or {}).items():
             out.append(f"undecided: {name}, expected {word}: no query here decides it (run check on this model)")
+        not_judged = self.data.get("not_judged") or {}
+        if not_judged:
+            judged = self.data.get("judged")
+            out.append(not_judged_line(not_judged, [str(n) for n in judged] if isinstance(judged, list) else []))
         return out
+
+    def trace_lines(self, name: str) -> list[str]:
+        """Query ``name``'s trace as text (:func:`trace_text`); empty when it has none."""
+        trace = self.data["queries"].get(name, {}).get("trace") or []
+        return trace_text(trace)
+
+
+def not_judged_line(not_judged: dict[str, str], judged: list[str]) -> str:
+    """The line that names the expectations ``prove`` left to ``check`` (``[prove]
+    properties`` or ``--property`` chose ``judged``)."""
+    which = ", ".join(judged) if judged else "no property, only the lemmas and targets"
+    return (f"not judged: {', '.join(f'{n} (expected {w})' for n, w in not_judged.items())}: left to check "
+            f"(prove judges {which}; no part in the exit code)")
+
+
+def trace_text(steps: list[Any]) -> list[str]:
+    """A ``prove`` trace (steps as JSON objects: ``action``, ``index``, ``state``) as
+    text: each state's peers one per line, actions between them."""
+    out = []
+    for step in steps:
+        if not isinstance(step, dict):
+            continue
+        if step.get("action") is None:
+            out.append("state 0:")
+        else:
+            out.append(f"--[ {step['action']} ]-->")
+            out.append(f"state {step.get('index')}:")
+        state = step.get("state")
+        out += ["  " + line for line in state_text(state if isinstance(state, dict) else {})]
+    return out
+
+
+def state_text(state: dict[str, Any]) -> list[str]:
+    """One symbolic state as lines: an encoding's own ``lines``, a bus1-style state's
+    peers one per line, or else one line per entry."""
+    if "lines" in state:  # an encoding that draws its own states (one line per peer)
+        return [str(line) for line in state["lines"]]
+    if "peers" not in state:  # an encoding that draws its states its own way: one line per entry
+        return [f"{k}: {v}" for key, part in state.items()
+                for k, v in (part.items() if isinstance(part, dict) else [(key, part)])]
+    lines = []
+    for name, peer in state.get("peers", {}).items():
+        parts = [f"clock {peer['clock']}", f"sent {peer['sent']}"]
+        parts.append("queue [" + ", ".join(peer["queue"]) + "]")
+        if peer.get("transaction"):
+            parts.append(f"sending {peer['transaction']}")
+        if peer.get("last_dequeued"):
+            parts.append(f"last dequeued {peer['last_dequeued']}")
+        if peer.get("knows_up_to"):
+            parts.append("knows " + ", ".join(f"{d}:{ts}" for d, ts in peer["knows_up_to"].items()))
+        lines.append(f"{name}: " + "; ".join(parts))
+    if "signals_left" in state:
+        lines.append(f"signals left: {state['signals_left']}")
+    return lines

@@ -192,3 +192,18 @@ def test_symbolic_needs_the_holdback_base_and_writes_nothing_else(tmp_path: Path
     assert result.exit_code == 2
     assert "--symbolic" in result.output and "holdback" in result.output
     assert not list(tmp_path.iterdir())
+
+
+def test_inference_recovers_the_sequencers_total_order_invariant() -> None:
+    """A second, non-FIFO protocol: on sequencer-2, whose encoding's ghost (the last
+    delivery) depends on the step that reached a state (``encode(state, prev)``),
+    inference from 200 reachable states finds an inductive invariant that proves the
+    three total orders; its equalities are the hand-written lemmas'
+    (expect_counts_deliveries: each peer expects the number of its deliveries)."""
+    found = infer_model(load_model("models/sequencer-2.toml"), limit=200)
+    assert found.samples == 200
+    assert {"E.0 == D.0", "E.1 == D.1", "last.0.num == last.0.pos", "last.1.num == last.1.pos"} <= set(found.kept)
+    assert found.targets_kept == ["total_by_number"]
+    proofs = {q.name for q in found.check.queries if q.kind == "proof" and q.status == "holds"}
+    assert proofs == {"proof: total", "proof: total_global", "proof: total_prefix"}
+    assert found.check.inductive and found.check.exit_code() == 0

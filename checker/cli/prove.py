@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -17,6 +18,19 @@ import click
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the verdicts as JSON here.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False),
               help="Write an HTML report (index.html, report.md, results.json) of the verdicts into this directory.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False),
+              help="Write JUnit XML here: one test case per query, a failure per unexpected verdict, an error per "
+                   "unknown or undecided one.")
+@click.option("--tla", "tla_dir", type=click.Path(file_okay=False),
+              help="Where the invariant is proved inductive, write it as a TLA+ module NAME_inv.tla (TypeOK, Init, "
+                   "Next, Inv, the targets) with NAME_inv.cfg into this directory, to re-check with TLC on a box of "
+                   "values: TypeOK /\\ Inv as the initial predicate, Inv as the invariant.")
+@click.option("--tla-box", "tla_box", metavar="LO..HI",
+              help="With --tla: the integer values the TLC configuration covers (default 0..1, widened to the "
+                   "initial state's values).")
+@click.option("--property", "properties", multiple=True, metavar="NAME",
+              help="Judge only this one of the model's checked properties (repeatable; replaces [prove] properties): "
+                   "the others' expectations are printed as not judged and play no part in the exit code.")
 @click.option("--verbose", "-v", is_flag=True, help="Print every trace and witness.")
 @click.option("--infer", is_flag=True,
               help="Infer the invariant instead of using the encoding's lemmas: templates kept on the model's reachable "
@@ -35,6 +49,10 @@ def prove(
     report_dir: str | None = None,
     infer: bool = False,
     samples: int = 20_000,
+    junit_path: str | None = None,
+    tla_dir: str | None = None,
+    tla_box: str | None = None,
+    properties: tuple[str, ...] = (),
 ) -> None:
     """Z3 queries on a model's symbolic encoding: is the spec's strengthened invariant
     inductive (for any number of sends), does it imply the targets, and bounded model
@@ -42,6 +60,7 @@ def prove(
     the model's expectations; a bounded search never makes a property pass: with no
     counterexample within the depth, a property is unknown (exit 3) unless the
     invariant proves it."""
+    from ordercheck.checker.api.errors import InputError
     from ordercheck.checker.api.exits import exit_after_verdicts
     from ordercheck.checker.api.output_paths import check_outputs, model_inputs, outputs_of
     from ordercheck.checker.api.outputs import Outputs
@@ -49,40 +68,89 @@ def prove(
     from ordercheck.checker.cli.reports import REPORT_ENTRIES
     from ordercheck.checker.loading.modelfile import expand_paths, load_model
     from ordercheck.checker.symbolic.prove import ProveOptions, prove_model
+    from ordercheck.checker.symbolic.tla_inv import inv_module_name, parse_box
 
-    loaded = [load_model(f) for f in expand_paths(list(models))]
-    check_outputs(outputs_of(("--json", json_path, False, ()), ("--report", report_dir, True, REPORT_ENTRIES)),
+    if tla_box is not None and tla_dir is None:
+        raise click.UsageError("--tla-box sets the box of the TLA+ configuration: give --tla DIR too")
+    box = parse_box(tla_box) if tla_box is not None else None
+    try:
+        loaded = [load_model(f) for f in expand_paths(list(models))]
+    except InputError as exc:  # a model error (exit 2): the CI's test tab names it, as for check --junit
+        if junit_path:
+            from ordercheck.checker.cli.check import _error_junit
+
+            _error_junit(junit_path, models, exc)
+        raise
+    tla_files = [f"{inv_module_name(m.path)}.{ext}" for m in loaded for ext in ("tla", "cfg")]
+    check_outputs(outputs_of(("--json", json_path, False, ()), ("--report", report_dir, True, REPORT_ENTRIES),
+                             ("--junit", junit_path, False, ()), ("--tla", tla_dir, True, tla_files)),
                   model_inputs(loaded))
-    options = ProveOptions(depth=depth, drop=drop, queue_bound=queue_bound, timeout=timeout, bmc_only=bmc_only)
+    judged = properties or None
+    options = ProveOptions(depth=depth, drop=drop, queue_bound=queue_bound, timeout=timeout, bmc_only=bmc_only,
+                           properties=judged)
     results = []
     inferred = []
+    modules = []
     for model in loaded:
         if infer:
             from ordercheck.checker.symbolic.infer import infer_model
 
-            found = infer_model(model, limit=samples, queue_bound=queue_bound, timeout=timeout)
+            found = infer_model(model, limit=samples, queue_bound=queue_bound, timeout=timeout, properties=judged)
             inferred.append(found)
             print_inferred(found, verbose=verbose)
             result = found.check
         else:
-            result = prove_model(model, options)
+            try:
+                result = prove_model(model, options)
+            except InputError as exc:  # a [prove] table naming what the encoding lacks (exit 2)
+                if junit_path:
+                    from ordercheck.checker.cli.check import _error_junit
+
+                    _error_junit(junit_path, models, exc)
+                raise
         results.append(result)
         print_prove(result, verbose=verbose)
+        if tla_dir is not None:
+            modules += tla_of(model, result, found.invariant if infer else None, box)
     records = [f.to_json() for f in inferred] if infer else [r.to_json() for r in results]
     payload: Any = records[0] if len(records) == 1 else records
-    index = None
+    index = junit = None
     with Outputs() as out:  # all or nothing, the JSON file last (ordercheck.checker.api.outputs)
+        from ordercheck.reports.proofs import ProofRecord
+
+        proofs = [ProofRecord.from_json(r.to_json()) for r in results]
+        if junit_path:
+            from ordercheck.reports.junit import junit_xml
+
+            junit = out.write_text(junit_path, junit_xml([], proofs=proofs))
         if report_dir:
             from ordercheck.checker.cli.reports import stage_html
-            from ordercheck.reports.proofs import ProofRecord
 
-            index = stage_html(out, [ProofRecord.from_json(r.to_json()) for r in results], report_dir)
+            index = stage_html(out, list(proofs), report_dir)
+        written = [out.write_text(Path(tla_dir) / name, text) for module in modules
+                   for name, text in module.files.items()] if tla_dir else []
         if json_path:
             out.write_json(json_path, payload)
+    for path in written:
+        click.echo(f"TLA+: {path}")
+    if junit is not None:
+        click.echo(f"JUnit XML: {junit}")
     if index is not None:
         click.echo(f"report: {index}")
     codes = [r.exit_code() for r in results]
     exit_after_verdicts(EXIT_MISMATCH if EXIT_MISMATCH in codes else EXIT_BOUND if EXIT_BOUND in codes else EXIT_OK)
+
+
+def tla_of(model: Any, result: Any, invariant: Any, box: tuple[int, int] | None) -> list[Any]:
+    """The TLA+ module of ``model``'s invariant when ``result`` shows it inductive (the
+    encoding's lemmas, or ``invariant``: the inferred one), else none and a line saying
+    why (:mod:`ordercheck.checker.symbolic.tla_inv`)."""
+    from ordercheck.checker.symbolic.tla_inv import inv_module_name, invariant_module
+
+    if not result.inductive:
+        click.echo(f"  TLA+: {inv_module_name(model.path)} not written: the invariant is not shown inductive")
+        return []
+    return [invariant_module(model, result, invariant, box)]
 
 
 def print_inferred(found: Any, *, verbose: bool = False) -> None:
@@ -114,8 +182,8 @@ def print_prove(result: Any, *, verbose: bool = False) -> None:
     queues = ("no queue: any number of messages in flight" if getattr(result, "queue_free", False)
               else f"queues of at most {result.queue_bound} entries")
     click.echo(
-        f"{result.model}: {result.spec}, Z3 on the symbolic encoding (unbounded sends and signals, {queues}), "
-        f"invariant of {len(result.lemmas)} lemmas{dropped}"
+        f"{result.model}: {result.spec}, Z3 on the symbolic encoding ({unbounded_words(result.signals)}, {queues}), "
+        f"invariant of {len(result.lemmas)} lemma{'s' if len(result.lemmas) != 1 else ''}{dropped}"
     )
     width = max((len(q.name) for q in result.queries), default=0)
     status_width = max((len(q.shown_status) for q in result.queries), default=8)
@@ -138,6 +206,10 @@ def print_prove(result: Any, *, verbose: bool = False) -> None:
                    f"most {result.queue_bound} entries, fewer than this model's runs can: not a proof for the model")
     for name, expected in result.undecided.items():
         click.echo(f"  undecided: {name}, expected {expected}: no query here decides it (run check on this model)  UNKNOWN")
+    if result.not_judged:
+        from ordercheck.reports.proofs import not_judged_line
+
+        click.echo("  " + not_judged_line(result.not_judged, result.judged or []))
     if not result.queries and not result.undecided:
         click.echo("  no query was asked (--bmc-only with --depth 0): nothing is shown  UNKNOWN")
     verdict = "inductive" if result.inductive else "NOT shown inductive"
@@ -148,36 +220,17 @@ def print_prove(result: Any, *, verbose: bool = False) -> None:
         click.echo(f"  Z3 time {result.z3_seconds:.2f}s")
 
 
+def unbounded_words(signals: bool) -> str:
+    """What the unbounded encoding leaves unbounded, for the header line: sends, and
+    side-channel signals where the encoding has them."""
+    return "any number of sends and signals" if signals else "any number of sends"
+
+
 def render_trace(steps: list[Any]) -> list[str]:
-    """A trace as text: each state's peers one per line, actions between them."""
-    out = []
-    for step in steps:
-        if step.action is None:
-            out.append("state 0:")
-        else:
-            out.append(f"--[ {step.action} ]-->")
-            out.append(f"state {step.index}:")
-        out += ["  " + line for line in render_state(step.state)]
-    return out
+    """A trace as text: each state's peers one per line, actions between them
+    (:func:`ordercheck.reports.proofs.trace_text`, as the JUnit XML shows it)."""
+    from dataclasses import asdict
 
+    from ordercheck.reports.proofs import trace_text
 
-def render_state(state: dict[str, Any]) -> list[str]:
-    if "lines" in state:  # an encoding that draws its own states (one line per peer)
-        return [str(line) for line in state["lines"]]
-    if "peers" not in state:  # an encoding that draws its states its own way: one line per entry
-        return [f"{k}: {v}" for key, part in state.items()
-                for k, v in (part.items() if isinstance(part, dict) else [(key, part)])]
-    lines = []
-    for name, peer in state.get("peers", {}).items():
-        parts = [f"clock {peer['clock']}", f"sent {peer['sent']}"]
-        parts.append("queue [" + ", ".join(peer["queue"]) + "]")
-        if peer.get("transaction"):
-            parts.append(f"sending {peer['transaction']}")
-        if peer.get("last_dequeued"):
-            parts.append(f"last dequeued {peer['last_dequeued']}")
-        if peer.get("knows_up_to"):
-            parts.append("knows " + ", ".join(f"{d}:{ts}" for d, ts in peer["knows_up_to"].items()))
-        lines.append(f"{name}: " + "; ".join(parts))
-    if "signals_left" in state:
-        lines.append(f"signals left: {state['signals_left']}")
-    return lines
+    return trace_text([asdict(step) for step in steps])

@@ -88,11 +88,13 @@ def emit_error_junit(path: str, where: str, field: str, message: str, kind: str 
     click.echo(f"JUnit XML: {path}")
 
 
-def stage_junit(out: Outputs, results: list[Result], path: str, evidence: list[EvidenceCheck] | None = None) -> Path:
-    """Stage the JUnit XML of ``results`` (and ``evidence``) as ``path``; returns ``path``."""
+def stage_junit(out: Outputs, results: list[Result], path: str, evidence: list[EvidenceCheck] | None = None,
+                proofs: list[Any] | None = None) -> Path:
+    """Stage the JUnit XML of ``results`` (and ``evidence``, and ``prove``'s ``proofs``)
+    as ``path``; returns ``path``."""
     from ordercheck.reports.junit import junit_xml
 
-    return out.write_text(path, junit_xml(results, evidence=evidence))
+    return out.write_text(path, junit_xml(results, evidence=evidence, proofs=proofs))
 
 
 def stage_html(out: Outputs, items: list[Any], out_dir: str, specs: dict[str, Any] | None = None,
@@ -209,6 +211,7 @@ def add_commands(main: click.Group) -> None:
         """Render `check --json`, `ablate --json` and `prove --json` results as an HTML
         report (with Markdown, ITF traces and ShiViz logs beside it)."""
         from ordercheck.reports import load_items
+        from ordercheck.reports.proofs import ProofRecord
 
         if summary_url is not None and not (summary or baseline):
             raise click.UsageError("--summary-url sets the summary's links: give --summary (or --diff) too")
@@ -221,7 +224,8 @@ def add_commands(main: click.Group) -> None:
         write_summary = summary_writer(items, baseline, summary_url) if summary or baseline else None
         with Outputs() as out:
             index = stage_html(out, items, out_dir, classes, summary=write_summary)
-            junit = stage_junit(out, [i for i in items if isinstance(i, Result)], junit_path) if junit_path else None
+            junit = stage_junit(out, [i for i in items if isinstance(i, Result)], junit_path,
+                                proofs=[i for i in items if isinstance(i, ProofRecord)]) if junit_path else None
         click.echo(f"report: {index}")
         if write_summary is not None:
             click.echo(f"summary: {Path(out_dir) / 'summary.md'}")

@@ -52,7 +52,7 @@ from ordercheck.checker.loading.specref import BadSpecRef, resolve
 STATUSES = ("holds", "violated")
 TOP_KEYS = {"spec", "description", "constants", "check", "expect", "evidence", "not_checked", "prove"}
 CHECK_KEYS = {"properties", "symmetry", "por", "max_states", "max_depth", "time_limit"}
-PROVE_KEYS = {"queue_bound", "depth", "timeout", "targets", "drop", "expect", "encoding"}
+PROVE_KEYS = {"queue_bound", "depth", "timeout", "targets", "drop", "expect", "encoding", "properties"}
 
 
 def load_model(path: str | Path, *, mutants: bool = True) -> Model:
@@ -282,7 +282,7 @@ def _prove_table(table: Any, where: str) -> dict[str, Any]:
     encoding = table.get("encoding")
     if encoding is not None and (not isinstance(encoding, str) or not encoding.endswith(".py")):
         raise InputError(where, "prove.encoding", f"expected the path of a .py file (relative to the model file), got {encoding!r}")
-    for key in ("targets", "drop"):
+    for key in ("targets", "drop", "properties"):
         value = table.get(key)
         if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
             raise InputError(where, f"prove.{key}", "expected a list of names")

@@ -5,7 +5,9 @@ No hand-written lemma is used. The steps:
 1. **Samples.** The explicit engine's reachable states of the model (breadth first, at
    most ``limit`` of them), each decoded into the encoding's variables: by the bounded
    encoding's ``explicit_values(limit)`` when it has one (an encoding whose variables
-   need proof ghosts that follow a run, like bus1's), else by its ``encode(state)``.
+   need proof ghosts that follow a run, like bus1's), else by its ``encode(state)``, or
+   ``encode(state, prev)`` carried breadth first for ghosts that depend on the step that
+   reached a state (the seed encodings' last delivery).
 2. **Candidates.** Templates over the encoding's named variables (its ``schema``):
    for every integer variable ``x`` the bounds ``x >= lo`` and ``x <= hi`` (``lo`` and
    ``hi`` the least and greatest value seen); for every two integer variables
@@ -54,7 +56,14 @@ from ordercheck.checker.api.errors import InputError
 from ordercheck.checker.api.model import Model
 from ordercheck.checker.api.result import Step
 from ordercheck.checker.symbolic.encodings import NoEncoding, encoding_class
-from ordercheck.checker.symbolic.prove import ProveResult, finish, invariant_queries, proof_queries
+from ordercheck.checker.symbolic.prove import (
+    ProveResult,
+    finish,
+    has_signals,
+    invariant_queries,
+    judged_scope,
+    proof_queries,
+)
 
 INFERRED = "inferred"
 
@@ -93,6 +102,7 @@ class InferResult:
     check: ProveResult
     targets_kept: list[str] = field(default_factory=list)
     broken_on_samples: list[str] = field(default_factory=list)  # target clauses a reachable state breaks
+    invariant: Any = None  # the Inferred encoding (its one lemma: the kept clauses), for `prove --tla`
 
     def to_json(self) -> dict[str, Any]:
         out = self.check.to_json()
@@ -119,7 +129,12 @@ def explicit_samples(spec: Any, bounded: Any, limit: int) -> list[dict[str, Any]
     if hasattr(bounded, "explicit_values"):
         return list(_take(bounded.explicit_values(limit), limit))
     encode = getattr(bounded, "encode", None)
-    if encode is None or len(inspect.signature(encode).parameters) != 1:
+    if encode is None:
+        raise NoEncoding("encode(state)")
+    params = list(inspect.signature(encode).parameters.values())
+    if len(params) == 2 and params[1].default is not inspect.Parameter.empty:
+        return _samples_with_steps(spec, encode, limit)
+    if len(params) != 1:
         raise NoEncoding("encode(state)")
     seen: set[tuple] = set()
     frontier = list(spec.init_states())
@@ -132,6 +147,27 @@ def explicit_samples(spec: Any, bounded: Any, limit: int) -> list[dict[str, Any]
             seen.add(state)
             out.append(encode(state))
             nxt += [succ for _label, succ in spec.next_states(state)]
+        frontier = nxt
+    return out
+
+
+def _samples_with_steps(spec: Any, encode: Any, limit: int) -> list[dict[str, Any]]:
+    """Breadth first, as :func:`explicit_samples`, for an encoding whose ghosts depend
+    on the step that reached a state: ``encode(state, prev)`` with ``prev`` the
+    predecessor's ``(state, values, label)`` (``None`` for an initial state). A state
+    reached with two different encodings is a sample once per encoding."""
+    seen: set[tuple] = set()
+    frontier = [(state, encode(state)) for state in spec.init_states()]
+    out: list[dict[str, Any]] = []
+    while frontier and len(out) < limit:
+        nxt = []
+        for state, values in frontier:
+            key = (state, tuple(sorted(values.items())))
+            if key in seen or len(out) >= limit:
+                continue
+            seen.add(key)
+            out.append(values)
+            nxt += [(succ, encode(succ, (state, values, label))) for label, succ in spec.next_states(state)]
         frontier = nxt
     return out
 
@@ -324,7 +360,7 @@ class Inferred:
 
 
 def infer_model(model: Model, *, limit: int = 20_000, queue_bound: int | None = None,
-                timeout: float | None = None) -> InferResult:
+                timeout: float | None = None, properties: tuple[str, ...] | None = None) -> InferResult:
     """Infer an inductive invariant of ``model``'s encoding from its reachable states and
     re-check it (module docstring). :class:`InputError` (exit 2) when the spec has no
     encoding or the encoding cannot decode explicit states."""
@@ -365,13 +401,15 @@ def infer_model(model: Model, *, limit: int = 20_000, queue_bound: int | None = 
     depth = settings.get("depth", 0)
     result = ProveResult(model.path, model.spec_name, model.constants, bound, [INFERRED], [], depth)
     expect = {"initiation": "proved", INFERRED: "proved", **dict.fromkeys(targets, "proved")}
-    names = [p.name for p in model.properties]
+    names, model_expect = judged_scope(model, result, properties)  # [prove] properties (--property), as prove does
+    result.queue_free = hasattr(bounded, "max_queue") and bounded.max_queue() == 0
+    result.signals = has_signals(unbounded)
     result.queries += invariant_queries(inferred, [INFERRED], targets, timeout, expect)
-    result.queries += proof_queries(result, inferred, bounded, names, model.expect)
-    finish(result, bounded, names, depth, timeout, model.expect)  # as prove does
+    result.queries += proof_queries(result, inferred, bounded, names, model_expect)
+    finish(result, bounded, names, depth, timeout, model_expect)  # as prove does
     kept_targets = [n for n in targets if _all_kept(n, kept, len(_target_clauses(unbounded, n)))]
     return InferResult(len(samples), proposed, len(found), [c.text for c in kept], dropped,
-                       round(time.monotonic() - started, 3), result, kept_targets, broken)
+                       round(time.monotonic() - started, 3), result, kept_targets, broken, inferred)
 
 
 def _target_clauses(sym: Any, name: str) -> list[tuple[str, Callable[[Any], Any]]]:

@@ -153,9 +153,12 @@ class ProveResult:
     depth: int
     queries: list[Query] = field(default_factory=list)
     queue_free: bool = False  # the encoding keeps no queue (its max_queue is 0): queue_bound plays no part
+    signals: bool = False  # the unbounded encoding has a side-channel signal action (any number of them)
     skipped: list[str] = field(default_factory=list)  # properties BMC has no encoding of
     uncovered: list[str] = field(default_factory=list)  # implied by the targets, but queues too short to cover the model
     undecided: dict[str, str] = field(default_factory=dict)  # [expect]'s word for properties no query decides
+    not_judged: dict[str, str] = field(default_factory=dict)  # [expect]'s word for properties [prove] properties leaves out
+    judged: list[str] | None = None  # [prove] properties: the properties prove judges (None: every checked one)
     bmc_seconds: float = 0.0  # Z3 time of the whole unrolling (its queries share checks)
 
     @property
@@ -201,6 +204,10 @@ class ProveResult:
             "bmc_skipped": self.skipped,
             "proof_uncovered": self.uncovered,
             "undecided": self.undecided,
+            "queue_free": self.queue_free,
+            "signals": self.signals,
+            "judged": self.judged,
+            "not_judged": self.not_judged,
         }
 
 
@@ -213,6 +220,7 @@ class ProveOptions:
     queue_bound: int | None = None
     timeout: float | None = None
     bmc_only: bool = False
+    properties: tuple[str, ...] | None = None  # --property: replaces [prove] properties
 
 
 # -- running queries --------------------------------------------------------------------
@@ -482,9 +490,10 @@ def prove_model(model: Model, options: ProveOptions = ProveOptions()) -> ProveRe
             raise InputError(where, f"prove.expect.{name}", "is neither a lemma, a target nor 'initiation'")
     lemmas = [n for n in unbounded.lemmas if n not in drop]
     result = ProveResult(model.path, model.spec_name, model.constants, bound, lemmas, drop, depth)
-    names = [p.name for p in model.properties]
+    names, model_expect = judged_scope(model, result, options.properties)
     bounded = cls(model.spec, bounded=True)
     result.queue_free = hasattr(bounded, "max_queue") and bounded.max_queue() == 0
+    result.signals = has_signals(unbounded)
     if not options.bmc_only:
         for name in [*lemmas, *targets, "initiation"]:
             expect.setdefault(name, "proved")
@@ -495,9 +504,41 @@ def prove_model(model: Model, options: ProveOptions = ProveOptions()) -> ProveRe
                     q.conditional = True
                     q.explanation = (f"conditional: the invariant implies {q.name.removeprefix('implies: ')}, but the "
                                      "invariant is not shown inductive, so this says nothing about the model's runs")
-        result.queries += proof_queries(result, unbounded, bounded, names, model.expect)
-    finish(result, bounded, names, depth, timeout, model.expect)
+        result.queries += proof_queries(result, unbounded, bounded, names, model_expect)
+    finish(result, bounded, names, depth, timeout, model_expect)
     return result
+
+
+def has_signals(sym: Any) -> bool:
+    """Whether an encoding has a side-channel signal action (one named ``signal...``)."""
+    return any(a.name.startswith("signal") for a in sym.actions())
+
+
+def judged_scope(model: Model, result: ProveResult,
+                 chosen: tuple[str, ...] | list[str] | None = None) -> tuple[list[str], dict[str, str]]:
+    """The checked properties ``prove`` judges on ``model`` and their expectations.
+
+    With ``[prove] properties`` (a list of the model's checked properties), only those
+    get bounded model checking and proof queries, and only their ``[expect]`` entries
+    can be undecided (exit 3); the expectations of the other properties go to
+    ``result.not_judged``, printed as not judged (``check`` decides them), with no
+    part in the exit code, as TLC checks only the invariants its configuration names.
+    Without the key, every checked property is judged. ``chosen`` (``--property``)
+    replaces the key. A name the model does not check is bad input naming
+    ``prove.properties`` (or ``--property``)."""
+    names = [p.name for p in model.properties]
+    field = "--property" if chosen is not None else "prove.properties"
+    if chosen is None:
+        chosen = model.prove.get("properties")
+    if chosen is None:
+        return names, dict(model.expect)
+    for name in chosen:
+        if name not in names:
+            raise InputError(model.path, field,
+                             f"{name!r} is not a property this model checks (it checks: {', '.join(names)})")
+    result.judged = list(chosen)
+    result.not_judged = {n: w for n, w in model.expect.items() if n not in chosen}
+    return [n for n in names if n in chosen], {n: w for n, w in model.expect.items() if n in chosen}
 
 
 def finish(result: ProveResult, bounded: Any, names: list[str], depth: int, timeout: float | None,
