@@ -22,6 +22,7 @@ initial condition ``k`` steps and looks for a state that breaks one of its targe
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 import pytest
@@ -73,32 +74,67 @@ def first_break(sym: Any, target: str, states: list[tuple[int, int, dict]]) -> t
     raise AssertionError(f"no state of the explicit counterexample breaks {target}")
 
 
+def shortest_break(m: Any, sym: Any, target: str, max_states: int) -> int:
+    """The fewest encoding steps of an explicit run (stutters count 0) to a state that
+    breaks ``target``: a 0-1 breadth-first search of the explicit state space, each
+    explicit step classified by the encoding. Fails the test when an explicit step is
+    no step of the encoding, or when no state within ``max_states`` breaks it."""
+    ev = Evaluator(sym)
+    formula = named_clauses(sym.targets[target][1](ev.pre))
+    best: dict[tuple, int] = {}
+    todo = deque((s, sym.encode(s), 0) for s in m.spec.init_states())
+    while todo and len(best) < max_states:
+        state, values, moves = todo.popleft()
+        key = (state, tuple(sorted(values.items())))
+        if best.get(key, moves + 1) <= moves:
+            continue
+        best[key] = moves
+        if not ev._subst(formula, [(ev.pre, values)]):
+            return moves
+        for label, nxt in m.spec.next_states(state):
+            nvalues = sym.encode(nxt, (state, values, label))
+            step = ev.step_of(values, nvalues)
+            assert step is not None, (label, values, nvalues)
+            if step == "stutter":
+                todo.appendleft((nxt, nvalues, moves))
+            else:
+                todo.append((nxt, nvalues, moves + 1))
+    raise AssertionError(f"no explicit state within {max_states} breaks {target}")
+
+
 # model, the ordering property its explicit check breaks, the encoding's target,
 # and what the comparison finds: L, (i, j) where the replayed trace first breaks the
-# target, d the BMC depth. The numbers are those of docs/explanation/proofs.md.
+# target, s the fewest encoding steps of any explicit run to a state breaking the
+# target (None: not searched), d the BMC depth (d <= s <= j). The numbers are those of
+# docs/explanation/proofs.md.
 MUTANTS = [
-    ("bss-mutant-no-causal-condition", "causal", "causal_per_peer", 4, (4, 4), 1),
-    ("matrix-mutant-no-causal-condition", "causal", "causal_per_peer", 5, (5, 5), 1),
-    ("sequencer-mutant-no-hold-back", "total", "total_by_number", 8, (7, 7), 3),
-    ("skeen-mutant-no-tiebreak", "total", "delivered_in_key_order", 18, (18, 18), 6),
-    ("lamport-mutant-no-wait", "total", "delivered_in_key_order", 8, (8, 8), 5),
-    ("ses-mutant-no-buffer-check", "causal", "causal_per_pair", 5, (5, 5), 2),
-    ("synchronous-3-mutant-no-permission", "synchronous", "numbered_in_order", 5, (5, 5), 3),
+    ("bss-mutant-no-causal-condition", "causal", "causal_per_peer", 4, (4, 4), 4, 1),
+    ("matrix-mutant-no-causal-condition", "causal", "causal_per_peer", 5, (5, 5), 5, 1),
+    ("sequencer-mutant-no-hold-back", "total", "total_by_number", 8, (7, 7), 5, 3),
+    # about 1,500 states before the first break: too slow for a unit test
+    ("skeen-mutant-no-tiebreak", "total", "delivered_in_key_order", 18, (18, 18), None, 6),
+    ("lamport-mutant-no-wait", "total", "delivered_in_key_order", 8, (8, 8), 5, 5),
+    ("ses-mutant-no-buffer-check", "causal", "causal_per_pair", 5, (5, 5), 5, 2),
+    # the synchronous encoding does not simulate this mutant everywhere (see the docs):
+    # only the replayed counterexample is compared
+    ("synchronous-3-mutant-no-permission", "synchronous", "numbered_in_order", 5, (5, 5), None, 3),
 ]
 
 
-@pytest.mark.parametrize(("model", "prop", "target", "length", "breaks", "depth"), MUTANTS)
+@pytest.mark.parametrize(("model", "prop", "target", "length", "breaks", "shortest", "depth"), MUTANTS)
 def test_bmc_finds_the_mutants_target_violation_no_later_than_the_explicit_trace(
-    model: str, prop: str, target: str, length: int, breaks: tuple[int, int], depth: int
+    model: str, prop: str, target: str, length: int, breaks: tuple[int, int], shortest: int | None, depth: int
 ) -> None:
     m = load_model(f"models/{model}.toml")
     sym, found_length, states = encoded_trace(m, prop, (0, 2) if m.spec_name == "ses" else None)
     i, j = first_break(sym, target, states)
     assert (found_length, (i, j)) == (length, breaks)
     assert j <= i <= found_length
+    if shortest is not None:
+        assert shortest_break(m, sym, target, 200) == shortest <= j
     q = by_name(bmc_queries(sym, [target], j, None))[f"bmc: {target}"]
     assert q.status == "violated", q.explanation
-    assert q.explanation == f"counterexample in {depth} steps" and depth <= j
+    assert q.explanation == f"counterexample in {depth} steps" and depth <= (j if shortest is None else shortest)
     assert len(q.trace) == depth + 1
     # BMC's shortest: no violation one step earlier.
     if depth > 0:
