@@ -33,7 +33,7 @@ from ordercheck.checker.engine.run import Options, check_model
 from ordercheck.checker.loading.modelfile import load_model
 from ordercheck.checker.symbolic.encodings import encoding_class
 from ordercheck.checker.symbolic.prove import bmc_queries
-from ordercheck.specs.symbolic import named_clauses
+from ordercheck.specs.symbolic import SymState, named_clauses
 from tests.symbolic_helpers import Evaluator, by_name
 
 
@@ -164,13 +164,11 @@ def test_bmc_and_the_explicit_engine_find_no_violation_of_a_correct_model(model:
     found = by_name(bmc_queries(sym, list(sym.targets), depth, None))
     assert {q.name: q.status for q in found.values()} == {f"bmc: {t}": "bounded" for t in sym.targets}
     # the unrolling is not empty: some run of the encoding takes `depth` steps
-    solver_ok = _runs_exist(sym, depth)
-    assert solver_ok
+    assert _runs_exist(sym, depth)
 
 
 def _runs_exist(sym: Any, depth: int) -> bool:
-    from ordercheck.specs.symbolic import SymState
-
+    """Whether the encoding has a run of ``depth`` steps from its initial condition."""
     states = [SymState(sym.schema, f"r{i}") for i in range(depth + 1)]
     solver = z3.Solver()
     solver.add(sym.init(states[0]))
