@@ -49,7 +49,7 @@ from typing import Any
 import z3
 
 from ordercheck.specs.history import DELIVER, decode_event
-from ordercheck.specs.symbolic import SymAction, SymState, zmax
+from ordercheck.specs.symbolic import SymAction, SymState, target_properties, zmax
 
 
 class HoldBackEncoding:
@@ -75,7 +75,7 @@ class HoldBackEncoding:
             schema.update({f"last.{p}.st.{c}": "int" for c in self.stamp_cells()})
             schema.update({f"last.{p}.pre.{k}": "int" for k in range(n)})
         self.schema = schema
-        self.properties: dict[str, tuple[str, Any]] = {}  # no bounded model checking here
+        self.properties: dict[str, tuple[str, Any]] = {}  # a subclass gives its targets
         broadcast = spec.plan is None and spec.destinations == "others"
         self.guarantees: dict[str, tuple[str, ...]] = {}
         if broadcast and spec.signals == 0:
@@ -337,6 +337,7 @@ class SymbolicBSS(HoldBackEncoding):
             ),
         }
         self.targets = {"fifo_per_peer": self.lemmas["fifo_delivery"], "causal_per_peer": self.lemmas["causal_delivery"]}
+        self.properties = target_properties(self.targets)  # BMC of the targets (bmc_queries)
 
     def clock_vars(self, p: int) -> list[str]:
         return [f"C.{p}.{k}" for k in range(self.n)]

@@ -31,7 +31,7 @@ import z3
 from ordercheck.specs.common import members, message_dests
 from ordercheck.specs.fifo import Fifo
 from ordercheck.specs.history import DELIVER
-from ordercheck.specs.symbolic import SlotQueue, SymAction, SymState, first_member
+from ordercheck.specs.symbolic import SlotQueue, SymAction, SymState, first_member, target_properties
 
 
 class SymbolicFifo:
@@ -60,8 +60,8 @@ class SymbolicFifo:
         self.targets = {
             "fifo_per_queue": ("each sender's messages on a queue are numbered in order, above the last delivered", self.t_fifo),
         }
+        self.properties = target_properties(self.targets)  # BMC of the targets (bmc_queries)
         self.guarantees: dict[str, tuple[str, ...]] = {"fifo": ("fifo_per_queue",)}
-        self.properties: dict[str, tuple[str, Any]] = {}
 
     def max_queue(self) -> int:
         """The most messages one queue holds in a bounded run: all sent to it."""

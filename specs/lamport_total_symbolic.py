@@ -72,7 +72,7 @@ from typing import Any
 
 import z3
 
-from ordercheck.specs.symbolic import SlotQueue, SymAction, SymState, lex_less, zmax
+from ordercheck.specs.symbolic import SlotQueue, SymAction, SymState, lex_less, target_properties, zmax
 
 
 class SymbolicLamport:
@@ -96,7 +96,6 @@ class SymbolicLamport:
             for g in ("last", "prev"):
                 schema.update({f"{g}.{q}.has": "bool", f"{g}.{q}.ts": "int", f"{g}.{q}.src": "int"})
         self.schema = schema
-        self.properties: dict[str, tuple[str, Any]] = {}  # no bounded model checking here
         self.lemmas = {
             "shape": ("clocks and timestamps are naturals; slots past a queue's length are empty", self.l_shape),
             "clock_bounds": ("no queued entry, received timestamp or delivery is above its process's clock", self.l_clock),
@@ -114,6 +113,7 @@ class SymbolicLamport:
             "nothing_smaller_to_come": ("nothing ordered before a process's last delivery is queued or still to "
                                         "arrive from a FIFO link", self.t_nothing_smaller),
         }
+        self.properties = target_properties(self.targets)  # BMC of the targets (bmc_queries)
         self.guarantees: dict[str, tuple[str, ...]] = {}
         if not spec.duplicates or spec.discard_duplicates:
             self.guarantees = {"total": ("delivered_in_key_order",), "total_global": ("delivered_in_key_order",)}

@@ -30,7 +30,7 @@ from typing import Any
 import z3
 
 from ordercheck.specs.bss_symbolic import HoldBackEncoding
-from ordercheck.specs.symbolic import SymAction, SymState
+from ordercheck.specs.symbolic import SymAction, SymState, target_properties
 
 
 class SymbolicMatrix(HoldBackEncoding):
@@ -51,6 +51,7 @@ class SymbolicMatrix(HoldBackEncoding):
             ),
         }
         self.targets = {"fifo_per_peer": self.lemmas["fifo_delivery"], "causal_per_peer": self.lemmas["causal_delivery"]}
+        self.properties = target_properties(self.targets)  # BMC of the targets (bmc_queries)
 
     own_is_sent = False  # W[p, p] counts messages from p to itself: none
 

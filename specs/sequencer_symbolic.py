@@ -35,7 +35,7 @@ from typing import Any
 
 import z3
 
-from ordercheck.specs.symbolic import SymAction, SymState
+from ordercheck.specs.symbolic import SymAction, SymState, target_properties
 
 
 class SymbolicSequencer:
@@ -51,13 +51,13 @@ class SymbolicSequencer:
             schema.update({f"sent.{q}": "int", f"E.{q}": "int", f"D.{q}": "int",
                            f"last.{q}.has": "bool", f"last.{q}.num": "int", f"last.{q}.pos": "int"})
         self.schema = schema
-        self.properties: dict[str, tuple[str, Any]] = {}
         self.lemmas = {
             "shape": ("counts are naturals; every number a peer expects was given or is next", self.l_shape),
             "expect_counts_deliveries": ("the next number a peer delivers is the number of its deliveries", self.l_counts),
             "delivery_by_number": ("each peer's last delivery, at position i, was the message numbered i", self.l_order),
         }
         self.targets = {"total_by_number": self.lemmas["delivery_by_number"]}
+        self.properties = target_properties(self.targets)  # BMC of the targets (bmc_queries)
         self.guarantees: dict[str, tuple[str, ...]] = {}
         if not spec.duplicates:
             self.guarantees = {name: ("total_by_number",) for name in ("total", "total_global", "total_prefix")}

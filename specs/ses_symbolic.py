@@ -57,7 +57,7 @@ from typing import Any
 
 import z3
 
-from ordercheck.specs.symbolic import SymAction, SymState, zmax
+from ordercheck.specs.symbolic import SymAction, SymState, target_properties, zmax
 
 
 class SymbolicSES:
@@ -90,7 +90,6 @@ class SymbolicSES:
         schema.update({"w.on": "bool", "w.del": "bool", "w.src": "int", "w.dst": "int"})
         schema.update({f"w.t.{k}": "int" for k in range(n)})
         self.schema = schema
-        self.properties: dict[str, tuple[str, Any]] = {}  # no bounded model checking here
         self.lemmas = {
             "shape": ("clocks are naturals; the watched copy goes from one peer to another", self.l_shape),
             "watched_send": ("w's sender knows its send; nobody knows it before it is sent", self.l_watched),
@@ -104,6 +103,7 @@ class SymbolicSES:
                                 self.l_causal),
         }
         self.targets = {"causal_per_pair": self.lemmas["causal_delivery"]}
+        self.properties = target_properties(self.targets)  # BMC of the targets (bmc_queries)
         self.guarantees: dict[str, tuple[str, ...]] = {}
         if spec.signals == 0 and spec.duplicates == 0:
             self.guarantees = {"causal": ("causal_per_pair",)}

@@ -40,7 +40,7 @@ from typing import Any
 
 import z3
 
-from ordercheck.specs.symbolic import SlotQueue, SymAction, SymState, lex_less
+from ordercheck.specs.symbolic import SlotQueue, SymAction, SymState, lex_less, target_properties
 
 
 class SymbolicSkeen:
@@ -59,7 +59,6 @@ class SymbolicSkeen:
             for g in ("last", "prev"):
                 schema.update({f"{g}.{q}.has": "bool", f"{g}.{q}.ts": "int", f"{g}.{q}.mid": "int"})
         self.schema = schema
-        self.properties: dict[str, tuple[str, Any]] = {}
         self.lemmas = {
             "shape": ("clocks and timestamps are naturals; slots past a queue's length are empty", self.l_shape),
             "clock_above_entries": ("no entry of a queue has a timestamp above its peer's clock", self.l_clock),
@@ -68,6 +67,7 @@ class SymbolicSkeen:
             "delivered_in_order": ("each peer's last delivery orders after the one before it", self.l_order),
         }
         self.targets = {"delivered_in_key_order": self.lemmas["delivered_in_order"]}
+        self.properties = target_properties(self.targets)  # BMC of the targets (bmc_queries)
         self.guarantees: dict[str, tuple[str, ...]] = {}
         if not spec.duplicates:
             self.guarantees = {"total": ("delivered_in_key_order",), "total_global": ("delivered_in_key_order",)}

@@ -240,3 +240,13 @@ class SlotQueue:
 def named_clauses(clauses: list[tuple[str, Any]]) -> z3.BoolRef:
     """The conjunction of a lemma's clauses."""
     return z3.And([c for _t, c in clauses]) if clauses else z3.BoolVal(True)
+
+
+def target_properties(targets: dict[str, tuple[str, Callable[[SymState], list[tuple[str, Any]]]]]
+                      ) -> dict[str, tuple[str, Callable[[SymState], z3.BoolRef]]]:
+    """The encoding's targets as ``always`` properties for bounded model checking, keyed
+    by the target's name (never by one of the explicit spec's properties: a target is the
+    encoding's form of a guarantee, and an abstract encoding's run that breaks it need
+    not be a run of the spec). ``bmc_queries(sym, [target], k)`` then unrolls the
+    encoding ``k`` steps from ``init`` and looks for a state that breaks the target."""
+    return {name: ("always", lambda s, fn=fn: named_clauses(fn(s))) for name, (_doc, fn) in targets.items()}

@@ -47,7 +47,7 @@ from typing import Any
 
 import z3
 
-from ordercheck.specs.symbolic import SymAction, SymState
+from ordercheck.specs.symbolic import SymAction, SymState, target_properties
 
 ACTIVE, WAIT_ACK, GRANTED = 0, 1, 2
 
@@ -68,7 +68,6 @@ class SymbolicSynchronous:
             for g in ("last", "prev"):
                 schema.update({f"{g}.{p}.has": "bool", f"{g}.{p}.n": "int"})
         self.schema = schema
-        self.properties: dict[str, tuple[str, Any]] = {}  # no bounded model checking here
         self.lemmas = {
             "shape": ("modes, partners and numbers are in range", self.l_shape),
             "control": ("what is in transit matches the modes of its sender and receiver", self.l_control),
@@ -79,6 +78,7 @@ class SymbolicSynchronous:
             "numbered_in_order": ("each peer's last message event is numbered above the one before it", self.l_order),
         }
         self.targets = {"numbered_in_order": self.lemmas["numbered_in_order"]}
+        self.properties = target_properties(self.targets)  # BMC of the targets (bmc_queries)
         self.guarantees: dict[str, tuple[str, ...]] = {}
         if spec.signals == 0 and spec.duplicates == 0 and not spec.lossy:
             self.guarantees = {"synchronous": ("numbered_in_order",)}
