@@ -39,7 +39,7 @@ check: setup
 test: setup
 	$(BIN)/ruff check .
 	$(BIN)/python .ci/lint_imports.py --no-logo
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(BIN)/python -m pytest -q -n 3 --dist loadfile
 
 # ruff, then the import contract (pyproject.toml's [tool.importlinter]; see
 # docs/explanation/architecture.md)

@@ -70,26 +70,32 @@ def blocker(tmp_path: Path) -> Path:
     return f
 
 
-# The files that take longest (measured with --durations), longest first. With
+# The files that take longest (per-file wall time of a whole run), longest first. With
 # ``--dist loadfile`` each file runs whole on one worker, and pytest-xdist hands out the
 # files with the most tests first; a slow file of few tests (test_faults_kill_loop.py
-# has two) came last and kept one worker busy while the other had finished. These go
-# first instead, and the many quick files fill in at the end, so both workers end
-# together. Any file not listed keeps pytest-xdist's order after them.
+# has two) came last and kept one worker busy while the others had finished. These go
+# first instead, and the many quick files fill in at the end, so the workers end
+# together. The first three start together, so the cluster test (three JVMs) waits for one
+# of them rather than starting beside test_spark.py's JVM. Any file not listed keeps
+# pytest-xdist's order after them.
 SLOW_FILES = (
     "test_spark.py",
-    "test_spark_cluster.py",  # mostly waiting on its cluster's JVMs
     "test_reductions.py",
-    "test_faults_memory.py",
-    "test_simulate.py",
-    "test_declarations.py",
-    "test_faults_kill_loop.py",
-    "test_history_growth.py",
-    "test_faults_signals.py",
-    "test_faults_stuck.py",
-    "test_docs.py",
     "test_peer_reductions.py",
+    "test_spark_cluster.py",  # mostly waiting on its cluster's JVMs
+    "test_faults_memory.py",
+    "test_declarations.py",
+    "test_workers.py",
+    "test_simulate.py",
+    "test_faults_kill_loop.py",
+    "test_docs.py",
+    "test_faults_stuck.py",
+    "test_checkpoint_sources.py",
     "test_spec_exits.py",
+    "test_bus1_impl.py",
+    "test_scaffold.py",
+    "test_faults_signals.py",
+    "test_history_growth.py",
 )
 
 
