@@ -95,11 +95,16 @@ def test_export_parses_and_names_everything(path):
     # Every property of the spec is exported, not only the model's.
     for prop in export.adapter.exported_properties():
         assert prop.checked in defined and prop.predicate in defined, prop.name
-    # The configuration checks exactly the model's properties, and TypeOK.
-    cfg = export.config.splitlines()
-    checked = [line.split()[1] for line in cfg if line.startswith(("INVARIANT", "PROPERTY"))]
-    assert checked == ["TypeOK", *[p.checked for p in export.properties if not p.temporal],
-                       *[p.checked for p in export.properties if p.temporal]]
+    # The configurations together check exactly the model's properties, each once, the
+    # main one TypeOK too; each other configuration checks one property.
+    checked = []
+    for config in export.configs:
+        cfg = export.files[config.file].splitlines()
+        listed = [line.split()[1] for line in cfg if line.startswith(("INVARIANT", "PROPERTY"))]
+        assert listed == config.checks
+        assert (listed[:1] == ["TypeOK"]) == (config.role == "main") and (config.role == "main" or len(listed) == 1)
+        checked += listed
+    assert sorted(checked) == sorted(["TypeOK", *[p.checked for p in export.properties]])
     assert [p.name for p in export.properties] == [p.name for p in model.properties]
     # One TLA+ action per Python action label, each pointing back at it.
     _states, labels = reachable(model.spec)
