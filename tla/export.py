@@ -281,6 +281,7 @@ def export_model(model: Model, *, symmetry: bool | None = None, ours: Result | N
         "properties": every,
         "symmetry": use_symmetry,
         "fairness": adapter.fairness(),
+        "optional": adapter.optional(),
         "spec_class": type(model.spec).__name__,
         **adapter.context(),
     }

@@ -125,13 +125,23 @@ class Adapter:
 
     def fairness(self) -> list[dict[str, str]]:
         """The spec's fairness (:attr:`ordercheck.checker.Spec.fairness`) as per-peer TLA+ conditions."""
-        out = []
+        out: list[dict[str, str]] = []
         for label, kind in sorted(self.spec.fairness.items()):
             formula = self.actions.get(label)
             if formula is None:
                 raise ValueError(f"{self.spec.name}: fairness names action {label!r}, which the TLA+ adapter does not map")
-            out.append({"label": label, "kind": kind, "formula": formula, "prefix": "SF" if kind == "strong" else "WF"})
+            prefix = "SF" if kind == "strong" else "WF"
+            same = next((f for f in out if f["formula"] == formula and f["prefix"] == prefix), None)
+            if same is not None:  # two labels one TLA+ action mirrors: one conjunct
+                same["label"] += f", {label}"
+                continue
+            out.append({"label": label, "kind": kind, "formula": formula, "prefix": prefix})
         return out
+
+    def optional(self) -> list[str]:
+        """The action labels the spec's fairness does not cover, in :attr:`actions`' order:
+        steps a behaviour may leave untaken for ever (sending, signalling, channel faults)."""
+        return [label for label in self.actions if label not in self.spec.fairness]
 
     def symmetry(self) -> tuple[bool, str]:
         """Whether permuting the peers is a symmetry of this model, and why (not)."""
