@@ -74,6 +74,7 @@ def test_channel_kind_picks_the_tla_representation():
         adapter = adapter_for("bss")(spec)
         text = env.get_template(adapter.template).render(
             header="---- MODULE M ----", properties=adapter.exported_properties(), symmetry=False,
-            fairness=adapter.fairness(), spec_class="BSS", **adapter.context(),
+            fairness=adapter.fairness(), optional=adapter.optional(), drops=adapter.drops, spec_class="BSS",
+            **adapter.context(),
         )
         assert marker in text

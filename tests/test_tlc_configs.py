@@ -89,3 +89,41 @@ def test_every_config_ends_as_the_manifest_says(run_cli, tmp_path, name):
         else:
             assert entry["expect"] == "temporal property violated", where
             assert run.kind == "temporal" and run.trace, where
+
+
+DROPPED = r"""---- MODULE Dropped ----
+EXTENDS Naturals, Sequences
+CONSTANTS a, b
+VARIABLES sent, logs
+Peers == {a, b}
+(* a sends <<a, 1>> to b, and b drops it (a flushed queue): nothing is delivered. *)
+Init ==
+    /\ sent = [p \in Peers |-> IF p = a THEN <<[dests |-> {b}, past |-> {}]>> ELSE <<>>]
+    /\ logs = [p \in Peers |-> IF p = a THEN <<[kind |-> "send", arg |-> <<a, 1>>]>>
+                                      ELSE <<[kind |-> "drop", arg |-> <<a, 1>>]>>]
+Next == UNCHANGED <<sent, logs>>
+Spec == Init /\ [][Next]_<<sent, logs>>
+H == INSTANCE OrderingProperties
+NotDelivered == ~H!AllDelivered
+DeliveredOrDropped == H!AllDeliveredOrDropped
+NoDelivery == H!Delivered(b) = {}
+====
+"""
+
+
+@pytest.mark.tlc
+@pytest.mark.skipif(bool(NO_TLC), reason=NO_TLC or "TLC available")
+def test_a_drop_is_no_delivery(tmp_path):
+    """The library separates delivered from delivered-or-dropped: a protocol that drops
+    every message violates AllDelivered and satisfies AllDeliveredOrDropped."""
+    from ordercheck.tla.export import LIBRARY_MODULE, TEMPLATES
+    from ordercheck.tla.tlc import run_tlc
+
+    (tmp_path / LIBRARY_MODULE).write_text((TEMPLATES / LIBRARY_MODULE).read_text())
+    (tmp_path / "Dropped.tla").write_text(DROPPED)
+    (tmp_path / "Dropped.cfg").write_text(
+        "CONSTANTS a = a\n    b = b\nSPECIFICATION Spec\n"
+        "INVARIANT NotDelivered\nINVARIANT DeliveredOrDropped\nINVARIANT NoDelivery\n"
+    )
+    run = run_tlc(tmp_path, "Dropped", "Dropped.cfg", timeout=120)
+    assert run.complete and run.distinct == 1, run.output[-2000:]

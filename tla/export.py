@@ -282,6 +282,7 @@ def export_model(model: Model, *, symmetry: bool | None = None, ours: Result | N
         "symmetry": use_symmetry,
         "fairness": adapter.fairness(),
         "optional": adapter.optional(),
+        "drops": adapter.drops,
         "spec_class": type(model.spec).__name__,
         **adapter.context(),
     }

@@ -85,6 +85,12 @@ class Adapter:
     predicates: ClassVar[dict[str, str]] = {}
     """Property name -> its TLA+ predicate, where it is not the camel-cased name
     (``global_lock`` -> ``GlobalLock``)."""
+    drops: ClassVar[bool] = False
+    """Whether the spec's peers may drop a message with a reason (a ``"drop"`` event in
+    ``logs``). Python's ``eventual_delivery`` waits for a delivery or such a drop: with
+    ``drops`` it is exported as ``EventuallyDeliveredOrDropped == <>[]AllDeliveredOrDropped``;
+    without, as ``EventualDelivery == <>[]AllDelivered`` (deliveries only), the type
+    invariant ruling drop events out so that the two coincide."""
     actions: ClassVar[dict[str, str]] = {}
     """Action label name -> the TLA+ action of one peer ``p`` that mirrors it: the
     formula each ``WF``/``SF`` conjunct of :meth:`fairness` quantifies over ``p``."""
@@ -106,7 +112,9 @@ class Adapter:
         out = []
         for prop in self.spec.properties():
             pred = self.predicates.get(prop.name, camel(prop.name))
-            if prop.kind == "sometimes":
+            if prop.name == "eventual_delivery" and self.drops:
+                pred, checked = "AllDeliveredOrDropped", "EventuallyDeliveredOrDropped"
+            elif prop.kind == "sometimes":
                 checked = "Never" + pred
             elif prop.kind == "eventually":
                 checked = camel(prop.name)
