@@ -33,7 +33,7 @@ class AsyncAdapter(PeerAdapter):
     """The variables of the shared state items, in :meth:`encode_shared`'s order: start a
     subclass's :attr:`~ordercheck.tla.adapters.base.Adapter.variables` with them."""
     predicates = {"eventual_delivery": "AllDelivered"}
-    send_action: ClassVar[dict[str, str]] = {"send": "\\E D \\in SendOptions(p) : Send(p, D)"}
+    send_action: ClassVar[dict[str, str]] = {"send": "Send(p)"}
     """The ``send`` action's TLA+ form, for a subclass's :attr:`~ordercheck.tla.adapters.base.Adapter.actions`."""
     shared_actions: ClassVar[dict[str, str]] = {
         "signal": "\\E q \\in Peers : Signal(p, q)",

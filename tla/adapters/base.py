@@ -230,7 +230,9 @@ class PeerAdapter(Adapter):
 
     def cfg_constants(self) -> list[tuple[str, str]]:
         peers = [(n, n) for n in self.names]
-        return [*peers, ("Sends", str(self.spec.sends)), ("Signals", str(self.spec.signals))]  # type: ignore[attr-defined]
+        spec: Any = self.spec
+        sends = [("Sends", str(spec.sends))] if spec.plan is None else []  # a script gives each peer's sends
+        return [*peers, *sends, ("Signals", str(spec.signals))]
 
     # -- pieces of the codec ------------------------------------------------------------
 

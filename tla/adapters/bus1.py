@@ -17,7 +17,7 @@ class Bus1Adapter(PeerAdapter):
     predicates = {"eventual_delivery": "AllDelivered", "deadlock_free": "NoneInTransaction"}
     actions = {
         "deliver": "Deliver(p)",
-        "send": "\\E D \\in SendOptions(p) : Send(p, D)",
+        "send": "Send(p)",
         "signal": "\\E q \\in Peers : Signal(p, q)",
         "block": "Block(p)",
         "tick": "Tick(p)",

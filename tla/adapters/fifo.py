@@ -16,7 +16,7 @@ class FifoAdapter(PeerAdapter):
     actions = {
         "append": "AppendNext(p)",
         "deliver": "Deliver(p)",
-        "send": "\\E D \\in SendOptions(p) : Send(p, D)",
+        "send": "Send(p)",
         "signal": "\\E q \\in Peers : Signal(p, q)",
     }
 
