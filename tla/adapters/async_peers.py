@@ -87,12 +87,14 @@ class AsyncAdapter(PeerAdapter):
 
     def encode_chans(self, chans: tuple) -> dict[tuple, Any]:
         """The Python channels (the canonical sorted tuple) as the TLA+ ``chans``: every
-        pair ``(src, dst)`` of :attr:`procs` -> a tuple of wire messages (FIFO) or a bag,
+        pair ``(src, dst)`` of two processes of :attr:`procs` -> a tuple of wire messages (FIFO) or a bag,
         a dict wire message -> copies (unordered); empty channels included."""
         contents = dict(chans)
         out: dict[tuple, Any] = {}
         for i, src in enumerate(self.procs):
             for j, dst in enumerate(self.procs):
+                if i == j:
+                    continue  # no process sends to itself: no self-channels
                 msgs = contents.get((i, j), ())
                 if self.ordered:
                     out[(src, dst)] = tuple(self.wire(m) for m in msgs)

@@ -1,6 +1,6 @@
 """The TLA+ adapter of :mod:`ordercheck.specs.synchronous` (template ``synchronous.tla.j2``).
 
-Channels are ``chans[<<p, q>>]`` over every ordered pair of peers: a sequence for FIFO
+Channels are ``chans[<<p, q>>]`` over every ordered pair of two peers (no self-channels): a sequence for FIFO
 channels, a bag (each distinct message in transit -> its number of copies, no zero
 counts) for unordered ones. A message in transit is ``<<kind, msg>>``: ``<<"message",
 <<p, k>>>>`` for an application message, ``<<"request", <<>>>>`` (and ``"permission"``,
@@ -34,8 +34,8 @@ class SynchronousAdapter(PeerAdapter):
         "ack": "Ack(p)",
         "deliver": "Deliver(p)",
         "signal": "\\E q \\in Peers : Signal(p, q)",
-        "lose": "\\E q \\in Peers : Lose(<<p, q>>)",
-        "duplicate": "\\E q \\in Peers : Duplicate(<<p, q>>)",
+        "lose": "\\E pq \\in Pairs : Lose(pq)",
+        "duplicate": "\\E pq \\in Pairs : Duplicate(pq)",
     }
 
     def fairness(self) -> list[dict[str, str]]:
@@ -83,6 +83,8 @@ class SynchronousAdapter(PeerAdapter):
         out: dict = {}
         for i, p in enumerate(self.peers):
             for j, q in enumerate(self.peers):
+                if i == j:
+                    continue  # no peer sends to itself: no self-channels
                 msgs = content.get((i, j), ())
                 if self.ordered:
                     out[(p, q)] = tuple(self.transit(m) for m in msgs)
