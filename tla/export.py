@@ -110,6 +110,10 @@ class Export:
     files: dict[str, str] = field(default_factory=dict)
     configs: list[TlcConfig] = field(default_factory=list)
     """The main configuration first, then one per violation or witness."""
+    protocol: str | None = None
+    """The parameterised protocol module's text, where the spec has one
+    (:attr:`~ordercheck.tla.adapters.base.Adapter.protocol_module`); ``module`` is then the
+    model's small module that extends it."""
 
     @property
     def invariants(self) -> list[str]:
@@ -276,6 +280,14 @@ def export_model(model: Model, *, symmetry: bool | None = None, ours: Result | N
     )
     if wanted and not sound:
         header += f"\n(* No SYMMETRY: {why}. *)"
+    protocol = adapter.protocol_module
+    mc_header = header
+    if protocol is not None:
+        header = (
+            f"{'-' * 20} MODULE {protocol} {'-' * 20}\n"
+            f"(* Exported by ordercheck: the spec {model.spec_name}, for every model of it; a model's own\n"
+            f"   module extends this one and gives the constants their values. *)"
+        )
     context = {
         "header": header,
         "properties": every,
@@ -289,11 +301,20 @@ def export_model(model: Model, *, symmetry: bool | None = None, ours: Result | N
     env = template_environment(getattr(adapter, "template_dir", None))
     module = env.get_template(adapter.template).render(**context)
     configs = plan_configs(name, props, model, ours)
+    protocol_text = None
+    if protocol is not None:
+        protocol_text = module
+        module = env.get_template("mc.tla.j2").render(
+            header=mc_header, protocol=protocol, peers=list(adapter.names),  # type: ignore[attr-defined]
+            definitions=adapter.mc_definitions(),  # type: ignore[attr-defined]
+        )
     files = {f"{name}.tla": module}
+    if protocol_text is not None:
+        files[f"{protocol}.tla"] = protocol_text
     for cfg in configs:
         purpose = PURPOSE[cfg.role].format(checks=", ".join(cfg.checks), name=cfg.properties[0].name if cfg.properties else "")
         files[cfg.file] = render_config(name, model, adapter, cfg.properties, use_symmetry,
                                         type_ok=cfg.role == "main", purpose=purpose)
     files[f"{name}.manifest.json"] = manifest(name, model, configs)
     files[LIBRARY_MODULE] = (TEMPLATES / LIBRARY_MODULE).read_text(encoding="utf-8")
-    return Export(name, module, files[f"{name}.cfg"], props, use_symmetry, adapter, files, configs)
+    return Export(name, module, files[f"{name}.cfg"], props, use_symmetry, adapter, files, configs, protocol_text)

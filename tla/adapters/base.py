@@ -85,6 +85,13 @@ class Adapter:
     predicates: ClassVar[dict[str, str]] = {}
     """Property name -> its TLA+ predicate, where it is not the camel-cased name
     (``global_lock`` -> ``GlobalLock``)."""
+    protocol_module: ClassVar[str | None] = None
+    """The name of the spec's one parameterised TLA+ module, or ``None``. With a name,
+    the template renders once per spec as that module (constants ``Peers``,
+    ``PeerOrder``, ``Plan``, ``Signals`` and the spec's own), and each model gets a small
+    module of its own, ``MC``-style, that extends it and defines the constants' values
+    (:meth:`mc_definitions`); without, the template renders per model, with the model's
+    peers and script written into it."""
     drops: ClassVar[bool] = False
     """Whether the spec's peers may drop a message with a reason (a ``"drop"`` event in
     ``logs``). Python's ``eventual_delivery`` waits for a delivery or such a drop: with
@@ -214,6 +221,31 @@ class PeerAdapter(Adapter):
 
     # -- template ---------------------------------------------------------------------
 
+    def mc_definitions(self) -> list[tuple[str, str]]:
+        """The model module's definitions for a parameterised protocol module, as
+        ``(name, TLA+ expression)``: ``MCPeers``, ``MCPeerOrder`` and ``MCPlan``, each
+        peer's sends as the sets of destination sets it may choose from (one set for a
+        scripted send)."""
+        spec: Any = self.spec
+        names = list(self.names)
+        if spec.plan is not None:
+            rows = [(self.names[p], "<<" + ", ".join("{" + self._set_text(m) + "}" for m in masks) + ">>")
+                    for p, masks in enumerate(spec.plan) if masks]
+            plan = "[p \\in MCPeers |->\n" + "".join(
+                f"    {'  CASE' if i == 0 else '   []'} p = {p} -> {seq}\n" for i, (p, seq) in enumerate(rows)
+            ) + "       [] OTHER -> <<>>]"
+        else:
+            choices = {
+                "others": "{MCPeers \\ {p}}",
+                "unicast": "{{q} : q \\in MCPeers \\ {p}}",
+            }.get(spec.destinations, "(SUBSET (MCPeers \\ {p})) \\ {{}}")
+            plan = f"[p \\in MCPeers |-> [k \\in 1..{spec.sends} |-> {choices}]]   \\* destinations = \"{spec.destinations}\""
+        return [
+            ("MCPeers", "{" + ", ".join(names) + "}"),
+            ("MCPeerOrder", "<<" + ", ".join(names) + ">>   \\* Python's peer ids: " + names[0] + " is 0, ..."),
+            ("MCPlan", plan),
+        ]
+
     def context(self) -> dict[str, Any]:
         spec = self.spec
         script = None
@@ -223,7 +255,8 @@ class PeerAdapter(Adapter):
                 for p, masks in enumerate(spec.plan)  # type: ignore[attr-defined]
                 if masks
             ]
-        return {"peers": list(self.names), "script": script, "destinations": spec.destinations}  # type: ignore[attr-defined]
+        return {"peers": list(self.names), "script": script, "destinations": spec.destinations,  # type: ignore[attr-defined]
+                "parameterised": self.protocol_module is not None}
 
     def _set_text(self, mask: int) -> str:
         return "{" + ", ".join(self.names[i] for i in range(len(self.names)) if mask >> i & 1) + "}"
@@ -231,6 +264,9 @@ class PeerAdapter(Adapter):
     def cfg_constants(self) -> list[tuple[str, str]]:
         peers = [(n, n) for n in self.names]
         spec: Any = self.spec
+        if self.protocol_module is not None:
+            bound = [("Peers", "<- MCPeers"), ("PeerOrder", "<- MCPeerOrder"), ("Plan", "<- MCPlan")]
+            return [*peers, *bound, ("Signals", str(spec.signals))]
         sends = [("Sends", str(spec.sends))] if spec.plan is None else []  # a script gives each peer's sends
         return [*peers, *sends, ("Signals", str(spec.signals))]
 

@@ -11,6 +11,7 @@ IDLE = {"msg": (), "i": 0}
 
 class FifoAdapter(PeerAdapter):
     template = "fifo.tla.j2"
+    protocol_module = "NaiveFifo"
     variables = ("queues", "txs", "sent", "logs", "know", "signalsLeft")
     predicates = {"eventual_delivery": "AllDelivered", "deadlock_free": "NoneInTransaction"}
     actions = {

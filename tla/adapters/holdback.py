@@ -48,6 +48,7 @@ class HoldBackAdapter(PeerAdapter):
         spec: Any = self.spec
         return [
             *super().cfg_constants(),
+            ("FifoChannels", _bool(spec.channel == "fifo")),
             ("Lossy", _bool(spec.lossy)),
             ("Duplicates", str(spec.duplicates)),
             *self.algorithm_constants(),
