@@ -33,6 +33,10 @@ class AsyncAdapter(PeerAdapter):
     """The variables of the shared state items, in :meth:`encode_shared`'s order: start a
     subclass's :attr:`~ordercheck.tla.adapters.base.Adapter.variables` with them."""
     predicates = {"eventual_delivery": "AllDelivered"}
+    self_channels: ClassVar[bool] = True
+    """Whether ``chans`` has a channel from each process to itself (a spec whose
+    processes send to themselves, such as a broadcast to the whole group); ``False``
+    leaves them out, for a spec whose processes never do."""
     send_action: ClassVar[dict[str, str]] = {"send": "Send(p)"}
     """The ``send`` action's TLA+ form, for a subclass's :attr:`~ordercheck.tla.adapters.base.Adapter.actions`."""
     shared_actions: ClassVar[dict[str, str]] = {
@@ -62,7 +66,8 @@ class AsyncAdapter(PeerAdapter):
             script = [(self.names[p], [self._set_text(m) for m in masks]) for p, masks in enumerate(spec.plan) if masks]
         # A broadcast spec has no destination mode: its plan sends to the whole group.
         destinations = getattr(spec, "destinations", "others")
-        return {"peers": list(self.names), "script": script, "destinations": destinations, "ordered": self.ordered}
+        return {"peers": list(self.names), "script": script, "destinations": destinations, "ordered": self.ordered,
+                "self_channels": self.self_channels}
 
     def cfg_constants(self) -> list[tuple[str, str]]:
         spec: Any = self.spec
@@ -87,13 +92,13 @@ class AsyncAdapter(PeerAdapter):
 
     def encode_chans(self, chans: tuple) -> dict[tuple, Any]:
         """The Python channels (the canonical sorted tuple) as the TLA+ ``chans``: every
-        pair ``(src, dst)`` of two processes of :attr:`procs` -> a tuple of wire messages (FIFO) or a bag,
+        pair ``(src, dst)`` of :attr:`procs` (of two processes, without :attr:`self_channels`) -> a tuple of wire messages (FIFO) or a bag,
         a dict wire message -> copies (unordered); empty channels included."""
         contents = dict(chans)
         out: dict[tuple, Any] = {}
         for i, src in enumerate(self.procs):
             for j, dst in enumerate(self.procs):
-                if i == j:
+                if i == j and not self.self_channels:
                     continue  # no process sends to itself: no self-channels
                 msgs = contents.get((i, j), ())
                 if self.ordered:

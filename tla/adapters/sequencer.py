@@ -12,6 +12,7 @@ SEQUENCER = ModelValue("S")
 
 class SequencerAdapter(AsyncAdapter):
     template = "sequencer.tla.j2"
+    self_channels = False
     variables = (*AsyncAdapter.shared_variables, "counter", "expect", "held")
     actions = {
         **AsyncAdapter.send_action,
