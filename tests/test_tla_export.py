@@ -119,6 +119,13 @@ def test_export_parses_and_names_everything(path):
     # The spec's fairness, action by action.
     for label in model.spec.fairness:
         assert f"_vars({export.adapter.actions[label]})" in text, f"no fairness for {label!r}"
+    # ... and nothing else where it declares some: no WF_vars(Next), no optional step.
+    start = text.index("\nFairness ==")
+    fair = text[start:text.index("\nSpec ==", start)]
+    if model.spec.fairness:
+        assert "_vars(Next)" not in fair
+        for label in export.adapter.optional():
+            assert f"_vars({export.adapter.actions[label]})" not in fair, f"{label!r} is optional"
     assert "SYMMETRY" not in export.config or "Symmetry" in defined
 
 

@@ -127,3 +127,21 @@ def test_a_drop_is_no_delivery(tmp_path):
     )
     run = run_tlc(tmp_path, "Dropped", "Dropped.cfg", timeout=120)
     assert run.complete and run.distinct == 1, run.output[-2000:]
+
+
+@pytest.mark.tlc
+@pytest.mark.skipif(bool(NO_TLC), reason=NO_TLC or "TLC available")
+def test_fairness_leaves_sends_optional(run_cli, tmp_path):
+    """Under the export's Spec no send is forced (a behaviour may stop before every peer
+    has sent), while eventual delivery of what was sent still holds."""
+    from ordercheck.tla.tlc import run_tlc
+
+    export(run_cli, tmp_path, "fifo-2")
+    (tmp_path / "Sends.tla").write_text(
+        "---- MODULE Sends ----\nEXTENDS fifo_2\n"
+        "EverySendMade == <>(\\A p \\in Peers : Len(sent[p]) = MaxSends(p))\n====\n"
+    )
+    cfg = (tmp_path / "fifo_2.cfg").read_text().split("SPECIFICATION")[0]
+    (tmp_path / "Sends.cfg").write_text(cfg + "SPECIFICATION Spec\nPROPERTY EventualDelivery\nPROPERTY EverySendMade\n")
+    run = run_tlc(tmp_path, "Sends", "Sends.cfg", timeout=300)
+    assert (run.kind, run.violated) == ("temporal", "EverySendMade"), run.output[-2000:]
