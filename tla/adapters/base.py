@@ -90,7 +90,7 @@ class Adapter:
     the template renders once per spec as that module (constants ``Peers``,
     ``PeerOrder``, ``Plan``, ``Signals`` and the spec's own), and each model gets a small
     module of its own, ``MC``-style, that extends it and defines the constants' values
-    (:meth:`mc_definitions`); without, the template renders per model, with the model's
+    (:meth:`PeerAdapter.mc_definitions`); without, the template renders per model, with the model's
     peers and script written into it."""
     drops: ClassVar[bool] = False
     """Whether the spec's peers may drop a message with a reason (a ``"drop"`` event in
