@@ -48,7 +48,7 @@ class RestartClocksAdapter(Adapter):
             *((n, n) for n in self.node_names),
             *((p, p) for p in self.producer_names),
             ("Quorum", str(spec.quorum)),
-            ("Messages", str(spec.messages)),
+            ("PerProducer", str(spec.messages)),
             ("Crashes", str(spec.crashes)),
             ("Collections", str(spec.collections)),
             ("ClockMode", f'"{spec.clock_mode}"'),
