@@ -13,6 +13,7 @@ IDLE = {"msg": (), "phase": "idle", "i": 0, "acc": 0}
 
 class Bus1Adapter(PeerAdapter):
     template = "bus1.tla.j2"
+    protocol_module = "Bus1"
     variables = ("clocks", "queues", "txs", "sent", "logs", "know", "signalsLeft")
     predicates = {"eventual_delivery": "AllDelivered", "deadlock_free": "NoneInTransaction"}
     actions = {
