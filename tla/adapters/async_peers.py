@@ -67,12 +67,13 @@ class AsyncAdapter(PeerAdapter):
         # A broadcast spec has no destination mode: its plan sends to the whole group.
         destinations = getattr(spec, "destinations", "others")
         return {"peers": list(self.names), "script": script, "destinations": destinations, "ordered": self.ordered,
-                "self_channels": self.self_channels}
+                "self_channels": self.self_channels, "parameterised": self.protocol_module is not None}
 
     def cfg_constants(self) -> list[tuple[str, str]]:
         spec: Any = self.spec
         return [
             *super().cfg_constants(),
+            ("FifoChannels", "TRUE" if self.ordered else "FALSE"),
             ("Lossy", "TRUE" if spec.lossy else "FALSE"),
             ("Duplicates", str(spec.duplicates)),
         ]

@@ -228,6 +228,7 @@ class PeerAdapter(Adapter):
         scripted send)."""
         spec: Any = self.spec
         names = list(self.names)
+        destinations = getattr(spec, "destinations", "others")  # a broadcast spec sends to every other peer
         if spec.plan is not None:
             rows = [(self.names[p], "<<" + ", ".join("{" + self._set_text(m) + "}" for m in masks) + ">>")
                     for p, masks in enumerate(spec.plan) if masks]
@@ -238,8 +239,8 @@ class PeerAdapter(Adapter):
             choices = {
                 "others": "{MCPeers \\ {p}}",
                 "unicast": "{{q} : q \\in MCPeers \\ {p}}",
-            }.get(spec.destinations, "(SUBSET (MCPeers \\ {p})) \\ {{}}")
-            plan = f"[p \\in MCPeers |-> [k \\in 1..{spec.sends} |-> {choices}]]   \\* destinations = \"{spec.destinations}\""
+            }.get(destinations, "(SUBSET (MCPeers \\ {p})) \\ {{}}")
+            plan = f"[p \\in MCPeers |-> [k \\in 1..{spec.sends} |-> {choices}]]   \\* destinations = \"{destinations}\""
         return [
             ("MCPeers", "{" + ", ".join(names) + "}"),
             ("MCPeerOrder", "<<" + ", ".join(names) + ">>   \\* Python's peer ids: " + names[0] + " is 0, ..."),
