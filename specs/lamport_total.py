@@ -102,6 +102,9 @@ class LamportTotal(AsyncPeerSpec):
 
     # Reductions: every own item is split by peer. Symmetry is broken by the tie-break.
     acyclic = True  # every step takes a message off a channel, delivers, or sends one of a bounded number
+    # Each peer keeps taking what arrives and delivering what it may; sending, signals and
+    # channel faults are never obligations.
+    fairness = {k: "weak" for k in ("discard", "receive", "ack", "deliver")}
     own_shapes = (("byp", None), ("byp", ("sorted", ("tuple", None, "peer", "mid"))), ("byp", ("bymid", "peers")),
                   ("byp", ("byp", None)))
     wire_shape = ("tuple", None, "mid", None)

@@ -79,6 +79,9 @@ def entrywise_max(x: tuple, y: tuple) -> tuple:
 class RestartClocks(Spec, Rendering):
     name = "restart_clocks"
     summary = "a quorum-replicated queue read by vector clock, with node restarts (restart-count post)"
+    # A write in progress goes on, the consumer keeps polling, a dead node comes back;
+    # writing, crashing and the TTL's collection are never obligations.
+    fairness = {"assign": "weak", "poll": "weak", "restart": "weak"}
     constants = (
         Constant("nodes", int, 2, "queue nodes, named A, B, C", minimum=1, maximum=3),
         Constant("quorum", int, 2, "nodes each message is written to", minimum=1, maximum=3),

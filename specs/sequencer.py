@@ -81,6 +81,9 @@ class Sequencer(AsyncPeerSpec):
 
     # Reductions: the counter is the sequencer's own (an extra process); peers own the rest.
     acyclic = True  # every step takes a message off a channel, or sends one of a bounded number
+    # The sequencer keeps numbering and each peer keeps taking and delivering; sending,
+    # signals and channel faults are never obligations.
+    fairness = {k: "weak" for k in ("sequence", "discard", "receive", "deliver", "skip")}
     extra_processes = 1
     own_shapes = (None, ("byp", None), ("byp", ("sorted", ("tuple", None, "mid"))))
     wire_shape = staticmethod(lambda msg, perm, _s=None: msg)  # replaced per instance in configure

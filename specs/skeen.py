@@ -104,6 +104,9 @@ class Skeen(AsyncPeerSpec):
     # Reductions: every own item is split by peer (a proposal is a message to the sender,
     # the collected ones the sender's own). Symmetry is broken by the delivery tie-break.
     acyclic = True  # every step takes a message off a channel, delivers, or sends one of a bounded number
+    # Each peer keeps answering, collecting, finalising and delivering; sending, signals
+    # and channel faults are never obligations.
+    fairness = {k: "weak" for k in ("discard", "propose", "collect", "finalise", "final", "deliver")}
     own_shapes = (("byp", None), ("byp", ("sorted", ("tuple", "mid", "peers", None))),
                   ("byp", ("sorted", ("tuple", None, "mid", None))))
     wire_shape = ("tuple", None, "mid", None)

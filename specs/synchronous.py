@@ -70,7 +70,8 @@ class Synchronous(PeerSpec, Symmetry):
     ghost_at = GHOST
     # Peers keep taking the messages their mode allows; starting a send is optional.
     # (Taking a permission is labelled "send", like starting a send, so it is left out;
-    # every run here is finite, so only the terminal-state check applies anyway.)
+    # every run here is finite, so only the terminal-state check applies anyway. The TLA+
+    # export, which does not force every enabled step, makes taking it fair.)
     fairness = {k: "weak" for k in ("grant", "ack", "deliver")}
 
     # Reductions (ordercheck.specs.peer_reductions): a peer's steps touch its mode, its incoming

@@ -13,7 +13,6 @@ from ordercheck.specs.holdback import BUFFERS, CHANS
 from ordercheck.specs.matrix import Matrix
 from ordercheck.specs.ses import SES
 from ordercheck.tla.adapters import adapter_for
-from ordercheck.tla.export import template_environment
 from ordercheck.tla.values import parse_value
 
 
@@ -67,13 +66,15 @@ def test_a_ready_duplicate_gives_one_successor():
     assert found, "the model should reach a buffer with a duplicate ready to deliver"
 
 
-def test_channel_kind_picks_the_tla_representation():
-    env = template_environment()
-    for channel, marker in (("fifo", "NoCopies == <<>>"), ("unordered", "NoCopies == EmptyBag")):
-        spec = BSS(peers=2, channel=channel)
-        adapter = adapter_for("bss")(spec)
-        text = env.get_template(adapter.template).render(
-            header="---- MODULE M ----", properties=adapter.exported_properties(), symmetry=False,
-            fairness=adapter.fairness(), spec_class="BSS", **adapter.context(),
-        )
-        assert marker in text
+def test_channel_kind_is_a_constant_of_the_one_module():
+    """One BSS module for both channel kinds: the configuration picks the kind."""
+    from ordercheck.checker.loading.modelfile import model_from_dict
+    from ordercheck.tla.export import export_model
+
+    texts = set()
+    for channel, flag in (("fifo", "TRUE"), ("unordered", "FALSE")):
+        model = model_from_dict({"spec": "bss", "constants": {"peers": 2, "channel": channel}}, f"bss-{channel}.toml")
+        export = export_model(model)
+        assert f"FifoChannels = {flag}" in export.config
+        texts.add(export.files["BSS.tla"])
+    assert len(texts) == 1

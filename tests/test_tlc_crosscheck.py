@@ -95,12 +95,33 @@ def small_enough(path: Path) -> None:
         )
 
 
+TABLE_ROWS: dict[str, str] = {}
+"""The cross-check table's row of each model cross-checked in this session (see
+:func:`test_docs_table_is_the_cross_checks`)."""
+TABLE_HEADER = (
+    "| model | distinct states (ours / TLC) | generated (ours / TLC) | depth (ours / TLC) | verdicts equal | TLC runs |\n"
+    "|---|---:|---:|---:|---|---:|"
+)
+
+
+def table_row(name: str, cc) -> str:
+    """A model's row of the docs' cross-check table: both sides' counts, how many verdicts
+    are equal, and TLC's runs (one per configuration, and the replay of our traces)."""
+    final, stats = cc.final, cc.ours.stats
+    equal = sum(1 for n, r in cc.ours.properties.items() if n in cc.tlc and cc.tlc[n].status == r.status)
+    total = len(cc.ours.properties)
+    return (f"| {name} | {stats.distinct_states:,} / {final.distinct:,} | {cc.ours_generated:,} / {final.generated:,} "
+            f"| {stats.depth} / {final.depth} | {equal}/{total} {'yes' if cc.agree else 'NO'} | {len(cc.runs)} |")
+
+
 @pytest.mark.parametrize("path", sorted(MODELS.glob("*.toml")), ids=lambda p: p.stem)
 def test_tlc_agrees_with_our_engine(path):
     from ordercheck.checker.cli.tla import cross_check
 
     small_enough(path)
     cc = cross_check(load_model(path))
+    if cc.final is not None and cc.final.distinct is not None:
+        TABLE_ROWS[path.stem] = table_row(path.stem, cc)
     assert cc.mismatches == []
     assert cc.final is not None and cc.final.distinct == cc.ours.stats.distinct_states
     for name, mine in cc.ours.properties.items():
@@ -129,3 +150,26 @@ def test_tlc_refuses_a_trace_that_is_not_a_behaviour(tmp_path):
         {"causal": (prop, states, None), "causal_with_a_gap": (prop, states[:3] + states[4:], None)},
     )
     assert result.confirmed == {"causal": True, "causal_with_a_gap": False}
+
+
+@pytest.mark.skipif(not ALL, reason="the table needs every model cross-checked: ORDERCHECK_TLC_ALL=1")
+def test_docs_table_is_the_cross_checks():
+    """The table in docs/explanation/tla.md is the one this session's cross-checks make,
+    a row per exportable model (runs after test_tlc_agrees_with_our_engine, in the same
+    file). On a difference the table is written to ``ORDERCHECK_TLC_TABLE`` when set,
+    to paste into the page."""
+    from ordercheck.tla.export import NoTemplate, adapter_of
+
+    exportable = []
+    for path in sorted(MODELS.glob("*.toml")):
+        try:
+            adapter_of(load_model(path))
+        except NoTemplate:
+            continue
+        exportable.append(path.stem)
+    assert sorted(TABLE_ROWS) == exportable, "every exportable model must have been cross-checked in this session"
+    table = TABLE_HEADER + "\n" + "\n".join(TABLE_ROWS[name] for name in exportable) + "\n"
+    page = (Path(__file__).resolve().parent.parent / "docs" / "explanation" / "tla.md").read_text(encoding="utf-8")
+    if table not in page and os.environ.get("ORDERCHECK_TLC_TABLE"):
+        Path(os.environ["ORDERCHECK_TLC_TABLE"]).write_text(table, encoding="utf-8")
+    assert table in page, "docs/explanation/tla.md's cross-check table is not the current one (ORDERCHECK_TLC_TABLE=FILE writes it)"

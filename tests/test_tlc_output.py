@@ -150,7 +150,7 @@ def test_tlc_show_traces_prints_the_state_where_replay_stops(monkeypatch, tmp_pa
     monkeypatch.setattr(ordercheck.tla.tlc.subprocess, "run", fake_run)
     monkeypatch.setattr(FifoAdapter, "mid", one_based_mid)
     for flag in ("--show-traces", None):
-        answers[:] = [(12, recorded)]
+        answers[:] = [(0, COUNTS), (12, recorded)]  # the main configuration, then causal's own
         out = run_cli("tlc", model, *([flag] if flag else []))
         assert out.exit_code == 1, out.output
         assert "MISMATCH: causal: TLC's trace does not replay in the Python spec: TLC's state 2 is no successor" \

@@ -3,14 +3,13 @@
 Both sides explore the whole state space with reductions off. Ours is run by the caller
 (the command line's :func:`ordercheck.checker.cli.tla.cross_check`: this package reads results and
 never runs the engine) with ``stop_when_decided=False`` and symmetry and partial-order
-reduction off, and handed in as a :class:`~ordercheck.checker.api.result.Result`. TLC stops at the first violated invariant, so the runner
-repeats it: each run reports one violation (TLC's breadth-first search with one worker
-finds a shortest one), that property is dropped from the configuration, and the next
-run goes on, until a run completes with nothing reported. The completing run explored
-everything, so its distinct-state count, generated states and depth are compared with
-ours; the properties it still checked hold ("sometimes" ones: never reached). Each
-violation TLC reports is read back into our trace format; each counterexample and
-witness of ours is replayed by TLC on the export.
+reduction off, and handed in as a :class:`~ordercheck.checker.api.result.Result`. TLC runs on
+the export's configurations as written (:mod:`ordercheck.tla.export`): the main one, which
+checks every property our engine found to hold and runs to the end, so its distinct-state
+count, generated states and depth are compared with ours; then one per other property,
+which stops at its violation or witness (TLC's breadth-first search with one worker finds
+a shortest one). Each violation TLC reports is read back into our trace format; each
+counterexample and witness of ours is replayed by TLC on the export.
 """
 
 from __future__ import annotations
@@ -74,41 +73,66 @@ def _verdict_on_completion(prop: ExportedProperty) -> str:
     return "violated" if prop.kind == "sometimes" else "holds"
 
 
+def _read_violation(export: Export, prop: ExportedProperty, run: TlcRun) -> TlcVerdict:
+    verdict = TlcVerdict(_verdict_on_violation(prop), raw_length=len(run.trace))
+    try:
+        verdict.trace = from_tlc(export.adapter, run.trace)
+    except TraceMismatch as exc:
+        verdict.problem, verdict.mismatch = str(exc), exc
+    return verdict
+
+
 def run_tlc_until_complete(
     model: Model, export: Export, directory: Path, *, workers: int = 1, timeout: float | None = None
 ) -> tuple[dict[str, TlcVerdict], TlcRun, list[TlcRun], list[str]]:
-    """Run TLC, dropping each reported property, until a run completes."""
-    remaining = list(export.properties)
-    by_checked = {p.checked: p for p in remaining}
+    """Run TLC on each of the export's configurations, as written.
+
+    The main configuration must run to the end: a violation TLC reports there is recorded,
+    the property dropped, and the rest rerun (``Name_rerun.cfg``) until a run completes,
+    whose counts are the ones compared. Each other configuration checks one property: a
+    violation there gives that property's verdict, a run to the end the opposite one (the
+    manifest's outcomes are our engine's verdicts, so :func:`_compare` finds any outcome
+    TLC does not reach)."""
     verdicts: dict[str, TlcVerdict] = {}
     runs: list[TlcRun] = []
     problems: list[str] = []
-    cfg = f"{export.name}_run.cfg"
+    main = export.main
+    remaining = list(main.properties)
+    cfg = main.file
     while True:
-        text = render_config(export.name, model, export.adapter, remaining, export.symmetry)
-        (directory / cfg).write_text(text, encoding="utf-8")
         run = run_tlc(directory, export.name, cfg, workers=workers, timeout=timeout)
         runs.append(run)
         if run.kind is None:
             for prop in remaining:
                 verdicts[prop.name] = TlcVerdict(_verdict_on_completion(prop))
-            return verdicts, run, runs, problems
-        prop = by_checked.get(run.violated or "")
+            final = run
+            break
+        prop = next((p for p in remaining if p.checked == run.violated), None)
         if prop is None and run.kind == "temporal":
-            # TLC may not name the temporal property; with one left it is that one.
-            left = [p for p in remaining if p.temporal]
+            left = [p for p in remaining if p.temporal]  # TLC may not name it; with one left it is that one
             prop = left[0] if len(left) == 1 else None
-        if prop is None or prop not in remaining:
+        if prop is None:
             what = run.violated or run.kind
-            problems.append(f"TLC reports {what}, which is none of the model's properties (a broken export?)")
+            problems.append(f"TLC reports {what} on {main.file}, which is none of the model's properties (a broken export?)")
             return verdicts, run, runs, problems
-        verdict = TlcVerdict(_verdict_on_violation(prop), raw_length=len(run.trace))
-        try:
-            verdict.trace = from_tlc(export.adapter, run.trace)
-        except TraceMismatch as exc:
-            verdict.problem, verdict.mismatch = str(exc), exc
-        verdicts[prop.name] = verdict
+        verdicts[prop.name] = _read_violation(export, prop, run)
         remaining.remove(prop)
+        cfg = f"{export.name}_rerun.cfg"
+        text = render_config(export.name, model, export.adapter, remaining, export.symmetry,
+                             purpose="is the main configuration without the properties TLC found violated")
+        (directory / cfg).write_text(text, encoding="utf-8")
+    for config in export.configs[1:]:
+        (prop,) = config.properties
+        run = run_tlc(directory, export.name, config.file, workers=workers, timeout=timeout)
+        runs.append(run)
+        if run.kind is None:
+            verdicts[prop.name] = TlcVerdict(_verdict_on_completion(prop))
+        elif run.violated == prop.checked or (run.kind == "temporal" and prop.temporal):
+            verdicts[prop.name] = _read_violation(export, prop, run)
+        else:
+            problems.append(f"TLC reports {run.violated or run.kind} on {config.file}, which checks only {prop.checked}")
+            continue
+    return verdicts, final, runs, problems
 
 
 def compare_with_tlc(
@@ -122,7 +146,7 @@ def compare_with_tlc(
 ) -> CrossCheck:
     """Cross-check ``model``: TLC on its export against ``ours``, our engine's result with
     reductions off and everything explored (no stop once the verdicts are known)."""
-    export = export_model(model, symmetry=False)
+    export = export_model(model, symmetry=False, ours=ours)
     with tempfile.TemporaryDirectory(prefix="ordercheck-export-") as tmp:
         directory = keep or Path(tmp)
         export.write(directory)

@@ -1,15 +1,25 @@
-"""Rendering a model as a TLA+ module and a TLC configuration (``export-tla``).
+"""Rendering a model as a TLA+ module and its TLC configurations (``export-tla``).
 
 Each spec has a Jinja2 template in ``tla/templates`` (``<spec>.tla.j2``), which includes
-the shared pieces (``_peers.tla.j2``, ``_properties.tla.j2``); the configuration comes
+the shared pieces (``_peers.tla.j2``, ``_properties.tla.j2``); the configurations come
 from ``model.cfg.j2`` for every spec, and the ordering library is the static module
 ``OrderingProperties.tla``, written beside each export.
+
+An export has several configurations (:class:`TlcConfig`), so that plain TLC on each one
+ends as expected: the main one, ``Name.cfg``, checks ``TypeOK`` and every property
+expected to hold, to the end; each property expected to be violated, and each witness
+(a ``sometimes`` property expected to be reached), has a configuration of its own,
+``Name_violates_<property>.cfg`` or ``Name_witness_<property>.cfg``, where TLC is meant
+to stop with that violation. ``Name.manifest.json`` lists them with the outcome each
+should have (:func:`manifest`).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 
@@ -20,12 +30,71 @@ from ordercheck.tla.adapters import Adapter, ExportedProperty, adapter_for, refu
 from ordercheck.tla.adapters.base import module_name
 from ordercheck.tla.locate import Missing, builtin_missing, is_builtin, user_files
 
+if TYPE_CHECKING:
+    from ordercheck.checker.api.result import Result
+
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 LIBRARY_MODULE = "OrderingProperties.tla"
 
 
 class NoTemplate(InputError):
     """The model's spec has no TLA+ template yet."""
+
+
+NO_ERROR = "no error"
+"""A configuration's expected outcome: TLC explores every state and reports nothing."""
+INVARIANT_VIOLATED = "invariant violated"
+"""Expected outcome: TLC stops at a violation of the configuration's one invariant."""
+TEMPORAL_VIOLATED = "temporal property violated"
+"""Expected outcome: TLC reports a behaviour violating the configuration's one temporal property."""
+UNKNOWN = "not predicted"
+"""Expected outcome of a property neither our engine nor the model file has a verdict for."""
+
+
+@dataclass(frozen=True)
+class TlcConfig:
+    """One TLC configuration of an export and what TLC should make of it.
+
+    ``role`` is ``"main"`` (``TypeOK`` and every property expected to hold),
+    ``"violation"`` (one property expected to be violated), ``"witness"`` (one
+    ``sometimes`` property expected to be reached: TLC's counterexample to
+    ``Never<P>`` is the witness) or ``"unknown"`` (one property no verdict is known for).
+    ``distinct_states`` and ``depth`` are those of a run that explores everything (the
+    main configuration; ``None`` when no verdicts of our engine were given), ``steps``
+    the length of the shortest counterexample (an invariant violation or a witness, which
+    TLC with one worker finds by breadth-first search; ``None`` otherwise).
+    """
+
+    file: str
+    role: str
+    properties: tuple[ExportedProperty, ...]
+    expect: str
+    distinct_states: int | None = None
+    depth: int | None = None
+    steps: int | None = None
+
+    @property
+    def checks(self) -> list[str]:
+        """What the configuration lists, in order: ``TypeOK`` first in the main one, then
+        the invariants, then the temporal properties."""
+        props = [p.checked for p in self.properties if not p.temporal] + [p.checked for p in self.properties if p.temporal]
+        return (["TypeOK"] if self.role == "main" else []) + props
+
+    def entry(self) -> dict[str, Any]:
+        """The configuration's entry in the manifest."""
+        out: dict[str, Any] = {
+            "config": self.file,
+            "shows": self.role,
+            "properties": [p.name for p in self.properties],
+            "checks": self.checks,
+            "expect": self.expect,
+        }
+        if self.distinct_states is not None:
+            out["distinct_states"] = self.distinct_states
+            out["depth"] = self.depth
+        if self.steps is not None:
+            out["steps"] = self.steps
+        return out
 
 
 @dataclass
@@ -39,6 +108,12 @@ class Export:
     symmetry: bool
     adapter: Adapter
     files: dict[str, str] = field(default_factory=dict)
+    configs: list[TlcConfig] = field(default_factory=list)
+    """The main configuration first, then one per violation or witness."""
+    protocol: str | None = None
+    """The parameterised protocol module's text, where the spec has one
+    (:attr:`~ordercheck.tla.adapters.base.Adapter.protocol_module`); ``module`` is then the
+    model's small module that extends it."""
 
     @property
     def invariants(self) -> list[str]:
@@ -48,8 +123,14 @@ class Export:
     def temporal(self) -> list[str]:
         return [p.checked for p in self.properties if p.temporal]
 
+    @property
+    def main(self) -> TlcConfig:
+        """The main configuration, ``Name.cfg``."""
+        return self.configs[0]
+
     def write(self, directory: str | Path, outputs: Outputs | None = None) -> list[Path]:
-        """Write ``Name.tla``, ``Name.cfg`` and the library module into ``directory``
+        """Write ``Name.tla``, ``Name.cfg``, the other configurations, the manifest and
+        the library module into ``directory``
         (staged in ``outputs`` when given, to be put in place with the command's other
         files; see :mod:`ordercheck.checker.api.outputs`)."""
         if outputs is None:
@@ -98,24 +179,91 @@ def adapter_of(model: Model) -> Adapter:
     return cls_adapter(model.spec)
 
 
-def render_config(export_name: str, model: Model, adapter: Adapter, props: list[ExportedProperty],
-                  symmetry: bool) -> str:
-    """The TLC configuration checking ``props`` (a subset of the model's, for reruns)."""
+def render_config(export_name: str, model: Model, adapter: Adapter, props: list[ExportedProperty] | tuple,
+                  symmetry: bool, *, type_ok: bool = True, purpose: str = "") -> str:
+    """The TLC configuration checking ``props`` (with ``TypeOK`` first when ``type_ok``);
+    ``purpose`` is the comment line saying what TLC should make of it."""
     template = template_environment().get_template("model.cfg.j2")
     return template.render(
         model_path=Path(model.path).name,
         description=model.description or model.spec.name,
+        purpose=purpose,
         constants=adapter.cfg_constants(),
+        type_ok=type_ok,
         invariants=[p.checked for p in props if not p.temporal],
         temporal=[p.checked for p in props if p.temporal],
         symmetry=symmetry,
     )
 
 
-def export_model(model: Model, *, symmetry: bool | None = None) -> Export:
+def _verdicts(model: Model, ours: Result | None) -> dict[str, tuple[str | None, int | None]]:
+    """Property name -> (expected verdict, shortest counterexample's steps): our engine's
+    verdicts when given, else the model file's ``[expect]`` (no steps)."""
+    if ours is not None:
+        out: dict[str, tuple[str | None, int | None]] = {}
+        for name, res in ours.properties.items():
+            status = res.status if res.status in ("holds", "violated") else None
+            out[name] = (status, len(res.trace) - 1 if res.trace and res.loop_start is None else None)
+        return out
+    return {p.name: (model.expect.get(p.name), None) for p in model.properties}
+
+
+def plan_configs(name: str, props: list[ExportedProperty], model: Model, ours: Result | None) -> list[TlcConfig]:
+    """The export's configurations: the main one (every property expected to hold: an
+    invariant or ``eventually`` property that holds, a ``sometimes`` one never reached,
+    whose ``Never<P>`` then holds), and one per other property, named for what it shows."""
+    verdicts = _verdicts(model, ours)
+    complete = ours is not None and ours.stats.bound is None
+    main: list[ExportedProperty] = []
+    others: list[TlcConfig] = []
+    for prop in props:
+        verdict, steps = verdicts.get(prop.name, (None, None))
+        tlc_holds = None if verdict is None else (verdict == "holds") != (prop.kind == "sometimes")
+        slug = prop.name.replace("-", "_")
+        if tlc_holds:
+            main.append(prop)
+        elif tlc_holds is None:
+            others.append(TlcConfig(f"{name}_unknown_{slug}.cfg", "unknown", (prop,), UNKNOWN))
+        elif prop.kind == "sometimes":
+            others.append(TlcConfig(f"{name}_witness_{slug}.cfg", "witness", (prop,), INVARIANT_VIOLATED, steps=steps))
+        else:
+            expect = TEMPORAL_VIOLATED if prop.temporal else INVARIANT_VIOLATED
+            others.append(TlcConfig(f"{name}_violates_{slug}.cfg", "violation", (prop,), expect,
+                                    steps=None if prop.temporal else steps))
+    first = TlcConfig(
+        f"{name}.cfg", "main", tuple(main), NO_ERROR,
+        distinct_states=ours.stats.distinct_states if complete and ours else None,
+        depth=ours.stats.depth if complete and ours else None,
+    )
+    return [first, *others]
+
+
+PURPOSE = {
+    "main": "checks TypeOK and every property expected to hold: TLC should explore every state and report no error",
+    "violation": "checks {checks}, expected to be violated: TLC should stop with its counterexample",
+    "witness": "checks {checks}, whose counterexample is the witness of {name}: TLC should stop with it",
+    "unknown": "checks {checks}; no verdict is expected (the model file states none)",
+}
+
+
+def manifest(export_name: str, model: Model, configs: list[TlcConfig]) -> str:
+    """``Name.manifest.json``: the model, the command that runs TLC on one configuration,
+    and each configuration with its expected outcome (see :class:`TlcConfig`)."""
+    data = {
+        "model": Path(model.path).name,
+        "module": f"{export_name}.tla",
+        "command": f'java -cp "$TLA2TOOLS_JAR" tlc2.TLC -workers 1 -config CONFIG {export_name}.tla',
+        "configs": [c.entry() for c in configs],
+    }
+    return json.dumps(data, indent=2) + "\n"
+
+
+def export_model(model: Model, *, symmetry: bool | None = None, ours: Result | None = None) -> Export:
     """Render ``model``. ``symmetry`` overrides the model's setting (the cross-check
     turns it off); a SYMMETRY clause is written only where permuting peers is a true
-    symmetry of the model."""
+    symmetry of the model. ``ours``, our engine's result on the model with reductions
+    off, gives each configuration its expected outcome and the manifest its state counts;
+    without it the model file's ``[expect]`` decides the outcomes and no counts are given."""
     adapter = adapter_of(model)
     name = module_name(Path(model.path).stem)
     wanted = model.symmetry if symmetry is None else symmetry
@@ -132,17 +280,41 @@ def export_model(model: Model, *, symmetry: bool | None = None) -> Export:
     )
     if wanted and not sound:
         header += f"\n(* No SYMMETRY: {why}. *)"
+    protocol = adapter.protocol_module
+    mc_header = header
+    if protocol is not None:
+        header = (
+            f"{'-' * 20} MODULE {protocol} {'-' * 20}\n"
+            f"(* Exported by ordercheck: the spec {model.spec_name}, for every model of it; a model's own\n"
+            f"   module extends this one and gives the constants their values. *)"
+        )
     context = {
         "header": header,
         "properties": every,
         "symmetry": use_symmetry,
         "fairness": adapter.fairness(),
+        "optional": adapter.optional(),
+        "drops": adapter.drops,
         "spec_class": type(model.spec).__name__,
         **adapter.context(),
     }
     env = template_environment(getattr(adapter, "template_dir", None))
     module = env.get_template(adapter.template).render(**context)
-    config = render_config(name, model, adapter, props, use_symmetry)
-    library = (TEMPLATES / LIBRARY_MODULE).read_text(encoding="utf-8")
-    files = {f"{name}.tla": module, f"{name}.cfg": config, LIBRARY_MODULE: library}
-    return Export(name, module, config, props, use_symmetry, adapter, files)
+    configs = plan_configs(name, props, model, ours)
+    protocol_text = None
+    if protocol is not None:
+        protocol_text = module
+        module = env.get_template("mc.tla.j2").render(
+            header=mc_header, protocol=protocol, peers=list(adapter.names),  # type: ignore[attr-defined]
+            definitions=adapter.mc_definitions(),  # type: ignore[attr-defined]
+        )
+    files = {f"{name}.tla": module}
+    if protocol_text is not None:
+        files[f"{protocol}.tla"] = protocol_text
+    for cfg in configs:
+        purpose = PURPOSE[cfg.role].format(checks=", ".join(cfg.checks), name=cfg.properties[0].name if cfg.properties else "")
+        files[cfg.file] = render_config(name, model, adapter, cfg.properties, use_symmetry,
+                                        type_ok=cfg.role == "main", purpose=purpose)
+    files[f"{name}.manifest.json"] = manifest(name, model, configs)
+    files[LIBRARY_MODULE] = (TEMPLATES / LIBRARY_MODULE).read_text(encoding="utf-8")
+    return Export(name, module, files[f"{name}.cfg"], props, use_symmetry, adapter, files, configs, protocol_text)

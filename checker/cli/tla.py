@@ -47,12 +47,20 @@ def add_commands(group: click.Group) -> None:
 @click.option("-o", "--output", "output", required=True, type=click.Path(file_okay=False),
               help="Directory for Name.tla, Name.cfg and OrderingProperties.tla.")
 @click.option("--no-symmetry", is_flag=True, help="Leave SYMMETRY out even where the model asks for it.")
-def export_tla(models: tuple[str, ...], output: str, no_symmetry: bool) -> None:
-    """Write each model as a TLA+ module and TLC configuration."""
+@click.option("--counts", is_flag=True,
+              help="Check each model with our engine (reductions off) first: the manifest then gives the state counts "
+                   "and counterexample lengths, and the outcomes are its verdicts rather than the model file's [expect].")
+def export_tla(models: tuple[str, ...], output: str, no_symmetry: bool, counts: bool) -> None:
+    """Write each model as a TLA+ module, its TLC configurations and their manifest."""
     from ordercheck.tla.export import export_model
 
     loaded = [load_model(p) for p in expand_paths(list(models))]
-    exports = [export_model(m, symmetry=False if no_symmetry else None) for m in loaded]
+    for model in loaded:
+        from ordercheck.tla.export import adapter_of
+
+        adapter_of(model)  # refuse specs without a template before any check runs
+    ours = [check_model(m, CROSS_CHECK_OPTIONS) if counts else None for m in loaded]
+    exports = [export_model(m, symmetry=False if no_symmetry else None, ours=r) for m, r in zip(loaded, ours)]
     from ordercheck.checker.api.output_paths import check_outputs, model_inputs, outputs_of
     from ordercheck.checker.api.outputs import Outputs
 
@@ -61,8 +69,11 @@ def export_tla(models: tuple[str, ...], output: str, no_symmetry: bool) -> None:
 
     with Outputs() as out:  # every model's files, or none
         written = [export.write(output, out) for export in exports]
-    for model, paths in zip(loaded, written):
-        click.echo(f"{model.path}: {', '.join(str(p) for p in paths[:2])}")
+    for model, export, _paths in zip(loaded, exports, written):
+        configs = len(export.configs) - 1
+        main = [str(Path(output) / f"{export.name}.{ext}") for ext in ("tla", "cfg")]
+        click.echo(f"{model.path}: {', '.join(main)} "
+                   f"(+ {configs} violation/witness configuration{'s' if configs != 1 else ''}, {export.name}.manifest.json)")
 
 
 @click.command()

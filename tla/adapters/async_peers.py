@@ -33,7 +33,11 @@ class AsyncAdapter(PeerAdapter):
     """The variables of the shared state items, in :meth:`encode_shared`'s order: start a
     subclass's :attr:`~ordercheck.tla.adapters.base.Adapter.variables` with them."""
     predicates = {"eventual_delivery": "AllDelivered"}
-    send_action: ClassVar[dict[str, str]] = {"send": "\\E D \\in SendOptions(p) : Send(p, D)"}
+    self_channels: ClassVar[bool] = True
+    """Whether ``chans`` has a channel from each process to itself (a spec whose
+    processes send to themselves, such as a broadcast to the whole group); ``False``
+    leaves them out, for a spec whose processes never do."""
+    send_action: ClassVar[dict[str, str]] = {"send": "Send(p)"}
     """The ``send`` action's TLA+ form, for a subclass's :attr:`~ordercheck.tla.adapters.base.Adapter.actions`."""
     shared_actions: ClassVar[dict[str, str]] = {
         "signal": "\\E q \\in Peers : Signal(p, q)",
@@ -62,12 +66,14 @@ class AsyncAdapter(PeerAdapter):
             script = [(self.names[p], [self._set_text(m) for m in masks]) for p, masks in enumerate(spec.plan) if masks]
         # A broadcast spec has no destination mode: its plan sends to the whole group.
         destinations = getattr(spec, "destinations", "others")
-        return {"peers": list(self.names), "script": script, "destinations": destinations, "ordered": self.ordered}
+        return {"peers": list(self.names), "script": script, "destinations": destinations, "ordered": self.ordered,
+                "self_channels": self.self_channels, "parameterised": self.protocol_module is not None}
 
     def cfg_constants(self) -> list[tuple[str, str]]:
         spec: Any = self.spec
         return [
             *super().cfg_constants(),
+            ("FifoChannels", "TRUE" if self.ordered else "FALSE"),
             ("Lossy", "TRUE" if spec.lossy else "FALSE"),
             ("Duplicates", str(spec.duplicates)),
         ]
@@ -87,12 +93,14 @@ class AsyncAdapter(PeerAdapter):
 
     def encode_chans(self, chans: tuple) -> dict[tuple, Any]:
         """The Python channels (the canonical sorted tuple) as the TLA+ ``chans``: every
-        pair ``(src, dst)`` of :attr:`procs` -> a tuple of wire messages (FIFO) or a bag,
+        pair ``(src, dst)`` of :attr:`procs` (of two processes, without :attr:`self_channels`) -> a tuple of wire messages (FIFO) or a bag,
         a dict wire message -> copies (unordered); empty channels included."""
         contents = dict(chans)
         out: dict[tuple, Any] = {}
         for i, src in enumerate(self.procs):
             for j, dst in enumerate(self.procs):
+                if i == j and not self.self_channels:
+                    continue  # no process sends to itself: no self-channels
                 msgs = contents.get((i, j), ())
                 if self.ordered:
                     out[(src, dst)] = tuple(self.wire(m) for m in msgs)

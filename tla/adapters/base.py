@@ -85,6 +85,19 @@ class Adapter:
     predicates: ClassVar[dict[str, str]] = {}
     """Property name -> its TLA+ predicate, where it is not the camel-cased name
     (``global_lock`` -> ``GlobalLock``)."""
+    protocol_module: ClassVar[str | None] = None
+    """The name of the spec's one parameterised TLA+ module, or ``None``. With a name,
+    the template renders once per spec as that module (constants ``Peers``,
+    ``PeerOrder``, ``Plan``, ``Signals`` and the spec's own), and each model gets a small
+    module of its own, ``MC``-style, that extends it and defines the constants' values
+    (:meth:`PeerAdapter.mc_definitions`); without, the template renders per model, with the model's
+    peers and script written into it."""
+    drops: ClassVar[bool] = False
+    """Whether the spec's peers may drop a message with a reason (a ``"drop"`` event in
+    ``logs``). Python's ``eventual_delivery`` waits for a delivery or such a drop: with
+    ``drops`` it is exported as ``EventuallyDeliveredOrDropped == <>[]AllDeliveredOrDropped``;
+    without, as ``EventualDelivery == <>[]AllDelivered`` (deliveries only), the type
+    invariant ruling drop events out so that the two coincide."""
     actions: ClassVar[dict[str, str]] = {}
     """Action label name -> the TLA+ action of one peer ``p`` that mirrors it: the
     formula each ``WF``/``SF`` conjunct of :meth:`fairness` quantifies over ``p``."""
@@ -106,7 +119,9 @@ class Adapter:
         out = []
         for prop in self.spec.properties():
             pred = self.predicates.get(prop.name, camel(prop.name))
-            if prop.kind == "sometimes":
+            if prop.name == "eventual_delivery" and self.drops:
+                pred, checked = "AllDeliveredOrDropped", "EventuallyDeliveredOrDropped"
+            elif prop.kind == "sometimes":
                 checked = "Never" + pred
             elif prop.kind == "eventually":
                 checked = camel(prop.name)
@@ -125,13 +140,23 @@ class Adapter:
 
     def fairness(self) -> list[dict[str, str]]:
         """The spec's fairness (:attr:`ordercheck.checker.Spec.fairness`) as per-peer TLA+ conditions."""
-        out = []
+        out: list[dict[str, str]] = []
         for label, kind in sorted(self.spec.fairness.items()):
             formula = self.actions.get(label)
             if formula is None:
                 raise ValueError(f"{self.spec.name}: fairness names action {label!r}, which the TLA+ adapter does not map")
-            out.append({"label": label, "kind": kind, "formula": formula, "prefix": "SF" if kind == "strong" else "WF"})
+            prefix = "SF" if kind == "strong" else "WF"
+            same = next((f for f in out if f["formula"] == formula and f["prefix"] == prefix), None)
+            if same is not None:  # two labels one TLA+ action mirrors: one conjunct
+                same["label"] += f", {label}"
+                continue
+            out.append({"label": label, "kind": kind, "formula": formula, "prefix": prefix})
         return out
+
+    def optional(self) -> list[str]:
+        """The action labels the spec's fairness does not cover, in :attr:`actions`' order:
+        steps a behaviour may leave untaken for ever (sending, signalling, channel faults)."""
+        return [label for label in self.actions if label not in self.spec.fairness]
 
     def symmetry(self) -> tuple[bool, str]:
         """Whether permuting the peers is a symmetry of this model, and why (not)."""
@@ -196,6 +221,32 @@ class PeerAdapter(Adapter):
 
     # -- template ---------------------------------------------------------------------
 
+    def mc_definitions(self) -> list[tuple[str, str]]:
+        """The model module's definitions for a parameterised protocol module, as
+        ``(name, TLA+ expression)``: ``MCPeers``, ``MCPeerOrder`` and ``MCPlan``, each
+        peer's sends as the sets of destination sets it may choose from (one set for a
+        scripted send)."""
+        spec: Any = self.spec
+        names = list(self.names)
+        destinations = getattr(spec, "destinations", "others")  # a broadcast spec sends to every other peer
+        if spec.plan is not None:
+            rows = [(self.names[p], "<<" + ", ".join("{" + self._set_text(m) + "}" for m in masks) + ">>")
+                    for p, masks in enumerate(spec.plan) if masks]
+            plan = "[p \\in MCPeers |->\n" + "".join(
+                f"    {'  CASE' if i == 0 else '   []'} p = {p} -> {seq}\n" for i, (p, seq) in enumerate(rows)
+            ) + "       [] OTHER -> <<>>]"
+        else:
+            choices = {
+                "others": "{MCPeers \\ {p}}",
+                "unicast": "{{q} : q \\in MCPeers \\ {p}}",
+            }.get(destinations, "(SUBSET (MCPeers \\ {p})) \\ {{}}")
+            plan = f"[p \\in MCPeers |-> [k \\in 1..{spec.sends} |-> {choices}]]   \\* destinations = \"{destinations}\""
+        return [
+            ("MCPeers", "{" + ", ".join(names) + "}"),
+            ("MCPeerOrder", "<<" + ", ".join(names) + ">>   \\* Python's peer ids: " + names[0] + " is 0, ..."),
+            ("MCPlan", plan),
+        ]
+
     def context(self) -> dict[str, Any]:
         spec = self.spec
         script = None
@@ -205,14 +256,20 @@ class PeerAdapter(Adapter):
                 for p, masks in enumerate(spec.plan)  # type: ignore[attr-defined]
                 if masks
             ]
-        return {"peers": list(self.names), "script": script, "destinations": spec.destinations}  # type: ignore[attr-defined]
+        return {"peers": list(self.names), "script": script, "destinations": spec.destinations,  # type: ignore[attr-defined]
+                "parameterised": self.protocol_module is not None}
 
     def _set_text(self, mask: int) -> str:
         return "{" + ", ".join(self.names[i] for i in range(len(self.names)) if mask >> i & 1) + "}"
 
     def cfg_constants(self) -> list[tuple[str, str]]:
         peers = [(n, n) for n in self.names]
-        return [*peers, ("Sends", str(self.spec.sends)), ("Signals", str(self.spec.signals))]  # type: ignore[attr-defined]
+        spec: Any = self.spec
+        if self.protocol_module is not None:
+            bound = [("Peers", "<- MCPeers"), ("PeerOrder", "<- MCPeerOrder"), ("Plan", "<- MCPlan")]
+            return [*peers, *bound, ("Signals", str(spec.signals))]
+        sends = [("Sends", str(spec.sends))] if spec.plan is None else []  # a script gives each peer's sends
+        return [*peers, *sends, ("Signals", str(spec.signals))]
 
     # -- pieces of the codec ------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from ordercheck.tla.adapters.holdback import HoldBackAdapter, _bool
 
 class BSSAdapter(HoldBackAdapter):
     template = "bss.tla.j2"
+    protocol_module = "BSS"
 
     def algorithm_constants(self) -> list[tuple[str, str]]:
         spec: Any = self.spec

@@ -13,11 +13,12 @@ IDLE = {"msg": (), "phase": "idle", "i": 0, "acc": 0}
 
 class Bus1Adapter(PeerAdapter):
     template = "bus1.tla.j2"
+    protocol_module = "Bus1"
     variables = ("clocks", "queues", "txs", "sent", "logs", "know", "signalsLeft")
     predicates = {"eventual_delivery": "AllDelivered", "deadlock_free": "NoneInTransaction"}
     actions = {
         "deliver": "Deliver(p)",
-        "send": "\\E D \\in SendOptions(p) : Send(p, D)",
+        "send": "Send(p)",
         "signal": "\\E q \\in Peers : Signal(p, q)",
         "block": "Block(p)",
         "tick": "Tick(p)",
@@ -41,11 +42,11 @@ class Bus1Adapter(PeerAdapter):
 
     def encode(self, state: tuple) -> dict[str, Any]:
         clocks, queues, txs, ghost, know, signals = state
-        block_rank = len(self.peers)
 
-        def entry(e: tuple) -> tuple:
+        def entry(e: tuple) -> dict[str, Any]:
             ts, rank, mid = e
-            return (ts, block_rank if rank == BLOCK else rank, self.msg(mid))
+            block = rank == BLOCK
+            return {"ts": ts, "kind": "block" if block else "message", "rank": 0 if block else rank, "msg": self.msg(mid)}
 
         def tx(t: Any) -> dict[str, Any]:
             if not t:
@@ -61,11 +62,8 @@ class Bus1Adapter(PeerAdapter):
         }
 
     def decode(self, values: dict[str, Any]) -> tuple:
-        block_rank = len(self.peers)
-
-        def entry(e: tuple) -> tuple:
-            ts, rank, msg = e
-            return (ts, BLOCK if rank == block_rank else rank, self.mid(msg))
+        def entry(e: dict[str, Any]) -> tuple:
+            return (e["ts"], BLOCK if e["kind"] == "block" else e["rank"], self.mid(e["msg"]))
 
         def tx(t: dict[str, Any]) -> Any:
             if t["phase"] == "idle":

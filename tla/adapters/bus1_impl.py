@@ -48,7 +48,8 @@ class Bus1ImplAdapter(PeerAdapter):
     template = "bus1_impl.tla.j2"
     variables = ("queues", "handles", "nodeFlags", "txs", "pcs", "sent", "logs", "drops", "know", "notes",
                  "valid", "dequeued", "bad", "warns", "ranks", "relRanks")
-    predicates = {"eventual_delivery": "AllDelivered", "deadlock_free": "NoneInTransaction",
+    drops = True
+    predicates = {"deadlock_free": "NoneInTransaction",
                   "valid_handle_notified": "ValidHandleNotifiedNow", "queue_drained": "QueueDrainedNow"}
     actions = {
         "bus1_peer_ioctl_send": "IoctlSend(p)",

@@ -11,12 +11,13 @@ IDLE = {"msg": (), "i": 0}
 
 class FifoAdapter(PeerAdapter):
     template = "fifo.tla.j2"
+    protocol_module = "NaiveFifo"
     variables = ("queues", "txs", "sent", "logs", "know", "signalsLeft")
     predicates = {"eventual_delivery": "AllDelivered", "deadlock_free": "NoneInTransaction"}
     actions = {
         "append": "AppendNext(p)",
         "deliver": "Deliver(p)",
-        "send": "\\E D \\in SendOptions(p) : Send(p, D)",
+        "send": "Send(p)",
         "signal": "\\E q \\in Peers : Signal(p, q)",
     }
 

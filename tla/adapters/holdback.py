@@ -31,7 +31,7 @@ class HoldBackAdapter(PeerAdapter):
         "receive": "Receive(p)",
         "buffer": "Buffer(p)",
         "deliver": "Deliver(p)",
-        "send": "\\E D \\in SendOptions(p) : Send(p, D)",
+        "send": "Send(p)",
         "signal": "\\E q \\in Peers : Signal(p, q)",
         "lose": "Lose",
         "duplicate": "Duplicate",
@@ -48,6 +48,7 @@ class HoldBackAdapter(PeerAdapter):
         spec: Any = self.spec
         return [
             *super().cfg_constants(),
+            ("FifoChannels", _bool(spec.channel == "fifo")),
             ("Lossy", _bool(spec.lossy)),
             ("Duplicates", str(spec.duplicates)),
             *self.algorithm_constants(),

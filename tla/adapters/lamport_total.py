@@ -9,6 +9,8 @@ from ordercheck.tla.adapters.async_peers import AsyncAdapter, StampedAdapter
 
 class LamportTotalAdapter(StampedAdapter):
     template = "lamport_total.tla.j2"
+    protocol_module = "LamportTotalOrder"
+    self_channels = False
     variables = (*AsyncAdapter.shared_variables, "clocks", "queues", "acks", "latest")
     kinds = ("msg", "ack")
     actions = {

@@ -9,6 +9,7 @@ from ordercheck.tla.adapters.holdback import HoldBackAdapter, _bool
 
 class MatrixAdapter(HoldBackAdapter):
     template = "matrix.tla.j2"
+    protocol_module = "MatrixClocks"
 
     def algorithm_constants(self) -> list[tuple[str, str]]:
         spec: Any = self.spec

@@ -24,11 +24,11 @@ class RestartClocksAdapter(Adapter):
     predicates = {"all_read": "EveryMessageRead"}
     actions = {
         "write": "\\E pr \\in Producers : \\E Q \\in Quorums : Write(pr, Q)",
-        "assign": "\\E pr \\in Producers : Assign(pr)",
+        "assign": "Assign(pr)",  # of one producer pr
         "poll": "Poll",
         "collect": "Collect",
         "crash": "\\E n \\in Nodes : Crash(n)",
-        "restart": "\\E n \\in Nodes : Restart(n)",
+        "restart": "Restart(n)",  # of one node n
     }
 
     def __init__(self, spec: Any) -> None:
@@ -48,7 +48,7 @@ class RestartClocksAdapter(Adapter):
             *((n, n) for n in self.node_names),
             *((p, p) for p in self.producer_names),
             ("Quorum", str(spec.quorum)),
-            ("Messages", str(spec.messages)),
+            ("PerProducer", str(spec.messages)),
             ("Crashes", str(spec.crashes)),
             ("Collections", str(spec.collections)),
             ("ClockMode", f'"{spec.clock_mode}"'),

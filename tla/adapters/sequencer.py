@@ -12,6 +12,8 @@ SEQUENCER = ModelValue("S")
 
 class SequencerAdapter(AsyncAdapter):
     template = "sequencer.tla.j2"
+    protocol_module = "SequencerTotalOrder"
+    self_channels = False
     variables = (*AsyncAdapter.shared_variables, "counter", "expect", "held")
     actions = {
         **AsyncAdapter.send_action,

@@ -9,6 +9,7 @@ from ordercheck.tla.adapters.holdback import HoldBackAdapter, _bool
 
 class SESAdapter(HoldBackAdapter):
     template = "ses.tla.j2"
+    protocol_module = "SES"
 
     def algorithm_constants(self) -> list[tuple[str, str]]:
         spec: Any = self.spec

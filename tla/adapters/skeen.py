@@ -9,6 +9,8 @@ from ordercheck.tla.adapters.async_peers import AsyncAdapter, StampedAdapter
 
 class SkeenAdapter(StampedAdapter):
     template = "skeen.tla.j2"
+    protocol_module = "Skeen"
+    self_channels = False
     variables = (*AsyncAdapter.shared_variables, "clocks", "waiting", "queues")
     kinds = ("msg", "propose", "final")
     actions = {

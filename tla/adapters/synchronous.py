@@ -1,6 +1,6 @@
 """The TLA+ adapter of :mod:`ordercheck.specs.synchronous` (template ``synchronous.tla.j2``).
 
-Channels are ``chans[<<p, q>>]`` over every ordered pair of peers: a sequence for FIFO
+Channels are ``chans[<<p, q>>]`` over every ordered pair of two peers (no self-channels): a sequence for FIFO
 channels, a bag (each distinct message in transit -> its number of copies, no zero
 counts) for unordered ones. A message in transit is ``<<kind, msg>>``: ``<<"message",
 <<p, k>>>>`` for an application message, ``<<"request", <<>>>>`` (and ``"permission"``,
@@ -28,15 +28,25 @@ class SynchronousAdapter(PeerAdapter):
     variables = ("chans", "mode", "partner", "asking", "sent", "logs", "know", "signalsLeft", "dupsLeft")
     predicates = {"eventual_delivery": "AllDelivered", "deadlock_free": "NoneWaiting"}
     actions = {
-        "request": "\\E D \\in SendOptions(p) : Request(p, D)",
-        "send": "\\E D \\in SendOptions(p) : Send(p, D)",
+        "request": "Request(p)",
+        "send": "Send(p)",
         "grant": "Grant(p)",
         "ack": "Ack(p)",
         "deliver": "Deliver(p)",
         "signal": "\\E q \\in Peers : Signal(p, q)",
-        "lose": "\\E q \\in Peers : Lose(<<p, q>>)",
-        "duplicate": "\\E q \\in Peers : Duplicate(<<p, q>>)",
+        "lose": "\\E pq \\in Pairs : Lose(pq)",
+        "duplicate": "\\E pq \\in Pairs : Duplicate(pq)",
     }
+
+    def fairness(self) -> list[dict[str, str]]:
+        """The spec's fairness, and taking a granted permission: Python labels that step
+        ``send`` like starting a send (optional), so its ``fairness`` cannot name it, and
+        its checker forces it only by never stopping a run while a step is enabled; the
+        module, which has no such assumption, states it as weak fairness of
+        ``TakePermission(p)``."""
+        return [*super().fairness(),
+                {"label": "send (taking a granted permission)", "kind": "weak", "formula": "TakePermission(p)",
+                 "prefix": "WF"}]
 
     def __init__(self, spec: Any) -> None:
         super().__init__(spec)
@@ -73,6 +83,8 @@ class SynchronousAdapter(PeerAdapter):
         out: dict = {}
         for i, p in enumerate(self.peers):
             for j, q in enumerate(self.peers):
+                if i == j:
+                    continue  # no peer sends to itself: no self-channels
                 msgs = content.get((i, j), ())
                 if self.ordered:
                     out[(p, q)] = tuple(self.transit(m) for m in msgs)

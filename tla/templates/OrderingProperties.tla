@@ -9,6 +9,14 @@
 (*               K one of "send", "deliver", "drop" (X a message) or       *)
 (*               "signal_out", "signal_in" (X the other peer)              *)
 (*                                                                         *)
+(* A "drop" is a message its destination knowingly discards and records   *)
+(* with a reason (bus1's flushed queues); most protocols never drop. The   *)
+(* library's properties, as the Python ones, count such a drop where they  *)
+(* wait for a message: Fifo and Causal accept a later delivery once the    *)
+(* earlier message was delivered or dropped, and AllDeliveredOrDropped     *)
+(* holds once every message was. AllDelivered counts deliveries only: a    *)
+(* protocol that drops everything violates it.                             *)
+(*                                                                         *)
 (* A spec instantiates this module with its own Peers, sent and logs.      *)
 (* The definitions are those of docs/reference/properties.md, and decide   *)
 (* each history as the Python library does, malformed ones included       *)
@@ -23,28 +31,31 @@ Msgs == UNION {{<<p, k>> : k \in 1..Len(sent[p])} : p \in Peers}
 Dests(m) == sent[m[1]][m[2]].dests
 Past(m) == sent[m[1]][m[2]].past
 
-Consumes(e) == e.kind \in {"deliver", "drop"}
+(* Event e is a delivery, or a drop the destination records with a reason. *)
+DeliversOrDrops(e) == e.kind \in {"deliver", "drop"}
 IsDelivery(q, i) == logs[q][i].kind = "deliver"
 (* q delivered or dropped m among its first j - 1 events.                  *)
-ConsumedBefore(q, m, j) == \E i \in 1..(j - 1) : Consumes(logs[q][i]) /\ logs[q][i].arg = m
+DeliveredOrDroppedBefore(q, m, j) ==
+    \E i \in 1..(j - 1) : DeliversOrDrops(logs[q][i]) /\ logs[q][i].arg = m
 
 (* fifo: when q delivers m2, every message m2's sender sent before it and  *)
-(* addressed to q was delivered or dropped at q already (whether or not it *)
-(* comes later: the run is violated at the delivery of m2).                *)
+(* addressed to q was delivered, or dropped with a reason, at q already    *)
+(* (whether or not it comes later: the run is violated at the delivery of  *)
+(* m2).                                                                    *)
 Fifo ==
     \A q \in Peers : \A j \in DOMAIN logs[q] :
         (IsDelivery(q, j) /\ logs[q][j].arg \in Msgs) =>
             LET m2 == logs[q][j].arg
             IN  \A k \in 1..(m2[2] - 1) :
-                    q \in Dests(<<m2[1], k>>) => ConsumedBefore(q, <<m2[1], k>>, j)
+                    q \in Dests(<<m2[1], k>>) => DeliveredOrDroppedBefore(q, <<m2[1], k>>, j)
 
 (* causal: when q delivers m2, every message in m2's causal past addressed *)
-(* to q was delivered or dropped at q already.                             *)
+(* to q was delivered, or dropped with a reason, at q already.             *)
 Causal ==
     \A q \in Peers : \A j \in DOMAIN logs[q] :
         (IsDelivery(q, j) /\ logs[q][j].arg \in Msgs) =>
             \A m1 \in Past(logs[q][j].arg) \cap Msgs :
-                q \in Dests(m1) => ConsumedBefore(q, m1, j)
+                q \in Dests(m1) => DeliveredOrDroppedBefore(q, m1, j)
 
 (* Each peer's delivery order: the sent messages of S it delivered, each   *)
 (* once, in the order of its first delivery of each.                       *)
@@ -88,13 +99,23 @@ OrderEdges(q) ==
     IN  {<<o[i], o[i + 1]>> : i \in {k \in DOMAIN o : k + 1 \in DOMAIN o}}
 TotalGlobal == Acyclic(Msgs, UNION {OrderEdges(q) : q \in Peers})
 
-(* eventual_delivery: nothing sent to a peer stays undelivered.            *)
-Outstanding ==
+(* The pairs <<m, q>> of a message sent to q and q has not delivered, and   *)
+(* those q has neither delivered nor dropped.                              *)
+Undelivered ==
     {mq \in Msgs \X Peers :
         /\ mq[2] \in Dests(mq[1])
         /\ ~\E i \in DOMAIN logs[mq[2]] :
-                Consumes(logs[mq[2]][i]) /\ logs[mq[2]][i].arg = mq[1]}
-AllDelivered == Outstanding = {}
+                logs[mq[2]][i].kind = "deliver" /\ logs[mq[2]][i].arg = mq[1]}
+Unsettled ==
+    {mq \in Undelivered :
+        ~\E i \in DOMAIN logs[mq[2]] : logs[mq[2]][i].kind = "drop" /\ logs[mq[2]][i].arg = mq[1]}
+(* eventual_delivery, as a state: every message sent to a peer has been    *)
+(* delivered there.                                                        *)
+AllDelivered == Undelivered = {}
+(* eventual_delivery of a protocol that may drop (Python's property: "is   *)
+(* eventually delivered or dropped with a reason"): every message sent to  *)
+(* a peer has been delivered or dropped there.                             *)
+AllDeliveredOrDropped == Unsettled = {}
 
 (***************************************************************************)
 (* global_lock: the run could have happened under one global lock. Nodes   *)
@@ -110,7 +131,7 @@ SendEvent(m) == <<m[1], CHOOSE i \in DOMAIN logs[m[1]] :
                           logs[m[1]][i].kind = "send" /\ logs[m[1]][i].arg = m>>
 Count(p, i, kind, arg) ==
     Cardinality({k \in 1..i : logs[p][k].kind = kind /\ logs[p][k].arg = arg})
-ConsumedAt(q) == {i \in DOMAIN logs[q] : Consumes(logs[q][i])}
+ConsumedAt(q) == {i \in DOMAIN logs[q] : DeliversOrDrops(logs[q][i])}   \* delivered or dropped
 
 EventsOf(kind) == {e \in Events : logs[e[1]][e[2]].kind = kind}
 ProgramOrder == {<<<<p, i>>, <<p, i + 1>>>> : <<p, i>> \in {e \in Events : e[2] < Len(logs[e[1]])}}
@@ -168,12 +189,12 @@ HasSend(m) == \E i \in DOMAIN logs[m[1]] : logs[m[1]][i].kind = "send" /\ logs[m
 WasSent(m) == m \in Msgs /\ HasSend(m)
 SendToConsumption ==
     {<<SendEvent(logs[e[1]][e[2]].arg), e>> :
-        e \in {x \in Events : Consumes(logs[x[1]][x[2]]) /\ WasSent(logs[x[1]][x[2]].arg)}}
+        e \in {x \in Events : DeliversOrDrops(logs[x[1]][x[2]]) /\ WasSent(logs[x[1]][x[2]].arg)}}
 Integrity ==
     /\ \A q \in Peers : \A i \in DOMAIN logs[q] :
-           Consumes(logs[q][i]) =>
+           DeliversOrDrops(logs[q][i]) =>
                /\ WasSent(logs[q][i].arg)
                /\ q \in Dests(logs[q][i].arg)
-               /\ ~ConsumedBefore(q, logs[q][i].arg, i)
+               /\ ~DeliveredOrDroppedBefore(q, logs[q][i].arg, i)
     /\ Acyclic(Events, ProgramOrder \cup SendToConsumption \cup SignalEdges)
 =============================================================================

@@ -1,0 +1,159 @@
+"""An export's TLC configurations end as its manifest says.
+
+``export-tla --counts`` writes the main configuration (every property expected to hold),
+one configuration per violation and per witness, and ``Name.manifest.json``. Without TLC
+the split is checked on the files; with ``TLA2TOOLS_JAR`` set, TLC runs on every
+configuration of a few small models through the manifest's own command line (the one the
+docs show), and each run must end as the manifest expects: the main one with no error
+and the manifest's distinct-state count and depth, each other with its one property
+violated after the manifest's number of steps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+
+import pytest
+
+from ordercheck.tla.tlc import TlcUnavailable, find_tlc, parse_output
+from tests.conftest import MODELS
+
+try:
+    find_tlc()
+    NO_TLC = ""
+except TlcUnavailable as exc:
+    NO_TLC = f"TLC not available: {exc}"
+
+# Small models covering each kind of configuration: fifo-4 (invariant violations),
+# ses-2 (a witness), retransmit-weak (a temporal violation, a lasso); with
+# ORDERCHECK_TLC_ALL=1, every model (hours: bus1-3's main configuration alone takes TLC
+# about half an hour), those without an export skipped saying why.
+SMALL = ["fifo-4", "ses-2", "retransmit-weak"]
+ALL = os.environ.get("ORDERCHECK_TLC_ALL") == "1"
+MODELS_RUN = sorted(p.stem for p in MODELS.glob("*.toml")) if ALL else SMALL
+
+
+def export(run_cli, tmp_path, name: str) -> dict:
+    out = run_cli("export-tla", MODELS / f"{name}.toml", "-o", tmp_path, "--counts")
+    assert out.exit_code == 0, out.output
+    return json.loads((tmp_path / f"{name.replace('-', '_')}.manifest.json").read_text())
+
+
+def test_main_config_checks_only_what_holds(run_cli, tmp_path):
+    manifest = export(run_cli, tmp_path, "lamport-2")
+    configs = {c["config"]: c for c in manifest["configs"]}
+    main = manifest["configs"][0]
+    assert main["config"] == "lamport_2.cfg" and main["expect"] == "no error"
+    assert main["distinct_states"] == 233 and main["depth"] == 13
+    text = (tmp_path / "lamport_2.cfg").read_text()
+    assert "INVARIANT TypeOK" in text and "INVARIANT Causal\n" in text and "PROPERTY EventualDelivery" in text
+    assert "Synchronous" not in text.split("SPECIFICATION")[1] and "Never" not in text
+    assert configs["lamport_2_violates_synchronous.cfg"]["expect"] == "invariant violated"
+    assert configs["lamport_2_witness_causal_race.cfg"]["checks"] == ["NeverCausalRace"]
+    assert configs["lamport_2_witness_causal_race.cfg"]["steps"] == 5
+    witness = (tmp_path / "lamport_2_witness_causal_race.cfg").read_text()
+    assert "INVARIANT NeverCausalRace" in witness and "TypeOK" not in witness
+    for entry in manifest["configs"]:
+        assert (tmp_path / entry["config"]).is_file()
+
+
+def test_without_counts_the_model_files_expectations_decide(run_cli, tmp_path):
+    out = run_cli("export-tla", MODELS / "fifo-3.toml", "-o", tmp_path)
+    assert out.exit_code == 0, out.output
+    manifest = json.loads((tmp_path / "fifo_3.manifest.json").read_text())
+    assert [(c["config"], c["expect"]) for c in manifest["configs"]] == [
+        ("fifo_3.cfg", "no error"),
+        ("fifo_3_violates_causal.cfg", "invariant violated"),
+        ("fifo_3_violates_global_lock.cfg", "invariant violated"),
+    ]
+    assert "distinct_states" not in manifest["configs"][0]
+
+
+@pytest.mark.tlc
+@pytest.mark.skipif(bool(NO_TLC), reason=NO_TLC or "TLC available")
+@pytest.mark.parametrize("name", MODELS_RUN)
+def test_every_config_ends_as_the_manifest_says(run_cli, tmp_path, name):
+    if ALL:
+        from ordercheck.checker.loading.modelfile import load_model
+        from ordercheck.tla.export import NoTemplate, adapter_of
+
+        try:
+            adapter_of(load_model(MODELS / f"{name}.toml"))
+        except NoTemplate as refused:
+            pytest.skip(str(refused))
+    manifest = export(run_cli, tmp_path, name)
+    assert len(manifest["configs"]) > 1 or ALL
+    for entry in manifest["configs"]:
+        command = manifest["command"].replace("$TLA2TOOLS_JAR", os.environ["TLA2TOOLS_JAR"])
+        argv = [entry["config"] if word == "CONFIG" else word for word in shlex.split(command)]
+        proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        run = parse_output(proc.stdout + proc.stderr, proc.returncode)
+        where = f"{entry['config']}: {proc.stdout[-2000:]}"
+        if entry["expect"] == "no error":
+            assert proc.returncode == 0 and run.complete, where
+            assert (run.distinct, run.depth) == (entry["distinct_states"], entry["depth"]), where
+        elif entry["expect"] == "invariant violated":
+            assert (run.kind, run.violated) == ("invariant", entry["checks"][0]), where
+            assert len(run.trace) - 1 == entry["steps"], where
+        else:
+            assert entry["expect"] == "temporal property violated", where
+            assert run.kind == "temporal" and run.trace, where
+
+
+DROPPED = r"""---- MODULE Dropped ----
+EXTENDS Naturals, Sequences
+CONSTANTS a, b
+VARIABLES sent, logs
+Peers == {a, b}
+(* a sends <<a, 1>> to b, and b drops it (a flushed queue): nothing is delivered. *)
+Init ==
+    /\ sent = [p \in Peers |-> IF p = a THEN <<[dests |-> {b}, past |-> {}]>> ELSE <<>>]
+    /\ logs = [p \in Peers |-> IF p = a THEN <<[kind |-> "send", arg |-> <<a, 1>>]>>
+                                      ELSE <<[kind |-> "drop", arg |-> <<a, 1>>]>>]
+Next == UNCHANGED <<sent, logs>>
+Spec == Init /\ [][Next]_<<sent, logs>>
+H == INSTANCE OrderingProperties
+NotDelivered == ~H!AllDelivered
+DeliveredOrDropped == H!AllDeliveredOrDropped
+NoDelivery == H!Delivered(b) = {}
+====
+"""
+
+
+@pytest.mark.tlc
+@pytest.mark.skipif(bool(NO_TLC), reason=NO_TLC or "TLC available")
+def test_a_drop_is_no_delivery(tmp_path):
+    """The library separates delivered from delivered-or-dropped: a protocol that drops
+    every message violates AllDelivered and satisfies AllDeliveredOrDropped."""
+    from ordercheck.tla.export import LIBRARY_MODULE, TEMPLATES
+    from ordercheck.tla.tlc import run_tlc
+
+    (tmp_path / LIBRARY_MODULE).write_text((TEMPLATES / LIBRARY_MODULE).read_text())
+    (tmp_path / "Dropped.tla").write_text(DROPPED)
+    (tmp_path / "Dropped.cfg").write_text(
+        "CONSTANTS a = a\n    b = b\nSPECIFICATION Spec\n"
+        "INVARIANT NotDelivered\nINVARIANT DeliveredOrDropped\nINVARIANT NoDelivery\n"
+    )
+    run = run_tlc(tmp_path, "Dropped", "Dropped.cfg", timeout=120)
+    assert run.complete and run.distinct == 1, run.output[-2000:]
+
+
+@pytest.mark.tlc
+@pytest.mark.skipif(bool(NO_TLC), reason=NO_TLC or "TLC available")
+def test_fairness_leaves_sends_optional(run_cli, tmp_path):
+    """Under the export's Spec no send is forced (a behaviour may stop before every peer
+    has sent), while eventual delivery of what was sent still holds."""
+    from ordercheck.tla.tlc import run_tlc
+
+    export(run_cli, tmp_path, "fifo-2")
+    (tmp_path / "Sends.tla").write_text(
+        "---- MODULE Sends ----\nEXTENDS fifo_2\n"
+        "EverySendMade == <>(\\A p \\in Peers : Len(sent[p]) = MaxSends(p))\n====\n"
+    )
+    cfg = (tmp_path / "fifo_2.cfg").read_text().split("SPECIFICATION")[0]
+    (tmp_path / "Sends.cfg").write_text(cfg + "SPECIFICATION Spec\nPROPERTY EventualDelivery\nPROPERTY EverySendMade\n")
+    run = run_tlc(tmp_path, "Sends", "Sends.cfg", timeout=300)
+    assert (run.kind, run.violated) == ("temporal", "EverySendMade"), run.output[-2000:]
