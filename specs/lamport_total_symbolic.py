@@ -72,7 +72,7 @@ from typing import Any
 
 import z3
 
-from ordercheck.specs.symbolic import SlotQueue, SymAction, SymState, lex_less, target_properties, zmax
+from ordercheck.specs.symbolic import SlotQueue, SymAction, SymState, all_zero, lex_less, target_properties, zmax
 
 
 class SymbolicLamport:
@@ -125,9 +125,7 @@ class SymbolicLamport:
         return max(1, sum(len(plan) for plan in self.spec.plan))
 
     def init(self, s: SymState) -> z3.BoolRef:
-        parts = [s[v] == 0 for v, kind in self.schema.items() if kind == "int"]
-        parts += [z3.Not(s[v]) for v, kind in self.schema.items() if kind == "bool"]
-        return z3.And(parts)
+        return all_zero(self.schema, s)
 
     @staticmethod
     def key_less(a: dict[str, Any], b: dict[str, Any]) -> z3.BoolRef:

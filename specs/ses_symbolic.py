@@ -57,7 +57,7 @@ from typing import Any
 
 import z3
 
-from ordercheck.specs.symbolic import SymAction, SymState, target_properties, zmax
+from ordercheck.specs.symbolic import SymAction, SymState, all_zero, target_properties, zmax
 
 
 class SymbolicSES:
@@ -113,9 +113,7 @@ class SymbolicSES:
         return 0
 
     def init(self, s: SymState) -> z3.BoolRef:
-        parts = [s[v] == 0 for v, kind in self.schema.items() if kind == "int"]
-        parts += [z3.Not(s[v]) for v, kind in self.schema.items() if kind == "bool"]
-        return z3.And(parts)
+        return all_zero(self.schema, s)
 
     # -- helpers ------------------------------------------------------------------------
 

@@ -242,6 +242,15 @@ def named_clauses(clauses: list[tuple[str, Any]]) -> z3.BoolRef:
     return z3.And([c for _t, c in clauses]) if clauses else z3.BoolVal(True)
 
 
+def all_zero(schema: dict[str, str], s: SymState) -> z3.BoolRef:
+    """Every integer variable of ``schema`` 0 and every Boolean false in ``s``: the initial
+    condition of an encoding whose processes start with nothing sent, received or
+    delivered."""
+    parts = [s[v] == 0 for v, kind in schema.items() if kind == "int"]
+    parts += [z3.Not(s[v]) for v, kind in schema.items() if kind == "bool"]
+    return z3.And(parts)
+
+
 def target_properties(targets: dict[str, tuple[str, Callable[[SymState], list[tuple[str, Any]]]]]
                       ) -> dict[str, tuple[str, Callable[[SymState], z3.BoolRef]]]:
     """The encoding's targets as ``always`` properties for bounded model checking, keyed
