@@ -28,6 +28,9 @@ from ordercheck.checker.api.inputs import DATA_LIMIT, parse_json, read_input
 from ordercheck.checker.api.outputs import Outputs
 from ordercheck.checker.api.result import EXIT_BOUND, EXIT_INPUT, EXIT_MISMATCH, EXIT_OK
 from ordercheck.checker.harness.network import (
+    BROADCAST,
+    ORDERED,
+    WORKLOADS,
     Divergence,
     Execution,
     Scenario,
@@ -37,6 +40,7 @@ from ordercheck.checker.harness.network import (
     random_runs,
     replay_record,
     replay_schedule,
+    replay_workload,
 )
 from ordercheck.checker.harness.network import explore as explore_schedules
 from ordercheck.checker.harness.nodes import NodeFailed, argv_of
@@ -46,7 +50,10 @@ from ordercheck.checker.validate.readers import read_text
 from ordercheck.checker.validate.verdicts import Job, LogVerdict, judge
 
 DEFAULT_PROPERTIES = "fifo,causal,integrity,eventual_delivery"
-"""What ``run`` checks without ``--properties``."""
+"""What ``run`` checks without ``--properties`` (the ``broadcast`` workload)."""
+
+ORDERED_PROPERTIES = "fifo,causal,integrity,total,eventual_delivery"
+"""What ``run`` checks without ``--properties`` in the ``ordered`` workload."""
 
 
 @click.command(name="run")
@@ -56,8 +63,12 @@ DEFAULT_PROPERTIES = "fifo,causal,integrity,eventual_delivery"
 @click.option("--nodes", type=click.IntRange(1, 64), default=3, show_default=True, help="Node processes to start.")
 @click.option("--broadcasts", type=click.IntRange(0, 1000), default=2, show_default=True,
               help="Values 1..K broadcast by the clients, round-robin over n1, n2, ...")
-@click.option("--properties", "props", default=DEFAULT_PROPERTIES, show_default=True,
-              help="Properties checked on each execution's log (the names validate knows).")
+@click.option("--workload", type=click.Choice(WORKLOADS), default=BROADCAST, show_default=True,
+              help="broadcast: Maelstrom's (a node's own values are not its deliveries); ordered: the same "
+                   "requests, each value also delivered at its broadcaster, as a total-order layer does.")
+@click.option("--properties", "props", default=None,
+              help=f"Properties checked on each execution's log (the names validate knows) [default: "
+                   f"{DEFAULT_PROPERTIES}; with --workload ordered: {ORDERED_PROPERTIES}].")
 @click.option("--explore", is_flag=True, help="Run every delivery order, depth first (no partial-order reduction).")
 @click.option("--max-schedules", type=click.IntRange(min=1), default=10000, show_default=True,
               help="With --explore: stop (exit 3) after this many schedules with more left.")
@@ -74,7 +85,7 @@ DEFAULT_PROPERTIES = "fifo,causal,integrity,eventual_delivery"
               help="Where the first failing schedule is written.")
 @click.option("--log", "log_path", type=click.Path(dir_okay=False),
               help="Write the failing (else the last) execution's log here (JSON Lines, for validate).")
-def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, explore: bool, max_schedules: int,
+def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props: str | None, explore: bool, max_schedules: int,
                 runs: int, seed: int, step_timeout: float, max_steps: int, replay_path: str | None,
                 replay_out: str, log_path: str | None) -> None:
     """Run real nodes (Maelstrom's JSON protocol) with ordercheck as their network."""
@@ -83,7 +94,7 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, explore:
     except ValueError as exc:
         raise InputError("--node-cmd", "", f"cannot be split into a command line ({exc})") from None
     try:
-        job = Job(props=tuple(parse_properties(props)), fmt="jsonl")
+        named = parse_properties(props) if props is not None else None
     except UnknownProperty as exc:
         raise InputError("--properties", "", str(exc)) from None
     picks: list[int] = []
@@ -94,11 +105,15 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, explore:
         doc = parse_json(read_input(replay_path, "a replay file", DATA_LIMIT), replay_path, "a replay file", 64)
         try:
             nodes, broadcasts, picks, keys, recorded = replay_schedule(doc, replay_path)
+            workload = replay_workload(doc)
         except ValueError as exc:
             raise InputError(replay_path, "", str(exc)) from None
         if recorded != node_cmd:
             click.echo(f"note: {replay_path} was recorded with --node-cmd {recorded!r}", err=True)
-    sc = Scenario(tuple(argv), nodes, broadcasts, step_timeout, max_steps)
+    if named is None:  # the default follows the workload, a replay file's included
+        named = parse_properties(ORDERED_PROPERTIES if workload == ORDERED else DEFAULT_PROPERTIES)
+    job = Job(props=tuple(named), fmt="jsonl")
+    sc = Scenario(tuple(argv), nodes, broadcasts, step_timeout, max_steps, workload)
     verdicts: dict[int, LogVerdict] = {}
     count = 0
     started = time.perf_counter()

@@ -16,7 +16,8 @@ with a per-step timeout.
 The execution is recorded as an ordercheck log (docs/reference/log-format.md): a
 ``send`` of value V at the node whose client asked to broadcast it (to every other
 node), a ``deliver`` of V where a node reports it. Its own values are not recorded as
-its deliveries.
+its deliveries, except in the ``ordered`` workload (:data:`ORDERED`), where the send
+names every node and the broadcaster's delivery is recorded like any other.
 
 Schedules: :func:`random_runs` (seeded), :func:`explore` (every order of the enabled
 actions, depth first, by re-executing the nodes from the start for each schedule; a
@@ -44,6 +45,17 @@ CLIENT = "c1"
 FLOOD = 1000
 """The most messages one node may write in one step before it counts as a flood."""
 
+BROADCAST = "broadcast"
+"""Maelstrom's broadcast workload: a node's own values are not recorded as its deliveries."""
+
+ORDERED = "ordered"
+"""ordercheck's ordered-broadcast workload: the same requests, but a value is sent to
+every node, its broadcaster included, whose delivery of it is recorded too (what a
+total-order layer's agreement is about)."""
+
+WORKLOADS = (BROADCAST, ORDERED)
+"""The workloads a run knows."""
+
 
 class Divergence(Exception):
     """A replayed schedule met actions other than those recorded: a node is not
@@ -65,6 +77,13 @@ class Scenario:
     broadcasts: int
     timeout: float = 5.0
     max_steps: int = 1000
+    workload: str = "broadcast"
+
+    @property
+    def own_deliveries(self) -> bool:
+        """Whether a node's deliveries of its own values are recorded (the ``ordered``
+        workload: a value's send names every node, its broadcaster too)."""
+        return self.workload == ORDERED
 
     @property
     def ids(self) -> list[str]:
@@ -119,7 +138,7 @@ def execute(sc: Scenario, choose: Chooser, expected: list[str] | None = None) ->
         flight: list[Action] = []
         counter = iter(range(1, 1 << 62))
         seen: dict[str, set[Any]] = {nid: set() for nid in ids}
-        own: dict[Any, str] = {}
+        own: dict[Any, str] = {}  # value -> its broadcaster, whose deliveries of it are not recorded
         for nid in ids:
             _call(nodes[nid], {"type": "init", "msg_id": next(counter), "node_id": nid, "node_ids": ids},
                   "init_ok", sc, flight, run, seen, own)
@@ -149,8 +168,10 @@ def execute(sc: Scenario, choose: Chooser, expected: list[str] | None = None) ->
             node = nodes[act.dest]
             if act.client:
                 v = queues[act.dest].pop(0)
-                own[v] = act.dest
-                run.log.append({"peer": act.dest, "kind": "send", "msg": v, "to": [n for n in ids if n != act.dest]})
+                if not sc.own_deliveries:
+                    own[v] = act.dest
+                run.log.append({"peer": act.dest, "kind": "send", "msg": v,
+                                "to": [n for n in ids if n != act.dest or sc.own_deliveries]})
                 msg = dict(act.msg, body=dict(act.msg["body"], msg_id=next(counter)))
             else:
                 flight.remove(act)
@@ -261,7 +282,7 @@ def explore(sc: Scenario, max_schedules: int, failing: Callable[[Execution], boo
 def replay_record(sc: Scenario, command: str, run: Execution) -> dict[str, Any]:
     """The replay file's content for ``run`` (see :func:`read_replay`)."""
     return {"format": "ordercheck-run-replay", "version": 1, "node_cmd": command, "nodes": sc.nodes,
-            "broadcasts": sc.broadcasts,
+            "broadcasts": sc.broadcasts, "workload": sc.workload,
             "schedule": [{"pick": p, "action": k} for p, k in zip(run.picks, run.keys, strict=True)]}
 
 
@@ -291,6 +312,16 @@ def replay_schedule(doc: Any, where: str) -> tuple[int, int, list[int], list[str
         picks.append(s["pick"])
         keys.append(s["action"])
     return doc["nodes"], doc["broadcasts"], picks, keys, cmd
+
+
+def replay_workload(doc: dict[str, Any]) -> str:
+    """The workload of a replay file :func:`replay_schedule` accepted (``broadcast``
+    when it names none, as files written before workloads did), or :class:`ValueError`
+    with ``workload: what is wrong``."""
+    w = doc.get("workload", BROADCAST)
+    if w not in WORKLOADS:
+        raise ValueError(f"workload: expected one of {', '.join(WORKLOADS)}, got {w!r}")
+    return str(w)
 
 
 def fixed_chooser(picks: list[int]) -> Chooser:

@@ -1,0 +1,75 @@
+"""``ordercheck run`` on the shipped example nodes (issue 36): the total-order sequencer
+and its buggy variants, the FIFO-only causal node, the C node, Maelstrom-protocol gossip
+nodes, and the report of a failing run.
+
+Python nodes are started with this interpreter and ``-S`` (no site import) to keep each
+schedule's start-up cheap; scenarios are the smallest that show each bug.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NODES = ROOT / "examples" / "nodes"
+
+
+def node_cmd(script: str | Path) -> str:
+    return f"{sys.executable} -S {script}"
+
+
+def test_the_sequencer_keeps_total_order_on_every_schedule_of_two_nodes(run_cli, tmp_path):
+    r = run_cli("run", "--workload", "ordered", "--nodes", "2", "--node-cmd", node_cmd(NODES / "sequencer.py"),
+                "--explore", "--replay-out", tmp_path / "r.json")
+    assert r.exit_code == 0, r.output
+    assert "10 schedules run (explored, 2 nodes, 2 broadcasts)" in r.output
+    assert "fifo holds, causal holds, integrity holds, total holds, eventual_delivery holds" in r.output
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_the_sequencer_takes_each_nodes_requests_in_order(run_cli, tmp_path):
+    # n2 broadcasts 2 and 4: its second request may reach the sequencer first
+    r = run_cli("run", "--workload", "ordered", "--nodes", "2", "--broadcasts", "4", "--runs", "5", "--seed", "0",
+                "--node-cmd", node_cmd(NODES / "sequencer.py"), "--replay-out", tmp_path / "r.json")
+    assert r.exit_code == 0, r.output
+    assert "5 schedules run" in r.output and "total holds" in r.output
+
+
+def test_a_sequencer_whose_nodes_skip_the_numbering_breaks_total_order(run_cli, tmp_path):
+    replay = tmp_path / "r.json"
+    cmd = node_cmd(NODES / "sequencer_no_numbering.py")
+    r = run_cli("run", "--workload", "ordered", "--nodes", "2", "--node-cmd", cmd, "--explore", "--replay-out", replay)
+    assert r.exit_code == 1, r.output
+    assert "total VIOLATED" in r.output and "causal holds" in r.output
+    assert "n2 and n1 delivered 2 and 1 in different orders" in r.output
+    # the replay file carries the workload: replayed without --workload, the own deliveries are still recorded
+    again = run_cli("run", "--node-cmd", cmd, "--replay", replay)
+    assert again.exit_code == 1, again.output
+    assert "total VIOLATED" in again.output and "1 schedule run (replayed, 2 nodes" in again.output
+
+
+def test_a_sequencer_that_skips_a_number_never_delivers_what_follows(run_cli, tmp_path):
+    r = run_cli("run", "--workload", "ordered", "--nodes", "2", "--runs", "1",
+                "--node-cmd", node_cmd(NODES / "sequencer_skips_a_number.py"), "--replay-out", tmp_path / "r.json")
+    assert r.exit_code == 1, r.output
+    assert "total holds, eventual_delivery VIOLATED" in r.output
+    assert " to n1 and 1 to n2 are never delivered" in r.output or " to n1 and 2 to n2 are never delivered" in r.output
+
+
+def test_the_broadcast_workload_does_not_record_a_nodes_own_values(run_cli, tmp_path):
+    # the same buggy sequencer under Maelstrom's workload: n1's own delivery of 1 is not recorded, so
+    # with two nodes no two peers deliver both values and total order cannot break
+    r = run_cli("run", "--nodes", "2", "--properties", "total", "--node-cmd", node_cmd(NODES / "sequencer_no_numbering.py"),
+                "--explore", "--log", tmp_path / "run.jsonl", "--replay-out", tmp_path / "r.json")
+    assert r.exit_code == 0, r.output
+    log = (tmp_path / "run.jsonl").read_text()
+    assert '"to": ["n2"]' in log and '"to": ["n1"]' in log
+
+
+def test_a_fifo_only_causal_node_keeps_fifo_and_breaks_causal_order(run_cli, tmp_path):
+    r = run_cli("run", "--node-cmd", node_cmd(NODES / "causal_broadcast_fifo_only.py"), "--runs", "5", "--seed", "0",
+                "--replay-out", tmp_path / "r.json")
+    assert r.exit_code == 1, r.output
+    assert "fifo holds, causal VIOLATED" in r.output
+    assert "n3 delivered 1 (line 6) while 2, which happened before it, had not been delivered there" in r.output
