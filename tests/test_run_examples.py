@@ -11,6 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 NODES = ROOT / "examples" / "nodes"
 
@@ -73,3 +75,18 @@ def test_a_fifo_only_causal_node_keeps_fifo_and_breaks_causal_order(run_cli, tmp
     assert r.exit_code == 1, r.output
     assert "fifo holds, causal VIOLATED" in r.output
     assert "n3 delivered 1 (line 6) while 2, which happened before it, had not been delivered there" in r.output
+
+
+C_NODE = ROOT / "build" / "nodes" / "causal_broadcast"
+
+
+def test_the_c_node_keeps_causal_order(run_cli, tmp_path):
+    if not C_NODE.exists():
+        pytest.skip(f"{C_NODE.relative_to(ROOT)} is not built (make setup builds it with the system C compiler)")
+    r = run_cli("run", "--node-cmd", str(C_NODE), "--nodes", "3", "--broadcasts", "4", "--runs", "10", "--seed", "3",
+                "--log", tmp_path / "run.jsonl", "--replay-out", tmp_path / "r.json")
+    assert r.exit_code == 0, r.output
+    assert "10 schedules run (random (seed 3), 3 nodes, 4 broadcasts)" in r.output
+    assert "fifo holds, causal holds, integrity holds, eventual_delivery holds" in r.output
+    # every value other than its own reaches each node: 4 sends, 8 deliveries
+    assert (tmp_path / "run.jsonl").read_text().count('"kind": "deliver"') == 8
