@@ -90,3 +90,25 @@ def test_the_c_node_keeps_causal_order(run_cli, tmp_path):
     assert "fifo holds, causal holds, integrity holds, eventual_delivery holds" in r.output
     # every value other than its own reaches each node: 4 sends, 8 deliveries
     assert (tmp_path / "run.jsonl").read_text().count('"kind": "deliver"') == 8
+
+
+MAELSTROM = NODES / "maelstrom_broadcast.py"
+
+
+def test_a_maelstrom_broadcast_node_breaks_causal_order(run_cli, tmp_path):
+    # written to Maelstrom's documented protocol only: its deliveries are seen by polling read
+    source = MAELSTROM.read_text()
+    assert '"ordercheck"' not in source and '"deliver"' not in source
+    r = run_cli("run", "--node-cmd", node_cmd(MAELSTROM), "--runs", "5", "--seed", "0", "--replay-out", tmp_path / "r.json")
+    assert r.exit_code == 1, r.output
+    assert "fifo holds, causal VIOLATED (line 5), integrity holds, eventual_delivery holds" in r.output
+    assert "n3 delivered 1 (line 5) while 2, which happened before it, had not been delivered there" in r.output
+
+
+def test_a_maelstrom_broadcast_node_delivers_everything_everywhere(run_cli, tmp_path):
+    r = run_cli("run", "--node-cmd", node_cmd(MAELSTROM), "--nodes", "3", "--broadcasts", "3", "--runs", "6",
+                "--properties", "integrity,eventual_delivery", "--log", tmp_path / "run.jsonl",
+                "--replay-out", tmp_path / "r.json")
+    assert r.exit_code == 0, r.output
+    assert "6 schedules run" in r.output and "eventual_delivery holds" in r.output
+    assert (tmp_path / "run.jsonl").read_text().count('"kind": "deliver"') == 6
