@@ -112,3 +112,26 @@ def test_a_maelstrom_broadcast_node_delivers_everything_everywhere(run_cli, tmp_
     assert r.exit_code == 0, r.output
     assert "6 schedules run" in r.output and "eventual_delivery holds" in r.output
     assert (tmp_path / "run.jsonl").read_text().count('"kind": "deliver"') == 6
+
+
+def test_the_report_draws_the_failing_execution_with_each_nodes_lines_beside_its_steps(run_cli, tmp_path):
+    report = tmp_path / "report"
+    r = run_cli("run", "--node-cmd", node_cmd(MAELSTROM), "--runs", "5", "--seed", "0", "--replay-out", tmp_path / "r.json",
+                "--report", report)
+    assert r.exit_code == 1, r.output
+    assert f"report in {report / 'index.html'}" in r.output
+    assert sorted(p.name for p in report.iterdir()) == ["index.html", "replay.json", "report.md", "run.jsonl"]
+    page = (report / "index.html").read_text()
+    # validate's window diagram of the violation, then the whole execution with the nodes' lines beside it
+    assert page.count('<svg xmlns="http://www.w3.org/2000/svg" class="spacetime"') == 2
+    assert page.count('class="row hot"') == 2 and page.count('class="arrow message offending"') == 2
+    assert 'class="note err"' in page and "n3 err n3: new value 1 from n1</text>" in page
+    assert 'class="note in"' in page and 'class="note out"' in page
+    assert "n1→n3 {&#34;type&#34;:&#34;broadcast&#34;,&#34;message&#34;:1" in page
+    md_text = (report / "report.md").read_text()
+    assert "### step 5\n\n    action: n1->n3 " in md_text and "    n3 err n3: new value 1 from n1\n" in md_text
+    # the report's log and replay file are the execution's: validate and --replay agree
+    v = run_cli("validate", report / "run.jsonl", "--properties", "causal")
+    assert v.exit_code == 1 and "n3 delivered 1 (line 5)" in v.output
+    again = run_cli("run", "--node-cmd", node_cmd(MAELSTROM), "--replay", report / "replay.json")
+    assert again.exit_code == 1 and "n3 delivered 1 (line 5)" in again.output

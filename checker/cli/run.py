@@ -85,9 +85,12 @@ ORDERED_PROPERTIES = "fifo,causal,integrity,total,eventual_delivery"
               help="Where the first failing schedule is written.")
 @click.option("--log", "log_path", type=click.Path(dir_okay=False),
               help="Write the failing (else the last) execution's log here (JSON Lines, for validate).")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False),
+              help="Write a report of the failing (else the last) execution here: index.html (its space-time "
+                   "diagram with each node's lines beside its events), report.md, run.jsonl, replay.json.")
 def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props: str | None, explore: bool, max_schedules: int,
                 runs: int, seed: int, step_timeout: float, max_steps: int, replay_path: str | None,
-                replay_out: str, log_path: str | None) -> None:
+                replay_out: str, log_path: str | None, report_dir: str | None) -> None:
     """Run real nodes (Maelstrom's JSON protocol) with ordercheck as their network."""
     try:
         argv = argv_of(node_cmd)
@@ -164,12 +167,27 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
             staged.write_text(replay_out, json.dumps(replay_record(sc, node_cmd, failed), indent=1) + "\n")
         if log_path:
             staged.write_text(log_path, shown.log_text())
+        if report_dir:
+            from ordercheck.checker.cli.run_report import report_files
+
+            log = read_text(shown.log_text(), verdict.log, "jsonl", None)
+            drawn = judge(log, job, diagrams=True)
+            about = {"node command": node_cmd, "scenario": f"{nodes} nodes, {broadcasts} broadcasts, workload {workload}",
+                     "schedules": f"{count} run ({how})",
+                     "shown": f"{verdict.log}, " + ("the failing one" if failed is not None else "the last one run")}
+            replay = replay_record(sc, node_cmd, shown) if failed is not None else None
+            for path, text in report_files(report_dir, drawn, log, shown, about, replay).items():
+                staged.write_text(path, text)
     click.echo(f"{count} schedule{'' if count == 1 else 's'} run ({how}, {nodes} nodes, {broadcasts} broadcasts) in {seconds:.1f} s")
     if failed is not None:
         if replay_path is None:
             click.echo(f"the failing schedule ({len(failed.picks)} steps) is in {replay_out}: "
                        f"ordercheck run --node-cmd {json.dumps(node_cmd)} --replay {Path(replay_out)}")
+        if report_dir:
+            click.echo(f"report in {Path(report_dir) / 'index.html'}")
         exit_after_verdicts(EXIT_MISMATCH)
+    if report_dir:
+        click.echo(f"report in {Path(report_dir) / 'index.html'}")
     if left:
         click.echo(f"bound: --max-schedules {max_schedules} reached with schedules left to explore; no verdict")
         exit_after_verdicts(EXIT_BOUND)

@@ -115,6 +115,18 @@ class Execution:
     picks: list[int] = field(default_factory=list)
     keys: list[str] = field(default_factory=list)
     widths: list[int] = field(default_factory=list)
+    event_steps: list[int] = field(default_factory=list)
+    """For each event of the log after the header, the step that recorded it (1 is the
+    first step; 0 the ``init`` and ``topology`` handshake)."""
+    transcript: list[tuple[int, str, str, str]] = field(default_factory=list)
+    """What each step wrote to a node and what the node wrote: ``(step, node, stream,
+    line)`` with stream ``in`` (the step's action, as written to the node's stdin),
+    ``out`` (a line of its stdout) or ``err`` (a line of its stderr)."""
+
+    def record(self, event: dict[str, Any]) -> None:
+        """Append ``event`` to the log, at the current step."""
+        self.log.append(event)
+        self.event_steps.append(len(self.picks))
 
     def log_text(self) -> str:
         """The log as JSON Lines, the format ``validate`` reads."""
@@ -170,13 +182,14 @@ def execute(sc: Scenario, choose: Chooser, expected: list[str] | None = None) ->
                 v = queues[act.dest].pop(0)
                 if not sc.own_deliveries:
                     own[v] = act.dest
-                run.log.append({"peer": act.dest, "kind": "send", "msg": v,
+                run.record({"peer": act.dest, "kind": "send", "msg": v,
                                 "to": [n for n in ids if n != act.dest or sc.own_deliveries]})
                 msg = dict(act.msg, body=dict(act.msg["body"], msg_id=next(counter)))
             else:
                 flight.remove(act)
                 msg = act.msg
             node.send(msg)
+            run.transcript.append((len(run.picks), node.id, "in", json.dumps(msg, separators=(",", ":"))))
             _call(node, {"type": "read", "msg_id": next(counter)}, "read_ok", sc, flight, run, seen, own)
             step += 1
         return run
@@ -191,9 +204,13 @@ def _call(node: Node, body: dict[str, Any], reply: str, sc: Scenario, flight: li
     ``reply`` (``in_reply_to`` the request): messages to nodes in flight, deliveries
     recorded; a ``read_ok``'s messages recorded as deliveries."""
     node.send({"src": CLIENT, "dest": node.id, "body": body})
+    if reply != "read_ok":  # the read after every step is left out of the transcript
+        run.transcript.append((len(run.picks), node.id, "in", json.dumps({"src": CLIENT, "dest": node.id, "body": body},
+                                                                        separators=(",", ":"))))
     waiting = f"{body['type']} (msg_id {body['msg_id']})"
     for _ in range(FLOOD):
         msg = node.receive(sc.timeout, waiting)
+        run.transcript.append((len(run.picks), node.id, "out", node.last_line))
         b = msg["body"]
         if msg["src"] != node.id:
             raise NodeFailed(node.id, f"wrote a message with src {msg['src']!r}, not its own id")
@@ -222,6 +239,7 @@ def _call(node: Node, body: dict[str, Any], reply: str, sc: Scenario, flight: li
                                                   "number or a string")
                     if v not in seen[node.id] and own.get(v) != node.id:
                         _deliver(run, node.id, v, seen, own, explicit=False)
+            run.transcript.extend((len(run.picks), node.id, "err", line) for line in node.new_stderr())
             return
         # anything else to a client (a broadcast_ok) needs no action
     raise NodeFailed(node.id, f"flooded: wrote more than {FLOOD} messages in one step")
@@ -238,7 +256,7 @@ def _deliver(run: Execution, nid: str, v: Any, seen: dict[str, set[Any]], own: d
     if own.get(v) == nid:
         return
     seen[nid].add(v)
-    run.log.append({"peer": nid, "kind": "deliver", "msg": v})
+    run.record({"peer": nid, "kind": "deliver", "msg": v})
 
 
 def random_runs(sc: Scenario, seed: int, runs: int, failing: Callable[[Execution], bool]) -> Iterator[Execution]:
