@@ -135,3 +135,31 @@ def test_the_report_draws_the_failing_execution_with_each_nodes_lines_beside_its
     assert v.exit_code == 1 and "n3 delivered 1 (line 5)" in v.output
     again = run_cli("run", "--node-cmd", node_cmd(MAELSTROM), "--replay", report / "replay.json")
     assert again.exit_code == 1 and "n3 delivered 1 (line 5)" in again.output
+
+
+def test_seeds_run_as_tasks_with_one_table_and_the_shortest_failure_kept(run_cli, tmp_path):
+    replay = tmp_path / "r.json"
+    r = run_cli("run", "--node-cmd", node_cmd(MAELSTROM), "--seeds", "3", "--runs", "2", "--replay-out", replay)
+    assert r.exit_code == 1, r.output
+    lines = r.output.splitlines()
+    assert lines[0].split() == ["seed", "schedules", "verdict", "steps", "seconds"]
+    assert lines[2].split()[:5] == ["0", "1", "causal", "VIOLATED", "18"]  # seed 0 fails on its first schedule
+    assert lines[3].split()[:5] == ["1", "2", "every", "property", "holds"]
+    assert "5 schedules run (random (seeds 0..2, engine local), 3 nodes, 2 broadcasts)" in r.output
+    assert "the shortest failing schedule (18 steps) is in" in r.output
+    again = run_cli("run", "--node-cmd", node_cmd(MAELSTROM), "--replay", replay)
+    assert again.exit_code == 1 and "causal VIOLATED" in again.output
+    bad = run_cli("run", "--node-cmd", node_cmd(MAELSTROM), "--seeds", "2", "--explore")
+    assert bad.exit_code == 2 and bad.output.strip() == (
+        "ordercheck: error: --seeds: runs random schedules by seed; leave out --explore and --replay")
+
+
+def test_the_shortest_failing_seed_is_the_one_kept():
+    from ordercheck.checker.cli.run_seeds import SeedResult, shortest
+    from ordercheck.checker.harness.network import Execution
+
+    def failed(seed: int, steps: int) -> SeedResult:
+        return SeedResult(seed, 1, 0.0, failed=Execution(log=[], picks=[0] * steps))
+
+    assert shortest([SeedResult(0, 3, 0.0), failed(1, 9), failed(2, 5), failed(3, 5)]).seed == 2
+    assert shortest([SeedResult(0, 3, 0.0)]) is None

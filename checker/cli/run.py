@@ -10,7 +10,11 @@ Exit codes: 0 every schedule run kept every property; 1 a property is violated; 
 input: a bad option or replay file, or a node that misbehaved (printed non-JSON,
 never answered, exited, flooded, or did something else on replay); 3 a bound stopped
 the run before a verdict (``--max-schedules`` reached with schedules left to explore,
-or ``--max-steps``); 6 the replay or log file could not be written.
+or ``--max-steps``); 4 ``--engine spark`` failed; 6 the replay, log or report file could
+not be written.
+
+``--seeds`` runs many seeds as tasks, here or on Spark (:mod:`ordercheck.checker.cli.run_seeds`);
+``--report`` writes the shown execution's report (:mod:`ordercheck.checker.cli.run_report`).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from ordercheck.checker.harness.network import (
 )
 from ordercheck.checker.harness.network import explore as explore_schedules
 from ordercheck.checker.harness.nodes import NodeFailed, argv_of
+from ordercheck.checker.spark.session import engine_installed
 from ordercheck.checker.validate.checks import UnknownProperty, parse_properties
 from ordercheck.checker.validate.command import print_verdict
 from ordercheck.checker.validate.readers import read_text
@@ -75,6 +80,12 @@ ORDERED_PROPERTIES = "fifo,causal,integrity,total,eventual_delivery"
 @click.option("--runs", type=click.IntRange(min=1), default=20, show_default=True,
               help="Without --explore: random schedules to run.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random schedules.")
+@click.option("--seeds", type=click.IntRange(1, 100000), default=1, show_default=True,
+              help="Without --explore: run the seeds --seed .. --seed+N-1, --runs schedules each, one task per "
+                   "seed, results in one table; the shortest failing schedule is the one kept.")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
+              callback=engine_installed, help="Where --seeds' tasks run: here, one after the other, or on Spark.")
+@click.option("--master", default="local[*]", show_default=True, help="Spark master for --engine spark.")
 @click.option("--step-timeout", type=click.FloatRange(min=0.01), default=5.0, show_default=True,
               help="Seconds a node has to answer init, topology or a step's read.")
 @click.option("--max-steps", type=click.IntRange(min=1), default=1000, show_default=True,
@@ -89,7 +100,7 @@ ORDERED_PROPERTIES = "fifo,causal,integrity,total,eventual_delivery"
               help="Write a report of the failing (else the last) execution here: index.html (its space-time "
                    "diagram with each node's lines beside its events), report.md, run.jsonl, replay.json.")
 def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props: str | None, explore: bool, max_schedules: int,
-                runs: int, seed: int, step_timeout: float, max_steps: int, replay_path: str | None,
+                runs: int, seed: int, seeds: int, engine: str, master: str, step_timeout: float, max_steps: int, replay_path: str | None,
                 replay_out: str, log_path: str | None, report_dir: str | None) -> None:
     """Run real nodes (Maelstrom's JSON protocol) with ordercheck as their network."""
     try:
@@ -102,6 +113,10 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
         raise InputError("--properties", "", str(exc)) from None
     picks: list[int] = []
     keys: list[str] = []
+    by_seed = seeds > 1 or engine == "spark"
+    if by_seed and (explore or replay_path is not None):
+        raise InputError("--seeds" if seeds > 1 else "--engine", "",
+                         "runs random schedules by seed; leave out --explore and --replay")
     if replay_path is not None:
         if explore:
             raise InputError("--replay", "", "runs one recorded schedule; leave out --explore")
@@ -139,6 +154,30 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
                                  f"{len(picks)} steps: a node is not deterministic given its inputs")
             if failing(last):
                 failed = last
+        elif by_seed:
+            from ordercheck.checker.cli.run_seeds import run_seeds, shortest, table
+
+            results = run_seeds(sc, job, runs, list(range(seed, seed + seeds)), engine, master)
+            count = sum(r.schedules for r in results)
+            for r in results:  # a node's misbehaviour or a bound in any seed ends the run as in one seed
+                if r.error is not None:
+                    click.echo(f"ordercheck: error: {r.error}", err=True)
+                    sys.exit(EXIT_INPUT)
+            for r in results:
+                if r.bound is not None:
+                    click.echo(f"ordercheck: bound: {r.bound} (raise --max-steps)", err=True)
+                    exit_after_verdicts(EXIT_BOUND)
+            for line in table(results):
+                click.echo(line)
+            best = shortest(results)
+            if best is not None:
+                failed = best.failed
+            for r in results:
+                if r.last is not None:
+                    last = r.last
+                    verdicts[id(r.last)] = r.last_verdict
+                if r.failed is not None:
+                    verdicts[id(r.failed)] = r.verdict
         else:
             gen = explore_schedules(sc, max_schedules, failing) if explore else random_runs(sc, seed, runs, failing)
             for ex in gen:
@@ -160,7 +199,8 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
     shown = failed if failed is not None else last
     assert shown is not None
     verdict = verdicts[id(shown)]
-    how = "replayed" if replay_path else "explored" if explore else f"random (seed {seed})"
+    how = "replayed" if replay_path else "explored" if explore else \
+        f"random (seeds {seed}..{seed + seeds - 1}, engine {engine})" if by_seed else f"random (seed {seed})"
     print_verdict(verdict)
     with Outputs() as staged:
         if failed is not None and replay_path is None:
@@ -181,7 +221,8 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
     click.echo(f"{count} schedule{'' if count == 1 else 's'} run ({how}, {nodes} nodes, {broadcasts} broadcasts) in {seconds:.1f} s")
     if failed is not None:
         if replay_path is None:
-            click.echo(f"the failing schedule ({len(failed.picks)} steps) is in {replay_out}: "
+            which = "the shortest failing schedule" if by_seed else "the failing schedule"
+            click.echo(f"{which} ({len(failed.picks)} steps) is in {replay_out}: "
                        f"ordercheck run --node-cmd {json.dumps(node_cmd)} --replay {Path(replay_out)}")
         if report_dir:
             click.echo(f"report in {Path(report_dir) / 'index.html'}")
