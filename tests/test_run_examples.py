@@ -26,7 +26,8 @@ def test_the_sequencer_keeps_total_order_on_every_schedule_of_two_nodes(run_cli,
                 "--explore", "--replay-out", tmp_path / "r.json")
     assert r.exit_code == 0, r.output
     assert "10 schedules run (explored, 2 nodes, 2 broadcasts)" in r.output
-    assert "fifo holds, causal holds, integrity holds, total holds, eventual_delivery holds" in r.output
+    assert ("fifo holds, causal holds, integrity holds, total holds, total_global holds, total_prefix holds, "
+            "eventual_delivery holds") in r.output
     assert not (tmp_path / "r.json").exists()
 
 
@@ -35,7 +36,7 @@ def test_the_sequencer_takes_each_nodes_requests_in_order(run_cli, tmp_path):
     r = run_cli("run", "--workload", "ordered", "--nodes", "2", "--broadcasts", "4", "--runs", "5", "--seed", "0",
                 "--node-cmd", node_cmd(NODES / "sequencer.py"), "--replay-out", tmp_path / "r.json")
     assert r.exit_code == 0, r.output
-    assert "5 schedules run" in r.output and "total holds" in r.output
+    assert "5 schedules run" in r.output and "total holds, total_global holds, total_prefix holds" in r.output
 
 
 def test_a_sequencer_whose_nodes_skip_the_numbering_breaks_total_order(run_cli, tmp_path):
@@ -43,7 +44,8 @@ def test_a_sequencer_whose_nodes_skip_the_numbering_breaks_total_order(run_cli, 
     cmd = node_cmd(NODES / "sequencer_no_numbering.py")
     r = run_cli("run", "--workload", "ordered", "--nodes", "2", "--node-cmd", cmd, "--explore", "--replay-out", replay)
     assert r.exit_code == 1, r.output
-    assert "total VIOLATED" in r.output and "causal holds" in r.output
+    assert "causal holds, integrity holds, total VIOLATED (line 7), total_global VIOLATED (line 7), " \
+           "total_prefix VIOLATED (line 6)" in r.output
     assert "n2 and n1 delivered 2 and 1 in different orders" in r.output
     # the replay file carries the workload: replayed without --workload, the own deliveries are still recorded
     again = run_cli("run", "--node-cmd", cmd, "--replay", replay)
@@ -55,7 +57,7 @@ def test_a_sequencer_that_skips_a_number_never_delivers_what_follows(run_cli, tm
     r = run_cli("run", "--workload", "ordered", "--nodes", "2", "--runs", "1",
                 "--node-cmd", node_cmd(NODES / "sequencer_skips_a_number.py"), "--replay-out", tmp_path / "r.json")
     assert r.exit_code == 1, r.output
-    assert "total holds, eventual_delivery VIOLATED" in r.output
+    assert "total holds, total_global holds, total_prefix holds, eventual_delivery VIOLATED" in r.output
     assert " to n1 and 1 to n2 are never delivered" in r.output or " to n1 and 2 to n2 are never delivered" in r.output
 
 

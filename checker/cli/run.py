@@ -57,7 +57,7 @@ from ordercheck.checker.validate.verdicts import Job, LogVerdict, judge
 DEFAULT_PROPERTIES = "fifo,causal,integrity,eventual_delivery"
 """What ``run`` checks without ``--properties`` (the ``broadcast`` workload)."""
 
-ORDERED_PROPERTIES = "fifo,causal,integrity,total,eventual_delivery"
+ORDERED_PROPERTIES = "fifo,causal,integrity,total,total_global,total_prefix,eventual_delivery"
 """What ``run`` checks without ``--properties`` in the ``ordered`` workload."""
 
 
