@@ -122,7 +122,8 @@ def test_the_report_draws_the_failing_execution_with_each_nodes_lines_beside_its
                 "--report", report)
     assert r.exit_code == 1, r.output
     assert f"report in {report / 'index.html'}" in r.output
-    assert sorted(p.name for p in report.iterdir()) == ["index.html", "replay.json", "report.md", "run.jsonl"]
+    assert sorted(p.name for p in report.iterdir()) == ["index.html", "replay.json", "report.md", "run.jsonl",
+                                                        "run.shiviz.log"]
     page = (report / "index.html").read_text()
     # validate's window diagram of the violation, then the whole execution with the nodes' lines beside it
     assert page.count('<svg xmlns="http://www.w3.org/2000/svg" class="spacetime"') == 2
@@ -135,6 +136,8 @@ def test_the_report_draws_the_failing_execution_with_each_nodes_lines_beside_its
     # the report's log and replay file are the execution's: validate and --replay agree
     v = run_cli("validate", report / "run.jsonl", "--properties", "causal")
     assert v.exit_code == 1 and "n3 delivered 1 (line 5)" in v.output
+    v = run_cli("validate", report / "run.shiviz.log", "--properties", "causal")
+    assert v.exit_code == 1 and "causal VIOLATED" in v.output
     again = run_cli("run", "--node-cmd", node_cmd(MAELSTROM), "--replay", report / "replay.json")
     assert again.exit_code == 1 and "n3 delivered 1 (line 5)" in again.output
 

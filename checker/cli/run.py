@@ -98,7 +98,7 @@ ORDERED_PROPERTIES = "fifo,causal,integrity,total,total_global,total_prefix,even
               help="Write the failing (else the last) execution's log here (JSON Lines, for validate).")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False),
               help="Write a report of the failing (else the last) execution here: index.html (its space-time "
-                   "diagram with each node's lines beside its events), report.md, run.jsonl, replay.json.")
+                   "diagram with each node's lines beside its events), report.md, run.jsonl, run.shiviz.log, replay.json.")
 def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props: str | None, explore: bool, max_schedules: int,
                 runs: int, seed: int, seeds: int, engine: str, master: str, step_timeout: float, max_steps: int, replay_path: str | None,
                 replay_out: str, log_path: str | None, report_dir: str | None) -> None:

@@ -11,6 +11,8 @@ counterexample, with what each node read and wrote beside its events.
   (``err``); then the same lines, whole, step by step;
 - ``report.md``: the same as Markdown (no drawing);
 - ``run.jsonl``: the execution's log, for ``ordercheck validate``;
+- ``run.shiviz.log``: the same events with vector clocks, which ShiViz opens (and
+  ``validate`` reads);
 - ``replay.json``: the replay file of a failing execution (for ``--replay``).
 
 The execution shown is the failing one, else the last one run. The page is
@@ -34,6 +36,7 @@ from ordercheck.checker.validate.verdicts import LogVerdict
 from ordercheck.reports.diagram import ROW, TOP, Diagram, Note, layout
 from ordercheck.reports.html import environment
 from ordercheck.reports.markdown import md
+from ordercheck.reports.shiviz import shiviz_log
 from ordercheck.reports.timeline import Blame, Timeline, TimelineEvent
 
 NOTE_CHARS = 84
@@ -153,7 +156,7 @@ def report_files(out_dir: str | Path, verdict: LogVerdict, log: Log, ex: Executi
                  replay: dict[str, Any] | None) -> dict[Path, str]:
     """The report's files, path -> text (to be staged with the command's other outputs)."""
     target = Path(out_dir)
-    files = {target / "run.jsonl": ex.log_text()}
+    files = {target / "run.jsonl": ex.log_text(), target / "run.shiviz.log": shiviz_log(timeline_of(log))}
     if replay is not None:
         files[target / "replay.json"] = json.dumps(replay, indent=1) + "\n"
     names = ["index.html", "report.md", *(p.name for p in files)]
