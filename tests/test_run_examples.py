@@ -25,7 +25,7 @@ def test_the_sequencer_keeps_total_order_on_every_schedule_of_two_nodes(run_cli,
     r = run_cli("run", "--workload", "ordered", "--nodes", "2", "--node-cmd", node_cmd(NODES / "sequencer.py"),
                 "--explore", "--replay-out", tmp_path / "r.json")
     assert r.exit_code == 0, r.output
-    assert "10 schedules run (explored, 2 nodes, 2 broadcasts)" in r.output
+    assert "5 schedules run (explored with DPOR, 2 nodes, 2 broadcasts)" in r.output
     assert ("fifo holds, causal holds, integrity holds, total holds, total_global holds, total_prefix holds, "
             "eventual_delivery holds") in r.output
     assert not (tmp_path / "r.json").exists()
@@ -72,11 +72,11 @@ def test_the_broadcast_workload_does_not_record_a_nodes_own_values(run_cli, tmp_
 
 
 def test_a_fifo_only_causal_node_keeps_fifo_and_breaks_causal_order(run_cli, tmp_path):
-    r = run_cli("run", "--node-cmd", node_cmd(NODES / "causal_broadcast_fifo_only.py"), "--runs", "5", "--seed", "0",
+    r = run_cli("run", "--node-cmd", node_cmd(NODES / "causal_broadcast_fifo_only.py"), "--explore",
                 "--replay-out", tmp_path / "r.json")
     assert r.exit_code == 1, r.output
     assert "fifo holds, causal VIOLATED" in r.output
-    assert "n3 delivered 1 (line 6) while 2, which happened before it, had not been delivered there" in r.output
+    assert "n3 delivered 2 (line 5) while 1, which happened before it, had not been delivered there" in r.output
 
 
 C_NODE = ROOT / "build" / "nodes" / "causal_broadcast"
@@ -88,7 +88,7 @@ def test_the_c_node_keeps_causal_order(run_cli, tmp_path):
     r = run_cli("run", "--node-cmd", str(C_NODE), "--nodes", "3", "--broadcasts", "4", "--runs", "10", "--seed", "3",
                 "--log", tmp_path / "run.jsonl", "--replay-out", tmp_path / "r.json")
     assert r.exit_code == 0, r.output
-    assert "10 schedules run (random (seed 3), 3 nodes, 4 broadcasts)" in r.output
+    assert "10 schedules run (random, seed 3, 3 nodes, 4 broadcasts)" in r.output
     assert "fifo holds, causal holds, integrity holds, eventual_delivery holds" in r.output
     # every value other than its own reaches each node: 4 sends, 8 deliveries
     assert (tmp_path / "run.jsonl").read_text().count('"kind": "deliver"') == 8
@@ -101,10 +101,12 @@ def test_a_maelstrom_broadcast_node_breaks_causal_order(run_cli, tmp_path):
     # written to Maelstrom's documented protocol only: its deliveries are seen by polling read
     source = MAELSTROM.read_text()
     assert '"ordercheck"' not in source and '"deliver"' not in source
-    r = run_cli("run", "--node-cmd", node_cmd(MAELSTROM), "--runs", "5", "--seed", "0", "--replay-out", tmp_path / "r.json")
+    r = run_cli("run", "--node-cmd", node_cmd(MAELSTROM), "--runs", "10", "--seed", "1", "--replay-out",
+                tmp_path / "r.json")
     assert r.exit_code == 1, r.output
     assert "fifo holds, causal VIOLATED (line 5), integrity holds, eventual_delivery holds" in r.output
-    assert "n3 delivered 1 (line 5) while 2, which happened before it, had not been delivered there" in r.output
+    assert "n3 delivered 2 (line 5) while 1, which happened before it, had not been delivered there" in r.output
+    assert "shrunk from 18 to 4 steps" in r.output
 
 
 def test_a_maelstrom_broadcast_node_delivers_everything_everywhere(run_cli, tmp_path):
@@ -118,8 +120,8 @@ def test_a_maelstrom_broadcast_node_delivers_everything_everywhere(run_cli, tmp_
 
 def test_the_report_draws_the_failing_execution_with_each_nodes_lines_beside_its_steps(run_cli, tmp_path):
     report = tmp_path / "report"
-    r = run_cli("run", "--node-cmd", node_cmd(MAELSTROM), "--runs", "5", "--seed", "0", "--replay-out", tmp_path / "r.json",
-                "--report", report)
+    r = run_cli("run", "--node-cmd", node_cmd(MAELSTROM), "--runs", "10", "--seed", "1", "--replay-out",
+                tmp_path / "r.json", "--report", report)
     assert r.exit_code == 1, r.output
     assert f"report in {report / 'index.html'}" in r.output
     assert sorted(p.name for p in report.iterdir()) == ["index.html", "replay.json", "report.md", "run.jsonl",
@@ -128,35 +130,35 @@ def test_the_report_draws_the_failing_execution_with_each_nodes_lines_beside_its
     # validate's window diagram of the violation, then the whole execution with the nodes' lines beside it
     assert page.count('<svg xmlns="http://www.w3.org/2000/svg" class="spacetime"') == 2
     assert page.count('class="row hot"') == 2 and page.count('class="arrow message offending"') == 2
-    assert 'class="note err"' in page and "n3 err n3: new value 1 from n1</text>" in page
+    assert 'class="note err"' in page and "n3 err n3: new value 2 from n2</text>" in page
     assert 'class="note in"' in page and 'class="note out"' in page
-    assert "n1→n3 {&#34;type&#34;:&#34;broadcast&#34;,&#34;message&#34;:1" in page
+    assert "n2→n3 {&#34;type&#34;:&#34;broadcast&#34;,&#34;message&#34;:2" in page
     md_text = (report / "report.md").read_text()
-    assert "### step 5\n\n    action: n1->n3 " in md_text and "    n3 err n3: new value 1 from n1\n" in md_text
+    assert "### step 4\n\n    action: n2->n3 " in md_text and "    n3 err n3: new value 2 from n2\n" in md_text
     # the report's log and replay file are the execution's: validate and --replay agree
     v = run_cli("validate", report / "run.jsonl", "--properties", "causal")
-    assert v.exit_code == 1 and "n3 delivered 1 (line 5)" in v.output
+    assert v.exit_code == 1 and "n3 delivered 2 (line 5)" in v.output
     v = run_cli("validate", report / "run.shiviz.log", "--properties", "causal")
     assert v.exit_code == 1 and "causal VIOLATED" in v.output
     again = run_cli("run", "--node-cmd", node_cmd(MAELSTROM), "--replay", report / "replay.json")
-    assert again.exit_code == 1 and "n3 delivered 1 (line 5)" in again.output
+    assert again.exit_code == 1 and "n3 delivered 2 (line 5)" in again.output
 
 
 def test_seeds_run_as_tasks_with_one_table_and_the_shortest_failure_kept(run_cli, tmp_path):
     replay = tmp_path / "r.json"
-    r = run_cli("run", "--node-cmd", node_cmd(MAELSTROM), "--seeds", "3", "--runs", "2", "--replay-out", replay)
+    r = run_cli("run", "--node-cmd", node_cmd(MAELSTROM), "--seeds", "3", "--runs", "6", "--replay-out", replay)
     assert r.exit_code == 1, r.output
     lines = r.output.splitlines()
     assert lines[0].split() == ["seed", "schedules", "verdict", "steps", "seconds"]
-    assert lines[2].split()[:5] == ["0", "1", "causal", "VIOLATED", "18"]  # seed 0 fails on its first schedule
-    assert lines[3].split()[:5] == ["1", "2", "every", "property", "holds"]
-    assert "5 schedules run (random (seeds 0..2, engine local), 3 nodes, 2 broadcasts)" in r.output
-    assert "the shortest failing schedule (18 steps) is in" in r.output
+    assert lines[2].split()[:5] == ["0", "6", "causal", "VIOLATED", "18"]  # seed 0 fails on its sixth schedule
+    assert lines[4].split()[:5] == ["2", "6", "every", "property", "holds"]
+    assert "(random, seeds 0..2, engine local, 3 nodes, 2 broadcasts)" in r.output
+    assert "shrunk from 18 to 4 steps" in r.output and "the shortest failing schedule (4 steps) is in" in r.output
     again = run_cli("run", "--node-cmd", node_cmd(MAELSTROM), "--replay", replay)
     assert again.exit_code == 1 and "causal VIOLATED" in again.output
     bad = run_cli("run", "--node-cmd", node_cmd(MAELSTROM), "--seeds", "2", "--explore")
     assert bad.exit_code == 2 and bad.output.strip() == (
-        "ordercheck: error: --seeds: runs random schedules by seed; leave out --explore and --replay")
+        "ordercheck: error: --seeds: runs random or PCT schedules by seed; leave out --explore and --replay")
 
 
 def test_the_shortest_failing_seed_is_the_one_kept():

@@ -23,39 +23,47 @@ def node_cmd(script: str | Path) -> str:
     return f"{sys.executable} -S {script}"
 
 
-def test_explore_finds_the_missing_hold_back_and_the_replay_reruns_it(run_cli, tmp_path):
+def test_explore_with_dpor_finds_the_missing_hold_back_on_3_nodes_with_2_broadcasts_each(run_cli, tmp_path):
     replay = tmp_path / "replay.json"
     cmd = node_cmd(NODES / "causal_broadcast_no_hold_back.py")
-    r = run_cli("run", "--node-cmd", cmd, "--explore", "--replay-out", replay)
+    said = "n2 delivered 4 (line 4) while 1, which happened before it, had not been delivered there"
+    r = run_cli("run", "--node-cmd", cmd, "--explore", "--broadcasts", "6", "--replay-out", replay)
     assert r.exit_code == 1, r.output
-    assert "causal VIOLATED" in r.output
-    assert "n3 delivered 2 (line 6) while 1, which happened before it, had not been delivered there" in r.output
+    assert "2 schedules run (explored with DPOR, 3 nodes, 6 broadcasts)" in r.output
+    assert "shrunk from 18 to 3 steps in" in r.output and said in r.output
     doc = json.loads(replay.read_text())
-    assert doc["format"] == "ordercheck-run-replay" and len(doc["schedule"]) == 6
+    assert doc["format"] == "ordercheck-run-replay" and len(doc["schedule"]) == 3 and doc["complete"] is False
     again = run_cli("run", "--node-cmd", cmd, "--replay", replay, "--log", tmp_path / "run.jsonl")
     assert again.exit_code == 1, again.output
-    assert "n3 delivered 2 (line 6) while 1" in again.output and "1 schedule run (replayed" in again.output
+    assert said in again.output and "1 schedule run (replayed" in again.output
+    assert "eventual_delivery not judged: the replayed schedule stops where the violation shows" in again.output
     # the recorded log is one validate reads and judges the same way
     v = run_cli("validate", tmp_path / "run.jsonl", "--properties", "causal")
-    assert v.exit_code == 1 and "n3 delivered 2 (line 6)" in v.output
+    assert v.exit_code == 1 and said in v.output
+    # without DPOR the same exploration runs more schedules before the violation
+    plain = run_cli("run", "--node-cmd", cmd, "--explore", "--no-dpor", "--no-shrink", "--broadcasts", "6",
+                    "--replay-out", replay)
+    assert plain.exit_code == 1, plain.output
+    assert "6 schedules run (explored, no DPOR, 3 nodes, 6 broadcasts)" in plain.output
+    assert "shrunk" not in plain.output and len(json.loads(replay.read_text())["schedule"]) == 18
 
 
-@pytest.mark.slow
-def test_explore_passes_the_correct_causal_node_on_every_schedule(run_cli, tmp_path):
+def test_explore_with_dpor_passes_the_correct_causal_node_on_every_schedule(run_cli, tmp_path):
     r = run_cli("run", "--node-cmd", node_cmd(NODES / "causal_broadcast.py"), "--explore",
                 "--replay-out", tmp_path / "replay.json")
     assert r.exit_code == 0, r.output
-    assert "80 schedules run (explored, 3 nodes, 2 broadcasts)" in r.output
+    assert "6 schedules run (explored with DPOR, 3 nodes, 2 broadcasts)" in r.output
     assert "causal holds" in r.output and "eventual_delivery holds" in r.output
     assert not (tmp_path / "replay.json").exists()
 
 
 def test_gossip_breaks_causal_order_while_every_value_arrives(run_cli, tmp_path):
-    # random schedules: exploring gossip's forwarded copies without partial-order reduction is too slow
-    r = run_cli("run", "--node-cmd", node_cmd(NODES / "gossip_broadcast.py"), "--runs", "20", "--seed", "1",
+    r = run_cli("run", "--node-cmd", node_cmd(NODES / "gossip_broadcast.py"), "--runs", "20", "--seed", "4",
                 "--replay-out", tmp_path / "replay.json")
     assert r.exit_code == 1, r.output
-    assert "causal VIOLATED" in r.output and "eventual_delivery holds" in r.output
+    assert "schedule 3: 6 events, 3 peers: fifo holds, causal VIOLATED (line 6), integrity holds, " \
+           "eventual_delivery holds" in r.output
+    assert "shrunk from 10 to 4 steps" in r.output
 
 
 def test_max_schedules_without_a_verdict_is_exit_3(run_cli, tmp_path):
@@ -72,7 +80,7 @@ def test_random_schedules_are_reproducible_by_seed(run_cli, tmp_path):
         log = tmp_path / f"{name}.jsonl"
         r = run_cli("run", "--node-cmd", cmd, "--runs", "2", "--seed", "7", "--log", log)
         assert r.exit_code == 0, r.output
-        assert "2 schedules run (random (seed 7)" in r.output
+        assert "2 schedules run (random, seed 7," in r.output
         logs.append(log.read_text())
     assert logs[0] == logs[1] and '"kind": "deliver"' in logs[0]
 

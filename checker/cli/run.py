@@ -3,15 +3,17 @@
 
 Each execution's recorded log is read back as ``validate`` reads a JSON Lines log and
 judged by the same code (:func:`ordercheck.checker.validate.verdicts.judge`), and a violation is
-printed as ``validate`` prints it. The first failing schedule is written as a replay
-file (``--replay-out``), which ``--replay`` runs again.
+printed as ``validate`` prints it; ``eventual_delivery`` is judged on fair executions
+only (those that ran until nothing was enabled). The first failing schedule is shrunk
+(unless ``--no-shrink``) and written as a replay file (``--replay-out``), which
+``--replay`` runs again.
 
 Exit codes: 0 every schedule run kept every property; 1 a property is violated; 2 bad
 input: a bad option or replay file, or a node that misbehaved (printed non-JSON,
 never answered, exited, flooded, or did something else on replay); 3 a bound stopped
 the run before a verdict (``--max-schedules`` reached with schedules left to explore,
-or ``--max-steps``); 4 ``--engine spark`` failed; 6 the replay, log or report file could
-not be written.
+``--max-steps``, or ``eventual_delivery`` asked for and no execution fair); 4
+``--engine spark`` failed; 6 the replay, log or report file could not be written.
 
 ``--seeds`` runs many seeds as tasks, here or on Spark (:mod:`ordercheck.checker.cli.run_seeds`);
 ``--report`` writes the shown execution's report (:mod:`ordercheck.checker.cli.run_report`).
@@ -31,6 +33,8 @@ from ordercheck.checker.api.exits import exit_after_verdicts
 from ordercheck.checker.api.inputs import DATA_LIMIT, parse_json, read_input
 from ordercheck.checker.api.outputs import Outputs
 from ordercheck.checker.api.result import EXIT_BOUND, EXIT_INPUT, EXIT_MISMATCH, EXIT_OK
+from ordercheck.checker.harness.explore import Exploration, pct_runs, random_runs, shrink
+from ordercheck.checker.harness.explore import explore as explore_schedules
 from ordercheck.checker.harness.network import (
     BROADCAST,
     ORDERED,
@@ -40,13 +44,10 @@ from ordercheck.checker.harness.network import (
     Scenario,
     StepBound,
     execute,
-    fixed_chooser,
-    random_runs,
+    key_chooser,
     replay_record,
     replay_schedule,
-    replay_workload,
 )
-from ordercheck.checker.harness.network import explore as explore_schedules
 from ordercheck.checker.harness.nodes import NodeFailed, argv_of
 from ordercheck.checker.spark.session import engine_installed
 from ordercheck.checker.validate.checks import UnknownProperty, parse_properties
@@ -59,6 +60,9 @@ DEFAULT_PROPERTIES = "fifo,causal,integrity,eventual_delivery"
 
 ORDERED_PROPERTIES = "fifo,causal,integrity,total,total_global,total_prefix,eventual_delivery"
 """What ``run`` checks without ``--properties`` in the ``ordered`` workload."""
+
+LIVENESS = "eventual_delivery"
+"""The property judged on fair executions only."""
 
 
 @click.command(name="run")
@@ -74,91 +78,137 @@ ORDERED_PROPERTIES = "fifo,causal,integrity,total,total_global,total_prefix,even
 @click.option("--properties", "props", default=None,
               help=f"Properties checked on each execution's log (the names validate knows) [default: "
                    f"{DEFAULT_PROPERTIES}; with --workload ordered: {ORDERED_PROPERTIES}].")
-@click.option("--explore", is_flag=True, help="Run every delivery order, depth first (no partial-order reduction).")
+@click.option("--schedule", "kind", type=click.Choice(["random", "pct", "explore"]), default="random",
+              show_default=True, help="random: --runs uniform schedules; pct: --runs PCT schedules of --depth; "
+                                      "explore: every schedule (with DPOR unless --no-dpor).")
+@click.option("--explore", is_flag=True, help="The same as --schedule explore.")
+@click.option("--no-dpor", is_flag=True, help="With explore: run every order of the enabled actions (no reduction).")
+@click.option("--depth", type=click.IntRange(1, 100), default=3, show_default=True,
+              help="With pct: the bug depth d (d - 1 priority change points).")
 @click.option("--max-schedules", type=click.IntRange(min=1), default=10000, show_default=True,
-              help="With --explore: stop (exit 3) after this many schedules with more left.")
+              help="With explore: stop (exit 3) after this many schedules with more left.")
 @click.option("--runs", type=click.IntRange(min=1), default=20, show_default=True,
-              help="Without --explore: random schedules to run.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random schedules.")
+              help="With random or pct: schedules to run.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random and PCT schedules.")
 @click.option("--seeds", type=click.IntRange(1, 100000), default=1, show_default=True,
-              help="Without --explore: run the seeds --seed .. --seed+N-1, --runs schedules each, one task per "
+              help="With random or pct: run the seeds --seed .. --seed+N-1, --runs schedules each, one task per "
                    "seed, results in one table; the shortest failing schedule is the one kept.")
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
               callback=engine_installed, help="Where --seeds' tasks run: here, one after the other, or on Spark.")
 @click.option("--master", default="local[*]", show_default=True, help="Spark master for --engine spark.")
+@click.option("--drops", type=click.IntRange(0, 1000), default=0, show_default=True,
+              help="Messages the network may drop per execution.")
+@click.option("--duplicates", type=click.IntRange(0, 1000), default=0, show_default=True,
+              help="Messages the network may duplicate per execution.")
+@click.option("--crashes", type=click.IntRange(0, 1000), default=0, show_default=True,
+              help="Node crashes per execution (each followed by a restart: a fresh process, init again).")
+@click.option("--no-reorder", is_flag=True, help="Deliver the messages of one sender to one receiver in the order sent.")
+@click.option("--timer-fires", type=click.IntRange(0, 1000), default=10, show_default=True,
+              help="Timer fires per node and execution (virtual time); an execution left with timers "
+                   "past it is unfair.")
 @click.option("--step-timeout", type=click.FloatRange(min=0.01), default=5.0, show_default=True,
               help="Seconds a node has to answer init, topology or a step's read.")
 @click.option("--max-steps", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Most steps of one execution (exit 3 past it).")
+@click.option("--no-shrink", is_flag=True, help="Write the failing schedule as found, not shrunk.")
+@click.option("--shrink-runs", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Most executions shrinking may run.")
 @click.option("--replay", "replay_path", type=click.Path(dir_okay=False),
               help="Run the schedule of this replay file (written by --replay-out) instead.")
 @click.option("--replay-out", type=click.Path(dir_okay=False), default="run-replay.json", show_default=True,
-              help="Where the first failing schedule is written.")
+              help="Where the failing schedule is written.")
 @click.option("--log", "log_path", type=click.Path(dir_okay=False),
               help="Write the failing (else the last) execution's log here (JSON Lines, for validate).")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False),
               help="Write a report of the failing (else the last) execution here: index.html (its space-time "
-                   "diagram with each node's lines beside its events), report.md, run.jsonl, run.shiviz.log, replay.json.")
-def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props: str | None, explore: bool, max_schedules: int,
-                runs: int, seed: int, seeds: int, engine: str, master: str, step_timeout: float, max_steps: int, replay_path: str | None,
-                replay_out: str, log_path: str | None, report_dir: str | None) -> None:
+                   "diagram with each node's lines beside its events), report.md, run.jsonl, run.shiviz.log, "
+                   "replay.json.")
+def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props: str | None, kind: str,
+                explore: bool, no_dpor: bool, depth: int, max_schedules: int, runs: int, seed: int, seeds: int,
+                engine: str, master: str, drops: int, duplicates: int, crashes: int, no_reorder: bool,
+                timer_fires: int, step_timeout: float, max_steps: int, no_shrink: bool, shrink_runs: int,
+                replay_path: str | None, replay_out: str, log_path: str | None, report_dir: str | None) -> None:
     """Run real nodes (Maelstrom's JSON protocol) with ordercheck as their network."""
     try:
         argv = argv_of(node_cmd)
     except ValueError as exc:
         raise InputError("--node-cmd", "", f"cannot be split into a command line ({exc})") from None
     try:
-        named = parse_properties(props) if props is not None else None
+        named = tuple(parse_properties(props)) if props is not None else None
     except UnknownProperty as exc:
         raise InputError("--properties", "", str(exc)) from None
-    picks: list[int] = []
-    keys: list[str] = []
+    if explore:
+        if kind == "pct":
+            raise InputError("--explore", "", "is --schedule explore; leave out --schedule pct")
+        kind = "explore"
+    if kind == "pct" and (drops or duplicates or crashes):
+        raise InputError("--schedule pct", "", "schedules no faults: leave out --drops, --duplicates and --crashes "
+                                                "(random and explore schedules them)")
     by_seed = seeds > 1 or engine == "spark"
-    if by_seed and (explore or replay_path is not None):
+    if by_seed and (kind == "explore" or replay_path is not None):
         raise InputError("--seeds" if seeds > 1 else "--engine", "",
-                         "runs random schedules by seed; leave out --explore and --replay")
+                         "runs random or PCT schedules by seed; leave out --explore and --replay")
+    settings = {"drops": drops, "duplicates": duplicates, "crashes": crashes, "reorder": not no_reorder,
+                "timer_fires": timer_fires, "workload": workload}
+    keys: list[str] = []
+    complete = True
     if replay_path is not None:
-        if explore:
-            raise InputError("--replay", "", "runs one recorded schedule; leave out --explore")
+        if explore or kind != "random":
+            raise InputError("--replay", "", "runs one recorded schedule; leave out --schedule and --explore")
         doc = parse_json(read_input(replay_path, "a replay file", DATA_LIMIT), replay_path, "a replay file", 64)
         try:
-            nodes, broadcasts, picks, keys, recorded = replay_schedule(doc, replay_path)
-            workload = replay_workload(doc)
+            rep = replay_schedule(doc)
         except ValueError as exc:
             raise InputError(replay_path, "", str(exc)) from None
-        if recorded != node_cmd:
-            click.echo(f"note: {replay_path} was recorded with --node-cmd {recorded!r}", err=True)
-    if named is None:  # the default follows the workload, a replay file's included
-        named = parse_properties(ORDERED_PROPERTIES if workload == ORDERED else DEFAULT_PROPERTIES)
-    job = Job(props=tuple(named), fmt="jsonl")
-    sc = Scenario(tuple(argv), nodes, broadcasts, step_timeout, max_steps, workload)
-    verdicts: dict[int, LogVerdict] = {}
+        nodes, broadcasts, settings, keys, complete = rep.nodes, rep.broadcasts, rep.settings, rep.keys, rep.complete
+        if rep.node_cmd != node_cmd:
+            click.echo(f"note: {replay_path} was recorded with --node-cmd {rep.node_cmd!r}", err=True)
+    workload = settings["workload"]  # a replay file's, when one is replayed
+    names = named if named is not None else \
+        tuple(parse_properties(ORDERED_PROPERTIES if workload == ORDERED else DEFAULT_PROPERTIES))
+    job = Job(props=names, fmt="jsonl")
+    safety = Job(props=tuple(n for n in names if n != LIVENESS), fmt="jsonl")
+    sc = Scenario(tuple(argv), nodes, broadcasts, step_timeout, max_steps, **settings)
     count = 0
+    fair = 0
     started = time.perf_counter()
     last: Execution | None = None
     failed: Execution | None = None
-    left = False
+    stats = Exploration()
+    shrunk_from: tuple[int, int, int] | None = None
+    found: Execution | None = None
+
+    def verdict_of(ex: Execution, name: str) -> LogVerdict:
+        if ex.verdict is None:
+            ex.verdict = judge(read_text(ex.log_text(), name, "jsonl", None), job if ex.fair else safety)
+        return ex.verdict
 
     def failing(ex: Execution) -> bool:
-        nonlocal count
+        nonlocal count, fair
         count += 1
-        v = judge(read_text(ex.log_text(), f"schedule {count}", "jsonl", None), job)
-        verdicts[id(ex)] = v
-        return bool(v.violated)
+        fair += ex.fair
+        return bool(verdict_of(ex, f"schedule {count}").violated)
+
+    def violated(ex: Execution) -> frozenset[str]:
+        if len(ex.log) < 2:  # no events: a shrinking step that left nothing violates nothing
+            return frozenset()
+        v = verdict_of(ex, f"schedule {count}, shrunk")
+        return frozenset(n for n, p in v.properties.items() if p["status"] == "violated")
 
     try:
         if replay_path is not None:
-            last = execute(sc, fixed_chooser(picks), keys)
-            if len(last.picks) != len(picks):
-                raise Divergence(f"the nodes ran out of actions after {len(last.picks)} of the schedule's "
-                                 f"{len(picks)} steps: a node is not deterministic given its inputs")
+            last = execute(sc, key_chooser(keys, complete=complete), keys)
+            if len(last.keys) != len(keys):
+                raise Divergence(f"the nodes ran out of actions after {len(last.keys)} of the schedule's "
+                                 f"{len(keys)} steps: a node is not deterministic given its inputs")
             if failing(last):
                 failed = last
         elif by_seed:
             from ordercheck.checker.cli.run_seeds import run_seeds, shortest, table
 
-            results = run_seeds(sc, job, runs, list(range(seed, seed + seeds)), engine, master)
+            results = run_seeds(sc, job, safety, kind, runs, depth, list(range(seed, seed + seeds)), engine, master)
             count = sum(r.schedules for r in results)
+            fair = sum(r.fair for r in results)
             for r in results:  # a node's misbehaviour or a bound in any seed ends the run as in one seed
                 if r.error is not None:
                     click.echo(f"ordercheck: error: {r.error}", err=True)
@@ -170,22 +220,29 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
             for line in table(results):
                 click.echo(line)
             best = shortest(results)
-            if best is not None:
-                failed = best.failed
-            for r in results:
-                if r.last is not None:
-                    last = r.last
-                    verdicts[id(r.last)] = r.last_verdict
-                if r.failed is not None:
-                    verdicts[id(r.failed)] = r.verdict
+            failed = best.failed if best is not None else None
+            last = next((r.last for r in reversed(results) if r.last is not None), None)
+            if failed is not None and not no_shrink:
+                found = failed
+                result = shrink(sc, failed, violated, shrink_runs)
+                failed = result.run
+                shrunk_from = (len(found.keys), len(failed.keys), result.tries)
         else:
-            gen = explore_schedules(sc, max_schedules, failing) if explore else random_runs(sc, seed, runs, failing)
+            if kind == "explore":
+                gen = explore_schedules(sc, max_schedules, failing, dpor=not no_dpor, stats=stats)
+            elif kind == "pct":
+                gen = pct_runs(sc, seed, runs, depth, failing)
+            else:
+                gen = random_runs(sc, seed, runs, failing)
             for ex in gen:
                 last = ex
-                if verdicts[id(ex)].violated:
+                if ex.verdict.violated:
                     failed = ex
-            if explore and failed is None and count >= max_schedules and last is not None:
-                left = any(p + 1 < w for p, w in zip(last.picks, last.widths, strict=True))
+            if failed is not None and not no_shrink:
+                found = failed
+                result = shrink(sc, failed, violated, shrink_runs)
+                failed = result.run
+                shrunk_from = (len(found.keys), len(failed.keys), result.tries)
     except NodeFailed as exc:
         click.echo(f"ordercheck: error: {exc.line()}" + (f" (schedule {count + 1})" if count else ""), err=True)
         sys.exit(EXIT_INPUT)
@@ -197,10 +254,26 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
         exit_after_verdicts(EXIT_BOUND)
     seconds = time.perf_counter() - started
     shown = failed if failed is not None else last
-    assert shown is not None
-    verdict = verdicts[id(shown)]
-    how = "replayed" if replay_path else "explored" if explore else \
-        f"random (seeds {seed}..{seed + seeds - 1}, engine {engine})" if by_seed else f"random (seed {seed})"
+    if shown is None:  # exploration whose every execution was cut short: cannot happen, the first never is
+        raise InputError("run", "", "no execution ran")
+    verdict: LogVerdict = shown.verdict
+    if replay_path:
+        how = "replayed"
+    elif kind == "explore":
+        how = "explored, no DPOR" if no_dpor else "explored with DPOR"
+        if stats.blocked:
+            how += f"; {stats.blocked} more cut short by sleep sets"
+    elif kind == "pct":
+        how = f"PCT depth {depth}, seed {seed}"
+    else:
+        how = f"random, seed {seed}"
+    if by_seed:
+        how = f"{'PCT depth ' + str(depth) if kind == 'pct' else 'random'}, seeds {seed}..{seed + seeds - 1}, " \
+              f"engine {engine}"
+    if shrunk_from is not None:
+        assert found is not None
+        print_verdict(found.verdict)
+        click.echo(f"shrunk from {shrunk_from[0]} to {shrunk_from[1]} steps in {shrunk_from[2]} executions:")
     print_verdict(verdict)
     with Outputs() as staged:
         if failed is not None and replay_path is None:
@@ -211,25 +284,34 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
             from ordercheck.checker.cli.run_report import report_files
 
             log = read_text(shown.log_text(), verdict.log, "jsonl", None)
-            drawn = judge(log, job, diagrams=True)
+            drawn = judge(log, job if shown.fair else safety, diagrams=True)
             about = {"node command": node_cmd, "scenario": f"{nodes} nodes, {broadcasts} broadcasts, workload {workload}",
                      "schedules": f"{count} run ({how})",
                      "shown": f"{verdict.log}, " + ("the failing one" if failed is not None else "the last one run")}
             replay = replay_record(sc, node_cmd, shown) if failed is not None else None
             for path, text in report_files(report_dir, drawn, log, shown, about, replay).items():
                 staged.write_text(path, text)
-    click.echo(f"{count} schedule{'' if count == 1 else 's'} run ({how}, {nodes} nodes, {broadcasts} broadcasts) in {seconds:.1f} s")
+    click.echo(f"{count} schedule{'' if count == 1 else 's'} run ({how}, {nodes} nodes, {broadcasts} broadcasts) "
+               f"in {seconds:.1f} s")
+    if LIVENESS in names and replay_path and not complete:
+        click.echo(f"{LIVENESS} not judged: the replayed schedule stops where the violation shows")
+    elif LIVENESS in names and fair < count:
+        click.echo(f"{LIVENESS} judged on the {fair} fair schedule{'' if fair == 1 else 's'} of {count} (the others "
+                   "ended with timers left past --timer-fires)")
     if failed is not None:
         if replay_path is None:
             which = "the shortest failing schedule" if by_seed else "the failing schedule"
-            click.echo(f"{which} ({len(failed.picks)} steps) is in {replay_out}: "
+            click.echo(f"{which} ({len(failed.keys)} steps) is in {replay_out}: "
                        f"ordercheck run --node-cmd {json.dumps(node_cmd)} --replay {Path(replay_out)}")
         if report_dir:
             click.echo(f"report in {Path(report_dir) / 'index.html'}")
         exit_after_verdicts(EXIT_MISMATCH)
     if report_dir:
         click.echo(f"report in {Path(report_dir) / 'index.html'}")
-    if left:
+    if stats.left:
         click.echo(f"bound: --max-schedules {max_schedules} reached with schedules left to explore; no verdict")
+        exit_after_verdicts(EXIT_BOUND)
+    if LIVENESS in names and fair == 0:
+        click.echo(f"bound: no schedule was fair, so {LIVENESS} was not judged; no verdict")
         exit_after_verdicts(EXIT_BOUND)
     exit_after_verdicts(EXIT_OK)

@@ -2,8 +2,8 @@
 in one table; ``--engine spark`` runs the tasks on Spark.
 
 Seed ``S`` (``--seed`` .. ``--seed + N - 1``) is a task that runs exactly what
-``ordercheck run --seed S --runs R`` runs alone: ``R`` random schedules from that seed,
-stopping at the first failing one (:func:`seed_task`). On Spark each seed is one task
+``ordercheck run --seed S --runs R`` runs alone: ``R`` random (or PCT) schedules from
+that seed, stopping at the first failing one (:func:`seed_task`). On Spark each seed is one task
 (one partition), and the node processes start on the executor that runs it, so the node
 command must work there (true on ``local[...]`` masters; on a cluster, the command and
 its files must exist on every executor). The driver gathers the tasks' results in seed
@@ -12,7 +12,8 @@ order: the same table from either engine, every column but the seconds.
 A node that misbehaves in any task ends the command as it ends a run of one seed (one
 line naming the node, exit 2; the first such seed's), a step bound as one (exit 3).
 Otherwise the shortest failing schedule over all seeds (fewest steps, then lowest seed)
-is printed, written as the replay file and drawn by ``--report``.
+is shrunk on the driver (as ``run`` shrinks one), printed, written as the replay file
+and drawn by ``--report``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from dataclasses import dataclass
 from functools import partial
 
 from ordercheck.checker.api.errors import EngineError
-from ordercheck.checker.harness.network import Execution, Scenario, StepBound, random_runs
+from ordercheck.checker.harness.explore import pct_runs, random_runs
+from ordercheck.checker.harness.network import Execution, Scenario, StepBound
 from ordercheck.checker.harness.nodes import NodeFailed
 from ordercheck.checker.validate.readers import read_text
 from ordercheck.checker.validate.verdicts import Job, LogVerdict, judge
@@ -30,13 +32,14 @@ from ordercheck.checker.validate.verdicts import Job, LogVerdict, judge
 
 @dataclass
 class SeedResult:
-    """One seed's task: how many schedules ran, and the failing execution (with its
-    verdict) if one failed; ``error`` (a node's misbehaviour, as its one line) or
+    """One seed's task: how many schedules ran (``fair`` of them fair), and the failing
+    execution (with its verdict) if one failed; ``error`` (a node's misbehaviour, as its one line) or
     ``bound`` (the step bound's sentence) when the task ended otherwise."""
 
     seed: int
     schedules: int
     seconds: float
+    fair: int = 0
     failed: Execution | None = None
     verdict: LogVerdict | None = None
     last: Execution | None = None
@@ -50,24 +53,27 @@ class SeedResult:
         return len(self.failed.picks) if self.failed is not None else None
 
 
-def seed_task(sc: Scenario, job: Job, runs: int, seed: int) -> SeedResult:
-    """``runs`` random schedules from ``seed`` (:func:`~ordercheck.checker.harness.network.random_runs`),
-    each judged as ``run`` judges it, stopping at the first failing one."""
+def seed_task(sc: Scenario, job: Job, safety: Job, kind: str, runs: int, depth: int, seed: int) -> SeedResult:
+    """``runs`` random schedules from ``seed``
+    (:func:`~ordercheck.checker.harness.explore.random_runs`; with ``kind`` ``pct``, PCT
+    schedules of ``depth``), each judged as ``run`` judges it (``job`` on a fair
+    execution, ``safety`` on another), stopping at the first failing one."""
     started = time.perf_counter()
     count = 0
-    verdicts: dict[int, LogVerdict] = {}
+    result = SeedResult(seed, 0, 0.0)
 
     def failing(ex: Execution) -> bool:
         nonlocal count
         count += 1
-        v = judge(read_text(ex.log_text(), f"seed {seed}, schedule {count}", "jsonl", None), job)
-        verdicts[id(ex)] = v
-        return bool(v.violated)
+        result.fair += ex.fair
+        ex.verdict = judge(read_text(ex.log_text(), f"seed {seed}, schedule {count}", "jsonl", None),
+                           job if ex.fair else safety)
+        return bool(ex.verdict.violated)
 
-    result = SeedResult(seed, 0, 0.0)
     try:
-        for ex in random_runs(sc, seed, runs, failing):
-            result.last, result.last_verdict = ex, verdicts[id(ex)]
+        gen = pct_runs(sc, seed, runs, depth, failing) if kind == "pct" else random_runs(sc, seed, runs, failing)
+        for ex in gen:
+            result.last, result.last_verdict = ex, ex.verdict
             if result.last_verdict.violated:
                 result.failed, result.verdict = ex, result.last_verdict
     except NodeFailed as exc:
@@ -79,11 +85,12 @@ def seed_task(sc: Scenario, job: Job, runs: int, seed: int) -> SeedResult:
     return result
 
 
-def run_seeds(sc: Scenario, job: Job, runs: int, seeds: list[int], engine: str, master: str) -> list[SeedResult]:
+def run_seeds(sc: Scenario, job: Job, safety: Job, kind: str, runs: int, depth: int, seeds: list[int], engine: str,
+              master: str) -> list[SeedResult]:
     """Every seed's :func:`seed_task`, in seed order, on the local engine (one after the
     other) or on Spark (one task per seed). Raises
     :class:`~ordercheck.checker.api.errors.EngineError` when Spark fails."""
-    task = partial(seed_task, sc, job, runs)
+    task = partial(seed_task, sc, job, safety, kind, runs, depth)
     if engine != "spark":
         return [task(s) for s in seeds]
     from ordercheck.checker.spark.session import SparkUnavailable, executor_python_problem, get_spark, spark_jobs
