@@ -26,7 +26,7 @@ def node_cmd(script: str | Path) -> str:
 def test_explore_with_dpor_finds_the_missing_hold_back_on_3_nodes_with_2_broadcasts_each(run_cli, tmp_path):
     replay = tmp_path / "replay.json"
     cmd = node_cmd(NODES / "causal_broadcast_no_hold_back.py")
-    said = "n2 delivered 4 (line 4) while 1, which happened before it, had not been delivered there"
+    said = "n2 delivered 6 (line 4) while 3, which happened before it, had not been delivered there"
     r = run_cli("run", "--node-cmd", cmd, "--explore", "--broadcasts", "6", "--replay-out", replay)
     assert r.exit_code == 1, r.output
     assert "2 schedules run (explored with DPOR, 3 nodes, 6 broadcasts)" in r.output
@@ -40,6 +40,11 @@ def test_explore_with_dpor_finds_the_missing_hold_back_on_3_nodes_with_2_broadca
     # the recorded log is one validate reads and judges the same way
     v = run_cli("validate", tmp_path / "run.jsonl", "--properties", "causal")
     assert v.exit_code == 1 and said in v.output
+    # the node with its hold-back follows the same steps and keeps order on them; the prefix
+    # cannot judge eventual delivery: no verdict, not a pass
+    fixed = run_cli("run", "--node-cmd", node_cmd(NODES / "causal_broadcast.py"), "--replay", replay)
+    assert fixed.exit_code == 3, fixed.output
+    assert "causal holds" in fixed.output and "the replayed schedule stops before the end" in fixed.output
     # without DPOR the same exploration runs more schedules before the violation
     plain = run_cli("run", "--node-cmd", cmd, "--explore", "--no-dpor", "--no-shrink", "--broadcasts", "6",
                     "--replay-out", replay)
@@ -135,6 +140,10 @@ def test_a_replay_the_nodes_do_not_follow_is_a_divergence(run_cli, tmp_path):
     ('{"format": "ordercheck-run-replay", "version": 1, "node_cmd": "x", "nodes": 2, "broadcasts": 1, '
      '"schedule": [{"pick": -1, "action": "a"}]}', "schedule[0]"),
     ("{", "is not valid JSON"),
+    ('{"format": "ordercheck-run-replay", "version": 1, "node_cmd": "x", "nodes": 2, "broadcasts": 1, '
+     '"drops": -1, "schedule": []}', "drops"),
+    ('{"format": "ordercheck-run-replay", "version": 1, "node_cmd": "x", "nodes": 2, "broadcasts": 1, '
+     '"complete": "yes", "schedule": []}', "complete"),
 ])
 def test_a_bad_replay_file_is_one_line_and_exit_2(run_cli, tmp_path, doc, field):
     replay = tmp_path / "bad.json"

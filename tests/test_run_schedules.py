@@ -150,6 +150,10 @@ CASES = {  # scenario, node, the properties some schedules violate
     "duplicates on FIFO links": (Scenario(("x",), 2, 3, duplicates=1, reorder=False), lambda: Causal(False), set()),
     "retries on timers, a drop": (Scenario(("x",), 2, 1, drops=1, timer_fires=2), Retransmit, set()),
     "no retries, a drop": (Scenario(("x",), 3, 1, drops=1), lambda: Retransmit(False), {"eventual_delivery"}),
+    "no hold-back, a crash and a drop": (Scenario(("x",), 2, 2, drops=1, crashes=1), lambda: Causal(False),
+                                         {"eventual_delivery"}),
+    "hold-back on FIFO links, a drop": (Scenario(("x",), 3, 2, drops=1, reorder=False), Causal,
+                                        {"eventual_delivery"}),
 }
 
 
@@ -296,9 +300,11 @@ def test_a_drop_breaks_eventual_delivery_without_retries_and_timers_repair_it(ru
         'c1->n1 {"message":1,"type":"broadcast"}', 'drop n1->n2 {"message":1,"type":"v"}']
     again = run_cli("run", "--node-cmd", retry_node(tmp_path, False), "--replay", tmp_path / "r.json")
     assert again.exit_code == 1 and "eventual_delivery VIOLATED" in again.output
-    ok = run_cli("run", "--node-cmd", retry_node(tmp_path, True), *args, "--timer-fires", "3")
+    ok = run_cli("run", "--node-cmd", retry_node(tmp_path, True), *args, "--timer-fires", "2")
     assert ok.exit_code == 0, ok.output
-    assert "eventual_delivery holds" in ok.output and "schedules run (explored with DPOR" in ok.output
+    assert "eventual_delivery holds" in ok.output
+    assert "18 schedules run (explored with DPOR, 2 nodes, 1 broadcast; 13 more cut short by sleep sets)" in ok.output
+    assert "eventual_delivery judged on the 9 fair schedules of 18" in ok.output
 
 
 def test_no_fair_schedule_leaves_eventual_delivery_unjudged_exit_3(run_cli, tmp_path):
@@ -334,3 +340,60 @@ def test_pct_from_the_command_line_is_reproducible_and_refuses_faults(run_cli, t
     assert files[0] == files[1]
     bad = run_cli("run", "--node-cmd", cmd, "--schedule", "pct", "--drops", "1")
     assert bad.exit_code == 2 and "--schedule pct: schedules no faults" in bad.output
+
+
+def test_crashes_restart_real_processes_and_the_correct_node_keeps_its_properties(run_cli, tmp_path):
+    cmd = f"{sys.executable} -S {Path(__file__).resolve().parent.parent / 'examples/nodes/causal_broadcast.py'}"
+    log = tmp_path / "run.jsonl"
+    r = run_cli("run", "--node-cmd", cmd, "--nodes", "2", "--broadcasts", "1", "--crashes", "1", "--explore",
+                "--log", log, "--replay-out", tmp_path / "r.json")
+    assert r.exit_code == 0, r.output
+    assert "schedules run (explored with DPOR, 2 nodes, 1 broadcast" in r.output
+    kinds = [json.loads(line)["kind"] for line in log.read_text().splitlines()[1:]]
+    assert kinds.count("fail") == 1 and kinds.count("restart") == 1
+
+
+class Picky(Causal):
+    """The no-hold-back node, except that n3 falls silent when the first thing it is
+    sent is its client's request (so some of shrinking's candidates fail otherwise)."""
+
+    def __init__(self) -> None:
+        super().__init__(False)
+        self.started = False
+
+    def handle(self, m: dict, out: list) -> None:
+        if m["body"]["type"] == "broadcast" and self.me == "n3" and not self.started:
+            raise NodeFailed("n3", "fell silent")
+        self.started = self.started or m["body"]["type"] in ("broadcast", "cb")
+        super().handle(m, out)
+
+
+def test_shrinking_passes_over_candidates_on_which_a_node_misbehaves():
+    sc = Scenario(("x",), 3, 6)
+    spawn = spawner(Picky)
+    found = next(ex for ex in explore(sc, 100, lambda ex: violates(ex, "causal"), spawn=spawn)
+                 if violates(ex, "causal"))
+
+    def violated(ex):
+        if len(ex.log) < 2:
+            return frozenset()
+        return frozenset({"causal"}) if violates(ex, "causal") else frozenset()
+
+    small = shrink(sc, found, violated, 200, spawn=spawn)
+    assert "causal" in violated(small.run) and len(small.run.keys) < len(found.keys)
+
+
+def test_the_pool_hands_out_processes_started_ahead_and_reaps_the_rest():
+    from ordercheck.checker.harness.nodes import Pool
+
+    argv = [sys.executable, "-S", "-c", "import time; time.sleep(60)"]
+    with Pool(1) as pool:
+        first = pool.spawn("n1", argv)
+        ahead = pool._ready[0][1]
+        second = pool.spawn("n2", argv)
+        assert second is ahead and second.id == "n2" and first.id == "n1"
+        left = pool._ready[0][1]
+        assert left.proc.poll() is None
+    assert left.proc.poll() is not None  # killed and reaped when the pool closed
+    for node in (first, second):
+        node.kill()

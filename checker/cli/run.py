@@ -48,7 +48,7 @@ from ordercheck.checker.harness.network import (
     replay_record,
     replay_schedule,
 )
-from ordercheck.checker.harness.nodes import NodeFailed, argv_of
+from ordercheck.checker.harness.nodes import NodeFailed, Pool, argv_of
 from ordercheck.checker.spark.session import engine_installed
 from ordercheck.checker.validate.checks import UnknownProperty, parse_properties
 from ordercheck.checker.validate.command import print_verdict
@@ -195,9 +195,10 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
         v = verdict_of(ex, f"schedule {count}, shrunk")
         return frozenset(n for n, p in v.properties.items() if p["status"] == "violated")
 
+    pool = Pool(nodes)
     try:
         if replay_path is not None:
-            last = execute(sc, key_chooser(keys, complete=complete), keys)
+            last = execute(sc, key_chooser(keys, complete=complete), keys, spawn=pool.spawn)
             if len(last.keys) != len(keys):
                 raise Divergence(f"the nodes ran out of actions after {len(last.keys)} of the schedule's "
                                  f"{len(keys)} steps: a node is not deterministic given its inputs")
@@ -224,23 +225,23 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
             last = next((r.last for r in reversed(results) if r.last is not None), None)
             if failed is not None and not no_shrink:
                 found = failed
-                result = shrink(sc, failed, violated, shrink_runs)
+                result = shrink(sc, failed, violated, shrink_runs, spawn=pool.spawn)
                 failed = result.run
                 shrunk_from = (len(found.keys), len(failed.keys), result.tries)
         else:
             if kind == "explore":
-                gen = explore_schedules(sc, max_schedules, failing, dpor=not no_dpor, stats=stats)
+                gen = explore_schedules(sc, max_schedules, failing, dpor=not no_dpor, stats=stats, spawn=pool.spawn)
             elif kind == "pct":
-                gen = pct_runs(sc, seed, runs, depth, failing)
+                gen = pct_runs(sc, seed, runs, depth, failing, spawn=pool.spawn)
             else:
-                gen = random_runs(sc, seed, runs, failing)
+                gen = random_runs(sc, seed, runs, failing, spawn=pool.spawn)
             for ex in gen:
                 last = ex
                 if ex.verdict.violated:
                     failed = ex
             if failed is not None and not no_shrink:
                 found = failed
-                result = shrink(sc, failed, violated, shrink_runs)
+                result = shrink(sc, failed, violated, shrink_runs, spawn=pool.spawn)
                 failed = result.run
                 shrunk_from = (len(found.keys), len(failed.keys), result.tries)
     except NodeFailed as exc:
@@ -252,6 +253,8 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
     except StepBound as exc:
         click.echo(f"ordercheck: bound: {exc} (raise --max-steps)", err=True)
         exit_after_verdicts(EXIT_BOUND)
+    finally:
+        pool.close()
     seconds = time.perf_counter() - started
     shown = failed if failed is not None else last
     if shown is None:  # exploration whose every execution was cut short: cannot happen, the first never is
@@ -261,8 +264,6 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
         how = "replayed"
     elif kind == "explore":
         how = "explored, no DPOR" if no_dpor else "explored with DPOR"
-        if stats.blocked:
-            how += f"; {stats.blocked} more cut short by sleep sets"
     elif kind == "pct":
         how = f"PCT depth {depth}, seed {seed}"
     else:
@@ -291,8 +292,9 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
             replay = replay_record(sc, node_cmd, shown) if failed is not None else None
             for path, text in report_files(report_dir, drawn, log, shown, about, replay).items():
                 staged.write_text(path, text)
-    click.echo(f"{count} schedule{'' if count == 1 else 's'} run ({how}, {nodes} nodes, {broadcasts} broadcasts) "
-               f"in {seconds:.1f} s")
+    cut = f"; {stats.blocked} more cut short by sleep sets" if stats.blocked else ""
+    click.echo(f"{count} schedule{'' if count == 1 else 's'} run ({how}, {nodes} nodes, {broadcasts} "
+               f"broadcast{'' if broadcasts == 1 else 's'}{cut}) in {seconds:.1f} s")
     if LIVENESS in names and replay_path and not complete:
         click.echo(f"{LIVENESS} not judged: the replayed schedule stops where the violation shows")
     elif LIVENESS in names and fair < count:
@@ -312,6 +314,7 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
         click.echo(f"bound: --max-schedules {max_schedules} reached with schedules left to explore; no verdict")
         exit_after_verdicts(EXIT_BOUND)
     if LIVENESS in names and fair == 0:
-        click.echo(f"bound: no schedule was fair, so {LIVENESS} was not judged; no verdict")
+        why = "the replayed schedule stops before the end" if replay_path else "no schedule was fair"
+        click.echo(f"bound: {why}, so {LIVENESS} was not judged; no verdict")
         exit_after_verdicts(EXIT_BOUND)
     exit_after_verdicts(EXIT_OK)

@@ -25,7 +25,7 @@ from functools import partial
 from ordercheck.checker.api.errors import EngineError
 from ordercheck.checker.harness.explore import pct_runs, random_runs
 from ordercheck.checker.harness.network import Execution, Scenario, StepBound
-from ordercheck.checker.harness.nodes import NodeFailed
+from ordercheck.checker.harness.nodes import NodeFailed, Pool
 from ordercheck.checker.validate.readers import read_text
 from ordercheck.checker.validate.verdicts import Job, LogVerdict, judge
 
@@ -71,11 +71,13 @@ def seed_task(sc: Scenario, job: Job, safety: Job, kind: str, runs: int, depth: 
         return bool(ex.verdict.violated)
 
     try:
-        gen = pct_runs(sc, seed, runs, depth, failing) if kind == "pct" else random_runs(sc, seed, runs, failing)
-        for ex in gen:
-            result.last, result.last_verdict = ex, ex.verdict
-            if result.last_verdict.violated:
-                result.failed, result.verdict = ex, result.last_verdict
+        with Pool(sc.nodes) as pool:
+            gen = pct_runs(sc, seed, runs, depth, failing, spawn=pool.spawn) if kind == "pct" else \
+                random_runs(sc, seed, runs, failing, spawn=pool.spawn)
+            for ex in gen:
+                result.last, result.last_verdict = ex, ex.verdict
+                if result.last_verdict.violated:
+                    result.failed, result.verdict = ex, result.last_verdict
     except NodeFailed as exc:
         result.error = exc.line() + f" (seed {seed}, schedule {count + 1})"
     except StepBound as exc:

@@ -24,12 +24,23 @@ distinct enabled actions is run, depth first.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from ordercheck.checker.harness.network import FAULTS, Action, Divergence, Execution, Scenario, Spawn, execute
-from ordercheck.checker.harness.nodes import Node
+from ordercheck.checker.harness.network import (
+    FAULTS,
+    Action,
+    Divergence,
+    Execution,
+    Scenario,
+    Spawn,
+    Step,
+    StepBound,
+    execute,
+)
+from ordercheck.checker.harness.nodes import Node, NodeFailed
 
 Judge = Callable[[Execution], bool]
 """Judges one execution: True when it violates a property."""
@@ -122,8 +133,8 @@ def explore(sc: Scenario, max_schedules: int, failing: Judge, *, dpor: bool = Tr
             stats: Exploration | None = None, spawn: Spawn = Node) -> Iterator[Execution]:
     """Systematic exploration (see the module's docstring), depth first; yields every
     execution judged, and stops after the first one ``failing`` accepts, after
-    ``max_schedules`` judged executions (``stats.left`` says whether any were left), or
-    when none is left."""
+    ``max_schedules`` judged executions or as many cut short (``stats.left`` says
+    whether any were left), or when none is left."""
     st = stats if stats is not None else Exploration()
     stack: list[_State] = []
     prefix: list[str] = []
@@ -143,7 +154,7 @@ def explore(sc: Scenario, max_schedules: int, failing: Judge, *, dpor: bool = Tr
         nxt = _backtrack(stack, run)
         if nxt is None:
             return
-        if st.runs >= max_schedules:
+        if st.runs >= max_schedules or st.blocked >= max_schedules:
             st.left = True
             return
         prefix = nxt
@@ -182,6 +193,21 @@ def _chooser(stack: list[_State], prefix: list[str], dpor: bool) -> Callable[[in
         return None
 
     return choose
+
+
+def _past(steps: list[Step]) -> list[int]:
+    """Each step's causal past, as a bit mask of the steps that happen before it (the
+    steps that enabled it, the last earlier step on each of its locations, and theirs)."""
+    hb: list[int] = []
+    last: dict[str, int] = {}
+    for j, s in enumerate(steps):
+        m = 0
+        for p in set(s.born) | {last[loc] for loc in s.locs if loc in last}:
+            m |= hb[p] | (1 << p)
+        hb.append(m)
+        for loc in s.locs:
+            last[loc] = j
+    return hb
 
 
 def _races(run: Execution, stack: list[_State], start: int) -> None:
@@ -248,11 +274,6 @@ def _backtrack(stack: list[_State], run: Execution) -> list[str] | None:
     return None
 
 
-def left_unexplored(stack: list[_State]) -> bool:
-    """Whether any state of ``stack`` has an action left to explore."""
-    return any(k in s.backtrack and k not in s.explored and k not in s.sleep for s in stack for k in s.info)
-
-
 Violated = Callable[[Execution], frozenset[str]]
 """The properties one execution violates."""
 
@@ -272,13 +293,18 @@ def _measure(run: Execution) -> tuple[int, int, int]:
 
 def shrink(sc: Scenario, run: Execution, violated: Violated, budget: int, *, spawn: Spawn = Node) -> Shrunk:
     """A failing execution no larger than ``run`` that still violates the property
-    ``run`` violates first by name, found by re-executing: when that property is a safety property
-    (any but ``eventual_delivery``), the shortest prefix that already violates it (the
-    execution stopped there); then each step removed in turn (the schedule follows the
-    remaining steps, skipping those the nodes no longer offer, and a complete execution
-    goes on with the oldest action first) while the violation persists and the
-    execution gets smaller: fewer steps, then fewer faults, then earlier picks. At most
-    ``budget`` executions."""
+    ``run`` violates first by name, found by re-executing. When that property is a
+    safety property (any but ``eventual_delivery``): the shortest prefix that already
+    violates it (the execution stopped there); then, the violation showing at its last
+    step, only the clients' requests among the steps that led to the message that step
+    takes, or else all of those steps, or else the step's whole causal past. Then each
+    step removed in turn, and each step swapped with the one before it, until neither
+    makes it smaller. A candidate schedule is followed step by step (see
+    :func:`_following`; a complete execution goes on with the oldest action first) and
+    taken when the property stays violated and the execution is smaller: fewer steps,
+    then fewer faults, then earlier picks (closer to the oldest-first order). A
+    candidate on which a node misbehaves or that reaches ``max_steps`` is not taken.
+    At most ``budget`` executions."""
     target = sorted(violated(run))[0]
     tries = 0
     best = run
@@ -291,7 +317,7 @@ def shrink(sc: Scenario, run: Execution, violated: Violated, budget: int, *, spa
         tries += 1
         try:
             ex = execute(sc, _following(keys, stop), spawn=spawn)
-        except Divergence:
+        except (Divergence, StepBound, NodeFailed):  # another failure than the one kept: not smaller
             return None
         return ex if target in violated(ex) else None
 
@@ -304,6 +330,18 @@ def shrink(sc: Scenario, run: Execution, violated: Violated, budget: int, *, spa
                 best, hi = ex, len(ex.keys)
             else:
                 lo = mid + 1
+    if partial and best.steps:  # the last step's causal past: what the violation there can depend on
+        past = _past(best.steps)
+        j = len(best.steps) - 1
+        sent = 1 << j  # first only what led to the message or request it takes, not its node's history
+        for b in best.steps[j].born:
+            sent |= past[b] | (1 << b)
+        requests = (1 << j) | sum(1 << i for i, st in enumerate(best.steps) if sent >> i & 1 and st.kind == "client")
+        for mask in (requests, sent, past[j] | (1 << j)):
+            ex = attempt([k for i, k in enumerate(best.keys) if mask >> i & 1], partial)
+            if ex is not None and _measure(ex) < _measure(best):
+                best = ex
+                break
     changed = True
     while changed and tries < budget:
         changed = False
@@ -311,15 +349,25 @@ def shrink(sc: Scenario, run: Execution, violated: Violated, budget: int, *, spa
             if i >= len(best.keys):
                 continue
             keys = best.keys[:i] + best.keys[i + 1:]
-            ex = attempt(keys, not best.complete)
+            ex = attempt(keys, partial)
+            if ex is not None and _measure(ex) < _measure(best):
+                best, changed = ex, True
+        for i in range(1, len(best.keys)):
+            if i >= len(best.keys):
+                break
+            keys = best.keys[:i - 1] + [best.keys[i], best.keys[i - 1]] + best.keys[i + 1:]
+            ex = attempt(keys, partial)
             if ex is not None and _measure(ex) < _measure(best):
                 best, changed = ex, True
     return Shrunk(best, tries)
 
 
 def _following(keys: list[str], stop: bool) -> Callable[[int, list[Action]], int | None]:
-    """Take ``keys`` in order, skipping one the nodes do not offer; after them, stop
-    (``stop``) or take the first enabled action."""
+    """Take ``keys`` in order: the action with that key, or else the first offered with
+    the same kind, sender, receiver and body ``type`` and ``message`` (the same message
+    carrying other metadata, such as a vector clock, once other steps are gone); a key
+    with neither is skipped. After them, stop (``stop``) or take the first enabled
+    action."""
     pos = [0]
 
     def choose(_step: int, enabled: list[Action]) -> int | None:
@@ -329,6 +377,23 @@ def _following(keys: list[str], stop: bool) -> Callable[[int, list[Action]], int
             pos[0] += 1
             if k in offered:
                 return offered.index(k)
+            loose = [_loose(o) for o in offered]
+            if _loose(k) in loose:
+                return loose.index(_loose(k))
         return None if stop else 0
 
     return choose
+
+
+def _loose(key: str) -> str:
+    """``key`` with its body cut to its ``type`` and ``message``."""
+    at = key.find(" {")
+    if at < 0:
+        return key
+    try:
+        body = json.loads(key[at + 1:])
+    except ValueError:
+        return key
+    if not isinstance(body, dict):
+        return key
+    return key[:at] + " " + json.dumps([body.get("type"), body.get("message")])

@@ -7,6 +7,7 @@ quoted when the node misbehaves. Every way a node can misbehave (a line that is 
 JSON envelope, no answer within the step's timeout, an exit, more output than a step
 allows) raises :class:`NodeFailed`, whose :meth:`~NodeFailed.line` names the node and
 what it did.
+A :class:`Pool` starts one execution's worth of processes ahead.
 """
 
 from __future__ import annotations
@@ -165,3 +166,46 @@ def argv_of(command: str) -> list[str]:
 
 def _clip(text: str, n: int = 80) -> str:
     return text if len(text) <= n else text[:n] + "..."
+
+
+class Pool:
+    """Node processes started one execution ahead, so that an execution's start does
+    not wait for the interpreters of its nodes to start: :meth:`spawn` hands out a
+    process started earlier from the same command line (renamed ``node_id``; nothing
+    has been written to it yet) and starts its replacement. A replacement that cannot
+    be started is left out (the next :meth:`spawn` starts one itself, and reports the
+    failure under the right id). :meth:`close` (or leaving the ``with`` block) kills
+    and reaps every process not handed out."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._ready: list[tuple[list[str], Node]] = []
+
+    def spawn(self, node_id: str, argv: list[str]) -> Node:
+        """A started node process of ``argv`` named ``node_id``."""
+        node = None
+        for i, (args, ready) in enumerate(self._ready):
+            if args == argv:
+                node = ready
+                del self._ready[i]
+                break
+        if node is None:
+            node = Node(node_id, argv)
+        node.id = node_id
+        while len(self._ready) < self.size:
+            try:
+                self._ready.append((list(argv), Node("(not started)", list(argv))))
+            except NodeFailed:
+                break
+        return node
+
+    def close(self) -> None:
+        """Kill and reap every process not handed out."""
+        while self._ready:
+            self._ready.pop()[1].kill()
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
