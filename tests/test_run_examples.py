@@ -8,6 +8,7 @@ schedule's start-up cheap; scenarios are the smallest that show each bug.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -128,6 +129,12 @@ def test_the_report_draws_the_failing_execution_with_each_nodes_lines_beside_its
     # validate's window diagram of the violation, then the whole execution with the nodes' lines beside it
     assert page.count('<svg xmlns="http://www.w3.org/2000/svg" class="spacetime"') == 2
     assert page.count('class="row hot"') == 2 and page.count('class="arrow message offending"') == 2
+    # the window's hot row is the log's line 5; the execution's is step 5, where n3's delivery of 1 is drawn
+    hot = re.findall(r'<g class="row hot">.*?y1="([\d.]+)".*?class="stepno">(\d+)</text>', page, re.S)
+    assert [step for _y, step in hot] == ["5", "5"]
+    rings = re.findall(r'<g class="mark deliver offending">\s*<title>([^<]*)</title>\s*<circle cx="[\d.]+" cy="([\d.]+)"',
+                       page)
+    assert ("step 5: n3 received 1", float(hot[1][0])) in [(t, float(y)) for t, y in rings]
     assert 'class="note err"' in page and "n3 err n3: new value 1 from n1</text>" in page
     assert 'class="note in"' in page and 'class="note out"' in page
     assert "n1→n3 {&#34;type&#34;:&#34;broadcast&#34;,&#34;message&#34;:1" in page

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +114,12 @@ def schedule_diagram(log: Log, ex: Execution, violation: Violation | None, uid: 
             hot_step = ex.event_steps[violation.at]
     diagram = layout(timeline, blame, uid)
     diagram.rows = [(s, TOP + ROW * first[s], s == hot_step) for s in range(len(steps))]
+    step_of_row = {row: s for s, row in enumerate(first)}  # the tooltips name steps, not rows
+    renumber = partial(re.sub, r"\bstep (\d+)", lambda m: f"step {step_of_row.get(int(m.group(1)), m.group(1))}")
+    for mark in diagram.marks:
+        mark.title = renumber(mark.title)
+    for line in diagram.lines:
+        line.title = renumber(line.title)
     x = diagram.width + 16
     width = 0.0
     for s, lines in enumerate(steps):
