@@ -177,3 +177,12 @@ def test_the_shortest_failing_seed_is_the_one_kept():
 
     assert shortest([SeedResult(0, 3, 0.0), failed(1, 9), failed(2, 5), failed(3, 5)]).seed == 2
     assert shortest([SeedResult(0, 3, 0.0)]) is None
+
+
+def test_a_replay_file_with_an_unknown_workload_is_one_line_and_exit_2(run_cli, tmp_path):
+    replay = tmp_path / "bad.json"
+    replay.write_text('{"format": "ordercheck-run-replay", "version": 1, "node_cmd": "x", "nodes": 2, "broadcasts": 1, '
+                      '"workload": "total", "schedule": []}')
+    r = run_cli("run", "--node-cmd", "unused-node", "--replay", replay)
+    assert r.exit_code == 2, r.output
+    assert r.output.strip() == f"ordercheck: error: {replay}: workload: expected one of broadcast, ordered, got 'total'"
