@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup browser check test lint bench docs clean
+.PHONY: setup browser nodes check test lint bench docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,7 +14,19 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev,spark]'
 	touch $(STAMP)
 
-setup: $(STAMP) browser
+setup: $(STAMP) browser nodes
+
+# The example node in C (examples/nodes/causal_broadcast.c, for `ordercheck run`), built
+# with the system C compiler into build/nodes/; without one, its tests are skipped.
+CC_NODE := build/nodes/causal_broadcast
+
+nodes:
+	@if command -v $${CC:-cc} >/dev/null 2>&1; then \
+	  mkdir -p build/nodes && $${CC:-cc} -std=c99 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra \
+	    -o $(CC_NODE) examples/nodes/causal_broadcast.c; \
+	else \
+	  echo "setup: no C compiler ($${CC:-cc}), so $(CC_NODE) is not built; its tests will be skipped"; \
+	fi
 
 # Headless Chromium for the report's browser test (Debian's package). Installed once,
 # as root or through passwordless sudo; without apt-get the browser test skips.

@@ -71,6 +71,19 @@ class Mark:
 
 
 @dataclass
+class Note:
+    """A line of text beside the drawing, at its row (``ordercheck run`` puts each node's
+    input and output lines beside its events): ``cls`` names its kind (``in``, ``out``,
+    ``err``) for styling and tests, ``title`` is the whole line when ``text`` is cut."""
+
+    x: float
+    y: float
+    text: str
+    cls: str
+    title: str
+
+
+@dataclass
 class Diagram:
     uid: str
     width: float
@@ -83,6 +96,7 @@ class Diagram:
     bottom: float = 0
     colours: dict[str, str] = field(default_factory=dict)
     loop: tuple[float, float] | None = None  # rows a lasso repeats for ever (y from, y to)
+    notes: list[Note] = field(default_factory=list)  # text beside the rows (empty but for run's reports)
 
     def has(self, role: str) -> bool:
         """Whether some line has ``role`` among its classes (for the legend)."""

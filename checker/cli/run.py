@@ -12,8 +12,11 @@ Exit codes: 0 every schedule run kept every property; 1 a property is violated; 
 input: a bad option or replay file, or a node that misbehaved (printed non-JSON,
 never answered, exited, flooded, or did something else on replay); 3 a bound stopped
 the run before a verdict (``--max-schedules`` reached with schedules left to explore,
-``--max-steps``, or ``eventual_delivery`` asked for and no execution fair); 6 the
-replay or log file could not be written.
+``--max-steps``, or ``eventual_delivery`` asked for and no execution fair); 4
+``--engine spark`` failed; 6 the replay, log or report file could not be written.
+
+``--seeds`` runs many seeds as tasks, here or on Spark (:mod:`ordercheck.checker.cli.run_seeds`);
+``--report`` writes the shown execution's report (:mod:`ordercheck.checker.cli.run_report`).
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ from ordercheck.checker.api.result import EXIT_BOUND, EXIT_INPUT, EXIT_MISMATCH,
 from ordercheck.checker.harness.explore import Exploration, pct_runs, random_runs, shrink
 from ordercheck.checker.harness.explore import explore as explore_schedules
 from ordercheck.checker.harness.network import (
+    BROADCAST,
+    ORDERED,
+    WORKLOADS,
     Divergence,
     Execution,
     Scenario,
@@ -43,13 +49,17 @@ from ordercheck.checker.harness.network import (
     replay_schedule,
 )
 from ordercheck.checker.harness.nodes import NodeFailed, Pool, argv_of
+from ordercheck.checker.spark.session import engine_installed
 from ordercheck.checker.validate.checks import UnknownProperty, parse_properties
 from ordercheck.checker.validate.command import print_verdict
 from ordercheck.checker.validate.readers import read_text
 from ordercheck.checker.validate.verdicts import Job, LogVerdict, judge
 
 DEFAULT_PROPERTIES = "fifo,causal,integrity,eventual_delivery"
-"""What ``run`` checks without ``--properties``."""
+"""What ``run`` checks without ``--properties`` (the ``broadcast`` workload)."""
+
+ORDERED_PROPERTIES = "fifo,causal,integrity,total,total_global,total_prefix,eventual_delivery"
+"""What ``run`` checks without ``--properties`` in the ``ordered`` workload."""
 
 LIVENESS = "eventual_delivery"
 """The property judged on fair executions only."""
@@ -62,8 +72,12 @@ LIVENESS = "eventual_delivery"
 @click.option("--nodes", type=click.IntRange(1, 64), default=3, show_default=True, help="Node processes to start.")
 @click.option("--broadcasts", type=click.IntRange(0, 1000), default=2, show_default=True,
               help="Values 1..K broadcast by the clients, round-robin over n1, n2, ...")
-@click.option("--properties", "props", default=DEFAULT_PROPERTIES, show_default=True,
-              help="Properties checked on each execution's log (the names validate knows).")
+@click.option("--workload", type=click.Choice(WORKLOADS), default=BROADCAST, show_default=True,
+              help="broadcast: Maelstrom's (a node's own values are not its deliveries); ordered: the same "
+                   "requests, each value also delivered at its broadcaster, as a total-order layer does.")
+@click.option("--properties", "props", default=None,
+              help=f"Properties checked on each execution's log (the names validate knows) [default: "
+                   f"{DEFAULT_PROPERTIES}; with --workload ordered: {ORDERED_PROPERTIES}].")
 @click.option("--schedule", "kind", type=click.Choice(["random", "pct", "explore"]), default="random",
               show_default=True, help="random: --runs uniform schedules; pct: --runs PCT schedules of --depth; "
                                       "explore: every schedule (with DPOR unless --no-dpor).")
@@ -76,6 +90,12 @@ LIVENESS = "eventual_delivery"
 @click.option("--runs", type=click.IntRange(min=1), default=20, show_default=True,
               help="With random or pct: schedules to run.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random and PCT schedules.")
+@click.option("--seeds", type=click.IntRange(1, 100000), default=1, show_default=True,
+              help="With random or pct: run the seeds --seed .. --seed+N-1, --runs schedules each, one task per "
+                   "seed, results in one table; the shortest failing schedule is the one kept.")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
+              callback=engine_installed, help="Where --seeds' tasks run: here, one after the other, or on Spark.")
+@click.option("--master", default="local[*]", show_default=True, help="Spark master for --engine spark.")
 @click.option("--drops", type=click.IntRange(0, 1000), default=0, show_default=True,
               help="Messages the network may drop per execution.")
 @click.option("--duplicates", type=click.IntRange(0, 1000), default=0, show_default=True,
@@ -99,21 +119,24 @@ LIVENESS = "eventual_delivery"
               help="Where the failing schedule is written.")
 @click.option("--log", "log_path", type=click.Path(dir_okay=False),
               help="Write the failing (else the last) execution's log here (JSON Lines, for validate).")
-def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, kind: str, explore: bool, no_dpor: bool,
-                depth: int, max_schedules: int, runs: int, seed: int, drops: int, duplicates: int, crashes: int,
-                no_reorder: bool, timer_fires: int, step_timeout: float, max_steps: int, no_shrink: bool,
-                shrink_runs: int, replay_path: str | None, replay_out: str, log_path: str | None) -> None:
+@click.option("--report", "report_dir", type=click.Path(file_okay=False),
+              help="Write a report of the failing (else the last) execution here: index.html (its space-time "
+                   "diagram with each node's lines beside its events), report.md, run.jsonl, run.shiviz.log, "
+                   "replay.json.")
+def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props: str | None, kind: str,
+                explore: bool, no_dpor: bool, depth: int, max_schedules: int, runs: int, seed: int, seeds: int,
+                engine: str, master: str, drops: int, duplicates: int, crashes: int, no_reorder: bool,
+                timer_fires: int, step_timeout: float, max_steps: int, no_shrink: bool, shrink_runs: int,
+                replay_path: str | None, replay_out: str, log_path: str | None, report_dir: str | None) -> None:
     """Run real nodes (Maelstrom's JSON protocol) with ordercheck as their network."""
     try:
         argv = argv_of(node_cmd)
     except ValueError as exc:
         raise InputError("--node-cmd", "", f"cannot be split into a command line ({exc})") from None
     try:
-        names = tuple(parse_properties(props))
+        named = tuple(parse_properties(props)) if props is not None else None
     except UnknownProperty as exc:
         raise InputError("--properties", "", str(exc)) from None
-    job = Job(props=names, fmt="jsonl")
-    safety = Job(props=tuple(n for n in names if n != LIVENESS), fmt="jsonl")
     if explore:
         if kind == "pct":
             raise InputError("--explore", "", "is --schedule explore; leave out --schedule pct")
@@ -121,8 +144,12 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, kind: st
     if kind == "pct" and (drops or duplicates or crashes):
         raise InputError("--schedule pct", "", "schedules no faults: leave out --drops, --duplicates and --crashes "
                                                 "(random and explore schedules them)")
+    by_seed = seeds > 1 or engine == "spark"
+    if by_seed and (kind == "explore" or replay_path is not None):
+        raise InputError("--seeds" if seeds > 1 else "--engine", "",
+                         "runs random or PCT schedules by seed; leave out --explore and --replay")
     settings = {"drops": drops, "duplicates": duplicates, "crashes": crashes, "reorder": not no_reorder,
-                "timer_fires": timer_fires}
+                "timer_fires": timer_fires, "workload": workload}
     keys: list[str] = []
     complete = True
     if replay_path is not None:
@@ -136,6 +163,11 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, kind: st
         nodes, broadcasts, settings, keys, complete = rep.nodes, rep.broadcasts, rep.settings, rep.keys, rep.complete
         if rep.node_cmd != node_cmd:
             click.echo(f"note: {replay_path} was recorded with --node-cmd {rep.node_cmd!r}", err=True)
+    workload = settings["workload"]  # a replay file's, when one is replayed
+    names = named if named is not None else \
+        tuple(parse_properties(ORDERED_PROPERTIES if workload == ORDERED else DEFAULT_PROPERTIES))
+    job = Job(props=names, fmt="jsonl")
+    safety = Job(props=tuple(n for n in names if n != LIVENESS), fmt="jsonl")
     sc = Scenario(tuple(argv), nodes, broadcasts, step_timeout, max_steps, **settings)
     count = 0
     fair = 0
@@ -172,6 +204,30 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, kind: st
                                  f"{len(keys)} steps: a node is not deterministic given its inputs")
             if failing(last):
                 failed = last
+        elif by_seed:
+            from ordercheck.checker.cli.run_seeds import run_seeds, shortest, table
+
+            results = run_seeds(sc, job, safety, kind, runs, depth, list(range(seed, seed + seeds)), engine, master)
+            count = sum(r.schedules for r in results)
+            fair = sum(r.fair for r in results)
+            for r in results:  # a node's misbehaviour or a bound in any seed ends the run as in one seed
+                if r.error is not None:
+                    click.echo(f"ordercheck: error: {r.error}", err=True)
+                    sys.exit(EXIT_INPUT)
+            for r in results:
+                if r.bound is not None:
+                    click.echo(f"ordercheck: bound: {r.bound} (raise --max-steps)", err=True)
+                    exit_after_verdicts(EXIT_BOUND)
+            for line in table(results):
+                click.echo(line)
+            best = shortest(results)
+            failed = best.failed if best is not None else None
+            last = next((r.last for r in reversed(results) if r.last is not None), None)
+            if failed is not None and not no_shrink:
+                found = failed
+                result = shrink(sc, failed, violated, shrink_runs, spawn=pool.spawn)
+                failed = result.run
+                shrunk_from = (len(found.keys), len(failed.keys), result.tries)
         else:
             if kind == "explore":
                 gen = explore_schedules(sc, max_schedules, failing, dpor=not no_dpor, stats=stats, spawn=pool.spawn)
@@ -212,6 +268,9 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, kind: st
         how = f"PCT depth {depth}, seed {seed}"
     else:
         how = f"random, seed {seed}"
+    if by_seed:
+        how = f"{'PCT depth ' + str(depth) if kind == 'pct' else 'random'}, seeds {seed}..{seed + seeds - 1}, " \
+              f"engine {engine}"
     if shrunk_from is not None:
         assert found is not None
         print_verdict(found.verdict)
@@ -222,6 +281,17 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, kind: st
             staged.write_text(replay_out, json.dumps(replay_record(sc, node_cmd, failed), indent=1) + "\n")
         if log_path:
             staged.write_text(log_path, shown.log_text())
+        if report_dir:
+            from ordercheck.checker.cli.run_report import report_files
+
+            log = read_text(shown.log_text(), verdict.log, "jsonl", None)
+            drawn = judge(log, job if shown.fair else safety, diagrams=True)
+            about = {"node command": node_cmd, "scenario": f"{nodes} nodes, {broadcasts} broadcasts, workload {workload}",
+                     "schedules": f"{count} run ({how})",
+                     "shown": f"{verdict.log}, " + ("the failing one" if failed is not None else "the last one run")}
+            replay = replay_record(sc, node_cmd, shown) if failed is not None else None
+            for path, text in report_files(report_dir, drawn, log, shown, about, replay).items():
+                staged.write_text(path, text)
     cut = f"; {stats.blocked} more cut short by sleep sets" if stats.blocked else ""
     click.echo(f"{count} schedule{'' if count == 1 else 's'} run ({how}, {nodes} nodes, {broadcasts} "
                f"broadcast{'' if broadcasts == 1 else 's'}{cut}) in {seconds:.1f} s")
@@ -232,9 +302,14 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, props: str, kind: st
                    "ended with timers left past --timer-fires)")
     if failed is not None:
         if replay_path is None:
-            click.echo(f"the failing schedule ({len(failed.keys)} steps) is in {replay_out}: "
+            which = "the shortest failing schedule" if by_seed else "the failing schedule"
+            click.echo(f"{which} ({len(failed.keys)} steps) is in {replay_out}: "
                        f"ordercheck run --node-cmd {json.dumps(node_cmd)} --replay {Path(replay_out)}")
+        if report_dir:
+            click.echo(f"report in {Path(report_dir) / 'index.html'}")
         exit_after_verdicts(EXIT_MISMATCH)
+    if report_dir:
+        click.echo(f"report in {Path(report_dir) / 'index.html'}")
     if stats.left:
         click.echo(f"bound: --max-schedules {max_schedules} reached with schedules left to explore; no verdict")
         exit_after_verdicts(EXIT_BOUND)

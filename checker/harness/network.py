@@ -35,7 +35,11 @@ cancels one with ``{"type": "cancel_timer", "name": N}``, and receives
 The execution is recorded as an ordercheck log (docs/reference/log-format.md): a
 ``send`` of value V at the node whose client asked to broadcast it (to every other
 node), a ``deliver`` of V where a node reports it, ``fail`` and ``restart`` for a
-crash and a restart. A node's own values are not recorded as its deliveries.
+crash and a restart. A node's own values are not recorded as its deliveries, except in
+the ``ordered`` workload (:data:`ORDERED`), where the send names every node and the
+broadcaster's delivery is recorded like any other. Each event's step is kept
+(:attr:`Execution.event_steps`), and so is what each step wrote to a node and what the
+node wrote back (:attr:`Execution.transcript`), for the reports.
 
 Every step is recorded with what partial-order reduction needs
 (:mod:`ordercheck.checker.harness.explore`): the locations it touches (the node it
@@ -67,6 +71,17 @@ FLOOD = 1000
 FAULTS = ("drop", "duplicate", "crash")
 """The kinds of action that are faults (each within a budget)."""
 
+BROADCAST = "broadcast"
+"""Maelstrom's broadcast workload: a node's own values are not recorded as its deliveries."""
+
+ORDERED = "ordered"
+"""ordercheck's ordered-broadcast workload: the same requests, but a value is sent to
+every node, its broadcaster included, whose delivery of it is recorded too (what a
+total-order layer's agreement is about)."""
+
+WORKLOADS = (BROADCAST, ORDERED)
+"""The workloads a run knows."""
+
 
 class Divergence(Exception):
     """A replayed schedule met actions other than those recorded: a node is not
@@ -95,10 +110,22 @@ class Scenario:
     crashes: int = 0
     reorder: bool = True
     timer_fires: int = 10
+    workload: str = BROADCAST
 
     @property
     def ids(self) -> list[str]:
         return [f"n{i + 1}" for i in range(self.nodes)]
+
+    @property
+    def own_deliveries(self) -> bool:
+        """Whether a node's deliveries of its own values are recorded (the ``ordered``
+        workload: a value's send names every node, its broadcaster too)."""
+        return self.workload == ORDERED
+
+    def unrecorded(self, value: Any, nid: str) -> bool:
+        """Whether node ``nid`` delivering ``value`` is left out of the log: its own value,
+        in the ``broadcast`` workload."""
+        return not self.own_deliveries and self.owner(value) == nid
 
     def owner(self, value: Any) -> str | None:
         """The node whose client broadcasts ``value`` (None for a value no client sends)."""
@@ -169,6 +196,19 @@ class Execution:
     end: str = "quiet"
     verdict: Any = None
     """What the caller's judge made of it (kept with the execution it belongs to)."""
+    event_steps: list[int] = field(default_factory=list)
+    """For each event of the log after the header, the step that recorded it (1 is the
+    first step; 0 the ``init`` and ``topology`` handshake)."""
+    transcript: list[tuple[int, str, str, str]] = field(default_factory=list)
+    """What each step wrote to a node and what the node wrote: ``(step, node, stream,
+    line)`` with stream ``in`` (the step's action, as written to the node's stdin),
+    ``out`` (a line of its stdout) or ``err`` (a line of its stderr); the same step
+    numbers as :attr:`event_steps`."""
+
+    def record(self, event: dict[str, Any]) -> None:
+        """Append ``event`` to the log, at the current step."""
+        self.log.append(event)
+        self.event_steps.append(len(self.picks))
 
     @property
     def fair(self) -> bool:
@@ -331,11 +371,11 @@ class _Run:
             self.nodes[nid] = None
             self.timers[nid].clear()
             self.crashed_at[nid] = self.step
-            self.ex.log.append({"peer": nid, "kind": "fail"})
+            self.ex.record({"peer": nid, "kind": "fail"})
             return
         if kind == "restart":
             self.nodes[nid] = self.spawn(nid, list(self.sc.argv))
-            self.ex.log.append({"peer": nid, "kind": "restart"})
+            self.ex.record({"peer": nid, "kind": "restart"})
             self._init(nid)
             return
         node = self.nodes[nid]
@@ -344,13 +384,15 @@ class _Run:
         if kind == "client":
             v = self.queues[nid].pop(0)
             self.client_last[nid] = self.step
-            self.ex.log.append({"peer": nid, "kind": "send", "msg": v, "to": [n for n in self.ids if n != nid]})
+            self.ex.record({"peer": nid, "kind": "send", "msg": v,
+                            "to": [n for n in self.ids if n != nid or self.sc.own_deliveries]})
             msg = dict(msg, body=dict(msg["body"], msg_id=next(self.counters[nid])))
         elif kind == "timeout":
             name = msg["body"]["name"]
             self.clock[nid] = max(self.clock[nid], self.timers[nid].pop(name)[0])
             self.fires[nid] -= 1
         node.send(msg)
+        self.ex.transcript.append((len(self.ex.picks), nid, "in", json.dumps(msg, separators=(",", ":"))))
         self._call(node, {"type": "read", "msg_id": next(self.counters[nid])}, "read_ok")
 
     def _call(self, node: Node, body: dict[str, Any], reply: str) -> None:
@@ -358,9 +400,14 @@ class _Run:
         ``reply`` (``in_reply_to`` the request): messages to nodes in flight, deliveries
         and timers recorded; a ``read_ok``'s messages recorded as deliveries."""
         node.send({"src": CLIENT, "dest": node.id, "body": body})
+        step = len(self.ex.picks)
+        if reply != "read_ok":  # the read after every step is left out of the transcript
+            self.ex.transcript.append((step, node.id, "in", json.dumps({"src": CLIENT, "dest": node.id, "body": body},
+                                                                       separators=(",", ":"))))
         waiting = f"{body['type']} (msg_id {body['msg_id']})"
         for _ in range(FLOOD):
             msg = node.receive(self.sc.timeout, waiting)
+            self.ex.transcript.append((step, node.id, "out", getattr(node, "last_line", "")))
             b = msg["body"]
             if msg["src"] != node.id:
                 raise NodeFailed(node.id, f"wrote a message with src {msg['src']!r}, not its own id")
@@ -384,8 +431,11 @@ class _Run:
                         if not _hashable(v):
                             raise NodeFailed(node.id, f"listed {json.dumps(v)[:40]} in read_ok: a value must be a "
                                                       "number or a string")
-                        if v not in self.seen[node.id] and self.sc.owner(v) != node.id:
+                        if v not in self.seen[node.id] and not self.sc.unrecorded(v, node.id):
                             self._deliver(node.id, v)
+                new_stderr = getattr(node, "new_stderr", None)
+                if new_stderr is not None:
+                    self.ex.transcript.extend((step, node.id, "err", line) for line in new_stderr())
                 return
             # anything else to a client (a broadcast_ok) needs no action
         raise NodeFailed(node.id, f"flooded: wrote more than {FLOOD} messages in one step")
@@ -396,7 +446,7 @@ class _Run:
             if not _hashable(b["message"]):
                 raise NodeFailed(nid, f"reported delivering {json.dumps(b['message'])[:40]}: a value must be a "
                                       "number or a string")
-            if self.sc.owner(b["message"]) != nid:
+            if not self.sc.unrecorded(b["message"], nid):
                 self._deliver(nid, b["message"])
             return
         if kind in ("timer", "cancel_timer") and isinstance(b.get("name"), str):
@@ -414,7 +464,7 @@ class _Run:
 
     def _deliver(self, nid: str, v: Any) -> None:
         self.seen[nid].add(v)
-        self.ex.log.append({"peer": nid, "kind": "deliver", "msg": v})
+        self.ex.record({"peer": nid, "kind": "deliver", "msg": v})
 
 
 def _steps(born: tuple[int, ...]) -> tuple[int, ...]:
@@ -453,7 +503,7 @@ def replay_record(sc: Scenario, command: str, run: Execution) -> dict[str, Any]:
     """The replay file's content for ``run`` (see :func:`replay_schedule`)."""
     return {"format": "ordercheck-run-replay", "version": 1, "node_cmd": command, "nodes": sc.nodes,
             "broadcasts": sc.broadcasts, "drops": sc.drops, "duplicates": sc.duplicates, "crashes": sc.crashes,
-            "reorder": sc.reorder, "timer_fires": sc.timer_fires, "complete": run.complete,
+            "reorder": sc.reorder, "timer_fires": sc.timer_fires, "workload": sc.workload, "complete": run.complete,
             "schedule": [{"pick": p, "action": k} for p, k in zip(run.picks, run.keys, strict=True)]}
 
 
@@ -491,6 +541,10 @@ def replay_schedule(doc: Any) -> Replay:
         if not isinstance(v, bool):
             raise ValueError(f"{name}: expected true or false, got {v!r}")
     settings["reorder"] = doc.get("reorder", True)
+    workload = doc.get("workload", BROADCAST)  # files written before workloads name none
+    if workload not in WORKLOADS:
+        raise ValueError(f"workload: expected one of {', '.join(WORKLOADS)}, got {workload!r}")
+    settings["workload"] = workload
     cmd = doc.get("node_cmd")
     if not isinstance(cmd, str):
         raise ValueError(f"node_cmd: expected a string, got {cmd!r}")

@@ -25,6 +25,9 @@ from typing import Any
 LINE_LIMIT = 1 << 20
 """The longest line a node may write (bytes): a longer one is a flood."""
 
+STDERR_KEPT = 200
+"""The most stderr lines :meth:`Node.new_stderr` returns at once (the rest are counted)."""
+
 
 class NodeFailed(Exception):
     """A node misbehaved: ``node`` (its id) did ``what``."""
@@ -55,6 +58,10 @@ class Node:
         self._fd = self.proc.stdout.fileno()
         os.set_blocking(self._fd, False)
         self._buf = b""
+        self._err_at = 0  # how much of the stderr file new_stderr has read
+        self._err_rest = b""  # a stderr line not yet ended
+        self.last_line = ""
+        """The last line :meth:`receive` read (as the node wrote it, without its newline)."""
         self._sel = selectors.DefaultSelector()
         self._sel.register(self._fd, selectors.EVENT_READ)
 
@@ -93,6 +100,7 @@ class Node:
         if len(raw) > LINE_LIMIT:
             raise NodeFailed(self.id, f"flooded: wrote a line of more than {LINE_LIMIT:,} bytes")
         text = raw.decode("utf-8", "replace").strip()
+        self.last_line = text
         try:
             msg = json.loads(text)
         except (ValueError, RecursionError):
@@ -102,6 +110,21 @@ class Node:
             raise NodeFailed(self.id, "printed JSON that is not a Maelstrom message (src, dest and a body with a "
                                       f"type): {_clip(text)!r}")
         return msg
+
+    def new_stderr(self) -> list[str]:
+        """The lines the node has ended on stderr since the last call (at most
+        :data:`STDERR_KEPT`, then one line counting the others)."""
+        self._stderr.seek(self._err_at)
+        data = self._stderr.read(LINE_LIMIT)
+        self._err_at += len(data)
+        *lines, self._err_rest = (self._err_rest + data).split(b"\n")
+        if len(self._err_rest) > LINE_LIMIT:
+            lines.append(self._err_rest)
+            self._err_rest = b""
+        out = [ln.decode("utf-8", "replace").rstrip("\r") for ln in lines]
+        if len(out) > STDERR_KEPT:
+            out = out[:STDERR_KEPT] + [f"({len(out) - STDERR_KEPT} more stderr lines)"]
+        return out
 
     def _exit_text(self) -> str:
         try:

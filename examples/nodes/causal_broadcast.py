@@ -4,14 +4,17 @@ Run by ``ordercheck run --node-cmd "python3 examples/nodes/causal_broadcast.py"`
 client's ``broadcast`` is stamped with the node's vector clock and sent to every other
 node (``cb`` messages); a received ``cb`` is held back until every message that
 causally precedes it has been delivered here. ``read`` lists the values delivered, in
-delivery order. With ``--no-hold-back`` (the buggy variant) a ``cb`` is delivered as
-soon as it arrives.
+delivery order. Two buggy variants: with ``--no-hold-back``
+(causal_broadcast_no_hold_back.py) a ``cb`` is delivered as soon as it arrives; with
+``--fifo-only`` (causal_broadcast_fifo_only.py) it waits only for its sender's earlier
+messages, not for those its sender had delivered from others.
 """
 
 import json
 import sys
 
 HOLD_BACK = "--no-hold-back" not in sys.argv
+FIFO_ONLY = "--fifo-only" in sys.argv
 
 
 def main() -> None:
@@ -33,6 +36,8 @@ def main() -> None:
         vc, sender = b["vc"], b["sender"]
         if not HOLD_BACK:
             return True
+        if FIFO_ONLY:
+            return vc[sender] == clock[sender] + 1
         return vc[sender] == clock[sender] + 1 and all(vc[k] <= clock[k] for k in ids if k != sender)
 
     for line in sys.stdin:
