@@ -99,15 +99,33 @@ SLOW_FILES = (
 )
 
 
+def _starts_session_spark(path: Path) -> bool:
+    """Whether a test file uses the session's Spark context: one of its functions (a test
+    or a fixture) takes the ``spark`` fixture."""
+    import ast
+
+    try:
+        tree = ast.parse(path.read_text())
+    except (OSError, SyntaxError):
+        return False
+    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and any(a.arg == "spark" for a in node.args.args) for node in ast.walk(tree))
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """With ``--dist loadfile``, pytest-xdist's scheduler with :data:`SLOW_FILES` first."""
+    """With ``--dist loadfile``, pytest-xdist's scheduler with :data:`SLOW_FILES` first, and
+    every file that uses the session's Spark context on one worker while another file is
+    left for the others: each worker that used it would start a JVM of its own (about ten
+    CPU seconds, and its compiler's warm-up again)."""
     if config.getoption("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
 
     class SlowFilesFirst(LoadFileScheduling):
         ordered = False
+        spark_node = None
+        spark_files: set[str] = set()
 
         def _assign_work_unit(self, node):
             if not self.ordered:  # the first assignment: the queue is complete
@@ -117,6 +135,17 @@ def pytest_xdist_make_scheduler(config, log):
                                key=lambda item: rank.get(Path(item[0]).name, len(rank)))
                 self.workqueue.clear()
                 self.workqueue.update(files)
+                self.spark_files = {scope for scope in self.workqueue
+                                    if _starts_session_spark(Path(config.rootpath) / scope.split("::")[0])}
+            spark = [scope for scope in self.workqueue if scope in self.spark_files]
+            if spark and self.spark_node is None:
+                self.spark_node = node
+            if spark and node is self.spark_node:  # the Spark worker takes them first
+                self.workqueue.move_to_end(spark[0], last=False)
+            elif spark:  # another worker: the first file without Spark, if one is left
+                other = next((scope for scope in self.workqueue if scope not in self.spark_files), None)
+                if other is not None:
+                    self.workqueue.move_to_end(other, last=False)
             super()._assign_work_unit(node)
 
     return SlowFilesFirst(config, log)

@@ -180,8 +180,20 @@ def bus1_3_reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, int
     """The counts and verdicts of an uninterrupted run of :data:`BUS1_3` (import this
     fixture into a test module to use it; the run is made once per session)."""
     if not _REFERENCE:
-        out = tmp_path_factory.mktemp("bus1-3-reference") / "ref.json"
-        done = run(*BUS1_3, "--quiet", "--json", out)
-        assert done.returncode == 0, done.stderr
+        import fcntl
+
+        # Under pytest-xdist every worker's temporary directory is under one session
+        # directory: the first worker to get here runs it, the others read its result.
+        shared = tmp_path_factory.getbasetemp()
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            shared = shared.parent
+        out = shared / "bus1-3-reference.json"
+        with open(shared / "bus1-3-reference.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not out.exists():
+                part = shared / f"bus1-3-reference.{os.getpid()}.json"
+                done = run(*BUS1_3, "--quiet", "--json", part)
+                assert done.returncode == 0, done.stderr
+                part.replace(out)
         _REFERENCE.append(counts(out))
     return _REFERENCE[0]

@@ -184,7 +184,7 @@ def test_diagnosis_keeps_within_the_address_space() -> None:
         "print(type(found).__name__, found)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
-                          preexec_fn=limits(address_space=size + (100 << 20)))
+                          preexec_fn=limits(address_space=size + (50 << 20)))
     assert done.returncode == 0, (done.returncode, done.stderr[-3000:])
     assert done.stdout.strip() == "RuntimeError not the spec", done.stdout
 
