@@ -25,6 +25,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -51,7 +52,8 @@ from ordercheck.checker.harness.network import (
 from ordercheck.checker.harness.nodes import NodeFailed, Pool, argv_of
 from ordercheck.checker.spark.session import engine_installed
 from ordercheck.checker.validate.checks import UnknownProperty, parse_properties
-from ordercheck.checker.validate.command import print_verdict
+from ordercheck.checker.validate.command import print_verdict, spec_code
+from ordercheck.checker.validate.conformance import DEFAULT_BOUND, DEFAULT_MAX_STATES
 from ordercheck.checker.validate.readers import read_text
 from ordercheck.checker.validate.verdicts import Job, LogVerdict, judge
 
@@ -78,6 +80,13 @@ LIVENESS = "eventual_delivery"
 @click.option("--properties", "props", default=None,
               help=f"Properties checked on each execution's log (the names validate knows) [default: "
                    f"{DEFAULT_PROPERTIES}; with --workload ordered: {ORDERED_PROPERTIES}].")
+@click.option("--model", "-m", "model_path", type=click.Path(dir_okay=False), metavar="MODEL.toml",
+              help="Also check that each execution's log is a behaviour of this model's spec (validate --model's "
+                   "conformance); the nodes n1, n2, ... are the spec's peers in order.")
+@click.option("--bound", type=click.IntRange(min=0), default=DEFAULT_BOUND, show_default=True,
+              help="With --model: most unrecorded spec steps searched between two recorded events.")
+@click.option("--max-states", type=click.IntRange(min=1), default=DEFAULT_MAX_STATES, show_default=True,
+              help="With --model: most spec states the conformance search visits per execution.")
 @click.option("--schedule", "kind", type=click.Choice(["random", "pct", "explore"]), default="random",
               show_default=True, help="random: --runs uniform schedules; pct: --runs PCT schedules of --depth; "
                                       "explore: every schedule (with DPOR unless --no-dpor).")
@@ -123,7 +132,8 @@ LIVENESS = "eventual_delivery"
               help="Write a report of the failing (else the last) execution here: index.html (its space-time "
                    "diagram with each node's lines beside its events), report.md, run.jsonl, run.shiviz.log, "
                    "replay.json.")
-def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props: str | None, kind: str,
+def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props: str | None, model_path: str | None,
+                bound: int, max_states: int, kind: str,
                 explore: bool, no_dpor: bool, depth: int, max_schedules: int, runs: int, seed: int, seeds: int,
                 engine: str, master: str, drops: int, duplicates: int, crashes: int, no_reorder: bool,
                 timer_fires: int, step_timeout: float, max_steps: int, no_shrink: bool, shrink_runs: int,
@@ -166,11 +176,13 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
     workload = settings["workload"]  # a replay file's, when one is replayed
     names = named if named is not None else \
         tuple(parse_properties(ORDERED_PROPERTIES if workload == ORDERED else DEFAULT_PROPERTIES))
-    job = Job(props=names, fmt="jsonl")
-    safety = Job(props=tuple(n for n in names if n != LIVENESS), fmt="jsonl")
+    conform, spec_peers = _conformance_to(model_path, nodes, bound, max_states) if model_path is not None else ({}, [])
+    job = Job(props=names, fmt="jsonl", **conform)
+    safety = Job(props=tuple(n for n in names if n != LIVENESS), fmt="jsonl", **conform)
     sc = Scenario(tuple(argv), nodes, broadcasts, step_timeout, max_steps, **settings)
     count = 0
     fair = 0
+    undecided = 0  # executions whose conformance a bound left unknown
     started = time.perf_counter()
     last: Execution | None = None
     failed: Execution | None = None
@@ -180,20 +192,22 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
 
     def verdict_of(ex: Execution, name: str) -> LogVerdict:
         if ex.verdict is None:
-            ex.verdict = judge(read_text(ex.log_text(), name, "jsonl", None), job if ex.fair else safety)
+            with spec_code(job):  # the spec's code leaving the conformance search: exit 5, as in validate
+                ex.verdict = judge(read_text(ex.log_text(), name, "jsonl", None), job if ex.fair else safety)
         return ex.verdict
 
     def failing(ex: Execution) -> bool:
-        nonlocal count, fair
+        nonlocal count, fair, undecided
         count += 1
         fair += ex.fair
-        return bool(verdict_of(ex, f"schedule {count}").violated)
+        v = verdict_of(ex, f"schedule {count}")
+        undecided += v.unknown and not v.violated
+        return bool(v.violated)
 
     def violated(ex: Execution) -> frozenset[str]:
         if len(ex.log) < 2:  # no events: a shrinking step that left nothing violates nothing
             return frozenset()
-        v = verdict_of(ex, f"schedule {count}, shrunk")
-        return frozenset(n for n, p in v.properties.items() if p["status"] == "violated")
+        return frozenset(verdict_of(ex, f"schedule {count}, shrunk").violated)  # conformance too
 
     pool = Pool(nodes)
     try:
@@ -207,9 +221,11 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
         elif by_seed:
             from ordercheck.checker.cli.run_seeds import run_seeds, shortest, table
 
-            results = run_seeds(sc, job, safety, kind, runs, depth, list(range(seed, seed + seeds)), engine, master)
+            with spec_code(job):
+                results = run_seeds(sc, job, safety, kind, runs, depth, list(range(seed, seed + seeds)), engine, master)
             count = sum(r.schedules for r in results)
             fair = sum(r.fair for r in results)
+            undecided = sum(r.undecided for r in results)
             for r in results:  # a node's misbehaviour or a bound in any seed ends the run as in one seed
                 if r.error is not None:
                     click.echo(f"ordercheck: error: {r.error}", err=True)
@@ -295,6 +311,9 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
     cut = f"; {stats.blocked} more cut short by sleep sets" if stats.blocked else ""
     click.echo(f"{count} schedule{'' if count == 1 else 's'} run ({how}, {nodes} nodes, {broadcasts} "
                f"broadcast{'' if broadcasts == 1 else 's'}{cut}) in {seconds:.1f} s")
+    if model_path is not None:
+        click.echo(f"conformance to {model_path}: the nodes {', '.join(f'n{i + 1}' for i in range(nodes))} are the "
+                   f"spec's peers {', '.join(spec_peers)}")
     if LIVENESS in names and replay_path and not complete:
         click.echo(f"{LIVENESS} not judged: the replayed schedule stops where the violation shows")
     elif LIVENESS in names and fair < count:
@@ -313,8 +332,35 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
     if stats.left:
         click.echo(f"bound: --max-schedules {max_schedules} reached with schedules left to explore; no verdict")
         exit_after_verdicts(EXIT_BOUND)
+    if undecided:
+        click.echo(f"bound: conformance undecided on {undecided} schedule{'' if undecided == 1 else 's'} (the search "
+                   "was cut by its bound); no verdict")
+        exit_after_verdicts(EXIT_BOUND)
     if LIVENESS in names and fair == 0:
         why = "the replayed schedule stops before the end" if replay_path else "no schedule was fair"
         click.echo(f"bound: {why}, so {LIVENESS} was not judged; no verdict")
         exit_after_verdicts(EXIT_BOUND)
     exit_after_verdicts(EXIT_OK)
+
+
+def _conformance_to(path: str, nodes: int, bound: int, max_states: int) -> tuple[dict[str, Any], list[str]]:
+    """The :class:`~ordercheck.checker.validate.verdicts.Job` fields that check conformance
+    to the model at ``path`` (the search bounded by ``bound`` and ``max_states``), and its
+    spec's peers: the spec must keep a history and have
+    ``nodes`` peers (the nodes ``n1``, ``n2``, ... are its peers in order), else
+    :class:`~ordercheck.checker.api.errors.InputError` naming the model."""
+    from ordercheck.checker.loading.modelfile import load_model
+
+    loaded = load_model(path)
+    with spec_code(Job((), model_path=loaded.path, model_raw=loaded.raw)):
+        try:
+            peers = list(loaded.spec.history(loaded.spec.init_states()[0]).peers)
+        except NotImplementedError:
+            raise InputError(path, "spec", f"spec {loaded.spec_name!r} keeps no history, so no run can be matched "
+                                           "to it") from None
+    if len(peers) != nodes:
+        raise InputError(path, "constants", f"spec {loaded.spec_name!r} has {len(peers)} peers ({', '.join(peers)}) "
+                                            f"and the run {nodes} nodes: they are matched in order, n1 to "
+                                            f"{peers[0]}, so their numbers must be the same (--nodes)")
+    return {"model_path": loaded.path, "model_raw": loaded.raw, "peers_by_position": True, "bound": bound,
+            "max_states": max_states}, peers

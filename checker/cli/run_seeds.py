@@ -34,7 +34,8 @@ from ordercheck.checker.validate.verdicts import Job, LogVerdict, judge
 class SeedResult:
     """One seed's task: how many schedules ran (``fair`` of them fair), and the failing
     execution (with its verdict) if one failed; ``error`` (a node's misbehaviour, as its one line) or
-    ``bound`` (the step bound's sentence) when the task ended otherwise."""
+    ``bound`` (the step bound's sentence) when the task ended otherwise; ``undecided``:
+    how many executions' conformance to ``run --model``'s spec a bound left unknown."""
 
     seed: int
     schedules: int
@@ -46,6 +47,7 @@ class SeedResult:
     last_verdict: LogVerdict | None = None
     error: str | None = None
     bound: str | None = None
+    undecided: int = 0
 
     @property
     def steps(self) -> int | None:
@@ -68,6 +70,7 @@ def seed_task(sc: Scenario, job: Job, safety: Job, kind: str, runs: int, depth: 
         result.fair += ex.fair
         ex.verdict = judge(read_text(ex.log_text(), f"seed {seed}, schedule {count}", "jsonl", None),
                            job if ex.fair else safety)
+        result.undecided += ex.verdict.unknown and not ex.verdict.violated
         return bool(ex.verdict.violated)
 
     try:
