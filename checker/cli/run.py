@@ -34,7 +34,7 @@ from ordercheck.checker.api.exits import exit_after_verdicts
 from ordercheck.checker.api.inputs import DATA_LIMIT, parse_json, read_input
 from ordercheck.checker.api.outputs import Outputs
 from ordercheck.checker.api.result import EXIT_BOUND, EXIT_INPUT, EXIT_MISMATCH, EXIT_OK
-from ordercheck.checker.harness.explore import Exploration, pct_runs, random_runs, shrink
+from ordercheck.checker.harness.explore import Exploration, pct_runs, random_runs, schedule_prefixes, shrink
 from ordercheck.checker.harness.explore import explore as explore_schedules
 from ordercheck.checker.harness.network import (
     BROADCAST,
@@ -62,6 +62,9 @@ DEFAULT_PROPERTIES = "fifo,causal,integrity,eventual_delivery"
 
 ORDERED_PROPERTIES = "fifo,causal,integrity,total,total_global,total_prefix,eventual_delivery"
 """What ``run`` checks without ``--properties`` in the ``ordered`` workload."""
+
+DEFAULT_PREFIX_DEPTH = 3
+"""The prefixes' length of ``--explore --engine spark`` without ``--prefix-depth``."""
 
 LIVENESS = "eventual_delivery"
 """The property judged on fair executions only."""
@@ -95,7 +98,11 @@ LIVENESS = "eventual_delivery"
 @click.option("--depth", type=click.IntRange(1, 100), default=3, show_default=True,
               help="With pct: the bug depth d (d - 1 priority change points).")
 @click.option("--max-schedules", type=click.IntRange(min=1), default=10000, show_default=True,
-              help="With explore: stop (exit 3) after this many schedules with more left.")
+              help="With explore: stop (exit 3) after this many schedules with more left (per prefix with "
+                   "--prefix-depth).")
+@click.option("--prefix-depth", type=click.IntRange(1, 1000), default=None, metavar="K",
+              help=f"With explore: split it into the schedule prefixes of K steps, one task each (here, or with "
+                   f"--engine spark on Spark, where K defaults to {DEFAULT_PREFIX_DEPTH}), results in one table.")
 @click.option("--runs", type=click.IntRange(min=1), default=20, show_default=True,
               help="With random or pct: schedules to run.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random and PCT schedules.")
@@ -103,7 +110,8 @@ LIVENESS = "eventual_delivery"
               help="With random or pct: run the seeds --seed .. --seed+N-1, --runs schedules each, one task per "
                    "seed, results in one table; the shortest failing schedule is the one kept.")
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
-              callback=engine_installed, help="Where --seeds' tasks run: here, one after the other, or on Spark.")
+              callback=engine_installed, help="Where the tasks of --seeds or of --explore's prefixes run: here, one "
+                                              "after the other, or on Spark.")
 @click.option("--master", default="local[*]", show_default=True, help="Spark master for --engine spark.")
 @click.option("--drops", type=click.IntRange(0, 1000), default=0, show_default=True,
               help="Messages the network may drop per execution.")
@@ -133,9 +141,8 @@ LIVENESS = "eventual_delivery"
                    "diagram with each node's lines beside its events), report.md, run.jsonl, run.shiviz.log, "
                    "replay.json.")
 def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props: str | None, model_path: str | None,
-                bound: int, max_states: int, kind: str,
-                explore: bool, no_dpor: bool, depth: int, max_schedules: int, runs: int, seed: int, seeds: int,
-                engine: str, master: str, drops: int, duplicates: int, crashes: int, no_reorder: bool,
+                bound: int, max_states: int, kind: str, explore: bool, no_dpor: bool, depth: int, max_schedules: int,
+                prefix_depth: int | None, runs: int, seed: int, seeds: int, engine: str, master: str, drops: int, duplicates: int, crashes: int, no_reorder: bool,
                 timer_fires: int, step_timeout: float, max_steps: int, no_shrink: bool, shrink_runs: int,
                 replay_path: str | None, replay_out: str, log_path: str | None, report_dir: str | None) -> None:
     """Run real nodes (Maelstrom's JSON protocol) with ordercheck as their network."""
@@ -154,7 +161,10 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
     if kind == "pct" and (drops or duplicates or crashes):
         raise InputError("--schedule pct", "", "schedules no faults: leave out --drops, --duplicates and --crashes "
                                                 "(random and explore schedules them)")
-    by_seed = seeds > 1 or engine == "spark"
+    if prefix_depth is not None and kind != "explore":
+        raise InputError("--prefix-depth", "", "splits systematic exploration into tasks: it needs --explore")
+    by_prefix = kind == "explore" and (engine == "spark" or prefix_depth is not None) and seeds == 1
+    by_seed = (seeds > 1 or engine == "spark") and not by_prefix
     if by_seed and (kind == "explore" or replay_path is not None):
         raise InputError("--seeds" if seeds > 1 else "--engine", "",
                          "runs random or PCT schedules by seed; leave out --explore and --replay")
@@ -207,7 +217,8 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
     def violated(ex: Execution) -> frozenset[str]:
         if len(ex.log) < 2:  # no events: a shrinking step that left nothing violates nothing
             return frozenset()
-        return frozenset(verdict_of(ex, f"schedule {count}, shrunk").violated)  # conformance too
+        name = f"{found.verdict.log if found is not None else f'schedule {count}'}, shrunk"
+        return frozenset(verdict_of(ex, name).violated)  # conformance too
 
     pool = Pool(nodes)
     try:
@@ -218,15 +229,26 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
                                  f"{len(keys)} steps: a node is not deterministic given its inputs")
             if failing(last):
                 failed = last
-        elif by_seed:
-            from ordercheck.checker.cli.run_seeds import run_seeds, shortest, table
+        elif by_seed or by_prefix:
+            results: list[Any]
+            if by_prefix:
+                from ordercheck.checker.cli.run_prefixes import run_prefixes, shortest, table
 
-            with spec_code(job):
-                results = run_seeds(sc, job, safety, kind, runs, depth, list(range(seed, seed + seeds)), engine, master)
+                prefixes = schedule_prefixes(sc, prefix_depth or DEFAULT_PREFIX_DEPTH, spawn=pool.spawn)
+                with spec_code(job):
+                    results = run_prefixes(sc, job, safety, not no_dpor, max_schedules, prefixes, engine, master)
+                stats.blocked = sum(r.blocked for r in results)
+                stats.left = any(r.left for r in results)
+            else:
+                from ordercheck.checker.cli.run_seeds import run_seeds, shortest, table  # type: ignore[assignment]
+
+                with spec_code(job):
+                    results = run_seeds(sc, job, safety, kind, runs, depth, list(range(seed, seed + seeds)), engine,
+                                        master)
             count = sum(r.schedules for r in results)
             fair = sum(r.fair for r in results)
             undecided = sum(r.undecided for r in results)
-            for r in results:  # a node's misbehaviour or a bound in any seed ends the run as in one seed
+            for r in results:  # a node's misbehaviour or a bound in any task ends the run as in one
                 if r.error is not None:
                     click.echo(f"ordercheck: error: {r.error}", err=True)
                     sys.exit(EXIT_INPUT)
@@ -287,6 +309,10 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
     if by_seed:
         how = f"{'PCT depth ' + str(depth) if kind == 'pct' else 'random'}, seeds {seed}..{seed + seeds - 1}, " \
               f"engine {engine}"
+    if by_prefix:
+        k = prefix_depth or DEFAULT_PREFIX_DEPTH
+        how += f", below each of {len(prefixes)} prefix{'' if len(prefixes) == 1 else 'es'} of {k} step" \
+               f"{'' if k == 1 else 's'}, engine {engine}"
     if shrunk_from is not None:
         assert found is not None
         print_verdict(found.verdict)
@@ -321,7 +347,7 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
                    "ended with timers left past --timer-fires)")
     if failed is not None:
         if replay_path is None:
-            which = "the shortest failing schedule" if by_seed else "the failing schedule"
+            which = "the shortest failing schedule" if by_seed or by_prefix else "the failing schedule"
             click.echo(f"{which} ({len(failed.keys)} steps) is in {replay_out}: "
                        f"ordercheck run --node-cmd {json.dumps(node_cmd)} --replay {Path(replay_out)}")
         if report_dir:

@@ -19,8 +19,10 @@ and drawn by ``--report``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import TypeVar
 
 from ordercheck.checker.api.errors import EngineError
 from ordercheck.checker.harness.explore import pct_runs, random_runs
@@ -28,6 +30,9 @@ from ordercheck.checker.harness.network import Execution, Scenario, StepBound
 from ordercheck.checker.harness.nodes import NodeFailed, Pool
 from ordercheck.checker.validate.readers import read_text
 from ordercheck.checker.validate.verdicts import Job, LogVerdict, judge
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass
@@ -98,6 +103,13 @@ def run_seeds(sc: Scenario, job: Job, safety: Job, kind: str, runs: int, depth: 
     task = partial(seed_task, sc, job, safety, kind, runs, depth)
     if engine != "spark":
         return [task(s) for s in seeds]
+    return sorted(spark_map(task, seeds, master), key=lambda r: r.seed)
+
+
+def spark_map(task: Callable[[T], R], items: list[T], master: str) -> list[R]:
+    """``task`` of each item on Spark (``master``), one task (partition) per item; the
+    results in the items' order. Raises
+    :class:`~ordercheck.checker.api.errors.EngineError` when Spark fails."""
     from ordercheck.checker.spark.session import SparkUnavailable, executor_python_problem, get_spark, spark_jobs
 
     try:
@@ -106,12 +118,11 @@ def run_seeds(sc: Scenario, job: Job, safety: Job, kind: str, runs: int, depth: 
         raise EngineError("spark", str(exc)) from None
     try:
         with spark_jobs():  # a signal cancels the job (exit 130/143)
-            found = spark.parallelize(seeds, len(seeds)).map(task).collect()
+            return list(spark.parallelize(items, len(items)).map(task).collect())
     except Exception as exc:  # a task that failed for good, or Spark itself
         lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
         raise EngineError("spark", executor_python_problem(str(exc))
                           or f"the run's job failed: {(lines[0] if lines else type(exc).__name__)[:300]}") from None
-    return sorted(found, key=lambda r: r.seed)
 
 
 def shortest(results: list[SeedResult]) -> SeedResult | None:
