@@ -420,3 +420,10 @@ def test_the_pool_hands_out_processes_started_ahead_and_reaps_the_rest():
     assert left.proc.poll() is not None  # killed and reaped when the pool closed
     for node in (first, second):
         node.kill()
+
+
+def test_prefix_depth_without_explore_is_one_line_exit_2(run_cli):
+    r = run_cli("run", "--node-cmd", "never-started", "--prefix-depth", "2")
+    assert r.exit_code == 2, r.output
+    assert r.output.strip() == ("ordercheck: error: --prefix-depth: splits systematic exploration into tasks: "
+                                "it needs --explore")

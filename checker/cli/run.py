@@ -15,7 +15,11 @@ the run before a verdict (``--max-schedules`` reached with schedules left to exp
 ``--max-steps``, or ``eventual_delivery`` asked for and no execution fair); 4
 ``--engine spark`` failed; 6 the replay, log or report file could not be written.
 
-``--seeds`` runs many seeds as tasks, here or on Spark (:mod:`ordercheck.checker.cli.run_seeds`);
+``--seeds`` runs many seeds as tasks, here or on Spark (:mod:`ordercheck.checker.cli.run_seeds`),
+``--explore --prefix-depth K`` (or ``--explore --engine spark``) the schedule prefixes of
+``K`` steps (:mod:`ordercheck.checker.cli.run_prefixes`); ``--model`` adds conformance to a
+model's spec to each execution's verdict (exit 1 when it does not conform, 3 when its
+search is cut, 5 when the spec's code raises);
 ``--report`` writes the shown execution's report (:mod:`ordercheck.checker.cli.run_report`).
 """
 
