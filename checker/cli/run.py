@@ -332,7 +332,11 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
 
             log = read_text(shown.log_text(), verdict.log, "jsonl", None)
             drawn = judge(log, job if shown.fair else safety, diagrams=True)
-            about = {"node command": node_cmd, "scenario": f"{nodes} nodes, {broadcasts} broadcasts, workload {workload}",
+            faults = ", ".join(f"{k} {v}" for k, v in settings.items() if k in ("drops", "duplicates", "crashes") and v)
+            about = {"node command": node_cmd,
+                     "scenario": f"{nodes} nodes, {broadcasts} broadcasts, workload {workload}"
+                                 + (f", {faults}" if faults else "")
+                                 + ("" if settings["reorder"] else ", no reordering on a link"),
                      "schedules": f"{count} run ({how})",
                      "shown": f"{verdict.log}, " + ("the failing one" if failed is not None else "the last one run")}
             replay = replay_record(sc, node_cmd, shown) if failed is not None else None
