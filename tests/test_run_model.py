@@ -59,3 +59,26 @@ def test_a_model_whose_spec_has_other_peers_than_the_nodes_is_one_line_exit_2(ru
     assert r.output.strip() == (f"ordercheck: error: {BSS}: constants: spec 'bss' has 3 peers (a, b, c) and the run "
                                 "2 nodes: they are matched in order, n1 to a, so their numbers must be the same "
                                 "(--nodes)")
+
+
+def test_conformance_matches_the_logs_peers_to_the_specs_by_position_when_asked():
+    import pytest
+
+    from ordercheck.checker.api.errors import InputError
+    from ordercheck.checker.loading.modelfile import load_model
+    from ordercheck.checker.validate.conformance import conformance
+    from ordercheck.checker.validate.readers import read_text
+
+    spec = load_model(BSS).spec
+
+    def log(*peers: str):
+        head = json.dumps({"format": "ordercheck-log", "version": 1, "peers": list(peers)})
+        send = json.dumps({"peer": "n2", "kind": "send", "msg": 2, "to": [p for p in peers if p != "n2"]})
+        return read_text(f"{head}\n{send}\n", "x.jsonl", "jsonl", None)
+
+    assert conformance(spec, log("n1", "n2", "n3"), by_position=True).status == "conforms"
+    with pytest.raises(InputError, match="'n1' is not a peer of spec 'bss'"):
+        conformance(spec, log("n1", "n2", "n3"))  # by name, as validate matches them
+    with pytest.raises(InputError, match=r"2 peers \(n1, n2\), but spec 'bss' has 3 \(a, b, c\); they are matched by "
+                                         "position"):
+        conformance(spec, log("n1", "n2"), by_position=True)

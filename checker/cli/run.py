@@ -194,6 +194,7 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
     job = Job(props=names, fmt="jsonl", **conform)
     safety = Job(props=tuple(n for n in names if n != LIVENESS), fmt="jsonl", **conform)
     sc = Scenario(tuple(argv), nodes, broadcasts, step_timeout, max_steps, **settings)
+    model = job.model()  # built once, not per execution (None without --model)
     count = 0
     fair = 0
     undecided = 0  # executions whose conformance a bound left unknown
@@ -207,7 +208,8 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
     def verdict_of(ex: Execution, name: str) -> LogVerdict:
         if ex.verdict is None:
             with spec_code(job):  # the spec's code leaving the conformance search: exit 5, as in validate
-                ex.verdict = judge(read_text(ex.log_text(), name, "jsonl", None), job if ex.fair else safety)
+                ex.verdict = judge(read_text(ex.log_text(), name, "jsonl", None), job if ex.fair else safety,
+                                   model=model)
         return ex.verdict
 
     def failing(ex: Execution) -> bool:
@@ -331,7 +333,7 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
             from ordercheck.checker.cli.run_report import report_files
 
             log = read_text(shown.log_text(), verdict.log, "jsonl", None)
-            drawn = judge(log, job if shown.fair else safety, diagrams=True)
+            drawn = judge(log, job if shown.fair else safety, model=model, diagrams=True)
             faults = ", ".join(f"{k} {v}" for k, v in settings.items() if k in ("drops", "duplicates", "crashes") and v)
             about = {"node command": node_cmd,
                      "scenario": f"{nodes} nodes, {broadcasts} broadcasts, workload {workload}"

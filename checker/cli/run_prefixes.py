@@ -83,12 +83,13 @@ def prefix_task(sc: Scenario, job: Job, safety: Job, dpor: bool, max_schedules: 
     started = time.perf_counter()
     result = PrefixResult(index, list(prefix))
     stats = Exploration()
+    model = job.model()  # run --model's, built once per task
 
     def failing(ex: Execution) -> bool:
         result.schedules += 1
         result.fair += ex.fair
         ex.verdict = judge(read_text(ex.log_text(), f"prefix {index}, schedule {result.schedules}", "jsonl", None),
-                           job if ex.fair else safety)
+                           job if ex.fair else safety, model=model)
         result.undecided += ex.verdict.unknown and not ex.verdict.violated
         return bool(ex.verdict.violated)
 

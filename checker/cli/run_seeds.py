@@ -68,13 +68,14 @@ def seed_task(sc: Scenario, job: Job, safety: Job, kind: str, runs: int, depth: 
     started = time.perf_counter()
     count = 0
     result = SeedResult(seed, 0, 0.0)
+    model = job.model()  # run --model's, built once per task
 
     def failing(ex: Execution) -> bool:
         nonlocal count
         count += 1
         result.fair += ex.fair
         ex.verdict = judge(read_text(ex.log_text(), f"seed {seed}, schedule {count}", "jsonl", None),
-                           job if ex.fair else safety)
+                           job if ex.fair else safety, model=model)
         result.undecided += ex.verdict.unknown and not ex.verdict.violated
         return bool(ex.verdict.violated)
 
