@@ -148,7 +148,8 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
                 bound: int, max_states: int, kind: str, explore: bool, no_dpor: bool, depth: int, max_schedules: int,
                 prefix_depth: int | None, runs: int, seed: int, seeds: int, engine: str, master: str, drops: int,
                 duplicates: int, crashes: int, no_reorder: bool, timer_fires: int, step_timeout: float, max_steps: int,
-                no_shrink: bool, shrink_runs: int, replay_path: str | None, replay_out: str, log_path: str | None, report_dir: str | None) -> None:
+                no_shrink: bool, shrink_runs: int, replay_path: str | None, replay_out: str, log_path: str | None,
+                report_dir: str | None) -> None:
     """Run real nodes (Maelstrom's JSON protocol) with ordercheck as their network."""
     try:
         argv = argv_of(node_cmd)
