@@ -50,6 +50,7 @@ def test_a_correct_node_conforms_and_a_node_without_hold_back_does_not(run_cli, 
     assert (record["conformance"]["status"], record["conformance"]["line"]) == ("violated", 5)
     page = (report / "index.html").read_text()
     assert 'conformance to' in page and '<span class="verdict violated">violated</span>' in page
+    assert f"{BSS}: the nodes n1, n2, n3 are its spec&#39;s peers a, b, c" in page
     assert "<h2>conformance</h2>" in page and "records n3 received 1 (line 5)" in page
 
 

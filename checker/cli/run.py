@@ -342,6 +342,8 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
                                  + ("" if settings["reorder"] else ", no reordering on a link"),
                      "schedules": f"{count} run ({how})",
                      "shown": f"{verdict.log}, " + ("the failing one" if failed is not None else "the last one run")}
+            if model_path is not None:
+                about["model"] = f"{model_path}: the nodes {', '.join(sc.ids)} are its spec's peers {', '.join(spec_peers)}"
             replay = replay_record(sc, node_cmd, shown) if failed is not None else None
             for path, text in report_files(report_dir, drawn, log, shown, about, replay).items():
                 staged.write_text(path, text)
@@ -349,8 +351,8 @@ def run_command(node_cmd: str, nodes: int, broadcasts: int, workload: str, props
     click.echo(f"{count} schedule{'' if count == 1 else 's'} run ({how}, {nodes} nodes, {broadcasts} "
                f"broadcast{'' if broadcasts == 1 else 's'}{cut}) in {seconds:.1f} s")
     if model_path is not None:
-        click.echo(f"conformance to {model_path}: the nodes {', '.join(f'n{i + 1}' for i in range(nodes))} are the "
-                   f"spec's peers {', '.join(spec_peers)}")
+        click.echo(f"conformance to {model_path}: the nodes {', '.join(sc.ids)} are the spec's peers "
+                   f"{', '.join(spec_peers)}")
     if LIVENESS in names and replay_path and not complete:
         click.echo(f"{LIVENESS} not judged: the replayed schedule stops where the violation shows")
     elif LIVENESS in names and fair < count:
