@@ -126,7 +126,7 @@ def test_the_report_draws_the_failing_execution_with_each_nodes_lines_beside_its
     assert r.exit_code == 1, r.output
     assert f"report in {report / 'index.html'}" in r.output
     assert sorted(p.name for p in report.iterdir()) == ["index.html", "replay.json", "report.md", "run.jsonl",
-                                                        "run.shiviz.log"]
+                                                        "run.shiviz.log", "verdicts.json"]
     page = (report / "index.html").read_text()
     # validate's window diagram of the violation, then the whole execution with the nodes' lines beside it
     assert page.count('<svg xmlns="http://www.w3.org/2000/svg" class="spacetime"') == 2
@@ -186,3 +186,84 @@ def test_a_replay_file_with_an_unknown_workload_is_one_line_and_exit_2(run_cli, 
     r = run_cli("run", "--node-cmd", "unused-node", "--replay", replay)
     assert r.exit_code == 2, r.output
     assert r.output.strip() == f"ordercheck: error: {replay}: workload: expected one of broadcast, ordered, got 'total'"
+class _Echo:
+    """An in-process node for the harness (no process): a broadcast value is delivered at
+    once and forwarded to every other node, which delivers it on arrival; ``read`` lists
+    what it delivered."""
+
+    def __init__(self, nid: str) -> None:
+        import collections
+
+        self.id = nid
+        self.out: collections.deque = collections.deque()
+        self.delivered: list = []
+        self.others: list[str] = []
+
+    def send(self, msg: dict) -> None:
+        b = msg["body"]
+        if b["type"] == "init":
+            self.others = [n for n in b["node_ids"] if n != self.id]
+        if b["type"] in ("broadcast", "fwd") and b["message"] not in self.delivered:
+            self.delivered.append(b["message"])
+            if b["type"] == "broadcast":
+                self.out.extend({"src": self.id, "dest": n, "body": {"type": "fwd", "message": b["message"]}}
+                                for n in self.others)
+        if msg["src"] == "c1" and "msg_id" in b:
+            reply = {"type": b["type"] + "_ok", "in_reply_to": b["msg_id"]}
+            if b["type"] == "read":
+                reply["messages"] = list(self.delivered)
+            self.out.append({"src": self.id, "dest": "c1", "body": reply})
+
+    def receive(self, timeout: float, waiting: str) -> dict:
+        return self.out.popleft()
+
+    def kill(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("workload", ["broadcast", "ordered"])
+def test_each_logged_event_has_its_step_and_each_step_its_transcript_with_crashes(workload):
+    # the schedule engine's crash and restart events go through the same recording as the
+    # workloads' sends and deliveries: one step per event after the header, whatever its kind
+    from ordercheck.checker.harness.network import Scenario, execute
+
+    sc = Scenario(("unused",), 2, 2, crashes=1, workload=workload)
+
+    def choose(step: int, enabled: list) -> int:  # crash n2 first, then the first action offered
+        kinds = [(a.kind, a.dest) for a in enabled]
+        return kinds.index(("crash", "n2")) if step == 0 else next(
+            i for i, a in enumerate(enabled) if a.kind != "crash")
+
+    ex = execute(sc, choose, spawn=lambda nid, argv: _Echo(nid))
+    events = ex.log[1:]
+    assert len(ex.event_steps) == len(events)
+    assert [(e["kind"], s) for e, s in zip(events, ex.event_steps, strict=True)][:2] == [("fail", 1), ("restart", 2)]
+    assert ex.event_steps == sorted(ex.event_steps) and ex.event_steps[-1] <= len(ex.keys)
+    own = [e for e in events if e["kind"] == "deliver" and e["peer"] == ("n1" if e["msg"] == 1 else "n2")]
+    sends = [e for e in events if e["kind"] == "send"]
+    if workload == "ordered":
+        assert len(own) == 2 and all(e["to"] == ["n1", "n2"] for e in sends)
+    else:
+        assert own == [] and [e["to"] for e in sends] == [["n2"], ["n1"]]
+    # the restarted n2's init is in the transcript at the restart's step, as written to its stdin
+    assert any(s == 2 and n == "n2" and stream == "in" and '"type":"init"' in line for s, n, stream, line in ex.transcript)
+    assert {stream for _s, _n, stream, _l in ex.transcript} == {"in", "out"}
+    # the report's diagram draws the crash and the restart at the rows of their steps
+    from ordercheck.checker.cli.run_report import schedule_diagram
+    from ordercheck.checker.validate.readers import read_text
+
+    diagram = schedule_diagram(read_text(ex.log_text(), "x", "jsonl", None), ex, None)
+    y = {s: row_y for s, row_y, _hot in diagram.rows}
+    assert [(m.title, m.y) for m in diagram.marks[:2]] == [("step 1: n2: fail", y[1]), ("step 2: n2: restart", y[2])]
+
+
+def test_seeds_run_pct_schedules_too(run_cli, tmp_path):
+    # PCT seed 3 (depth 2) finds the missing hold-back on its sixth schedule, as `--schedule pct --seed 3` alone
+    # does; random schedules from seeds 2 and 3 do not
+    r = run_cli("run", "--node-cmd", node_cmd(NODES / "causal_broadcast_no_hold_back.py"), "--seed", "2", "--seeds", "2",
+                "--runs", "6", "--schedule", "pct", "--depth", "2", "--no-shrink", "--replay-out", tmp_path / "r.json")
+    assert r.exit_code == 1, r.output
+    lines = r.output.splitlines()
+    assert lines[2].split()[:5] == ["2", "6", "every", "property", "holds"]
+    assert lines[3].split()[:5] == ["3", "6", "causal", "VIOLATED", "6"]
+    assert "12 schedules run (PCT depth 2, seeds 2..3, engine local, 3 nodes, 2 broadcasts)" in r.output

@@ -53,6 +53,32 @@ def test_explore_with_dpor_finds_the_missing_hold_back_on_3_nodes_with_2_broadca
     assert "shrunk" not in plain.output and len(json.loads(replay.read_text())["schedule"]) == 18
 
 
+def test_explore_split_into_schedule_prefixes_finds_the_missing_hold_back(run_cli, tmp_path):
+    replay = tmp_path / "replay.json"
+    cmd = node_cmd(NODES / "causal_broadcast_no_hold_back.py")
+    r = run_cli("run", "--node-cmd", cmd, "--explore", "--prefix-depth", "1", "--no-shrink", "--replay-out", replay)
+    assert r.exit_code == 1, r.output
+    rows = [line.split() for line in r.output.splitlines()[2:4]]
+    assert rows == [["1", "2", "causal", "VIOLATED", "6", rows[0][5], "c1->n1", "broadcast", "1"],
+                    ["2", "2", "causal", "VIOLATED", "6", rows[1][5], "c1->n2", "broadcast", "2"]]
+    assert "prefix 1, schedule 2: 6 events, 3 peers: fifo holds, causal VIOLATED (line 6)" in r.output
+    assert "4 schedules run (explored with DPOR, below each of 2 prefixes of 1 step, engine local" in r.output
+    assert "the shortest failing schedule (6 steps) is in" in r.output
+    again = run_cli("run", "--node-cmd", cmd, "--replay", replay)
+    assert again.exit_code == 1 and "causal VIOLATED (line 6)" in again.output, again.output
+
+
+def test_the_shortest_failing_prefix_is_the_one_kept():
+    from ordercheck.checker.cli.run_prefixes import PrefixResult, shortest
+    from ordercheck.checker.harness.network import Execution
+
+    def failed(index: int, steps: int) -> PrefixResult:
+        return PrefixResult(index, [], 1, failed=Execution(log=[], keys=["k"] * steps))
+
+    assert shortest([PrefixResult(1, []), failed(2, 9), failed(3, 5), failed(4, 5)]).index == 3
+    assert shortest([PrefixResult(1, [])]) is None
+
+
 def test_explore_with_dpor_passes_the_correct_causal_node_on_every_schedule(run_cli, tmp_path):
     r = run_cli("run", "--node-cmd", node_cmd(NODES / "causal_broadcast.py"), "--explore",
                 "--replay-out", tmp_path / "replay.json")

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ordercheck.checker.harness.explore import Exploration, explore, pct_runs, shrink
+from ordercheck.checker.harness.explore import Exploration, explore, pct_runs, schedule_prefixes, shrink
 from ordercheck.checker.harness.network import Scenario, execute, key_chooser
 from ordercheck.checker.harness.nodes import NodeFailed
 from ordercheck.checker.validate.readers import read_text
@@ -170,6 +170,29 @@ def test_dpor_reaches_every_outcome_and_violation_plain_exploration_reaches(case
         assert bad == {outcome(ex) for ex in reduced if violates(ex, p)}, p
         assert bool(bad) == (p in prop), p
     assert st.runs < plain.runs, (st.runs, plain.runs)
+
+
+@pytest.mark.parametrize("case", ["no hold-back, a drop", "hold-back, a crash"])
+def test_exploring_below_each_schedule_prefix_adds_up_to_exploring_everything(case):
+    # run --prefix-depth (the tasks of --explore --engine spark): the prefixes of 2 steps split the schedules
+    sc, make, _ = CASES[case]
+    full, plain = everything(sc, make, dpor=False)
+    reduced, st = everything(sc, make, dpor=True)
+    prefixes = schedule_prefixes(sc, 2, spawn=spawner(make))
+    assert len(prefixes) > 2 and all(len(p) == 2 for p in prefixes) and len(set(map(tuple, prefixes))) == len(prefixes)
+    below, dpor_below = [], []
+    for p in prefixes:
+        runs = list(explore(sc, 100000, lambda ex: False, dpor=False, spawn=spawner(make), root=p))
+        assert runs and all(ex.keys[:2] == p for ex in runs)
+        below += runs
+        dpor_below += explore(sc, 100000, lambda ex: False, dpor=True, spawn=spawner(make), root=p)
+    # without DPOR: exactly plain exploration's schedules, in its order
+    assert [ex.keys for ex in below] == [ex.keys for ex in full]
+    # with DPOR (reduced below each prefix alone): every outcome and violation, at most one run per schedule
+    assert {outcome(ex) for ex in dpor_below} == {outcome(ex) for ex in full}
+    for p in ("causal", "eventual_delivery"):
+        assert {outcome(ex) for ex in dpor_below if violates(ex, p)} == {outcome(ex) for ex in full if violates(ex, p)}
+    assert st.runs <= len(dpor_below) < plain.runs
 
 
 def test_dpor_runs_one_schedule_per_class_on_the_causal_node():
@@ -397,3 +420,10 @@ def test_the_pool_hands_out_processes_started_ahead_and_reaps_the_rest():
     assert left.proc.poll() is not None  # killed and reaped when the pool closed
     for node in (first, second):
         node.kill()
+
+
+def test_prefix_depth_without_explore_is_one_line_exit_2(run_cli):
+    r = run_cli("run", "--node-cmd", "never-started", "--prefix-depth", "2")
+    assert r.exit_code == 2, r.output
+    assert r.output.strip() == ("ordercheck: error: --prefix-depth: splits systematic exploration into tasks: "
+                                "it needs --explore")

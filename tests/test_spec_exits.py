@@ -329,3 +329,13 @@ def test_validate_model_on_spark_a_spec_that_leaves_in_a_task_is_exit_5(spark, t
     lines = got.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in got.stderr, got.stderr[-3000:]
     assert lines[0].startswith(f"ordercheck: spec error: {model}: spec exiting_fifo raised SystemExit(0) (sys.exit)")
+
+
+def test_run_model_conformance_a_spec_that_leaves_is_exit_5(tmp_path):
+    # ordercheck run --model: the same conformance search on each execution's log, the same diagnosis
+    model, _log = validate_project(tmp_path)
+    node = f"{sys.executable} -S {ROOT / 'examples' / 'nodes' / 'causal_broadcast.py'}"
+    proc = run("run", "--node-cmd", node, "--broadcasts", "1", "--runs", "1", "--model", model, cwd=tmp_path)
+    line = one_spec_line(proc, model)
+    assert "spec exiting_fifo raised SystemExit(0) (sys.exit) at fifo_exit.py:" in line, line
+    assert not (tmp_path / "run-replay.json").exists()

@@ -150,3 +150,25 @@ def test_large_logs_split_by_receiver(spark, tmp_path: Path) -> None:
     assert [v.diagrams for v in remote] == [v.diagrams for v in local]
     broken = {name for v in local for name in v.violated}
     assert {"fifo", "integrity"} <= broken
+
+
+def test_run_explores_schedule_prefixes_as_spark_tasks_and_counts_what_local_exploration_counts(spark, tmp_path):
+    # ordercheck run --explore --engine spark (issue 36): one task per schedule prefix of 2 steps, each exploring
+    # below its prefix (the nodes started on the executor); without DPOR the tasks' schedules add up to the
+    # local exploration's
+    import sys
+
+    node = f"{sys.executable} -S {ROOT / 'examples' / 'nodes' / 'causal_broadcast.py'}"
+    args = ["run", "--node-cmd", node, "--nodes", "2", "--explore", "--no-dpor", "--replay-out", str(tmp_path / "r.json")]
+    local = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert local.exit_code == 0, local.output
+    assert "6 schedules run (explored, no DPOR, 2 nodes, 2 broadcasts)" in local.output
+    remote = CliRunner().invoke(main, [*args, "--engine", "spark", "--master", MASTER, "--prefix-depth", "2"],
+                                catch_exceptions=False)
+    assert remote.exit_code == 0, remote.output
+    rows = [line.split() for line in remote.output.splitlines()[2:6]]
+    assert [(r[0], r[1], r[-4:]) for r in rows] == [
+        ("1", "1", ["1;", "n1->n2", "cb", "1"]), ("2", "2", ["1;", "c1->n2", "broadcast", "2"]),
+        ("3", "1", ["2;", "n2->n1", "cb", "2"]), ("4", "2", ["2;", "c1->n1", "broadcast", "1"])]
+    assert ("6 schedules run (explored, no DPOR, below each of 4 prefixes of 2 steps, engine spark, 2 nodes, "
+            "2 broadcasts)") in remote.output

@@ -46,7 +46,7 @@ COMMAND_EXITS: dict[str, frozenset[int]] = {
     "validate": EVERY_COMMAND | _LOADS_SPEC | {EXIT_MISMATCH, EXIT_ENGINE},
     "generate-logs": EVERY_COMMAND | _LOADS_SPEC,
     "new": EVERY_COMMAND,
-    "run": EVERY_COMMAND | {EXIT_MISMATCH, EXIT_ENGINE},
+    "run": EVERY_COMMAND | _LOADS_SPEC | {EXIT_MISMATCH, EXIT_ENGINE},  # 5: --model's spec
 }
 """Each command's exit codes (docs/reference/exit-codes.md, "By command")."""
 

@@ -13,7 +13,9 @@ counterexample, with what each node read and wrote beside its events.
 - ``run.jsonl``: the execution's log, for ``ordercheck validate``;
 - ``run.shiviz.log``: the same events with vector clocks, which ShiViz opens (and
   ``validate`` reads);
-- ``replay.json``: the replay file of a failing execution (for ``--replay``).
+- ``replay.json``: the replay file of a failing execution (for ``--replay``);
+- ``verdicts.json``: the execution's verdicts, as ``validate --json`` writes a log's
+  record (a list of one), with its conformance to ``--model``'s spec when one is given.
 
 The execution shown is the failing one, else the last one run. The page is
 self-contained (inline SVG, no script) and every text is escaped by the templates.
@@ -167,6 +169,7 @@ def report_files(out_dir: str | Path, verdict: LogVerdict, log: Log, ex: Executi
     files = {target / "run.jsonl": ex.log_text(), target / "run.shiviz.log": shiviz_log(timeline_of(log))}
     if replay is not None:
         files[target / "replay.json"] = json.dumps(replay, indent=1) + "\n"
+    files[target / "verdicts.json"] = json.dumps([verdict.to_json()], indent=1) + "\n"
     names = ["index.html", "report.md", *(p.name for p in files)]
     files[target / "report.md"] = markdown(verdict, ex, about)
     files[target / "index.html"] = page(verdict, log, ex, about, names[2:])

@@ -19,8 +19,10 @@ and drawn by ``--report``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import TypeVar
 
 from ordercheck.checker.api.errors import EngineError
 from ordercheck.checker.harness.explore import pct_runs, random_runs
@@ -29,12 +31,16 @@ from ordercheck.checker.harness.nodes import NodeFailed, Pool
 from ordercheck.checker.validate.readers import read_text
 from ordercheck.checker.validate.verdicts import Job, LogVerdict, judge
 
+T = TypeVar("T")
+R = TypeVar("R")
+
 
 @dataclass
 class SeedResult:
     """One seed's task: how many schedules ran (``fair`` of them fair), and the failing
     execution (with its verdict) if one failed; ``error`` (a node's misbehaviour, as its one line) or
-    ``bound`` (the step bound's sentence) when the task ended otherwise."""
+    ``bound`` (the step bound's sentence) when the task ended otherwise; ``undecided``:
+    how many executions' conformance to ``run --model``'s spec a bound left unknown."""
 
     seed: int
     schedules: int
@@ -46,6 +52,7 @@ class SeedResult:
     last_verdict: LogVerdict | None = None
     error: str | None = None
     bound: str | None = None
+    undecided: int = 0
 
     @property
     def steps(self) -> int | None:
@@ -61,13 +68,15 @@ def seed_task(sc: Scenario, job: Job, safety: Job, kind: str, runs: int, depth: 
     started = time.perf_counter()
     count = 0
     result = SeedResult(seed, 0, 0.0)
+    model = job.model()  # run --model's, built once per task
 
     def failing(ex: Execution) -> bool:
         nonlocal count
         count += 1
         result.fair += ex.fair
         ex.verdict = judge(read_text(ex.log_text(), f"seed {seed}, schedule {count}", "jsonl", None),
-                           job if ex.fair else safety)
+                           job if ex.fair else safety, model=model)
+        result.undecided += ex.verdict.unknown and not ex.verdict.violated
         return bool(ex.verdict.violated)
 
     try:
@@ -95,6 +104,13 @@ def run_seeds(sc: Scenario, job: Job, safety: Job, kind: str, runs: int, depth: 
     task = partial(seed_task, sc, job, safety, kind, runs, depth)
     if engine != "spark":
         return [task(s) for s in seeds]
+    return sorted(spark_map(task, seeds, master), key=lambda r: r.seed)
+
+
+def spark_map(task: Callable[[T], R], items: list[T], master: str) -> list[R]:
+    """``task`` of each item on Spark (``master``), one task (partition) per item; the
+    results in the items' order. Raises
+    :class:`~ordercheck.checker.api.errors.EngineError` when Spark fails."""
     from ordercheck.checker.spark.session import SparkUnavailable, executor_python_problem, get_spark, spark_jobs
 
     try:
@@ -103,12 +119,11 @@ def run_seeds(sc: Scenario, job: Job, safety: Job, kind: str, runs: int, depth: 
         raise EngineError("spark", str(exc)) from None
     try:
         with spark_jobs():  # a signal cancels the job (exit 130/143)
-            found = spark.parallelize(seeds, len(seeds)).map(task).collect()
+            return list(spark.parallelize(items, len(items)).map(task).collect())
     except Exception as exc:  # a task that failed for good, or Spark itself
         lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
         raise EngineError("spark", executor_python_problem(str(exc))
                           or f"the run's job failed: {(lines[0] if lines else type(exc).__name__)[:300]}") from None
-    return sorted(found, key=lambda r: r.seed)
 
 
 def shortest(results: list[SeedResult]) -> SeedResult | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ordercheck.checker.harness.network import (
@@ -130,16 +130,25 @@ class Exploration:
 
 
 def explore(sc: Scenario, max_schedules: int, failing: Judge, *, dpor: bool = True,
-            stats: Exploration | None = None, spawn: Spawn = Node) -> Iterator[Execution]:
+            stats: Exploration | None = None, spawn: Spawn = Node, root: Sequence[str] = ()) -> Iterator[Execution]:
     """Systematic exploration (see the module's docstring), depth first; yields every
     execution judged, and stops after the first one ``failing`` accepts, after
     ``max_schedules`` judged executions or as many cut short (``stats.left`` says
-    whether any were left), or when none is left."""
+    whether any were left), or when none is left.
+
+    With ``root`` (a schedule prefix, as :func:`schedule_prefixes` lists them), only the
+    schedules that begin with it: its steps are taken as recorded (a node that offers
+    other actions is a :class:`~ordercheck.checker.harness.network.Divergence`) and never
+    reconsidered. With ``dpor`` the reduction works below the prefix alone: a race whose
+    earlier step lies in the prefix calls for a reversal that begins with another
+    prefix, which is left to that prefix's exploration. A ``root`` that is a whole
+    execution (one shorter than the prefixes' length) is that one schedule."""
     st = stats if stats is not None else Exploration()
     stack: list[_State] = []
-    prefix: list[str] = []
+    prefix: list[str] = list(root)
+    floor = len(prefix)
     while True:
-        run = execute(sc, _chooser(stack, prefix, dpor), prefix, spawn=spawn)
+        run = execute(sc, _chooser(stack, prefix, dpor, floor), prefix, spawn=spawn)
         start = max(0, len(prefix) - 1)
         if dpor:
             _races(run, stack, start)
@@ -151,7 +160,7 @@ def explore(sc: Scenario, max_schedules: int, failing: Judge, *, dpor: bool = Tr
             yield run
             if bad:
                 return
-        nxt = _backtrack(stack, run)
+        nxt = _backtrack(stack, run, floor)
         if nxt is None:
             return
         if st.runs >= max_schedules or st.blocked >= max_schedules:
@@ -160,7 +169,11 @@ def explore(sc: Scenario, max_schedules: int, failing: Judge, *, dpor: bool = Tr
         prefix = nxt
 
 
-def _chooser(stack: list[_State], prefix: list[str], dpor: bool) -> Callable[[int, list[Action]], int | None]:
+def _chooser(stack: list[_State], prefix: list[str], dpor: bool,
+             floor: int = 0) -> Callable[[int, list[Action]], int | None]:
+    """Follow ``prefix``, then take the first action neither explored nor asleep, pushing
+    each new state on ``stack``; the first ``floor`` steps (a root prefix) get a state
+    on the first execution, with their action as the only one explored."""
     chosen = list(prefix)
 
     def choose(step: int, enabled: list[Action]) -> int | None:
@@ -169,10 +182,10 @@ def _chooser(stack: list[_State], prefix: list[str], dpor: bool) -> Callable[[in
             if prefix[step] not in keys:
                 raise Divergence(f"step {step + 1}: the schedule takes {prefix[step]} but the nodes do not offer "
                                  "it on replay: a node is not deterministic given its inputs")
+            if step < floor and len(stack) == step:  # the root's states, for the races below it
+                stack.append(_State(_info(enabled), explored=[prefix[step]]))
             return keys.index(prefix[step])
-        info: dict[str, tuple[frozenset[str], tuple[int, ...]]] = {}
-        for a in enabled:
-            info.setdefault(a.key, (a.locs, a.born))
+        info = _info(enabled)
         state = _State(info)
         if dpor and step > 0:
             parent, p = stack[step - 1], chosen[step - 1]
@@ -193,6 +206,15 @@ def _chooser(stack: list[_State], prefix: list[str], dpor: bool) -> Callable[[in
         return None
 
     return choose
+
+
+def _info(enabled: list[Action]) -> dict[str, tuple[frozenset[str], tuple[int, ...]]]:
+    """The enabled actions by key (the first of equal keys), with their locations and
+    enabling steps, in the order offered."""
+    info: dict[str, tuple[frozenset[str], tuple[int, ...]]] = {}
+    for a in enabled:
+        info.setdefault(a.key, (a.locs, a.born))
+    return info
 
 
 def _past(steps: list[Step]) -> list[int]:
@@ -261,10 +283,11 @@ def _races(run: Execution, stack: list[_State], start: int) -> None:
                     check(q, qlocs, qborn, j + 1)
 
 
-def _backtrack(stack: list[_State], run: Execution) -> list[str] | None:
-    """The next prefix to run: the deepest state with an action in its backtrack set
-    neither explored nor asleep, that action taken there (None when none is left)."""
-    for d in range(len(stack) - 1, -1, -1):
+def _backtrack(stack: list[_State], run: Execution, floor: int = 0) -> list[str] | None:
+    """The next prefix to run: the deepest state (at ``floor`` or below: the root prefix's
+    states are never reconsidered) with an action in its backtrack set neither explored
+    nor asleep, that action taken there (None when none is left)."""
+    for d in range(len(stack) - 1, floor - 1, -1):
         state = stack[d]
         todo = [k for k in state.info if k in state.backtrack and k not in state.explored and k not in state.sleep]
         if todo:
@@ -272,6 +295,40 @@ def _backtrack(stack: list[_State], run: Execution) -> list[str] | None:
             del stack[d + 1:]
             return run.keys[:d] + [todo[0]]
     return None
+
+
+def schedule_prefixes(sc: Scenario, depth: int, *, spawn: Spawn = Node) -> list[list[str]]:
+    """Every schedule prefix of ``depth`` steps, in the order :func:`explore` without
+    DPOR meets them (depth first, the actions in the order offered; equal keys once),
+    and every whole execution shorter than ``depth``: the schedules that begin with
+    each are disjoint, and together they are every schedule, so exploring below each
+    (:func:`explore` with ``root``) and adding up the counts gives plain exploration's.
+    Each prefix costs one execution stopped after it."""
+    out: list[list[str]] = []
+    todo: list[list[str]] = [[]]
+    while todo:
+        prefix = todo.pop()
+        offered: list[list[str]] = []
+
+        def choose(step: int, enabled: list[Action], prefix: list[str] = prefix,
+                   offered: list[list[str]] = offered) -> int | None:
+            keys = [a.key for a in enabled]
+            if step < len(prefix):
+                if prefix[step] not in keys:
+                    raise Divergence(f"step {step + 1}: the schedule takes {prefix[step]} but the nodes do not "
+                                     "offer it on replay: a node is not deterministic given its inputs")
+                return keys.index(prefix[step])
+            if step >= depth:
+                return None
+            offered.append(list(_info(enabled)))
+            return 0
+
+        run = execute(sc, choose, prefix, spawn=spawn)
+        out.append(list(run.keys))
+        for s in range(len(offered)):  # popped deepest first, each step's other actions in the order offered
+            for k in reversed(offered[s][1:]):
+                todo.append(run.keys[:len(prefix) + s] + [k])
+    return out
 
 
 Violated = Callable[[Execution], frozenset[str]]

@@ -234,7 +234,9 @@ stop the execution there."""
 
 Spawn = Callable[[str, list[str]], Node]
 """Starts one node: (node id, argv) -> a :class:`~ordercheck.checker.harness.nodes.Node`
-(or an object with its ``send``, ``receive`` and ``kill``)."""
+(or an object with its ``send``, ``receive`` and ``kill``; its ``last_line`` and
+``new_stderr`` too where the transcript is to have the node's own text and stderr: a
+node without ``last_line`` has each message it wrote written there as JSON)."""
 
 
 def execute(sc: Scenario, choose: Chooser, expected: list[str] | None = None, *, spawn: Spawn = Node) -> Execution:
@@ -407,7 +409,8 @@ class _Run:
         waiting = f"{body['type']} (msg_id {body['msg_id']})"
         for _ in range(FLOOD):
             msg = node.receive(self.sc.timeout, waiting)
-            self.ex.transcript.append((step, node.id, "out", getattr(node, "last_line", "")))
+            self.ex.transcript.append((step, node.id, "out", getattr(node, "last_line", None)
+                                       or json.dumps(msg, separators=(",", ":"))))
             b = msg["body"]
             if msg["src"] != node.id:
                 raise NodeFailed(node.id, f"wrote a message with src {msg['src']!r}, not its own id")

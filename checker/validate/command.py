@@ -181,6 +181,10 @@ def _spec_code(job: Job) -> Iterator[None]:
             raise exc from None
 
 
+spec_code = _spec_code
+"""The same guard, for ``ordercheck run --model`` (:mod:`ordercheck.checker.cli.run`)."""
+
+
 def print_verdict(v: LogVerdict, *, quiet: bool = False) -> None:
     """One line per log (unless ``quiet`` and clean), then each violation's sentence."""
     if quiet and not v.violated and not v.unknown:

@@ -115,7 +115,7 @@ def parse_unrecorded(text: str) -> frozenset[int]:
 class _Explainer:
     """The search for one spec and one log."""
 
-    def __init__(self, spec: Spec, log: Log, unrecorded: frozenset[int]) -> None:
+    def __init__(self, spec: Spec, log: Log, unrecorded: frozenset[int], by_position: bool = False) -> None:
         self.spec = spec
         self.log = log
         self.unrecorded = unrecorded
@@ -124,7 +124,15 @@ class _Explainer:
         self.spec_peers = list(first.peers)
         index = {name: i for i, name in enumerate(self.spec_peers)}
         self.peer_map: list[int] = []
-        for name in log.peers:
+        if by_position:
+            if len(log.peers) != len(self.spec_peers):
+                raise InputError(
+                    log.source, "peers",
+                    f"{len(log.peers)} peers ({', '.join(log.peers)}), but spec {spec.name!r} has "
+                    f"{len(self.spec_peers)} ({', '.join(self.spec_peers)}); they are matched by position",
+                )
+            self.peer_map = list(range(len(log.peers)))
+        for name in log.peers if not by_position else ():
             if name not in index:
                 raise InputError(
                     log.source, "peer",
@@ -223,16 +231,20 @@ def conformance(
     bound: int = DEFAULT_BOUND,
     max_states: int = DEFAULT_MAX_STATES,
     unrecorded: Iterable[int] = (),
+    by_position: bool = False,
 ) -> Conformance:
     """Decide whether ``log`` records a behaviour of ``spec`` (see the module's text).
 
     ``bound`` is the most unrecorded spec steps searched between two recorded events;
-    ``max_states`` the most spec states visited in all. Raises
-    :class:`~ordercheck.checker.InputError` when the log names a peer the spec does not have, or
-    the spec keeps no history.
+    ``max_states`` the most spec states visited in all. The log's peers are the spec's
+    peers of the same names, or with ``by_position`` the spec's peers in order (the
+    log's first peer is the spec's first, and so on; ``ordercheck run`` names its nodes
+    ``n1``, ``n2``, ...). Raises :class:`~ordercheck.checker.InputError` when the log names a
+    peer the spec does not have (with ``by_position``: when the two have not as many
+    peers), or the spec keeps no history.
     """
     try:
-        ex = _Explainer(spec, log, frozenset(unrecorded))
+        ex = _Explainer(spec, log, frozenset(unrecorded), by_position)
     except NotImplementedError:
         raise InputError(log.source, "", f"spec {spec.name!r} keeps no history, so no log can be matched to it") from None
     sigs = ex.sigs

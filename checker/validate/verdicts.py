@@ -35,7 +35,9 @@ violation (JSON text of a list), ``seconds`` the time spent on the log."""
 class Job:
     """What to check on every log: ``props`` by name, and with ``model_path`` (and its
     parsed TOML ``model_raw``, so a Spark task can rebuild it) conformance to that
-    model's spec, with the search's ``bound``, ``max_states`` and ``unrecorded`` kinds."""
+    model's spec, with the search's ``bound``, ``max_states`` and ``unrecorded`` kinds;
+    ``peers_by_position``: the log's peers are the spec's in order, whatever their names
+    (:func:`~ordercheck.checker.validate.conformance.conformance`)."""
 
     props: tuple[str, ...]
     fmt: str = "auto"
@@ -45,6 +47,7 @@ class Job:
     max_states: int = DEFAULT_MAX_STATES
     unrecorded: frozenset[int] = frozenset()
     spec_ref: str | None = None
+    peers_by_position: bool = False
 
     def model(self) -> Model | None:
         """The model to conform to, rebuilt from its TOML (``None`` without one)."""
@@ -144,7 +147,7 @@ def judge(log: Log, job: Job, *, model: Model | None = None, diagrams: bool = Fa
         model = job.model()
     if model is not None:
         answer: Conformance = conformance(model.spec, log, bound=job.bound, max_states=job.max_states,
-                                          unrecorded=job.unrecorded)
+                                          unrecorded=job.unrecorded, by_position=job.peers_by_position)
         conf = answer.to_json(log)
     return LogVerdict(
         log=log.source, format=log.fmt, events=len(log), peers=len(log.peers), messages=log.messages,
