@@ -395,7 +395,10 @@ def bmc_queries(
     for j in range(depth + 1):
         if j > 0:
             states.append(SymState(sym.schema, f"s{j}"))
-            solver.add(z3.Or([a.relation(states[j - 1], states[j]) for a in actions]))
+            if hasattr(sym, "transition"):  # an encoding's own form of Next (one formula per variable)
+                solver.add(sym.transition(states[j - 1], states[j]))
+            else:
+                solver.add(z3.Or([a.relation(states[j - 1], states[j]) for a in actions]))
         s = states[j]
         goals = {}
         for name in open_props:
