@@ -84,14 +84,18 @@ class ExactPeers:
         self.spec = spec
         self.n = spec.peers
         self.names = spec.names
-        if getattr(spec, "plan", None) is None:
-            raise NoExact(f"{spec.name}: only a fixed plan of sends (script or sends) is encoded exactly")
+        plan = getattr(spec, "plan", None)
+        if plan is None:  # a choice of destinations per send: encoded when there is one choice
+            choices = getattr(spec, "choices", None)
+            if choices is None or any(len(c) > 1 for c in choices):
+                raise NoExact(f"{spec.name}: only a fixed plan of sends (one destination set per send) is encoded exactly")
+            plan = tuple(tuple(c) * spec.sends for c in choices)
         if getattr(spec, "signals", 0) or getattr(spec, "lossy", False) or getattr(spec, "duplicates", 0):
             raise NoExact(f"{spec.name}: signals, lossy and duplicating channels are not encoded exactly")
         self.stride = spec.stride
         self.msgs: dict[int, tuple[int, int]] = {}
         for p in range(self.n):
-            for i, dmask in enumerate(spec.plan[p]):
+            for i, dmask in enumerate(plan[p]):
                 self.msgs[p * self.stride + i] = (p, dmask)
         self.mids = sorted(self.msgs)
         self.fifo = spec.channel == "fifo"
@@ -352,3 +356,148 @@ class ExactPeers:
 
     def format_action(self, label: tuple) -> str:
         return self.spec.format_action(label)
+
+
+class ExactHoldBack(ExactPeers):
+    """The exact encoding of a :class:`~ordercheck.specs.holdback.HoldBackSpec` (BSS, matrix
+    clocks...): each peer's algorithm state as integers ``L.p.i``, a wire slot ``m>q``
+    per copy with the control data it carries (``d0``, ``d1``...), and the hold-back
+    buffer as ``held.q.m`` with the same data. The steps are the base's: ``receive``
+    (taken off its channel and delivered at once), ``buffer`` (taken and held back),
+    ``deliver`` (from the buffer; a peer with a deliverable held-back message does only
+    that), ``send``. A subclass gives the algorithm over lists of Z3 integers:
+    :meth:`z_stamp`, :meth:`z_deliverable`, :meth:`z_on_deliver`, and how the spec's
+    algorithm state and data flatten to integers."""
+
+    ghost_at, know_at, chans_at = 3, 4, 0
+    local_width = 0
+    data_width = 0
+
+    def flat_local(self, local: Any) -> list[int]:
+        raise NotImplementedError
+
+    def flat_data(self, data: Any) -> list[int]:
+        raise NotImplementedError
+
+    def z_stamp(self, local: list[Any], p: int, dests: list[int]) -> tuple[list[Any], list[Any]]:
+        """``p``'s new state and the data its copies carry (one for every copy)."""
+        raise NotImplementedError
+
+    def z_deliverable(self, local: list[Any], p: int, src: int, data: list[Any]) -> Any:
+        raise NotImplementedError
+
+    def z_on_deliver(self, local: list[Any], p: int, src: int, data: list[Any]) -> list[Any]:
+        raise NotImplementedError
+
+    def wire_slots(self) -> list[Slot]:
+        fields = {f"d{i}": "int" for i in range(self.data_width)}
+        return [Slot(f"{m}>{q}", self.msgs[m][0], q, fields) for m in self.mids for q in self.dests(m)]
+
+    def own_schema(self) -> dict[str, str]:
+        out = {f"L.{p}.{i}": "int" for p in range(self.n) for i in range(self.local_width)}
+        for q in range(self.n):
+            for m in self.mids:
+                if q in self.dests(m):
+                    out[f"held.{q}.{m}"] = "bool"
+                    out.update({f"held.{q}.{m}.d{i}": "int" for i in range(self.data_width)})
+        return out
+
+    def slot_of(self, src: int, dst: int, msg: Any) -> tuple[str, dict[str, int]]:
+        mid, data = msg
+        return f"{mid}>{dst}", {f"d{i}": v for i, v in enumerate(self.flat_data(data))}
+
+    def encode_own(self, state: tuple, out: dict[str, Any]) -> None:
+        from ordercheck.specs.holdback import BUFFERS, LOCAL
+
+        for p in range(self.n):
+            for i, v in enumerate(self.flat_local(state[LOCAL][p])):
+                out[f"L.{p}.{i}"] = v
+            for mid, data in state[BUFFERS][p]:
+                assert not out[f"held.{p}.{mid}"], "two copies held back"
+                out[f"held.{p}.{mid}"] = True
+                for i, v in enumerate(self.flat_data(data)):
+                    out[f"held.{p}.{mid}.d{i}"] = v
+
+    def _local(self, s: SymState, p: int) -> list[Any]:
+        return [s[f"L.{p}.{i}"] for i in range(self.local_width)]
+
+    def _held(self, s: SymState, q: int, m: int) -> list[Any]:
+        return [s[f"held.{q}.{m}.d{i}"] for i in range(self.data_width)]
+
+    def _set_local(self, p: int, local: list[Any], upd: Updates) -> None:
+        for i, v in enumerate(local):
+            upd[f"L.{p}.{i}"] = v
+
+    def _ready(self, s: SymState, q: int, m: int) -> Any:
+        return z3.And(s[f"held.{q}.{m}"], self.z_deliverable(self._local(s, q), q, self.msgs[m][0], self._held(s, q, m)))
+
+    def draining(self, s: SymState, p: int) -> Any:
+        """``p`` has a held-back message it may deliver (then it does nothing else)."""
+        return z3.Or([self._ready(s, p, m) for m in self.mids if p in self.dests(m)] or [z3.BoolVal(False)])
+
+    def protocol_actions(self) -> list[SymAction]:
+        out = []
+        for m in self.mids:
+            p, dmask = self.msgs[m]
+            dests = self.dests(m)
+
+            def send(s: SymState, t: SymState, p: int = p, m: int = m, dests: list[int] = dests) -> tuple[Any, Updates]:
+                guard, upd = self.send_app(s, p, m)
+                local, data = self.z_stamp(self._local(s, p), p, dests)
+                self._set_local(p, local, upd)
+                free = [self.put(s, f"{m}>{q}", {f"d{i}": v for i, v in enumerate(data)}, upd) for q in dests]
+                return z3.And(guard, z3.Not(self.draining(s, p)), *free), upd
+
+            out.append(self.action(f"send {self.mname(m)}", send, lambda pre, post, p=p, m=m, d=dmask: ("send", p, m, d)))
+            for q in dests:
+                out += self._at(q, m)
+        return out
+
+    def _at(self, q: int, m: int) -> list[SymAction]:
+        key, src = f"{m}>{q}", self.msgs[m][0]
+
+        def data(s: SymState) -> list[Any]:
+            return [s[f"w.{key}.d{i}"] for i in range(self.data_width)]
+
+        def receive(s: SymState, t: SymState) -> tuple[Any, Updates]:
+            upd: Updates = {}
+            self.take(s, key, upd)
+            local = self._local(s, q)
+            self._set_local(q, self.z_on_deliver(local, q, src, data(s)), upd)
+            upd.update(self.deliver_app(s, q, m))
+            ok = self.z_deliverable(local, q, src, data(s))
+            return z3.And(self.can_take(s, key), z3.Not(self.draining(s, q)), ok), upd
+
+        def buffer(s: SymState, t: SymState) -> tuple[Any, Updates]:
+            upd: Updates = {f"held.{q}.{m}": z3.BoolVal(True)}
+            upd.update({f"held.{q}.{m}.d{i}": v for i, v in enumerate(data(s))})
+            self.take(s, key, upd)
+            ok = self.z_deliverable(self._local(s, q), q, src, data(s))
+            return z3.And(self.can_take(s, key), z3.Not(self.draining(s, q)), z3.Not(ok)), upd
+
+        def deliver(s: SymState, t: SymState) -> tuple[Any, Updates]:
+            upd: Updates = {f"held.{q}.{m}": z3.BoolVal(False)}
+            upd.update({f"held.{q}.{m}.d{i}": z3.IntVal(0) for i in range(self.data_width)})
+            self._set_local(q, self.z_on_deliver(self._local(s, q), q, src, self._held(s, q, m)), upd)
+            upd.update(self.deliver_app(s, q, m))
+            return self._ready(s, q, m), upd
+
+        a, mm = self.names[q], self.mname(m)
+        return [
+            self.action(f"receive {mm} at {a}", receive, lambda pre, post: ("receive", q, m)),
+            self.action(f"buffer {mm} at {a}", buffer, lambda pre, post: ("buffer", q, m)),
+            self.action(f"deliver {mm} at {a}", deliver, lambda pre, post: ("deliver", q, m)),
+        ]
+
+    def describe_own(self, values: dict[str, Any]) -> list[str]:
+        lines = []
+        for p, a in enumerate(self.names):
+            held = [self.mname(m) for m in self.mids if values.get(f"held.{p}.{m}")]
+            local = [values[f"L.{p}.{i}"] for i in range(self.local_width)]
+            lines.append(f"{a}: state {local}; held back " + (", ".join(held) or "nothing"))
+        return lines
+
+
+def zmax_list(a: list[Any], b: list[Any]) -> list[Any]:
+    """Elementwise maximum of two lists of Z3 integers."""
+    return [z3.If(x >= y, x, y) for x, y in zip(a, b)]
