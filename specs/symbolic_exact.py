@@ -122,6 +122,8 @@ class ExactPeers:
         schema.update(self.own_schema())
         self.schema = schema
         self.properties = {name: ("always", getattr(self, f"p_{name}")) for name in self.property_names}
+        self.lemmas: dict[str, Any] = {}  # no invariant: the abstract encoding (SYMBOLIC) proves
+        self.targets: dict[str, Any] = {}
         self._init = self.encode(spec.init_states()[0])
 
     # -- what a protocol gives ------------------------------------------------------------

@@ -1,0 +1,156 @@
+"""The exact (step-for-step) encodings against the explicit engine (issue 37).
+
+``specs/symbolic_exact.py`` builds, for one model's bounded configuration, an encoding
+whose every step is one step of the explicit spec, with the spec's label. Three checks
+make bounded model checking on it agree with the explicit engine, and not by chance:
+
+* **steps**: from each of the first states of a breadth-first search of the explicit
+  state space, the encoding's successors (every model of its transition relation,
+  enumerated by Z3) are exactly the encodings of the spec's successors, labels
+  included; and each property's formula gives the spec's monitor's verdict there;
+* **mutants**: BMC's shortest violation of the ordering property has exactly the
+  explicit engine's shortest counterexample length ``L`` (``d = L``), and its trace,
+  replayed through the Python spec label by label, is a run of the spec (each step one
+  of the spec's steps from the state before, to a state with the same encoding) that
+  breaks the property at its last step and not before;
+* **correct models**: neither the explicit engine (to depth ``k``) nor BMC (``k``
+  steps) finds a violation, and the encoding has runs of ``k`` steps.
+
+The abstract seed encodings' one-way bound (BMC's depth at most ``L``) is
+tests/test_symbolic_bmc_seeds.py's.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import deque
+from typing import Any
+
+import pytest
+import z3
+
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.checker.symbolic.encodings import Stepper
+from ordercheck.checker.symbolic.prove import bmc_queries
+from ordercheck.specs import properties as library
+from ordercheck.specs.symbolic import SymState
+from ordercheck.specs.symbolic_exact import NoExact
+from tests.symbolic_helpers import Evaluator
+
+
+def exact(m: Any) -> Any:
+    """The exact encoding of model ``m``'s spec and configuration."""
+    module = importlib.import_module(f"ordercheck.specs.{m.spec_name}_symbolic")
+    return module.EXACT(m.spec)
+
+
+def violated(spec: Any, state: tuple, prop: str) -> bool:
+    """The spec's own verdict (its monitor, on the state's history)."""
+    return getattr(library, prop)(spec.history(state)) is not None
+
+
+# model, states whose steps are compared
+STEPS = [
+    ("bss-mutant-no-causal-condition", 30),
+    ("bss-3", 20),
+    ("matrix-mutant-no-causal-condition", 29),
+    ("matrix-3", 20),
+    ("sequencer-mutant-no-hold-back", 30),
+    ("sequencer-mutant-own-delivery", 20),
+    ("sequencer-2", 20),
+]
+
+
+@pytest.mark.parametrize(("model", "count"), STEPS)
+def test_the_exact_encoding_steps_as_the_spec_does(model: str, count: int) -> None:
+    m = load_model(f"models/{model}.toml")
+    spec, sym = m.spec, exact(m)
+    stepper, ev = Stepper(sym), Evaluator(sym)
+    forms = {name: fn(ev.pre) for name, (_kind, fn) in sym.properties.items()}
+    seen: set[tuple] = set()
+    todo = deque(spec.init_states())
+    labels: set[str] = set()
+    verdicts: set[tuple[str, bool]] = set()
+    while todo and len(seen) < count:
+        state = todo.popleft()
+        if state in seen:
+            continue
+        seen.add(state)
+        values = sym.encode(state)
+        succ = spec.next_states(state)
+        want = {(label, tuple(sorted(sym.encode(nxt).items()))) for label, nxt in succ}
+        got = stepper.successors(values)
+        assert got == want, (spec.describe(state), sorted(w[0] for w in want ^ got))
+        for name, formula in forms.items():
+            holds = ev._subst(formula, [(ev.pre, values)])
+            assert holds != violated(spec, state, name), (name, spec.describe(state))
+            verdicts.add((name, holds))
+        labels.update(label[0] for label, _n in succ)
+        todo.extend(nxt for _l, nxt in succ)
+    assert len(seen) == count
+    assert "send" in labels and len(labels) >= 2, labels
+
+
+# model, the ordering property the explicit engine finds broken, its shortest
+# counterexample's length L (= BMC's depth on the exact encoding)
+MUTANTS = [
+    ("bss-mutant-no-causal-condition", "causal", 4),
+    ("matrix-mutant-no-causal-condition", "causal", 5),
+    ("sequencer-mutant-no-hold-back", "total", 8),
+    ("sequencer-mutant-own-delivery", "total", 10),
+]
+
+
+@pytest.mark.parametrize(("model", "prop", "length"), MUTANTS)
+def test_bmc_on_the_exact_encoding_finds_the_explicit_shortest_counterexample(model: str, prop: str,
+                                                                             length: int) -> None:
+    m = load_model(f"models/{model}.toml")
+    found = check_model(m, Options(progress=False)).properties[prop]
+    assert found.status == "violated" and len(found.trace) - 1 == length
+    sym = exact(m)
+    (q,) = bmc_queries(sym, [prop], length, None)
+    # bmc_queries asks depth 0, 1, ... in turn: the first depth with a violation is d
+    assert q.status == "violated" and q.explanation == f"counterexample in {length} steps", q.explanation
+    # the trace is a run of the spec, step by step
+    spec = m.spec
+    (state,) = spec.init_states()
+    assert sym.describe(sym.encode(state))["changed"] == q.trace[0].state["changed"] == {}
+    for i, step in enumerate(q.trace[1:], 1):
+        assert not violated(spec, state, prop), i
+        label = tuple(step.label)
+        nexts = [nxt for lab, nxt in spec.next_states(state) if lab == label]
+        assert len(nexts) == 1, (i, label)
+        state = nexts[0]
+        assert sym.describe(sym.encode(state))["changed"] == step.state["changed"], i
+    assert violated(spec, state, prop)
+
+
+# model, depth k, the properties checked
+CORRECT = [
+    ("bss-3", 6, ["causal"]),
+    ("matrix-3", 6, ["causal"]),
+    ("sequencer-2", 6, ["total", "total_global", "total_prefix"]),
+]
+
+
+@pytest.mark.parametrize(("model", "depth", "props"), CORRECT)
+def test_bmc_on_the_exact_encoding_and_the_explicit_engine_agree_on_a_correct_model(model: str, depth: int,
+                                                                                  props: list[str]) -> None:
+    m = load_model(f"models/{model}.toml")
+    explicit = check_model(m, Options(max_depth=depth, progress=False, stop_when_decided=False))
+    sym = exact(m)
+    found = {q.name: q.status for q in bmc_queries(sym, props, depth, None)}
+    for name in props:
+        assert explicit.properties[name].status != "violated", name
+        assert found[f"bmc: {name}"] == "bounded", name
+    states = [SymState(sym.schema, f"r{i}") for i in range(depth + 1)]
+    solver = z3.Solver()
+    solver.add(sym.init(states[0]), *[sym.transition(states[i - 1], states[i]) for i in range(1, depth + 1)])
+    assert solver.check() == z3.sat  # the unrolling is not empty
+
+
+def test_what_is_not_encoded_exactly_is_refused() -> None:
+    m = load_model("models/bss-3-lossy.toml")
+    with pytest.raises(NoExact, match="lossy"):
+        exact(m)
