@@ -11,9 +11,10 @@ verdicts and on the length of the shortest counterexample.
 An exact encoding's state is a function of the explicit state (:meth:`ExactPeers.encode`):
 
 * per peer ``p``: ``sent.p`` (messages sent), ``know.p.m`` (``p`` knows message ``m``:
-  the spec's ``know`` bitmask, which is the causal past a send records), ``D.p`` (its
-  deliveries) and ``dpos.p.m`` (the position among ``p``'s deliveries of its first
-  delivery of ``m``, ``-1`` before it);
+  the spec's ``know`` bitmask, which is the causal past a send records), ``dl.p.m``
+  (``p`` has delivered ``m``) and ``bf.p.m1.m2`` (``p``'s first delivery of ``m1``
+  came before its first delivery of ``m2``: Booleans, which Z3 handles faster than
+  delivery positions);
 * per message ``m``: ``past.m.m1`` (``m1`` was in ``m``'s causal past when ``m`` was
   sent);
 * per *wire slot* (a message the protocol may put on one channel: an application
@@ -31,7 +32,10 @@ sequence of the spec's labels. The properties (``causal``, ``total``,
 written over the delivery positions and pasts, named like the spec's properties, so
 ``bmc_queries`` on an exact encoding answers for the explicit spec's own properties.
 
-Only configurations with a fixed plan (``script`` or ``sends``), no side-channel
+Bounded model checking uses :meth:`ExactPeers.transition` (one formula per variable,
+:func:`~ordercheck.specs.symbolic.selector_transition`).
+
+Only configurations with a fixed plan (one destination set per send), no side-channel
 signals, no lossy and no duplicating channels are encoded (:class:`NoExact` otherwise):
 each wire slot then carries at most one copy at a time.
 
