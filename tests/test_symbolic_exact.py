@@ -61,6 +61,11 @@ STEPS = [
     ("sequencer-mutant-own-delivery", 30),
     ("sequencer-2", 30),
     ("sequencer-unordered", 30),  # hold-back over unordered channels: a number may arrive early
+    ("lamport-mutant-no-wait", 30),
+    ("lamport-mutant-no-tiebreak", 30),
+    ("lamport-unordered", 30),
+    ("lamport-2", 30),
+    ("lamport-2-garg", 30),
 ]
 
 
@@ -106,6 +111,9 @@ MUTANTS = [
     ("matrix-mutant-no-causal-condition", "causal", 5),
     ("sequencer-mutant-no-hold-back", "total", 8),
     ("sequencer-mutant-own-delivery", "total", 10),
+    ("lamport-mutant-no-wait", "total", 8),
+    ("lamport-mutant-no-tiebreak", "total", 12),
+    ("lamport-unordered", "total", 12),
 ]
 
 
@@ -138,6 +146,8 @@ CORRECT = [
     ("bss-3", 6, ["causal"]),
     ("matrix-3", 6, ["causal"]),
     ("sequencer-2", 6, ["total", "total_global", "total_prefix"]),
+    ("lamport-2", 8, ["total", "total_global", "total_prefix"]),
+    ("lamport-2-garg", 8, ["total", "total_global", "total_prefix"]),
 ]
 
 
