@@ -405,9 +405,9 @@ class ExactBSS(ExactHoldBack):
     def flat_data(self, data: Any) -> list[int]:
         return list(data)
 
-    def z_stamp(self, local: list[Any], p: int, dests: list[int]) -> tuple[list[Any], list[Any]]:
+    def z_stamp(self, local: list[Any], p: int, dests: list[int]) -> tuple[list[Any], list[list[Any]]]:
         v = [x + 1 if k == p else x for k, x in enumerate(local)]
-        return v, v
+        return v, [v] * len(dests)
 
     def z_deliverable(self, local: list[Any], p: int, src: int, data: list[Any]) -> Any:
         parts = []

@@ -138,10 +138,10 @@ class ExactMatrix(ExactHoldBack):
     def flat_data(self, data: Any) -> list[int]:
         return [c for row in data for c in row]
 
-    def z_stamp(self, local: list[Any], p: int, dests: list[int]) -> tuple[list[Any], list[Any]]:
+    def z_stamp(self, local: list[Any], p: int, dests: list[int]) -> tuple[list[Any], list[list[Any]]]:
         n = self.n
         m = [x + 1 if i // n == p and i % n in dests else x for i, x in enumerate(local)]
-        return m, m
+        return m, [m] * len(dests)
 
     def z_deliverable(self, local: list[Any], p: int, src: int, data: list[Any]) -> Any:
         n, parts = self.n, []

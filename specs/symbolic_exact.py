@@ -385,9 +385,13 @@ class ExactHoldBack(ExactPeers):
     def flat_data(self, data: Any) -> list[int]:
         raise NotImplementedError
 
-    def z_stamp(self, local: list[Any], p: int, dests: list[int]) -> tuple[list[Any], list[Any]]:
-        """``p``'s new state and the data its copies carry (one for every copy)."""
+    def z_stamp(self, local: list[Any], p: int, dests: list[int]) -> tuple[list[Any], list[list[Any]]]:
+        """``p``'s new state and the data each copy carries (in the order of ``dests``)."""
         raise NotImplementedError
+
+    def z_on_arrival(self, local: list[Any], p: int) -> list[Any]:
+        """``p``'s state after a message arrives, before the delivery check."""
+        return local
 
     def z_deliverable(self, local: list[Any], p: int, src: int, data: list[Any]) -> Any:
         raise NotImplementedError
@@ -449,9 +453,10 @@ class ExactHoldBack(ExactPeers):
 
             def send(s: SymState, t: SymState, p: int = p, m: int = m, dests: list[int] = dests) -> tuple[Any, Updates]:
                 guard, upd = self.send_app(s, p, m)
-                local, data = self.z_stamp(self._local(s, p), p, dests)
+                local, datas = self.z_stamp(self._local(s, p), p, dests)
                 self._set_local(p, local, upd)
-                free = [self.put(s, f"{m}>{q}", {f"d{i}": v for i, v in enumerate(data)}, upd) for q in dests]
+                free = [self.put(s, f"{m}>{q}", {f"d{i}": v for i, v in enumerate(data)}, upd)
+                        for q, data in zip(dests, datas)]
                 return z3.And(guard, z3.Not(self.draining(s, p)), *free), upd
 
             out.append(self.action(f"send {self.mname(m)}", send, lambda pre, post, p=p, m=m, d=dmask: ("send", p, m, d)))
@@ -468,7 +473,7 @@ class ExactHoldBack(ExactPeers):
         def receive(s: SymState, t: SymState) -> tuple[Any, Updates]:
             upd: Updates = {}
             self.take(s, key, upd)
-            local = self._local(s, q)
+            local = self.z_on_arrival(self._local(s, q), q)
             self._set_local(q, self.z_on_deliver(local, q, src, data(s)), upd)
             upd.update(self.deliver_app(s, q, m))
             ok = self.z_deliverable(local, q, src, data(s))
@@ -478,7 +483,9 @@ class ExactHoldBack(ExactPeers):
             upd: Updates = {f"held.{q}.{m}": z3.BoolVal(True)}
             upd.update({f"held.{q}.{m}.d{i}": v for i, v in enumerate(data(s))})
             self.take(s, key, upd)
-            ok = self.z_deliverable(self._local(s, q), q, src, data(s))
+            local = self.z_on_arrival(self._local(s, q), q)
+            self._set_local(q, local, upd)
+            ok = self.z_deliverable(local, q, src, data(s))
             return z3.And(self.can_take(s, key), z3.Not(self.draining(s, q)), z3.Not(ok)), upd
 
         def deliver(s: SymState, t: SymState) -> tuple[Any, Updates]:

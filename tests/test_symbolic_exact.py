@@ -66,6 +66,14 @@ STEPS = [
     ("lamport-unordered", 30),
     ("lamport-2", 30),
     ("lamport-2-garg", 30),
+    ("skeen-mutant-no-tiebreak", 30),
+    ("skeen-mutant-min", 30),
+    ("skeen-mutant-no-wait", 30),
+    ("skeen-4", 30),
+    ("ses-mutant-no-buffer-check", 29),  # the whole state space of each SES mutant
+    ("ses-literal-smaller", 29),
+    ("ses-mutant-no-merge", 29),
+    ("ses-3", 30),
 ]
 
 
@@ -114,6 +122,10 @@ MUTANTS = [
     ("lamport-mutant-no-wait", "total", 8),
     ("lamport-mutant-no-tiebreak", "total", 12),
     ("lamport-unordered", "total", 12),
+    ("ses-mutant-no-buffer-check", "causal", 5),
+    ("ses-literal-smaller", "causal", 5),
+    ("ses-mutant-no-merge", "causal", 5),
+    # the Skeen mutants (L = 18, d = 18) take tens of seconds of Z3 each: benchmarks/exact_bmc.py
 ]
 
 
@@ -148,6 +160,8 @@ CORRECT = [
     ("sequencer-2", 6, ["total", "total_global", "total_prefix"]),
     ("lamport-2", 8, ["total", "total_global", "total_prefix"]),
     ("lamport-2-garg", 8, ["total", "total_global", "total_prefix"]),
+    ("skeen-4", 8, ["total", "total_global"]),
+    ("ses-3", 6, ["causal"]),
 ]
 
 
