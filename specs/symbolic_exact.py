@@ -82,6 +82,9 @@ class ExactPeers:
     ghost_at = 0
     know_at = 1
     chans_at = 4
+    choices_allowed = False
+    """Whether a send may pick among several destination sets (then ``to.m.d`` records
+    the pick, and :meth:`dests` is every destination ``m`` may have)."""
     property_names: tuple[str, ...] = ("causal", "total", "total_global", "total_prefix")
 
     def __init__(self, spec: Any) -> None:
@@ -89,11 +92,15 @@ class ExactPeers:
         self.n = spec.peers
         self.names = spec.names
         plan = getattr(spec, "plan", None)
-        if plan is None:  # a choice of destinations per send: encoded when there is one choice
+        self.options: dict[int, tuple[int, ...]] = {}  # per message, the destination sets its send may pick
+        if plan is None:  # a choice of destinations per send
             choices = getattr(spec, "choices", None)
-            if choices is None or any(len(c) > 1 for c in choices):
+            if choices is None or (any(len(c) > 1 for c in choices) and not self.choices_allowed):
                 raise NoExact(f"{spec.name}: only a fixed plan of sends (one destination set per send) is encoded exactly")
-            plan = tuple(tuple(c) * spec.sends for c in choices)
+            for p, c in enumerate(choices):
+                for i in range(spec.sends):
+                    self.options[p * spec.stride + i] = tuple(c)
+            plan = tuple(tuple(c[:1]) * spec.sends for c in choices)
         if getattr(spec, "signals", 0) or getattr(spec, "lossy", False) or getattr(spec, "duplicates", 0):
             raise NoExact(f"{spec.name}: signals, lossy and duplicating channels are not encoded exactly")
         self.stride = spec.stride
@@ -101,6 +108,7 @@ class ExactPeers:
         for p in range(self.n):
             for i, dmask in enumerate(plan[p]):
                 self.msgs[p * self.stride + i] = (p, dmask)
+                self.options.setdefault(p * self.stride + i, (dmask,))
         self.mids = sorted(self.msgs)
         self.fifo = spec.channel == "fifo"
         self.slots = self.wire_slots()
@@ -117,6 +125,8 @@ class ExactPeers:
         for m in self.mids:
             for m1 in self.mids:
                 schema[f"past.{m}.{m1}"] = "bool"
+            if len(self.options[m]) > 1:
+                schema.update({f"to.{m}.{d}": "bool" for d in self.dests(m)})
         for slot in self.slots:
             schema[f"w.{slot.key}.in"] = "bool"
             if self.fifo:
@@ -151,7 +161,10 @@ class ExactPeers:
     # -- the state ------------------------------------------------------------------------
 
     def dests(self, m: int) -> list[int]:
-        return [q for q in range(self.n) if self.msgs[m][1] >> q & 1]
+        mask = 0
+        for dmask in self.options[m]:
+            mask |= dmask
+        return [q for q in range(self.n) if mask >> q & 1]
 
     def mname(self, m: int) -> str:
         return self.spec.mname(m)
@@ -182,10 +195,13 @@ class ExactPeers:
             out[f"sent.{p}"] = len(sent[p])
             for m in self.mids:
                 out[f"know.{p}.{m}"] = bool(know[p] >> m & 1)
-            for i, (_dmask, past) in enumerate(sent[p]):
+            for i, (dmask, past) in enumerate(sent[p]):
                 m = p * self.stride + i
                 for m1 in self.mids:
                     out[f"past.{m}.{m1}"] = bool(past >> m1 & 1)
+                if len(self.options[m]) > 1:
+                    for d in self.dests(m):
+                        out[f"to.{m}.{d}"] = bool(dmask >> d & 1)
             for code in logs[p]:
                 ev = decode_event(code)
                 if ev.kind == DELIVER and not out[f"dl.{p}.{ev.arg}"]:
@@ -207,11 +223,15 @@ class ExactPeers:
 
     # -- building blocks of actions ----------------------------------------------------------
 
-    def send_app(self, s: SymState, p: int, m: int) -> tuple[Any, Updates]:
-        """``p`` sends its planned message ``m`` (the guard: it is ``p``'s next): the
-        count, the knowledge and the past; the protocol adds its wire slots."""
+    def send_app(self, s: SymState, p: int, m: int, dmask: int | None = None) -> tuple[Any, Updates]:
+        """``p`` sends its planned message ``m`` (the guard: it is ``p``'s next), to
+        ``dmask`` where it may pick: the count, the knowledge and the past; the protocol
+        adds its wire slots."""
         i = m - p * self.stride
         upd: Updates = {f"sent.{p}": z3.IntVal(i + 1), f"know.{p}.{m}": z3.BoolVal(True)}
+        if len(self.options[m]) > 1:
+            assert dmask is not None
+            upd.update({f"to.{m}.{d}": z3.BoolVal(bool(dmask >> d & 1)) for d in self.dests(m)})
         for m1 in self.mids:
             upd[f"past.{m}.{m1}"] = s[f"know.{p}.{m1}"]
         return s[f"sent.{p}"] == i, upd

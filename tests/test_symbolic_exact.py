@@ -74,6 +74,9 @@ STEPS = [
     ("ses-literal-smaller", 29),
     ("ses-mutant-no-merge", 29),
     ("ses-3", 30),
+    ("synchronous-mutant-no-ack", 30),
+    ("synchronous-3-mutant-no-permission", 30),
+    ("synchronous-3", 30),
 ]
 
 
@@ -125,6 +128,8 @@ MUTANTS = [
     ("ses-mutant-no-buffer-check", "causal", 5),
     ("ses-literal-smaller", "causal", 5),
     ("ses-mutant-no-merge", "causal", 5),
+    ("synchronous-mutant-no-ack", "synchronous", 4),
+    ("synchronous-3-mutant-no-permission", "synchronous", 5),
     # the Skeen mutants (L = 18, d = 18) take tens of seconds of Z3 each: benchmarks/exact_bmc.py
 ]
 
@@ -162,6 +167,7 @@ CORRECT = [
     ("lamport-2-garg", 8, ["total", "total_global", "total_prefix"]),
     ("skeen-4", 8, ["total", "total_global"]),
     ("ses-3", 6, ["causal"]),
+    ("synchronous-3", 6, ["synchronous"]),
 ]
 
 
