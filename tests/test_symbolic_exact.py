@@ -191,3 +191,19 @@ def test_what_is_not_encoded_exactly_is_refused() -> None:
     m = load_model("models/bss-3-lossy.toml")
     with pytest.raises(NoExact, match="lossy"):
         exact(m)
+
+
+def test_prove_runs_bmc_on_the_exact_encoding_where_there_is_one() -> None:
+    """``prove --depth`` model-checks the spec's own property on the exact encoding: the
+    BSS mutant's causal breaks in L = 4 steps, as expected (exit 0); a lossy model has no
+    exact encoding and keeps the bounded one, which has no form of ``causal``."""
+    from ordercheck.checker.symbolic.prove import ProveOptions, prove_model
+
+    m = load_model("models/bss-mutant-no-causal-condition.toml")
+    result = prove_model(m, ProveOptions(depth=4, bmc_only=True, properties=("causal",)))
+    (q,) = result.queries
+    assert (q.name, q.status, q.explanation, q.outcome) == ("bmc: causal", "violated", "counterexample in 4 steps", "ok")
+    assert result.bmc_encoding == "exact" and result.to_json()["bmc_encoding"] == "exact"
+    assert result.exit_code() == 0
+    lossy = prove_model(load_model("models/bss-3-lossy.toml"), ProveOptions(depth=2, bmc_only=True, properties=("causal",)))
+    assert lossy.bmc_encoding == "bounded" and lossy.skipped == ["causal"]

@@ -68,7 +68,7 @@ import z3
 from ordercheck.checker.api.errors import InputError
 from ordercheck.checker.api.model import Model
 from ordercheck.checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, Step, verdict_word
-from ordercheck.checker.symbolic.encodings import NoEncoding, encoding_class
+from ordercheck.checker.symbolic.encodings import NoEncoding, encoding_class, exact_encoding
 
 VERDICTS = ("proved", "refuted")
 
@@ -155,6 +155,7 @@ class ProveResult:
     queue_free: bool = False  # the encoding keeps no queue (its max_queue is 0): queue_bound plays no part
     signals: bool = False  # the unbounded encoding has a side-channel signal action (any number of them)
     skipped: list[str] = field(default_factory=list)  # properties BMC has no encoding of
+    bmc_encoding: str | None = None  # "exact" (step-exact, EXACT) or "bounded" (SYMBOLIC(bounded=True)); None: no BMC
     uncovered: list[str] = field(default_factory=list)  # implied by the targets, but queues too short to cover the model
     undecided: dict[str, str] = field(default_factory=dict)  # [expect]'s word for properties no query decides
     not_judged: dict[str, str] = field(default_factory=dict)  # [expect]'s word for properties [prove] properties leaves out
@@ -202,6 +203,7 @@ class ProveResult:
             "bmc_seconds": self.bmc_seconds,
             "queries": {q.name: q.to_json() for q in self.queries},
             "bmc_skipped": self.skipped,
+            "bmc_encoding": self.bmc_encoding,
             "proof_uncovered": self.uncovered,
             "undecided": self.undecided,
             "queue_free": self.queue_free,
@@ -508,7 +510,12 @@ def prove_model(model: Model, options: ProveOptions = ProveOptions()) -> ProveRe
                     q.explanation = (f"conditional: the invariant implies {q.name.removeprefix('implies: ')}, but the "
                                      "invariant is not shown inductive, so this says nothing about the model's runs")
         result.queries += proof_queries(result, unbounded, bounded, names, model_expect)
-    finish(result, bounded, names, depth, timeout, model_expect)
+    # bounded model checking on the step-exact encoding where the spec has one for this
+    # configuration (its properties are the spec's own, its lengths the explicit engine's)
+    exact = exact_encoding(model) if depth > 0 else None
+    finish(result, exact if exact is not None else bounded, names, depth, timeout, model_expect)
+    if depth > 0:
+        result.bmc_encoding = "exact" if exact is not None else "bounded"
     return result
 
 
