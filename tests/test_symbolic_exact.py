@@ -53,29 +53,29 @@ def violated(spec: Any, state: tuple, prop: str) -> bool:
 
 # model, how many reachable states (drawn at random, seeded) whose steps are compared
 STEPS = [
-    ("bss-mutant-no-causal-condition", 30),
+    ("bss-mutant-no-causal-condition", 20),
     ("bss-3", 30),
-    ("matrix-mutant-no-causal-condition", 30),
+    ("matrix-mutant-no-causal-condition", 20),
     ("matrix-3", 80),
-    ("sequencer-mutant-no-hold-back", 30),
-    ("sequencer-mutant-own-delivery", 30),
+    ("sequencer-mutant-no-hold-back", 20),
+    ("sequencer-mutant-own-delivery", 20),
     ("sequencer-2", 30),
     ("sequencer-unordered", 30),  # hold-back over unordered channels: a number may arrive early
-    ("lamport-mutant-no-wait", 30),
-    ("lamport-mutant-no-tiebreak", 30),
-    ("lamport-unordered", 30),
+    ("lamport-mutant-no-wait", 20),
+    ("lamport-mutant-no-tiebreak", 20),
+    ("lamport-unordered", 20),
     ("lamport-2", 30),
     ("lamport-2-garg", 30),
-    ("skeen-mutant-no-tiebreak", 30),
-    ("skeen-mutant-min", 30),
-    ("skeen-mutant-no-wait", 30),
+    ("skeen-mutant-no-tiebreak", 20),
+    ("skeen-mutant-min", 20),
+    ("skeen-mutant-no-wait", 20),
     ("skeen-4", 30),
     ("ses-mutant-no-buffer-check", 29),  # the whole state space of each SES mutant
     ("ses-literal-smaller", 29),
     ("ses-mutant-no-merge", 29),
     ("ses-3", 30),
-    ("synchronous-mutant-no-ack", 30),
-    ("synchronous-3-mutant-no-permission", 30),
+    ("synchronous-mutant-no-ack", 20),
+    ("synchronous-3-mutant-no-permission", 20),
     ("synchronous-3", 30),
 ]
 
