@@ -436,8 +436,9 @@ class ExactLamport(ExactPeers):
         n, out = self.n, []
         for m in self.mids:
             p = self.msgs[m][0]
-            out += [Slot(f"m{m}>{q}", p, q, {"ts": "int"}) for q in range(n) if q != p]
-            out += [Slot(f"a{m}:{c}>{q}", c, q, {"ts": "int"}) for c in range(n) for q in range(n) if q != c]
+            out += [Slot(f"m{m}>{q}", p, q, {"ts": "int"}, self.mname(m)) for q in range(n) if q != p]
+            out += [Slot(f"a{m}:{c}>{q}", c, q, {"ts": "int"}, f"ack({self.mname(m)})")
+                    for c in range(n) for q in range(n) if q != c]
         return out
 
     def own_schema(self) -> dict[str, str]:

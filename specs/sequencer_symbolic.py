@@ -202,8 +202,8 @@ class ExactSequencer(ExactPeers):
 
     def wire_slots(self) -> list[Slot]:
         S = self.n
-        out = [Slot(f"{m}>S", self.msgs[m][0], S) for m in self.mids]
-        out += [Slot(f"{m}>{q}", S, q, {"k": "int"}) for m in self.mids for q in range(self.n)]
+        out = [Slot(f"{m}>S", self.msgs[m][0], S, {}, self.mname(m)) for m in self.mids]
+        out += [Slot(f"{m}>{q}", S, q, {"k": "int"}, self.mname(m)) for m in self.mids for q in range(self.n)]
         return out
 
     def own_schema(self) -> dict[str, str]:

@@ -330,8 +330,10 @@ class ExactSkeen(ExactPeers):
         for m in self.mids:
             p = self.msgs[m][0]
             for d in self.dests(m):
-                out += [Slot(f"m{m}>{d}", p, d, {"ts": "int"}), Slot(f"p{m}:{d}", d, p, {"ts": "int"}),
-                        Slot(f"f{m}>{d}", p, d, {"ts": "int"})]
+                a = self.mname(m)
+                out += [Slot(f"m{m}>{d}", p, d, {"ts": "int"}, f"msg({a})"),
+                        Slot(f"p{m}:{d}", d, p, {"ts": "int"}, f"propose({a})"),
+                        Slot(f"f{m}>{d}", p, d, {"ts": "int"}, f"final({a})")]
         return out
 
     def own_schema(self) -> dict[str, str]:

@@ -68,6 +68,7 @@ class Slot:
     src: int
     dst: int
     fields: dict[str, str] = field(default_factory=dict)
+    text: str = ""  # how a state shows it (the key when empty)
 
 
 Updates = dict[str, Any]
@@ -369,7 +370,8 @@ class ExactPeers:
             got = [m for m in self.mids if values[f"dl.{p}.{m}"]]
             order = sorted(got, key=lambda m, p=p: sum(values[f"bf.{p}.{o}.{m}"] for o in got if o != m))
             lines.append(f"{a}: sent {values[f'sent.{p}']}; delivered {', '.join(self.mname(m) for m in order) or 'nothing'}")
-        flight = [slot.key + "".join(f" {f}={values[f'w.{slot.key}.{f}']}" for f in slot.fields)
+        flight = [f"{self.proc_name(slot.src)}->{self.proc_name(slot.dst)} {slot.text or slot.key}"
+                  + "".join(f" {f}={values[f'w.{slot.key}.{f}']}" for f in slot.fields)
                   + (f" (at {values[f'w.{slot.key}.at']})" if self.fifo else "")
                   for slot in self.slots if values[f"w.{slot.key}.in"]]
         lines.append("in flight: " + (", ".join(flight) or "nothing"))
@@ -379,6 +381,9 @@ class ExactPeers:
 
     def describe_own(self, values: dict[str, Any]) -> list[str]:
         return []
+
+    def proc_name(self, p: int) -> str:
+        return self.names[p] if p < self.n else "S"
 
     def format_action(self, label: tuple) -> str:
         return self.spec.format_action(label)
@@ -421,7 +426,7 @@ class ExactHoldBack(ExactPeers):
 
     def wire_slots(self) -> list[Slot]:
         fields = {f"d{i}": "int" for i in range(self.data_width)}
-        return [Slot(f"{m}>{q}", self.msgs[m][0], q, fields) for m in self.mids for q in self.dests(m)]
+        return [Slot(f"{m}>{q}", self.msgs[m][0], q, fields, self.mname(m)) for m in self.mids for q in self.dests(m)]
 
     def own_schema(self) -> dict[str, str]:
         out = {f"L.{p}.{i}": "int" for p in range(self.n) for i in range(self.local_width)}

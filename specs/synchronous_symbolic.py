@@ -418,11 +418,12 @@ class ExactSynchronous(ExactPeers):
         n, out = self.n, []
         for m in self.mids:
             p = self.msgs[m][0]
-            out += [Slot(f"{m}>{d}", p, d) for d in self.dests(m)]
+            out += [Slot(f"{m}>{d}", p, d, {}, self.mname(m)) for d in self.dests(m)]
         for p in range(n):
             for d in range(n):
                 if d != p:
-                    out += [Slot(f"r{p}>{d}", p, d), Slot(f"g{p}>{d}", p, d), Slot(f"k{p}>{d}", p, d)]
+                    out += [Slot(f"r{p}>{d}", p, d, {}, "request"), Slot(f"g{p}>{d}", p, d, {}, "permission"),
+                            Slot(f"k{p}>{d}", p, d, {}, "ack")]
         return out
 
     def own_schema(self) -> dict[str, str]:
