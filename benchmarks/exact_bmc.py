@@ -61,7 +61,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="*", default=list(MUTANTS))
     args = parser.parse_args()
-    print(f"{'model':36} {'property':8} {'L':>3} {'d':>3} replays  explicit s  bmc s")
+    print(f"{'model':36} {'property':11} {'L':>3} {'d':>3} replays  explicit s  bmc s")
     for name in args.models:
         prop = MUTANTS[name]
         m = load_model(f"models/{name}.toml")
@@ -75,7 +75,7 @@ def main() -> None:
         bmc = time.monotonic() - started
         depth = len(q.trace) - 1 if q.status == "violated" else None
         ok = q.status == "violated" and replays(m.spec, sym, q.trace, prop)
-        print(f"{name:36} {prop:8} {length!s:>3} {depth!s:>3} {'yes' if ok else 'NO':7} {explicit:10.1f} {bmc:6.1f}",
+        print(f"{name:36} {prop:11} {length!s:>3} {depth!s:>3} {'yes' if ok else 'NO':7} {explicit:10.1f} {bmc:6.1f}",
               flush=True)
 
 
