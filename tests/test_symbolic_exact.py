@@ -207,3 +207,26 @@ def test_prove_runs_bmc_on_the_exact_encoding_where_there_is_one() -> None:
     assert result.exit_code() == 0
     lossy = prove_model(load_model("models/bss-3-lossy.toml"), ProveOptions(depth=2, bmc_only=True, properties=("causal",)))
     assert lossy.bmc_encoding == "bounded" and lossy.skipped == ["causal"]
+
+
+@pytest.mark.parametrize("model", ["sequencer-mutant-own-delivery", "lamport-mutant-no-wait"])
+def test_the_selector_transition_is_the_disjunction_of_the_actions(model: str) -> None:
+    """``selector_transition`` (what BMC unrolls) and the disjunction of the actions'
+    relations (what the step comparison enumerates) have the same pairs of states, on
+    the exact encoding and on the abstract one (whose actions choose a value freely)."""
+    from ordercheck.checker.symbolic.encodings import encoding_class
+    from ordercheck.specs.symbolic import selector_transition
+
+    m = load_model(f"models/{model}.toml")
+    for sym in (exact(m), encoding_class(m)(m.spec, bounded=True)):
+        s, t = SymState(sym.schema, "s"), SymState(sym.schema, "t")
+        actions = sym.actions()
+        picked = selector_transition(actions, s, t)
+        sel = z3.Int(f"action@{t.tag}")
+        solver = z3.Solver()  # each pair it allows is a step of some action
+        solver.add(picked, z3.Not(z3.Or([a.relation(s, t) for a in actions])))
+        assert solver.check() == z3.unsat
+        solver = z3.Solver()  # each step of action i is allowed, picking i
+        solver.add(z3.Or([z3.And(a.relation(s, t), z3.Not(z3.substitute(picked, (sel, z3.IntVal(i)))))
+                          for i, a in enumerate(actions)]))
+        assert solver.check() == z3.unsat
