@@ -50,6 +50,7 @@ import z3
 
 from ordercheck.specs.history import DELIVER, decode_event
 from ordercheck.specs.symbolic import SymAction, SymState, target_properties, zmax
+from ordercheck.specs.symbolic_exact import ExactHoldBack, zmax_list
 
 
 class HoldBackEncoding:
@@ -388,3 +389,38 @@ class SymbolicBSS(HoldBackEncoding):
 
 
 SYMBOLIC = SymbolicBSS
+
+
+class ExactBSS(ExactHoldBack):
+    """BSS step for step, for one model's plan (:mod:`ordercheck.specs.symbolic_exact`): the
+    vector ``V_p`` as ``L.p.k``, the piggybacked ``V_m`` as ``d0..d(n-1)``."""
+
+    def __init__(self, spec: Any) -> None:
+        self.local_width = self.data_width = spec.peers
+        super().__init__(spec)
+
+    def flat_local(self, local: Any) -> list[int]:
+        return list(local)
+
+    def flat_data(self, data: Any) -> list[int]:
+        return list(data)
+
+    def z_stamp(self, local: list[Any], p: int, dests: list[int]) -> tuple[list[Any], list[list[Any]]]:
+        v = [x + 1 if k == p else x for k, x in enumerate(local)]
+        return v, [v] * len(dests)
+
+    def z_deliverable(self, local: list[Any], p: int, src: int, data: list[Any]) -> Any:
+        parts = []
+        if self.spec.condition_a:
+            parts.append(data[src] == local[src] + 1)
+        if self.spec.condition_b:
+            parts += [data[k] <= local[k] for k in range(self.n) if k != src]
+        return z3.And(parts) if parts else z3.BoolVal(True)
+
+    def z_on_deliver(self, local: list[Any], p: int, src: int, data: list[Any]) -> list[Any]:
+        if self.spec.update == "max":
+            return zmax_list(local, data)
+        return [x + 1 if k == src else x for k, x in enumerate(local)]
+
+
+EXACT = ExactBSS

@@ -73,6 +73,7 @@ from typing import Any
 import z3
 
 from ordercheck.specs.symbolic import SlotQueue, SymAction, SymState, all_zero, lex_less, target_properties, zmax
+from ordercheck.specs.symbolic_exact import ExactPeers, Slot
 
 
 class SymbolicLamport:
@@ -421,3 +422,164 @@ class SymbolicLamport:
 
 
 SYMBOLIC = SymbolicLamport
+
+
+class ExactLamport(ExactPeers):
+    """Lamport's total order step for step, for one model's plan
+    (:mod:`ordercheck.specs.symbolic_exact`): ``clock.p``; ``q``'s queue as ``inq.q.m`` with
+    the entry's timestamp ``inq.q.m.ts`` (the sender is ``m``'s); ``ack.q.m.c`` (``q``
+    has ``c``'s acknowledgement of ``m``); ``latest.q.c``; wire slots ``mM>q`` (the
+    broadcast ``M`` to ``q``) and ``aM:c>q`` (``c``'s acknowledgement of ``M`` to ``q``),
+    each with its timestamp ``ts``."""
+
+    def wire_slots(self) -> list[Slot]:
+        n, out = self.n, []
+        for m in self.mids:
+            p = self.msgs[m][0]
+            out += [Slot(f"m{m}>{q}", p, q, {"ts": "int"}, self.mname(m)) for q in range(n) if q != p]
+            out += [Slot(f"a{m}:{c}>{q}", c, q, {"ts": "int"}, f"ack({self.mname(m)})")
+                    for c in range(n) for q in range(n) if q != c]
+        return out
+
+    def own_schema(self) -> dict[str, str]:
+        n, out = self.n, {}
+        for q in range(n):
+            out[f"clock.{q}"] = "int"
+            for c in range(n):
+                out[f"latest.{q}.{c}"] = "int"
+            for m in self.mids:
+                out.update({f"inq.{q}.{m}": "bool", f"inq.{q}.{m}.ts": "int"})
+                out.update({f"ack.{q}.{m}.{c}": "bool" for c in range(n)})
+        return out
+
+    def slot_of(self, src: int, dst: int, msg: Any) -> tuple[str, dict[str, int]]:
+        from ordercheck.specs.lamport_total import MSG
+
+        kind, mid, ts = msg
+        return (f"m{mid}>{dst}" if kind == MSG else f"a{mid}:{src}>{dst}"), {"ts": ts}
+
+    def encode_own(self, state: tuple, out: dict[str, Any]) -> None:
+        from ordercheck.specs.lamport_total import ACKS, CLOCKS, LATEST, QUEUES
+
+        for q in range(self.n):
+            out[f"clock.{q}"] = state[CLOCKS][q]
+            for c in range(self.n):
+                out[f"latest.{q}.{c}"] = state[LATEST][q][c]
+            for ts, _src, m in state[QUEUES][q]:
+                out[f"inq.{q}.{m}"] = True
+                out[f"inq.{q}.{m}.ts"] = ts
+            for m in self.mids:
+                for c in range(self.n):
+                    out[f"ack.{q}.{m}.{c}"] = bool(state[ACKS][q][m] >> c & 1)
+
+    def _acks_out(self, s: SymState, c: int, m: int, ts: Any, upd: dict[str, Any]) -> list[Any]:
+        return [self.put(s, f"a{m}:{c}>{q}", {"ts": ts}, upd) for q in range(self.n) if q != c]
+
+    def _seen(self, s: SymState, q: int, src: int, ts: Any, upd: dict[str, Any]) -> None:
+        if self.spec.track_latest:
+            old = s[f"latest.{q}.{src}"]
+            upd[f"latest.{q}.{src}"] = z3.If(ts > old, ts, old)
+
+    def protocol_actions(self) -> list[SymAction]:
+        n, out = self.n, []
+        for m in self.mids:
+            p, dmask = self.msgs[m]
+
+            def send(s: SymState, t: SymState, p: int = p, m: int = m) -> tuple[Any, dict[str, Any]]:
+                guard, upd = self.send_app(s, p, m)
+                ts = s[f"clock.{p}"] + 1
+                free = [self.put(s, f"m{m}>{q}", {"ts": ts}, upd) for q in range(n) if q != p]
+                free += self._acks_out(s, p, m, ts + 1, upd)
+                upd.update({f"inq.{p}.{m}": z3.BoolVal(True), f"inq.{p}.{m}.ts": ts,
+                            f"ack.{p}.{m}.{p}": z3.BoolVal(True), f"clock.{p}": ts + 1})
+                return z3.And(guard, *free), upd
+
+            out.append(self.action(f"send {self.mname(m)}", send, lambda pre, post, p=p, m=m, d=dmask: ("send", p, m, d)))
+            for q in range(n):
+                if q != p:
+                    out += self._receipts(p, q, m)
+                for c in range(n):
+                    if c != q:
+                        out.append(self._ack(c, q, m))
+                out.append(self._deliver(q, m))
+        return out
+
+    def _receipts(self, p: int, q: int, m: int) -> list[SymAction]:
+        key = f"m{m}>{q}"
+        dup = z3.BoolVal(self.spec.discard_duplicates)
+
+        def discard(s: SymState, t: SymState) -> tuple[Any, dict[str, Any]]:
+            upd: dict[str, Any] = {}
+            self.take(s, key, upd)
+            return z3.And(self.can_take(s, key), dup, s[f"ack.{q}.{m}.{q}"]), upd
+
+        def receive(s: SymState, t: SymState) -> tuple[Any, dict[str, Any]]:
+            ts = s[f"w.{key}.ts"]
+            upd: dict[str, Any] = {}
+            self.take(s, key, upd)
+            clock = z3.If(s[f"clock.{q}"] >= ts, s[f"clock.{q}"], ts) + 2
+            self._seen(s, q, p, ts, upd)
+            free = self._acks_out(s, q, m, clock, upd)
+            upd.update({f"clock.{q}": clock, f"ack.{q}.{m}.{q}": z3.BoolVal(True), f"inq.{q}.{m}": z3.BoolVal(True),
+                        f"inq.{q}.{m}.ts": z3.If(s[f"inq.{q}.{m}"], s[f"inq.{q}.{m}.ts"], ts)})
+            return z3.And(self.can_take(s, key), z3.Not(z3.And(dup, s[f"ack.{q}.{m}.{q}"])), *free), upd
+
+        return [
+            self.action(f"discard {self.mname(m)} at {self.names[q]}", discard, lambda pre, post: ("discard", q, p, m)),
+            self.action(f"receive {self.mname(m)} at {self.names[q]}", receive,
+                        lambda pre, post: ("receive", q, m, pre[f"w.{key}.ts"])),
+        ]
+
+    def _ack(self, c: int, q: int, m: int) -> SymAction:
+        key = f"a{m}:{c}>{q}"
+
+        def step(s: SymState, t: SymState) -> tuple[Any, dict[str, Any]]:
+            ts = s[f"w.{key}.ts"]
+            upd: dict[str, Any] = {}
+            self.take(s, key, upd)
+            self._seen(s, q, c, ts, upd)
+            upd.update({f"clock.{q}": z3.If(s[f"clock.{q}"] >= ts, s[f"clock.{q}"], ts) + 1,
+                        f"ack.{q}.{m}.{c}": z3.BoolVal(True)})
+            return self.can_take(s, key), upd
+
+        return self.action(f"{self.names[q]} gets {self.names[c]}'s ack of {self.mname(m)}", step,
+                           lambda pre, post: ("ack", q, c, m, pre[f"w.{key}.ts"]))
+
+    def _deliver(self, q: int, m: int) -> SymAction:
+        spec, n = self.spec, self.n
+        sender = self.msgs[m][0]
+
+        def step(s: SymState, t: SymState) -> tuple[Any, dict[str, Any]]:
+            ts = s[f"inq.{q}.{m}.ts"]
+            head = []
+            for o in self.mids:
+                if o == m:
+                    continue
+                ots = s[f"inq.{q}.{o}.ts"]
+                if spec.tiebreak_by_sender:
+                    later = z3.Or(ots > ts, z3.And(ots == ts, (self.msgs[o][0], o) > (sender, m)))
+                else:
+                    later = ots >= ts
+                head.append(z3.Or(z3.Not(s[f"inq.{q}.{o}"]), later))
+            if not spec.wait_acks:
+                may = z3.BoolVal(True)
+            elif spec.rule == "all_acks":
+                may = z3.And([s[f"ack.{q}.{m}.{c}"] for c in range(n)])
+            else:
+                may = z3.And([s[f"latest.{q}.{c}"] > ts for c in range(n) if c != q])
+            upd: dict[str, Any] = {f"inq.{q}.{m}": z3.BoolVal(False), f"inq.{q}.{m}.ts": z3.IntVal(0)}
+            upd.update(self.deliver_app(s, q, m))
+            return z3.And(s[f"inq.{q}.{m}"], may, *head), upd
+
+        return self.action(f"deliver {self.mname(m)} at {self.names[q]}", step, lambda pre, post: ("deliver", q, m))
+
+    def describe_own(self, values: dict[str, Any]) -> list[str]:
+        lines = []
+        for q, a in enumerate(self.names):
+            queue = sorted((values[f"inq.{q}.{m}.ts"], m) for m in self.mids if values[f"inq.{q}.{m}"])
+            lines.append(f"{a}: clock {values[f'clock.{q}']}; queue "
+                         + (", ".join(f"{self.mname(m)}@{ts}" for ts, m in queue) or "empty"))
+        return lines
+
+
+EXACT = ExactLamport

@@ -31,6 +31,7 @@ import z3
 
 from ordercheck.specs.bss_symbolic import HoldBackEncoding
 from ordercheck.specs.symbolic import SymAction, SymState, target_properties
+from ordercheck.specs.symbolic_exact import ExactHoldBack, zmax_list
 
 
 class SymbolicMatrix(HoldBackEncoding):
@@ -121,3 +122,37 @@ class SymbolicMatrix(HoldBackEncoding):
 
 
 SYMBOLIC = SymbolicMatrix
+
+
+class ExactMatrix(ExactHoldBack):
+    """Matrix clocks step for step, for one model's plan (:mod:`ordercheck.specs.symbolic_exact`):
+    ``M_p[k][j]`` as ``L.p.(k*n+j)``, the piggybacked matrix ``W`` likewise as ``d(k*n+j)``."""
+
+    def __init__(self, spec: Any) -> None:
+        self.local_width = self.data_width = spec.peers * spec.peers
+        super().__init__(spec)
+
+    def flat_local(self, local: Any) -> list[int]:
+        return [c for row in local for c in row]
+
+    def flat_data(self, data: Any) -> list[int]:
+        return [c for row in data for c in row]
+
+    def z_stamp(self, local: list[Any], p: int, dests: list[int]) -> tuple[list[Any], list[list[Any]]]:
+        n = self.n
+        m = [x + 1 if i // n == p and i % n in dests else x for i, x in enumerate(local)]
+        return m, [m] * len(dests)
+
+    def z_deliverable(self, local: list[Any], p: int, src: int, data: list[Any]) -> Any:
+        n, parts = self.n, []
+        if self.spec.check_sender:
+            parts.append(data[src * n + p] == local[src * n + p] + 1)
+        if self.spec.check_others:
+            parts += [data[k * n + p] <= local[k * n + p] for k in range(n) if k != src]
+        return z3.And(parts) if parts else z3.BoolVal(True)
+
+    def z_on_deliver(self, local: list[Any], p: int, src: int, data: list[Any]) -> list[Any]:
+        return zmax_list(local, data)
+
+
+EXACT = ExactMatrix

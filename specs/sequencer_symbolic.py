@@ -36,6 +36,7 @@ from typing import Any
 import z3
 
 from ordercheck.specs.symbolic import SymAction, SymState, target_properties
+from ordercheck.specs.symbolic_exact import ExactPeers, Slot
 
 
 class SymbolicSequencer:
@@ -191,3 +192,135 @@ class SymbolicSequencer:
 
 
 SYMBOLIC = SymbolicSequencer
+
+
+class ExactSequencer(ExactPeers):
+    """The sequencer step for step, for one model's plan (:mod:`ordercheck.specs.symbolic_exact`):
+    ``C`` the sequencer's counter, ``E.q`` the number ``q`` expects, ``held.q.m`` (with
+    its number ``held.q.m.k``) ``q``'s hold-back set; wire slots ``m>S`` (a message on its
+    way to the sequencer) and ``m>q`` (numbered, field ``k``, on its way to ``q``)."""
+
+    def wire_slots(self) -> list[Slot]:
+        S = self.n
+        out = [Slot(f"{m}>S", self.msgs[m][0], S, {}, self.mname(m)) for m in self.mids]
+        out += [Slot(f"{m}>{q}", S, q, {"k": "int"}, self.mname(m)) for m in self.mids for q in range(self.n)]
+        return out
+
+    def own_schema(self) -> dict[str, str]:
+        out = {"C": "int"}
+        for q in range(self.n):
+            out[f"E.{q}"] = "int"
+            for m in self.mids:
+                out.update({f"held.{q}.{m}": "bool", f"held.{q}.{m}.k": "int"})
+        return out
+
+    def slot_of(self, src: int, dst: int, msg: Any) -> tuple[str, dict[str, int]]:
+        if dst == self.n:
+            return f"{msg}>S", {}
+        return f"{msg[1]}>{dst}", {"k": msg[0]}
+
+    def encode_own(self, state: tuple, out: dict[str, Any]) -> None:
+        from ordercheck.specs.sequencer import COUNTER, EXPECT, HELD
+
+        out["C"] = state[COUNTER]
+        for q in range(self.n):
+            out[f"E.{q}"] = state[EXPECT][q]
+            for k, m in state[HELD][q]:
+                out[f"held.{q}.{m}"] = True
+                out[f"held.{q}.{m}.k"] = k
+
+    def protocol_actions(self) -> list[SymAction]:
+        spec = self.spec
+        out = []
+        for m in self.mids:
+            p, dmask = self.msgs[m]
+
+            def send(s: SymState, t: SymState, p: int = p, m: int = m) -> tuple[Any, dict[str, Any]]:
+                guard, upd = self.send_app(s, p, m)
+                free = self.put(s, f"{m}>S", {}, upd)
+                if not spec.own_via_sequencer:
+                    upd.update(self.deliver_app(s, p, m, after_send=True))
+                return z3.And(guard, free), upd
+
+            out.append(self.action(f"send {self.mname(m)}", send, lambda pre, post, p=p, m=m, d=dmask: ("send", p, m, d)))
+
+            def sequence(s: SymState, t: SymState, m: int = m) -> tuple[Any, dict[str, Any]]:
+                upd: dict[str, Any] = {"C": s["C"] + 1}
+                self.take(s, f"{m}>S", upd)
+                free = [self.put(s, f"{m}>{q}", {"k": s["C"]}, upd) for q in range(self.n)]
+                return z3.And(self.can_take(s, f"{m}>S"), *free), upd
+
+            out.append(self.action(f"sequence {self.mname(m)}", sequence,
+                                   lambda pre, post, p=p, m=m: ("sequence", p, m, pre["C"])))
+            for q in range(self.n):
+                out += self._arrivals(q, m)
+                if spec.hold_back:
+                    out.append(self._from_held(q, m))
+        return out
+
+    def _early(self, q: int, m: int) -> bool:
+        return not self.spec.own_via_sequencer and self.msgs[m][0] == q
+
+    def _arrivals(self, q: int, m: int) -> list[SymAction]:
+        spec, key = self.spec, f"{m}>{q}"
+
+        def k_of(s: SymState) -> Any:
+            return s[f"w.{key}.k"]
+
+        if spec.hold_back:
+            def dup(s: SymState) -> Any:
+                return z3.Or(k_of(s) < s[f"E.{q}"], z3.And(s[f"held.{q}.{m}"], s[f"held.{q}.{m}.k"] == k_of(s)))
+        else:
+            def dup(s: SymState) -> Any:
+                return z3.BoolVal(self._early(q, m))
+
+        def discard(s: SymState, t: SymState) -> tuple[Any, dict[str, Any]]:
+            upd: dict[str, Any] = {}
+            self.take(s, key, upd)
+            return z3.And(self.can_take(s, key), dup(s)), upd
+
+        def arrive(s: SymState, t: SymState) -> tuple[Any, dict[str, Any]]:
+            upd: dict[str, Any] = {}
+            self.take(s, key, upd)
+            if spec.hold_back:
+                upd.update({f"held.{q}.{m}": z3.BoolVal(True), f"held.{q}.{m}.k": k_of(s)})
+            else:
+                upd.update(self.deliver_app(s, q, m))
+            return z3.And(self.can_take(s, key), z3.Not(dup(s))), upd
+
+        kind = "receive" if spec.hold_back else "deliver"
+        return [
+            self.action(f"discard {self.mname(m)} at {self.names[q]}", discard,
+                        lambda pre, post: ("discard", q, m, pre[f"w.{key}.k"])),
+            self.action(f"{kind} {self.mname(m)} at {self.names[q]}", arrive,
+                        (lambda pre, post: ("receive", q, m, pre[f"w.{key}.k"])) if spec.hold_back
+                        else (lambda pre, post: ("deliver", q, m))),
+        ]
+
+    def _from_held(self, q: int, m: int) -> SymAction:
+        early = self._early(q, m)
+
+        def step(s: SymState, t: SymState) -> tuple[Any, dict[str, Any]]:
+            k = s[f"held.{q}.{m}.k"]
+            first = [z3.Or(z3.Not(s[f"held.{q}.{o}"]), s[f"held.{q}.{o}.k"] > k,
+                           z3.And(s[f"held.{q}.{o}.k"] == k, o > m)) for o in self.mids if o != m]
+            guard = z3.And(s[f"held.{q}.{m}"], k == s[f"E.{q}"], *first)
+            upd: dict[str, Any] = {f"E.{q}": k + 1, f"held.{q}.{m}": z3.BoolVal(False), f"held.{q}.{m}.k": z3.IntVal(0)}
+            if not early:
+                upd.update(self.deliver_app(s, q, m))
+            return guard, upd
+
+        label = ((lambda pre, post: ("skip", q, m, pre[f"held.{q}.{m}.k"])) if early
+                 else (lambda pre, post: ("deliver", q, m)))
+        return self.action(f"{'skip' if early else 'deliver'} {self.mname(m)} at {self.names[q]} (held)", step, label)
+
+    def describe_own(self, values: dict[str, Any]) -> list[str]:
+        lines = [f"sequencer: next number {values['C']}"]
+        for q, a in enumerate(self.names):
+            held = sorted((values[f"held.{q}.{m}.k"], m) for m in self.mids if values[f"held.{q}.{m}"])
+            lines.append(f"{a}: expects #{values[f'E.{q}']}; held back "
+                         + (", ".join(f"#{k}:{self.mname(m)}" for k, m in held) or "nothing"))
+        return lines
+
+
+EXACT = ExactSequencer

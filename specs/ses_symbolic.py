@@ -58,6 +58,7 @@ from typing import Any
 import z3
 
 from ordercheck.specs.symbolic import SymAction, SymState, all_zero, target_properties, zmax
+from ordercheck.specs.symbolic_exact import ExactHoldBack, zmax_list
 
 
 class SymbolicSES:
@@ -455,3 +456,82 @@ class SymbolicSES:
 
 
 SYMBOLIC = SymbolicSES
+
+
+class ExactSES(ExactHoldBack):
+    """SES step for step, for one model's plan (:mod:`ordercheck.specs.symbolic_exact`): a
+    peer's state ``(V, S)`` as ``L.p.i``, ``V`` first, then per peer ``k`` a flag (``S``
+    names ``k``) and a vector; a copy's data ``(t_m, S_m)`` laid out the same way."""
+
+    def __init__(self, spec: Any) -> None:
+        n = spec.peers
+        self.local_width = self.data_width = n + n * (n + 1)
+        super().__init__(spec)
+
+    def _flat(self, pair: Any) -> list[int]:
+        clock, pairs = pair
+        out = list(clock)
+        for v in pairs:
+            out += [1, *v] if v else [0] * (self.n + 1)
+        return out
+
+    def flat_local(self, local: Any) -> list[int]:
+        return self._flat(local)
+
+    def flat_data(self, data: Any) -> list[int]:
+        return self._flat(data)
+
+    def _entry(self, x: list[Any], k: int) -> tuple[Any, list[Any]]:
+        at = self.n + k * (self.n + 1)
+        return x[at], x[at + 1 : at + 1 + self.n]
+
+    def _join(self, clock: list[Any], entries: list[tuple[Any, list[Any]]]) -> list[Any]:
+        out = list(clock)
+        for flag, vec in entries:
+            out += [flag, *vec]
+        return out
+
+    def _tick(self, clock: list[Any], p: int) -> list[Any]:
+        return [x + 1 if k == p else x for k, x in enumerate(clock)]
+
+    def z_stamp(self, local: list[Any], p: int, dests: list[int]) -> tuple[list[Any], list[list[Any]]]:
+        n = self.n
+        t = self._tick(local[:n], p)
+        mine = [self._entry(local, k) for k in range(n)]
+        after = [(z3.IntVal(1), t) if k in dests else mine[k] for k in range(n)]
+        datas = [self._join(t, [mine[k] if k == d else after[k] for k in range(n)]) for d in dests]
+        return self._join(t, after), datas
+
+    def z_on_arrival(self, local: list[Any], p: int) -> list[Any]:
+        return self._tick(local[: self.n], p) + local[self.n :]
+
+    def z_deliverable(self, local: list[Any], p: int, src: int, data: list[Any]) -> Any:
+        if not self.spec.check_buffer:
+            return z3.BoolVal(True)
+        n = self.n
+        flag, t = self._entry(data, p)
+        clock = local[:n]
+        if self.spec.buffer_test == "dominated":
+            ok = z3.And([a <= b for a, b in zip(t, clock)])
+        else:
+            ok = z3.Not(z3.And(z3.And([a <= b for a, b in zip(clock, t)]), z3.Or([a != b for a, b in zip(clock, t)])))
+        return z3.Or(flag == 0, ok)
+
+    def z_on_deliver(self, local: list[Any], p: int, src: int, data: list[Any]) -> list[Any]:
+        n = self.n
+        entries = [self._entry(local, k) for k in range(n)]
+        if self.spec.merge_buffer:
+            merged = []
+            for k in range(n):
+                (mf, mv), (tf, tv) = entries[k], self._entry(data, k)
+                if k == p:
+                    merged.append((mf, mv))
+                    continue
+                both = zmax_list(mv, tv)
+                merged.append((z3.If(tf == 1, 1, mf),
+                               [z3.If(tf == 0, a, z3.If(mf == 0, b, c)) for a, b, c in zip(mv, tv, both)]))
+            entries = merged
+        return self._join(self._tick(zmax_list(local[:n], data[:n]), p), entries)
+
+
+EXACT = ExactSES

@@ -41,6 +41,7 @@ from typing import Any
 import z3
 
 from ordercheck.specs.symbolic import SlotQueue, SymAction, SymState, lex_less, target_properties
+from ordercheck.specs.symbolic_exact import ExactPeers, Slot
 
 
 class SymbolicSkeen:
@@ -313,3 +314,193 @@ class SymbolicSkeen:
 
 
 SYMBOLIC = SymbolicSkeen
+
+
+class ExactSkeen(ExactPeers):
+    """Skeen's multicast step for step, for one model's plan
+    (:mod:`ordercheck.specs.symbolic_exact`): ``clock.p``; the sender's entry for ``m``
+    awaiting proposals as ``wait.m`` with ``wait.m.left.d`` (``d``'s proposal still to
+    come) and ``wait.m.acc`` (the proposals combined so far); ``q``'s queue as
+    ``inq.q.m`` with ``inq.q.m.ts`` and ``inq.q.m.ok`` (deliverable); wire slots
+    ``mM>d`` (the message), ``pM:d`` (``d``'s proposal to the sender) and ``fM>d`` (the
+    final timestamp), each with its timestamp ``ts``."""
+
+    def wire_slots(self) -> list[Slot]:
+        out = []
+        for m in self.mids:
+            p = self.msgs[m][0]
+            for d in self.dests(m):
+                a = self.mname(m)
+                out += [Slot(f"m{m}>{d}", p, d, {"ts": "int"}, f"msg({a})"),
+                        Slot(f"p{m}:{d}", d, p, {"ts": "int"}, f"propose({a})"),
+                        Slot(f"f{m}>{d}", p, d, {"ts": "int"}, f"final({a})")]
+        return out
+
+    def own_schema(self) -> dict[str, str]:
+        out = {f"clock.{q}": "int" for q in range(self.n)}
+        for m in self.mids:
+            out.update({f"wait.{m}": "bool", f"wait.{m}.acc": "int"})
+            out.update({f"wait.{m}.left.{d}": "bool" for d in self.dests(m)})
+            for q in self.dests(m):
+                out.update({f"inq.{q}.{m}": "bool", f"inq.{q}.{m}.ts": "int", f"inq.{q}.{m}.ok": "bool"})
+        return out
+
+    def slot_of(self, src: int, dst: int, msg: Any) -> tuple[str, dict[str, int]]:
+        from ordercheck.specs.skeen import MSG, PROPOSE
+
+        kind, mid, ts = msg
+        key = f"m{mid}>{dst}" if kind == MSG else f"p{mid}:{src}" if kind == PROPOSE else f"f{mid}>{dst}"
+        return key, {"ts": ts}
+
+    def encode_own(self, state: tuple, out: dict[str, Any]) -> None:
+        from ordercheck.specs.skeen import CLOCKS, QUEUES, WAITING
+
+        for q in range(self.n):
+            out[f"clock.{q}"] = state[CLOCKS][q]
+            for mid, left, acc in state[WAITING][q]:
+                out[f"wait.{mid}"] = True
+                out[f"wait.{mid}.acc"] = acc
+                for d in self.dests(mid):
+                    out[f"wait.{mid}.left.{d}"] = bool(left >> d & 1)
+            for ts, mid, ok in state[QUEUES][q]:
+                assert not out[f"inq.{q}.{mid}"], "two queue entries for one message"
+                out.update({f"inq.{q}.{mid}": True, f"inq.{q}.{mid}.ts": ts, f"inq.{q}.{mid}.ok": bool(ok)})
+
+    def _tick(self, s: SymState, q: int, ts: Any) -> Any:
+        return z3.If(s[f"clock.{q}"] >= ts, s[f"clock.{q}"], ts) + 1
+
+    def _combine(self, acc: Any, ts: Any) -> Any:
+        bigger = z3.If(acc >= ts, acc, ts)
+        if self.spec.take_max:
+            return bigger
+        if self.spec.mutant_final == "min":
+            return z3.If(acc == 0, bigger, z3.If(acc <= ts, acc, ts))
+        return z3.If(acc == 0, bigger, acc)
+
+    def protocol_actions(self) -> list[SymAction]:
+        out = []
+        for m in self.mids:
+            p, dmask = self.msgs[m]
+            dests = self.dests(m)
+
+            def send(s: SymState, t: SymState, p: int = p, m: int = m, dests: list[int] = dests) -> tuple[Any, dict[str, Any]]:
+                guard, upd = self.send_app(s, p, m)
+                ts = s[f"clock.{p}"] + 1
+                free = [self.put(s, f"m{m}>{d}", {"ts": ts}, upd) for d in dests]
+                upd.update({f"clock.{p}": ts, f"wait.{m}": z3.BoolVal(True), f"wait.{m}.acc": z3.IntVal(0)})
+                upd.update({f"wait.{m}.left.{d}": z3.BoolVal(True) for d in dests})
+                return z3.And(guard, *free), upd
+
+            out.append(self.action(f"send {self.mname(m)}", send, lambda pre, post, p=p, m=m, d=dmask: ("send", p, m, d)))
+            for d in dests:
+                out += self._message(p, d, m) + self._proposal(p, d, m) + self._final(p, d, m)
+                out.append(self._deliver(d, m))
+        return out
+
+    def _discard(self, q: int, src: int, kind: int, m: int, key: str, when: Any) -> SymAction:
+        def step(s: SymState, t: SymState) -> tuple[Any, dict[str, Any]]:
+            upd: dict[str, Any] = {}
+            self.take(s, key, upd)
+            return z3.And(self.can_take(s, key), when(s)), upd
+
+        return self.action(f"discard {key}", step, lambda pre, post: ("discard", q, src, kind, m))
+
+    def _message(self, p: int, q: int, m: int) -> list[SymAction]:
+        key, dd = f"m{m}>{q}", self.spec.discard_duplicates
+
+        def stale(s: SymState) -> Any:
+            return z3.And(z3.BoolVal(dd), z3.Or(s[f"inq.{q}.{m}"], s[f"dl.{q}.{m}"]))
+
+        def propose(s: SymState, t: SymState) -> tuple[Any, dict[str, Any]]:
+            clock = self._tick(s, q, s[f"w.{key}.ts"])
+            upd: dict[str, Any] = {f"clock.{q}": clock, f"inq.{q}.{m}": z3.BoolVal(True), f"inq.{q}.{m}.ts": clock,
+                                   f"inq.{q}.{m}.ok": z3.BoolVal(False)}
+            self.take(s, key, upd)
+            free = self.put(s, f"p{m}:{q}", {"ts": clock}, upd)
+            return z3.And(self.can_take(s, key), z3.Not(stale(s)), free), upd
+
+        return [self._discard(q, p, 0, m, key, stale),
+                self.action(f"propose {key}", propose, lambda pre, post: ("propose", q, m, post[f"clock.{q}"]))]
+
+    def _proposal(self, p: int, d: int, m: int) -> list[SymAction]:
+        key, dd, dests = f"p{m}:{d}", self.spec.discard_duplicates, self.dests(m)
+
+        def discarded(s: SymState) -> Any:
+            stale = z3.Not(z3.And(s[f"wait.{m}"], s[f"wait.{m}.left.{d}"]))
+            return z3.And(stale, z3.Or(z3.BoolVal(dd), z3.Not(s[f"wait.{m}"])))
+
+        def left_after(s: SymState) -> Any:
+            return z3.Or([s[f"wait.{m}.left.{o}"] for o in dests if o != d] or [z3.BoolVal(False)])
+
+        def collect(s: SymState, t: SymState) -> tuple[Any, dict[str, Any]]:
+            ts = s[f"w.{key}.ts"]
+            upd: dict[str, Any] = {f"clock.{p}": self._tick(s, p, ts), f"wait.{m}.left.{d}": z3.BoolVal(False),
+                                   f"wait.{m}.acc": self._combine(s[f"wait.{m}.acc"], ts)}
+            self.take(s, key, upd)
+            return z3.And(self.can_take(s, key), z3.Not(discarded(s)), left_after(s)), upd
+
+        def finalise(s: SymState, t: SymState) -> tuple[Any, dict[str, Any]]:
+            ts = s[f"w.{key}.ts"]
+            acc = self._combine(s[f"wait.{m}.acc"], ts)
+            upd: dict[str, Any] = {f"clock.{p}": self._tick(s, p, ts), f"wait.{m}": z3.BoolVal(False),
+                                   f"wait.{m}.acc": z3.IntVal(0)}
+            upd.update({f"wait.{m}.left.{o}": z3.BoolVal(False) for o in dests})
+            self.take(s, key, upd)
+            free = [self.put(s, f"f{m}>{o}", {"ts": acc}, upd) for o in dests]
+            return z3.And(self.can_take(s, key), z3.Not(discarded(s)), z3.Not(left_after(s)), *free), upd
+
+        return [
+            self._discard(p, d, 1, m, key, discarded),
+            self.action(f"collect {key}", collect, lambda pre, post: ("collect", p, d, m, pre[f"w.{key}.ts"])),
+            self.action(f"finalise {key}", finalise,
+                        lambda pre, post: ("finalise", p, d, m, pre[f"w.{key}.ts"], post[f"w.f{m}>{dests[0]}.ts"])),
+        ]
+
+    def _final(self, p: int, q: int, m: int) -> list[SymAction]:
+        key, dd = f"f{m}>{q}", self.spec.discard_duplicates
+
+        def stale(s: SymState) -> Any:
+            return z3.And(z3.BoolVal(dd), z3.Not(z3.And(s[f"inq.{q}.{m}"], z3.Not(s[f"inq.{q}.{m}.ok"]))))
+
+        def final(s: SymState, t: SymState) -> tuple[Any, dict[str, Any]]:
+            ts = s[f"w.{key}.ts"]
+            upd: dict[str, Any] = {f"clock.{q}": self._tick(s, q, ts), f"inq.{q}.{m}": z3.BoolVal(True),
+                                   f"inq.{q}.{m}.ts": ts, f"inq.{q}.{m}.ok": z3.BoolVal(True)}
+            self.take(s, key, upd)
+            return z3.And(self.can_take(s, key), z3.Not(stale(s))), upd
+
+        return [self._discard(q, p, 2, m, key, stale),
+                self.action(f"final {key}", final, lambda pre, post: ("final", q, m, pre[f"w.{key}.ts"]))]
+
+    def _deliver(self, q: int, m: int) -> SymAction:
+        spec = self.spec
+        others = [o for o in self.mids if o != m and q in self.dests(o)]
+
+        def pooled(s: SymState, o: int) -> Any:
+            return s[f"inq.{q}.{o}"] if spec.wait_for_undeliverable else z3.And(s[f"inq.{q}.{o}"], s[f"inq.{q}.{o}.ok"])
+
+        def step(s: SymState, t: SymState) -> tuple[Any, dict[str, Any]]:
+            ts = s[f"inq.{q}.{m}.ts"]
+            first = []
+            for o in others:
+                ots = s[f"inq.{q}.{o}.ts"]
+                later = z3.Or(ots > ts, z3.And(ots == ts, o > m)) if spec.tiebreak_by_sender else ots >= ts
+                first.append(z3.Or(z3.Not(pooled(s, o)), later))
+            upd: dict[str, Any] = {f"inq.{q}.{m}": z3.BoolVal(False), f"inq.{q}.{m}.ts": z3.IntVal(0),
+                                   f"inq.{q}.{m}.ok": z3.BoolVal(False)}
+            upd.update(self.deliver_app(s, q, m))
+            return z3.And(s[f"inq.{q}.{m}"], s[f"inq.{q}.{m}.ok"], *first), upd
+
+        return self.action(f"deliver {self.mname(m)} at {self.names[q]}", step, lambda pre, post: ("deliver", q, m))
+
+    def describe_own(self, values: dict[str, Any]) -> list[str]:
+        lines = []
+        for q, a in enumerate(self.names):
+            queue = sorted((values[f"inq.{q}.{m}.ts"], m, values[f"inq.{q}.{m}.ok"]) for m in self.mids
+                           if values.get(f"inq.{q}.{m}"))
+            lines.append(f"{a}: clock {values[f'clock.{q}']}; queue "
+                         + (", ".join(f"{self.mname(m)}@{ts}{'' if ok else '?'}" for ts, m, ok in queue) or "empty"))
+        return lines
+
+
+EXACT = ExactSkeen

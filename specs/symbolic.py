@@ -259,3 +259,27 @@ def target_properties(targets: dict[str, tuple[str, Callable[[SymState], list[tu
     not be a run of the spec). ``bmc_queries(sym, [target], k)`` then unrolls the
     encoding ``k`` steps from ``init`` and looks for a state that breaks the target."""
     return {name: ("always", lambda s, fn=fn: named_clauses(fn(s))) for name, (_doc, fn) in targets.items()}
+
+
+def selector_transition(actions: Sequence[SymAction], s: SymState, t: SymState) -> z3.BoolRef:
+    """``Next`` from ``s`` to ``t`` as one formula per variable: an integer ``action@TAG``
+    (``t``'s tag) picks the action, whose guard (and ``choose``) must hold, and each
+    variable of ``t`` is the update of the picked action, or its old value when that
+    action leaves it. Equivalent to the disjunction of the actions' relations, but
+    the frame conditions are not repeated per action, which bounded model checking of
+    encodings with many actions and variables solves much faster."""
+    sel = z3.Int(f"action@{t.tag}")
+    parts = [sel >= 0, sel < len(actions)]
+    changes: dict[str, list[tuple[int, Any]]] = {}
+    for i, a in enumerate(actions):
+        guard, upd = a.step(s, t)
+        extra = [guard] if a.choose is None else [guard, a.choose(s, t)]
+        parts.append(z3.Implies(sel == i, z3.And(extra)))
+        for name, value in upd.items():
+            changes.setdefault(key_name(name), []).append((i, value))
+    for name, var in t.vars.items():
+        value = s.vars[name]
+        for i, new in changes.get(name, []):
+            value = z3.If(sel == i, new, value)
+        parts.append(var == value)
+    return z3.And(parts)

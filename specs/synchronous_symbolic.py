@@ -48,6 +48,7 @@ from typing import Any
 import z3
 
 from ordercheck.specs.symbolic import SymAction, SymState, all_zero, target_properties
+from ordercheck.specs.symbolic_exact import ExactPeers, Slot
 
 ACTIVE, WAIT_ACK, GRANTED = 0, 1, 2
 
@@ -398,3 +399,182 @@ class SymbolicSynchronous:
 
 
 SYMBOLIC = SymbolicSynchronous
+
+
+class ExactSynchronous(ExactPeers):
+    """Synchronous ordering step for step, for one model's configuration
+    (:mod:`ordercheck.specs.symbolic_exact`): each peer's ``(mode, partner, asking)`` as
+    ``mode.p``, ``partner.p``, ``asking.p``; wire slots ``M>d`` (message ``M`` to ``d``:
+    a send may pick its destination, recorded as ``to.M.d``), ``rP>d`` (a request),
+    ``gP>d`` (a permission), ``kP>d`` (an ack); ``rk.M2.M1``: ``M1`` was in the receiver's
+    knowledge or in ``M2``'s past when the receiver first delivered ``M2``, that is,
+    send(``M1``) happened before the receipt of ``M2``. Its one property is ``synchronous``: that relation has no cycle (no crown)."""
+
+    ghost_at, know_at, chans_at = 2, 3, 0
+    choices_allowed = True
+    property_names = ("synchronous",)
+
+    def wire_slots(self) -> list[Slot]:
+        n, out = self.n, []
+        for m in self.mids:
+            p = self.msgs[m][0]
+            out += [Slot(f"{m}>{d}", p, d, {}, self.mname(m)) for d in self.dests(m)]
+        for p in range(n):
+            for d in range(n):
+                if d != p:
+                    out += [Slot(f"r{p}>{d}", p, d, {}, "request"), Slot(f"g{p}>{d}", p, d, {}, "permission"),
+                            Slot(f"k{p}>{d}", p, d, {}, "ack")]
+        return out
+
+    def own_schema(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for p in range(self.n):
+            out.update({f"mode.{p}": "int", f"partner.{p}": "int", f"asking.{p}": "int"})
+        for m2 in self.mids:
+            out.update({f"rk.{m2}.{m1}": "bool" for m1 in self.mids if m1 != m2})
+        return out
+
+    def slot_of(self, src: int, dst: int, msg: Any) -> tuple[str, dict[str, int]]:
+        from ordercheck.specs.synchronous import ACK, APP, REQUEST
+
+        kind, mid = msg
+        if kind == APP:
+            return f"{mid}>{dst}", {}
+        return f"{'r' if kind == REQUEST else 'k' if kind == ACK else 'g'}{src}>{dst}", {}
+
+    def encode_own(self, state: tuple, out: dict[str, Any]) -> None:
+        from ordercheck.specs.history import DELIVER, SEND, decode_event
+        from ordercheck.specs.synchronous import PROCS
+
+        for p, (mode, partner, asking) in enumerate(state[PROCS]):
+            out.update({f"mode.{p}": mode, f"partner.{p}": partner, f"asking.{p}": asking})
+        sent, logs = state[self.ghost_at]
+        pasts = {p * self.stride + i: past for p in range(self.n) for i, (_d, past) in enumerate(sent[p])}
+        for q in range(self.n):
+            know, first = 0, set()
+            for code in logs[q]:
+                ev = decode_event(code)
+                if ev.kind == SEND:
+                    know |= 1 << ev.arg
+                elif ev.kind == DELIVER:
+                    if ev.arg not in first:  # its first receipt (a later one changes nothing)
+                        first.add(ev.arg)
+                        for m1 in self.mids:
+                            if m1 != ev.arg:
+                                out[f"rk.{ev.arg}.{m1}"] = bool((know | pasts[ev.arg]) >> m1 & 1)
+                    know |= 1 << ev.arg | pasts[ev.arg]
+
+    def _send(self, s: SymState, p: int, m: int, d: int, upd: dict[str, Any]) -> list[Any]:
+        """``p`` sends ``m`` to ``d`` (into ``upd``); the guards."""
+        guard, more = self.send_app(s, p, m, 1 << d)
+        upd.update(more)
+        return [guard, self.put(s, f"{m}>{d}", {}, upd)]
+
+    def protocol_actions(self) -> list[SymAction]:
+        from ordercheck.specs.synchronous import ACTIVE, GRANTED, WAIT_ACK
+
+        spec, n, out = self.spec, self.n, []
+        for m in self.mids:
+            p = self.msgs[m][0]
+            for d in self.dests(m):
+                ask = d > p and spec.request_permission
+                big = d < p
+
+                def start(s: SymState, t: SymState, p: int = p, m: int = m, d: int = d, ask: bool = ask,
+                          big: bool = big) -> tuple[Any, dict[str, Any]]:
+                    i = m - p * self.stride
+                    guard = [s[f"sent.{p}"] == i, s[f"mode.{p}"] == ACTIVE, s[f"asking.{p}"] == 0]
+                    upd: dict[str, Any] = {}
+                    if ask:
+                        guard.append(self.put(s, f"r{p}>{d}", {}, upd))
+                        upd[f"asking.{p}"] = z3.IntVal(1 + d)
+                    else:
+                        guard += self._send(s, p, m, d, upd)
+                        if big and spec.wait_for_ack:
+                            upd.update({f"mode.{p}": z3.IntVal(WAIT_ACK), f"partner.{p}": z3.IntVal(d)})
+                    return z3.And(guard), upd
+
+                label = ((lambda pre, post, p=p, d=d: ("request", p, d)) if ask
+                         else (lambda pre, post, p=p, m=m, d=d: ("send", p, m, 1 << d)))
+                out.append(self.action(f"start {self.mname(m)} to {self.names[d]}", start, label))
+                if ask:
+                    def permitted(s: SymState, t: SymState, p: int = p, m: int = m, d: int = d) -> tuple[Any, dict[str, Any]]:
+                        upd: dict[str, Any] = {f"mode.{p}": z3.IntVal(ACTIVE), f"partner.{p}": z3.IntVal(0),
+                                               f"asking.{p}": z3.IntVal(0)}
+                        key = f"g{d}>{p}"
+                        self.take(s, key, upd)
+                        guard = [self.can_take(s, key), s[f"mode.{p}"] == ACTIVE, s[f"asking.{p}"] == 1 + d]
+                        guard += self._send(s, p, m, d, upd)
+                        return z3.And(guard), upd
+
+                    out.append(self.action(f"permission: send {self.mname(m)} to {self.names[d]}", permitted,
+                                           lambda pre, post, p=p, m=m, d=d: ("send", p, m, 1 << d)))
+                out.append(self._deliver(p, d, m))
+        for p in range(n):
+            for src in range(n):
+                if src == p:
+                    continue
+
+                def ack(s: SymState, t: SymState, p: int = p, src: int = src) -> tuple[Any, dict[str, Any]]:
+                    upd: dict[str, Any] = {f"mode.{p}": z3.IntVal(ACTIVE), f"partner.{p}": z3.IntVal(0)}
+                    self.take(s, f"k{src}>{p}", upd)
+                    return z3.And(self.can_take(s, f"k{src}>{p}"), s[f"mode.{p}"] == WAIT_ACK,
+                                  s[f"partner.{p}"] == src), upd
+
+                def grant(s: SymState, t: SymState, p: int = p, src: int = src) -> tuple[Any, dict[str, Any]]:
+                    upd: dict[str, Any] = {f"mode.{p}": z3.IntVal(GRANTED), f"partner.{p}": z3.IntVal(src)}
+                    self.take(s, f"r{src}>{p}", upd)
+                    free = self.put(s, f"g{p}>{src}", {}, upd)
+                    return z3.And(self.can_take(s, f"r{src}>{p}"), s[f"mode.{p}"] == ACTIVE, free), upd
+
+                out.append(self.action(f"{self.names[p]} gets {self.names[src]}'s ack", ack,
+                                       lambda pre, post, p=p, src=src: ("ack", p, src)))
+                out.append(self.action(f"{self.names[p]} grants {self.names[src]}", grant,
+                                       lambda pre, post, p=p, src=src: ("grant", p, src)))
+        return out
+
+    def _deliver(self, src: int, p: int, m: int) -> SymAction:
+        from ordercheck.specs.synchronous import ACTIVE, GRANTED
+
+        spec, key = self.spec, f"{m}>{p}"
+
+        def step(s: SymState, t: SymState) -> tuple[Any, dict[str, Any]]:
+            upd: dict[str, Any] = {}
+            self.take(s, key, upd)
+            guard = [self.can_take(s, key)]
+            if src > p:  # a big message
+                guard.append(s[f"mode.{p}"] == ACTIVE)
+                if spec.wait_for_ack:
+                    guard.append(self.put(s, f"k{p}>{src}", {}, upd))
+            elif spec.request_permission:
+                guard += [s[f"mode.{p}"] == GRANTED, s[f"partner.{p}"] == src]
+                upd.update({f"mode.{p}": z3.IntVal(ACTIVE), f"partner.{p}": z3.IntVal(0)})
+            else:
+                guard.append(s[f"mode.{p}"] == ACTIVE)
+            first = z3.Not(s[f"dl.{p}.{m}"])
+            for m1 in self.mids:
+                if m1 != m:
+                    upd[f"rk.{m}.{m1}"] = z3.If(first, z3.Or(s[f"know.{p}.{m1}"], s[f"past.{m}.{m1}"]), s[f"rk.{m}.{m1}"])
+            upd.update(self.deliver_app(s, p, m))
+            return z3.And(guard), upd
+
+        return self.action(f"deliver {self.mname(m)} at {self.names[p]}", step, lambda pre, post: ("deliver", p, m))
+
+    def p_synchronous(self, s: SymState) -> z3.BoolRef:
+        """No crown: "send(m1) happened before the receipt of m2" (``rk.m2.m1``) has no
+        cycle over distinct messages (every simple cycle enumerated)."""
+        from itertools import permutations
+
+        bad = []
+        for k in range(2, len(self.mids) + 1):
+            for cyc in permutations(self.mids, k):
+                if cyc[0] == min(cyc):
+                    bad.append(z3.And([s[f"rk.{cyc[(i + 1) % k]}.{cyc[i]}"] for i in range(k)]))
+        return z3.Not(z3.Or(bad)) if bad else z3.BoolVal(True)
+
+    def describe_own(self, values: dict[str, Any]) -> list[str]:
+        return [f"{a}: mode {values[f'mode.{p}']}, partner {values[f'partner.{p}']}, asking {values[f'asking.{p}']}"
+                for p, a in enumerate(self.names)]
+
+
+EXACT = ExactSynchronous

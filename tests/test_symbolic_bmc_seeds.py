@@ -18,6 +18,8 @@ initial condition ``k`` steps and looks for a state that breaks one of its targe
   then find one at depth ``d <= j``. Equality is not expected: ``d < j`` is a run of the
   abstraction that delivers a message never sent, or numbers one nobody sent (the table
   in docs/explanation/proofs.md gives each number and why).
+
+Equal lengths (``d = L``) are tests/test_symbolic_exact.py's, on the step-exact encodings.
 """
 
 from __future__ import annotations

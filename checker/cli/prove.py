@@ -199,6 +199,8 @@ def print_prove(result: Any, *, verbose: bool = False) -> None:
         if q.trace and (verbose or not q.as_expected or q.kind == "inductive"):
             for line in render_trace(q.trace):
                 click.echo(f"      {line}")
+    if result.bmc_encoding == "exact":
+        click.echo("  bmc: on the step-exact encoding of this configuration (the spec's own steps and properties)")
     if result.skipped:
         click.echo(f"  bmc: no symbolic encoding of {', '.join(result.skipped)} (left to the explicit engine)")
     if result.uncovered:

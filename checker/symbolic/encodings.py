@@ -81,6 +81,29 @@ def encoding_class(model: Any) -> type:
     return cls
 
 
+def exact_encoding(model: Any) -> Any | None:
+    """The step-exact encoding of ``model``'s configuration (``EXACT`` in the built-in
+    ``specs/NAME_symbolic.py``, see :mod:`ordercheck.specs.symbolic_exact`), built, for
+    bounded model checking; ``None`` when the module has none, when the model names its
+    own encoding file (``[prove] encoding``), or when the configuration is outside what
+    it covers (signals, lossy or duplicating channels...)."""
+    if model.prove.get("encoding") is not None:
+        return None
+    try:
+        cls = symbolic_class(model.spec)
+    except NoEncoding:
+        return None
+    exact = getattr(importlib.import_module(cls.__module__), "EXACT", None)
+    if exact is None:
+        return None
+    from ordercheck.specs.symbolic_exact import NoExact
+
+    try:
+        return exact(model.spec)
+    except NoExact:
+        return None
+
+
 def encoded_specs() -> list[str]:
     """Names of the specs that have a symbolic encoding."""
     from ordercheck.checker.loading.registry import spec_class, spec_names

@@ -55,7 +55,7 @@ import z3
 from ordercheck.checker.api.errors import InputError
 from ordercheck.checker.api.model import Model
 from ordercheck.checker.api.result import Step
-from ordercheck.checker.symbolic.encodings import NoEncoding, encoding_class
+from ordercheck.checker.symbolic.encodings import NoEncoding, encoding_class, exact_encoding
 from ordercheck.checker.symbolic.prove import (
     ProveResult,
     finish,
@@ -406,7 +406,10 @@ def infer_model(model: Model, *, limit: int = 20_000, queue_bound: int | None = 
     result.signals = has_signals(unbounded)
     result.queries += invariant_queries(inferred, [INFERRED], targets, timeout, expect)
     result.queries += proof_queries(result, inferred, bounded, names, model_expect)
-    finish(result, bounded, names, depth, timeout, model_expect)  # as prove does
+    exact = exact_encoding(model) if depth > 0 else None  # as prove does: the step-exact encoding where there is one
+    finish(result, exact if exact is not None else bounded, names, depth, timeout, model_expect)
+    if depth > 0:
+        result.bmc_encoding = "exact" if exact is not None else "bounded"
     kept_targets = [n for n in targets if _all_kept(n, kept, len(_target_clauses(unbounded, n)))]
     return InferResult(len(samples), proposed, len(found), [c.text for c in kept], dropped,
                        round(time.monotonic() - started, 3), result, kept_targets, broken, inferred)
