@@ -327,6 +327,50 @@ class Bus1Impl(PeerSpec):
             "locks mode: message.c:522 checks each payload handle's liveness under the receiver's data lock "
             "(what handle.c:626 asserts; the code takes no lock there)",
         ),
+        Constant(
+            "transfer_check",
+            str,
+            "bit",
+            "how BUS1_CMD_HANDLE_TRANSFER decides that the handle is invalid (findings I and J): bit (the code, "
+            "peer.c:472: bus1_handle_is_live tests the DESTROYED bit, set when a destruction starts, before the "
+            "acquire) or join (the fix: the target's handle is acquired first, joining a destruction in progress, "
+            "and the transfer answers INVALID only if the node is destroyed and the target's handle did not join "
+            "it, a failed or impossible join; that handle is released again)",
+            choices=("bit", "join"),
+        ),
+        Constant(
+            "join_sealed",
+            str,
+            "synthetic",
+            "a handle acquired while its node's destruction is sealed and not yet committed (tx.c:238-243, case "
+            "J2, finding G): synthetic (the code: bus1_tx_join commits a synthetic notification at the commit "
+            "timestamp at once, before the destruction's sync round has finished) or wait (the candidate fix: the "
+            "acquire waits until the commit round has committed the anchor, and then joins as J3; not modelled at "
+            "lock level)",
+            choices=("synthetic", "wait"),
+        ),
+        Constant(
+            "stale_handle",
+            str,
+            "live",
+            "a handle attached to a node already released (handle.c:332-337: a stale handle, never in the map, "
+            "joining nothing): live (the code: its timestamp stays 0, so bus1_handle_is_live_at answers live for "
+            "ever, although the node was destroyed before the release) or invalid (the fix: it records the "
+            "destruction's timestamp, so a message ordered after the destruction reads BUS1_HANDLE_INVALID)",
+            choices=("live", "invalid"),
+        ),
+        Constant(
+            "acquire_owner",
+            str,
+            "active",
+            "locks mode (finding H): how bus1_handle_acquire_slow finds the owner to lock: active (the code, "
+            "handle.c:416: bus1_handle_acquire_owner, no owner once the anchor's n_weak is 0 or the owner is "
+            "deactivated, while bus1_handle_acquire_locked still treats the owner as present until RELEASED is "
+            "set) or pinned (the fix: the owner is locked unless the anchor's n_weak is 0, a disconnecting owner "
+            "included, its memory pinned by the anchor's weak reference, and bus1_handle_acquire_locked treats an "
+            "owner it did not lock as released: the handle is attached stale, outside the map)",
+            choices=("active", "pinned"),
+        ),
     )
     ghost_at = GHOST
     txs_at = TXS
@@ -399,6 +443,12 @@ class Bus1Impl(PeerSpec):
             raise ConstantError("shared_groups", "name at least two peers (one peer's transactions never overlap)")
         if self.transfer == "steps" and self.locks:
             raise ConstantError("transfer", "not modelled at lock level: leave transfer = \"atomic\" with locks = true")
+        if self.join_sealed == "wait" and self.locks:
+            raise ConstantError("join_sealed", "not modelled at lock level: leave join_sealed = \"synthetic\" "
+                                "with locks = true")
+        if self.acquire_owner == "pinned" and not self.locks:
+            raise ConstantError("acquire_owner", "takes effect in the lock-level mode only (atomic sections "
+                                "always lock the owner): set locks = true")
         if shared and self.locks:
             raise ConstantError("shared_groups", "not modelled at lock level: leave it empty with locks = true")
         if self.mutant == "shared_unserialized" and not shared:
@@ -527,6 +577,8 @@ class Bus1Impl(PeerSpec):
             if tx:
                 if tx[0] == DRAIN and not self.drained(state, p):
                     continue
+                if self.join_sealed == "wait" and self.waits_for_commit(state, p):
+                    continue
                 w = World(self, state)
                 w.actor = p
                 label = w.tx_step(p)
@@ -548,11 +600,42 @@ class Bus1Impl(PeerSpec):
                     continue  # the signalled peer takes it between its own transactions
                 if op.waits and not self.holds(state, p, op.waits):
                     continue  # the user has not received the handle yet
+                if op.kind == TRANSFER and self.join_sealed == "wait" and self.transfer == "atomic" \
+                        and self.sealed_join(state, op.target, op.nodes[0]):
+                    continue
                 w = World(self, state)
                 w.actor = p
                 label = w.start(p)
                 out.append((label, w.freeze(state)))
         return out
+
+    def sealed_join(self, state: tuple, d: int, node: int) -> bool:
+        """Whether acquiring ``d``'s handle to ``node`` now would join a sealed destruction whose
+        commit round has not reached the anchor (tx.c:226-243, case J2)."""
+        owner = self.owners[node]
+        if owner == d or state[H][self.hidx(d, node)][0] in (ATTACHED, PUBLIC):
+            return False
+        if not state[NODES][node] & F_DESTROYED or state[NODES][node] & F_RELEASED:
+            return False
+        tx = state[TXS][owner]
+        return bool(state[H][self.hidx(owner, node)][1] & 1 and tx and tx[5])
+
+    def waits_for_commit(self, state: tuple, p: int) -> bool:
+        """``join_sealed = "wait"`` (the candidate fix for G): whether ``p``'s next step, an acquire
+        of payload handles (or a transfer's acquire), would join a sealed destruction (J2); it waits
+        until the destruction's commit round has committed the anchor (then it joins as J3)."""
+        tx = state[TXS][p]
+        if tx[0] == XFER:
+            return self.sealed_join(state, tx[2], tx[1])
+        if tx[0] != ACQ:
+            return False
+        op = self.op_of(tx[1])
+        d = self.owners[tuple(reversed(op.nodes))[tx[2]]]
+        if self.acquire == "each":
+            nodes: tuple = (op.payload[tx[9][0] if tx[9] else 0],)
+        else:
+            nodes = op.payload
+        return any(self.sealed_join(state, d, h) for h in nodes)
 
     def drained(self, state: tuple, p: int) -> bool:
         """bus1_active_drain of ``p``: no other peer's transaction holds an active reference to
@@ -1236,20 +1319,41 @@ class World:
         self.pcs[p] += 1
         ghost = self.ghost
         self.ghost = ghost_signal(self.ghost, p, x)
-        if self.nodes[node] & F_DESTROYED:
-            # p's user sees BUS1_HANDLE_INVALID: it has observed the destruction.
-            dmid = self.destroy_mid(node, self.hget(spec.owners[node], node)[2])
-            if dmid is not None:
-                self.know[p] |= 1 << dmid | self.ghost[0][dmid // spec.stride][dmid % spec.stride][1]
-            self.know[x] |= self.know[p]
+        if self.nodes[node] & F_DESTROYED and spec.transfer_check == "bit":
+            self.transfer_invalid(p, node, x)
             return ("bus1_peer_transfer", p, node, spec.names[x], "INVALID")
         if spec.transfer == "steps":  # peer.c:472 found it live; the acquire (peer.c:518) is a later step
             self.pcs[p] -= 1
             self.ghost = ghost  # the ID reaches x when the transfer returns
             self.txs[p] = (XFER, node, x, 0, 0, 0, 0, (), (), ())
-            return ("bus1_handle_is_live", p, node, spec.names[x], "live")
+            seen = "live" if spec.transfer_check == "bit" else "not checked (decided after the acquire)"
+            return ("bus1_handle_is_live", p, node, spec.names[x], seen)
+        return self.transfer_finish(p, node, x)
+
+    def transfer_invalid(self, p: int, node: int, x: int) -> None:
+        """The transfer answers BUS1_HANDLE_INVALID: ``p``'s user has observed the destruction, and
+        tells ``x``'s (the signal)."""
+        spec = self.spec
+        dmid = self.destroy_mid(node, self.hget(spec.owners[node], node)[2])
+        if dmid is not None:
+            self.know[p] |= 1 << dmid | self.ghost[0][dmid // spec.stride][dmid % spec.stride][1]
         self.know[x] |= self.know[p]
+
+    def transfer_finish(self, p: int, node: int, x: int) -> tuple:
+        """peer.c:490-527: ``x``'s handle acquired (handle.c:bus1_handle_acquire, joining a
+        destruction in progress) and made its user's. With ``transfer_check = "join"`` (the fix
+        for I and J) the answer is decided here instead of at peer.c:472: INVALID when the node
+        is destroyed and ``x``'s handle did not join the destruction (a failed join, or a stale
+        handle of a released node), which is then released again."""
+        spec = self.spec
         case = self.acquire(x, node)
+        if spec.transfer_check == "join" and self.nodes[node] & F_DESTROYED and spec.owners[node] != x \
+                and (case.endswith("failed") or case.startswith("stale")):
+            self.transfer_invalid(p, node, x)
+            if self.drop_ref(x, node):  # the transfer gives up the handle it acquired
+                self.release_handle(x, node)
+            return ("bus1_peer_transfer", p, node, spec.names[x], f"{case}: INVALID")
+        self.know[x] |= self.know[p]
         if spec.owners[node] != x:
             self.commit_handle(x, node)
         return ("bus1_peer_transfer", p, node, spec.names[x], case)
@@ -1258,15 +1362,10 @@ class World:
         """peer.c:490-527 of a transfer whose handle was found live a step earlier: ``x``'s handle
         acquired (handle.c:bus1_handle_acquire, joining the destruction if one started meanwhile)
         and made its user's; the ID reaches ``x``'s user out of band (a signal)."""
-        spec = self.spec
         self.txs[p] = 0
         self.pcs[p] += 1
         self.ghost = ghost_signal(self.ghost, p, x)
-        self.know[x] |= self.know[p]
-        case = self.acquire(x, node)
-        if spec.owners[node] != x:
-            self.commit_handle(x, node)
-        return ("bus1_peer_transfer", p, node, spec.names[x], case)
+        return self.transfer_finish(p, node, x)
 
     def stage(self, d: int, addr: int, grp: int, ts: int) -> int:
         """tx.c:bus1_tx_stage -> queue.c:bus1_queue_stage on ``d``; records the node's odd
@@ -1405,8 +1504,13 @@ class World:
         """handle.c:bus1_handle_acquire_locked of ``d``'s handle to ``node``, strong."""
         spec = self.spec
         owner = spec.owners[node]
+        # handle.c:346: the owner counts as present until RELEASED is set; with acquire_owner =
+        # "pinned" (the fix for H) it is the owner bus1_handle_acquire_slow locked, none once the
+        # anchor's n_weak is 0 (the lock-level sections hold that decision: the owner's release
+        # keeps its lock from n_weak = 0 to RELEASED, handle.c:436-459)
+        gone = F_RELEASED | (F_WEAK0 if spec.acquire_owner == "pinned" else 0)
         self.assert_held(d, LD_ACQ_HOLDER)
-        if not self.nodes[node] & F_RELEASED:
+        if not self.nodes[node] & gone:
             self.assert_held(owner, LD_ACQ_OWNER)
         if owner == d:
             return "anchor"
@@ -1415,7 +1519,13 @@ class World:
         if st in (ATTACHED, PUBLIC):
             return "held"
         self.hset(d, node, st=ATTACHED, ts=0, grp=0)  # a new handle from the factory
-        if self.nodes[node] & F_RELEASED:
+        if self.nodes[node] & gone:
+            dkey = self.destroy_key(node)
+            if spec.stale_handle == "invalid" and dkey is not None:
+                # The fix: a stale handle of a destroyed node records the destruction's (ts, group), so
+                # bus1_handle_is_live_at answers INVALID for every message ordered after it.
+                self.hset(d, node, ts=dkey[0], grp=dkey[1])
+                return "stale: INVALID"
             return "stale"
         self.flush_release(node)  # n_strong 0 -> 1
         if not self.nodes[node] & F_DESTROYED:

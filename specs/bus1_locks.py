@@ -111,12 +111,16 @@ def lock2(spec: Any, a: int, b: int | None) -> tuple[int, ...]:
     return (a, b) if a < b else (b, a)
 
 
-def owner_lock(spec: Any, nodes: Any, node: int, pcs: Any, txs: Any) -> int | None:
+def owner_lock(spec: Any, nodes: Any, node: int, pcs: Any, txs: Any, acquire: bool = False) -> int | None:
     """handle.c:bus1_handle_acquire_owner, an unlocked read of the anchor's ``n_weak`` and then
     bus1_peer_acquire: the owner, unless its anchor's weak count has dropped to 0 (released, or
-    being released) or the owner is deactivated (disconnecting)."""
+    being released) or the owner is deactivated (disconnecting). For an ``acquire``
+    (bus1_handle_acquire_slow) with ``acquire_owner = "pinned"`` (the fix for H), a deactivated
+    owner is locked too."""
     owner = spec.owners[node]
-    if nodes[node] & (F_RELEASED | F_WEAK0) or spec.gone(pcs, txs, owner):
+    if nodes[node] & (F_RELEASED | F_WEAK0):
+        return None
+    if spec.gone(pcs, txs, owner) and not (acquire and spec.acquire_owner == "pinned"):
         return None
     return owner
 
@@ -160,7 +164,7 @@ def tx_section(spec: Any, s: tuple, p: int) -> tuple[str, tuple[int, ...], tuple
     if phase == ACQ:
         d, _node, _addr = stage_target(spec, tx)
         h = spec.op_of(mid).payload[post[0] if post else 0]
-        return "bus1_handle_acquire", lock2(spec, d, owner_lock(spec, s[NODES], h, s[PCS], s[TXS])), ()
+        return "bus1_handle_acquire", lock2(spec, d, owner_lock(spec, s[NODES], h, s[PCS], s[TXS], True)), ()
     if phase == STAGE:
         if not spec.stage_lock:
             return None
@@ -197,7 +201,7 @@ def start_section(spec: Any, s: tuple, p: int) -> tuple[str, tuple[int, ...]] | 
         return "bus1_handle_release", lock2(spec, p, owner_lock(spec, s[NODES], node, s[PCS], s[TXS]))
     if op.kind == TRANSFER:  # bus1_handle_acquire of the target's handle (handle.c:418)
         (node,) = op.nodes
-        return "bus1_peer_transfer", lock2(spec, op.target, owner_lock(spec, s[NODES], node, s[PCS], s[TXS]))
+        return "bus1_peer_transfer", lock2(spec, op.target, owner_lock(spec, s[NODES], node, s[PCS], s[TXS], True))
     return "bus1_handle_destroy_locked", (p,)
 
 

@@ -34,6 +34,7 @@ FAILED_JOIN = {
     "bus1-impl-lock-owner-gone": {"lockdep_held"},  # finding H
     "bus1-impl-lock-disconnect": {"lockdep_held"},  # finding H
     "bus1-impl-life-transfer-window": {"valid_handle_notified"},  # F through a transfer (J)
+    "bus1-impl-life-stale-handle": HANDLE,  # finding K, and F (c's send started before the release)
 }
 """Every model where a late join fails (its ``late_join`` witness is reached), and the only
 properties it may break: the handle's, and those of the other finding the model shows."""
@@ -118,6 +119,18 @@ FIXES = {
            "dequeue_increasing", "eventual_delivery", "queue_drained", "staging_bounds", "no_warn",
            "front_consistent"},
           {"stage_lock": True}),
+    "G": ("bus1-impl-synthetic-causality", "bus1-impl-synthetic-causality-fixed", {"causal"},
+          {"join_sealed": "wait"}),
+    "H, reset": ("bus1-impl-lock-owner-gone", "bus1-impl-lock-owner-gone-fixed", {"lockdep_held"},
+                 {"acquire_owner": "pinned"}),
+    "H, disconnect": ("bus1-impl-lock-disconnect", "bus1-impl-lock-disconnect-fixed", {"lockdep_held"},
+                      {"acquire_owner": "pinned"}),
+    "I": ("bus1-impl-life-transfer-invalid", "bus1-impl-life-transfer-invalid-fixed", {"causal"},
+          {"transfer_check": "join"}),
+    "J": ("bus1-impl-life-transfer-window", "bus1-impl-life-transfer-window-fixed", {"valid_handle_notified"},
+          {"transfer_check": "join"}),
+    "K": ("bus1-impl-life-stale-handle", "bus1-impl-life-stale-handle-fixed", HANDLE,
+          {"stale_handle": "invalid", "join_failure": "invalid", "liveness": "key"}),
 }
 
 
