@@ -129,10 +129,13 @@ from ordercheck.specs.bus1_impl_defs import (  # noqa: F401  (re-exported: the a
     B_FRONT,
     B_HANDLE,
     B_JOINFAIL,
+    B_LEAK,
     B_LOCKDEP,
+    B_MAPRACE,
     B_OWNER,
     B_RELEASE,
     B_SPLIT,
+    B_UAF,
     B_WARN,
     B_WINDOW,
     B_WRITERS,
@@ -142,8 +145,10 @@ from ordercheck.specs.bus1_impl_defs import (  # noqa: F401  (re-exported: the a
     DRAIN,
     DROPS,
     F_ABSENT,
+    F_CLEARED,
     F_DESTROYED,
     F_RELEASED,
+    F_WALK,
     F_WEAK0,
     FLUSH,
     GHOST,
@@ -339,6 +344,16 @@ class Bus1Impl(PeerSpec):
             choices=("bit", "join"),
         ),
         Constant(
+            "owner_gone_steps",
+            bool,
+            False,
+            "locks mode, finding H followed past its assertions: the anchor's release walks the node's map, "
+            "resets it and sets RELEASED in three steps under the owner's lock (handle.c:450-459), and a join "
+            "without the origin's lock (tx.c:226-241) tests SEALED in one step and pushes onto tx->async and "
+            "stages in the next; a splice during the walk (map_one_writer), into the reset map (no_leaked_pin), "
+            "or a push onto a transaction that has returned (no_use_after_free) is flagged",
+        ),
+        Constant(
             "join_sealed",
             str,
             "synthetic",
@@ -443,6 +458,8 @@ class Bus1Impl(PeerSpec):
             raise ConstantError("shared_groups", "name at least two peers (one peer's transactions never overlap)")
         if self.transfer == "steps" and self.locks:
             raise ConstantError("transfer", "not modelled at lock level: leave transfer = \"atomic\" with locks = true")
+        if self.owner_gone_steps and not self.locks:
+            raise ConstantError("owner_gone_steps", "takes effect in the lock-level mode only: set locks = true")
         if self.join_sealed == "wait" and self.locks:
             raise ConstantError("join_sealed", "not modelled at lock level: leave join_sealed = \"synthetic\" "
                                 "with locks = true")
@@ -765,6 +782,9 @@ class Bus1Impl(PeerSpec):
             *([Property.sometimes("acquire_split", self._split, doc=_DOCS["acquire_split"])]
               if self.acquire == "each" else []),
             *([Property.sometimes("group_tie", self._group_tie, doc=_DOCS["group_tie"])] if self.shared else []),
+            *([Property.always(name, self._bit(bit, name), doc=_DOCS[name])
+               for name, bit in (("map_one_writer", B_MAPRACE), ("no_leaked_pin", B_LEAK),
+                                 ("no_use_after_free", B_UAF))] if self.owner_gone_steps else []),
         ]
 
     def _group_tie(self, state: tuple) -> str | None:
@@ -1031,6 +1051,7 @@ class World:
             self.locks = list(s[LOCKS])
             self.th = list(s[THREADS])
         self.unref: list[int] = []  # locks mode: handles a dropped message's unref is to release next
+        self.pending_join: tuple = ()  # owner_gone_steps: a join that tested SEALED unlocked, to push next
         if spec.refs == "counted":
             self.refs = list(s[spec.refs_at])
             self.users = list(s[spec.refs_at + USERS - REFS])
@@ -1443,6 +1464,8 @@ class World:
             self.q[r], _c, w = bq.sync(self.q[r], T)
             self.warn(w)
             i += 1
+            if i == len(sync) and asyn:  # tx.c:336-338: the async list appended at the tail, synced too
+                sync, asyn = sync + asyn, ()
             self.txs[p] = (SYNC, mid, i, ts, ats, T, grp, sync, asyn, post) if i < len(sync) else \
                 (COMMIT, mid, 0, ts, ats, T, grp, sync, asyn, post)
             return ("bus1_queue_sync", p, mid, spec.names[r], T)
@@ -1527,6 +1550,10 @@ class World:
                 self.hset(d, node, ts=dkey[0], grp=dkey[1])
                 return "stale: INVALID"
             return "stale"
+        if self.nodes[node] & F_WALK:  # handle.c:288-292 without the owner's lock, inside its walk
+            self.bits |= B_MAPRACE
+        elif self.nodes[node] & F_CLEARED:  # linked into a map nobody walks again: the pin is never dropped
+            self.bits |= B_LEAK
         self.flush_release(node)  # n_strong 0 -> 1
         if not self.nodes[node] & F_DESTROYED:
             return "spliced"
@@ -1544,6 +1571,10 @@ class World:
             assert tx and tx[6] == wgrp, "a staging anchor belongs to its owner's running transaction"
             phase, mid, i, ts, ats, T, grp, sync, asyn, post = tx
             self.assert_held(owner, LD_TX_JOIN_ORIGIN)
+            if not T and spec.owner_gone_steps and self.locks[owner] != self.actor + 1:
+                # tx.c:226-241 without the origin's lock: SEALED tested clear now, the push and stage next
+                self.pending_join = (owner, node, d, grp, addr)
+                return "J1 (SEALED clear, origin unlocked)"
             if not T:  # J1: stage onto the async list
                 ats = self.stage(d, addr, grp, ats)
                 self.txs[owner] = (phase, mid, i, ts, ats, T, grp, sync, (addr,) + asyn, post)
@@ -1566,6 +1597,29 @@ class World:
             self.hset(d, node, ts=timestamp)
             self.bits |= B_JOINFAIL  # the late_join witness (the timestamp no longer tells)
         return case + " failed"
+
+    def join_push(self, ctx: tuple) -> str:
+        """owner_gone_steps: the second half of a join that tested SEALED clear without the origin's
+        lock (tx.c:bus1_tx_stage onto tx->async): the push and the stage on the joiner's queue, with
+        whatever the origin's transaction has done meanwhile."""
+        owner, node, d, grp, addr = ctx
+        tx = self.txs[owner]
+        if not tx or tx[6] != grp or tx[0] in (RELEASE_ALL, FLUSH):
+            if not tx or tx[6] != grp:
+                self.bits |= B_UAF  # bus1_peer_flush has returned: tx is a dead stack frame
+            freed = not tx or tx[6] != grp
+            self.stage(d, addr, grp, 0)
+            return "pushed onto a transaction that has returned: never committed" + (" (freed)" if freed else "")
+        phase, mid, i, ts, ats, T, g, sync, asyn, post = tx
+        if T:
+            self.warn(bq.W_SEALED)
+        ats = self.stage(d, addr, grp, ats)
+        self.txs[owner] = (phase, mid, i, ts, ats, T, g, sync, (addr,) + asyn, post)
+        if not T:
+            return "J1"
+        if phase == SYNC:
+            return "pushed during the sync round (appended at its end)"
+        return "pushed after the sync round: never committed"
 
     # -- receiving ------------------------------------------------------------------------
 
@@ -1764,6 +1818,13 @@ _DOCS = {
     "handle to the node and no message carrying one is on its way (handle.h:48-51: once all handles to a node "
     "have been released, the owner is notified)",
     "late_join": "a handle attached after its node's destruction fails to join it (tx.c:bus1_tx_join fallback)",
+    "map_one_writer": "owner_gone_steps: no handle is spliced into a node's map (handle.c:288-292) while the owner's "
+    "release walks it (handle.c:450-456): an unsynchronised rb-tree update during a postorder walk",
+    "no_leaked_pin": "owner_gone_steps: no handle is spliced into a node's map after the owner's release reset it to "
+    "empty (handle.c:457) and before RELEASED is set: its pinned reference would never be dropped, the handle "
+    "never freed",
+    "no_use_after_free": "owner_gone_steps: no bus1_tx_join pushes onto a transaction (tx->async, tx->async_ts) "
+    "after bus1_peer_flush has returned: the struct bus1_tx on its stack is gone",
     "group_tie": "shared_groups, a witness: two messages of different transactions sit on one queue at one "
     "timestamp with one group tag, so only their addresses order them (queue.h assumes it cannot happen)",
     "acquire_split": "acquire = \"each\", a witness: a destruction of a payload node starts while a message has "

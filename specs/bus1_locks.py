@@ -73,7 +73,9 @@ from ordercheck.specs.bus1_impl_defs import (
     BAD,
     COMMIT,
     DRAIN,
+    F_CLEARED,
     F_RELEASED,
+    F_WALK,
     F_WEAK0,
     FLUSH,
     LD_TX_STAGE,
@@ -97,9 +99,10 @@ from ordercheck.specs.bus1_impl_script import RELEASE, SEND, SIGNAL, TRANSFER
 
 # What a thread is doing (threads[p] is () when it is between sections):
 # (what, held, locks, ctx): ``held`` of the section's ``locks`` taken so far.
-W_TX, W_START, W_PEEK, W_STAGE, W_INSTALL, W_RELEASE, W_REMOVE, W_UNREF = range(1, 9)
+W_TX, W_START, W_PEEK, W_STAGE, W_INSTALL, W_RELEASE, W_REMOVE, W_UNREF, W_JOIN = range(1, 10)
 SECTION_NAMES = {W_START: "", W_PEEK: "bus1_peer_peek", W_RELEASE: "bus1_handle_release",
-                 W_REMOVE: "bus1_queue_remove", W_INSTALL: "bus1_handle_is_live_at", W_UNREF: "bus1_handle_release"}
+                 W_REMOVE: "bus1_queue_remove", W_INSTALL: "bus1_handle_is_live_at", W_UNREF: "bus1_handle_release",
+                 W_JOIN: "bus1_tx_join"}
 
 
 def lock2(spec: Any, a: int, b: int | None) -> tuple[int, ...]:
@@ -285,8 +288,13 @@ def section_step(spec: Any, s: tuple, p: int, th: tuple, name: str = "") -> list
         label = install_body(w, p, ctx)
     elif what == W_UNREF:
         label = unref_body(w, p, ctx)
+    elif what == W_JOIN:
+        label = ("bus1_tx_join", p, spec.names[ctx[0]], f"n{ctx[1]}", w.join_push(ctx))
     else:
         label = remove_body(w, p, ctx)
+    if w.pending_join:  # owner_gone_steps: the join's push is the thread's next step, its locks still held
+        w.th[p] = (W_JOIN, len(locks), locks, w.pending_join)
+        w.pending_join = ()
     nth = w.th[p]
     keep = set(nth[2][: nth[1]]) if nth else set()
     for lk in locks:
@@ -333,6 +341,14 @@ def tx_body(w: Any, p: int, ctx: tuple) -> tuple:
                     w.nodes[node] |= F_WEAK0
                     w.th[p] = (W_TX, 1, (p,), ctx)
                     return ("bus1_peer_flush", p, mid, f"release n{node}: anchor n_weak 0")
+                if spec.owner_gone_steps and not w.nodes[node] & (F_WALK | F_CLEARED):
+                    w.nodes[node] |= F_WALK  # handle.c:450-456: the walk dropping each entry's pin
+                    w.th[p] = (W_TX, 1, (p,), ctx)
+                    return ("bus1_peer_flush", p, mid, f"release n{node}: walk the map")
+                if spec.owner_gone_steps and w.nodes[node] & F_WALK:
+                    w.nodes[node] = w.nodes[node] & ~F_WALK | F_CLEARED  # handle.c:457: map_handles = RB_ROOT
+                    w.th[p] = (W_TX, 1, (p,), ctx)
+                    return ("bus1_peer_flush", p, mid, f"release n{node}: map_handles = RB_ROOT")
                 w.flush_release(node)  # handle.c:450-459: the map is cleared, RELEASED set
                 w.hset(p, node, st=RELEASED)
                 w.nodes[node] |= F_RELEASED
@@ -558,7 +574,8 @@ def describe(spec: Any, s: tuple) -> dict[str, Any]:
         what, held, locks, ctx = th
         kind = {W_TX: "transaction section", W_START: "operation start", W_PEEK: "peek", W_STAGE: "unlocked stage",
                 W_INSTALL: "install (unlocked)", W_RELEASE: "release of an invalid handle",
-                W_REMOVE: "remove", W_UNREF: "release of a dropped message's handle"}[what]
+                W_REMOVE: "remove", W_UNREF: "release of a dropped message's handle",
+                W_JOIN: "join, SEALED tested, to push"}[what]
         threads[names[p]] = f"{kind}: {held}/{len(locks)} locks ({', '.join(names[lk] for lk in locks)}) {list(ctx)}"
     return {"data_locks": {names[lk]: (names[v - 1] if v else None) for lk, v in enumerate(s[LOCKS])},
             "threads": threads}
