@@ -116,6 +116,8 @@ def test_tlc_agrees_on_non_default_constants(case):
         ("bus1-impl-life-refs-multi", ["refs = 'counted'"]),
         ("bus1-impl-life-reset-then-traffic", ["script.a (only a reset last"]),
         ("bus1-impl-lock-refs", ["locks = True", "stage_lock = True", "refs = 'counted'", "install_lock = True"]),
+        ("bus1-impl-life-stale-handle-fixed", ["join_failure = 'invalid'", "stale_handle = 'invalid'"]),
+        ("bus1-impl-lock-disconnect-fixed", ["locks = True", "acquire_owner = 'pinned'", "owner_gone_steps = True"]),
     ],
 )
 def test_a_refusal_names_each_unsupported_constant(model, named, run_cli, tmp_path):

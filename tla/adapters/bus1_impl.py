@@ -72,7 +72,9 @@ class Bus1ImplAdapter(PeerAdapter):
     # constants at their defaults only (the lock-level mode of specs/bus1_locks.py and counted
     # references are the Python model's alone).
     DEFAULTS = {"locks": False, "stage_lock": False, "install_lock": False, "refs": "holder", "flush_front": False,
-                "join_failure": "stale", "synthetic_tie": "code", "shared_groups": ""}
+                "join_failure": "stale", "synthetic_tie": "code", "shared_groups": "", "transfer": "atomic",
+                "transfer_check": "bit", "stale_handle": "live", "join_sealed": "synthetic", "acquire_owner": "active",
+                "owner_gone_steps": False}
     TIES = ("all", "fixed", "with_release")
 
     @classmethod
