@@ -11,9 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from ordercheck.specs import bus1_impl as bi
+from ordercheck.specs import bus1_locks as bl
 from ordercheck.specs import bus1_queue as bq
 from ordercheck.specs.bus1_impl_script import Op
 from ordercheck.tla.adapters.base import PeerAdapter, _seq
+from ordercheck.tla.values import ModelValue
+
+NO_PEER = ModelValue("NoPeer")
 
 STATES = {bi.NONE: "none", bi.ATTACHED: "attached", bi.PUBLIC: "public", bi.RELEASED: "released"}
 FLAGS = {bi.F_DESTROYED: "destroyed", bi.F_RELEASED: "released", bi.F_ABSENT: "absent"}
@@ -23,10 +27,13 @@ REASONS = {bi.R_FLUSHED: "flushed", bi.R_NOT_PUBLIC: "not_public", bi.R_DESTROYE
 BITS = {bi.B_CLOCK: "clock_monotonic", bi.B_FRONT: "no_insert_before_front", bi.B_DEQUEUE: "dequeue_increasing",
         bi.B_WARN: "no_warn", bi.B_DEST: "delivered_iff_before_destroy",
         bi.B_OWNER: "owner_no_message_after_destroy", bi.B_HANDLE: "handle_valid_iff_before_destroy",
-        bi.B_SPLIT: "acquire_split"}
+        bi.B_SPLIT: "acquire_split", bi.B_WRITERS: "one_writer", bi.B_LOCKDEP: "lockdep_held",
+        bi.B_WINDOW: "install_window"}
 WARNS = {bq.W_ADD_GUARD: "add_guard", bq.W_READABLE: "readable", bq.W_BEFORE_FRONT: "before_front",
          bq.W_STAGE_FRONT: "stage_front", bq.W_SYNTH_FRONT: "synth_front", bq.W_ODD_TS: "odd_ts",
-         bq.W_FLUSH: "flush", bq.W_REMOVE: "remove", bq.W_QUEUED: "queued"}
+         bq.W_FLUSH: "flush", bq.W_REMOVE: "remove", bq.W_QUEUED: "queued", bi.LD_TX_STAGE: "ld_tx_stage"}
+THREADS = {bl.W_TX: "tx", bl.W_PEEK: "peek", bl.W_REMOVE: "remove", bl.W_STAGE: "stage"}
+NO_THREAD = {"what": "none", "held": 0, "lks": (), "step": 0, "r": 0, "key": ()}
 IDLE_TX = {"phase": "idle", "msg": (), "i": 0, "ts": 0, "ats": 0, "T": 0, "grp": 0,
            "sync": (), "async": (), "post": ()}
 
@@ -71,7 +78,7 @@ class Bus1ImplAdapter(PeerAdapter):
     # The template mirrors liveness, addresses, acquire and ties in every value, and these
     # constants at their defaults only (the lock-level mode of specs/bus1_locks.py and counted
     # references are the Python model's alone).
-    DEFAULTS = {"locks": False, "stage_lock": False, "install_lock": False, "refs": "holder", "flush_front": False,
+    DEFAULTS = {"refs": "holder", "flush_front": False,
                 "join_failure": "stale", "synthetic_tie": "code", "shared_groups": "", "transfer": "atomic",
                 "transfer_check": "bit", "stale_handle": "live", "join_sealed": "synthetic", "acquire_owner": "active",
                 "owner_gone_steps": False}
@@ -82,6 +89,10 @@ class Bus1ImplAdapter(PeerAdapter):
         """Each setting of ``spec`` the template does not mirror, as ``(constant, what)``, in
         the order of the spec's constants; empty when the template mirrors them all."""
         out: list[tuple[str, str]] = []
+        if spec.locks and any(op.kind != "send" or op.payload or op.creates for ops in spec.ops for op in ops):
+            out.append(("locks", "locks = True (at lock level only scripts of sends without payload handles)"))
+        if spec.locks and spec.mutant != "none":
+            out.append(("mutant", f"mutant = {spec.mutant!r} at lock level (only 'none')"))
         for name, default in cls.DEFAULTS.items():
             if name in spec.values and spec.values[name] != default:
                 out.append((name, f"{name} = {spec.values[name]!r} (only {default!r})"))
@@ -129,7 +140,14 @@ class Bus1ImplAdapter(PeerAdapter):
             "acquire": spec.acquire,
             "release_owners": [self.names[o] for o in spec.release_owners],
             "fresh": [str(n) for n in spec.fresh_nodes],
+            "locks": spec.locks,
+            "stage_lock": spec.stage_lock,
         }
+
+    def __init__(self, spec: Any) -> None:
+        super().__init__(spec)
+        if spec.locks:  # the lock table and the threads (specs/bus1_locks.py)
+            self.variables = (*type(self).variables, "locks", "threads")
 
     def cfg_constants(self) -> list[tuple[str, str]]:
         return [(n, n) for n in self.names] + [("NoPeer", "NoPeer")]
@@ -142,7 +160,7 @@ class Bus1ImplAdapter(PeerAdapter):
     def encode(self, state: tuple) -> dict[str, Any]:
         spec: Any = self.spec
         nn = spec.n_nodes
-        (queues, handles, nodes, txs, pcs, ghost, drops, know, notes, valid, deq, bad, ranks) = state
+        (queues, handles, nodes, txs, pcs, ghost, drops, know, notes, valid, deq, bad, ranks) = state[:13]
 
         def queue(q: tuple) -> dict[str, Any]:
             clock, flush, left, front, entries = q
@@ -177,7 +195,46 @@ class Bus1ImplAdapter(PeerAdapter):
             "ranks": {self.msg(spec.tx_slots[i][0] * spec.stride + spec.tx_slots[i][1]): ranks[i]
                       for i in range(spec.n_tx)},
             "relRanks": {self.peers[o]: ranks[spec.n_tx + k] for k, o in enumerate(spec.release_owners)},
+            **(self._encode_locks(state[13], state[14]) if spec.locks else {}),
         }
+
+    def _encode_locks(self, locks: tuple, threads: tuple) -> dict[str, Any]:
+        """The lock table (holder, or NoPeer) and each thread as a record (the template's NoThread
+        when idle): a transaction's or peek's section with the locks taken so far, the remove of
+        the key its peek found, or the unlocked stage's step and the clock it loaded."""
+
+        def thread(th: tuple) -> dict[str, Any]:
+            if not th:
+                return dict(NO_THREAD)
+            what, held, lks, ctx = th
+            out = {**NO_THREAD, "what": THREADS[what], "held": held, "lks": tuple(self.peers[q] for q in lks)}
+            if what == bl.W_STAGE:
+                out["step"], out["r"] = ctx
+            elif what == bl.W_REMOVE:
+                out["key"] = tuple(ctx[1:4])
+            return out
+
+        return {"locks": {self.peers[q]: self.peers[v - 1] if v else NO_PEER for q, v in enumerate(locks)},
+                "threads": self.per_peer(threads, thread)}
+
+    def _decode_locks(self, v: dict[str, Any]) -> tuple[tuple, tuple]:
+        spec: Any = self.spec
+        back = {name: code for code, name in THREADS.items()}
+
+        def thread(t: dict[str, Any]) -> tuple:
+            if t["what"] == "none":
+                return ()
+            what = back[t["what"]]
+            lks = tuple(self.ids[q] for q in _seq(t["lks"]))
+            if what == bl.W_STAGE:
+                return (what, t["held"], lks, (t["step"], t["r"]))
+            if what == bl.W_REMOVE:
+                key = tuple(_seq(t["key"]))
+                return (what, t["held"], lks, (spec.msg_of(key[2]), *key, 0, 0))
+            return (what, t["held"], lks, ())
+
+        locks = tuple(0 if v["locks"][q] == NO_PEER else self.ids[v["locks"][q]] + 1 for q in self.peers)
+        return locks, self.from_peers(v["threads"], thread)
 
     def decode(self, v: dict[str, Any]) -> tuple:
         spec: Any = self.spec
@@ -219,6 +276,7 @@ class Bus1ImplAdapter(PeerAdapter):
             self.from_peers(v["dequeued"], lambda d: tuple(_seq(d))),
             (_mask(v["bad"], BITS), _mask(v["warns"], WARNS)),
             ranks,
+            *(self._decode_locks(v) if spec.locks else ()),
         )
 
 
