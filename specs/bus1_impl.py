@@ -51,8 +51,12 @@ order), ``refs`` (references approximated by the holder, or counted as the code 
 ``acquire`` (payload handles in one step, or one step each),
 ``locks`` with ``stage_lock``/``install_lock`` (the lock-level mode of
 :mod:`ordercheck.specs.bus1_locks`, and the two missing locks added), ``ties`` and ``mutant``.
-Candidate fixes, one switch each: ``liveness = "key"`` (finding C), ``flush_front`` (E),
-``join_failure = "invalid"`` (F), ``synthetic_tie = "flipped"`` (D), ``stage_lock`` (A).
+``transfer = "steps"`` and, at lock level, ``owner_gone_steps`` split steps the code does not
+make atomic (findings J and H). Candidate fixes, one switch each: ``liveness = "key"``
+(finding C), ``flush_front`` (E), ``join_failure = "invalid"`` (F), ``synthetic_tie =
+"flipped"`` (D), ``stage_lock`` (A), ``install_lock`` (B), ``join_sealed = "wait"`` (G),
+``acquire_owner = "pinned"`` (H), ``transfer_check = "join"`` (I and J), ``stale_handle =
+"invalid"`` (K).
 
 Modelling choices (each keeps the code's behaviour on ordering):
 

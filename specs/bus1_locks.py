@@ -57,6 +57,13 @@ Properties (state: two more fields, ``locks``, the holder of each data lock as p
 * ``install_window`` (a witness): a payload handle's destruction entry was staged or
   committed on the receiver while the receiver was between its peek and its unlocked
   liveness check of that handle.
+
+With ``owner_gone_steps`` (finding H followed past its assertions) an anchor's release
+walks the node's map, resets it and sets ``RELEASED`` in three steps under the owner's lock
+(after the step that drops ``n_weak`` to 0), and a join without the origin's lock tests
+``SEALED`` in one step and pushes onto ``tx->async`` and stages in the next (a ``bus1_tx_join``
+thread state holding the joiner's locks); ``map_one_writer``, ``no_leaked_pin`` and
+``no_use_after_free`` name what an unlocked splice or push does there.
 """
 
 from __future__ import annotations
