@@ -372,7 +372,7 @@ class Bus1Impl(PeerSpec):
             "stale_handle",
             str,
             "live",
-            "a handle attached to a node already released (handle.c:332-337: a stale handle, never in the map, "
+            "a handle attached to a node already released (handle.c:349-353: a stale handle, never in the map, "
             "joining nothing): live (the code: its timestamp stays 0, so bus1_handle_is_live_at answers live for "
             "ever, although the node was destroyed before the release) or invalid (the fix: it records the "
             "destruction's timestamp, so a message ordered after the destruction reads BUS1_HANDLE_INVALID)",

@@ -48,7 +48,7 @@ WARN_NAMES = {
     W_FLUSH: "bus1_queue_flush: bad flush timestamp",
     W_REMOVE: "bus1_queue_remove: entry not linked",
     W_QUEUED: "entry linked (or not linked) against the function's precondition",
-    W_SEALED: "bus1_tx_stage: WARN_ON(test_bit(BUS1_TX_BIT_SEALED)) (tx.c:132)",
+    W_SEALED: "bus1_tx_stage: WARN_ON(test_bit(BUS1_TX_BIT_SEALED)) (tx.c:137)",
 }
 
 
