@@ -75,6 +75,20 @@ class Bus1ImplAdapter(PeerAdapter):
         "bus1_peer_ioctl_recv": "IoctlRecv(p)",
     }
 
+    LOCK_ACTIONS = {
+        "bus1_peer_ioctl_send": "IoctlSendW(p)",
+        "mutex_lock": "MutexLock(p, th)",
+        "bus1_queue_stage": "StageLoad(p)",
+        "bus1_message_stage": "StageAdd(p)",
+        "bus1_queue_tick": "QueueTickW(p)",
+        "bus1_queue_sync": "QueueSyncW(p)",
+        "bus1_queue_commit_staged": "QueueCommitStagedW(p)",
+        "bus1_peer_peek": "PeekBody(p)",
+        "bus1_peer_ioctl_recv": "RemoveBody(p)",
+    }
+    """The lock-level steps (scripts of sends without payload handles): each label's TLA+ operator
+    (the sections' bodies are the atomic actions' world operators, run under LStep)."""
+
     # The template mirrors liveness, addresses, acquire and ties in every value, and these
     # constants at their defaults only (the lock-level mode of specs/bus1_locks.py and counted
     # references are the Python model's alone).
@@ -146,8 +160,9 @@ class Bus1ImplAdapter(PeerAdapter):
 
     def __init__(self, spec: Any) -> None:
         super().__init__(spec)
-        if spec.locks:  # the lock table and the threads (specs/bus1_locks.py)
+        if spec.locks:  # the lock table and the threads (specs/bus1_locks.py), and their steps
             self.variables = (*type(self).variables, "locks", "threads")
+            self.actions = self.LOCK_ACTIONS
 
     def cfg_constants(self) -> list[tuple[str, str]]:
         return [(n, n) for n in self.names] + [("NoPeer", "NoPeer")]
