@@ -110,7 +110,7 @@ def test_tlc_agrees_on_non_default_constants(case):
 @pytest.mark.parametrize(
     ("model", "named"),
     [
-        ("bus1-impl-lock-install", ["locks = True (at lock level only scripts of sends without payload"]),
+        ("bus1-impl-lock-owner-gone", ["locks = True (at lock level only sends and destructions"]),
         ("bus1-impl-life-refs", ["refs = 'counted'"]),
         ("bus1-impl-life-disconnect", ["script."]),
         ("bus1-impl-life-refs-multi", ["refs = 'counted'"]),
@@ -136,15 +136,19 @@ def test_a_refusal_names_each_unsupported_constant(model, named, run_cli, tmp_pa
 
 @pytest.mark.tlc
 @pytest.mark.skipif(bool(NO_TLC), reason=NO_TLC or "TLC available")
-def test_tlc_agrees_on_finding_a_at_lock_level():
-    """The lock-level export (scripts of sends without payload handles): finding A's fix model
-    (bus1-impl-lock-stage-fixed, 426 states) and its model on one_writer and lockdep_held
-    (bus1-impl-lock-stage-race, 1,336 states): TLC finds the same states and verdicts, and
-    replays our counterexamples (one TLC run for the fix model, a few for the race)."""
+def test_tlc_agrees_on_findings_a_and_b_at_lock_level():
+    """The lock-level export (sends and destructions): finding A's fix model
+    (bus1-impl-lock-stage-fixed, 426 states) and its model (bus1-impl-lock-stage-race, 1,336
+    states) on one_writer and lockdep_held, and finding B's model and fix model
+    (bus1-impl-lock-install, 3,164 states, -fixed, 3,394) on lockdep_held: TLC finds the same
+    states and verdicts, and replays our counterexamples."""
     from ordercheck.checker.cli.tla import cross_check
 
-    for model, verdict in ((load_model(MODELS / "bus1-impl-lock-stage-fixed.toml"), "holds"),
-                           (model_checking("bus1-impl-lock-stage-race", ["one_writer", "lockdep_held"]), "violated")):
+    both = ["one_writer", "lockdep_held"]
+    for model, verdict in ((model_checking("bus1-impl-lock-stage-fixed", both), "holds"),
+                           (model_checking("bus1-impl-lock-stage-race", both), "violated"),
+                           (model_checking("bus1-impl-lock-install", ["lockdep_held"]), "violated"),
+                           (model_checking("bus1-impl-lock-install-fixed", ["lockdep_held"]), "holds")):
         cc = cross_check(model)
         assert cc.mismatches == []
         assert cc.final is not None and cc.final.distinct == cc.ours.stats.distinct_states
@@ -152,4 +156,4 @@ def test_tlc_agrees_on_finding_a_at_lock_level():
             assert cc.tlc[prop].status == mine.status
             if mine.trace:
                 assert cc.confirmed[prop] is True
-        assert {cc.ours.properties[p].status for p in ("one_writer", "lockdep_held")} == {verdict}
+        assert {v.status for v in cc.ours.properties.values()} == {verdict}

@@ -31,9 +31,11 @@ BITS = {bi.B_CLOCK: "clock_monotonic", bi.B_FRONT: "no_insert_before_front", bi.
         bi.B_WINDOW: "install_window"}
 WARNS = {bq.W_ADD_GUARD: "add_guard", bq.W_READABLE: "readable", bq.W_BEFORE_FRONT: "before_front",
          bq.W_STAGE_FRONT: "stage_front", bq.W_SYNTH_FRONT: "synth_front", bq.W_ODD_TS: "odd_ts",
-         bq.W_FLUSH: "flush", bq.W_REMOVE: "remove", bq.W_QUEUED: "queued", bi.LD_TX_STAGE: "ld_tx_stage"}
-THREADS = {bl.W_TX: "tx", bl.W_PEEK: "peek", bl.W_REMOVE: "remove", bl.W_STAGE: "stage"}
-NO_THREAD = {"what": "none", "held": 0, "lks": (), "step": 0, "r": 0, "key": ()}
+         bq.W_FLUSH: "flush", bq.W_REMOVE: "remove", bq.W_QUEUED: "queued", bi.LD_TX_STAGE: "ld_tx_stage",
+         bi.LD_LIVE: "ld_live"}
+THREADS = {bl.W_TX: "tx", bl.W_START: "start", bl.W_PEEK: "peek", bl.W_INSTALL: "install", bl.W_RELEASE: "release",
+           bl.W_REMOVE: "remove", bl.W_STAGE: "stage"}
+NO_THREAD = {"what": "none", "held": 0, "lks": (), "step": 0, "r": 0, "key": (), "j": 0, "valid": frozenset()}
 IDLE_TX = {"phase": "idle", "msg": (), "i": 0, "ts": 0, "ats": 0, "T": 0, "grp": 0,
            "sync": (), "async": (), "post": ()}
 
@@ -85,6 +87,11 @@ class Bus1ImplAdapter(PeerAdapter):
         "bus1_queue_commit_staged": "QueueCommitStagedW(p)",
         "bus1_peer_peek": "PeekBody(p)",
         "bus1_peer_ioctl_recv": "RemoveBody(p)",
+        "bus1_handle_destroy_locked": "HandleDestroyLockedW(p)",
+        "bus1_tx_stage_sync": "TxStageSyncW(p)",
+        "bus1_handle_acquire": "AcquireOneW(p)",
+        "bus1_handle_is_live_at": "InstallBody(p)",
+        "bus1_handle_release": "ReleaseBody(p)",
     }
     """The lock-level steps (scripts of sends without payload handles): each label's TLA+ operator
     (the sections' bodies are the atomic actions' world operators, run under LStep)."""
@@ -103,8 +110,11 @@ class Bus1ImplAdapter(PeerAdapter):
         """Each setting of ``spec`` the template does not mirror, as ``(constant, what)``, in
         the order of the spec's constants; empty when the template mirrors them all."""
         out: list[tuple[str, str]] = []
-        if spec.locks and any(op.kind != "send" or op.payload or op.creates for ops in spec.ops for op in ops):
-            out.append(("locks", "locks = True (at lock level only scripts of sends without payload handles)"))
+        ops = [op for ops in spec.ops for op in ops]
+        if spec.locks and (any(op.kind not in ("send", "destroy") or op.creates for op in ops) or (
+                not spec.stage_lock and any(op.kind == "destroy" or op.payload for op in ops))):
+            out.append(("locks", "locks = True (at lock level only sends and destructions, and with payload handles "
+                                 "or destructions only with stage_lock = True)"))
         if spec.locks and spec.mutant != "none":
             out.append(("mutant", f"mutant = {spec.mutant!r} at lock level (only 'none')"))
         for name, default in cls.DEFAULTS.items():
@@ -156,6 +166,7 @@ class Bus1ImplAdapter(PeerAdapter):
             "fresh": [str(n) for n in spec.fresh_nodes],
             "locks": spec.locks,
             "stage_lock": spec.stage_lock,
+            "install_lock": spec.install_lock,
         }
 
     def __init__(self, spec: Any) -> None:
@@ -225,8 +236,10 @@ class Bus1ImplAdapter(PeerAdapter):
             out = {**NO_THREAD, "what": THREADS[what], "held": held, "lks": tuple(self.peers[q] for q in lks)}
             if what == bl.W_STAGE:
                 out["step"], out["r"] = ctx
-            elif what == bl.W_REMOVE:
+            elif what in (bl.W_INSTALL, bl.W_RELEASE, bl.W_REMOVE):
                 out["key"] = tuple(ctx[1:4])
+                out["j"] = ctx[4]
+                out["valid"] = frozenset(i for i in range(ctx[4] + 1) if ctx[5] >> i & 1)
             return out
 
         return {"locks": {self.peers[q]: self.peers[v - 1] if v else NO_PEER for q, v in enumerate(locks)},
@@ -243,9 +256,9 @@ class Bus1ImplAdapter(PeerAdapter):
             lks = tuple(self.ids[q] for q in _seq(t["lks"]))
             if what == bl.W_STAGE:
                 return (what, t["held"], lks, (t["step"], t["r"]))
-            if what == bl.W_REMOVE:
+            if what in (bl.W_INSTALL, bl.W_RELEASE, bl.W_REMOVE):
                 key = tuple(_seq(t["key"]))
-                return (what, t["held"], lks, (spec.msg_of(key[2]), *key, 0, 0))
+                return (what, t["held"], lks, (spec.msg_of(key[2]), *key, t["j"], sum(1 << i for i in t["valid"])))
             return (what, t["held"], lks, ())
 
         locks = tuple(0 if v["locks"][q] == NO_PEER else self.ids[v["locks"][q]] + 1 for q in self.peers)
