@@ -110,7 +110,8 @@ def test_tlc_agrees_on_non_default_constants(case):
 @pytest.mark.parametrize(
     ("model", "named"),
     [
-        ("bus1-impl-lock-owner-gone", ["locks = True (at lock level only sends and destructions"]),
+        ("bus1-impl-lock-owner-gone", ["owner_gone_steps = True"]),
+        ("bus1-impl-lock-disconnect", ["locks = True (at lock level only sends, destructions and a reset"]),
         ("bus1-impl-life-refs", ["refs = 'counted'"]),
         ("bus1-impl-life-disconnect", ["script."]),
         ("bus1-impl-life-refs-multi", ["refs = 'counted'"]),
@@ -157,3 +158,18 @@ def test_tlc_agrees_on_findings_a_and_b_at_lock_level():
             if mine.trace:
                 assert cc.confirmed[prop] is True
         assert {v.status for v in cc.ours.properties.values()} == {verdict}
+
+
+@pytest.mark.tlc
+@pytest.mark.skipif(bool(NO_TLC), reason=NO_TLC or "TLC available")
+def test_tlc_agrees_on_finding_h_at_lock_level():
+    """Finding H's reset model at lock level without the steps past the assertion
+    (bus1-impl-lock-owner-gone with owner_gone_steps = false, 7,732 states) on lockdep_held:
+    TLC finds the same states, the violation at the same depth, and replays ours."""
+    from ordercheck.checker.cli.tla import cross_check
+
+    cc = cross_check(model_checking("bus1-impl-lock-owner-gone", ["lockdep_held"], owner_gone_steps=False))
+    assert cc.mismatches == []
+    assert cc.final is not None and cc.final.distinct == cc.ours.stats.distinct_states
+    assert cc.ours.properties["lockdep_held"].status == cc.tlc["lockdep_held"].status == "violated"
+    assert cc.confirmed["lockdep_held"] is True

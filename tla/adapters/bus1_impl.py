@@ -20,7 +20,7 @@ from ordercheck.tla.values import ModelValue
 NO_PEER = ModelValue("NoPeer")
 
 STATES = {bi.NONE: "none", bi.ATTACHED: "attached", bi.PUBLIC: "public", bi.RELEASED: "released"}
-FLAGS = {bi.F_DESTROYED: "destroyed", bi.F_RELEASED: "released", bi.F_ABSENT: "absent"}
+FLAGS = {bi.F_DESTROYED: "destroyed", bi.F_RELEASED: "released", bi.F_ABSENT: "absent", bi.F_WEAK0: "weak0"}
 PHASES = {bi.ACQ: "acquire", bi.STAGE: "stage", bi.POSTPONED: "postponed", bi.SEAL: "seal", bi.SYNC: "sync",
           bi.COMMIT: "commit", bi.RELEASE_ALL: "release_all", bi.FLUSH: "flush"}
 REASONS = {bi.R_FLUSHED: "flushed", bi.R_NOT_PUBLIC: "not_public", bi.R_DESTROYED: "destroyed"}
@@ -32,7 +32,8 @@ BITS = {bi.B_CLOCK: "clock_monotonic", bi.B_FRONT: "no_insert_before_front", bi.
 WARNS = {bq.W_ADD_GUARD: "add_guard", bq.W_READABLE: "readable", bq.W_BEFORE_FRONT: "before_front",
          bq.W_STAGE_FRONT: "stage_front", bq.W_SYNTH_FRONT: "synth_front", bq.W_ODD_TS: "odd_ts",
          bq.W_FLUSH: "flush", bq.W_REMOVE: "remove", bq.W_QUEUED: "queued", bi.LD_TX_STAGE: "ld_tx_stage",
-         bi.LD_LIVE: "ld_live"}
+         bi.LD_LIVE: "ld_live", bi.LD_ACQ_HOLDER: "ld_acq_holder", bi.LD_ACQ_OWNER: "ld_acq_owner",
+         bi.LD_TX_JOIN: "ld_tx_join", bi.LD_TX_JOIN_ORIGIN: "ld_tx_join_origin"}
 THREADS = {bl.W_TX: "tx", bl.W_START: "start", bl.W_PEEK: "peek", bl.W_INSTALL: "install", bl.W_RELEASE: "release",
            bl.W_REMOVE: "remove", bl.W_STAGE: "stage"}
 NO_THREAD = {"what": "none", "held": 0, "lks": (), "step": 0, "r": 0, "key": (), "j": 0, "valid": frozenset()}
@@ -92,6 +93,8 @@ class Bus1ImplAdapter(PeerAdapter):
         "bus1_handle_acquire": "AcquireOneW(p)",
         "bus1_handle_is_live_at": "InstallBody(p)",
         "bus1_handle_release": "ReleaseBody(p)",
+        "bus1_peer_flush": "RelAllBody(p, th)",
+        "bus1_queue_flush": "QueueFlushW(p)",
     }
     """The lock-level steps (scripts of sends without payload handles): each label's TLA+ operator
     (the sections' bodies are the atomic actions' world operators, run under LStep)."""
@@ -111,10 +114,10 @@ class Bus1ImplAdapter(PeerAdapter):
         the order of the spec's constants; empty when the template mirrors them all."""
         out: list[tuple[str, str]] = []
         ops = [op for ops in spec.ops for op in ops]
-        if spec.locks and (any(op.kind not in ("send", "destroy") or op.creates for op in ops) or (
-                not spec.stage_lock and any(op.kind == "destroy" or op.payload for op in ops))):
-            out.append(("locks", "locks = True (at lock level only sends and destructions, and with payload handles "
-                                 "or destructions only with stage_lock = True)"))
+        if spec.locks and (any(op.kind not in ("send", "destroy", "reset") or op.creates for op in ops) or (
+                not spec.stage_lock and any(op.kind != "send" or op.payload for op in ops))):
+            out.append(("locks", "locks = True (at lock level only sends, destructions and a reset, and with payload "
+                                 "handles, destructions or a reset only with stage_lock = True)"))
         if spec.locks and spec.mutant != "none":
             out.append(("mutant", f"mutant = {spec.mutant!r} at lock level (only 'none')"))
         for name, default in cls.DEFAULTS.items():
@@ -236,6 +239,8 @@ class Bus1ImplAdapter(PeerAdapter):
             out = {**NO_THREAD, "what": THREADS[what], "held": held, "lks": tuple(self.peers[q] for q in lks)}
             if what == bl.W_STAGE:
                 out["step"], out["r"] = ctx
+            elif what == bl.W_TX and ctx:  # a reset's release of one handle: its node
+                out["key"] = (ctx[0],)
             elif what in (bl.W_INSTALL, bl.W_RELEASE, bl.W_REMOVE):
                 out["key"] = tuple(ctx[1:4])
                 out["j"] = ctx[4]
@@ -259,6 +264,8 @@ class Bus1ImplAdapter(PeerAdapter):
             if what in (bl.W_INSTALL, bl.W_RELEASE, bl.W_REMOVE):
                 key = tuple(_seq(t["key"]))
                 return (what, t["held"], lks, (spec.msg_of(key[2]), *key, t["j"], sum(1 << i for i in t["valid"])))
+            if what == bl.W_TX and _seq(t["key"]):
+                return (what, t["held"], lks, (_seq(t["key"])[0],))
             return (what, t["held"], lks, ())
 
         locks = tuple(0 if v["locks"][q] == NO_PEER else self.ids[v["locks"][q]] + 1 for q in self.peers)
