@@ -36,8 +36,18 @@ FIXES: dict[str, tuple[str, dict[str, Any]]] = {
     "synthetic_tie": ("D: commit_synthetic's tie test flipped (node > t)", {"synthetic_tie": "flipped"}),
     "stage_lock": ("A: staging under the destination's data lock", {"stage_lock": True}),
     "install_lock": ("B: the liveness check at install under the receiver's data lock", {"install_lock": True}),
-    "all": ("every fix above at once (stage_lock and install_lock on the lock-level models only)",
-            {"liveness": "key", "flush_front": True, "join_failure": "invalid", "synthetic_tie": "flipped"}),
+    "join_sealed": ("G: an acquire joining a sealed destruction waits for its commit (then J3)",
+                    {"join_sealed": "wait"}),
+    "transfer_check": ("I, J: a transfer answers INVALID only when the target's handle did not join",
+                       {"transfer_check": "join"}),
+    "stale_handle": ("K: a stale handle of a destroyed node records the destruction (INVALID)",
+                     {"stale_handle": "invalid"}),
+    "acquire_owner": ("H: bus1_handle_acquire_slow locks a deactivated owner, and an owner it did not lock "
+                      "is released", {"acquire_owner": "pinned"}),
+    "all": ("every fix above at once (stage_lock, install_lock and acquire_owner on the lock-level models, "
+            "join_sealed on the others)",
+            {"liveness": "key", "flush_front": True, "join_failure": "invalid", "synthetic_tie": "flipped",
+             "transfer_check": "join", "stale_handle": "invalid"}),
 }
 """Each fix: what it repairs, and the constants that switch it on."""
 
@@ -81,9 +91,9 @@ def sweep(fix: str, paths: list[Path], code: dict[Path, tuple[int, dict]]) -> li
         row = Row(path.stem)
         constants = tomllib.loads(path.read_text()).get("constants", {})
         if fix == "all" and constants.get("locks"):
-            switches = {**FIXES["all"][1], "stage_lock": True, "install_lock": True}
+            switches = {**FIXES["all"][1], "stage_lock": True, "install_lock": True, "acquire_owner": "pinned"}
         elif fix == "all":
-            switches = FIXES["all"][1]
+            switches = {**FIXES["all"][1], "join_sealed": "wait"}
         if all(constants.get(k) == v for k, v in switches.items()):
             row.skipped = "already sets the fix"
             rows.append(row)

@@ -51,8 +51,12 @@ order), ``refs`` (references approximated by the holder, or counted as the code 
 ``acquire`` (payload handles in one step, or one step each),
 ``locks`` with ``stage_lock``/``install_lock`` (the lock-level mode of
 :mod:`ordercheck.specs.bus1_locks`, and the two missing locks added), ``ties`` and ``mutant``.
-Candidate fixes, one switch each: ``liveness = "key"`` (finding C), ``flush_front`` (E),
-``join_failure = "invalid"`` (F), ``synthetic_tie = "flipped"`` (D), ``stage_lock`` (A).
+``transfer = "steps"`` and, at lock level, ``owner_gone_steps`` split steps the code does not
+make atomic (findings J and H). Candidate fixes, one switch each: ``liveness = "key"``
+(finding C), ``flush_front`` (E), ``join_failure = "invalid"`` (F), ``synthetic_tie =
+"flipped"`` (D), ``stage_lock`` (A), ``install_lock`` (B), ``join_sealed = "wait"`` (G),
+``acquire_owner = "pinned"`` (H), ``transfer_check = "join"`` (I and J), ``stale_handle =
+"invalid"`` (K).
 
 Modelling choices (each keeps the code's behaviour on ordering):
 
@@ -129,10 +133,13 @@ from ordercheck.specs.bus1_impl_defs import (  # noqa: F401  (re-exported: the a
     B_FRONT,
     B_HANDLE,
     B_JOINFAIL,
+    B_LEAK,
     B_LOCKDEP,
+    B_MAPRACE,
     B_OWNER,
     B_RELEASE,
     B_SPLIT,
+    B_UAF,
     B_WARN,
     B_WINDOW,
     B_WRITERS,
@@ -142,8 +149,10 @@ from ordercheck.specs.bus1_impl_defs import (  # noqa: F401  (re-exported: the a
     DRAIN,
     DROPS,
     F_ABSENT,
+    F_CLEARED,
     F_DESTROYED,
     F_RELEASED,
+    F_WALK,
     F_WEAK0,
     FLUSH,
     GHOST,
@@ -327,6 +336,60 @@ class Bus1Impl(PeerSpec):
             "locks mode: message.c:522 checks each payload handle's liveness under the receiver's data lock "
             "(what handle.c:626 asserts; the code takes no lock there)",
         ),
+        Constant(
+            "transfer_check",
+            str,
+            "bit",
+            "how BUS1_CMD_HANDLE_TRANSFER decides that the handle is invalid (findings I and J): bit (the code, "
+            "peer.c:472: bus1_handle_is_live tests the DESTROYED bit, set when a destruction starts, before the "
+            "acquire) or join (the fix: the target's handle is acquired first, joining a destruction in progress, "
+            "and the transfer answers INVALID only if the node is destroyed and the target's handle did not join "
+            "it, a failed or impossible join; that handle is released again)",
+            choices=("bit", "join"),
+        ),
+        Constant(
+            "owner_gone_steps",
+            bool,
+            False,
+            "locks mode, finding H followed past its assertions: the anchor's release walks the node's map, "
+            "resets it and sets RELEASED in three steps under the owner's lock (handle.c:450-459), and a join "
+            "without the origin's lock (tx.c:226-241) tests SEALED in one step and pushes onto tx->async and "
+            "stages in the next; a splice during the walk (map_one_writer), into the reset map (no_leaked_pin), "
+            "or a push onto a transaction that has returned (no_use_after_free) is flagged",
+        ),
+        Constant(
+            "join_sealed",
+            str,
+            "synthetic",
+            "a handle acquired while its node's destruction is sealed and not yet committed (tx.c:238-243, case "
+            "J2, finding G): synthetic (the code: bus1_tx_join commits a synthetic notification at the commit "
+            "timestamp at once, before the destruction's sync round has finished) or wait (the candidate fix: the "
+            "acquire waits until the commit round has committed the anchor, and then joins as J3; not modelled at "
+            "lock level)",
+            choices=("synthetic", "wait"),
+        ),
+        Constant(
+            "stale_handle",
+            str,
+            "live",
+            "a handle attached to a node already released (handle.c:349-353: a stale handle, never in the map, "
+            "joining nothing): live (the code: its timestamp stays 0, so bus1_handle_is_live_at answers live for "
+            "ever, although the node was destroyed before the release) or invalid (the fix: it records the "
+            "destruction's timestamp, so a message ordered after the destruction reads BUS1_HANDLE_INVALID)",
+            choices=("live", "invalid"),
+        ),
+        Constant(
+            "acquire_owner",
+            str,
+            "active",
+            "locks mode (finding H): how bus1_handle_acquire_slow finds the owner to lock: active (the code, "
+            "handle.c:416: bus1_handle_acquire_owner, no owner once the anchor's n_weak is 0 or the owner is "
+            "deactivated, while bus1_handle_acquire_locked still treats the owner as present until RELEASED is "
+            "set) or pinned (the fix: the owner is locked unless the anchor's n_weak is 0, a disconnecting owner "
+            "included, its memory pinned by the anchor's weak reference, and bus1_handle_acquire_locked treats an "
+            "owner it did not lock as released: the handle is attached stale, outside the map)",
+            choices=("active", "pinned"),
+        ),
     )
     ghost_at = GHOST
     txs_at = TXS
@@ -399,6 +462,14 @@ class Bus1Impl(PeerSpec):
             raise ConstantError("shared_groups", "name at least two peers (one peer's transactions never overlap)")
         if self.transfer == "steps" and self.locks:
             raise ConstantError("transfer", "not modelled at lock level: leave transfer = \"atomic\" with locks = true")
+        if self.owner_gone_steps and not self.locks:
+            raise ConstantError("owner_gone_steps", "takes effect in the lock-level mode only: set locks = true")
+        if self.join_sealed == "wait" and self.locks:
+            raise ConstantError("join_sealed", "not modelled at lock level: leave join_sealed = \"synthetic\" "
+                                "with locks = true")
+        if self.acquire_owner == "pinned" and not self.locks:
+            raise ConstantError("acquire_owner", "takes effect in the lock-level mode only (atomic sections "
+                                "always lock the owner): set locks = true")
         if shared and self.locks:
             raise ConstantError("shared_groups", "not modelled at lock level: leave it empty with locks = true")
         if self.mutant == "shared_unserialized" and not shared:
@@ -527,6 +598,8 @@ class Bus1Impl(PeerSpec):
             if tx:
                 if tx[0] == DRAIN and not self.drained(state, p):
                     continue
+                if self.join_sealed == "wait" and self.waits_for_commit(state, p):
+                    continue
                 w = World(self, state)
                 w.actor = p
                 label = w.tx_step(p)
@@ -548,11 +621,42 @@ class Bus1Impl(PeerSpec):
                     continue  # the signalled peer takes it between its own transactions
                 if op.waits and not self.holds(state, p, op.waits):
                     continue  # the user has not received the handle yet
+                if op.kind == TRANSFER and self.join_sealed == "wait" and self.transfer == "atomic" \
+                        and self.sealed_join(state, op.target, op.nodes[0]):
+                    continue
                 w = World(self, state)
                 w.actor = p
                 label = w.start(p)
                 out.append((label, w.freeze(state)))
         return out
+
+    def sealed_join(self, state: tuple, d: int, node: int) -> bool:
+        """Whether acquiring ``d``'s handle to ``node`` now would join a sealed destruction whose
+        commit round has not reached the anchor (tx.c:226-243, case J2)."""
+        owner = self.owners[node]
+        if owner == d or state[H][self.hidx(d, node)][0] in (ATTACHED, PUBLIC):
+            return False
+        if not state[NODES][node] & F_DESTROYED or state[NODES][node] & F_RELEASED:
+            return False
+        tx = state[TXS][owner]
+        return bool(state[H][self.hidx(owner, node)][1] & 1 and tx and tx[5])
+
+    def waits_for_commit(self, state: tuple, p: int) -> bool:
+        """``join_sealed = "wait"`` (the candidate fix for G): whether ``p``'s next step, an acquire
+        of payload handles (or a transfer's acquire), would join a sealed destruction (J2); it waits
+        until the destruction's commit round has committed the anchor (then it joins as J3)."""
+        tx = state[TXS][p]
+        if tx[0] == XFER:
+            return self.sealed_join(state, tx[2], tx[1])
+        if tx[0] != ACQ:
+            return False
+        op = self.op_of(tx[1])
+        d = self.owners[tuple(reversed(op.nodes))[tx[2]]]
+        if self.acquire == "each":
+            nodes: tuple = (op.payload[tx[9][0] if tx[9] else 0],)
+        else:
+            nodes = op.payload
+        return any(self.sealed_join(state, d, h) for h in nodes)
 
     def drained(self, state: tuple, p: int) -> bool:
         """bus1_active_drain of ``p``: no other peer's transaction holds an active reference to
@@ -682,6 +786,9 @@ class Bus1Impl(PeerSpec):
             *([Property.sometimes("acquire_split", self._split, doc=_DOCS["acquire_split"])]
               if self.acquire == "each" else []),
             *([Property.sometimes("group_tie", self._group_tie, doc=_DOCS["group_tie"])] if self.shared else []),
+            *([Property.always(name, self._bit(bit, name), doc=_DOCS[name])
+               for name, bit in (("map_one_writer", B_MAPRACE), ("no_leaked_pin", B_LEAK),
+                                 ("no_use_after_free", B_UAF))] if self.owner_gone_steps else []),
         ]
 
     def _group_tie(self, state: tuple) -> str | None:
@@ -948,6 +1055,7 @@ class World:
             self.locks = list(s[LOCKS])
             self.th = list(s[THREADS])
         self.unref: list[int] = []  # locks mode: handles a dropped message's unref is to release next
+        self.pending_join: tuple = ()  # owner_gone_steps: a join that tested SEALED unlocked, to push next
         if spec.refs == "counted":
             self.refs = list(s[spec.refs_at])
             self.users = list(s[spec.refs_at + USERS - REFS])
@@ -1236,20 +1344,41 @@ class World:
         self.pcs[p] += 1
         ghost = self.ghost
         self.ghost = ghost_signal(self.ghost, p, x)
-        if self.nodes[node] & F_DESTROYED:
-            # p's user sees BUS1_HANDLE_INVALID: it has observed the destruction.
-            dmid = self.destroy_mid(node, self.hget(spec.owners[node], node)[2])
-            if dmid is not None:
-                self.know[p] |= 1 << dmid | self.ghost[0][dmid // spec.stride][dmid % spec.stride][1]
-            self.know[x] |= self.know[p]
+        if self.nodes[node] & F_DESTROYED and spec.transfer_check == "bit":
+            self.transfer_invalid(p, node, x)
             return ("bus1_peer_transfer", p, node, spec.names[x], "INVALID")
         if spec.transfer == "steps":  # peer.c:472 found it live; the acquire (peer.c:518) is a later step
             self.pcs[p] -= 1
             self.ghost = ghost  # the ID reaches x when the transfer returns
             self.txs[p] = (XFER, node, x, 0, 0, 0, 0, (), (), ())
-            return ("bus1_handle_is_live", p, node, spec.names[x], "live")
+            seen = "live" if spec.transfer_check == "bit" else "not checked (decided after the acquire)"
+            return ("bus1_handle_is_live", p, node, spec.names[x], seen)
+        return self.transfer_finish(p, node, x)
+
+    def transfer_invalid(self, p: int, node: int, x: int) -> None:
+        """The transfer answers BUS1_HANDLE_INVALID: ``p``'s user has observed the destruction, and
+        tells ``x``'s (the signal)."""
+        spec = self.spec
+        dmid = self.destroy_mid(node, self.hget(spec.owners[node], node)[2])
+        if dmid is not None:
+            self.know[p] |= 1 << dmid | self.ghost[0][dmid // spec.stride][dmid % spec.stride][1]
         self.know[x] |= self.know[p]
+
+    def transfer_finish(self, p: int, node: int, x: int) -> tuple:
+        """peer.c:490-527: ``x``'s handle acquired (handle.c:bus1_handle_acquire, joining a
+        destruction in progress) and made its user's. With ``transfer_check = "join"`` (the fix
+        for I and J) the answer is decided here instead of at peer.c:472: INVALID when the node
+        is destroyed and ``x``'s handle did not join the destruction (a failed join, or a stale
+        handle of a released node), which is then released again."""
+        spec = self.spec
         case = self.acquire(x, node)
+        if spec.transfer_check == "join" and self.nodes[node] & F_DESTROYED and spec.owners[node] != x \
+                and (case.endswith("failed") or case.startswith("stale")):
+            self.transfer_invalid(p, node, x)
+            if self.drop_ref(x, node):  # the transfer gives up the handle it acquired
+                self.release_handle(x, node)
+            return ("bus1_peer_transfer", p, node, spec.names[x], f"{case}: INVALID")
+        self.know[x] |= self.know[p]
         if spec.owners[node] != x:
             self.commit_handle(x, node)
         return ("bus1_peer_transfer", p, node, spec.names[x], case)
@@ -1258,15 +1387,10 @@ class World:
         """peer.c:490-527 of a transfer whose handle was found live a step earlier: ``x``'s handle
         acquired (handle.c:bus1_handle_acquire, joining the destruction if one started meanwhile)
         and made its user's; the ID reaches ``x``'s user out of band (a signal)."""
-        spec = self.spec
         self.txs[p] = 0
         self.pcs[p] += 1
         self.ghost = ghost_signal(self.ghost, p, x)
-        self.know[x] |= self.know[p]
-        case = self.acquire(x, node)
-        if spec.owners[node] != x:
-            self.commit_handle(x, node)
-        return ("bus1_peer_transfer", p, node, spec.names[x], case)
+        return self.transfer_finish(p, node, x)
 
     def stage(self, d: int, addr: int, grp: int, ts: int) -> int:
         """tx.c:bus1_tx_stage -> queue.c:bus1_queue_stage on ``d``; records the node's odd
@@ -1344,6 +1468,8 @@ class World:
             self.q[r], _c, w = bq.sync(self.q[r], T)
             self.warn(w)
             i += 1
+            if i == len(sync) and asyn:  # tx.c:336-338: the async list appended at the tail, synced too
+                sync, asyn = sync + asyn, ()
             self.txs[p] = (SYNC, mid, i, ts, ats, T, grp, sync, asyn, post) if i < len(sync) else \
                 (COMMIT, mid, 0, ts, ats, T, grp, sync, asyn, post)
             return ("bus1_queue_sync", p, mid, spec.names[r], T)
@@ -1405,8 +1531,13 @@ class World:
         """handle.c:bus1_handle_acquire_locked of ``d``'s handle to ``node``, strong."""
         spec = self.spec
         owner = spec.owners[node]
+        # handle.c:346: the owner counts as present until RELEASED is set; with acquire_owner =
+        # "pinned" (the fix for H) it is the owner bus1_handle_acquire_slow locked, none once the
+        # anchor's n_weak is 0 (the lock-level sections hold that decision: the owner's release
+        # keeps its lock from n_weak = 0 to RELEASED, handle.c:436-459)
+        gone = F_RELEASED | (F_WEAK0 if spec.acquire_owner == "pinned" else 0)
         self.assert_held(d, LD_ACQ_HOLDER)
-        if not self.nodes[node] & F_RELEASED:
+        if not self.nodes[node] & gone:
             self.assert_held(owner, LD_ACQ_OWNER)
         if owner == d:
             return "anchor"
@@ -1415,8 +1546,18 @@ class World:
         if st in (ATTACHED, PUBLIC):
             return "held"
         self.hset(d, node, st=ATTACHED, ts=0, grp=0)  # a new handle from the factory
-        if self.nodes[node] & F_RELEASED:
+        if self.nodes[node] & gone:
+            dkey = self.destroy_key(node)
+            if spec.stale_handle == "invalid" and dkey is not None:
+                # The fix: a stale handle of a destroyed node records the destruction's (ts, group), so
+                # bus1_handle_is_live_at answers INVALID for every message ordered after it.
+                self.hset(d, node, ts=dkey[0], grp=dkey[1])
+                return "stale: INVALID"
             return "stale"
+        if self.nodes[node] & F_WALK:  # handle.c:288-292 without the owner's lock, inside its walk
+            self.bits |= B_MAPRACE
+        elif self.nodes[node] & F_CLEARED:  # linked into a map nobody walks again: the pin is never dropped
+            self.bits |= B_LEAK
         self.flush_release(node)  # n_strong 0 -> 1
         if not self.nodes[node] & F_DESTROYED:
             return "spliced"
@@ -1434,6 +1575,10 @@ class World:
             assert tx and tx[6] == wgrp, "a staging anchor belongs to its owner's running transaction"
             phase, mid, i, ts, ats, T, grp, sync, asyn, post = tx
             self.assert_held(owner, LD_TX_JOIN_ORIGIN)
+            if not T and spec.owner_gone_steps and self.locks[owner] != self.actor + 1:
+                # tx.c:226-241 without the origin's lock: SEALED tested clear now, the push and stage next
+                self.pending_join = (owner, node, d, grp, addr)
+                return "J1 (SEALED clear, origin unlocked)"
             if not T:  # J1: stage onto the async list
                 ats = self.stage(d, addr, grp, ats)
                 self.txs[owner] = (phase, mid, i, ts, ats, T, grp, sync, (addr,) + asyn, post)
@@ -1456,6 +1601,29 @@ class World:
             self.hset(d, node, ts=timestamp)
             self.bits |= B_JOINFAIL  # the late_join witness (the timestamp no longer tells)
         return case + " failed"
+
+    def join_push(self, ctx: tuple) -> str:
+        """owner_gone_steps: the second half of a join that tested SEALED clear without the origin's
+        lock (tx.c:bus1_tx_stage onto tx->async): the push and the stage on the joiner's queue, with
+        whatever the origin's transaction has done meanwhile."""
+        owner, node, d, grp, addr = ctx
+        tx = self.txs[owner]
+        if not tx or tx[6] != grp or tx[0] in (RELEASE_ALL, FLUSH):
+            if not tx or tx[6] != grp:
+                self.bits |= B_UAF  # bus1_peer_flush has returned: tx is a dead stack frame
+            freed = not tx or tx[6] != grp
+            self.stage(d, addr, grp, 0)
+            return "pushed onto a transaction that has returned: never committed" + (" (freed)" if freed else "")
+        phase, mid, i, ts, ats, T, g, sync, asyn, post = tx
+        if T:
+            self.warn(bq.W_SEALED)
+        ats = self.stage(d, addr, grp, ats)
+        self.txs[owner] = (phase, mid, i, ts, ats, T, g, sync, (addr,) + asyn, post)
+        if not T:
+            return "J1"
+        if phase == SYNC:
+            return "pushed during the sync round (appended at its end)"
+        return "pushed after the sync round: never committed"
 
     # -- receiving ------------------------------------------------------------------------
 
@@ -1654,6 +1822,13 @@ _DOCS = {
     "handle to the node and no message carrying one is on its way (handle.h:48-51: once all handles to a node "
     "have been released, the owner is notified)",
     "late_join": "a handle attached after its node's destruction fails to join it (tx.c:bus1_tx_join fallback)",
+    "map_one_writer": "owner_gone_steps: no handle is spliced into a node's map (handle.c:288-292) while the owner's "
+    "release walks it (handle.c:450-456): an unsynchronised rb-tree update during a postorder walk",
+    "no_leaked_pin": "owner_gone_steps: no handle is spliced into a node's map after the owner's release reset it to "
+    "empty (handle.c:457) and before RELEASED is set: its pinned reference would never be dropped, the handle "
+    "never freed",
+    "no_use_after_free": "owner_gone_steps: no bus1_tx_join pushes onto a transaction (tx->async, tx->async_ts) "
+    "after bus1_peer_flush has returned: the struct bus1_tx on its stack is gone",
     "group_tie": "shared_groups, a witness: two messages of different transactions sit on one queue at one "
     "timestamp with one group tag, so only their addresses order them (queue.h assumes it cannot happen)",
     "acquire_split": "acquire = \"each\", a witness: a destruction of a payload node starts while a message has "

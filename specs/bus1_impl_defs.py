@@ -9,7 +9,9 @@ NONE, ATTACHED, PUBLIC, RELEASED = 0, 1, 2, 3
 # Node flags. F_WEAK0 (locks mode): the anchor's n_weak reached 0 in bus1_handle_release_locked, whose
 # section has not yet set BUS1_HANDLE_BIT_RELEASED (handle.c:436-459).
 # F_ABSENT: a fresh node its owner has not created yet.
-F_DESTROYED, F_RELEASED, F_WEAK0, F_ABSENT = 1, 2, 4, 8
+# F_WALK, F_CLEARED (locks mode, owner_gone_steps): the anchor's release is walking the node's map
+# (handle.c:450-456), or has reset it to empty (handle.c:457) and not yet set RELEASED (handle.c:459).
+F_DESTROYED, F_RELEASED, F_WEAK0, F_ABSENT, F_WALK, F_CLEARED = 1, 2, 4, 8, 16, 32
 # Transaction phases.
 ACQ, STAGE, POSTPONED, SEAL, SYNC, COMMIT, RELEASE_ALL, FLUSH, DRAIN, XFER = range(1, 11)
 PHASES = {ACQ: "acquire", STAGE: "stage", POSTPONED: "stage postponed", SEAL: "seal", SYNC: "sync",
@@ -33,6 +35,9 @@ B_WINDOW = 512  # locks mode, a witness: a payload handle's destruction entry ch
 B_RELEASE = 1024  # a release notification received while a user handle or a message in flight references the node
 B_SPLIT = 2048  # acquire = "each", a witness: a destruction started between two payload acquisitions of one message
 B_JOINFAIL = 4096  # join_failure = "invalid", a witness: a late join failed (the handle records the timestamp)
+B_MAPRACE = 8192  # owner_gone_steps: a handle spliced into a node's map while its owner's release walks it
+B_LEAK = 16384  # owner_gone_steps: a handle spliced into a map already reset to empty: its pin is never dropped
+B_UAF = 32768  # owner_gone_steps: bus1_tx_join pushed onto a transaction that has returned (a dead stack frame)
 # Lockdep assertions of the modelled functions (locks mode), one bit each in the WARN bits of BAD.
 LOCKDEP_SITES = {
     1 << 16: "tx.c:139 bus1_tx_stage: lockdep_assert_held(&peer->data.lock) of the staging destination",

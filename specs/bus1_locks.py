@@ -57,6 +57,13 @@ Properties (state: two more fields, ``locks``, the holder of each data lock as p
 * ``install_window`` (a witness): a payload handle's destruction entry was staged or
   committed on the receiver while the receiver was between its peek and its unlocked
   liveness check of that handle.
+
+With ``owner_gone_steps`` (finding H followed past its assertions) an anchor's release
+walks the node's map, resets it and sets ``RELEASED`` in three steps under the owner's lock
+(after the step that drops ``n_weak`` to 0), and a join without the origin's lock tests
+``SEALED`` in one step and pushes onto ``tx->async`` and stages in the next (a ``bus1_tx_join``
+thread state holding the joiner's locks); ``map_one_writer``, ``no_leaked_pin`` and
+``no_use_after_free`` name what an unlocked splice or push does there.
 """
 
 from __future__ import annotations
@@ -73,7 +80,9 @@ from ordercheck.specs.bus1_impl_defs import (
     BAD,
     COMMIT,
     DRAIN,
+    F_CLEARED,
     F_RELEASED,
+    F_WALK,
     F_WEAK0,
     FLUSH,
     LD_TX_STAGE,
@@ -97,9 +106,10 @@ from ordercheck.specs.bus1_impl_script import RELEASE, SEND, SIGNAL, TRANSFER
 
 # What a thread is doing (threads[p] is () when it is between sections):
 # (what, held, locks, ctx): ``held`` of the section's ``locks`` taken so far.
-W_TX, W_START, W_PEEK, W_STAGE, W_INSTALL, W_RELEASE, W_REMOVE, W_UNREF = range(1, 9)
+W_TX, W_START, W_PEEK, W_STAGE, W_INSTALL, W_RELEASE, W_REMOVE, W_UNREF, W_JOIN = range(1, 10)
 SECTION_NAMES = {W_START: "", W_PEEK: "bus1_peer_peek", W_RELEASE: "bus1_handle_release",
-                 W_REMOVE: "bus1_queue_remove", W_INSTALL: "bus1_handle_is_live_at", W_UNREF: "bus1_handle_release"}
+                 W_REMOVE: "bus1_queue_remove", W_INSTALL: "bus1_handle_is_live_at", W_UNREF: "bus1_handle_release",
+                 W_JOIN: "bus1_tx_join"}
 
 
 def lock2(spec: Any, a: int, b: int | None) -> tuple[int, ...]:
@@ -111,12 +121,16 @@ def lock2(spec: Any, a: int, b: int | None) -> tuple[int, ...]:
     return (a, b) if a < b else (b, a)
 
 
-def owner_lock(spec: Any, nodes: Any, node: int, pcs: Any, txs: Any) -> int | None:
+def owner_lock(spec: Any, nodes: Any, node: int, pcs: Any, txs: Any, acquire: bool = False) -> int | None:
     """handle.c:bus1_handle_acquire_owner, an unlocked read of the anchor's ``n_weak`` and then
     bus1_peer_acquire: the owner, unless its anchor's weak count has dropped to 0 (released, or
-    being released) or the owner is deactivated (disconnecting)."""
+    being released) or the owner is deactivated (disconnecting). For an ``acquire``
+    (bus1_handle_acquire_slow) with ``acquire_owner = "pinned"`` (the fix for H), a deactivated
+    owner is locked too."""
     owner = spec.owners[node]
-    if nodes[node] & (F_RELEASED | F_WEAK0) or spec.gone(pcs, txs, owner):
+    if nodes[node] & (F_RELEASED | F_WEAK0):
+        return None
+    if spec.gone(pcs, txs, owner) and not (acquire and spec.acquire_owner == "pinned"):
         return None
     return owner
 
@@ -160,7 +174,7 @@ def tx_section(spec: Any, s: tuple, p: int) -> tuple[str, tuple[int, ...], tuple
     if phase == ACQ:
         d, _node, _addr = stage_target(spec, tx)
         h = spec.op_of(mid).payload[post[0] if post else 0]
-        return "bus1_handle_acquire", lock2(spec, d, owner_lock(spec, s[NODES], h, s[PCS], s[TXS])), ()
+        return "bus1_handle_acquire", lock2(spec, d, owner_lock(spec, s[NODES], h, s[PCS], s[TXS], True)), ()
     if phase == STAGE:
         if not spec.stage_lock:
             return None
@@ -197,7 +211,7 @@ def start_section(spec: Any, s: tuple, p: int) -> tuple[str, tuple[int, ...]] | 
         return "bus1_handle_release", lock2(spec, p, owner_lock(spec, s[NODES], node, s[PCS], s[TXS]))
     if op.kind == TRANSFER:  # bus1_handle_acquire of the target's handle (handle.c:418)
         (node,) = op.nodes
-        return "bus1_peer_transfer", lock2(spec, op.target, owner_lock(spec, s[NODES], node, s[PCS], s[TXS]))
+        return "bus1_peer_transfer", lock2(spec, op.target, owner_lock(spec, s[NODES], node, s[PCS], s[TXS], True))
     return "bus1_handle_destroy_locked", (p,)
 
 
@@ -281,8 +295,13 @@ def section_step(spec: Any, s: tuple, p: int, th: tuple, name: str = "") -> list
         label = install_body(w, p, ctx)
     elif what == W_UNREF:
         label = unref_body(w, p, ctx)
+    elif what == W_JOIN:
+        label = ("bus1_tx_join", p, spec.names[ctx[0]], f"n{ctx[1]}", w.join_push(ctx))
     else:
         label = remove_body(w, p, ctx)
+    if w.pending_join:  # owner_gone_steps: the join's push is the thread's next step, its locks still held
+        w.th[p] = (W_JOIN, len(locks), locks, w.pending_join)
+        w.pending_join = ()
     nth = w.th[p]
     keep = set(nth[2][: nth[1]]) if nth else set()
     for lk in locks:
@@ -329,6 +348,14 @@ def tx_body(w: Any, p: int, ctx: tuple) -> tuple:
                     w.nodes[node] |= F_WEAK0
                     w.th[p] = (W_TX, 1, (p,), ctx)
                     return ("bus1_peer_flush", p, mid, f"release n{node}: anchor n_weak 0")
+                if spec.owner_gone_steps and not w.nodes[node] & (F_WALK | F_CLEARED):
+                    w.nodes[node] |= F_WALK  # handle.c:450-456: the walk dropping each entry's pin
+                    w.th[p] = (W_TX, 1, (p,), ctx)
+                    return ("bus1_peer_flush", p, mid, f"release n{node}: walk the map")
+                if spec.owner_gone_steps and w.nodes[node] & F_WALK:
+                    w.nodes[node] = w.nodes[node] & ~F_WALK | F_CLEARED  # handle.c:457: map_handles = RB_ROOT
+                    w.th[p] = (W_TX, 1, (p,), ctx)
+                    return ("bus1_peer_flush", p, mid, f"release n{node}: map_handles = RB_ROOT")
                 w.flush_release(node)  # handle.c:450-459: the map is cleared, RELEASED set
                 w.hset(p, node, st=RELEASED)
                 w.nodes[node] |= F_RELEASED
@@ -554,7 +581,8 @@ def describe(spec: Any, s: tuple) -> dict[str, Any]:
         what, held, locks, ctx = th
         kind = {W_TX: "transaction section", W_START: "operation start", W_PEEK: "peek", W_STAGE: "unlocked stage",
                 W_INSTALL: "install (unlocked)", W_RELEASE: "release of an invalid handle",
-                W_REMOVE: "remove", W_UNREF: "release of a dropped message's handle"}[what]
+                W_REMOVE: "remove", W_UNREF: "release of a dropped message's handle",
+                W_JOIN: "join, SEALED tested, to push"}[what]
         threads[names[p]] = f"{kind}: {held}/{len(locks)} locks ({', '.join(names[lk] for lk in locks)}) {list(ctx)}"
     return {"data_locks": {names[lk]: (names[v - 1] if v else None) for lk, v in enumerate(s[LOCKS])},
             "threads": threads}

@@ -36,6 +36,7 @@ W_ODD_TS = 32  # an odd timestamp where an even one is required (sync, stage, co
 W_FLUSH = 64  # queue.c bus1_queue_flush: flush timestamp ahead of the clock or behind the last flush
 W_REMOVE = 128  # queue.c bus1_queue_remove: entry not linked
 W_QUEUED = 256  # stage/commit_unstaged/synthetic of an entry already linked, or commit of one not linked
+W_SEALED = 512  # tx.c bus1_tx_stage: WARN_ON(SEALED), a join staging onto a sealed transaction
 
 WARN_NAMES = {
     W_ADD_GUARD: "bus1_queue_add refused the timestamp (queue.c: WARN_ON + return)",
@@ -47,6 +48,7 @@ WARN_NAMES = {
     W_FLUSH: "bus1_queue_flush: bad flush timestamp",
     W_REMOVE: "bus1_queue_remove: entry not linked",
     W_QUEUED: "entry linked (or not linked) against the function's precondition",
+    W_SEALED: "bus1_tx_stage: WARN_ON(test_bit(BUS1_TX_BIT_SEALED)) (tx.c:137)",
 }
 
 

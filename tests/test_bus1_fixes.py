@@ -31,9 +31,11 @@ FAILED_JOIN = {
     "bus1-impl-synthetic-front": HANDLE | {"no_insert_before_front"},  # and finding D
     "bus1-impl-synthetic-front-flipped": HANDLE,
     "bus1-impl-synthetic-causality": {"causal"},  # finding G at c (the only property it checks)
-    "bus1-impl-lock-owner-gone": {"lockdep_held"},  # finding H
-    "bus1-impl-lock-disconnect": {"lockdep_held"},  # finding H
+    "bus1-impl-lock-owner-gone": {"lockdep_held", "map_one_writer", "no_leaked_pin"},  # finding H
+    "bus1-impl-lock-disconnect": {"lockdep_held", "map_one_writer", "no_leaked_pin", "no_use_after_free",
+                                  "queue_drained", "eventual_delivery", "no_warn"},  # finding H
     "bus1-impl-life-transfer-window": {"valid_handle_notified"},  # F through a transfer (J)
+    "bus1-impl-life-stale-handle": HANDLE,  # finding K (F's fix on: the failed join reads INVALID)
 }
 """Every model where a late join fails (its ``late_join`` witness is reached), and the only
 properties it may break: the handle's, and those of the other finding the model shows."""
@@ -118,6 +120,19 @@ FIXES = {
            "dequeue_increasing", "eventual_delivery", "queue_drained", "staging_bounds", "no_warn",
            "front_consistent"},
           {"stage_lock": True}),
+    "G": ("bus1-impl-synthetic-causality", "bus1-impl-synthetic-causality-fixed", {"causal"},
+          {"join_sealed": "wait"}),
+    "H, reset": ("bus1-impl-lock-owner-gone", "bus1-impl-lock-owner-gone-fixed",
+                 {"lockdep_held", "map_one_writer", "no_leaked_pin"}, {"acquire_owner": "pinned"}),
+    "H, disconnect": ("bus1-impl-lock-disconnect", "bus1-impl-lock-disconnect-fixed",
+                      {"lockdep_held", "map_one_writer", "no_leaked_pin", "no_use_after_free", "queue_drained",
+                       "eventual_delivery", "no_warn"}, {"acquire_owner": "pinned"}),
+    "I": ("bus1-impl-life-transfer-invalid", "bus1-impl-life-transfer-invalid-fixed", {"causal"},
+          {"transfer_check": "join"}),
+    "J": ("bus1-impl-life-transfer-window", "bus1-impl-life-transfer-window-fixed", {"valid_handle_notified"},
+          {"transfer_check": "join"}),
+    "K": ("bus1-impl-life-stale-handle", "bus1-impl-life-stale-handle-fixed", HANDLE,
+          {"stale_handle": "invalid"}),
 }
 
 
@@ -166,3 +181,88 @@ def test_a_transfer_in_steps_lets_a_destruction_in_between_and_its_join_fail():
     closed = check_model(dataclasses.replace(atomic, properties=props, expect={}), Options(progress=False))
     assert closed.properties["valid_handle_notified"].status == "holds"
     assert closed.properties["late_join"].status == "violated"  # unreachable: no join fails
+
+
+def walk(spec) -> dict[tuple, tuple]:
+    """Every reachable state of ``spec``, each with the label of a step into it."""
+    seen: dict[tuple, tuple] = {s: () for s in spec.init_states()}
+    todo = deque(seen)
+    while todo:
+        s = todo.popleft()
+        for label, t in spec.next_states(s):
+            if t not in seen:
+                seen[t] = label
+                todo.append(t)
+    return seen
+
+
+def spec_with(name: str, **constants):
+    data = tomllib.loads((MODELS / f"{name}.toml").read_text())
+    return model_from_dict({"spec": "bus1_impl", "constants": {**data["constants"], **constants}}, "m").spec
+
+
+def test_a_transfer_deciding_from_its_acquire_answers_invalid_only_for_a_failed_join():
+    """transfer_check = "join" (I, J): in the window model the destruction commits between the two
+    steps, c's join fails and the transfer answers INVALID (releasing c's handle); no transfer
+    answers INVALID before its acquire, and none hands out a handle whose join failed."""
+    answers = {lab[-1] for lab in walk(spec_with("bus1-impl-life-transfer-window-fixed")).values()
+               if lab and lab[0] == "bus1_peer_transfer"}
+    assert "J3 failed: INVALID" in answers
+    assert not any(a == "INVALID" or a.endswith("failed") for a in answers), answers
+    code = {lab[-1] for lab in walk(spec_with("bus1-impl-life-transfer-window")).values()
+            if lab and lab[0] == "bus1_peer_transfer"}
+    assert "J3 failed" in code  # the code hands c's user the handle whose join failed
+
+
+def test_a_join_of_a_sealed_destruction_waits_for_its_commit():
+    """join_sealed = "wait" (G): on D's configuration, whose shortest trace is a J2 join, no
+    acquire joins a sealed destruction (no J2), some acquire is held back while the destruction
+    is sealed, and the joins happen as J3 after the commit."""
+    spec = spec_with("bus1-impl-synthetic-front", join_sealed="wait")
+    states = walk(spec)
+    cases = {lab[-1] for lab in states.values() if lab and lab[0] == "bus1_handle_acquire"}
+    assert not any("J2" in c for c in cases) and any("J3" in c for c in cases), cases
+    assert any(s[PCS] and any(s[3]) and spec.waits_for_commit(s, p) for s in states
+               for p in range(spec.peers) if s[3][p])
+    code = {lab[-1] for lab in walk(spec_with("bus1-impl-synthetic-front")).values()
+            if lab and lab[0] == "bus1_handle_acquire"}
+    assert any("J2" in c for c in code)
+
+
+def test_a_stale_handle_of_a_destroyed_node_reads_invalid_with_the_fix():
+    """Finding K: c's handle passed after a's reset released node 0 is stale; with the code it is
+    installed valid (ts 0), with stale_handle = "invalid" b receives it INVALID."""
+    def installs(spec):
+        return {lab[-1] for lab in walk(spec).values() if lab and lab[0] == "bus1_peer_ioctl_recv"}
+    acquired = {lab[-1] for lab in walk(spec_with("bus1-impl-life-stale-handle-fixed")).values()
+                if lab and lab[0] == "bus1_handle_acquire"}
+    assert "stale: INVALID" in acquired
+    assert "n0:INVALID" in installs(spec_with("bus1-impl-life-stale-handle-fixed"))
+    # C's and F's fixes alone (the finding model) leave K: the stale handle is installed valid
+    model = load_model(MODELS / "bus1-impl-life-stale-handle.toml")
+    props = [p for p in model.spec.properties() if p.name == "handle_valid_iff_before_destroy"]
+    v = check_model(dataclasses.replace(model, properties=props, expect={}), Options(progress=False)).properties[
+        "handle_valid_iff_before_destroy"]
+    labels = [s.label for s in v.trace[1:]]
+    assert v.status == "violated" and labels[-1][-1] == "n0"
+    assert any(lab[0] == "bus1_handle_acquire" and lab[-1] == "stale" for lab in labels)
+
+
+def test_h_followed_past_the_assertion_reaches_the_map_races_and_the_dead_transaction():
+    """owner_gone_steps on bus1-impl-lock-disconnect: b's splice lands inside a's walk of node 0's
+    map and after its reset to empty; the join that tested SEALED unlocked pushes after
+    bus1_peer_flush returned (no_use_after_free) and b's queue is left with a staging entry
+    nobody commits (queue_drained). With acquire_owner = "pinned" the acquire locks a, and none
+    of it happens."""
+    result = check_model(load_model(MODELS / "bus1-impl-lock-disconnect.toml"), Options(progress=False))
+    uaf = result.properties["no_use_after_free"]
+    labels = [s.label for s in uaf.trace[1:]]
+    tested = next(i for i, lab in enumerate(labels) if lab[0] == "bus1_handle_acquire" and "SEALED clear" in lab[-1])
+    assert labels[-1][0] == "bus1_tx_join" and "(freed)" in labels[-1][-1]
+    assert any(lab[0] == "bus1_queue_flush" for lab in labels[tested:])  # a's cleanup returned in between
+    drained = result.properties["queue_drained"]
+    assert drained.status == "violated"
+    assert "notify(b,n0)@1" in drained.explanation  # an odd timestamp: staging, never committed
+    race = [s.label for s in result.properties["map_one_writer"].trace[1:]]
+    walk_at = next(i for i, lab in enumerate(race) if lab[0] == "bus1_peer_flush" and lab[-1].endswith("walk the map"))
+    assert race[-1][0] == "bus1_handle_acquire" and walk_at < len(race) - 1

@@ -103,7 +103,7 @@ def test_lock_constants_need_the_lock_level_mode():
 
 
 def test_the_tla_export_refuses_a_lock_model_in_one_line(run_cli, tmp_path):
-    out = run_cli("export-tla", MODELS / "bus1-impl-lock-stage-race.toml", "-o", tmp_path)
+    out = run_cli("export-tla", MODELS / "bus1-impl-lock-refs.toml", "-o", tmp_path)
     assert out.exit_code == 2
     lines = out.output.strip().splitlines()
     assert len(lines) == 1 and "constants.locks" in lines[0] and "Traceback" not in out.output

@@ -11,22 +11,32 @@ from __future__ import annotations
 from typing import Any
 
 from ordercheck.specs import bus1_impl as bi
+from ordercheck.specs import bus1_locks as bl
 from ordercheck.specs import bus1_queue as bq
 from ordercheck.specs.bus1_impl_script import Op
 from ordercheck.tla.adapters.base import PeerAdapter, _seq
+from ordercheck.tla.values import ModelValue
+
+NO_PEER = ModelValue("NoPeer")
 
 STATES = {bi.NONE: "none", bi.ATTACHED: "attached", bi.PUBLIC: "public", bi.RELEASED: "released"}
-FLAGS = {bi.F_DESTROYED: "destroyed", bi.F_RELEASED: "released", bi.F_ABSENT: "absent"}
+FLAGS = {bi.F_DESTROYED: "destroyed", bi.F_RELEASED: "released", bi.F_ABSENT: "absent", bi.F_WEAK0: "weak0"}
 PHASES = {bi.ACQ: "acquire", bi.STAGE: "stage", bi.POSTPONED: "postponed", bi.SEAL: "seal", bi.SYNC: "sync",
           bi.COMMIT: "commit", bi.RELEASE_ALL: "release_all", bi.FLUSH: "flush"}
 REASONS = {bi.R_FLUSHED: "flushed", bi.R_NOT_PUBLIC: "not_public", bi.R_DESTROYED: "destroyed"}
 BITS = {bi.B_CLOCK: "clock_monotonic", bi.B_FRONT: "no_insert_before_front", bi.B_DEQUEUE: "dequeue_increasing",
         bi.B_WARN: "no_warn", bi.B_DEST: "delivered_iff_before_destroy",
         bi.B_OWNER: "owner_no_message_after_destroy", bi.B_HANDLE: "handle_valid_iff_before_destroy",
-        bi.B_SPLIT: "acquire_split"}
+        bi.B_SPLIT: "acquire_split", bi.B_WRITERS: "one_writer", bi.B_LOCKDEP: "lockdep_held",
+        bi.B_WINDOW: "install_window"}
 WARNS = {bq.W_ADD_GUARD: "add_guard", bq.W_READABLE: "readable", bq.W_BEFORE_FRONT: "before_front",
          bq.W_STAGE_FRONT: "stage_front", bq.W_SYNTH_FRONT: "synth_front", bq.W_ODD_TS: "odd_ts",
-         bq.W_FLUSH: "flush", bq.W_REMOVE: "remove", bq.W_QUEUED: "queued"}
+         bq.W_FLUSH: "flush", bq.W_REMOVE: "remove", bq.W_QUEUED: "queued", bi.LD_TX_STAGE: "ld_tx_stage",
+         bi.LD_LIVE: "ld_live", bi.LD_ACQ_HOLDER: "ld_acq_holder", bi.LD_ACQ_OWNER: "ld_acq_owner",
+         bi.LD_TX_JOIN: "ld_tx_join", bi.LD_TX_JOIN_ORIGIN: "ld_tx_join_origin"}
+THREADS = {bl.W_TX: "tx", bl.W_START: "start", bl.W_PEEK: "peek", bl.W_INSTALL: "install", bl.W_RELEASE: "release",
+           bl.W_REMOVE: "remove", bl.W_STAGE: "stage"}
+NO_THREAD = {"what": "none", "held": 0, "lks": (), "step": 0, "r": 0, "key": (), "j": 0, "valid": frozenset()}
 IDLE_TX = {"phase": "idle", "msg": (), "i": 0, "ts": 0, "ats": 0, "T": 0, "grp": 0,
            "sync": (), "async": (), "post": ()}
 
@@ -68,11 +78,34 @@ class Bus1ImplAdapter(PeerAdapter):
         "bus1_peer_ioctl_recv": "IoctlRecv(p)",
     }
 
+    LOCK_ACTIONS = {
+        "bus1_peer_ioctl_send": "IoctlSendW(p)",
+        "mutex_lock": "MutexLock(p, th)",
+        "bus1_queue_stage": "StageLoad(p)",
+        "bus1_message_stage": "StageAdd(p)",
+        "bus1_queue_tick": "QueueTickW(p)",
+        "bus1_queue_sync": "QueueSyncW(p)",
+        "bus1_queue_commit_staged": "QueueCommitStagedW(p)",
+        "bus1_peer_peek": "PeekBody(p)",
+        "bus1_peer_ioctl_recv": "RemoveBody(p)",
+        "bus1_handle_destroy_locked": "HandleDestroyLockedW(p)",
+        "bus1_tx_stage_sync": "TxStageSyncW(p)",
+        "bus1_handle_acquire": "AcquireOneW(p)",
+        "bus1_handle_is_live_at": "InstallBody(p)",
+        "bus1_handle_release": "ReleaseBody(p)",
+        "bus1_peer_flush": "RelAllBody(p, th)",
+        "bus1_queue_flush": "QueueFlushW(p)",
+    }
+    """The lock-level steps (scripts of sends without payload handles): each label's TLA+ operator
+    (the sections' bodies are the atomic actions' world operators, run under LStep)."""
+
     # The template mirrors liveness, addresses, acquire and ties in every value, and these
     # constants at their defaults only (the lock-level mode of specs/bus1_locks.py and counted
     # references are the Python model's alone).
-    DEFAULTS = {"locks": False, "stage_lock": False, "install_lock": False, "refs": "holder", "flush_front": False,
-                "join_failure": "stale", "synthetic_tie": "code", "shared_groups": ""}
+    DEFAULTS = {"refs": "holder", "flush_front": False,
+                "join_failure": "stale", "synthetic_tie": "code", "shared_groups": "", "transfer": "atomic",
+                "transfer_check": "bit", "stale_handle": "live", "join_sealed": "synthetic", "acquire_owner": "active",
+                "owner_gone_steps": False}
     TIES = ("all", "fixed", "with_release")
 
     @classmethod
@@ -80,6 +113,13 @@ class Bus1ImplAdapter(PeerAdapter):
         """Each setting of ``spec`` the template does not mirror, as ``(constant, what)``, in
         the order of the spec's constants; empty when the template mirrors them all."""
         out: list[tuple[str, str]] = []
+        ops = [op for ops in spec.ops for op in ops]
+        if spec.locks and (any(op.kind not in ("send", "destroy", "reset") or op.creates for op in ops) or (
+                not spec.stage_lock and any(op.kind != "send" or op.payload for op in ops))):
+            out.append(("locks", "locks = True (at lock level only sends, destructions and a reset, and with payload "
+                                 "handles, destructions or a reset only with stage_lock = True)"))
+        if spec.locks and spec.mutant != "none":
+            out.append(("mutant", f"mutant = {spec.mutant!r} at lock level (only 'none')"))
         for name, default in cls.DEFAULTS.items():
             if name in spec.values and spec.values[name] != default:
                 out.append((name, f"{name} = {spec.values[name]!r} (only {default!r})"))
@@ -127,7 +167,16 @@ class Bus1ImplAdapter(PeerAdapter):
             "acquire": spec.acquire,
             "release_owners": [self.names[o] for o in spec.release_owners],
             "fresh": [str(n) for n in spec.fresh_nodes],
+            "locks": spec.locks,
+            "stage_lock": spec.stage_lock,
+            "install_lock": spec.install_lock,
         }
+
+    def __init__(self, spec: Any) -> None:
+        super().__init__(spec)
+        if spec.locks:  # the lock table and the threads (specs/bus1_locks.py), and their steps
+            self.variables = (*type(self).variables, "locks", "threads")
+            self.actions = self.LOCK_ACTIONS
 
     def cfg_constants(self) -> list[tuple[str, str]]:
         return [(n, n) for n in self.names] + [("NoPeer", "NoPeer")]
@@ -140,7 +189,7 @@ class Bus1ImplAdapter(PeerAdapter):
     def encode(self, state: tuple) -> dict[str, Any]:
         spec: Any = self.spec
         nn = spec.n_nodes
-        (queues, handles, nodes, txs, pcs, ghost, drops, know, notes, valid, deq, bad, ranks) = state
+        (queues, handles, nodes, txs, pcs, ghost, drops, know, notes, valid, deq, bad, ranks) = state[:13]
 
         def queue(q: tuple) -> dict[str, Any]:
             clock, flush, left, front, entries = q
@@ -175,7 +224,52 @@ class Bus1ImplAdapter(PeerAdapter):
             "ranks": {self.msg(spec.tx_slots[i][0] * spec.stride + spec.tx_slots[i][1]): ranks[i]
                       for i in range(spec.n_tx)},
             "relRanks": {self.peers[o]: ranks[spec.n_tx + k] for k, o in enumerate(spec.release_owners)},
+            **(self._encode_locks(state[13], state[14]) if spec.locks else {}),
         }
+
+    def _encode_locks(self, locks: tuple, threads: tuple) -> dict[str, Any]:
+        """The lock table (holder, or NoPeer) and each thread as a record (the template's NoThread
+        when idle): a transaction's or peek's section with the locks taken so far, the remove of
+        the key its peek found, or the unlocked stage's step and the clock it loaded."""
+
+        def thread(th: tuple) -> dict[str, Any]:
+            if not th:
+                return dict(NO_THREAD)
+            what, held, lks, ctx = th
+            out = {**NO_THREAD, "what": THREADS[what], "held": held, "lks": tuple(self.peers[q] for q in lks)}
+            if what == bl.W_STAGE:
+                out["step"], out["r"] = ctx
+            elif what == bl.W_TX and ctx:  # a reset's release of one handle: its node
+                out["key"] = (ctx[0],)
+            elif what in (bl.W_INSTALL, bl.W_RELEASE, bl.W_REMOVE):
+                out["key"] = tuple(ctx[1:4])
+                out["j"] = ctx[4]
+                out["valid"] = frozenset(i for i in range(ctx[4] + 1) if ctx[5] >> i & 1)
+            return out
+
+        return {"locks": {self.peers[q]: self.peers[v - 1] if v else NO_PEER for q, v in enumerate(locks)},
+                "threads": self.per_peer(threads, thread)}
+
+    def _decode_locks(self, v: dict[str, Any]) -> tuple[tuple, tuple]:
+        spec: Any = self.spec
+        back = {name: code for code, name in THREADS.items()}
+
+        def thread(t: dict[str, Any]) -> tuple:
+            if t["what"] == "none":
+                return ()
+            what = back[t["what"]]
+            lks = tuple(self.ids[q] for q in _seq(t["lks"]))
+            if what == bl.W_STAGE:
+                return (what, t["held"], lks, (t["step"], t["r"]))
+            if what in (bl.W_INSTALL, bl.W_RELEASE, bl.W_REMOVE):
+                key = tuple(_seq(t["key"]))
+                return (what, t["held"], lks, (spec.msg_of(key[2]), *key, t["j"], sum(1 << i for i in t["valid"])))
+            if what == bl.W_TX and _seq(t["key"]):
+                return (what, t["held"], lks, (_seq(t["key"])[0],))
+            return (what, t["held"], lks, ())
+
+        locks = tuple(0 if v["locks"][q] == NO_PEER else self.ids[v["locks"][q]] + 1 for q in self.peers)
+        return locks, self.from_peers(v["threads"], thread)
 
     def decode(self, v: dict[str, Any]) -> tuple:
         spec: Any = self.spec
@@ -217,6 +311,7 @@ class Bus1ImplAdapter(PeerAdapter):
             self.from_peers(v["dequeued"], lambda d: tuple(_seq(d))),
             (_mask(v["bad"], BITS), _mask(v["warns"], WARNS)),
             ranks,
+            *(self._decode_locks(v) if spec.locks else ()),
         )
 
 
