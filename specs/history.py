@@ -200,6 +200,13 @@ class History:
         (:func:`extend_log`)."""
         return extend_log(parent, self)
 
+    def extend_log_in_place(self, log: Any) -> bool:
+        """Append to ``log`` (an :meth:`as_log` of a history this one extends, or an
+        extension of it) the events this history adds, changing ``log`` itself
+        (:func:`extend_log_in_place`); ``False``, with ``log`` unchanged, where this
+        history must be laid out afresh."""
+        return extend_log_in_place(log, self)
+
     def happened_before_path(self, m1: int, m2: int) -> list[str] | None:
         """A chain of events showing why ``m1`` is in the causal past of ``m2``.
 
@@ -441,17 +448,46 @@ def extend_log(parent: HistoryLog, h: History) -> HistoryLog:
     messages as they were."""
     if h.failed:  # a peer down with no fail in its log fails at the end: lay out afresh
         return history_log(h)
+    log = parent.copy(*_writes(parent, h))
+    _lay_out(log, h)
+    return log
+
+
+def extend_log_in_place(log: HistoryLog, h: History) -> bool:
+    """Append to ``log`` itself the events of ``h`` beyond those it laid out, in the
+    order :func:`extend_log` would give them, for a log that nothing reads as it was
+    any more (a model checker's parent state, expanded, handing its log to its last
+    successor). The message columns and signal counts, which copies of ``log`` may
+    share (:meth:`HistoryLog.copy`), are copied first where the new events write them.
+    ``False``, with ``log`` unchanged, where :func:`extend_log` would lay ``h`` out
+    afresh (a peer down with no ``fail`` in its log)."""
+    if h.failed:
+        return False
+    messages, signals = _writes(log, h)
+    d = log.__dict__
+    if messages:
+        for name in _MESSAGE_COLUMNS:
+            d[name] = d[name][:]
+        d["ids"] = dict(d["ids"])
+    if signals:
+        d["outs"] = dict(d["outs"])
+        d["ins"] = dict(d["ins"])
+    _lay_out(log, h)
+    return True
+
+
+def _writes(log: HistoryLog, h: History) -> tuple[bool, bool]:
+    """Whether laying out the events of ``h`` beyond ``log``'s adds a message to its
+    message columns, and whether it counts a signal."""
     messages = signals = False
-    ids = parent.ids
+    ids = log.ids
     for p, events in enumerate(h.logs):
-        for kind, arg in events[parent.seen[p]:]:
+        for kind, arg in events[log.seen[p]:]:
             if kind == SEND or ((kind == DELIVER or kind == DROP) and arg not in ids):
                 messages = True
             elif kind == SIGNAL_OUT or kind == SIGNAL_IN:
                 signals = True
-    log = parent.copy(messages, signals)
-    _lay_out(log, h)
-    return log
+    return messages, signals
 
 
 def _lay_out(log: HistoryLog, h: History) -> None:
