@@ -115,8 +115,11 @@ class _LockGraph:
             self.succ[a] += (b,)
         else:
             self.hub[-1 - a] += (b,)
-        if self.check and not self.cycle and self._reaches(b, a):
-            self.cycle = True
+        if self.check and not self.cycle:
+            # b reaches a only through a successor of its own (or being a); most new
+            # edges end at a new event, which has none yet
+            if (b == a or (self.succ[b] if b >= 0 else self.hub[-1 - b])) and self._reaches(b, a):
+                self.cycle = True
 
     def _remove(self, a: int, b: int) -> None:
         if self.why is not None:
@@ -275,7 +278,7 @@ class GlobalLock(Monitor):
         """Take event ``i`` into the graph: whether an edge it added closed a cycle, and
         the earliest signal of a late pair it formed (-1 if none)."""
         pairs = self._pairs_at(i)
-        late = min((sig for r, sig in pairs if sig > r), default=-1)
+        late = min((sig for r, sig in pairs if sig > r), default=-1) if pairs else -1
         return self.graph.event(i, pairs), late
 
     def _pairs_at(self, i: int) -> list[tuple[int, int]]:
