@@ -153,9 +153,21 @@ class History:
                     _OUTBOXES.clear()
                 _OUTBOXES[sent_key] = known
         entries = tuple(map(_decoded_log, logs))
-        h = cls(peers, dict(known[0]), tuple(e[0] for e in entries), dict(drops or {}), frozenset(failed))
-        h.__dict__["_delivered"] = tuple(e[1] for e in entries)  # what the cached property would compute
-        h.__dict__["masks"] = known[1]  # shared by every history with these messages
+        messages = dict(known[0])
+        decoded = tuple(e[0] for e in entries)
+        if cls is History:  # the fields set as the frozen dataclass's __init__ sets them, without its setattr calls
+            h = object.__new__(cls)
+            d = h.__dict__
+            d["peers"] = peers
+            d["messages"] = messages
+            d["logs"] = decoded
+            d["drops"] = dict(drops) if drops else {}
+            d["failed"] = frozenset(failed)
+        else:
+            h = cls(peers, messages, decoded, dict(drops or {}), frozenset(failed))
+            d = h.__dict__
+        d["_delivered"] = tuple(e[1] for e in entries)  # what the cached property would compute
+        d["masks"] = known[1]  # shared by every history with these messages
         return h
 
     # -- reading ----------------------------------------------------------------------
@@ -500,6 +512,12 @@ def _lay_out(log: HistoryLog, h: History) -> None:
     if left <= 0:
         return
     messages = h.messages
+    if left == 1:  # one new event (a search's usual step): nothing to wait for, whatever it is
+        p = next(q for q in range(n) if pos[q] < ends[q])
+        kind, arg = logs[p][pos[p]]
+        _emit(log, h, p, kind, arg, messages)
+        pos[p] += 1
+        return
     ids = log.ids
     outs, ins = log.outs, log.ins
     # Signals that exist anywhere in the history, per pair: a receipt waits only for
