@@ -10,7 +10,9 @@ properties) are decided by their monitors (``ordercheck.checker.monitors``), inc
 evaluator keeps, per history key, the history laid out as a log and the monitors that
 have read it (a :class:`_Entry`); a successor's entry is its parent's with the events
 its history adds appended to a copy of the log and stepped through forks of the
-parent's monitors. When the parent's entry is not at hand (an initial state, another
+parent's monitors, or, for the parent's last new successor when nothing else needs the
+parent's entry (the caller says ``last``), appended to the parent's own log and stepped
+through its own monitors. When the parent's entry is not at hand (an initial state, another
 process's parent, an entry evicted, Spark), the history is laid out whole and the
 monitors read it from the start. The verdict is the same either way (monitors decide on
 what happened, not on the order the log lists concurrent events in); the sentence of a
