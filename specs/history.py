@@ -153,9 +153,21 @@ class History:
                     _OUTBOXES.clear()
                 _OUTBOXES[sent_key] = known
         entries = tuple(map(_decoded_log, logs))
-        h = cls(peers, dict(known[0]), tuple(e[0] for e in entries), dict(drops or {}), frozenset(failed))
-        h.__dict__["_delivered"] = tuple(e[1] for e in entries)  # what the cached property would compute
-        h.__dict__["masks"] = known[1]  # shared by every history with these messages
+        messages = dict(known[0])
+        decoded = tuple(e[0] for e in entries)
+        if cls is History:  # the fields set as the frozen dataclass's __init__ sets them, without its setattr calls
+            h = object.__new__(cls)
+            d = h.__dict__
+            d["peers"] = peers
+            d["messages"] = messages
+            d["logs"] = decoded
+            d["drops"] = dict(drops) if drops else {}
+            d["failed"] = frozenset(failed)
+        else:
+            h = cls(peers, messages, decoded, dict(drops or {}), frozenset(failed))
+            d = h.__dict__
+        d["_delivered"] = tuple(e[1] for e in entries)  # what the cached property would compute
+        d["masks"] = known[1]  # shared by every history with these messages
         return h
 
     # -- reading ----------------------------------------------------------------------
@@ -199,6 +211,13 @@ class History:
         an extension of it) followed by the events this history adds
         (:func:`extend_log`)."""
         return extend_log(parent, self)
+
+    def extend_log_in_place(self, log: Any) -> bool:
+        """Append to ``log`` (an :meth:`as_log` of a history this one extends, or an
+        extension of it) the events this history adds, changing ``log`` itself
+        (:func:`extend_log_in_place`); ``False``, with ``log`` unchanged, where this
+        history must be laid out afresh."""
+        return extend_log_in_place(log, self)
 
     def happened_before_path(self, m1: int, m2: int) -> list[str] | None:
         """A chain of events showing why ``m1`` is in the causal past of ``m2``.
@@ -441,17 +460,46 @@ def extend_log(parent: HistoryLog, h: History) -> HistoryLog:
     messages as they were."""
     if h.failed:  # a peer down with no fail in its log fails at the end: lay out afresh
         return history_log(h)
+    log = parent.copy(*_writes(parent, h))
+    _lay_out(log, h)
+    return log
+
+
+def extend_log_in_place(log: HistoryLog, h: History) -> bool:
+    """Append to ``log`` itself the events of ``h`` beyond those it laid out, in the
+    order :func:`extend_log` would give them, for a log that nothing reads as it was
+    any more (a model checker's parent state, expanded, handing its log to its last
+    successor). The message columns and signal counts, which copies of ``log`` may
+    share (:meth:`HistoryLog.copy`), are copied first where the new events write them.
+    ``False``, with ``log`` unchanged, where :func:`extend_log` would lay ``h`` out
+    afresh (a peer down with no ``fail`` in its log)."""
+    if h.failed:
+        return False
+    messages, signals = _writes(log, h)
+    d = log.__dict__
+    if messages:
+        for name in _MESSAGE_COLUMNS:
+            d[name] = d[name][:]
+        d["ids"] = dict(d["ids"])
+    if signals:
+        d["outs"] = dict(d["outs"])
+        d["ins"] = dict(d["ins"])
+    _lay_out(log, h)
+    return True
+
+
+def _writes(log: HistoryLog, h: History) -> tuple[bool, bool]:
+    """Whether laying out the events of ``h`` beyond ``log``'s adds a message to its
+    message columns, and whether it counts a signal."""
     messages = signals = False
-    ids = parent.ids
+    ids = log.ids
     for p, events in enumerate(h.logs):
-        for kind, arg in events[parent.seen[p]:]:
+        for kind, arg in events[log.seen[p]:]:
             if kind == SEND or ((kind == DELIVER or kind == DROP) and arg not in ids):
                 messages = True
             elif kind == SIGNAL_OUT or kind == SIGNAL_IN:
                 signals = True
-    log = parent.copy(messages, signals)
-    _lay_out(log, h)
-    return log
+    return messages, signals
 
 
 def _lay_out(log: HistoryLog, h: History) -> None:
@@ -464,6 +512,12 @@ def _lay_out(log: HistoryLog, h: History) -> None:
     if left <= 0:
         return
     messages = h.messages
+    if left == 1:  # one new event (a search's usual step): nothing to wait for, whatever it is
+        p = next(q for q in range(n) if pos[q] < ends[q])
+        kind, arg = logs[p][pos[p]]
+        _emit(log, h, p, kind, arg, messages)
+        pos[p] += 1
+        return
     ids = log.ids
     outs, ins = log.outs, log.ins
     # Signals that exist anywhere in the history, per pair: a receipt waits only for

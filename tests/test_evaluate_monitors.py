@@ -1,7 +1,8 @@
 """The evaluator decides the library's properties through their monitors, incrementally.
 
 A successor's log and monitors are its parent's extended by the events its history adds
-(lazily when they cannot change an open verdict); without the parent's entry (evicted,
+(lazily when they cannot change an open verdict; in place, handed on, for the parent's
+last new successor when no other state with the parent's history waits); without the parent's entry (evicted,
 another process) the parent's history is laid out whole and extended when the caller
 hands over the parent state, else the successor's. Every way must reach the same
 decisions as the properties' ``check`` on the whole history (the monitors on a fresh
@@ -36,18 +37,28 @@ def test_incremental_fallback_and_whole_history_agree(name, monkeypatch) -> None
     model = load_model(f"models/{name}.toml")
     props = model.properties
     assert any(p.monitor is not None for p in props)
-    calls = {"extend": 0, "whole": 0}
+    calls = {"extend": 0, "hand_on": 0}
     real_extend, real_whole = evaluate.Evaluator._extend, evaluate.Evaluator._entry
+    real_hand_on = evaluate.Evaluator._hand_on
 
     def counting_extend(self, parent, state):
         calls["extend"] += 1
         return real_extend(self, parent, state)
 
+    def counting_hand_on(self, parent, parent_key, state):
+        made = real_hand_on(self, parent, parent_key, state)
+        calls["hand_on"] += made is not None
+        return made
+
     monkeypatch.setattr(evaluate.Evaluator, "_extend", counting_extend)
+    monkeypatch.setattr(evaluate.Evaluator, "_hand_on", counting_hand_on)
     incremental = _decisions(model, props)
-    # successors were extended from their parents (bus1_impl builds its histories its
-    # own way, so no growth is known and each is laid out whole)
+    # successors were extended from their parents, copied or in place (bus1_impl builds
+    # its histories its own way, so no growth is known and each is laid out whole)
     assert (calls["extend"] > 0) == (not name.startswith("bus1-impl"))
+    # and some took their parent's over (lamport-mutant-no-wait's parents all share
+    # their histories with other states still to expand)
+    assert (calls["hand_on"] > 0) == (not name.startswith(("bus1-impl", "lamport")))
     limit = evaluate.ENTRY_LIMIT
     monkeypatch.setattr(evaluate, "ENTRY_LIMIT", 1)  # parents evicted: laid out whole
     calls["extend"] = 0

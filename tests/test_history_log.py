@@ -26,6 +26,7 @@ from ordercheck.specs.history import (
     History,
     Message,
     extend_log,
+    extend_log_in_place,
     history_log,
     spec_past,
 )
@@ -131,8 +132,14 @@ def test_walks_extend_as_they_lay_out_whole(path) -> None:
                 log = history_log(hs[k])
             else:
                 before = _columns(log)
+                shared = log.copy(messages=False, signals=False)  # shares the parent's message columns and signal counts
                 grown = extend_log(log, hs[k])
                 assert _columns(log) == before  # the parent's log is left as it was
+                # extended in place: the same log as the copy's, and what it shared left as it was
+                assert extend_log_in_place(shared, hs[k]) == (not hs[k].failed)
+                if not hs[k].failed:
+                    assert _columns(shared) == _columns(grown)
+                assert _columns(log) == before
                 log = grown
             assert_linearizes(log, hs[k])
             whole = history_log(hs[k])

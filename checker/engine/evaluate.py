@@ -10,7 +10,9 @@ properties) are decided by their monitors (``ordercheck.checker.monitors``), inc
 evaluator keeps, per history key, the history laid out as a log and the monitors that
 have read it (a :class:`_Entry`); a successor's entry is its parent's with the events
 its history adds appended to a copy of the log and stepped through forks of the
-parent's monitors. When the parent's entry is not at hand (an initial state, another
+parent's monitors, or, for the parent's last new successor when nothing else needs the
+parent's entry (the caller says ``last``), appended to the parent's own log and stepped
+through its own monitors. When the parent's entry is not at hand (an initial state, another
 process's parent, an entry evicted, Spark), the history is laid out whole and the
 monitors read it from the start. The verdict is the same either way (monitors decide on
 what happened, not on the order the log lists concurrent events in); the sentence of a
@@ -44,7 +46,7 @@ class _Entry:
     the log and monitors are made (from ``state``'s history) only when a successor
     needs them."""
 
-    __slots__ = ("log", "monitors", "violated", "parent", "state", "users")
+    __slots__ = ("log", "monitors", "violated", "parent", "state", "users", "handed")
 
     def __init__(self, log: Any, monitors: dict[str, Any] | None, violated: frozenset[str],
                  parent: _Entry | None = None, state: State = None) -> None:
@@ -54,6 +56,10 @@ class _Entry:
         self.parent = parent
         self.state = state
         self.users = 1  # the states met with this history and not yet released (Evaluator.release)
+        # whether the log and monitors may be handed to a successor (Evaluator._hand_on):
+        # not once a lazy entry extends this one, nor for monitors that read the history
+        # whole without laying their state out for further steps (Evaluator._afresh)
+        self.handed = True
 
 
 class Evaluator:
@@ -136,13 +142,18 @@ class Evaluator:
             return None
         return self.spec.history_key(state)
 
-    def on_state(self, state: State, key: Any, parent_key: Any, parent: State = None) -> list[tuple[str, str]]:
+    def on_state(self, state: State, key: Any, parent_key: Any, parent: State = None,
+                 last: bool = False) -> list[tuple[str, str]]:
         """The properties ``state`` decides: ``(name, sentence)`` pairs. ``parent``, the
         state ``state`` was reached from (its history key ``parent_key``), when the
         caller has it and the parent has other successors to check (a whole reading
         costs about two and a half extensions): without the parent's entry at hand, the
         parent's history is then laid out whole once and extended for each of its
-        successors, rather than each successor's laid out whole."""
+        successors, rather than each successor's laid out whole. ``last``: the caller
+        checks no other successor of that parent and releases it (:meth:`release`)
+        next; when no other state met with the parent's history waits, ``state``'s
+        entry is then the parent's log and monitors, extended in place rather than
+        copied and forked."""
         found: list[tuple[str, str]] = []
         for p in self.state_checks:
             out = p.check(state)
@@ -155,7 +166,7 @@ class Evaluator:
         if self._logs is None and (self._watch or self._watch_end):
             self._logs_known(state)
         if self._watch or self._watch_end:
-            entry = self._entry(state, key, parent_key, parent)
+            entry = self._entry(state, key, parent_key, parent, last)
             if entry.violated:
                 for p in self._watch:
                     if p.name in entry.violated:
@@ -259,11 +270,13 @@ class Evaluator:
         self._logs = hasattr(self.history(state), "as_log")
         self._rebuild()
 
-    def _entry(self, state: State, key: Any, parent_key: Any, parent_state: State = None) -> _Entry:
+    def _entry(self, state: State, key: Any, parent_key: Any, parent_state: State = None,
+               last: bool = False) -> _Entry:
         """``state``'s entry: cached, else its parent's extended (lazily when the new
-        events cannot change an open verdict), else built afresh. A parent whose entry
-        is not at hand is read whole from ``parent_state`` (when given and the growth is
-        known) and kept for its other successors, not in the table."""
+        events cannot change an open verdict; in place when ``last`` and nothing else
+        needs the parent's), else built afresh. A parent whose entry is not at hand is
+        read whole from ``parent_state`` (when given and the growth is known) and kept
+        for its other successors, not in the table."""
         entries, older = self._entries, self._older
         if key is not None:
             entry = entries.get(key) or older.get(key)
@@ -280,10 +293,18 @@ class Evaluator:
             if parent is None and parent_state is not None:
                 parent = self._afresh(parent_state, to_fork=True)
             self._last_key, self._last = parent_key, parent
+        made = None
         if parent is None:
-            entry = self._afresh(state)
-        elif self._watch_kinds is not None and grown.isdisjoint(self._watch_kinds):
+            made = self._afresh(state)
+        elif last and parent.users <= 1 and parent.handed and parent.log is not None:
+            # nothing else needs the parent's entry: extend it in place (cheaper than
+            # copying it now, or later for a lazy entry, which a search mostly makes)
+            made = self._hand_on(parent, parent_key, state)
+        if made is not None:
+            entry = made
+        elif self._watch_kinds is not None and grown.isdisjoint(self._watch_kinds):  # type: ignore[union-attr]
             entry = _Entry(None, None, parent.violated, parent, state)  # type: ignore[union-attr]
+            parent.handed = False  # type: ignore[union-attr]
         else:
             entry = self._extend(self._ready(parent), state)  # type: ignore[arg-type]
         if key is not None:
@@ -300,7 +321,9 @@ class Evaluator:
     def _afresh(self, state: State, to_fork: bool = False) -> _Entry:
         """An entry for ``state`` read whole: its history laid out and the monitors run
         from the start (each through :meth:`~ordercheck.checker.monitors.base.Monitor.read_to_fork`
-        when the entry is made to be forked)."""
+        when the entry is made to be forked; otherwise the entry is only ever forked,
+        never handed on, since a monitor's :meth:`~ordercheck.checker.monitors.base.Monitor.run`
+        may leave state for its fork to lay out)."""
         log = self.history(state).as_log()
         monitors = {name: cls(log) for name, cls in self._monitor_of.items()}
         entry = _Entry(log, monitors, frozenset())
@@ -312,6 +335,7 @@ class Evaluator:
             entry.violated = frozenset(broken)
         else:
             self._step(entry, 0)
+            entry.handed = False
         return entry
 
     def _extend(self, parent: _Entry, state: State) -> _Entry:
@@ -321,6 +345,31 @@ class Evaluator:
         monitors = {name: m.fork(log) for name, m in parent.monitors.items() if name in open_}  # type: ignore[union-attr]
         entry = _Entry(log, monitors, parent.violated)
         self._step(entry, len(parent.log))
+        return entry
+
+    def _hand_on(self, parent: _Entry, parent_key: Any, state: State) -> _Entry | None:
+        """An entry for ``state`` made of ``parent``'s own log and monitors, the events
+        ``state``'s history adds appended and stepped in place; ``parent`` leaves the
+        evaluator (its state is expanded and no other state met with its history
+        waits). ``None``, with ``parent`` untouched, where the history cannot extend a
+        log in place."""
+        log = parent.log
+        start = len(log)
+        grow = getattr(self.history(state), "extend_log_in_place", None)
+        if grow is None or not grow(log):
+            return None
+        for where in (self._entries, self._older):
+            if where.get(parent_key) is parent:
+                del where[parent_key]
+        if self._last is parent:
+            self._last_key = self._last = None
+        monitors = parent.monitors
+        open_ = self.open
+        for name in [name for name in monitors if name not in open_]:  # type: ignore[union-attr]
+            del monitors[name]  # type: ignore[union-attr]
+        parent.log = parent.monitors = None  # handed on: nothing reads it as it was
+        entry = _Entry(log, monitors, parent.violated)
+        self._step(entry, start)
         return entry
 
     def _ready(self, entry: _Entry) -> _Entry:

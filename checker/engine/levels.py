@@ -312,7 +312,9 @@ class OneProcessLevels(LevelLoop):
                     if problem:
                         raise SpecError(f"{self.spec.name}: {problem}")
                 if checks:
-                    found = on_state(t, history_key(t) if history_key else None, parent_key, parent)
+                    # the parent's last new successor may take its entry over (released below)
+                    last = j + 1 >= nnew or new[j + 1] >= end
+                    found = on_state(t, history_key(t) if history_key else None, parent_key, parent, last)
                     if found:
                         record(found, first + j)
                         checks = bool(evaluator.state_checks or evaluator.history_checks)

@@ -115,8 +115,11 @@ class _LockGraph:
             self.succ[a] += (b,)
         else:
             self.hub[-1 - a] += (b,)
-        if self.check and not self.cycle and self._reaches(b, a):
-            self.cycle = True
+        if self.check and not self.cycle:
+            # b reaches a only through a successor of its own (or being a); most new
+            # edges end at a new event, which has none yet
+            if (b == a or (self.succ[b] if b >= 0 else self.hub[-1 - b])) and self._reaches(b, a):
+                self.cycle = True
 
     def _remove(self, a: int, b: int) -> None:
         if self.why is not None:
@@ -271,12 +274,23 @@ class GlobalLock(Monitor):
         other.held = dict(self.held)
         return other
 
-    def _event(self, i: int) -> tuple[bool, int]:
-        """Take event ``i`` into the graph: whether an edge it added closed a cycle, and
-        the earliest signal of a late pair it formed (-1 if none)."""
+    def _event(self, i: int) -> None:
+        """Take event ``i`` into the graph (a prefix already decided)."""
+        self.graph.event(i, self._pairs_at(i))
+
+    def _take(self, i: int) -> Violation | None:
+        """Take event ``i`` into the graph, every event before it taken: the violation
+        when the prefix it ends is the first with a cycle."""
         pairs = self._pairs_at(i)
-        late = min((sig for r, sig in pairs if sig > r), default=-1)
-        return self.graph.event(i, pairs), late
+        cycle = self.graph.event(i, pairs)
+        self.stepped = i + 1
+        if pairs:
+            late = min((sig for r, sig in pairs if sig > r), default=-1)
+            if late >= 0:  # a late pair's edge is in every prefix holding its signal
+                for end in range(late + 1, i + 1):
+                    if _cyclic(lock_graph(self.log, end)[0]):
+                        return self._found(end)
+        return self._found(i + 1) if cycle else None
 
     def _pairs_at(self, i: int) -> list[tuple[int, int]]:
         """The signal pairs event ``i`` completes (held from :meth:`run` if it paired them)."""
@@ -304,13 +318,7 @@ class GlobalLock(Monitor):
         if self.done:
             return None
         self._catch_up(i)
-        cycle, late = self._event(i)
-        self.stepped = i + 1
-        if late >= 0:  # a late pair's edge is in every prefix holding its signal
-            for end in range(late + 1, i + 1):
-                if _cyclic(lock_graph(self.log, end)[0]):
-                    return self._found(end)
-        return self._found(i + 1) if cycle else None
+        return self._take(i)
 
     def _catch_up(self, i: int) -> None:
         """Take the events :meth:`run` decided (and did not lay out) into the graph."""
@@ -343,7 +351,12 @@ class GlobalLock(Monitor):
         if self.done or start >= end:
             return None
         if start and end - start <= STEPWISE and len(self.graph.succ) == start:  # a few more events: step them
-            return super().run(start, end)
+            take = self._take
+            for i in range(start, end):
+                found = take(i)
+                if found is not None:
+                    return found
+            return None
         log = self.log
         self._pair_up(end)
         self.stepped = end

@@ -184,9 +184,9 @@ class SignalPairs:
         """An independent copy reading ``log``."""
         other = SignalPairs(log)
         other.unit = self.unit
-        other.unit_outs = {k: v[:] for k, v in self.unit_outs.items()}
-        other.outs = {k: deque(v) for k, v in self.outs.items()}
-        other.early = {k: deque(v) for k, v in self.early.items()}
+        other.unit_outs = {k: v[:] for k, v in self.unit_outs.items()} if self.unit_outs else {}
+        other.outs = {k: deque(v) for k, v in self.outs.items()} if self.outs else {}
+        other.early = {k: deque(v) for k, v in self.early.items()} if self.early else {}
         return other
 
 
