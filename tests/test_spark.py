@@ -121,14 +121,15 @@ BUILTIN = builtin_models()
 SHARED_DRIVER_STATES = 1000
 
 
-# The three largest built-in models (233,478, 115,488 and 93,301 states unreduced) are
-# most of the shared search's time; the suite compares them up to these many states
-# (bus1-3's and lamport-2-two-sends' first 15 and 13 levels, the last of them 12,626 and
-# 6,963 states wide; bus1-impl-synthetic-causality's first 21 of 30; the bound stops both
-# engines at the same state), and ORDERCHECK_SPARK_ALL=1 compares them whole, as it does
-# every other model.
+# The four largest built-in models (233,478, 115,856, 115,488 and 93,301 states
+# unreduced) are most of the shared search's time; the suite compares them up to these
+# many states (bus1-3's and lamport-2-two-sends' first 15 and 13 levels, the last of them
+# 12,626 and 6,963 states wide; the synthetic-causality pair's first 21 of 30; the bound
+# stops both engines at the same state), and ORDERCHECK_SPARK_ALL=1 compares them whole,
+# as it does every other model.
 LARGEST = {} if os.environ.get("ORDERCHECK_SPARK_ALL") == "1" else {
-    "bus1-3": 40_000, "bus1-impl-synthetic-causality": 30_000, "lamport-2-two-sends": 20_000}
+    "bus1-3": 40_000, "bus1-impl-synthetic-causality": 30_000, "bus1-impl-synthetic-causality-fixed": 30_000,
+    "lamport-2-two-sends": 20_000}
 
 
 def builtin_model(path: Path):
