@@ -17,6 +17,13 @@ os.environ.setdefault("ORDERCHECK_STRICT_EXIT_CODES", "1")
 the test that ran it (with exit code 70), in this process and in the runs it starts."""
 
 
+os.environ.setdefault("ORDERCHECK_SPARK_JVM_OPTIONS", "-XX:+UseParallelGC -XX:TieredStopAtLevel=1")
+"""ordercheck.checker.spark.session: every Spark JVM the tests start (the session's, and
+each run's in a process of its own) compiles with the JIT's first tier only: about a
+third less CPU for a JVM's start and a short search (measured: a start and two small
+models, 33 to 21 CPU seconds; the shared search of tests/test_spark.py, 85 to 72)."""
+
+
 @pytest.fixture
 def run_cli():
     """Run ``ordercheck ARGS`` in-process; returns the click Result (exit_code, output)."""

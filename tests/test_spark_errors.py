@@ -67,3 +67,40 @@ def test_a_job_the_executors_python_cannot_run_is_one_line_naming_pyspark_python
         assert "set PYSPARK_PYTHON" in line and "docs/howto/spark.md" in line and "\n" not in line, line
     other = job_error(Exception(SPEC_RAISED)).line()  # any other failure: as before
     assert other == "spark: a Spark job failed after its retries: ZeroDivisionError: division by zero", other
+
+
+def _driver_java_options(monkeypatch) -> str:
+    """The ``spark.driver.extraJavaOptions`` a local start would give its JVM (the start
+    itself is refused before any JVM runs)."""
+    import pyspark
+    import pyspark.java_gateway
+
+    from ordercheck.checker.spark.session import SparkUnavailable, get_spark
+
+    seen: list[str] = []
+
+    def launch(conf, popen_kwargs=None):
+        seen.append(conf.get("spark.driver.extraJavaOptions"))
+        raise RuntimeError("no JVM in this test")
+
+    monkeypatch.setattr(pyspark.java_gateway, "launch_gateway", launch)
+    monkeypatch.setattr(pyspark.SparkContext, "_active_spark_context", None)
+    try:
+        get_spark("local[1]")
+    except SparkUnavailable:
+        pass
+    assert len(seen) == 1
+    return seen[0]
+
+
+def test_the_environment_names_the_local_jvms_options(monkeypatch) -> None:
+    """ORDERCHECK_SPARK_JVM_OPTIONS replaces the default options of a local[...] JVM
+    (the log configuration stays); unset, the default is used."""
+    from ordercheck.checker.spark.session import JVM_OPTIONS_ENV, LOCAL_JVM_OPTIONS
+
+    monkeypatch.setenv(JVM_OPTIONS_ENV, "-XX:+UseSerialGC -Xss2m")
+    opts = _driver_java_options(monkeypatch)
+    assert opts.endswith(" -XX:+UseSerialGC -Xss2m") and "log4j2.configurationFile" in opts
+    assert LOCAL_JVM_OPTIONS not in opts
+    monkeypatch.delenv(JVM_OPTIONS_ENV)
+    assert _driver_java_options(monkeypatch).endswith(" " + LOCAL_JVM_OPTIONS)

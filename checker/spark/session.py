@@ -55,7 +55,14 @@ the throughput collector, with no concurrent marking threads competing with the 
 for the machine's cores. (The JIT compiler's first tier alone was measured too: its
 compiler threads' 17 CPU seconds vanish, but the tasks' own JVM time doubles and the
 search ends later; see the performance page.) ``spark.driver.extraJavaOptions`` given in
-``conf`` (from Python, ``SparkOptions.conf``) replaces these options."""
+``conf`` (from Python, ``SparkOptions.conf``) replaces these options, and
+:data:`JVM_OPTIONS_ENV` replaces them where it is set."""
+
+JVM_OPTIONS_ENV = "ORDERCHECK_SPARK_JVM_OPTIONS"
+"""Where set, the JVM options used instead of :data:`LOCAL_JVM_OPTIONS` on a ``local[...]``
+master (whitespace-separated, as ``java`` takes them; empty for none). For many short
+runs (a test suite) ``-XX:+UseParallelGC -XX:TieredStopAtLevel=1`` starts each JVM
+with about a third less CPU; for one long search the default is faster."""
 
 
 _started_jvm: Any = None
@@ -169,8 +176,8 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         # On local[...] the driver's JVM is the executor too: it holds every level's rows
         # (the visited set's fingerprints, the frontier's states) and shuffles them.
         settings["spark.driver.memory"] = LOCAL_DRIVER_MEMORY
-        # The throughput collector (see LOCAL_JVM_OPTIONS).
-        settings["spark.driver.extraJavaOptions"] += " " + LOCAL_JVM_OPTIONS
+        # The throughput collector (see LOCAL_JVM_OPTIONS), or the options the environment names.
+        settings["spark.driver.extraJavaOptions"] += " " + os.environ.get(JVM_OPTIONS_ENV, LOCAL_JVM_OPTIONS)
         settings["spark.driver.host"] = "127.0.0.1"
         settings["spark.driver.bindAddress"] = "127.0.0.1"
         # The executors see this process's ordercheck, and run this interpreter unless
