@@ -305,8 +305,8 @@ def export_model(model: Model, *, symmetry: bool | None = None, ours: Result | N
     if protocol is not None:
         protocol_text = module
         module = env.get_template("mc.tla.j2").render(
-            header=mc_header, protocol=protocol, peers=list(adapter.names),  # type: ignore[attr-defined]
-            definitions=adapter.mc_definitions(),  # type: ignore[attr-defined]
+            header=mc_header, protocol=protocol, peers=adapter.mc_model_values(),
+            definitions=adapter.mc_definitions(), about=adapter.mc_about,
         )
     files = {f"{name}.tla": module}
     if protocol_text is not None:

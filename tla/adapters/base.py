@@ -114,6 +114,23 @@ class Adapter:
 
     # -- what the template gets ---------------------------------------------------------
 
+    mc_about: ClassVar[str] = (
+        "the peers, their order (Python's peer ids) and each peer's sends, as the\n"
+        "   destination sets each send may choose from"
+    )
+    """What the model module's definitions give (the comment at its top), where the
+    spec has a :attr:`protocol_module`."""
+
+    def mc_model_values(self) -> list[str]:
+        """The model values the model module declares as its CONSTANTS (and the
+        configuration sets to themselves), where the spec has a :attr:`protocol_module`."""
+        raise NotImplementedError(f"{type(self).__name__} has a protocol module but no model values")
+
+    def mc_definitions(self) -> list[tuple[str, str]]:
+        """The model module's definitions, ``(name, TLA+ expression)``, which the
+        configuration binds the protocol module's constants to (``Const <- MCConst``)."""
+        raise NotImplementedError(f"{type(self).__name__} has a protocol module but no model definitions")
+
     def exported_properties(self) -> list[ExportedProperty]:
         """Every property of the spec, with its TLA+ names."""
         out = []
@@ -220,6 +237,10 @@ class PeerAdapter(Adapter):
         """A peer's model value -> its peer id (the inverse of :attr:`peers`)."""
 
     # -- template ---------------------------------------------------------------------
+
+    def mc_model_values(self) -> list[str]:
+        """The peers' names: the model module declares each as a model value."""
+        return list(self.names)
 
     def mc_definitions(self) -> list[tuple[str, str]]:
         """The model module's definitions for a parameterised protocol module, as
