@@ -98,6 +98,13 @@ class Adapter:
     ``drops`` it is exported as ``EventuallyDeliveredOrDropped == <>[]AllDeliveredOrDropped``;
     without, as ``EventualDelivery == <>[]AllDelivered`` (deliveries only), the type
     invariant ruling drop events out so that the two coincide."""
+    happened_before: ClassVar[tuple[str, ...]] = ()
+    """The invariants of ``Name_happened_before.cfg``, each defined in the module (the
+    template piece ``_properties.tla.j2`` defines them over ``HappenedBefore.tla``):
+    ``AgreesWithHappenedBefore`` (the library's Fifo, Causal and Total equal
+    HappenedBefore's in every state) and ``StoredPastIsCausalPast`` (the past stored with
+    each message is the set of messages sent causally before it). Empty for a spec
+    without the peers' history."""
     actions: ClassVar[dict[str, str]] = {}
     """Action label name -> the TLA+ action of one peer ``p`` that mirrors it: the
     formula each ``WF``/``SF`` conjunct of :meth:`fairness` quantifies over ``p``."""
@@ -221,6 +228,8 @@ class PeerAdapter(Adapter):
     sets in TLA+ (:meth:`msgs`, :meth:`mask`, :meth:`peer_set`, :meth:`peer_mask`); a
     per-peer tuple is a function from the peers (:meth:`per_peer`, :meth:`from_peers`).
     """
+
+    happened_before = ("AgreesWithHappenedBefore", "StoredPastIsCausalPast")
 
     def __init__(self, spec: Spec) -> None:
         super().__init__(spec)
