@@ -30,52 +30,51 @@ Ev(e) == logs[e[1]][e[2]]
 Events == UNION {{<<p, i>> : i \in DOMAIN logs[p]} : p \in Peers}
 
 (* The messages with a send event, and that event. *)
-SendsOf(m) == {i \in DOMAIN logs[m[1]] : logs[m[1]][i] = [kind |-> "send", arg |-> m]}
-Sent == {m \in {Ev(e).arg : e \in {x \in Events : Ev(x).kind = "send"}} : m[1] \in Peers}
-SendOf(m) == <<m[1], CHOOSE i \in SendsOf(m) : TRUE>>
+IsSent(m) == m[1] \in Peers /\ \E i \in DOMAIN logs[m[1]] : logs[m[1]][i] = [kind |-> "send", arg |-> m]
+Sent == {Ev(e).arg : e \in {x \in Events : Ev(x).kind = "send"}}
+SendOf(m) == <<m[1], CHOOSE i \in DOMAIN logs[m[1]] : logs[m[1]][i] = [kind |-> "send", arg |-> m]>>
 Dests(m) == IF m[2] \in DOMAIN sent[m[1]] THEN sent[m[1]][m[2]].dests ELSE {}
 
 (* How many events of a kind and argument p's log holds among its first i. *)
 Count(p, i, kind, arg) == Cardinality({k \in 1..i : logs[p][k] = [kind |-> kind, arg |-> arg]})
 
-(* The events on other peers that event e immediately follows: the send of *)
-(* the message e delivers; the signal e receives.                          *)
-Sources(e) ==
-    IF Ev(e).kind = "deliver" /\ Ev(e).arg \in Sent THEN {SendOf(Ev(e).arg)}
-    ELSE IF Ev(e).kind = "signal_in" /\ Ev(e).arg \in Peers
-    THEN LET p == Ev(e).arg
-             k == Count(e[1], e[2], "signal_in", p)
-         IN  {<<p, i>> : i \in {j \in DOMAIN logs[p] :
-                                   /\ logs[p][j] = [kind |-> "signal_out", arg |-> e[1]]
-                                   /\ Count(p, j, "signal_out", e[1]) = k}}
-    ELSE {}
+(* The events that event e immediately follows: the previous event of its  *)
+(* peer; the send of the message e delivers; the signal e receives.        *)
+Preds(e) ==
+    (IF e[2] > 1 THEN {<<e[1], e[2] - 1>>} ELSE {})
+    \cup
+    (IF Ev(e).kind = "deliver" /\ IsSent(Ev(e).arg) THEN {SendOf(Ev(e).arg)}
+     ELSE IF Ev(e).kind = "signal_in" /\ Ev(e).arg \in Peers
+     THEN LET p == Ev(e).arg
+              k == Count(e[1], e[2], "signal_in", p)
+          IN  {<<p, j>> : j \in {i \in DOMAIN logs[p] :
+                                    /\ logs[p][i] = [kind |-> "signal_out", arg |-> e[1]]
+                                    /\ Count(p, i, "signal_out", e[1]) = k}}
+     ELSE {})
 
-(* A cut: how many events of each peer's log it holds (a prefix of each).  *)
-(* Close(c) is the smallest cut holding c and, with each event, its        *)
-(* sources: the events of a causal history.                                *)
+(* The vector clock of each event: VC[e][r] is how many of r's events      *)
+(* happened before e, or are e. It is the least solution of: VC[e] is e's  *)
+(* own position joined with the clocks of e's immediate predecessors,      *)
+(* reached by iterating that equation from the positions alone.            *)
 Max(S) == CHOOSE x \in S : \A y \in S : y <= x
-SourcesIn(c) == UNION {UNION {Sources(<<q, i>>) : i \in 1..c[q]} : q \in Peers}
-Widen(c) ==
-    LET sources == SourcesIn(c)
-    IN  [r \in Peers |-> Max({c[r]} \cup {s[2] : s \in {t \in sources : t[1] = r}})]
-RECURSIVE Close(_)
-Close(c) == IF Widen(c) = c THEN c ELSE Close(Widen(c))
+JoinAll(V) == [r \in Peers |-> Max({v[r] : v \in V})]
+RECURSIVE Fix(_, _)
+Fix(preds, vc) ==
+    LET next == [e \in DOMAIN vc |-> JoinAll({vc[e]} \cup {vc[d] : d \in preds[e]})]
+    IN  IF next = vc THEN vc ELSE Fix(preds, next)
+VectorClocks ==
+    Fix([e \in Events |-> Preds(e)], [e \in Events |-> [r \in Peers |-> IF r = e[1] THEN e[2] ELSE 0]])
 
-(* History(e): e and every event that happened before it, as a cut.        *)
-History(e) == Close([r \in Peers |-> IF r = e[1] THEN e[2] ELSE 0])
-(* e1 happened before e2. *)
-HappenedBefore(e1, e2) == e1 /= e2 /\ e1[2] <= History(e2)[e1[1]]
-
+(* e1 happened before e2, by the vector clocks vc. *)
+HappenedBefore(vc, e1, e2) == e1 /= e2 /\ e1[2] <= vc[e2][e1[1]]
 (* m1 -> m2: the send of m1 happened before the send of m2. *)
-CausallyBefore(m1, m2) == HappenedBefore(SendOf(m1), SendOf(m2))
-(* The messages whose send happened before m's: m's causal past.           *)
-CausalPast(m) ==
-    LET h == History(SendOf(m))
-    IN  {m1 \in Sent : m1 /= m /\ SendOf(m1)[2] <= h[m1[1]]}
+CausallyBefore(vc, m1, m2) == HappenedBefore(vc, SendOf(m1), SendOf(m2))
+(* The messages sent causally before m: m's causal past. *)
+CausalPast(vc, m) == {m1 \in Sent : m1 /= m /\ CausallyBefore(vc, m1, m)}
 
 (* q consumed (delivered, or dropped with a reason) m before its j-th event. *)
 ConsumedBefore(q, m, j) == \E i \in 1..(j - 1) : logs[q][i].kind \in {"deliver", "drop"} /\ logs[q][i].arg = m
-Deliveries(q) == {j \in DOMAIN logs[q] : logs[q][j].kind = "deliver" /\ logs[q][j].arg \in Sent}
+Deliveries(q) == {j \in DOMAIN logs[q] : logs[q][j].kind = "deliver" /\ IsSent(logs[q][j].arg)}
 
 (* fifo: a peer delivers two messages of one sender addressed to it in the *)
 (* order they were sent: when q delivers m2, each message m2's sender sent *)
@@ -89,11 +88,12 @@ Fifo ==
 
 (* causal: a peer delivers two messages addressed to it in happened-before *)
 (* order of their sends: when q delivers m2, each message sent to q        *)
-(* causally before m2 (CausallyBefore(m1, m2), that is m1 in               *)
-(* CausalPast(m2)) was delivered or dropped at q already.                  *)
+(* causally before m2 (m1 in CausalPast(vc, m2)) was delivered or dropped *)
+(* at q already.                                                           *)
 Causal ==
-    \A q \in Peers : \A j \in Deliveries(q) :
-        \A m1 \in CausalPast(logs[q][j].arg) : q \in Dests(m1) => ConsumedBefore(q, m1, j)
+    LET vc == VectorClocks
+    IN  \A q \in Peers : \A j \in Deliveries(q) :
+            \A m1 \in CausalPast(vc, logs[q][j].arg) : q \in Dests(m1) => ConsumedBefore(q, m1, j)
 
 (* total (pairwise): two peers deliver any two messages both delivered in  *)
 (* the same order (by each one's first delivery of each).                  *)
@@ -108,5 +108,6 @@ Total ==
 (* records with each message sent (sent[p][k].past) holds exactly the      *)
 (* messages sent causally before it.                                       *)
 StoredPastIsCausalPast ==
-    \A m \in Sent : m[2] \in DOMAIN sent[m[1]] => sent[m[1]][m[2]].past = CausalPast(m)
+    LET vc == VectorClocks
+    IN  \A m \in Sent : m[2] \in DOMAIN sent[m[1]] => sent[m[1]][m[2]].past = CausalPast(vc, m)
 =============================================================================
