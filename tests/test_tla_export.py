@@ -289,5 +289,6 @@ def test_one_module_per_protocol():
         if name is not None:
             texts.setdefault(name, set()).add(export.files[f"{name}.tla"])
             assert len(export.module.splitlines()) < 40, export.name
-    assert {"NaiveFifo", "BSS", "SES", "MatrixClocks", "Bus1", "LamportTotalOrder", "Skeen", "SequencerTotalOrder"} <= set(texts)
+    assert {"NaiveFifo", "BSS", "SES", "MatrixClocks", "Bus1", "LamportTotalOrder", "Skeen", "SequencerTotalOrder",
+            "Retransmit", "SynchronousOrdering", "RestartClocks"} <= set(texts)
     assert {name: len(found) for name, found in texts.items()} == dict.fromkeys(texts, 1)
