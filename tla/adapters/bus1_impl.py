@@ -13,7 +13,7 @@ from typing import Any
 from ordercheck.specs import bus1_impl as bi
 from ordercheck.specs import bus1_queue as bq
 from ordercheck.specs.bus1_impl_script import Op
-from ordercheck.tla.adapters.base import PeerAdapter, _seq
+from ordercheck.tla.adapters.base import ExportedProperty, PeerAdapter, _seq
 
 STATES = {bi.NONE: "none", bi.ATTACHED: "attached", bi.PUBLIC: "public", bi.RELEASED: "released"}
 FLAGS = {bi.F_DESTROYED: "destroyed", bi.F_RELEASED: "released", bi.F_ABSENT: "absent"}
@@ -46,6 +46,7 @@ def _back(table: dict[int, str], name: str) -> int:
 
 class Bus1ImplAdapter(PeerAdapter):
     template = "bus1_impl.tla.j2"
+    protocol_module = "Bus1Impl"
     variables = ("queues", "handles", "nodeFlags", "txs", "pcs", "sent", "logs", "drops", "know", "notes",
                  "valid", "dequeued", "bad", "warns", "ranks", "relRanks")
     drops = True
@@ -113,24 +114,54 @@ class Bus1ImplAdapter(PeerAdapter):
                 f'waits |-> {waits}, creates |-> {creates}]')
 
     def context(self) -> dict[str, Any]:
+        return {"peers": list(self.names)}
+
+    mc_about = ("the peers, their order (Python's peer ids), the nodes' owners and initial holders, the\n"
+                "   nodes created by a send, each peer's operations and the owners whose release groups rank")
+
+    def mc_definitions(self) -> list[tuple[str, str]]:
         spec: Any = self.spec
-        return {
-            "peers": list(self.names),
-            "owners": [self.names[o] for o in spec.owners],
-            "holders": [[self.names[p] for p in range(spec.peers) if h >> p & 1] for h in spec.holders],
-            "ops": [(self.names[p], [self._op(op) for op in ops]) for p, ops in enumerate(spec.ops)],
-            "msg_ops": [(self.names[p], [self._op(op) for op in ops]) for p, ops in enumerate(spec.msg_ops)],
-            "ties": spec.ties,
-            "mutant": spec.mutant,
-            "liveness": spec.liveness,
-            "addresses": spec.addresses,
-            "acquire": spec.acquire,
-            "release_owners": [self.names[o] for o in spec.release_owners],
-            "fresh": [str(n) for n in spec.fresh_nodes],
-        }
+        names = list(self.names)
+
+        def seq(items: list[str]) -> str:
+            return "<<" + ", ".join(items) + ">>"
+
+        def peer_set(ps: list[str]) -> str:
+            return "{" + ", ".join(ps) + "}"
+
+        script = "[p \\in MCPeers |->\n" + "".join(
+            f"    {'  CASE' if i == 0 else '   []'} p = {self.names[p]} -> "
+            + seq([self._op(op) for op in ops]).replace(", [kind", ",\n                 [kind") + "\n"
+            for i, (p, ops) in enumerate(enumerate(spec.ops))
+        ).rstrip("\n") + "]"
+        return [
+            ("MCPeers", peer_set(names)),
+            ("MCPeerOrder", seq(names) + "   \\* Python's peer ids: " + names[0] + " is 0, ..."),
+            ("MCOwnerSeq", seq([self.names[o] for o in spec.owners])
+             + f'   \\* nodes = "{"".join(self.names[o] for o in spec.owners)}"'),
+            ("MCInitialHolders", seq([peer_set([self.names[p] for p in range(spec.peers) if h >> p & 1])
+                                      for h in spec.holders])),
+            ("MCFreshNodes", "{" + ", ".join(str(n) for n in spec.fresh_nodes) + "}"),
+            ("MCScript", script),
+            ("MCReleaseOwners", peer_set([self.names[o] for o in spec.release_owners])),
+        ]
 
     def cfg_constants(self) -> list[tuple[str, str]]:
-        return [(n, n) for n in self.names] + [("NoPeer", "NoPeer")]
+        spec: Any = self.spec
+        bound = [(c, f"<- MC{c}") for c in ("Peers", "PeerOrder")] + [("NoPeer", "NoPeer")] + [
+            (c, f"<- MC{c}") for c in ("OwnerSeq", "InitialHolders", "FreshNodes", "Script", "ReleaseOwners")]
+        modes = [("Addresses", spec.addresses), ("Ties", spec.ties), ("Liveness", spec.liveness),
+                 ("AcquireMode", spec.acquire), ("Mutant", spec.mutant)]
+        return [(n, n) for n in self.names] + bound + [(c, f'"{v}"') for c, v in modes]
+
+    def exported_properties(self) -> list[ExportedProperty]:
+        """The spec's properties; ``acquire_split`` (a property of the models with
+        ``acquire = "each"`` only) is defined in the one module of every model, so that
+        its text is the same for all."""
+        out = super().exported_properties()
+        if not any(p.name == "acquire_split" for p in out):
+            out.append(ExportedProperty("acquire_split", "sometimes", "AcquireSplit", "NeverAcquireSplit"))
+        return out
 
     def symmetry(self) -> tuple[bool, str]:
         return False, "node owners, node addresses and the script tie each peer to its role"
