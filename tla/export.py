@@ -326,9 +326,13 @@ def export_model(model: Model, *, symmetry: bool | None = None, ours: Result | N
     env = template_environment(getattr(adapter, "template_dir", None))
     module = env.get_template(adapter.template).render(**context)
     configs = plan_configs(name, props, model, ours)
+    # The agreement configuration, where the module defines what it checks (a user's
+    # template that leaves out _properties.tla.j2 does not).
     agreement = happened_before_config(name, adapter, configs[0])
-    if agreement is not None:
+    if agreement is not None and all(f"\n{inv} ==" in module for inv in adapter.happened_before):
         configs.append(agreement)
+    else:
+        agreement = None
     protocol_text = None
     if protocol is not None:
         protocol_text = module
