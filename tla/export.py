@@ -331,8 +331,6 @@ def export_model(model: Model, *, symmetry: bool | None = None, ours: Result | N
     agreement = happened_before_config(name, adapter, configs[0])
     if agreement is not None and all(f"\n{inv} ==" in module for inv in adapter.happened_before):
         configs.append(agreement)
-    else:
-        agreement = None
     protocol_text = None
     if protocol is not None:
         protocol_text = module
@@ -349,6 +347,6 @@ def export_model(model: Model, *, symmetry: bool | None = None, ours: Result | N
                                         type_ok=cfg.role == "main", purpose=purpose)
     files[f"{name}.manifest.json"] = manifest(name, model, configs)
     files[LIBRARY_MODULE] = (TEMPLATES / LIBRARY_MODULE).read_text(encoding="utf-8")
-    if agreement is not None:
+    if "INSTANCE HappenedBefore" in (protocol_text or module):  # beside every module that instantiates it
         files[HAPPENED_BEFORE_MODULE] = (TEMPLATES / HAPPENED_BEFORE_MODULE).read_text(encoding="utf-8")
     return Export(name, module, files[f"{name}.cfg"], props, use_symmetry, adapter, files, configs, protocol_text)
