@@ -14,7 +14,7 @@ from ordercheck.checker.api.result import Result, Stats
 from ordercheck.checker.loading.modelfile import load_model
 from ordercheck.tla.adapters import adapter_for, refusal
 from ordercheck.tla.crosscheck import CrossCheck, TlcVerdict, _compare
-from ordercheck.tla.export import LIBRARY_MODULE, NoTemplate, export_model
+from ordercheck.tla.export import HAPPENED_BEFORE_MODULE, LIBRARY_MODULE, NoTemplate, export_model
 from ordercheck.tla.tlc import parse_output
 from ordercheck.tla.traces import TraceMismatch, from_tlc
 from ordercheck.tla.values import parse_value
@@ -82,6 +82,7 @@ def test_library_module_parses():
     from ordercheck.tla.export import TEMPLATES
 
     assert problems((TEMPLATES / LIBRARY_MODULE).read_text()) == []
+    assert problems((TEMPLATES / HAPPENED_BEFORE_MODULE).read_text()) == []
 
 
 @pytest.mark.parametrize("path", MODEL_FILES, ids=lambda p: p.stem)
@@ -101,14 +102,20 @@ def test_export_parses_and_names_everything(path):
         assert prop.checked in defined and prop.predicate in defined, prop.name
     # The configurations together check exactly the model's properties, each once, the
     # main one TypeOK too; each other configuration checks one property.
+    # The happened-before configuration checks the adapter's agreement invariants, defined.
     checked = []
     for config in export.configs:
         cfg = export.files[config.file].splitlines()
         listed = [line.split()[1] for line in cfg if line.startswith(("INVARIANT", "PROPERTY"))]
         assert listed == config.checks
+        if config.role == "happened_before":
+            assert listed == list(export.adapter.happened_before) and set(listed) <= defined
+            assert "HappenedBefore.tla" in export.files
+            continue
         assert (listed[:1] == ["TypeOK"]) == (config.role == "main") and (config.role == "main" or len(listed) == 1)
         checked += listed
     assert sorted(checked) == sorted(["TypeOK", *[p.checked for p in export.properties]])
+    assert any(c.role == "happened_before" for c in export.configs) == bool(export.adapter.happened_before)
     assert [p.name for p in export.properties] == [p.name for p in model.properties]
     # One TLA+ action per Python action label, each pointing back at it.
     _states, labels = reachable(model.spec)
@@ -282,5 +289,6 @@ def test_one_module_per_protocol():
         if name is not None:
             texts.setdefault(name, set()).add(export.files[f"{name}.tla"])
             assert len(export.module.splitlines()) < 40, export.name
-    assert {"NaiveFifo", "BSS", "SES", "MatrixClocks", "Bus1", "LamportTotalOrder", "Skeen", "SequencerTotalOrder"} <= set(texts)
+    assert {"NaiveFifo", "BSS", "SES", "MatrixClocks", "Bus1", "LamportTotalOrder", "Skeen", "SequencerTotalOrder",
+            "Retransmit", "SynchronousOrdering", "RestartClocks"} <= set(texts)
     assert {name: len(found) for name, found in texts.items()} == dict.fromkeys(texts, 1)

@@ -68,6 +68,7 @@ def test_without_counts_the_model_files_expectations_decide(run_cli, tmp_path):
         ("fifo_3.cfg", "no error"),
         ("fifo_3_violates_causal.cfg", "invariant violated"),
         ("fifo_3_violates_global_lock.cfg", "invariant violated"),
+        ("fifo_3_happened_before.cfg", "no error"),
     ]
     assert "distinct_states" not in manifest["configs"][0]
 
@@ -157,3 +158,55 @@ def test_fairness_leaves_sends_optional(run_cli, tmp_path):
     (tmp_path / "Sends.cfg").write_text(cfg + "SPECIFICATION Spec\nPROPERTY EventualDelivery\nPROPERTY EverySendMade\n")
     run = run_tlc(tmp_path, "Sends", "Sends.cfg", timeout=300)
     assert (run.kind, run.violated) == ("temporal", "EverySendMade"), run.output[-2000:]
+
+
+HISTORIES = r"""---- MODULE Histories ----
+EXTENDS Naturals, Sequences, TLC
+CONSTANTS a, b, c
+VARIABLES sent, logs, case
+Peers == {a, b, c}
+S(m) == [kind |-> "send", arg |-> m]
+D(m) == [kind |-> "deliver", arg |-> m]
+Msg(p, dests, past) == <<[dests |-> dests, past |-> past]>>
+(* "signal": a sends <<a, 1>> to c and signals b, which then sends <<b, 1>> to c; c   *)
+(* delivers <<b, 1>> first, a causal violation that only the signal makes one.       *)
+(* "drop": a sends <<a, 1>> to b, b drops it and sends <<b, 1>> to c: a drop is no   *)
+(* receive, so <<a, 1>> is not in the causal past of <<b, 1>>.                       *)
+Init ==
+    \/ /\ case = "signal"
+       /\ sent = (a :> Msg(a, {c}, {})) @@ (b :> Msg(b, {c}, {<<a, 1>>})) @@ (c :> <<>>)
+       /\ logs = (a :> <<S(<<a, 1>>), [kind |-> "signal_out", arg |-> b]>>)
+                 @@ (b :> <<[kind |-> "signal_in", arg |-> a], S(<<b, 1>>)>>)
+                 @@ (c :> <<D(<<b, 1>>), D(<<a, 1>>)>>)
+    \/ /\ case = "drop"
+       /\ sent = (a :> Msg(a, {b}, {})) @@ (b :> Msg(b, {c}, {})) @@ (c :> <<>>)
+       /\ logs = (a :> <<S(<<a, 1>>)>>) @@ (b :> <<[kind |-> "drop", arg |-> <<a, 1>>], S(<<b, 1>>)>>)
+                 @@ (c :> <<D(<<b, 1>>)>>)
+Next == UNCHANGED <<sent, logs, case>>
+Spec == Init /\ [][Next]_<<sent, logs, case>>
+H == INSTANCE OrderingProperties
+HB == INSTANCE HappenedBefore
+Expected ==
+    /\ HB!StoredPastIsCausalPast /\ HB!Fifo /\ HB!Total
+    /\ HB!Causal = H!Causal
+    /\ IF case = "signal"
+       THEN ~HB!Causal /\ HB!CausalPast(HB!VectorClocks, <<b, 1>>) = {<<a, 1>>}
+       ELSE HB!Causal /\ HB!CausalPast(HB!VectorClocks, <<b, 1>>) = {}
+====
+"""
+
+
+@pytest.mark.tlc
+@pytest.mark.skipif(bool(NO_TLC), reason=NO_TLC or "TLC available")
+def test_happened_before_follows_signals_and_not_drops(tmp_path):
+    """HappenedBefore.tla's causal past goes through a signal and not through a drop, and
+    its Causal decides both histories as the library's does."""
+    from ordercheck.tla.export import HAPPENED_BEFORE_MODULE, LIBRARY_MODULE, TEMPLATES
+    from ordercheck.tla.tlc import run_tlc
+
+    for module in (LIBRARY_MODULE, HAPPENED_BEFORE_MODULE):
+        (tmp_path / module).write_text((TEMPLATES / module).read_text())
+    (tmp_path / "Histories.tla").write_text(HISTORIES)
+    (tmp_path / "Histories.cfg").write_text("CONSTANTS a = a b = b c = c\nSPECIFICATION Spec\nINVARIANT Expected\n")
+    run = run_tlc(tmp_path, "Histories", "Histories.cfg", timeout=120)
+    assert run.complete and run.distinct == 2, run.output[-2000:]

@@ -121,7 +121,7 @@ def run_tlc_until_complete(
         text = render_config(export.name, model, export.adapter, remaining, export.symmetry,
                              purpose="is the main configuration without the properties TLC found violated")
         (directory / cfg).write_text(text, encoding="utf-8")
-    for config in export.configs[1:]:
+    for config in export.verdict_configs:
         (prop,) = config.properties
         run = run_tlc(directory, export.name, config.file, workers=workers, timeout=timeout)
         runs.append(run)

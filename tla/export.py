@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 LIBRARY_MODULE = "OrderingProperties.tla"
+HAPPENED_BEFORE_MODULE = "HappenedBefore.tla"
+"""The ordering properties written from happened-before over the logs, which the
+``Name_happened_before.cfg`` configuration checks against the library's."""
 
 
 class NoTemplate(InputError):
@@ -58,7 +61,10 @@ class TlcConfig:
     ``role`` is ``"main"`` (``TypeOK`` and every property expected to hold),
     ``"violation"`` (one property expected to be violated), ``"witness"`` (one
     ``sometimes`` property expected to be reached: TLC's counterexample to
-    ``Never<P>`` is the witness) or ``"unknown"`` (one property no verdict is known for).
+    ``Never<P>`` is the witness), ``"unknown"`` (one property no verdict is known for)
+    or ``"happened_before"`` (the invariants that the library's ordering properties
+    agree with ``HappenedBefore.tla``'s in every state and, where the spec stores a
+    causal past, that it is the happened-before past; no property of the model).
     ``distinct_states`` and ``depth`` are those of a run that explores everything (the
     main configuration; ``None`` when no verdicts of our engine were given), ``steps``
     the length of the shortest counterexample (an invariant violation or a witness, which
@@ -122,6 +128,12 @@ class Export:
     @property
     def temporal(self) -> list[str]:
         return [p.checked for p in self.properties if p.temporal]
+
+    @property
+    def verdict_configs(self) -> list[TlcConfig]:
+        """The configurations after the main one that decide one property each (a
+        violation, a witness, an unknown), without the happened-before agreement."""
+        return [c for c in self.configs[1:] if c.role != "happened_before"]
 
     @property
     def main(self) -> TlcConfig:
@@ -243,7 +255,20 @@ PURPOSE = {
     "violation": "checks {checks}, expected to be violated: TLC should stop with its counterexample",
     "witness": "checks {checks}, whose counterexample is the witness of {name}: TLC should stop with it",
     "unknown": "checks {checks}; no verdict is expected (the model file states none)",
+    "happened_before": "checks {checks}: the ordering library agrees with HappenedBefore.tla in every state; "
+                       "TLC should explore every state and report no error",
 }
+
+
+def happened_before_config(name: str, adapter: Adapter, main: TlcConfig) -> TlcConfig | None:
+    """The configuration checking the adapter's :attr:`~ordercheck.tla.adapters.base.Adapter.happened_before`
+    invariants, expected to hold in every state (with the main configuration's counts:
+    the same spec explored to the end); ``None`` for a spec without any."""
+    if not adapter.happened_before:
+        return None
+    props = tuple(ExportedProperty(inv, "always", inv, inv) for inv in adapter.happened_before)
+    return TlcConfig(f"{name}_happened_before.cfg", "happened_before", props, NO_ERROR,
+                     distinct_states=main.distinct_states, depth=main.depth)
 
 
 def manifest(export_name: str, model: Model, configs: list[TlcConfig]) -> str:
@@ -301,12 +326,17 @@ def export_model(model: Model, *, symmetry: bool | None = None, ours: Result | N
     env = template_environment(getattr(adapter, "template_dir", None))
     module = env.get_template(adapter.template).render(**context)
     configs = plan_configs(name, props, model, ours)
+    # The agreement configuration, where the module defines what it checks (a user's
+    # template that leaves out _properties.tla.j2 does not).
+    agreement = happened_before_config(name, adapter, configs[0])
+    if agreement is not None and all(f"\n{inv} ==" in module for inv in adapter.happened_before):
+        configs.append(agreement)
     protocol_text = None
     if protocol is not None:
         protocol_text = module
         module = env.get_template("mc.tla.j2").render(
-            header=mc_header, protocol=protocol, peers=list(adapter.names),  # type: ignore[attr-defined]
-            definitions=adapter.mc_definitions(),  # type: ignore[attr-defined]
+            header=mc_header, protocol=protocol, peers=adapter.mc_model_values(),
+            definitions=adapter.mc_definitions(), about=adapter.mc_about,
         )
     files = {f"{name}.tla": module}
     if protocol_text is not None:
@@ -317,4 +347,6 @@ def export_model(model: Model, *, symmetry: bool | None = None, ours: Result | N
                                         type_ok=cfg.role == "main", purpose=purpose)
     files[f"{name}.manifest.json"] = manifest(name, model, configs)
     files[LIBRARY_MODULE] = (TEMPLATES / LIBRARY_MODULE).read_text(encoding="utf-8")
+    if "INSTANCE HappenedBefore" in (protocol_text or module):  # beside every module that instantiates it
+        files[HAPPENED_BEFORE_MODULE] = (TEMPLATES / HAPPENED_BEFORE_MODULE).read_text(encoding="utf-8")
     return Export(name, module, files[f"{name}.cfg"], props, use_symmetry, adapter, files, configs, protocol_text)

@@ -70,7 +70,7 @@ def export_tla(models: tuple[str, ...], output: str, no_symmetry: bool, counts: 
     with Outputs() as out:  # every model's files, or none
         written = [export.write(output, out) for export in exports]
     for model, export, _paths in zip(loaded, exports, written):
-        configs = len(export.configs) - 1
+        configs = len(export.verdict_configs)
         main = [str(Path(output) / f"{export.name}.{ext}") for ext in ("tla", "cfg")]
         click.echo(f"{model.path}: {', '.join(main)} "
                    f"(+ {configs} violation/witness configuration{'s' if configs != 1 else ''}, {export.name}.manifest.json)")

@@ -98,6 +98,13 @@ class Adapter:
     ``drops`` it is exported as ``EventuallyDeliveredOrDropped == <>[]AllDeliveredOrDropped``;
     without, as ``EventualDelivery == <>[]AllDelivered`` (deliveries only), the type
     invariant ruling drop events out so that the two coincide."""
+    happened_before: ClassVar[tuple[str, ...]] = ()
+    """The invariants of ``Name_happened_before.cfg``, each defined in the module (the
+    template piece ``_properties.tla.j2`` defines them over ``HappenedBefore.tla``):
+    ``AgreesWithHappenedBefore`` (the library's Fifo, Causal and Total equal
+    HappenedBefore's in every state) and ``StoredPastIsCausalPast`` (the past stored with
+    each message is the set of messages sent causally before it). Empty for a spec
+    without the peers' history."""
     actions: ClassVar[dict[str, str]] = {}
     """Action label name -> the TLA+ action of one peer ``p`` that mirrors it: the
     formula each ``WF``/``SF`` conjunct of :meth:`fairness` quantifies over ``p``."""
@@ -113,6 +120,23 @@ class Adapter:
         return None
 
     # -- what the template gets ---------------------------------------------------------
+
+    mc_about: ClassVar[str] = (
+        "the peers, their order (Python's peer ids) and each peer's sends, as the\n"
+        "   destination sets each send may choose from"
+    )
+    """What the model module's definitions give (the comment at its top), where the
+    spec has a :attr:`protocol_module`."""
+
+    def mc_model_values(self) -> list[str]:
+        """The model values the model module declares as its CONSTANTS (and the
+        configuration sets to themselves), where the spec has a :attr:`protocol_module`."""
+        raise NotImplementedError(f"{type(self).__name__} has a protocol module but no model values")
+
+    def mc_definitions(self) -> list[tuple[str, str]]:
+        """The model module's definitions, ``(name, TLA+ expression)``, which the
+        configuration binds the protocol module's constants to (``Const <- MCConst``)."""
+        raise NotImplementedError(f"{type(self).__name__} has a protocol module but no model definitions")
 
     def exported_properties(self) -> list[ExportedProperty]:
         """Every property of the spec, with its TLA+ names."""
@@ -205,6 +229,8 @@ class PeerAdapter(Adapter):
     per-peer tuple is a function from the peers (:meth:`per_peer`, :meth:`from_peers`).
     """
 
+    happened_before = ("AgreesWithHappenedBefore", "StoredPastIsCausalPast")
+
     def __init__(self, spec: Spec) -> None:
         super().__init__(spec)
         self.names: tuple[str, ...] = spec.names  # type: ignore[attr-defined]
@@ -220,6 +246,10 @@ class PeerAdapter(Adapter):
         """A peer's model value -> its peer id (the inverse of :attr:`peers`)."""
 
     # -- template ---------------------------------------------------------------------
+
+    def mc_model_values(self) -> list[str]:
+        """The peers' names: the model module declares each as a model value."""
+        return list(self.names)
 
     def mc_definitions(self) -> list[tuple[str, str]]:
         """The model module's definitions for a parameterised protocol module, as

@@ -56,6 +56,11 @@ def _back(table: dict[int, str], name: str) -> int:
 
 class Bus1ImplAdapter(PeerAdapter):
     template = "bus1_impl.tla.j2"
+    happened_before = ()
+    """None: a peer that receives a handle to a destroyed node learns the destruction's
+    message and its past (its user sees ``BUS1_HANDLE_INVALID``) with no event in its log,
+    so the stored past holds more than the logs' happened-before (on
+    bus1-impl-synthetic-causality TLC finds ``StoredPastIsCausalPast`` violated)."""
     variables = ("queues", "handles", "nodeFlags", "txs", "pcs", "sent", "logs", "drops", "know", "notes",
                  "valid", "dequeued", "bad", "warns", "ranks", "relRanks")
     drops = True

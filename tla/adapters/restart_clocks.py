@@ -18,6 +18,8 @@ from ordercheck.tla.values import ModelValue
 
 class RestartClocksAdapter(Adapter):
     template = "restart_clocks.tla.j2"
+    protocol_module = "RestartClocks"
+    mc_about = "the queue's nodes, their order (the order a write numbers them in) and the producers"
     variables = (
         "counter", "restarts", "up", "stored", "read", "last", "pending", "produced", "crashesLeft", "collectionsLeft",
     )
@@ -39,14 +41,24 @@ class RestartClocksAdapter(Adapter):
         self.producers = tuple(ModelValue(n) for n in self.producer_names)
         self.per_producer: int = spec.messages
 
-    def context(self) -> dict[str, Any]:
-        return {"nodes": list(self.node_names), "producers": list(self.producer_names)}
+    def mc_model_values(self) -> list[str]:
+        return [*self.node_names, *self.producer_names]
+
+    def mc_definitions(self) -> list[tuple[str, str]]:
+        return [
+            ("MCNodes", "{" + ", ".join(self.node_names) + "}"),
+            ("MCNodeOrder", "<<" + ", ".join(self.node_names) + ">>"),
+            ("MCProducers", "{" + ", ".join(self.producer_names) + "}"),
+        ]
 
     def cfg_constants(self) -> list[tuple[str, str]]:
         spec: Any = self.spec
         return [
             *((n, n) for n in self.node_names),
             *((p, p) for p in self.producer_names),
+            ("Nodes", "<- MCNodes"),
+            ("NodeOrder", "<- MCNodeOrder"),
+            ("Producers", "<- MCProducers"),
             ("Quorum", str(spec.quorum)),
             ("PerProducer", str(spec.messages)),
             ("Crashes", str(spec.crashes)),

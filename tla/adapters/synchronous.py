@@ -25,6 +25,7 @@ NO_PEER = ModelValue("NoPeer")
 
 class SynchronousAdapter(PeerAdapter):
     template = "synchronous.tla.j2"
+    protocol_module = "SynchronousOrdering"
     variables = ("chans", "mode", "partner", "asking", "sent", "logs", "know", "signalsLeft", "dupsLeft")
     predicates = {"eventual_delivery": "AllDelivered", "deadlock_free": "NoneWaiting"}
     actions = {
@@ -61,6 +62,7 @@ class SynchronousAdapter(PeerAdapter):
         return [
             *super().cfg_constants(),
             ("NoPeer", "NoPeer"),
+            ("FifoChannels", "TRUE" if self.ordered else "FALSE"),
             *((k, "TRUE" if v else "FALSE") for k, v in flags),
             ("Duplicates", str(spec.duplicates)),
         ]
