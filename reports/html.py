@@ -25,11 +25,13 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from ordercheck.checker.api.expectation import CATEGORIES
+from ordercheck.checker.api.result import Result
 from ordercheck.reports.about import model_about, provenance_line
 from ordercheck.reports.itf import itf_trace
 from ordercheck.reports.markdown import render_markdown
 from ordercheck.reports.shiviz import shiviz_log
-from ordercheck.reports.view import ReportView, TraceView, initial_state
+from ordercheck.reports.timeline import TimelineUnavailable, load_spec
+from ordercheck.reports.view import ReportView, TraceView, initial_state, trace_view
 
 
 def environment() -> Environment:
@@ -49,6 +51,26 @@ def environment() -> Environment:
     except PackageNotFoundError:  # pragma: no cover - running from a bare source tree
         env.globals["version"] = ""
     return env
+
+
+def trace_svg(result: Result, prop: str, uid: str) -> str:
+    """The space-time diagram of ``result``'s trace for property ``prop`` as a standalone SVG
+    document (the report's drawing; ``uid`` prefixes its marker ids). Raises
+    :class:`~ordercheck.reports.timeline.TimelineUnavailable` when the property has no trace
+    or the trace cannot be replayed through the result's spec."""
+    pr = result.properties[prop]
+    if not pr.trace:
+        raise TimelineUnavailable(f"{result.model}: {prop} has no trace")
+    spec = load_spec(result.spec, result.constants)
+    view = trace_view(result, pr, spec, spec.property_map().get(prop), result.model, uid, None)
+    if view.diagram is None:
+        raise TimelineUnavailable(view.note or f"{result.model}: the trace of {prop} has no diagram")
+    env = environment()
+    svg = env.get_template("diagram.svg.j2").render(diagram=view.diagram)
+    # the report's styling of the drawing (its fonts), which a page around it would give
+    source = env.loader.get_source(env, "style.css.j2")[0] if env.loader is not None else ""
+    css = "\n".join(line for line in source.splitlines() if line.startswith("svg.spacetime "))
+    return svg.replace("<defs>", f"<style>\n{css}\n  </style>\n  <defs>", 1) + "\n"
 
 
 def render_index(view: ReportView) -> str:

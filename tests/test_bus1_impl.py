@@ -17,6 +17,7 @@ from ordercheck.checker.loading.modelfile import load_model, model_from_dict
 from ordercheck.specs import bus1_queue as bq
 from ordercheck.specs.bus1_impl import Bus1Impl
 from ordercheck.specs.bus1_refinement import Bus1Refinement
+from tests import bus1_diagrams
 from tests.conftest import MODELS, ROOT
 
 QUIET = Options(progress=False)
@@ -244,6 +245,25 @@ def test_model_meets_its_expectations(name):
             assert (v.status, len(v.trace) - 1) == ("violated", int(r["steps"])), r[0]
         if r["fix"] == name:
             assert result.properties[r["prop"]].status == "holds", r[0]
+    assert_diagrams_current(result, name)
+
+
+def assert_diagrams_current(result, name: str) -> None:
+    """The findings page's diagrams of ``name`` are what its shortest counterexamples draw."""
+    for _finding, model, prop in bus1_diagrams.DIAGRAMS:
+        if model == name:
+            kept = bus1_diagrams.path(model, prop).read_text(encoding="utf-8")
+            assert kept == bus1_diagrams.drawing(result, model, prop), "stale: run python -m tests.bus1_diagrams"
+
+
+def test_the_findings_page_embeds_each_diagram():
+    """Each finding's section embeds its diagram, and no other drawing is kept."""
+    text = PAGE.read_text(encoding="utf-8")
+    for finding, model, prop in bus1_diagrams.DIAGRAMS:
+        section = re.search(rf"^## {finding}\. (.*?)(?=^## )", text, re.M | re.S)
+        assert section is not None and f"](bus1/{model}--{prop}.svg)" in section[0], finding
+    kept = {p.name for p in bus1_diagrams.OUT.glob("*.svg")}
+    assert kept == {bus1_diagrams.path(m, p).name for _f, m, p in bus1_diagrams.DIAGRAMS}
 
 
 def verdict(name: str, prop: str):
@@ -313,6 +333,7 @@ def test_finding_g_synthetic_join_breaks_causality():
     assert labels[-1][0] == "bus1_peer_ioctl_recv" and labels[-1][1] == 2  # c receives
     assert g.explanation.startswith("c delivered c1 while a1, which happened before it, had not been delivered")
     assert len(labels) == 30
+    assert_diagrams_current(result, "bus1-impl-synthetic-causality")
 
 
 def test_counterexamples_are_shortest():

@@ -22,13 +22,13 @@ NO_PEER = ModelValue("NoPeer")
 STATES = {bi.NONE: "none", bi.ATTACHED: "attached", bi.PUBLIC: "public", bi.RELEASED: "released"}
 FLAGS = {bi.F_DESTROYED: "destroyed", bi.F_RELEASED: "released", bi.F_ABSENT: "absent", bi.F_WEAK0: "weak0"}
 PHASES = {bi.ACQ: "acquire", bi.STAGE: "stage", bi.POSTPONED: "postponed", bi.SEAL: "seal", bi.SYNC: "sync",
-          bi.COMMIT: "commit", bi.RELEASE_ALL: "release_all", bi.FLUSH: "flush"}
+          bi.COMMIT: "commit", bi.RELEASE_ALL: "release_all", bi.FLUSH: "flush", bi.XFER: "xfer"}
 REASONS = {bi.R_FLUSHED: "flushed", bi.R_NOT_PUBLIC: "not_public", bi.R_DESTROYED: "destroyed"}
 BITS = {bi.B_CLOCK: "clock_monotonic", bi.B_FRONT: "no_insert_before_front", bi.B_DEQUEUE: "dequeue_increasing",
         bi.B_WARN: "no_warn", bi.B_DEST: "delivered_iff_before_destroy",
         bi.B_OWNER: "owner_no_message_after_destroy", bi.B_HANDLE: "handle_valid_iff_before_destroy",
         bi.B_SPLIT: "acquire_split", bi.B_WRITERS: "one_writer", bi.B_LOCKDEP: "lockdep_held",
-        bi.B_WINDOW: "install_window"}
+        bi.B_WINDOW: "install_window", bi.B_JOINFAIL: "join_failed"}
 WARNS = {bq.W_ADD_GUARD: "add_guard", bq.W_READABLE: "readable", bq.W_BEFORE_FRONT: "before_front",
          bq.W_STAGE_FRONT: "stage_front", bq.W_SYNTH_FRONT: "synth_front", bq.W_ODD_TS: "odd_ts",
          bq.W_FLUSH: "flush", bq.W_REMOVE: "remove", bq.W_QUEUED: "queued", bi.LD_TX_STAGE: "ld_tx_stage",
@@ -81,6 +81,8 @@ class Bus1ImplAdapter(PeerAdapter):
         "bus1_queue_flush": "QueueFlush(p)",
         "bus1_peer_peek": "PeerPeek(p)",
         "bus1_peer_ioctl_recv": "IoctlRecv(p)",
+        "bus1_peer_transfer": "Transfer(p)",
+        "bus1_handle_is_live": "Transfer(p)",
     }
 
     LOCK_ACTIONS = {
@@ -104,13 +106,12 @@ class Bus1ImplAdapter(PeerAdapter):
     """The lock-level steps (scripts of sends without payload handles): each label's TLA+ operator
     (the sections' bodies are the atomic actions' world operators, run under LStep)."""
 
-    # The template mirrors liveness, addresses, acquire and ties in every value, and these
-    # constants at their defaults only (the lock-level mode of specs/bus1_locks.py and counted
-    # references are the Python model's alone).
-    DEFAULTS = {"refs": "holder", "flush_front": False,
-                "join_failure": "stale", "synthetic_tie": "code", "shared_groups": "", "transfer": "atomic",
-                "transfer_check": "bit", "stale_handle": "live", "join_sealed": "synthetic", "acquire_owner": "active",
-                "owner_gone_steps": False}
+    # The template mirrors liveness, addresses, acquire, ties, join_failure, stale_handle,
+    # transfer, transfer_check and join_sealed in every value, and these constants at their
+    # defaults only (the lock-level mode of specs/bus1_locks.py beyond sends, destructions
+    # and a reset, and counted references are the Python model's alone).
+    DEFAULTS = {"refs": "holder", "flush_front": False, "synthetic_tie": "code", "shared_groups": "",
+                "acquire_owner": "active", "owner_gone_steps": False}
     TIES = ("all", "fixed", "with_release")
 
     @classmethod
@@ -129,8 +130,8 @@ class Bus1ImplAdapter(PeerAdapter):
             if name in spec.values and spec.values[name] != default:
                 out.append((name, f"{name} = {spec.values[name]!r} (only {default!r})"))
         for p, ops in enumerate(spec.ops):
-            if any(op.kind == "reset" for op in ops[:-1]) or any(op.kind in ("transfer", "disconnect") for op in ops):
-                out.append(("script", f"script.{spec.names[p]} (only a reset last, no transfer or disconnect)"))
+            if any(op.kind == "reset" for op in ops[:-1]) or any(op.kind == "disconnect" for op in ops):
+                out.append(("script", f"script.{spec.names[p]} (only a reset last, no disconnect)"))
                 break
         if spec.ties not in cls.TIES:
             out.append(("ties", f"ties = {spec.ties!r} (only 'all', 'fixed' or 'with_release')"))
@@ -175,6 +176,11 @@ class Bus1ImplAdapter(PeerAdapter):
             "locks": spec.locks,
             "stage_lock": spec.stage_lock,
             "install_lock": spec.install_lock,
+            "join_failure": spec.join_failure,
+            "stale_handle": spec.stale_handle,
+            "transfer": spec.transfer,
+            "transfer_check": spec.transfer_check,
+            "join_sealed": spec.join_sealed,
         }
 
     def __init__(self, spec: Any) -> None:
@@ -204,6 +210,8 @@ class Bus1ImplAdapter(PeerAdapter):
             if not t:
                 return dict(IDLE_TX)
             phase, mid, i, ts, ats, T, grp, sync, asyn, post = t
+            if phase == bi.XFER:  # a transfer between its liveness check and its acquire: node, target
+                return {**IDLE_TX, "phase": "xfer", "msg": (self.peers[i],), "i": mid}
             return {"phase": PHASES[phase], "msg": self.msg(mid), "i": i, "ts": ts, "ats": ats, "T": T,
                     "grp": grp, "sync": tuple(sync), "async": tuple(asyn), "post": tuple(post)}
 
@@ -286,6 +294,8 @@ class Bus1ImplAdapter(PeerAdapter):
         def tx(t: dict[str, Any]) -> Any:
             if t["phase"] == "idle":
                 return 0
+            if t["phase"] == "xfer":
+                return (bi.XFER, t["i"], self.ids[_seq(t["msg"])[0]], 0, 0, 0, 0, (), (), ())
             return (_back(PHASES, t["phase"]), self.mid(t["msg"]), t["i"], t["ts"], t["ats"], t["T"], t["grp"],
                     tuple(_seq(t["sync"])), tuple(_seq(t["async"])), tuple(_seq(t["post"])))
 
