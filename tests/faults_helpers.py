@@ -101,6 +101,15 @@ def session(sid: int) -> list[psutil.Process]:
     return found
 
 
+def command_line(p: psutil.Process) -> list[str]:
+    """``p``'s command line, empty once it has ended (a process listed a moment ago may
+    be gone by the time its command line is read)."""
+    try:
+        return p.cmdline()
+    except psutil.Error:
+        return []
+
+
 def assert_no_survivors(sid: int, grace: float = 10.0) -> None:
     """No process of session ``sid`` is alive (waiting up to ``grace`` seconds for
     processes that are on their way out); kills and fails otherwise."""

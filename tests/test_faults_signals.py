@@ -20,6 +20,7 @@ from tests.faults_helpers import (
     assert_no_survivors,
     bus1_3_reference,
     checkpoint_of,
+    command_line,
     counts,
     one_error_line,
     run,
@@ -184,7 +185,7 @@ def test_signal_to_a_spark_run(tmp_path: Path) -> None:
     proc = start("check", MODEL, "--engine", "spark", "--master", "local[2]")
     err = Stderr(proc)
     deadline = time.monotonic() + 120
-    while not any("java" in " ".join(p.cmdline()[:1]) for p in session(proc.pid)):
+    while not any("java" in " ".join(command_line(p)[:1]) for p in session(proc.pid)):
         assert proc.poll() is None and time.monotonic() < deadline, err.text()
         time.sleep(0.1)
     time.sleep(1)
