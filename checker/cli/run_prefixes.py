@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from ordercheck.checker.cli.run_seeds import spark_map
-from ordercheck.checker.harness.explore import Exploration, explore
+from ordercheck.checker.harness.explore import Exploration, explore, key_body
 from ordercheck.checker.harness.network import Divergence, Execution, Scenario, StepBound
 from ordercheck.checker.harness.nodes import NodeFailed, Pool
 from ordercheck.checker.validate.readers import read_text
@@ -132,16 +132,10 @@ def shortest(results: list[PrefixResult]) -> PrefixResult | None:
 def short_action(key: str) -> str:
     """An action's key with its body cut to its ``type`` and ``message``:
     ``c1->n1 broadcast 1``, ``n1->n2 cb 1``, ``crash n2``."""
-    at = key.find(" {")
-    if at < 0:
+    head, body = key_body(key)
+    if body is None:
         return key
-    try:
-        body = json.loads(key[at + 1:])
-    except ValueError:
-        return key
-    if not isinstance(body, dict):
-        return key
-    text = f"{key[:at]} {body.get('type')}"
+    text = f"{head} {body.get('type')}"
     return text + (f" {json.dumps(body['message'])}" if "message" in body else "")
 
 

@@ -442,15 +442,20 @@ def _following(keys: list[str], stop: bool) -> Callable[[int, list[Action]], int
     return choose
 
 
-def _loose(key: str) -> str:
-    """``key`` with its body cut to its ``type`` and ``message``."""
+def key_body(key: str) -> tuple[str, dict | None]:
+    """An action's key split into its head (``c1->n1``, ``crash n2``) and its JSON body
+    (``None`` when it has none, or none that is a JSON object)."""
     at = key.find(" {")
     if at < 0:
-        return key
+        return key, None
     try:
         body = json.loads(key[at + 1:])
     except ValueError:
-        return key
-    if not isinstance(body, dict):
-        return key
-    return key[:at] + " " + json.dumps([body.get("type"), body.get("message")])
+        return key, None
+    return (key[:at], body) if isinstance(body, dict) else (key, None)
+
+
+def _loose(key: str) -> str:
+    """``key`` with its body cut to its ``type`` and ``message``."""
+    head, body = key_body(key)
+    return key if body is None else head + " " + json.dumps([body.get("type"), body.get("message")])
