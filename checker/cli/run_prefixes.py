@@ -36,12 +36,11 @@ import time
 from dataclasses import dataclass
 from functools import partial
 
-from ordercheck.checker.cli.run_seeds import spark_map
+from ordercheck.checker.cli.run_seeds import judging, spark_map
 from ordercheck.checker.harness.explore import Exploration, explore, key_body
 from ordercheck.checker.harness.network import Divergence, Execution, Scenario, StepBound
 from ordercheck.checker.harness.nodes import NodeFailed, Pool
-from ordercheck.checker.validate.readers import read_text
-from ordercheck.checker.validate.verdicts import Job, LogVerdict, judge
+from ordercheck.checker.validate.verdicts import Job, LogVerdict
 
 
 @dataclass
@@ -83,15 +82,7 @@ def prefix_task(sc: Scenario, job: Job, safety: Job, dpor: bool, max_schedules: 
     started = time.perf_counter()
     result = PrefixResult(index, list(prefix))
     stats = Exploration()
-    model = job.model()  # run --model's, built once per task
-
-    def failing(ex: Execution) -> bool:
-        result.schedules += 1
-        result.fair += ex.fair
-        ex.verdict = judge(read_text(ex.log_text(), f"prefix {index}, schedule {result.schedules}", "jsonl", None),
-                           job if ex.fair else safety, model=model)
-        result.undecided += ex.verdict.unknown and not ex.verdict.violated
-        return bool(ex.verdict.violated)
+    failing = judging(job, safety, result, f"prefix {index}")
 
     try:
         with Pool(sc.nodes) as pool:

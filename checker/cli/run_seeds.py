@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ordercheck.checker.api.errors import EngineError
 from ordercheck.checker.harness.explore import pct_runs, random_runs
@@ -60,24 +60,32 @@ class SeedResult:
         return len(self.failed.picks) if self.failed is not None else None
 
 
+def judging(job: Job, safety: Job, tally: Any, where: str) -> Callable[[Execution], bool]:
+    """The test a task's executions pass (``True``: this one failed): each judged as
+    ``run`` judges it (``job`` on a fair execution, ``safety`` on another, ``run --model``'s
+    model built once), counted in ``tally``'s ``schedules``, ``fair`` and ``undecided``,
+    and named ``WHERE, schedule N`` in what its log's reader says."""
+    model = job.model()
+
+    def failing(ex: Execution) -> bool:
+        tally.schedules += 1
+        tally.fair += ex.fair
+        ex.verdict = judge(read_text(ex.log_text(), f"{where}, schedule {tally.schedules}", "jsonl", None),
+                           job if ex.fair else safety, model=model)
+        tally.undecided += ex.verdict.unknown and not ex.verdict.violated
+        return bool(ex.verdict.violated)
+
+    return failing
+
+
 def seed_task(sc: Scenario, job: Job, safety: Job, kind: str, runs: int, depth: int, seed: int) -> SeedResult:
     """``runs`` random schedules from ``seed``
     (:func:`~ordercheck.checker.harness.explore.random_runs`; with ``kind`` ``pct``, PCT
     schedules of ``depth``), each judged as ``run`` judges it (``job`` on a fair
     execution, ``safety`` on another), stopping at the first failing one."""
     started = time.perf_counter()
-    count = 0
     result = SeedResult(seed, 0, 0.0)
-    model = job.model()  # run --model's, built once per task
-
-    def failing(ex: Execution) -> bool:
-        nonlocal count
-        count += 1
-        result.fair += ex.fair
-        ex.verdict = judge(read_text(ex.log_text(), f"seed {seed}, schedule {count}", "jsonl", None),
-                           job if ex.fair else safety, model=model)
-        result.undecided += ex.verdict.unknown and not ex.verdict.violated
-        return bool(ex.verdict.violated)
+    failing = judging(job, safety, result, f"seed {seed}")
 
     try:
         with Pool(sc.nodes) as pool:
@@ -88,10 +96,9 @@ def seed_task(sc: Scenario, job: Job, safety: Job, kind: str, runs: int, depth: 
                 if result.last_verdict.violated:
                     result.failed, result.verdict = ex, result.last_verdict
     except NodeFailed as exc:
-        result.error = exc.line() + f" (seed {seed}, schedule {count + 1})"
+        result.error = exc.line() + f" (seed {seed}, schedule {result.schedules + 1})"
     except StepBound as exc:
         result.bound = f"{exc} (seed {seed})"
-    result.schedules = count
     result.seconds = round(time.perf_counter() - started, 3)
     return result
 
