@@ -54,6 +54,17 @@ def variants():
 IDS = [name for name, _m in variants()]
 
 
+def assert_tlc_agrees(cc) -> None:
+    """A cross-check with no mismatch: TLC's distinct states are ours, every property has
+    our verdict, and every counterexample of ours is replayed by TLC."""
+    assert cc.mismatches == []
+    assert cc.final is not None and cc.final.distinct == cc.ours.stats.distinct_states
+    for prop, mine in cc.ours.properties.items():
+        assert cc.tlc[prop].status == mine.status
+        if mine.trace:
+            assert cc.confirmed[prop] is True
+
+
 @pytest.mark.parametrize("case", range(6), ids=IDS)
 def test_the_template_renders_the_constant(case):
     name, model = variants()[case]
@@ -100,13 +111,7 @@ def test_tlc_agrees_on_non_default_constants(case):
     from ordercheck.checker.cli.tla import cross_check
 
     _name, model = variants()[case]
-    cc = cross_check(model)
-    assert cc.mismatches == []
-    assert cc.final is not None and cc.final.distinct == cc.ours.stats.distinct_states
-    for prop, mine in cc.ours.properties.items():
-        assert cc.tlc[prop].status == mine.status
-        if mine.trace:
-            assert cc.confirmed[prop] is True
+    assert_tlc_agrees(cross_check(model))
 
 
 @pytest.mark.parametrize(
@@ -153,12 +158,7 @@ def test_tlc_agrees_on_findings_a_and_b_at_lock_level():
                            (model_checking("bus1-impl-lock-install", ["lockdep_held"]), "violated"),
                            (model_checking("bus1-impl-lock-install-fixed", ["lockdep_held"]), "holds")):
         cc = cross_check(model)
-        assert cc.mismatches == []
-        assert cc.final is not None and cc.final.distinct == cc.ours.stats.distinct_states
-        for prop, mine in cc.ours.properties.items():
-            assert cc.tlc[prop].status == mine.status
-            if mine.trace:
-                assert cc.confirmed[prop] is True
+        assert_tlc_agrees(cc)
         assert {v.status for v in cc.ours.properties.values()} == {verdict}
 
 
@@ -171,8 +171,7 @@ def test_tlc_agrees_on_finding_h_at_lock_level():
     from ordercheck.checker.cli.tla import cross_check
 
     cc = cross_check(model_checking("bus1-impl-lock-owner-gone", ["lockdep_held"], owner_gone_steps=False))
-    assert cc.mismatches == []
-    assert cc.final is not None and cc.final.distinct == cc.ours.stats.distinct_states
+    assert_tlc_agrees(cc)
     assert cc.ours.properties["lockdep_held"].status == cc.tlc["lockdep_held"].status == "violated"
     assert cc.confirmed["lockdep_held"] is True
 
@@ -201,8 +200,7 @@ def test_tlc_agrees_on_finding_j_and_its_fix():
     for name, verdict in (("bus1-impl-life-transfer-window", "violated"),
                           ("bus1-impl-life-transfer-window-fixed", "holds")):
         cc = cross_check(model_checking(name, ["valid_handle_notified"]))
-        assert cc.mismatches == []
-        assert cc.final is not None and cc.final.distinct == cc.ours.stats.distinct_states
+        assert_tlc_agrees(cc)
         assert cc.ours.properties["valid_handle_notified"].status == verdict
         assert cc.tlc["valid_handle_notified"].status == verdict
         if verdict == "violated":
