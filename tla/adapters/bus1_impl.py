@@ -14,7 +14,7 @@ from ordercheck.specs import bus1_impl as bi
 from ordercheck.specs import bus1_locks as bl
 from ordercheck.specs import bus1_queue as bq
 from ordercheck.specs.bus1_impl_script import Op
-from ordercheck.tla.adapters.base import PeerAdapter, _seq
+from ordercheck.tla.adapters.base import ExportedProperty, PeerAdapter, _seq
 from ordercheck.tla.values import ModelValue
 
 NO_PEER = ModelValue("NoPeer")
@@ -56,13 +56,17 @@ def _back(table: dict[int, str], name: str) -> int:
 
 class Bus1ImplAdapter(PeerAdapter):
     template = "bus1_impl.tla.j2"
+    protocol_module = "Bus1Impl"
     happened_before = ()
     """None: a peer that receives a handle to a destroyed node learns the destruction's
     message and its past (its user sees ``BUS1_HANDLE_INVALID``) with no event in its log,
     so the stored past holds more than the logs' happened-before (on
     bus1-impl-synthetic-causality TLC finds ``StoredPastIsCausalPast`` violated)."""
     variables = ("queues", "handles", "nodeFlags", "txs", "pcs", "sent", "logs", "drops", "know", "notes",
-                 "valid", "dequeued", "bad", "warns", "ranks", "relRanks")
+                 "valid", "dequeued", "bad", "warns", "ranks", "relRanks", "locks", "threads")
+    """The module's variables, ``locks`` and ``threads`` included for every model (with
+    ``LockLevel = FALSE`` they keep their initial values: no lock held, no thread inside a
+    section)."""
     drops = True
     predicates = {"deadlock_free": "NoneInTransaction",
                   "valid_handle_notified": "ValidHandleNotifiedNow", "queue_drained": "QueueDrainedNow"}
@@ -159,38 +163,79 @@ class Bus1ImplAdapter(PeerAdapter):
                 f'waits |-> {waits}, creates |-> {creates}]')
 
     def context(self) -> dict[str, Any]:
+        """Nothing model-specific: the one module ``Bus1Impl.tla`` is the same for every
+        model (the model module and the configuration give the constants)."""
+        return {}
+
+    mc_about = ("the peers, their order (Python's peer ids), the nodes' owners and initial holders, the\n"
+                "   nodes created by a send, each peer's operations and the owners whose release groups rank")
+
+    def mc_definitions(self) -> list[tuple[str, str]]:
+        """``MCPeers``, ``MCPeerOrder``, ``MCOwnerSeq``, ``MCInitialHolders``, ``MCFreshNodes``,
+        ``MCScript`` (one line per peer) and ``MCReleaseOwners``."""
         spec: Any = self.spec
-        return {
-            "peers": list(self.names),
-            "owners": [self.names[o] for o in spec.owners],
-            "holders": [[self.names[p] for p in range(spec.peers) if h >> p & 1] for h in spec.holders],
-            "ops": [(self.names[p], [self._op(op) for op in ops]) for p, ops in enumerate(spec.ops)],
-            "msg_ops": [(self.names[p], [self._op(op) for op in ops]) for p, ops in enumerate(spec.msg_ops)],
-            "ties": spec.ties,
-            "mutant": spec.mutant,
-            "liveness": spec.liveness,
-            "addresses": spec.addresses,
-            "acquire": spec.acquire,
-            "release_owners": [self.names[o] for o in spec.release_owners],
-            "fresh": [str(n) for n in spec.fresh_nodes],
-            "locks": spec.locks,
-            "stage_lock": spec.stage_lock,
-            "install_lock": spec.install_lock,
-            "join_failure": spec.join_failure,
-            "stale_handle": spec.stale_handle,
-            "transfer": spec.transfer,
-            "transfer_check": spec.transfer_check,
-            "join_sealed": spec.join_sealed,
-        }
+        names = list(self.names)
+
+        def seq(items: list[str]) -> str:
+            return "<<" + ", ".join(items) + ">>"
+
+        def peer_set(ps: list[str]) -> str:
+            return "{" + ", ".join(ps) + "}"
+
+        script = "[p \\in MCPeers |->\n" + "\n".join(
+            f"    {'  CASE' if i == 0 else '   []'} p = {self.names[p]} -> " + seq([self._op(op) for op in ops])
+            for i, (p, ops) in enumerate(enumerate(spec.ops))) + "]"
+        return [
+            ("MCPeers", peer_set(names)),
+            ("MCPeerOrder", seq(names) + "   \\* Python's peer ids: " + names[0] + " is 0, ..."),
+            ("MCOwnerSeq", seq([self.names[o] for o in spec.owners])
+             + f'   \\* nodes = "{"".join(self.names[o] for o in spec.owners)}"'),
+            ("MCInitialHolders", seq([peer_set([self.names[p] for p in range(spec.peers) if h >> p & 1])
+                                      for h in spec.holders])),
+            ("MCFreshNodes", "{" + ", ".join(str(n) for n in spec.fresh_nodes) + "}"),
+            ("MCScript", script),
+            ("MCReleaseOwners", peer_set([self.names[o] for o in spec.release_owners])),
+        ]
+
+    MODES = (("Addresses", "addresses"), ("Ties", "ties"), ("Liveness", "liveness"), ("AcquireMode", "acquire"),
+             ("Mutant", "mutant"), ("JoinFailure", "join_failure"), ("StaleHandle", "stale_handle"),
+             ("TransferMode", "transfer"), ("TransferCheck", "transfer_check"), ("JoinSealed", "join_sealed"),
+             ("LockLevel", "locks"), ("StageLock", "stage_lock"), ("InstallLock", "install_lock"))
+    """The module's constants that are the spec's constants, ``(TLA+ name, Python name)``:
+    strings, or booleans (``TRUE``/``FALSE``)."""
 
     def __init__(self, spec: Any) -> None:
         super().__init__(spec)
-        if spec.locks:  # the lock table and the threads (specs/bus1_locks.py), and their steps
-            self.variables = (*type(self).variables, "locks", "threads")
+        if spec.locks:  # the lock level's steps (specs/bus1_locks.py)
             self.actions = self.LOCK_ACTIONS
 
     def cfg_constants(self) -> list[tuple[str, str]]:
-        return [(n, n) for n in self.names] + [("NoPeer", "NoPeer")]
+        spec: Any = self.spec
+        bound = [(c, f"<- MC{c}") for c in ("Peers", "PeerOrder")] + [("NoPeer", "NoPeer")] + [
+            (c, f"<- MC{c}") for c in ("OwnerSeq", "InitialHolders", "FreshNodes", "Script", "ReleaseOwners")]
+
+        def value(v: Any) -> str:
+            return ("TRUE" if v else "FALSE") if isinstance(v, bool) else f'"{v}"'
+
+        return [(n, n) for n in self.names] + bound + [(c, value(getattr(spec, py))) for c, py in self.MODES]
+
+    def exported_properties(self) -> list[ExportedProperty]:
+        """Every property a bus1_impl model can have, so that the one module defines the same
+        operators for every model: the spec's, and those of other settings (``acquire_split``
+        with ``acquire = "each"``, the lock level's ``one_writer``, ``lockdep_held`` and
+        ``install_window``)."""
+        out = super().exported_properties()
+        extra = [ExportedProperty("acquire_split", "sometimes", "AcquireSplit", "NeverAcquireSplit"),
+                 ExportedProperty("one_writer", "always", "OneWriter", "OneWriter"),
+                 ExportedProperty("lockdep_held", "always", "LockdepHeld", "LockdepHeld"),
+                 ExportedProperty("install_window", "sometimes", "InstallWindow", "NeverInstallWindow")]
+        have = {p.name for p in out}
+        return sorted(out + [p for p in extra if p.name not in have], key=lambda p: p.name)
+
+    def optional(self) -> list[str]:
+        """Every action label of both levels (the spec declares no fairness, so all are
+        optional): the same comment in the one module for every model."""
+        return list(dict.fromkeys([*type(self).actions, *self.LOCK_ACTIONS]))
 
     def symmetry(self) -> tuple[bool, str]:
         return False, "node owners, node addresses and the script tie each peer to its role"
@@ -237,8 +282,13 @@ class Bus1ImplAdapter(PeerAdapter):
             "ranks": {self.msg(spec.tx_slots[i][0] * spec.stride + spec.tx_slots[i][1]): ranks[i]
                       for i in range(spec.n_tx)},
             "relRanks": {self.peers[o]: ranks[spec.n_tx + k] for k, o in enumerate(spec.release_owners)},
-            **(self._encode_locks(state[13], state[14]) if spec.locks else {}),
+            **(self._encode_locks(state[13], state[14]) if spec.locks else self._no_locks()),
         }
+
+    def _no_locks(self) -> dict[str, Any]:
+        """``locks`` and ``threads`` of a model without the lock level: no lock held, no
+        thread inside a section, in every state."""
+        return {"locks": {p: NO_PEER for p in self.peers}, "threads": {p: dict(NO_THREAD) for p in self.peers}}
 
     def _encode_locks(self, locks: tuple, threads: tuple) -> dict[str, Any]:
         """The lock table (holder, or NoPeer) and each thread as a record (the template's NoThread
