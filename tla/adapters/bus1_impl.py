@@ -114,7 +114,7 @@ class Bus1ImplAdapter(PeerAdapter):
     # transfer, transfer_check and join_sealed in every value, and these constants at their
     # defaults only (the lock-level mode of specs/bus1_locks.py beyond sends, destructions
     # and a reset, and counted references are the Python model's alone).
-    DEFAULTS = {"refs": "holder", "flush_front": False, "synthetic_tie": "code", "shared_groups": "",
+    DEFAULTS = {"refs": "holder", "shared_groups": "",
                 "acquire_owner": "active", "owner_gone_steps": False}
     TIES = ("all", "fixed", "with_release")
 
@@ -134,8 +134,8 @@ class Bus1ImplAdapter(PeerAdapter):
             if name in spec.values and spec.values[name] != default:
                 out.append((name, f"{name} = {spec.values[name]!r} (only {default!r})"))
         for p, ops in enumerate(spec.ops):
-            if any(op.kind == "reset" for op in ops[:-1]) or any(op.kind == "disconnect" for op in ops):
-                out.append(("script", f"script.{spec.names[p]} (only a reset last, no disconnect)"))
+            if any(op.kind == "disconnect" for op in ops):
+                out.append(("script", f"script.{spec.names[p]} (no disconnect)"))
                 break
         if spec.ties not in cls.TIES:
             out.append(("ties", f"ties = {spec.ties!r} (only 'all', 'fixed' or 'with_release')"))
@@ -200,7 +200,8 @@ class Bus1ImplAdapter(PeerAdapter):
     MODES = (("Addresses", "addresses"), ("Ties", "ties"), ("Liveness", "liveness"), ("AcquireMode", "acquire"),
              ("Mutant", "mutant"), ("JoinFailure", "join_failure"), ("StaleHandle", "stale_handle"),
              ("TransferMode", "transfer"), ("TransferCheck", "transfer_check"), ("JoinSealed", "join_sealed"),
-             ("LockLevel", "locks"), ("StageLock", "stage_lock"), ("InstallLock", "install_lock"))
+             ("LockLevel", "locks"), ("StageLock", "stage_lock"), ("InstallLock", "install_lock"),
+             ("SyntheticTie", "synthetic_tie"), ("FlushFront", "flush_front"))
     """The module's constants that are the spec's constants, ``(TLA+ name, Python name)``:
     strings, or booleans (``TRUE``/``FALSE``)."""
 
