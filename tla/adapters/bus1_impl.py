@@ -22,7 +22,7 @@ NO_PEER = ModelValue("NoPeer")
 STATES = {bi.NONE: "none", bi.ATTACHED: "attached", bi.PUBLIC: "public", bi.RELEASED: "released"}
 FLAGS = {bi.F_DESTROYED: "destroyed", bi.F_RELEASED: "released", bi.F_ABSENT: "absent", bi.F_WEAK0: "weak0"}
 PHASES = {bi.ACQ: "acquire", bi.STAGE: "stage", bi.POSTPONED: "postponed", bi.SEAL: "seal", bi.SYNC: "sync",
-          bi.COMMIT: "commit", bi.RELEASE_ALL: "release_all", bi.FLUSH: "flush", bi.XFER: "xfer"}
+          bi.COMMIT: "commit", bi.RELEASE_ALL: "release_all", bi.FLUSH: "flush", bi.XFER: "xfer", bi.DRAIN: "drain"}
 REASONS = {bi.R_FLUSHED: "flushed", bi.R_NOT_PUBLIC: "not_public", bi.R_DESTROYED: "destroyed"}
 BITS = {bi.B_CLOCK: "clock_monotonic", bi.B_FRONT: "no_insert_before_front", bi.B_DEQUEUE: "dequeue_increasing",
         bi.B_WARN: "no_warn", bi.B_DEST: "delivered_iff_before_destroy",
@@ -73,6 +73,7 @@ class Bus1ImplAdapter(PeerAdapter):
     actions = {
         "bus1_peer_ioctl_send": "IoctlSend(p)",
         "bus1_handle_destroy_locked": "HandleDestroyLocked(p)",
+        "bus1_peer_disconnect": "PeerDisconnect(p)",
         "bus1_handle_release": "HandleRelease(p)",
         "signal": "Signal(p)",
         "bus1_handle_acquire": "HandleAcquire(p)",
@@ -133,10 +134,6 @@ class Bus1ImplAdapter(PeerAdapter):
         for name, default in cls.DEFAULTS.items():
             if name in spec.values and spec.values[name] != default:
                 out.append((name, f"{name} = {spec.values[name]!r} (only {default!r})"))
-        for p, ops in enumerate(spec.ops):
-            if any(op.kind == "disconnect" for op in ops):
-                out.append(("script", f"script.{spec.names[p]} (no disconnect)"))
-                break
         if spec.ties not in cls.TIES:
             out.append(("ties", f"ties = {spec.ties!r} (only 'all', 'fixed' or 'with_release')"))
         order = [c.name for c in spec.constants]
