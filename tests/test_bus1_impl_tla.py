@@ -215,7 +215,7 @@ def test_the_template_renders_a_transfer_in_steps_and_its_fix():
     fixed = export_model(load_model(MODELS / "bus1-impl-life-transfer-window-fixed.toml"), symmetry=False)
     assert code.protocol == fixed.protocol
     assert "\\/ TransferAcquire(p)" in code.protocol and 'ELSE IF TransferMode = "steps"' in code.protocol
-    assert 'IF TransferCheck = "bit" /\\ Destroyed(World, n)' in code.protocol
+    assert 'IF TransferCheck = "bit" /\\ Destroyed(WorldOf(p), n)' in code.protocol
     assert 'IF TransferCheck = "join" /\\ Destroyed(W1, n) /\\ Owner(n) /= x' in code.protocol
     for export, check in ((code, "bit"), (fixed, "join")):
         assert f'TransferCheck = "{check}"' in export.config and 'TransferMode = "steps"' in export.config
