@@ -38,6 +38,8 @@ ROWS = [
     ("B, fix", "bus1-impl-lock-install-fixed", {}, 3394, set(), False),
     ("H (reset, the assertion)", "bus1-impl-lock-owner-gone", {"owner_gone_steps": False}, 7732, {"lockdep_held"},
      False),
+    ("H, fix (the assertion)", "bus1-impl-lock-owner-gone", {"owner_gone_steps": False, "acquire_owner": "pinned"},
+     7468, set(), True),
     ("lock order", "bus1-impl-lock-lock2", {}, 858, set(), False),
     ("C, destination", "bus1-impl-destroy-race", {}, 340,
      {"delivered_iff_before_destroy", "owner_no_message_after_destroy"}, False),

@@ -115,8 +115,7 @@ class Bus1ImplAdapter(PeerAdapter):
     # transfer, transfer_check and join_sealed in every value, and these constants at their
     # defaults only (the lock-level mode of specs/bus1_locks.py beyond sends, destructions
     # and a reset, and counted references are the Python model's alone).
-    DEFAULTS = {"refs": "holder", "shared_groups": "",
-                "acquire_owner": "active", "owner_gone_steps": False}
+    DEFAULTS = {"refs": "holder", "shared_groups": "", "owner_gone_steps": False}
     TIES = ("all", "fixed", "with_release")
 
     @classmethod
@@ -198,7 +197,7 @@ class Bus1ImplAdapter(PeerAdapter):
              ("Mutant", "mutant"), ("JoinFailure", "join_failure"), ("StaleHandle", "stale_handle"),
              ("TransferMode", "transfer"), ("TransferCheck", "transfer_check"), ("JoinSealed", "join_sealed"),
              ("LockLevel", "locks"), ("StageLock", "stage_lock"), ("InstallLock", "install_lock"),
-             ("SyntheticTie", "synthetic_tie"), ("FlushFront", "flush_front"))
+             ("SyntheticTie", "synthetic_tie"), ("FlushFront", "flush_front"), ("AcquireOwner", "acquire_owner"))
     """The module's constants that are the spec's constants, ``(TLA+ name, Python name)``:
     strings, or booleans (``TRUE``/``FALSE``)."""
 
