@@ -134,7 +134,7 @@ def _params():
         if slow:
             marks += [pytest.mark.slow, pytest.mark.skipif(
                 not ALL_ROWS, reason="a slow row: set ORDERCHECK_FINDINGS_TLC=all to re-run it")]
-        yield pytest.param(model, constants, states, violated, id=finding.replace(" ", "_"), marks=marks)
+        yield pytest.param(model, constants, states, violated, id=re.sub(r"[^A-Za-z0-9]+", "-", finding).strip("-"), marks=marks)
 
 
 @pytest.mark.skipif(bool(NO_TLC), reason=NO_TLC or "TLC available")
