@@ -41,6 +41,8 @@ ROWS = [
     ("H, fix (the assertion)", "bus1-impl-lock-owner-gone", {"owner_gone_steps": False, "acquire_owner": "pinned"},
      7468, set(), True),
     ("lock order", "bus1-impl-lock-lock2", {}, 858, set(), False),
+    ("lock order, mutant", "bus1-impl-lock-mutant-lock2-unordered", {}, 864, {"deadlock_free", "eventual_delivery"},
+     True),
     ("C, destination", "bus1-impl-destroy-race", {}, 340,
      {"delivered_iff_before_destroy", "owner_no_message_after_destroy"}, False),
     ("C, destination, fix", "bus1-impl-destroy-race-fixed", {}, 340, set(), False),

@@ -128,8 +128,8 @@ class Bus1ImplAdapter(PeerAdapter):
                 not spec.stage_lock and any(op.kind != "send" or op.payload for op in ops))):
             out.append(("locks", "locks = True (at lock level only sends, destructions and a reset, and with payload "
                                  "handles, destructions or a reset only with stage_lock = True)"))
-        if spec.locks and spec.mutant != "none":
-            out.append(("mutant", f"mutant = {spec.mutant!r} at lock level (only 'none')"))
+        if spec.locks and spec.mutant not in ("none", "lock2_unordered"):
+            out.append(("mutant", f"mutant = {spec.mutant!r} at lock level (only 'none' or 'lock2_unordered')"))
         for name, default in cls.DEFAULTS.items():
             if name in spec.values and spec.values[name] != default:
                 out.append((name, f"{name} = {spec.values[name]!r} (only {default!r})"))
