@@ -173,6 +173,17 @@ def test_a_refusal_names_each_unsupported_constant(model, named, run_cli, tmp_pa
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
+def test_traffic_after_a_reset_is_refused_at_lock_level_only():
+    """A reset before other operations exports at the section level (TLC agrees on
+    bus1-impl-life-reset-then-traffic, the findings page) but not at lock level, which no TLC
+    run has checked: the refusal names the script."""
+    export_model(load_model(MODELS / "bus1-impl-life-reset-then-traffic.toml"), symmetry=False)
+    locked = model_checking("bus1-impl-lock-install-fixed", ["lockdep_held"], nodes="aba", fresh=[2],
+                            handles=["bc", "c"], script={"a": ["reset", "send 2"], "c": ["send 1 +0"]})
+    with pytest.raises(NoTemplate, match=r"script\.a \(at lock level only a reset last\)"):
+        export_model(locked, symmetry=False)
+
+
 @pytest.mark.tlc
 @pytest.mark.skipif(bool(NO_TLC), reason=NO_TLC or "TLC available")
 def test_tlc_agrees_on_findings_a_and_b_at_lock_level():

@@ -112,9 +112,10 @@ class Bus1ImplAdapter(PeerAdapter):
     (the sections' bodies are the atomic actions' world operators, run under LStep)."""
 
     # The template mirrors liveness, addresses, acquire, ties, join_failure, stale_handle,
-    # transfer, transfer_check and join_sealed in every value, and these constants at their
-    # defaults only (the lock-level mode of specs/bus1_locks.py beyond sends, destructions
-    # and a reset, and counted references are the Python model's alone).
+    # transfer, transfer_check, join_sealed, synthetic_tie, flush_front and acquire_owner in
+    # every value, and these constants at their defaults only (the lock level of
+    # specs/bus1_locks.py beyond sends, destructions and a reset last, the steps past H's
+    # assertion, shared group tags and counted references are the Python model's alone).
     DEFAULTS = {"refs": "holder", "shared_groups": "", "owner_gone_steps": False}
     TIES = ("all", "fixed", "with_release")
 
@@ -133,6 +134,10 @@ class Bus1ImplAdapter(PeerAdapter):
         for name, default in cls.DEFAULTS.items():
             if name in spec.values and spec.values[name] != default:
                 out.append((name, f"{name} = {spec.values[name]!r} (only {default!r})"))
+        for p, ops in enumerate(spec.ops):  # unchecked with TLC: traffic after a reset at lock level
+            if spec.locks and any(op.kind == "reset" for op in ops[:-1]):
+                out.append(("script", f"script.{spec.names[p]} (at lock level only a reset last)"))
+                break
         if spec.ties not in cls.TIES:
             out.append(("ties", f"ties = {spec.ties!r} (only 'all', 'fixed' or 'with_release')"))
         order = [c.name for c in spec.constants]
