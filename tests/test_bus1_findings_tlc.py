@@ -10,7 +10,7 @@ or change a number, that the suite does not re-run).
 
 The rows marked slow (G's pair: about 250 s of TLC; A's model: 13 TLC runs; and the larger
 fix and variant models) run only with ``ORDERCHECK_FINDINGS_TLC=all`` in the environment
-(skipped, saying so, otherwise); the others (about 4 minutes of TLC in all) are a
+(skipped, saying so, otherwise); the others (20 rows, about 3.5 minutes of CPU) are a
 representative per finding but G.
 """
 
