@@ -65,6 +65,8 @@ ROWS = [
      {"front_consistent", "eventual_delivery", "queue_drained"}, True),
     ("E, later traffic, fix", "bus1-impl-life-reset-then-traffic-fixed", {}, 3198, set(), True),
     ("disconnect (lifecycle)", "bus1-impl-life-disconnect", {}, 426, set(), False),
+    ("group tags shared by one thread", "bus1-impl-shared-groups", {}, 412, {"group_tie"}, False),
+    ("group tags, mutant", "bus1-impl-mutant-shared-unserialized", {}, 1188, {"total"}, True),
     ("G", "bus1-impl-synthetic-causality", {}, 140650, {"causal"}, True),
     ("G, fix", "bus1-impl-synthetic-causality-fixed", {}, 115856, set(), True),
     ("I", "bus1-impl-life-transfer-invalid", {}, 1456, {"causal"}, False),

@@ -119,7 +119,7 @@ def test_bus1impl_is_one_module_for_the_lock_level_lifecycle_and_fix_models():
                      .splitlines() if line.strip()]
         assert set(constants) <= set(cfg_names), name
     assert len(texts) == 1
-    assert len(constants) == 24
+    assert len(constants) == 25
 
 
 def test_the_liveness_fix_decides_finding_c_differently():
@@ -155,7 +155,6 @@ def test_tlc_agrees_on_non_default_constants(case):
         ("bus1-impl-life-refs", ["refs = 'counted'"]),
         ("bus1-impl-life-refs-multi", ["refs = 'counted'"]),
         ("bus1-impl-lock-refs", ["locks = True", "refs = 'counted'"]),
-        ("bus1-impl-shared-groups", ["shared_groups = 'ab'"]),
         ("bus1-impl-lock-disconnect-fixed", ["locks = True", "owner_gone_steps = True"]),
     ],
 )

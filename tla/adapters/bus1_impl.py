@@ -63,7 +63,7 @@ class Bus1ImplAdapter(PeerAdapter):
     so the stored past holds more than the logs' happened-before (on
     bus1-impl-synthetic-causality TLC finds ``StoredPastIsCausalPast`` violated)."""
     variables = ("queues", "handles", "nodeFlags", "txs", "pcs", "sent", "logs", "drops", "know", "notes",
-                 "valid", "dequeued", "bad", "warns", "ranks", "relRanks", "locks", "threads")
+                 "valid", "dequeued", "bad", "warns", "ranks", "relRanks", "flips", "locks", "threads")
     """The module's variables, ``locks`` and ``threads`` included for every model (with
     ``LockLevel = FALSE`` they keep their initial values: no lock held, no thread inside a
     section)."""
@@ -116,7 +116,7 @@ class Bus1ImplAdapter(PeerAdapter):
     # every value, and these constants at their defaults only (the lock level of
     # specs/bus1_locks.py beyond sends, destructions and a reset last, the steps past H's
     # assertion, shared group tags and counted references are the Python model's alone).
-    DEFAULTS = {"refs": "holder", "shared_groups": "", "owner_gone_steps": False}
+    DEFAULTS = {"refs": "holder", "owner_gone_steps": False}
     TIES = ("all", "fixed", "with_release")
 
     @classmethod
@@ -196,6 +196,7 @@ class Bus1ImplAdapter(PeerAdapter):
             ("MCFreshNodes", "{" + ", ".join(str(n) for n in spec.fresh_nodes) + "}"),
             ("MCScript", script),
             ("MCReleaseOwners", peer_set([self.names[o] for o in spec.release_owners])),
+            ("MCSharedPeers", peer_set([self.names[p] for p in spec.shared])),
         ]
 
     MODES = (("Addresses", "addresses"), ("Ties", "ties"), ("Liveness", "liveness"), ("AcquireMode", "acquire"),
@@ -214,7 +215,8 @@ class Bus1ImplAdapter(PeerAdapter):
     def cfg_constants(self) -> list[tuple[str, str]]:
         spec: Any = self.spec
         bound = [(c, f"<- MC{c}") for c in ("Peers", "PeerOrder")] + [("NoPeer", "NoPeer")] + [
-            (c, f"<- MC{c}") for c in ("OwnerSeq", "InitialHolders", "FreshNodes", "Script", "ReleaseOwners")]
+            (c, f"<- MC{c}") for c in ("OwnerSeq", "InitialHolders", "FreshNodes", "Script", "ReleaseOwners",
+                                       "SharedPeers")]
 
         def value(v: Any) -> str:
             return ("TRUE" if v else "FALSE") if isinstance(v, bool) else f'"{v}"'
@@ -230,7 +232,8 @@ class Bus1ImplAdapter(PeerAdapter):
         extra = [ExportedProperty("acquire_split", "sometimes", "AcquireSplit", "NeverAcquireSplit"),
                  ExportedProperty("one_writer", "always", "OneWriter", "OneWriter"),
                  ExportedProperty("lockdep_held", "always", "LockdepHeld", "LockdepHeld"),
-                 ExportedProperty("install_window", "sometimes", "InstallWindow", "NeverInstallWindow")]
+                 ExportedProperty("install_window", "sometimes", "InstallWindow", "NeverInstallWindow"),
+                 ExportedProperty("group_tie", "sometimes", "GroupTie", "NeverGroupTie")]
         have = {p.name for p in out}
         return sorted(out + [p for p in extra if p.name not in have], key=lambda p: p.name)
 
@@ -284,6 +287,8 @@ class Bus1ImplAdapter(PeerAdapter):
             "ranks": {self.msg(spec.tx_slots[i][0] * spec.stride + spec.tx_slots[i][1]): ranks[i]
                       for i in range(spec.n_tx)},
             "relRanks": {self.peers[o]: ranks[spec.n_tx + k] for k, o in enumerate(spec.release_owners)},
+            # shared_groups: the last rank is the mask of the queues whose message entries are flipped
+            "flips": frozenset(self.peers[d] for d in range(spec.peers) if spec.shared and ranks[-1] >> d & 1),
             **(self._encode_locks(state[13], state[14]) if spec.locks else self._no_locks()),
         }
 
@@ -363,7 +368,8 @@ class Bus1ImplAdapter(PeerAdapter):
             v["sent"], lambda out: tuple((self.peer_mask(r["dests"]), self.mask(r["past"])) for r in _seq(out)))
         logs = self.from_peers(v["logs"], lambda log: tuple(self.event_code(e) for e in _seq(log)))
         ranks = tuple(v["ranks"][self.msg(p * spec.stride + k)] for p, k in spec.tx_slots) + tuple(
-            v["relRanks"][self.peers[o]] for o in spec.release_owners)
+            v["relRanks"][self.peers[o]] for o in spec.release_owners) + (
+            (sum(1 << self.ids[d] for d in v["flips"]),) if spec.shared else ())
         return (
             self.from_peers(v["queues"], queue),
             tuple(handles),
