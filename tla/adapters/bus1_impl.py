@@ -14,7 +14,7 @@ from ordercheck.specs import bus1_impl as bi
 from ordercheck.specs import bus1_locks as bl
 from ordercheck.specs import bus1_queue as bq
 from ordercheck.specs.bus1_impl_script import Op
-from ordercheck.tla.adapters.base import PeerAdapter, _seq
+from ordercheck.tla.adapters.base import ExportedProperty, PeerAdapter, _seq
 from ordercheck.tla.values import ModelValue
 
 NO_PEER = ModelValue("NoPeer")
@@ -22,7 +22,7 @@ NO_PEER = ModelValue("NoPeer")
 STATES = {bi.NONE: "none", bi.ATTACHED: "attached", bi.PUBLIC: "public", bi.RELEASED: "released"}
 FLAGS = {bi.F_DESTROYED: "destroyed", bi.F_RELEASED: "released", bi.F_ABSENT: "absent", bi.F_WEAK0: "weak0"}
 PHASES = {bi.ACQ: "acquire", bi.STAGE: "stage", bi.POSTPONED: "postponed", bi.SEAL: "seal", bi.SYNC: "sync",
-          bi.COMMIT: "commit", bi.RELEASE_ALL: "release_all", bi.FLUSH: "flush", bi.XFER: "xfer"}
+          bi.COMMIT: "commit", bi.RELEASE_ALL: "release_all", bi.FLUSH: "flush", bi.XFER: "xfer", bi.DRAIN: "drain"}
 REASONS = {bi.R_FLUSHED: "flushed", bi.R_NOT_PUBLIC: "not_public", bi.R_DESTROYED: "destroyed"}
 BITS = {bi.B_CLOCK: "clock_monotonic", bi.B_FRONT: "no_insert_before_front", bi.B_DEQUEUE: "dequeue_increasing",
         bi.B_WARN: "no_warn", bi.B_DEST: "delivered_iff_before_destroy",
@@ -56,19 +56,24 @@ def _back(table: dict[int, str], name: str) -> int:
 
 class Bus1ImplAdapter(PeerAdapter):
     template = "bus1_impl.tla.j2"
+    protocol_module = "Bus1Impl"
     happened_before = ()
     """None: a peer that receives a handle to a destroyed node learns the destruction's
     message and its past (its user sees ``BUS1_HANDLE_INVALID``) with no event in its log,
     so the stored past holds more than the logs' happened-before (on
     bus1-impl-synthetic-causality TLC finds ``StoredPastIsCausalPast`` violated)."""
     variables = ("queues", "handles", "nodeFlags", "txs", "pcs", "sent", "logs", "drops", "know", "notes",
-                 "valid", "dequeued", "bad", "warns", "ranks", "relRanks")
+                 "valid", "dequeued", "bad", "warns", "ranks", "relRanks", "flips", "locks", "threads")
+    """The module's variables, ``locks`` and ``threads`` included for every model (with
+    ``LockLevel = FALSE`` they keep their initial values: no lock held, no thread inside a
+    section)."""
     drops = True
     predicates = {"deadlock_free": "NoneInTransaction",
                   "valid_handle_notified": "ValidHandleNotifiedNow", "queue_drained": "QueueDrainedNow"}
     actions = {
         "bus1_peer_ioctl_send": "IoctlSend(p)",
         "bus1_handle_destroy_locked": "HandleDestroyLocked(p)",
+        "bus1_peer_disconnect": "PeerDisconnect(p)",
         "bus1_handle_release": "HandleRelease(p)",
         "signal": "Signal(p)",
         "bus1_handle_acquire": "HandleAcquire(p)",
@@ -107,11 +112,11 @@ class Bus1ImplAdapter(PeerAdapter):
     (the sections' bodies are the atomic actions' world operators, run under LStep)."""
 
     # The template mirrors liveness, addresses, acquire, ties, join_failure, stale_handle,
-    # transfer, transfer_check and join_sealed in every value, and these constants at their
-    # defaults only (the lock-level mode of specs/bus1_locks.py beyond sends, destructions
-    # and a reset, and counted references are the Python model's alone).
-    DEFAULTS = {"refs": "holder", "flush_front": False, "synthetic_tie": "code", "shared_groups": "",
-                "acquire_owner": "active", "owner_gone_steps": False}
+    # transfer, transfer_check, join_sealed, synthetic_tie, flush_front and acquire_owner in
+    # every value, and these constants at their defaults only (the lock level of
+    # specs/bus1_locks.py beyond sends, destructions and a reset last, the steps past H's
+    # assertion, shared group tags and counted references are the Python model's alone).
+    DEFAULTS = {"refs": "holder", "owner_gone_steps": False}
     TIES = ("all", "fixed", "with_release")
 
     @classmethod
@@ -124,14 +129,14 @@ class Bus1ImplAdapter(PeerAdapter):
                 not spec.stage_lock and any(op.kind != "send" or op.payload for op in ops))):
             out.append(("locks", "locks = True (at lock level only sends, destructions and a reset, and with payload "
                                  "handles, destructions or a reset only with stage_lock = True)"))
-        if spec.locks and spec.mutant != "none":
-            out.append(("mutant", f"mutant = {spec.mutant!r} at lock level (only 'none')"))
+        if spec.locks and spec.mutant not in ("none", "lock2_unordered"):
+            out.append(("mutant", f"mutant = {spec.mutant!r} at lock level (only 'none' or 'lock2_unordered')"))
         for name, default in cls.DEFAULTS.items():
             if name in spec.values and spec.values[name] != default:
                 out.append((name, f"{name} = {spec.values[name]!r} (only {default!r})"))
-        for p, ops in enumerate(spec.ops):
-            if any(op.kind == "reset" for op in ops[:-1]) or any(op.kind == "disconnect" for op in ops):
-                out.append(("script", f"script.{spec.names[p]} (only a reset last, no disconnect)"))
+        for p, ops in enumerate(spec.ops):  # unchecked with TLC: traffic after a reset at lock level
+            if spec.locks and any(op.kind == "reset" for op in ops[:-1]):
+                out.append(("script", f"script.{spec.names[p]} (at lock level only a reset last)"))
                 break
         if spec.ties not in cls.TIES:
             out.append(("ties", f"ties = {spec.ties!r} (only 'all', 'fixed' or 'with_release')"))
@@ -159,38 +164,83 @@ class Bus1ImplAdapter(PeerAdapter):
                 f'waits |-> {waits}, creates |-> {creates}]')
 
     def context(self) -> dict[str, Any]:
+        """Nothing model-specific: the one module ``Bus1Impl.tla`` is the same for every
+        model (the model module and the configuration give the constants)."""
+        return {}
+
+    mc_about = ("the peers, their order (Python's peer ids), the nodes' owners and initial holders, the\n"
+                "   nodes created by a send, each peer's operations and the owners whose release groups rank")
+
+    def mc_definitions(self) -> list[tuple[str, str]]:
+        """``MCPeers``, ``MCPeerOrder``, ``MCOwnerSeq``, ``MCInitialHolders``, ``MCFreshNodes``,
+        ``MCScript`` (one line per peer) and ``MCReleaseOwners``."""
         spec: Any = self.spec
-        return {
-            "peers": list(self.names),
-            "owners": [self.names[o] for o in spec.owners],
-            "holders": [[self.names[p] for p in range(spec.peers) if h >> p & 1] for h in spec.holders],
-            "ops": [(self.names[p], [self._op(op) for op in ops]) for p, ops in enumerate(spec.ops)],
-            "msg_ops": [(self.names[p], [self._op(op) for op in ops]) for p, ops in enumerate(spec.msg_ops)],
-            "ties": spec.ties,
-            "mutant": spec.mutant,
-            "liveness": spec.liveness,
-            "addresses": spec.addresses,
-            "acquire": spec.acquire,
-            "release_owners": [self.names[o] for o in spec.release_owners],
-            "fresh": [str(n) for n in spec.fresh_nodes],
-            "locks": spec.locks,
-            "stage_lock": spec.stage_lock,
-            "install_lock": spec.install_lock,
-            "join_failure": spec.join_failure,
-            "stale_handle": spec.stale_handle,
-            "transfer": spec.transfer,
-            "transfer_check": spec.transfer_check,
-            "join_sealed": spec.join_sealed,
-        }
+        names = list(self.names)
+
+        def seq(items: list[str]) -> str:
+            return "<<" + ", ".join(items) + ">>"
+
+        def peer_set(ps: list[str]) -> str:
+            return "{" + ", ".join(ps) + "}"
+
+        script = "[p \\in MCPeers |->\n" + "\n".join(
+            f"    {'  CASE' if i == 0 else '   []'} p = {self.names[p]} -> " + seq([self._op(op) for op in ops])
+            for i, (p, ops) in enumerate(enumerate(spec.ops))) + "]"
+        return [
+            ("MCPeers", peer_set(names)),
+            ("MCPeerOrder", seq(names) + "   \\* Python's peer ids: " + names[0] + " is 0, ..."),
+            ("MCOwnerSeq", seq([self.names[o] for o in spec.owners])
+             + f'   \\* nodes = "{"".join(self.names[o] for o in spec.owners)}"'),
+            ("MCInitialHolders", seq([peer_set([self.names[p] for p in range(spec.peers) if h >> p & 1])
+                                      for h in spec.holders])),
+            ("MCFreshNodes", "{" + ", ".join(str(n) for n in spec.fresh_nodes) + "}"),
+            ("MCScript", script),
+            ("MCReleaseOwners", peer_set([self.names[o] for o in spec.release_owners])),
+            ("MCSharedPeers", peer_set([self.names[p] for p in spec.shared])),
+        ]
+
+    MODES = (("Addresses", "addresses"), ("Ties", "ties"), ("Liveness", "liveness"), ("AcquireMode", "acquire"),
+             ("Mutant", "mutant"), ("JoinFailure", "join_failure"), ("StaleHandle", "stale_handle"),
+             ("TransferMode", "transfer"), ("TransferCheck", "transfer_check"), ("JoinSealed", "join_sealed"),
+             ("LockLevel", "locks"), ("StageLock", "stage_lock"), ("InstallLock", "install_lock"),
+             ("SyntheticTie", "synthetic_tie"), ("FlushFront", "flush_front"), ("AcquireOwner", "acquire_owner"))
+    """The module's constants that are the spec's constants, ``(TLA+ name, Python name)``:
+    strings, or booleans (``TRUE``/``FALSE``)."""
 
     def __init__(self, spec: Any) -> None:
         super().__init__(spec)
-        if spec.locks:  # the lock table and the threads (specs/bus1_locks.py), and their steps
-            self.variables = (*type(self).variables, "locks", "threads")
+        if spec.locks:  # the lock level's steps (specs/bus1_locks.py)
             self.actions = self.LOCK_ACTIONS
 
     def cfg_constants(self) -> list[tuple[str, str]]:
-        return [(n, n) for n in self.names] + [("NoPeer", "NoPeer")]
+        spec: Any = self.spec
+        bound = [(c, f"<- MC{c}") for c in ("Peers", "PeerOrder")] + [("NoPeer", "NoPeer")] + [
+            (c, f"<- MC{c}") for c in ("OwnerSeq", "InitialHolders", "FreshNodes", "Script", "ReleaseOwners",
+                                       "SharedPeers")]
+
+        def value(v: Any) -> str:
+            return ("TRUE" if v else "FALSE") if isinstance(v, bool) else f'"{v}"'
+
+        return [(n, n) for n in self.names] + bound + [(c, value(getattr(spec, py))) for c, py in self.MODES]
+
+    def exported_properties(self) -> list[ExportedProperty]:
+        """Every property a bus1_impl model can have, so that the one module defines the same
+        operators for every model: the spec's, and those of other settings (``acquire_split``
+        with ``acquire = "each"``, the lock level's ``one_writer``, ``lockdep_held`` and
+        ``install_window``)."""
+        out = super().exported_properties()
+        extra = [ExportedProperty("acquire_split", "sometimes", "AcquireSplit", "NeverAcquireSplit"),
+                 ExportedProperty("one_writer", "always", "OneWriter", "OneWriter"),
+                 ExportedProperty("lockdep_held", "always", "LockdepHeld", "LockdepHeld"),
+                 ExportedProperty("install_window", "sometimes", "InstallWindow", "NeverInstallWindow"),
+                 ExportedProperty("group_tie", "sometimes", "GroupTie", "NeverGroupTie")]
+        have = {p.name for p in out}
+        return sorted(out + [p for p in extra if p.name not in have], key=lambda p: p.name)
+
+    def optional(self) -> list[str]:
+        """Every action label of both levels (the spec declares no fairness, so all are
+        optional): the same comment in the one module for every model."""
+        return list(dict.fromkeys([*type(self).actions, *self.LOCK_ACTIONS]))
 
     def symmetry(self) -> tuple[bool, str]:
         return False, "node owners, node addresses and the script tie each peer to its role"
@@ -237,8 +287,15 @@ class Bus1ImplAdapter(PeerAdapter):
             "ranks": {self.msg(spec.tx_slots[i][0] * spec.stride + spec.tx_slots[i][1]): ranks[i]
                       for i in range(spec.n_tx)},
             "relRanks": {self.peers[o]: ranks[spec.n_tx + k] for k, o in enumerate(spec.release_owners)},
-            **(self._encode_locks(state[13], state[14]) if spec.locks else {}),
+            # shared_groups: the last rank is the mask of the queues whose message entries are flipped
+            "flips": frozenset(self.peers[d] for d in range(spec.peers) if spec.shared and ranks[-1] >> d & 1),
+            **(self._encode_locks(state[13], state[14]) if spec.locks else self._no_locks()),
         }
+
+    def _no_locks(self) -> dict[str, Any]:
+        """``locks`` and ``threads`` of a model without the lock level: no lock held, no
+        thread inside a section, in every state."""
+        return {"locks": {p: NO_PEER for p in self.peers}, "threads": {p: dict(NO_THREAD) for p in self.peers}}
 
     def _encode_locks(self, locks: tuple, threads: tuple) -> dict[str, Any]:
         """The lock table (holder, or NoPeer) and each thread as a record (the template's NoThread
@@ -311,7 +368,8 @@ class Bus1ImplAdapter(PeerAdapter):
             v["sent"], lambda out: tuple((self.peer_mask(r["dests"]), self.mask(r["past"])) for r in _seq(out)))
         logs = self.from_peers(v["logs"], lambda log: tuple(self.event_code(e) for e in _seq(log)))
         ranks = tuple(v["ranks"][self.msg(p * spec.stride + k)] for p, k in spec.tx_slots) + tuple(
-            v["relRanks"][self.peers[o]] for o in spec.release_owners)
+            v["relRanks"][self.peers[o]] for o in spec.release_owners) + (
+            (sum(1 << self.ids[d] for d in v["flips"]),) if spec.shared else ())
         return (
             self.from_peers(v["queues"], queue),
             tuple(handles),
