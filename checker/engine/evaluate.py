@@ -14,7 +14,11 @@ parent's monitors, or, for the parent's last new successor when nothing else nee
 parent's entry (the caller says ``last``), appended to the parent's own log and stepped
 through its own monitors. When the parent's entry is not at hand (an initial state, another
 process's parent, an entry evicted, Spark), the history is laid out whole and the
-monitors read it from the start. The verdict is the same either way (monitors decide on
+monitors read it from the start. A one-process search whose level outgrows the two
+generations of entries keeps the entries of the states met after that *packed*
+(:meth:`Evaluator._pack`: the log and monitors as plain values, marshalled, about a
+seventh of the memory) and unpacks one when its state is expanded, up to
+:data:`PACKED_LIMIT` bytes. The verdict is the same either way (monitors decide on
 what happened, not on the order the log lists concurrent events in); the sentence of a
 violation is always the one read on the whole history laid out afresh, so it does not
 depend on the path the search took.
