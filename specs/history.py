@@ -19,7 +19,7 @@ message's causal past is its sender's knowledge when the send starts.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Any, NamedTuple
 
@@ -33,7 +33,7 @@ from ordercheck.checker.monitors.events import (  # noqa: F401 - the event kinds
     SIGNAL_IN,
     SIGNAL_OUT,
 )
-from ordercheck.checker.monitors.log import Log
+from ordercheck.checker.monitors.log import Log, pack_ints
 
 
 def encode_event(kind: int, arg: int = 0) -> int:
@@ -437,6 +437,43 @@ class HistoryLog(Log):
         return other
 
 
+    def pack(self) -> tuple[tuple, tuple]:
+        """This log packed, for a model checker that keeps many logs waiting
+        (:meth:`unpack` restores it): the fields no extension writes in place
+        (``peers``, ``meta``, ``header``...), to keep by reference, and the others as
+        plain values (int columns as bytes where they fit) that share nothing with
+        the log."""
+        d = self.__dict__
+        shared = tuple(d[name] for name in _SHARED_FIELDS)
+        ids = tuple(map(id, shared))  # the memo holds the objects: no id is reused while it is there
+        same = _PACKED_SHARED.get(ids)
+        if same is None:
+            if len(_PACKED_SHARED) >= _MEMO_LIMIT:
+                _PACKED_SHARED.clear()
+            same = _PACKED_SHARED[ids] = shared
+        return same, (tuple(pack_ints(d[name]) for name in _INT_COLUMNS), tuple(d["msg_name"]), tuple(d["msg_dests"]),
+                      tuple(d["msg_past"]), dict(d["ids"]), dict(d["outs"]), dict(d["ins"]))
+
+    @classmethod
+    def unpack(cls, shared: tuple, plain: tuple) -> HistoryLog:
+        """A log as :meth:`pack` packed it, sharing nothing that it writes."""
+        columns, msg_name, msg_dests, msg_past, ids, outs, ins = plain
+        values = dict(zip(_SHARED_FIELDS, shared))
+        for name, value in zip(_INT_COLUMNS, columns):
+            values[name] = list(value)
+        values["msg_name"], values["msg_dests"], values["msg_past"] = list(msg_name), list(msg_dests), list(msg_past)
+        values["ids"], values["outs"], values["ins"] = dict(ids), dict(outs), dict(ins)
+        log = object.__new__(cls)
+        d = log.__dict__
+        for name in _FIELDS:  # in the dataclass's order: a key-sharing dict, as HistoryLog.copy keeps
+            d[name] = values[name]
+        return log
+
+
+_FIELDS = tuple(f.name for f in fields(HistoryLog))
+_PACKED_SHARED: dict[tuple[int, ...], tuple] = {}  # HistoryLog.pack's fields kept by reference, by identity
+_SHARED_FIELDS = ("source", "peers", "meta", "actions", "header", "unit", "fmt", "sources", "origin")
+_INT_COLUMNS = ("peer", "kind", "arg", "line", "seen", "msg_sender", "msg_seq", "msg_send")
 _EVENT_COLUMNS = ("peer", "kind", "arg", "line", "seen")
 _MESSAGE_COLUMNS = ("msg_name", "msg_sender", "msg_seq", "msg_dests", "msg_send", "msg_past")
 

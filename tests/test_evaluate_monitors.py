@@ -61,6 +61,7 @@ def test_incremental_fallback_and_whole_history_agree(name, monkeypatch) -> None
     assert (calls["hand_on"] > 0) == (not name.startswith(("bus1-impl", "lamport")))
     limit = evaluate.ENTRY_LIMIT
     monkeypatch.setattr(evaluate, "ENTRY_LIMIT", 1)  # parents evicted: laid out whole
+    monkeypatch.setattr(evaluate, "PACKED_LIMIT", 0)  # (none kept packed: tests/test_packed_entries.py)
     calls["extend"] = 0
     fallback = _decisions(model, props)
     # a parent without its entry is read whole once (the search hands the evaluator the

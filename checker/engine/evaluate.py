@@ -14,7 +14,11 @@ parent's monitors, or, for the parent's last new successor when nothing else nee
 parent's entry (the caller says ``last``), appended to the parent's own log and stepped
 through its own monitors. When the parent's entry is not at hand (an initial state, another
 process's parent, an entry evicted, Spark), the history is laid out whole and the
-monitors read it from the start. The verdict is the same either way (monitors decide on
+monitors read it from the start. A one-process search whose level outgrows the two
+generations of entries keeps the entries of the states met after that *packed*
+(:meth:`Evaluator._pack`: the log and monitors as plain values, marshalled, about a
+seventh of the memory) and unpacks one when its state is expanded, up to
+:data:`PACKED_LIMIT` bytes. The verdict is the same either way (monitors decide on
 what happened, not on the order the log lists concurrent events in); the sentence of a
 violation is always the one read on the whole history laid out afresh, so it does not
 depend on the path the search took.
@@ -22,6 +26,7 @@ depend on the path the search took.
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -34,6 +39,14 @@ keeps two (between one and two generations' worth), and drops the older when the
 current one is full: a breadth-first search needs a state's entry when it expands the
 state, about one level after it met it. (An entry of BSS 2x5 is about 7.6 KB: two
 generations hold about 150 MB.)"""
+PACKED_OVERHEAD = 240
+"""About how many bytes a packed entry holds beside its marshalled data (the entry, the
+tuple that holds the packed parts, the table's slot)."""
+PACKED_LIMIT = 192 << 20
+"""About how many bytes the packed entries (:meth:`Evaluator._pack`) may hold: a
+one-process search packs the entries of the states it meets once the two generations
+are full of states yet to be expanded, up to this, and drops the rest (their successors
+then read the history whole)."""
 
 
 class _Entry:
@@ -46,7 +59,7 @@ class _Entry:
     the log and monitors are made (from ``state``'s history) only when a successor
     needs them."""
 
-    __slots__ = ("log", "monitors", "violated", "parent", "state", "users", "handed")
+    __slots__ = ("log", "monitors", "violated", "parent", "state", "users", "handed", "packed")
 
     def __init__(self, log: Any, monitors: dict[str, Any] | None, violated: frozenset[str],
                  parent: _Entry | None = None, state: State = None) -> None:
@@ -60,6 +73,8 @@ class _Entry:
         # not once a lazy entry extends this one, nor for monitors that read the history
         # whole without laying their state out for further steps (Evaluator._afresh)
         self.handed = True
+        # the log and monitors packed (Evaluator._pack) while the entry waits, else None
+        self.packed: tuple | None = None
 
 
 class Evaluator:
@@ -85,6 +100,9 @@ class Evaluator:
         self._terminal_cache: dict[Hashable, tuple[tuple[str, str], ...]] = {}
         self._entries: dict[Hashable, _Entry] = {}  # the current generation
         self._older: dict[Hashable, _Entry] = {}  # the one before
+        self._packed: dict[Hashable, _Entry] = {}  # entries met once both are full, packed (Evaluator._pack)
+        self._packed_bytes = 0  # about how much memory the packed entries hold
+        self._classes: dict[tuple, tuple] = {}  # the classes of packed entries' logs and monitors, each tuple once
         self._last_key: Any = None  # the parent key looked up last, and its entry
         self._last: _Entry | None = None
         self._releasing = False  # whether the caller releases expanded states' entries
@@ -206,7 +224,7 @@ class Evaluator:
         if self._watch_end:
             entry = None
             if key is not None:
-                entry = self._entries.get(key) or self._older.get(key)
+                entry = self._entries.get(key) or self._older.get(key) or self._packed.get(key)
                 if entry is not None:
                     entry = self._ready(entry)
             for p in self._watch_end:
@@ -248,19 +266,28 @@ class Evaluator:
             entry = self._older.get(key)
             where = self._older
             if entry is None:
-                return
+                entry = self._packed.get(key)
+                where = self._packed
+                if entry is None:
+                    return
         entry.users -= 1
         if entry.users <= 0:
             del where[key]
+            if entry.packed is not None:
+                self._packed_bytes -= entry.packed[0]
             if self._last is entry:
                 self._last_key = self._last = None
+        elif entry.packed is not None and entry.log is not None:
+            # unpacked for this state's successors; another state with this history
+            # waits: it keeps the packed form only until then
+            entry.log = entry.monitors = None
 
     # -- monitors ---------------------------------------------------------------------
 
     def _use(self, key: Any) -> None:
         """One more state met with history key ``key`` (its parent's): its entry is kept
         until that state is released too."""
-        entry = self._entries.get(key) or self._older.get(key)
+        entry = self._entries.get(key) or self._older.get(key) or self._packed.get(key)
         if entry is not None:
             entry.users += 1
 
@@ -277,9 +304,9 @@ class Evaluator:
         needs the parent's), else built afresh. A parent whose entry is not at hand is
         read whole from ``parent_state`` (when given and the growth is known) and kept
         for its other successors, not in the table."""
-        entries, older = self._entries, self._older
+        entries, older, packed = self._entries, self._older, self._packed
         if key is not None:
-            entry = entries.get(key) or older.get(key)
+            entry = entries.get(key) or older.get(key) or packed.get(key)
             if entry is not None:
                 entry.users += 1
                 return entry
@@ -290,8 +317,13 @@ class Evaluator:
             parent = self._last
         else:
             parent = entries.get(parent_key) or older.get(parent_key)
-            if parent is None and parent_state is not None:
-                parent = self._afresh(parent_state, to_fork=True)
+            if parent is None:
+                parent = packed.get(parent_key)
+                if parent is not None:
+                    if parent.log is None:
+                        self._unpack(parent)
+                elif parent_state is not None:
+                    parent = self._afresh(parent_state, to_fork=True)
             self._last_key, self._last = parent_key, parent
         made = None
         if parent is None:
@@ -309,8 +341,10 @@ class Evaluator:
             entry = self._extend(self._ready(parent), state)  # type: ignore[arg-type]
         if key is not None:
             if len(entries) >= ENTRY_LIMIT:
-                if self._releasing:  # full of states yet to be expanded: keep them, not this one
+                if self._releasing:  # full of states yet to be expanded: keep them, this one packed
                     if len(older) + len(entries) >= 2 * ENTRY_LIMIT:
+                        if self._packed_bytes < PACKED_LIMIT and self._pack(self._ready(entry)):
+                            packed[key] = entry
                         return entry
                 else:  # a generation full: the one before goes
                     self._older, self._entries = entries, {}
@@ -358,9 +392,12 @@ class Evaluator:
         grow = getattr(self.history(state), "extend_log_in_place", None)
         if grow is None or not grow(log):
             return None
-        for where in (self._entries, self._older):
+        for where in (self._entries, self._older, self._packed):
             if where.get(parent_key) is parent:
                 del where[parent_key]
+        if parent.packed is not None:  # the log and monitors change in place: the packed form is stale
+            self._packed_bytes -= parent.packed[0]
+            parent.packed = None
         if self._last is parent:
             self._last_key = self._last = None
         monitors = parent.monitors
@@ -372,17 +409,57 @@ class Evaluator:
         self._step(entry, start)
         return entry
 
+    def _pack(self, entry: _Entry) -> bool:
+        """Pack a made entry's log and monitors (each through its ``pack``: plain values,
+        int columns as bytes) in place of the objects, so that a state met once the
+        generations are full keeps its entry in a fraction of the memory until it is
+        expanded (:meth:`_unpack`); ``False``, with the entry left as it was, where the
+        log or a monitor cannot be packed."""
+        log = entry.log
+        pack = getattr(log, "pack", None)
+        if pack is None or entry.parent is not None:
+            return False
+        monitors = []
+        for name, monitor in entry.monitors.items():  # type: ignore[union-attr]
+            state = monitor.pack()
+            if state is None:
+                return False
+            monitors.append((name, type(monitor), state))
+        shared, plain = pack()
+        data = marshal.dumps((plain, tuple(state for _, _, state in monitors)))
+        classes = (type(log), *((name, cls) for name, cls, _ in monitors))
+        classes = self._classes.setdefault(classes, classes)  # one per model, mostly
+        entry.packed = (len(data) + PACKED_OVERHEAD, shared, classes, data)
+        entry.log = entry.monitors = None
+        self._packed_bytes += entry.packed[0]
+        return True
+
+    def _unpack(self, entry: _Entry) -> None:
+        """Give a packed entry its log and monitors back (as they were when packed)."""
+        _size, shared, classes, data = entry.packed  # type: ignore[misc]
+        plain, states = marshal.loads(data)
+        log = classes[0].unpack(shared, plain)
+        entry.log = log
+        entry.monitors = {name: cls.unpack(log, state) for (name, cls), state in zip(classes[1:], states)}
+        # the packed form stays: dropped with the entry, or the objects dropped again when
+        # the entry is released while other states with its history wait (release)
+
     def _ready(self, entry: _Entry) -> _Entry:
-        """``entry`` made: a lazy entry (and the lazy entries it extends) gets its log
-        and monitors from the nearest made ancestor."""
+        """``entry`` made: a packed entry unpacked; a lazy entry (and the lazy entries it
+        extends) gets its log and monitors from the nearest made ancestor."""
         if entry.log is not None:
+            return entry
+        if entry.packed is not None:
+            self._unpack(entry)
             return entry
         chain = []
         e: _Entry | None = entry
-        while e is not None and e.log is None:
+        while e is not None and e.log is None and e.packed is None:
             chain.append(e)
             e = e.parent
-        assert e is not None  # a lazy entry's ancestors end with a made one
+        assert e is not None  # a lazy entry's ancestors end with a made (or packed) one
+        if e.log is None:
+            self._unpack(e)
         for lazy in reversed(chain):
             made = self._extend(e, lazy.state)
             lazy.log, lazy.monitors, lazy.violated = made.log, made.monitors, lazy.violated | made.violated

@@ -104,3 +104,19 @@ class Monitor:
         """An independent copy of this monitor's state that reads ``log`` from now on;
         ``log`` holds the same events as far as this monitor has stepped."""
         raise NotImplementedError
+
+    def pack(self) -> tuple | None:
+        """This monitor's state as plain values (ints, strings, bytes, tuples, lists and
+        dicts of them, ``None``), for a caller that keeps many monitors compactly (the
+        model checker's states waiting to be expanded) and restores one with
+        :meth:`unpack`; ``None`` where the monitor cannot be packed (the default), or
+        cannot now (a violation held back). The value shares nothing the monitor may
+        change."""
+        return None
+
+    @classmethod
+    def unpack(cls, log: Log, state: tuple) -> Monitor:
+        """A monitor in the state :meth:`pack` gave (``state``), reading ``log``, which
+        holds the same events as the packed monitor's log (a fork of it, as far as
+        it goes)."""
+        raise NotImplementedError

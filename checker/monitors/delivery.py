@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ordercheck.checker.monitors.base import Monitor
 from ordercheck.checker.monitors.events import DELIVER, DROP, FAIL, RESTART, SEND
-from ordercheck.checker.monitors.log import Log
+from ordercheck.checker.monitors.log import Log, pack_ints
 from ordercheck.checker.monitors.violation import Violation, noun, place
 
 
@@ -40,6 +40,19 @@ class EventualDelivery(Monitor):
         other.log, other.down, other.stepped = log, self.down, self.stepped
         other.done = self.done[:]
         other.sends = self.sends[:]
+        return other
+
+    def pack(self) -> tuple | None:
+        if type(self).fork is not EventualDelivery.fork:  # a subclass with state of its own
+            return None
+        return (self.down, self.stepped, pack_ints(self.done), pack_ints(self.sends))
+
+    @classmethod
+    def unpack(cls, log: Log, state: tuple) -> EventualDelivery:
+        other = cls.__new__(cls)
+        other.log = log
+        other.down, other.stepped, done, sends = state
+        other.done, other.sends = list(done), list(sends)
         return other
 
     def run(self, start: int, end: int) -> Violation | None:

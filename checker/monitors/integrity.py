@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ordercheck.checker.monitors.base import Monitor
 from ordercheck.checker.monitors.events import DELIVER, DROP, SIGNAL_IN, SIGNAL_OUT
-from ordercheck.checker.monitors.log import Log, SignalPairs
+from ordercheck.checker.monitors.log import Log, SignalPairs, pack_ints
 from ordercheck.checker.monitors.order import happened_before
 from ordercheck.checker.monitors.violation import Violation, chain, noun, place
 
@@ -51,6 +51,20 @@ class Integrity(Monitor):
         other.log, other.done, other.pending = log, self.done, self.pending
         other.got = self.got[:]
         other.pairs = self.pairs.copy(log)
+        return other
+
+    def pack(self) -> tuple | None:
+        if type(self).fork is not Integrity.fork or self.pending is not None:  # a violation held back
+            return None
+        return (self.done, pack_ints(self.got), self.pairs.pack())
+
+    @classmethod
+    def unpack(cls, log: Log, state: tuple) -> Integrity:
+        other = cls.__new__(cls)
+        done, got, pairs = state
+        other.log, other.done, other.pending = log, done, None
+        other.got = list(got)
+        other.pairs = SignalPairs.unpack(log, pairs)
         return other
 
     def run(self, start: int, end: int) -> Violation | None:

@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from ordercheck.checker.monitors.base import Monitor
 from ordercheck.checker.monitors.events import DELIVER, DROP, FAIL, RESTART, SEND, SIGNAL_IN, SIGNAL_OUT
 from ordercheck.checker.monitors.graph import backtrack
-from ordercheck.checker.monitors.log import Log, SignalPairs, signal_sources
+from ordercheck.checker.monitors.log import Log, SignalPairs, pack_ints, signal_sources
 from ordercheck.checker.monitors.violation import Violation, place
 
 STEPWISE = 256
@@ -103,6 +103,26 @@ class _LockGraph:
         other.last_at = self.last_at[:]
         other.got = self.got[:]
         other.later = dict(self.later)
+        return other
+
+    def pack(self) -> tuple | None:
+        """The state :meth:`copy` copies, packed (see :meth:`Monitor.pack
+        <ordercheck.checker.monitors.base.Monitor.pack>`); ``None`` for a graph that keeps reasons."""
+        if self.why is not None:
+            return None
+        return (self.check, self.down, tuple(self.succ), tuple(self.hub), pack_ints(self.hub_from),
+                pack_ints(self.last_event), pack_ints(self.last_consumed), pack_ints(self.last_at),
+                pack_ints(self.got), dict(self.later))
+
+    @classmethod
+    def unpack(cls, log: Log, state: tuple) -> _LockGraph:
+        """A graph in the state :meth:`pack` gave, reading ``log``."""
+        other = cls.__new__(cls)
+        other.log, other.why, other.cycle = log, None, False
+        other.check, other.down, succ, hub, hub_from, last_event, last_consumed, last_at, got, later = state
+        other.succ, other.hub, other.hub_from = list(succ), list(hub), list(hub_from)
+        other.last_event, other.last_consumed, other.last_at = list(last_event), list(last_consumed), list(last_at)
+        other.got, other.later = list(got), dict(later)
         return other
 
     def _add(self, a: int, b: int, kind: int, witness: int = -1) -> None:
@@ -272,6 +292,25 @@ class GlobalLock(Monitor):
         other.pairs = self.pairs.copy(log)
         other.paired = self.paired
         other.held = dict(self.held)
+        return other
+
+    def pack(self) -> tuple | None:
+        if type(self).fork is not GlobalLock.fork:  # a subclass with state of its own
+            return None
+        graph = self.graph.pack()
+        if graph is None:
+            return None
+        return (self.stepped, self.done, self.paired, graph, self.pairs.pack(),
+                {k: tuple(v) for k, v in self.held.items()} if self.held else None)
+
+    @classmethod
+    def unpack(cls, log: Log, state: tuple) -> GlobalLock:
+        other = cls.__new__(cls)
+        other.log = log
+        other.stepped, other.done, other.paired, graph, pairs, held = state
+        other.graph = _LockGraph.unpack(log, graph)
+        other.pairs = SignalPairs.unpack(log, pairs)
+        other.held = {k: list(v) for k, v in held.items()} if held else {}
         return other
 
     def _event(self, i: int) -> None:

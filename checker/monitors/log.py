@@ -180,6 +180,27 @@ class SignalPairs:
         found.sort(key=lambda rs: rs[1])
         return found
 
+    def pack(self) -> tuple:
+        """The pairing's state as plain values (for :meth:`Monitor.pack
+        <ordercheck.checker.monitors.base.Monitor.pack>`); :meth:`unpack` restores it."""
+        return (self.unit, {k: tuple(v) for k, v in self.unit_outs.items()} if self.unit_outs else None,
+                {k: tuple(v) for k, v in self.outs.items()} if self.outs else None,
+                {k: tuple(v) for k, v in self.early.items()} if self.early else None)
+
+    @classmethod
+    def unpack(cls, log: Log, state: tuple) -> SignalPairs:
+        """A pairing in the state :meth:`pack` gave, reading ``log``."""
+        other = cls(log)
+        unit, unit_outs, outs, early = state
+        other.unit = unit
+        if unit_outs:
+            other.unit_outs = {k: list(v) for k, v in unit_outs.items()}
+        if outs:
+            other.outs = {k: deque(v) for k, v in outs.items()}
+        if early:
+            other.early = {k: deque(v) for k, v in early.items()}
+        return other
+
     def copy(self, log: Log) -> SignalPairs:
         """An independent copy reading ``log``."""
         other = SignalPairs(log)
@@ -188,6 +209,15 @@ class SignalPairs:
         other.outs = {k: deque(v) for k, v in self.outs.items()} if self.outs else {}
         other.early = {k: deque(v) for k, v in self.early.items()} if self.early else {}
         return other
+
+
+def pack_ints(values: list[int]) -> bytes | tuple[int, ...]:
+    """A list of ints packed: as bytes where every value is in 0..255 (the usual case
+    for a model's short histories), else as a tuple; ``list()`` of either restores it."""
+    try:
+        return bytes(values)
+    except (ValueError, TypeError):
+        return tuple(values)
 
 
 def signal_sources(log: Log) -> dict[int, int]:

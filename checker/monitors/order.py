@@ -27,7 +27,7 @@ from typing import ClassVar
 
 from ordercheck.checker.monitors.base import Monitor
 from ordercheck.checker.monitors.events import DELIVER, DROP, SEND, SIGNAL_IN, SIGNAL_OUT
-from ordercheck.checker.monitors.log import Log, SignalPairs, signal_sources
+from ordercheck.checker.monitors.log import Log, SignalPairs, pack_ints, signal_sources
 from ordercheck.checker.monitors.violation import Violation, chain, place
 
 
@@ -66,6 +66,18 @@ class _Fronts(Monitor):
         other.front = self.front[:]
         other.got = self.got[:]
         return other
+
+    def _pack_fronts(self) -> tuple:
+        """The state :meth:`fork` copies here, packed (see :meth:`Monitor.pack`)."""
+        return (self.n, self.done, tuple(map(pack_ints, self.lists)), pack_ints(self.front), pack_ints(self.got))
+
+    def _unpack_fronts(self, log: Log, state: tuple) -> None:
+        """Restore what :meth:`_pack_fronts` packed into this (new) monitor."""
+        self.log = log
+        self.n, self.done, lists, front, got = state
+        self.lists = [list(lst) for lst in lists]
+        self.front = list(front)
+        self.got = list(got)
 
     def run(self, start: int, end: int) -> Violation | None:
         if self.done:
@@ -139,6 +151,17 @@ class Fifo(_Fronts):
 
     name = "fifo"
 
+    def pack(self) -> tuple | None:
+        if type(self).fork is not Fifo.fork:  # a subclass with state of its own
+            return None
+        return self._pack_fronts()
+
+    @classmethod
+    def unpack(cls, log: Log, state: tuple) -> Fifo:
+        other = cls.__new__(cls)
+        other._unpack_fronts(log, state)
+        return other
+
     def _delivered(self, i: int, p: int, m: int, bit: int) -> Violation | None:
         log = self.log
         seq, s_m = log.msg_seq, log.msg_sender[m]
@@ -179,6 +202,30 @@ class Causal(_Fronts):
         other.signals = dict(self.signals)
         other.pairs = self.pairs.copy(log)
         return other
+
+    def pack(self) -> tuple | None:
+        if type(self).fork is not Causal.fork:  # a subclass with state of its own
+            return None
+        return self._pack_causal()
+
+    def _pack_causal(self) -> tuple:
+        return (self._pack_fronts(), tuple(map(pack_ints, self.clock)),
+                tuple(None if c is None else pack_ints(c) for c in self.at_send),
+                {k: pack_ints(v) for k, v in self.signals.items()}, self.pairs.pack())
+
+    @classmethod
+    def unpack(cls, log: Log, state: tuple) -> Causal:
+        other = cls.__new__(cls)
+        other._unpack_causal(log, state)
+        return other
+
+    def _unpack_causal(self, log: Log, state: tuple) -> None:
+        fronts, clock, at_send, signals, pairs = state
+        self._unpack_fronts(log, fronts)
+        self.clock = [list(c) for c in clock]
+        self.at_send = [None if c is None else list(c) for c in at_send]
+        self.signals = {k: list(v) for k, v in signals.items()}
+        self.pairs = SignalPairs.unpack(log, pairs)
 
     def _signal(self, i: int, k: int, p: int) -> None:
         clock, signals = self.clock, self.signals

@@ -13,7 +13,7 @@ does (vector clocks) otherwise.
 from __future__ import annotations
 
 from ordercheck.checker.monitors.events import DELIVER, DROP
-from ordercheck.checker.monitors.log import Log
+from ordercheck.checker.monitors.log import Log, pack_ints
 from ordercheck.checker.monitors.order import Causal, _grow, _violation, happened_before
 from ordercheck.checker.monitors.violation import Violation
 
@@ -36,6 +36,24 @@ class CausalPast(Causal):
         other = super().fork(log)
         assert isinstance(other, CausalPast)
         other.pasts = self.pasts
+        return other
+
+    def pack(self) -> tuple | None:
+        if type(self).fork is not CausalPast.fork:  # a subclass with state of its own
+            return None
+        if self.pasts:  # as fork: only the consumed messages are state
+            return (True, self.n, self.done, pack_ints(self.got))
+        return (False, self._pack_causal())
+
+    @classmethod
+    def unpack(cls, log: Log, state: tuple) -> CausalPast:
+        other = cls.__new__(cls)
+        if state[0]:
+            _, other.n, other.done, got = state
+            other.log, other.pasts, other.got = log, True, list(got)
+        else:
+            other._unpack_causal(log, state[1])
+            other.pasts = False
         return other
 
     def run(self, start: int, end: int) -> Violation | None:

@@ -28,7 +28,7 @@ from collections import deque
 from ordercheck.checker.monitors.base import Monitor
 from ordercheck.checker.monitors.events import DELIVER
 from ordercheck.checker.monitors.graph import DynamicOrder
-from ordercheck.checker.monitors.log import Log
+from ordercheck.checker.monitors.log import Log, pack_ints
 from ordercheck.checker.monitors.violation import Violation, chain, place
 
 
@@ -121,6 +121,19 @@ class Total(_FirstDeliveries):
         assert isinstance(other, Total)
         other.at = self.at[:]  # the per-message dicts are replaced, never changed in place: shared
         other.latest = self.latest[:]
+        return other
+
+    def pack(self) -> tuple | None:
+        if type(self).fork is not Total.fork:  # a subclass with state of its own
+            return None
+        return (self.n, self.done, pack_ints(self.got), tuple(self.at), tuple(self.latest))
+
+    @classmethod
+    def unpack(cls, log: Log, state: tuple) -> Total:
+        other = cls.__new__(cls)
+        other.log = log
+        other.n, other.done, got, at, latest = state
+        other.got, other.at, other.latest = list(got), list(at), list(latest)
         return other
 
     def _delivered(self, i: int, p: int, m: int) -> Violation | None:
