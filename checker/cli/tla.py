@@ -139,7 +139,7 @@ def print_cross_check(cc: CrossCheck, *, show_traces: bool = False, happened_bef
         f"({cc.ours_generated:,} generated, depth {ours.stats.depth}); "
         f"TLC {tlc_distinct if tlc_distinct is None else f'{tlc_distinct:,}'} distinct states "
         f"({final.generated if final else '?':,} generated, depth {final.depth if final else '?'}); "
-        f"{len(cc.runs)} TLC runs, {cc.tlc_seconds:.1f}s"
+        f"{len(cc.runs)} TLC runs{' + the happened-before one' if cc.agreement else ''}, {cc.tlc_seconds:.1f}s"
     )
     width = max((len(n) for n in ours.properties), default=8)
     click.echo(f"  {'property':<{width}}  {'ours':<8}  {'TLC':<8}  {'steps ours/TLC':<14}  TLC replays ours")
