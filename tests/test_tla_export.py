@@ -292,3 +292,63 @@ def test_one_module_per_protocol():
     assert {"NaiveFifo", "BSS", "SES", "MatrixClocks", "Bus1", "LamportTotalOrder", "Skeen", "SequencerTotalOrder",
             "Retransmit", "SynchronousOrdering", "RestartClocks", "Bus1Impl"} <= set(texts)
     assert {name: len(found) for name, found in texts.items()} == dict.fromkeys(texts, 1)
+
+
+# -- the docs' cross-check table ---------------------------------------------------------
+
+TLA_PAGE = MODELS.parent / "docs" / "explanation" / "tla.md"
+TABLE_HEADER = (
+    "| model | distinct states (ours / TLC) | generated (ours / TLC) | depth (ours / TLC) | verdicts equal | TLC runs |\n"
+    "|---|---:|---:|---:|---|---:|"
+)
+"""The header of the cross-check table in docs/explanation/tla.md; its rows are made by
+``tests/test_tlc_crosscheck.py``'s ``table_row``."""
+
+
+def page_table(text: str | None = None) -> dict[str, str]:
+    """The cross-check table's rows on the page (or in ``text``), by model, in page order."""
+    text = TLA_PAGE.read_text(encoding="utf-8") if text is None else text
+    assert text.count(TABLE_HEADER) == 1, "docs/explanation/tla.md must hold the cross-check table's header once"
+    rows: dict[str, str] = {}
+    for line in text.split(TABLE_HEADER, 1)[1].lstrip("\n").splitlines():
+        if not line.startswith("| "):
+            break
+        rows[line.split("|")[1].strip()] = line
+    return rows
+
+
+def exportable_models() -> list[str]:
+    """The built-in models ``export-tla`` exports, in name order: ``adapter_of`` (the
+    export's own test) on each model's spec with its constants set, built from the model
+    file without the rest of ``load_model``'s checks (which the export tests run)."""
+    import tomllib
+    from types import SimpleNamespace
+
+    from ordercheck.checker.loading.specref import resolve
+    from ordercheck.tla.export import adapter_of
+
+    names = []
+    for path in MODEL_FILES:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        ref = resolve(data["spec"], path.parent)
+        model = SimpleNamespace(spec=ref.cls(**data.get("constants", {})), spec_name=ref.canonical, path=str(path))
+        try:
+            adapter_of(model)
+        except NoTemplate:
+            continue
+        names.append(path.stem)
+    return names
+
+
+def table_text(rows: dict[str, str]) -> str:
+    """The table with ``rows``, as the page holds it."""
+    return TABLE_HEADER + "\n" + "\n".join(rows.values()) + "\n"
+
+
+def test_docs_table_has_a_row_per_exportable_model():
+    """The cross-check table lists exactly the models that export today, in name order
+    (a model added or refused since the table was made shows here, without TLC; its row's
+    figures are compared with a cross-check by tests/test_tlc_crosscheck.py)."""
+    assert list(page_table()) == exportable_models()
+    text = TABLE_HEADER + "\n| fifo-2 | 1 / 1 | 1 / 1 | 1 / 1 | 1/1 yes | 1 |\n\nprose\n"
+    assert page_table(text) == {"fifo-2": "| fifo-2 | 1 / 1 | 1 / 1 | 1 / 1 | 1/1 yes | 1 |"}

@@ -206,3 +206,119 @@ def test_decode_receives_the_types_the_reference_lists(printed, value):
 
     got = parse_value(printed)
     assert got == expected(value) and type(got) is type(expected(value))
+
+
+# -- the happened-before configuration in `ordercheck tlc` ------------------------------
+
+HB_MODEL = 'spec = "fifo"\n[constants]\npeers = 2\nsends = 1\n[check]\nproperties = ["fifo"]\n[expect]\nfifo = "holds"\n'
+
+
+def complete_output(distinct: int, generated: int, depth: int) -> str:
+    return (f"Model checking completed. No error has been found.\n{generated} states generated, {distinct} distinct "
+            f"states found, 0 states left on queue.\nThe depth of the complete state graph search is {depth}.\n")
+
+
+def tlc_answering(monkeypatch, answer) -> list[str]:
+    """TLC's runs answered by ``answer(config) -> (exit code, output)``; returns the
+    configurations run, in order."""
+    ran: list[str] = []
+    real_run = subprocess.run
+
+    def fake_run(cmd, **kwargs):
+        if cmd[0] != "java":
+            return real_run(cmd, **kwargs)
+        config = cmd[cmd.index("-config") + 1]
+        ran.append(config)
+        code, out = answer(config)
+        return subprocess.CompletedProcess(cmd, code, stdout=out, stderr="")
+
+    monkeypatch.setattr(ordercheck.tla.tlc, "find_tlc", lambda: ("java", "tla2tools.jar"))
+    monkeypatch.setattr(ordercheck.tla.tlc.subprocess, "run", fake_run)
+    return ran
+
+
+@pytest.fixture
+def hb_model(tmp_path):
+    """A small fifo model whose one property holds: its path, our distinct states, and
+    TLC's output of a run that explores exactly our states."""
+    from ordercheck.checker.cli.tla import CROSS_CHECK_OPTIONS
+    from ordercheck.checker.engine.run import check_model
+    from ordercheck.checker.loading.modelfile import load_model
+
+    path = tmp_path / "hb-2.toml"
+    path.write_text(HB_MODEL, encoding="utf-8")
+    model = load_model(path)
+    ours = check_model(model, CROSS_CHECK_OPTIONS)
+    generated = ours.stats.transitions + len(set(model.spec.init_states()))
+    return path, ours.stats.distinct_states, complete_output(ours.stats.distinct_states, generated, ours.stats.depth)
+
+
+def test_tlc_runs_the_happened_before_configuration_and_reports_it(monkeypatch, run_cli, hb_model):
+    path, distinct, complete = hb_model
+    ran = tlc_answering(monkeypatch, lambda config: (0, complete))
+    out = run_cli("tlc", path)
+    assert out.exit_code == 0, out.output
+    assert ran == ["hb_2.cfg", "hb_2_happened_before.cfg"]
+    assert (f"  happened-before: AgreesWithHappenedBefore, StoredPastIsCausalPast hold in all {distinct} states "
+            "(hb_2_happened_before.cfg, ") in out.output
+    assert "agree: same states" in out.output
+
+
+def test_a_happened_before_violation_fails_the_cross_check(monkeypatch, run_cli, hb_model):
+    """TLC finding the library and HappenedBefore.tla apart is a mismatch (exit 1), and
+    so is a happened-before run that explores other states than the main one."""
+    path, distinct, complete = hb_model
+    violated = ("Error: Invariant AgreesWithHappenedBefore is violated.\n"
+                "Error: The behavior up to this point is:\nState 1: <Initial predicate>\n/\\ x = 0\n\n"
+                "3 states generated, 2 distinct states found, 1 states left on queue.\n")
+    tlc_answering(monkeypatch, lambda config: (12, violated) if config.endswith("_happened_before.cfg") else (0, complete))
+    out = run_cli("tlc", path)
+    assert out.exit_code == 1, out.output
+    assert "  happened-before: TLC reports AgreesWithHappenedBefore violated on hb_2_happened_before.cfg" in out.output
+    assert ("MISMATCH: happened-before: hb_2_happened_before.cfg: expected no error, "
+            "TLC reports AgreesWithHappenedBefore violated after 0 steps") in out.output
+    fewer = complete.replace(f" {distinct} distinct", f" {distinct - 1} distinct")
+    tlc_answering(monkeypatch, lambda config: (0, fewer) if config.endswith("_happened_before.cfg") else (0, complete))
+    out = run_cli("tlc", path)
+    assert out.exit_code == 1, out.output
+    assert (f"MISMATCH: happened-before: hb_2_happened_before.cfg: expected {distinct} distinct states, "
+            f"TLC explored {distinct - 1}") in out.output
+
+
+def test_no_happened_before_leaves_the_configuration_out_and_says_so(monkeypatch, run_cli, hb_model):
+    path, _distinct, complete = hb_model
+    ran = tlc_answering(monkeypatch, lambda config: (0, complete))
+    out = run_cli("tlc", path, "--no-happened-before")
+    assert out.exit_code == 0, out.output
+    assert ran == ["hb_2.cfg"]
+    assert "  happened-before: hb_2_happened_before.cfg not run (--no-happened-before)" in out.output
+
+
+def test_every_configuration_is_judged_by_its_manifest_outcome():
+    """:func:`judge` holds a run to the outcome, counts and steps the manifest gives."""
+    from ordercheck.tla.adapters import ExportedProperty
+    from ordercheck.tla.crosscheck import judge
+    from ordercheck.tla.export import INVARIANT_VIOLATED, NO_ERROR, TEMPORAL_VIOLATED, UNKNOWN, TlcConfig
+    from ordercheck.tla.tlc import TlcRun, TlcState
+
+    inv = ExportedProperty("causal", "always", "Causal", "Causal")
+    live = ExportedProperty("eventual_delivery", "eventually", "AllDelivered", "EventualDelivery")
+    main = TlcConfig("m.cfg", "main", (inv,), NO_ERROR, distinct_states=10, depth=4)
+    trace = [TlcState("", {}) for _ in range(4)]
+    assert judge(main, TlcRun(0, "", distinct=10, depth=4)) is None
+    assert judge(main, TlcRun(0, "", distinct=9, depth=4)) == "m.cfg: expected 10 distinct states, TLC explored 9"
+    assert judge(main, TlcRun(0, "", distinct=10, depth=5)) == "m.cfg: expected depth 4, TLC 5"
+    assert judge(main, TlcRun(12, "", violated="Causal", kind="invariant", trace=trace)) == \
+        "m.cfg: expected no error, TLC reports Causal violated after 3 steps"
+    violation = TlcConfig("v.cfg", "violation", (inv,), INVARIANT_VIOLATED, steps=3)
+    assert judge(violation, TlcRun(12, "", violated="Causal", kind="invariant", trace=trace)) is None
+    assert judge(violation, TlcRun(12, "", violated="Causal", kind="invariant", trace=trace[:3])) == \
+        "v.cfg: expected a 3-step counterexample, TLC's has 2"
+    assert judge(violation, TlcRun(0, "", distinct=10)) == "v.cfg: expected Causal violated, TLC reports no error"
+    assert judge(violation, TlcRun(12, "", violated="Fifo", kind="invariant", trace=trace)) == \
+        "v.cfg: expected Causal violated, TLC reports Fifo violated"
+    temporal = TlcConfig("t.cfg", "violation", (live,), TEMPORAL_VIOLATED)
+    assert judge(temporal, TlcRun(13, "", violated="EventualDelivery", kind="temporal", trace=trace)) is None
+    assert judge(temporal, TlcRun(0, "", distinct=10)) == \
+        "t.cfg: expected EventualDelivery violated (a temporal property), TLC reports no error"
+    assert judge(TlcConfig("u.cfg", "unknown", (inv,), UNKNOWN), TlcRun(0, "", distinct=10)) is None

@@ -10,6 +10,13 @@ count, generated states and depth are compared with ours; then one per other pro
 which stops at its violation or witness (TLC's breadth-first search with one worker finds
 a shortest one). Each violation TLC reports is read back into our trace format; each
 counterexample and witness of ours is replayed by TLC on the export.
+
+Each configuration's run is also judged against the outcome the export's manifest gives
+it (:func:`judge`), and, unless the caller leaves it out, TLC runs the export's
+``Name_happened_before.cfg``: the library's ``Fifo``, ``Causal`` and ``Total`` equal
+``HappenedBefore.tla``'s in every reachable state, and the causal past stored with each
+message is its happened-before past. A violation there, or a run that does not explore
+the main configuration's states, is a mismatch like any other.
 """
 
 from __future__ import annotations
@@ -21,7 +28,15 @@ from pathlib import Path
 from ordercheck.checker.api.model import Model
 from ordercheck.checker.api.result import Result, Step
 from ordercheck.tla.adapters import ExportedProperty
-from ordercheck.tla.export import Export, export_model, render_config
+from ordercheck.tla.export import (
+    INVARIANT_VIOLATED,
+    NO_ERROR,
+    TEMPORAL_VIOLATED,
+    Export,
+    TlcConfig,
+    export_model,
+    render_config,
+)
 from ordercheck.tla.tlc import TlcRun, run_tlc
 from ordercheck.tla.traces import TraceMismatch, confirm_in_tlc, from_tlc, raw_states
 
@@ -49,6 +64,10 @@ class CrossCheck:
     runs: list[TlcRun] = field(default_factory=list)
     confirmed: dict[str, bool] = field(default_factory=dict)
     mismatches: list[str] = field(default_factory=list)
+    agreement: TlcRun | None = None
+    """TLC's run on ``Name_happened_before.cfg`` (``None``: the export has none, or it was
+    left out). It is not in :attr:`runs`, which are the model's own configurations and the
+    replay of our traces."""
 
     @property
     def agree(self) -> bool:
@@ -61,7 +80,31 @@ class CrossCheck:
 
     @property
     def tlc_seconds(self) -> float:
-        return sum(r.seconds for r in self.runs)
+        """TLC's time on every run, the happened-before configuration's included."""
+        return sum(r.seconds for r in self.runs) + (self.agreement.seconds if self.agreement else 0.0)
+
+
+def judge(config: TlcConfig, run: TlcRun) -> str | None:
+    """How TLC's ``run`` on ``config`` ends otherwise than the manifest says (its
+    ``expect``, and the distinct states, depth and steps it gives); ``None`` when it ends
+    as said. A configuration whose outcome is not predicted is never wrong."""
+    found = f"{run.violated or run.kind} violated" if run.kind is not None else "no error"
+    if config.expect == NO_ERROR:
+        if run.kind is not None:
+            return f"{config.file}: expected no error, TLC reports {found} after {max(len(run.trace) - 1, 0)} steps"
+        if config.distinct_states is not None and run.distinct != config.distinct_states:
+            return f"{config.file}: expected {config.distinct_states} distinct states, TLC explored {run.distinct}"
+        if config.depth is not None and run.depth != config.depth:
+            return f"{config.file}: expected depth {config.depth}, TLC {run.depth}"
+    elif config.expect == INVARIANT_VIOLATED:
+        wanted = config.checks[0]
+        if run.kind != "invariant" or run.violated != wanted:
+            return f"{config.file}: expected {wanted} violated, TLC reports {found}"
+        if config.steps is not None and len(run.trace) - 1 != config.steps:
+            return f"{config.file}: expected a {config.steps}-step counterexample, TLC's has {len(run.trace) - 1}"
+    elif config.expect == TEMPORAL_VIOLATED and run.kind != "temporal":
+        return f"{config.file}: expected {config.checks[0]} violated (a temporal property), TLC reports {found}"
+    return None
 
 
 def _verdict_on_violation(prop: ExportedProperty) -> str:
@@ -143,9 +186,12 @@ def compare_with_tlc(
     timeout: float | None = None,
     keep: Path | None = None,
     confirm: bool = True,
+    happened_before: bool = True,
 ) -> CrossCheck:
     """Cross-check ``model``: TLC on its export against ``ours``, our engine's result with
-    reductions off and everything explored (no stop once the verdicts are known)."""
+    reductions off and everything explored (no stop once the verdicts are known). With
+    ``happened_before`` (the default), TLC also runs the export's happened-before
+    configuration, where it has one."""
     export = export_model(model, symmetry=False, ours=ours)
     with tempfile.TemporaryDirectory(prefix="ordercheck-export-") as tmp:
         directory = keep or Path(tmp)
@@ -155,6 +201,13 @@ def compare_with_tlc(
         )
         cc = CrossCheck(model, ours, export, verdicts, final, runs, mismatches=list(problems))
         _compare(cc)
+        _judge_all(cc)
+        agreement = export.happened_before
+        if happened_before and agreement is not None:
+            cc.agreement = run_tlc(directory, export.name, agreement.file, workers=workers, timeout=timeout)
+            problem = judge(agreement, cc.agreement)
+            if problem is not None:
+                cc.mismatches.append(f"happened-before: {problem}")
         if confirm:
             props = {p.name: p for p in export.properties}
             ours_traces = {
@@ -172,6 +225,24 @@ def compare_with_tlc(
                 if not ok:
                     cc.mismatches.append(f"{name}: TLC does not confirm our trace as a behaviour of the export")
     return cc
+
+
+def _judge_all(cc: CrossCheck) -> None:
+    """Each of the model's configurations was run, and its first run ends as the
+    manifest says (a main configuration rerun without a violated property is judged by
+    its first run, which reported the violation)."""
+    first: dict[str, TlcRun] = {}
+    for run in cc.runs:
+        if run.config is not None:
+            first.setdefault(run.config, run)
+    for config in [cc.export.main, *cc.export.verdict_configs]:
+        run = first.get(config.file)
+        if run is None:
+            cc.mismatches.append(f"{config.file}: listed in the manifest, not run")
+            continue
+        problem = judge(config, run)
+        if problem is not None:
+            cc.mismatches.append(problem)
 
 
 def _compare(cc: CrossCheck) -> None:

@@ -136,6 +136,11 @@ class Export:
         return [c for c in self.configs[1:] if c.role != "happened_before"]
 
     @property
+    def happened_before(self) -> TlcConfig | None:
+        """The ``Name_happened_before.cfg`` configuration, where the export has one."""
+        return next((c for c in self.configs if c.role == "happened_before"), None)
+
+    @property
     def main(self) -> TlcConfig:
         """The main configuration, ``Name.cfg``."""
         return self.configs[0]

@@ -66,6 +66,7 @@ class TlcRun:
     trace: list[TlcState] = field(default_factory=list)
     printed: list[str] = field(default_factory=list)  # lines TLC's Print/PrintT wrote
     seconds: float = 0.0
+    config: str | None = None  # the configuration file TLC ran on
 
     @property
     def complete(self) -> bool:
@@ -188,6 +189,7 @@ def run_tlc(
     output = proc.stdout + proc.stderr
     run = parse_output(output, proc.returncode)
     run.seconds = elapsed
+    run.config = config
     unread = proc.returncode in (12, 13) and run.kind is None  # a violation we cannot read is no completed run
     if proc.returncode not in (0, 11, 12, 13) or (proc.returncode == 0 and run.distinct is None) or unread:
         tail = "\n".join(line for line in output.splitlines() if line.strip())

@@ -28,12 +28,15 @@ def cross_check(
     timeout: float | None = None,
     keep: Path | None = None,
     confirm: bool = True,
+    happened_before: bool = True,
 ) -> CrossCheck:
-    """Cross-check ``model``: our engine and TLC, reductions off, everything explored."""
+    """Cross-check ``model``: our engine and TLC, reductions off, everything explored;
+    with ``happened_before``, TLC also checks the export's happened-before configuration."""
     from ordercheck.tla.crosscheck import compare_with_tlc
 
     ours = check_model(model, CROSS_CHECK_OPTIONS)
-    return compare_with_tlc(model, ours, workers=workers, timeout=timeout, keep=keep, confirm=confirm)
+    return compare_with_tlc(model, ours, workers=workers, timeout=timeout, keep=keep, confirm=confirm,
+                            happened_before=happened_before)
 
 
 def add_commands(group: click.Group) -> None:
@@ -85,8 +88,14 @@ def export_tla(models: tuple[str, ...], output: str, no_symmetry: bool, counts: 
 @click.option("--show-traces", is_flag=True,
               help="Print TLC's traces, read back into our format; where one does not read back, TLC's state there "
                    "beside the Python states it could have been.")
-def tlc(models: tuple[str, ...], workers: int, keep: str | None, timeout: float | None, show_traces: bool) -> None:
-    """Export, run TLC, and compare with our engine (reductions off)."""
+@click.option("--no-happened-before", "no_happened_before", is_flag=True,
+              help="Leave out the export's Name_happened_before.cfg (the library's Fifo, Causal and Total against "
+                   "HappenedBefore.tla's in every state, and the stored causal past against the logs' happened-before): "
+                   "TLC computes vector clocks in every state there (on bus1-3 about half the main configuration's time).")
+def tlc(models: tuple[str, ...], workers: int, keep: str | None, timeout: float | None, show_traces: bool,
+        no_happened_before: bool) -> None:
+    """Export, run TLC, and compare with our engine (reductions off); TLC also checks the
+    ordering library against the happened-before definitions, unless told not to."""
     from ordercheck.tla.tlc import TlcFailed, TlcUnavailable, find_tlc
 
     loaded = [load_model(p) for p in expand_paths(list(models))]
@@ -108,20 +117,21 @@ def tlc(models: tuple[str, ...], workers: int, keep: str | None, timeout: float 
             target = Path(keep) / Path(model.path).stem
             target.mkdir(parents=True, exist_ok=True)
         try:
-            cc = cross_check(model, workers=workers, timeout=timeout, keep=target)
+            cc = cross_check(model, workers=workers, timeout=timeout, keep=target, happened_before=not no_happened_before)
         except TlcFailed as exc:
             click.echo(f"{model.path}: TLC failed: {exc}")
             bad += 1
             continue
-        print_cross_check(cc, show_traces=show_traces)
+        print_cross_check(cc, show_traces=show_traces, happened_before=not no_happened_before)
         bad += 0 if cc.agree else 1
     if len(loaded) > 1:
         click.echo(f"\n{len(loaded)} models, {len(loaded) - bad} agree with TLC, {bad} not")
     exit_after_verdicts(1 if bad else 0)
 
 
-def print_cross_check(cc: CrossCheck, *, show_traces: bool = False) -> None:
-    """Both sides, property by property, and every mismatch."""
+def print_cross_check(cc: CrossCheck, *, show_traces: bool = False, happened_before: bool = True) -> None:
+    """Both sides, property by property, the happened-before configuration's result, and
+    every mismatch (``happened_before`` false: the configuration was left out on purpose)."""
     ours, final = cc.ours, cc.final
     tlc_distinct = final.distinct if final is not None else None
     click.echo(
@@ -129,7 +139,7 @@ def print_cross_check(cc: CrossCheck, *, show_traces: bool = False) -> None:
         f"({cc.ours_generated:,} generated, depth {ours.stats.depth}); "
         f"TLC {tlc_distinct if tlc_distinct is None else f'{tlc_distinct:,}'} distinct states "
         f"({final.generated if final else '?':,} generated, depth {final.depth if final else '?'}); "
-        f"{len(cc.runs)} TLC runs, {cc.tlc_seconds:.1f}s"
+        f"{len(cc.runs)} TLC runs{' + the happened-before one' if cc.agreement else ''}, {cc.tlc_seconds:.1f}s"
     )
     width = max((len(n) for n in ours.properties), default=8)
     click.echo(f"  {'property':<{width}}  {'ours':<8}  {'TLC':<8}  {'steps ours/TLC':<14}  TLC replays ours")
@@ -153,9 +163,24 @@ def print_cross_check(cc: CrossCheck, *, show_traces: bool = False) -> None:
             click.echo("      TLC's trace does not replay in the Python spec:")
             for line in mismatch_lines(theirs.mismatch):
                 click.echo(f"        {line}")
+    click.echo(f"  {happened_before_line(cc, asked=happened_before)}")
     if cc.agree:
         click.echo("  agree: same states, same verdicts, same counterexample lengths for invariants")
     for line in cc.mismatches:
         click.echo(f"  MISMATCH: {line}")
     if not show_traces and any(v.mismatch is not None for v in cc.tlc.values()):
         click.echo("  (--show-traces prints TLC's state where a trace stops replaying, beside the Python states it could be)")
+
+
+def happened_before_line(cc: CrossCheck, *, asked: bool = True) -> str:
+    """One line on the happened-before configuration: what it checks and how TLC's run ended."""
+    config = cc.export.happened_before
+    if config is None:
+        return "happened-before: the export has no happened-before configuration"
+    if cc.agreement is None:
+        return f"happened-before: {config.file} not run" + (" (--no-happened-before)" if not asked else "")
+    run, checks = cc.agreement, ", ".join(config.checks)
+    if run.kind is None:
+        return (f"happened-before: {checks} hold in all {run.distinct:,} states "
+                f"({config.file}, {run.seconds:.1f}s)")
+    return f"happened-before: TLC reports {run.violated or run.kind} violated on {config.file} ({run.seconds:.1f}s)"
