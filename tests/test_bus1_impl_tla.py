@@ -150,11 +150,10 @@ def test_tlc_agrees_on_non_default_constants(case):
 @pytest.mark.parametrize(
     ("model", "named"),
     [
-        ("bus1-impl-lock-disconnect", ["locks = True (at lock level only sends, destructions and a reset"]),
         ("bus1-impl-life-refs", ["refs = 'counted'"]),
         ("bus1-impl-life-refs-multi", ["refs = 'counted'"]),
-        ("bus1-impl-lock-refs", ["locks = True", "refs = 'counted'"]),
-        ("bus1-impl-lock-disconnect-fixed", ["locks = True"]),
+        ("bus1-impl-lock-refs", ["locks = True (at lock level only sends, destructions, a reset last and a "
+                                 "disconnect", "refs = 'counted'"]),
     ],
 )
 def test_a_refusal_names_each_unsupported_constant(model, named, run_cli, tmp_path):

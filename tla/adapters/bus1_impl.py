@@ -118,7 +118,7 @@ class Bus1ImplAdapter(PeerAdapter):
     # The template mirrors liveness, addresses, acquire, ties, join_failure, stale_handle,
     # transfer, transfer_check, join_sealed, synthetic_tie, flush_front, acquire_owner and
     # owner_gone_steps in every value, and these constants at their defaults only (the lock
-    # level of specs/bus1_locks.py beyond sends, destructions and a reset last, and counted
+    # level of specs/bus1_locks.py beyond sends, destructions, a reset last and a disconnect, and counted
     # references are the Python model's alone).
     DEFAULTS = {"refs": "holder"}
     TIES = ("all", "fixed", "with_release")
@@ -129,10 +129,11 @@ class Bus1ImplAdapter(PeerAdapter):
         the order of the spec's constants; empty when the template mirrors them all."""
         out: list[tuple[str, str]] = []
         ops = [op for ops in spec.ops for op in ops]
-        if spec.locks and (any(op.kind not in ("send", "destroy", "reset") or op.creates for op in ops) or (
+        if spec.locks and (any(op.kind not in ("send", "destroy", "reset", "disconnect") or op.creates for op in ops) or (
                 not spec.stage_lock and any(op.kind != "send" or op.payload for op in ops))):
-            out.append(("locks", "locks = True (at lock level only sends, destructions and a reset, and with payload "
-                                 "handles, destructions or a reset only with stage_lock = True)"))
+            out.append(("locks", "locks = True (at lock level only sends, destructions, a reset last and a "
+                                 "disconnect, and with payload handles, destructions, a reset or a disconnect only "
+                                 "with stage_lock = True)"))
         if spec.locks and spec.mutant not in ("none", "lock2_unordered"):
             out.append(("mutant", f"mutant = {spec.mutant!r} at lock level (only 'none' or 'lock2_unordered')"))
         for name, default in cls.DEFAULTS.items():
