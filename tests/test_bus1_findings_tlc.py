@@ -10,7 +10,7 @@ or change a number, that the suite does not re-run).
 
 The rows marked slow (G's pair: about 250 s of TLC; A's model: 13 TLC runs; and the larger
 fix and variant models) run only with ``ORDERCHECK_FINDINGS_TLC=all`` in the environment
-(skipped, saying so, otherwise); the others (20 rows, about 3.5 minutes of CPU) are a
+(skipped, saying so, otherwise); the others (22 rows, about 4.5 minutes of CPU) are a
 representative per finding but G.
 """
 
@@ -37,9 +37,16 @@ ROWS = [
     ("B", "bus1-impl-lock-install", {}, 3164, {"lockdep_held"}, False),
     ("B, fix", "bus1-impl-lock-install-fixed", {}, 3394, set(), False),
     ("H (reset, the assertion)", "bus1-impl-lock-owner-gone", {"owner_gone_steps": False}, 7732, {"lockdep_held"},
-     False),
+     True),
     ("H, fix (the assertion)", "bus1-impl-lock-owner-gone", {"owner_gone_steps": False, "acquire_owner": "pinned"},
      7468, set(), True),
+    ("H (reset, past the assertion)", "bus1-impl-lock-owner-gone", {}, 10016,
+     {"lockdep_held", "map_one_writer", "no_leaked_pin"}, False),
+    ("H, fix (past the assertion)", "bus1-impl-lock-owner-gone-fixed", {}, 8960, set(), True),
+    ("H, disconnect", "bus1-impl-lock-disconnect", {}, 16934,
+     {"lockdep_held", "no_warn", "queue_drained", "eventual_delivery", "map_one_writer", "no_leaked_pin",
+      "no_use_after_free"}, False),
+    ("H, disconnect, fix", "bus1-impl-lock-disconnect-fixed", {}, 8908, set(), True),
     ("lock order", "bus1-impl-lock-lock2", {}, 858, set(), False),
     ("lock order, mutant", "bus1-impl-lock-mutant-lock2-unordered", {}, 864, {"deadlock_free", "eventual_delivery"},
      True),

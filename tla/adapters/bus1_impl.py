@@ -20,7 +20,8 @@ from ordercheck.tla.values import ModelValue
 NO_PEER = ModelValue("NoPeer")
 
 STATES = {bi.NONE: "none", bi.ATTACHED: "attached", bi.PUBLIC: "public", bi.RELEASED: "released"}
-FLAGS = {bi.F_DESTROYED: "destroyed", bi.F_RELEASED: "released", bi.F_ABSENT: "absent", bi.F_WEAK0: "weak0"}
+FLAGS = {bi.F_DESTROYED: "destroyed", bi.F_RELEASED: "released", bi.F_ABSENT: "absent", bi.F_WEAK0: "weak0",
+         bi.F_WALK: "walk", bi.F_CLEARED: "cleared"}
 PHASES = {bi.ACQ: "acquire", bi.STAGE: "stage", bi.POSTPONED: "postponed", bi.SEAL: "seal", bi.SYNC: "sync",
           bi.COMMIT: "commit", bi.RELEASE_ALL: "release_all", bi.FLUSH: "flush", bi.XFER: "xfer", bi.DRAIN: "drain"}
 REASONS = {bi.R_FLUSHED: "flushed", bi.R_NOT_PUBLIC: "not_public", bi.R_DESTROYED: "destroyed"}
@@ -28,14 +29,16 @@ BITS = {bi.B_CLOCK: "clock_monotonic", bi.B_FRONT: "no_insert_before_front", bi.
         bi.B_WARN: "no_warn", bi.B_DEST: "delivered_iff_before_destroy",
         bi.B_OWNER: "owner_no_message_after_destroy", bi.B_HANDLE: "handle_valid_iff_before_destroy",
         bi.B_SPLIT: "acquire_split", bi.B_WRITERS: "one_writer", bi.B_LOCKDEP: "lockdep_held",
-        bi.B_WINDOW: "install_window", bi.B_JOINFAIL: "join_failed"}
+        bi.B_WINDOW: "install_window", bi.B_JOINFAIL: "join_failed",
+        bi.B_MAPRACE: "map_one_writer", bi.B_LEAK: "no_leaked_pin", bi.B_UAF: "no_use_after_free"}
 WARNS = {bq.W_ADD_GUARD: "add_guard", bq.W_READABLE: "readable", bq.W_BEFORE_FRONT: "before_front",
          bq.W_STAGE_FRONT: "stage_front", bq.W_SYNTH_FRONT: "synth_front", bq.W_ODD_TS: "odd_ts",
          bq.W_FLUSH: "flush", bq.W_REMOVE: "remove", bq.W_QUEUED: "queued", bi.LD_TX_STAGE: "ld_tx_stage",
          bi.LD_LIVE: "ld_live", bi.LD_ACQ_HOLDER: "ld_acq_holder", bi.LD_ACQ_OWNER: "ld_acq_owner",
-         bi.LD_TX_JOIN: "ld_tx_join", bi.LD_TX_JOIN_ORIGIN: "ld_tx_join_origin"}
+         bi.LD_TX_JOIN: "ld_tx_join", bi.LD_TX_JOIN_ORIGIN: "ld_tx_join_origin",
+         bq.W_SEALED: "sealed"}
 THREADS = {bl.W_TX: "tx", bl.W_START: "start", bl.W_PEEK: "peek", bl.W_INSTALL: "install", bl.W_RELEASE: "release",
-           bl.W_REMOVE: "remove", bl.W_STAGE: "stage"}
+           bl.W_REMOVE: "remove", bl.W_STAGE: "stage", bl.W_JOIN: "join"}
 NO_THREAD = {"what": "none", "held": 0, "lks": (), "step": 0, "r": 0, "key": (), "j": 0, "valid": frozenset()}
 IDLE_TX = {"phase": "idle", "msg": (), "i": 0, "ts": 0, "ats": 0, "T": 0, "grp": 0,
            "sync": (), "async": (), "post": ()}
@@ -106,17 +109,18 @@ class Bus1ImplAdapter(PeerAdapter):
         "bus1_handle_is_live_at": "InstallBody(p)",
         "bus1_handle_release": "ReleaseBody(p)",
         "bus1_peer_flush": "RelAllBody(p, th)",
+        "bus1_tx_join": "JoinPushW(p)",
         "bus1_queue_flush": "QueueFlushW(p)",
     }
     """The lock-level steps (scripts of sends without payload handles): each label's TLA+ operator
     (the sections' bodies are the atomic actions' world operators, run under LStep)."""
 
     # The template mirrors liveness, addresses, acquire, ties, join_failure, stale_handle,
-    # transfer, transfer_check, join_sealed, synthetic_tie, flush_front and acquire_owner in
-    # every value, and these constants at their defaults only (the lock level of
-    # specs/bus1_locks.py beyond sends, destructions and a reset last, the steps past H's
-    # assertion, shared group tags and counted references are the Python model's alone).
-    DEFAULTS = {"refs": "holder", "owner_gone_steps": False}
+    # transfer, transfer_check, join_sealed, synthetic_tie, flush_front, acquire_owner and
+    # owner_gone_steps in every value, and these constants at their defaults only (the lock
+    # level of specs/bus1_locks.py beyond sends, destructions, a reset last and a disconnect, and counted
+    # references are the Python model's alone).
+    DEFAULTS = {"refs": "holder"}
     TIES = ("all", "fixed", "with_release")
 
     @classmethod
@@ -125,10 +129,11 @@ class Bus1ImplAdapter(PeerAdapter):
         the order of the spec's constants; empty when the template mirrors them all."""
         out: list[tuple[str, str]] = []
         ops = [op for ops in spec.ops for op in ops]
-        if spec.locks and (any(op.kind not in ("send", "destroy", "reset") or op.creates for op in ops) or (
+        if spec.locks and (any(op.kind not in ("send", "destroy", "reset", "disconnect") or op.creates for op in ops) or (
                 not spec.stage_lock and any(op.kind != "send" or op.payload for op in ops))):
-            out.append(("locks", "locks = True (at lock level only sends, destructions and a reset, and with payload "
-                                 "handles, destructions or a reset only with stage_lock = True)"))
+            out.append(("locks", "locks = True (at lock level only sends, destructions, a reset last and a "
+                                 "disconnect, and with payload handles, destructions, a reset or a disconnect only "
+                                 "with stage_lock = True)"))
         if spec.locks and spec.mutant not in ("none", "lock2_unordered"):
             out.append(("mutant", f"mutant = {spec.mutant!r} at lock level (only 'none' or 'lock2_unordered')"))
         for name, default in cls.DEFAULTS.items():
@@ -203,7 +208,8 @@ class Bus1ImplAdapter(PeerAdapter):
              ("Mutant", "mutant"), ("JoinFailure", "join_failure"), ("StaleHandle", "stale_handle"),
              ("TransferMode", "transfer"), ("TransferCheck", "transfer_check"), ("JoinSealed", "join_sealed"),
              ("LockLevel", "locks"), ("StageLock", "stage_lock"), ("InstallLock", "install_lock"),
-             ("SyntheticTie", "synthetic_tie"), ("FlushFront", "flush_front"), ("AcquireOwner", "acquire_owner"))
+             ("SyntheticTie", "synthetic_tie"), ("FlushFront", "flush_front"), ("AcquireOwner", "acquire_owner"),
+             ("OwnerGoneSteps", "owner_gone_steps"))
     """The module's constants that are the spec's constants, ``(TLA+ name, Python name)``:
     strings, or booleans (``TRUE``/``FALSE``)."""
 
@@ -233,7 +239,10 @@ class Bus1ImplAdapter(PeerAdapter):
                  ExportedProperty("one_writer", "always", "OneWriter", "OneWriter"),
                  ExportedProperty("lockdep_held", "always", "LockdepHeld", "LockdepHeld"),
                  ExportedProperty("install_window", "sometimes", "InstallWindow", "NeverInstallWindow"),
-                 ExportedProperty("group_tie", "sometimes", "GroupTie", "NeverGroupTie")]
+                 ExportedProperty("group_tie", "sometimes", "GroupTie", "NeverGroupTie"),
+                 ExportedProperty("map_one_writer", "always", "MapOneWriter", "MapOneWriter"),
+                 ExportedProperty("no_leaked_pin", "always", "NoLeakedPin", "NoLeakedPin"),
+                 ExportedProperty("no_use_after_free", "always", "NoUseAfterFree", "NoUseAfterFree")]
         have = {p.name for p in out}
         return sorted(out + [p for p in extra if p.name not in have], key=lambda p: p.name)
 
@@ -311,6 +320,8 @@ class Bus1ImplAdapter(PeerAdapter):
                 out["step"], out["r"] = ctx
             elif what == bl.W_TX and ctx:  # a reset's release of one handle: its node
                 out["key"] = (ctx[0],)
+            elif what == bl.W_JOIN:  # (owner, node, d, grp, addr): the owner and d follow from node and addr
+                out["key"] = (ctx[1], ctx[3], ctx[4])
             elif what in (bl.W_INSTALL, bl.W_RELEASE, bl.W_REMOVE):
                 out["key"] = tuple(ctx[1:4])
                 out["j"] = ctx[4]
@@ -334,6 +345,9 @@ class Bus1ImplAdapter(PeerAdapter):
             if what in (bl.W_INSTALL, bl.W_RELEASE, bl.W_REMOVE):
                 key = tuple(_seq(t["key"]))
                 return (what, t["held"], lks, (spec.msg_of(key[2]), *key, t["j"], sum(1 << i for i in t["valid"])))
+            if what == bl.W_JOIN:
+                node, grp, addr = _seq(t["key"])
+                return (what, t["held"], lks, (spec.owners[node], node, spec.hsplit(addr)[0], grp, addr))
             if what == bl.W_TX and _seq(t["key"]):
                 return (what, t["held"], lks, (_seq(t["key"])[0],))
             return (what, t["held"], lks, ())
