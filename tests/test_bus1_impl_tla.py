@@ -119,7 +119,7 @@ def test_bus1impl_is_one_module_for_the_lock_level_lifecycle_and_fix_models():
                      .splitlines() if line.strip()]
         assert set(constants) <= set(cfg_names), name
     assert len(texts) == 1
-    assert len(constants) == 25
+    assert len(constants) == 26
 
 
 def test_the_liveness_fix_decides_finding_c_differently():

@@ -111,6 +111,7 @@ class Bus1ImplAdapter(PeerAdapter):
         "bus1_peer_flush": "RelAllBody(p, th)",
         "bus1_tx_join": "JoinPushW(p)",
         "bus1_queue_flush": "QueueFlushW(p)",
+        "bus1_peer_disconnect": "DeactivateW(p, th)",
     }
     """The lock-level steps (scripts of sends without payload handles): each label's TLA+ operator
     (the sections' bodies are the atomic actions' world operators, run under LStep)."""
