@@ -25,7 +25,7 @@ from ordercheck.checker.engine import shards as shards_module
 from ordercheck.checker.engine.bfs import NO_BOUNDS, Bounds, SpecError, search
 from ordercheck.checker.engine.budget import MemoryBoundReached
 from ordercheck.checker.engine.frontier import RankedFrontier
-from ordercheck.checker.engine.messages import Round
+from ordercheck.checker.engine.messages import Round, Stop
 from ordercheck.checker.engine.reduce import Expander, Reductions, plan
 from ordercheck.checker.engine.run import Options, check_model
 from ordercheck.checker.engine.sharded import ShardedPaths, balance
@@ -522,6 +522,24 @@ def test_a_worker_that_does_not_answer_is_killed_and_the_wait_ends() -> None:
             shards.abort(timeout=0.5)
         assert time.monotonic() - began < 10
         assert not shards.procs[1].is_alive()
+    finally:
+        shards.close()
+
+
+@pytest.mark.timeout(60)
+def test_the_worker_that_died_is_named_not_the_peer_that_left_after_it() -> None:
+    """A worker whose peer was killed exits cleanly (status 0) when its next write to
+    the peer fails, and its end of file can reach the main process first: the error
+    names the killed worker and its signal, not the one that left after it."""
+    fifo = model_from_dict({"spec": "fifo", "constants": {"peers": 2, "sends": 1, "destinations": "unicast"}})
+    shards = shards_module.Shards(2, Expander(fifo.spec, Reductions()), fifo.properties)
+    try:
+        shards.send(0, Stop())  # worker 0 ends cleanly: its end of file is the first news
+        shards.procs[0].join(10)
+        assert shards.procs[0].exitcode == 0
+        os.kill(shards.procs[1].pid, signal.SIGKILL)
+        with pytest.raises(shards_module.WorkerLost, match=r"worker process 1 .*\(killed by SIGKILL\)"):
+            shards.abort(timeout=5)
     finally:
         shards.close()
 

@@ -1005,7 +1005,24 @@ class Shards:
         try:
             self.conns[w].send(msg)
         except (BrokenPipeError, ConnectionResetError):  # the worker is gone
-            raise WorkerLost(w, self.procs[w], self.lost.get(w)) from None
+            raise self._lost(w) from None
+
+    def _lost(self, w: int) -> WorkerLost:
+        """The error for worker ``w``, whose pipe closed. A worker whose peer died exits
+        cleanly when writing to it fails, and its end of file can come first: if ``w``
+        exited with status 0, the worker that did not (killed by a signal, or a non-zero
+        status) is the one named, once the others' ends are known (up to a second)."""
+        proc = self.procs[w]
+        proc.join(timeout=1)
+        if self.lost.get(w) is None and proc.exitcode == 0:
+            deadline = time.monotonic() + 1.0
+            for v, other in enumerate(self.procs):
+                if v == w:
+                    continue
+                other.join(timeout=max(deadline - time.monotonic(), 0.0))
+                if other.exitcode not in (None, 0):
+                    return WorkerLost(v, other, self.lost.get(v))
+        return WorkerLost(w, proc, self.lost.get(w))
 
     def broadcast(self, msg: tuple) -> None:
         """Send every worker the command ``msg``."""
@@ -1047,7 +1064,7 @@ class Shards:
                 continue
             w, msg = item
             if type(msg) is Ended:
-                raise WorkerLost(w, self.procs[w], self.lost.get(w))
+                raise self._lost(w)
             if type(msg) is Failed:
                 raise msg.error
             if type(msg) is not kind or got[w] is not None:
