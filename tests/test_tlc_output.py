@@ -54,6 +54,27 @@ def test_unreadable_violation_is_no_completed_run(monkeypatch, tmp_path):
     assert run_tlc(tmp_path, "M", "M.cfg").complete
 
 
+def test_tlc_leaves_nothing_in_the_temporary_directory(monkeypatch, tmp_path):
+    """TLC makes an empty ``tlc-NNN`` folder in the JVM's temporary directory on every
+    run and leaves it there: the JVM is pointed at the run's own scratch directory, which
+    is removed when the run ends."""
+    monkeypatch.setattr(ordercheck.tla.tlc, "find_tlc", lambda: ("java", "tla2tools.jar"))
+    seen: list[Path] = []
+
+    def fake_run(cmd, **kwargs):
+        tmpdirs = [a.split("=", 1)[1] for a in cmd if a.startswith("-Djava.io.tmpdir=")]
+        assert len(tmpdirs) == 1, cmd
+        meta = cmd[cmd.index("-metadir") + 1]
+        assert tmpdirs[0] == meta and Path(meta).is_dir()
+        seen.append(Path(meta))
+        (Path(meta) / "tlc-123").mkdir()  # what TLC does there
+        return subprocess.CompletedProcess(cmd, 0, stdout=COUNTS, stderr="")
+
+    monkeypatch.setattr(ordercheck.tla.tlc.subprocess, "run", fake_run)
+    assert run_tlc(tmp_path, "M", "M.cfg").complete
+    assert seen and not seen[0].exists()
+
+
 # -- a TLC trace the Python spec cannot follow ------------------------------------------
 
 RECORDED = Path(__file__).parent / "data" / "tlc" / "fifo-3-causal.out"

@@ -169,14 +169,15 @@ def run_tlc(
 
     Deadlock checking is off (``-deadlock``): a run that ends is the specs' normal end,
     and ``deadlock_free`` is a property of its own. TLC's scratch files go to a temporary
-    directory.
+    directory, and so does what TLC writes to the JVM's temporary directory (an empty
+    ``tlc-NNN`` folder per run, left there otherwise): nothing stays behind.
     """
     import time
 
     java, jar = find_tlc()
     with tempfile.TemporaryDirectory(prefix="ordercheck-tlc-") as meta:
         cmd = [
-            java, "-XX:+UseParallelGC", "-cp", jar, "tlc2.TLC",
+            java, "-XX:+UseParallelGC", f"-Djava.io.tmpdir={meta}", "-cp", jar, "tlc2.TLC",
             "-workers", str(workers), "-deadlock", "-noGenerateSpecTE",
             "-metadir", meta, "-config", config, *(extra or []), f"{module}.tla",
         ]

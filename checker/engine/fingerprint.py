@@ -30,11 +30,33 @@ def check_vocabulary(state: Any, path: str = "state") -> str | None:
 
     Otherwise a sentence naming the first offending part, for the spec's author.
     """
-    if isinstance(state, (bool, int)):
+    if _plain(state):
+        return None
+    return _problem(state, path)
+
+
+def _plain(state: Any) -> bool:
+    """Whether ``state`` is made only of ints, bools, tuples and frozensets (the check
+    without the paths: most states pass, and building a path per item cost more than
+    the check)."""
+    if isinstance(state, int):  # bool is an int
+        return True
+    if isinstance(state, (tuple, frozenset)):
+        for item in state:
+            if not (isinstance(item, int) or _plain(item)):  # ints inline: most items are
+                return False
+        return True
+    return False
+
+
+def _problem(state: Any, path: str) -> str | None:
+    """The sentence for the first part of ``state`` that :func:`_plain` refuses, reached
+    by ``path``; ``None`` if there is none."""
+    if isinstance(state, int):
         return None
     if isinstance(state, (tuple, frozenset)):
         for i, item in enumerate(state):
-            problem = check_vocabulary(item, f"{path}[{i}]")
+            problem = _problem(item, f"{path}[{i}]")
             if problem:
                 return problem
         return None
