@@ -163,3 +163,40 @@ def test_a_spec_that_breaks_the_spec_api_is_one_line_exit_2(tmp_path, run_cli) -
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and "chatty" in lines[0] and "str" in lines[0] and "Traceback" not in result.output
+
+
+def test_each_command_is_loaded_from_its_module_when_run() -> None:
+    """The group lists every command without importing them; asking for one imports its
+    module, which gives the command of that name (the table in cli.app names the right
+    module for each)."""
+    import click
+    from click.testing import CliRunner
+
+    from ordercheck.checker.cli import app
+
+    group = app.OrdercheckGroup(name="ordercheck")
+    ctx = click.Context(group)
+    assert group.list_commands(ctx) == sorted(app.COMMANDS)
+    for name in app.COMMANDS:
+        command = group.get_command(ctx, name)
+        assert command is not None and command.name == name, name
+    assert group.get_command(ctx, "no-such-command") is None
+    fresh = app.OrdercheckGroup(name="ordercheck")  # nothing loaded: a misspelt name still gets its suggestion
+    out = CliRunner().invoke(fresh, ["chek"])
+    assert out.exit_code == 2 and "Did you mean 'check'?" in out.output, out.output
+
+
+def test_version_and_validate_help_do_not_load_the_search_engine() -> None:
+    """``ordercheck --version`` and ``ordercheck validate --help`` run without importing
+    the search engine or numpy (a quarter of a second of CPU in every process)."""
+    probe = ("import sys\n"
+             "from ordercheck.checker.cli import main\n"
+             "for args in (['--version'], ['validate', '--help']):\n"
+             "    try:\n"
+             "        main(args)\n"
+             "    except SystemExit:\n"
+             "        pass\n"
+             "loaded = [m for m in ('numpy', 'ordercheck.checker.engine.levels') if m in sys.modules]\n"
+             "print('LOADED', loaded)\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert "LOADED []" in out.stdout, out.stdout + out.stderr

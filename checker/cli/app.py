@@ -18,21 +18,41 @@ an output or work path; 130 and 143 SIGINT and SIGTERM.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
 import click
 
-from ordercheck.checker.api.errors import EngineError, InputError
+from ordercheck.checker.api.errors import EngineError, InputError, SpecError
 from ordercheck.checker.api.exits import reset as reset_verdicts
 from ordercheck.checker.api.exits import verdicts_printed
 from ordercheck.checker.api.result import EXIT_ENGINE, EXIT_INPUT, EXIT_SPEC
 from ordercheck.checker.api.spec_errors import SpecRaised, left_spec_code, left_text
-from ordercheck.checker.cli import check, matrix, new, prove, reports, run, sweep, tla
 from ordercheck.checker.cli.exitcodes import UNDECLARED, undeclared
 from ordercheck.checker.cli.faults import guarded_command, machine_faults
-from ordercheck.checker.engine.bfs import SpecError
-from ordercheck.checker.validate import command as validate_command
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("ordercheck.checker.cli.check", "add_commands"),
+    "simulate": ("ordercheck.checker.cli.check", "add_commands"),
+    "list": ("ordercheck.checker.cli.check", "add_commands"),
+    "report": ("ordercheck.checker.cli.reports", "add_commands"),
+    "ablate": ("ordercheck.checker.cli.reports", "add_commands"),
+    "graph": ("ordercheck.checker.cli.reports", "add_commands"),
+    "matrix": ("ordercheck.checker.cli.matrix", "matrix_command"),
+    "prove": ("ordercheck.checker.cli.prove", "prove"),
+    "sweep": ("ordercheck.checker.cli.sweep", "add_commands"),
+    "export-tla": ("ordercheck.checker.cli.tla", "add_commands"),
+    "tlc": ("ordercheck.checker.cli.tla", "add_commands"),
+    "validate": ("ordercheck.checker.validate.command", "add_commands"),
+    "generate-logs": ("ordercheck.checker.validate.command", "add_commands"),
+    "new": ("ordercheck.checker.cli.new", "add_commands"),
+    "run": ("ordercheck.checker.cli.run", "run_command"),
+}
+"""Each command: the module that defines it and either its ``add_commands(group)`` (which
+adds every command of the module) or the command object's name. A command's module is
+imported when the command is run or listed, so a run imports only what its command
+needs (``ordercheck validate`` or ``--version`` never load the search engine and numpy)."""
 
 
 class OrdercheckGroup(click.Group):
@@ -42,6 +62,19 @@ class OrdercheckGroup(click.Group):
     without a traceback."""
 
     running: str | None = None  # the command being run, for ordercheck.checker.cli.exitcodes
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module, name = COMMANDS[cmd_name]
+            found = getattr(importlib.import_module(module), name)
+            if isinstance(found, click.Command):
+                self.add_command(found)
+            else:
+                found(self)
+        return self.commands.get(cmd_name)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         self.running = None
@@ -56,6 +89,9 @@ class OrdercheckGroup(click.Group):
             raise
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0] not in COMMANDS and not args[0].startswith("-"):
+            for known in COMMANDS:  # an unknown name: click suggests the close ones among those loaded
+                self.get_command(ctx, known)
         name, cmd, rest = super().resolve_command(ctx, args)
         self.running = cmd.name if cmd is not None else None
         return name, cmd, rest
@@ -121,12 +157,3 @@ def main() -> None:
     """Model-check message-ordering protocols: bus1 and the classic algorithms."""
 
 
-check.add_commands(main)  # check, simulate, list
-reports.add_commands(main)  # report, ablate, graph
-main.add_command(matrix.matrix_command)
-main.add_command(prove.prove)
-sweep.add_commands(main)
-tla.add_commands(main)  # export-tla, tlc
-validate_command.add_commands(main)  # validate, generate-logs
-new.add_commands(main)  # new
-main.add_command(run.run_command)  # run: real nodes, ordercheck as their network
