@@ -16,6 +16,7 @@ should have (:func:`manifest`).
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,8 +160,15 @@ class Export:
 
 def template_environment(first: str | Path | None = None) -> jinja2.Environment:
     """The Jinja2 environment over ``tla/templates`` (undefined names are errors); with
-    ``first``, that directory (a user's spec's) is searched before it."""
-    dirs = [str(first)] if first is not None else []
+    ``first``, that directory (a user's spec's) is searched before it. One environment
+    per directory and process, so each template is compiled once (Jinja2 still reloads
+    a template whose file changed)."""
+    return _environment(str(first) if first is not None else None)
+
+
+@functools.lru_cache(maxsize=32)
+def _environment(first: str | None) -> jinja2.Environment:
+    dirs = [first] if first is not None else []
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader([*dirs, str(TEMPLATES)]),
         undefined=jinja2.StrictUndefined,
