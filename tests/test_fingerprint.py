@@ -37,6 +37,25 @@ def test_vocabulary_rejects_salted_or_address_hashed_values():
     assert "str" in check_vocabulary((1, ("x",)))
     assert "NoneType" in check_vocabulary((None,))
     assert "state[1][0]" in check_vocabulary((1, (b"x",)))
+    assert "state[2][1] is a list" in check_vocabulary((1, frozenset({2}), (3, [4])))
+    assert "float" in check_vocabulary(frozenset({(1, 2.5)}))
+
+
+def test_vocabulary_takes_subclasses_of_its_types_as_the_types():
+    """The fast path tests exact types first; a subclass of int or tuple (an IntEnum, a
+    NamedTuple) is still taken as before, and its items still checked."""
+    import enum
+    from typing import NamedTuple
+
+    class Colour(enum.IntEnum):
+        RED = 1
+
+    class Pair(NamedTuple):
+        a: int
+        b: tuple
+
+    assert check_vocabulary((Colour.RED, Pair(1, (2, True)))) is None
+    assert "state[1][1][0] is a str" in check_vocabulary((Colour.RED, Pair(1, ("x",))))
 
 
 def test_collision_probability_like_tlc():

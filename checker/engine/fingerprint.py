@@ -39,14 +39,24 @@ def _plain(state: Any) -> bool:
     """Whether ``state`` is made only of ints, bools, tuples and frozensets (the check
     without the paths: most states pass, and building a path per item cost more than
     the check)."""
-    if isinstance(state, int):  # bool is an int
-        return True
     if isinstance(state, (tuple, frozenset)):
-        for item in state:
-            if not (isinstance(item, int) or _plain(item)):  # ints inline: most items are
+        return _plain_items(state)
+    return isinstance(state, int)  # bool is an int
+
+
+def _plain_items(items: tuple | frozenset) -> bool:
+    """:func:`_plain` for every item of a tuple or frozenset: the exact types tested
+    first (most items are ints and tuples), subclasses as :func:`_plain` takes them."""
+    for item in items:
+        kind = type(item)
+        if kind is int or kind is bool:
+            continue
+        if kind is tuple or kind is frozenset:
+            if not _plain_items(item):
                 return False
-        return True
-    return False
+        elif not _plain(item):
+            return False
+    return True
 
 
 def _problem(state: Any, path: str) -> str | None:
