@@ -355,7 +355,8 @@ class Evaluator:
             entry = _Entry(None, None, parent.violated, parent, state)  # type: ignore[union-attr]
             parent.handed = False  # type: ignore[union-attr]
         else:
-            entry = self._extend(self._ready(parent), state)  # type: ignore[arg-type]
+            entry = self._extend(self._source(parent), state)  # type: ignore[arg-type]
+            entry.violated |= parent.violated  # type: ignore[union-attr]
         if key is not None:
             if len(entries) >= ENTRY_LIMIT:
                 if self._releasing:  # full of states yet to be expanded: keep them, this one packed
@@ -462,6 +463,18 @@ class Evaluator:
         entry.monitors = {name: cls.unpack(log, state) for (name, cls), state in zip(classes[1:], states)}
         # the packed form stays: dropped with the entry, or the objects dropped again when
         # the entry is released while other states with its history wait (release)
+
+    def _source(self, entry: _Entry) -> _Entry:
+        """A made entry whose log a successor of ``entry`` may extend: ``entry`` itself
+        (unpacked if packed), or for a lazy entry its nearest made ancestor, whose
+        history its own extends by events that change no open verdict (so the lazy
+        entry is not made for its successor: a log copy and forks saved)."""
+        e = entry
+        while e.log is None and e.packed is None and e.parent is not None:
+            e = e.parent
+        if e.log is None:
+            return self._ready(e)
+        return e
 
     def _ready(self, entry: _Entry) -> _Entry:
         """``entry`` made: a packed entry unpacked; a lazy entry (and the lazy entries it
