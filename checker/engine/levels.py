@@ -308,7 +308,12 @@ class OneProcessLevels(LevelLoop):
                 end = offset + n
                 parent_key = history_key(s) if history_key and s is not None else None
                 # this parent's new successors: new[j:upto] (new is sorted)
-                upto = bisect_left(new, end, j) if j < nnew and new[j] < end else j
+                if j >= nnew or new[j] >= end:
+                    upto = j
+                elif j + 1 >= nnew or new[j + 1] >= end:
+                    upto = j + 1  # one new successor, the usual case: no search
+                else:
+                    upto = bisect_left(new, end, j + 2)
                 # a parent with several new successors is worth reading whole once if its
                 # entry is gone (Evaluator.on_state); with one, its successor is read whole
                 parent = s if upto - j > 1 else None
