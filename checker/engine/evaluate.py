@@ -179,7 +179,10 @@ class Evaluator:
                 found.append((p.name, _sentence(p, out)))
         if key is not None and key is parent_key:
             if self._watch or self._watch_end:
-                self._use(key)
+                if key is self._last_key and self._last is not None:
+                    self._last.users += 1  # _use's usual case, without the call
+                else:
+                    self._use(key)
             return found
         if self._logs is None and (self._watch or self._watch_end):
             self._logs_known(state)
@@ -263,9 +266,11 @@ class Evaluator:
         if key is self._last_key and self._last is not None:
             entry = self._last  # the parent its successors just looked up (or counted)
         else:
-            entry = self._find(key)
+            entry = self._entries.get(key)
             if entry is None:
-                return
+                entry = self._find(key)
+                if entry is None:
+                    return
         entry.users -= 1
         if entry.users <= 0:
             for where in (self._entries, self._older, self._packed):
