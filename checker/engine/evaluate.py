@@ -179,7 +179,10 @@ class Evaluator:
                 found.append((p.name, _sentence(p, out)))
         if key is not None and key is parent_key:
             if self._watch or self._watch_end:
-                self._use(key)
+                if key is self._last_key and self._last is not None:
+                    self._last.users += 1  # _use's usual case, without the call
+                else:
+                    self._use(key)
             return found
         if self._logs is None and (self._watch or self._watch_end):
             self._logs_known(state)
@@ -224,7 +227,7 @@ class Evaluator:
         if self._watch_end:
             entry = None
             if key is not None:
-                entry = self._entries.get(key) or self._older.get(key) or self._packed.get(key)
+                entry = self._find(key)
                 if entry is not None:
                     entry = self._ready(entry)
             for p in self._watch_end:
@@ -260,21 +263,22 @@ class Evaluator:
         if key is None:
             return
         self._releasing = True
-        entry = self._entries.get(key)
-        where = self._entries
-        if entry is None:
-            entry = self._older.get(key)
-            where = self._older
+        if key is self._last_key and self._last is not None:
+            entry = self._last  # the parent its successors just looked up (or counted)
+        else:
+            entry = self._entries.get(key)
             if entry is None:
-                entry = self._packed.get(key)
-                where = self._packed
+                entry = self._find(key)
                 if entry is None:
                     return
         entry.users -= 1
         if entry.users <= 0:
-            del where[key]
-            if entry.packed is not None:
-                self._packed_bytes -= entry.packed[0]
+            for where in (self._entries, self._older, self._packed):
+                if where and where.get(key) is entry:
+                    del where[key]
+                    if entry.packed is not None and where is self._packed:
+                        self._packed_bytes -= entry.packed[0]
+                    break
             if self._last is entry:
                 self._last_key = self._last = None
         elif entry.packed is not None and entry.log is not None:
@@ -286,10 +290,26 @@ class Evaluator:
 
     def _use(self, key: Any) -> None:
         """One more state met with history key ``key`` (its parent's): its entry is kept
-        until that state is released too."""
-        entry = self._entries.get(key) or self._older.get(key) or self._packed.get(key)
+        until that state is released too. The entry found is remembered as the last
+        looked up (siblings with their parent's history follow one another)."""
+        if key is self._last_key and self._last is not None:
+            self._last.users += 1
+            return
+        entry = self._find(key)
         if entry is not None:
             entry.users += 1
+            self._last_key, self._last = key, entry
+
+    def _find(self, key: Any) -> _Entry | None:
+        """The entry kept for history key ``key`` in the table (either generation, or
+        packed), else ``None``."""
+        entry = self._entries.get(key)
+        if entry is None:
+            if self._older:
+                entry = self._older.get(key)
+            if entry is None and self._packed:
+                entry = self._packed.get(key)
+        return entry
 
     def _logs_known(self, state: State) -> None:
         """Find out whether the spec's histories lay out as logs; without, the monitored
@@ -306,7 +326,7 @@ class Evaluator:
         for its other successors, not in the table."""
         entries, older, packed = self._entries, self._older, self._packed
         if key is not None:
-            entry = entries.get(key) or older.get(key) or packed.get(key)
+            entry = self._find(key)
             if entry is not None:
                 entry.users += 1
                 return entry
@@ -316,9 +336,11 @@ class Evaluator:
         elif parent_key is self._last_key:  # a sibling's parent: found already
             parent = self._last
         else:
-            parent = entries.get(parent_key) or older.get(parent_key)
+            parent = entries.get(parent_key)
+            if parent is None and older:
+                parent = older.get(parent_key)
             if parent is None:
-                parent = packed.get(parent_key)
+                parent = packed.get(parent_key) if packed else None
                 if parent is not None:
                     if parent.log is None:
                         self._unpack(parent)
@@ -338,7 +360,8 @@ class Evaluator:
             entry = _Entry(None, None, parent.violated, parent, state)  # type: ignore[union-attr]
             parent.handed = False  # type: ignore[union-attr]
         else:
-            entry = self._extend(self._ready(parent), state)  # type: ignore[arg-type]
+            entry = self._extend(self._source(parent), state)  # type: ignore[arg-type]
+            entry.violated |= parent.violated  # type: ignore[union-attr]
         if key is not None:
             if len(entries) >= ENTRY_LIMIT:
                 if self._releasing:  # full of states yet to be expanded: keep them, this one packed
@@ -350,6 +373,8 @@ class Evaluator:
                     self._older, self._entries = entries, {}
                     entries = self._entries
             entries[key] = entry
+            if key is self._last_key:  # the table's entry for the key, as _use and release find it
+                self._last = entry
         return entry
 
     def _afresh(self, state: State, to_fork: bool = False) -> _Entry:
@@ -443,6 +468,18 @@ class Evaluator:
         entry.monitors = {name: cls.unpack(log, state) for (name, cls), state in zip(classes[1:], states)}
         # the packed form stays: dropped with the entry, or the objects dropped again when
         # the entry is released while other states with its history wait (release)
+
+    def _source(self, entry: _Entry) -> _Entry:
+        """A made entry whose log a successor of ``entry`` may extend: ``entry`` itself
+        (unpacked if packed), or for a lazy entry its nearest made ancestor, whose
+        history its own extends by events that change no open verdict (so the lazy
+        entry is not made for its successor: a log copy and forks saved)."""
+        e = entry
+        while e.log is None and e.packed is None and e.parent is not None:
+            e = e.parent
+        if e.log is None:
+            return self._ready(e)
+        return e
 
     def _ready(self, entry: _Entry) -> _Entry:
         """``entry`` made: a packed entry unpacked; a lazy entry (and the lazy entries it

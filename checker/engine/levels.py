@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -280,57 +281,81 @@ class OneProcessLevels(LevelLoop):
         nnew = len(new)
         limit = ledger.room(first, nnew)
         checks = bool(evaluator.state_checks or evaluator.history_checks)
-        on_state = evaluator.on_state
+        on_state, release = evaluator.on_state, evaluator.release
+        terminal = bool(evaluator.terminal_state or evaluator.terminal_history)
         pending, next_frontier = self.pending, self.next_frontier
         append = pending.append
-        for k, n in enumerate(counts):
-            s = states[k] if states is not None else None
-            if n == 0:
-                key = history_key(s) if history_key and s is not None else None
-                if evaluator.terminal_state or evaluator.terminal_history:
-                    record(evaluator.on_terminal(s, key), base + k)
-                evaluator.release(key)
-                # A terminal state does not end the level by itself: the check for "every
-                # property decided" follows the next state that has successors (rules.first_busy).
-                continue
-            if not at_depth_bound:
-                ledger.transitions += n
-            end = offset + n
-            parent_key = history_key(s) if history_key and s is not None else None
-            # a parent with several new successors is worth reading whole once if its
-            # entry is gone (Evaluator.on_state); with one, its successor is read whole
-            parent = s if j + 1 < nnew and new[j + 1] < end else None
-            while j < nnew and new[j] < end:
-                if j >= limit:
+        vocabulary_checks = self.vocabulary_checks
+        transitions = 0
+        # the ledger's stop and decisions change only where a finding is recorded or a
+        # bound met in this loop: read them again only then (and before the first)
+        recorded = True
+        try:
+            for k, n in enumerate(counts):
+                s = states[k] if states is not None else None
+                if n == 0:
+                    key = history_key(s) if history_key and s is not None else None
+                    if terminal:
+                        found = evaluator.on_terminal(s, key)
+                        if found:
+                            record(found, base + k)
+                            recorded = True
+                    release(key)
+                    # A terminal state does not end the level by itself: the check for "every
+                    # property decided" follows the next state that has successors (rules.first_busy).
+                    continue
+                transitions += n
+                end = offset + n
+                parent_key = history_key(s) if history_key and s is not None else None
+                # this parent's new successors: new[j:upto] (new is sorted)
+                if j >= nnew or new[j] >= end:
+                    upto = j
+                elif j + 1 >= nnew or new[j + 1] >= end:
+                    upto = j + 1  # one new successor, the usual case: no search
+                else:
+                    upto = bisect_left(new, end, j + 2)
+                # a parent with several new successors is worth reading whole once if its
+                # entry is gone (Evaluator.on_state); with one, its successor is read whole
+                parent = s if upto - j > 1 else None
+                top = upto if upto <= limit else limit
+                while j < top:
+                    t = succ[new[j]]
+                    if vocabulary_checks:
+                        vocabulary_checks -= 1
+                        problem = check_vocabulary(t)
+                        if problem:
+                            raise SpecError(f"{self.spec.name}: {problem}")
+                    if checks:
+                        # the parent's last new successor may take its entry over (released below)
+                        found = on_state(t, history_key(t) if history_key else None, parent_key, parent,
+                                         j + 1 == upto)
+                        if found:
+                            record(found, first + j)
+                            recorded = True
+                            checks = bool(evaluator.state_checks or evaluator.history_checks)
+                    append(t)
+                    if len(pending) == CHUNK:
+                        next_frontier.append(pending)
+                        self.next_len += CHUNK
+                        pending = self.pending = []
+                        append = pending.append
+                    j += 1
+                if top < upto:  # the state bound: j == limit
                     ledger.stop_at("max_states")
-                    ledger.transitions -= end - new[j] - 1  # transitions up to the successor at the bound
-                    break
-                t = succ[new[j]]
-                if self.vocabulary_checks:
-                    self.vocabulary_checks -= 1
-                    problem = check_vocabulary(t)
-                    if problem:
-                        raise SpecError(f"{self.spec.name}: {problem}")
-                if checks:
-                    # the parent's last new successor may take its entry over (released below)
-                    last = j + 1 >= nnew or new[j + 1] >= end
-                    found = on_state(t, history_key(t) if history_key else None, parent_key, parent, last)
-                    if found:
-                        record(found, first + j)
-                        checks = bool(evaluator.state_checks or evaluator.history_checks)
-                append(t)
-                if len(pending) == CHUNK:
-                    next_frontier.append(pending)
-                    self.next_len += CHUNK
-                    pending = self.pending = []
-                    append = pending.append
-                j += 1
-            offset = end
-            if parent_key is not None:
-                evaluator.release(parent_key)
-            if ledger.stop or ledger.all_decided:
-                ledger.stop = True
-                break
+                    recorded = True
+                    transitions -= end - new[j] - 1  # transitions up to the successor at the bound
+                offset = end
+                if parent_key is not None:
+                    release(parent_key)
+                if recorded:
+                    recorded = False
+                    if ledger.stop or ledger.all_decided:
+                        ledger.stop = True
+                        break
+        finally:
+            self.vocabulary_checks = vocabulary_checks
+            if not at_depth_bound:
+                ledger.transitions += transitions
         return j
 
 
