@@ -119,10 +119,11 @@ class Bus1ImplAdapter(PeerAdapter):
     (the sections' bodies are the atomic actions' world operators, run under LStep)."""
 
     # The template mirrors liveness, addresses, acquire, ties, join_failure, stale_handle,
-    # transfer, transfer_check, join_sealed, synthetic_tie, flush_front, acquire_owner and
-    # owner_gone_steps in every value, and these constants at their defaults only (the lock
-    # level of specs/bus1_locks.py beyond sends, destructions, a reset last and a disconnect, and counted
-    # references are the Python model's alone).
+    # transfer, transfer_check, join_sealed, synthetic_tie, flush_front, acquire_owner,
+    # owner_gone_steps and refs in every value (refs = "counted" outside the lock level only),
+    # and the constants in DEFAULTS (none today) at their defaults only (the lock level of
+    # specs/bus1_locks.py beyond sends, destructions, a reset last and a disconnect, and its
+    # counted references with their deferred unrefs, are the Python model's alone).
     DEFAULTS: dict[str, Any] = {}
     TIES = ("all", "fixed", "with_release")
 
