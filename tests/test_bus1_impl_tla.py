@@ -98,7 +98,8 @@ def test_the_template_renders_the_constant(case):
 
 ONE_MODULE = ["bus1-impl-lock-stage-race", "bus1-impl-lock-install-fixed", "bus1-impl-life-transfer-window",
               "bus1-impl-synthetic-causality-fixed", "bus1-impl-late-join-failed-fixed",
-              "bus1-impl-life-stale-handle-fixed", "bus1-impl-life-release-ties", "bus1-impl-destroy-race"]
+              "bus1-impl-life-stale-handle-fixed", "bus1-impl-life-release-ties", "bus1-impl-destroy-race",
+              "bus1-impl-life-refs-multi-mutant"]
 
 
 def test_bus1impl_is_one_module_for_the_lock_level_lifecycle_and_fix_models():
@@ -119,7 +120,7 @@ def test_bus1impl_is_one_module_for_the_lock_level_lifecycle_and_fix_models():
                      .splitlines() if line.strip()]
         assert set(constants) <= set(cfg_names), name
     assert len(texts) == 1
-    assert len(constants) == 26
+    assert len(constants) == 27
 
 
 def test_the_liveness_fix_decides_finding_c_differently():
@@ -150,8 +151,7 @@ def test_tlc_agrees_on_non_default_constants(case):
 @pytest.mark.parametrize(
     ("model", "named"),
     [
-        ("bus1-impl-life-refs", ["refs = 'counted'"]),
-        ("bus1-impl-life-refs-multi", ["refs = 'counted'"]),
+        ("bus1-impl-lock-refs-mutant", ["mutant = 'one_user_ref' at lock level", "refs = 'counted'"]),
         ("bus1-impl-lock-refs", ["locks = True (at lock level only sends, destructions, a reset last and a "
                                  "disconnect", "refs = 'counted'"]),
     ],
@@ -268,3 +268,19 @@ def test_tlc_agrees_on_finding_j_and_its_fix():
         assert cc.tlc["valid_handle_notified"].status == verdict
         if verdict == "violated":
             assert cc.confirmed["valid_handle_notified"] is True
+
+
+def test_counted_references_export_at_the_life_level():
+    """refs = "counted" exports at the life level: the configuration sets Refs (and the
+    one_user_ref mutant), the counts variable is typed, and release_when_unreferenced is an
+    invariant where the model expects it to hold (TLC agrees on the three life-refs models:
+    docs/explanation/tla.md's table); at lock level counted references stay refused."""
+    export = export_model(load_model(MODELS / "bus1-impl-life-refs.toml"), symmetry=False)
+    assert 'Refs = "counted"' in export.config and 'Mutant = "none"' in export.config
+    assert re.search(r"^INVARIANT ReleaseWhenUnreferenced$", export.config, re.M)
+    assert "counts \\in [Peers -> [Nodes -> [refs : Nat, users : Nat]]]" in export.protocol
+    mutant = export_model(load_model(MODELS / "bus1-impl-life-refs-multi-mutant.toml"), symmetry=False)
+    assert 'Mutant = "one_user_ref"' in mutant.config
+    assert not re.search(r"^INVARIANT ReleaseWhenUnreferenced$", mutant.config, re.M)
+    holder = export_model(load_model(MODELS / "bus1-impl-life-release-ties.toml"), symmetry=False)
+    assert 'Refs = "holder"' in holder.config

@@ -30,7 +30,8 @@ BITS = {bi.B_CLOCK: "clock_monotonic", bi.B_FRONT: "no_insert_before_front", bi.
         bi.B_OWNER: "owner_no_message_after_destroy", bi.B_HANDLE: "handle_valid_iff_before_destroy",
         bi.B_SPLIT: "acquire_split", bi.B_WRITERS: "one_writer", bi.B_LOCKDEP: "lockdep_held",
         bi.B_WINDOW: "install_window", bi.B_JOINFAIL: "join_failed",
-        bi.B_MAPRACE: "map_one_writer", bi.B_LEAK: "no_leaked_pin", bi.B_UAF: "no_use_after_free"}
+        bi.B_MAPRACE: "map_one_writer", bi.B_LEAK: "no_leaked_pin", bi.B_UAF: "no_use_after_free",
+        bi.B_RELEASE: "release_when_unreferenced"}
 WARNS = {bq.W_ADD_GUARD: "add_guard", bq.W_READABLE: "readable", bq.W_BEFORE_FRONT: "before_front",
          bq.W_STAGE_FRONT: "stage_front", bq.W_SYNTH_FRONT: "synth_front", bq.W_ODD_TS: "odd_ts",
          bq.W_FLUSH: "flush", bq.W_REMOVE: "remove", bq.W_QUEUED: "queued", bi.LD_TX_STAGE: "ld_tx_stage",
@@ -66,7 +67,8 @@ class Bus1ImplAdapter(PeerAdapter):
     so the stored past holds more than the logs' happened-before (on
     bus1-impl-synthetic-causality TLC finds ``StoredPastIsCausalPast`` violated)."""
     variables = ("queues", "handles", "nodeFlags", "txs", "pcs", "sent", "logs", "drops", "know", "notes",
-                 "valid", "dequeued", "bad", "warns", "ranks", "relRanks", "flips", "locks", "threads")
+                 "valid", "dequeued", "bad", "warns", "ranks", "relRanks", "flips", "locks", "threads",
+                 "counts")
     """The module's variables, ``locks`` and ``threads`` included for every model (with
     ``LockLevel = FALSE`` they keep their initial values: no lock held, no thread inside a
     section)."""
@@ -117,11 +119,12 @@ class Bus1ImplAdapter(PeerAdapter):
     (the sections' bodies are the atomic actions' world operators, run under LStep)."""
 
     # The template mirrors liveness, addresses, acquire, ties, join_failure, stale_handle,
-    # transfer, transfer_check, join_sealed, synthetic_tie, flush_front, acquire_owner and
-    # owner_gone_steps in every value, and these constants at their defaults only (the lock
-    # level of specs/bus1_locks.py beyond sends, destructions, a reset last and a disconnect, and counted
-    # references are the Python model's alone).
-    DEFAULTS = {"refs": "holder"}
+    # transfer, transfer_check, join_sealed, synthetic_tie, flush_front, acquire_owner,
+    # owner_gone_steps and refs in every value (refs = "counted" outside the lock level only),
+    # and the constants in DEFAULTS (none today) at their defaults only (the lock level of
+    # specs/bus1_locks.py beyond sends, destructions, a reset last and a disconnect, and its
+    # counted references with their deferred unrefs, are the Python model's alone).
+    DEFAULTS: dict[str, Any] = {}
     TIES = ("all", "fixed", "with_release")
 
     @classmethod
@@ -137,6 +140,8 @@ class Bus1ImplAdapter(PeerAdapter):
                                  "with stage_lock = True)"))
         if spec.locks and spec.mutant not in ("none", "lock2_unordered"):
             out.append(("mutant", f"mutant = {spec.mutant!r} at lock level (only 'none' or 'lock2_unordered')"))
+        if spec.locks and spec.refs != "holder":  # the lock level's deferred unrefs are not mirrored
+            out.append(("refs", f"refs = {spec.refs!r} (only 'holder')"))
         for name, default in cls.DEFAULTS.items():
             if name in spec.values and spec.values[name] != default:
                 out.append((name, f"{name} = {spec.values[name]!r} (only {default!r})"))
@@ -210,7 +215,7 @@ class Bus1ImplAdapter(PeerAdapter):
              ("TransferMode", "transfer"), ("TransferCheck", "transfer_check"), ("JoinSealed", "join_sealed"),
              ("LockLevel", "locks"), ("StageLock", "stage_lock"), ("InstallLock", "install_lock"),
              ("SyntheticTie", "synthetic_tie"), ("FlushFront", "flush_front"), ("AcquireOwner", "acquire_owner"),
-             ("OwnerGoneSteps", "owner_gone_steps"))
+             ("OwnerGoneSteps", "owner_gone_steps"), ("Refs", "refs"))
     """The module's constants that are the spec's constants, ``(TLA+ name, Python name)``:
     strings, or booleans (``TRUE``/``FALSE``)."""
 
@@ -243,7 +248,9 @@ class Bus1ImplAdapter(PeerAdapter):
                  ExportedProperty("group_tie", "sometimes", "GroupTie", "NeverGroupTie"),
                  ExportedProperty("map_one_writer", "always", "MapOneWriter", "MapOneWriter"),
                  ExportedProperty("no_leaked_pin", "always", "NoLeakedPin", "NoLeakedPin"),
-                 ExportedProperty("no_use_after_free", "always", "NoUseAfterFree", "NoUseAfterFree")]
+                 ExportedProperty("no_use_after_free", "always", "NoUseAfterFree", "NoUseAfterFree"),
+                 ExportedProperty("release_when_unreferenced", "always", "ReleaseWhenUnreferenced",
+                                  "ReleaseWhenUnreferenced")]
         have = {p.name for p in out}
         return sorted(out + [p for p in extra if p.name not in have], key=lambda p: p.name)
 
@@ -300,7 +307,19 @@ class Bus1ImplAdapter(PeerAdapter):
             # shared_groups: the last rank is the mask of the queues whose message entries are flipped
             "flips": frozenset(self.peers[d] for d in range(spec.peers) if spec.shared and ranks[-1] >> d & 1),
             **(self._encode_locks(state[13], state[14]) if spec.locks else self._no_locks()),
+            "counts": self._encode_counts(state),
         }
+
+    def _encode_counts(self, state: tuple) -> dict[str, Any]:
+        """``counts[p][n]``: the references to ``p``'s handle to ``n`` of messages in flight and
+        of ``p``'s user with ``refs = "counted"``; all 0 otherwise."""
+        spec: Any = self.spec
+        nn = spec.n_nodes
+        if spec.refs != "counted":
+            return {self.peers[p]: {n: {"refs": 0, "users": 0} for n in range(nn)} for p in range(spec.peers)}
+        refs, users = state[spec.refs_at], state[spec.refs_at + 1]
+        return {self.peers[p]: {n: {"refs": refs[p * nn + n], "users": users[p * nn + n]} for n in range(nn)}
+                for p in range(spec.peers)}
 
     def _no_locks(self) -> dict[str, Any]:
         """``locks`` and ``threads`` of a model without the lock level: no lock held, no
@@ -400,6 +419,9 @@ class Bus1ImplAdapter(PeerAdapter):
             (_mask(v["bad"], BITS), _mask(v["warns"], WARNS)),
             ranks,
             *(self._decode_locks(v) if spec.locks else ()),
+            *((tuple(v["counts"][p][n]["refs"] for p in self.peers for n in range(nn)),
+               tuple(v["counts"][p][n]["users"] for p in self.peers for n in range(nn)))
+              if spec.refs == "counted" else ()),
         )
 
 
