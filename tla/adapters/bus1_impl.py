@@ -120,11 +120,10 @@ class Bus1ImplAdapter(PeerAdapter):
 
     # The template mirrors liveness, addresses, acquire, ties, join_failure, stale_handle,
     # transfer, transfer_check, join_sealed, synthetic_tie, flush_front, acquire_owner,
-    # owner_gone_steps and refs in every value (refs = "counted" outside the lock level only),
-    # and the constants in DEFAULTS (none today) at their defaults only (the lock level of
-    # specs/bus1_locks.py beyond sends, destructions, a reset last and a disconnect, and its
-    # counted references with their deferred unrefs, are the Python model's alone).
-    DEFAULTS: dict[str, Any] = {}
+    # owner_gone_steps and refs in every value (refs = "counted" outside the lock level only;
+    # the lock level of specs/bus1_locks.py beyond sends, destructions, a reset last and a
+    # disconnect, and its counted references with their deferred unrefs, are the Python
+    # model's alone).
     TIES = ("all", "fixed", "with_release")
 
     @classmethod
@@ -142,9 +141,6 @@ class Bus1ImplAdapter(PeerAdapter):
             out.append(("mutant", f"mutant = {spec.mutant!r} at lock level (only 'none' or 'lock2_unordered')"))
         if spec.locks and spec.refs != "holder":  # the lock level's deferred unrefs are not mirrored
             out.append(("refs", f"refs = {spec.refs!r} (only 'holder')"))
-        for name, default in cls.DEFAULTS.items():
-            if name in spec.values and spec.values[name] != default:
-                out.append((name, f"{name} = {spec.values[name]!r} (only {default!r})"))
         for p, ops in enumerate(spec.ops):  # unchecked with TLC: traffic after a reset at lock level
             if spec.locks and any(op.kind == "reset" for op in ops[:-1]):
                 out.append(("script", f"script.{spec.names[p]} (at lock level only a reset last)"))
