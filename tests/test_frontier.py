@@ -125,3 +125,28 @@ def test_checkpoint_of_a_spilled_frontier_resumes(tmp_path: Path) -> None:
     assert (again.stats.distinct_states, again.stats.transitions, again.stats.depth) == (
         ref.stats.distinct_states, ref.stats.transitions, ref.stats.depth)
     assert {n: p.status for n, p in again.properties.items()} == {n: p.status for n, p in ref.properties.items()}
+
+
+def test_the_spill_directory_is_found_without_a_probe_file(tmp_path: Path, monkeypatch) -> None:
+    # The standard library finds the temporary directory by writing and removing a probe
+    # file there; a SIGKILL in between left it behind (the kill loop caught one). The spill
+    # directory is found without it, under $TMPDIR, and falls back to the probe only when
+    # no candidate is writable.
+    import tempfile
+
+    from ordercheck.checker.engine.frontier import SPILL_PREFIX, own_spill_dir, temp_root
+
+    def probe() -> str:
+        raise AssertionError("the standard library's probe file was written")
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.setattr(tempfile, "_get_default_tempdir", probe)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    made = Path(own_spill_dir())
+    assert made.parent == tmp_path and made.name.startswith(SPILL_PREFIX)
+    assert list(tmp_path.iterdir()) == [made]
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "file"))  # not a directory: the next candidate
+    monkeypatch.setenv("TEMP", str(tmp_path / "sub"))  # absent: the next one
+    monkeypatch.setenv("TMP", str(tmp_path))
+    assert temp_root() == str(tmp_path)

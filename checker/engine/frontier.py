@@ -39,15 +39,32 @@ _LENGTH = struct.Struct("<Q")
 SPILL_PREFIX = "ordercheck-frontier-"
 
 
+def temp_root() -> str:
+    """The temporary directory, found without writing to it.
+
+    The standard library finds it, the first time, by creating, writing and removing a
+    randomly named file there; a process killed in between leaves that file behind. This
+    takes the same candidates in the same order ($TMPDIR, $TEMP, $TMP, then the system's
+    usual places) and keeps the first writable directory, falling back to the standard
+    library's probe (and its error) only when none is."""
+    if tempfile.tempdir is not None:
+        return tempfile.tempdir
+    candidates = [os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")]
+    for d in [*candidates, "/tmp", "/var/tmp", "/usr/tmp"]:
+        if d and os.path.isdir(d) and os.access(d, os.W_OK | os.X_OK):
+            return os.path.abspath(d)
+    return tempfile.gettempdir()
+
+
 def own_spill_dir() -> str:
     """A new private directory in the temporary directory for a search's spilled levels,
     named after this process; those a killed process left are removed first."""
-    tmp = Path(tempfile.gettempdir())
-    for stale in tmp.glob(f"{SPILL_PREFIX}*-*"):
+    root = temp_root()
+    for stale in Path(root).glob(f"{SPILL_PREFIX}*-*"):
         pid = stale.name[len(SPILL_PREFIX):].split("-", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
             shutil.rmtree(stale, ignore_errors=True)
-    return tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{os.getpid()}-")
+    return tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{os.getpid()}-", dir=root)
 
 
 def _alive(pid: int) -> bool:
