@@ -114,6 +114,8 @@ class Bus1ImplAdapter(PeerAdapter):
         "bus1_tx_join": "JoinPushW(p)",
         "bus1_queue_flush": "QueueFlushW(p)",
         "bus1_peer_disconnect": "DeactivateW(p, th)",
+        "signal": "SignalStartW(p)",
+        "bus1_peer_transfer": "TransferW(p)",
     }
     """The lock-level steps (scripts of sends without payload handles): each label's TLA+ operator
     (the sections' bodies are the atomic actions' world operators, run under LStep)."""
@@ -121,9 +123,10 @@ class Bus1ImplAdapter(PeerAdapter):
     # The template mirrors liveness, addresses, acquire, ties, join_failure, stale_handle,
     # transfer, transfer_check, join_sealed, synthetic_tie, flush_front, acquire_owner,
     # owner_gone_steps and refs in every value, at the lock level too (releases with their
-    # fast path and lock2 slow path, the deferred unrefs of dropped and flushed messages);
-    # the lock level of specs/bus1_locks.py beyond sends, destructions, releases, a reset
-    # last and a disconnect (transfers, signals, fresh nodes) is the Python model's alone.
+    # fast path and lock2 slow path, the deferred unrefs of dropped and flushed messages,
+    # atomic transfers under lock2, signals); at lock level a send creating a fresh node,
+    # traffic after a reset, and without stage_lock anything but sends without payload
+    # handles are the Python model's alone (no TLC run has checked them).
     TIES = ("all", "fixed", "with_release")
 
     @classmethod
@@ -133,14 +136,11 @@ class Bus1ImplAdapter(PeerAdapter):
         out: list[tuple[str, str]] = []
         ops = [op for ops in spec.ops for op in ops]
         if spec.locks and (
-                any(op.kind not in ("send", "destroy", "reset", "disconnect", "release") or op.creates for op in ops)
+                any(op.creates for op in ops)
                 or (not spec.stage_lock and any(op.kind != "send" or op.payload for op in ops))):
-            out.append(("locks", "locks = True (at lock level only sends, destructions, releases, a reset last and "
-                                 "a disconnect, and with payload handles, destructions, releases, a reset or a "
-                                 "disconnect only with stage_lock = True)"))
-        if spec.locks and spec.mutant not in ("none", "lock2_unordered", "one_user_ref"):
-            out.append(("mutant", f"mutant = {spec.mutant!r} at lock level (only 'none', 'lock2_unordered' or "
-                                  "'one_user_ref')"))
+            out.append(("locks", "locks = True (at lock level no send that creates a node, and with payload "
+                                 "handles, destructions, releases, transfers, signals, a reset or a disconnect "
+                                 "only with stage_lock = True)"))
         for p, ops in enumerate(spec.ops):  # unchecked with TLC: traffic after a reset at lock level
             if spec.locks and any(op.kind == "reset" for op in ops[:-1]):
                 out.append(("script", f"script.{spec.names[p]} (at lock level only a reset last)"))
