@@ -117,8 +117,9 @@ class Bus1ImplAdapter(PeerAdapter):
         "signal": "SignalStartW(p)",
         "bus1_peer_transfer": "TransferW(p)",
     }
-    """The lock-level steps (scripts of sends without payload handles): each label's TLA+ operator
-    (the sections' bodies are the atomic actions' world operators, run under LStep)."""
+    """The lock-level steps: each label's TLA+ operator (the sections' bodies are the atomic
+    actions' world operators, run under LStep; ``bus1_handle_release`` also labels a user
+    release, a fast path or a "start" section, and the unref of a dropped message's handle)."""
 
     # The template mirrors liveness, addresses, acquire, ties, join_failure, stale_handle,
     # transfer, transfer_check, join_sealed, synthetic_tie, flush_front, acquire_owner,
