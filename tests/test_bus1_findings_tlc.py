@@ -10,7 +10,7 @@ or change a number, that the suite does not re-run).
 
 The rows marked slow (G's pair: about 250 s of TLC; A's model: 13 TLC runs; and the larger
 fix and variant models) run only with ``ORDERCHECK_FINDINGS_TLC=all`` in the environment
-(skipped, saying so, otherwise); the others (22 rows, about 4.5 minutes of CPU) are a
+(skipped, saying so, otherwise); the others (23 rows, about 4.7 minutes of CPU) are a
 representative per finding but G.
 """
 
@@ -77,6 +77,10 @@ ROWS = [
     ("C, counted references", "bus1-impl-life-refs", {}, 520,
      {"delivered_iff_before_destroy", "owner_no_message_after_destroy"}, True),
     ("counted references, mutant", "bus1-impl-life-refs-multi-mutant", {}, 324, {"release_when_unreferenced"}, True),
+    ("C, counted references, lock level", "bus1-impl-lock-refs", {}, 2276,
+     {"delivered_iff_before_destroy", "owner_no_message_after_destroy"}, False),
+    ("counted references, mutant, lock level", "bus1-impl-lock-refs-mutant", {}, 2582, {"release_when_unreferenced"},
+     True),
     ("G", "bus1-impl-synthetic-causality", {}, 140650, {"causal"}, True),
     ("G, fix", "bus1-impl-synthetic-causality-fixed", {}, 115856, set(), True),
     ("I", "bus1-impl-life-transfer-invalid", {}, 1456, {"causal"}, False),

@@ -103,11 +103,17 @@ def test_lock_constants_need_the_lock_level_mode():
 
 
 def test_the_tla_export_refuses_a_lock_model_in_one_line(run_cli, tmp_path):
-    out = run_cli("export-tla", MODELS / "bus1-impl-lock-refs.toml", "-o", tmp_path)
+    """A lock-level setting the template does not mirror (payload handles and releases
+    without stage_lock): one line naming constants.locks, nothing written."""
+    text = (MODELS / "bus1-impl-lock-refs.toml").read_text(encoding="utf-8")
+    (tmp_path / "m").mkdir()
+    model = tmp_path / "m" / "lock-refs-unstaged.toml"
+    model.write_text(text.replace("stage_lock = true", "stage_lock = false"), encoding="utf-8")
+    out = run_cli("export-tla", model, "-o", tmp_path / "out")
     assert out.exit_code == 2
     lines = out.output.strip().splitlines()
     assert len(lines) == 1 and "constants.locks" in lines[0] and "Traceback" not in out.output
-    assert not list(tmp_path.iterdir())
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
 
 
 def test_every_lock_level_step_keeps_the_lock_table_consistent():

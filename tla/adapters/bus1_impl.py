@@ -37,9 +37,9 @@ WARNS = {bq.W_ADD_GUARD: "add_guard", bq.W_READABLE: "readable", bq.W_BEFORE_FRO
          bq.W_FLUSH: "flush", bq.W_REMOVE: "remove", bq.W_QUEUED: "queued", bi.LD_TX_STAGE: "ld_tx_stage",
          bi.LD_LIVE: "ld_live", bi.LD_ACQ_HOLDER: "ld_acq_holder", bi.LD_ACQ_OWNER: "ld_acq_owner",
          bi.LD_TX_JOIN: "ld_tx_join", bi.LD_TX_JOIN_ORIGIN: "ld_tx_join_origin",
-         bq.W_SEALED: "sealed"}
+         bq.W_SEALED: "sealed", bi.LD_QUEUE_RELEASE: "ld_queue_release", bi.LD_FLUSH_RELEASE: "ld_flush_release"}
 THREADS = {bl.W_TX: "tx", bl.W_START: "start", bl.W_PEEK: "peek", bl.W_INSTALL: "install", bl.W_RELEASE: "release",
-           bl.W_REMOVE: "remove", bl.W_STAGE: "stage", bl.W_JOIN: "join"}
+           bl.W_REMOVE: "remove", bl.W_STAGE: "stage", bl.W_JOIN: "join", bl.W_UNREF: "unref"}
 NO_THREAD = {"what": "none", "held": 0, "lks": (), "step": 0, "r": 0, "key": (), "j": 0, "valid": frozenset()}
 IDLE_TX = {"phase": "idle", "msg": (), "i": 0, "ts": 0, "ats": 0, "T": 0, "grp": 0,
            "sync": (), "async": (), "post": ()}
@@ -114,16 +114,20 @@ class Bus1ImplAdapter(PeerAdapter):
         "bus1_tx_join": "JoinPushW(p)",
         "bus1_queue_flush": "QueueFlushW(p)",
         "bus1_peer_disconnect": "DeactivateW(p, th)",
+        "signal": "SignalStartW(p)",
+        "bus1_peer_transfer": "TransferW(p)",
     }
-    """The lock-level steps (scripts of sends without payload handles): each label's TLA+ operator
-    (the sections' bodies are the atomic actions' world operators, run under LStep)."""
+    """The lock-level steps: each label's TLA+ operator (the sections' bodies are the atomic
+    actions' world operators, run under LStep; ``bus1_handle_release`` also labels a user
+    release, a fast path or a "start" section, and the unref of a dropped message's handle)."""
 
     # The template mirrors liveness, addresses, acquire, ties, join_failure, stale_handle,
     # transfer, transfer_check, join_sealed, synthetic_tie, flush_front, acquire_owner,
-    # owner_gone_steps and refs in every value (refs = "counted" outside the lock level only;
-    # the lock level of specs/bus1_locks.py beyond sends, destructions, a reset last and a
-    # disconnect, and its counted references with their deferred unrefs, are the Python
-    # model's alone).
+    # owner_gone_steps and refs in every value, at the lock level too (releases with their
+    # fast path and lock2 slow path, the deferred unrefs of dropped and flushed messages,
+    # atomic transfers under lock2, signals); at lock level a send creating a fresh node,
+    # traffic after a reset, and without stage_lock anything but sends without payload
+    # handles are the Python model's alone (no TLC run has checked them).
     TIES = ("all", "fixed", "with_release")
 
     @classmethod
@@ -132,15 +136,12 @@ class Bus1ImplAdapter(PeerAdapter):
         the order of the spec's constants; empty when the template mirrors them all."""
         out: list[tuple[str, str]] = []
         ops = [op for ops in spec.ops for op in ops]
-        if spec.locks and (any(op.kind not in ("send", "destroy", "reset", "disconnect") or op.creates for op in ops) or (
-                not spec.stage_lock and any(op.kind != "send" or op.payload for op in ops))):
-            out.append(("locks", "locks = True (at lock level only sends, destructions, a reset last and a "
-                                 "disconnect, and with payload handles, destructions, a reset or a disconnect only "
-                                 "with stage_lock = True)"))
-        if spec.locks and spec.mutant not in ("none", "lock2_unordered"):
-            out.append(("mutant", f"mutant = {spec.mutant!r} at lock level (only 'none' or 'lock2_unordered')"))
-        if spec.locks and spec.refs != "holder":  # the lock level's deferred unrefs are not mirrored
-            out.append(("refs", f"refs = {spec.refs!r} (only 'holder')"))
+        if spec.locks and (
+                any(op.creates for op in ops)
+                or (not spec.stage_lock and any(op.kind != "send" or op.payload for op in ops))):
+            out.append(("locks", "locks = True (at lock level no send that creates a node, and with payload "
+                                 "handles, destructions, releases, transfers, signals, a reset or a disconnect "
+                                 "only with stage_lock = True)"))
         for p, ops in enumerate(spec.ops):  # unchecked with TLC: traffic after a reset at lock level
             if spec.locks and any(op.kind == "reset" for op in ops[:-1]):
                 out.append(("script", f"script.{spec.names[p]} (at lock level only a reset last)"))
@@ -338,6 +339,8 @@ class Bus1ImplAdapter(PeerAdapter):
                 out["key"] = (ctx[0],)
             elif what == bl.W_JOIN:  # (owner, node, d, grp, addr): the owner and d follow from node and addr
                 out["key"] = (ctx[1], ctx[3], ctx[4])
+            elif what == bl.W_UNREF:  # (resume, node, ...): the handles a dropped message let go of
+                out["key"] = tuple(ctx)
             elif what in (bl.W_INSTALL, bl.W_RELEASE, bl.W_REMOVE):
                 out["key"] = tuple(ctx[1:4])
                 out["j"] = ctx[4]
@@ -364,6 +367,8 @@ class Bus1ImplAdapter(PeerAdapter):
             if what == bl.W_JOIN:
                 node, grp, addr = _seq(t["key"])
                 return (what, t["held"], lks, (spec.owners[node], node, spec.hsplit(addr)[0], grp, addr))
+            if what == bl.W_UNREF:
+                return (what, t["held"], lks, tuple(_seq(t["key"])))
             if what == bl.W_TX and _seq(t["key"]):
                 return (what, t["held"], lks, (_seq(t["key"])[0],))
             return (what, t["held"], lks, ())
