@@ -464,9 +464,6 @@ class Bus1Impl(PeerSpec):
             raise ConstantError("transfer", "not modelled at lock level: leave transfer = \"atomic\" with locks = true")
         if self.owner_gone_steps and not self.locks:
             raise ConstantError("owner_gone_steps", "takes effect in the lock-level mode only: set locks = true")
-        if self.join_sealed == "wait" and self.locks:
-            raise ConstantError("join_sealed", "not modelled at lock level: leave join_sealed = \"synthetic\" "
-                                "with locks = true")
         if self.acquire_owner == "pinned" and not self.locks:
             raise ConstantError("acquire_owner", "takes effect in the lock-level mode only (atomic sections "
                                 "always lock the owner): set locks = true")
