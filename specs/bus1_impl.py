@@ -364,8 +364,9 @@ class Bus1Impl(PeerSpec):
             "a handle acquired while its node's destruction is sealed and not yet committed (tx.c:238-243, case "
             "J2, finding G): synthetic (the code: bus1_tx_join commits a synthetic notification at the commit "
             "timestamp at once, before the destruction's sync round has finished) or wait (the candidate fix: the "
-            "acquire waits until the commit round has committed the anchor, and then joins as J3; not modelled at "
-            "lock level)",
+            "acquire waits until the commit round has committed the anchor, and then joins as J3; at lock level "
+            "the acquire section takes no lock meanwhile, and drops its locks if it finds the destruction sealed "
+            "under them)",
             choices=("synthetic", "wait"),
         ),
         Constant(

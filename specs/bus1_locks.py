@@ -11,7 +11,12 @@ section                            data locks, in acquisition order
 =================================  =========================================================
 ``bus1_handle_acquire``            ``bus1_mutex_lock2(holder, owner)`` (handle.c:418): the
                                    destination and, unless its anchor is released, the node's
-                                   owner, by address; one section per payload handle
+                                   owner, by address; one section per payload handle.
+                                   With ``join_sealed = "wait"`` no lock is taken while
+                                   the acquire would join a sealed, uncommitted
+                                   destruction, and the locks are dropped (nothing else
+                                   done) if it finds one under them; the same for a
+                                   transfer's section (lock2(target, owner))
 ``bus1_message_stage``             none: message.c:472 calls ``bus1_tx_stage_sync`` holding
                                    only the sender's local lock. Modelled as the unlocked
                                    accesses of ``bus1_queue_stage``: load the clock, store
