@@ -9,7 +9,7 @@ listed), one that now holds (what the fix repairs), a witness (``sometimes``) lo
 gained. A model that already sets the switch, or where it does not apply (``stage_lock``
 outside the lock-level mode), is skipped and said so.
 
-    PYTHONPATH=. python benchmarks/bus1_fix_sweep.py [--fix NAME ...] [--skip MODEL ...] [--markdown]
+    PYTHONPATH=. python benchmarks/bus1_fix_sweep.py [--fix NAME ...] [--skip MODEL ...] [--glob PATTERN] [--markdown]
 
 Exit status 1 when a fix newly violates a property on some model, else 0.
 """

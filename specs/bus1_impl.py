@@ -620,8 +620,9 @@ class Bus1Impl(PeerSpec):
                 if op.waits and not self.holds(state, p, op.waits):
                     continue  # the user has not received the handle yet
                 if op.kind == TRANSFER and self.join_sealed == "wait" and self.transfer == "atomic" \
+                        and not (self.transfer_check == "bit" and state[NODES][op.nodes[0]] & F_DESTROYED) \
                         and self.sealed_join(state, op.target, op.nodes[0]):
-                    continue
+                    continue  # (a transfer answered INVALID by the DESTROYED bit acquires nothing: no wait)
                 w = World(self, state)
                 w.actor = p
                 label = w.start(p)
