@@ -364,8 +364,9 @@ class Bus1Impl(PeerSpec):
             "a handle acquired while its node's destruction is sealed and not yet committed (tx.c:238-243, case "
             "J2, finding G): synthetic (the code: bus1_tx_join commits a synthetic notification at the commit "
             "timestamp at once, before the destruction's sync round has finished) or wait (the candidate fix: the "
-            "acquire waits until the commit round has committed the anchor, and then joins as J3; not modelled at "
-            "lock level)",
+            "acquire waits until the commit round has committed the anchor, and then joins as J3; at lock level "
+            "the acquire section takes no lock meanwhile, and drops its locks if it finds the destruction sealed "
+            "under them)",
             choices=("synthetic", "wait"),
         ),
         Constant(
@@ -464,9 +465,6 @@ class Bus1Impl(PeerSpec):
             raise ConstantError("transfer", "not modelled at lock level: leave transfer = \"atomic\" with locks = true")
         if self.owner_gone_steps and not self.locks:
             raise ConstantError("owner_gone_steps", "takes effect in the lock-level mode only: set locks = true")
-        if self.join_sealed == "wait" and self.locks:
-            raise ConstantError("join_sealed", "not modelled at lock level: leave join_sealed = \"synthetic\" "
-                                "with locks = true")
         if self.acquire_owner == "pinned" and not self.locks:
             raise ConstantError("acquire_owner", "takes effect in the lock-level mode only (atomic sections "
                                 "always lock the owner): set locks = true")
@@ -622,8 +620,9 @@ class Bus1Impl(PeerSpec):
                 if op.waits and not self.holds(state, p, op.waits):
                     continue  # the user has not received the handle yet
                 if op.kind == TRANSFER and self.join_sealed == "wait" and self.transfer == "atomic" \
+                        and not (self.transfer_check == "bit" and state[NODES][op.nodes[0]] & F_DESTROYED) \
                         and self.sealed_join(state, op.target, op.nodes[0]):
-                    continue
+                    continue  # (a transfer answered INVALID by the DESTROYED bit acquires nothing: no wait)
                 w = World(self, state)
                 w.actor = p
                 label = w.start(p)

@@ -11,7 +11,12 @@ section                            data locks, in acquisition order
 =================================  =========================================================
 ``bus1_handle_acquire``            ``bus1_mutex_lock2(holder, owner)`` (handle.c:418): the
                                    destination and, unless its anchor is released, the node's
-                                   owner, by address; one section per payload handle
+                                   owner, by address; one section per payload handle.
+                                   With ``join_sealed = "wait"`` no lock is taken while
+                                   the acquire would join a sealed, uncommitted
+                                   destruction, and the locks are dropped (nothing else
+                                   done) if it finds one under them; the same for a
+                                   transfer's section (lock2(target, owner))
 ``bus1_message_stage``             none: message.c:472 calls ``bus1_tx_stage_sync`` holding
                                    only the sender's local lock. Modelled as the unlocked
                                    accesses of ``bus1_queue_stage``: load the clock, store
@@ -81,6 +86,7 @@ from ordercheck.specs.bus1_impl_defs import (
     COMMIT,
     DRAIN,
     F_CLEARED,
+    F_DESTROYED,
     F_RELEASED,
     F_WALK,
     F_WEAK0,
@@ -215,6 +221,32 @@ def start_section(spec: Any, s: tuple, p: int) -> tuple[str, tuple[int, ...]] | 
     return "bus1_handle_destroy_locked", (p,)
 
 
+def sealed_acquire(spec: Any, s: tuple, p: int) -> tuple[int, int] | None:
+    """``join_sealed = "wait"`` (the fix for G) at lock level: ``(destination, node)`` when
+    ``p``'s next acquire section, a payload handle's (tx.c via message.c:bus1_message_stage)
+    or an atomic transfer's (peer.c:518), would now join a sealed destruction whose commit
+    round has not reached the anchor (:meth:`Bus1Impl.sealed_join`, J2); else ``None``. A
+    transfer that ``transfer_check = "bit"`` answers INVALID (the node is destroyed) acquires
+    nothing and never waits."""
+    if spec.join_sealed != "wait":
+        return None
+    tx = s[TXS][p]
+    if tx:
+        if tx[0] != ACQ:
+            return None
+        d, _node, _addr = stage_target(spec, tx)
+        post = tx[9]
+        h = spec.op_of(tx[1]).payload[post[0] if post else 0]
+        return (d, h) if spec.sealed_join(s, d, h) else None
+    op = spec.ops[p][s[PCS][p]] if s[PCS][p] < len(spec.ops[p]) else None
+    if op is None or op.kind != TRANSFER:
+        return None
+    (node,) = op.nodes
+    if spec.transfer_check == "bit" and s[NODES][node] & F_DESTROYED:
+        return None
+    return (op.target, node) if spec.sealed_join(s, op.target, node) else None
+
+
 def busy(s: tuple, p: int) -> bool:
     return bool(s[TXS][p] or s[THREADS][p])
 
@@ -236,6 +268,8 @@ def next_states(spec: Any, s: tuple) -> list[tuple[tuple, tuple]]:
         if s[TXS][p]:
             if s[TXS][p][0] == DRAIN and not spec.drained(s, p):
                 continue
+            if sealed_acquire(spec, s, p):
+                continue  # join_sealed = "wait": the acquire section waits for the commit, no lock taken
             sec = tx_section(spec, s, p)
             if sec is None:
                 out.append(stage_step(spec, s, p))
@@ -251,6 +285,8 @@ def next_states(spec: Any, s: tuple) -> list[tuple[tuple, tuple]]:
                 continue
             if op.waits and not spec.holds(s, p, op.waits):
                 continue
+            if op.kind == TRANSFER and sealed_acquire(spec, s, p):
+                continue  # join_sealed = "wait": the transfer's acquire waits for the commit
             sec = start_section(spec, s, p)
             if sec is None:
                 w = world(spec, s, p)
@@ -283,6 +319,16 @@ def section_step(spec: Any, s: tuple, p: int, th: tuple, name: str = "") -> list
         return [(("mutex_lock", p, spec.names[lk], name), w.freeze(s))]
     w = world(spec, s, p)
     w.th[p] = ()
+    sealed = sealed_acquire(spec, s, p) if what in (W_TX, W_START) else None
+    if sealed:  # join_sealed = "wait": sealed meanwhile; drop the locks, wait for the commit, retry
+        for lk in locks:
+            if w.locks[lk] == p + 1:
+                w.locks[lk] = 0
+        d, node = sealed
+        if what == W_TX:
+            return [(("bus1_handle_acquire", p, s[TXS][p][1], spec.names[d], f"n{node} sealed: unlock, wait"),
+                     w.freeze(s))]
+        return [(("bus1_peer_transfer", p, node, spec.names[d], "sealed: unlock, wait"), w.freeze(s))]
     if what == W_TX:
         label = tx_body(w, p, ctx)
     elif what == W_START:

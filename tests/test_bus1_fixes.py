@@ -16,6 +16,7 @@ import pytest
 
 from ordercheck.checker.engine.run import Options, check_model
 from ordercheck.checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.specs import bus1_locks
 from ordercheck.specs.bus1_impl import F_RELEASED, NODES, PCS, Bus1Impl
 from tests.conftest import MODELS
 
@@ -266,3 +267,80 @@ def test_h_followed_past_the_assertion_reaches_the_map_races_and_the_dead_transa
     race = [s.label for s in result.properties["map_one_writer"].trace[1:]]
     walk_at = next(i for i, lab in enumerate(race) if lab[0] == "bus1_peer_flush" and lab[-1].endswith("walk the map"))
     assert race[-1][0] == "bus1_handle_acquire" and walk_at < len(race) - 1
+
+
+# -- G's fix at lock level ---------------------------------------------------------------
+
+SEALED_LOCK = {"peers": 3, "locks": True, "stage_lock": True, "install_lock": True}
+"""Lock-level configurations where a destination's acquire races c's destruction of node 0:
+c is the owner, at the highest address, so lock2(b, c) takes b's lock first and the
+destruction can seal between the two locks (the acquire then finds it sealed under them)."""
+SEALED_SEND = {**SEALED_LOCK, "nodes": "cb", "handles": ["a", "a"],
+               "script": {"c": ["destroy 0"], "a": ["send 1 +0"]}}
+"""a sends b a message carrying its handle to node 0 (4,346 states with the fix)."""
+SEALED_TRANSFER = {**SEALED_LOCK, "nodes": "c", "handles": ["a"], "transfer_check": "join",
+                   "script": {"c": ["destroy 0"], "a": ["transfer 0 b"]}}
+"""a transfers its handle to node 0 to b (191 states with the fix)."""
+
+
+def lock_spec(constants: dict, join_sealed: str):
+    return model_from_dict({"spec": "bus1_impl", "constants": {**constants, "join_sealed": join_sealed}}, "m").spec
+
+
+def first_sealed(code, fixed) -> tuple[tuple, int]:
+    """The first state (breadth first, ``code``'s steps) where a peer with no section open would
+    start an acquire section that joins a sealed, uncommitted destruction, and that peer."""
+    seen = set(code.init_states())
+    todo = deque(seen)
+    while todo:
+        s = todo.popleft()
+        for p in range(code.peers):
+            if not s[bus1_locks.THREADS][p] and bus1_locks.sealed_acquire(fixed, s, p):
+                return s, p
+        for _label, t in code.next_states(s):
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    raise AssertionError("no acquire races a sealed destruction")
+
+
+@pytest.mark.parametrize("constants, section", [(SEALED_SEND, "bus1_handle_acquire"),
+                                                (SEALED_TRANSFER, "bus1_peer_transfer")], ids=["send", "transfer"])
+def test_at_lock_level_an_acquire_joining_a_sealed_destruction_waits(constants, section):
+    """join_sealed = "wait" at lock level (G): where the code's acquire section (a payload
+    handle's, a transfer's) takes its first lock and goes on to join the sealed destruction
+    (J2), the fix takes no lock; and where the code's thread holds the section's locks and
+    joins J2, the fix drops them, changing nothing else, and waits."""
+    code, fixed = lock_spec(constants, "synthetic"), lock_spec(constants, "wait")
+    s, p = first_sealed(code, fixed)
+    steps = [(lab, t) for lab, t in code.next_states(s) if lab[1] == p]
+    assert [lab[0] for lab, _t in steps] == ["mutex_lock"] and steps[0][0][-1] == section
+    assert not [lab for lab, _t in fixed.next_states(s) if lab[1] == p]
+    while True:  # the code's thread takes the section's locks, then joins
+        (label, s2), = [(lab, t) for lab, t in code.next_states(s) if lab[1] == p]
+        if label[0] != "mutex_lock":
+            break
+        s = s2
+    assert label[0] == section and "J2" in label[-1], label
+    (label, t), = [(lab, t) for lab, t in fixed.next_states(s) if lab[1] == p]
+    assert label[0] == section and label[-1].endswith("sealed: unlock, wait"), label
+    assert p + 1 in s[bus1_locks.LOCKS] and not t[bus1_locks.THREADS][p]
+    assert t[bus1_locks.LOCKS] == tuple(0 if v == p + 1 else v for v in s[bus1_locks.LOCKS])
+    assert [t[i] for i in range(len(t)) if i not in (bus1_locks.LOCKS, bus1_locks.THREADS)] == \
+        [s[i] for i in range(len(s)) if i not in (bus1_locks.LOCKS, bus1_locks.THREADS)]
+    cases = {lab[-1] for lab in walk(fixed).values() if lab and lab[0] == section}
+    assert not any("J2" in c for c in cases) and any("J3" in c for c in cases), cases
+
+
+def test_join_sealed_is_a_lock_level_switch_and_a_bit_checked_transfer_never_waits():
+    """join_sealed = "wait" loads at lock level (it was refused there), on every lock-level
+    model file; a transfer that transfer_check = "bit" answers INVALID (the node is destroyed)
+    acquires nothing, so with the fix it never waits, at lock level or outside it: the same
+    states as the code's (outside it the Python model waited, TLC did not: 47 states, 48)."""
+    for path in sorted(MODELS.glob("bus1-impl-lock-*.toml")):
+        data = tomllib.loads(path.read_text())
+        model_from_dict({"spec": data["spec"], "constants": {**data["constants"], "join_sealed": "wait"}}, path.name)
+    bit = {**SEALED_TRANSFER, "transfer_check": "bit"}
+    assert set(walk(lock_spec(bit, "wait"))) == set(walk(lock_spec(bit, "synthetic")))
+    atomic = {k: v for k, v in bit.items() if k not in SEALED_LOCK or k == "peers"}  # the same outside it
+    assert set(walk(lock_spec(atomic, "wait"))) == set(walk(lock_spec(atomic, "synthetic")))
