@@ -51,6 +51,8 @@ log read from its start (a recording, a history laid out whole); the graph of se
 prefixes is laid out only when stepping goes on (:meth:`GlobalLock.step`) or the
 monitor is forked."""
 
+_NO_PAIRS: tuple[tuple[int, int], ...] = ()  # an event that completes no signal pair
+
 ORDER, HB, SIGNAL, QUEUE, WAITING, HUB = range(6)
 """The kinds of lock-graph edges (a reason's first field): program order, a send to a
 delivery, a signal to its receipt, two consecutive consumptions' sends, and a peer's
@@ -177,10 +179,14 @@ class _LockGraph:
         log = self.log
         p, k, a = log.peer[i], log.kind[i], log.arg[i]
         self.cycle = False
-        self.succ.append(())
+        succ = self.succ
+        succ.append(())
         before = self.last_event[p]
         if before >= 0:
-            self._add(before, i, ORDER)
+            if self.why is None:  # _add's case for a new event: i has no successor, so closes no cycle
+                succ[before] += (i,)
+            else:
+                self._add(before, i, ORDER)
         self.last_event[p] = i
         for r, sig in pairs:
             self._add(sig, r, SIGNAL)
@@ -284,14 +290,14 @@ class GlobalLock(Monitor):
         self.done = False
 
     def fork(self, log: Log) -> GlobalLock:
-        if not self.done:  # lay the graph out once here, not once per fork (run() left it behind)
-            self._catch_up(self.stepped)
+        if not self.done and len(self.graph.succ) < self.stepped:
+            self._catch_up(self.stepped)  # lay the graph out once here, not once per fork (run() left it behind)
         other = GlobalLock.__new__(GlobalLock)
         other.log, other.stepped, other.done = log, self.stepped, self.done
         other.graph = self.graph.copy(log)
         other.pairs = self.pairs.copy(log)
         other.paired = self.paired
-        other.held = dict(self.held)
+        other.held = dict(self.held) if self.held else {}
         return other
 
     def pack(self) -> tuple | None:
@@ -320,7 +326,12 @@ class GlobalLock(Monitor):
     def _take(self, i: int) -> Violation | None:
         """Take event ``i`` into the graph, every event before it taken: the violation
         when the prefix it ends is the first with a cycle."""
-        pairs = self._pairs_at(i)
+        if i < self.paired:
+            pairs = self.held.pop(i, _NO_PAIRS)
+        else:  # _pairs_at's usual case, without the call
+            self.paired = i + 1
+            k = self.log.kind[i]
+            pairs = self.pairs.step(i) if k == SIGNAL_OUT or k == SIGNAL_IN or self.pairs.unit_outs else _NO_PAIRS
         cycle = self.graph.event(i, pairs)
         self.stepped = i + 1
         if pairs:
@@ -331,15 +342,15 @@ class GlobalLock(Monitor):
                         return self._found(end)
         return self._found(i + 1) if cycle else None
 
-    def _pairs_at(self, i: int) -> list[tuple[int, int]]:
+    def _pairs_at(self, i: int) -> Sequence[tuple[int, int]]:
         """The signal pairs event ``i`` completes (held from :meth:`run` if it paired them)."""
         if i < self.paired:
-            return self.held.pop(i, [])
+            return self.held.pop(i, _NO_PAIRS)
         self.paired = i + 1
         k = self.log.kind[i]
         if k == SIGNAL_OUT or k == SIGNAL_IN or self.pairs.unit_outs:
             return self.pairs.step(i)
-        return []
+        return _NO_PAIRS
 
     def _pair_up(self, upto: int) -> None:
         """Run the pairing over the events before ``upto``, holding the pairs for the

@@ -203,7 +203,8 @@ class SignalPairs:
 
     def copy(self, log: Log) -> SignalPairs:
         """An independent copy reading ``log``."""
-        other = SignalPairs(log)
+        other = SignalPairs.__new__(SignalPairs)  # every slot set below: no __init__ to run
+        other.log = log
         other.unit = self.unit
         other.unit_outs = {k: v[:] for k, v in self.unit_outs.items()} if self.unit_outs else {}
         other.outs = {k: deque(v) for k, v in self.outs.items()} if self.outs else {}
