@@ -54,9 +54,9 @@ check: setup
 # them again (a fifth of the CPU time of the test files that run the command line most),
 # and where it is not, a test's child running under a small file-size limit could leave
 # a truncated cache file behind (CPython writes it short without an error).
-# Two xdist workers, one per core of the 2-core CI machine: in the same fresh clone,
-# pytest with three took 10 min 33 s, with two 10 min 06 s and about a tenth less CPU
-# (a third worker only time-shares the two cores).
+# Two xdist workers, one per core of the 2-core CI machine: pytest with three took
+# 10 min 33 s, with two 10 min 06 s and 10 min 26 s (fresh clones), with less CPU in
+# all (a third worker only time-shares the two cores).
 test: setup
 	$(BIN)/ruff check .
 	$(BIN)/python .ci/lint_imports.py --no-logo
