@@ -425,12 +425,11 @@ class HistoryLog(Log):
         d = self.__dict__
         o = other.__dict__  # filled in place: it shares its keys with the class's other instances
         o.update(d)
-        # the columns of _EVENT_COLUMNS and _MESSAGE_COLUMNS, written out (a copy per new history)
-        o["peer"], o["kind"], o["arg"], o["line"], o["seen"] = (
-            d["peer"][:], d["kind"][:], d["arg"][:], d["line"][:], d["seen"][:])
+        for name in _EVENT_COLUMNS:
+            o[name] = d[name][:]
         if messages:
-            o["msg_name"], o["msg_sender"], o["msg_seq"] = d["msg_name"][:], d["msg_sender"][:], d["msg_seq"][:]
-            o["msg_dests"], o["msg_send"], o["msg_past"] = d["msg_dests"][:], d["msg_send"][:], d["msg_past"][:]
+            for name in _MESSAGE_COLUMNS:
+                o[name] = d[name][:]
             o["ids"] = d["ids"].copy()
         if signals:
             o["outs"] = d["outs"].copy()

@@ -83,8 +83,8 @@ def blocker(tmp_path: Path) -> Path:
 # has two) came last and kept one worker busy while the others had finished. These go
 # first instead, and the many quick files fill in at the end, so the workers end
 # together. The first ones (one per worker) start together, so the cluster test (three
-# JVMs) waits for one of them rather than starting beside test_spark.py's JVM. Any file not listed keeps
-# pytest-xdist's order after them.
+# JVMs) waits for one of them rather than starting beside test_spark.py's JVM. Any file
+# not listed keeps pytest-xdist's order after them.
 SLOW_FILES = (
     "test_spark.py",
     "test_reductions.py",

@@ -263,18 +263,12 @@ class Evaluator:
         if key is None:
             return
         self._releasing = True
-        entry = self._last
-        if key is not self._last_key or entry is None:  # else the parent its successors just looked up (or counted)
-            entry = self._entries.get(key)
-            if entry is None:  # _find's other tables, without looking in this one again
-                if self._older:
-                    entry = self._older.get(key)
-                if entry is None:
-                    if not self._packed:
-                        return
-                    entry = self._packed.get(key)
-                    if entry is None:
-                        return
+        if key is self._last_key and self._last is not None:
+            entry = self._last  # the parent its successors just looked up (or counted)
+        else:
+            entry = self._find(key)
+            if entry is None:
+                return
         entry.users -= 1
         if entry.users <= 0:
             for where in (self._entries, self._older, self._packed):

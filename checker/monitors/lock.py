@@ -179,14 +179,10 @@ class _LockGraph:
         log = self.log
         p, k, a = log.peer[i], log.kind[i], log.arg[i]
         self.cycle = False
-        succ = self.succ
-        succ.append(())
+        self.succ.append(())
         before = self.last_event[p]
         if before >= 0:
-            if self.why is None:  # _add's case for a new event: i has no successor, so closes no cycle
-                succ[before] += (i,)
-            else:
-                self._add(before, i, ORDER)
+            self._add(before, i, ORDER)
         self.last_event[p] = i
         for r, sig in pairs:
             self._add(sig, r, SIGNAL)
@@ -326,12 +322,7 @@ class GlobalLock(Monitor):
     def _take(self, i: int) -> Violation | None:
         """Take event ``i`` into the graph, every event before it taken: the violation
         when the prefix it ends is the first with a cycle."""
-        if i < self.paired:
-            pairs = self.held.pop(i, _NO_PAIRS)
-        else:  # _pairs_at's usual case, without the call
-            self.paired = i + 1
-            k = self.log.kind[i]
-            pairs = self.pairs.step(i) if k == SIGNAL_OUT or k == SIGNAL_IN or self.pairs.unit_outs else _NO_PAIRS
+        pairs = self._pairs_at(i)
         cycle = self.graph.event(i, pairs)
         self.stepped = i + 1
         if pairs:
