@@ -55,8 +55,8 @@ check: setup
 # and where it is not, a test's child running under a small file-size limit could leave
 # a truncated cache file behind (CPython writes it short without an error).
 # Two xdist workers, one per core of the 2-core CI machine: pytest with three took
-# 10 min 33 s, with two 10 min 06 s and 10 min 26 s (fresh clones), with less CPU in
-# all (a third worker only time-shares the two cores).
+# 10 min 33 s, with two 10 min 06 s, 10 min 26 s and 9 min 32 s (fresh clones), with
+# less CPU in all (a third worker only time-shares the two cores).
 test: setup
 	$(BIN)/ruff check .
 	$(BIN)/python .ci/lint_imports.py --no-logo
