@@ -28,14 +28,18 @@ def _pyproject() -> dict:
 
 
 def test_the_package_list_names_every_package_folder() -> None:
-    """A package folder missing from pyproject's list would be missing from the wheel."""
+    """A package folder missing from pyproject's list would be missing from the wheel; so would
+    a data-only folder (templates), which setuptools warns about unless it is listed too."""
     setuptools = _pyproject()["tool"]["setuptools"]
     listed = set(setuptools["packages"])
     on_disk = {"ordercheck"}
     for name in SUBPACKAGES:
-        for init in (ROOT / name).rglob("__init__.py"):
-            on_disk.add("ordercheck." + ".".join(init.parent.relative_to(ROOT).parts))
+        for folder in [ROOT / name, *(ROOT / name).rglob("*")]:
+            if folder.is_dir() and folder.name != "__pycache__" and any(f.is_file() for f in folder.iterdir()):
+                on_disk.add("ordercheck." + ".".join(folder.relative_to(ROOT).parts))
     assert listed == on_disk
+    data_only = {p for p in listed if not (ROOT / Path(*p.split(".")[1:]) / "__init__.py").is_file()} - {"ordercheck"}
+    assert data_only and data_only <= set(setuptools["package-data"]), sorted(data_only)
     assert setuptools["package-dir"] == {f"ordercheck.{n}": n for n in SUBPACKAGES}
 
 
