@@ -264,7 +264,7 @@ def compare(run: str, ours: OrdercheckRun, oc_tool: str, spin: SpinRun, spin_too
         notes.append("states equal" if equal else f"states DIFFER by {ours.states - spin.pan.states:+,}")
     print(
         f"{'':<11} ratio ordercheck/SPIN, wall: {ours.process.wall / spin.wall:.2f} (whole), "
-        f"{ours.process.wall / spin.search.wall:.2f} (pan alone); CPU: {ours.process.cpu / spin.cpu:.2f}; "
+        f"{ours.process.wall / spin.search.wall:.2f} (pan alone); CPU: {ours.process.cpu / spin.cpu:.2f}"
         + "".join("; " + note for note in notes)
     )
     return agree
