@@ -1,0 +1,107 @@
+"""benchmarks/vs_spin.py and benchmarks/promela/bss_2x5.pml: the parser of SPIN's output
+on recorded runs (tests/data/spin/), the model files the benchmark writes for ordercheck,
+and, where ``spin`` and ``gcc`` are installed, the Promela model at small bounds: the
+same state count as ordercheck's unreduced search, the correct protocol holding and the
+mutant without condition (a) violating the assertion. Nothing here is timed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data" / "spin"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import vs_spin as bench  # noqa: E402
+
+FAST = ["-O0"]
+"""gcc's optimisation off for these tiny searches: pan.c compiles several times faster."""
+needs_spin = pytest.mark.skipif(bench.spin_missing() is not None, reason=f"SPIN: {bench.spin_missing()}")
+
+
+def recorded(name: str) -> bench.PanRun:
+    return bench.parse_pan((DATA / name).read_text(encoding="utf-8"))
+
+
+def test_parse_a_complete_search() -> None:
+    run = recorded("bss-2x2-noreduce.out")
+    assert (run.states, run.transitions, run.depth, run.errors) == (198, 321, 8, 0)
+    assert run.complete and run.violation is None and run.seconds == 0.0
+    assert run.verdict == "holds"
+
+
+def test_parse_an_assertion_violation() -> None:
+    run = recorded("bss-2x2-no-condition-a.out")
+    assert (run.states, run.errors) == (9, 1)
+    assert not run.complete
+    assert run.violation is not None and run.violation.startswith("assertion violated ((((past[")
+    assert run.verdict == "violated"
+
+
+def test_an_error_that_is_no_violation_is_unknown() -> None:
+    # An invalid end state stops the search: neither "holds" nor "violated".
+    run = recorded("bss-2x1-no-end-label.out")
+    assert run.violation == "invalid end state" and run.errors == 1
+    assert run.verdict == "unknown"
+
+
+def test_output_without_statistics_is_refused() -> None:
+    with pytest.raises(ValueError, match="no search statistics"):
+        bench.parse_pan("pan: out of memory\n")
+    # A search stopped at the depth bound is not complete, whatever it found.
+    text = (DATA / "bss-2x2-noreduce.out").read_text(encoding="utf-8")
+    assert bench.parse_pan("error: max search depth too small\n" + text).verdict == "unknown"
+
+
+def ordercheck_states(tmp_path: Path, sends: int, condition_a: bool = True) -> tuple[int, str]:
+    """Our engine's unreduced count and causal verdict on the model the benchmark writes."""
+    path = tmp_path / f"bss-2x{sends}.toml"
+    path.write_text(bench.model_text(sends, condition_a, "holds" if condition_a else "violated"), encoding="utf-8")
+    model = load_model(path)
+    assert [p.name for p in model.properties] == ["causal"]
+    assert (model.spec.peers, model.spec.sends, model.spec.condition_a) == (2, sends, condition_a)
+    result = check_model(model, Options(symmetry=False, por=False, progress=False))
+    return result.stats.distinct_states, result.properties["causal"].status
+
+
+def test_the_benchmark_writes_the_model_with_its_expectation(tmp_path: Path) -> None:
+    assert ordercheck_states(tmp_path, 2) == (198, "holds")
+    assert ordercheck_states(tmp_path, 2, condition_a=False)[1] == "violated"
+
+
+def test_without_spin_it_says_so_and_exits_0(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing on it
+    assert bench.main(["--sends", "1"]) == 0
+    assert "SPIN comparison skipped: spin and gcc not on PATH" in capsys.readouterr().out
+
+
+def test_sends_out_of_range_is_refused() -> None:
+    with pytest.raises(SystemExit) as exc:
+        bench.main(["--sends", str(bench.MAX_SENDS + 1)])
+    assert exc.value.code == 2
+
+
+@needs_spin
+@pytest.mark.parametrize("sends", [2, 3])
+def test_promela_has_ordercheck_unreduced_state_count(sends: int, tmp_path: Path) -> None:
+    # The Promela model holds what ordercheck's state holds: with SPIN's partial-order
+    # reduction off, its stored states are ordercheck's distinct states.
+    work = tmp_path / "spin"
+    work.mkdir()
+    spin = bench.run_spin(work, {"SENDS": sends}, [*FAST, "-DNOREDUCE"])
+    assert spin.pan.verdict == "holds", spin.search.output
+    assert (spin.pan.states, "holds") == ordercheck_states(tmp_path, sends)
+
+
+@needs_spin
+def test_promela_mutant_violates_the_assertion(tmp_path: Path) -> None:
+    spin = bench.run_spin(tmp_path, {"SENDS": 2, "COND_A": 0}, FAST)
+    assert spin.pan.verdict == "violated", spin.search.output
+    assert spin.pan.violation is not None and spin.pan.violation.startswith("assertion violated")
