@@ -13,12 +13,21 @@ import pytest
 
 from ordercheck.checker.engine.run import Options, check_model
 from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.tla.export import export_model
+from ordercheck.tla.tlc import TlcUnavailable, find_tlc
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "spin"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import scale  # noqa: E402
 import vs_spin as bench  # noqa: E402
+
+try:
+    find_tlc()
+    NO_TLC = ""
+except TlcUnavailable as exc:
+    NO_TLC = f"TLC not available: {exc}"
 
 FAST = ["-O0"]
 """gcc's optimisation off for these tiny searches: pan.c compiles several times faster."""
@@ -105,3 +114,27 @@ def test_promela_mutant_violates_the_assertion(tmp_path: Path) -> None:
     spin = bench.run_spin(tmp_path, {"SENDS": 2, "COND_A": 0}, FAST)
     assert spin.pan.verdict == "violated", spin.search.output
     assert spin.pan.violation is not None and spin.pan.violation.startswith("assertion violated")
+
+
+def test_tlc_configuration_of_the_benchmark_model(tmp_path: Path) -> None:
+    # --tlc runs reduced_vs_tlc's TLC, configured by scale.tlc_config: BSS's export
+    # substitutes operators for constants, written "Peers <- MCPeers" (with "=" TLC
+    # refuses the file).
+    path = tmp_path / "bss.toml"
+    path.write_text(bench.model_text(2, True, "holds"), encoding="utf-8")
+    model = load_model(path)
+    export = export_model(model, symmetry=False)
+    cfg = scale.tlc_config(export, model, scale.chosen(model, "invariants")).splitlines()
+    assert "    Peers <- MCPeers" in cfg and "    ConditionA = TRUE" in cfg
+    assert [line for line in cfg if line.startswith("INVARIANT")] == ["INVARIANT Causal"]
+
+
+@pytest.mark.tlc
+@pytest.mark.skipif(bool(NO_TLC), reason=NO_TLC or "TLC available")
+def test_tlc_row_counts_the_unreduced_states(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bss.toml"
+    path.write_text(bench.model_text(2, True, "holds"), encoding="utf-8")
+    bench.tlc_row(path, None)
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("TLC ") and "TLC -workers 1, unreduced" in line
+    assert line.split()[5:7] == ["198", "holds"], line
