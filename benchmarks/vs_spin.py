@@ -193,6 +193,7 @@ class OrdercheckRun:
 
     process: Timed
     states: int
+    transitions: int
     seconds: float
     verdict: str
     as_expected: bool
@@ -223,6 +224,7 @@ def run_ordercheck(model: Path, flags: list[str], work: Path) -> OrdercheckRun:
     return OrdercheckRun(
         process=proc,
         states=rec["stats"]["distinct_states"],
+        transitions=rec["stats"]["transitions"],
         seconds=rec["stats"]["seconds"],
         verdict=rec["properties"]["causal"]["status"],
         as_expected=proc.code == 0,
@@ -262,6 +264,8 @@ def compare(run: str, ours: OrdercheckRun, oc_tool: str, spin: SpinRun, spin_too
         equal = ours.states == spin.pan.states
         agree = agree and equal
         notes.append("states equal" if equal else f"states DIFFER by {ours.states - spin.pan.states:+,}")
+        # pan's "transitions (= stored+matched)" also counts the initial state's arrival.
+        notes.append(f"transitions {ours.transitions:,} and {spin.pan.transitions:,} (pan counts the initial state too)")
     print(
         f"{'':<11} ratio ordercheck/SPIN, wall: {ours.process.wall / spin.wall:.2f} (whole), "
         f"{ours.process.wall / spin.search.wall:.2f} (pan alone); CPU: {ours.process.cpu / spin.cpu:.2f}"
