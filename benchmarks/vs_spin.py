@@ -26,7 +26,8 @@ above 1, SPIN reached the verdict sooner. The verifier is compiled with ``-O2 -D
 Without ``spin`` or ``gcc`` on ``PATH`` it says so and exits 0 (a benchmark, not a
 test). With ``--tlc`` and ``TLA2TOOLS_JAR`` set, TLC checks the model's TLA+ export
 (unreduced, ``benchmarks/reduced_vs_tlc.py``'s run) as a third tool. Exit status 1 when
-a verdict disagrees or the unreduced counts differ.
+the two tools' verdicts disagree, a verdict is not the expected one (the model holds,
+the mutant is violated) or the unreduced counts differ.
 
     python benchmarks/vs_spin.py [--sends N] [--no-unreduced] [--cflags "-DCOLLAPSE"] [--tlc]
 """
@@ -54,6 +55,11 @@ MODEL = HERE / "models" / "bss-2x5.toml"
 PROMELA = HERE / "promela" / "bss_2x5.pml"
 MAX_SENDS = 5
 """The Promela model writes out its choices for message numbers 0..4."""
+ENCODED = {"peers": 2, "sends": MAX_SENDS, "destinations": "others", "signals": 0, "channel": "unordered",
+           "lossy": False, "duplicates": 0, "update": "max", "condition_a": True, "condition_b": True}
+"""The constants of the BSS configuration the Promela model encodes (``sends`` up to
+:data:`MAX_SENDS`, ``condition_a`` false for the mutant); the model file may leave any
+of them out, at its default."""
 
 
 @dataclass(frozen=True)
@@ -204,8 +210,9 @@ def model_text(sends: int, condition_a: bool, expect: str) -> str:
     ``causal`` only and expecting ``expect`` of it."""
     with MODEL.open("rb") as f:
         constants = dict(tomllib.load(f)["constants"])
-    if constants.get("peers") != 2 or constants.get("channel", "unordered") != "unordered":
-        raise SystemExit(f"{MODEL.name}: the Promela model is written for 2 peers and unordered channels")
+    differs = {k: v for k, v in constants.items() if k not in ENCODED or (k != "sends" and v != ENCODED[k])}
+    if differs:
+        raise SystemExit(f"{MODEL.name}: {differs} is not what {PROMELA.name} encodes ({ENCODED})")
     constants.update(sends=sends, condition_a=condition_a)
     lines = ['spec = "bss"', 'description = "BSS causal only, for benchmarks/vs_spin.py"', "", "[constants]"]
     lines += [f"{k} = {json.dumps(v)}" for k, v in constants.items()]  # ints, bools and strings: TOML as JSON writes them
@@ -306,6 +313,7 @@ def main(argv: list[str]) -> int:
         print(f"SPIN comparison skipped: {missing} (install SPIN, e.g. apt-get install spin)")
         return 0
     cflags = shlex.split(a.cflags)
+    correct, without_a = model_text(sends, True, "holds"), model_text(sends, False, "violated")
     print(f"{spin_version()}; gcc -O2 -DSAFETY {' '.join(cflags)}".rstrip())
     print(f"python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs, "
           f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
@@ -317,9 +325,9 @@ def main(argv: list[str]) -> int:
         build = work / "spin"
         build.mkdir()
         holds = work / "bss-causal.toml"
-        holds.write_text(model_text(sends, True, "holds"), encoding="utf-8")
+        holds.write_text(correct, encoding="utf-8")
         mutant = work / "bss-causal-no-condition-a.toml"
-        mutant.write_text(model_text(sends, False, "violated"), encoding="utf-8")
+        mutant.write_text(without_a, encoding="utf-8")
         defines = {"SENDS": sends}
         unreduced = None
         if not a.no_unreduced:
