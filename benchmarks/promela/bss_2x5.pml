@@ -38,7 +38,9 @@
  * Compile-time switches (spin -D...): SENDS (default 5, at most 5: the choices below
  * are written out for message numbers 0..4); COND_A=0 gives the mutant without
  * condition (a), the test of the next message from the sender, whose assertion
- * SPIN violates (with two peers condition (b) alone never holds anything back).
+ * SPIN violates (with two peers condition (b) alone never holds anything back);
+ * COND_B=0 drops condition (b), which with two peers changes nothing: k != j leaves
+ * only k = p, and no message stamps more of p's broadcasts than p has sent.
  */
 
 #ifndef SENDS
