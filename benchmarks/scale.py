@@ -127,7 +127,8 @@ def child(args: list[str]) -> dict:
 def tlc_config(export, model, props: list) -> str:
     """A TLC configuration checking exactly ``props`` (no TypeOK, no deadlock check)."""
     by_name = {p.name: p for p in export.adapter.exported_properties()}
-    lines = ["CONSTANTS", *(f"    {n} = {v}" for n, v in export.adapter.cfg_constants()),
+    # A substitution (``<- MCPeers``) is written without ``=``, as tla/templates/model.cfg.j2 writes it.
+    lines = ["CONSTANTS", *(f"    {n} {v}" if v.startswith("<-") else f"    {n} = {v}" for n, v in export.adapter.cfg_constants()),
              "SPECIFICATION Spec", "CHECK_DEADLOCK FALSE"]
     lines += [f"INVARIANT {by_name[p.name].checked}" for p in props]
     return "\n".join(lines) + "\n"
