@@ -20,8 +20,14 @@ once more with the logs split (above a quarter of ``--big-events``): fifo and in
 checked per receiving peer in tasks of their own, each log's record (first violation,
 sentence, window) compared with the local engine's.
 
+Part 4 (``--issue33``, alone): issue 33's two workloads, 200 walk logs and one log of
+2M events, on the local engine and on Spark with its session started (the session's
+start and the first job, which starts the Python workers, timed apart), every record
+compared.
+
     python benchmarks/validate_scale.py [--events N] [--logs N] [--big-logs N] [--big-events N]
                                         [--master local[2]] [--no-spark]
+    python benchmarks/validate_scale.py --issue33 [--issue-logs N] [--issue-events N] [--master local[2]]
 """
 
 from __future__ import annotations
@@ -156,6 +162,56 @@ def compare(folder: Path, count: int, master: str, spark: bool, split_above: int
           f"(fifo and integrity per receiving peer; records identical to local: {same})")
 
 
+def pays_for_itself(small: int, events: int, master: str, tmp: Path) -> None:
+    """Issue 33's two workloads, every property but ``eventual_delivery`` (as in
+    :func:`compare`): ``small`` walk logs (as
+    :func:`many_logs` writes them) and one synthetic log of about ``events`` events with
+    a fault two thirds in. Spark's session is started first and timed on its own; then
+    one small job starts its Python workers; then each workload is timed on the local
+    engine and on Spark, and every record (verdict, line, sentence, window) compared."""
+    from ordercheck.checker.spark.session import get_spark
+    from ordercheck.checker.validate.spark_job import validate_spark
+
+    job = Job(tuple(p for p in CHECKS if p != "eventual_delivery"))
+    folder = tmp / "issue-small"
+    folder.mkdir()
+    models = [load_model(ROOT / "models" / f"{name}.toml") for name in WALK_MODELS]
+    for i in range(small):
+        model = models[i % len(models)]
+        buf = io.StringIO()
+        write_jsonl(walk(model, i, 200).log, buf)
+        (folder / f"{model.name}-{i:04d}.jsonl").write_text(buf.getvalue())
+    big = tmp / "issue-big.jsonl"
+    log = synthetic_log(events, 8, seed=1, fault="total")
+    with big.open("w") as fh:
+        write_jsonl(log, fh)
+    print(f"\nissue 33's workloads ({', '.join(job.props)}): {small} walk logs; one log of {len(log):,} events "
+          f"({big.stat().st_size / 1e6:.1f} MB)")
+    del log
+    started = time.perf_counter()
+    get_spark(master, {"spark.ui.enabled": "false"})
+    print(f"spark session start (JVM, once per process)      {time.perf_counter() - started:7.2f}s")
+    started = time.perf_counter()
+    validate_spark([str(folder)], job, master=master)
+    print(f"first spark job on {small} logs (starts the Python workers) {time.perf_counter() - started:7.2f}s")
+    for name, paths in ((f"{small} small logs", [str(folder)]), ("one large log", [str(big)])):
+        started = time.perf_counter()
+        local = [validate_path(str(f), job) for f in expand_logs(paths)]
+        local_s = time.perf_counter() - started
+        started = time.perf_counter()
+        remote = validate_spark(paths, job, master=master)
+        spark_s = time.perf_counter() - started
+
+        def records(vs):
+            return [{k: v for k, v in x.to_json().items() if k != "seconds"} for x in vs]
+
+        same = records(remote) == records(local)
+        bad = sum(1 for v in local if v.violated)
+        print(f"{name:<16} local {local_s:7.2f}s  spark {master} {spark_s:7.2f}s  ratio {local_s / spark_s:4.2f}  "
+              f"({bad} with violations; records identical: {same})")
+        _first_difference(records(local), records(remote))
+
+
 def _first_difference(local: list, remote: list) -> None:
     """Print the first record on which the two engines differ, if any."""
     for a, b in zip(local, remote):
@@ -174,10 +230,17 @@ def main() -> None:
     ap.add_argument("--big-events", type=int, default=50_000)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--no-spark", action="store_true")
+    ap.add_argument("--issue33", action="store_true",
+                    help="only issue 33's two workloads: --issue-logs walk logs, one log of --issue-events events")
+    ap.add_argument("--issue-logs", type=int, default=200)
+    ap.add_argument("--issue-events", type=int, default=2_000_000)
     args = ap.parse_args()
     print(f"python {platform.python_version()}, {platform.machine()}, load average {os.getloadavg()[0]:.2f}")
     tmp = Path(tempfile.mkdtemp(prefix="validate-scale-"))
     try:
+        if args.issue33:
+            pays_for_itself(args.issue_logs, args.issue_events, args.master, tmp)
+            return
         if hasattr(os, "sched_setaffinity"):
             every = os.sched_getaffinity(0)
             os.sched_setaffinity(0, {sorted(every)[0]})

@@ -96,11 +96,21 @@ def plan(path: str, parts: int) -> list[Part]:
                 break
             if at > cuts[-1]:
                 cuts.append(at)
-        cuts.append(size)
+    return parts_at(path, cuts[1:])
+
+
+def parts_at(path: str, cuts: list[int]) -> list[Part]:
+    """The parts of the file at ``path`` cut at the byte offsets ``cuts`` (increasing,
+    each just after a newline and past the file's first non-blank line): the first from
+    byte 0, the last to the file's end."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as fh:
+        _end, head = _first_line_end(fh)
         peers = _header_peers(head)
+        bounds = [0, *cuts, size]
         out = []
         line = 1
-        for a, b in zip(cuts, cuts[1:]):
+        for a, b in zip(bounds, bounds[1:]):
             out.append(Part(a, b, line, None if a == 0 else peers))
             fh.seek(a)
             line += fh.read(b - a).count(b"\n")
