@@ -163,16 +163,16 @@ def compare(folder: Path, count: int, master: str, spark: bool, split_above: int
 
 
 def pays_for_itself(small: int, events: int, master: str, tmp: Path) -> None:
-    """Issue 33's two workloads, every property but ``eventual_delivery`` (as in
-    :func:`compare`): ``small`` walk logs (as
+    """Issue 33's two workloads, ``validate``'s default properties: ``small`` walk logs (as
     :func:`many_logs` writes them) and one synthetic log of about ``events`` events with
     a fault two thirds in. Spark's session is started first and timed on its own; then
     one small job starts its Python workers; then each workload is timed on the local
     engine and on Spark, and every record (verdict, line, sentence, window) compared."""
     from ordercheck.checker.spark.session import get_spark
+    from ordercheck.checker.validate.checks import DEFAULT
     from ordercheck.checker.validate.spark_job import validate_spark
 
-    job = Job(tuple(p for p in CHECKS if p != "eventual_delivery"))
+    job = Job(DEFAULT)
     folder = tmp / "issue-small"
     folder.mkdir()
     models = [load_model(ROOT / "models" / f"{name}.toml") for name in WALK_MODELS]

@@ -17,12 +17,13 @@ is raised as the local engine would raise it.
 A local JSON Lines log of more than ``split_above`` lines (:data:`SPLIT_ABOVE` by
 default) is not put in a batch: it is cut into as many byte ranges as there are
 cores, each read by a task of the same job
-(:mod:`ordercheck.checker.validate.chunks`), and the driver joins the parts into the log a
-sequential read gives (or, if a part holds bad input, reads the file itself, which
-raises the sequential read's error). Its properties (and conformance) are then shared
-out among tasks of a second job, each property checked whole by one task on the whole
-log (:func:`property_groups`), the log sent once to each executor (a Spark
-broadcast). No property is checked in pieces here: each monitor reads the log in order
+(:mod:`ordercheck.checker.validate.chunks`), which hands back its part pickled. Its
+properties (and conformance) are then shared out among the tasks of a second job
+(:func:`property_groups`), the parts sent once to each executor (a Spark broadcast,
+which the driver never unpickles); each task joins the parts into the log a
+sequential read gives and checks its properties, each whole, on the whole log. If a
+part holds bad input, or the parts do not join (an id sent in two of them), the
+driver reads the file itself, which raises the sequential read's error. No property is checked in pieces here: each monitor reads the log in order
 once, so a property's answer is the sequential one by construction. Logs read through
 URIs are not split (Spark hands each one to a task as one string).
 """
@@ -30,13 +31,13 @@ URIs are not split (Spark hands each one to a task as one string).
 from __future__ import annotations
 
 import dataclasses
+import pickle
 import re
 from functools import partial
 from typing import Any
 
 from ordercheck.checker.api.errors import EngineError, InputError
 from ordercheck.checker.validate.chunks import count_lines, join, plan, read_part
-from ordercheck.checker.validate.log import Log
 from ordercheck.checker.validate.readers import expand_logs, format_of
 from ordercheck.checker.validate.verdicts import Job, LogVerdict, judge, validate_path, validate_text
 
@@ -71,19 +72,25 @@ def _one(job: Job, diagrams: bool, model: Any, source: str) -> tuple[str, Any]:
 def _task(job: Job, diagrams: bool, item: tuple[Any, ...]) -> list[tuple[Any, ...]]:
     """One task of the reading job: a batch of logs (``("batch", sources)``: each
     source with :func:`_one`'s answer) or one part of a large log (``("part", source,
-    k, part)``: the source, ``k`` and the part read, ``None`` if it holds bad input)."""
+    k, part)``: the source, ``k`` and the part read, pickled, so that the driver passes
+    it on to the checking tasks without unpickling it; ``None`` if it holds bad input)."""
     if item[0] == "batch":
         model = job.model()
         return [(source, _one(job, diagrams, model, source)) for source in item[1]]
     _kind, source, k, part = item
-    return [(source, k, read_part(source, part))]
+    found = read_part(source, part)
+    return [(source, k, None if found is None else pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL))]
 
 
-def _check_task(job: Job, diagrams: bool, logs: Any, item: tuple[str, int, Job]) -> tuple[str, int, LogVerdict]:
-    """Group ``g`` of the checks of a joined log (``logs``: a broadcast of the joined
-    logs by source)."""
+def _check_task(job: Job, diagrams: bool, parts: Any, item: tuple[str, int, Job]) -> tuple[str, int, LogVerdict | None]:
+    """Group ``g`` of the checks of a large log, joined here from its parts (``parts``:
+    a broadcast of each log's pickled parts, by source); ``None`` when the parts do not
+    join into a log with events (bad input, which the driver's sequential read reports)."""
     source, g, group = item
-    return source, g, judge(logs.value[source], group, diagrams=diagrams)
+    log = join([pickle.loads(raw) for raw in parts.value[source]])
+    if log is None or not len(log):
+        return source, g, None
+    return source, g, judge(log, group, diagrams=diagrams)
 
 
 def batches(sizes: list[int], count: int) -> list[list[int]]:
@@ -229,34 +236,37 @@ def _local_logs(sc: Any, files: list[str], job: Job, diagrams: bool, cores: int,
     for f in sorted(large):
         items += [("part", f, k, part) for k, part in enumerate(plan(f, cores))]
     answers: dict[str, Any] = {}
-    pieces: dict[str, dict[int, Log | None]] = {}
+    pieces: dict[str, dict[int, bytes | None]] = {}
     if items:
         for answer in sc.parallelize(items, len(items)).flatMap(partial(_task, job, diagrams)).collect():
             if len(answer) == 2:
                 answers[answer[0]] = answer[1]
             else:
                 pieces.setdefault(answer[0], {})[answer[1]] = answer[2]
-    joined: dict[str, Log] = {}
+    joined: dict[str, list[bytes]] = {}
     for f, found in pieces.items():
         parts = [found[k] for k in sorted(found)]
-        log = None if any(p is None for p in parts) else join(parts)  # type: ignore[arg-type]
-        if log is None or not len(log):  # bad input: the sequential read names it
+        if any(p is None for p in parts):  # bad input: the sequential read names it
             answers[f] = _one(job, diagrams, job.model(), f)
         else:
-            joined[f] = log
+            joined[f] = parts  # type: ignore[assignment]
     if joined:
         groups = property_groups(job, cores)
         work = [(f, g, group) for f in sorted(joined) for g, group in enumerate(groups)]
-        logs = sc.broadcast(joined)
+        shared = sc.broadcast(joined)
         try:
-            checked = sc.parallelize(work, len(work)).map(partial(_check_task, job, diagrams, logs)).collect()
+            checked = sc.parallelize(work, len(work)).map(partial(_check_task, job, diagrams, shared)).collect()
         finally:
-            logs.destroy()
-        by_log: dict[str, list[tuple[int, LogVerdict]]] = {}
+            shared.destroy()
+        by_log: dict[str, list[tuple[int, LogVerdict | None]]] = {}
         for f, g, verdict in checked:
             by_log.setdefault(f, []).append((g, verdict))
-        for f, found in by_log.items():
-            answers[f] = ("ok", combine(job, [v for _g, v in sorted(found, key=lambda pair: pair[0])]))
+        for f, found_groups in by_log.items():
+            verdicts = [v for _g, v in sorted(found_groups, key=lambda pair: pair[0])]
+            if any(v is None for v in verdicts):  # an id sent in two parts, or no events
+                answers[f] = _one(job, diagrams, job.model(), f)
+            else:
+                answers[f] = ("ok", combine(job, verdicts))  # type: ignore[arg-type]
     return [(f, answers[f]) for f in files]
 
 
