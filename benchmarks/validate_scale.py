@@ -195,12 +195,12 @@ def pays_for_itself(small: int, events: int, master: str, tmp: Path) -> None:
     validate_spark([str(folder)], job, master=master)
     print(f"first spark job on {small} logs (starts the Python workers) {time.perf_counter() - started:7.2f}s")
     for name, paths in ((f"{small} small logs", [str(folder)]), ("one large log", [str(big)])):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), _tree_cpu()
         local = [validate_path(str(f), job) for f in expand_logs(paths)]
-        local_s = time.perf_counter() - started
-        started = time.perf_counter()
+        local_s, local_cpu = time.perf_counter() - started, _tree_cpu() - cpu
+        started, cpu = time.perf_counter(), _tree_cpu()
         remote = validate_spark(paths, job, master=master)
-        spark_s = time.perf_counter() - started
+        spark_s, spark_cpu = time.perf_counter() - started, _tree_cpu() - cpu
 
         def records(vs):
             return [{k: v for k, v in x.to_json().items() if k != "seconds"} for x in vs]
@@ -209,7 +209,24 @@ def pays_for_itself(small: int, events: int, master: str, tmp: Path) -> None:
         bad = sum(1 for v in local if v.violated)
         print(f"{name:<16} local {local_s:7.2f}s  spark {master} {spark_s:7.2f}s  ratio {local_s / spark_s:4.2f}  "
               f"({bad} with violations; records identical: {same})")
+        print(f"{'':<16} CPU seconds (this process, the JVM and the Python workers): local {local_cpu:.2f}, "
+              f"spark {spark_cpu:.2f}")
         _first_difference(records(local), records(remote))
+
+
+def _tree_cpu() -> float:
+    """CPU seconds used so far by this process and its children (Spark's JVM, and the
+    Python workers it starts), the live ones and the ended ones."""
+    import psutil
+
+    me = psutil.Process()
+    used = sum(me.cpu_times()[:4])
+    for child in me.children(recursive=True):
+        try:
+            used += sum(child.cpu_times()[:2])
+        except psutil.Error:
+            continue
+    return used
 
 
 def _first_difference(local: list, remote: list) -> None:
