@@ -16,9 +16,9 @@ events each), so this measures Spark's cost per task.
 
 Part 3: the same comparison on a few large logs (``--big-logs`` synthetic logs of
 ``--big-events`` events each, some with faults), where each task has real work; then
-once more with the logs split (above a quarter of ``--big-events``): fifo and integrity
-checked per receiving peer in tasks of their own, each log's record (first violation,
-sentence, window) compared with the local engine's.
+once more with the logs split (above a quarter of ``--big-events`` lines): each read in
+parts by parallel tasks and its properties shared out among tasks, each log's record
+(first violation, sentence, window) compared with the local engine's.
 
 Part 4 (``--issue33``, alone): issue 33's two workloads, 200 walk logs and one log of
 2M events, on the local engine and on Spark with its session started (the session's
@@ -158,8 +158,8 @@ def compare(folder: Path, count: int, master: str, spark: bool, split_above: int
 
     same = records(parts) == records(local)
     _first_difference(records(local), records(parts))
-    print(f"spark, split above {split_above:,} events {split_s:7.2f}s  {count / split_s:8.1f} logs/s  "
-          f"(fifo and integrity per receiving peer; records identical to local: {same})")
+    print(f"spark, split above {split_above:,} lines {split_s:7.2f}s  {count / split_s:8.1f} logs/s  "
+          f"(read in parts, properties shared out; records identical to local: {same})")
 
 
 def pays_for_itself(small: int, events: int, master: str, tmp: Path) -> None:
