@@ -63,7 +63,7 @@ def test_same_verdicts_as_local(spark, logs: Path) -> None:
 
 
 def test_conformance_on_spark(spark, logs: Path) -> None:
-    from ordercheck.checker.validate.spark_job import validate_spark
+    from ordercheck.checker.validate.spark_job import _large, validate_spark
 
     model = load_model(ROOT / "models" / "bus1-3.toml")
     job = Job((), model_path=model.path, model_raw=model.raw)
@@ -72,6 +72,12 @@ def test_conformance_on_spark(spark, logs: Path) -> None:
     local = [validate_path(str(f), job, model=model) for f in expand_logs(paths)]
     assert _rows(remote) == _rows(local)
     assert {v.conformance["status"] for v in remote} == {"conforms"}
+    both = Job(("causal", "fifo"), model_path=model.path, model_raw=model.raw)  # in parts; conformance a group
+    files = [str(f) for f in expand_logs(paths)]
+    assert _large(files, both, 3) == set(files)
+    remote = validate_spark(paths, both, master=MASTER, split_above=3)
+    local = [validate_path(str(f), both, model=model) for f in expand_logs(paths)]
+    assert _rows(remote) == _rows(local) and all(v.conformance is not None for v in remote)
 
 
 def test_bad_log_is_the_same_error(spark, tmp_path: Path) -> None:
