@@ -23,9 +23,12 @@ properties (and conformance) are then shared out among the tasks of a second job
 which the driver never unpickles); each task joins the parts into the log a
 sequential read gives and checks its properties, each whole, on the whole log. If a
 part holds bad input, or the parts do not join (an id sent in two of them), the
-driver reads the file itself, which raises the sequential read's error. No property is checked in pieces here: each monitor reads the log in order
-once, so a property's answer is the sequential one by construction. Logs read through
-URIs are not split (Spark hands each one to a task as one string).
+driver reads the file itself, which raises the sequential read's error. No property
+is checked in pieces here: each monitor reads the whole log in order, so a property's
+answer is the sequential one by construction (``causal``, the costliest of the
+default ones, is therefore the floor of a split log's time). Every checking task
+receives every large log's parts (one broadcast) and unpickles only its own log's.
+Logs read through URIs are not split (Spark hands each one to a task as one string).
 """
 
 from __future__ import annotations
