@@ -23,7 +23,8 @@ parts by parallel tasks and its properties shared out among tasks, each log's re
 Part 4 (``--issue33``, alone): issue 33's two workloads, 200 walk logs and one log of
 2M events, on the local engine and on Spark with its session started (the session's
 start and the first job, which starts the Python workers, timed apart), every record
-compared.
+compared; then the Spark job's tasks on the large log run here one after the other
+without Spark, in CPU seconds, for the longest path two idle cores would take.
 
     python benchmarks/validate_scale.py [--events N] [--logs N] [--big-logs N] [--big-events N]
                                         [--master local[2]] [--no-spark]
@@ -212,6 +213,44 @@ def pays_for_itself(small: int, events: int, master: str, tmp: Path) -> None:
         print(f"{'':<16} CPU seconds (this process, the JVM and the Python workers): local {local_cpu:.2f}, "
               f"spark {spark_cpu:.2f}")
         _first_difference(records(local), records(remote))
+    critical_path(big, job)
+
+
+def critical_path(path: Path, job: Job) -> None:
+    """The Spark job's work on one large log with Spark left out: each task's function
+    run here in turn on two parts and two groups, timed in CPU seconds, beside the
+    local engine's (run twice, the second timed). The longest path (the driver's plan,
+    the longer read, the longer check) is what two idle cores would take, plus Spark's
+    own costs, which the comparison above includes."""
+    from ordercheck.checker.validate.chunks import count_lines, plan
+    from ordercheck.checker.validate.spark_job import _check_task, _task, property_groups
+
+    validate_path(str(path), job)
+    cpu = time.process_time()
+    validate_path(str(path), job)
+    local = time.process_time() - cpu
+    cpu = time.process_time()
+    count_lines(str(path), 0)
+    parts = plan(str(path), 2)
+    driver = time.process_time() - cpu
+    reads, pickled = [], []
+    for k, part in enumerate(parts):
+        cpu = time.process_time()
+        pickled.append(_task(job, False, ("part", str(path), k, part))[0][2])
+        reads.append(time.process_time() - cpu)
+
+    class Shared:  # what a Spark broadcast hands a task
+        value = {str(path): pickled}
+
+    checks = []
+    for g, group in enumerate(property_groups(job, 2)):
+        cpu = time.process_time()
+        _check_task(job, False, Shared, (str(path), g, group))
+        checks.append(time.process_time() - cpu)
+    path_s = driver + max(reads) + max(checks)
+    print(f"without Spark, CPU s: local {local:.2f}; plan {driver:.2f}, reads {' + '.join(f'{r:.2f}' for r in reads)}, "
+          f"checks {' + '.join(f'{c:.2f}' for c in checks)}: longest path {path_s:.2f} "
+          f"(local / longest path {local / path_s:.2f}), all {driver + sum(reads) + sum(checks):.2f}")
 
 
 def _tree_cpu() -> float:
