@@ -16,12 +16,19 @@ events each), so this measures Spark's cost per task.
 
 Part 3: the same comparison on a few large logs (``--big-logs`` synthetic logs of
 ``--big-events`` events each, some with faults), where each task has real work; then
-once more with the logs split (above a quarter of ``--big-events``): fifo and integrity
-checked per receiving peer in tasks of their own, each log's record (first violation,
-sentence, window) compared with the local engine's.
+once more with the logs split (above a quarter of ``--big-events`` lines): each read in
+parts by parallel tasks and its properties shared out among tasks, each log's record
+(first violation, sentence, window) compared with the local engine's.
+
+Part 4 (``--issue33``, alone): issue 33's two workloads, 200 walk logs and one log of
+2M events, on the local engine and on Spark with its session started (the session's
+start and the first job, which starts the Python workers, timed apart), every record
+compared; then the Spark job's tasks on the large log run here one after the other
+without Spark, in CPU seconds, for the longest path two idle cores would take.
 
     python benchmarks/validate_scale.py [--events N] [--logs N] [--big-logs N] [--big-events N]
                                         [--master local[2]] [--no-spark]
+    python benchmarks/validate_scale.py --issue33 [--issue-logs N] [--issue-events N] [--master local[2]]
 """
 
 from __future__ import annotations
@@ -152,8 +159,113 @@ def compare(folder: Path, count: int, master: str, spark: bool, split_above: int
 
     same = records(parts) == records(local)
     _first_difference(records(local), records(parts))
-    print(f"spark, split above {split_above:,} events {split_s:7.2f}s  {count / split_s:8.1f} logs/s  "
-          f"(fifo and integrity per receiving peer; records identical to local: {same})")
+    print(f"spark, split above {split_above:,} lines {split_s:7.2f}s  {count / split_s:8.1f} logs/s  "
+          f"(read in parts, properties shared out; records identical to local: {same})")
+
+
+def pays_for_itself(small: int, events: int, master: str, tmp: Path) -> None:
+    """Issue 33's two workloads, ``validate``'s default properties: ``small`` walk logs (as
+    :func:`many_logs` writes them) and one synthetic log of about ``events`` events with
+    a fault two thirds in. Spark's session is started first and timed on its own; then
+    one small job starts its Python workers; then each workload is timed on the local
+    engine and on Spark, and every record (verdict, line, sentence, window) compared."""
+    from ordercheck.checker.spark.session import get_spark
+    from ordercheck.checker.validate.checks import DEFAULT
+    from ordercheck.checker.validate.spark_job import validate_spark
+
+    job = Job(DEFAULT)
+    folder = tmp / "issue-small"
+    folder.mkdir()
+    models = [load_model(ROOT / "models" / f"{name}.toml") for name in WALK_MODELS]
+    for i in range(small):
+        model = models[i % len(models)]
+        buf = io.StringIO()
+        write_jsonl(walk(model, i, 200).log, buf)
+        (folder / f"{model.name}-{i:04d}.jsonl").write_text(buf.getvalue())
+    big = tmp / "issue-big.jsonl"
+    log = synthetic_log(events, 8, seed=1, fault="total")
+    with big.open("w") as fh:
+        write_jsonl(log, fh)
+    print(f"\nissue 33's workloads ({', '.join(job.props)}): {small} walk logs; one log of {len(log):,} events "
+          f"({big.stat().st_size / 1e6:.1f} MB)")
+    del log
+    started = time.perf_counter()
+    get_spark(master, {"spark.ui.enabled": "false"})
+    print(f"spark session start (JVM, once per process)      {time.perf_counter() - started:7.2f}s")
+    started = time.perf_counter()
+    validate_spark([str(folder)], job, master=master)
+    print(f"first spark job on {small} logs (starts the Python workers) {time.perf_counter() - started:7.2f}s")
+    for name, paths in ((f"{small} small logs", [str(folder)]), ("one large log", [str(big)])):
+        started, cpu = time.perf_counter(), _tree_cpu()
+        local = [validate_path(str(f), job) for f in expand_logs(paths)]
+        local_s, local_cpu = time.perf_counter() - started, _tree_cpu() - cpu
+        started, cpu = time.perf_counter(), _tree_cpu()
+        remote = validate_spark(paths, job, master=master)
+        spark_s, spark_cpu = time.perf_counter() - started, _tree_cpu() - cpu
+
+        def records(vs):
+            return [{k: v for k, v in x.to_json().items() if k != "seconds"} for x in vs]
+
+        same = records(remote) == records(local)
+        bad = sum(1 for v in local if v.violated)
+        print(f"{name:<16} local {local_s:7.2f}s  spark {master} {spark_s:7.2f}s  ratio {local_s / spark_s:4.2f}  "
+              f"({bad} with violations; records identical: {same})")
+        print(f"{'':<16} CPU seconds (this process, the JVM and the Python workers): local {local_cpu:.2f}, "
+              f"spark {spark_cpu:.2f}")
+        _first_difference(records(local), records(remote))
+    critical_path(big, job)
+
+
+def critical_path(path: Path, job: Job) -> None:
+    """The Spark job's work on one large log with Spark left out: each task's function
+    run here in turn on two parts and two groups, timed in CPU seconds, beside the
+    local engine's (run twice, the second timed). The longest path (the driver's plan,
+    the longer read, the longer check) is what two idle cores would take, plus Spark's
+    own costs, which the comparison above includes."""
+    from ordercheck.checker.validate.chunks import count_lines, plan
+    from ordercheck.checker.validate.spark_job import _check_task, _task, property_groups
+
+    validate_path(str(path), job)
+    cpu = time.process_time()
+    validate_path(str(path), job)
+    local = time.process_time() - cpu
+    cpu = time.process_time()
+    count_lines(str(path), 0)
+    parts = plan(str(path), 2)
+    driver = time.process_time() - cpu
+    reads, pickled = [], []
+    for k, part in enumerate(parts):
+        cpu = time.process_time()
+        pickled.append(_task(job, False, ("part", str(path), k, part))[0][2])
+        reads.append(time.process_time() - cpu)
+
+    class Shared:  # what a Spark broadcast hands a task
+        value = {str(path): pickled}
+
+    checks = []
+    for g, group in enumerate(property_groups(job, 2)):
+        cpu = time.process_time()
+        _check_task(job, False, Shared, (str(path), g, group))
+        checks.append(time.process_time() - cpu)
+    path_s = driver + max(reads) + max(checks)
+    print(f"without Spark, CPU s: local {local:.2f}; plan {driver:.2f}, reads {' + '.join(f'{r:.2f}' for r in reads)}, "
+          f"checks {' + '.join(f'{c:.2f}' for c in checks)}: longest path {path_s:.2f} "
+          f"(local / longest path {local / path_s:.2f}), all {driver + sum(reads) + sum(checks):.2f}")
+
+
+def _tree_cpu() -> float:
+    """CPU seconds used so far by this process and its children (Spark's JVM, and the
+    Python workers it starts), the live ones and the ended ones."""
+    import psutil
+
+    me = psutil.Process()
+    used = sum(me.cpu_times()[:4])
+    for child in me.children(recursive=True):
+        try:
+            used += sum(child.cpu_times()[:2])
+        except psutil.Error:
+            continue
+    return used
 
 
 def _first_difference(local: list, remote: list) -> None:
@@ -174,10 +286,17 @@ def main() -> None:
     ap.add_argument("--big-events", type=int, default=50_000)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--no-spark", action="store_true")
+    ap.add_argument("--issue33", action="store_true",
+                    help="only issue 33's two workloads: --issue-logs walk logs, one log of --issue-events events")
+    ap.add_argument("--issue-logs", type=int, default=200)
+    ap.add_argument("--issue-events", type=int, default=2_000_000)
     args = ap.parse_args()
     print(f"python {platform.python_version()}, {platform.machine()}, load average {os.getloadavg()[0]:.2f}")
     tmp = Path(tempfile.mkdtemp(prefix="validate-scale-"))
     try:
+        if args.issue33:
+            pays_for_itself(args.issue_logs, args.issue_events, args.master, tmp)
+            return
         if hasattr(os, "sched_setaffinity"):
             every = os.sched_getaffinity(0)
             os.sched_setaffinity(0, {sorted(every)[0]})

@@ -63,7 +63,7 @@ def test_same_verdicts_as_local(spark, logs: Path) -> None:
 
 
 def test_conformance_on_spark(spark, logs: Path) -> None:
-    from ordercheck.checker.validate.spark_job import validate_spark
+    from ordercheck.checker.validate.spark_job import _large, validate_spark
 
     model = load_model(ROOT / "models" / "bus1-3.toml")
     job = Job((), model_path=model.path, model_raw=model.raw)
@@ -72,6 +72,12 @@ def test_conformance_on_spark(spark, logs: Path) -> None:
     local = [validate_path(str(f), job, model=model) for f in expand_logs(paths)]
     assert _rows(remote) == _rows(local)
     assert {v.conformance["status"] for v in remote} == {"conforms"}
+    both = Job(("causal", "fifo"), model_path=model.path, model_raw=model.raw)  # in parts; conformance a group
+    files = [str(f) for f in expand_logs(paths)]
+    assert _large(files, both, 3) == set(files)
+    remote = validate_spark(paths, both, master=MASTER, split_above=3)
+    local = [validate_path(str(f), both, model=model) for f in expand_logs(paths)]
+    assert _rows(remote) == _rows(local) and all(v.conformance is not None for v in remote)
 
 
 def test_bad_log_is_the_same_error(spark, tmp_path: Path) -> None:
@@ -126,30 +132,61 @@ def _records(verdicts) -> list[dict]:
     return [{k: v for k, v in verdict.to_json().items() if k != "seconds"} for verdict in verdicts]
 
 
-def test_large_logs_split_by_receiver(spark, tmp_path: Path) -> None:
-    """With a threshold of 5 events every larger log is split: fifo and integrity are
-    checked per receiving peer in tasks of their own and combined. Each log's record
-    (first violation's event, line, sentence and window) and diagrams are those of the
-    local engine, on hand-written edge cases and on synthetic logs with and without a
-    fault."""
+def test_large_logs_read_and_checked_in_parts(spark, tmp_path: Path) -> None:
+    """With a threshold of 5 lines every larger JSON Lines log is read in two parts by
+    two tasks, joined, and its properties checked by two more (causal in one, the rest
+    in the other). Each log's record (first violation's event, line, sentence and
+    window) and diagrams are those of the local engine, on hand-written edge cases and
+    on synthetic logs with and without a fault; a ShiViz log is never cut."""
     from ordercheck.checker.validate.generate import synthetic_log
-    from ordercheck.checker.validate.spark_job import _read_task, validate_spark
+    from ordercheck.checker.validate.spark_job import _large, validate_spark
 
     for f in DATA.glob("*.jsonl"):
         shutil.copy(f, tmp_path / f.name)
     for fault in (None, "fifo", "total"):
         with (tmp_path / f"synthetic-{fault}.jsonl").open("w") as fh:
             write_jsonl(synthetic_log(600, 5, seed=7, fault=fault), fh)
+    from ordercheck.checker.validate.diagram import timeline_of
+    from ordercheck.checker.validate.readers import read_log
+    from ordercheck.reports.shiviz import shiviz_log
+
+    (tmp_path / "c.shiviz.log").write_text(shiviz_log(timeline_of(read_log(DATA / "fifo-swapped.jsonl"))))
     job = Job(("fifo", "integrity", "causal", "total"))
+    files = [str(f) for f in expand_logs([str(tmp_path)])]
     big = str(tmp_path / "synthetic-fifo.jsonl")
-    assert _read_task(job, False, 5, (big, big))[1][0] == "split"
-    assert _read_task(job, False, 10_000, (big, big))[1][0] == "ok"
+    assert big in _large(files, job, 5) and big not in _large(files, job, 10_000)
+    assert not any(f.endswith(".shiviz.log") for f in _large(files, job, 5))
     remote = validate_spark([str(tmp_path)], job, master=MASTER, split_above=5, diagrams=True)
     local = [validate_path(str(f), job, diagrams=True) for f in expand_logs([str(tmp_path)])]
     assert _records(remote) == _records(local)
     assert [v.diagrams for v in remote] == [v.diagrams for v in local]
     broken = {name for v in local for name in v.violated}
-    assert {"fifo", "integrity"} <= broken
+    assert {"fifo", "integrity", "causal", "total"} <= broken
+
+
+def test_batches_raise_the_first_bad_log_in_order(spark, logs: Path, tmp_path: Path) -> None:
+    """Logs are validated in batches; two bad logs (one cut in parts, one in a batch)
+    among good and violating ones: the error raised is the first bad log's in the local
+    engine's order, with its line and words."""
+    from ordercheck.checker.validate.spark_job import validate_spark
+
+    for i, f in enumerate(sorted((logs / "walks").glob("*.jsonl"))):
+        shutil.copy(f, tmp_path / f"{i:02d}.jsonl")
+    good = (tmp_path / "00.jsonl").read_text()
+    send = next(line for line in good.splitlines() if '"send"' in line)
+    (tmp_path / "05a.jsonl").write_text(good + send + "\n")  # a send repeated: cut in parts
+    (tmp_path / "09a.jsonl").write_text('{"peer": "a"}\n')
+    job = Job(("fifo", "causal", "total"))
+    with pytest.raises(InputError) as remote:
+        validate_spark([str(tmp_path)], job, master=MASTER, split_above=5)
+    with pytest.raises(InputError) as local:
+        [validate_path(str(f), job) for f in expand_logs([str(tmp_path)])]
+    assert remote.value.line() == local.value.line()
+    assert remote.value.line().startswith(f"{tmp_path / '05a.jsonl'}:")
+    (tmp_path / "05a.jsonl").unlink()
+    with pytest.raises(InputError) as remote:
+        validate_spark([str(tmp_path)], job, master=MASTER)
+    assert remote.value.line().startswith(f"{tmp_path / '09a.jsonl'}:1: kind: missing")
 
 
 def test_run_explores_schedule_prefixes_as_spark_tasks_and_counts_what_local_exploration_counts(spark, tmp_path):

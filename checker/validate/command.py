@@ -78,10 +78,11 @@ def _job(props: str | None, model: str | None, fmt: str, bound: int, max_states:
                    "sends before their deliveries) and validate that.")
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
               callback=engine_installed,
-              help="local: one log after the other here; spark: one Spark task per log (large logs split).")
-@click.option("--split-above", type=click.IntRange(min=1), default=None, metavar="EVENTS",
-              help="With --engine spark: split logs of more events than this across tasks for the properties "
-                   "that allow it (fifo, integrity) [default: 200000].")
+              help="local: one log after the other here; spark: logs in batches, one per core, large logs read and "
+                   "checked in parts.")
+@click.option("--split-above", type=click.IntRange(min=1), default=None, metavar="LINES",
+              help="With --engine spark: read JSON Lines logs of more lines than this in parts, one task per "
+                   "core, and share their properties out among tasks [default: 200000].")
 @click.option("--master", default="local[*]", show_default=True, help="Spark master for --engine spark.")
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False),
               help="Write verdicts.parquet, verdicts.json, report.md and index.html here.")

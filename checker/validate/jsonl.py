@@ -16,7 +16,7 @@ reported as ``FILE:LINE: FIELD: what is wrong`` (an :class:`~ordercheck.checker.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, Any
 
 from ordercheck.checker.api.errors import InputError
@@ -50,12 +50,18 @@ def bad(source: str, line: int, field: str, message: str) -> InputError:
     return InputError(f"{source}:{line}", field, message)
 
 
-def read_jsonl(lines: Iterable[str], source: str) -> Log:
+def read_jsonl(lines: Iterable[str], source: str, *, first_line: int = 1,
+               peers: Sequence[str] | None = None) -> Log:
     """Read a log in the JSON Lines format; ``lines`` are the file's lines, ``source``
-    names it in errors. Raises :class:`~ordercheck.checker.InputError` at the first bad line."""
-    builder: LogBuilder | None = None
-    first = True
-    for number, text in enumerate(lines, 1):
+    names it in errors. Raises :class:`~ordercheck.checker.InputError` at the first bad line.
+
+    A part of a file (:mod:`~ordercheck.checker.validate.chunks`) is read with
+    ``first_line``, the number of its first line in the file, and ``peers``, the peers
+    the file's header names (empty: no header, or one that names none): its lines are
+    then read as lines after the first, where a header is refused."""
+    builder: LogBuilder | None = None if peers is None else LogBuilder(source, peers)
+    first = peers is None
+    for number, text in enumerate(lines, first_line):
         if not text.strip():
             continue
         rec = parse_json(text, f"{source}:{number}", "an event", EVENT_NESTING)

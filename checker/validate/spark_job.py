@@ -1,40 +1,60 @@
-"""``validate --engine spark``: one Spark task per log (large logs split), the local engine's answers.
+"""``validate --engine spark``: logs batched per task, large logs read and checked in parts, the local engine's answers.
 
 Local paths (files, directories, globs) are expanded here as the local engine expands
-them, and each log becomes one task that reads it and runs
+them. The logs are packed into about as many batches as Spark has cores (by size:
+the largest first, each into the lightest batch so far), and each batch is one task
+that reads and validates its logs one after the other with
 :func:`~ordercheck.checker.validate.verdicts.validate_path`, the local engine's own function, so
 both engines see the same logs under the same names (the executors must see the same
-file system: true on ``local[...]`` masters and for shared mounts). URIs
-(``hdfs://``, ``s3a://``, ``file://``..., with Hadoop's glob syntax) are read by
-Spark (:meth:`SparkContext.wholeTextFiles`), one record per log, never split, each
-validated by :func:`~ordercheck.checker.validate.verdicts.validate_text` and named by its URI. A
-log that is bad input comes back as its one line, and the first one (in the logs'
-order) is raised as the local engine would raise it.
+file system: true on ``local[...]`` masters and for shared mounts), and a log costs
+its own work rather than a task's start. URIs (``hdfs://``, ``s3a://``,
+``file://``..., with Hadoop's glob syntax) are read by Spark
+(:meth:`SparkContext.wholeTextFiles`), one record per log, never split, each validated
+by :func:`~ordercheck.checker.validate.verdicts.validate_text` and named by its URI. A log
+that is bad input comes back as its one line, and the first one (in the logs' order)
+is raised as the local engine would raise it.
 
-A local log of more than ``split_above`` events (:data:`SPLIT_ABOVE` by default) is
-split where the property allows it (:mod:`ordercheck.checker.validate.split`): its first task
-checks the other properties (and conformance) and counts its peers, then one task per
-receiving peer reads the log again and checks ``fifo`` and ``integrity`` on that peer's
-part; the driver keeps each property's earliest violation, which is the whole log's
-first violation with the same sentence and window. Logs read through URIs are not
-split (Spark hands each one to a task as one string).
+A local JSON Lines log of more than ``split_above`` lines (:data:`SPLIT_ABOVE` by
+default) is not put in a batch: it is cut into as many byte ranges as there are
+cores, each read by a task of the same job
+(:mod:`ordercheck.checker.validate.chunks`), which hands back its part pickled. Its
+properties (and conformance) are then shared out among the tasks of a second job
+(:func:`property_groups`), the parts sent once to each executor (a Spark broadcast,
+which the driver never unpickles); each task joins the parts into the log a
+sequential read gives and checks its properties, each whole, on the whole log. If a
+part holds bad input, or the parts do not join (an id sent in two of them), the
+driver reads the file itself, which raises the sequential read's error. No property
+is checked in pieces here: each monitor reads the whole log in order, so a property's
+answer is the sequential one by construction (``causal``, the costliest of the
+default ones, is therefore the floor of a split log's time). Every checking task
+receives every large log's parts (one broadcast) and unpickles only its own log's.
+Logs read through URIs are not split (Spark hands each one to a task as one string).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import pickle
 import re
-import time
 from functools import partial
 from typing import Any
 
 from ordercheck.checker.api.errors import EngineError, InputError
-from ordercheck.checker.validate.readers import expand_logs, read_log
-from ordercheck.checker.validate.split import SPLITTABLE, check_part, combine
+from ordercheck.checker.validate.chunks import count_lines, join, plan, read_part
+from ordercheck.checker.validate.readers import expand_logs, format_of
 from ordercheck.checker.validate.verdicts import Job, LogVerdict, judge, validate_path, validate_text
 
 SPLIT_ABOVE = 200_000
-"""Logs of more events than this are split across tasks (``--split-above``)."""
+"""JSON Lines logs of more lines than this are read and checked in parts (``--split-above``)."""
+
+COST: dict[str, float] = {"fifo": 0.5, "integrity": 0.35, "total": 0.75, "total_global": 0.75, "total_prefix": 0.75,
+                          "causal": 2.1, "global_lock": 3.2, "synchronous": 6.3, "eventual_delivery": 0.5,
+                          "conformance": 10.0}
+"""Rough CPU seconds per million events of each check (the measured ones from
+docs/explanation/performance.md, "Trace validation"; ``total_global``,
+``total_prefix`` and ``eventual_delivery`` guessed like ``total`` and ``fifo``,
+conformance guessed high), for sharing them out among tasks: a wrong guess costs
+time, never an answer."""
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -43,55 +63,106 @@ def _is_uri(path: str) -> bool:
     return bool(_URI.match(path))
 
 
-def _read_task(job: Job, diagrams: bool, split_above: int, item: tuple[str, str]) -> tuple[str, Any]:
-    """One local log: read here (the file system is the driver's) and validate it; a
-    log of more than ``split_above`` events is checked here for every property but
-    :data:`~ordercheck.checker.validate.split.SPLITTABLE` ones, which are left to its parts
-    (``("split", verdict, peers)``)."""
-    source, _path = item
-    split = [p for p in job.props if p in SPLITTABLE]
+def _one(job: Job, diagrams: bool, model: Any, source: str) -> tuple[str, Any]:
+    """One local log read and validated as the local engine does: ``("ok", verdict)``
+    or ``("error", where, field, message)`` for bad input."""
     try:
-        if not split:
-            return source, ("ok", validate_path(source, job, model=job.model(), diagrams=diagrams))
-        model = job.model()
-        log = read_log(source, job.fmt, job.itf_spec(model))
-        if len(log) <= split_above:
-            return source, ("ok", judge(log, job, model=model, diagrams=diagrams))
-        rest = dataclasses.replace(job, props=tuple(p for p in job.props if p not in SPLITTABLE))
-        return source, ("split", judge(log, rest, model=model, diagrams=diagrams), len(log.peers))
+        return "ok", validate_path(source, job, model=model, diagrams=diagrams)
     except InputError as exc:
-        return source, ("error", exc.where, exc.field, exc.message)
+        return "error", exc.where, exc.field, exc.message
 
 
-def _part_task(job: Job, diagrams: bool, item: tuple[str, int]) -> tuple[str, int, dict[str, Any], float]:
-    """Part ``peer`` of a split log: the log read again, then fifo and integrity (those
-    of them asked) on that peer's events."""
-    source, peer = item
-    started = time.perf_counter()
-    model = job.model()
-    log = read_log(source, job.fmt, job.itf_spec(model))
-    found = check_part(log, peer, [p for p in job.props if p in SPLITTABLE], diagrams=diagrams)
-    return source, peer, found, time.perf_counter() - started
+def _task(job: Job, diagrams: bool, item: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """One task of the reading job: a batch of logs (``("batch", sources)``: each
+    source with :func:`_one`'s answer) or one part of a large log (``("part", source,
+    k, part)``: the source, ``k`` and the part read, pickled, so that the driver passes
+    it on to the checking tasks without unpickling it; ``None`` if it holds bad input)."""
+    if item[0] == "batch":
+        model = job.model()
+        return [(source, _one(job, diagrams, model, source)) for source in item[1]]
+    _kind, source, k, part = item
+    found = read_part(source, part)
+    return [(source, k, None if found is None else pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL))]
 
 
-def _join(job: Job, verdict: LogVerdict, parts: list[tuple[str, int, dict[str, Any], float]]) -> LogVerdict:
-    """A split log's verdict: its first task's, with each split property's earliest
-    violation among the parts, the properties in the job's order."""
-    split = [p for p in job.props if p in SPLITTABLE]
-    best = combine([found for _s, _p, found, _t in parts], split)
-    props: dict[str, dict[str, Any]] = {}
-    for name in job.props:
-        if name in best:
-            answer = best[name]
-            props[name] = {"status": "holds"} if answer is None else dict(answer[1], status="violated")
-            if answer is not None and answer[2] is not None:
-                verdict.diagrams[name] = answer[2]
+def _check_task(job: Job, diagrams: bool, parts: Any, item: tuple[str, int, Job]) -> tuple[str, int, LogVerdict | None]:
+    """Group ``g`` of the checks of a large log, joined here from its parts (``parts``:
+    a broadcast of each log's pickled parts, by source); ``None`` when the parts do not
+    join into a log with events (bad input, which the driver's sequential read reports)."""
+    source, g, group = item
+    log = join([pickle.loads(raw) for raw in parts.value[source]])
+    if log is None or not len(log):
+        return source, g, None
+    return source, g, judge(log, group, diagrams=diagrams)
+
+
+def batches(sizes: list[int], count: int) -> list[list[int]]:
+    """Indices ``0..len(sizes)-1`` packed into at most ``count`` batches of about equal
+    total size (the largest first, each into the lightest batch so far; ties to the
+    lower batch), each batch in increasing order; empty batches left out."""
+    loads = [0] * max(1, count)
+    out: list[list[int]] = [[] for _ in loads]
+    for i in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
+        b = min(range(len(loads)), key=lambda b: (loads[b], b))
+        loads[b] += max(1, sizes[i])
+        out[b].append(i)
+    return [sorted(b) for b in out if b]
+
+
+def property_groups(job: Job, count: int) -> list[Job]:
+    """``job``'s checks shared out among at most ``count`` jobs of about equal
+    :data:`COST` (the costliest first, each to the cheapest group so far), each whole
+    property (and conformance, if asked) in exactly one of them, in ``job``'s order;
+    only the group with conformance keeps the model."""
+    units = list(job.props) + (["conformance"] if job.model_path is not None else [])
+    loads = [0.0] * max(1, min(count, len(units)))
+    groups: list[set[str]] = [set() for _ in loads]
+    for name in sorted(units, key=lambda n: (-COST.get(n, 1.0), units.index(n))):
+        g = min(range(len(loads)), key=lambda g: (loads[g], g))
+        loads[g] += COST.get(name, 1.0)
+        groups[g].add(name)
+    out = []
+    for names in groups:
+        props = tuple(p for p in job.props if p in names)
+        if "conformance" in names:
+            out.append(dataclasses.replace(job, props=props))
         else:
-            props[name] = verdict.properties[name]
-    verdict.properties = props
-    verdict.diagrams = {name: verdict.diagrams[name] for name in job.props if name in verdict.diagrams}
-    verdict.seconds = round(verdict.seconds + sum(t for _s, _p, _f, t in parts), 6)
-    return verdict
+            out.append(dataclasses.replace(job, props=props, model_path=None, model_raw=None))
+    return out
+
+
+def combine(job: Job, parts: list[LogVerdict]) -> LogVerdict:
+    """One log's verdict from its groups' verdicts (:func:`property_groups`): the
+    properties and diagrams in ``job``'s order, the conformance of the group that
+    checked it, the seconds of all."""
+    props = {name: p for v in parts for name, p in v.properties.items()}
+    svgs = {name: svg for v in parts for name, svg in v.diagrams.items()}
+    conf = next((v.conformance for v in parts if v.conformance is not None), None)
+    first = parts[0]
+    return LogVerdict(
+        log=first.log, format=first.format, events=first.events, peers=first.peers, messages=first.messages,
+        properties={name: props[name] for name in job.props}, conformance=conf, model=job.model_path,
+        seconds=round(sum(v.seconds for v in parts), 6),
+        diagrams={name: svgs[name] for name in job.props if name in svgs},
+    )
+
+
+def _large(files: list[str], job: Job, split_above: int) -> set[str]:
+    """The files read and checked in parts: JSON Lines (by ``--format`` or as the local
+    engine's reader would guess) of more than ``split_above`` lines."""
+    out = set()
+    for f in files:
+        if count_lines(f, split_above) is None:
+            continue
+        if job.fmt == "auto":
+            with open(f, "rb") as fh:
+                head = fh.read(4 * 4096).decode("utf-8", "ignore")[:4096]
+            if format_of(f, head) != "jsonl":
+                continue
+        elif job.fmt != "jsonl":
+            continue
+        out.add(f)
+    return out
 
 
 def _text_task(job: Job, diagrams: bool, item: tuple[str, str]) -> tuple[str, Any]:
@@ -106,12 +177,12 @@ def _text_task(job: Job, diagrams: bool, item: tuple[str, str]) -> tuple[str, An
 
 def validate_spark(paths: list[str], job: Job, *, master: str = "local[*]", diagrams: bool = False,
                    split_above: int = SPLIT_ABOVE) -> list[LogVerdict]:
-    """Validate every log ``paths`` name, one Spark task per log and, for a local log
-    of more than ``split_above`` events, one more per receiving peer (see the module's
-    docstring); verdicts in the order the local engine gives them (local logs as
-    expanded, then the logs of URIs, by URI), equal to its verdicts but for
-    ``seconds``. Raises :class:`~ordercheck.checker.InputError` for the first bad log and
-    :class:`~ordercheck.checker.api.errors.EngineError` when Spark fails."""
+    """Validate every log ``paths`` name: local logs in batches, one task per batch,
+    and each local JSON Lines log of more than ``split_above`` lines read and checked in
+    parts (see the module's docstring); verdicts in the order the local engine gives
+    them (local logs as expanded, then the logs of URIs, by URI), equal to its verdicts
+    but for ``seconds``. Raises :class:`~ordercheck.checker.InputError` for the first bad log
+    and :class:`~ordercheck.checker.api.errors.EngineError` when Spark fails."""
     from ordercheck.checker.spark.session import SparkUnavailable, executor_python_problem, get_spark
 
     local = [p for p in paths if not _is_uri(p)]
@@ -121,19 +192,11 @@ def validate_spark(paths: list[str], job: Job, *, master: str = "local[*]", diag
         sc = get_spark(master)
     except SparkUnavailable as exc:
         raise EngineError("spark", str(exc)) from None
+    cores = max(1, sc.defaultParallelism)
     out: list[tuple[str, Any]] = []
     try:
         if files:
-            rdd = sc.parallelize([(f, f) for f in files], len(files))
-            out += rdd.map(partial(_read_task, job, diagrams, split_above)).collect()
-            work = [(source, peer) for source, (status, *rest) in out if status == "split" for peer in range(rest[1])]
-            if work:
-                parts = sc.parallelize(work, len(work)).map(partial(_part_task, job, diagrams)).collect()
-                by_log: dict[str, list[Any]] = {}
-                for part in parts:
-                    by_log.setdefault(part[0], []).append(part)
-                out = [(source, ("ok", _join(job, rest[0], by_log[source]))) if status == "split"
-                       else (source, (status, *rest)) for source, (status, *rest) in out]
+            out = _local_logs(sc, files, job, diagrams, cores, split_above if cores > 1 else None)
         for uri in uris:
             texts = sc.wholeTextFiles(uri)
             try:
@@ -155,6 +218,59 @@ def validate_spark(paths: list[str], job: Job, *, master: str = "local[*]", diag
             where, field, message = rest
             raise InputError(where, field, message)
     return [rest[0] for _source, (_status, *rest) in out]
+
+
+def _local_logs(sc: Any, files: list[str], job: Job, diagrams: bool, cores: int,
+                split_above: int | None) -> list[tuple[str, Any]]:
+    """Each of ``files`` with :func:`_one`'s answer, in order: small logs in batches,
+    large ones (more than ``split_above`` lines; none when ``None``) read and checked in
+    parts, all the reading in one job and the parts' checking in a second."""
+    import os
+
+    large = _large(files, job, split_above) if split_above is not None else set()
+    small = [f for f in files if f not in large]
+    sizes = []
+    for f in small:
+        try:
+            sizes.append(os.path.getsize(f))
+        except OSError:
+            sizes.append(0)
+    items: list[tuple[Any, ...]] = [("batch", [small[i] for i in b]) for b in batches(sizes, cores)]
+    for f in sorted(large):
+        items += [("part", f, k, part) for k, part in enumerate(plan(f, cores))]
+    answers: dict[str, Any] = {}
+    pieces: dict[str, dict[int, bytes | None]] = {}
+    if items:
+        for answer in sc.parallelize(items, len(items)).flatMap(partial(_task, job, diagrams)).collect():
+            if len(answer) == 2:
+                answers[answer[0]] = answer[1]
+            else:
+                pieces.setdefault(answer[0], {})[answer[1]] = answer[2]
+    joined: dict[str, list[bytes]] = {}
+    for f, found in pieces.items():
+        parts = [found[k] for k in sorted(found)]
+        if any(p is None for p in parts):  # bad input: the sequential read names it
+            answers[f] = _one(job, diagrams, job.model(), f)
+        else:
+            joined[f] = parts  # type: ignore[assignment]
+    if joined:
+        groups = property_groups(job, cores)
+        work = [(f, g, group) for f in sorted(joined) for g, group in enumerate(groups)]
+        shared = sc.broadcast(joined)
+        try:
+            checked = sc.parallelize(work, len(work)).map(partial(_check_task, job, diagrams, shared)).collect()
+        finally:
+            shared.destroy()
+        by_log: dict[str, list[tuple[int, LogVerdict | None]]] = {}
+        for f, g, verdict in checked:
+            by_log.setdefault(f, []).append((g, verdict))
+        for f, found_groups in by_log.items():
+            verdicts = [v for _g, v in sorted(found_groups, key=lambda pair: pair[0])]
+            if any(v is None for v in verdicts):  # an id sent in two parts, or no events
+                answers[f] = _one(job, diagrams, job.model(), f)
+            else:
+                answers[f] = ("ok", combine(job, verdicts))  # type: ignore[arg-type]
+    return [(f, answers[f]) for f in files]
 
 
 def _first_line(exc: Exception) -> str:
