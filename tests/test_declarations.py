@@ -305,11 +305,17 @@ def test_the_cycle_search_stops_at_the_memory_budget(monkeypatch):
 
 def test_the_cycle_search_is_not_limited_by_max_states():
     """The cycle search walks the unreduced graph, larger than the reduced search that
-    max_states bounds: matrix-2's 65 reduced states are all within max_states = 65, and
-    its acyclic declaration is decided (it was "not decided within 65 states", and the
-    holds stood)."""
-    model = load_model(MODELS / "matrix-2.toml")
-    result = check_model(model, replace(QUIET, max_states=65))
+    max_states bounds: lamport-tlc-mutant-keep-duplicates's 154 reduced states (198
+    unreduced) are all within max_states = 154, the search notices an edge that can
+    close a cycle, and its acyclic declaration is decided (matrix-2 showed it once:
+    "not decided within 65 states", and the holds stood; without the cycle proviso its
+    reduced search notices no such edge)."""
+    model = load_model(MODELS / "lamport-tlc-mutant-keep-duplicates.toml")
+    reductions, _notes = plan(model.spec, model.properties, model.symmetry, model.por)
+    out = search(model.spec, model.properties, Bounds(max_states=154), reductions=reductions)
+    assert out.maybe_cyclic and out.distinct_states == 154 and out.bound is None
+    assert find_cycle(model.spec)[2] and search(model.spec, model.properties).distinct_states == 198
+    result = check_model(model, replace(QUIET, max_states=154))
     assert result.stats.bound is None and result.exit_code() == 0, verdicts(result)
     assert not [w for w in result.warnings if "acyclic" in w]
 
