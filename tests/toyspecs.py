@@ -479,37 +479,21 @@ class SpinFlag(Spec, PartialOrder):
         return [Property.sometimes("flag", lambda s: "flag set" if s[1] else None, stable=True, reads=("flag",))]
 
 
-class SpinAlarm(Spec, PartialOrder):
-    """Process 0 ticks 0 <-> 1 for ever; process 1 raises an alarm once. The spec
-    declares ``acyclic``, wrongly, and ``quiet`` (an ``always``: no alarm) needs the
-    visibility condition: process 1's step is visible, process 0's ticks are not, so a
-    reduced search ticks alone. The cycle proviso would expand the tick's state fully
-    where its tick returns to a state met before, and find the alarm; skipped on the
-    declaration's word, nothing but the check of the declaration does. With ``stop``
-    the ticks stop at 1 (acyclic: the declaration is right)."""
+class SpinAlarm(SpinFlag):
+    """SpinFlag's two processes, its flag read as an alarm: ``quiet`` (an ``always``: no
+    alarm) is not ``stable``, so it needs the visibility condition: process 1's step is
+    visible, process 0's ticks are not, and a reduced search ticks alone. The spec
+    declares ``acyclic``, wrongly. The cycle proviso would expand the tick's state
+    fully where its tick returns to a state met before, and find the alarm; where it is
+    skipped on the declaration's word, the check of the declaration must catch it. With
+    ``stop`` the ticks stop at 1 (acyclic: the declaration is right)."""
 
     name = "spinalarm"
     constants = (Constant("stop", bool, False),)
-    acyclic = True
-
-    def init_states(self):
-        return [(0, 0)]
 
     def next_states(self, state):
-        tick, alarm = state
-        out = [] if self.stop and tick else [(("tick", 0), (1 - tick, alarm))]
-        if not alarm:
-            out.append((("raise", 1), (tick, 1)))
-        return out
-
-    def actor(self, action):
-        return action[1]
-
-    def footprints(self, state):
-        return [(1, 1, 1, 1), (2, 2, 2, 2)]
-
-    def visible_mask(self, reads):
-        return 2
+        out = super().next_states(state)
+        return [(a, t) for a, t in out if a[0] != "tick"] if self.stop and state[0] else out
 
     def properties(self):
         return [Property.always("quiet", lambda s: "the alarm is raised" if s[1] else None, reads=("alarm",))]
