@@ -46,6 +46,7 @@ from tests.toyspecs import (
     Lopsided,
     OneKey,
     RandomProcesses,
+    RandomProcessesDeclared,
     Ring,
     RingUndeclared,
     Shortcut,
@@ -485,6 +486,35 @@ def test_spark_never_holds_on_a_wrong_acyclic_declaration_without_the_proviso(sp
     (result,) = check_models_spark([alarm], replace(QUIET, engine="spark"), SparkOptions(partitions=2))
     assert verdicts(result) == {"quiet": "violated"} and not result.reductions["por"]
     assert "the Spark engine does not apply symmetry or partial-order reduction" in result.warnings[0]
+
+
+def test_random_specs_wrongly_declaring_acyclic_are_refused_or_right_without_the_proviso():
+    """The random cyclic specs declaring ``acyclic``: partial-order reduction skips its
+    cycle proviso, and each run is refused for a cycle (exit 2) or gives the verdicts of
+    the unreduced search of the spec that does not declare it. Among the refused, some
+    reduced searches alone (without the check of the declaration) miss a violation or a
+    witness: there the check is what stands between the skipped proviso and a wrong
+    verdict."""
+    refused, right, missed = 0, 0, 0
+    for seed in SEEDS:
+        constants = {"seed": seed, "processes": 3}
+        full = verdicts(check_model(toy(RandomProcesses, constants, ["avoid", "reach"]),
+                                    replace(QUIET, por=False, symmetry=False)))
+        model = toy(RandomProcessesDeclared, constants, ["avoid", "reach"])
+        reductions, _notes = plan(model.spec, model.properties, symmetry=False, por=True)
+        assert reductions.por and reductions.visible and not reductions.proviso
+        try:
+            result = check_model(model, replace(QUIET, symmetry=False))
+        except InputError as exc:
+            assert "declares acyclic = True but a run returns to a state" in str(exc)
+            refused += 1
+            alone = search(model.spec, model.properties, reductions=reductions).decisions
+            # decided: avoid where violated, reach where it holds (a witness)
+            missed += set(alone) != {n for n, v in full.items() if (v == "violated") == (n == "avoid")}
+            continue
+        assert verdicts(result) == full, seed
+        right += 1
+    assert refused and right and missed
 
 
 # -- symmetry: canonical form against the whole orbit --------------------------------------

@@ -234,6 +234,15 @@ class RandomProcesses(Spec, PartialOrder):
         ]
 
 
+class RandomProcessesDeclared(RandomProcesses):
+    """The random processes declaring ``acyclic``, wrongly wherever their automata have
+    a cycle: partial-order reduction then skips its cycle proviso, and the check of the
+    declaration must stand in for it."""
+
+    name = "random_processes_declared"
+    acyclic = True
+
+
 class RingUndeclared(Ring):
     """The ring without the wrong declaration."""
 
