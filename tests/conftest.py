@@ -53,6 +53,26 @@ def model_checking(name: str, properties: list[str], **constants):
     return model_from_dict(derived, f"{name}.toml")
 
 
+def proviso_search(name: str, workers: int, bounds=None, stop: bool = True, **kw):
+    """``search`` of model file ``name`` (under models/), whose reduction needs
+    visibility, with ``workers`` and the cycle proviso of partial-order reduction.
+    These specs declare ``acyclic``, so the command line skips the proviso for them
+    (ordercheck.checker.engine.reduce.needs_proviso); it is switched on here, as for a spec
+    that does not declare it, to test the engines' proviso on models with many states
+    (the proviso only adds full expansions: the search stays sound)."""
+    from dataclasses import replace
+
+    from ordercheck.checker.engine.bfs import NO_BOUNDS, search
+    from ordercheck.checker.engine.reduce import plan
+    from ordercheck.checker.loading.modelfile import load_model
+
+    model = load_model(MODELS / name)
+    reductions, _notes = plan(model.spec, model.properties, model.symmetry, model.por)
+    assert reductions.por and reductions.visible and model.spec.acyclic and not reductions.proviso
+    return search(model.spec, model.properties, NO_BOUNDS if bounds is None else bounds,
+                  reductions=replace(reductions, proviso=True), workers=workers, stop_when_decided=stop, **kw)
+
+
 @pytest.fixture(scope="session")
 def spark():
     """The Spark context every Spark test shares (Spark allows one per process, and each

@@ -82,7 +82,7 @@ def test_json_record_fields(run_cli, tmp_path):
     data = json.loads(out.read_text())
     assert data["spec"] == "bus1" and data["engine"] == "local"
     assert data["constants"]["tiebreak_by_sender"] is False
-    assert set(data["reductions"]) == {"symmetry", "por", "deferred_arrivals", "solo_steps"}
+    assert set(data["reductions"]) == {"symmetry", "por", "deferred_arrivals", "solo_steps", "cycle_proviso"}
     total = data["properties"]["total"]
     assert total["status"] == "violated" and total["expected"] == "violated"
     assert "d delivered b1 before a1, c delivered a1 before b1" in total["explanation"]

@@ -8,6 +8,9 @@
   identity.
 * The cycle proviso of partial-order reduction, on random cyclic specs: reduced and
   unreduced verdicts agree (switching the proviso off for cyclic specs fails this).
+  It is skipped on a spec that declares ``acyclic`` because that declaration is
+  checked: a wrong one whose cycle hides a violation the proviso would have found is
+  refused (exit 2), or leaves the verdicts unknown (exit 3), never "holds".
 * Symmetry: the canonical fingerprint of a sampled reachable state is the least over
   its whole orbit, for every built-in spec that declares symmetries (a canonicalisation
   that skips a permutation fails this).
@@ -43,9 +46,12 @@ from tests.toyspecs import (
     Lopsided,
     OneKey,
     RandomProcesses,
+    RandomProcessesDeclared,
     Ring,
     RingUndeclared,
     Shortcut,
+    SpinAlarm,
+    SpinAlarmUndeclared,
     Spinner,
     Tail,
     TailUndeclared,
@@ -256,7 +262,9 @@ def test_an_undecided_acyclic_declaration_leaves_no_holds(monkeypatch, workers):
     assert "was not decided within its time (1 state searched), so every verdict that could rest on the " \
            "declaration is unknown. To decide it, give the run more time (time_limit, --time-limit) or memory " \
            "(--memory-limit), or remove the declaration" in note
-    model = load_model(MODELS / "matrix-2.toml")
+    # A built-in model whose reduced search notices such an edge (matrix-2's noticed one
+    # only under the cycle proviso, which its acyclic spec now skips).
+    model = load_model(MODELS / "ses-2.toml")
     result = check_model(model, replace(QUIET, workers=workers))
     assert {n: p.status for n, p in result.properties.items() if p.status != "unknown"} == {
         "synchronous": "violated", "fifo_race": "holds", "causal_race": "holds"}
@@ -300,11 +308,17 @@ def test_the_cycle_search_stops_at_the_memory_budget(monkeypatch):
 
 def test_the_cycle_search_is_not_limited_by_max_states():
     """The cycle search walks the unreduced graph, larger than the reduced search that
-    max_states bounds: matrix-2's 65 reduced states are all within max_states = 65, and
-    its acyclic declaration is decided (it was "not decided within 65 states", and the
-    holds stood)."""
-    model = load_model(MODELS / "matrix-2.toml")
-    result = check_model(model, replace(QUIET, max_states=65))
+    max_states bounds: lamport-tlc-mutant-keep-duplicates's 154 reduced states (198
+    unreduced) are all within max_states = 154, the search notices an edge that can
+    close a cycle, and its acyclic declaration is decided (matrix-2 showed it once:
+    "not decided within 65 states", and the holds stood; without the cycle proviso its
+    reduced search notices no such edge)."""
+    model = load_model(MODELS / "lamport-tlc-mutant-keep-duplicates.toml")
+    reductions, _notes = plan(model.spec, model.properties, model.symmetry, model.por)
+    out = search(model.spec, model.properties, Bounds(max_states=154), reductions=reductions)
+    assert out.maybe_cyclic and out.distinct_states == 154 and out.bound is None
+    assert find_cycle(model.spec)[2] and search(model.spec, model.properties).distinct_states == 198
+    result = check_model(model, replace(QUIET, max_states=154))
     assert result.stats.bound is None and result.exit_code() == 0, verdicts(result)
     assert not [w for w in result.warnings if "acyclic" in w]
 
@@ -389,6 +403,118 @@ def test_random_cyclic_specs_same_verdicts_reduced_with_workers():
         if verdicts(red) != verdicts(full):
             differ.append((seed, verdicts(full), verdicts(red)))
     assert not differ
+
+
+# -- the cycle proviso skipped on a spec that declares acyclic ----------------------------
+
+
+def test_the_proviso_is_skipped_only_where_acyclic_is_declared():
+    """Both spinning alarms need visibility (``quiet`` is an ``always``); only the one
+    that does not declare ``acyclic`` gets the cycle proviso, and ``--json`` says which.
+    So does every built-in model whose reduction needs visibility: they all declare it."""
+    for cls, proviso in ((SpinAlarm, False), (SpinAlarmUndeclared, True)):
+        model = toy(cls)
+        reductions, notes = plan(model.spec, model.properties, symmetry=False, por=True)
+        assert reductions.por and reductions.visible and not notes
+        assert reductions.proviso is proviso, cls.name
+        assert reductions.as_dict(model.spec)["cycle_proviso"] is proviso
+    # The undeclared one keeps its verdict by the proviso alone (no check of a declaration).
+    result = check_model(toy(SpinAlarmUndeclared), QUIET)
+    assert verdicts(result) == {"quiet": "violated"} and result.reductions["cycle_proviso"]
+    needing = 0
+    for path in sorted(MODELS.glob("*.toml")):
+        model = load_model(path)
+        reductions, _notes = plan(model.spec, model.properties, model.symmetry, model.por)
+        if reductions.por and reductions.visible:
+            needing += 1
+            assert model.spec.acyclic and not reductions.proviso, path.name
+    assert needing  # the skip is what the built-in models get
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_wrong_acyclic_declaration_is_refused_without_the_proviso(tmp_path, workers):
+    """The spinning alarm declares acyclic, wrongly. Without the proviso the reduced
+    search ticks round its cycle and never raises the alarm: it finds no violation. The
+    proviso would have expanded the tick's state fully and found it. What stands in for
+    the proviso is the check of the declaration: the tick back to a state at a shallower
+    depth is noticed, the cycle search finds the cycle, and the run ends with exit 2
+    naming it, never "holds"."""
+    model = toy(SpinAlarm)
+    reductions, _notes = plan(model.spec, model.properties, symmetry=False, por=True)
+    assert not reductions.proviso
+    reduced = search(model.spec, model.properties, reductions=reductions, workers=workers)
+    assert reduced.complete and not reduced.decisions and reduced.maybe_cyclic
+    with_proviso = search(model.spec, model.properties, reductions=replace(reductions, proviso=True), workers=workers)
+    assert "quiet" in with_proviso.decisions
+    path = model_file(tmp_path, SpinAlarm, {}, ["quiet"])
+    line = one_error_line(cli("check", path, "--quiet", "--workers", workers, cwd=tmp_path))
+    assert line == (
+        f"ordercheck: error: {path}: spec spinalarm declares acyclic = True but a run returns to a state: the "
+        "cycle tick(0) -> tick(0) starts at an initial state and leads back to that state; remove the "
+        "declaration, or make every step advance a bounded measure"
+    )
+    assert check_model(toy(SpinAlarm, {"stop": True}), replace(QUIET, workers=workers)).properties[
+        "quiet"].status == "violated"  # where it stops (acyclic, rightly) the alarm is found
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_wrong_acyclic_declaration_without_the_proviso_cut_or_undecided_is_unknown(monkeypatch, workers):
+    """Where the search or the cycle search is cut, the spinning alarm's `quiet` is
+    unknown (exit 3), never "holds": a state bound that stops the search before the
+    tick returns (nothing noticed, the bound leaves it unknown), one after it (noticed:
+    refused), and a cycle search given no time."""
+    from ordercheck.checker.engine import declarations
+
+    model = toy(SpinAlarm)
+    cut = check_model(model, replace(QUIET, workers=workers, max_states=1))
+    assert cut.stats.bound == "max_states" and verdicts(cut) == {"quiet": "unknown"} and cut.exit_code() == 3
+    with pytest.raises(InputError, match=r"spec spinalarm declares acyclic = True but .* the cycle tick\(0\)"):
+        check_model(model, replace(QUIET, workers=workers, max_states=2))
+    monkeypatch.setattr(declarations, "CYCLE_SECONDS", 0.0)
+    monkeypatch.setattr(declarations, "CYCLE_CHECK_EVERY", 1)
+    undecided = check_model(model, replace(QUIET, workers=workers))
+    assert verdicts(undecided) == {"quiet": "unknown"} and undecided.exit_code() == 3
+    assert undecided.properties["quiet"].explanation == declarations.UNDECIDED
+
+
+def test_spark_never_holds_on_a_wrong_acyclic_declaration_without_the_proviso(spark, tmp_path):
+    """The Spark engine searches unreduced, so it has no proviso to skip: the spinning
+    alarm's violation is found there (the search stops at it, before the tick back)."""
+    from ordercheck.checker.spark.bfs import SparkOptions, check_models_spark
+
+    alarm = load_model(model_file(tmp_path, SpinAlarm, {}, ["quiet"]))
+    (result,) = check_models_spark([alarm], replace(QUIET, engine="spark"), SparkOptions(partitions=2))
+    assert verdicts(result) == {"quiet": "violated"} and not result.reductions["por"]
+    assert "the Spark engine does not apply symmetry or partial-order reduction" in result.warnings[0]
+
+
+def test_random_specs_wrongly_declaring_acyclic_are_refused_or_right_without_the_proviso():
+    """The random cyclic specs declaring ``acyclic``: partial-order reduction skips its
+    cycle proviso, and each run is refused for a cycle (exit 2) or gives the verdicts of
+    the unreduced search of the spec that does not declare it. Among the refused, some
+    reduced searches alone (without the check of the declaration) miss a violation or a
+    witness: there the check is what stands between the skipped proviso and a wrong
+    verdict."""
+    refused, right, missed = 0, 0, 0
+    for seed in SEEDS:
+        constants = {"seed": seed, "processes": 3}
+        full = verdicts(check_model(toy(RandomProcesses, constants, ["avoid", "reach"]),
+                                    replace(QUIET, por=False, symmetry=False)))
+        model = toy(RandomProcessesDeclared, constants, ["avoid", "reach"])
+        reductions, _notes = plan(model.spec, model.properties, symmetry=False, por=True)
+        assert reductions.por and reductions.visible and not reductions.proviso
+        try:
+            result = check_model(model, replace(QUIET, symmetry=False))
+        except InputError as exc:
+            assert "declares acyclic = True but a run returns to a state" in str(exc)
+            refused += 1
+            alone = search(model.spec, model.properties, reductions=reductions).decisions
+            # decided: avoid where violated, reach where it holds (a witness)
+            missed += set(alone) != {n for n, v in full.items() if (v == "violated") == (n == "avoid")}
+            continue
+        assert verdicts(result) == full, seed
+        right += 1
+    assert refused and right and missed
 
 
 # -- symmetry: canonical form against the whole orbit --------------------------------------

@@ -65,7 +65,7 @@ def test_benchmark_model_checks_and_exports(path: Path, tmp_path: Path) -> None:
     assert "3,000 distinct states" in out.output and "stopped by max_states" in out.output
     assert "violated" not in out.output and "error" not in out.output.lower()
     assert json.loads(report.read_text())["reductions"] == {"symmetry": False, "por": True, "deferred_arrivals": False,
-                                                          "solo_steps": False}
+                                                          "solo_steps": False, "cycle_proviso": False}
     # TLC checks the ordering properties, which are stable, and nothing else.
     model = load_model(str(path))
     props = scale.chosen(model, "invariants")

@@ -26,11 +26,12 @@ from ordercheck.checker.engine.bfs import NO_BOUNDS, Bounds, SpecError, search
 from ordercheck.checker.engine.budget import MemoryBoundReached
 from ordercheck.checker.engine.frontier import RankedFrontier
 from ordercheck.checker.engine.messages import Round, Stop
-from ordercheck.checker.engine.reduce import Expander, Reductions, plan
+from ordercheck.checker.engine.reduce import Expander, Reductions
 from ordercheck.checker.engine.run import Options, check_model
 from ordercheck.checker.engine.sharded import ShardedPaths, balance
 from ordercheck.checker.engine.shards import owner_of
 from ordercheck.checker.loading.modelfile import load_model, model_from_dict
+from tests.conftest import proviso_search
 from tests.faults_helpers import invoke
 from tests.toyspecs import Grid
 
@@ -152,15 +153,6 @@ def test_timings_are_filled_per_level() -> None:
 
 
 # -- the cycle proviso of partial-order reduction ------------------------------------------
-
-
-def proviso_search(name: str, workers: int, bounds: Bounds = NO_BOUNDS, stop: bool = True, **kw):
-    """``search`` of a model whose reduction needs the cycle proviso, with ``workers``."""
-    model = load_model(ROOT / "models" / name)
-    reductions, _notes = plan(model.spec, model.properties, model.symmetry, model.por)
-    assert reductions.proviso
-    return search(model.spec, model.properties, bounds, reductions=reductions, workers=workers,
-                  stop_when_decided=stop, **kw)
 
 
 def outcome_summary(outcome) -> tuple:

@@ -234,6 +234,15 @@ class RandomProcesses(Spec, PartialOrder):
         ]
 
 
+class RandomProcessesDeclared(RandomProcesses):
+    """The random processes declaring ``acyclic``, wrongly wherever their automata have
+    a cycle: partial-order reduction then skips its cycle proviso, and the check of the
+    declaration must stand in for it."""
+
+    name = "random_processes_declared"
+    acyclic = True
+
+
 class RingUndeclared(Ring):
     """The ring without the wrong declaration."""
 
@@ -477,3 +486,30 @@ class SpinFlag(Spec, PartialOrder):
 
     def properties(self):
         return [Property.sometimes("flag", lambda s: "flag set" if s[1] else None, stable=True, reads=("flag",))]
+
+
+class SpinAlarm(SpinFlag):
+    """SpinFlag's two processes, its flag read as an alarm: ``quiet`` (an ``always``: no
+    alarm) is not ``stable``, so it needs the visibility condition: process 1's step is
+    visible, process 0's ticks are not, and a reduced search ticks alone. The spec
+    declares ``acyclic``, wrongly. The cycle proviso would expand the tick's state
+    fully where its tick returns to a state met before, and find the alarm; where it is
+    skipped on the declaration's word, the check of the declaration must catch it. With
+    ``stop`` the ticks stop at 1 (acyclic: the declaration is right)."""
+
+    name = "spinalarm"
+    constants = (Constant("stop", bool, False),)
+
+    def next_states(self, state):
+        out = super().next_states(state)
+        return [(a, t) for a, t in out if a[0] != "tick"] if self.stop and state[0] else out
+
+    def properties(self):
+        return [Property.always("quiet", lambda s: "the alarm is raised" if s[1] else None, reads=("alarm",))]
+
+
+class SpinAlarmUndeclared(SpinAlarm):
+    """The spinning alarm without the wrong declaration: the proviso applies."""
+
+    name = "spinalarm_undeclared"
+    acyclic = False

@@ -2,13 +2,13 @@
 
 **Acyclic.** A spec that sets :attr:`~ordercheck.checker.api.spec.Spec.acyclic` claims that no run
 revisits a state. The engines trust the claim where it saves work (partial-order
-reduction drops its visibility condition for ``stable`` properties and may defer steps;
-no fair-cycle search runs for ``eventually`` properties), so a wrong claim could make a
-property "hold" past a cycle. Every engine notices, while it searches a spec that
-declares ``acyclic`` (or for an ``eventually`` property), an edge that can close a
-cycle: in breadth-first order, an edge to a state visited before the level it leads
-to, i.e. at the depth of its source or shallower, at the depth bound too (``maybe_cyclic``
-of the search's outcome). Such an edge need not close one (two runs of different
+reduction drops its visibility condition for ``stable`` properties, its cycle proviso for
+every property, and may defer steps; no fair-cycle search runs for ``eventually``
+properties), so a wrong claim could make a property "hold" past a cycle. Every
+engine notices, while it searches a spec that declares ``acyclic`` (or for an
+``eventually`` property), an edge that can close a cycle: in breadth-first order, an
+edge to a state visited before the level it leads to, i.e. at the depth of its source
+or shallower, at the depth bound too (``maybe_cyclic`` of the search's outcome). Such an edge need not close one (two runs of different
 lengths can meet in a state), so when a spec declaring ``acyclic`` has one,
 :func:`check_acyclic` searches its state graph depth first for a cycle
 (:func:`find_cycle`): without partial-order reduction, so over every edge the search

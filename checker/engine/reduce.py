@@ -22,7 +22,8 @@ enabled actions of a set ``T`` of processes are explored instead of all when
 * *visibility* (C2): none of ``T``'s enabled actions writes or updates a variable that
   a property under visibility reads;
 * *cycle proviso* (C3, for breadth-first search): a state is expanded fully when one of
-  its ample successors was already discovered (earlier, or on the current level).
+  its ample successors was already discovered (earlier, or on the current level). Not
+  for a spec that declares ``acyclic`` (:func:`needs_proviso`, below).
 
 *Which* set is explored matters for the size of the reduced graph, not for soundness:
 every closed ``T`` meeting C1 (and C2 where needed) will do, and the proofs never ask
@@ -38,12 +39,35 @@ saves 2-5% of states over the lowest process alone; preferring the process that 
 last costs 5-7% more, picking among the smallest candidates at random 20% more
 (consistent choices let interleavings meet again); ``benchmarks/por_states.py``.
 
-A property needs visibility (C2 and C3) unless it is decided at terminal states only
+A property needs visibility (C2) unless it is decided at terminal states only
 (``eventually``), or it is ``stable`` and the spec is ``acyclic``. Sets meeting C1
 preserve every reachable terminal state; in an acyclic spec every run ends in one, and
 a stable property that fails somewhere fails at every terminal state after it, so those
 properties keep their verdicts with C1 alone. Counterexamples under reduction are
 shortest within the reduced graph, not always shortest in the full one.
+
+The cycle proviso (C3) goes with visibility, except on a spec that declares
+``acyclic``: there it is skipped, because the declaration is checked
+(:mod:`ordercheck.checker.engine.declarations`). C3 only stops the *ignoring* problem, a
+step left out for ever along a cycle of the reduced graph; where the reduced graph has
+no cycle, every reduced run ends in a terminal state and sets meeting C0 (a state with
+enabled steps keeps one), C1 and C2 keep every property under visibility (the usual
+induction: a step of a violating run that lies in the set is taken first, and commutes
+to the front; a run with none of its steps in the set stays enabled after an invisible
+step of the set, so the reduced path grows, which it can do only finitely often). A
+cycle of the reduced graph is a cycle of the spec (its edges are real steps), and in
+breadth-first order it shows as an edge to a state at its source's depth or shallower,
+which every engine notices on a spec that declares ``acyclic`` (``maybe_cyclic``), at
+the depth bound too; :func:`~ordercheck.checker.engine.declarations.check_acyclic` then
+searches the unreduced graph depth first, and a cycle ends the run with bad input (exit
+code 2), a search it could not finish makes every verdict without a trace ``unknown``
+(exit code 3). A search cut by a bound (``max_states``, the time limit, memory) leaves
+every verdict without a trace ``unknown`` anyway. So skipping C3 trusts nothing: a wrong
+declaration whose cycle would have hidden a violation is still refused. (The converse
+also holds without deferred steps: sets meeting C0 and C1 keep an infinite run from
+every state that has one, so in a finite graph the reduced graph has a cycle exactly
+when the spec has one.) Shard workers decide the same edges (a successor visited before
+the level); the Spark engine searches unreduced.
 
 With symmetry on, partial-order reduction is used only where no property needs
 visibility (the combination is sound for terminal states and stable properties; the
@@ -102,7 +126,7 @@ class Reductions:
     group: tuple[tuple[int, ...], ...] = ()
     por: bool = False
     visible: int = 0  # variable bits that properties under visibility read
-    proviso: bool = False  # the cycle proviso is needed (some property needs visibility)
+    proviso: bool = False  # the cycle proviso is needed (needs_proviso)
     defer: bool = False  # leave the spec's deferrable steps out (PartialOrder.deferrable)
     check: bool = False  # check the declarations these reductions rest on (--check-reductions)
 
@@ -112,13 +136,14 @@ class Reductions:
 
     def as_dict(self, spec: Spec | None = None) -> dict[str, bool]:
         """What was applied, as ``--json`` reports it: symmetry, partial-order
-        reduction, and, of the latter's refinements, deferred arrivals and (given the
-        ``spec``) solo steps."""
+        reduction, and, of the latter's refinements, deferred arrivals, (given the
+        ``spec``) solo steps, and whether its cycle proviso ran (:func:`needs_proviso`)."""
         return {
             "symmetry": self.symmetry,
             "por": self.por,
             "deferred_arrivals": self.por and self.defer,
             "solo_steps": spec is not None and solo_steps(spec, self),
+            "cycle_proviso": self.por and self.proviso,
         }
 
 
@@ -127,6 +152,14 @@ def solo_steps(spec: Spec, red: Reductions) -> bool:
     (:meth:`~ordercheck.checker.api.reductions.PartialOrder.solo_step`): under partial-order reduction, where no
     property needs visibility and nothing is deferred (see the module docstring)."""
     return red.por and not red.defer and not red.visible and partial_order_of(spec).solos()
+
+
+def needs_proviso(spec: Spec, visible: int) -> bool:
+    """Whether partial-order reduction of ``spec`` with the visible mask ``visible``
+    needs the cycle proviso: where some property needs visibility (``visible`` not 0),
+    unless the spec declares ``acyclic``, a declaration every engine checks (see the
+    module docstring)."""
+    return visible != 0 and not spec.acyclic
 
 
 def plan(spec: Spec, props: Sequence[Property], symmetry: bool, por: bool) -> tuple[Reductions, list[str]]:
@@ -165,7 +198,7 @@ def plan(spec: Spec, props: Sequence[Property], symmetry: bool, por: bool) -> tu
             else:
                 use_por = True
     defer = use_por and spec.acyclic and po.defers() and all(_history_only(spec, p) for p in props)
-    return Reductions(group, use_por, visible, use_por and visible != 0, defer), notes
+    return Reductions(group, use_por, visible, use_por and needs_proviso(spec, visible), defer), notes
 
 
 def _history_only(spec: Spec, prop: Property) -> bool:
