@@ -544,6 +544,21 @@ def test_the_cycle_proviso_is_refused_under_a_depth_bound(workers: int) -> None:
         proviso_search("skeen-2.toml", workers, Bounds(max_depth=5))
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_partial_order_reduction_is_refused_under_a_depth_bound_without_the_proviso(workers: int) -> None:
+    """skeen-2 declares acyclic, so its reduced search has no proviso; under a depth bound a
+    reduced path can still be longer than the shortest one and leave a state within the
+    bound unseen, so ``search`` refuses the reduction there too (the command line searches
+    unreduced under a depth bound)."""
+    from ordercheck.checker.engine.reduce import plan
+
+    model = load_model(ROOT / "models" / "skeen-2.toml")
+    reductions, _notes = plan(model.spec, model.properties, model.symmetry, model.por)
+    assert reductions.por and not reductions.proviso
+    with pytest.raises(ValueError, match="depth bound"):
+        search(model.spec, model.properties, Bounds(max_depth=5), reductions=reductions, workers=workers)
+
+
 def test_the_cycle_proviso_expands_fully_a_parent_whose_reduced_successor_was_visited_before() -> None:
     """bss-3-two-sends: reduced successors visited at an earlier level make their
     parents expand fully (rules.must_expand_fully's ``visited``); pinned to the figures

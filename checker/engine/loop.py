@@ -81,12 +81,12 @@ class LevelLoop(ABC):
         spill_after: int | None,
         budget: MemoryBudget | None = None,
     ) -> None:
-        if reductions.proviso and bounds.max_depth is not None:
-            # ordercheck.checker.engine.run turns partial-order reduction off under a depth bound
-            # (reduced paths can be longer than the shortest): no path of the engines is
-            # kept for the proviso at the depth bound.
-            raise ValueError("the cycle proviso of partial-order reduction does not run under a depth bound "
-                             "(max_depth): search unreduced, as ordercheck.checker.engine.run does")
+        if reductions.por and bounds.max_depth is not None:
+            # ordercheck.checker.engine.run turns partial-order reduction off under a depth bound:
+            # a reduced path to a state can be longer than its shortest one, so a state within
+            # the bound could be left unseen (with or without the cycle proviso).
+            raise ValueError("partial-order reduction does not run under a depth bound (max_depth): "
+                             "search unreduced, as ordercheck.checker.engine.run does")
         self.started = time.monotonic()
         reset_peak()
         self.baseline = current_rss()
