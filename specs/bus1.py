@@ -499,21 +499,25 @@ class Bus1(PeerSpec, Symmetry):
         if memo_state is state:
             return memo
         out = []
-        txs = state[TXS]
-        for p, tx in enumerate(txs):
+        sent = state[GHOST][0]
+        stride, dest_table = self.stride, self.dest_table
+        for p, tx in enumerate(state[TXS]):
             if tx and tx[1] >= SYNCING:
                 mid, phase, i, ts = tx
-                dests = self.dest_table[state[GHOST][0][p][mid % self.stride][0]]
+                dests = dest_table[sent[p][mid % stride][0]]
                 out.append((p, mid, ts, dests if phase == SYNCING else dests[i:]))
         self._memo = (state, out)
         return out
 
     def _message_after_block(self, state: tuple) -> str | None:
+        inflight = self._in_flight(state)
+        if not inflight or not self.block_destinations:  # no transaction has its timestamp, or no blocks
+            return None
         queues = state[QUEUES]
-        for _p, mid, ts, pending in self._in_flight(state):
+        for _p, mid, ts, pending in inflight:
             for d in pending:
                 for bts, rank, owner in queues[d]:
-                    if rank == BLOCK and owner == mid and ts <= bts:
+                    if owner == mid and rank == BLOCK and ts <= bts:
                         return (
                             f"{self.mname(mid)} got timestamp {ts}, not after its own block at "
                             f"{bts} on {self.names[d]}'s queue"

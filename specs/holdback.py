@@ -70,6 +70,8 @@ class HoldBackSpec(PeerSpec, Symmetry):
         self._gated = type(self).may_send is not PeerSpec.may_send
         self.configure_algorithm()
         cls = type(self)
+        # the subclass's on_arrival, or None where it is the default (the state unchanged)
+        self._arrival = self.on_arrival if cls.on_arrival is not HoldBackSpec.on_arrival else None
         self._lazy = (
             not self.net.ordered
             and cls.on_arrival is HoldBackSpec.on_arrival
@@ -205,10 +207,11 @@ class HoldBackSpec(PeerSpec, Symmetry):
         n = self.peers
         # An exception from a hook is tagged with the label of the action it was computing
         # (checker.tag_action), for the one-line report of a spec error.
-        draining = [bool(self.ready(state, p)) for p in range(n)]
+        arrival = self._arrival
         for p in range(n):
-            if draining[p]:
-                for mid, data in self.ready(state, p):
+            ready = self.ready(state, p)
+            if ready:
+                for mid, data in ready:
                     buf = list(buffers[p])
                     buf.remove((mid, data))
                     label = ("deliver", p, mid)
@@ -223,7 +226,7 @@ class HoldBackSpec(PeerSpec, Symmetry):
                 mid, data = msg
                 label = ("receive", p, mid)
                 try:
-                    arrived = self.on_arrival(local[p], p)
+                    arrived = arrival(local[p], p) if arrival is not None else local[p]
                     now = self.deliverable(arrived, p, src, data)
                     after = self._deliver(state, p, mid, data, rest, buffers, arrived) if now else None
                 except Exception as exc:
@@ -416,8 +419,8 @@ class HoldBackSpec(PeerSpec, Symmetry):
 def vmax(a: tuple, b: tuple) -> tuple:
     """The componentwise maximum of two vectors (or matrices, as tuples of rows)."""
     if a and isinstance(a[0], tuple):
-        return tuple(vmax(x, y) for x, y in zip(a, b))
-    return tuple(x if x >= y else y for x, y in zip(a, b))
+        return tuple(map(vmax, a, b))
+    return tuple(map(max, a, b))
 
 
 def leq(a: tuple, b: tuple) -> bool:

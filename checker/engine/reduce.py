@@ -434,6 +434,8 @@ class Expander:
         po = self.po
         next_states = spec.next_states
         por = self.red.por and not full
+        if not por and self.checker is None:
+            return self._expand_all(states)
         visible = self.red.visible
         memo = _memo_for(spec, visible)
         defer = por and self.red.defer
@@ -512,6 +514,29 @@ class Expander:
                 reduced.append(True)
             counts.append(n)
         return owner, pos, succ, counts, reduced
+
+    def _expand_all(self, states: Sequence[State]) -> tuple[list[int], list[int], list, list[int], list[bool]]:
+        """:meth:`expand` without a reduction or a check of one: every successor of
+        every state, in the order ``next_states`` lists them (the action names counted
+        as fired once for the whole batch)."""
+        next_states = self.spec.next_states
+        owner: list[int] = []
+        pos: list[int] = []
+        succ: list = []
+        counts: list[int] = []
+        kinds: list[str] = []
+        add_kind, add_succ = kinds.append, succ.append
+        for k, s in enumerate(states):
+            out = next_states(s)
+            n = len(out)
+            for label, t in out:
+                add_kind(label[0])
+                add_succ(t)
+            owner.extend([k] * n)
+            pos.extend(range(n))
+            counts.append(n)
+        self.fired.update(kinds)
+        return owner, pos, succ, counts, [False] * len(states)
 
     def complete(self, state: State, have: Sequence[int]) -> tuple[list[State], list[int]]:
         """The full expansion of ``state`` (the cycle proviso's), which already had the
