@@ -192,6 +192,49 @@ def test_memory_error_reading_a_worker_message_does_not_hang_the_stop(tmp_path: 
     assert seconds < 20, seconds
 
 
+HALF_WAY = '''
+import os, signal, struct
+import multiprocessing.connection as connection
+
+main_pid = os.getpid()
+send_bytes = connection.Connection._send_bytes
+
+
+def half_way(self, buf):
+    """A worker writes half of its first large message to the main process (not a batch
+    or shipment to another worker), then stops as SIGSTOP would stop it."""
+    head = bytes(memoryview(buf)[:300])
+    if os.getpid() != main_pid and len(buf) > 50_000 and b"Batch" not in head and b"Ship" not in head:
+        view = memoryview(buf)
+        self._send(struct.pack("!i", len(view)))
+        self._send(view[: len(view) // 2])
+        os.kill(os.getpid(), signal.SIGSTOP)
+    return send_bytes(self, buf)
+
+
+connection.Connection._send_bytes = half_way
+from ordercheck.checker.cli import main
+
+main(prog_name="ordercheck")
+'''
+
+
+def test_a_worker_stopped_half_way_through_a_message_is_lost(tmp_path: Path) -> None:
+    """The main process's reader is in the middle of the stopped worker's message, so no
+    heartbeat can tell it apart from a long message: the message itself must arrive within
+    the heartbeat timeout, else the worker is killed and the run ends with exit code 4
+    naming it (it used to wait for the rest of the message for ever)."""
+    proc = _start("check", MODELS / "bus1-3.toml", "--no-por", "--workers", "2", "--quiet",
+                  exe=[sys.executable, "-c", HALF_WAY], extra={"ORDERCHECK_HEARTBEAT_TIMEOUT": "1"})
+    _out, err, seconds = _end(proc, timeout=60)
+    line = one_error_line(err)
+    assert proc.returncode == 4, err
+    assert line.startswith("ordercheck: error: local: worker process "), line
+    assert "its message stopped half-way: nothing more came for 1 s (stopped or hung)" in line, line
+    assert "out-of-memory" not in line, line
+    assert seconds < 30, seconds
+
+
 @pytest.mark.spark
 def test_sigint_stops_a_stuck_spark_run(tmp_path: Path) -> None:
     """Under Spark a SIGINT cancels the jobs and ends the run with 130 within seconds;

@@ -936,7 +936,7 @@ class Shards:
         self._close_ends(pipes)
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
         self.heard = [time.monotonic()] * workers  # when each worker's last message came
-        self.busy = False  # the reader is in the middle of a message
+        self.reading: tuple[int, float] | None = None  # (worker, since when) of a message being read
         self.unread: set[int] = set()  # workers whose pipe is no longer read (a message lost)
         self.lost: dict[int, str] = {}  # workers killed for their silence, and why
         self.closing = threading.Event()
@@ -966,7 +966,7 @@ class Shards:
             for conn in wait(list(live.values())):
                 w = index[id(conn)]
                 began = time.monotonic()
-                self.busy = True
+                self.reading = (w, began)
                 try:
                     msg = conn.recv()
                 except (EOFError, OSError):
@@ -984,7 +984,7 @@ class Shards:
                     del live[w]
                     continue
                 finally:
-                    self.busy = False
+                    self.reading = None
                 now = time.monotonic()
                 if now - began > self.silence / 8:  # a long message: the others could not be heard
                     heard[:] = [max(h, now) for h in heard]
@@ -1087,25 +1087,38 @@ class Shards:
         """The main process's watch on its workers (a thread): a worker it has heard
         nothing from, not even a heartbeat, for :attr:`silence` seconds is killed, so
         that every wait on it (a reply, a send into its full pipe, the stop) ends with
-        :class:`WorkerLost` naming it. Time this process itself spent stopped (Ctrl-Z)
-        does not count."""
+        :class:`WorkerLost` naming it. While a message is being read, the others'
+        silences are counted once it is read (they could not be heard meanwhile), but the
+        message itself must arrive within :attr:`silence` seconds: a worker stopped half-way
+        through writing one would otherwise hold the reader, and the search, for ever.
+        Time this process itself spent stopped (Ctrl-Z) does not count."""
         step = min(self.silence / 4, 0.5)
-        last = time.monotonic()
+        last = resumed = time.monotonic()
         while not self.closing.wait(step):
             now = time.monotonic()
             if now - last > step + self.silence / 4:  # this process was stopped: a fresh start
                 self.heard[:] = [max(h, now) for h in self.heard]
+                resumed = now
             last = now
-            if self.busy:  # reading a message: the silences are counted once it is read
+            reading = self.reading
+            if reading is not None:
+                w, began = reading
+                if w not in self.lost and now - max(began, resumed) > self.silence and not self.closing.is_set():
+                    self._kill(w, f"its message stopped half-way: nothing more came for {self.silence:g} s "
+                                  "(stopped or hung) and it was killed")
                 continue
-            for w, proc in enumerate(self.procs):
+            for w in range(len(self.procs)):
                 if w not in self.lost and now - self.heard[w] > self.silence and not self.closing.is_set():
-                    self.lost[w] = (f"it sent nothing, not even a heartbeat, for {self.silence:g} s "
-                                    "(stopped or hung) and was killed")
-                    try:
-                        os.kill(proc.pid, signal.SIGKILL)  # not reaped before close(): the pid is its own
-                    except (OSError, TypeError):
-                        pass
+                    self._kill(w, f"it sent nothing, not even a heartbeat, for {self.silence:g} s "
+                                  "(stopped or hung) and was killed")
+
+    def _kill(self, w: int, why: str) -> None:
+        """Kill worker ``w`` for ``why`` (its silence), from the watch thread."""
+        self.lost[w] = why
+        try:
+            os.kill(self.procs[w].pid, signal.SIGKILL)  # not reaped before close(): the pid is its own
+        except (OSError, TypeError):
+            pass
 
     def unresponsive(self, w: int, seconds: float, kind: type, why: str | None = None) -> WorkerLost:
         """Kill worker ``w``, which has not sent its ``kind`` within ``seconds``: the
