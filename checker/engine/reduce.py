@@ -57,8 +57,8 @@ to the front; a run with none of its steps in the set stays enabled after an inv
 step of the set, so the reduced path grows, which it can do only finitely often). A
 cycle of the reduced graph is a cycle of the spec (its edges are real steps), and in
 breadth-first order it shows as an edge to a state at its source's depth or shallower,
-which every engine notices on a spec that declares ``acyclic`` (``maybe_cyclic``), at
-the depth bound too; :func:`~ordercheck.checker.engine.declarations.check_acyclic` then
+which every engine notices on a spec that declares ``acyclic`` (``maybe_cyclic``; no
+reduced search runs under a depth bound); :func:`~ordercheck.checker.engine.declarations.check_acyclic` then
 searches the unreduced graph depth first, and a cycle ends the run with bad input (exit
 code 2), a search it could not finish makes every verdict without a trace ``unknown``
 (exit code 3). A search cut by a bound (``max_states``, the time limit, memory) leaves
