@@ -97,7 +97,9 @@ order reduction on, every checked property reading the history alone, and the sp
 they are, one is taken alone. The graph so pruned (the *lazy* graph) reaches every
 history the full one does, and each of its terminal states is a terminal state of the
 full graph with every history of one there; so every property over the history keeps
-its verdict, and its traces are real runs. Stubborn sets are then sought among the steps
+its verdict, and its traces are real runs. It need not keep a cycle of the spec, though
+(one may lie behind an early deferred step), so the check of the ``acyclic`` declaration
+can miss a cycle there (``LateLoop`` in the tests). Stubborn sets are then sought among the steps
 not deferred, with footprints read off all the successors: a deferred step is never
 enabled in the lazy graph while a member's step is, so the outside runs that C1 speaks
 of contain none, and the sets stay stubborn in the lazy graph.
