@@ -422,7 +422,7 @@ class Expander:
         self.fired.clear()
         return out
 
-    def expand(self, states: Sequence[State], full: bool = False):
+    def expand(self, states: Sequence[State]) -> tuple[list[int], list[int], list, list[int], list[bool]]:
         """Successors of ``states``: ``(owner, pos, succ, counts, reduced)``.
 
         ``owner`` the position in ``states`` of each successor's parent, ``pos`` its
@@ -435,7 +435,7 @@ class Expander:
         spec = self.spec
         po = self.po
         next_states = spec.next_states
-        por = self.red.por and not full
+        por = self.red.por
         if not por and self.checker is None:
             return self._expand_all(states)
         visible = self.red.visible
@@ -445,7 +445,7 @@ class Expander:
         reduction_key = po.reduction_key if por and not defer and solo is None else None
         next_states_of = po.next_states_of
         fired = self.fired
-        checker = self.checker if not full else None
+        checker = self.checker
         owner: list[int] = []
         pos: list[int] = []
         succ: list = []
