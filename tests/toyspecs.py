@@ -528,9 +528,6 @@ class LateLoop(Spec, PartialOrder):
     name = "lateloop"
     acyclic = True
 
-    def init_states(self):
-        return [(0, 0)]
-
     def next_states(self, state):
         x, b = state
         out = []
@@ -541,6 +538,9 @@ class LateLoop(Spec, PartialOrder):
         if not b:
             out.append((("mark", 1), (x, 1)))
         return out
+
+    def init_states(self):
+        return [(0, 0)]
 
     def actor(self, action):
         return action[1]
