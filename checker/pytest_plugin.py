@@ -18,7 +18,7 @@ Any other TOML file (``pyproject.toml``, a tool's settings, a test's data) is le
 so the plugin changes nothing in a project that does not set the option.
 
 Each model file gives one item, ``FILE::verdicts``: it checks the model with the local
-engine, as ``ordercheck check FILE`` does, and passes when every verdict is the one its
+engine (or the one the run chooses, below), as ``ordercheck check FILE`` does, and passes when every verdict is the one its
 ``[expect]`` names. It fails when a verdict differs or a bound left one unknown (exit
 code 1 or 3 of ``check``; an unfinished search never passes); the failure shows what
 ``check`` prints: the statistics line, one line per property with ``ok``, ``UNEXPECTED``
@@ -34,6 +34,14 @@ model reaches its witness, as ``ordercheck check --with-evidence`` judges it
 ``check`` prints and the verdicts of the run that did not show it. Within one process, a
 model is checked once however many items need its result (the model's own item, its
 witnesses, the models whose mutant it is).
+
+The models are checked with the local engine and one worker unless the run asks for
+others: ``--ordercheck-engine local|spark`` and ``--ordercheck-workers N`` on pytest's
+command line, or the ini options ``ordercheck_engine`` and ``ordercheck_workers`` (the
+command line wins). A bad value, ``spark`` without PySpark installed (with the line
+``check --engine spark`` prints, :func:`ordercheck.checker.spark.session.require_spark`), or
+more than one worker with Spark (refused as ``check`` refuses it) stops the run before
+collection with a one-line usage error naming the option (:func:`engine_choice`).
 
 Every item carries the marker ``ordercheck`` (``-m "not ordercheck"`` leaves them out;
 ``-k "not evidence"`` leaves out the evidence items). An item is a file path and a name,
@@ -53,7 +61,7 @@ import tomllib
 from collections.abc import Callable, Iterator
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
 
@@ -66,6 +74,46 @@ MARKER = "ordercheck"
 VERDICTS = "verdicts"
 """The name of a model file's own item (``FILE::verdicts``)."""
 
+ENGINES = ("local", "spark")
+
+
+class Setting(NamedTuple):
+    """One run setting, given on pytest's command line (``option``, e.g.
+    ``--ordercheck-workers``) or in the ini file (``ini``, e.g. ``ordercheck_workers``)."""
+
+    option: str
+    ini: str
+
+    @property
+    def dest(self) -> str:
+        return self.ini
+
+    def given(self, config: pytest.Config) -> tuple[str, str] | None:
+        """The value given and how it was named (the command line's option, else the ini
+        option), or ``None`` when neither gives one."""
+        value = config.getoption(self.dest)
+        if value is not None:
+            return str(value), self.option
+        value = config.getini(self.ini)
+        if value:
+            return str(value).strip(), f"{self.ini} (ini)"
+        return None
+
+
+WORKERS = Setting("--ordercheck-workers", "ordercheck_workers")
+ENGINE = Setting("--ordercheck-engine", "ordercheck_engine")
+
+
+class EngineChoice(NamedTuple):
+    """The engine and the worker processes the models are checked with."""
+
+    engine: str = "local"
+    workers: int = 1
+
+
+_CHOSEN: EngineChoice = EngineChoice()
+"""This pytest run's :class:`EngineChoice` (:func:`pytest_configure`)."""
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
@@ -75,10 +123,63 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="ordercheck: model files (*.toml) or directories of them to collect as tests, relative to the "
         "ini file's directory; shell wildcards match one path component (e.g. models/*.toml)",
     )
+    parser.addini(ENGINE.ini, type="string", default="",
+                  help="ordercheck: the engine that checks the models, local or spark (default: local)")
+    parser.addini(WORKERS.ini, type="string", default="",
+                  help="ordercheck: worker processes per model check (default: 1; the local engine only)")
+    group = parser.getgroup("ordercheck", "ordercheck model files")
+    group.addoption(ENGINE.option, dest=ENGINE.dest, metavar="local|spark", default=None,
+                    help=f"the engine that checks the models (overrides the ini option {ENGINE.ini}; default: local)")
+    group.addoption(WORKERS.option, dest=WORKERS.dest, metavar="N", default=None,
+                    help=f"worker processes per model check, results identical for any number (overrides the ini "
+                         f"option {WORKERS.ini}; default: 1)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    global _CHOSEN
     config.addinivalue_line("markers", f"{MARKER}: an ordercheck model file's verdicts or one of its [evidence] entries")
+    _CHOSEN = engine_choice(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _CHOSEN
+    _CHOSEN = EngineChoice()
+
+
+def engine_choice(config: pytest.Config) -> EngineChoice:
+    """The engine and workers this run asks for (:data:`ENGINE`, :data:`WORKERS`), or
+    :class:`pytest.UsageError`, one line naming the option: a value that is not
+    ``local`` or ``spark``, or not a whole number of at least 1; ``spark`` where PySpark
+    is not installed (the line ``check --engine spark`` prints); more than one worker
+    with ``spark`` (as ``check`` refuses ``--workers`` with it)."""
+    engine, workers = EngineChoice()
+    engine_given, workers_given = ENGINE.given(config), WORKERS.given(config)
+    if engine_given is not None:
+        engine, named = engine_given
+        if engine not in ENGINES:
+            raise pytest.UsageError(f"{named}: expected local or spark, found {engine!r}")
+        if engine == "spark":
+            from ordercheck.checker.api.errors import InputError
+            from ordercheck.checker.spark.session import require_spark
+
+            try:
+                require_spark()
+            except InputError as exc:
+                raise pytest.UsageError(f"{named} spark: {exc.message}") from None
+    if workers_given is not None:
+        value, named = workers_given
+        try:
+            workers = int(value)
+        except ValueError:
+            workers = 0
+        if workers < 1:
+            raise pytest.UsageError(f"{named}: expected a whole number of at least 1, found {value!r}")
+        if workers > 1 and engine == "spark":
+            from ordercheck.checker.cli.common import LOCAL_ONLY
+
+            by = engine_given[1] if engine_given is not None else ENGINE.option
+            raise pytest.UsageError(f"{named}: not supported by {by} spark, which {LOCAL_ONLY['workers']}")
+    return EngineChoice(engine, workers)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ModelFile | None:
@@ -300,8 +401,9 @@ def resolved(path: str | Path) -> Path:
     return Path(path).resolve()
 
 
-_RESULTS: dict[Path, Result] = {}
-"""The models checked in this process, by resolved path: each is checked once."""
+_RESULTS: dict[tuple[Path, EngineChoice], Result] = {}
+"""The models checked in this process, by resolved path and engine choice: each is
+checked once."""
 
 
 def load(path: Path) -> Model:
@@ -324,11 +426,14 @@ def load(path: Path) -> Model:
         raise ModelError(f"ordercheck: error: spec {exc} (fix the spec module)") from None
 
 
-def result_of(model: Model) -> Result:
-    """``model`` checked by the local engine with the model's own settings (no progress
-    lines), once per process; :class:`ModelError` with ``check``'s one line when the
-    spec raises or breaks the spec API, or the engine fails."""
-    key = resolved(model.path)
+def result_of(model: Model, choice: EngineChoice | None = None) -> Result:
+    """``model`` checked with the model's own settings (no progress lines), once per
+    process, by the engine and workers ``choice`` names (by default this run's: the
+    local engine and one worker unless ``--ordercheck-engine``/``--ordercheck-workers``
+    or their ini options say otherwise); :class:`ModelError` with ``check``'s one line
+    when the spec raises or breaks the spec API, or the engine fails."""
+    chosen = _CHOSEN if choice is None else choice
+    key = (resolved(model.path), chosen)
     if key not in _RESULTS:
         from ordercheck.checker.api.errors import EngineError, InputError, SpecError
         from ordercheck.checker.api.spec_errors import SpecRaised
@@ -336,7 +441,7 @@ def result_of(model: Model) -> Result:
         from ordercheck.checker.engine.run import Options
 
         try:
-            _RESULTS[key] = check_one(model, Options(progress=False))
+            _RESULTS[key] = check_one(model, Options(engine=chosen.engine, workers=chosen.workers, progress=False))
         except (InputError, EngineError) as exc:
             raise ModelError(f"ordercheck: error: {exc.line()}") from None
         except SpecRaised as exc:

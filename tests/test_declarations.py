@@ -43,6 +43,7 @@ from tests.toyspecs import (
     Blinker,
     Flicker,
     LastWriter,
+    LateLoop,
     Lopsided,
     OneKey,
     RandomProcesses,
@@ -515,6 +516,49 @@ def test_random_specs_wrongly_declaring_acyclic_are_refused_or_right_without_the
         assert verdicts(result) == full, seed
         right += 1
     assert refused and right and missed
+
+
+def test_without_deferred_steps_the_reduced_graph_keeps_every_cycle():
+    """Stubborn sets keep an infinite run from every state that has one, so a reduced
+    search without deferred steps meets an edge that can close a cycle wherever the spec
+    has a cycle (docs/howto/reductions.md, the cycle proviso): on every random spec
+    declaring ``acyclic`` whose unreduced graph has a cycle, the complete reduced search
+    notices one, the proviso skipped."""
+    cyclic, smaller = 0, 0
+    for processes, places in ((2, 3), (3, 3), (3, 4)):
+        for seed in SEEDS:
+            model = toy(RandomProcessesDeclared, {"seed": seed, "processes": processes, "places": places},
+                        ["avoid", "reach"])
+            reductions, _notes = plan(model.spec, model.properties, symmetry=False, por=True)
+            assert reductions.por and not reductions.proviso and not reductions.defer
+            if find_cycle(model.spec)[0] is None:
+                continue
+            cyclic += 1
+            reduced = search(model.spec, model.properties, reductions=reductions, stop_when_decided=False)
+            assert reduced.complete and reduced.maybe_cyclic, (processes, places, seed)
+            smaller += reduced.distinct_states < search(model.spec, model.properties, stop_when_decided=False).distinct_states
+    assert cyclic > 100 and smaller > 30  # many cycles, and reductions that left states out
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_deferred_step_can_hide_a_cycle_from_the_reduced_search(workers):
+    """Deferred steps are where the argument above stops: the late loop's cycle lies
+    behind an early ``mark``, which the deferring search takes only last, so it meets no
+    edge that could close a cycle, and ``--check-reductions`` finds nothing wrong with
+    the deferral; without deferring (stubborn sets alone) the edge is met, and
+    ``--no-por`` refuses the declaration (docs/explanation/holds.md)."""
+    model = toy(LateLoop)
+    reductions, _notes = plan(model.spec, model.properties, symmetry=False, por=True)
+    assert reductions.defer and reductions.por and not reductions.proviso
+    lazy = search(model.spec, model.properties, reductions=reductions, stop_when_decided=False, workers=workers)
+    assert lazy.complete and not lazy.maybe_cyclic
+    stubborn_only = search(model.spec, model.properties, reductions=replace(reductions, defer=False),
+                           stop_when_decided=False, workers=workers)
+    assert stubborn_only.maybe_cyclic
+    checked = check_model(model, replace(QUIET, workers=workers, check_reductions=True))
+    assert checked.reductions["deferred_arrivals"] and verdicts(checked) == {"below_three": "holds"}
+    with pytest.raises(InputError, match=r"spec lateloop declares acyclic = True but .* the cycle back\(0\) -> go\(0\)"):
+        check_model(model, replace(QUIET, workers=workers, por=False))
 
 
 # -- symmetry: canonical form against the whole orbit --------------------------------------

@@ -7,6 +7,7 @@ distribution's ``pytest11`` entry point is there (and never load it twice)."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -166,3 +167,118 @@ def test_items_can_be_left_out(tmp_path, marker):
     run = run_pytest("--collect-only", "-q", marker, select, "fifo-2.toml", cwd=tmp_path)
     ids = [line for line in run.stdout.splitlines() if "::" in line]
     assert ids == ([] if marker == "-m" else ["fifo-2.toml::verdicts"]), run.stdout + run.stderr
+
+
+# -- the engine and the workers: --ordercheck-engine, --ordercheck-workers, their ini options --
+
+RECORD_OPTIONS = """
+import json
+from pathlib import Path
+
+import ordercheck.checker.cli.common as common
+
+_check_one = common.check_one
+
+
+def check_one(model, options):  # what the plugin asked of the engine, per model checked
+    with open(Path(__file__).parent / "options.jsonl", "a") as fh:
+        fh.write(json.dumps([Path(model.path).name, options.engine, options.workers]) + "\\n")
+    return _check_one(model, options)
+
+
+common.check_one = check_one
+"""
+
+
+def test_workers_2_give_the_same_verdicts(tmp_path):
+    """``--ordercheck-workers 2`` (or the ini option) reaches the engine, and every item
+    ends as with one worker, a changed verdict's table the same."""
+    shutil.copy(ROOT / "models" / "fifo-2.toml", tmp_path)
+    fifo3 = (ROOT / "models" / "fifo-3.toml").read_text()
+    (tmp_path / "changed.toml").write_text(fifo3.replace('causal = "violated"', 'causal = "holds"'))
+    (tmp_path / "conftest.py").write_text(RECORD_OPTIONS)
+    record = tmp_path / "options.jsonl"
+    runs = {}
+    for label, args in (("one", []), ("two", ["--ordercheck-workers", "2"]),
+                        ("ini", ["-o", "ordercheck_workers=2"]), ("both", ["-o", "ordercheck_workers=3",
+                                                                           "--ordercheck-workers", "2"])):
+        record.unlink(missing_ok=True)
+        run = run_pytest("-rA", "fifo-2.toml", "changed.toml", *args, cwd=tmp_path)
+        assert run.returncode == 1, run.stdout + run.stderr
+        outcomes = sorted(re.findall(r"^(PASSED|FAILED|ERROR) (\S+)", run.stdout, re.M))
+        table = [line for line in section(run.stdout, "changed.toml::verdicts").splitlines()
+                 if re.match(r"^  \w+ +(holds|violated|unknown) ", line)]
+        asked = {tuple(json.loads(line)) for line in record.read_text().splitlines()}
+        runs[label] = (outcomes, table, asked)
+    workers = {label: {w for _m, _e, w in asked} for label, (_o, _t, asked) in runs.items()}
+    assert workers == {"one": {1}, "two": {2}, "ini": {2}, "both": {2}}  # the command line wins
+    assert all(e == "local" for _o, _t, asked in runs.values() for _m, e, _w in asked)
+    assert runs["one"][0] == runs["two"][0] == runs["ini"][0] and ("FAILED", "changed.toml::verdicts") in runs["one"][0]
+    assert runs["one"][1] == runs["two"][1] and any("UNEXPECTED" in line for line in runs["one"][1])
+
+
+@pytest.mark.parametrize("args, line", [
+    (["--ordercheck-workers", "0"], "--ordercheck-workers: expected a whole number of at least 1, found '0'"),
+    (["--ordercheck-workers", "two"], "--ordercheck-workers: expected a whole number of at least 1, found 'two'"),
+    (["-o", "ordercheck_workers=1.5"], "ordercheck_workers (ini): expected a whole number of at least 1, found '1.5'"),
+    (["--ordercheck-engine", "tlc"], "--ordercheck-engine: expected local or spark, found 'tlc'"),
+    (["-o", "ordercheck_engine=Spark"], "ordercheck_engine (ini): expected local or spark, found 'Spark'"),
+    (["--ordercheck-engine", "spark", "--ordercheck-workers", "2"],
+     "--ordercheck-workers: not supported by --ordercheck-engine spark, which runs as many tasks at once as its "
+     "master gives cores (--master local[N], or the cluster's executors); drop it"),
+])
+def test_a_bad_engine_or_workers_value_is_a_one_line_usage_error(tmp_path, args, line):
+    shutil.copy(ROOT / "models" / "fifo-2.toml", tmp_path)
+    run = run_pytest("fifo-2.toml", *args, cwd=tmp_path)
+    assert run.returncode == 4, run.stdout + run.stderr  # pytest's usage error
+    assert [text for text in run.stderr.splitlines() if text.strip()] == [f"ERROR: {line}"], run.stderr
+    assert "passed" not in run.stdout, "refused before any model is checked"
+
+
+BLOCK_SPARK = """
+import sys
+
+
+class Uninstalled:  # PySpark and pandas cannot be imported in this pytest run
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in ("pyspark", "py4j", "pandas"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, Uninstalled())
+"""
+
+
+@pytest.mark.parametrize("args, named", [
+    (["--ordercheck-engine", "spark"], "--ordercheck-engine"),
+    (["-o", "ordercheck_engine=spark"], "ordercheck_engine (ini)"),
+])
+def test_spark_without_pyspark_says_how_to_install_it(tmp_path, args, named):
+    """The line ``check --engine spark`` prints without PySpark, naming the plugin's option."""
+    from ordercheck.checker.spark.session import SPARK_EXTRA
+
+    shutil.copy(ROOT / "models" / "fifo-2.toml", tmp_path)
+    (tmp_path / "conftest.py").write_text(BLOCK_SPARK)
+    run = run_pytest("fifo-2.toml", *args, cwd=tmp_path)
+    assert run.returncode == 4, run.stdout + run.stderr
+    assert [text for text in run.stderr.splitlines() if text.strip()] == [
+        f"ERROR: {named} spark: needs pyspark and pandas, not installed here; install with: {SPARK_EXTRA}"], run.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("java") is None or importlib.util.find_spec("pyspark") is None,
+                    reason="the Spark engine needs Java and PySpark")
+def test_the_spark_engine_checks_the_models_with_the_same_verdicts(tmp_path):
+    fifo3 = (ROOT / "models" / "fifo-3.toml").read_text()
+    (tmp_path / "changed.toml").write_text(fifo3.replace('causal = "violated"', 'causal = "holds"'))
+    (tmp_path / "conftest.py").write_text(RECORD_OPTIONS)
+    tables = {}
+    for engine in ("local", "spark"):
+        run = run_pytest("changed.toml::verdicts", "--ordercheck-engine", engine, cwd=tmp_path)
+        assert run.returncode == 1, run.stdout + run.stderr
+        tables[engine] = [line for line in section(run.stdout, "changed.toml::verdicts").splitlines()
+                          if re.match(r"^  \w+ +(holds|violated|unknown) ", line)]
+    asked = [tuple(json.loads(line)) for line in (tmp_path / "options.jsonl").read_text().splitlines()]
+    assert asked == [("changed.toml", "local", 1), ("changed.toml", "spark", 1)]
+    assert tables["local"] == tables["spark"] and any("UNEXPECTED" in line for line in tables["spark"])

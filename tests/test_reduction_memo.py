@@ -128,3 +128,12 @@ def test_next_states_of_is_the_filtered_list(constants: dict) -> None:
         for members in range(1 << spec.peers):
             want = [(label, t) for label, t in out if members >> spec.actor(label) & 1]
             assert spec.next_states_of(s, members) == want
+
+
+def test_expand_has_no_unreduced_switch():
+    """A search's expansion reduces as its reductions say, with no switch to turn them
+    off per call: the cycle proviso completes a reduced expansion with
+    ``Expander.complete``, and an unreduced search has reductions that reduce nothing."""
+    import inspect
+
+    assert list(inspect.signature(Expander.expand).parameters) == ["self", "states"]

@@ -222,3 +222,60 @@ def test_the_whole_suites_summary_is_under_the_limit(suite: list[Result]) -> Non
     assert len(text) < SUMMARY_LIMIT and CUT not in text
     assert "more unexpected verdicts" in text and outside_code(text)
     assert "### Verdicts changed" in text and "### State counts changed" in text and "### Models added" in text
+
+
+def test_check_report_summary_is_what_report_summary_writes(tmp_path: Path) -> None:
+    before = copy(checked("fifo-4"))
+    before.properties["causal"].status = "holds"
+    before.properties["causal"].trace = None
+    baseline = write(tmp_path / "base.json", [before])
+    models = [MODELS / "fifo-4.toml", MODELS / "fifo-2.toml"]
+    out = invoke("check", *models, "--quiet", "--json", tmp_path / "r.json", "--report", tmp_path / "rep",
+                 "--diff", baseline, "--summary-url", "https://ci.example/rep/")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"summary: {tmp_path / 'rep' / 'summary.md'}" in out.stdout
+    by_check = (tmp_path / "rep" / "summary.md").read_text(encoding="utf-8")
+    assert "Compared with `base.json` (1 model): 1 verdict changed, 1 model added" in by_check
+    assert "[index.html](https://ci.example/rep/index.html)" in by_check
+    again = invoke("report", tmp_path / "r.json", "-o", tmp_path / "rep2", "--diff", baseline,
+                   "--summary-url", "https://ci.example/rep/")
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "rep2" / "summary.md").read_text(encoding="utf-8") == by_check
+    # --summary alone, and a report written again without it removes the old summary
+    assert invoke("check", *models, "--quiet", "--report", tmp_path / "rep", "--summary").returncode == 0
+    assert "## Since the baseline" not in (tmp_path / "rep" / "summary.md").read_text(encoding="utf-8")
+    assert invoke("check", *models, "--quiet", "--report", tmp_path / "rep").returncode == 0
+    assert not (tmp_path / "rep" / "summary.md").exists()
+
+
+@pytest.mark.parametrize("args, line", [
+    (["--report", "rep", "--diff", "bad.json"],
+     "ordercheck: error: bad.json: stats.distinct_states: expected an integer, found a string"),
+    (["--report", "rep", "--summary", "--summary-url", "x" * 1001],
+     "ordercheck: error: --summary-url: longer than 1,000 characters"),
+    (["--summary"], "Error: --summary writes summary.md into the report directory: give --report DIR too"),
+    (["--report", "rep", "--summary-url", "https://ci.example/"],
+     "Error: --summary-url sets the summary's links: give --summary (or --diff) too"),
+])
+def test_check_refuses_a_summary_it_cannot_write_before_searching(tmp_path: Path, monkeypatch, args, line) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.json").write_text(json.dumps({"model": "m.toml", "spec": "fifo", "properties": {},
+                                                   "stats": {"distinct_states": "many"}}), encoding="utf-8")
+    out = invoke("check", MODELS / "fifo-2.toml", "--json", "r.json", *args)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert out.stderr.rstrip().splitlines()[-1] == line
+    assert "distinct states" not in out.stdout + out.stderr, "refused before the search"
+    assert not (tmp_path / "rep").exists() and not (tmp_path / "r.json").exists(), "nothing written"
+
+
+def test_check_writes_nothing_when_the_summary_fails(tmp_path: Path, monkeypatch) -> None:
+    from ordercheck.reports import summary
+
+    def broken(*_args, **_kw):
+        raise RuntimeError("the summary failed")
+
+    monkeypatch.setattr(summary, "render_summary", broken)
+    with pytest.raises(RuntimeError, match="the summary failed"):
+        invoke("check", MODELS / "fifo-2.toml", "--quiet", "--json", tmp_path / "r.json", "--junit",
+               tmp_path / "j.xml", "--report", tmp_path / "rep", "--summary")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], "the report, the JSON and the JUnit XML all or nothing"

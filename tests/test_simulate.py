@@ -180,3 +180,16 @@ def test_simulate_command_on_a_4x3_mutant(run_cli):
     res = run_cli("simulate", SIM / "bus1-4x3-mutant-no-block.toml")
     assert res.exit_code == 0, res.output
     assert "violated" in res.output
+
+
+def test_simulate_json_names_every_reduction_check_names(run_cli, tmp_path):
+    # The same model through both commands: check applies symmetry here; simulate's
+    # record has the same keys, each false (random walks take the unreduced model's steps).
+    model = ROOT / "models" / "bss-2.toml"
+    checked, simulated = tmp_path / "check.json", tmp_path / "simulate.json"
+    assert run_cli("check", model, "--quiet", "--json", checked).exit_code == 0
+    assert run_cli("simulate", model, "--runs", "5", "--json", simulated).exit_code == 0
+    by_check = json.loads(checked.read_text())["reductions"]
+    by_simulate = json.loads(simulated.read_text())["reductions"]
+    assert set(by_simulate) == set(by_check) == {"symmetry", "por", "deferred_arrivals", "solo_steps", "cycle_proviso"}
+    assert by_check["symmetry"] and not any(by_simulate.values()), (by_check, by_simulate)

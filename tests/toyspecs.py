@@ -513,3 +513,49 @@ class SpinAlarmUndeclared(SpinAlarm):
 
     name = "spinalarm_undeclared"
     acyclic = False
+
+
+class LateLoop(Spec, PartialOrder):
+    """A wrong ``acyclic`` that only a deferrable step leads to. The state is ``(x, b)``,
+    ``x`` standing in for the history (the one property reads it alone). Process 0
+    steps ``x`` from 0 to 1 (``go``), then ``back``: to 0 where ``b`` is set, a cycle, else
+    on to 2, where it stops. Process 1 sets ``b`` (``mark``), a step the spec calls
+    deferrable: it leaves ``x`` as it is and enables nothing, and every ``x`` a run reaches
+    through it is reached without it. The search that defers ``mark`` takes it only once
+    ``x`` is 2, so it never meets the cycle ``go``, ``back`` after an early ``mark``, nor an
+    edge that could close one; the unreduced search does."""
+
+    name = "lateloop"
+    acyclic = True
+
+    def next_states(self, state):
+        x, b = state
+        out = []
+        if x == 0:
+            out.append((("go", 0), (1, b)))
+        elif x == 1:
+            out.append((("back", 0), (0 if b else 2, b)))
+        if not b:
+            out.append((("mark", 1), (x, 1)))
+        return out
+
+    def init_states(self):
+        return [(0, 0)]
+
+    def actor(self, action):
+        return action[1]
+
+    def footprints(self, state):
+        return [(3, 1, 3, 1), (0, 2, 0, 2)]  # bit 1: x, bit 2: b; process 0 reads b for back
+
+    def visible_mask(self, reads):
+        return 1
+
+    def defers(self):
+        return True
+
+    def deferrable(self, action):
+        return action[0] == "mark"
+
+    def properties(self):
+        return [Property.always("below_three", lambda s: "x is 3" if s[0] == 3 else None, reads=("history",))]

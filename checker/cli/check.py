@@ -20,7 +20,7 @@ import click
 from ordercheck.checker.api.errors import InputError
 from ordercheck.checker.api.evidence import EvidenceCheck, evidence_exit_code
 from ordercheck.checker.api.exits import exit_after_verdicts
-from ordercheck.checker.api.output_paths import check_outputs, model_inputs, outputs_of
+from ordercheck.checker.api.output_paths import Input, check_outputs, model_inputs, outputs_of
 from ordercheck.checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, combined_exit_code, write_json_atomic
 from ordercheck.checker.cli.common import (
     check_one,
@@ -33,7 +33,7 @@ from ordercheck.checker.cli.common import (
     print_summary,
     work_dir_outputs,
 )
-from ordercheck.checker.cli.reports import REPORT_ENTRIES
+from ordercheck.checker.cli.reports import REPORT_ENTRIES, summary_asked, summary_of, summary_options
 from ordercheck.checker.loading.modelfile import load_model
 
 
@@ -43,13 +43,18 @@ from ordercheck.checker.loading.modelfile import load_model
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write results as JSON here.")
 @click.option("--verbose", "-v", is_flag=True, help="Print every trace, not only unexpected ones, the coverage and the time per level.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), help="Write an HTML report into this directory.")
+@summary_options
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write JUnit XML here.")
 @click.option("--with-evidence", is_flag=True,
               help="Also check each model's [evidence] mutants (once each) and fail unless each violates "
                    "the property it backs.")
 def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_dir: str | None = None,
-          junit_path: str | None = None, with_evidence: bool = False, **kw: Any) -> None:
+          junit_path: str | None = None, with_evidence: bool = False, summary: bool = False,
+          baseline: str | None = None, summary_url: str | None = None, **kw: Any) -> None:
     """Check models and compare every verdict with the model's [expect]."""
+    asked = summary_asked(summary, baseline, summary_url)
+    if asked and not report_dir:
+        raise click.UsageError("--summary writes summary.md into the report directory: give --report DIR too")
     try:
         loaded = load_models(list(models))
         named = len(loaded)
@@ -64,7 +69,9 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
         raise
     check_outputs([*outputs_of(("--json", json_path, False, ()), ("--report", report_dir, True, REPORT_ENTRIES),
                                ("--junit", junit_path, False, ())), *work_dir_outputs(kw, loaded)],
-                  model_inputs(loaded))  # before any search: nothing overwritten, every output writable
+                  model_inputs(loaded) + ([Input("--diff", baseline)] if baseline else []))
+    # before any search: nothing overwritten, every output writable, the --diff baseline read
+    pr_summary = summary_of(baseline, summary_url) if asked else None
     options = options_from(kw)
     each = [options] * len(loaded)
     if options.engine == "local":
@@ -106,7 +113,8 @@ def check(models: tuple[str, ...], json_path: str | None, verbose: bool, report_
         payload = results[0].to_json() if named == 1 else [r.to_json() for r in results[:named]]
     from ordercheck.checker.cli.reports import emit_outputs
 
-    emit_outputs(results, report_dir, junit_path, json_path, payload, evidence=evidence, quiet=quiet)
+    emit_outputs(results, report_dir, junit_path, json_path, payload, evidence=evidence, quiet=quiet,
+                 summary=pr_summary)
     if len(results) > 1:
         print_summary(results)
     print_hidden(hidden)

@@ -26,23 +26,28 @@ replaces, or removes when it has no such entry itself."""
 
 def emit_outputs(results: list[Result], report_dir: str | None, junit_path: str | None,
                  json_path: str | None = None, payload: Any = None, evidence: list[EvidenceCheck] | None = None,
-                 quiet: bool = False) -> None:
+                 quiet: bool = False, summary: Summary | None = None) -> None:
     """Write ``check``'s HTML report directory, JUnit XML file and JSON file, those asked
     for, all or nothing: each is staged, and the JSON file, staged last, is the last
     put in place (see :mod:`ordercheck.checker.api.outputs`). ``evidence`` (``--with-evidence``)
-    goes into the JUnit XML as test cases. With a report, the path of each trace page
-    follows the index's (with ``quiet``, those of unexpected verdicts, and a count of
-    the rest), so a CI log leads straight to the page of a failure."""
+    goes into the JUnit XML as test cases. ``summary`` (``--summary``, read before the
+    search by :func:`summary_of`) adds ``summary.md`` to the report directory, as
+    ``report --summary`` does. With a report, the path of each trace page follows the
+    index's (with ``quiet``, those of unexpected verdicts, and a count of the rest), so
+    a CI log leads straight to the page of a failure."""
     pages: list[TracePage] = []
     with Outputs() as out:
         junit = stage_junit(out, results, junit_path, evidence) if junit_path else None
-        index = stage_html(out, list(results), report_dir, pages=pages) if report_dir else None
+        write_summary = summary.writer(list(results)) if summary is not None else None
+        index = stage_html(out, list(results), report_dir, pages=pages, summary=write_summary) if report_dir else None
         if json_path:
             out.write_json(json_path, payload)
     if junit is not None:
         click.echo(f"JUnit XML: {junit}")
     if index is not None:
         click.echo(f"report: {index}")
+        if summary is not None and report_dir:
+            click.echo(f"summary: {Path(report_dir) / 'summary.md'}")
         print_trace_pages(pages, quiet)
 
 
@@ -160,24 +165,71 @@ def report_specs(files: list[tuple[str, list[Any]]], typed: tuple[str, ...]) -> 
     return out
 
 
-def summary_writer(items: list[Any], baseline: str | None, url: str | None) -> Any:
-    """``report --summary``'s renderer of a report view (:func:`ordercheck.reports.summary.render_summary`),
-    with what changed since the results of ``baseline`` (read as :func:`ordercheck.reports.load_items`
-    reads a result file: :class:`~ordercheck.checker.InputError` naming the file and the field)."""
+def summary_options(command: Any) -> Any:
+    """The options of the pull-request summary, the same on ``report`` and on ``check``
+    (with ``--report``): ``--summary``, ``--diff BASELINE.json``, ``--summary-url URL``."""
+    for option in reversed((
+        click.option("--summary", "summary", is_flag=True,
+                     help="Also write summary.md into the report directory: a Markdown summary for a pull-request "
+                          "comment, always under 60,000 characters (the unexpected verdicts with their traces, "
+                          "verdicts by spec, links to the full pages)."),
+        click.option("--diff", "baseline", type=click.Path(dir_okay=False), metavar="BASELINE.json",
+                     help="Add to the summary what changed since this earlier `check --json` file: verdicts, "
+                          "models added and removed, state counts. Implies --summary."),
+        click.option("--summary-url", "summary_url", metavar="URL",
+                     help="The address the report directory is published at: the summary's links start with it "
+                          "(default: relative to the directory). With --summary or --diff."),
+    )):
+        command = option(command)
+    return command
+
+
+def summary_asked(summary: bool, baseline: str | None, url: str | None) -> bool:
+    """Whether the summary options ask for ``summary.md`` (``--diff`` implies
+    ``--summary``); a :class:`click.UsageError` for ``--summary-url`` without either."""
+    if url is not None and not (summary or baseline):
+        raise click.UsageError("--summary-url sets the summary's links: give --summary (or --diff) too")
+    return summary or baseline is not None
+
+
+class Summary(NamedTuple):
+    """What ``summary.md`` is rendered with besides the report's view: the results of
+    the ``--diff`` baseline (``None`` without one), read when asked for, and the links'
+    start (``--summary-url``)."""
+
+    baseline: str | None
+    before: list[Result] | None
+    url: str
+
+    def writer(self, items: list[Any]) -> Any:
+        """The renderer of a report view of ``items`` as ``summary.md``
+        (:func:`ordercheck.reports.summary.render_summary`), with what changed since the
+        baseline."""
+        from ordercheck.reports.summary import compare, render_summary
+
+        changes = None
+        if self.baseline is not None and self.before is not None:
+            changes = compare([i for i in items if isinstance(i, Result)], self.before, self.baseline)
+        return lambda view: render_summary(view, changes, self.url)
+
+
+def summary_of(baseline: str | None, url: str | None) -> Summary:
+    """The :class:`Summary` of ``--diff baseline`` and ``--summary-url url``: the
+    baseline read now, as :func:`ordercheck.reports.load_items` reads a result file, so a
+    bad one (or a ``url`` too long) is :class:`~ordercheck.checker.InputError` naming the
+    file and the field before anything is written."""
     from ordercheck.reports import load_items
-    from ordercheck.reports.summary import URL_CUT, compare, render_summary
+    from ordercheck.reports.summary import URL_CUT
 
     if url is not None and len(url) > URL_CUT:
         raise InputError("--summary-url", "", f"longer than {URL_CUT:,} characters")
-    changes = None
+    before = None
     if baseline is not None:
         before = [i for i in load_items([baseline]) if isinstance(i, Result)]
         if not before:
             raise InputError(baseline, "", "holds no `check --json` result to compare with (an `ablate` or "
                                            "`prove` record is not a baseline)")
-        now = [i for i in items if isinstance(i, Result)]
-        changes = compare(now, before, baseline)
-    return lambda view: render_summary(view, changes, url or "")
+    return Summary(baseline, before, url or "")
 
 
 def write_html(items: list[Any], out_dir: str) -> None:
@@ -196,16 +248,7 @@ def add_commands(main: click.Group) -> None:
     @click.option("--spec", "specs", multiple=True, metavar="SPEC",
                   help="Replay the traces of results that name a spec file or module through this spec (a file "
                        "or pkg.mod:Class; it is imported). Repeatable. A result file never imports code itself.")
-    @click.option("--summary", "summary", is_flag=True,
-                  help="Also write DIR/summary.md: a Markdown summary for a pull-request comment, always under "
-                       "60,000 characters (the unexpected verdicts with their traces, verdicts by spec, links "
-                       "to the full pages).")
-    @click.option("--diff", "baseline", type=click.Path(dir_okay=False), metavar="BASELINE.json",
-                  help="Add to the summary what changed since this earlier `check --json` file: verdicts, "
-                       "models added and removed, state counts. Implies --summary.")
-    @click.option("--summary-url", "summary_url", metavar="URL",
-                  help="The address DIR is published at: the summary's links start with it (default: "
-                       "relative to DIR). With --summary or --diff.")
+    @summary_options
     def report(results: tuple[str, ...], out_dir: str, junit_path: str | None, specs: tuple[str, ...] = (),
                summary: bool = False, baseline: str | None = None, summary_url: str | None = None) -> None:
         """Render `check --json`, `ablate --json` and `prove --json` results as an HTML
@@ -213,15 +256,14 @@ def add_commands(main: click.Group) -> None:
         from ordercheck.reports import load_items
         from ordercheck.reports.proofs import ProofRecord
 
-        if summary_url is not None and not (summary or baseline):
-            raise click.UsageError("--summary-url sets the summary's links: give --summary (or --diff) too")
+        asked = summary_asked(summary, baseline, summary_url)
         inputs = [Input("a result file", r) for r in results]
         check_outputs(outputs_of(("-o", out_dir, True, REPORT_ENTRIES), ("--junit", junit_path, False, ())),
                       inputs + ([Input("--diff", baseline)] if baseline else []))
         files = [(path, load_items([path])) for path in results]
         items = [item for _path, loaded in files for item in loaded]
         classes = report_specs(files, specs)
-        write_summary = summary_writer(items, baseline, summary_url) if summary or baseline else None
+        write_summary = summary_of(baseline, summary_url).writer(items) if asked else None
         with Outputs() as out:
             index = stage_html(out, items, out_dir, classes, summary=write_summary)
             junit = stage_junit(out, [i for i in items if isinstance(i, Result)], junit_path,

@@ -97,7 +97,9 @@ order reduction on, every checked property reading the history alone, and the sp
 they are, one is taken alone. The graph so pruned (the *lazy* graph) reaches every
 history the full one does, and each of its terminal states is a terminal state of the
 full graph with every history of one there; so every property over the history keeps
-its verdict, and its traces are real runs. Stubborn sets are then sought among the steps
+its verdict, and its traces are real runs. It need not keep a cycle of the spec, though
+(one may lie behind an early deferred step), so the check of the ``acyclic`` declaration
+can miss a cycle there (``LateLoop`` in the tests). Stubborn sets are then sought among the steps
 not deferred, with footprints read off all the successors: a deferred step is never
 enabled in the lazy graph while a member's step is, so the outside runs that C1 speaks
 of contain none, and the sets stay stubborn in the lazy graph.
@@ -420,7 +422,7 @@ class Expander:
         self.fired.clear()
         return out
 
-    def expand(self, states: Sequence[State], full: bool = False):
+    def expand(self, states: Sequence[State]) -> tuple[list[int], list[int], list, list[int], list[bool]]:
         """Successors of ``states``: ``(owner, pos, succ, counts, reduced)``.
 
         ``owner`` the position in ``states`` of each successor's parent, ``pos`` its
@@ -433,7 +435,7 @@ class Expander:
         spec = self.spec
         po = self.po
         next_states = spec.next_states
-        por = self.red.por and not full
+        por = self.red.por
         if not por and self.checker is None:
             return self._expand_all(states)
         visible = self.red.visible
@@ -443,7 +445,7 @@ class Expander:
         reduction_key = po.reduction_key if por and not defer and solo is None else None
         next_states_of = po.next_states_of
         fired = self.fired
-        checker = self.checker if not full else None
+        checker = self.checker
         owner: list[int] = []
         pos: list[int] = []
         succ: list = []

@@ -13,6 +13,7 @@ from hypothesis.errors import NoSuchExample
 from ordercheck.checker.api.model import Model
 from ordercheck.checker.api.result import EXIT_BOUND, EXIT_MISMATCH, EXIT_OK, PropertyResult, Result, Stats
 from ordercheck.checker.api.trace import to_steps
+from ordercheck.checker.engine.reduce import Reductions
 from ordercheck.checker.simulate.shrink import shrink
 from ordercheck.checker.simulate.walk import Found, Simulator, Walk, path_of
 
@@ -102,7 +103,7 @@ def simulate(
         spec=model.spec_name,
         constants=model.constants,
         engine="simulate",
-        reductions={"symmetry": False, "por": False},
+        reductions=Reductions().as_dict(spec),  # random walks take every enabled step: none applied
         properties=props,
         stats=stats,
         warnings=[f"{sim.stats.walks} walks, seed {seed}: simulation can find violations, never prove a property"],
