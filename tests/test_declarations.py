@@ -44,6 +44,7 @@ from tests.toyspecs import (
     Flicker,
     LastWriter,
     LateLoop,
+    LateLoopAwaiting,
     Lopsided,
     OneKey,
     RandomProcesses,
@@ -559,6 +560,22 @@ def test_a_deferred_step_can_hide_a_cycle_from_the_reduced_search(workers):
     assert checked.reductions["deferred_arrivals"] and verdicts(checked) == {"below_three": "holds"}
     with pytest.raises(InputError, match=r"spec lateloop declares acyclic = True but .* the cycle back\(0\) -> go\(0\)"):
         check_model(model, replace(QUIET, workers=workers, por=False))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_no_step_is_deferred_where_an_eventually_verdict_rests_on_acyclic(workers):
+    """The late loop awaiting ``x`` = 2: deferring ``mark`` would hide the fair cycle that
+    violates ``reaches_two`` and the check of ``acyclic`` with it, and the run would say
+    holds (it did). With an ``eventually`` property checked nothing is deferred, so the
+    reduced search meets the cycle's edge and the wrong declaration is refused."""
+    model = toy(LateLoopAwaiting)
+    reductions, _notes = plan(model.spec, model.properties, symmetry=False, por=True)
+    assert reductions.por and not reductions.defer
+    with pytest.raises(InputError, match=r"spec lateloop_awaiting declares acyclic = True but .* the cycle"):
+        check_model(model, replace(QUIET, workers=workers))
+    deferring = search(model.spec, model.properties, reductions=replace(reductions, defer=True),
+                       stop_when_decided=False, workers=workers)
+    assert deferring.complete and not deferring.maybe_cyclic  # what deferring would have missed
 
 
 # -- symmetry: canonical form against the whole orbit --------------------------------------

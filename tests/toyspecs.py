@@ -559,3 +559,15 @@ class LateLoop(Spec, PartialOrder):
 
     def properties(self):
         return [Property.always("below_three", lambda s: "x is 3" if s[0] == 3 else None, reads=("history",))]
+
+
+class LateLoopAwaiting(LateLoop):
+    """:class:`LateLoop` awaiting ``x`` = 2: its hidden cycle (``go``, ``back`` for ever
+    after an early ``mark``) is a fair run that never gets there, so the verdict on
+    ``reaches_two`` rests on the (wrong) declaration ``acyclic``."""
+
+    name = "lateloop_awaiting"
+
+    def properties(self):
+        return [Property.eventually("reaches_two", lambda s: None if s[0] == 2 else f"x is {s[0]}",
+                                    reads=("history",))]

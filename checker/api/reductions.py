@@ -148,7 +148,9 @@ class PartialOrder:
         *lazy*: every history reached through such a step is reached without it, the
         step's work done later by a step the spec does not defer (a hold-back buffer's
         arrival, :class:`ordercheck.specs.holdback.HoldBackSpec`). The engine defers them only when
-        every checked property reads the history alone and the spec is ``acyclic``
+        every checked property reads the history alone, none is an ``eventually`` one
+        (whose verdict rests on ``acyclic``, a declaration whose check a deferred step
+        can hide a cycle from) and the spec is ``acyclic``
         (:mod:`ordercheck.checker.engine.reduce`). The default: nothing is deferrable."""
         return False
 

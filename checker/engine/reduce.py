@@ -93,13 +93,15 @@ one, some run reaches without it, doing its work later in a step that is not def
 (a hold-back peer's arrival of a message it cannot deliver yet: the message can as well
 wait in its unordered channel and be taken by the step that delivers it). With partial-
 order reduction on, every checked property reading the history alone, and the spec
-``acyclic``, such steps are left out wherever another step is enabled, and where only
+``acyclic``, and no checked property an ``eventually`` one, such steps are left out wherever another step is enabled, and where only
 they are, one is taken alone. The graph so pruned (the *lazy* graph) reaches every
 history the full one does, and each of its terminal states is a terminal state of the
 full graph with every history of one there; so every property over the history keeps
 its verdict, and its traces are real runs. It need not keep a cycle of the spec, though
 (one may lie behind an early deferred step), so the check of the ``acyclic`` declaration
-can miss a cycle there (``LateLoop`` in the tests). Stubborn sets are then sought among the steps
+can miss a cycle there (``LateLoop`` in the tests). No other verdict rests on the
+declaration (the lazy graph keeps every history); an ``eventually`` verdict does (a fair
+cycle violates one), which is why no step is deferred where one is checked. Stubborn sets are then sought among the steps
 not deferred, with footprints read off all the successors: a deferred step is never
 enabled in the lazy graph while a member's step is, so the outside runs that C1 speaks
 of contain none, and the sets stay stubborn in the lazy graph.
@@ -199,7 +201,10 @@ def plan(spec: Spec, props: Sequence[Property], symmetry: bool, por: bool) -> tu
                 )
             else:
                 use_por = True
-    defer = use_por and spec.acyclic and po.defers() and all(_history_only(spec, p) for p in props)
+    # The check of `acyclic` can miss a cycle behind a deferred step, and an `eventually`
+    # verdict rests on that declaration: with one checked, nothing is deferred.
+    defer = (use_por and spec.acyclic and po.defers() and all(_history_only(spec, p) for p in props)
+             and not any(p.kind == "eventually" for p in props))
     return Reductions(group, use_por, visible, use_por and needs_proviso(spec, visible), defer), notes
 
 
