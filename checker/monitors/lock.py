@@ -401,9 +401,8 @@ class GlobalLock(Monitor):
         log = self.log
         self._pair_up(end)
         self.stepped = end
-        sources = signal_sources(log)  # the whole recording's pairing, read by every prefix
-        length = _first_violated_length(lambda n: _cyclic(lock_graph(log, n, sources=sources)[0]), start, end,
-                                        _breaks(log, start, end))
+        prefixes = _Prefixes(log, signal_sources(log))  # the whole recording's pairing, read by every prefix
+        length = _first_violated_length(prefixes.cyclic, start, end, _breaks(log, start, end))
         return None if length is None else self._found(length)
 
     def _found(self, length: int) -> Violation:
@@ -415,30 +414,73 @@ def _explain(log: Log, length: int) -> Violation:
     """The violation of the shortest cyclic prefix, of ``length`` events: a shortest
     cycle through an edge its last event added."""
     at = length - 1
-    succ, why = lock_graph(log, length, reasons=True)
-    _before, old = lock_graph(log, at, reasons=True)
+    graph = _LockGraph(log, check=False, reasons=True)
+    joins = _joins(signal_sources(log))
+    _lay_out(graph, joins, 0, at)
+    why = graph.why
+    assert why is not None
+    old = set(why)
+    _lay_out(graph, joins, at, length)
     new = [edge for edge in why if edge not in old]
+    succ = graph.succ + graph.hub[::-1]
     cycle, why = _without_peer_nodes(_shortest_cycle(succ, new or list(why)), why)
     return _violation(log, at, cycle, why)
 
 
-def lock_graph(log: Log, end: int, *, reasons: bool = False, sources: dict[int, int] | None = None
+def lock_graph(log: Log, end: int, *, reasons: bool = False
                ) -> tuple[list[tuple[int, ...]], dict[tuple[int, int], tuple[int, int]]]:
     """The lock graph of the prefix of ``end`` events, as :class:`_LockGraph` takes
     them in (signals paired as in the whole log, a pair joining once both its events
     are in the prefix): successor tuples of ``end`` events and then the peers' nodes
     (so that node ``-1 - q``, peer q's, indexes it as it is), and with ``reasons`` each
-    edge's ``(kind, witness)``. ``sources`` is
-    :func:`~ordercheck.checker.monitors.log.signal_sources` of the log, when the caller has it."""
+    edge's ``(kind, witness)``."""
     graph = _LockGraph(log, check=False, reasons=reasons)
-    joins: dict[int, list[tuple[int, int]]] = {}  # event -> the pairs it completes in the prefix
-    for r, sig in (signal_sources(log) if sources is None else sources).items():
-        if r < end and sig < end:
-            joins.setdefault(max(r, sig), []).append((r, sig))
-    none: list[tuple[int, int]] = []
-    for i in range(end):
-        graph.event(i, joins.get(i, none))
+    _lay_out(graph, _joins(signal_sources(log)), 0, end)
     return graph.succ + graph.hub[::-1], graph.why or {}
+
+
+def _lay_out(graph: _LockGraph, joins: dict[int, list[tuple[int, int]]], start: int, end: int) -> None:
+    """Take events ``start`` to ``end - 1`` into ``graph``, each with the signal pairs it
+    completes (:func:`_joins`)."""
+    get = joins.get
+    for i in range(start, end):
+        graph.event(i, get(i, _NO_PAIRS))
+
+
+def _joins(sources: dict[int, int]) -> dict[int, list[tuple[int, int]]]:
+    """Per event, the signal pairs ``(receipt, signal)`` it completes: a pair joins the
+    graph at the later of its two events, in every prefix that holds both."""
+    joins: dict[int, list[tuple[int, int]]] = {}
+    for r, sig in sources.items():
+        joins.setdefault(max(r, sig), []).append((r, sig))
+    return joins
+
+
+class _Prefixes:
+    """Whether :func:`lock_graph` of a prefix has a cycle, for the prefix lengths a
+    search asks about in turn. Each prefix's graph is laid out from the graph of the
+    longest prefix found acyclic so far (kept, and copied before it is extended), not
+    from the first event: a search whose acyclic prefixes only grow, as
+    :func:`_first_violated_length`'s do, lays each event out about twice in all rather
+    than once per probe. A shorter prefix than the one kept starts again from the first
+    event."""
+
+    def __init__(self, log: Log, sources: dict[int, int]) -> None:
+        self.log = log
+        self.joins = _joins(sources)
+        self.base = _LockGraph(log, check=False)
+        self.length = 0  # the events self.base holds
+
+    def cyclic(self, end: int) -> bool:
+        """Whether the lock graph of the first ``end`` events has a cycle."""
+        if end < self.length:
+            self.base, self.length = _LockGraph(self.log, check=False), 0
+        graph = self.base.copy(self.log)
+        _lay_out(graph, self.joins, self.length, end)
+        if _cyclic(graph.succ + graph.hub[::-1]):
+            return True
+        self.base, self.length = graph, end
+        return False
 
 
 def _cyclic(succ: Sequence[Sequence[int]]) -> bool:
