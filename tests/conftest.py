@@ -53,13 +53,15 @@ def model_checking(name: str, properties: list[str], **constants):
     return model_from_dict(derived, f"{name}.toml")
 
 
-def proviso_search(name: str, workers: int, bounds=None, stop: bool = True, **kw):
+def proviso_search(name: str, workers: int, bounds=None, stop: bool = True, safety_only: bool = False, **kw):
     """``search`` of model file ``name`` (under models/), whose reduction needs
     visibility, with ``workers`` and the cycle proviso of partial-order reduction.
     These specs declare ``acyclic``, so the command line skips the proviso for them
     (ordercheck.checker.engine.reduce.needs_proviso); it is switched on here, as for a spec
     that does not declare it, to test the engines' proviso on models with many states
-    (the proviso only adds full expansions: the search stays sound)."""
+    (the proviso only adds full expansions: the search stays sound). With
+    ``safety_only``, the model's ``eventually`` properties are left out, so that its
+    hold-back peers' arrivals are deferred as well (never with one checked)."""
     from dataclasses import replace
 
     from ordercheck.checker.engine.bfs import NO_BOUNDS, search
@@ -67,6 +69,8 @@ def proviso_search(name: str, workers: int, bounds=None, stop: bool = True, **kw
     from ordercheck.checker.loading.modelfile import load_model
 
     model = load_model(MODELS / name)
+    if safety_only:
+        model = replace(model, properties=[p for p in model.properties if p.kind != "eventually"])
     reductions, _notes = plan(model.spec, model.properties, model.symmetry, model.por)
     assert reductions.por and reductions.visible and model.spec.acyclic and not reductions.proviso
     return search(model.spec, model.properties, NO_BOUNDS if bounds is None else bounds,
