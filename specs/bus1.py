@@ -88,7 +88,7 @@ class Bus1(PeerSpec, Symmetry):
         return ("block", "tick", *commit, "deliver")
 
     def configure(self) -> None:
-        self._memo: tuple[object, list] = ((), [])
+        self._memo: tuple[object, tuple[str | None, str | None]] = ((), (None, None))
         self._fp_cache: dict[tuple, tuple[int, int, int, int, int, int]] = {}
         self.everyone = (1 << self.peers) - 1
 
@@ -489,55 +489,54 @@ class Bus1(PeerSpec, Symmetry):
             self.deadlock_free(),
         ]
 
-    def _in_flight(self, state: tuple) -> list[tuple[int, int, int, tuple[int, ...]]]:
-        """Transactions that have their timestamp, with the destinations not yet queued.
+    def _transaction_findings(self, state: tuple) -> tuple[str | None, str | None]:
+        """What the two transaction invariants find on ``state``: ``message_after_block``'s
+        sentence and ``ready_is_final``'s (``None`` where it holds), each the first in
+        the order of the peers, then of the destinations.
 
-        Both transaction invariants ask for this on the same state in turn, so the last
-        answer is kept.
+        Both read the transactions that have their timestamp and the destinations they
+        have not queued on yet, so one pass over those answers both; they ask on the
+        same state in turn, so the last answer is kept.
         """
-        memo_state, memo = self._memo
-        if memo_state is state:
-            return memo
-        out = []
-        sent = state[GHOST][0]
+        last, found = self._memo
+        if last is state:
+            return found
+        after = final = None
+        sent, queues = state[GHOST][0], state[QUEUES]
         stride, dest_table = self.stride, self.dest_table
+        blocks, tiebreak = self.block_destinations, self.tiebreak_by_sender
         for p, tx in enumerate(state[TXS]):
-            if tx and tx[1] >= SYNCING:
-                mid, phase, i, ts = tx
-                dests = dest_table[sent[p][mid % stride][0]]
-                out.append((p, mid, ts, dests if phase == SYNCING else dests[i:]))
-        self._memo = (state, out)
-        return out
-
-    def _message_after_block(self, state: tuple) -> str | None:
-        inflight = self._in_flight(state)
-        if not inflight or not self.block_destinations:  # no transaction has its timestamp, or no blocks
-            return None
-        queues = state[QUEUES]
-        for _p, mid, ts, pending in inflight:
-            for d in pending:
-                for bts, rank, owner in queues[d]:
-                    if owner == mid and rank == BLOCK and ts <= bts:
-                        return (
-                            f"{self.mname(mid)} got timestamp {ts}, not after its own block at "
-                            f"{bts} on {self.names[d]}'s queue"
-                        )
-        return None
-
-    def _ready_is_final(self, state: tuple) -> str | None:
-        queues = state[QUEUES]
-        for p, mid, ts, pending in self._in_flight(state):
-            rank = p if self.tiebreak_by_sender else 0
-            for d in pending:
+            if not tx or tx[1] < SYNCING:
+                continue
+            mid, phase, i, ts = tx
+            dests = dest_table[sent[p][mid % stride][0]]
+            rank = p if tiebreak else 0
+            for d in dests if phase == SYNCING else dests[i:]:  # the destinations not yet queued
                 q = queues[d]
-                if q and q[0][1] != BLOCK:
+                if after is None and blocks:  # its own block on d: the timestamp must be after it
+                    for bts, brank, owner in q:
+                        if owner == mid and brank == BLOCK and ts <= bts:
+                            after = (
+                                f"{self.mname(mid)} got timestamp {ts}, not after its own block at "
+                                f"{bts} on {self.names[d]}'s queue"
+                            )
+                            break
+                if final is None and q and q[0][1] != BLOCK:  # d's head may be dequeued now
                     hts, hrank, hmid = q[0]
                     if (ts, rank) < (hts, hrank):
-                        return (
+                        final = (
                             f"{self.names[d]} may dequeue {self.mname(hmid)} (timestamp {hts}) although "
                             f"{self.mname(mid)} (timestamp {ts}) will be queued before it"
                         )
-        return None
+        found = (after, final)
+        self._memo = (state, found)
+        return found
+
+    def _message_after_block(self, state: tuple) -> str | None:
+        return self._transaction_findings(state)[0]
+
+    def _ready_is_final(self, state: tuple) -> str | None:
+        return self._transaction_findings(state)[1]
 
     def _entries_behind_clock(self, state: tuple) -> str | None:
         clocks, queues = state[CLOCKS], state[QUEUES]

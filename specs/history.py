@@ -152,9 +152,9 @@ class History:
                 if len(_OUTBOXES) >= _MEMO_LIMIT:
                     _OUTBOXES.clear()
                 _OUTBOXES[sent_key] = known
-        entries = tuple(map(_decoded_log, logs))
+        # each peer's events decoded, and the messages it delivered, as two tuples
+        decoded, delivered = tuple(zip(*map(_decoded_log, logs))) or ((), ())
         messages = dict(known[0])
-        decoded = tuple(e[0] for e in entries)
         if cls is History:  # the fields set as the frozen dataclass's __init__ sets them, without its setattr calls
             h = object.__new__(cls)
             d = h.__dict__
@@ -166,7 +166,7 @@ class History:
         else:
             h = cls(peers, messages, decoded, dict(drops or {}), frozenset(failed))
             d = h.__dict__
-        d["_delivered"] = tuple(e[1] for e in entries)  # what the cached property would compute
+        d["_delivered"] = delivered  # what the cached property would compute
         d["masks"] = known[1]  # shared by every history with these messages
         return h
 
