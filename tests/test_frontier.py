@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import os
+import pickle
 from pathlib import Path
 
 import pytest
@@ -150,3 +152,34 @@ def test_the_spill_directory_is_found_without_a_probe_file(tmp_path: Path, monke
     monkeypatch.setenv("TEMP", str(tmp_path / "sub"))  # absent: the next one
     monkeypatch.setenv("TMP", str(tmp_path))
     assert temp_root() == str(tmp_path)
+
+
+class _Marker:
+    """Unpickling this creates ``path`` (what a replaced spill file could make ordercheck run)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (Path(self.path).touch, ())
+
+
+def test_a_spill_file_replaced_by_name_is_never_read(tmp_path: Path) -> None:
+    """A spilled level is read back through the descriptor that wrote it: another process
+    that replaces the file in a shared spill directory (here: renames a pickle over it)
+    changes nothing that is read, runs nothing, and appending after a read goes on."""
+    f = Frontier(tmp_path, raw=0, spill_after=0)
+    f.append([(1, 2), (3, 4)])
+    f.seal()
+    assert f.spilled and f.path is not None
+    marker = tmp_path / "ran"
+    planted = tmp_path / "planted.bin"
+    with open(planted, "wb") as fh:
+        write_record(fh, pickle.dumps([_Marker(str(marker))]))
+    os.replace(planted, f.path)
+    assert [decode(c) for c in f] == [[(1, 2), (3, 4)]]
+    f.append([(5, 6)])
+    assert [decode(c) for c in f] == [[(1, 2), (3, 4)], [(5, 6)]]
+    assert not marker.exists()
+    f.discard()
+    assert not f.spilled and list(f) == []
