@@ -241,11 +241,16 @@ def test_sigint_stops_a_stuck_spark_run(tmp_path: Path) -> None:
     the JVM and its Python workers end with it (PySpark's own SIGINT handler, which
     raised a KeyboardInterrupt that ended as exit code 4 with a traceback, is replaced).
     The step is stuck in an executor: every level is a Spark job
-    (``ORDERCHECK_SPARK_DRIVER_STATES=0``), so state 3 is expanded there."""
+    (``ORDERCHECK_SPARK_DRIVER_STATES=0``), so state 3 is expanded there. Spark's scratch
+    files went to a directory of the run's own under ``$TMPDIR``, and nothing of them is
+    left."""
     model, marker = _model(tmp_path)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
     proc = _start("check", model, "--engine", "spark", "--master", "local[2]", "--quiet",
-                  extra={"ORDERCHECK_SPARK_DRIVER_STATES": "0"})
+                  extra={"ORDERCHECK_SPARK_DRIVER_STATES": "0", "TMPDIR": str(scratch)})
     wait_for(marker.exists, timeout=120, proc=proc)
+    assert any(p.name.startswith("ordercheck-spark-") for p in scratch.iterdir()), list(scratch.iterdir())
     os.kill(proc.pid, signal.SIGINT)
     _out, err, seconds = _end(proc, timeout=60)
     assert proc.returncode == 130, err
@@ -253,6 +258,7 @@ def test_sigint_stops_a_stuck_spark_run(tmp_path: Path) -> None:
     assert line.startswith("ordercheck: interrupted by SIGINT; ") and line.endswith(
         "nothing was saved (with --checkpoint DIR a run can be resumed with --resume)"), line
     assert seconds < 10, seconds
+    assert list(scratch.iterdir()) == []
 
 
 @pytest.mark.spark

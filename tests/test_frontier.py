@@ -183,3 +183,28 @@ def test_a_spill_file_replaced_by_name_is_never_read(tmp_path: Path) -> None:
     assert not marker.exists()
     f.discard()
     assert not f.spilled and list(f) == []
+
+
+def test_a_dead_processs_scratch_directory_is_removed_by_the_next(tmp_path: Path, monkeypatch) -> None:
+    """A run killed outright leaves its private directory (spilled levels, or Spark's
+    scratch files on a local master): the next run that makes one with the same prefix
+    removes it, and leaves a live process's and other prefixes' alone."""
+    import subprocess
+    import sys
+
+    from ordercheck.checker.engine.frontier import own_spill_dir
+    from ordercheck.checker.spark.session import SCRATCH_PREFIX
+
+    monkeypatch.setattr("tempfile.tempdir", None)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    dead = tmp_path / f"{SCRATCH_PREFIX}{int(gone.stdout)}-abc"
+    (dead / "blockmgr-1").mkdir(parents=True)
+    live = tmp_path / f"{SCRATCH_PREFIX}{os.getppid()}-def"
+    live.mkdir()
+    other = tmp_path / f"ordercheck-frontier-{int(gone.stdout)}-ghi"
+    other.mkdir()
+    made = Path(own_spill_dir(SCRATCH_PREFIX))
+    assert made.name.startswith(f"{SCRATCH_PREFIX}{os.getpid()}-") and oct(made.stat().st_mode & 0o777) == "0o700"
+    assert sorted(tmp_path.iterdir()) == sorted([made, live, other])

@@ -60,15 +60,17 @@ def temp_root() -> str:
     return tempfile.gettempdir()
 
 
-def own_spill_dir() -> str:
-    """A new private directory in the temporary directory for a search's spilled levels,
-    named after this process; those a killed process left are removed first."""
+def own_spill_dir(prefix: str = SPILL_PREFIX) -> str:
+    """A new private directory (mode 0700) in the temporary directory for a search's
+    spilled levels (or, with another ``prefix``, another run's scratch files), named
+    after this process; those with the same prefix that a process no longer running
+    left are removed first."""
     root = temp_root()
-    for stale in Path(root).glob(f"{SPILL_PREFIX}*-*"):
-        pid = stale.name[len(SPILL_PREFIX):].split("-", 1)[0]
+    for stale in Path(root).glob(f"{prefix}*-*"):
+        pid = stale.name[len(prefix):].split("-", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
             shutil.rmtree(stale, ignore_errors=True)
-    return tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{os.getpid()}-", dir=root)
+    return tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=root)
 
 
 def _alive(pid: int) -> bool:

@@ -180,6 +180,8 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         settings["spark.driver.extraJavaOptions"] += " " + os.environ.get(JVM_OPTIONS_ENV, LOCAL_JVM_OPTIONS)
         settings["spark.driver.host"] = "127.0.0.1"
         settings["spark.driver.bindAddress"] = "127.0.0.1"
+        if "spark.local.dir" not in (conf or {}) and not os.environ.get("SPARK_LOCAL_DIRS"):
+            settings["spark.local.dir"] = scratch_dir()
         # The executors see this process's ordercheck, and run this interpreter unless
         # the user named one.
         settings["spark.executorEnv.PYTHONPATH"] = executor_pythonpath()
@@ -222,6 +224,26 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         ) from None
     sc.setLogLevel("FATAL")
     return sc
+
+
+SCRATCH_PREFIX = "ordercheck-spark-"
+
+
+def scratch_dir() -> str:
+    """Spark's scratch directory on a ``local[...]`` master (``spark.local.dir``: its
+    blocks, shuffle files, PySpark's broadcast files): a private directory in the
+    temporary directory ``$TMPDIR`` names (Spark itself would use the JVM's, ``/tmp``,
+    whatever ``$TMPDIR`` says), named after this process and removed when the process
+    ends; one a process killed outright left behind is removed by the next run that
+    makes one (:func:`~ordercheck.checker.engine.frontier.own_spill_dir`)."""
+    import atexit
+    import shutil
+
+    from ordercheck.checker.engine.frontier import own_spill_dir
+
+    path = own_spill_dir(SCRATCH_PREFIX)
+    atexit.register(shutil.rmtree, path, True)
+    return path
 
 
 def executor_pythonpath() -> str:
