@@ -58,6 +58,9 @@ class PeerSpec(Spec, PartialOrder, Rendering):
 
     Subclasses set ``ghost_at`` and ``txs_at``: the positions in their state tuple of
     the ghost ``(sent, logs)`` and of the per-peer transaction slots (``0`` when idle).
+    ``setup`` derives what their steps read: ``names``, ``plan`` or ``choices``,
+    ``stride``, ``dest_table`` (each destination mask's peers) and ``send_table``
+    (:func:`~ordercheck.specs.common.send_options` of each peer per count of its sends).
     """
 
     ghost_at: ClassVar[int] = 0
