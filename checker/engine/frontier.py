@@ -15,8 +15,9 @@ the files in a directory private to it (:func:`own_spill_dir`, or ``--spill-dir`
 never read as input. A spilled file is created (``mkstemp``: mode 0600, a new name) and
 then only ever reached through the descriptor that created it, for reading as for
 writing: never reopened by its name, which another process could have replaced in a
-shared ``--spill-dir``, so what is read back is what this process wrote. What a checkpoint keeps of a frontier (:meth:`Frontier.dump`,
-:meth:`Frontier.load`) is another format, one a crafted file cannot turn into code:
+shared ``--spill-dir``, so what is read back is what this process wrote. What a
+checkpoint keeps of a frontier (:meth:`Frontier.dump`, :meth:`Frontier.load`) is
+another format, one a crafted file cannot turn into code:
 each chunk is JSON (:func:`encode_json`, :func:`decode_json`; see
 docs/reference/checkpoints.md).
 """
@@ -204,8 +205,12 @@ class _OwnFile(io.RawIOBase):
         return True
 
     def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
-        base = {os.SEEK_SET: 0, os.SEEK_CUR: self._at, os.SEEK_END: os.fstat(self._fd).st_size}[whence]
-        self._at = base + offset
+        if whence == os.SEEK_SET:
+            self._at = offset
+        elif whence == os.SEEK_CUR:
+            self._at += offset
+        else:
+            self._at = os.fstat(self._fd).st_size + offset
         return self._at
 
     def tell(self) -> int:
