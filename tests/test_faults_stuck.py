@@ -17,7 +17,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults_helpers import EXE, MODELS, ROOT, assert_no_survivors, env, one_error_line, session, wait_for
+from tests.faults_helpers import (
+    EXE,
+    MODELS,
+    ROOT,
+    assert_no_survivors,
+    env,
+    one_error_line,
+    session,
+    started,
+    stop_stray_runs,
+    wait_for,
+)
 
 SPIN = '''
 import os
@@ -67,8 +78,8 @@ def _start(*args: str | Path, extra: dict[str, str] | None = None, exe: list[str
     environment = env()
     environment["ORDERCHECK_STOP_GRACE"] = GRACE
     environment.update(extra or {})
-    return subprocess.Popen([*exe, *map(str, args)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True, env=environment)
+    return started(subprocess.Popen([*exe, *map(str, args)], cwd=ROOT, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, start_new_session=True, env=environment))
 
 
 def _end(proc: subprocess.Popen, timeout: float) -> tuple[str, str, float]:
@@ -379,3 +390,15 @@ def test_the_watchdog_names_a_wait_on_spark_not_the_spec() -> None:
     line = interrupted_line(Interrupted(signal.SIGTERM, stuck=WAITING_FOR_SPARK))
     assert line.startswith("ordercheck: interrupted by SIGTERM; the run did not stop within "), line
     assert "s and was interrupted while waiting for Spark's jobs; nothing was saved" in line, line
+
+
+def test_a_run_a_test_leaves_running_is_killed_when_the_test_ends() -> None:
+    # What tests/conftest.py does after every test: a run, its two workers and all.
+    proc = _start("check", MODELS / "bus1-3.toml", "--no-por", "--no-symmetry", "--workers", "2", "--quiet")
+    wait_for(lambda: len(session(proc.pid)) >= 3, proc=proc)
+    killed = stop_stray_runs()
+    assert len(killed) >= 3 and all("ordercheck" in line or "python" in line for line in killed), killed
+    assert_no_survivors(proc.pid, grace=5)
+    proc.communicate()
+    assert proc.returncode == -signal.SIGKILL
+    assert stop_stray_runs() == []  # each session is stopped once
