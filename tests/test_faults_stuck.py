@@ -253,10 +253,10 @@ def test_sigint_stops_a_stuck_spark_run(tmp_path: Path) -> None:
     raised a KeyboardInterrupt that ended as exit code 4 with a traceback, is replaced).
     The step is stuck in an executor: every level is a Spark job
     (``ORDERCHECK_SPARK_DRIVER_STATES=0``), so state 3 is expanded there. Spark's scratch
-    files went to a directory of the run's own under ``$TMPDIR``, and nothing of them is
-    left."""
+    files went to a directory of the run's own under ``$TMPDIR`` (named with a space and a
+    quote, which the JVM's options must carry), and nothing of them is left."""
     model, marker = _model(tmp_path)
-    scratch = tmp_path / "tmp"
+    scratch = tmp_path / 'tm p"q'
     scratch.mkdir()
     proc = _start("check", model, "--engine", "spark", "--master", "local[2]", "--quiet",
                   extra={"ORDERCHECK_SPARK_DRIVER_STATES": "0", "TMPDIR": str(scratch)})

@@ -181,7 +181,11 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         settings["spark.driver.host"] = "127.0.0.1"
         settings["spark.driver.bindAddress"] = "127.0.0.1"
         if "spark.local.dir" not in (conf or {}) and not os.environ.get("SPARK_LOCAL_DIRS"):
-            settings["spark.local.dir"] = scratch_dir()
+            settings["spark.local.dir"] = scratch = scratch_dir()
+            # The JVM's own temporary directory too: it makes one of its own there at its
+            # start (removed only by a shutdown the stop does not wait for), which was left
+            # in /tmp after every run.
+            settings["spark.driver.extraJavaOptions"] += " " + java_option(f"-Djava.io.tmpdir={scratch}")
         # The executors see this process's ordercheck, and run this interpreter unless
         # the user named one.
         settings["spark.executorEnv.PYTHONPATH"] = executor_pythonpath()
@@ -224,6 +228,13 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         ) from None
     sc.setLogLevel("FATAL")
     return sc
+
+
+def java_option(option: str) -> str:
+    """``option`` as one word of ``spark.driver.extraJavaOptions`` (which Spark's launcher
+    splits at spaces): in double quotes, with the quotes and backslashes in it escaped."""
+    escaped = option.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
 
 
 SCRATCH_PREFIX = "ordercheck-spark-"
