@@ -176,8 +176,6 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         # On local[...] the driver's JVM is the executor too: it holds every level's rows
         # (the visited set's fingerprints, the frontier's states) and shuffles them.
         settings["spark.driver.memory"] = LOCAL_DRIVER_MEMORY
-        # The throughput collector (see LOCAL_JVM_OPTIONS), or the options the environment names.
-        settings["spark.driver.extraJavaOptions"] += " " + os.environ.get(JVM_OPTIONS_ENV, LOCAL_JVM_OPTIONS)
         settings["spark.driver.host"] = "127.0.0.1"
         settings["spark.driver.bindAddress"] = "127.0.0.1"
         if "spark.local.dir" not in (conf or {}) and not os.environ.get("SPARK_LOCAL_DIRS"):
@@ -186,6 +184,9 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
             # start (removed only by a shutdown the stop does not wait for), which was left
             # in /tmp after every run.
             settings["spark.driver.extraJavaOptions"] += " " + java_option(f"-Djava.io.tmpdir={scratch}")
+        # The throughput collector (see LOCAL_JVM_OPTIONS), or the options the environment
+        # names (last, so that they override the ones above).
+        settings["spark.driver.extraJavaOptions"] += " " + os.environ.get(JVM_OPTIONS_ENV, LOCAL_JVM_OPTIONS)
         # The executors see this process's ordercheck, and run this interpreter unless
         # the user named one.
         settings["spark.executorEnv.PYTHONPATH"] = executor_pythonpath()
