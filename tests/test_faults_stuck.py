@@ -254,7 +254,9 @@ def test_sigint_stops_a_stuck_spark_run(tmp_path: Path) -> None:
     The step is stuck in an executor: every level is a Spark job
     (``ORDERCHECK_SPARK_DRIVER_STATES=0``), so state 3 is expanded there. Spark's scratch
     files went to a directory of the run's own under ``$TMPDIR`` (named with a space and a
-    quote, which the JVM's options must carry), and nothing of them is left."""
+    quote, which the JVM's options must carry), and nothing of them is left. Before the
+    SIGINT, a stop as Ctrl-Z makes it (SIGTSTP) stops the run with its JVM and workers,
+    and SIGCONT continues them all."""
     model, marker = _model(tmp_path)
     scratch = tmp_path / 'tm p"q'
     scratch.mkdir()
@@ -264,6 +266,7 @@ def test_sigint_stops_a_stuck_spark_run(tmp_path: Path) -> None:
     # Asserted once the run has ended: a failed assertion here would leave the run (its
     # JVM and Python workers in a process group of their own) spinning on the stuck step.
     during = [p.name for p in scratch.iterdir()]
+    stopped, continued = _stop_and_continue(proc)
     os.kill(proc.pid, signal.SIGINT)
     _out, err, seconds = _end(proc, timeout=60)
     assert proc.returncode == 130, err
@@ -273,6 +276,40 @@ def test_sigint_stops_a_stuck_spark_run(tmp_path: Path) -> None:
     assert seconds < 10, seconds
     assert any(name.startswith("ordercheck-spark-") for name in during), during
     assert list(scratch.iterdir()) == []
+    assert stopped and continued, (stopped, continued)
+
+
+def _stop_and_continue(proc: subprocess.Popen) -> tuple[bool, bool]:
+    """Stop the run as Ctrl-Z does (SIGTSTP to the run) and continue it (SIGCONT): whether
+    the run and every process under it (Spark's JVM, PySpark's daemon and the worker
+    spinning in the stuck step, which lead process groups of their own) were all
+    stopped, and then all running again."""
+    import psutil
+
+    run = psutil.Process(proc.pid)
+    tree = [run, *run.children(recursive=True)]
+    assert any("java" in p.name() for p in tree) and sum("python" in p.name() for p in tree) >= 3, tree
+
+    def all_in(want: bool) -> bool:
+        try:
+            return all((p.status() == psutil.STATUS_STOPPED) == want for p in tree
+                       if p.status() != psutil.STATUS_ZOMBIE)  # Spark's launcher script, ended
+        except psutil.Error:
+            return False
+
+    os.kill(proc.pid, signal.SIGTSTP)
+    stopped = _within(5.0, lambda: all_in(True))
+    os.kill(proc.pid, signal.SIGCONT)
+    return stopped, _within(5.0, lambda: all_in(False))
+
+
+def _within(seconds: float, predicate) -> bool:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 @pytest.mark.spark

@@ -230,7 +230,41 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
             f"cannot start Spark on {master!r}: {first[:300]} (is Java 17+ on PATH or JAVA_HOME set?)"
         ) from None
     sc.setLogLevel("FATAL")
+    _follow_terminal_stops()
     return sc
+
+
+def _follow_terminal_stops() -> None:
+    """Make a stop from the terminal (Ctrl-Z, ``SIGTSTP``) stop Spark's JVM and its Python
+    workers too, and ``SIGCONT`` continue them: they lead process groups of their own (so
+    that a stop can kill them whole), which the terminal's signal does not reach. Only
+    where ``SIGTSTP`` has its default action, from the main thread."""
+    if not hasattr(signal, "SIGTSTP") or threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTSTP) is signal.SIG_DFL:
+        signal.signal(signal.SIGTSTP, _stop_with_jvm)
+
+
+def _stop_with_jvm(_signum: int, _frame: Any) -> None:
+    """``SIGTSTP``'s handler: stop the JVM and the processes under it, then this process;
+    once continued, continue them. This process stops itself with ``SIGSTOP``, which a
+    process group without a terminal (a run started in a session of its own) does not
+    discard, as it does ``SIGTSTP``'s default action."""
+    proc = _jvm_process()
+    group = [] if proc is None else [proc.pid, *(p.pid for p in _descendants(proc.pid))]
+    _signal_each(group, signal.SIGSTOP)
+    try:
+        os.kill(os.getpid(), signal.SIGSTOP)  # stopped here until a SIGCONT
+    finally:
+        _signal_each(group, signal.SIGCONT)
+
+
+def _signal_each(pids: list[int], signum: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+        except OSError:  # already gone
+            pass
 
 
 def java_option(option: str) -> str:
