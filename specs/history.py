@@ -497,6 +497,11 @@ def extend_log(parent: HistoryLog, h: History) -> HistoryLog:
     messages as they were."""
     if h.failed:  # a peer down with no fail in its log fails at the end: lay out afresh
         return history_log(h)
+    one = _one_new(parent, h)
+    if one is not None:  # a search's usual step: the one event read once, not per pass
+        log = parent.copy(*_event_writes(one[1], one[2], parent.ids))
+        _lay_out_one(log, h, one)
+        return log
     log = parent.copy(*_writes(parent, h))
     _lay_out(log, h)
     return log
@@ -532,15 +537,52 @@ def _writes(log: HistoryLog, h: History) -> tuple[bool, bool]:
     ids = log.ids
     for p, events in enumerate(h.logs):
         for kind, arg in events[log.seen[p]:]:
-            if kind == SEND or ((kind == DELIVER or kind == DROP) and arg not in ids):
-                messages = True
-            elif kind == SIGNAL_OUT or kind == SIGNAL_IN:
-                signals = True
+            adds, counts = _event_writes(kind, arg, ids)
+            messages = messages or adds
+            signals = signals or counts
     return messages, signals
+
+
+def _event_writes(kind: int, arg: int, ids: dict[int, int]) -> tuple[bool, bool]:
+    """Whether laying out one event (``kind``, history message or peer ``arg``) after a
+    log whose message ids are ``ids`` adds a message to its message columns, and
+    whether it counts a signal."""
+    if kind == SEND or ((kind == DELIVER or kind == DROP) and arg not in ids):
+        return True, False
+    return False, kind == SIGNAL_OUT or kind == SIGNAL_IN
+
+
+def _one_new(log: HistoryLog, h: History) -> tuple[int, int, int] | None:
+    """``(peer, kind, arg)`` of the one event ``h`` has beyond ``log.seen``; ``None``
+    where it has none or several."""
+    logs, seen = h.logs, log.seen
+    found = -1
+    for p in range(len(logs)):
+        more = len(logs[p]) - seen[p]
+        if more:
+            if more != 1 or found >= 0:
+                return None
+            found = p
+    if found < 0:
+        return None
+    kind, arg = logs[found][-1]
+    return found, kind, arg
+
+
+def _lay_out_one(log: HistoryLog, h: History, one: tuple[int, int, int]) -> None:
+    """Append the one new event ``one`` (:func:`_one_new`): with nothing else new there
+    is nothing for it to wait for, whatever it is."""
+    p, kind, arg = one
+    _emit(log, h, p, kind, arg, h.messages)
+    log.seen[p] += 1
 
 
 def _lay_out(log: HistoryLog, h: History) -> None:
     """Append the events of ``h`` beyond ``log.seen``, in the deterministic order."""
+    one = _one_new(log, h)
+    if one is not None:  # a search's usual step
+        _lay_out_one(log, h, one)
+        return
     logs = h.logs
     n = len(logs)
     pos = log.seen
@@ -549,12 +591,6 @@ def _lay_out(log: HistoryLog, h: History) -> None:
     if left <= 0:
         return
     messages = h.messages
-    if left == 1:  # one new event (a search's usual step): nothing to wait for, whatever it is
-        p = next(q for q in range(n) if pos[q] < ends[q])
-        kind, arg = logs[p][pos[p]]
-        _emit(log, h, p, kind, arg, messages)
-        pos[p] += 1
-        return
     ids = log.ids
     outs, ins = log.outs, log.ins
     # Signals that exist anywhere in the history, per pair: a receipt waits only for
