@@ -168,8 +168,9 @@ def _stepped(name: str, log: Log):
 
 
 def _state(value: object) -> object:
-    """A monitor's state as plain data (the log it reads left out, and per-message
-    lists without their trailing zeros), to compare two."""
+    """A monitor's state as plain data (the log it reads left out, the flag saying
+    whether a part is shared with a fork until written left out, and per-message lists
+    without their trailing zeros), to compare two."""
     if isinstance(value, (int, float, str, bool, type(None))):
         return value
     if isinstance(value, dict):
@@ -183,7 +184,7 @@ def _state(value: object) -> object:
         return "log"
     if hasattr(value, "__dict__") or hasattr(value, "__slots__"):
         names = sorted({*getattr(value, "__dict__", {}), *getattr(type(value), "__slots__", ())})
-        return {n: _state(getattr(value, n)) for n in names if n != "log"}
+        return {n: _state(getattr(value, n)) for n in names if n not in ("log", "shared")}
     return repr(value)
 
 

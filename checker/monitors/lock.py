@@ -77,6 +77,9 @@ class _LockGraph:
     before its message's send) are kept in ``later`` until the send comes.
     """
 
+    __slots__ = ("log", "check", "why", "succ", "hub", "hub_from", "last_event", "last_consumed", "last_at",
+                 "got", "down", "later", "cycle")
+
     def __init__(self, log: Log, *, check: bool, reasons: bool = False) -> None:
         n = len(log.peers)
         self.log = log
@@ -104,7 +107,7 @@ class _LockGraph:
         other.last_consumed = self.last_consumed[:]
         other.last_at = self.last_at[:]
         other.got = self.got[:]
-        other.later = dict(self.later)
+        other.later = dict(self.later) if self.later else {}
         return other
 
     def pack(self) -> tuple | None:
@@ -270,7 +273,8 @@ class GlobalLock(Monitor):
 
     State, kept event by event: the lock graph of the prefix (:class:`_LockGraph`, with
     ``check``), the pairing of signals and the pairs :meth:`run` formed for a graph
-    laid out later.
+    laid out later. A fork shares the pairing with its source until either steps it
+    (:meth:`_pairing`): most events pair nothing, so most forks never copy it.
     """
 
     name = "global_lock"
@@ -280,6 +284,7 @@ class GlobalLock(Monitor):
         super().__init__(log)
         self.graph = _LockGraph(log, check=True)
         self.pairs = SignalPairs(log)
+        self.shared = False  # whether self.pairs may be another monitor's too (a fork's source or fork)
         self.paired = 0  # the pairing has seen the events before this one
         self.held: dict[int, list[tuple[int, int]]] = {}  # pairs run() formed, for a graph laid out later
         self.stepped = 0
@@ -291,7 +296,8 @@ class GlobalLock(Monitor):
         other = GlobalLock.__new__(GlobalLock)
         other.log, other.stepped, other.done = log, self.stepped, self.done
         other.graph = self.graph.copy(log)
-        other.pairs = self.pairs.copy(log)
+        other.pairs = self.pairs  # shared until either steps it (_pairing)
+        self.shared = other.shared = True
         other.paired = self.paired
         other.held = dict(self.held) if self.held else {}
         return other
@@ -312,6 +318,7 @@ class GlobalLock(Monitor):
         other.stepped, other.done, other.paired, graph, pairs, held = state
         other.graph = _LockGraph.unpack(log, graph)
         other.pairs = SignalPairs.unpack(log, pairs)
+        other.shared = False
         other.held = {k: list(v) for k, v in held.items()} if held else {}
         return other
 
@@ -340,17 +347,25 @@ class GlobalLock(Monitor):
         self.paired = i + 1
         k = self.log.kind[i]
         if k == SIGNAL_OUT or k == SIGNAL_IN or self.pairs.unit_outs:
-            return self.pairs.step(i)
+            return self._pairing().step(i)
         return _NO_PAIRS
+
+    def _pairing(self) -> SignalPairs:
+        """The signal pairing, to step: this monitor's own, reading its log (a copy made
+        here first if a fork shares it)."""
+        if self.shared:
+            self.pairs = self.pairs.copy(self.log)
+            self.shared = False
+        return self.pairs
 
     def _pair_up(self, upto: int) -> None:
         """Run the pairing over the events before ``upto``, holding the pairs for the
         graph (laid out only if stepping goes on)."""
-        kinds, pairs = self.log.kind, self.pairs
+        kinds = self.log.kind
         for i in range(self.paired, upto):
             k = kinds[i]
-            if k == SIGNAL_OUT or k == SIGNAL_IN or pairs.unit_outs:
-                found = pairs.step(i)
+            if k == SIGNAL_OUT or k == SIGNAL_IN or self.pairs.unit_outs:
+                found = self._pairing().step(i)
                 if found:
                     self.held[i] = found
         self.paired = max(self.paired, upto)
