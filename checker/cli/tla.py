@@ -135,8 +135,8 @@ def print_cross_check(cc: CrossCheck, *, show_traces: bool = False, happened_bef
     ours, final = cc.ours, cc.final
     tlc_distinct = final.distinct if final is not None else None
     click.echo(
-        f"{cc.model.path}: ours {ours.stats.distinct_states:,} distinct states "
-        f"({cc.ours_generated:,} generated, depth {ours.stats.depth}); "
+        f"{cc.model.path}: ours {cc.ours_counts.distinct:,} distinct states "
+        f"({cc.ours_generated:,} generated, depth {cc.ours_counts.depth}); "
         f"TLC {tlc_distinct if tlc_distinct is None else f'{tlc_distinct:,}'} distinct states "
         f"({final.generated if final else '?':,} generated, depth {final.depth if final else '?'}); "
         f"{len(cc.runs)} TLC runs{' + the happened-before one' if cc.agreement else ''}, {cc.tlc_seconds:.1f}s"
