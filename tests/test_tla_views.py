@@ -1,0 +1,58 @@
+"""Our counts as TLC counts an export whose module leaves per-step checks out of the state
+(:mod:`ordercheck.tla.views`): bus1_impl's sticky ``bad`` bits."""
+
+from __future__ import annotations
+
+import pytest
+
+from ordercheck.checker.engine.run import Options, check_model
+from ordercheck.checker.loading.modelfile import load_model
+from ordercheck.specs.bus1_impl import BAD
+from ordercheck.tla.export import export_model
+from ordercheck.tla.views import HiddenStep, our_counts, result_counts, view_counts
+from tests.conftest import MODELS
+
+FULL = Options(progress=False, stop_when_decided=False, symmetry=False, por=False)
+
+
+def test_where_no_check_fails_the_views_are_the_states():
+    """bus1-impl-late-join-failed-fixed: no step fails a check, so the graph of views is
+    our engine's graph (44 states, 46 generated, depth 13, as the docs' table has them)."""
+    model = load_model(MODELS / "bus1-impl-late-join-failed-fixed.toml")
+    ours = check_model(model, FULL)
+    adapter = export_model(model, symmetry=False).adapter
+    assert adapter.has_view
+    assert view_counts(adapter) == result_counts(model.spec, ours) == our_counts(adapter, ours)
+    assert (view_counts(adapter).distinct, view_counts(adapter).generated, view_counts(adapter).depth) == (44, 46, 13)
+
+
+def test_where_a_check_fails_the_views_are_fewer():
+    """bus1-impl-destroy-race: delivered_iff_before_destroy fails on some steps, whose
+    targets differ from states reached without failing it only in the sticky bits: our
+    engine counts both, the module (and the graph of views) one."""
+    model = load_model(MODELS / "bus1-impl-destroy-race.toml")
+    ours = check_model(model, FULL)
+    adapter = export_model(model, symmetry=False).adapter
+    views = view_counts(adapter)
+    assert ours.properties["delivered_iff_before_destroy"].status == "violated"
+    states = set()
+    todo = list(model.spec.init_states())
+    states.update(todo)
+    while todo:
+        for _label, t in model.spec.next_states(todo.pop()):
+            if t not in states:
+                states.add(t)
+                todo.append(t)
+    assert len(states) == ours.stats.distinct_states
+    assert views.distinct == len({adapter.view(s) for s in states}) < ours.stats.distinct_states
+    assert any(s[BAD] != (0, 0) for s in states)
+
+
+def test_a_step_that_changes_only_what_the_view_leaves_out_is_refused():
+    """A step whose source and target have one view but differ would be stuttering to TLC,
+    which no [][A]_vars constrains: view_counts refuses it rather than count it away."""
+    model = load_model(MODELS / "bus1-impl-late-join-failed-fixed.toml")
+    adapter = export_model(model, symmetry=False).adapter
+    blind = type("Blind", (type(adapter),), {"view": lambda self, state: state[0]})(model.spec)
+    with pytest.raises(HiddenStep, match="would take for stuttering"):
+        view_counts(blind)
