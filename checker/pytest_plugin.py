@@ -175,10 +175,11 @@ def engine_choice(config: pytest.Config) -> EngineChoice:
         if workers < 1:
             raise pytest.UsageError(f"{named}: expected a whole number of at least 1, found {value!r}")
         if workers > 1 and engine == "spark":
-            from ordercheck.checker.cli.common import LOCAL_ONLY
+            from ordercheck.checker.spark.session import DEFAULT_MASTER
 
             by = engine_given[1] if engine_given is not None else ENGINE.option
-            raise pytest.UsageError(f"{named}: not supported by {by} spark, which {LOCAL_ONLY['workers']}")
+            raise pytest.UsageError(f"{named}: not supported by {by} spark, which runs as many tasks at once as "
+                                    f"its master ({DEFAULT_MASTER}) gives cores; drop it")
     return EngineChoice(engine, workers)
 
 

@@ -134,10 +134,16 @@ def compare(current: list[Result], baseline: list[Result], name: str) -> Changes
                 out.verdicts.append(VerdictChange(key, prop, was, is_, p is None or p.as_expected,
                                                   p is not None and p.status == "unknown"))
         if r.stats.distinct_states != old.stats.distinct_states:
-            note = ("reductions differ" if r.reductions != old.reductions
+            note = ("reductions differ" if _switched_on(r.reductions) != _switched_on(old.reductions)
                     else "stopped by a bound" if r.stats.bound or old.stats.bound else "")
             out.states.append(StateChange(key, old.stats.distinct_states, r.stats.distinct_states, note))
     return out
+
+
+def _switched_on(reductions: dict[str, bool]) -> set[str]:
+    """The reductions a record has on: a key an older record lacks (a reduction its
+    version did not report) reads as off, as a newer record's reduction left off does."""
+    return {name for name, on in reductions.items() if on}
 
 
 # -- the document ------------------------------------------------------------------------

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import permutations
+from operator import itemgetter
 from typing import Any, ClassVar
 
 from ordercheck.checker import Constant, PartialOrder, Property, Rendering, Spec
 from ordercheck.specs import peer_reductions
-from ordercheck.specs.common import destination_choices, members, names_of, parse_script, peer_names
+from ordercheck.specs.common import destination_choices, members, names_of, parse_script, peer_names, send_options
 from ordercheck.specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, History
 from ordercheck.specs.peer_reductions import Bits, config_symmetries
 
@@ -57,6 +58,9 @@ class PeerSpec(Spec, PartialOrder, Rendering):
 
     Subclasses set ``ghost_at`` and ``txs_at``: the positions in their state tuple of
     the ghost ``(sent, logs)`` and of the per-peer transaction slots (``0`` when idle).
+    ``setup`` derives what their steps read: ``names``, ``plan`` or ``choices``,
+    ``stride``, ``dest_table`` (each destination mask's peers) and ``send_table``
+    (:func:`~ordercheck.specs.common.send_options` of each peer per count of its sends).
     """
 
     ghost_at: ClassVar[int] = 0
@@ -74,10 +78,22 @@ class PeerSpec(Spec, PartialOrder, Rendering):
             self.choices = tuple(destination_choices(n, p, self.destinations) for p in range(n))
             self.stride = max(1, self.sends)
         self.dest_table = tuple(members(mask) for mask in range(1 << n))
+        # send_options of each peer p after each count of its sends up to the last it
+        # may make, then (): send_table[p][count] where count < len(send_table[p]), else
+        # (); a spec's next_states reads it once per idle peer (send_options is a call)
+        self.send_table = tuple(
+            tuple(send_options(self.plan, self.choices, self.sends, p, count)
+                  for count in range((len(self.plan[p]) if self.plan is not None else self.sends) + 1))
+            for p in range(n)
+        )
         self.var = {k: tuple(1 << (i * n + p) for p in range(n)) for i, k in enumerate(VARIABLE_KINDS)}
         self._future_cache: dict[tuple, int] = {}
         self._idle_cache: dict[tuple, tuple[int, int, int, int]] = {}
         self.configure()
+        if type(self).history_key is PeerSpec.history_key:
+            # the ghost, read by a getter written in C: the engines ask for a state's key
+            # once or twice per state they meet (the same value as the method's)
+            self.history_key = itemgetter(self.ghost_at)  # type: ignore[method-assign]
 
     def configure(self) -> None:
         """Derive spec-specific settings; runs after the shared ones are set."""

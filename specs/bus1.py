@@ -38,7 +38,7 @@ from typing import Any
 
 from ordercheck.checker import Constant, Property, Symmetry
 from ordercheck.specs.base import PeerSpec, peer_constants
-from ordercheck.specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, send_options
+from ordercheck.specs.common import ghost_event, ghost_send, ghost_signal, members, message_past
 from ordercheck.specs.history import DELIVER
 from ordercheck.specs.properties import LIBRARY
 from ordercheck.specs.witnesses import WITNESSES
@@ -111,6 +111,7 @@ class Bus1(PeerSpec, Symmetry):
         sent = ghost[0]
         out: list[tuple[tuple, tuple]] = []
         n = self.peers
+        send_table = self.send_table
         for p in self.dest_table[processes & self.everyone]:
             tx = txs[p]
             if tx:
@@ -135,7 +136,8 @@ class Bus1(PeerSpec, Symmetry):
                     )
                 )
             count = len(sent[p])
-            for dmask in send_options(self.plan, self.choices, self.sends, p, count):
+            options = send_table[p]
+            for dmask in options[count] if count < len(options) else ():
                 mid = p * self.stride + count
                 tx = (mid, BLOCKING, 0, 0)
                 out.append(

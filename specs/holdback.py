@@ -46,7 +46,6 @@ from ordercheck.specs.common import (
     message_past,
     names_of,
     replace,
-    send_options,
 )
 from ordercheck.specs.history import DELIVER
 from ordercheck.specs.peer_reductions import channel_actor, history_mask, rename_by_peer, rename_chans, rename_common
@@ -240,7 +239,8 @@ class HoldBackSpec(PeerSpec, Symmetry):
                         (("buffer", p, mid), (rest, replace(buffers, p, buf), replace(local, p, arrived), ghost, know, signals, dups))
                     )
             count = len(ghost[0][p])
-            options = send_options(self.plan, self.choices, self.sends, p, count)
+            options = self.send_table[p]
+            options = options[count] if count < len(options) else ()
             if options and self._gated and not self.may_send(state, p):
                 options = ()
             for dmask in options:

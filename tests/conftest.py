@@ -4,6 +4,7 @@ session's one Spark context."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,16 @@ def spark():
     )
     yield sc
     sc.stop()
+
+
+@pytest.fixture(autouse=True)
+def _no_stray_runs():
+    """After each test, kill what is left of the runs it started in sessions of their own
+    (tests/faults_helpers.py: :func:`~tests.faults_helpers.stop_stray_runs`)."""
+    yield
+    helpers = sys.modules.get("tests.faults_helpers")  # only where a test module imported it
+    if helpers is not None:
+        helpers.stop_stray_runs()
 
 
 @pytest.fixture

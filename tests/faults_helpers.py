@@ -80,13 +80,42 @@ def invoke(*args: str | Path) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)
 
 
+STARTED: list[int] = []
+"""The sessions of the runs started here (a run's session id is its pid), for
+:func:`stop_stray_runs`."""
+
+
+def started(proc: subprocess.Popen) -> subprocess.Popen:
+    """Note ``proc``, a run started in a session of its own, for :func:`stop_stray_runs`."""
+    STARTED.append(proc.pid)
+    return proc
+
+
+def stop_stray_runs() -> list[str]:
+    """Kill every process still alive in the sessions of the runs started since the last
+    call, and return their command lines. tests/conftest.py calls it when each test ends:
+    a test that fails between starting a run and ending it (an assertion on its output
+    while it runs) would leave it running, with its workers or its Spark JVM, long after
+    the suite has ended."""
+    killed = []
+    while STARTED:
+        for p in session(STARTED.pop()):
+            killed.append(" ".join(command_line(p)[:4]))
+            try:
+                p.kill()
+            except psutil.Error:
+                pass
+    return killed
+
+
 def start(*args: str | Path, preexec: Callable[[], None] | None = None, tmpdir: Path | None = None,
           cwd: Path = ROOT) -> subprocess.Popen:
-    """Start ``ordercheck ARGS`` in a session of its own (stdout, stderr piped)."""
-    return subprocess.Popen(
+    """Start ``ordercheck ARGS`` in a session of its own (stdout, stderr piped), killed
+    by :func:`stop_stray_runs` if the test leaves it running."""
+    return started(subprocess.Popen(
         [*EXE, *map(str, args)], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True, preexec_fn=preexec, env=env(tmpdir),
-    )
+    ))
 
 
 def session(sid: int) -> list[psutil.Process]:

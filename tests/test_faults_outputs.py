@@ -47,6 +47,22 @@ def test_output_under_a_file_is_one_line_exit_6(tmp_path: Path, blocker: Path, k
     assert listing(tmp_path) == before  # nothing new anywhere
 
 
+@pytest.mark.parametrize("kind", sorted(OUTPUTS))
+def test_dash_is_refused_not_written_as_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """``--json -`` (standard output by the Unix convention) would write a file named
+    ``-``: every output refuses it in one line naming the option, exit 2, before any work."""
+    monkeypatch.chdir(tmp_path)
+    marker = Path("MARK")
+    args = [("-" if isinstance(a, Path) and a.parent == marker else a) for a in OUTPUTS[kind](marker)]
+    assert "-" in args
+    out = invoke(*args)
+    assert out.returncode == 2, out.stderr
+    line = one_error_line(out.stderr)
+    option = args[args.index("-") - 1]
+    assert line.startswith(f"ordercheck: error: {option}: '-' is not standard output here"), line
+    assert listing(tmp_path) == []
+
+
 VALIDATE_LOG = ROOT / "tests" / "data" / "validate" / "fifo-swapped.jsonl"  # one violation: a diagram in the report
 
 

@@ -17,7 +17,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults_helpers import EXE, MODELS, ROOT, assert_no_survivors, env, one_error_line, session, wait_for
+from tests.faults_helpers import (
+    EXE,
+    MODELS,
+    ROOT,
+    assert_no_survivors,
+    env,
+    one_error_line,
+    session,
+    started,
+    stop_stray_runs,
+    wait_for,
+)
 
 SPIN = '''
 import os
@@ -67,8 +78,8 @@ def _start(*args: str | Path, extra: dict[str, str] | None = None, exe: list[str
     environment = env()
     environment["ORDERCHECK_STOP_GRACE"] = GRACE
     environment.update(extra or {})
-    return subprocess.Popen([*exe, *map(str, args)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True, env=environment)
+    return started(subprocess.Popen([*exe, *map(str, args)], cwd=ROOT, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, start_new_session=True, env=environment))
 
 
 def _end(proc: subprocess.Popen, timeout: float) -> tuple[str, str, float]:
@@ -241,11 +252,18 @@ def test_sigint_stops_a_stuck_spark_run(tmp_path: Path) -> None:
     the JVM and its Python workers end with it (PySpark's own SIGINT handler, which
     raised a KeyboardInterrupt that ended as exit code 4 with a traceback, is replaced).
     The step is stuck in an executor: every level is a Spark job
-    (``ORDERCHECK_SPARK_DRIVER_STATES=0``), so state 3 is expanded there."""
+    (``ORDERCHECK_SPARK_DRIVER_STATES=0``), so state 3 is expanded there. Spark's scratch
+    files went to a directory of the run's own under ``$TMPDIR`` (named with a space and a
+    quote, which the JVM's options must carry), and nothing of them is left."""
     model, marker = _model(tmp_path)
+    scratch = tmp_path / 'tm p"q'
+    scratch.mkdir()
     proc = _start("check", model, "--engine", "spark", "--master", "local[2]", "--quiet",
-                  extra={"ORDERCHECK_SPARK_DRIVER_STATES": "0"})
+                  extra={"ORDERCHECK_SPARK_DRIVER_STATES": "0", "TMPDIR": str(scratch)})
     wait_for(marker.exists, timeout=120, proc=proc)
+    # Asserted once the run has ended: a failed assertion here would leave the run (its
+    # JVM and Python workers in a process group of their own) spinning on the stuck step.
+    during = [p.name for p in scratch.iterdir()]
     os.kill(proc.pid, signal.SIGINT)
     _out, err, seconds = _end(proc, timeout=60)
     assert proc.returncode == 130, err
@@ -253,6 +271,8 @@ def test_sigint_stops_a_stuck_spark_run(tmp_path: Path) -> None:
     assert line.startswith("ordercheck: interrupted by SIGINT; ") and line.endswith(
         "nothing was saved (with --checkpoint DIR a run can be resumed with --resume)"), line
     assert seconds < 10, seconds
+    assert any(name.startswith("ordercheck-spark-") for name in during), during
+    assert list(scratch.iterdir()) == []
 
 
 @pytest.mark.spark
@@ -370,3 +390,15 @@ def test_the_watchdog_names_a_wait_on_spark_not_the_spec() -> None:
     line = interrupted_line(Interrupted(signal.SIGTERM, stuck=WAITING_FOR_SPARK))
     assert line.startswith("ordercheck: interrupted by SIGTERM; the run did not stop within "), line
     assert "s and was interrupted while waiting for Spark's jobs; nothing was saved" in line, line
+
+
+def test_a_run_a_test_leaves_running_is_killed_when_the_test_ends() -> None:
+    # What tests/conftest.py does after every test: a run, its two workers and all.
+    proc = _start("check", MODELS / "bus1-3.toml", "--no-por", "--no-symmetry", "--workers", "2", "--quiet")
+    wait_for(lambda: len(session(proc.pid)) >= 3, proc=proc)
+    killed = stop_stray_runs()
+    assert len(killed) >= 3 and all("ordercheck" in line or "python" in line for line in killed), killed
+    assert_no_survivors(proc.pid, grace=5)
+    proc.communicate()
+    assert proc.returncode == -signal.SIGKILL
+    assert stop_stray_runs() == []  # each session is stopped once

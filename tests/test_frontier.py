@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import os
+import pickle
 from pathlib import Path
 
 import pytest
@@ -150,3 +152,59 @@ def test_the_spill_directory_is_found_without_a_probe_file(tmp_path: Path, monke
     monkeypatch.setenv("TEMP", str(tmp_path / "sub"))  # absent: the next one
     monkeypatch.setenv("TMP", str(tmp_path))
     assert temp_root() == str(tmp_path)
+
+
+class _Marker:
+    """Unpickling this creates ``path`` (what a replaced spill file could make ordercheck run)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (Path(self.path).touch, ())
+
+
+def test_a_spill_file_replaced_by_name_is_never_read(tmp_path: Path) -> None:
+    """A spilled level is read back through the descriptor that wrote it: another process
+    that replaces the file in a shared spill directory (here: renames a pickle over it)
+    changes nothing that is read, runs nothing, and appending after a read goes on."""
+    f = Frontier(tmp_path, raw=0, spill_after=0)
+    f.append([(1, 2), (3, 4)])
+    f.seal()
+    assert f.spilled and f.path is not None
+    marker = tmp_path / "ran"
+    planted = tmp_path / "planted.bin"
+    with open(planted, "wb") as fh:
+        write_record(fh, pickle.dumps([_Marker(str(marker))]))
+    os.replace(planted, f.path)
+    assert [decode(c) for c in f] == [[(1, 2), (3, 4)]]
+    f.append([(5, 6)])
+    assert [decode(c) for c in f] == [[(1, 2), (3, 4)], [(5, 6)]]
+    assert not marker.exists()
+    f.discard()
+    assert not f.spilled and list(f) == []
+
+
+def test_a_dead_processs_scratch_directory_is_removed_by_the_next(tmp_path: Path, monkeypatch) -> None:
+    """A run killed outright leaves its private directory (spilled levels, or Spark's
+    scratch files on a local master): the next run that makes one with the same prefix
+    removes it, and leaves a live process's and other prefixes' alone."""
+    import subprocess
+    import sys
+
+    from ordercheck.checker.engine.frontier import own_spill_dir
+    from ordercheck.checker.spark.session import SCRATCH_PREFIX
+
+    monkeypatch.setattr("tempfile.tempdir", None)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    dead = tmp_path / f"{SCRATCH_PREFIX}{int(gone.stdout)}-abc"
+    (dead / "blockmgr-1").mkdir(parents=True)
+    live = tmp_path / f"{SCRATCH_PREFIX}{os.getppid()}-def"
+    live.mkdir()
+    other = tmp_path / f"ordercheck-frontier-{int(gone.stdout)}-ghi"
+    other.mkdir()
+    made = Path(own_spill_dir(SCRATCH_PREFIX))
+    assert made.name.startswith(f"{SCRATCH_PREFIX}{os.getpid()}-") and oct(made.stat().st_mode & 0o777) == "0o700"
+    assert sorted(tmp_path.iterdir()) == sorted([made, live, other])

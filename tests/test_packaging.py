@@ -49,6 +49,56 @@ def test_the_console_script_and_module_run_the_same_command() -> None:
     assert run.returncode == 0 and "Usage: ordercheck" in run.stdout, run.stderr
 
 
+def _requirement_name(requirement: str) -> str:
+    """The distribution a requirement names, normalised (``tree-sitter>=0.23`` -> ``tree_sitter``)."""
+    import re
+
+    return re.split(r"[\s<>=!~\[;]", requirement, maxsplit=1)[0].lower().replace("-", "_")
+
+
+def _imported_distributions() -> dict[str, set[str]]:
+    """The distributions the package's own code imports (anywhere in a module, a function's
+    local imports included), each with the files importing it; the standard library and
+    ordercheck itself left out."""
+    import ast
+    from importlib.metadata import packages_distributions
+
+    owners = packages_distributions()
+    found: dict[str, set[str]] = {}
+    for folder in ("ordercheck", *SUBPACKAGES):
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module]
+                else:
+                    continue
+                for name in names:
+                    top = name.partition(".")[0]
+                    if top in sys.stdlib_module_names or top == "ordercheck":
+                        continue
+                    assert top in owners, f"{path.relative_to(ROOT)} imports {top}, which no installed distribution provides"
+                    for dist in owners[top]:
+                        found.setdefault(dist.lower().replace("-", "_"), set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_the_dependencies_are_what_the_package_imports() -> None:
+    """Every distribution the package's code imports is a dependency (the Spark engine's in
+    the ``spark`` extra), and every dependency is imported by the package: a library only
+    the tests use (a TLA+ parser, a DOT reader) belongs to the ``dev`` extra, not to every
+    user's install."""
+    project = _pyproject()["project"]
+    runtime = {_requirement_name(r) for r in project["dependencies"]}
+    spark = {_requirement_name(r) for r in project["optional-dependencies"]["spark"]} | {"py4j"}  # PySpark's own
+    imported = _imported_distributions()
+    undeclared = {d: sorted(files)[:3] for d, files in imported.items() if d not in runtime | spark}
+    assert not undeclared, f"imported but not a dependency: {undeclared}"
+    unused = sorted(runtime - set(imported))
+    assert not unused, f"dependencies the package never imports (test-only? move them to the dev extra): {unused}"
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(python, site-packages) of a fresh environment with the wheel of this checkout

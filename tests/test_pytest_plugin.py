@@ -225,7 +225,7 @@ def test_workers_2_give_the_same_verdicts(tmp_path):
     (["-o", "ordercheck_engine=Spark"], "ordercheck_engine (ini): expected local or spark, found 'Spark'"),
     (["--ordercheck-engine", "spark", "--ordercheck-workers", "2"],
      "--ordercheck-workers: not supported by --ordercheck-engine spark, which runs as many tasks at once as its "
-     "master gives cores (--master local[N], or the cluster's executors); drop it"),
+     "master (local[*]) gives cores; drop it"),
 ])
 def test_a_bad_engine_or_workers_value_is_a_one_line_usage_error(tmp_path, args, line):
     shutil.copy(ROOT / "models" / "fifo-2.toml", tmp_path)

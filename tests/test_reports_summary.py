@@ -100,6 +100,23 @@ def test_diff_shows_changed_verdicts_models_added_and_removed_and_state_counts(t
     assert "[index.html](https://ci.example/r%201/index.html)" in same
 
 
+def test_a_state_count_change_names_reductions_switched_differently_only() -> None:
+    """"reductions differ" beside a changed state count when a reduction is on in one
+    record and off in the other; an older record lacking a key its version did not
+    report (off in the newer one) is no difference."""
+    now = copy(checked("fifo-4"))
+    older = copy(now)
+    older.stats.distinct_states += 1
+    older.reductions = {k: v for k, v in now.reductions.items() if v}  # the keys that are off: unknown then
+    assert older.reductions != now.reductions
+    (change,) = compare([now], [older], "base.json").states
+    assert change.note == ""
+    off = next(k for k, v in now.reductions.items() if not v)
+    older.reductions = {**now.reductions, off: True}
+    (change,) = compare([now], [older], "base.json").states
+    assert change.note == "reductions differ"
+
+
 def test_a_bound_is_said_with_how_far_the_search_got() -> None:
     from ordercheck.checker.engine.run import Options, check_model
     from ordercheck.checker.loading.modelfile import load_model

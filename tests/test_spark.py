@@ -309,6 +309,20 @@ def _cached_rdds(spark) -> int:
     return len(spark._jsc.sc().getRDDStorageInfo())
 
 
+def test_the_jvm_keeps_its_temporary_files_in_the_private_scratch_directory(spark):
+    """On a local master the JVM's own temporary directory is Spark's scratch directory
+    (a private one under ``$TMPDIR``, removed at the end): with the JVM's default, ``/tmp``,
+    every run left a directory there. (tests/test_faults_stuck.py starts a run whose
+    ``$TMPDIR`` has a space and a quote in its name, and finds nothing left in it.)"""
+    import tempfile
+
+    from ordercheck.checker.spark.session import SCRATCH_PREFIX
+
+    jvm_tmp = Path(spark._jvm.java.lang.System.getProperty("java.io.tmpdir"))
+    assert jvm_tmp == Path(spark.getConf().get("spark.local.dir"))
+    assert jvm_tmp.name.startswith(SCRATCH_PREFIX) and jvm_tmp.parent == Path(tempfile.gettempdir())
+
+
 def test_spark_releases_each_levels_data_once_nothing_reads_it(spark, builtin_pairs, monkeypatch):
     """A level's candidates (states and all) are dropped once the next level has read
     them, and levels merged into the visited set once it is rewritten: what stays cached

@@ -124,8 +124,10 @@ class Cluster:
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "SPARK_HOME")}
+        # Scratch files (the executors' blocks, the driver's userFiles) under the test's
+        # folder, not the JVMs' /tmp, where the killed daemons would leave them.
         env.update(SPARK_CONF_DIR=str(self.conf), SPARK_LOCAL_IP="127.0.0.1", SPARK_DAEMON_MEMORY="256m",
-                   SPARK_DAEMON_JAVA_OPTS=JVM, **extra)
+                   SPARK_DAEMON_JAVA_OPTS=JVM, SPARK_LOCAL_DIRS=str(self.root / "scratch"), **extra)
         return env
 
     def start(self, name: str, args: list[str], **extra: str) -> None:

@@ -95,10 +95,7 @@ def test_a_duplicated_copy_reaches_the_bag_and_round_trips():
 def test_no_bound_name_shadows_a_peer():
     """Peers are constants a, b, c, ...: a bound variable, parameter or local
     definition named like one is a redefinition SANY rejects (tree-sitter does not)."""
-    import tree_sitter
-    import tree_sitter_tlaplus
-
-    parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_tlaplus.language()))
+    from tests.test_tla_export import PARSER as parser
     for spec, peers in (("sequencer", 6), ("lamport_total", 6), ("skeen", 8)):  # the most peers each allows
         model = model_from_dict({"spec": spec, "constants": {"peers": peers, "sends": 1}}, f"<{spec}>")
         export = export_model(model)

@@ -164,6 +164,40 @@ def test_large_logs_read_and_checked_in_parts(spark, tmp_path: Path) -> None:
     assert {"fifo", "integrity", "causal", "total"} <= broken
 
 
+class _Broadcast:
+    """A stand-in for a Spark broadcast that records whether its value was read."""
+
+    def __init__(self, value) -> None:
+        self._value, self.read = value, False
+
+    @property
+    def value(self):
+        self.read = True
+        return self._value
+
+
+def test_a_checking_task_reads_only_its_own_logs_parts(tmp_path: Path) -> None:
+    """Each large log's parts are a broadcast of their own, and a checking task reads
+    only its log's (a task's memory holds one large log, however many are validated
+    together); its verdict is the local engine's."""
+    import pickle
+
+    from ordercheck.checker.validate.chunks import plan, read_part
+    from ordercheck.checker.validate.spark_job import _check_task
+
+    job = Job(("fifo", "causal"))
+    shared = {}
+    for name in ("a", "b"):
+        path = tmp_path / f"{name}.jsonl"
+        shutil.copy(DATA / "fifo-swapped.jsonl", path)
+        shared[str(path)] = _Broadcast([pickle.dumps(read_part(str(path), part)) for part in plan(str(path), 2)])
+    source, g, verdict = _check_task(job, False, shared, (str(tmp_path / "a.jsonl"), 0, job))
+    assert (source, g) == (str(tmp_path / "a.jsonl"), 0)
+    assert [b.read for b in shared.values()] == [True, False]
+    local = validate_path(str(tmp_path / "a.jsonl"), job)
+    assert verdict is not None and verdict.violated == local.violated == ["fifo", "causal"]
+
+
 def test_batches_raise_the_first_bad_log_in_order(spark, logs: Path, tmp_path: Path) -> None:
     """Logs are validated in batches; two bad logs (one cut in parts, one in a batch)
     among good and violating ones: the error raised is the first bad log's in the local

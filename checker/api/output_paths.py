@@ -8,6 +8,9 @@ calls :func:`check_outputs` once its inputs are known and before any search star
   a hard link of it), the same file as another output, or a file an output directory
   writes (one of its ``entries``) is refused with :class:`~ordercheck.checker.api.errors.InputError`
   (exit code 2), one line naming both options and the file, before anything is written;
+* an output named ``-`` is refused with :class:`~ordercheck.checker.api.errors.InputError`
+  (exit code 2): ordercheck writes its outputs to files, and ``-`` (standard output by
+  the Unix convention) would otherwise become a file named ``-``;
 * an output that cannot be written (a path under a file, a file output that is a
   directory or a directory output that is a file, a directory where no file can be
   created) is refused with :class:`~ordercheck.checker.api.outputs.OutputError` (exit code 6)
@@ -141,6 +144,13 @@ def check_outputs(outputs: Iterable[Output], inputs: Iterable[Input] = ()) -> No
     other (:class:`InputError`, exit code 2) or that cannot be written
     (:class:`OutputError`, exit code 6); see the module docstring."""
     outs = list(outputs)
+    for out in outs:
+        if os.fspath(out.path) == "-":
+            kind = "directory" if out.directory else "file"
+            raise InputError(
+                out.option, "",
+                f"'-' is not standard output here: this output is written as a {kind}; give it a path of its own",
+            )
     found = conflicts(outs, inputs)
     if found is not None:
         raise found

@@ -12,14 +12,19 @@ and deleted when the level is done.
 
 Those chunks and files are the run's own: written and read back by the same process,
 the files in a directory private to it (:func:`own_spill_dir`, or ``--spill-dir``),
-never read as input. What a checkpoint keeps of a frontier (:meth:`Frontier.dump`,
-:meth:`Frontier.load`) is another format, one a crafted file cannot turn into code:
+never read as input. A spilled file is created (``mkstemp``: mode 0600, a new name) and
+then only ever reached through the descriptor that created it, for reading as for
+writing: never reopened by its name, which another process could have replaced in a
+shared ``--spill-dir``, so what is read back is what this process wrote. What a
+checkpoint keeps of a frontier (:meth:`Frontier.dump`, :meth:`Frontier.load`) is
+another format, one a crafted file cannot turn into code:
 each chunk is JSON (:func:`encode_json`, :func:`decode_json`; see
 docs/reference/checkpoints.md).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import marshal
 import os
@@ -56,15 +61,17 @@ def temp_root() -> str:
     return tempfile.gettempdir()
 
 
-def own_spill_dir() -> str:
-    """A new private directory in the temporary directory for a search's spilled levels,
-    named after this process; those a killed process left are removed first."""
+def own_spill_dir(prefix: str = SPILL_PREFIX) -> str:
+    """A new private directory (mode 0700) in the temporary directory for a search's
+    spilled levels (or, with another ``prefix``, another run's scratch files), named
+    after this process; those with the same prefix that a process no longer running
+    left are removed first."""
     root = temp_root()
-    for stale in Path(root).glob(f"{SPILL_PREFIX}*-*"):
-        pid = stale.name[len(SPILL_PREFIX):].split("-", 1)[0]
+    for stale in Path(root).glob(f"{prefix}*-*"):
+        pid = stale.name[len(prefix):].split("-", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
             shutil.rmtree(stale, ignore_errors=True)
-    return tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{os.getpid()}-", dir=root)
+    return tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=root)
 
 
 def _alive(pid: int) -> bool:
@@ -178,6 +185,44 @@ def read_records(fh: BinaryIO) -> Iterator[bytes]:
         yield data
 
 
+class _OwnFile(io.RawIOBase):
+    """Reads the file behind descriptor ``fd`` from its start at an offset of its own
+    (``pread``): reading leaves the writer's position alone and never goes through the
+    file's name. Closing it leaves ``fd`` open."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+        self._at = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        if whence == os.SEEK_SET:
+            self._at = offset
+        elif whence == os.SEEK_CUR:
+            self._at += offset
+        else:
+            self._at = os.fstat(self._fd).st_size + offset
+        return self._at
+
+    def tell(self) -> int:
+        return self._at
+
+    def readinto(self, buffer: Any) -> int:
+        data = os.pread(self._fd, len(buffer), self._at)
+        buffer[: len(data)] = data
+        self._at += len(data)
+        return len(data)
+
+
 class Frontier:
     """The states of one BFS level, as chunks in insertion order.
 
@@ -228,9 +273,7 @@ class Frontier:
             return
         if self.path is None and self.spill_after is not None and self.states + n > self.spill_after:
             self._spill()
-        if self.path is not None:
-            if self._fh is None:  # sealed, and read since: append to the file
-                self._fh = open(self.path, "ab", buffering=1 << 20)
+        if self._fh is not None:  # spilled: appended through the descriptor that made the file
             write_record(self._fh, self.encode_chunk(states))
         elif self.states < self.raw:
             self.chunks.append(states)
@@ -250,25 +293,27 @@ class Frontier:
         self.chunks = []
 
     def seal(self) -> Frontier:
-        """Finish writing (flush the file); the frontier can then be read."""
+        """Finish writing (flush the file); the frontier can then be read, and still be
+        appended to."""
         if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+            self._fh.flush()
         return self
 
     def __iter__(self) -> Iterator[Any]:
         """The chunks in order (as appended, or encoded bytes: :func:`decode` reads a
         list of states from either)."""
-        if self.path is None:
+        if self._fh is None:
             yield from self.chunks
             return
         self.seal()
-        with open(self.path, "rb", buffering=1 << 20) as fh:
+        with io.BufferedReader(_OwnFile(self._fh.fileno()), buffer_size=1 << 20) as fh:
             yield from read_records(fh)
 
     def discard(self) -> None:
         """Drop the states (and delete the file)."""
-        self.seal()
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
         if self.path is not None:
             try:
                 self.path.unlink()

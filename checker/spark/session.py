@@ -180,6 +180,12 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         settings["spark.driver.extraJavaOptions"] += " " + os.environ.get(JVM_OPTIONS_ENV, LOCAL_JVM_OPTIONS)
         settings["spark.driver.host"] = "127.0.0.1"
         settings["spark.driver.bindAddress"] = "127.0.0.1"
+        if "spark.local.dir" not in (conf or {}) and not os.environ.get("SPARK_LOCAL_DIRS"):
+            settings["spark.local.dir"] = scratch = scratch_dir()
+            # The JVM's own temporary directory too: it makes one of its own there at its
+            # start (removed only by a shutdown the stop does not wait for), which was left
+            # in /tmp after every run.
+            settings["spark.driver.extraJavaOptions"] += " " + java_option(f"-Djava.io.tmpdir={scratch}")
         # The executors see this process's ordercheck, and run this interpreter unless
         # the user named one.
         settings["spark.executorEnv.PYTHONPATH"] = executor_pythonpath()
@@ -222,6 +228,33 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         ) from None
     sc.setLogLevel("FATAL")
     return sc
+
+
+def java_option(option: str) -> str:
+    """``option`` as one word of ``spark.driver.extraJavaOptions`` (which Spark's launcher
+    splits at spaces): in double quotes, with the quotes and backslashes in it escaped."""
+    escaped = option.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+SCRATCH_PREFIX = "ordercheck-spark-"
+
+
+def scratch_dir() -> str:
+    """Spark's scratch directory on a ``local[...]`` master (``spark.local.dir``: its
+    blocks, shuffle files, PySpark's broadcast files): a private directory in the
+    temporary directory ``$TMPDIR`` names (Spark itself would use the JVM's, ``/tmp``,
+    whatever ``$TMPDIR`` says), named after this process and removed when the process
+    ends; one a process killed outright left behind is removed by the next run that
+    makes one (:func:`~ordercheck.checker.engine.frontier.own_spill_dir`)."""
+    import atexit
+    import shutil
+
+    from ordercheck.checker.engine.frontier import own_spill_dir
+
+    path = own_spill_dir(SCRATCH_PREFIX)
+    atexit.register(shutil.rmtree, path, True)
+    return path
 
 
 def executor_pythonpath() -> str:

@@ -19,15 +19,16 @@ default) is not put in a batch: it is cut into as many byte ranges as there are
 cores, each read by a task of the same job
 (:mod:`ordercheck.checker.validate.chunks`), which hands back its part pickled. Its
 properties (and conformance) are then shared out among the tasks of a second job
-(:func:`property_groups`), the parts sent once to each executor (a Spark broadcast,
-which the driver never unpickles); each task joins the parts into the log a
+(:func:`property_groups`), the parts sent once to each executor (a Spark broadcast
+per log, which the driver never unpickles); each task joins the parts into the log a
 sequential read gives and checks its properties, each whole, on the whole log. If a
 part holds bad input, or the parts do not join (an id sent in two of them), the
 driver reads the file itself, which raises the sequential read's error. No property
 is checked in pieces here: each monitor reads the whole log in order, so a property's
 answer is the sequential one by construction (``causal``, the costliest of the
-default ones, is therefore the floor of a split log's time). Every checking task
-receives every large log's parts (one broadcast) and unpickles only its own log's.
+default ones, is therefore the floor of a split log's time). A checking task fetches
+only its own log's broadcast (Spark fetches a broadcast where a task reads it), so a
+task's memory holds one large log, however many are validated together.
 Logs read through URIs are not split (Spark hands each one to a task as one string).
 """
 
@@ -87,10 +88,11 @@ def _task(job: Job, diagrams: bool, item: tuple[Any, ...]) -> list[tuple[Any, ..
 
 def _check_task(job: Job, diagrams: bool, parts: Any, item: tuple[str, int, Job]) -> tuple[str, int, LogVerdict | None]:
     """Group ``g`` of the checks of a large log, joined here from its parts (``parts``:
-    a broadcast of each log's pickled parts, by source); ``None`` when the parts do not
-    join into a log with events (bad input, which the driver's sequential read reports)."""
+    by source, a broadcast of that log's pickled parts, of which only ``source``'s is
+    read); ``None`` when the parts do not join into a log with events (bad input, which
+    the driver's sequential read reports)."""
     source, g, group = item
-    log = join([pickle.loads(raw) for raw in parts.value[source]])
+    log = join([pickle.loads(raw) for raw in parts[source].value])
     if log is None or not len(log):
         return source, g, None
     return source, g, judge(log, group, diagrams=diagrams)
@@ -256,11 +258,12 @@ def _local_logs(sc: Any, files: list[str], job: Job, diagrams: bool, cores: int,
     if joined:
         groups = property_groups(job, cores)
         work = [(f, g, group) for f in sorted(joined) for g, group in enumerate(groups)]
-        shared = sc.broadcast(joined)
+        shared = {f: sc.broadcast(parts) for f, parts in joined.items()}
         try:
             checked = sc.parallelize(work, len(work)).map(partial(_check_task, job, diagrams, shared)).collect()
         finally:
-            shared.destroy()
+            for broadcast in shared.values():
+                broadcast.destroy()
         by_log: dict[str, list[tuple[int, LogVerdict | None]]] = {}
         for f, g, verdict in checked:
             by_log.setdefault(f, []).append((g, verdict))
