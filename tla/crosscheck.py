@@ -105,16 +105,11 @@ def judge(config: TlcConfig, run: TlcRun) -> str | None:
             return f"{config.file}: expected {config.distinct_states} distinct states, TLC explored {run.distinct}"
         if config.depth is not None and run.depth != config.depth:
             return f"{config.file}: expected depth {config.depth}, TLC {run.depth}"
-    elif config.expect == INVARIANT_VIOLATED:
+    elif config.expect in (INVARIANT_VIOLATED, ACTION_VIOLATED):
         wanted = config.checks[0]
-        if run.kind != "invariant" or run.violated != wanted:
-            return f"{config.file}: expected {wanted} violated, TLC reports {found}"
-        if config.steps is not None and len(run.trace) - 1 != config.steps:
-            return f"{config.file}: expected a {config.steps}-step counterexample, TLC's has {len(run.trace) - 1}"
-    elif config.expect == ACTION_VIOLATED:
-        wanted = config.checks[0]
-        if run.kind != "action" or run.violated != wanted:
-            return f"{config.file}: expected action property {wanted} violated, TLC reports {found}"
+        kind, what = ("invariant", wanted) if config.expect == INVARIANT_VIOLATED else ("action", f"action property {wanted}")
+        if run.kind != kind or run.violated != wanted:
+            return f"{config.file}: expected {what} violated, TLC reports {found}"
         if config.steps is not None and len(run.trace) - 1 != config.steps:
             return f"{config.file}: expected a {config.steps}-step counterexample, TLC's has {len(run.trace) - 1}"
     elif config.expect == TEMPORAL_VIOLATED and run.kind != "temporal":
