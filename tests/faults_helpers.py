@@ -99,13 +99,20 @@ def stop_stray_runs() -> list[str]:
     the suite has ended."""
     killed = []
     while STARTED:
-        for p in session(STARTED.pop()):
-            killed.append(" ".join(command_line(p)[:4]))
-            try:
-                p.kill()
-            except psutil.Error:
-                pass
+        killed += kill(session(STARTED.pop()))
     return killed
+
+
+def kill(processes: list[psutil.Process]) -> list[str]:
+    """Kill ``processes`` (those already gone are passed over); their command lines."""
+    names = []
+    for p in processes:
+        names.append(" ".join(command_line(p)[:4]))
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    return names
 
 
 def start(*args: str | Path, preexec: Callable[[], None] | None = None, tmpdir: Path | None = None,
@@ -148,13 +155,7 @@ def assert_no_survivors(sid: int, grace: float = 10.0) -> None:
         if not left:
             return
         if time.monotonic() > deadline:
-            names = [" ".join(p.cmdline()[:4]) for p in left]
-            for p in left:
-                try:
-                    p.kill()
-                except psutil.Error:
-                    pass
-            raise AssertionError(f"processes left behind: {names}")
+            raise AssertionError(f"processes left behind: {kill(left)}")
         time.sleep(0.05)
 
 

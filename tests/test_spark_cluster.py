@@ -182,23 +182,31 @@ def project(tmp_path_factory):
     return root
 
 
-def ordercheck(cluster: Cluster, cwd: Path, *args: str, **env: str) -> subprocess.Popen:
-    """``ordercheck ARGS --engine spark --master CLUSTER``, started (the runs go at once)."""
+def ordercheck(cluster: Cluster, cwd: Path, *args: str, tmpdir: Path | None = None, **env: str) -> subprocess.Popen:
+    """``ordercheck ARGS --engine spark --master CLUSTER``, started (the runs go at once).
+    With ``tmpdir``, the driver is left to find its scratch itself, under that ``$TMPDIR``
+    (no ``SPARK_LOCAL_DIRS``)."""
+    environment = cluster.env(**env)
+    if tmpdir is not None:
+        del environment["SPARK_LOCAL_DIRS"]
+        environment["TMPDIR"] = str(tmpdir)
     return subprocess.Popen([sys.executable, "-m", "ordercheck.checker.cli", *args, "--engine", "spark", "--master", cluster.master],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=cluster.env(**env))
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=environment)
 
 
 @pytest.fixture(scope="module")
 def runs(cluster, project, request):
-    """The file's three runs against the cluster, started together: a check, a sweep and
-    a check whose executors run a Python without ordercheck (a fresh virtual environment
+    """The file's three runs against the cluster, started together: a check, a sweep (its
+    driver's scratch under a ``$TMPDIR`` of its own) and a check whose executors run a
+    Python without ordercheck (a fresh virtual environment
     of this Python, none of ordercheck's packages). Killed if still running at the end."""
     bare = project / "bare"
     venv.create(bare, with_pip=False)
+    (project / "tmp").mkdir()
     started = {
         "check": ordercheck(cluster, project, "check", "models/holds.toml", "models/violated.toml", "--quiet",
                             "--json", "check.json", ORDERCHECK_SPARK_DRIVER_STATES="0"),  # every level a Spark job
-        "sweep": ordercheck(cluster, project, "sweep", "models/holds.toml", "-o", "sweep"),
+        "sweep": ordercheck(cluster, project, "sweep", "models/holds.toml", "-o", "sweep", tmpdir=project / "tmp"),
         "unfit": ordercheck(cluster, project, "check", "models/holds.toml", "--quiet", "--json", "unfit.json",
                             PYSPARK_PYTHON=str(bare / "bin" / "python"), ORDERCHECK_SPARK_DRIVER_STATES="0"),
     }
@@ -244,6 +252,10 @@ def test_a_sweep_on_a_standalone_cluster_ships_a_users_spec_file(cluster, projec
     results = results["results"] if isinstance(results, dict) else results
     (mutant,) = [r for r in results if r["variant"] == "guard"]
     ran_on_an_executor(mutant["properties"]["small"]["explanation"], cluster, project / "specs" / "counter.py")
+    # Its driver's scratch (a private directory under its $TMPDIR, which the executors'
+    # own directories take precedence over: tests/test_spark_errors.py checks the
+    # settings) is removed at the end.
+    assert list((project / "tmp").iterdir()) == []
 
 
 def test_an_executor_python_without_ordercheck_is_one_line_naming_pyspark_python(cluster, project, runs):

@@ -4,6 +4,9 @@ texts Spark's Python API raises; no Spark is started."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+
+import pytest
 
 from ordercheck.checker.engine.bfs import SpecError
 from ordercheck.checker.spark.bfs import SparkJobError, job_error
@@ -69,28 +72,55 @@ def test_a_job_the_executors_python_cannot_run_is_one_line_naming_pyspark_python
     assert other == "spark: a Spark job failed after its retries: ZeroDivisionError: division by zero", other
 
 
-def _driver_java_options(monkeypatch) -> str:
-    """The ``spark.driver.extraJavaOptions`` a local start would give its JVM (the start
+def _driver_conf(monkeypatch, master: str = "local[1]") -> dict[str, str]:
+    """The Spark settings a start on ``master`` would give its driver JVM (the start
     itself is refused before any JVM runs)."""
     import pyspark
     import pyspark.java_gateway
 
     from ordercheck.checker.spark.session import SparkUnavailable, get_spark
 
-    seen: list[str] = []
+    seen: list[dict[str, str]] = []
 
     def launch(conf, popen_kwargs=None):
-        seen.append(conf.get("spark.driver.extraJavaOptions"))
+        seen.append(dict(conf.getAll()))
         raise RuntimeError("no JVM in this test")
 
     monkeypatch.setattr(pyspark.java_gateway, "launch_gateway", launch)
     monkeypatch.setattr(pyspark.SparkContext, "_active_spark_context", None)
     try:
-        get_spark("local[1]")
+        get_spark(master)
     except SparkUnavailable:
         pass
     assert len(seen) == 1
     return seen[0]
+
+
+def _driver_java_options(monkeypatch) -> str:
+    """The ``spark.driver.extraJavaOptions`` a local start would give its JVM."""
+    return _driver_conf(monkeypatch)["spark.driver.extraJavaOptions"]
+
+
+@pytest.mark.parametrize("master", ["local[1]", "spark://127.0.0.1:7077", "spark://cluster.example:7077"])
+def test_the_drivers_scratch_is_private_under_tmpdir_on_every_master(monkeypatch, tmp_path, master) -> None:
+    """The driver's scratch (``spark.local.dir``) and its JVM's ``java.io.tmpdir`` are one
+    private directory under ``$TMPDIR`` on a local master and against a cluster alike
+    (against a cluster, Spark alone put the driver's files in ``/tmp``); a scratch the
+    user names is left as it is."""
+    import tempfile
+
+    from ordercheck.checker.spark.session import SCRATCH_PREFIX
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # found again, from $TMPDIR
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.delenv("SPARK_LOCAL_DIRS", raising=False)
+    conf = _driver_conf(monkeypatch, master)
+    scratch = Path(conf["spark.local.dir"])
+    assert scratch.parent == tmp_path and scratch.name.startswith(SCRATCH_PREFIX) and scratch.is_dir(), conf
+    assert f"-Djava.io.tmpdir={scratch}" in conf["spark.driver.extraJavaOptions"], conf
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", str(tmp_path / "mine"))
+    conf = _driver_conf(monkeypatch, master)
+    assert "spark.local.dir" not in conf and "java.io.tmpdir" not in conf["spark.driver.extraJavaOptions"], conf
 
 
 def test_the_environment_names_the_local_jvms_options(monkeypatch) -> None:

@@ -172,20 +172,23 @@ def get_spark(master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None, 
         # Spark's log: fatal messages only (failed tasks are retried or reported in one line)
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={log_config.as_uri()}",
     }
+    if "spark.local.dir" not in (conf or {}) and not os.environ.get("SPARK_LOCAL_DIRS"):
+        # The driver's scratch (on local[...] the executor's too; a cluster's executors
+        # use the directories their workers give them, which take precedence).
+        settings["spark.local.dir"] = scratch = scratch_dir()
+        # The JVM's own temporary directory too: it makes one of its own there at its
+        # start (removed only by a shutdown the stop does not wait for), which was left
+        # in /tmp after every run.
+        settings["spark.driver.extraJavaOptions"] += " " + java_option(f"-Djava.io.tmpdir={scratch}")
     if master.startswith("local"):
         # On local[...] the driver's JVM is the executor too: it holds every level's rows
         # (the visited set's fingerprints, the frontier's states) and shuffles them.
         settings["spark.driver.memory"] = LOCAL_DRIVER_MEMORY
-        # The throughput collector (see LOCAL_JVM_OPTIONS), or the options the environment names.
-        settings["spark.driver.extraJavaOptions"] += " " + os.environ.get(JVM_OPTIONS_ENV, LOCAL_JVM_OPTIONS)
         settings["spark.driver.host"] = "127.0.0.1"
         settings["spark.driver.bindAddress"] = "127.0.0.1"
-        if "spark.local.dir" not in (conf or {}) and not os.environ.get("SPARK_LOCAL_DIRS"):
-            settings["spark.local.dir"] = scratch = scratch_dir()
-            # The JVM's own temporary directory too: it makes one of its own there at its
-            # start (removed only by a shutdown the stop does not wait for), which was left
-            # in /tmp after every run.
-            settings["spark.driver.extraJavaOptions"] += " " + java_option(f"-Djava.io.tmpdir={scratch}")
+        # The throughput collector (see LOCAL_JVM_OPTIONS), or the options the environment
+        # names (last, so that they override the ones above).
+        settings["spark.driver.extraJavaOptions"] += " " + os.environ.get(JVM_OPTIONS_ENV, LOCAL_JVM_OPTIONS)
         # The executors see this process's ordercheck, and run this interpreter unless
         # the user named one.
         settings["spark.executorEnv.PYTHONPATH"] = executor_pythonpath()
@@ -241,8 +244,9 @@ SCRATCH_PREFIX = "ordercheck-spark-"
 
 
 def scratch_dir() -> str:
-    """Spark's scratch directory on a ``local[...]`` master (``spark.local.dir``: its
-    blocks, shuffle files, PySpark's broadcast files): a private directory in the
+    """The driver's scratch directory (``spark.local.dir``: its blocks, shuffle files,
+    PySpark's broadcast files, the files shipped to the executors; on a ``local[...]``
+    master the executor's too): a private directory in the
     temporary directory ``$TMPDIR`` names (Spark itself would use the JVM's, ``/tmp``,
     whatever ``$TMPDIR`` says), named after this process and removed when the process
     ends; one a process killed outright left behind is removed by the next run that
