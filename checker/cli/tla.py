@@ -97,6 +97,7 @@ def tlc(models: tuple[str, ...], workers: int, keep: str | None, timeout: float 
     """Export, run TLC, and compare with our engine (reductions off); TLC also checks the
     ordering library against the happened-before definitions, unless told not to."""
     from ordercheck.tla.tlc import TlcFailed, TlcUnavailable, find_tlc
+    from ordercheck.tla.views import HiddenStep
 
     loaded = [load_model(p) for p in expand_paths(list(models))]
     from ordercheck.checker.api.output_paths import check_outputs, model_inputs, outputs_of
@@ -120,6 +121,10 @@ def tlc(models: tuple[str, ...], workers: int, keep: str | None, timeout: float 
             cc = cross_check(model, workers=workers, timeout=timeout, keep=target, happened_before=not no_happened_before)
         except TlcFailed as exc:
             click.echo(f"{model.path}: TLC failed: {exc}")
+            bad += 1
+            continue
+        except HiddenStep as exc:
+            click.echo(f"{model.path}: MISMATCH: {exc}")
             bad += 1
             continue
         print_cross_check(cc, show_traces=show_traces, happened_before=not no_happened_before)
