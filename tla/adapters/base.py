@@ -220,7 +220,7 @@ class Adapter:
     def view(self, state: Any) -> Any:
         """The part of a Python state the TLA+ module's variables hold: the whole state,
         unless the spec keeps per-step checks in its state, which the module checks as
-        action properties instead (:attr:`~ordercheck.tla.adapters.base.ExportedProperty.step`). :meth:`decode` then
+        action properties instead (an :class:`ExportedProperty` with ``step``). :meth:`decode` then
         gives those parts a fixed value, and the cross-check compares states by their view
         (its state counts are those of the graph of views, :mod:`ordercheck.tla.views`)."""
         return state
