@@ -343,3 +343,31 @@ def test_every_configuration_is_judged_by_its_manifest_outcome():
     assert judge(temporal, TlcRun(0, "", distinct=10)) == \
         "t.cfg: expected EventualDelivery violated (a temporal property), TLC reports no error"
     assert judge(TlcConfig("u.cfg", "unknown", (inv,), UNKNOWN), TlcRun(0, "", distinct=10)) is None
+
+
+def test_an_action_property_violation_is_read_and_judged():
+    """TLC's "Action property P is violated." (a per-step check, ExportedProperty.step) is
+    read as kind "action" naming P, with its trace; a configuration expecting it is judged
+    by the property and the counterexample's steps, and an invariant violation there is a
+    mismatch."""
+    from ordercheck.tla.adapters import ExportedProperty
+    from ordercheck.tla.crosscheck import judge
+    from ordercheck.tla.export import ACTION_VIOLATED, TlcConfig
+    from ordercheck.tla.tlc import TlcRun
+
+    # TLC ends an action property's counterexample at the offending step (no stuttering state).
+    trace = TRACE.replace("State 3: Stuttering\n", "")
+    run = parse_output(f"Error: Action property NoWarn is violated.\n{trace}{COUNTS}", 13)
+    assert run.kind == "action" and run.violated == "NoWarn"
+    assert [s.values for s in run.trace] == [{"x": 0}, {"x": 1}]
+    step = ExportedProperty("no_warn", "always", '~Fails("no_warn")', "NoWarn", step=True)
+    assert step.listed_as_property and not step.temporal
+    config = TlcConfig("a.cfg", "violation", (step,), ACTION_VIOLATED, steps=1)
+    assert config.checks == ["NoWarn"]
+    assert judge(config, run) is None
+    assert judge(TlcConfig("a.cfg", "violation", (step,), ACTION_VIOLATED, steps=2), run) == \
+        "a.cfg: expected a 2-step counterexample, TLC's has 1"
+    assert judge(config, TlcRun(12, "", violated="NoWarn", kind="invariant", trace=run.trace)) == \
+        "a.cfg: expected action property NoWarn violated, TLC reports NoWarn violated"
+    assert judge(config, TlcRun(0, "", distinct=10)) == \
+        "a.cfg: expected action property NoWarn violated, TLC reports no error"

@@ -29,6 +29,7 @@ from ordercheck.checker.api.model import Model
 from ordercheck.checker.api.result import Result, Step
 from ordercheck.tla.adapters import ExportedProperty
 from ordercheck.tla.export import (
+    ACTION_VIOLATED,
     INVARIANT_VIOLATED,
     NO_ERROR,
     TEMPORAL_VIOLATED,
@@ -39,6 +40,7 @@ from ordercheck.tla.export import (
 )
 from ordercheck.tla.tlc import TlcRun, run_tlc
 from ordercheck.tla.traces import TraceMismatch, confirm_in_tlc, from_tlc, raw_states
+from ordercheck.tla.views import Counts, result_counts
 
 
 @dataclass
@@ -74,9 +76,16 @@ class CrossCheck:
         return not self.mismatches
 
     @property
+    def ours_counts(self) -> Counts:
+        """Our distinct states, generated states and depth as TLC should find them on the
+        main configuration (:func:`ordercheck.tla.views.our_counts`: where the adapter
+        leaves per-step checks out of the state, those of the graph of views)."""
+        return self.export.counts or result_counts(self.model.spec, self.ours)
+
+    @property
     def ours_generated(self) -> int:
         """Our generated states counted as TLC counts them: transitions plus every initial state."""
-        return self.ours.stats.transitions + len(set(self.model.spec.init_states()))
+        return self.ours_counts.generated
 
     @property
     def tlc_seconds(self) -> float:
@@ -96,10 +105,11 @@ def judge(config: TlcConfig, run: TlcRun) -> str | None:
             return f"{config.file}: expected {config.distinct_states} distinct states, TLC explored {run.distinct}"
         if config.depth is not None and run.depth != config.depth:
             return f"{config.file}: expected depth {config.depth}, TLC {run.depth}"
-    elif config.expect == INVARIANT_VIOLATED:
+    elif config.expect in (INVARIANT_VIOLATED, ACTION_VIOLATED):
         wanted = config.checks[0]
-        if run.kind != "invariant" or run.violated != wanted:
-            return f"{config.file}: expected {wanted} violated, TLC reports {found}"
+        kind, what = ("invariant", wanted) if config.expect == INVARIANT_VIOLATED else ("action", f"action property {wanted}")
+        if run.kind != kind or run.violated != wanted:
+            return f"{config.file}: expected {what} violated, TLC reports {found}"
         if config.steps is not None and len(run.trace) - 1 != config.steps:
             return f"{config.file}: expected a {config.steps}-step counterexample, TLC's has {len(run.trace) - 1}"
     elif config.expect == TEMPORAL_VIOLATED and run.kind != "temporal":
@@ -247,15 +257,14 @@ def _judge_all(cc: CrossCheck) -> None:
 
 def _compare(cc: CrossCheck) -> None:
     ours, final, out = cc.ours, cc.final, cc.mismatches
-    stats = ours.stats
+    counts = cc.ours_counts
     if final is not None and final.kind is None:
-        if final.distinct != stats.distinct_states:
-            out.append(f"distinct states: ours {stats.distinct_states}, TLC {final.distinct}")
-        ours_generated = cc.ours_generated
-        if final.generated is not None and final.generated != ours_generated:
-            out.append(f"states generated: ours {ours_generated} (transitions + initial), TLC {final.generated}")
-        if final.depth is not None and final.depth != stats.depth:
-            out.append(f"depth: ours {stats.depth}, TLC {final.depth}")
+        if final.distinct != counts.distinct:
+            out.append(f"distinct states: ours {counts.distinct}, TLC {final.distinct}")
+        if final.generated is not None and final.generated != counts.generated:
+            out.append(f"states generated: ours {counts.generated} (transitions + initial), TLC {final.generated}")
+        if final.depth is not None and final.depth != counts.depth:
+            out.append(f"depth: ours {counts.depth}, TLC {final.depth}")
     for name, mine in ours.properties.items():
         theirs = cc.tlc.get(name)
         if theirs is None:

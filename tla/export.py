@@ -30,6 +30,7 @@ from ordercheck.checker.api.outputs import Outputs
 from ordercheck.tla.adapters import Adapter, ExportedProperty, adapter_for, refusal
 from ordercheck.tla.adapters.base import module_name
 from ordercheck.tla.locate import Missing, builtin_missing, is_builtin, user_files
+from ordercheck.tla.views import Counts, our_counts
 
 if TYPE_CHECKING:
     from ordercheck.checker.api.result import Result
@@ -51,6 +52,9 @@ INVARIANT_VIOLATED = "invariant violated"
 """Expected outcome: TLC stops at a violation of the configuration's one invariant."""
 TEMPORAL_VIOLATED = "temporal property violated"
 """Expected outcome: TLC reports a behaviour violating the configuration's one temporal property."""
+ACTION_VIOLATED = "action property violated"
+"""Expected outcome: TLC stops at a step violating the configuration's one action property
+(a per-step check, :attr:`~ordercheck.tla.adapters.base.ExportedProperty.step`)."""
 UNKNOWN = "not predicted"
 """Expected outcome of a property neither our engine nor the model file has a verdict for."""
 
@@ -83,8 +87,9 @@ class TlcConfig:
     @property
     def checks(self) -> list[str]:
         """What the configuration lists, in order: ``TypeOK`` first in the main one, then
-        the invariants, then the temporal properties."""
-        props = [p.checked for p in self.properties if not p.temporal] + [p.checked for p in self.properties if p.temporal]
+        the invariants, then the temporal and action properties."""
+        props = ([p.checked for p in self.properties if not p.listed_as_property]
+                 + [p.checked for p in self.properties if p.listed_as_property])
         return (["TypeOK"] if self.role == "main" else []) + props
 
     def entry(self) -> dict[str, Any]:
@@ -121,14 +126,18 @@ class Export:
     """The parameterised protocol module's text, where the spec has one
     (:attr:`~ordercheck.tla.adapters.base.Adapter.protocol_module`); ``module`` is then the
     model's small module that extends it."""
+    counts: Counts | None = None
+    """Our engine's counts of a complete search as TLC should find them on the main
+    configuration (:func:`ordercheck.tla.views.our_counts`); ``None`` without our result."""
 
     @property
     def invariants(self) -> list[str]:
-        return [p.checked for p in self.properties if not p.temporal]
+        return [p.checked for p in self.properties if not p.listed_as_property]
 
     @property
     def temporal(self) -> list[str]:
-        return [p.checked for p in self.properties if p.temporal]
+        """The temporal and action properties the configuration lists as PROPERTY."""
+        return [p.checked for p in self.properties if p.listed_as_property]
 
     @property
     def verdict_configs(self) -> list[TlcConfig]:
@@ -215,8 +224,8 @@ def render_config(export_name: str, model: Model, adapter: Adapter, props: list[
         purpose=purpose,
         constants=adapter.cfg_constants(),
         type_ok=type_ok,
-        invariants=[p.checked for p in props if not p.temporal],
-        temporal=[p.checked for p in props if p.temporal],
+        invariants=[p.checked for p in props if not p.listed_as_property],
+        temporal=[p.checked for p in props if p.listed_as_property],
         symmetry=symmetry,
     )
 
@@ -233,12 +242,14 @@ def _verdicts(model: Model, ours: Result | None) -> dict[str, tuple[str | None, 
     return {p.name: (model.expect.get(p.name), None) for p in model.properties}
 
 
-def plan_configs(name: str, props: list[ExportedProperty], model: Model, ours: Result | None) -> list[TlcConfig]:
+def plan_configs(name: str, props: list[ExportedProperty], model: Model, ours: Result | None,
+                 counts: Counts | None = None) -> list[TlcConfig]:
     """The export's configurations: the main one (every property expected to hold: an
     invariant or ``eventually`` property that holds, a ``sometimes`` one never reached,
-    whose ``Never<P>`` then holds), and one per other property, named for what it shows."""
+    whose ``Never<P>`` then holds), and one per other property, named for what it shows.
+    ``counts`` are the main configuration's expected counts (:func:`ordercheck.tla.views.our_counts`
+    of ``ours``)."""
     verdicts = _verdicts(model, ours)
-    complete = ours is not None and ours.stats.bound is None
     main: list[ExportedProperty] = []
     others: list[TlcConfig] = []
     for prop in props:
@@ -250,15 +261,16 @@ def plan_configs(name: str, props: list[ExportedProperty], model: Model, ours: R
         elif tlc_holds is None:
             others.append(TlcConfig(f"{name}_unknown_{slug}.cfg", "unknown", (prop,), UNKNOWN))
         elif prop.kind == "sometimes":
-            others.append(TlcConfig(f"{name}_witness_{slug}.cfg", "witness", (prop,), INVARIANT_VIOLATED, steps=steps))
+            expect = ACTION_VIOLATED if prop.step else INVARIANT_VIOLATED
+            others.append(TlcConfig(f"{name}_witness_{slug}.cfg", "witness", (prop,), expect, steps=steps))
         else:
-            expect = TEMPORAL_VIOLATED if prop.temporal else INVARIANT_VIOLATED
+            expect = TEMPORAL_VIOLATED if prop.temporal else ACTION_VIOLATED if prop.step else INVARIANT_VIOLATED
             others.append(TlcConfig(f"{name}_violates_{slug}.cfg", "violation", (prop,), expect,
                                     steps=None if prop.temporal else steps))
     first = TlcConfig(
         f"{name}.cfg", "main", tuple(main), NO_ERROR,
-        distinct_states=ours.stats.distinct_states if complete and ours else None,
-        depth=ours.stats.depth if complete and ours else None,
+        distinct_states=counts.distinct if counts else None,
+        depth=counts.depth if counts else None,
     )
     return [first, *others]
 
@@ -338,7 +350,9 @@ def export_model(model: Model, *, symmetry: bool | None = None, ours: Result | N
     }
     env = template_environment(getattr(adapter, "template_dir", None))
     module = env.get_template(adapter.template).render(**context)
-    configs = plan_configs(name, props, model, ours)
+    complete = ours is not None and ours.stats.bound is None
+    counts = our_counts(adapter, ours) if complete and ours is not None else None
+    configs = plan_configs(name, props, model, ours, counts)
     # The agreement configuration, where the module defines what it checks (a user's
     # template that leaves out _properties.tla.j2 does not).
     agreement = happened_before_config(name, adapter, configs[0])
@@ -362,4 +376,5 @@ def export_model(model: Model, *, symmetry: bool | None = None, ours: Result | N
     files[LIBRARY_MODULE] = (TEMPLATES / LIBRARY_MODULE).read_text(encoding="utf-8")
     if "INSTANCE HappenedBefore" in (protocol_text or module):  # beside every module that instantiates it
         files[HAPPENED_BEFORE_MODULE] = (TEMPLATES / HAPPENED_BEFORE_MODULE).read_text(encoding="utf-8")
-    return Export(name, module, files[f"{name}.cfg"], props, use_symmetry, adapter, files, configs, protocol_text)
+    return Export(name, module, files[f"{name}.cfg"], props, use_symmetry, adapter, files, configs, protocol_text,
+                  counts)

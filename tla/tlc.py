@@ -61,8 +61,8 @@ class TlcRun:
     distinct: int | None = None
     generated: int | None = None
     depth: int | None = None
-    violated: str | None = None  # the invariant or temporal property TLC reports
-    kind: str | None = None  # "invariant", "temporal" or "deadlock"
+    violated: str | None = None  # the invariant, action property or temporal property TLC reports
+    kind: str | None = None  # "invariant", "action", "temporal" or "deadlock"
     trace: list[TlcState] = field(default_factory=list)
     printed: list[str] = field(default_factory=list)  # lines TLC's Print/PrintT wrote
     seconds: float = 0.0
@@ -78,6 +78,8 @@ _COUNTS = re.compile(r"^([\d,]+) states generated, ([\d,]+) distinct states foun
 _PROGRESS = re.compile(r"^Progress\(\d+\) at .*?: ([\d,]+) states generated.*?, ([\d,]+) distinct states found", re.M)
 _DEPTH = re.compile(r"^The depth of the complete state graph search is (\d+)\.", re.M)
 _INVARIANT = re.compile(r"^Error: Invariant (\w+) is violated", re.M)
+# "Action property P is violated." (a PROPERTY [][A]_vars; TLC names it when the formula is one definition)
+_ACTION = re.compile(r"^Error: Action property (\w+) is violated", re.M)
 # "Temporal property P was violated", or several at once: "Temporal properties P and Q
 # were violated" (the first is reported; the rerun without it reports the next).
 _TEMPORAL = re.compile(r"^Error: Temporal propert(?:y|ies) (?:(\w+)(?:(?:, | and )\w+)* )?(?:was|were) violated", re.M)
@@ -98,8 +100,11 @@ def parse_output(text: str, exit_code: int) -> TlcRun:
         run.depth = int(depth[-1])
     inv = _INVARIANT.search(text)
     temporal = _TEMPORAL.search(text)
+    action = _ACTION.search(text)
     if inv:
         run.violated, run.kind = inv.group(1), "invariant"
+    elif action:
+        run.violated, run.kind = action.group(1), "action"
     elif temporal:
         run.violated, run.kind = temporal.group(1) or "temporal", "temporal"
     elif "Error: Deadlock reached." in text:

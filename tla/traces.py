@@ -88,24 +88,29 @@ def from_tlc(adapter: Adapter, trace: Sequence[TlcState]) -> list[Step]:
     inits = list(spec.init_states())
     candidates = [Candidate("initial state", s) for s in inits]
     first = _decode(adapter, 1, trace[0], candidates)
-    if first not in inits:
+    # states compare by the adapter's view (the parts the module holds); the path keeps the
+    # Python states themselves
+    views = [adapter.view(s) for s in inits]
+    if adapter.view(first) not in views:
         raise TraceMismatch(
             "TLC's first state is not an initial state of the Python spec", position=1, values=_texts(trace[0]),
             decoded=first, candidates=candidates,
         )
-    path: list[tuple[tuple | None, int, Any]] = [(None, inits.index(first), first)]
+    start = views.index(adapter.view(first))
+    path: list[tuple[tuple | None, int, Any]] = [(None, start, inits[start])]
     for n, tlc_state in enumerate(trace[1:], start=2):
         succ = list(spec.next_states(path[-1][2]))
         candidates = [Candidate(shown.format_action(label), s) for label, s in succ]
         target = _decode(adapter, n, tlc_state, candidates)
-        found = [(pos, label) for pos, (label, s) in enumerate(succ) if s == target]
+        seen = adapter.view(target)
+        found = [(pos, label, s) for pos, (label, s) in enumerate(succ) if adapter.view(s) == seen]
         if not found:
             raise TraceMismatch(
                 f"TLC's state {n} is no successor of state {n - 1} in the Python spec", position=n,
                 values=_texts(tlc_state), decoded=target, candidates=candidates,
             )
-        pos, label = found[0]
-        path.append((label, pos, target))
+        pos, label, state = found[0]
+        path.append((label, pos, state))
     return to_steps(spec, path)
 
 
@@ -153,8 +158,12 @@ def shows(prop: ExportedProperty, loop_start: int | None = None) -> str:
 
     For an ``eventually`` property the run either stops there with the property's
     predicate false, or (a lasso) the last state is the state at ``loop_start``, so the
-    run can go round the loop for ever with the predicate false.
+    run can go round the loop for ever with the predicate false. For a per-step check
+    (``prop.step``) the trace's last step shows it: the replay records in ``stepShown``
+    whether that step met :func:`step_shows`.
     """
+    if prop.step:
+        return "stepShown"
     if prop.kind == "sometimes":
         return prop.predicate
     if prop.kind == "eventually":
@@ -162,6 +171,15 @@ def shows(prop: ExportedProperty, loop_start: int | None = None) -> str:
             return f"~{prop.predicate} /\\ StateOf = Traces[t][{loop_start + 1}]"
         return f"~ENABLED Next /\\ ~{prop.predicate}"
     return f"~{prop.predicate}"
+
+
+def step_shows(prop: ExportedProperty) -> str:
+    """The TLA+ action a trace's last step must meet to show a per-step check's verdict:
+    a step failing the check (``always``), or showing it (``sometimes``); ``FALSE`` for a
+    property of states."""
+    if not prop.step:
+        return "FALSE"
+    return prop.predicate if prop.kind == "sometimes" else f"~({prop.predicate})"
 
 
 @dataclass
@@ -193,7 +211,8 @@ def confirm_in_tlc(
     for prop_name in order:
         prop, raw, loop_start = traces[prop_name]
         states = [adapter.encode_text(s) for s in raw]
-        items.append({"property": prop_name, "states": states, "shows": shows(prop, loop_start)})
+        items.append({"property": prop_name, "states": states, "shows": shows(prop, loop_start),
+                      "step_shows": step_shows(prop)})
     env = template_environment()
     module = env.get_template("traces.tla.j2").render(
         name=name, spec_module=spec_module, model_file=model_file, variables=list(adapter.variables), traces=items

@@ -97,6 +97,7 @@ def tlc(models: tuple[str, ...], workers: int, keep: str | None, timeout: float 
     """Export, run TLC, and compare with our engine (reductions off); TLC also checks the
     ordering library against the happened-before definitions, unless told not to."""
     from ordercheck.tla.tlc import TlcFailed, TlcUnavailable, find_tlc
+    from ordercheck.tla.views import HiddenStep
 
     loaded = [load_model(p) for p in expand_paths(list(models))]
     from ordercheck.checker.api.output_paths import check_outputs, model_inputs, outputs_of
@@ -122,6 +123,10 @@ def tlc(models: tuple[str, ...], workers: int, keep: str | None, timeout: float 
             click.echo(f"{model.path}: TLC failed: {exc}")
             bad += 1
             continue
+        except HiddenStep as exc:
+            click.echo(f"{model.path}: MISMATCH: {exc}")
+            bad += 1
+            continue
         print_cross_check(cc, show_traces=show_traces, happened_before=not no_happened_before)
         bad += 0 if cc.agree else 1
     if len(loaded) > 1:
@@ -135,8 +140,8 @@ def print_cross_check(cc: CrossCheck, *, show_traces: bool = False, happened_bef
     ours, final = cc.ours, cc.final
     tlc_distinct = final.distinct if final is not None else None
     click.echo(
-        f"{cc.model.path}: ours {ours.stats.distinct_states:,} distinct states "
-        f"({cc.ours_generated:,} generated, depth {ours.stats.depth}); "
+        f"{cc.model.path}: ours {cc.ours_counts.distinct:,} distinct states "
+        f"({cc.ours_generated:,} generated, depth {cc.ours_counts.depth}); "
         f"TLC {tlc_distinct if tlc_distinct is None else f'{tlc_distinct:,}'} distinct states "
         f"({final.generated if final else '?':,} generated, depth {final.depth if final else '?'}); "
         f"{len(cc.runs)} TLC runs{' + the happened-before one' if cc.agreement else ''}, {cc.tlc_seconds:.1f}s"

@@ -26,16 +26,30 @@ class ExportedProperty:
     state sought; for ``eventually`` the state every run must end in). ``checked`` is
     what the configuration lists: the invariant, ``Never<P>`` for ``sometimes``, the
     temporal formula ``<>[]P`` for ``eventually``.
+
+    With ``step``, the property is a check of each step (Python keeps it as a sticky part
+    of its state, which :meth:`Adapter.view` leaves out): ``predicate`` is then an action,
+    true of a step that keeps an ``always`` property or shows a ``sometimes`` one, and
+    ``checked`` the action property ``[][predicate]_vars`` (``[][~predicate]_vars`` for
+    ``sometimes``), which the configuration lists as a PROPERTY and whose violation TLC
+    reports as "Action property ... is violated".
     """
 
     name: str
     kind: str
     predicate: str
     checked: str
+    step: bool = False
 
     @property
     def temporal(self) -> bool:
         return self.kind == "eventually"
+
+    @property
+    def listed_as_property(self) -> bool:
+        """The configuration lists it as a PROPERTY (a temporal formula or an action
+        property), not an INVARIANT."""
+        return self.temporal or self.step
 
 
 class Adapter:
@@ -199,8 +213,22 @@ class Adapter:
         its value as :func:`ordercheck.tla.values.parse_value` read TLC's print of it (see the table
         above: model values, tuples, frozensets, records and functions as dicts). The
         result must equal the Python state exactly (the same tuple, in the spec's
-        canonical form), since the cross-check compares it with the Python successors."""
+        canonical form), since the cross-check compares it with the Python successors;
+        where :meth:`view` leaves part of the state out, its :meth:`view` must."""
         raise NotImplementedError
+
+    def view(self, state: Any) -> Any:
+        """The part of a Python state the TLA+ module's variables hold: the whole state,
+        unless the spec keeps per-step checks in its state, which the module checks as
+        action properties instead (an :class:`ExportedProperty` with ``step``). :meth:`decode` then
+        gives those parts a fixed value, and the cross-check compares states by their view
+        (its state counts are those of the graph of views, :mod:`ordercheck.tla.views`)."""
+        return state
+
+    @property
+    def has_view(self) -> bool:
+        """Whether :meth:`view` leaves part of the state out."""
+        return type(self).view is not Adapter.view
 
     def encode_text(self, state: Any) -> dict[str, str]:
         """A Python state as TLA+ expressions, by variable (:meth:`encode`, written out)."""

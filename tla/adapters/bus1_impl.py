@@ -2,8 +2,10 @@
 
 Queue keys ``(ts, group, address)`` and the transaction lists stay integers, as the
 Python has them (addresses are the spec's fixed node addresses); handle states, node
-flags, drop reasons, transaction phases and the per-transition property and ``WARN_ON``
-bits become strings, and messages ``<<p, k>>`` as in every PeerSpec export.
+flags, drop reasons and transaction phases become strings, and messages ``<<p, k>>`` as
+in every PeerSpec export. The per-transition property and ``WARN_ON`` bits (the state's
+``bad``) are no variables of the module: it checks each as an action property
+(:data:`STEP_CHECKS`), and :meth:`Bus1ImplAdapter.view` leaves them out.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from typing import Any
 
 from ordercheck.specs import bus1_impl as bi
 from ordercheck.specs import bus1_locks as bl
-from ordercheck.specs import bus1_queue as bq
 from ordercheck.specs.bus1_impl_script import Op
 from ordercheck.tla.adapters.base import ExportedProperty, PeerAdapter, _seq
 from ordercheck.tla.values import ModelValue
@@ -25,19 +26,28 @@ FLAGS = {bi.F_DESTROYED: "destroyed", bi.F_RELEASED: "released", bi.F_ABSENT: "a
 PHASES = {bi.ACQ: "acquire", bi.STAGE: "stage", bi.POSTPONED: "postponed", bi.SEAL: "seal", bi.SYNC: "sync",
           bi.COMMIT: "commit", bi.RELEASE_ALL: "release_all", bi.FLUSH: "flush", bi.XFER: "xfer", bi.DRAIN: "drain"}
 REASONS = {bi.R_FLUSHED: "flushed", bi.R_NOT_PUBLIC: "not_public", bi.R_DESTROYED: "destroyed"}
-BITS = {bi.B_CLOCK: "clock_monotonic", bi.B_FRONT: "no_insert_before_front", bi.B_DEQUEUE: "dequeue_increasing",
-        bi.B_WARN: "no_warn", bi.B_DEST: "delivered_iff_before_destroy",
-        bi.B_OWNER: "owner_no_message_after_destroy", bi.B_HANDLE: "handle_valid_iff_before_destroy",
-        bi.B_SPLIT: "acquire_split", bi.B_WRITERS: "one_writer", bi.B_LOCKDEP: "lockdep_held",
-        bi.B_WINDOW: "install_window", bi.B_JOINFAIL: "join_failed",
-        bi.B_MAPRACE: "map_one_writer", bi.B_LEAK: "no_leaked_pin", bi.B_UAF: "no_use_after_free",
-        bi.B_RELEASE: "release_when_unreferenced"}
-WARNS = {bq.W_ADD_GUARD: "add_guard", bq.W_READABLE: "readable", bq.W_BEFORE_FRONT: "before_front",
-         bq.W_STAGE_FRONT: "stage_front", bq.W_SYNTH_FRONT: "synth_front", bq.W_ODD_TS: "odd_ts",
-         bq.W_FLUSH: "flush", bq.W_REMOVE: "remove", bq.W_QUEUED: "queued", bi.LD_TX_STAGE: "ld_tx_stage",
-         bi.LD_LIVE: "ld_live", bi.LD_ACQ_HOLDER: "ld_acq_holder", bi.LD_ACQ_OWNER: "ld_acq_owner",
-         bi.LD_TX_JOIN: "ld_tx_join", bi.LD_TX_JOIN_ORIGIN: "ld_tx_join_origin",
-         bq.W_SEALED: "sealed", bi.LD_QUEUE_RELEASE: "ld_queue_release", bi.LD_FLUSH_RELEASE: "ld_flush_release"}
+STEP_CHECKS = {
+    "clock_monotonic": ("ClockMonotonicStep", "ClockMonotonic"),
+    "no_insert_before_front": ('~Fails("no_insert_before_front")', "NoInsertBeforeFront"),
+    "dequeue_increasing": ('~Fails("dequeue_increasing")', "DequeueIncreasing"),
+    "no_warn": ('~Fails("no_warn")', "NoWarn"),
+    "delivered_iff_before_destroy": ('~Fails("delivered_iff_before_destroy")', "DeliveredIffBeforeDestroy"),
+    "owner_no_message_after_destroy": ('~Fails("owner_no_message_after_destroy")', "OwnerNoMessageAfterDestroy"),
+    "handle_valid_iff_before_destroy": ('~Fails("handle_valid_iff_before_destroy")', "HandleValidIffBeforeDestroy"),
+    "release_when_unreferenced": ('~Fails("release_when_unreferenced")', "ReleaseWhenUnreferenced"),
+    "one_writer": ('~Fails("one_writer")', "OneWriter"),
+    "lockdep_held": ('~Fails("lockdep_held")', "LockdepHeld"),
+    "map_one_writer": ('~Fails("map_one_writer")', "MapOneWriter"),
+    "no_leaked_pin": ('~Fails("no_leaked_pin")', "NoLeakedPin"),
+    "no_use_after_free": ('~Fails("no_use_after_free")', "NoUseAfterFree"),
+    "acquire_split": ('Fails("acquire_split")', "NeverAcquireSplit"),
+    "install_window": ('Fails("install_window")', "NeverInstallWindow"),
+    "late_join": ("LateJoinStep", "NeverLateJoin"),
+}
+"""The properties over the state's ``bad`` bits, each checked by the module as an action
+property: ``(predicate, checked)`` as :class:`~ordercheck.tla.adapters.base.ExportedProperty`
+has them with ``step``: the action true of a step that keeps an ``always`` check (or shows
+a ``sometimes`` one), and the action property the configuration lists."""
 THREADS = {bl.W_TX: "tx", bl.W_START: "start", bl.W_PEEK: "peek", bl.W_INSTALL: "install", bl.W_RELEASE: "release",
            bl.W_REMOVE: "remove", bl.W_STAGE: "stage", bl.W_JOIN: "join", bl.W_UNREF: "unref"}
 NO_THREAD = {"what": "none", "held": 0, "lks": (), "step": 0, "r": 0, "key": (), "j": 0, "valid": frozenset()}
@@ -67,8 +77,7 @@ class Bus1ImplAdapter(PeerAdapter):
     so the stored past holds more than the logs' happened-before (on
     bus1-impl-synthetic-causality TLC finds ``StoredPastIsCausalPast`` violated)."""
     variables = ("queues", "handles", "nodeFlags", "txs", "pcs", "sent", "logs", "drops", "know", "notes",
-                 "valid", "dequeued", "bad", "warns", "ranks", "relRanks", "flips", "locks", "threads",
-                 "counts")
+                 "valid", "dequeued", "ranks", "relRanks", "flips", "locks", "threads", "counts")
     """The module's variables, ``locks`` and ``threads`` included for every model (with
     ``LockLevel = FALSE`` they keep their initial values: no lock held, no thread inside a
     section)."""
@@ -76,44 +85,44 @@ class Bus1ImplAdapter(PeerAdapter):
     predicates = {"deadlock_free": "NoneInTransaction",
                   "valid_handle_notified": "ValidHandleNotifiedNow", "queue_drained": "QueueDrainedNow"}
     actions = {
-        "bus1_peer_ioctl_send": "IoctlSend(p)",
-        "bus1_handle_destroy_locked": "HandleDestroyLocked(p)",
-        "bus1_peer_disconnect": "PeerDisconnect(p)",
-        "bus1_handle_release": "HandleRelease(p)",
-        "signal": "Signal(p)",
-        "bus1_handle_acquire": "HandleAcquire(p)",
-        "bus1_message_stage": "MessageStage(p)",
-        "bus1_tx_stage_sync": "TxStageSync(p)",
-        "bus1_queue_tick": "QueueTick(p)",
-        "bus1_queue_sync": "QueueSync(p)",
-        "bus1_queue_commit_staged": "QueueCommitStaged(p)",
-        "bus1_peer_flush": "PeerFlush(p)",
-        "bus1_queue_flush": "QueueFlush(p)",
-        "bus1_peer_peek": "PeerPeek(p)",
-        "bus1_peer_ioctl_recv": "IoctlRecv(p)",
-        "bus1_peer_transfer": "Transfer(p)",
-        "bus1_handle_is_live": "Transfer(p)",
+        "bus1_peer_ioctl_send": "IoctlSend(p, chk)",
+        "bus1_handle_destroy_locked": "HandleDestroyLocked(p, chk)",
+        "bus1_peer_disconnect": "PeerDisconnect(p, chk)",
+        "bus1_handle_release": "HandleRelease(p, chk)",
+        "signal": "Signal(p, chk)",
+        "bus1_handle_acquire": "HandleAcquire(p, chk)",
+        "bus1_message_stage": "MessageStage(p, chk)",
+        "bus1_tx_stage_sync": "TxStageSync(p, chk)",
+        "bus1_queue_tick": "QueueTick(p, chk)",
+        "bus1_queue_sync": "QueueSync(p, chk)",
+        "bus1_queue_commit_staged": "QueueCommitStaged(p, chk)",
+        "bus1_peer_flush": "PeerFlush(p, chk)",
+        "bus1_queue_flush": "QueueFlush(p, chk)",
+        "bus1_peer_peek": "PeerPeek(p, chk)",
+        "bus1_peer_ioctl_recv": "IoctlRecv(p, chk)",
+        "bus1_peer_transfer": "Transfer(p, chk)",
+        "bus1_handle_is_live": "Transfer(p, chk)",
     }
 
     LOCK_ACTIONS = {
         "bus1_peer_ioctl_send": "IoctlSendW(p)",
-        "mutex_lock": "MutexLock(p, th)",
-        "bus1_queue_stage": "StageLoad(p)",
-        "bus1_message_stage": "StageAdd(p)",
+        "mutex_lock": "MutexLock(p, th, chk)",
+        "bus1_queue_stage": "StageLoad(p, chk)",
+        "bus1_message_stage": "StageAdd(p, chk)",
         "bus1_queue_tick": "QueueTickW(p)",
         "bus1_queue_sync": "QueueSyncW(p)",
         "bus1_queue_commit_staged": "QueueCommitStagedW(p)",
-        "bus1_peer_peek": "PeekBody(p)",
-        "bus1_peer_ioctl_recv": "RemoveBody(p)",
+        "bus1_peer_peek": "PeekBody(p, chk)",
+        "bus1_peer_ioctl_recv": "RemoveBody(p, chk)",
         "bus1_handle_destroy_locked": "HandleDestroyLockedW(p)",
         "bus1_tx_stage_sync": "TxStageSyncW(p)",
         "bus1_handle_acquire": "AcquireOneW(p)",
-        "bus1_handle_is_live_at": "InstallBody(p)",
-        "bus1_handle_release": "ReleaseBody(p)",
-        "bus1_peer_flush": "RelAllBody(p, th)",
+        "bus1_handle_is_live_at": "InstallBody(p, chk)",
+        "bus1_handle_release": "ReleaseBody(p, chk)",
+        "bus1_peer_flush": "RelAllBody(p, th, chk)",
         "bus1_tx_join": "JoinPushW(p)",
         "bus1_queue_flush": "QueueFlushW(p)",
-        "bus1_peer_disconnect": "DeactivateW(p, th)",
+        "bus1_peer_disconnect": "DeactivateW(p, th, chk)",
         "signal": "SignalStartW(p)",
         "bus1_peer_transfer": "TransferW(p)",
     }
@@ -238,18 +247,16 @@ class Bus1ImplAdapter(PeerAdapter):
         with ``acquire = "each"``, the lock level's ``one_writer``, ``lockdep_held`` and
         ``install_window``)."""
         out = super().exported_properties()
-        extra = [ExportedProperty("acquire_split", "sometimes", "AcquireSplit", "NeverAcquireSplit"),
-                 ExportedProperty("one_writer", "always", "OneWriter", "OneWriter"),
-                 ExportedProperty("lockdep_held", "always", "LockdepHeld", "LockdepHeld"),
-                 ExportedProperty("install_window", "sometimes", "InstallWindow", "NeverInstallWindow"),
-                 ExportedProperty("group_tie", "sometimes", "GroupTie", "NeverGroupTie"),
-                 ExportedProperty("map_one_writer", "always", "MapOneWriter", "MapOneWriter"),
-                 ExportedProperty("no_leaked_pin", "always", "NoLeakedPin", "NoLeakedPin"),
-                 ExportedProperty("no_use_after_free", "always", "NoUseAfterFree", "NoUseAfterFree"),
-                 ExportedProperty("release_when_unreferenced", "always", "ReleaseWhenUnreferenced",
-                                  "ReleaseWhenUnreferenced")]
-        have = {p.name for p in out}
-        return sorted(out + [p for p in extra if p.name not in have], key=lambda p: p.name)
+        kinds = {p.name: p.kind for p in out}
+        kinds.update({"acquire_split": "sometimes", "install_window": "sometimes", "one_writer": "always",
+                      "lockdep_held": "always", "map_one_writer": "always", "no_leaked_pin": "always",
+                      "no_use_after_free": "always", "release_when_unreferenced": "always"})
+        steps = [ExportedProperty(name, kinds[name], pred, checked, step=True)
+                 for name, (pred, checked) in STEP_CHECKS.items()]
+        rest = [p for p in out if p.name not in STEP_CHECKS]
+        if "group_tie" not in kinds:
+            rest.append(ExportedProperty("group_tie", "sometimes", "GroupTie", "NeverGroupTie"))
+        return sorted(rest + steps, key=lambda p: p.name)
 
     def optional(self) -> list[str]:
         """Every action label of both levels (the spec declares no fairness, so all are
@@ -264,7 +271,7 @@ class Bus1ImplAdapter(PeerAdapter):
     def encode(self, state: tuple) -> dict[str, Any]:
         spec: Any = self.spec
         nn = spec.n_nodes
-        (queues, handles, nodes, txs, pcs, ghost, drops, know, notes, valid, deq, bad, ranks) = state[:13]
+        (queues, handles, nodes, txs, pcs, ghost, drops, know, notes, valid, deq, _bad, ranks) = state[:13]
 
         def queue(q: tuple) -> dict[str, Any]:
             clock, flush, left, front, entries = q
@@ -296,8 +303,6 @@ class Bus1ImplAdapter(PeerAdapter):
             "notes": self.per_peer(notes, lambda m: frozenset(n for n in range(nn) if m >> n & 1)),
             "valid": self.per_peer(valid, lambda m: frozenset(n for n in range(nn) if m >> n & 1)),
             "dequeued": self.per_peer(deq, tuple),
-            "bad": _names(bad[0], BITS),
-            "warns": _names(bad[1], WARNS),
             "ranks": {self.msg(spec.tx_slots[i][0] * spec.stride + spec.tx_slots[i][1]): ranks[i]
                       for i in range(spec.n_tx)},
             "relRanks": {self.peers[o]: ranks[spec.n_tx + k] for k, o in enumerate(spec.release_owners)},
@@ -376,6 +381,11 @@ class Bus1ImplAdapter(PeerAdapter):
         locks = tuple(0 if v["locks"][q] == NO_PEER else self.ids[v["locks"][q]] + 1 for q in self.peers)
         return locks, self.from_peers(v["threads"], thread)
 
+    def view(self, state: tuple) -> tuple:
+        """The state without ``bad`` (the per-transition checks' sticky bits), which the
+        module checks as action properties."""
+        return state[:bi.BAD] + state[bi.BAD + 1:]
+
     def decode(self, v: dict[str, Any]) -> tuple:
         spec: Any = self.spec
         nn = spec.n_nodes
@@ -417,7 +427,7 @@ class Bus1ImplAdapter(PeerAdapter):
             self.from_peers(v["notes"], bits),
             self.from_peers(v["valid"], bits),
             self.from_peers(v["dequeued"], lambda d: tuple(_seq(d))),
-            (_mask(v["bad"], BITS), _mask(v["warns"], WARNS)),
+            (0, 0),   # no variable of the module: view leaves it out
             ranks,
             *(self._decode_locks(v) if spec.locks else ()),
             *((tuple(v["counts"][p][n]["refs"] for p in self.peers for n in range(nn)),
