@@ -92,13 +92,16 @@ def test_a_view_that_drops_what_the_steps_read_changes_the_counts():
 def test_tlc_reports_disagreement_with_a_wrong_view(run_cli, monkeypatch):
     """The view's counts are not taken on trust: with the adapter's view leaving out the
     ranks, ``ordercheck tlc`` finds TLC's 44 distinct states against our 22 views and
-    exits 1 (a mismatch), and with a view that hides a step (it leaves out the
+    exits 1 (a mismatch; its summary line calls our count views, of our 44 states), and
+    with a view that hides a step (it leaves out the
     transactions) it reports the step and exits 1 rather than count it away."""
     path = MODELS / "bus1-impl-late-join-failed-fixed.toml"
     monkeypatch.setattr(Bus1ImplAdapter, "view", without_ranks)
     result = run_cli("tlc", path, "--no-happened-before")
     assert result.exit_code == 1, result.output
     assert "MISMATCH: distinct states: ours 22, TLC 44" in result.output
+    # The summary names the views as views, beside the search's own count.
+    assert ": ours 22 views of our 44 states (" in result.output.splitlines()[0], result.output
 
     def without_transactions(self, state: tuple) -> tuple:
         return tuple(part for i, part in enumerate(state) if i not in (BAD, TXS))

@@ -139,8 +139,12 @@ def print_cross_check(cc: CrossCheck, *, show_traces: bool = False, happened_bef
     every mismatch (``happened_before`` false: the configuration was left out on purpose)."""
     ours, final = cc.ours, cc.final
     tlc_distinct = final.distinct if final is not None else None
+    searched = ours.stats.distinct_states
+    # Where the adapter's view leaves per-step checks out of the state, TLC counts views:
+    # say so, with the search's own count beside it.
+    what = "distinct states" if cc.ours_counts.distinct == searched else f"views of our {searched:,} states"
     click.echo(
-        f"{cc.model.path}: ours {cc.ours_counts.distinct:,} distinct states "
+        f"{cc.model.path}: ours {cc.ours_counts.distinct:,} {what} "
         f"({cc.ours_generated:,} generated, depth {cc.ours_counts.depth}); "
         f"TLC {tlc_distinct if tlc_distinct is None else f'{tlc_distinct:,}'} distinct states "
         f"({final.generated if final else '?':,} generated, depth {final.depth if final else '?'}); "
