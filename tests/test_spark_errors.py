@@ -88,6 +88,9 @@ def _driver_conf(monkeypatch, master: str = "local[1]") -> dict[str, str]:
 
     monkeypatch.setattr(pyspark.java_gateway, "launch_gateway", launch)
     monkeypatch.setattr(pyspark.SparkContext, "_active_spark_context", None)
+    # Nor the JVM of a context this process already runs (the suite's): a SparkConf made
+    # while one is there starts from that JVM's spark.* properties.
+    monkeypatch.setattr(pyspark.SparkContext, "_jvm", None)
     try:
         get_spark(master)
     except SparkUnavailable:
