@@ -104,10 +104,12 @@ def stop_stray_runs() -> list[str]:
 
 
 def kill(processes: list[psutil.Process]) -> list[str]:
-    """Kill ``processes`` (those already gone are passed over); their command lines."""
-    names = []
+    """Kill ``processes`` (those already gone are passed over); their command lines.
+
+    Every command line is read before the first kill: a run's workers end by themselves
+    once their parent is killed, and one read after that would be empty."""
+    names = [" ".join(line[:4]) for line in map(command_line, processes) if line]
     for p in processes:
-        names.append(" ".join(command_line(p)[:4]))
         try:
             p.kill()
         except psutil.Error:
