@@ -12,23 +12,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import permutations
 from operator import itemgetter
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ordercheck.checker import Constant, PartialOrder, Property, Rendering, Spec
 from ordercheck.specs import peer_reductions
 from ordercheck.specs.common import destination_choices, members, names_of, parse_script, peer_names, send_options
-from ordercheck.specs.history import (
-    DELIVER,
-    DROP,
-    KIND_NAMES,
-    SEND,
-    SIGNAL_IN,
-    SIGNAL_OUT,
-    History,
-    HistoryLog,
-    extend_ghost_log,
-)
+from ordercheck.specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, History, extend_ghost_log
 from ordercheck.specs.peer_reductions import Bits, config_symmetries
+
+if TYPE_CHECKING:
+    from ordercheck.specs.history import HistoryLog
 
 # Kinds of state variables for partial-order reduction footprints; variable ``(kind,
 # peer)`` is bit ``kind_index * peers + peer`` (``signals`` is one variable). ``pop``
