@@ -12,13 +12,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import permutations
 from operator import itemgetter
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ordercheck.checker import Constant, PartialOrder, Property, Rendering, Spec
 from ordercheck.specs import peer_reductions
 from ordercheck.specs.common import destination_choices, members, names_of, parse_script, peer_names, send_options
-from ordercheck.specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, History
+from ordercheck.specs.history import DELIVER, DROP, KIND_NAMES, SEND, SIGNAL_IN, SIGNAL_OUT, History, extend_ghost_log
 from ordercheck.specs.peer_reductions import Bits, config_symmetries
+
+if TYPE_CHECKING:
+    from ordercheck.specs.history import HistoryLog
 
 # Kinds of state variables for partial-order reduction footprints; variable ``(kind,
 # peer)`` is bit ``kind_index * peers + peer`` (``signals`` is one variable). ``pop``
@@ -121,6 +124,22 @@ class PeerSpec(Spec, PartialOrder, Rendering):
     def history(self, state: tuple) -> History:
         sent, logs = state[self.ghost_at]
         return History.from_raw(self.names, sent, logs, self.stride)
+
+    def extend_history_log(self, state: tuple, log: HistoryLog, in_place: bool = False) -> HistoryLog | None:
+        """``self.history(state).extend_log(log)``: a new log, ``log`` (laid out from a
+        history that ``state``'s extends) followed by the events ``state``'s history
+        adds; with ``in_place``, ``log`` itself extended (``extend_log_in_place``), or
+        ``None``, with ``log`` unchanged, where it cannot be. Where the history is the
+        plain ghost (``history`` not overridden), the raw ghost is read without building
+        the :class:`History` (:func:`~ordercheck.specs.history.extend_ghost_log`): an
+        evaluator extends one log per new history a search meets."""
+        if type(self).history is PeerSpec.history:
+            sent, logs = state[self.ghost_at]
+            return extend_ghost_log(log, self.names, sent, logs, self.stride, in_place)
+        h = self.history(state)
+        if not in_place:
+            return h.extend_log(log)
+        return log if h.extend_log_in_place(log) else None
 
     def history_growth(self, parent_key: Any, key: Any) -> frozenset[str] | None:
         """The kinds of events by which ghost ``key`` extends ghost ``parent_key``.

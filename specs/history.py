@@ -191,8 +191,7 @@ class History:
 
     def message_label(self, mid: int) -> str:
         """The message's name (``a1``), or ``message 7`` for an id no send introduced."""
-        msg = self.messages.get(mid)
-        return msg.name if msg is not None else f"message {mid}"
+        return _label(self.messages, mid)
 
     def dropped(self, peer: int) -> set[int]:
         return {e.arg for e in self.logs[peer] if e.kind == DROP}
@@ -238,20 +237,52 @@ _OUTBOXES: dict[tuple, tuple[dict[int, Message], MessageMasks]] = {}  # raw ``se
 def _messages(peers: tuple[str, ...], sent: Sequence[Sequence[tuple[int, int]]], stride: int) -> dict[int, Message]:
     """The messages of raw ``sent``, each :class:`Message` built once per model."""
     messages: dict[int, Message] = {}
-    memo = _MESSAGES
     for p, outbox in enumerate(sent):
         for i, (dests, past) in enumerate(outbox):
             mid = p * stride + i
-            key = (peers, mid, p, i, dests, past)
-            msg = memo.get(key)
-            if msg is None:
-                if len(memo) >= _MEMO_LIMIT:
-                    memo.clear()
-                msg = memo[key] = Message(
-                    mid, message_name(peers, p, i), p, i, frozenset(bits(dests)), frozenset(bits(past))
-                )
-            messages[mid] = msg
+            messages[mid] = _message_at(peers, mid, p, i, dests, past)
     return messages
+
+
+def _message_at(peers: tuple[str, ...], mid: int, p: int, i: int, dests: int, past: int) -> Message:
+    """Peer ``p``'s ``i``-th message (id ``mid``), raw ``(dests, past)`` masks; built once per model."""
+    key = (peers, mid, p, i, dests, past)
+    msg = _MESSAGES.get(key)
+    if msg is None:
+        if len(_MESSAGES) >= _MEMO_LIMIT:
+            _MESSAGES.clear()
+        msg = _MESSAGES[key] = Message(mid, message_name(peers, p, i), p, i, frozenset(bits(dests)), frozenset(bits(past)))
+    return msg
+
+
+class _GhostMessages:
+    """The messages of a raw ``sent`` (:meth:`History.from_raw`), each read on demand
+    (``get``, as a dict of them would answer), for extending a log without building
+    the history's whole table of messages (:func:`extend_ghost_log`)."""
+
+    __slots__ = ("peers", "sent", "stride")
+
+    def __init__(self, peers: tuple[str, ...], sent: Sequence[Sequence[tuple[int, int]]], stride: int) -> None:
+        self.peers, self.sent, self.stride = peers, sent, stride
+
+    def get(self, mid: int) -> Message | None:
+        p, i = divmod(mid, self.stride)
+        sent = self.sent
+        if p >= len(sent) or i >= len(sent[p]):
+            return None
+        dests, past = sent[p][i]
+        return _message_at(self.peers, mid, p, i, dests, past)
+
+
+class _Ghost(NamedTuple):
+    """What laying out a history's events reads of it (a :class:`History` has the same
+    fields): each peer's decoded events, its messages (``get``), the drops' reasons
+    and the peers down at the end."""
+
+    logs: Sequence[Sequence[tuple[int, int]]]
+    messages: Any
+    drops: dict[tuple[int, int], str]
+    failed: frozenset[int]
 
 
 def _decoded_log(log: Iterable[int]) -> tuple[tuple[Event, ...], tuple[int, ...]]:
@@ -263,6 +294,13 @@ def _decoded_log(log: Iterable[int]) -> tuple[tuple[Event, ...], tuple[int, ...]
             _LOGS.clear()
         out = _LOGS[key] = (tuple(map(decode_event, key)), tuple(e >> 3 for e in key if e & 7 == DELIVER))
     return out
+
+
+def _label(messages: Any, mid: int) -> str:
+    """Message ``mid``'s name in ``messages`` (a dict of them, or anything with its
+    ``get``), or ``message 7`` for an id no send introduced."""
+    msg = messages.get(mid)
+    return msg.name if msg is not None else f"message {mid}"
 
 
 def bits(mask: int) -> Iterable[int]:
@@ -427,13 +465,7 @@ class HistoryLog(Log):
         o.update(d)
         for name in _EVENT_COLUMNS:
             o[name] = d[name][:]
-        if messages:
-            for name in _MESSAGE_COLUMNS:
-                o[name] = d[name][:]
-            o["ids"] = d["ids"].copy()
-        if signals:
-            o["outs"] = d["outs"].copy()
-            o["ins"] = d["ins"].copy()
+        _own(other, messages, signals)
         return other
 
 
@@ -486,7 +518,7 @@ def history_log(h: History, source: str = "history") -> HistoryLog:
     _lay_out(log, h)
     for p in sorted(h.failed):  # down at the end with no fail in its log: it failed last
         if not h.logs[p] or h.logs[p][-1].kind != FAIL:
-            _emit(log, h, p, FAIL, 0, h.messages)
+            _emit(log, h.drops, p, FAIL, 0, h.messages)
     return log
 
 
@@ -497,14 +529,7 @@ def extend_log(parent: HistoryLog, h: History) -> HistoryLog:
     messages as they were."""
     if h.failed:  # a peer down with no fail in its log fails at the end: lay out afresh
         return history_log(h)
-    one = _one_new(parent, h)
-    if one is not None:  # a search's usual step: the one event read once, not per pass
-        log = parent.copy(*_event_writes(one[1], one[2], parent.ids))
-        _lay_out_one(log, h, one)
-        return log
-    log = parent.copy(*_writes(parent, h))
-    _lay_out(log, h)
-    return log
+    return _grow(parent, h, _new_event(parent, h), True)
 
 
 def extend_log_in_place(log: HistoryLog, h: History) -> bool:
@@ -517,20 +542,72 @@ def extend_log_in_place(log: HistoryLog, h: History) -> bool:
     afresh (a peer down with no ``fail`` in its log)."""
     if h.failed:
         return False
-    messages, signals = _writes(log, h)
+    _grow(log, h, _new_event(log, h), False)
+    return True
+
+
+def extend_ghost_log(log: HistoryLog, peers: Sequence[str], sent: Sequence[Sequence[tuple[int, int]]],
+                     logs: Sequence[Sequence[int]], stride: int, in_place: bool = False) -> HistoryLog:
+    """What ``History.from_raw(peers, sent, logs, stride)`` gives for ``log``: its
+    :func:`extend_log` (a new log), or with ``in_place`` its :func:`extend_log_in_place`
+    (``log`` itself, extended), without building the history: the raw ghost is read
+    where the new events need it (a message's facts at its send; each peer's events
+    decoded only where more than one event is new)."""
+    messages = _GhostMessages(tuple(peers), sent, stride)
+    p = _one_new(log.seen, logs)
+    if p >= 0:  # a search's usual step: the one event, and the messages it names, read
+        kind, arg = decode_event(logs[p][-1])
+        return _grow(log, _Ghost((), messages, _NO_DROPS, _NO_FAILED), (p, kind, arg), not in_place)
+    decoded = tuple(_decoded_log(events)[0] for events in logs)
+    return _grow(log, _Ghost(decoded, messages, _NO_DROPS, _NO_FAILED), None, not in_place)
+
+
+_NO_DROPS: dict[tuple[int, int], str] = {}  # read only
+_NO_FAILED: frozenset[int] = frozenset()
+
+
+def _new_event(log: HistoryLog, h: History | _Ghost) -> tuple[int, int, int] | None:
+    """``(peer, kind, arg)`` of the one event ``h`` has beyond ``log.seen``; ``None``
+    where it has none or several."""
+    p = _one_new(log.seen, h.logs)
+    if p < 0:
+        return None
+    kind, arg = h.logs[p][-1]
+    return p, kind, arg
+
+
+def _grow(log: HistoryLog, h: History | _Ghost, one: tuple[int, int, int] | None, copy: bool) -> HistoryLog:
+    """``log`` (with ``copy``, a copy of it) with the events of ``h`` beyond those it
+    laid out appended; ``one``: the only new event (:func:`_new_event`), else ``None``
+    (``h.logs`` is not read where ``one`` is given). The message columns and signal
+    counts are copied only where the new events write them (a copy shares them
+    otherwise)."""
+    writes = _event_writes(one[1], one[2], log.ids) if one is not None else _writes(log, h)
+    if copy:
+        log = log.copy(*writes)
+    else:
+        _own(log, *writes)
+    if one is not None:  # the one event read once, not per pass
+        _lay_out_one(log, h, one)
+    else:
+        _lay_out(log, h)
+    return log
+
+
+def _own(log: HistoryLog, messages: bool, signals: bool) -> None:
+    """Give ``log`` its own message columns and ``ids`` (with ``messages``) and signal
+    counts (with ``signals``), copied from those it may share with other logs."""
     d = log.__dict__
     if messages:
         for name in _MESSAGE_COLUMNS:
             d[name] = d[name][:]
-        d["ids"] = dict(d["ids"])
+        d["ids"] = d["ids"].copy()
     if signals:
-        d["outs"] = dict(d["outs"])
-        d["ins"] = dict(d["ins"])
-    _lay_out(log, h)
-    return True
+        d["outs"] = d["outs"].copy()
+        d["ins"] = d["ins"].copy()
 
 
-def _writes(log: HistoryLog, h: History) -> tuple[bool, bool]:
+def _writes(log: HistoryLog, h: History | _Ghost) -> tuple[bool, bool]:
     """Whether laying out the events of ``h`` beyond ``log``'s adds a message to its
     message columns, and whether it counts a signal."""
     messages = signals = False
@@ -552,34 +629,31 @@ def _event_writes(kind: int, arg: int, ids: dict[int, int]) -> tuple[bool, bool]
     return False, kind == SIGNAL_OUT or kind == SIGNAL_IN
 
 
-def _one_new(log: HistoryLog, h: History) -> tuple[int, int, int] | None:
-    """``(peer, kind, arg)`` of the one event ``h`` has beyond ``log.seen``; ``None``
-    where it has none or several."""
-    logs, seen = h.logs, log.seen
+def _one_new(seen: Sequence[int], logs: Sequence[Sequence[Any]]) -> int:
+    """The peer of the one event ``logs`` (each peer's events, raw or decoded) have
+    beyond ``seen`` (how many of each peer's are laid out); -1 where they have none
+    or several."""
     found = -1
     for p in range(len(logs)):
         more = len(logs[p]) - seen[p]
         if more:
             if more != 1 or found >= 0:
-                return None
+                return -1
             found = p
-    if found < 0:
-        return None
-    kind, arg = logs[found][-1]
-    return found, kind, arg
+    return found
 
 
-def _lay_out_one(log: HistoryLog, h: History, one: tuple[int, int, int]) -> None:
-    """Append the one new event ``one`` (:func:`_one_new`): with nothing else new there
+def _lay_out_one(log: HistoryLog, h: History | _Ghost, one: tuple[int, int, int]) -> None:
+    """Append the one new event ``one`` (:func:`_new_event`): with nothing else new there
     is nothing for it to wait for, whatever it is."""
     p, kind, arg = one
-    _emit(log, h, p, kind, arg, h.messages)
+    _emit(log, h.drops, p, kind, arg, h.messages)
     log.seen[p] += 1
 
 
-def _lay_out(log: HistoryLog, h: History) -> None:
+def _lay_out(log: HistoryLog, h: History | _Ghost) -> None:
     """Append the events of ``h`` beyond ``log.seen``, in the deterministic order."""
-    one = _one_new(log, h)
+    one = _new_event(log, h)
     if one is not None:  # a search's usual step
         _lay_out_one(log, h, one)
         return
@@ -591,6 +665,7 @@ def _lay_out(log: HistoryLog, h: History) -> None:
     if left <= 0:
         return
     messages = h.messages
+    drops = h.drops
     ids = log.ids
     outs, ins = log.outs, log.ins
     # Signals that exist anywhere in the history, per pair: a receipt waits only for
@@ -620,7 +695,7 @@ def _lay_out(log: HistoryLog, h: History) -> None:
                             signals = _signals(h)
                         if ins.get(pair, 0) < signals.get(pair, 0):
                             break  # its signal is still to come
-                _emit(log, h, p, kind, arg, messages)
+                _emit(log, drops, p, kind, arg, messages)
                 if kind == SEND and sends_left is not None:
                     sends_left.discard(arg)
                 i += 1
@@ -632,14 +707,14 @@ def _lay_out(log: HistoryLog, h: History) -> None:
             waiting = [q for q in range(n) if pos[q] < ends[q]]
             p = next((q for q in waiting if logs[q][pos[q]][0] in (DELIVER, DROP)), waiting[0])
             kind, arg = logs[p][pos[p]]
-            _emit(log, h, p, kind, arg, messages)
+            _emit(log, drops, p, kind, arg, messages)
             if kind == SIGNAL_IN and signals is not None:
                 signals[(arg, p)] = 0  # it will not wait again
             pos[p] += 1
             left -= 1
 
 
-def _pending_sends(log: HistoryLog, h: History) -> set[int]:
+def _pending_sends(log: HistoryLog, h: History | _Ghost) -> set[int]:
     """The history message ids whose send event is in ``h`` but not yet laid out."""
     out = set()
     for p, events in enumerate(h.logs):
@@ -649,7 +724,7 @@ def _pending_sends(log: HistoryLog, h: History) -> set[int]:
     return out
 
 
-def _signals(h: History) -> dict[tuple[int, int], int]:
+def _signals(h: History | _Ghost) -> dict[tuple[int, int], int]:
     count: dict[tuple[int, int], int] = {}
     for p, events in enumerate(h.logs):
         for kind, arg in events:
@@ -658,12 +733,12 @@ def _signals(h: History) -> dict[tuple[int, int], int]:
     return count
 
 
-def _message(log: HistoryLog, h: History, mid: int) -> int:
+def _message(log: HistoryLog, messages: Any, mid: int) -> int:
     """The log index of history message ``mid``, added (as not yet sent) on first sight."""
     m = log.ids.get(mid)
     if m is None:
         m = log.ids[mid] = len(log.msg_name)
-        log.msg_name.append(h.message_label(mid))
+        log.msg_name.append(_label(messages, mid))
         log.msg_sender.append(-1)
         log.msg_seq.append(-1)
         log.msg_dests.append(())
@@ -675,12 +750,14 @@ def _message(log: HistoryLog, h: History, mid: int) -> int:
 _DESTS: dict[frozenset[int], tuple[int, ...]] = {}
 
 
-def _emit(log: HistoryLog, h: History, p: int, kind: int, arg: int, messages: dict[int, Any]) -> None:
+def _emit(log: HistoryLog, drops: dict[tuple[int, int], str], p: int, kind: int, arg: int, messages: Any) -> None:
+    """Append peer ``p``'s event (``kind``, history message or peer ``arg``) to ``log``;
+    ``messages`` and ``drops`` are the history's (``messages`` read by ``get``)."""
     i = len(log.kind)
     if kind == SEND or kind == DELIVER or kind == DROP:
         m = log.ids.get(arg)
         if m is None:
-            m = _message(log, h, arg)
+            m = _message(log, messages, arg)
         if kind == SEND:
             msg = messages.get(arg)
             log.msg_sender[m] = p
@@ -695,7 +772,7 @@ def _emit(log: HistoryLog, h: History, p: int, kind: int, arg: int, messages: di
             else:
                 log.msg_seq[m] = sum(1 for s in log.msg_sender if s == p) - 1
         elif kind == DROP:
-            reason = h.drops.get((p, arg))
+            reason = drops.get((p, arg))
             if reason:
                 meta = dict(log.meta)
                 meta[i] = {"reason": reason}

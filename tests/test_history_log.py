@@ -153,3 +153,42 @@ def test_the_library_names_a_monitor_for_every_ordering_property() -> None:
     for prop in LIBRARY:
         if prop.name in MONITORS:
             assert prop.monitor is MONITORS[prop.name]
+
+
+@pytest.mark.parametrize("path", MODELS, ids=[p.stem for p in MODELS])
+def test_a_spec_extends_a_log_from_its_states_as_from_their_histories(path) -> None:
+    """``extend_history_log`` (a plain ghost read raw, no history built) gives the log
+    ``extend_log`` gives on the state's history: a new one, or with ``in_place`` the
+    log itself extended; the parent's log is left as it was either way."""
+    spec = load_model(path).spec
+    extend = getattr(spec, "extend_history_log", None)
+    if extend is None:
+        pytest.skip("the spec extends no log itself")
+    compared = 0
+    for seed in range(3):
+        rng = random.Random(seed)
+        state = spec.init_states()[0]
+        log = history_log(spec.history(state))
+        for _ in range(40):
+            succ = spec.next_states(state)
+            if not succ:
+                break
+            nxt = rng.choice(succ)[1]
+            h = spec.history(nxt)
+            if spec.history_growth(spec.history_key(state), spec.history_key(nxt)) is None or h.failed:
+                log = history_log(h)
+            else:
+                before = _columns(log)
+                want = extend_log(log, h)
+                got = extend(nxt, log)
+                assert got is not log and _columns(got) == _columns(want)
+                assert _columns(log) == before
+                shared = log.copy(messages=False, signals=False)
+                assert extend(nxt, shared, True) is shared
+                assert _columns(shared) == _columns(want)
+                assert _columns(log) == before
+                log = want
+                compared += 1
+            state = nxt
+    key = spec.history_key(spec.init_states()[0])
+    assert compared or spec.history_growth(key, key) is None  # nothing compared only where growth is unknown

@@ -108,6 +108,7 @@ class Evaluator:
         self._releasing = False  # whether the caller releases expanded states' entries
         self._sentences: dict[tuple[Hashable, str], str | None] = {}
         self._logs: bool | None = None  # whether the spec's histories lay out as logs (known on first use)
+        self._extend_log: Any = None  # the spec's extend_history_log, where it reads self.history's histories
         self.history = spec.history
         self._growth_memo: dict[frozenset[str], list[Property]] = {}
         self._rebuild()
@@ -313,6 +314,10 @@ class Evaluator:
         """Find out whether the spec's histories lay out as logs; without, the monitored
         properties are decided by their ``check`` like the others."""
         self._logs = hasattr(self.history(state), "as_log")
+        # a spec may extend a log without building the history (PeerSpec.extend_history_log);
+        # only for its own histories, not those of a caller that replaced self.history
+        extend = getattr(self.spec, "extend_history_log", None)
+        self._extend_log = extend if extend is not None and self.history == self.spec.history else None
         self._rebuild()
 
     def _entry(self, state: State, key: Any, parent_key: Any, parent_state: State = None,
@@ -397,7 +402,10 @@ class Evaluator:
 
     def _extend(self, parent: _Entry, state: State) -> _Entry:
         """An entry for ``state``, whose history extends ``parent``'s (made)."""
-        log = self.history(state).extend_log(parent.log)
+        if self._extend_log is not None:
+            log = self._extend_log(state, parent.log)
+        else:
+            log = self.history(state).extend_log(parent.log)
         open_ = self.open
         monitors = {name: m.fork(log) for name, m in parent.monitors.items() if name in open_}  # type: ignore[union-attr]
         entry = _Entry(log, monitors, parent.violated)
@@ -412,9 +420,13 @@ class Evaluator:
         log in place."""
         log = parent.log
         start = len(log)
-        grow = getattr(self.history(state), "extend_log_in_place", None)
-        if grow is None or not grow(log):
-            return None
+        if self._extend_log is not None:
+            if self._extend_log(state, log, True) is None:
+                return None
+        else:
+            grow = getattr(self.history(state), "extend_log_in_place", None)
+            if grow is None or not grow(log):
+                return None
         for where in (self._entries, self._older, self._packed):
             if where.get(parent_key) is parent:
                 del where[parent_key]
