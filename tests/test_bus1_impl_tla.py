@@ -484,12 +484,20 @@ STEP_CHECK_MODELS = [
      lambda: model_checking("bus1-impl-lock-stage-race",
                             ["clock_monotonic", "no_insert_before_front", "dequeue_increasing", "no_warn"]),
      ["Dequeue", "Warn"]),
+    ("destroy rules at the section level",
+     lambda: model_checking("bus1-impl-destroy-race", ["delivered_iff_before_destroy", "owner_no_message_after_destroy"]),
+     ["IoctlRecv"]),
+    ("destroy rules at lock level",
+     lambda: model_checking("bus1-impl-lock-refs", ["delivered_iff_before_destroy", "owner_no_message_after_destroy"]),
+     ["PeekBody"]),
 ]
 """Finding C's model (the code's is_live_at, section level: InstallOne), the same race at lock
 level with the code's is_live_at (bus1-impl-lock-install-fixed with liveness = "code":
 InstallBody, the liveness check under the receiver's lock), and finding A's model (two
 unlocked stagers on one queue: a clock moved back, an insert before the front, a dequeue out
-of order and the queue's other WARN_ONs)."""
+of order and the queue's other WARN_ONs), and a message received after its node's destruction
+and after the owner saw the destroy notification, section level (bus1-impl-destroy-race:
+IoctlRecv) and lock level (bus1-impl-lock-refs: PeekBody)."""
 
 
 def operator(protocol: str, name: str) -> str:
