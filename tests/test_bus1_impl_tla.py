@@ -469,3 +469,103 @@ def test_tlc_agrees_on_g_fix_at_lock_level():
     cc = cross_check(sealed_model(SEALED_TRANSFER, "wait", ["deadlock_free"]))
     assert_tlc_agrees(cc)
     assert cc.final.distinct == 191 and cc.tlc["deadlock_free"].status == "holds"
+
+
+# -- the per-step checks: each one the template raises can fail in TLC -----------------------
+
+STEP_CHECK_MODELS = [
+    # (what, a model whose Python spec fails each of its properties, the operators whose step fails them)
+    ("handle_valid at the section level",
+     lambda: model_checking("bus1-impl-handle-tie", ["handle_valid_iff_before_destroy"]), ["InstallOne"]),
+    ("handle_valid at lock level",
+     lambda: model_checking("bus1-impl-lock-install-fixed", ["handle_valid_iff_before_destroy"], liveness="code"),
+     ["InstallBody"]),
+    ("queue checks at lock level",
+     lambda: model_checking("bus1-impl-lock-stage-race",
+                            ["clock_monotonic", "no_insert_before_front", "dequeue_increasing", "no_warn"]),
+     ["Dequeue", "Warn"]),
+    ("destroy rules at the section level",
+     lambda: model_checking("bus1-impl-destroy-race", ["delivered_iff_before_destroy", "owner_no_message_after_destroy"]),
+     ["IoctlRecv"]),
+    ("destroy rules at lock level",
+     lambda: model_checking("bus1-impl-lock-refs", ["delivered_iff_before_destroy", "owner_no_message_after_destroy"]),
+     ["PeekBody"]),
+]
+"""Finding C's model (the code's is_live_at, section level: InstallOne), the same race at lock
+level with the code's is_live_at (bus1-impl-lock-install-fixed with liveness = "code":
+InstallBody, the liveness check under the receiver's lock), and finding A's model (two
+unlocked stagers on one queue: a clock moved back, an insert before the front, a dequeue out
+of order and the queue's other WARN_ONs), and a message received after its node's destruction
+and after the owner saw the destroy notification, section level (bus1-impl-destroy-race:
+IoctlRecv) and lock level (bus1-impl-lock-refs: PeekBody)."""
+
+
+def operator(protocol: str, name: str) -> str:
+    """The definition of TLA+ operator ``name`` in ``protocol``: its first line (at column
+    0) and the indented lines after it."""
+    lines = protocol.splitlines()
+    start = next(i for i, line in enumerate(lines) if re.match(rf"{name}(\(.*\))? ==", line))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i] and not lines[i][0].isspace()), len(lines))
+    return "\n".join(lines[start:end])
+
+
+@pytest.mark.parametrize("case", range(len(STEP_CHECK_MODELS)), ids=[c[0] for c in STEP_CHECK_MODELS])
+def test_each_step_check_our_engine_finds_failing_is_raised_in_the_module(case):
+    """Without TLC: our engine finds each property of the case's model violated, the
+    configuration checks it as an action property ``[][~Fails("check")]_vars`` (or
+    ClockMonotonic's own step formula) in one of the export's configurations (a model
+    expecting it violated: its own), and the operator of the step that fails it in the
+    code raises it (Dequeue: dequeue_increasing; Warn: the queue's WARN_ONs; InstallOne and
+    InstallBody through CheckHandleValid): a template with that raise dropped fails here."""
+    from ordercheck.checker.engine.run import Options, check_model
+
+    _what, make, operators = STEP_CHECK_MODELS[case]
+    model = make()
+    names = [prop.name for prop in model.properties]
+    result = check_model(model, Options(progress=False, stop_when_decided=False))
+    assert {p: r.status for p, r in result.properties.items()} == dict.fromkeys(names, "violated")
+    export = export_model(model, symmetry=False)
+    protocol = export.protocol or ""
+    configs = "\n".join(text for file, text in export.files.items() if file.endswith(".cfg"))
+    raised = "\n".join(operator(protocol, name) for name in operators)
+    if "InstallOne" in operators or "InstallBody" in operators:
+        raised += "\n" + operator(protocol, "CheckHandleValid")
+        assert all("CheckHandleValid(" in operator(protocol, name) for name in operators)
+    for prop in names:
+        if prop == "clock_monotonic":
+            step = operator(protocol, "ClockMonotonicStep")
+            assert "queues'[p].clock >= queues[p].clock" in step and "queues'[p].flush >= queues[p].flush" in step
+            assert re.search(r"^PROPERTY ClockMonotonic$", configs, re.M)
+            continue
+        name = next(m[1] for m in re.finditer(r'^([A-Z]\w*) == \[\]\[~Fails\("(\w+)"\)\]_vars$', protocol, re.M)
+                    if m[2] == prop)
+        assert re.search(rf"^PROPERTY {name}$", configs, re.M), prop
+        assert f'"{prop}"' in raised, (prop, operators)
+
+
+def test_no_action_property_of_bus1impl_is_vacuous():
+    """Every ``[][~Fails("check")]_vars`` of Bus1Impl.tla names a check some step raises
+    (the name appears elsewhere in the module): an action property no step can fail would be
+    a check that cannot fail."""
+    protocol = export_model(load_model(MODELS / "bus1-impl-lock-stage-race.toml"), symmetry=False).protocol or ""
+    checks = re.findall(r'^[A-Z]\w* == \[\]\[~Fails\("(\w+)"\)\]_vars$', protocol, re.M)
+    assert len(checks) >= 14
+    for check in checks:
+        assert protocol.count(f'"{check}"') >= 2, check
+
+
+@pytest.mark.tlc
+@pytest.mark.skipif(bool(NO_TLC), reason=NO_TLC or "TLC available")
+@pytest.mark.parametrize("case", range(len(STEP_CHECK_MODELS)), ids=[c[0] for c in STEP_CHECK_MODELS])
+def test_tlc_reports_each_step_check_our_engine_finds_failing(case):
+    """Each property our engine finds violated on the case's model TLC reports violated
+    too, as the action property of the same name, and replays our counterexample: a template
+    that no longer raises it (or raises it on fewer steps) fails here."""
+    from ordercheck.checker.cli.tla import cross_check
+
+    _what, make, _operators = STEP_CHECK_MODELS[case]
+    cc = cross_check(make())
+    assert_tlc_agrees(cc)
+    for prop, mine in cc.ours.properties.items():
+        assert mine.status == cc.tlc[prop].status == "violated", prop
+        assert cc.confirmed[prop] is True, prop
