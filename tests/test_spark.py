@@ -36,6 +36,7 @@ from ordercheck.checker.loading.registry import builtin_models
 from ordercheck.checker.spark.bfs import SparkOptions, check_models_spark
 from ordercheck.checker.spark.sweep import sweep_tasks
 from ordercheck.checker.spark.sweep_table import COLUMNS, load_sweep, load_sweep_results
+from tests.spark_classes import archive_path
 from tests.test_ledger import EARLY, assert_figures, fifo4
 from tests.test_spec_api import BUGGY_RING, EXAMPLE
 from tests.test_user_specs import COUNTER, MODEL, project
@@ -85,6 +86,26 @@ def test_encoding_round_trips_with_the_same_fingerprint(state):
 
 
 # -- sweeps: task list and table loader (no Spark) --------------------------------------------
+
+
+def test_the_sessions_jvm_maps_the_class_archive_make_test_wrote(spark):
+    """Where ``make test`` wrote Spark's class-data archive (tests/spark_classes.py), the
+    session's JVM was started with it and mapped it: a JVM whose class path or Java no
+    longer matches the archive starts without it, silently, and pays the whole start."""
+    from ordercheck.checker.spark.session import _jvm_process
+
+    archive = archive_path()
+    if not archive.is_file():
+        pytest.skip(f"no class-data archive at {archive.relative_to(ROOT)} (make test writes it)")
+    if str(archive) not in os.environ.get("ORDERCHECK_SPARK_JVM_OPTIONS", ""):
+        pytest.skip("ORDERCHECK_SPARK_JVM_OPTIONS was set from outside: the suite's JVM options are not in use")
+    maps = Path(f"/proc/{_jvm_process().pid}/maps")
+    if not maps.exists():
+        pytest.skip("no /proc: the JVM's mapped files cannot be read on this system")
+    mapped = str(archive) in maps.read_text()
+    assert mapped, (
+        f"the session's JVM did not map {archive}: write it again with "
+        f"`python tests/spark_classes.py {archive.relative_to(ROOT)}` (or `make test`)")
 
 
 def test_sweep_tasks_add_one_mutant_per_ablation_flag_still_on():
