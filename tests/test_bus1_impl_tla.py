@@ -91,10 +91,12 @@ def test_the_template_renders_the_constant(case):
         assert 'AcquireMode = "each"' in cfg
         assert "Acquire(WorldOf(p), dst, pl[j + 1])" in protocol
         assert 'NeverAcquireSplit == [][~Fails("acquire_split")]_vars' in protocol
-    else:
-        assert 'Addresses = "descending"' in cfg
-        assert 'HAddr(p, n) == IF Addresses = "descending" THEN NP * NN - (Id[p] * NN + n)' in protocol
-        assert 'HIndex(ad) == IF Addresses = "descending" THEN NP * NN - ad' in protocol
+    else:  # descending: a's handle to node 0 has the highest address, the last peer's last node 1
+        spec = model.spec
+        top, last = spec.peers * spec.n_nodes, export.adapter.names[spec.peers - 1]
+        assert "Address <- MCAddress" in cfg and 'addresses = "descending"' in module
+        assert f"    <<a, 0>> :> {top} @@ " in module and f"<<{last}, {spec.n_nodes - 1}>> :> 1\n" in module
+        assert "HAddr(p, n) == Address[<<p, n>>]" in protocol
 
 
 ONE_MODULE = ["bus1-impl-lock-stage-race", "bus1-impl-lock-install-fixed", "bus1-impl-life-transfer-window",
