@@ -91,10 +91,12 @@ def test_the_template_renders_the_constant(case):
         assert 'AcquireMode = "each"' in cfg
         assert "Acquire(WorldOf(p), dst, pl[j + 1])" in protocol
         assert 'NeverAcquireSplit == [][~Fails("acquire_split")]_vars' in protocol
-    else:
-        assert 'Addresses = "descending"' in cfg
-        assert 'HAddr(p, n) == IF Addresses = "descending" THEN NP * NN - (Id[p] * NN + n)' in protocol
-        assert 'HIndex(ad) == IF Addresses = "descending" THEN NP * NN - ad' in protocol
+    else:  # descending: a's handle to node 0 has the highest address, the last peer's last node 1
+        spec = model.spec
+        top, last = spec.peers * spec.n_nodes, export.adapter.names[spec.peers - 1]
+        assert "Address <- MCAddress" in cfg and 'addresses = "descending"' in module
+        assert f"    <<a, 0>> :> {top} @@ " in module and f"<<{last}, {spec.n_nodes - 1}>> :> 1\n" in module
+        assert "HAddr(p, n) == Address[<<p, n>>]" in protocol
 
 
 ONE_MODULE = ["bus1-impl-lock-stage-race", "bus1-impl-lock-install-fixed", "bus1-impl-life-transfer-window",
@@ -569,3 +571,58 @@ def test_tlc_reports_each_step_check_our_engine_finds_failing(case):
     for prop, mine in cc.ours.properties.items():
         assert mine.status == cc.tlc[prop].status == "violated", prop
         assert cc.confirmed[prop] is True, prop
+
+
+# -- ClockMonotonic's flush clause, on a step that moves only the flush timestamp back ------
+
+FLUSH_HARNESS = """---- MODULE FlushBack ----
+(* Bus1Impl's ClockMonotonic on a one-peer-at-a-time spec of its own: a queue's flush *)
+(* timestamp moves from 0 to 2 (Up) and, with Back, from 2 to 0 again; its clock and  *)
+(* every other variable stay unchanged, so a Back step moves only the flush back.     *)
+EXTENDS {module}
+Up(p) == queues[p].flush = 0 /\\ queues' = [queues EXCEPT ![p].flush = 2] /\\ UNCHANGED <<{others}>>
+Back(p) == queues[p].flush = 2 /\\ queues' = [queues EXCEPT ![p].flush = 0] /\\ UNCHANGED <<{others}>>
+HarnessNext == \\E p \\in Peers : {steps}
+HarnessSpec == Init /\\ [][HarnessNext]_vars
+====
+"""
+
+
+def declared_variables(protocol: str) -> list[str]:
+    """The names of a module's ``VARIABLES`` declaration (one per line, each followed by
+    its comment)."""
+    block = protocol.split("\nVARIABLES ", 1)[1].split("\n\n", 1)[0]
+    return [m[1] for line in block.splitlines() if (m := re.match(r"\s*(\w+)", line))]
+
+
+@pytest.mark.tlc
+@pytest.mark.skipif(bool(NO_TLC), reason=NO_TLC or "TLC available")
+@pytest.mark.parametrize(("steps", "violated"), [("Up(p) \\/ Back(p)", True), ("Up(p)", False)],
+                         ids=["flush moved back", "flush moved up only"])
+def test_clock_monotonic_fails_a_step_that_moves_only_the_flush_timestamp_back(steps, violated, tmp_path):
+    """No model moves a queue's flush timestamp back while its clock stays (finding A's
+    lost update moves the clock back), so the cross-checks cannot see ClockMonotonicStep's
+    flush clause. TLC evaluates it here on a harness module that extends an export
+    (bus1-impl-late-join-failed) with a spec of its own: a step moving only one queue's flush
+    timestamp back must violate the action property ClockMonotonic (a template without the
+    flush clause fails here), and the same spec without that step must satisfy it (a
+    property false of every step would fail here)."""
+    from ordercheck.tla.tlc import run_tlc
+
+    export = export_model(load_model(MODELS / "bus1-impl-late-join-failed.toml"), symmetry=False)
+    export.write(tmp_path)
+    protocol = export.protocol or ""
+    names = declared_variables(protocol)
+    assert names[:2] == ["queues", "handles"] and "counts" in names, names
+    harness = FLUSH_HARNESS.format(module=export.name, others=", ".join(n for n in names if n != "queues"), steps=steps)
+    (tmp_path / "FlushBack.tla").write_text(harness, encoding="utf-8")
+    constants = export.files[f"{export.name}.cfg"].split("\nSPECIFICATION ", 1)[0]
+    (tmp_path / "FlushBack.cfg").write_text(f"{constants}\nSPECIFICATION HarnessSpec\nPROPERTY ClockMonotonic\n",
+                                            encoding="utf-8")
+    run = run_tlc(tmp_path, "FlushBack", "FlushBack.cfg", timeout=300)
+    if violated:
+        assert (run.kind, run.violated) == ("action", "ClockMonotonic"), run.output[-2000:]
+        assert len(run.trace) == 3, run.output[-2000:]  # the initial state, Up, Back
+    else:
+        assert run.complete, run.output[-2000:]
+        assert run.distinct is not None and run.distinct > 1

@@ -186,11 +186,14 @@ class Bus1ImplAdapter(PeerAdapter):
         return {}
 
     mc_about = ("the peers, their order (Python's peer ids), the nodes' owners and initial holders, the\n"
-                "   nodes created by a send, each peer's operations and the owners whose release groups rank")
+                "   nodes created by a send, each peer's operations, the owners whose release groups rank\n"
+                "   and the handles' queue node addresses")
 
     def mc_definitions(self) -> list[tuple[str, str]]:
         """``MCPeers``, ``MCPeerOrder``, ``MCOwnerSeq``, ``MCInitialHolders``, ``MCFreshNodes``,
-        ``MCScript`` (one line per peer) and ``MCReleaseOwners``."""
+        ``MCScript`` (one line per peer), ``MCReleaseOwners``, ``MCSharedPeers`` and
+        ``MCAddress``: each handle's queue node address, the spec's own (``haddr``), written
+        out one line per peer."""
         spec: Any = self.spec
         names = list(self.names)
 
@@ -214,9 +217,12 @@ class Bus1ImplAdapter(PeerAdapter):
             ("MCScript", script),
             ("MCReleaseOwners", peer_set([self.names[o] for o in spec.release_owners])),
             ("MCSharedPeers", peer_set([self.names[p] for p in spec.shared])),
+            ("MCAddress", f'   \\* addresses = "{spec.addresses}": <<p, n>> :> the address of p\'s handle to node n\n    '
+             + "\n @@ ".join(" @@ ".join(f"<<{self.names[p]}, {n}>> :> {spec.haddr(p, n)}" for n in range(spec.n_nodes))
+                             for p in range(spec.peers))),
         ]
 
-    MODES = (("Addresses", "addresses"), ("Ties", "ties"), ("Liveness", "liveness"), ("AcquireMode", "acquire"),
+    MODES = (("Ties", "ties"), ("Liveness", "liveness"), ("AcquireMode", "acquire"),
              ("Mutant", "mutant"), ("JoinFailure", "join_failure"), ("StaleHandle", "stale_handle"),
              ("TransferMode", "transfer"), ("TransferCheck", "transfer_check"), ("JoinSealed", "join_sealed"),
              ("LockLevel", "locks"), ("StageLock", "stage_lock"), ("InstallLock", "install_lock"),
@@ -234,7 +240,7 @@ class Bus1ImplAdapter(PeerAdapter):
         spec: Any = self.spec
         bound = [(c, f"<- MC{c}") for c in ("Peers", "PeerOrder")] + [("NoPeer", "NoPeer")] + [
             (c, f"<- MC{c}") for c in ("OwnerSeq", "InitialHolders", "FreshNodes", "Script", "ReleaseOwners",
-                                       "SharedPeers")]
+                                       "SharedPeers", "Address")]
 
         def value(v: Any) -> str:
             return ("TRUE" if v else "FALSE") if isinstance(v, bool) else f'"{v}"'
