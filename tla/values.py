@@ -31,105 +31,101 @@ class ValueSyntaxError(ValueError):
 
 _TOKEN = re.compile(
     r"""\s*(?:
-        (?P<num>-?\d+)
-      | (?P<str>"(?:[^"\\]|\\.)*")
-      | (?P<op><<|>>|\|->|:>|@@|[{}\[\](),])
-      | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
+        (-?\d+)                          # 1: an integer
+      | ("(?:[^"\\]|\\.)*")              # 2: a string
+      | (<<|>>|\|->|:>|@@|[{}\[\](),])   # 3: punctuation
+      | ([A-Za-z_][A-Za-z0-9_]*)         # 4: a name
+      | (\S)                             # 5: anything else, which no value holds
     )""",
     re.VERBOSE,
 )
-
-
-def _tokens(text: str) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
-    pos = 0
-    text = text.strip()
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m or m.end() == pos:
-            raise ValueSyntaxError(f"cannot read a TLA+ value at {text[pos:pos + 30]!r}")
-        kind = m.lastgroup or ""
-        out.append((kind, m.group(kind)))
-        pos = m.end()
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-    return out
+_BOOLEANS = {"TRUE": True, "FALSE": False}
+_CLOSING = {"<<": ">>", "{": "}"}
 
 
 def parse_value(text: str) -> Any:
     """One TLC value from its printed form."""
-    toks = _tokens(text)
-    value, i = _parse(toks, 0)
-    if i != len(toks):
-        raise ValueSyntaxError(f"unexpected {toks[i][1]!r} after a complete value in {text[:60]!r}")
-    return value
+    # One regular-expression pass cuts the text into tokens, each a tuple of the five
+    # groups above with exactly one non-empty; a recursive descent reads them.
+    toks: list[tuple[str, str, str, str, str]] = _TOKEN.findall(text)
+    n = len(toks)
 
+    def fail(message: str) -> ValueSyntaxError:
+        # A character no value holds is the better message, wherever the parse stopped.
+        for m in _TOKEN.finditer(text):
+            if m.group(5):
+                return ValueSyntaxError(f"cannot read a TLA+ value at {text[m.start(5):m.start(5) + 30]!r}")
+        return ValueSyntaxError(message)
 
-def _expect(toks: list[tuple[str, str]], i: int, what: str) -> int:
-    if i >= len(toks) or toks[i][1] != what:
-        got = toks[i][1] if i < len(toks) else "the end"
-        raise ValueSyntaxError(f"expected {what!r}, got {got!r}")
-    return i + 1
+    def expect(i: int, what: str) -> int:
+        if i >= n or toks[i][2] != what:
+            raise fail(f"expected {what!r}, got {_shown(toks[i]) if i < n else 'the end'!r}")
+        return i + 1
 
-
-def _items(toks: list[tuple[str, str]], i: int, close: str) -> tuple[list[Any], int]:
-    items: list[Any] = []
-    if i < len(toks) and toks[i][1] == close:
-        return items, i + 1
-    while True:
-        value, i = _parse(toks, i)
-        items.append(value)
-        if i < len(toks) and toks[i][1] == ",":
+    def value(i: int) -> tuple[Any, int]:
+        if i >= n:
+            raise fail("a value ends too early")
+        number, string, op, name, _ = toks[i]
+        if number:
+            return int(number), i + 1
+        if name:
+            boolean = _BOOLEANS.get(name)
+            return (ModelValue(name) if boolean is None else boolean), i + 1
+        if string:
+            return bytes(string[1:-1], "utf-8").decode("unicode_escape"), i + 1
+        if op in _CLOSING:  # a sequence or a set
+            close = _CLOSING[op]
+            items: list[Any] = []
             i += 1
-            continue
-        return items, _expect(toks, i, close)
+            if i < n and toks[i][2] == close:
+                i += 1
+            else:
+                while True:
+                    item, i = value(i)
+                    items.append(item)
+                    if i < n and toks[i][2] == ",":
+                        i += 1
+                        continue
+                    i = expect(i, close)
+                    break
+            return (tuple(items) if op == "<<" else frozenset(items)), i
+        if op == "[":
+            record: dict[Any, Any] = {}
+            i += 1
+            if i < n and toks[i][2] == "]":
+                return record, i + 1
+            while True:
+                if i >= n or not toks[i][3]:
+                    raise fail("expected a record field name")
+                field = toks[i][3]
+                i = expect(i + 1, "|->")
+                record[field], i = value(i)
+                if i < n and toks[i][2] == ",":
+                    i += 1
+                    continue
+                return record, expect(i, "]")
+        if op == "(":
+            func: dict[Any, Any] = {}
+            i += 1
+            while True:
+                key, i = value(i)
+                i = expect(i, ":>")
+                func[key], i = value(i)
+                if i < n and toks[i][2] == "@@":
+                    i += 1
+                    continue
+                return func, expect(i, ")")
+        raise fail(f"unexpected {_shown(toks[i])!r}")
+
+    result, i = value(0)
+    if i != n:
+        raise fail(f"unexpected {_shown(toks[i])!r} after a complete value in {text[:60]!r}")
+    return result
 
 
-def _parse(toks: list[tuple[str, str]], i: int) -> tuple[Any, int]:
-    if i >= len(toks):
-        raise ValueSyntaxError("a value ends too early")
-    kind, text = toks[i]
-    if kind == "num":
-        return int(text), i + 1
-    if kind == "str":
-        return bytes(text[1:-1], "utf-8").decode("unicode_escape"), i + 1
-    if kind == "name":
-        if text in ("TRUE", "FALSE"):
-            return text == "TRUE", i + 1
-        return ModelValue(text), i + 1
-    if text == "<<":
-        items, i = _items(toks, i + 1, ">>")
-        return tuple(items), i
-    if text == "{":
-        items, i = _items(toks, i + 1, "}")
-        return frozenset(items), i
-    if text == "[":
-        record: dict[Any, Any] = {}
-        i += 1
-        if i < len(toks) and toks[i][1] == "]":
-            return record, i + 1
-        while True:
-            if i >= len(toks) or toks[i][0] != "name":
-                raise ValueSyntaxError("expected a record field name")
-            field = toks[i][1]
-            i = _expect(toks, i + 1, "|->")
-            record[field], i = _parse(toks, i)
-            if i < len(toks) and toks[i][1] == ",":
-                i += 1
-                continue
-            return record, _expect(toks, i, "]")
-    if text == "(":
-        func: dict[Any, Any] = {}
-        i += 1
-        while True:
-            key, i = _parse(toks, i)
-            i = _expect(toks, i, ":>")
-            func[key], i = _parse(toks, i)
-            if i < len(toks) and toks[i][1] == "@@":
-                i += 1
-                continue
-            return func, _expect(toks, i, ")")
-    raise ValueSyntaxError(f"unexpected {text!r}")
+def _shown(token: tuple[str, ...]) -> str:
+    """A token's text (its one non-empty group)."""
+    return next(group for group in token if group)
 
 
 def tla(value: Any) -> str:
