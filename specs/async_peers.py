@@ -68,25 +68,22 @@ class AsyncPeerSpec(PeerSpec, Symmetry):
     broadcast: ClassVar[bool] = False
 
     def setup(self) -> None:
-        if not self.broadcast:
-            super().setup()
-        else:
-            n = self.peers
-            self.names = peer_names(n)
-            active = self.senders or "".join(self.names)
-            for ch in active:
-                if ch not in self.names:
-                    raise ConstantError("senders", f"{ch!r} is not a peer ({', '.join(self.names)})")
-            everyone = mask_of(range(n))
-            self.plan = tuple(
-                (everyone,) * self.sends if self.names[p] in active else () for p in range(n)
-            )
-            self.choices = None
-            self.stride = max(1, self.sends)
-            self.dest_table = tuple(members(mask) for mask in range(1 << n))
-            self.configure()
+        super().setup()
         self.chan = Channels.from_spec(self)
         self._gated = type(self).may_send is not PeerSpec.may_send
+
+    def _send_plan(self) -> tuple[tuple[tuple[int, ...], ...] | None, tuple | None]:
+        """With ``broadcast``, each peer ``senders`` names sends its ``sends`` messages
+        to the whole group, itself included; the others send nothing."""
+        if not self.broadcast:
+            return super()._send_plan()
+        names = peer_names(self.peers)
+        active = self.senders or "".join(names)
+        for ch in active:
+            if ch not in names:
+                raise ConstantError("senders", f"{ch!r} is not a peer ({', '.join(names)})")
+        everyone = mask_of(range(self.peers))
+        return tuple((everyone,) * self.sends if names[p] in active else () for p in range(self.peers)), None
 
     # -- what subclasses give -------------------------------------------------------------
 

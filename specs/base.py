@@ -72,14 +72,8 @@ class PeerSpec(Spec, PartialOrder, Rendering):
     def setup(self) -> None:
         n = self.peers
         self.names = peer_names(n)
-        if self.script:
-            self.plan = parse_script(self.script, n)
-            self.choices = None
-            self.stride = max(1, max(len(s) for s in self.plan))
-        else:
-            self.plan = None
-            self.choices = tuple(destination_choices(n, p, self.destinations) for p in range(n))
-            self.stride = max(1, self.sends)
+        self.plan, self.choices = self._send_plan()
+        self.stride = max(1, max(len(s) for s in self.plan) if self.plan is not None else self.sends)
         self.dest_table = tuple(members(mask) for mask in range(1 << n))
         # send_options of each peer p after each count of its sends up to the last it
         # may make, then (): send_table[p][count] where count < len(send_table[p]), else
@@ -97,6 +91,15 @@ class PeerSpec(Spec, PartialOrder, Rendering):
             # the ghost, read by a getter written in C: the engines ask for a state's key
             # once or twice per state they meet (the same value as the method's)
             self.history_key = itemgetter(self.ghost_at)  # type: ignore[method-assign]
+
+    def _send_plan(self) -> tuple[tuple[tuple[int, ...], ...] | None, tuple | None]:
+        """What each peer sends: ``(plan, choices)``, one of them ``None``. ``plan[p]``
+        is ``p``'s sends in order, each a bitmask of destinations (from ``script``);
+        ``choices[p]`` the destination masks each of ``p``'s ``sends`` may take (from
+        ``destinations``). :meth:`setup` derives the rest from it."""
+        if self.script:
+            return parse_script(self.script, self.peers), None
+        return None, tuple(destination_choices(self.peers, p, self.destinations) for p in range(self.peers))
 
     def configure(self) -> None:
         """Derive spec-specific settings; runs after the shared ones are set."""
