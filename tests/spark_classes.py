@@ -38,6 +38,19 @@ def archive_path() -> Path:
     return ROOT / "build" / "spark-classes.jsa"
 
 
+def archive_option() -> str:
+    """``-XX:SharedArchiveFile=`` naming the archive where ``make test`` wrote it; empty
+    where it is missing, or where its path holds whitespace (Spark's launcher splits JVM
+    options at whitespace). A JVM maps it only where its class path starts with the one
+    it was written with: ``$SPARK_CONF_DIR``, then Spark's jars, where the folder is
+    PySpark's ``conf`` (the default, which PySpark does not ship: a JVM cannot map an
+    archive whose class path names a folder with files in it)."""
+    path = archive_path()
+    if not path.is_file() or any(c.isspace() for c in str(path)):
+        return ""
+    return f"-XX:SharedArchiveFile={path}"
+
+
 def _workload() -> int:
     """Run a small Spark check and validate in this process's JVM, then let it exit (it
     writes the archive as it does); returns the JVM's exit status."""
