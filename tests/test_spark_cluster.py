@@ -75,7 +75,8 @@ JVM = f"-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData {archive_optio
 
 # Spark's settings for the cluster and the runs against it (a properties file, which
 # the daemons and spark-submit are given: the folder SPARK_CONF_DIR names is the first
-# entry of a JVM's class path, and one with files in it keeps the archive unmapped). No
+# entry of a JVM's class path, so with a folder of the test's there no archive matches,
+# and Java writes none whose class path holds a folder with files in it). No
 # REST server (its fixed port), no UIs, small JVMs, one executor of one core per run (the
 # three runs go at once, on both workers), no waiting for a task's preferred executor,
 # a task tried once. Each JVM writes its class-data sharing log to ``jvm-logs/ROLE-PID.log``.
