@@ -57,8 +57,10 @@ check: setup
 # Two xdist workers, one per core of the 2-core CI machine: pytest with three took
 # 10 min 33 s, with two 10 min 06 s, 10 min 26 s and 9 min 32 s (fresh clones), with
 # less CPU in all (a third worker only time-shares the two cores).
-# The suite's Spark JVMs map Spark's classes from one class-data archive instead of
-# loading them each (tests/spark_classes.py: about half the CPU of each JVM's start). It is
+# The suite's Spark JVMs (the local ones, and the master, workers, drivers and executors
+# of tests/test_spark_cluster.py's standalone cluster) map Spark's classes from one
+# class-data archive instead of loading them each (tests/spark_classes.py: about half
+# the CPU of each JVM's start). It is
 # written once per set-up, beside ruff, the import contract and the byte-compiling, which
 # leave the second core free; where it cannot be written the JVMs start without it.
 SPARK_CLASSES := build/spark-classes.jsa

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.spark_classes import SUITE_JVM_OPTIONS, archive_path
+from tests.spark_classes import SUITE_JVM_OPTIONS, archive_option
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
@@ -20,10 +20,7 @@ os.environ.setdefault("ORDERCHECK_STRICT_EXIT_CODES", "1")
 the test that ran it (with exit code 70), in this process and in the runs it starts."""
 
 
-_SPARK_CLASSES = archive_path()
-os.environ.setdefault("ORDERCHECK_SPARK_JVM_OPTIONS", SUITE_JVM_OPTIONS + (
-    f" -XX:SharedArchiveFile={_SPARK_CLASSES}"  # the options are split at whitespace
-    if _SPARK_CLASSES.is_file() and not any(c.isspace() for c in str(_SPARK_CLASSES)) else ""))
+os.environ.setdefault("ORDERCHECK_SPARK_JVM_OPTIONS", f"{SUITE_JVM_OPTIONS} {archive_option()}".rstrip())
 """ordercheck.checker.spark.session: every Spark JVM the tests start (the session's, and
 each run's in a process of its own) compiles with the JIT's first tier only: about a
 third less CPU for a JVM's start and a short search (measured: a start and two small

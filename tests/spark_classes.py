@@ -1,13 +1,16 @@
 """A class-data archive of Spark's JVM for the test suite: ``python tests/spark_classes.py PATH``.
 
 The suite starts about thirty local Spark JVMs (the session's context, and every
-``--engine spark`` command line run in a process of its own). Each spends most of its
+``--engine spark`` command line run in a process of its own) and the nine or so of
+tests/test_spark_cluster.py's standalone cluster (master, workers, drivers, executors:
+their class path is the local JVMs' one, see :func:`archive_option`). Each spends most of its
 start loading and verifying the same fifteen thousand classes. Java's application
 class-data sharing keeps them parsed in an archive that every later JVM maps instead:
 measured on the 2-core development machine, a JVM's start and two small jobs took about
 10 CPU seconds without it and 5 with it (docs/explanation/performance.md, "The test
 suite"). ``make test`` writes the archive once (build/spark-classes.jsa); tests/conftest.py
-adds ``-XX:SharedArchiveFile`` to the suite's JVM options when it is there.
+adds ``-XX:SharedArchiveFile`` to the suite's JVM options when it is there, and
+tests/test_spark_cluster.py to its cluster's.
 
 The archive is written by a JVM as it exits (``-XX:ArchiveClassesAtExit``), here one
 that runs a small check and a small validate, the classes the suite's runs load first.
@@ -36,6 +39,19 @@ the same options (a JVM maps an archive only under the options it was written wi
 def archive_path() -> Path:
     """Where ``make test`` writes the archive and tests/conftest.py looks for it."""
     return ROOT / "build" / "spark-classes.jsa"
+
+
+def archive_option() -> str:
+    """``-XX:SharedArchiveFile=`` naming the archive where ``make test`` wrote it; empty
+    where it is missing, or where its path holds whitespace (Spark's launcher splits JVM
+    options at whitespace). A JVM maps it only where its class path starts with the one
+    it was written with: ``$SPARK_CONF_DIR``, then Spark's jars, where the folder is
+    PySpark's ``conf`` (the default, which PySpark does not ship: a JVM cannot map an
+    archive whose class path names a folder with files in it)."""
+    path = archive_path()
+    if not path.is_file() or any(c.isspace() for c in str(path)):
+        return ""
+    return f"-XX:SharedArchiveFile={path}"
 
 
 def _workload() -> int:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import socket
 import subprocess
 import sys
@@ -27,6 +29,7 @@ import psutil
 import pytest
 
 from ordercheck.checker.spark.session import _kill_with_groups  # the engine's own: SIGKILL each and the group it leads
+from tests.spark_classes import ROOT, archive_option, archive_path
 
 pytestmark = pytest.mark.spark
 
@@ -63,21 +66,28 @@ HOLDS = 'spec = "../specs/counter.py"\n[constants]\nlimit = 1\n[expect]\nsmall =
 VIOLATED = 'spec = "../specs/counter.py"\n[constants]\nlimit = 1\nguard = false\n[expect]\nsmall = "violated"\n'
 
 # The JVMs' start costs most of this file's time: the JIT's first tier and the serial
-# collector only, for the cluster's daemons, the drivers and the executors alike.
-JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# collector only, for the cluster's daemons, the drivers and the executors alike, and
+# Spark's classes mapped from the class-data archive where ``make test`` wrote it
+# (tests/spark_classes.py: the one the suite's local JVMs map; their class path and the
+# cluster's are the same, with no SPARK_CONF_DIR). No performance-counter file in
+# /tmp/hsperfdata_USER, which a killed JVM leaves behind.
+JVM = f"-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData {archive_option()}".rstrip()
 
-# Spark's settings for the cluster and the runs against it (SPARK_CONF_DIR): no REST
-# server (its fixed port), no UIs, small JVMs, one executor of one core per run (the
+# Spark's settings for the cluster and the runs against it (a properties file, which
+# the daemons and spark-submit are given: the folder SPARK_CONF_DIR names is the first
+# entry of a JVM's class path, so with a folder of the test's there no archive matches,
+# and Java writes none whose class path holds a folder with files in it). No
+# REST server (its fixed port), no UIs, small JVMs, one executor of one core per run (the
 # three runs go at once, on both workers), no waiting for a task's preferred executor,
-# a task tried once.
-DEFAULTS = f"""\
+# a task tried once. Each JVM writes its class-data sharing log to ``jvm-logs/ROLE-PID.log``.
+DEFAULTS = """\
 spark.master.rest.enabled false
 spark.ui.enabled false
 spark.driver.memory 512m
-spark.driver.defaultJavaOptions {JVM}
+spark.driver.defaultJavaOptions {driver}
 spark.executor.memory 512m
 spark.executor.cores 1
-spark.executor.defaultJavaOptions {JVM}
+spark.executor.defaultJavaOptions {executor}
 spark.cores.max 1
 spark.locality.wait 0
 spark.task.maxFailures 1
@@ -117,17 +127,25 @@ def reap(procs: list[subprocess.Popen]) -> None:
 class Cluster:
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.conf = root / "conf"
+        self.properties = root / "spark.properties"
+        self.jvm_logs = root / "jvm-logs"
         self.procs: list[subprocess.Popen] = []
         self.master = f"spark://127.0.0.1:{free_port()}"
         self.worker_dirs = [root / "worker-1", root / "worker-2"]
 
+    def jvm_options(self, role: str) -> str:
+        """The JVM options of the cluster's JVMs of ``role`` (daemon, driver, executor):
+        their temporary files (the native library lz4-java unpacks, which a killed JVM
+        leaves) under the test's folder, not in /tmp."""
+        return f"{JVM} -Djava.io.tmpdir={self.root / 'jvm-tmp'} -Xlog:cds=info:file={self.jvm_logs / role}-%p.log"
+
     def env(self, **extra: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "SPARK_HOME")}
+        env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "SPARK_HOME", "SPARK_CONF_DIR")}
         # Scratch files (the executors' blocks, the driver's userFiles) under the test's
         # folder, not the JVMs' /tmp, where the killed daemons would leave them.
-        env.update(SPARK_CONF_DIR=str(self.conf), SPARK_LOCAL_IP="127.0.0.1", SPARK_DAEMON_MEMORY="256m",
-                   SPARK_DAEMON_JAVA_OPTS=JVM, SPARK_LOCAL_DIRS=str(self.root / "scratch"), **extra)
+        env.update(SPARK_LOCAL_IP="127.0.0.1", SPARK_DAEMON_MEMORY="256m",
+                   SPARK_DAEMON_JAVA_OPTS=self.jvm_options("daemon"), SPARK_LOCAL_DIRS=str(self.root / "scratch"),
+                   PYSPARK_SUBMIT_ARGS=f"--properties-file {shlex.quote(str(self.properties))} pyspark-shell", **extra)
         return env
 
     def start(self, name: str, args: list[str], **extra: str) -> None:
@@ -156,16 +174,17 @@ def cluster(tmp_path_factory, request):
     their processes killed and reaped) when the module's tests end."""
     c = Cluster(tmp_path_factory.mktemp("cluster"))
     request.addfinalizer(lambda: reap(c.procs))
-    c.conf.mkdir()
-    (c.conf / "spark-defaults.conf").write_text(DEFAULTS)
+    c.jvm_logs.mkdir()
+    (c.root / "jvm-tmp").mkdir()
+    c.properties.write_text(DEFAULTS.format(driver=c.jvm_options("driver"), executor=c.jvm_options("executor")))
     port = c.master.rsplit(":", 1)[1]
     c.start("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", port,
-                       "--webui-port", str(free_port())])
+                       "--webui-port", str(free_port()), "--properties-file", str(c.properties)])
     for i, work in enumerate(c.worker_dirs, 1):
         work.mkdir()
         c.start(f"worker-{i}", ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--port", "0",
                                 "--webui-port", str(free_port()), "--cores", "2", "--memory", "1g",
-                                "--work-dir", str(work), c.master])
+                                "--work-dir", str(work), "--properties-file", str(c.properties), c.master])
     c.wait_for_workers()
     return c
 
@@ -266,3 +285,31 @@ def test_an_executor_python_without_ordercheck_is_one_line_naming_pyspark_python
     assert lines[0].startswith("ordercheck: error: spark: the executors' Python cannot import "), lines[0]
     assert "set PYSPARK_PYTHON" in lines[0] and "docs/howto/spark.md" in lines[0], lines[0]
     assert not (project / "unfit.json").exists()
+
+
+def kept_the_archive(log: str) -> bool:
+    """Whether a JVM's class-data sharing log (``-Xlog:cds=info``) says it mapped the
+    archive it was given and kept it: a JVM maps the archive's regions first, then checks
+    its own class path against the archive's and unmaps them where they differ."""
+    mapped = re.search(r"Mapped dynamic region #0 at base (0x[0-9a-f]+)", log)
+    return mapped is not None and f"Unmapping region #0 at base {mapped[1]} " not in log
+
+
+def test_every_jvm_of_the_cluster_maps_the_class_archive_make_test_wrote(cluster, runs):
+    """Where ``make test`` wrote Spark's class-data archive (tests/spark_classes.py), the
+    master, both workers, the three runs' drivers and their executors mapped it and kept
+    it (each JVM's class-data sharing log says so): a JVM whose class path or Java no
+    longer matches the archive starts without it, silently, and pays the whole start."""
+    archive = archive_path()
+    if not archive_option():
+        pytest.skip(f"no class-data archive at {archive.relative_to(ROOT)} (make test writes it)")
+    for proc in runs.values():  # every driver and executor has started
+        proc.wait(600)
+    logs = {log.name: log.read_text(errors="replace") for log in cluster.jvm_logs.glob("*.log")}
+    roles = [name.partition("-")[0] for name in logs]
+    assert (roles.count("daemon"), roles.count("driver")) == (3, 3) and roles.count("executor") >= 2, sorted(logs)
+    unmapped = sorted(name for name, text in logs.items() if not kept_the_archive(text))
+    assert not unmapped, (
+        f"{unmapped} did not map {archive}: write it again with "
+        f"`python tests/spark_classes.py {archive.relative_to(ROOT)}` (or `make test`)\n"
+        + "\n".join(f"--- {name}\n{logs[name][-2000:]}" for name in unmapped))
