@@ -122,7 +122,7 @@ class Bus1ImplAdapter(PeerAdapter):
         "bus1_peer_flush": "RelAllBody(p, th, chk)",
         "bus1_tx_join": "JoinPushW(p)",
         "bus1_queue_flush": "QueueFlushW(p)",
-        "bus1_peer_disconnect": "DeactivateW(p, th, chk)",
+        "bus1_peer_disconnect": "Deactivate(p, th, chk)",
         "signal": "SignalStartW(p)",
         "bus1_peer_transfer": "TransferW(p)",
     }
