@@ -511,6 +511,12 @@ class Bus1Impl(PeerSpec):
         initial states hold both orders for every queue two of the thread's peers send to)."""
         return bool(self.shared) and bool(ranks[-1] >> d & 1)
 
+    def both_orders(self) -> list[int]:
+        """With ``shared_groups``: the queues two of the thread's peers send to, whose message
+        entries start in either address order (the initial states hold both: :meth:`flipped`)."""
+        return [d for d in range(self.peers) if sum(1 for p in self.shared if any(
+            self.owners[node] == d for op in self.msg_ops[p] if op.kind == SEND for node in op.nodes)) > 1]
+
     def op_of(self, mid: int) -> Op:
         return self.msg_ops[mid // self.stride][mid % self.stride]
 
@@ -569,8 +575,7 @@ class Bus1Impl(PeerSpec):
         ids = tuple(range(1, self.n_tx + len(self.release_owners) + 1))
         orders = permutations(ids) if self.ties != "fixed" else [ids]
         if self.shared:  # message address orders per queue: both, where two of the thread's peers send
-            both = [d for d in range(n) if sum(1 for p in self.shared if any(
-                self.owners[node] == d for op in self.msg_ops[p] if op.kind == SEND for node in op.nodes)) > 1]
+            both = self.both_orders()
             masks = [sum(1 << d for i, d in enumerate(both) if m >> i & 1) for m in range(1 << len(both))]
             orders = [(*r, m) for r in orders for m in masks]
         if self.locks:

@@ -99,6 +99,31 @@ def test_the_template_renders_the_constant(case):
         assert "HAddr(p, n) == Address[<<p, n>>]" in protocol
 
 
+
+def test_the_message_entries_addresses_are_written_out():
+    """The model module writes the message entries' addresses out as it does the handles':
+    each send's entry on each destination (MCMsgAddress: Python's msg_addr) and, with shared
+    group tags, the reverse-order addresses on the queues two of the thread's peers send to
+    (MCFlippedMsgAddress; none, <<>>, without); the module computes no address."""
+    race = export_model(load_model(MODELS / "bus1-impl-destroy-race.toml"), symmetry=False)
+    assert ("MCMsgAddress ==    \\* <<s, k, d>> :> the address of s's k-th message's entry on d\n"
+            "    <<b, 1, a>> :> 5\n") in race.module
+    assert race.module.split("MCFlippedMsgAddress ==", 1)[1].split("\n")[1] == "    <<>>"
+    model = load_model(MODELS / "bus1-impl-shared-groups.toml")
+    shared, spec = export_model(model, symmetry=False), model.spec
+    assert spec.both_orders() == [2, 3]   # c and d: a and b (one thread) send to both
+    direct, flipped = shared.module.split("MCMsgAddress ==", 1)[1].split("MCFlippedMsgAddress ==")
+    for mid, (s, k) in enumerate([("a", 1), ("b", 1)]):
+        for d in (2, 3):
+            entry = f"<<{s}, {k}, {'abcd'[d]}>> :> "
+            assert entry + str(spec.msg_addr(mid * spec.stride, d)) in direct
+            assert entry + str(spec.msg_addr(mid * spec.stride, d, True)) in flipped
+    for text in (race, shared):
+        assert "MsgAddress <- MCMsgAddress" in text.config and "FlippedMsgAddress <- MCFlippedMsgAddress" in text.config
+    assert ("MsgAddr(m, dst) == IF dst \\in flips THEN FlippedMsgAddress[<<m[1], m[2], dst>>] "
+            "ELSE MsgAddress[<<m[1], m[2], dst>>]") in shared.protocol
+    assert "MBase" not in shared.protocol and "Stride" not in shared.protocol
+
 ONE_MODULE = ["bus1-impl-lock-stage-race", "bus1-impl-lock-install-fixed", "bus1-impl-life-transfer-window",
               "bus1-impl-synthetic-causality-fixed", "bus1-impl-late-join-failed-fixed",
               "bus1-impl-life-stale-handle-fixed", "bus1-impl-life-release-ties", "bus1-impl-destroy-race",
@@ -123,7 +148,7 @@ def test_bus1impl_is_one_module_for_the_lock_level_lifecycle_and_fix_models():
                      .splitlines() if line.strip()]
         assert set(constants) <= set(cfg_names), name
     assert len(texts) == 1
-    assert len(constants) == 27
+    assert len(constants) == 29
 
 
 def test_the_liveness_fix_decides_finding_c_differently():
