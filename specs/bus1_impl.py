@@ -195,7 +195,7 @@ from ordercheck.specs.bus1_impl_defs import (  # noqa: F401  (re-exported: the a
     Q,
 )
 from ordercheck.specs.bus1_impl_script import DISCONNECT, FLUSHING, RELEASE, SEND, SIGNAL, TRANSFER, Op, parse_script
-from ordercheck.specs.common import ghost_event, ghost_send, ghost_signal, members, peer_names
+from ordercheck.specs.common import ghost_event, ghost_send, ghost_signal, members, message_past, peer_names
 from ordercheck.specs.history import DELIVER, DROP, History
 from ordercheck.specs.properties import LIBRARY
 from ordercheck.specs.witnesses import WITNESSES
@@ -511,6 +511,12 @@ class Bus1Impl(PeerSpec):
         initial states hold both orders for every queue two of the thread's peers send to)."""
         return bool(self.shared) and bool(ranks[-1] >> d & 1)
 
+    def both_orders(self) -> list[int]:
+        """With ``shared_groups``: the queues two of the thread's peers send to, whose message
+        entries start in either address order (the initial states hold both: :meth:`flipped`)."""
+        return [d for d in range(self.peers) if sum(1 for p in self.shared if any(
+            self.owners[node] == d for op in self.msg_ops[p] if op.kind == SEND for node in op.nodes)) > 1]
+
     def op_of(self, mid: int) -> Op:
         return self.msg_ops[mid // self.stride][mid % self.stride]
 
@@ -569,8 +575,7 @@ class Bus1Impl(PeerSpec):
         ids = tuple(range(1, self.n_tx + len(self.release_owners) + 1))
         orders = permutations(ids) if self.ties != "fixed" else [ids]
         if self.shared:  # message address orders per queue: both, where two of the thread's peers send
-            both = [d for d in range(n) if sum(1 for p in self.shared if any(
-                self.owners[node] == d for op in self.msg_ops[p] if op.kind == SEND for node in op.nodes)) > 1]
+            both = self.both_orders()
             masks = [sum(1 << d for i, d in enumerate(both) if m >> i & 1) for m in range(1 << len(both))]
             orders = [(*r, m) for r in orders for m in masks]
         if self.locks:
@@ -1217,6 +1222,24 @@ class World:
 
     # -- ghost helpers ------------------------------------------------------------------
 
+    def learn(self, p: int, mid: int) -> None:
+        """``p`` learns message ``mid`` and its causal past (the past recorded when it was sent):
+        on delivering it, on seeing a destroy notification it is no destination of, and on
+        finding a handle invalid (``mid``: the node's destruction; :meth:`know_destroy`)."""
+        self.know[p] |= (1 << mid) | message_past(self.ghost, mid, self.spec.stride)
+
+    def know_destroy(self, p: int, node: int) -> None:
+        """``p``, finding its handle to ``node`` invalid, learns the node's destroy message and
+        its causal past, if there is one."""
+        dmid = self.destroy_mid(node, self.hget(self.spec.owners[node], node)[2])
+        if dmid is not None:
+            self.learn(p, dmid)
+
+    def tell(self, p: int, x: int) -> None:
+        """``x`` learns everything ``p`` knows: a signal from ``p``, or a transfer's answer (the
+        ID, or BUS1_HANDLE_INVALID) reaching ``x``'s user out of band."""
+        self.know[x] |= self.know[p]
+
     def log(self, p: int, kind: int, mid: int, reason: int = 0) -> None:
         logs = self.ghost[1][p]
         if any(c >> 3 == mid and c & 7 in (DELIVER, DROP) for c in logs):
@@ -1225,8 +1248,7 @@ class World:
         if kind == DROP:
             self.drops = self.drops + ((p, mid, reason),)
         else:
-            past = self.ghost[0][mid // self.spec.stride][mid % self.spec.stride][1]
-            self.know[p] |= (1 << mid) | past
+            self.learn(p, mid)
 
     def is_dest(self, mid: int, d: int) -> bool:
         """Whether ``d`` is a destination of message ``mid`` in the history: for a destruction, the
@@ -1248,7 +1270,7 @@ class World:
         if op.kind == SIGNAL:
             self.pcs[p] += 1
             self.ghost = ghost_signal(self.ghost, p, op.target)
-            self.know[op.target] |= self.know[p]
+            self.tell(p, op.target)
             return ("signal", p, spec.names[op.target])
         if op.kind == RELEASE:
             (node,) = op.nodes
@@ -1357,11 +1379,8 @@ class World:
     def transfer_invalid(self, p: int, node: int, x: int) -> None:
         """The transfer answers BUS1_HANDLE_INVALID: ``p``'s user has observed the destruction, and
         tells ``x``'s (the signal)."""
-        spec = self.spec
-        dmid = self.destroy_mid(node, self.hget(spec.owners[node], node)[2])
-        if dmid is not None:
-            self.know[p] |= 1 << dmid | self.ghost[0][dmid // spec.stride][dmid % spec.stride][1]
-        self.know[x] |= self.know[p]
+        self.know_destroy(p, node)
+        self.tell(p, x)
 
     def transfer_finish(self, p: int, node: int, x: int) -> tuple:
         """peer.c:490-527: ``x``'s handle acquired (handle.c:bus1_handle_acquire, joining a
@@ -1377,7 +1396,7 @@ class World:
             if self.drop_ref(x, node):  # the transfer gives up the handle it acquired
                 self.release_handle(x, node)
             return ("bus1_peer_transfer", p, node, spec.names[x], f"{case}: INVALID")
-        self.know[x] |= self.know[p]
+        self.tell(p, x)
         if spec.owners[node] != x:
             self.commit_handle(x, node)
         return ("bus1_peer_transfer", p, node, spec.names[x], case)
@@ -1721,7 +1740,7 @@ class World:
                 if self.is_dest(mid, p):
                     self.log(p, DELIVER, mid)
                 else:  # a late joiner's notification: not a delivery of the destruction, but seen
-                    self.know[p] |= 1 << mid | self.ghost[0][mid // spec.stride][mid % spec.stride][1]
+                    self.learn(p, mid)
         elif self.spec.refs == "counted" and self.referenced(node):
             self.bits |= B_RELEASE
         return ("bus1_peer_peek", p, f"{kind} notification n{node}", ts), -1
@@ -1729,18 +1748,14 @@ class World:
     def install_handle(self, p: int, mid: int, key: tuple[int, int, int], h: int) -> bool:
         """message.c:bus1_message_install's liveness check of payload handle ``h`` of message
         ``mid`` (queue key ``key``) on ``p``; checks it against the message's order."""
-        spec = self.spec
         ts, grp, _addr = key
         ok = self.is_live_at(p, h, key)
         hkey = self.destroy_key(h)
         expected = hkey is None or (ts, grp) < hkey
         if ok != expected:
             self.bits |= B_HANDLE
-        if not ok:
-            # The user sees BUS1_HANDLE_INVALID: it has observed the destruction.
-            dmid = self.destroy_mid(h, self.hget(spec.owners[h], h)[2])
-            if dmid is not None:
-                self.know[p] |= 1 << dmid | self.ghost[0][dmid // spec.stride][dmid % spec.stride][1]
+        if not ok:  # the user sees BUS1_HANDLE_INVALID: it has observed the destruction
+            self.know_destroy(p, h)
         return ok
 
     def commit_handle(self, p: int, h: int) -> None:

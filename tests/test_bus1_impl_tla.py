@@ -100,6 +100,31 @@ def test_the_template_renders_the_constant(case):
         assert "HAddr(p, n) == Address[<<p, n>>]" in protocol
 
 
+
+def test_the_message_entries_addresses_are_written_out():
+    """The model module writes the message entries' addresses out as it does the handles':
+    each send's entry on each destination (MCMsgAddress: Python's msg_addr) and, with shared
+    group tags, the reverse-order addresses on the queues two of the thread's peers send to
+    (MCFlippedMsgAddress; none, <<>>, without); the module computes no address."""
+    race = export_model(load_model(MODELS / "bus1-impl-destroy-race.toml"), symmetry=False)
+    assert ("MCMsgAddress ==    \\* <<s, k, d>> :> the address of s's k-th message's entry on d\n"
+            "    <<b, 1, a>> :> 5\n") in race.module
+    assert race.module.split("MCFlippedMsgAddress ==", 1)[1].split("\n")[1] == "    <<>>"
+    model = load_model(MODELS / "bus1-impl-shared-groups.toml")
+    shared, spec = export_model(model, symmetry=False), model.spec
+    assert spec.both_orders() == [2, 3]   # c and d: a and b (one thread) send to both
+    direct, flipped = shared.module.split("MCMsgAddress ==", 1)[1].split("MCFlippedMsgAddress ==")
+    for mid, (s, k) in enumerate([("a", 1), ("b", 1)]):
+        for d in (2, 3):
+            entry = f"<<{s}, {k}, {'abcd'[d]}>> :> "
+            assert entry + str(spec.msg_addr(mid * spec.stride, d)) in direct
+            assert entry + str(spec.msg_addr(mid * spec.stride, d, True)) in flipped
+    for text in (race, shared):
+        assert "MsgAddress <- MCMsgAddress" in text.config and "FlippedMsgAddress <- MCFlippedMsgAddress" in text.config
+    assert ("MsgAddr(m, dst) == IF dst \\in flips THEN FlippedMsgAddress[<<m[1], m[2], dst>>] "
+            "ELSE MsgAddress[<<m[1], m[2], dst>>]") in shared.protocol
+    assert "MBase" not in shared.protocol and "Stride" not in shared.protocol
+
 ONE_MODULE = ["bus1-impl-lock-stage-race", "bus1-impl-lock-install-fixed", "bus1-impl-life-transfer-window",
               "bus1-impl-synthetic-causality-fixed", "bus1-impl-late-join-failed-fixed",
               "bus1-impl-life-stale-handle-fixed", "bus1-impl-life-release-ties", "bus1-impl-destroy-race",
@@ -124,7 +149,7 @@ def test_bus1impl_is_one_module_for_the_lock_level_lifecycle_and_fix_models():
                      .splitlines() if line.strip()]
         assert set(constants) <= set(cfg_names), name
     assert len(texts) == 1
-    assert len(constants) == 27
+    assert len(constants) == 29
 
 
 def test_the_liveness_fix_decides_finding_c_differently():
@@ -322,7 +347,7 @@ def test_the_lock_level_export_of_counted_references():
         assert any(re.search(r"^PROPERTY ReleaseWhenUnreferenced$", text, re.M)
                    for file, text in export.files.items() if file.endswith(".cfg")), name
     for piece in ("IF StaysReferenced(p, CurOp(p).nodes[1], FALSE)",
-                  "THEN LCommit(UserReleaseW(p), p, NoThread, locks, chk)",
+                  "THEN HandleReleaseWrites(LChecks(UserReleaseW(p), p), chk) /\\ LThread(p, NoThread, locks)",
                   'ELSE MutexLock(p, Section("start", Lock2(p, OwnerLock(CurOp(p).nodes[1], p))), chk)',
                   "ELSE IF LockLevel THEN [W1 EXCEPT !.un = Append(@, n)]",
                   'ELSE IF th.what = "unref" THEN UnrefBody(p, chk)',
@@ -401,14 +426,9 @@ TEMPLATE_MUTATIONS = [
 ]
 
 
-@pytest.mark.tlc
-@pytest.mark.skipif(bool(NO_TLC), reason=NO_TLC or "TLC available")
-@pytest.mark.parametrize(("what", "old", "new"), TEMPLATE_MUTATIONS, ids=[m[0] for m in TEMPLATE_MUTATIONS])
-def test_a_template_mutation_of_the_lock_level_releases_makes_tlc_disagree(what, old, new, tmp_path, monkeypatch):
-    """The cross-check is not vacuous on the lock-level references: with the template's
-    last release taking only the holder's lock, or a dropped message's handles released
-    inside the peek section, TLC finds lockdep_held violated (handle.c:171, the owner's lock
-    not held) where our engine finds it holds, and the cross-check reports a mismatch."""
+def cross_check_mutated(old: str, new: str, model, tmp_path, monkeypatch):
+    """The cross-check of ``model`` with Bus1Impl.tla's template changed: its one ``old`` text
+    replaced by ``new`` (in a copy of the templates under ``tmp_path``)."""
     import shutil
 
     from ordercheck.checker.cli.tla import cross_check
@@ -418,18 +438,77 @@ def test_a_template_mutation_of_the_lock_level_releases_makes_tlc_disagree(what,
     shutil.copytree(tla_export.TEMPLATES, templates)
     path = templates / "bus1_impl.tla.j2"
     text = path.read_text(encoding="utf-8")
-    assert text.count(old) == 1, what
+    assert text.count(old) == 1, old
     path.write_text(text.replace(old, new), encoding="utf-8")
     monkeypatch.setattr(tla_export, "TEMPLATES", templates)
     tla_export._environment.cache_clear()
     try:
-        cc = cross_check(model_checking("bus1-impl-lock-refs-mutant", ["lockdep_held"]), confirm=False)
+        return cross_check(model, confirm=False)
     finally:
         tla_export._environment.cache_clear()
+
+
+@pytest.mark.tlc
+@pytest.mark.skipif(bool(NO_TLC), reason=NO_TLC or "TLC available")
+@pytest.mark.parametrize(("what", "old", "new"), TEMPLATE_MUTATIONS, ids=[m[0] for m in TEMPLATE_MUTATIONS])
+def test_a_template_mutation_of_the_lock_level_releases_makes_tlc_disagree(what, old, new, tmp_path, monkeypatch):
+    """The cross-check is not vacuous on the lock-level references: with the template's
+    last release taking only the holder's lock, or a dropped message's handles released
+    inside the peek section, TLC finds lockdep_held violated (handle.c:171, the owner's lock
+    not held) where our engine finds it holds, and the cross-check reports a mismatch."""
+    cc = cross_check_mutated(old, new, model_checking("bus1-impl-lock-refs-mutant", ["lockdep_held"]),
+                             tmp_path, monkeypatch)
     assert cc.ours.properties["lockdep_held"].status == "holds"
     assert cc.tlc["lockdep_held"].status == "violated", what
     assert cc.mismatches, what
 
+
+# -- each action writes what it changes ---------------------------------------------------
+
+WORLD_VARIABLES = {"queues", "handles", "nodeFlags", "txs", "pcs", "sent", "logs", "drops", "know", "notes",
+                   "valid", "dequeued", "counts"}
+"""The variables a step computes on its world record (the others: the Init choices, which no
+step changes, and the lock level's locks and threads, which LStep's bodies set)."""
+
+
+def test_each_action_sets_some_variables_and_leaves_the_others_unchanged():
+    """Every ...Writes operator of Bus1Impl.tla (one per action, the lock level's section
+    bodies using the same ones) sets some of the world's variables from W (NoWrites, a step
+    that only takes a lock or fails a check, none) and lists every other one as UNCHANGED,
+    each exactly once, and none sets them all; no operator writes the whole world back."""
+    export = export_model(load_model(MODELS / "bus1-impl-lock-refs.toml"), symmetry=False)
+    protocol = export.protocol
+    ghost = re.search(r"^ghostVars == <<([^>]*)>>", protocol, re.M)
+    assert ghost, "no ghostVars tuple"
+    tuples = {"ghostVars": [v.strip() for v in ghost.group(1).split(",")]}
+    blocks = re.findall(r"^(\w+Writes)\(W, chk\) ==\n((?:    .*\n)+)", protocol, re.M)
+    assert len(blocks) >= 15, [name for name, _ in blocks]
+    for name, body in blocks:
+        assert "chk \\subseteq W.bad" in body, name
+        assigned = re.findall(r"(\w+)' = W\.\w+", body)
+        listed = re.findall(r"UNCHANGED <<([^>]*)>>", body)
+        assert len(listed) == 1, name
+        unchanged = [x for v in listed[0].split(",") for x in tuples.get(v.strip(), [v.strip()])]
+        assert sorted(assigned + unchanged) == sorted(WORLD_VARIABLES), name
+        assert unchanged and (assigned or name == "NoWrites"), name   # NoWrites: a step of checks only
+    assert "Commit(" not in protocol.replace("CommitStaged(", "").replace("CommitUnstaged(", "") \
+        .replace("CommitSynthetic(", "").replace("CommitHandle(", "")
+
+
+@pytest.mark.tlc
+@pytest.mark.skipif(bool(NO_TLC), reason=NO_TLC or "TLC available")
+def test_an_action_that_leaves_a_variable_it_changes_unchanged_makes_tlc_disagree(tmp_path, monkeypatch):
+    """The cross-check sees an action's writes: with the commit round's handles (a destroyed
+    anchor's commit timestamp, SetTs) listed as UNCHANGED instead of set, TLC's states are not
+    our engine's on bus1-impl-destroy-race and the cross-check reports a mismatch."""
+    old = ("    /\\ queues' = W.q /\\ handles' = W.h /\\ txs' = W.txs /\\ pcs' = W.pcs /\\ know' = W.know\n"
+           "    /\\ UNCHANGED <<nodeFlags, sent, logs, drops, notes, valid, dequeued, counts>>\n"
+           "QueueCommitStaged(p, chk) ==")
+    new = ("    /\\ queues' = W.q /\\ txs' = W.txs /\\ pcs' = W.pcs /\\ know' = W.know\n"
+           "    /\\ UNCHANGED <<handles, nodeFlags, sent, logs, drops, notes, valid, dequeued, counts>>\n"
+           "QueueCommitStaged(p, chk) ==")
+    cc = cross_check_mutated(old, new, model_checking("bus1-impl-destroy-race", ["clock_parity"]), tmp_path, monkeypatch)
+    assert cc.mismatches
 
 # -- join_sealed = "wait" (G's fix) at lock level -------------------------------------------
 

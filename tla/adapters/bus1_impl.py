@@ -14,7 +14,7 @@ from typing import Any
 
 from ordercheck.specs import bus1_impl as bi
 from ordercheck.specs import bus1_locks as bl
-from ordercheck.specs.bus1_impl_script import Op
+from ordercheck.specs.bus1_impl_script import SEND, Op
 from ordercheck.tla.adapters.base import ExportedProperty, PeerAdapter, _seq
 from ordercheck.tla.values import ModelValue
 
@@ -122,7 +122,7 @@ class Bus1ImplAdapter(PeerAdapter):
         "bus1_peer_flush": "RelAllBody(p, th, chk)",
         "bus1_tx_join": "JoinPushW(p)",
         "bus1_queue_flush": "QueueFlushW(p)",
-        "bus1_peer_disconnect": "DeactivateW(p, th, chk)",
+        "bus1_peer_disconnect": "Deactivate(p, th, chk)",
         "signal": "SignalStartW(p)",
         "bus1_peer_transfer": "TransferW(p)",
     }
@@ -187,13 +187,14 @@ class Bus1ImplAdapter(PeerAdapter):
 
     mc_about = ("the peers, their order (Python's peer ids), the nodes' owners and initial holders, the\n"
                 "   nodes created by a send, each peer's operations, the owners whose release groups rank\n"
-                "   and the handles' queue node addresses")
+                "   and the queue node addresses of the handles and of the messages' entries")
 
     def mc_definitions(self) -> list[tuple[str, str]]:
         """``MCPeers``, ``MCPeerOrder``, ``MCOwnerSeq``, ``MCInitialHolders``, ``MCFreshNodes``,
-        ``MCScript`` (one line per peer), ``MCReleaseOwners``, ``MCSharedPeers`` and
+        ``MCScript`` (one line per peer), ``MCReleaseOwners``, ``MCSharedPeers``,
         ``MCAddress``: each handle's queue node address, the spec's own (``haddr``), written
-        out one line per peer."""
+        out one line per peer, and ``MCMsgAddress`` and ``MCFlippedMsgAddress`` (the message
+        entries': :meth:`_msg_addresses`)."""
         spec: Any = self.spec
         names = list(self.names)
 
@@ -220,7 +221,25 @@ class Bus1ImplAdapter(PeerAdapter):
             ("MCAddress", f'   \\* addresses = "{spec.addresses}": <<p, n>> :> the address of p\'s handle to node n\n    '
              + "\n @@ ".join(" @@ ".join(f"<<{self.names[p]}, {n}>> :> {spec.haddr(p, n)}" for n in range(spec.n_nodes))
                              for p in range(spec.peers))),
+            ("MCMsgAddress", "   \\* <<s, k, d>> :> the address of s's k-th message's entry on d\n    "
+             + self._msg_addresses(False)),
+            ("MCFlippedMsgAddress", "   \\* the same on a queue whose message entries are in reverse order\n    "
+             + self._msg_addresses(True)),
         ]
+
+    def _msg_addresses(self, flipped: bool) -> str:
+        """The addresses of the sends' message entries, the spec's own (``msg_addr``), as a TLA+
+        function, one line per sender: ``<<s, k, d>> :> address`` for s's k-th message on each of
+        its destinations d; ``flipped``, those on the queues whose entries may start in the reverse
+        order (``both_orders``: none, ``<<>>``, without ``shared_groups``)."""
+        spec: Any = self.spec
+        queues = set(spec.both_orders()) if flipped else set(range(spec.peers))
+        lines = [" @@ ".join(f"<<{self.names[s]}, {k + 1}, {self.names[d]}>> :> "
+                             f"{spec.msg_addr(s * spec.stride + k, d, flipped)}"
+                             for k, op in enumerate(ops) if op.kind == SEND
+                             for d in sorted({spec.owners[n] for n in op.nodes}) if d in queues)
+                 for s, ops in enumerate(spec.msg_ops)]
+        return "\n @@ ".join(line for line in lines if line) or "<<>>"
 
     MODES = (("Ties", "ties"), ("Liveness", "liveness"), ("AcquireMode", "acquire"),
              ("Mutant", "mutant"), ("JoinFailure", "join_failure"), ("StaleHandle", "stale_handle"),
@@ -240,7 +259,7 @@ class Bus1ImplAdapter(PeerAdapter):
         spec: Any = self.spec
         bound = [(c, f"<- MC{c}") for c in ("Peers", "PeerOrder")] + [("NoPeer", "NoPeer")] + [
             (c, f"<- MC{c}") for c in ("OwnerSeq", "InitialHolders", "FreshNodes", "Script", "ReleaseOwners",
-                                       "SharedPeers", "Address")]
+                                       "SharedPeers", "Address", "MsgAddress", "FlippedMsgAddress")]
 
         def value(v: Any) -> str:
             return ("TRUE" if v else "FALSE") if isinstance(v, bool) else f'"{v}"'
