@@ -100,7 +100,6 @@ def test_the_template_renders_the_constant(case):
         assert "HAddr(p, n) == Address[<<p, n>>]" in protocol
 
 
-
 def test_the_message_entries_addresses_are_written_out():
     """The model module writes the message entries' addresses out as it does the handles':
     each send's entry on each destination (MCMsgAddress: Python's msg_addr) and, with shared
@@ -124,6 +123,7 @@ def test_the_message_entries_addresses_are_written_out():
     assert ("MsgAddr(m, dst) == IF dst \\in flips THEN FlippedMsgAddress[<<m[1], m[2], dst>>] "
             "ELSE MsgAddress[<<m[1], m[2], dst>>]") in shared.protocol
     assert "MBase" not in shared.protocol and "Stride" not in shared.protocol
+
 
 ONE_MODULE = ["bus1-impl-lock-stage-race", "bus1-impl-lock-install-fixed", "bus1-impl-life-transfer-window",
               "bus1-impl-synthetic-causality-fixed", "bus1-impl-late-join-failed-fixed",
