@@ -18,9 +18,11 @@ import json
 import os
 import re
 import shlex
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import venv
 from pathlib import Path
@@ -125,10 +127,11 @@ def reap(procs: list[subprocess.Popen]) -> None:
 
 
 class Cluster:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, jvm_root: Path) -> None:
         self.root = root
         self.properties = root / "spark.properties"
-        self.jvm_logs = root / "jvm-logs"
+        self.jvm_root = jvm_root  # in the JVM options: no whitespace (see jvm_root_for)
+        self.jvm_logs = jvm_root / "jvm-logs"
         self.procs: list[subprocess.Popen] = []
         self.master = f"spark://127.0.0.1:{free_port()}"
         self.worker_dirs = [root / "worker-1", root / "worker-2"]
@@ -137,7 +140,7 @@ class Cluster:
         """The JVM options of the cluster's JVMs of ``role`` (daemon, driver, executor):
         their temporary files (the native library lz4-java unpacks, which a killed JVM
         leaves) under the test's folder, not in /tmp."""
-        return f"{JVM} -Djava.io.tmpdir={self.root / 'jvm-tmp'} -Xlog:cds=info:file={self.jvm_logs / role}-%p.log"
+        return f"{JVM} -Djava.io.tmpdir={self.jvm_root / 'jvm-tmp'} -Xlog:cds=info:file={self.jvm_logs / role}-%p.log"
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "SPARK_HOME", "SPARK_CONF_DIR")}
@@ -168,14 +171,32 @@ class Cluster:
         raise AssertionError(f"the workers did not register within {START_TIMEOUT:.0f}s\n{self.logs()}")
 
 
+def jvm_root_for(root: Path) -> Path | None:
+    """Where the JVMs' temporary files and logs go: ``root``, or where its path holds
+    whitespace (Spark's launcher splits JVM options at whitespace) a new folder in the
+    system's temporary directory; ``None`` where that path holds whitespace too."""
+    if not any(c.isspace() for c in str(root)):
+        return root
+    if any(c.isspace() for c in tempfile.gettempdir()):
+        return None
+    return Path(tempfile.mkdtemp(prefix="ordercheck-cluster-"))
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory, request):
     """A standalone master and two workers (2 cores, 1g each) on 127.0.0.1, stopped (all
     their processes killed and reaped) when the module's tests end."""
-    c = Cluster(tmp_path_factory.mktemp("cluster"))
+    root = tmp_path_factory.mktemp("cluster")
+    jvm_root = jvm_root_for(root)
+    if jvm_root is None:
+        pytest.skip(f"both the test folder {root} and the system's temporary folder hold whitespace, "
+                    "which Spark's launcher splits JVM options at: run pytest with a --basetemp without it")
+    if jvm_root != root:
+        request.addfinalizer(lambda: shutil.rmtree(jvm_root, ignore_errors=True))
+    c = Cluster(root, jvm_root)
     request.addfinalizer(lambda: reap(c.procs))
     c.jvm_logs.mkdir()
-    (c.root / "jvm-tmp").mkdir()
+    (c.jvm_root / "jvm-tmp").mkdir()
     c.properties.write_text(DEFAULTS.format(driver=c.jvm_options("driver"), executor=c.jvm_options("executor")))
     port = c.master.rsplit(":", 1)[1]
     c.start("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", port,
