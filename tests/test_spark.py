@@ -288,7 +288,7 @@ DRIVER_ONLY = ["retransmit-weak", "bss-3-lossy", "bus1-impl-handle-race", "lampo
 def test_a_search_that_stays_small_never_leaves_the_driver(spark, builtin_pairs, early_pairs, monkeypatch):
     """By default a level smaller than one task's share is expanded on the driver: a batch
     of small models (and fifo-4 variants that stop early) runs no Spark level at all,
-    its traces rebuilt from the driver's parent links, and every answer is the local
+    its traces rebuilt from the levels' keys as on Spark, and every answer is the local
     engine's."""
     from ordercheck.checker.spark import bfs
 

@@ -41,9 +41,12 @@ candidates after the next level's expansion, the new states once merged into a r
 visited set). The visited set and the deduplicated rows are hash-partitioned alike, with
 adaptive execution off so the partition count stays the engine's.
 
-A counterexample is rebuilt by looking the parent links up (one small job per step,
-never collecting the state space; the driver's own links if the search never left the
-driver) and replaying the action positions with :func:`ordercheck.checker.api.trace.replay`.
+A counterexample is rebuilt on the driver, with no job: each model keeps the sorted keys
+of every level it expanded (:class:`~ordercheck.checker.spark.frontier_keys.FrontierKeys`, in an
+anonymous temporary file, 8 bytes a state), and a key names its parent's rank in the level
+before, so the decided state's key leads back level by level to an initial state; the
+action positions are replayed with :func:`ordercheck.checker.api.trace.replay`, which must reach
+the decided state's fingerprint.
 
 Same answers as the local engine. Every state carries an order key: its parent's
 position in its level (the *rank*) times 2**16 plus its action position. Sorting a
@@ -122,9 +125,9 @@ from ordercheck.checker.spark.batches import (
     TaskReports,
     expand_batches,
     signed,
-    unsigned,
 )
 from ordercheck.checker.spark.first_levels import DriverLevels
+from ordercheck.checker.spark.frontier_keys import FrontierKeys
 from ordercheck.checker.spark.session import (
     DEFAULT_MASTER,
     SparkUnavailable,
@@ -204,7 +207,7 @@ class SparkOptions:
 
 @dataclass
 class SparkStats:
-    """Engine figures beyond the local engine's: levels, per-level times, lookup jobs."""
+    """Engine figures beyond the local engine's: levels, per-level times."""
 
     partitions: int = 0
     levels: int = 0
@@ -213,7 +216,6 @@ class SparkStats:
     timings: list[LevelTiming] = field(default_factory=list)  # per level, shared by the batch's models
     driver_levels: int = 0  # the first levels, expanded on the driver (ordercheck.checker.spark.first_levels)
     driver_seconds: float = 0.0  # the driver's own work between jobs (keys, counts, decisions)
-    lookup_jobs: int = 0
 
 
 @dataclass(frozen=True)
@@ -268,6 +270,10 @@ class _ModelRun:
         self.started = started
         self.seconds = 0.0
         self.vocabulary_left = VOCABULARY_CHECKS
+        # Each expanded level's sorted keys, and the level each decision was made in
+        # (None: on an initial state): the traces are walked back through them.
+        self.frontiers = FrontierKeys()
+        self.decided_in: dict[str, int | None] = {}
 
     def initial(self) -> list[tuple[int, int, bytes]]:
         """The distinct initial states as ``(position, fingerprint, blob)``, with the
@@ -281,6 +287,7 @@ class _ModelRun:
             inits.append((i, fp, encode(state)))
             found = evaluator.on_state(state, evaluator.history_key(state), None)
             ledger.record([(name, Event(i, fp, sentence)) for name, sentence in found])
+        self.decided_in.update((name, None) for name in self.decisions)
         self.distinct = ledger.initial_states = len(inits)
         self.vocabulary_left = max(VOCABULARY_CHECKS - len(inits), 0)
         self.level_keys = np.array([i for i, _fp, _b in inits], dtype=np.int64)
@@ -305,6 +312,8 @@ class _ModelRun:
         local engine would. At the depth bound the summaries' new states are the
         successors not visited before (none is kept)."""
         ledger = self.ledger
+        level = len(self.frontiers)
+        self.frontiers.add(self.level_keys)  # the ranks of this level's events and new keys
         new_keys = np.sort(np.concatenate([s.keys for s in summaries])) if summaries else np.zeros(0, np.int64)
         nsucc = np.zeros(len(self.level_keys), dtype=np.int64)
         for s in summaries:
@@ -317,6 +326,7 @@ class _ModelRun:
         events = sorted(((ev.key >> POS_BITS, -1 if ev.terminal else ev.key & POS_MASK, [(name, ev)])
                          for s in summaries for name, ev in s.events.items()), key=lambda e: (e[0], e[1]))
         end = ledger.settle(nsucc, events, new_keys, self.distinct)
+        self.decided_in.update((name, level) for name in self.decisions if name not in self.decided_in)
         if ledger.at_depth_bound and end.kept:
             ledger.beyond_depth_bound()
         kept = ledger.end_level(end.kept)
@@ -577,48 +587,27 @@ class SparkBatch:
             raise job_error(exc) from None
 
     def _rebuild(self, runs: list[_ModelRun]) -> dict[int, dict[str, tuple[int, list[int]]]]:
-        """Walk the parent links back to an initial state for every decision of every
-        model at once (one small job per step, or the driver's links where the search
-        never left the driver), then check that replaying the positions reaches the
-        decided state."""
+        """Walk every decision of every model back to an initial state through the keys
+        of the levels its search expanded (:class:`~ordercheck.checker.spark.frontier_keys.FrontierKeys`:
+        no job), then check that replaying the positions reaches the decided state."""
         from ordercheck.checker.api.trace import replay
 
-        current = {(run.index, name): ev.fp for run in runs for name, ev in run.decisions.items()}
-        steps: dict[tuple[int, str], list[int]] = {k: [] for k in current}
-        init: dict[tuple[int, str], int] = {}
-        while current:
-            wanted = sorted({signed(fp) for fp in current.values()})
-            if self.driver is not None:
-                rows = self.driver.links(wanted)
-            else:
-                from pyspark.sql import functions as F
-
-                rows = self._collect(self.visited.filter(F.col("fp").isin(wanted)).select("fp", "model", "parent", "key"))
-                self.stats.lookup_jobs += 1
-            links = {
-                (m, fp): (parent, key)
-                for fp, m, parent, key in zip(*(rows.column(c).to_pylist() for c in ("fp", "model", "parent", "key")))
-            }
-            for k, fp in list(current.items()):
-                link = links.get((k[0], signed(fp)))
-                if link is None:
-                    raise RuntimeError(f"no parent link for state {fp:#x} of model {k[0]} in the visited set")
-                parent, key = link
-                if key < 0:
-                    init[k] = -1 - key
-                    del current[k]
-                else:
-                    steps[k].append(key & POS_MASK)
-                    current[k] = unsigned(parent)
         out: dict[int, dict[str, tuple[int, list[int]]]] = {run.index: {} for run in runs}
         for run in runs:
-            for name, ev in run.decisions.items():
-                k = (run.index, name)
-                path = list(reversed(steps[k]))
-                replayed = replay(run.spec, init[k], path)
-                if fingerprint(replayed[-1][2]) != ev.fp:
-                    raise RuntimeError(f"the trace rebuilt for {name} does not reach the state that decided it")
-                out[run.index][name] = (init[k], path)
+            try:
+                for name, ev in run.decisions.items():
+                    level = run.decided_in[name]
+                    if level is None:  # on an initial state: its key is its position
+                        init, path = ev.key, []
+                    else:  # the event's key: its parent's rank, and its own action (none if terminal)
+                        init, path = run.frontiers.path(level, ev.key >> POS_BITS,
+                                                        [] if ev.terminal else [ev.key & POS_MASK])
+                    replayed = replay(run.spec, init, path)
+                    if fingerprint(replayed[-1][2]) != ev.fp:
+                        raise RuntimeError(f"the trace rebuilt for {name} does not reach the state that decided it")
+                    out[run.index][name] = (init, path)
+            finally:
+                run.frontiers.close()
         return out
 
 

@@ -22,8 +22,8 @@ good (:meth:`DriverLevels.hand_over`): the level's frontier becomes the first so
 DataFrame and the parent links visited so far the first visited set. Order keys,
 parent links and the tie-break are those Spark would have produced, so counts,
 verdicts and counterexamples do not depend on where a level ran. A search that ends
-before reaching the threshold never starts a Spark job; its counterexamples are
-rebuilt from the driver's parent links (:meth:`DriverLevels.links`).
+before reaching the threshold never starts a Spark job; its counterexamples are rebuilt
+from the levels' keys as any search's are (:mod:`ordercheck.checker.spark.bfs`).
 """
 
 from __future__ import annotations
@@ -62,7 +62,6 @@ class DriverLevels:
         self.state: list[bytes] = [r[3] for r in frontier]
         self.visited = {name: [np.array([r[i] for r in visited], dtype=np.int32 if name == "model" else np.int64)]
                         for i, name in enumerate(VISITED_NAMES)}
-        self._links: Any = None  # the visited table, once traces are looked up
 
     def level(self, cfgs: dict[int, TaskConfig], level_keys: dict[int, np.ndarray], keep_seen: bool,
               level: int) -> tuple[Any, list[bytes], float]:
@@ -107,7 +106,6 @@ class DriverLevels:
         self.state = [states[i] for i in winners.tolist()]
         for name, column in zip(VISITED_NAMES, (self.fp, self.model, parent[winners], self.key)):
             self.visited[name].append(column)
-        self._links = None
         return table, [payload for _level, _part, payload in reports.value], time.perf_counter() - started
 
     def frontier_table(self) -> Any:
@@ -123,14 +121,3 @@ class DriverLevels:
 
         return pa.table({name: pa.array(np.concatenate(self.visited[name])) for name in VISITED_NAMES})
 
-    def links(self, wanted: Sequence[int]) -> Any:
-        """The parent links of the fingerprints ``wanted`` (as ``long``), as the visited
-        DataFrame's lookup returns them (the table is built once, at the first lookup:
-        lookups come after the search)."""
-        import pyarrow as pa
-
-        if self._links is None:
-            self._links = self.visited_table()
-        table = self._links
-        mask = np.isin(table.column("fp").to_numpy(), np.asarray(wanted, dtype=np.int64))
-        return table.filter(pa.array(mask))
