@@ -105,7 +105,7 @@ class Bus1ImplAdapter(PeerAdapter):
     }
 
     LOCK_ACTIONS = {
-        "bus1_peer_ioctl_send": "IoctlSendW(p)",
+        "bus1_peer_ioctl_send": "IoctlSendBody(p, chk)",
         "mutex_lock": "MutexLock(p, th, chk)",
         "bus1_queue_stage": "StageLoad(p, chk)",
         "bus1_message_stage": "StageAdd(p, chk)",
