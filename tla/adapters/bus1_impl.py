@@ -105,30 +105,31 @@ class Bus1ImplAdapter(PeerAdapter):
     }
 
     LOCK_ACTIONS = {
-        "bus1_peer_ioctl_send": "IoctlSendW(p)",
+        "bus1_peer_ioctl_send": "IoctlSendBody(p, chk)",
         "mutex_lock": "MutexLock(p, th, chk)",
         "bus1_queue_stage": "StageLoad(p, chk)",
         "bus1_message_stage": "StageAdd(p, chk)",
-        "bus1_queue_tick": "QueueTickW(p)",
-        "bus1_queue_sync": "QueueSyncW(p)",
-        "bus1_queue_commit_staged": "QueueCommitStagedW(p)",
+        "bus1_queue_tick": "QueueTickBody(p, chk)",
+        "bus1_queue_sync": "QueueSyncBody(p, chk)",
+        "bus1_queue_commit_staged": "QueueCommitStagedBody(p, chk)",
         "bus1_peer_peek": "PeekBody(p, chk)",
         "bus1_peer_ioctl_recv": "RemoveBody(p, chk)",
         "bus1_handle_destroy_locked": "HandleDestroyLockedW(p)",
-        "bus1_tx_stage_sync": "TxStageSyncW(p)",
+        "bus1_tx_stage_sync": "TxStageSyncBody(p, chk)",
         "bus1_handle_acquire": "AcquireOneW(p)",
         "bus1_handle_is_live_at": "InstallBody(p, chk)",
         "bus1_handle_release": "ReleaseBody(p, chk)",
         "bus1_peer_flush": "RelAllBody(p, th, chk)",
-        "bus1_tx_join": "JoinPushW(p)",
+        "bus1_tx_join": "JoinPushBody(p, chk)",
         "bus1_queue_flush": "QueueFlushW(p)",
         "bus1_peer_disconnect": "Deactivate(p, th, chk)",
-        "signal": "SignalStartW(p)",
+        "signal": "SignalBody(p, chk)",
         "bus1_peer_transfer": "TransferW(p)",
     }
     """The lock-level steps: each label's TLA+ operator (the sections' bodies are the atomic
-    actions' world operators, run under LStep; ``bus1_handle_release`` also labels a user
-    release, a fast path or a "start" section, and the unref of a dropped message's handle)."""
+    actions' operators, run under LStep: a ...Body written per variable, or a world operator;
+    ``bus1_handle_release`` also labels a user release, a fast path or a "start" section, and
+    the unref of a dropped message's handle)."""
 
     # The template mirrors liveness, addresses, acquire, ties, join_failure, stale_handle,
     # transfer, transfer_check, join_sealed, synthetic_tie, flush_front, acquire_owner,
