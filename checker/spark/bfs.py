@@ -23,17 +23,16 @@ stages:
    its frontier ranks, successor counts, events and seconds to the driver through an
    accumulator (:class:`~ordercheck.checker.spark.batches.TaskReports`). These candidates are
    checkpointed where they are written: the states never move between partitions.
-2. *deduplicate*: Spark shuffles the candidates' fingerprints, keys and parents (not
-   their states) by fingerprint, marks those in the visited set with a hash join on
+2. *deduplicate*: Spark shuffles the candidates' fingerprints and keys (not their
+   states) by fingerprint, marks those in the visited set with a hash join on
    ``(fp, model)`` (a left outer join built on the level's rows, the visited set
    streamed past it) and drops them (while some model's back edges matter, they are
    kept, marked, for the driver to see), and keeps of equal candidates the smallest
-   order key with its parent (an aggregation). The new states' order keys go to the
+   order key (an aggregation). The new states' order keys go to the
    driver straight from Spark: no second pass through Python.
 
 The driver collects only order keys (as Arrow) and the tasks' reports, never the states.
-The visited set is a DataFrame of fingerprints, parent fingerprints and order keys: the
-parent links. It grows by a union with each level's new states and is checkpointed every
+The visited set is a DataFrame of fingerprints (with their models). It grows by a union with each level's new states and is checkpointed every
 :data:`COMPACT_EVERY` levels; each level's candidates and new states are checkpointed too
 (``localCheckpoint`` by default, reliable checkpoints with a checkpoint directory), so no
 plan grows with the depth, and their blocks are dropped once nothing reads them (the
@@ -138,9 +137,9 @@ from ordercheck.checker.spark.session import (
 from ordercheck.checker.spark.ship import ship_specs
 from ordercheck.checker.spark.tasks import POS_BITS, POS_MASK, Event, LevelSummary, TaskConfig, remember_spec
 
-VISITED_SCHEMA = "fp long, model int, parent long, key long"
-"""The visited set: every state's fingerprint, its parent's, and its order key (the
-action position in its low bits; ``-1 - i`` for the ``i``-th initial state)."""
+VISITED_SCHEMA = "fp long, model int"
+"""The visited set: every state's fingerprint and model (the traces need no parent
+links: :class:`~ordercheck.checker.spark.frontier_keys.FrontierKeys`)."""
 
 COMPACT_EVERY = 4
 """The visited set grows by a union per level; every this many levels it is
@@ -231,7 +230,7 @@ class SearchJob:
 
 class _Paths:
     """Stands in for the local store in :func:`ordercheck.checker.engine.run.build_result`: the paths
-    rebuilt from the parent links, by decision number."""
+    rebuilt from the levels' keys, by decision number."""
 
     def __init__(self, distinct: int) -> None:
         self.distinct = distinct
@@ -407,7 +406,7 @@ class SparkBatch:
             remember_spec(reference_of(type(run.spec)), run.constants_json, run.spec)  # the driver's own
             for i, fp, blob in run.initial():
                 frontier_rows.append((signed(fp), run.index, i, blob))
-                visited_rows.append((signed(fp), run.index, 0, -1 - i))
+                visited_rows.append((signed(fp), run.index))
         self.driver = DriverLevels(frontier_rows, visited_rows)
         threshold = self.options.driver_states
         if threshold is None:
@@ -484,7 +483,7 @@ class SparkBatch:
 
     def _hand_over(self) -> None:
         """Move the search from the driver to Spark: the driver's frontier becomes the
-        first source, its parent links the first visited set (see
+        first source, its visited fingerprints the first visited set (see
         :mod:`ordercheck.checker.spark.first_levels`)."""
         driver, self.driver = self.driver, None
         assert driver is not None
@@ -507,7 +506,7 @@ class SparkBatch:
 
         sc, P = self.sc, self.partitions
         seen = F.col("seen")
-        first_of = (F.min("key").alias("key"), F.min_by("parent", "key").alias("parent"), F.max("seen").alias("seen"))
+        first_of = (F.min("key").alias("key"), F.max("seen").alias("seen"))
         broadcast_started = time.monotonic()
         keys_bc = sc.broadcast({run.index: run.level_keys for run in active})
         broadcast_s = time.monotonic() - broadcast_started
@@ -527,14 +526,14 @@ class SparkBatch:
             rows = rows.repartition(tasks)
         self.source_parts = tasks
         # The candidates stay where they were written, states and all: only their
-        # fingerprints, keys and parents are shuffled and deduplicated.
+        # fingerprints and keys are shuffled and deduplicated.
         reports, inject = self.reports, self.options.inject_failures
         candidates = self._cut(
             rows.mapInArrow(partial(expand_batches, cfgs, inject, keys_bc, reports, self.stats.levels),
                             CANDIDATE_SCHEMA),
             eager=False,
         )
-        links = candidates.select("fp", "model", "key", "parent")
+        links = candidates.select("fp", "model", "key")
         # Deduplication against the visited set: a hash join on the fingerprints, in
         # Spark's engine, its table built of the level's candidates (the smaller side:
         # the visited set streams past it) and the visited rows matched marked `seen`.
@@ -573,7 +572,7 @@ class SparkBatch:
         from pyspark.sql import functions as F
 
         new = self.level.filter(F.col("seen").isNull())
-        self.visited = self.visited.unionByName(new.select("fp", "model", "parent", "key"))
+        self.visited = self.visited.unionByName(new.select("fp", "model"))
         self.unmerged.append(self.level)
         if (self.stats.levels + 1) % COMPACT_EVERY == 0:  # written by the next level's job
             self.replaced.extend([self.visited_base, *self.unmerged])

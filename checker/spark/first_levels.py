@@ -12,15 +12,15 @@ itself, with the very function Spark's tasks run (:func:`ordercheck.checker.spar
 the candidates as the Spark level's join and aggregation do: a candidate whose
 fingerprint was visited is dropped (kept and marked ``seen`` while some model's back
 edges matter, as there), and of equal candidates the one with the smallest order key
-wins, with its parent (the driver's one expansion writes each fingerprint once, with
+wins (the driver's one expansion writes each fingerprint once, with
 that key, as a Spark task does within its partition). The driver's table of the level's ``model, key, seen`` is the
 one the Spark level collects, so the driver's side of a level (counts, decisions,
 bounds, early stops) is the same code either way.
 
 At the first level whose frontier reaches the threshold the search moves to Spark for
 good (:meth:`DriverLevels.hand_over`): the level's frontier becomes the first source
-DataFrame and the parent links visited so far the first visited set. Order keys,
-parent links and the tie-break are those Spark would have produced, so counts,
+DataFrame and the fingerprints visited so far the first visited set. Order keys and
+the tie-break are those Spark would have produced, so counts,
 verdicts and counterexamples do not depend on where a level ran. A search that ends
 before reaching the threshold never starts a Spark job; its counterexamples are rebuilt
 from the levels' keys as any search's are (:mod:`ordercheck.checker.spark.bfs`).
@@ -37,7 +37,7 @@ import numpy as np
 from ordercheck.checker.spark.batches import CANDIDATE_NAMES, Expansion
 from ordercheck.checker.spark.tasks import TaskConfig
 
-VISITED_NAMES = ("fp", "model", "parent", "key")
+VISITED_NAMES = ("fp", "model")
 
 
 class _Reports:
@@ -52,10 +52,10 @@ class _Reports:
 
 class DriverLevels:
     """The search while it runs on the driver: the next level's frontier rows (``fp,
-    model, key, state``) and every visited state's parent link (``fp, model, parent,
-    key``), as numpy arrays and a list of encodings."""
+    model, key, state``) and every visited state's fingerprint and model, as numpy arrays
+    and a list of encodings."""
 
-    def __init__(self, frontier: Sequence[tuple[int, int, int, bytes]], visited: Sequence[tuple[int, int, int, int]]) -> None:
+    def __init__(self, frontier: Sequence[tuple[int, int, int, bytes]], visited: Sequence[tuple[int, int]]) -> None:
         self.fp = np.array([r[0] for r in frontier], dtype=np.int64)
         self.model = np.array([r[1] for r in frontier], dtype=np.int32)
         self.key = np.array([r[2] for r in frontier], dtype=np.int64)
@@ -81,10 +81,10 @@ class DriverLevels:
         started = time.perf_counter()
         if out:
             cand = pa.Table.from_batches(out)
-            fp, model, key, parent = (cand.column(n).to_numpy() for n in CANDIDATE_NAMES[:4])
+            fp, model, key = (cand.column(n).to_numpy() for n in CANDIDATE_NAMES[:3])
             states = cand.column("state").to_pylist()
         else:
-            fp = key = parent = np.zeros(0, np.int64)
+            fp = key = np.zeros(0, np.int64)
             model = np.zeros(0, np.int32)
             states = []
         seen = np.zeros(len(fp), dtype=bool)
@@ -104,7 +104,7 @@ class DriverLevels:
         })
         self.fp, self.model, self.key = fp[winners], model[winners], key[winners]
         self.state = [states[i] for i in winners.tolist()]
-        for name, column in zip(VISITED_NAMES, (self.fp, self.model, parent[winners], self.key)):
+        for name, column in zip(VISITED_NAMES, (self.fp, self.model)):
             self.visited[name].append(column)
         return table, [payload for _level, _part, payload in reports.value], time.perf_counter() - started
 
@@ -116,7 +116,7 @@ class DriverLevels:
                          "key": pa.array(self.key), "state": pa.array(self.state, pa.binary())})
 
     def visited_table(self) -> Any:
-        """Every visited state's parent link as an Arrow table (``fp, model, parent, key``)."""
+        """Every visited state's fingerprint and model as an Arrow table (``fp, model``)."""
         import pyarrow as pa
 
         return pa.table({name: pa.array(np.concatenate(self.visited[name])) for name in VISITED_NAMES})
