@@ -15,17 +15,21 @@ def key(rank: int, position: int) -> int:
 
 def test_a_state_is_walked_back_to_its_initial_state_through_each_levels_ranks() -> None:
     keys = FrontierKeys()
-    keys.add(np.array([0, 2], dtype=np.int64))  # level 0: the initial states at positions 0 and 2
-    keys.add(np.sort(np.array([key(0, 1), key(1, 0), key(1, 3)], dtype=np.int64)))  # level 1
-    keys.add(np.sort(np.array([key(2, 5), key(0, 4)], dtype=np.int64)))  # level 2
+    # model 1's levels between model 0's, as a batch's levels come
+    assert keys.add(0, np.array([0, 2], dtype=np.int64)) == 0  # level 0: initial states at positions 0 and 2
+    assert keys.add(1, np.array([0], dtype=np.int64)) == 0
+    assert keys.add(0, np.sort(np.array([key(0, 1), key(1, 0), key(1, 3)], dtype=np.int64))) == 1
+    assert keys.add(1, np.array([key(0, 9)], dtype=np.int64)) == 1
+    assert keys.add(0, np.sort(np.array([key(2, 5), key(0, 4)], dtype=np.int64))) == 2
     try:
         # rank 1 of level 2 is key(2, 5): its parent is rank 2 of level 1, key(1, 3), whose
         # parent is rank 1 of level 0, the initial state at position 2
-        assert keys.path(2, 1, [7]) == (2, [3, 5, 7])
-        assert keys.path(2, 0, []) == (0, [1, 4])
-        assert keys.path(0, 1, [6]) == (2, [6])
+        assert keys.path(0, 2, 1, [7]) == (2, [3, 5, 7])
+        assert keys.path(0, 2, 0, []) == (0, [1, 4])
+        assert keys.path(0, 0, 1, [6]) == (2, [6])
+        assert keys.path(1, 1, 0, [2]) == (0, [9, 2])
         with pytest.raises(RuntimeError, match="no state of rank 3 in level 1"):
-            keys.path(1, 3, [])
+            keys.path(0, 1, 3, [])
     finally:
         keys.close()
 
@@ -38,7 +42,7 @@ def test_the_keys_file_has_no_name(tmp_path, monkeypatch) -> None:
 
     monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
     keys = FrontierKeys()
-    keys.add(np.arange(1000, dtype=np.int64))
-    assert keys.key(0, 999) == 999
+    keys.add(0, np.arange(1000, dtype=np.int64))
+    assert keys.key(0, 0, 999) == 999
     assert list(tmp_path.iterdir()) == []
     keys.close()

@@ -252,7 +252,7 @@ class _ModelRun:
     own), its counts, decisions and where the local engine would stop (see the module
     docstring)."""
 
-    def __init__(self, index: int, job: SearchJob, started: float) -> None:
+    def __init__(self, index: int, job: SearchJob, started: float, keys: FrontierKeys) -> None:
         self.index = index
         self.job = job
         self.spec = job.spec
@@ -269,9 +269,10 @@ class _ModelRun:
         self.started = started
         self.seconds = 0.0
         self.vocabulary_left = VOCABULARY_CHECKS
-        # Each expanded level's sorted keys, and the level each decision was made in
-        # (None: on an initial state): the traces are walked back through them.
-        self.frontiers = FrontierKeys()
+        # Each expanded level's sorted keys (kept in the batch's file), and the level each
+        # decision was made in (None: on an initial state): the traces are walked back
+        # through them.
+        self.frontiers = keys
         self.decided_in: dict[str, int | None] = {}
 
     def initial(self) -> list[tuple[int, int, bytes]]:
@@ -311,8 +312,7 @@ class _ModelRun:
         local engine would. At the depth bound the summaries' new states are the
         successors not visited before (none is kept)."""
         ledger = self.ledger
-        level = len(self.frontiers)
-        self.frontiers.add(self.level_keys)  # the ranks of this level's events and new keys
+        level = self.frontiers.add(self.index, self.level_keys)  # the ranks of this level's events and new keys
         new_keys = np.sort(np.concatenate([s.keys for s in summaries])) if summaries else np.zeros(0, np.int64)
         nsucc = np.zeros(len(self.level_keys), dtype=np.int64)
         for s in summaries:
@@ -393,12 +393,19 @@ class SparkBatch:
 
     def run(self, progress: Progress | None = None) -> list[SearchOutcome]:
         """Explore and decide every model; the outcomes match :func:`ordercheck.checker.engine.bfs.search`'s."""
+        keys = FrontierKeys()  # one file for the batch, however many models
+        try:
+            return self._run(progress, keys)
+        finally:
+            keys.close()
+
+    def _run(self, progress: Progress | None, keys: FrontierKeys) -> list[SearchOutcome]:
         started = time.monotonic()
         reset_peak()
         baseline = current_rss()
         sc, spark = self.sc, self.spark
         spark.conf.set("spark.sql.shuffle.partitions", str(self.partitions))
-        runs = [_ModelRun(m, job, started) for m, job in enumerate(self.jobs)]
+        runs = [_ModelRun(m, job, started, keys) for m, job in enumerate(self.jobs)]
         ship_specs(sc, [type(job.spec) for job in self.jobs])  # users' spec modules, to the executors
 
         frontier_rows, visited_rows = [], []
@@ -593,20 +600,17 @@ class SparkBatch:
 
         out: dict[int, dict[str, tuple[int, list[int]]]] = {run.index: {} for run in runs}
         for run in runs:
-            try:
-                for name, ev in run.decisions.items():
-                    level = run.decided_in[name]
-                    if level is None:  # on an initial state: its key is its position
-                        init, path = ev.key, []
-                    else:  # the event's key: its parent's rank, and its own action (none if terminal)
-                        init, path = run.frontiers.path(level, ev.key >> POS_BITS,
-                                                        [] if ev.terminal else [ev.key & POS_MASK])
-                    replayed = replay(run.spec, init, path)
-                    if fingerprint(replayed[-1][2]) != ev.fp:
-                        raise RuntimeError(f"the trace rebuilt for {name} does not reach the state that decided it")
-                    out[run.index][name] = (init, path)
-            finally:
-                run.frontiers.close()
+            for name, ev in run.decisions.items():
+                level = run.decided_in[name]
+                if level is None:  # on an initial state: its key is its position
+                    init, path = ev.key, []
+                else:  # the event's key: its parent's rank, and its own action (none if terminal)
+                    init, path = run.frontiers.path(run.index, level, ev.key >> POS_BITS,
+                                                    [] if ev.terminal else [ev.key & POS_MASK])
+                replayed = replay(run.spec, init, path)
+                if fingerprint(replayed[-1][2]) != ev.fp:
+                    raise RuntimeError(f"the trace rebuilt for {name} does not reach the state that decided it")
+                out[run.index][name] = (init, path)
         return out
 
 
