@@ -208,3 +208,26 @@ def test_a_dead_processs_scratch_directory_is_removed_by_the_next(tmp_path: Path
     made = Path(own_spill_dir(SCRATCH_PREFIX))
     assert made.name.startswith(f"{SCRATCH_PREFIX}{os.getpid()}-") and oct(made.stat().st_mode & 0o777) == "0o700"
     assert sorted(tmp_path.iterdir()) == sorted([made, live, other])
+
+
+def test_a_dead_processs_shipped_spec_copies_are_removed_by_the_next(tmp_path: Path, monkeypatch) -> None:
+    """The copies of user specs shipped to Spark executors are staged in a directory
+    named after the driver; ``atexit`` removes it, which a SIGKILL skips, so the next
+    driver that stages one removes those of drivers no longer running."""
+    import subprocess
+    import sys
+
+    from ordercheck.checker.spark.ship import SHIP_PREFIX, _staging
+
+    monkeypatch.setattr("tempfile.tempdir", None)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    dead = tmp_path / f"{SHIP_PREFIX}{int(gone.stdout)}-abc"
+    dead.mkdir()
+    (dead / "spec_token.py").write_text("")
+    live = tmp_path / f"{SHIP_PREFIX}{os.getppid()}-def"
+    live.mkdir()
+    made = _staging()
+    assert made.name.startswith(f"{SHIP_PREFIX}{os.getpid()}-")
+    assert sorted(tmp_path.iterdir()) == sorted([made, live])

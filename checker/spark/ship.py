@@ -26,7 +26,6 @@ import shutil
 import site
 import sys
 import sysconfig
-import tempfile
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -109,9 +108,17 @@ def split_file_reference(ref: str) -> tuple[str, str]:
     return path, attr
 
 
+SHIP_PREFIX = "ordercheck-ship-"
+
+
 def _staging() -> Path:
-    """A temporary directory for shipped copies, removed when this process exits."""
-    where = Path(tempfile.mkdtemp(prefix="ordercheck-ship-"))
+    """A temporary directory for shipped copies, named after this process and removed
+    when it exits; one a process killed outright left behind (``atexit`` does not run
+    then) is removed by the next that makes one
+    (:func:`~ordercheck.checker.engine.frontier.own_spill_dir`)."""
+    from ordercheck.checker.engine.frontier import own_spill_dir
+
+    where = Path(own_spill_dir(SHIP_PREFIX))
     atexit.register(shutil.rmtree, where, True)
     return where
 
