@@ -11,10 +11,10 @@ level's keys (the states new in the level: a key names one candidate), decodes e
 state, computes its successors with the spec (rebuilt on the executor from its name and
 constants), fingerprints them a batch at a time (numpy, as the local engine does),
 checks ``eventually`` properties on terminal states, and writes one candidate row per
-successor (``fp, model, key, parent, state``): the successor's fingerprint, its order
-key, its parent's fingerprint and its encoding. A successor a task has already written
-with a smaller order key is not written again (each batch is expanded in key order), so
-most equal successors never reach the shuffle.
+successor (``fp, model, key, state``): the successor's fingerprint, its order key (which
+names its parent: :mod:`ordercheck.checker.spark.frontier_keys`) and its encoding. A
+successor a task has already written with a smaller order key is not written again (each
+batch is expanded in key order), so most equal successors never reach the shuffle.
 
 The open invariants and ``sometimes`` targets (and, on the first few of a task, the state
 vocabulary) are checked here too, on the candidates a task writes, so the level's new
@@ -63,8 +63,8 @@ from ordercheck.checker.spark.tasks import (
 )
 
 FRONTIER_SCHEMA = "fp long, model int, key long, state binary"
-CANDIDATE_SCHEMA = "fp long, model int, key long, parent long, state binary"
-CANDIDATE_NAMES = ["fp", "model", "key", "parent", "state"]
+CANDIDATE_SCHEMA = "fp long, model int, key long, state binary"
+CANDIDATE_NAMES = ["fp", "model", "key", "state"]
 
 class TaskReports:
     """The parameter (a :class:`pyspark.accumulators.AccumulatorParam` in all but name,
@@ -172,7 +172,7 @@ class Expansion:
         fps_all = batch.column(0).to_numpy(zero_copy_only=False)
         keys_all = batch.column(2).to_numpy(zero_copy_only=False)
         blobs = batch.column(3).to_pylist()
-        parts: list[tuple[int, np.ndarray, np.ndarray, np.ndarray, list[bytes]]] = []
+        parts: list[tuple[int, np.ndarray, np.ndarray, list[bytes]]] = []
         for m in np.unique(models).tolist():
             cfg = self.cfgs.get(m)
             if cfg is None:
@@ -195,15 +195,14 @@ class Expansion:
             pa.array(np.concatenate([p[1] for p in parts])),
             pa.array(np.concatenate([np.full(len(p[1]), p[0], np.int32) for p in parts])),
             pa.array(np.concatenate([p[2] for p in parts])),
-            pa.array(np.concatenate([p[3] for p in parts])),
-            _binary([b for p in parts for b in p[4]]),
+            _binary([b for p in parts for b in p[3]]),
         ]
 
     def _model_rows(
         self, m: int, cfg: TaskConfig, rows: np.ndarray, ranks: np.ndarray, fps_all: np.ndarray, blobs: list
-    ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, list[bytes]] | None:
+    ) -> tuple[int, np.ndarray, np.ndarray, list[bytes]] | None:
         """Expand model ``m``'s frontier ``rows`` (in key order, ``ranks`` their positions
-        in the level): its candidates' fingerprints (as ``long``), keys, parents and
+        in the level): its candidates' fingerprints (as ``long``), keys and
         encodings, each fingerprint written once with its smallest key; properties checked
         on the candidates.
 
@@ -228,7 +227,6 @@ class Expansion:
         written = self.written.setdefault(m, {})
         out_hash: list[int] = []
         out_key: list[int] = []
-        out_parent: list[int] = []
         out_state: list[bytes] = []
         hits: list[tuple[int, Any, list[tuple[str, str]]]] = []
         check_seconds = 0.0
@@ -248,7 +246,6 @@ class Expansion:
             if n > MAX_ACTIONS:
                 raise SpecError(f"{spec.name}: a state has {n} enabled actions; the Spark engine allows {MAX_ACTIONS}")
             base = rank << POS_BITS
-            parent = int(fps_all[row])
             parent_key = history_key(state) if history_key is not None else None
             for pos, (_label, t) in enumerate(succ):
                 h = hash(t)
@@ -258,7 +255,6 @@ class Expansion:
                 written[h] = k
                 out_hash.append(h)
                 out_key.append(k)
-                out_parent.append(parent)
                 out_state.append(encode(t))
                 if vocabulary:
                     vocabulary -= 1
@@ -283,4 +279,4 @@ class Expansion:
         if not out_hash:
             return None
         fps = mix(np.array(out_hash, dtype=np.int64)).view(np.int64)
-        return m, fps, np.array(out_key, dtype=np.int64), np.array(out_parent, dtype=np.int64), out_state
+        return m, fps, np.array(out_key, dtype=np.int64), out_state

@@ -18,8 +18,7 @@ stages:
    computes its successors, checks ``eventually`` properties on terminal states, checks
    the open invariants and ``sometimes`` targets on the successors it writes (see
    :mod:`ordercheck.checker.spark.batches` for why that decides what checking the level's new states
-   would) and writes the successors (fingerprint, order key, parent fingerprint,
-   encoding), each once per task unless met again with a smaller key; each task reports
+   would) and writes the successors (fingerprint, order key, encoding), each once per task unless met again with a smaller key; each task reports
    its frontier ranks, successor counts, events and seconds to the driver through an
    accumulator (:class:`~ordercheck.checker.spark.batches.TaskReports`). These candidates are
    checkpointed where they are written: the states never move between partitions.
