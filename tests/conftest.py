@@ -20,6 +20,12 @@ os.environ.setdefault("ORDERCHECK_STRICT_EXIT_CODES", "1")
 the test that ran it (with exit code 70), in this process and in the runs it starts."""
 
 
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+"""As the ``ordercheck`` command sets it for itself (ordercheck.checker.cli.app.BLAS_THREADS):
+the test processes, the Spark session's Python workers and the scripts the tests run
+load numpy without OpenBLAS's spinning threads."""
+
+
 os.environ.setdefault("ORDERCHECK_SPARK_JVM_OPTIONS", f"{SUITE_JVM_OPTIONS} {archive_option()}".rstrip())
 """ordercheck.checker.spark.session: every Spark JVM the tests start (the session's, and
 each run's in a process of its own) compiles with the JIT's first tier only: about a

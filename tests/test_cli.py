@@ -200,3 +200,19 @@ def test_version_and_validate_help_do_not_load_the_search_engine() -> None:
              "print('LOADED', loaded)\n")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert "LOADED []" in out.stdout, out.stdout + out.stderr
+
+
+def test_the_command_starts_numpy_with_one_blas_thread_unless_told_otherwise() -> None:
+    """ordercheck does no linear algebra; OpenBLAS's threads, started as numpy loads, only
+    spin. The command gives itself and what it starts one, and keeps a value the
+    environment sets."""
+    import os
+
+    probe = ("import os, sys; from ordercheck.checker.cli import main; sys.argv = ['ordercheck', '--version']\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\nprint(os.environ.get('OPENBLAS_NUM_THREADS'))")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines()[-1] == "1"
+    out = subprocess.run([sys.executable, "-c", probe], env={**env, "OPENBLAS_NUM_THREADS": "4"}, capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.splitlines()[-1] == "4"
