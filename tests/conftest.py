@@ -26,6 +26,12 @@ the test processes, the Spark session's Python workers and the scripts the tests
 load numpy without OpenBLAS's spinning threads."""
 
 
+os.environ.setdefault("ORDERCHECK_SPARK_DRIVER_BYTES", "0")
+"""ordercheck.checker.validate.spark_job: the suite's logs are small, and validate on Spark
+would check them all on the driver; here they go to Spark's tasks, as larger ones do.
+The tests of the driver's share unset it."""
+
+
 os.environ.setdefault("ORDERCHECK_SPARK_JVM_OPTIONS", f"{SUITE_JVM_OPTIONS} {archive_option()}".rstrip())
 """ordercheck.checker.spark.session: every Spark JVM the tests start (the session's, and
 each run's in a process of its own) compiles with the JIT's first tier only: about a

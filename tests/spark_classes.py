@@ -62,6 +62,7 @@ def _workload() -> int:
     from ordercheck.checker.cli import main
     from ordercheck.checker.spark import session
 
+    os.environ["ORDERCHECK_SPARK_DRIVER_BYTES"] = "0"  # the small validate as a Spark job, not on the driver
     runner = CliRunner()
     log = ROOT / "tests" / "data" / "validate" / "fifo-in-order.jsonl"
     for args in (["check", str(ROOT / "models" / "fifo-2.toml"), "--engine", "spark", "--quiet"],

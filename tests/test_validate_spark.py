@@ -62,6 +62,60 @@ def test_same_verdicts_as_local(spark, logs: Path) -> None:
     assert any(v.violated for v in local) and any(not v.violated for v in local)
 
 
+def _jobs_run(sc) -> int:
+    """How many Spark jobs the context has run so far."""
+    return len(sc.statusTracker().getJobIdsForGroup(None))
+
+
+def test_small_logs_are_validated_on_the_driver_with_no_job(spark, logs: Path, monkeypatch) -> None:
+    """Logs of fewer bytes together than the threshold are checked by the driver (a job
+    costs more than they do), with the local engine's answers; at or above it, and with
+    the threshold 0, they go to Spark's tasks."""
+    from ordercheck.checker.validate.spark_job import DRIVER_BYTES, DRIVER_BYTES_ENV, validate_spark
+
+    monkeypatch.delenv(DRIVER_BYTES_ENV, raising=False)
+    job = Job(tuple(CHECKS))
+    files = expand_logs([str(logs)])
+    local = [validate_path(str(f), job) for f in files]
+    total = sum(f.stat().st_size for f in files)
+    assert 0 < total < DRIVER_BYTES
+    before = _jobs_run(spark)
+    assert _rows(validate_spark([str(logs)], job, master=MASTER)) == _rows(local)
+    assert _jobs_run(spark) == before
+    assert _rows(validate_spark([str(logs)], job, master=MASTER, driver_bytes=total)) == _rows(local)
+    assert _jobs_run(spark) == before + 1
+    monkeypatch.setenv(DRIVER_BYTES_ENV, "0")
+    assert _rows(validate_spark([str(logs)], job, master=MASTER)) == _rows(local)
+    assert _jobs_run(spark) == before + 2
+    monkeypatch.setenv(DRIVER_BYTES_ENV, str(total + 1))
+    assert _rows(validate_spark([str(logs)], job, master=MASTER)) == _rows(local)
+    assert _jobs_run(spark) == before + 2
+
+
+def test_the_driver_raises_the_first_bad_log_as_the_tasks_do(spark, logs: Path, tmp_path: Path) -> None:
+    from ordercheck.checker.validate.spark_job import validate_spark
+
+    for f in sorted((logs / "walks").glob("bus1-3-*.jsonl")):
+        shutil.copy(f, tmp_path / f.name)
+    (tmp_path / "bus1-3-1.jsonl").write_text('{"peer": "a", "kind": "send"}\n')
+    (tmp_path / "bus1-3-2.jsonl").write_text("not json\n")
+    job = Job(("fifo",))
+    errors = []
+    for driver_bytes in (0, 1 << 30):
+        with pytest.raises(InputError) as caught:
+            validate_spark([str(tmp_path)], job, master=MASTER, driver_bytes=driver_bytes)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1] and "bus1-3-1.jsonl" in errors[0]
+
+
+def test_a_bad_driver_bytes_setting_is_one_line_naming_the_variable(monkeypatch, logs: Path) -> None:
+    from ordercheck.checker.validate.spark_job import DRIVER_BYTES_ENV, validate_spark
+
+    monkeypatch.setenv(DRIVER_BYTES_ENV, "4 MiB")
+    with pytest.raises(InputError, match=f"environment variable {DRIVER_BYTES_ENV}: '4 MiB' is not a whole number of bytes"):
+        validate_spark([str(logs)], Job(("fifo",)), master=MASTER)
+
+
 def test_conformance_on_spark(spark, logs: Path) -> None:
     from ordercheck.checker.validate.spark_job import _large, validate_spark
 

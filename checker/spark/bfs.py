@@ -132,6 +132,7 @@ from ordercheck.checker.spark.session import (
     executor_python_problem,
     get_spark,
     sql_session,
+    whole_number_env,
 )
 from ordercheck.checker.spark.ship import ship_specs
 from ordercheck.checker.spark.tasks import POS_BITS, POS_MASK, Event, LevelSummary, TaskConfig, remember_spec
@@ -174,12 +175,7 @@ def driver_states_from_env() -> int | None:
     """The threshold ``ORDERCHECK_SPARK_DRIVER_STATES`` gives (``None`` when it is unset or
     empty); anything but a whole number of 0 or more is bad input
     (:class:`~ordercheck.checker.api.errors.InputError`, exit 2)."""
-    raw = os.environ.get(DRIVER_STATES_ENV, "").strip()
-    if not raw:
-        return None
-    if not raw.isdigit():
-        raise InputError(f"environment variable {DRIVER_STATES_ENV}", "", f"{raw!r} is not a whole number of states (0 or more)")
-    return int(raw)
+    return whole_number_env(DRIVER_STATES_ENV, "states")
 
 
 class SparkJobError(EngineError):

@@ -37,6 +37,21 @@ from ordercheck.checker.engine.interrupts import (
     stop_grace,
 )
 
+
+def whole_number_env(name: str, unit: str) -> int | None:
+    """The whole number (0 or more) of ``unit`` the environment variable ``name`` holds
+    (``None`` when it is unset or empty); anything else is bad input
+    (:class:`~ordercheck.checker.api.errors.InputError` naming the variable, exit 2)."""
+    from ordercheck.checker.api.errors import InputError
+
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit():
+        raise InputError(f"environment variable {name}", "", f"{raw!r} is not a whole number of {unit} (0 or more)")
+    return int(raw)
+
+
 DEFAULT_MASTER = "local[*]"
 
 LOCAL_DRIVER_MEMORY = "4g"

@@ -30,6 +30,12 @@ default ones, is therefore the floor of a split log's time). A checking task fet
 only its own log's broadcast (Spark fetches a broadcast where a task reads it), so a
 task's memory holds one large log, however many are validated together.
 Logs read through URIs are not split (Spark hands each one to a task as one string).
+
+Local logs of fewer bytes together than ``driver_bytes`` (:data:`DRIVER_BYTES` by
+default), none of them split, are validated by the driver itself, one after the other,
+with the same function: a Spark job costs about a quarter of a second however little it
+does, more than such logs take to check (as the check engine keeps a search's small
+first levels on the driver).
 """
 
 from __future__ import annotations
@@ -47,6 +53,16 @@ from ordercheck.checker.validate.verdicts import Job, LogVerdict, judge, validat
 
 SPLIT_ABOVE = 200_000
 """JSON Lines logs of more lines than this are read and checked in parts (``--split-above``)."""
+
+DRIVER_BYTES = 4 << 20
+"""Local logs of fewer bytes than this together (4 MiB: about two thirds of a second of
+checking ``validate``'s default properties, measured at 6 to 7 MB a second, which two
+tasks would halve, against a job's quarter of a second) are validated on the driver,
+where none is split."""
+
+DRIVER_BYTES_ENV = "ORDERCHECK_SPARK_DRIVER_BYTES"
+"""Sets ``driver_bytes`` where the caller does not: a whole number of bytes, ``0`` for
+every log in a Spark task (what a test of the tasks uses)."""
 
 COST: dict[str, float] = {"fifo": 0.5, "integrity": 0.35, "total": 0.75, "total_global": 0.75, "total_prefix": 0.75,
                           "causal": 2.1, "global_lock": 3.2, "synchronous": 6.3, "eventual_delivery": 0.5,
@@ -178,14 +194,27 @@ def _text_task(job: Job, diagrams: bool, item: tuple[str, str]) -> tuple[str, An
 
 
 def validate_spark(paths: list[str], job: Job, *, master: str = "local[*]", diagrams: bool = False,
-                   split_above: int = SPLIT_ABOVE) -> list[LogVerdict]:
+                   split_above: int = SPLIT_ABOVE, driver_bytes: int | None = None) -> list[LogVerdict]:
     """Validate every log ``paths`` name: local logs in batches, one task per batch,
     and each local JSON Lines log of more than ``split_above`` lines read and checked in
-    parts (see the module's docstring); verdicts in the order the local engine gives
-    them (local logs as expanded, then the logs of URIs, by URI), equal to its verdicts
-    but for ``seconds``. Raises :class:`~ordercheck.checker.InputError` for the first bad log
-    and :class:`~ordercheck.checker.api.errors.EngineError` when Spark fails."""
-    from ordercheck.checker.spark.session import SparkUnavailable, executor_python_problem, get_spark
+    parts, or all on the driver when none is split and they hold fewer than
+    ``driver_bytes`` bytes together (``None``: ``ORDERCHECK_SPARK_DRIVER_BYTES``, else
+    :data:`DRIVER_BYTES`; see the module's docstring); verdicts in the order the local
+    engine gives them (local logs as expanded, then the logs of URIs, by URI), equal to
+    its verdicts but for ``seconds``. Raises :class:`~ordercheck.checker.InputError` for
+    the first bad log and :class:`~ordercheck.checker.api.errors.EngineError` when Spark
+    fails."""
+    from ordercheck.checker.spark.session import (
+        SparkUnavailable,
+        executor_python_problem,
+        get_spark,
+        whole_number_env,
+    )
+
+    if driver_bytes is None:
+        driver_bytes = whole_number_env(DRIVER_BYTES_ENV, "bytes")
+    if driver_bytes is None:
+        driver_bytes = DRIVER_BYTES
 
     local = [p for p in paths if not _is_uri(p)]
     uris = [p for p in paths if _is_uri(p)]
@@ -198,7 +227,7 @@ def validate_spark(paths: list[str], job: Job, *, master: str = "local[*]", diag
     out: list[tuple[str, Any]] = []
     try:
         if files:
-            out = _local_logs(sc, files, job, diagrams, cores, split_above if cores > 1 else None)
+            out = _local_logs(sc, files, job, diagrams, cores, split_above if cores > 1 else None, driver_bytes)
         for uri in uris:
             texts = sc.wholeTextFiles(uri)
             try:
@@ -223,10 +252,12 @@ def validate_spark(paths: list[str], job: Job, *, master: str = "local[*]", diag
 
 
 def _local_logs(sc: Any, files: list[str], job: Job, diagrams: bool, cores: int,
-                split_above: int | None) -> list[tuple[str, Any]]:
+                split_above: int | None, driver_bytes: int = 0) -> list[tuple[str, Any]]:
     """Each of ``files`` with :func:`_one`'s answer, in order: small logs in batches,
     large ones (more than ``split_above`` lines; none when ``None``) read and checked in
-    parts, all the reading in one job and the parts' checking in a second."""
+    parts, all the reading in one job and the parts' checking in a second; or, when
+    none is large and they hold fewer than ``driver_bytes`` bytes together, each on the
+    driver, with no job."""
     import os
 
     large = _large(files, job, split_above) if split_above is not None else set()
@@ -237,6 +268,14 @@ def _local_logs(sc: Any, files: list[str], job: Job, diagrams: bool, cores: int,
             sizes.append(os.path.getsize(f))
         except OSError:
             sizes.append(0)
+    if not large and sum(sizes) < driver_bytes:
+        model = job.model()
+        done: list[tuple[str, Any]] = []
+        for f in files:  # up to the first bad log, which the caller raises
+            done.append((f, _one(job, diagrams, model, f)))
+            if done[-1][1][0] == "error":
+                break
+        return done
     items: list[tuple[Any, ...]] = [("batch", [small[i] for i in b]) for b in batches(sizes, cores)]
     for f in sorted(large):
         items += [("part", f, k, part) for k, part in enumerate(plan(f, cores))]
