@@ -32,7 +32,7 @@ task's memory holds one large log, however many are validated together.
 Logs read through URIs are not split (Spark hands each one to a task as one string).
 
 Local logs of fewer bytes together than ``driver_bytes`` (:data:`DRIVER_BYTES` by
-default), none of them split, are validated by the driver itself, one after the other,
+default) are validated by the driver itself, none split, one after the other,
 with the same function: a Spark job costs about a quarter of a second however little it
 does, more than such logs take to check (as the check engine keeps a search's small
 first levels on the driver).
@@ -58,7 +58,7 @@ DRIVER_BYTES = 4 << 20
 """Local logs of fewer bytes than this together (4 MiB: about two thirds of a second of
 checking ``validate``'s default properties, measured at 6 to 7 MB a second, which two
 tasks would halve, against a job's quarter of a second) are validated on the driver,
-where none is split."""
+none split."""
 
 DRIVER_BYTES_ENV = "ORDERCHECK_SPARK_DRIVER_BYTES"
 """Sets ``driver_bytes`` where the caller does not: a whole number of bytes, ``0`` for
@@ -197,7 +197,7 @@ def validate_spark(paths: list[str], job: Job, *, master: str = "local[*]", diag
                    split_above: int = SPLIT_ABOVE, driver_bytes: int | None = None) -> list[LogVerdict]:
     """Validate every log ``paths`` name: local logs in batches, one task per batch,
     and each local JSON Lines log of more than ``split_above`` lines read and checked in
-    parts, or all on the driver when none is split and they hold fewer than
+    parts, or all on the driver (none split) when they hold fewer than
     ``driver_bytes`` bytes together (``None``: ``ORDERCHECK_SPARK_DRIVER_BYTES``, else
     :data:`DRIVER_BYTES`; see the module's docstring); verdicts in the order the local
     engine gives them (local logs as expanded, then the logs of URIs, by URI), equal to
@@ -223,11 +223,10 @@ def validate_spark(paths: list[str], job: Job, *, master: str = "local[*]", diag
         sc = get_spark(master)
     except SparkUnavailable as exc:
         raise EngineError("spark", str(exc)) from None
-    cores = max(1, sc.defaultParallelism)
     out: list[tuple[str, Any]] = []
     try:
         if files:
-            out = _local_logs(sc, files, job, diagrams, cores, split_above if cores > 1 else None, driver_bytes)
+            out = _local_logs(sc, files, job, diagrams, split_above, driver_bytes)
         for uri in uris:
             texts = sc.wholeTextFiles(uri)
             try:
@@ -251,24 +250,22 @@ def validate_spark(paths: list[str], job: Job, *, master: str = "local[*]", diag
     return [rest[0] for _source, (_status, *rest) in out]
 
 
-def _local_logs(sc: Any, files: list[str], job: Job, diagrams: bool, cores: int,
-                split_above: int | None, driver_bytes: int = 0) -> list[tuple[str, Any]]:
+def _local_logs(sc: Any, files: list[str], job: Job, diagrams: bool, split_above: int,
+                driver_bytes: int = 0) -> list[tuple[str, Any]]:
     """Each of ``files`` with :func:`_one`'s answer, in order: small logs in batches,
-    large ones (more than ``split_above`` lines; none when ``None``) read and checked in
-    parts, all the reading in one job and the parts' checking in a second; or, when
-    none is large and they hold fewer than ``driver_bytes`` bytes together, each on the
-    driver, with no job."""
+    large ones (more than ``split_above`` lines, where Spark has more than one core)
+    read and checked in parts, all the reading in one job and the parts' checking in a second; or, when
+    they hold fewer than ``driver_bytes`` bytes together, each on the driver (none
+    split), with no job, up to the first bad one."""
     import os
 
-    large = _large(files, job, split_above) if split_above is not None else set()
-    small = [f for f in files if f not in large]
     sizes = []
-    for f in small:
+    for f in files:
         try:
             sizes.append(os.path.getsize(f))
         except OSError:
             sizes.append(0)
-    if not large and sum(sizes) < driver_bytes:
+    if sum(sizes) < driver_bytes:
         model = job.model()
         done: list[tuple[str, Any]] = []
         for f in files:  # up to the first bad log, which the caller raises
@@ -276,6 +273,10 @@ def _local_logs(sc: Any, files: list[str], job: Job, diagrams: bool, cores: int,
             if done[-1][1][0] == "error":
                 break
         return done
+    cores = max(1, sc.defaultParallelism)
+    large = _large(files, job, split_above) if cores > 1 else set()
+    small = [f for f in files if f not in large]
+    sizes = [size for f, size in zip(files, sizes) if f not in large]
     items: list[tuple[Any, ...]] = [("batch", [small[i] for i in b]) for b in batches(sizes, cores)]
     for f in sorted(large):
         items += [("part", f, k, part) for k, part in enumerate(plan(f, cores))]
