@@ -78,7 +78,7 @@ def test_the_template_renders_the_constant(case):
     assert export.files["Bus1Impl.tla"] == protocol and "EXTENDS Bus1Impl\n" in module
     if "liveness key" in name:
         assert 'Liveness = "key"' in cfg
-        assert 'IF Liveness = "key" THEN KeyLeq(k, <<W.h[p][n].ts, W.h[p][n].grp, HAddr(p, n)>>)' in protocol
+        assert 'IF Liveness = "key" THEN KeyLeq(k, <<H[p][n].ts, H[p][n].grp, HAddr(p, n)>>)' in protocol
     elif "fresh" in name:
         assert "MCFreshNodes == {0}" in module and "new == Range(op.creates)" in protocol
         assert "waits |-> <<0>>" in module
@@ -282,8 +282,8 @@ def test_the_template_renders_a_transfer_in_steps_and_its_fix():
     fixed = export_model(load_model(MODELS / "bus1-impl-life-transfer-window-fixed.toml"), symmetry=False)
     assert code.protocol == fixed.protocol
     assert "\\/ TransferAcquire(p, chk)" in code.protocol and 'ELSE IF TransferMode = "steps"' in code.protocol
-    assert 'IF TransferCheck = "bit" /\\ Destroyed(WorldOf(p), n)' in code.protocol
-    assert 'IF TransferCheck = "join" /\\ Destroyed(W1, n) /\\ Owner(n) /= x' in code.protocol
+    assert 'IF TransferCheck = "bit" /\\ Destroyed(nodeFlags, n)' in code.protocol
+    assert 'IF TransferCheck = "join" /\\ Destroyed(W1.nf, n) /\\ Owner(n) /= x' in code.protocol
     for export, check in ((code, "bit"), (fixed, "join")):
         assert f'TransferCheck = "{check}"' in export.config and 'TransferMode = "steps"' in export.config
 
@@ -351,7 +351,7 @@ def test_the_lock_level_export_of_counted_references():
                   'ELSE MutexLock(p, Section("start", Lock2(p, OwnerLock(CurOp(p).nodes[1], p))), chk)',
                   "ELSE IF LockLevel THEN [W1 EXCEPT !.un = Append(@, n)]",
                   'ELSE IF th.what = "unref" THEN UnrefBody(p, chk)',
-                  'AssertHeldL(W, o, "ld_queue_release")', 'AssertHeldL(W, o, "ld_flush_release")'):
+                  'AssertHeld(W, o, "ld_queue_release")', 'AssertHeld(W, o, "ld_flush_release")'):
         assert piece in export.protocol, piece
 
 
