@@ -473,13 +473,13 @@ step changes, and the lock level's locks and threads, which LStep's bodies set).
 
 PER_VARIABLE_BODIES = {"IoctlSendBody", "SignalBody", "PeerDisconnectBody", "MessageStageBody", "TxStageSyncBody", "QueueTickBody",
                        "QueueSyncBody", "QueueCommitStagedBody", "JoinPushBody", "StageStore", "StageAdd",
-                       "HandleReleaseBody", "PeerFlush", "RelAllBody", "ReleaseBody", "UnrefBody"}
+                       "HandleReleaseBody", "PeerFlush", "RelAllBody", "ReleaseBody", "UnrefBody", "HandleDestroyLockedBody",
+                       "QueueFlushBody"}
 """The steps written per variable, with no world record: each sets the variables it changes
 from the current ones (``queues' = [queues EXCEPT ...]``) or from the objects its operators
 return (``queues' = r.q``: a release's)."""
 
-WORLD_WRITES = {"TransferWrites", "HandleDestroyLockedWrites", "HandleAcquireWrites", "QueueFlushWrites",
-                "IoctlRecvWrites", "PeerPeekWrites", "InstallWrites"}
+WORLD_WRITES = {"TransferWrites", "HandleAcquireWrites", "IoctlRecvWrites", "PeerPeekWrites", "InstallWrites"}
 """The steps still composed on a world record, by their ...Writes operator."""
 
 
