@@ -78,7 +78,7 @@ def test_the_template_renders_the_constant(case):
     assert export.files["Bus1Impl.tla"] == protocol and "EXTENDS Bus1Impl\n" in module
     if "liveness key" in name:
         assert 'Liveness = "key"' in cfg
-        assert 'IF Liveness = "key" THEN KeyLeq(k, <<W.h[p][n].ts, W.h[p][n].grp, HAddr(p, n)>>)' in protocol
+        assert 'IF Liveness = "key" THEN KeyLeq(k, <<H[p][n].ts, H[p][n].grp, HAddr(p, n)>>)' in protocol
     elif "fresh" in name:
         assert "MCFreshNodes == {0}" in module and "new == Range(op.creates)" in protocol
         assert "waits |-> <<0>>" in module
@@ -90,7 +90,7 @@ def test_the_template_renders_the_constant(case):
         assert 'ReleaseGroup(o) == IF Ties = "with_release" THEN relRanks[o]' in protocol
     elif "acquire" in name:
         assert 'AcquireMode = "each"' in cfg
-        assert "Acquire(WorldOf(p), dst, pl[j + 1])" in protocol
+        assert "Acquire(AcquireObjects, p, dst, pl[j + 1])" in protocol
         assert 'NeverAcquireSplit == [][~Fails("acquire_split")]_vars' in protocol
     else:  # descending: a's handle to node 0 has the highest address, the last peer's last node 1
         spec = model.spec
@@ -268,7 +268,7 @@ def test_h_past_its_assertion_exports_with_its_steps_and_properties():
             # the configuration checks the action properties the model expects to hold (the fix: all three)
             expected = name.endswith("fixed") or inv == "NoUseAfterFree"
             assert bool(re.search(rf"^PROPERTY {inv}$", export.config, re.M)) == expected, (name, inv)
-        assert '!.nf[n] = @ \\cup {"walk"}' in export.protocol and 'THEN [W1 EXCEPT !.pj =' in export.protocol
+        assert '![n] = @ \\cup {"walk"}' in export.protocol and 'THEN [W1 EXCEPT !.pj =' in export.protocol
     off = export_model(model_checking("bus1-impl-lock-owner-gone", ["lockdep_held"], owner_gone_steps=False),
                        symmetry=False)
     assert "OwnerGoneSteps = FALSE" in off.config and "MapOneWriter" not in off.config
@@ -282,8 +282,8 @@ def test_the_template_renders_a_transfer_in_steps_and_its_fix():
     fixed = export_model(load_model(MODELS / "bus1-impl-life-transfer-window-fixed.toml"), symmetry=False)
     assert code.protocol == fixed.protocol
     assert "\\/ TransferAcquire(p, chk)" in code.protocol and 'ELSE IF TransferMode = "steps"' in code.protocol
-    assert 'IF TransferCheck = "bit" /\\ Destroyed(WorldOf(p), n)' in code.protocol
-    assert 'IF TransferCheck = "join" /\\ Destroyed(W1, n) /\\ Owner(n) /= x' in code.protocol
+    assert 'IF TransferCheck = "bit" /\\ Destroyed(nodeFlags, n)' in code.protocol
+    assert 'IF TransferCheck = "join" /\\ Destroyed(nodeFlags, n) /\\ Owner(n) /= x' in code.protocol
     for export, check in ((code, "bit"), (fixed, "join")):
         assert f'TransferCheck = "{check}"' in export.config and 'TransferMode = "steps"' in export.config
 
@@ -347,11 +347,11 @@ def test_the_lock_level_export_of_counted_references():
         assert any(re.search(r"^PROPERTY ReleaseWhenUnreferenced$", text, re.M)
                    for file, text in export.files.items() if file.endswith(".cfg")), name
     for piece in ("IF StaysReferenced(p, CurOp(p).nodes[1], FALSE)",
-                  "THEN HandleReleaseWrites(LChecks(UserReleaseW(p), p), chk) /\\ LThread(p, NoThread, locks)",
+                  "THEN HandleReleaseBody(p, chk) /\\ LThread(p, NoThread, locks)",
                   'ELSE MutexLock(p, Section("start", Lock2(p, OwnerLock(CurOp(p).nodes[1], p))), chk)',
                   "ELSE IF LockLevel THEN [W1 EXCEPT !.un = Append(@, n)]",
                   'ELSE IF th.what = "unref" THEN UnrefBody(p, chk)',
-                  'AssertHeldL(W, o, "ld_queue_release")', 'AssertHeldL(W, o, "ld_flush_release")'):
+                  'Held(o, a, "ld_queue_release")', 'Held(o, a, "ld_flush_release")'):
         assert piece in export.protocol, piece
 
 
@@ -467,19 +467,22 @@ def test_a_template_mutation_of_the_lock_level_releases_makes_tlc_disagree(what,
 
 WORLD_VARIABLES = {"queues", "handles", "nodeFlags", "txs", "pcs", "sent", "logs", "drops", "know", "notes",
                    "valid", "dequeued", "counts"}
-"""The variables a step computes on its world record (the others: the Init choices, which no
-step changes, and the lock level's locks and threads, which LStep's bodies set)."""
+"""The variables a step changes (the others: the Init choices, which no step changes, and the
+lock level's locks and threads, which LStep's bodies set)."""
 
 
 PER_VARIABLE_BODIES = {"IoctlSendBody", "SignalBody", "PeerDisconnectBody", "MessageStageBody", "TxStageSyncBody", "QueueTickBody",
-                       "QueueSyncBody", "QueueCommitStagedBody", "JoinPushBody", "StageStore", "StageAdd"}
-"""The steps written per variable, with no world record: each sets the variables it changes
-from the current ones (``queues' = [queues EXCEPT ...]``)."""
+                       "QueueSyncBody", "QueueCommitStagedBody", "JoinPushBody", "StageStore", "StageAdd",
+                       "HandleReleaseBody", "PeerFlush", "RelAllBody", "ReleaseBody", "UnrefBody", "HandleDestroyLockedBody",
+                       "QueueFlushBody", "InstallBody", "RecvFrom", "PeekFrom", "AcquireFrom", "TransferFrom"}
+"""The operators that set variables, each for its step: from the current ones (``queues' =
+[queues EXCEPT ...]``) or from the record of the objects its step changes (``queues' = r.q``:
+a release's, a flush's, a peek's, a receive's, an acquire's, a transfer's)."""
 
 
 def partition(protocol: str, name: str, body: str) -> None:
-    """``body`` (operator ``name``'s text) sets some of the world's variables and lists every
-    other one as UNCHANGED, each exactly once (NoWrites: a step of checks only sets none)."""
+    """``body`` (operator ``name``'s text) sets some of the variables and lists every other
+    one as UNCHANGED, each exactly once (NoWrites: a step of checks only sets none)."""
     ghost = re.search(r"^ghostVars == <<([^>]*)>>", protocol, re.M)
     assert ghost, "no ghostVars tuple"
     tuples = {"ghostVars": [v.strip() for v in ghost.group(1).split(",")]}
@@ -491,32 +494,43 @@ def partition(protocol: str, name: str, body: str) -> None:
     assert unchanged and (assigned or name == "NoWrites"), name
 
 
+def definitions(protocol: str) -> dict[str, str]:
+    """Each top-level operator of ``protocol`` and its text (its line and the indented ones
+    after it)."""
+    out: dict[str, str] = {}
+    name = None
+    for line in protocol.splitlines(keepends=True):
+        head = re.match(r"^(\w+)(?:\([^=]*\))? ==", line)
+        if head:
+            name = head.group(1)
+            out[name] = line
+        elif name is not None and line.startswith(" "):
+            out[name] += line
+        else:
+            name = None
+    return out
+
+
 def test_each_action_sets_some_variables_and_leaves_the_others_unchanged():
-    """Every step of Bus1Impl.tla sets some of the world's variables and lists every other
-    one as UNCHANGED, each exactly once, and none sets them all; no operator writes the whole
-    world back. The steps that compose on a world record do it in their ...Writes operator
-    (one per action, the lock level's section bodies using the same ones), from W, with
-    their checks W.bad; those written per variable (PER_VARIABLE_BODIES) in their own text,
-    from the current variables, their checks (StepChecks) the last conjunct, once every
-    variable is set; NoWrites (a step that only takes a lock or fails a check) sets none."""
+    """Every operator of Bus1Impl.tla that sets a variable is a step's (PER_VARIABLE_BODIES):
+    it sets some of the variables and lists every other one as UNCHANGED, each exactly once,
+    none sets them all, and its last conjunct is its checks (StepChecks), once every variable
+    is set. No step is composed on a record of every variable (no WorldOf, no ...Writes
+    operator from one); NoWrites (a step that only takes a lock or fails a check) sets none."""
     export = export_model(load_model(MODELS / "bus1-impl-lock-refs.toml"), symmetry=False)
     protocol = export.protocol
-    blocks = re.findall(r"^(\w+Writes)\(W, chk\) ==\n((?:    .*\n)+)", protocol, re.M)
-    assert len(blocks) >= 10, [name for name, _ in blocks]
-    for name, body in blocks:
-        assert "chk \\subseteq W.bad" in body, name
-        assert re.findall(r"(\w+)' = (?!W\.)", body) == [], name
+    defs = definitions(protocol)
+    writers = {name for name, text in defs.items() if set(re.findall(r"(\w+)' = ", text)) & WORLD_VARIABLES}
+    assert writers == PER_VARIABLE_BODIES, writers ^ PER_VARIABLE_BODIES
+    for name in sorted(PER_VARIABLE_BODIES):
+        body = defs[name]
+        assert "W." not in body and "WorldOf" not in body, name
+        assert re.search(r"/\\ chk \\subseteq StepChecks\(p, [^\n]*\n$", body), name   # the last conjunct
         partition(protocol, name, body)
     no_writes = re.search(r"^NoWrites == (UNCHANGED <<[^>]*>>)$", protocol, re.M)
     assert no_writes, "no NoWrites"
     partition(protocol, "NoWrites", no_writes.group(1))
-    bodies = dict(re.findall(r"^(\w+)\(p, chk\) ==\n((?:    .*\n)+)", protocol, re.M))
-    assert PER_VARIABLE_BODIES <= set(bodies), PER_VARIABLE_BODIES - set(bodies)
-    for name in PER_VARIABLE_BODIES:
-        body = bodies[name]
-        assert "W." not in body and "WorldOf" not in body, name
-        assert re.search(r"/\\ chk \\subseteq StepChecks\(p, [^\n]*\n$", body), name   # the last conjunct
-        partition(protocol, name, body)
+    assert "WorldOf" not in protocol and not re.search(r"^\w+Writes\(", protocol, re.M)
     assert "Commit(" not in protocol.replace("CommitStaged(", "").replace("CommitUnstaged(", "") \
         .replace("CommitSynthetic(", "").replace("CommitHandle(", "")
 
@@ -597,10 +611,10 @@ STEP_CHECK_MODELS = [
      ["Dequeue", "WarnChecks"]),
     ("destroy rules at the section level",
      lambda: model_checking("bus1-impl-destroy-race", ["delivered_iff_before_destroy", "owner_no_message_after_destroy"]),
-     ["IoctlRecv"]),
+     ["IoctlRecv", "DataDropped"]),
     ("destroy rules at lock level",
      lambda: model_checking("bus1-impl-lock-refs", ["delivered_iff_before_destroy", "owner_no_message_after_destroy"]),
-     ["PeekBody"]),
+     ["PeekBody", "DataDropped"]),
 ]
 """Finding C's model (the code's is_live_at, section level: InstallOne), the same race at lock
 level with the code's is_live_at (bus1-impl-lock-install-fixed with liveness = "code":
@@ -608,7 +622,8 @@ InstallBody, the liveness check under the receiver's lock), and finding A's mode
 unlocked stagers on one queue: a clock moved back, an insert before the front, a dequeue out
 of order and the queue's other WARN_ONs), and a message received after its node's destruction
 and after the owner saw the destroy notification, section level (bus1-impl-destroy-race:
-IoctlRecv) and lock level (bus1-impl-lock-refs: PeekBody)."""
+IoctlRecv, a data message received; DataDropped, one dropped) and lock level
+(bus1-impl-lock-refs: PeekBody, DataDropped)."""
 
 
 def operator(protocol: str, name: str) -> str:
@@ -627,7 +642,8 @@ def test_each_step_check_our_engine_finds_failing_is_raised_in_the_module(case):
     ClockMonotonic's own step formula) in one of the export's configurations (a model
     expecting it violated: its own), and the operator of the step that fails it in the
     code raises it (Dequeue: dequeue_increasing; WarnChecks: the queue's WARN_ONs; InstallOne
-    and InstallBody through CheckHandleValid): a template with that raise dropped fails here."""
+    and InstallBody through HandleValidChecks; IoctlRecv and PeekBody through RecvChecks): a
+    template with that raise dropped fails here."""
     from ordercheck.checker.engine.run import Options, check_model
 
     _what, make, operators = STEP_CHECK_MODELS[case]
@@ -640,8 +656,11 @@ def test_each_step_check_our_engine_finds_failing_is_raised_in_the_module(case):
     configs = "\n".join(text for file, text in export.files.items() if file.endswith(".cfg"))
     raised = "\n".join(operator(protocol, name) for name in operators)
     if "InstallOne" in operators or "InstallBody" in operators:
-        raised += "\n" + operator(protocol, "CheckHandleValid")
-        assert all("CheckHandleValid(" in operator(protocol, name) for name in operators)
+        raised += "\n" + operator(protocol, "HandleValidChecks")
+        assert all("HandleValidChecks(" in operator(protocol, name) for name in operators)
+    if "IoctlRecv" in operators or "PeekBody" in operators:
+        raised += "\n" + operator(protocol, "RecvChecks")
+        assert all("RecvChecks(" in operator(protocol, name) for name in operators if name != "DataDropped")
     for prop in names:
         if prop == "clock_monotonic":
             step = operator(protocol, "ClockMonotonicStep")

@@ -114,20 +114,21 @@ class Bus1ImplAdapter(PeerAdapter):
         "bus1_queue_commit_staged": "QueueCommitStagedBody(p, chk)",
         "bus1_peer_peek": "PeekBody(p, chk)",
         "bus1_peer_ioctl_recv": "RemoveBody(p, chk)",
-        "bus1_handle_destroy_locked": "HandleDestroyLockedW(p)",
+        "bus1_handle_destroy_locked": "HandleDestroyLockedBody(p, chk)",
         "bus1_tx_stage_sync": "TxStageSyncBody(p, chk)",
-        "bus1_handle_acquire": "AcquireOneW(p)",
+        "bus1_handle_acquire": "AcquireOne(p)",
         "bus1_handle_is_live_at": "InstallBody(p, chk)",
         "bus1_handle_release": "ReleaseBody(p, chk)",
         "bus1_peer_flush": "RelAllBody(p, th, chk)",
         "bus1_tx_join": "JoinPushBody(p, chk)",
-        "bus1_queue_flush": "QueueFlushW(p)",
+        "bus1_queue_flush": "QueueFlushBody(p, chk)",
         "bus1_peer_disconnect": "Deactivate(p, th, chk)",
         "signal": "SignalBody(p, chk)",
-        "bus1_peer_transfer": "TransferW(p)",
+        "bus1_peer_transfer": "TransferStart(p)",
     }
     """The lock-level steps: each label's TLA+ operator (the sections' bodies are the atomic
-    actions' operators, run under LStep: a ...Body written per variable, or a world operator;
+    actions' operators, run under LStep: a ...Body, or the operator that computes the
+    objects the step changes (AcquireOne, TransferStart);
     ``bus1_handle_release`` also labels a user release, a fast path or a "start" section, and
     the unref of a dropped message's handle)."""
 
