@@ -59,11 +59,10 @@ def test_the_export_parses(tmp_path):
         assert problems((tmp_path / f"{name}.tla").read_text()) == [], name
     if NO_TLC:
         pytest.skip(NO_TLC)
-    from tests.test_tla_sany import JAR, JAVA
+    from tests.test_tla_sany import run_sany
 
     (tmp_path / f"{CANARY}.tla").write_text(CANARY_TEXT)
-    sany = subprocess.run([JAVA, "-cp", JAR, "tla2sany.SANY", *[f"{n}.tla" for n in [*names, CANARY]]],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    sany = run_sany([f"{n}.tla" for n in [*names, CANARY]], tmp_path)
     found = sany_problems(sany.stdout + sany.stderr)
     assert CANARY in found  # SANY read the files and reports what it should
     del found[CANARY]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -174,8 +173,9 @@ def test_tlc_rechecks_the_exported_invariant(tmp_path) -> None:
             (tmp_path / "good" / filename).write_text(text)
     java, jar = find_tlc()
     names = ["sequencer_2_inv", *others]
-    sany = subprocess.run([java, "-cp", jar, "tla2sany.SANY", *(f"{n}.tla" for n in names)], cwd=tmp_path / "good",
-                          capture_output=True, text=True, timeout=120)
+    from tests.test_tla_sany import run_sany
+
+    sany = run_sany([f"{n}.tla" for n in names], tmp_path / "good", java, jar, timeout=120)
     for name in names:
         assert f"Semantic processing of module {name}" in sany.stdout, sany.stdout + sany.stderr
     assert not re.search(r"Semantic errors|\*\*\* Errors|Parse Error|Lexical error", sany.stdout), sany.stdout

@@ -122,10 +122,10 @@ def test_new_with_tla_exports_what_sany_accepts(empty, base):
         assert exported.returncode == 0, exported.stdout + exported.stderr
     if NO_TLC:
         pytest.skip(NO_TLC)
-    from tests.test_tla_sany import JAR, JAVA
+    from tests.test_tla_sany import run_sany
 
     modules = ["my_proto.tla", f"my_proto_{ABLATION[base].replace('-', '_')}.tla"]
-    sany = subprocess.run([JAVA, "-cp", JAR, "tla2sany.SANY", *modules], capture_output=True, text=True, cwd=out, timeout=300)
+    sany = run_sany(modules, out)
     assert sany.returncode == 0 and not sany_problems(sany.stdout), sany.stdout[-3000:]
     assert "Semantic processing of module my_proto\n" in sany.stdout
 

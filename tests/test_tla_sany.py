@@ -35,6 +35,16 @@ _MODULE = re.compile(r"^Semantic processing of module (\w+)", re.M)
 _PROBLEM = re.compile(r"Semantic errors:|\*\*\* Errors|\*\*\*Parse Error\*\*\*|Lexical error|Fatal errors")
 
 
+def run_sany(files: list[str], cwd, java: str | None = None, jar: str | None = None,
+             timeout: float | None = 300) -> subprocess.CompletedProcess[str]:
+    """SANY on ``files`` (names in ``cwd``), run in ``cwd``. SANY leaves a ``tlc-*``
+    folder in the JVM's temporary directory each run, so that is ``cwd`` too (a test's
+    own folder), not the machine's."""
+    java, jar = java or JAVA, jar or JAR
+    return subprocess.run([java, f"-Djava.io.tmpdir={cwd}", "-cp", jar, "tla2sany.SANY", *files], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
 def sany_problems(output: str) -> dict[str, str]:
     """SANY's output split by module, keeping the modules it reports a problem in."""
     found = {}
@@ -61,7 +71,7 @@ def test_every_export_passes_sany(tmp_path):
         names.append(export.name)
     (tmp_path / f"{CANARY}.tla").write_text(CANARY_TEXT, encoding="utf-8")
     files = [f"{n}.tla" for n in [*names, CANARY]]
-    proc = subprocess.run([JAVA, "-cp", JAR, "tla2sany.SANY", *files], cwd=tmp_path, capture_output=True, text=True)
+    proc = run_sany(files, tmp_path, timeout=None)
     output = proc.stdout + proc.stderr
     checked = set(_MODULE.findall(output))
     assert set(names) <= checked, f"SANY did not check {sorted(set(names) - checked)}:\n{output[-2000:]}"
