@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from ordercheck.checker.cli.app import limit_blas_threads
 from tests.spark_classes import SUITE_JVM_OPTIONS, archive_option
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,8 +21,8 @@ os.environ.setdefault("ORDERCHECK_STRICT_EXIT_CODES", "1")
 the test that ran it (with exit code 70), in this process and in the runs it starts."""
 
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-"""As the ``ordercheck`` command sets it for itself (ordercheck.checker.cli.app.BLAS_THREADS):
+limit_blas_threads()
+"""As the ``ordercheck`` command does for itself (ordercheck.checker.cli.app.BLAS_THREADS):
 the test processes, the Spark session's Python workers and the scripts the tests run
 load numpy without OpenBLAS's spinning threads."""
 

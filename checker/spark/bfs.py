@@ -18,22 +18,24 @@ stages:
    computes its successors, checks ``eventually`` properties on terminal states, checks
    the open invariants and ``sometimes`` targets on the successors it writes (see
    :mod:`ordercheck.checker.spark.batches` for why that decides what checking the level's new states
-   would) and writes the successors (fingerprint, order key, encoding), each once per task unless met again with a smaller key; each task reports
-   its frontier ranks, successor counts, events and seconds to the driver through an
-   accumulator (:class:`~ordercheck.checker.spark.batches.TaskReports`). These candidates are
+   would) and writes the successors (fingerprint, order key, encoding), each once per
+   task unless met again with a smaller key; each task reports its frontier ranks,
+   successor counts, events and seconds to the driver through an accumulator
+   (:class:`~ordercheck.checker.spark.batches.TaskReports`). These candidates are
    checkpointed where they are written: the states never move between partitions.
 2. *deduplicate*: Spark shuffles the candidates' fingerprints and keys (not their
    states) by fingerprint, marks those in the visited set with a hash join on
    ``(fp, model)`` (a left outer join built on the level's rows, the visited set
    streamed past it) and drops them (while some model's back edges matter, they are
    kept, marked, for the driver to see), and keeps of equal candidates the smallest
-   order key (an aggregation). The new states' order keys go to the
-   driver straight from Spark: no second pass through Python.
+   order key (an aggregation). The new states' order keys go to the driver straight
+   from Spark: no second pass through Python.
 
 The driver collects only order keys (as Arrow) and the tasks' reports, never the states.
-The visited set is a DataFrame of fingerprints (with their models). It grows by a union with each level's new states and is checkpointed every
-:data:`COMPACT_EVERY` levels; each level's candidates and new states are checkpointed too
-(``localCheckpoint`` by default, reliable checkpoints with a checkpoint directory), so no
+The visited set is a DataFrame of fingerprints (with their models). It grows by a union
+with each level's new states and is checkpointed every :data:`COMPACT_EVERY` levels;
+each level's candidates and new states are checkpointed too (``localCheckpoint`` by
+default, reliable checkpoints with a checkpoint directory), so no
 plan grows with the depth, and their blocks are dropped once nothing reads them (the
 candidates after the next level's expansion, the new states once merged into a rewritten
 visited set). The visited set and the deduplicated rows are hash-partitioned alike, with

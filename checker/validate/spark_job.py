@@ -32,10 +32,10 @@ task's memory holds one large log, however many are validated together.
 Logs read through URIs are not split (Spark hands each one to a task as one string).
 
 Local logs of fewer bytes together than ``driver_bytes`` (:data:`DRIVER_BYTES` by
-default) are validated by the driver itself, none split, one after the other,
-with the same function: a Spark job costs about a quarter of a second however little it
-does, more than such logs take to check (as the check engine keeps a search's small
-first levels on the driver).
+default) are validated by the driver itself, none split, one after the other, with the
+same function: a Spark job costs about a quarter of a second however little it does,
+more than such logs take to check (as the check engine keeps a search's small first
+levels on the driver).
 """
 
 from __future__ import annotations
@@ -254,9 +254,9 @@ def _local_logs(sc: Any, files: list[str], job: Job, diagrams: bool, split_above
                 driver_bytes: int = 0) -> list[tuple[str, Any]]:
     """Each of ``files`` with :func:`_one`'s answer, in order: small logs in batches,
     large ones (more than ``split_above`` lines, where Spark has more than one core)
-    read and checked in parts, all the reading in one job and the parts' checking in a second; or, when
-    they hold fewer than ``driver_bytes`` bytes together, each on the driver (none
-    split), with no job, up to the first bad one."""
+    read and checked in parts, all the reading in one job and the parts' checking in a
+    second; or, when they hold fewer than ``driver_bytes`` bytes together, each on the
+    driver (none split), with no job, up to the first bad one."""
     import os
 
     sizes = []
