@@ -29,7 +29,12 @@ test). With ``--tlc`` and ``TLA2TOOLS_JAR`` set, TLC checks the model's TLA+ exp
 the two tools' verdicts disagree, a verdict is not the expected one (the model holds,
 the mutant is violated) or the unreduced counts differ.
 
-    python benchmarks/vs_spin.py [--sends N] [--no-unreduced] [--cflags "-DCOLLAPSE"] [--tlc]
+With more than one CPU, ordercheck's default run is timed a second time with ``--workers``
+set to the number of CPUs (``--workers N`` to choose, ``1`` to skip): the same search
+sharded over worker processes, against the same SPIN run (SPIN's verifier is compiled
+for one core).
+
+    python benchmarks/vs_spin.py [--sends N] [--no-unreduced] [--cflags "-DCOLLAPSE"] [--tlc] [--workers N]
 """
 
 from __future__ import annotations
@@ -259,12 +264,17 @@ def row(run: str, tool: str, states: int, verdict: str, wall: float, cpu: float,
     )
 
 
-def compare(run: str, ours: OrdercheckRun, oc_tool: str, spin: SpinRun, spin_tool: str, same_states: bool) -> bool:
-    """Print the pair of rows and the ratios; whether the two agree (verdicts, and the
+def compare(run: str, ours: OrdercheckRun, oc_tool: str, spin: SpinRun, spin_tool: str, same_states: bool,
+            spin_rows: bool = True) -> bool:
+    """Print the pair of rows (SPIN's only if ``spin_rows``: a second ordercheck run
+    against the same SPIN run) and the ratios; whether the two agree (verdicts, and the
     counts where ``same_states``)."""
     print(row(run, oc_tool, ours.states, ours.verdict, ours.process.wall, ours.process.cpu, ours.seconds))
-    print(row("", spin_tool + ": spin -a, gcc, pan", spin.pan.states, spin.pan.verdict, spin.wall, spin.cpu, spin.pan.seconds))
-    print(row("", "  of which pan alone", spin.pan.states, spin.pan.verdict, spin.search.wall, spin.search.cpu, spin.pan.seconds))
+    if spin_rows:
+        print(row("", spin_tool + ": spin -a, gcc, pan", spin.pan.states, spin.pan.verdict, spin.wall, spin.cpu,
+                  spin.pan.seconds))
+        print(row("", "  of which pan alone", spin.pan.states, spin.pan.verdict, spin.search.wall, spin.search.cpu,
+                  spin.pan.seconds))
     agree = ours.verdict == spin.pan.verdict
     notes = [] if agree else ["verdicts DISAGREE"]
     if same_states:
@@ -303,6 +313,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--no-unreduced", action="store_true", help="skip the unreduced comparison (ordercheck's slow run)")
     ap.add_argument("--cflags", default="", help='more flags for gcc on pan.c, e.g. "-DCOLLAPSE"')
     ap.add_argument("--tlc", action="store_true", help="also TLC on the export, unreduced (needs TLA2TOOLS_JAR)")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                    help="also time ordercheck's default run with this many worker processes (default: the "
+                         "machine's CPUs; 1: not)")
     a = ap.parse_args(argv)
     with MODEL.open("rb") as f:
         sends = a.sends if a.sends is not None else tomllib.load(f)["constants"]["sends"]
@@ -337,6 +350,10 @@ def main(argv: list[str]) -> int:
         ours = run_ordercheck(holds, [], work)
         spin = run_spin(build, defines, cflags)
         ok &= compare("to verdict", ours, "ordercheck (default reductions)", spin, "SPIN, its POR", False)
+        if a.workers > 1:
+            ours_w = run_ordercheck(holds, ["--workers", str(a.workers)], work)
+            ok &= compare("", ours_w, f"ordercheck --workers {a.workers}", spin, "SPIN, its POR", False, spin_rows=False)
+            ok &= ours_w.as_expected and ours_w.states == ours.states
         ours_m = run_ordercheck(mutant, [], work)
         spin_m = run_spin(build, {**defines, "COND_A": 0}, cflags)
         ok &= compare("mutant", ours_m, "ordercheck, condition_a = false", spin_m, "SPIN, -DCOND_A=0", False)
