@@ -70,6 +70,7 @@ class Bits:
         self.H = {(s, d): 1 << (base + P * P + s * P + d) for s in range(P) for d in range(P)}
         self.incoming = tuple(_or(self.E[(s, d)] for s in range(P) if s != d) for d in range(P))
         self.outgoing = tuple(_or(self.E[(s, d)] for d in range(P) if s != d) for s in range(P))
+        self.receiving = tuple(_or(self.H[(s, d)] for s in range(P)) for d in range(P))
         self.every = (1 << (base + 2 * P * P)) - 1
         self.all_L = _or(self.L[:peers])
         self.all_G = _or(self.G[:peers])
@@ -128,7 +129,7 @@ def channel_footprints(
     signals = state[sg_at]
     dups = state[dp_at] if dp_at is not None else 0
     net = spec.channel_semantics
-    E, H, L, G = bits.E, bits.H, bits.L, bits.G
+    E, L, G = bits.E, bits.L, bits.G
     nonempty = 0
     for key, _m in chans:
         nonempty |= E[key]
@@ -145,8 +146,7 @@ def channel_footprints(
             r |= inc if strict else inc & ~nonempty
         now_r.append(r)
     now_w = [L[p] for p in range(P)]
-    ids = None
-    keys = None
+    before = None
     actor = spec.actor
     for label, t in succ:
         a = actor(label)
@@ -155,17 +155,22 @@ def channel_footprints(
         w = now_w[a]
         tc = t[ch_at]
         if tc is not chans:
-            if ids is None:
-                ids = {id(m) for _k, m in chans}
-                keys = [k for k, _m in chans]
-            tkeys = set()
+            if before is None:
+                before = dict(chans)
+            kept = 0
             for k, m in tc:
-                tkeys.add(k)
-                if id(m) not in ids:
+                old = before.get(k)
+                if old is None:
                     w |= _channel_write(bits, k, a)
-            for k in keys:  # channels emptied by this step
-                if k not in tkeys:
-                    w |= _channel_write(bits, k, a)
+                else:
+                    kept += 1
+                    if old is not m:
+                        w |= _channel_write(bits, k, a)
+            if kept < len(before):  # channels emptied by this step
+                left = {k for k, _m in tc}
+                for k in before:
+                    if k not in left:
+                        w |= _channel_write(bits, k, a)
         tg = t[gh_at]
         if tg is not ghost:
             sent0, logs0 = ghost
@@ -202,7 +207,7 @@ def channel_footprints(
         if dups:
             lw |= bits.DUPS
         # Nobody but p touches H(., p): leave those bits out of the later masks.
-        lw &= ~_or(H[(s, p)] for s in range(P))
+        lw &= ~bits.receiving[p]
         out.append((now_r[p], w, lr | (now_r[p] & ~bits.incoming[p]), lw, 0, 0))
     return out
 
