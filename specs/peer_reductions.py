@@ -306,7 +306,7 @@ _MEMO_LIMIT = 1 << 17
 """The most entries one renaming memo (:func:`memo_tables`) keeps; a full one starts over."""
 
 
-def memo_tables(spec: Any, g: tuple[int, ...]) -> defaultdict[str, dict]:
+def memo_tables(spec: Any, g: tuple[int, ...]) -> dict[str, dict]:
     """The memos of ``spec`` for renaming by ``g``, one per kind of part: a dict from a
     part to its renaming. States share most of their parts (a message in transit, a
     peer's clock, the history), and hashing a part is much cheaper than renaming it
@@ -322,7 +322,7 @@ def memo_tables(spec: Any, g: tuple[int, ...]) -> defaultdict[str, dict]:
 
 def remember(table: dict, value: Any, out: Any) -> Any:
     """``out``, stored in ``table`` as the renaming of ``value`` (the table emptied
-    first when it holds :data:`_MEMO_LIMIT` entries)."""
+    first when it holds ``_MEMO_LIMIT`` entries)."""
     if len(table) >= _MEMO_LIMIT:
         table.clear()
     table[value] = out
