@@ -10,8 +10,9 @@ only its own state and steps.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import reduce
 from itertools import permutations
-from operator import itemgetter
+from operator import itemgetter, or_
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ordercheck.checker import Constant, PartialOrder, Property, Rendering, Spec
@@ -322,10 +323,18 @@ class PeerSpec(Spec, PartialOrder, Rendering):
         return getattr(self, "net", None) or self.chan
 
     def sends_left_mask(self, state: tuple, p: int) -> int:
-        """The peers ``p``'s remaining application sends may address (a mask)."""
-        out = 0
-        for dmask in set(self.remaining_sends(state, p)):
-            out |= dmask
+        """The peers ``p``'s remaining application sends may address (a mask); with
+        :meth:`remaining_sends` as this class has it (a function of ``p`` and how many
+        sends ``p`` made), memoised by those two."""
+        if type(self).remaining_sends is not PeerSpec.remaining_sends:
+            return reduce(or_, self.remaining_sends(state, p), 0)
+        key = (p, len(state[self.ghost_at][0][p]))
+        memo = self.__dict__.get("_sends_left")
+        if memo is None:
+            memo = self.__dict__["_sends_left"] = {}
+        out = memo.get(key)
+        if out is None:
+            out = memo[key] = reduce(or_, self.remaining_sends(state, p), 0)
         return out
 
     def later_sends(self, state: tuple, p: int) -> int:

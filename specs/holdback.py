@@ -48,7 +48,14 @@ from ordercheck.specs.common import (
     replace,
 )
 from ordercheck.specs.history import DELIVER
-from ordercheck.specs.peer_reductions import channel_actor, history_mask, rename_by_peer, rename_chans, rename_common
+from ordercheck.specs.peer_reductions import (
+    channel_actor,
+    history_mask,
+    memo_tables,
+    rename_by_peer,
+    rename_chans,
+    rename_common,
+)
 from ordercheck.specs.properties import LIBRARY
 from ordercheck.specs.witnesses import WITNESSES
 
@@ -358,10 +365,11 @@ class HoldBackSpec(PeerSpec, Symmetry):
 
     def permute(self, state: tuple, perm: tuple[int, ...]) -> tuple:
         item = ("tuple", "mid", self.data_shape)
-        out = rename_common(self, state, perm, GHOST, KNOW)
-        out[CHANS] = rename_chans(self, state[CHANS], perm, item)
-        out[BUFFERS] = rename_by_peer(self, "buffer", state[BUFFERS], ("sorted", item), perm)
-        out[LOCAL] = rename_by_peer(self, "local", state[LOCAL], self.local_shape, perm)
+        tables = memo_tables(self, perm)
+        out = rename_common(self, state, perm, GHOST, KNOW, tables)
+        out[CHANS] = rename_chans(self, state[CHANS], perm, item, tables)
+        out[BUFFERS] = rename_by_peer(self, "buffer", state[BUFFERS], ("sorted", item), perm, tables)
+        out[LOCAL] = rename_by_peer(self, "local", state[LOCAL], self.local_shape, perm, tables)
         return tuple(out)
 
     # -- properties and presentation ---------------------------------------------------------

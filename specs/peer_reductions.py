@@ -41,6 +41,7 @@ item from *shapes* (:func:`rename`) the spec declares for its own data.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from itertools import permutations
 from typing import Any
@@ -69,6 +70,7 @@ class Bits:
         self.H = {(s, d): 1 << (base + P * P + s * P + d) for s in range(P) for d in range(P)}
         self.incoming = tuple(_or(self.E[(s, d)] for s in range(P) if s != d) for d in range(P))
         self.outgoing = tuple(_or(self.E[(s, d)] for d in range(P) if s != d) for s in range(P))
+        self.receiving = tuple(_or(self.H[(s, d)] for s in range(P)) for d in range(P))
         self.every = (1 << (base + 2 * P * P)) - 1
         self.all_L = _or(self.L[:peers])
         self.all_G = _or(self.G[:peers])
@@ -127,7 +129,7 @@ def channel_footprints(
     signals = state[sg_at]
     dups = state[dp_at] if dp_at is not None else 0
     net = spec.channel_semantics
-    E, H, L, G = bits.E, bits.H, bits.L, bits.G
+    E, L, G = bits.E, bits.L, bits.G
     nonempty = 0
     for key, _m in chans:
         nonempty |= E[key]
@@ -144,8 +146,7 @@ def channel_footprints(
             r |= inc if strict else inc & ~nonempty
         now_r.append(r)
     now_w = [L[p] for p in range(P)]
-    ids = None
-    keys = None
+    before = None
     actor = spec.actor
     for label, t in succ:
         a = actor(label)
@@ -154,17 +155,22 @@ def channel_footprints(
         w = now_w[a]
         tc = t[ch_at]
         if tc is not chans:
-            if ids is None:
-                ids = {id(m) for _k, m in chans}
-                keys = [k for k, _m in chans]
-            tkeys = set()
+            if before is None:
+                before = dict(chans)
+            kept = 0
             for k, m in tc:
-                tkeys.add(k)
-                if id(m) not in ids:
+                old = before.get(k)
+                if old is None:
                     w |= _channel_write(bits, k, a)
-            for k in keys:  # channels emptied by this step
-                if k not in tkeys:
-                    w |= _channel_write(bits, k, a)
+                else:
+                    kept += 1
+                    if old is not m:
+                        w |= _channel_write(bits, k, a)
+            if kept < len(before):  # channels emptied by this step
+                left = {k for k, _m in tc}
+                for k in before:
+                    if k not in left:
+                        w |= _channel_write(bits, k, a)
         tg = t[gh_at]
         if tg is not ghost:
             sent0, logs0 = ghost
@@ -201,7 +207,7 @@ def channel_footprints(
         if dups:
             lw |= bits.DUPS
         # Nobody but p touches H(., p): leave those bits out of the later masks.
-        lw &= ~_or(H[(s, p)] for s in range(P))
+        lw &= ~bits.receiving[p]
         out.append((now_r[p], w, lr | (now_r[p] & ~bits.incoming[p]), lw, 0, 0))
     return out
 
@@ -297,50 +303,91 @@ def rename(shape: Shape, value: Any, spec: Any, g: tuple[int, ...]) -> Any:
 
 
 _MEMO_LIMIT = 1 << 17
+"""The most entries one renaming memo (:func:`memo_tables`) keeps; a full one starts over."""
+
+
+def memo_tables(spec: Any, g: tuple[int, ...]) -> dict[str, dict]:
+    """The memos of ``spec`` for renaming by ``g``, one per kind of part: a dict from a
+    part to its renaming. States share most of their parts (a message in transit, a
+    peer's clock, the history), and hashing a part is much cheaper than renaming it
+    again; one dict per kind of part and renaming, so a lookup hashes the part alone."""
+    by_perm = spec.__dict__.get("_rename_memo")
+    if by_perm is None:
+        by_perm = spec.__dict__["_rename_memo"] = {}
+    tables = by_perm.get(g)
+    if tables is None:
+        tables = by_perm[g] = defaultdict(dict)
+    return tables
+
+
+def remember(table: dict, value: Any, out: Any) -> Any:
+    """``out``, stored in ``table`` as the renaming of ``value`` (the table emptied
+    first when it holds ``_MEMO_LIMIT`` entries)."""
+    if len(table) >= _MEMO_LIMIT:
+        table.clear()
+    table[value] = out
+    return out
 
 
 def renamed(spec: Any, what: str, value: Any, g: tuple[int, ...], fn: Callable[[Any], Any]) -> Any:
-    """``fn(value)``, the renaming of ``value`` by ``g``, memoised per spec by ``(what, g,
-    value)``: states share most of their parts (a message in transit, a peer's clock, the
-    history), and hashing a part is much cheaper than renaming it again."""
-    memo = spec.__dict__.get("_rename_memo")
-    if memo is None or len(memo) >= _MEMO_LIMIT:
-        memo = spec.__dict__["_rename_memo"] = {}
-    key = (what, g, value)
-    out = memo.get(key)
+    """``fn(value)``, the renaming of ``value`` by ``g``, memoised in ``spec``'s
+    :func:`memo_tables` for ``g``, under ``what``."""
+    table = memo_tables(spec, g)[what]
+    out = table.get(value)
     if out is None:
-        out = memo[key] = fn(value)
+        out = remember(table, value, fn(value))
     return out
 
 
-def rename_chans(spec: Any, chans: tuple, g: tuple[int, ...], wire: Shape) -> tuple:
+def rename_chans(spec: Any, chans: tuple, g: tuple[int, ...], wire: Shape, tables: Any = None) -> tuple:
     """Channels with peers renamed: keys, messages (by ``wire``), unordered ones re-sorted,
-    the channel list in its canonical order (:mod:`ordercheck.specs.channels`)."""
+    the channel list in its canonical order (:mod:`ordercheck.specs.channels`). Memoised
+    whole, and channel by channel for a list not seen yet, in ``tables`` (by default
+    :func:`memo_tables` of ``spec`` and ``g``)."""
+    if tables is None:
+        tables = memo_tables(spec, g)
+    whole = tables["chans"]
+    out = whole.get(chans)
+    if out is not None:
+        return out
     n = len(g)
     ordered = spec.channel_semantics.ordered
+    table = tables["channel"]
+    fresh = []
+    for channel in chans:
+        one = table.get(channel)
+        if one is None:
+            (s, d), msgs = channel
+            ms = tuple(rename(wire, m, spec, g) for m in msgs)
+            key = (g[s] if s < n else s, g[d] if d < n else d)
+            one = remember(table, channel, (key, ms if ordered else tuple(sorted(ms))))
+        fresh.append(one)
+    fresh.sort()
+    return remember(whole, chans, tuple(fresh))
 
-    def one(channel: tuple) -> tuple:
-        (s, d), msgs = channel
-        key = (g[s] if s < n else s, g[d] if d < n else d)
-        ms = tuple(rename(wire, m, spec, g) for m in msgs)
-        return key, ms if ordered else tuple(sorted(ms))
 
-    out = [renamed(spec, "channel", c, g, one) for c in chans]
-    out.sort()
-    return tuple(out)
-
-
-def rename_common(spec: Any, state: tuple, g: tuple[int, ...], ghost_at: int, know_at: int) -> list:
-    """``state`` as a list with the ghost and knowledge renamed (the rest untouched)."""
+def rename_common(
+    spec: Any, state: tuple, g: tuple[int, ...], ghost_at: int, know_at: int, tables: Any = None
+) -> list:
+    """``state`` as a list with the ghost and knowledge renamed (the rest untouched),
+    memoised in ``tables`` (by default :func:`memo_tables` of ``spec`` and ``g``)."""
+    if tables is None:
+        tables = memo_tables(spec, g)
     out = list(state)
-    out[ghost_at] = renamed(spec, "ghost", state[ghost_at], g, lambda ghost: _rename_ghost(spec, ghost, g))
-    out[know_at] = renamed(
-        spec, "know", state[know_at], g, lambda know: spec.perm_vector(tuple(spec.perm_mids(k, g) for k in know), g)
-    )
+    ghost = state[ghost_at]
+    table = tables["ghost"]
+    new = table.get(ghost)
+    out[ghost_at] = new if new is not None else remember(table, ghost, _rename_ghost(spec, ghost, g, tables))
+    know = state[know_at]
+    table = tables["know"]
+    new = table.get(know)
+    if new is None:
+        new = remember(table, know, spec.perm_vector(tuple(spec.perm_mids(k, g) for k in know), g))
+    out[know_at] = new
     return out
 
 
-def _rename_ghost(spec: Any, ghost: tuple, g: tuple[int, ...]) -> tuple:
+def _rename_ghost(spec: Any, ghost: tuple, g: tuple[int, ...], tables: Any) -> tuple:
     """The ghost ``(sent, logs)`` renamed (as :meth:`ordercheck.specs.base.PeerSpec.perm_ghost`), each
     peer's outbox and log memoised apart (they change one at a time, and how one is
     renamed does not depend on whose it is)."""
@@ -348,10 +395,18 @@ def _rename_ghost(spec: Any, ghost: tuple, g: tuple[int, ...]) -> tuple:
     n = len(sent)
     nsent: list = [()] * n
     nlogs: list = [()] * n
+    sent_table = tables["sent"]
+    log_table = tables["log"]
     for p in range(n):
         q = g[p]
-        nsent[q] = renamed(spec, "sent", sent[p], g, lambda box, p=p: _one_ghost(spec, (box,), ((),), p, g)[0][0])
-        nlogs[q] = renamed(spec, "log", logs[p], g, lambda log, p=p: _one_ghost(spec, ((),), (log,), p, g)[1][0])
+        box = sent_table.get(sent[p])
+        if box is None:
+            box = remember(sent_table, sent[p], _one_ghost(spec, (sent[p],), ((),), p, g)[0][0])
+        nsent[q] = box
+        log = log_table.get(logs[p])
+        if log is None:
+            log = remember(log_table, logs[p], _one_ghost(spec, ((),), (logs[p],), p, g)[1][0])
+        nlogs[q] = log
     return (tuple(nsent), tuple(nlogs))
 
 
@@ -365,10 +420,23 @@ def _one_ghost(spec: Any, sent: tuple, logs: tuple, p: int, g: tuple[int, ...]) 
     return (out_sent[g[p]],), (out_logs[g[p]],)
 
 
-def rename_by_peer(spec: Any, what: str, values: tuple, shape: Shape, g: tuple[int, ...]) -> tuple:
-    """A tuple indexed by peer with peers renamed, each entry renamed by ``shape`` and
-    memoised (:func:`renamed`)."""
-    out: list = [None] * len(values)
+def rename_by_peer(
+    spec: Any, what: str, values: tuple, shape: Shape, g: tuple[int, ...], tables: Any = None
+) -> tuple:
+    """A tuple indexed by peer with peers renamed, each entry renamed by ``shape``;
+    memoised whole (under ``what`` in ``tables``, by default :func:`memo_tables` of
+    ``spec`` and ``g``), and entry by entry for a tuple not seen yet."""
+    if tables is None:
+        tables = memo_tables(spec, g)
+    whole = tables[what]
+    out = whole.get(values)
+    if out is not None:
+        return out
+    table = tables[what + " entry"]
+    fresh: list = [None] * len(values)
     for p, x in enumerate(values):
-        out[g[p]] = renamed(spec, what, x, g, lambda v: rename(shape, v, spec, g))
-    return tuple(out)
+        one = table.get(x)
+        if one is None:
+            one = remember(table, x, rename(shape, x, spec, g))
+        fresh[g[p]] = one
+    return remember(whole, values, tuple(fresh))

@@ -4,6 +4,7 @@ paused garbage collector: both change how fast a search runs, never what it find
 from __future__ import annotations
 
 import gc
+import weakref
 from pathlib import Path
 
 import pytest
@@ -163,6 +164,33 @@ def test_collector_paused_restores_the_collector() -> None:
         assert not gc.isenabled()  # a caller's choice stays
     finally:
         gc.enable()
+
+
+class _Node:
+    """An object that can sit in a reference cycle and be watched by a weak reference."""
+
+    me: object = None
+
+
+def test_what_a_pause_leaves_is_scanned_by_full_collections_only() -> None:
+    """Objects alive when the pause ends skip the young generations (the first young
+    collection does not scan them), and a full collection scans them again: cyclic
+    garbage made during the pause, or among them later, is freed then."""
+    with collector_paused():
+        kept = _Node()
+        kept.me = kept
+        dropped = _Node()
+        dropped.me = dropped
+        dropped_ref = weakref.ref(dropped)
+        del dropped
+    assert gc.get_freeze_count() > 0
+    assert not any(o is kept for o in gc.get_objects(0))
+    kept_ref = weakref.ref(kept)
+    del kept
+    gc.collect(1)  # the young generations only
+    assert dropped_ref() is not None and kept_ref() is not None
+    gc.collect()
+    assert dropped_ref() is None and kept_ref() is None
 
 
 def test_search_runs_with_the_collector_paused_and_restores_it() -> None:

@@ -298,6 +298,28 @@ def test_renaming_commutes_with_next_states(spec: str, constants: dict) -> None:
 
 
 @pytest.mark.parametrize("spec,constants", SYMMETRIC, ids=[f"{s}-{c}" for s, c in SYMMETRIC])
+def test_memoised_renaming_is_the_fresh_one(spec: str, constants: dict, monkeypatch) -> None:
+    """Renaming through the memos (warm, and with memos that start over after every
+    entry) gives what renaming with empty memos gives, for every state and symmetry."""
+    import ordercheck.specs.peer_reductions as pr
+
+    s = model_from_dict({"spec": spec, "constants": constants}).spec
+    states = reachable(s, 600)
+    group = s.symmetries()
+    fresh = {}
+    for state in states:
+        for g in group:
+            s.__dict__.pop("_rename_memo", None)
+            fresh[state, g] = s.permute(state, g)
+    for limit in (pr._MEMO_LIMIT, 1):
+        monkeypatch.setattr(pr, "_MEMO_LIMIT", limit)
+        s.__dict__.pop("_rename_memo", None)
+        for _round in range(2):  # cold, then warm
+            assert all(s.permute(state, g) == fresh[state, g] for state in states for g in group)
+    assert any(fresh[state, g] != state for state in states for g in group)
+
+
+@pytest.mark.parametrize("spec,constants", SYMMETRIC, ids=[f"{s}-{c}" for s, c in SYMMETRIC])
 def test_canonical_fingerprints_against_brute_force(spec: str, constants: dict) -> None:
     """The engine's fingerprint (least over the orbit) is equal for two sampled states
     exactly when some renaming of the peers, among all ``peers!`` tried by brute force

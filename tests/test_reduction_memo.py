@@ -137,3 +137,34 @@ def test_expand_has_no_unreduced_switch():
     import inspect
 
     assert list(inspect.signature(Expander.expand).parameters) == ["self", "states"]
+
+
+DEFERRING = [{"peers": 2, "sends": 3}, {"peers": 3, "sends": 1}, {"peers": 2, "sends": 2, "signals": 1}]
+
+
+@pytest.mark.parametrize("constants", DEFERRING, ids=[str(c) for c in DEFERRING])
+def test_memoised_deferring_choice_is_the_cold_one(constants: dict) -> None:
+    """With deferred arrivals (BSS), the memoised choice, cold and warm (where one
+    process owns every step not deferred, keyed without the footprints), is state by
+    state what the stubborn-set computation on fresh footprints picks."""
+    model = model_from_dict({"spec": "bss", "constants": constants, "check": {"properties": ["causal"]}})
+    spec = model.spec
+    reductions, _notes = plan(spec, model.properties, False, True)
+    assert reductions.defer
+    states = reachable(spec, 3000)
+    memo = red._memo_for(spec, reductions.visible)
+    memo.clear()
+    one_process = 0
+    for _round in range(2):  # cold, then warm
+        for s in states:
+            out = spec.next_states(s)
+            skip = frozenset(i for i, (label, _t) in enumerate(out) if spec.deferrable(label))
+            if not out or len(skip) == len(out):
+                continue
+            actors = tuple(spec.actor(label) for label, _t in out)
+            cold = None
+            if skip or len(set(actors)) > 1:
+                cold = red._stubborn(list(spec.footprints(s)), actors, reductions.visible, skip)
+            assert red._choose(spec, memo, s, out, reductions.visible, red._DEFER) == cold
+            one_process += bool(skip) and len({a for i, a in enumerate(actors) if i not in skip}) == 1
+    assert one_process

@@ -219,6 +219,7 @@ _MISSING = object()
 _UNKNOWN = object()
 _BY_FOOTPRINTS = object()
 _DEFER = object()  # rkey for _choose: the reductions defer the spec's deferrable steps
+_ONE_PROCESS = object()  # memo key marker of _choose_deferring: one process owns the steps not deferred
 _MEMO_LIMIT = 1 << 16
 _MEMOS: WeakKeyDictionary[Spec, dict[int, dict]] = WeakKeyDictionary()
 
@@ -294,6 +295,15 @@ def _choose_deferring(
     skip = frozenset(deferred)
     if None in actors:
         return tuple(i for i in range(len(succ)) if i not in skip), 0
+    if len({a for i, a in enumerate(actors) if i not in skip}) == 1:
+        # One process owns every step not deferred: each set _stubborn closes holds them
+        # all, so it takes every such step whatever the footprints say (only how many
+        # processes there are counts, the same in every state): keyed without them.
+        key = (_ONE_PROCESS, actors, deferred)
+        hit = memo.get(key, _MISSING)
+        if hit is _MISSING:
+            hit = _remember(memo, key, _stubborn(_six(po.successor_footprints(state, succ)), actors, visible, skip))
+        return hit
     fps = _six(po.successor_footprints(state, succ))
     key = (_BY_FOOTPRINTS, tuple(fps), actors, deferred)
     hit = memo.get(key, _MISSING)
