@@ -19,7 +19,9 @@ def peer_names(n: int) -> tuple[str, ...]:
 
 def replace(t: tuple, i: int, value: Any) -> tuple:
     """``t`` with item ``i`` replaced."""
-    return t[:i] + (value,) + t[i + 1 :]
+    out = list(t)  # cheaper than joining the slices around it
+    out[i] = value
+    return tuple(out)
 
 
 def mask_of(items: Sequence[int]) -> int:
@@ -103,15 +105,15 @@ def ghost_send(ghost: tuple, p: int, mid: int, dmask: int, past: int) -> tuple:
     """``p`` starts sending message ``mid`` to ``dmask`` with causal past ``past``."""
     sent, logs = ghost
     return (
-        sent[:p] + (sent[p] + ((dmask, past),),) + sent[p + 1 :],
-        logs[:p] + (logs[p] + (encode_event(SEND, mid),),) + logs[p + 1 :],
+        replace(sent, p, (*sent[p], (dmask, past))),
+        replace(logs, p, (*logs[p], encode_event(SEND, mid))),
     )
 
 
 def ghost_event(ghost: tuple, p: int, kind: int, arg: int) -> tuple:
     """``p`` logs one event (a delivery, a drop, a failure...)."""
     sent, logs = ghost
-    return (sent, logs[:p] + (logs[p] + (encode_event(kind, arg),),) + logs[p + 1 :])
+    return (sent, replace(logs, p, (*logs[p], encode_event(kind, arg))))
 
 
 def ghost_signal(ghost: tuple, p: int, q: int) -> tuple:

@@ -39,7 +39,6 @@ from ordercheck.checker import Fields, Property, Symmetry, tag_action
 from ordercheck.specs.base import PeerSpec
 from ordercheck.specs.channels import EMPTY, Channels
 from ordercheck.specs.common import (
-    ghost_event,
     ghost_send,
     ghost_signal,
     members,
@@ -47,7 +46,7 @@ from ordercheck.specs.common import (
     names_of,
     replace,
 )
-from ordercheck.specs.history import DELIVER
+from ordercheck.specs.history import DELIVER, encode_event
 from ordercheck.specs.peer_reductions import (
     channel_actor,
     history_mask,
@@ -210,48 +209,81 @@ class HoldBackSpec(PeerSpec, Symmetry):
     def next_states(self, state: tuple) -> list[tuple[tuple, tuple]]:
         chans, buffers, local, ghost, know, signals, dups = state
         out: list[tuple[tuple, tuple]] = []
+        add = out.append
         n = self.peers
+        stride = self.stride
+        sent, logs = ghost
+        deliverable, on_deliver = self.deliverable, self.on_deliver
+        # A peer with an empty buffer has nothing ready (unless a subclass's ready says otherwise).
+        own_ready = type(self).ready is HoldBackSpec.ready
         # An exception from a hook is tagged with the label of the action it was computing
         # (checker.tag_action), for the one-line report of a spec error.
         arrival = self._arrival
         for p in range(n):
-            ready = self.ready(state, p)
+            # the parts of the tuples that a step of p leaves as they are, sliced once per peer
+            local_a, local_b = local[:p], local[p + 1 :]
+            know_a, know_b, know_p = know[:p], know[p + 1 :], know[p]
+            logs_a, logs_b, log_p = logs[:p], logs[p + 1 :], logs[p]
+            ready = self.ready(state, p) if buffers[p] or not own_ready else None
             if ready:
+                bufs_a, bufs_b, buf_p = buffers[:p], buffers[p + 1 :], buffers[p]
                 for mid, data in ready:
-                    buf = list(buffers[p])
+                    buf = list(buf_p)
                     buf.remove((mid, data))
-                    label = ("deliver", p, mid)
+                    src = mid // stride
                     try:
-                        after = self._deliver(state, p, mid, data, chans, replace(buffers, p, tuple(buf)), local[p])
+                        local_p = on_deliver(local[p], p, src, data)
                     except Exception as exc:
-                        tag_action(exc, label)
+                        tag_action(exc, ("deliver", p, mid))
                         raise
-                    out.append((label, after))
+                    add((
+                        ("deliver", p, mid),
+                        (
+                            chans,
+                            (*bufs_a, tuple(buf), *bufs_b),
+                            (*local_a, local_p, *local_b),
+                            (sent, (*logs_a, log_p + (encode_event(DELIVER, mid),), *logs_b)),
+                            (*know_a, know_p | (1 << mid) | message_past(ghost, mid, stride), *know_b),
+                            signals,
+                            dups,
+                        ),
+                    ))
                 continue
             for src, _dst, msg, rest in self.net.receivable(chans, p):
                 mid, data = msg
-                label = ("receive", p, mid)
                 try:
                     arrived = arrival(local[p], p) if arrival is not None else local[p]
-                    now = self.deliverable(arrived, p, src, data)
-                    after = self._deliver(state, p, mid, data, rest, buffers, arrived) if now else None
+                    now = deliverable(arrived, p, src, data)
+                    local_p = on_deliver(arrived, p, mid // stride, data) if now else None
                 except Exception as exc:
-                    tag_action(exc, label)
+                    tag_action(exc, ("receive", p, mid))
                     raise
                 if now:
-                    out.append((label, after))
+                    add((
+                        ("receive", p, mid),
+                        (
+                            rest,
+                            buffers,
+                            (*local_a, local_p, *local_b),
+                            (sent, (*logs_a, log_p + (encode_event(DELIVER, mid),), *logs_b)),
+                            (*know_a, know_p | (1 << mid) | message_past(ghost, mid, stride), *know_b),
+                            signals,
+                            dups,
+                        ),
+                    ))
                 else:
                     buf = tuple(sorted(buffers[p] + (msg,)))
-                    out.append(
-                        (("buffer", p, mid), (rest, replace(buffers, p, buf), replace(local, p, arrived), ghost, know, signals, dups))
-                    )
-            count = len(ghost[0][p])
+                    add((
+                        ("buffer", p, mid),
+                        (rest, replace(buffers, p, buf), (*local_a, arrived, *local_b), ghost, know, signals, dups),
+                    ))
+            count = len(sent[p])
             options = self.send_table[p]
             options = options[count] if count < len(options) else ()
             if options and self._gated and not self.may_send(state, p):
                 options = ()
             for dmask in options:
-                mid = p * self.stride + count
+                mid = p * stride + count
                 dests = self.dest_table[dmask]
                 label = ("send", p, mid, dmask)
                 try:
@@ -262,38 +294,29 @@ class HoldBackSpec(PeerSpec, Symmetry):
                 chans2 = chans
                 for d, item in zip(dests, data):
                     chans2 = self.net.send(chans2, p, d, (mid, item))
-                know2 = replace(know, p, know[p] | (1 << mid))
-                out.append(
+                add((
+                    label,
                     (
-                        ("send", p, mid, dmask),
-                        (chans2, buffers, replace(local, p, local_p), ghost_send(ghost, p, mid, dmask, know[p]), know2, signals, dups),
-                    )
-                )
+                        chans2,
+                        buffers,
+                        (*local_a, local_p, *local_b),
+                        ghost_send(ghost, p, mid, dmask, know_p),
+                        (*know_a, know_p | (1 << mid), *know_b),
+                        signals,
+                        dups,
+                    ),
+                ))
             if signals:
                 for q in range(n):
                     if q != p:
-                        know2 = replace(know, q, know[q] | know[p])
-                        out.append((("signal", p, q), (chans, buffers, local, ghost_signal(ghost, p, q), know2, signals - 1, dups)))
+                        know2 = replace(know, q, know[q] | know_p)
+                        add((("signal", p, q), (chans, buffers, local, ghost_signal(ghost, p, q), know2, signals - 1, dups)))
         for src, dst, msg, rest in self.net.losses(chans):
-            out.append((("lose", src, dst, msg[0]), (rest, buffers, local, ghost, know, signals, dups)))
+            add((("lose", src, dst, msg[0]), (rest, buffers, local, ghost, know, signals, dups)))
         if dups:
             for src, dst, msg, more in self.net.duplications(chans):
-                out.append((("duplicate", src, dst, msg[0]), (more, buffers, local, ghost, know, signals, dups - 1)))
+                add((("duplicate", src, dst, msg[0]), (more, buffers, local, ghost, know, signals, dups - 1)))
         return out
-
-    def _deliver(self, state: tuple, p: int, mid: int, data: Any, chans: tuple, buffers: tuple, local_p: tuple) -> tuple:
-        _c, _b, local, ghost, know, signals, dups = state
-        src = mid // self.stride
-        k = know[p] | (1 << mid) | message_past(ghost, mid, self.stride)
-        return (
-            chans,
-            buffers,
-            replace(local, p, self.on_deliver(local_p, p, src, data)),
-            ghost_event(ghost, p, DELIVER, mid),
-            replace(know, p, k),
-            signals,
-            dups,
-        )
 
     # -- reductions (ordercheck.specs.peer_reductions): a step of p touches p's state, its incoming
     # channels and the channels it sends on; the hooks see only p's own state, so this
@@ -428,7 +451,7 @@ def vmax(a: tuple, b: tuple) -> tuple:
     """The componentwise maximum of two vectors (or matrices, as tuples of rows)."""
     if a and isinstance(a[0], tuple):
         return tuple(map(vmax, a, b))
-    return tuple(map(max, a, b))
+    return tuple([x if x >= y else y for x, y in zip(a, b)])  # max(x, y) without its call
 
 
 def leq(a: tuple, b: tuple) -> bool:

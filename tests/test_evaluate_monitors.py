@@ -76,6 +76,30 @@ def test_incremental_fallback_and_whole_history_agree(name, monkeypatch) -> None
     assert real_whole is evaluate.Evaluator._entry
 
 
+@pytest.mark.parametrize("name", ["bss-3", "fifo-3", "matrix-3-signal"])
+def test_history_keys_with_one_hash_keep_their_own_entries(name, monkeypatch) -> None:
+    """The entry tables are keyed by the hash of the history key: with every key given
+    the same hash, a lookup finds only the entry of an equal key (another key's entry is
+    a miss, and storing overwrites it), so the decisions stay those of the checks on the
+    whole history."""
+    model = load_model(f"models/{name}.toml")
+    props = model.properties
+    found = {"other": 0}
+    real_get = evaluate._get
+
+    def counting_get(table, h, key):
+        entry = table.get(h)
+        found["other"] += entry is not None and entry.key != key
+        return real_get(table, h, key)
+
+    monkeypatch.setattr(evaluate, "hash", lambda key: 0, raising=False)  # the module's, not the builtin
+    monkeypatch.setattr(evaluate, "_get", counting_get)
+    colliding = _decisions(model, props)
+    assert found["other"] > 0  # another key's entry was met under the hash, and passed over
+    monkeypatch.undo()
+    assert colliding == _decisions(model, _plain(props))
+
+
 def test_a_violation_found_is_reported_at_its_state_and_inherited() -> None:
     """fifo-3 breaks causal: the first state whose history breaks it is decided, and its
     successors keep the violation in their entries (a prefix's violation stays)."""

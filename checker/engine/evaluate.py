@@ -59,7 +59,7 @@ class _Entry:
     the log and monitors are made (from ``state``'s history) only when a successor
     needs them."""
 
-    __slots__ = ("log", "monitors", "violated", "parent", "state", "users", "handed", "packed")
+    __slots__ = ("log", "monitors", "violated", "parent", "state", "users", "handed", "packed", "key", "h")
 
     def __init__(self, log: Any, monitors: dict[str, Any] | None, violated: frozenset[str],
                  parent: _Entry | None = None, state: State = None) -> None:
@@ -75,6 +75,10 @@ class _Entry:
         self.handed = True
         # the log and monitors packed (Evaluator._pack) while the entry waits, else None
         self.packed: tuple | None = None
+        # the history key the evaluator's tables hold the entry under, and its hash (the
+        # tables' own key); None for an entry outside them
+        self.key: Any = None
+        self.h: int | None = None
 
 
 class Evaluator:
@@ -98,9 +102,12 @@ class Evaluator:
         self.open: set[str] = {p.name for p in props}
         self._cache: dict[Hashable, tuple[tuple[str, str], ...]] = {}
         self._terminal_cache: dict[Hashable, tuple[tuple[str, str], ...]] = {}
-        self._entries: dict[Hashable, _Entry] = {}  # the current generation
-        self._older: dict[Hashable, _Entry] = {}  # the one before
-        self._packed: dict[Hashable, _Entry] = {}  # entries met once both are full, packed (Evaluator._pack)
+        # The entries by the hash of their history key (each entry holds its key: _get), so
+        # that a key, a nested tuple whose hash Python does not keep, is hashed once per
+        # lookup in all three tables, and not again to drop its entry.
+        self._entries: dict[int, _Entry] = {}  # the current generation
+        self._older: dict[int, _Entry] = {}  # the one before
+        self._packed: dict[int, _Entry] = {}  # entries met once both are full, packed (Evaluator._pack)
         self._packed_bytes = 0  # about how much memory the packed entries hold
         self._classes: dict[tuple, tuple] = {}  # the classes of packed entries' logs and monitors, each tuple once
         self._last_key: Any = None  # the parent key looked up last, and its entry
@@ -228,7 +235,7 @@ class Evaluator:
         if self._watch_end:
             entry = None
             if key is not None:
-                entry = self._find(key)
+                entry = self._find(key, hash(key))
                 if entry is not None:
                     entry = self._ready(entry)
             for p in self._watch_end:
@@ -267,14 +274,15 @@ class Evaluator:
         if key is self._last_key and self._last is not None:
             entry = self._last  # the parent its successors just looked up (or counted)
         else:
-            entry = self._find(key)
+            entry = self._find(key, hash(key))
             if entry is None:
                 return
         entry.users -= 1
         if entry.users <= 0:
+            h = entry.h
             for where in (self._entries, self._older, self._packed):
-                if where and where.get(key) is entry:
-                    del where[key]
+                if where and h is not None and where.get(h) is entry:
+                    del where[h]
                     if entry.packed is not None and where is self._packed:
                         self._packed_bytes -= entry.packed[0]
                     break
@@ -294,20 +302,20 @@ class Evaluator:
         if key is self._last_key and self._last is not None:
             self._last.users += 1
             return
-        entry = self._find(key)
+        entry = self._find(key, hash(key))
         if entry is not None:
             entry.users += 1
             self._last_key, self._last = key, entry
 
-    def _find(self, key: Any) -> _Entry | None:
-        """The entry kept for history key ``key`` in the table (either generation, or
-        packed), else ``None``."""
-        entry = self._entries.get(key)
+    def _find(self, key: Any, h: int) -> _Entry | None:
+        """The entry kept for history key ``key`` (hash ``h``) in the tables (either
+        generation, or packed), else ``None``."""
+        entry = _get(self._entries, h, key)
         if entry is None:
             if self._older:
-                entry = self._older.get(key)
+                entry = _get(self._older, h, key)
             if entry is None and self._packed:
-                entry = self._packed.get(key)
+                entry = _get(self._packed, h, key)
         return entry
 
     def _logs_known(self, state: State) -> None:
@@ -328,8 +336,10 @@ class Evaluator:
         read whole from ``parent_state`` (when given and the growth is known) and kept
         for its other successors, not in the table."""
         entries, older, packed = self._entries, self._older, self._packed
+        h = 0
         if key is not None:
-            entry = self._find(key)
+            h = hash(key)
+            entry = self._find(key, h)
             if entry is not None:
                 entry.users += 1
                 return entry
@@ -339,11 +349,12 @@ class Evaluator:
         elif parent_key is self._last_key:  # a sibling's parent: found already
             parent = self._last
         else:
-            parent = entries.get(parent_key)
+            ph = hash(parent_key)
+            parent = _get(entries, ph, parent_key)
             if parent is None and older:
-                parent = older.get(parent_key)
+                parent = _get(older, ph, parent_key)
             if parent is None:
-                parent = packed.get(parent_key) if packed else None
+                parent = _get(packed, ph, parent_key) if packed else None
                 if parent is not None:
                     if parent.log is None:
                         self._unpack(parent)
@@ -370,12 +381,14 @@ class Evaluator:
                 if self._releasing:  # full of states yet to be expanded: keep them, this one packed
                     if len(older) + len(entries) >= 2 * ENTRY_LIMIT:
                         if self._packed_bytes < PACKED_LIMIT and self._pack(self._ready(entry)):
-                            packed[key] = entry
+                            entry.key, entry.h = key, h
+                            packed[h] = entry
                         return entry
                 else:  # a generation full: the one before goes
                     self._older, self._entries = entries, {}
                     entries = self._entries
-            entries[key] = entry
+            entry.key, entry.h = key, h
+            entries[h] = entry
             if key is self._last_key:  # the table's entry for the key, as _use and release find it
                 self._last = entry
         return entry
@@ -427,9 +440,11 @@ class Evaluator:
             grow = getattr(self.history(state), "extend_log_in_place", None)
             if grow is None or not grow(log):
                 return None
-        for where in (self._entries, self._older, self._packed):
-            if where.get(parent_key) is parent:
-                del where[parent_key]
+        h = parent.h
+        if h is not None:
+            for where in (self._entries, self._older, self._packed):
+                if where.get(h) is parent:
+                    del where[h]
         if parent.packed is not None:  # the log and monitors change in place: the packed form is stale
             self._packed_bytes -= parent.packed[0]
             parent.packed = None
@@ -552,6 +567,15 @@ class Evaluator:
         """The sentence of ``p``'s violation on ``state``'s history, read on the whole
         history laid out afresh (whatever path the entry was built along)."""
         return self._whole(state, key, p) or f"{p.name} does not hold"
+
+
+def _get(table: dict[int, _Entry], h: int, key: Any) -> _Entry | None:
+    """The entry ``table`` holds for history key ``key`` (hash ``h``), else ``None`` (also
+    where it holds another key's entry under an equal hash)."""
+    entry = table.get(h)
+    if entry is not None and (entry.key is key or entry.key == key):
+        return entry
+    return None
 
 
 def _sentence(p: Property, out: Any) -> str:
