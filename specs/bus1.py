@@ -498,7 +498,9 @@ class Bus1(PeerSpec, Symmetry):
 
         Both read the transactions that have their timestamp and the destinations they
         have not queued on yet, so one pass over those answers both; they ask on the
-        same state in turn, so the last answer is kept.
+        same state in turn, so the last answer is kept. Each finding needs an entry at
+        the timestamp or later on the destination's queue (its own block, or the head),
+        so a queue whose last entry is earlier is passed over.
         """
         last, found = self._memo
         if last is state:
@@ -515,6 +517,8 @@ class Bus1(PeerSpec, Symmetry):
             rank = p if tiebreak else 0
             for d in dests if phase == SYNCING else dests[i:]:  # the destinations not yet queued
                 q = queues[d]
+                if not q or q[-1][0] < ts:
+                    continue  # a queue is sorted by timestamp: no entry at ts or later, no finding
                 if after is None and blocks:  # its own block on d: the timestamp must be after it
                     for bts, brank, owner in q:
                         if owner == mid and brank == BLOCK and ts <= bts:

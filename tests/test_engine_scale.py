@@ -69,6 +69,22 @@ def test_table_probing_rounds_and_tail_agree(batches: list[list[int]], tail: int
         table_module.TAIL, table_module.REHASH_BLOCK = saved
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 40), min_size=1, max_size=12, unique=True), st.integers(0, 31))
+def test_table_race_for_a_slot_goes_to_the_first_in_batch_order(multiples: list[int], home: int) -> None:
+    """Fingerprints of one batch that aim at one home slot race for it round after round:
+    the first in batch order takes each slot, so the ``i``-th lies ``i`` slots after
+    the home, as inserting them one at a time puts them; membership of a batch with
+    repeats is each item's own."""
+    table = FingerprintTable(16)  # 32 slots
+    size = len(table.slots)
+    fps = [m * size + home for m in multiples]
+    table.insert(np.asarray(fps, dtype=np.uint64))
+    assert [int(table.slots[(home + i) % size]) for i in range(len(fps))] == fps
+    probe = np.asarray(fps * 2 + [home + 41 * size], dtype=np.uint64)
+    assert table.contains(probe).tolist() == [True] * (2 * len(fps)) + [False]
+
+
 def test_vectorised_fingerprints_equal_the_scalar_ones() -> None:
     states = [(1, (2, 3)), (), ((0,), frozenset({1, 2})), -5, (1 << 62, -(1 << 40))]
     fps = mix(np.asarray([hash(s) for s in states], dtype=np.int64))

@@ -54,6 +54,10 @@ __all__ = ["CHUNK", "RAW_FRONTIER", "OneProcessLevels", "proviso", "search_level
 CHUNK = 2048
 """States per frontier chunk: the unit of work for a worker and of the merge."""
 
+LEVEL_NEW_PRESIZE = 1 << 22
+"""The most fingerprints the table of a level's new states (for edges that may close a
+cycle) is made for at the level's start; it grows past that as it fills."""
+
 RAW_FRONTIER = 100_000
 """Up to this many states of a level's next frontier stay Python objects; beyond it
 chunks are pickled (compact, but encoding costs a few microseconds per state)."""
@@ -189,7 +193,10 @@ class OneProcessLevels(LevelLoop):
         return self.next_len, self.ledger.stop
 
     def next_level(self) -> None:
-        self.level_new = FingerprintTable(1 << 10) if self.ledger.wants_back_edges else None
+        # room for as many new states as the level has (up to LEVEL_NEW_PRESIZE): growing
+        # it rehashes
+        size = min(max(1 << 10, self.frontier_len), LEVEL_NEW_PRESIZE)
+        self.level_new = FingerprintTable(size) if self.ledger.wants_back_edges else None
         self.frontier.discard()
         if self.at_depth_bound:
             self.next_frontier.discard()

@@ -56,37 +56,41 @@ class FingerprintTable:
         return int(self.slots.nbytes)
 
     def _probe(self, fps: np.ndarray, insert: bool) -> np.ndarray:
-        """Which of ``fps`` (distinct, non-zero) were absent; insert them if asked."""
+        """Which of ``fps`` (non-zero; distinct when inserting) were absent; insert them
+        if asked."""
         slots = self.slots
         mask = np.uint64(len(slots) - 1)
         absent = np.zeros(len(fps), dtype=bool)
         todo = np.arange(len(fps))
-        pos = fps & mask
+        pos = (fps & mask).astype(np.int64)
+        size_mask = int(mask)
         while len(todo):
-            cur = slots[pos.astype(np.int64)]
+            cur = slots[pos]
             want = fps[todo]
             found = cur == want
             empty = cur == 0
             if insert and empty.any():
                 cand = np.flatnonzero(empty)
-                # Several fingerprints may aim at one empty slot: the first in batch order wins.
-                _, first = np.unique(pos[cand], return_index=True)
-                win = cand[first]
-                slots[pos[win].astype(np.int64)] = want[win]
+                # Several fingerprints may aim at one empty slot: the first in batch order
+                # wins (written last, its write stays; read back, the write that stayed
+                # is the one taken whatever the order of writes). The others, distinct
+                # from it, go on to the next slot.
+                at = pos[cand]
+                slots[at[::-1]] = want[cand][::-1]
+                win = cand[slots[at] == want[cand]]
                 absent[todo[win]] = True
-                done = found.copy()
+                done = found
                 done[win] = True
             else:
                 absent[todo[empty]] = True
                 done = found | empty
             keep = ~done
             todo = todo[keep]
-            pos = (pos[keep] + np.uint64(1)) & mask
+            pos = (pos[keep] + 1) & size_mask
             if len(todo) <= TAIL:
                 break
         # The few left sit in long clusters: walk them one by one (each round above costs
         # a dozen array operations whatever its size).
-        size_mask = int(mask)
         for k, p in zip(todo.tolist(), pos.tolist()):
             f = int(fps[k])
             while True:
@@ -106,8 +110,7 @@ class FingerprintTable:
         fps = np.where(fps == 0, np.uint64(1), fps).astype(np.uint64)
         if not len(fps):
             return np.zeros(0, dtype=bool)
-        uniq, inverse = np.unique(fps, return_inverse=True)
-        return ~self._probe(uniq, insert=False)[inverse]
+        return ~self._probe(fps, insert=False)
 
     def insert(self, fps: np.ndarray) -> np.ndarray:
         """Insert a batch; return a mask of the entries that were new.
