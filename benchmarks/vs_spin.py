@@ -226,9 +226,13 @@ def model_text(sends: int, condition_a: bool, expect: str) -> str:
 
 
 def run_ordercheck(model: Path, flags: list[str], work: Path) -> OrdercheckRun:
-    """``python -m ordercheck check --quiet FLAGS MODEL`` as a process of its own."""
+    """``python -m ordercheck check --quiet FLAGS MODEL`` as a process of its own, run in
+    ``work``: ``-m`` puts the working directory first on the module path, and a
+    checkout's root holds an ``ordercheck`` folder, so run from another checkout it would
+    time that checkout's code instead of this interpreter's installed one."""
     record = work / "ordercheck.json"
-    proc = timed([sys.executable, "-m", "ordercheck", "check", "--quiet", "--json", str(record), *flags, str(model)])
+    proc = timed([sys.executable, "-m", "ordercheck", "check", "--quiet", "--json", str(record), *flags, str(model)],
+                 cwd=work)
     if not record.is_file():
         raise RuntimeError(f"ordercheck check exited {proc.code} without a record: {proc.output.strip()}")
     rec = json.loads(record.read_text(encoding="utf-8"))
