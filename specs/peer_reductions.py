@@ -41,7 +41,6 @@ item from *shapes* (:func:`rename`) the spec declares for its own data.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from itertools import permutations
 from typing import Any
@@ -302,40 +301,87 @@ def rename(shape: Shape, value: Any, spec: Any, g: tuple[int, ...]) -> Any:
     raise ValueError(f"unknown shape {shape!r}")
 
 
-_MEMO_LIMIT = 1 << 17
-"""The most entries one renaming memo (:func:`memo_tables`) keeps; a full one starts over."""
+_MEMO_LIMIT = 1 << 19
+"""The most entries all of a spec's renaming memos (:func:`memo_tables`) keep together;
+when they hold that many, every one of them starts over."""
+
+
+class _Shared:
+    """What a spec's renaming memos share: how many entries they hold together, and the
+    memos themselves (plain dicts, to empty them all at once). Nothing here refers back
+    to the tables, so the memos form no reference cycle: the collector never has to
+    scan them for the memory to be freed."""
+
+    __slots__ = ("count", "memos")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.memos: list[dict] = []
+
+
+class _Tables(dict):
+    """The memos of one renaming by kind of part, each a plain dict made on first use."""
+
+    __slots__ = ("shared",)
+
+    def __init__(self, shared: _Shared) -> None:
+        super().__init__()
+        self.shared = shared
+
+    def __missing__(self, what: str) -> dict:
+        memo: dict = {}
+        self[what] = memo
+        self.shared.memos.append(memo)
+        return memo
+
+
+class _ByPerm(dict):
+    """A spec's renaming memos: the :class:`_Tables` of each renaming, and what they share."""
+
+    __slots__ = ("shared",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shared = _Shared()
 
 
 def memo_tables(spec: Any, g: tuple[int, ...]) -> dict[str, dict]:
     """The memos of ``spec`` for renaming by ``g``, one per kind of part: a dict from a
     part to its renaming. States share most of their parts (a message in transit, a
     peer's clock, the history), and hashing a part is much cheaper than renaming it
-    again; one dict per kind of part and renaming, so a lookup hashes the part alone."""
+    again; one dict per kind of part and renaming, so a lookup hashes the part alone.
+    All of a spec's memos together keep at most ``_MEMO_LIMIT`` entries (:func:`remember`)."""
     by_perm = spec.__dict__.get("_rename_memo")
     if by_perm is None:
-        by_perm = spec.__dict__["_rename_memo"] = {}
+        by_perm = spec.__dict__["_rename_memo"] = _ByPerm()
     tables = by_perm.get(g)
     if tables is None:
-        tables = by_perm[g] = defaultdict(dict)
+        tables = by_perm[g] = _Tables(by_perm.shared)
     return tables
 
 
-def remember(table: dict, value: Any, out: Any) -> Any:
-    """``out``, stored in ``table`` as the renaming of ``value`` (the table emptied
-    first when it holds ``_MEMO_LIMIT`` entries)."""
-    if len(table) >= _MEMO_LIMIT:
-        table.clear()
+def remember(tables: Any, table: dict, value: Any, out: Any) -> Any:
+    """``out``, stored in ``table`` (one of the memos ``tables`` of :func:`memo_tables`)
+    as the renaming of ``value``; every memo of the spec is emptied first when together
+    they hold ``_MEMO_LIMIT`` entries."""
+    shared = tables.shared
+    if shared.count >= _MEMO_LIMIT:
+        for memo in shared.memos:
+            memo.clear()
+        shared.count = 0
     table[value] = out
+    shared.count += 1
     return out
 
 
 def renamed(spec: Any, what: str, value: Any, g: tuple[int, ...], fn: Callable[[Any], Any]) -> Any:
     """``fn(value)``, the renaming of ``value`` by ``g``, memoised in ``spec``'s
     :func:`memo_tables` for ``g``, under ``what``."""
-    table = memo_tables(spec, g)[what]
+    tables = memo_tables(spec, g)
+    table = tables[what]
     out = table.get(value)
     if out is None:
-        out = remember(table, value, fn(value))
+        out = remember(tables, table, value, fn(value))
     return out
 
 
@@ -360,10 +406,10 @@ def rename_chans(spec: Any, chans: tuple, g: tuple[int, ...], wire: Shape, table
             (s, d), msgs = channel
             ms = tuple(rename(wire, m, spec, g) for m in msgs)
             key = (g[s] if s < n else s, g[d] if d < n else d)
-            one = remember(table, channel, (key, ms if ordered else tuple(sorted(ms))))
+            one = remember(tables, table, channel, (key, ms if ordered else tuple(sorted(ms))))
         fresh.append(one)
     fresh.sort()
-    return remember(whole, chans, tuple(fresh))
+    return remember(tables, whole, chans, tuple(fresh))
 
 
 def rename_common(
@@ -377,12 +423,12 @@ def rename_common(
     ghost = state[ghost_at]
     table = tables["ghost"]
     new = table.get(ghost)
-    out[ghost_at] = new if new is not None else remember(table, ghost, _rename_ghost(spec, ghost, g, tables))
+    out[ghost_at] = new if new is not None else remember(tables, table, ghost, _rename_ghost(spec, ghost, g, tables))
     know = state[know_at]
     table = tables["know"]
     new = table.get(know)
     if new is None:
-        new = remember(table, know, spec.perm_vector(tuple(spec.perm_mids(k, g) for k in know), g))
+        new = remember(tables, table, know, spec.perm_vector(tuple(spec.perm_mids(k, g) for k in know), g))
     out[know_at] = new
     return out
 
@@ -401,11 +447,11 @@ def _rename_ghost(spec: Any, ghost: tuple, g: tuple[int, ...], tables: Any) -> t
         q = g[p]
         box = sent_table.get(sent[p])
         if box is None:
-            box = remember(sent_table, sent[p], _one_ghost(spec, (sent[p],), ((),), p, g)[0][0])
+            box = remember(tables, sent_table, sent[p], _one_ghost(spec, (sent[p],), ((),), p, g)[0][0])
         nsent[q] = box
         log = log_table.get(logs[p])
         if log is None:
-            log = remember(log_table, logs[p], _one_ghost(spec, ((),), (logs[p],), p, g)[1][0])
+            log = remember(tables, log_table, logs[p], _one_ghost(spec, ((),), (logs[p],), p, g)[1][0])
         nlogs[q] = log
     return (tuple(nsent), tuple(nlogs))
 
@@ -437,6 +483,6 @@ def rename_by_peer(
     for p, x in enumerate(values):
         one = table.get(x)
         if one is None:
-            one = remember(table, x, rename(shape, x, spec, g))
+            one = remember(tables, table, x, rename(shape, x, spec, g))
         fresh[g[p]] = one
-    return remember(whole, values, tuple(fresh))
+    return remember(tables, whole, values, tuple(fresh))

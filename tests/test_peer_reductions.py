@@ -311,11 +311,14 @@ def test_memoised_renaming_is_the_fresh_one(spec: str, constants: dict, monkeypa
         for g in group:
             s.__dict__.pop("_rename_memo", None)
             fresh[state, g] = s.permute(state, g)
-    for limit in (pr._MEMO_LIMIT, 1):
+    for limit in (pr._MEMO_LIMIT, 50, 1):
         monkeypatch.setattr(pr, "_MEMO_LIMIT", limit)
         s.__dict__.pop("_rename_memo", None)
         for _round in range(2):  # cold, then warm
             assert all(s.permute(state, g) == fresh[state, g] for state in states for g in group)
+            # all of the spec's memos together, over every renaming and kind of part, stay bounded
+            held = sum(len(m) for tables in s.__dict__["_rename_memo"].values() for m in tables.values())
+            assert held <= limit
     assert any(fresh[state, g] != state for state in states for g in group)
 
 
