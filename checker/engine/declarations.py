@@ -10,7 +10,12 @@ engine notices, while it searches a spec that declares ``acyclic`` (or for an
 edge to a state visited before the level it leads to, i.e. at the depth of its source
 or shallower, at the depth bound too (``maybe_cyclic`` of the search's outcome). Such an edge need not close one (two runs of different
 lengths can meet in a state), so when a spec declaring ``acyclic`` has one,
-:func:`check_acyclic` searches its state graph depth first for a cycle
+:func:`check_acyclic` decides whether the graph the search explored has a cycle. The
+one-process search logged that graph's edges (:mod:`ordercheck.checker.engine.edges`): when
+it has no cycle, the declaration is confirmed as it would have been had no such edge
+been met (that graph is the one the verdicts rest on). Otherwise (a cycle in the log,
+or no log to decide from: shard workers, Spark, a resumed search, a log the memory
+budget dropped) it searches the state graph depth first for a cycle
 (:func:`find_cycle`): without partial-order reduction, so over every edge the search
 could have taken, with states identified as the search identified them (canonical
 under its symmetry group), within a time and memory budget of its own. A cycle found
@@ -174,6 +179,11 @@ def check_acyclic(model: Any, outcome: Any, group: Sequence[tuple[int, ...]], bo
     """Check the ``acyclic`` declaration of ``model``'s spec after a search whose
     ``outcome`` noticed an edge that can close a cycle (``outcome.maybe_cyclic``).
 
+    A complete search whose logged graph (``outcome.edges``, an
+    :class:`~ordercheck.checker.engine.edges.EdgeLog`) has no cycle confirms the declaration
+    at once: that graph is the one the search explored, in which meeting no such edge
+    would have confirmed it too. Otherwise the state graph is searched for a cycle:
+
     Raises :class:`~ordercheck.checker.api.errors.InputError` naming the cycle when the spec
     declares ``acyclic`` and has one (a cycle found up to the symmetry ``group`` is
     searched for again without it, and a concrete one named). When it has none, clears
@@ -199,6 +209,11 @@ def check_acyclic(model: Any, outcome: Any, group: Sequence[tuple[int, ...]], bo
         return None
     from ordercheck.checker.engine.budget import MemoryBudget, default_limit
 
+    edges, outcome.edges = getattr(outcome, "edges", None), None  # decided once, then freed
+    if edges is not None and outcome.complete and edges.acyclic(len(outcome.store)):
+        outcome.maybe_cyclic = False  # the graph searched has no cycle (ordercheck.checker.engine.edges)
+        return None
+    del edges
     if budget is None:
         budget = MemoryBudget(default_limit())
     limit = None if outcome.complete else 4 * len(outcome.store) + 1000  # a cut search may have an infinite graph

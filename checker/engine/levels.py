@@ -41,6 +41,7 @@ from ordercheck.checker.api.errors import SpecError
 from ordercheck.checker.api.spec import Property, Spec
 from ordercheck.checker.engine import interrupts, rules
 from ordercheck.checker.engine.checkpoints import restore
+from ordercheck.checker.engine.edges import EdgeLog
 from ordercheck.checker.engine.fingerprint import check_vocabulary
 from ordercheck.checker.engine.frontier import Frontier, decode
 from ordercheck.checker.engine.loop import LevelLoop
@@ -108,6 +109,11 @@ class OneProcessLevels(LevelLoop):
         self.outcome.store = self.store
         self.level_new: FingerprintTable | None = FingerprintTable(1 << 10) if self.ledger.wants_back_edges else None
         self.vocabulary_checks = rules.VOCABULARY_CHECKS
+        # the graph searched, for the check of an acyclic declaration (ordercheck.checker.engine.edges)
+        self.edges: EdgeLog | None = None
+        if self.spec.acyclic and self.ledger.track_cycles:
+            self.edges = EdgeLog(self.budget.reserve if self.budget is not None else None)
+        self.outcome.edges = self.edges
 
     def new_frontier(self) -> Frontier:
         """An empty frontier for a level."""
@@ -125,6 +131,8 @@ class OneProcessLevels(LevelLoop):
         store = self.store
         for fp, position in zip(fps.tolist(), positions.tolist()):
             store.add(fp, -1, position)
+        if self.edges is not None:
+            self.edges.add_states(fps)
         for i in range(0, len(level), CHUNK):
             self.frontier.append(level[i : i + CHUNK])
         self.frontier.seal()
@@ -133,6 +141,7 @@ class OneProcessLevels(LevelLoop):
     def restore(self, fps: np.ndarray, parents: np.ndarray, actions: np.ndarray, frontier: Any) -> None:
         assert self.ckpt is not None
         restore(self.store, fps, parents, actions, self.ckpt)
+        self.edges = self.outcome.edges = None  # the levels before the checkpoint took edges not logged
         self.frontier = frontier
         self.frontier_len = len(frontier)
 
@@ -254,7 +263,9 @@ class OneProcessLevels(LevelLoop):
         """Insert a chunk's successors into the store in order: the positions (among
         them) of the new states. At the depth bound nothing is stored: a successor not
         visited sets the bound. Notes an edge that may close a cycle."""
-        store, ledger = self.store, self.ledger
+        store, ledger, edges = self.store, self.ledger, self.edges
+        if edges is not None:
+            edges.add_edges(parents, fps)
         if ledger.at_depth_bound:
             if len(fps):
                 known = store.table.contains(fps)
@@ -267,6 +278,8 @@ class OneProcessLevels(LevelLoop):
         self.mark.reserve(len(fps))
         new = store.add_batch(fps, parents, pos)
         self.mark.add(fps[new])
+        if edges is not None:
+            edges.add_states(fps[new])
         level_new = self.level_new
         if level_new is not None and ledger.wants_back_edges:
             fresh = np.zeros(len(fps), dtype=bool)

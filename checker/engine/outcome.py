@@ -56,6 +56,7 @@ class SearchOutcome:
     complete: bool = True
     maybe_cyclic: bool = False  # an edge leads back to a level at or above its source
     fired: dict[str, int] | None = None  # transitions generated per action name; None: not recorded
+    edges: Any = None  # the graph searched (an ordercheck.checker.engine.edges.EdgeLog), where the engine kept it
 
     @property
     def distinct_states(self) -> int:

@@ -1,0 +1,150 @@
+"""The edges a one-process search took, kept so that a spec's ``acyclic`` declaration
+is decided on the graph the search explored instead of by walking a graph again.
+
+The check of the declaration (:func:`ordercheck.checker.engine.declarations.check_acyclic`)
+starts when the search met an edge that *can* close a cycle (to a state visited at its
+source's depth or shallower). Most such edges close none: two runs of different lengths
+meet in a state (a hold-back peer that takes a message into its hold-back queue and
+delivers it later, or delivers it at once). Where the one-process search kept its
+edges, whether the graph it explored has a cycle is decided from them by peeling
+states with no edge left into them (Kahn's topological order, in array steps): the
+graph has a cycle exactly when some state is never peeled. That graph is the one every
+verdict of the search rests on (the reduced graph under partial-order reduction, whose
+states are orbits under symmetry), and the same graph in which the absence of such an
+edge already confirms the declaration; so an acyclic answer here confirms it as that
+absence would, and only a graph with a cycle is walked again, depth first, to name a
+cycle of the spec (:func:`~ordercheck.checker.engine.declarations.find_cycle`).
+
+The log holds each state's fingerprint by state number, and each edge as its source's
+number and its target's fingerprint: 8 bytes a state and 12 an edge. It grows within
+the run's memory budget and is dropped, not the search stopped, when the budget would
+be passed (the check then walks the graph as before); a resumed search has no log of
+the levels before its checkpoint, and so none at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ordercheck.checker.engine.budget import MemoryBoundReached
+from ordercheck.checker.engine.table import GrowArray
+
+__all__ = ["EdgeLog", "has_cycle"]
+
+
+class EdgeLog:
+    """The states (fingerprints, by state number) and edges (source number, target
+    fingerprint) of a search, in the order it stored and took them. ``reserve(bytes)``,
+    when given, is asked before each growth and may raise
+    :class:`~ordercheck.checker.engine.budget.MemoryBoundReached`: the log is then dropped
+    (:attr:`kept` is false) and the search goes on."""
+
+    def __init__(self, reserve: Callable[[int], None] | None = None) -> None:
+        self.reserve = reserve
+        self.nodes: GrowArray | None = GrowArray(np.uint64, 1 << 12)
+        self.sources: GrowArray | None = GrowArray(np.int32, 1 << 12)
+        self.targets: GrowArray | None = GrowArray(np.uint64, 1 << 12)
+        self.edges = 0
+
+    @property
+    def kept(self) -> bool:
+        """Whether the log still holds every state and edge added (not dropped)."""
+        return self.nodes is not None
+
+    def drop(self) -> None:
+        """Forget everything: the log can no longer decide anything."""
+        self.nodes = self.sources = self.targets = None
+
+    def add_states(self, fps: np.ndarray) -> None:
+        """The search numbered these states next, in this order."""
+        if self.nodes is not None:
+            self._grow(self.nodes, fps)
+
+    def add_edges(self, sources: np.ndarray, fps: np.ndarray) -> None:
+        """Edges from the states numbered ``sources`` to the states of fingerprints
+        ``fps`` (one each, stored before or among the states added with them)."""
+        if self.sources is None or self.targets is None:
+            return
+        self._grow(self.sources, sources)
+        if self.targets is not None:
+            self._grow(self.targets, fps)
+        self.edges += len(fps)
+
+    def _grow(self, array: GrowArray, values: np.ndarray) -> None:
+        need = len(array) + len(values)
+        if need > len(array.buf) and self.reserve is not None:
+            try:
+                self.reserve(2 * need * array.buf.itemsize)  # the grown array, and room to decide later
+            except MemoryBoundReached:
+                self.drop()
+                return
+        array.extend(values)
+
+    def nbytes(self) -> int:
+        """The bytes the log holds."""
+        if self.nodes is None or self.sources is None or self.targets is None:
+            return 0
+        return self.nodes.nbytes + self.sources.nbytes + self.targets.nbytes
+
+    def acyclic(self, states: int) -> bool | None:
+        """Whether the logged graph of ``states`` states is acyclic; ``None`` when the log
+        cannot tell (dropped, holding another number of states, an edge to a state not
+        logged, or no memory to decide in)."""
+        if self.nodes is None or self.sources is None or self.targets is None or len(self.nodes) != states:
+            return None
+        if len(self.sources) != len(self.targets):
+            return None
+        try:
+            if self.reserve is not None:
+                self.reserve(40 * (len(self.nodes) + len(self.targets)))  # has_cycle's arrays, at most
+            found = has_cycle(self.nodes.view(), self.sources.view(), self.targets.view())
+        except MemoryError:  # the budget's refusal included: the graph is walked instead
+            return None
+        return None if found is None else not found
+
+
+def has_cycle(nodes: np.ndarray, sources: np.ndarray, targets: np.ndarray) -> bool | None:
+    """Whether the directed graph has a cycle: its states are numbered by their position
+    in ``nodes`` (distinct fingerprints), its edges go from state ``sources[i]`` to the
+    state of fingerprint ``targets[i]``. ``None`` when a target is not among ``nodes``.
+
+    States with no edge left into them are removed round by round, with their edges; a
+    cycle keeps its states from ever being removed, and a graph without one loses every
+    state (in as many rounds as its longest path has states)."""
+    n = len(nodes)
+    if not len(targets):
+        return False
+    order = np.argsort(nodes)
+    ranked = nodes[order]
+    at = np.searchsorted(ranked, targets)
+    at[at == n] = 0
+    if not np.array_equal(ranked[at], targets):
+        return None
+    dest = order[at]
+    del ranked, at
+    src = sources.astype(np.int64, copy=False)
+    if bool((src == dest).any()):
+        return True  # a step that returns to its own state
+    by_source = np.argsort(src, kind="stable")
+    dest = dest[by_source]  # the edges grouped by source
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=starts[1:])
+    del by_source
+    indegree = np.bincount(dest, minlength=n)
+    ready = np.flatnonzero(indegree == 0)
+    removed = 0
+    while ready.size:
+        removed += ready.size
+        first = starts[ready]
+        counts = starts[ready + 1] - first
+        total = int(counts.sum())
+        if not total:
+            break
+        # the positions of the ready states' edges: first .. first + count - 1 for each
+        offsets = np.repeat(first - (np.cumsum(counts) - counts), counts) + np.arange(total)
+        hit, times = np.unique(dest[offsets], return_counts=True)
+        indegree[hit] -= times
+        ready = hit[indegree[hit] == 0]
+    return removed != n
