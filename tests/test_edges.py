@@ -146,3 +146,9 @@ def test_a_resumed_search_has_no_log_and_searches_for_cycles(monkeypatch, tmp_pa
     again = check_model(model, replace(opts, resume=True))
     assert calls == [1]  # the levels before the checkpoint are not in any log
     assert verdicts(again) == verdicts(whole) and again.stats.distinct_states == whole.stats.distinct_states
+
+
+def test_has_cycle_refuses_a_source_not_among_the_states():
+    fps, sources, targets = logged(4, [(0, 1), (1, 2)], 6)
+    assert has_cycle(fps, np.asarray([0, 4], dtype=np.int32), targets) is None
+    assert has_cycle(fps, np.asarray([0, -1], dtype=np.int32), targets) is None

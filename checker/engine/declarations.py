@@ -205,11 +205,11 @@ def check_acyclic(model: Any, outcome: Any, group: Sequence[tuple[int, ...]], bo
     shown by a witness).
     """
     spec = model.spec
+    edges, outcome.edges = getattr(outcome, "edges", None), None  # read here once, then freed
     if not spec.acyclic or not outcome.maybe_cyclic or outcome.bound == "memory":
         return None
     from ordercheck.checker.engine.budget import MemoryBudget, default_limit
 
-    edges, outcome.edges = getattr(outcome, "edges", None), None  # decided once, then freed
     if edges is not None and outcome.complete and edges.acyclic(len(outcome.store)):
         outcome.maybe_cyclic = False  # the graph searched has no cycle (ordercheck.checker.engine.edges)
         return None

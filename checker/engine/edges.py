@@ -108,7 +108,8 @@ class EdgeLog:
 def has_cycle(nodes: np.ndarray, sources: np.ndarray, targets: np.ndarray) -> bool | None:
     """Whether the directed graph has a cycle: its states are numbered by their position
     in ``nodes`` (distinct fingerprints), its edges go from state ``sources[i]`` to the
-    state of fingerprint ``targets[i]``. ``None`` when a target is not among ``nodes``.
+    state of fingerprint ``targets[i]``. ``None`` when a target is not among ``nodes``, or
+    a source not among their numbers.
 
     States with no edge left into them are removed round by round, with their edges; a
     cycle keeps its states from ever being removed, and a graph without one loses every
@@ -125,6 +126,8 @@ def has_cycle(nodes: np.ndarray, sources: np.ndarray, targets: np.ndarray) -> bo
     dest = order[at]
     del ranked, at
     src = sources.astype(np.int64, copy=False)
+    if int(src.min()) < 0 or int(src.max()) >= n:
+        return None  # a source not among the states
     if bool((src == dest).any()):
         return True  # a step that returns to its own state
     by_source = np.argsort(src, kind="stable")
