@@ -307,7 +307,14 @@ class PeerSpec(Spec, PartialOrder, Rendering):
     """Processes beyond the peers (numbered from ``peers`` on), e.g. a sequencer."""
     symmetry_breaker: ClassVar[str] = ""
     """What in the spec's rules orders peers by id (so renaming peers changes its runs),
-    as a phrase following the spec's name; empty when nothing does."""
+    as a phrase following the spec's name; empty when nothing does. A spec where that
+    rule is a constant's choice says so in :meth:`symmetry_broken_by`."""
+
+    def symmetry_broken_by(self) -> str:
+        """What in this configuration's rules orders peers by id: :attr:`symmetry_breaker`,
+        unless the spec overrides this for a configuration whose rules do not (Lamport
+        and Skeen with ``tiebreak_by_sender`` off). Empty when nothing does."""
+        return self.symmetry_breaker
 
     @property
     def reduction_bits(self) -> Any:
@@ -379,15 +386,16 @@ class PeerSpec(Spec, PartialOrder, Rendering):
 
     def config_symmetry(self, shapes_declared: bool) -> list[tuple[int, ...]]:
         """The peer renamings that map this configuration to itself, unless the spec
-        breaks symmetry (:attr:`symmetry_breaker`) or declares no shapes to rename by."""
-        if self.symmetry_breaker or not shapes_declared:
+        breaks symmetry (:meth:`symmetry_broken_by`) or declares no shapes to rename by."""
+        if self.symmetry_broken_by() or not shapes_declared:
             return []
         return config_symmetries(self, MAX_SYMMETRIC_PEERS)
 
     def channel_symmetry_refusal(self, shapes_declared: bool) -> str:
         """The phrase :meth:`~ordercheck.checker.Symmetry.symmetry_refusal` gives for a channel spec."""
-        if self.symmetry_breaker:
-            return f"{self.name} {self.symmetry_breaker}, so renaming peers changes its runs"
+        breaker = self.symmetry_broken_by()
+        if breaker:
+            return f"{self.name} {breaker}, so renaming peers changes its runs"
         if not shapes_declared:
             return f"{self.name} declares no shapes to rename peers in its state by"
         if self.peers > MAX_SYMMETRIC_PEERS:

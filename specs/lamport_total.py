@@ -100,7 +100,7 @@ class LamportTotal(AsyncPeerSpec):
         Constant("discard_duplicates", bool, True, "ignore a copy of a broadcast already received", ablation=True),
     )
 
-    # Reductions: every own item is split by peer. Symmetry is broken by the tie-break.
+    # Reductions: every own item is split by peer. Symmetry is broken by the tie-break (when on).
     acyclic = True  # every step takes a message off a channel, delivers, or sends one of a bounded number
     # Each peer keeps taking what arrives and delivering what it may; sending, signals and
     # channel faults are never obligations.
@@ -109,6 +109,14 @@ class LamportTotal(AsyncPeerSpec):
                   ("byp", ("byp", None)))
     wire_shape = ("tuple", None, "mid", None)
     symmetry_breaker = "orders equal timestamps by process id"
+
+    def symmetry_broken_by(self) -> str:
+        """Only the tie-break orders peers by id. Without it every rule compares
+        timestamps alone: the heads are every entry of the smallest timestamp (a set,
+        whatever order the renamed queue sorts them in), acknowledgements and latest
+        timestamps are kept per peer and read for every other peer alike, and settled
+        deliveries (which compare ``(timestamp, sender)``) are not used."""
+        return self.symmetry_breaker if self.tiebreak_by_sender else ""
 
     def later_sends(self, state: tuple, p: int) -> int:
         # A broadcast, or acknowledgements to everyone for a message still to come to p.

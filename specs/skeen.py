@@ -102,7 +102,7 @@ class Skeen(AsyncPeerSpec):
     """Constants that only shape an ablation (what ``take_max = false`` takes instead)."""
 
     # Reductions: every own item is split by peer (a proposal is a message to the sender,
-    # the collected ones the sender's own). Symmetry is broken by the delivery tie-break.
+    # the collected ones the sender's own). Symmetry is broken by the delivery tie-break (when on).
     acyclic = True  # every step takes a message off a channel, delivers, or sends one of a bounded number
     # Each peer keeps answering, collecting, finalising and delivering; sending, signals
     # and channel faults are never obligations.
@@ -111,6 +111,14 @@ class Skeen(AsyncPeerSpec):
                   ("byp", ("sorted", ("tuple", None, "mid", None))))
     wire_shape = ("tuple", None, "mid", None)
     symmetry_breaker = "delivers equal final timestamps in message-id order, the lower peer's first"
+
+    def symmetry_broken_by(self) -> str:
+        """Only the tie-break orders peers by id. Without it every rule compares
+        timestamps alone: a peer may deliver any deliverable entry of the smallest final
+        timestamp (a set, whatever order the renamed queue sorts them in); proposals are
+        clock values, the final one their maximum (or minimum, or the first to arrive);
+        and settled deliveries are not used."""
+        return self.symmetry_breaker if self.tiebreak_by_sender else ""
 
     def later_sends(self, state: tuple, p: int) -> int:
         # Its messages, proposals to those who message it, finals to its messages' destinations.

@@ -40,6 +40,7 @@ from ordercheck.checker.engine.fingerprint import fingerprint
 from ordercheck.checker.engine.reduce import Expander, Reductions, plan
 from ordercheck.checker.engine.run import Options, check_model
 from ordercheck.checker.loading.modelfile import load_model, model_from_dict
+from ordercheck.specs.base import PeerSpec
 from tests.toyspecs import (
     Blinker,
     Flicker,
@@ -591,6 +592,10 @@ SYMMETRIC = {
     "bss": "bss-3",
     "matrix": "matrix-3-multicast",
     "ses": "ses-3-multicast",
+    "lamport_total": {"spec": "lamport_total",
+                      "constants": {"peers": 3, "sends": 1, "signals": 1, "tiebreak_by_sender": False}},
+    "skeen": {"spec": "skeen", "constants": {"peers": 3, "script": {"a": ["bc"], "b": ["ac"], "c": ["ab"]},
+                                             "signals": 1, "tiebreak_by_sender": False}},
 }
 """One configuration with a symmetry group for every built-in spec that declares
 symmetries (a model file, or a model's fields)."""
@@ -608,11 +613,12 @@ def builtin_spec_classes() -> dict[str, type]:
 
 def test_every_symmetric_builtin_spec_is_covered():
     """A built-in spec that can declare symmetries is in :data:`SYMMETRIC`, unless it
-    breaks symmetry on purpose (and then declares none, whatever its constants)."""
+    breaks symmetry on purpose whatever its constants (and then declares none). A spec
+    whose id order is a constant's choice (Lamport, Skeen) is in it, with the choice off."""
     for name, cls in builtin_spec_classes().items():
         if not issubclass(cls, Symmetry) or cls.symmetries is Symmetry.symmetries:
             continue
-        if getattr(cls, "symmetry_breaker", ""):
+        if getattr(cls, "symmetry_breaker", "") and cls.symmetry_broken_by is PeerSpec.symmetry_broken_by:
             assert name not in SYMMETRIC
             continue
         assert name in SYMMETRIC, f"{name} declares symmetries: add a configuration with a group to SYMMETRIC"
@@ -661,6 +667,33 @@ def test_canonical_fingerprint_is_the_least_over_every_permutation(name):
     assert moved  # some sampled state's least renaming is not itself: the test can fail
 
 
+@pytest.mark.parametrize("name, models", [
+    ("lamport_total", [{"fifo_links": False}, {"rule": "later_timestamp"}, {"duplicates": 1, "discard_duplicates": False}]),
+    ("skeen", [{"channel": "unordered"}, {"take_max": False, "mutant_final": "first"},
+               {"wait_for_undeliverable": False}]),
+])
+def test_symmetry_without_the_tiebreak_keeps_every_verdict(name, models):
+    """Lamport and Skeen rename peers when ``tiebreak_by_sender`` is off (only the
+    tie-break compares peer ids): on small configurations with ablations and faults, the
+    run reduced by symmetry stores fewer states, passes ``--check-reductions`` (every
+    state's renamed successors against its successors renamed) and gives every verdict
+    of the run without symmetry. With the tie-break on, no renaming is declared."""
+    base = {"lamport_total": {"peers": 2, "sends": 1},
+            "skeen": {"peers": 3, "script": {"a": ["bc"], "b": ["ac"]}}}[name]
+    for extra in [{}, *models]:
+        model = model_from_dict({"spec": name, "constants": {**base, "tiebreak_by_sender": False, **extra}},
+                                f"{name}.toml")
+        assert model.spec.symmetries(), extra
+        everything = replace(QUIET, stop_when_decided=False)
+        renamed = check_model(model, replace(everything, check_reductions=True))
+        plain = check_model(model, replace(everything, symmetry=False))
+        assert renamed.reductions["symmetry"] and not plain.reductions["symmetry"]
+        assert verdicts(renamed) == verdicts(plain), extra
+        assert renamed.stats.distinct_states < plain.stats.distinct_states, extra
+    tied = model_from_dict({"spec": name, "constants": base}, f"{name}.toml")
+    assert tied.spec.symmetries() == []
+
+
 # -- --check-reductions -------------------------------------------------------------------
 
 CHECKED = {
@@ -669,13 +702,13 @@ CHECKED = {
     "bus1_impl": ["bus1-impl-unicast"],
     "bus1_refinement": ["bus1-impl-refines-handle"],
     "fifo": ["fifo-2"],
-    "lamport_total": ["lamport-3", "lamport-2"],
+    "lamport_total": ["lamport-3", "lamport-2", "lamport-mutant-no-tiebreak"],
     "matrix": ["matrix-3", "matrix-3-multicast"],
     "restart_clocks": ["restart-count"],
     "retransmit": ["retransmit-weak"],
     "sequencer": ["sequencer-mutant-own-delivery"],
     "ses": ["ses-3", "ses-3-multicast"],
-    "skeen": ["skeen-4", "skeen-2-lossy"],
+    "skeen": ["skeen-4", "skeen-2-lossy", "skeen-mutant-no-tiebreak"],
     "synchronous": ["synchronous-3"],
 }
 """Small models of every built-in spec, together covering each reduction its specs use:
