@@ -1,27 +1,38 @@
-"""The edges a one-process search took, kept so that a spec's ``acyclic`` declaration
-is decided on the graph the search explored instead of by walking a graph again.
+"""The edges a local search took (one process, or shard workers), kept so that a spec's
+``acyclic`` declaration is decided on the graph the search explored instead of by
+walking a graph again.
 
 The check of the declaration (:func:`ordercheck.checker.engine.declarations.check_acyclic`)
 starts when the search met an edge that *can* close a cycle (to a state visited at its
 source's depth or shallower). Most such edges close none: two runs of different lengths
 meet in a state (a hold-back peer that takes a message into its hold-back queue and
-delivers it later, or delivers it at once). Where the one-process search kept its
-edges, whether the graph it explored has a cycle is decided from them by peeling
-states with no edge left into them (Kahn's topological order, in array steps): the
-graph has a cycle exactly when some state is never peeled. That graph is the one every
-verdict of the search rests on (the reduced graph under partial-order reduction, whose
-states are orbits under symmetry), and the same graph in which the absence of such an
-edge already confirms the declaration; so an acyclic answer here confirms it as that
+delivers it later, or delivers it at once). Where the search kept its edges, whether
+the graph it explored has a cycle is decided from them by peeling states with no edge
+left into them (Kahn's topological order, in array steps): the graph has a cycle
+exactly when some state is never peeled. That graph is the one every verdict of the
+search rests on (the reduced graph under partial-order reduction, whose states are
+orbits under symmetry), and the same graph in which the absence of such an edge
+already confirms the declaration; so an acyclic answer here confirms it as that
 absence would, and only a graph with a cycle is walked again, depth first, to name a
 cycle of the spec (:func:`~ordercheck.checker.engine.declarations.find_cycle`).
 
-The log holds each state's fingerprint by state number, and each edge as its source's
-number and its target's fingerprint: 8 bytes a state and 12 an edge. It grows within
-the run's memory budget and is dropped, not the search stopped, when the budget would
-be passed (the check then walks the graph as before); a resumed search has no log of
-the levels before its checkpoint, and so none at all.
-"""
+The one-process log holds each state's fingerprint by state number, and each edge as
+its source's number and its target's fingerprint: 8 bytes a state and 12 an edge. It
+grows within the run's memory budget and is dropped, not the search stopped, when the
+budget would be passed (the check then walks the graph as before); a resumed search
+has no log of the levels before its checkpoint, and so none at all.
 
+With shard workers (:mod:`ordercheck.checker.engine.shards`) each worker keeps a
+*numbered* log: the states it stores, with their numbers (16 bytes a state), and the
+edges its expansions take, whatever worker owns their targets (12 bytes an edge), so
+that every state and every edge is in exactly one worker's log. The main process asks
+the budget for the logs' growth before each level's commit, and where it refuses, the
+workers drop their logs (:mod:`ordercheck.checker.engine.sharded`). After a complete search
+that the check will read them for, it gathers them into one log
+(:meth:`EdgeLog.joined`), whose states are put in the order of their numbers
+(:func:`by_number`) before they are peeled as one process's are; a resumed sharded
+search keeps none either.
+"""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence

@@ -32,6 +32,15 @@ engine, so a run resumes with any number of workers. The parent links of states
 restored from a checkpoint are spread over the workers by number; a trace is rebuilt
 by asking every worker for the links of a set of numbers, one step at a time.
 
+For a spec that declares ``acyclic``, the workers log the states they store and the
+edges they take (:mod:`ordercheck.checker.engine.edges`). Before each commit the growth of
+their logs is asked of the budget with that of their tables; refused, the workers drop
+their logs at the commit and the search goes on (a resumed search keeps none). After
+a complete search that noticed an edge that can close a cycle, and only then, the
+logs are gathered (:meth:`ShardedLevels.gather_log`) into the outcome's ``edges``,
+from which :func:`~ordercheck.checker.engine.declarations.check_acyclic` decides the
+declaration as from one process's log.
+
 The workers keep the level's states, so they spill them: with a spill directory each
 worker's share of every level goes to files of its own there; without one, a share of
 more than its part of :data:`~ordercheck.checker.engine.loop.SPILL_AFTER` (the threshold over the

@@ -37,6 +37,16 @@ new states are kept (*commit*): owners store theirs with numbers and parent link
 generators hold theirs as their share of the next level, and a worker holding more
 than its share ships the excess (the one time states cross between workers).
 
+For a spec that declares ``acyclic`` (where the search notices edges that can close a
+cycle), a worker also keeps an edge log (:class:`~ordercheck.checker.engine.edges.EdgeLog`,
+numbered): at the commit, the states it stores, with their numbers, and the edges it
+took in the level (each successor it generated, and those a full expansion of the
+proviso added, as the parent's number and the successor's fingerprint, at the depth
+bound too). It reports the bytes the log will grow by with the level; the main process
+tells it at the commit whether to log the level or to drop the log (its memory budget
+refused the growth), and asks for the log (:class:`~ordercheck.checker.engine.messages.Log`)
+after the search. Shards restored from a checkpoint keep no log.
+
 A share is a :class:`~ordercheck.checker.engine.frontier.RankedFrontier`: chunks of states with
 their ranks, as objects up to :data:`RAW_STATES`, then encoded, and past the threshold
 of :class:`Spill` in a file of the worker's own in the spill directory (read back chunk
