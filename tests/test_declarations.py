@@ -254,9 +254,10 @@ def test_edges_are_tracked_only_where_something_reads_them(workers):
 def test_an_undecided_acyclic_declaration_leaves_no_holds(monkeypatch, workers):
     """When the cycle search stops before it decides, no verdict rests on the declaration:
     every holds not shown by a witness is unknown (exit 3), with the reason; a witness
-    and a violation stand. (It used to warn and keep "holds", exit 0.) The one-process
-    search's edge log, which decides these graphs without the cycle search, is told to
-    decide nothing, as where the budget dropped it."""
+    and a violation stand. (It used to warn and keep "holds", exit 0.) The edge log
+    (one process's, or the shard workers' gathered into one), which decides these
+    graphs without the cycle search, is told to decide nothing, as where the budget
+    dropped it."""
     from ordercheck.checker.engine import declarations
 
     monkeypatch.setattr(EdgeLog, "acyclic", lambda self, states: None)

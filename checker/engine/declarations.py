@@ -11,11 +11,12 @@ edge to a state visited before the level it leads to, i.e. at the depth of its s
 or shallower, at the depth bound too (``maybe_cyclic`` of the search's outcome). Such an edge need not close one (two runs of different
 lengths can meet in a state), so when a spec declaring ``acyclic`` has one,
 :func:`check_acyclic` decides whether the graph the search explored has a cycle. The
-one-process search logged that graph's edges (:mod:`ordercheck.checker.engine.edges`): when
-it has no cycle, the declaration is confirmed as it would have been had no such edge
-been met (that graph is the one the verdicts rest on). Otherwise (a cycle in the log,
-or no log to decide from: shard workers, Spark, a resumed search, a log the memory
-budget dropped) it searches the state graph depth first for a cycle
+local engine logged that graph's edges (:mod:`ordercheck.checker.engine.edges`; the shard
+workers each their own, gathered into one after the search): when it has no cycle,
+the declaration is confirmed as it would have been had no such edge been met (that
+graph is the one the verdicts rest on). Otherwise (a cycle in the log, or no log to
+decide from: Spark, a resumed search, a log the memory budget dropped) it searches
+the state graph depth first for a cycle
 (:func:`find_cycle`): without partial-order reduction, so over every edge the search
 could have taken, with states identified as the search identified them (canonical
 under its symmetry group), within a time and memory budget of its own. A cycle found
@@ -180,7 +181,8 @@ def check_acyclic(model: Any, outcome: Any, group: Sequence[tuple[int, ...]], bo
     ``outcome`` noticed an edge that can close a cycle (``outcome.maybe_cyclic``).
 
     A complete search whose logged graph (``outcome.edges``, an
-    :class:`~ordercheck.checker.engine.edges.EdgeLog`) has no cycle confirms the declaration
+    :class:`~ordercheck.checker.engine.edges.EdgeLog`: one process's, or the shard workers'
+    gathered into one) has no cycle confirms the declaration
     at once: that graph is the one the search explored, in which meeting no such edge
     would have confirmed it too. Otherwise the state graph is searched for a cycle:
 

@@ -24,7 +24,8 @@ expand and store, and ask the ledger at each point where a rule applies:
   (:func:`ordercheck.checker.engine.rules.tracks_cycles`);
 * :meth:`Ledger.end_level`: the level boundary, the depth
   (:func:`ordercheck.checker.engine.rules.next_depth`) and the time limit between levels;
-* :meth:`Ledger.fill`: the outcome's counts, bound, completeness and levels.
+* :meth:`Ledger.fill`: the outcome's counts, bound, completeness (:meth:`Ledger.complete`)
+  and levels.
 """
 
 from __future__ import annotations
@@ -175,18 +176,23 @@ class Ledger(Generic[D]):
 
     # -- the outcome -----------------------------------------------------------------------
 
+    def complete(self, remaining: bool) -> bool:
+        """Whether the search was complete: no bound, and no stop with ``remaining``
+        states unexpanded."""
+        return self.bound is None and not (self.stop and remaining)
+
     def fill(self, outcome: SearchOutcome, stored: int, remaining: bool,
              decisions: dict[str, Decision]) -> SearchOutcome:
         """Write the ledger into ``outcome``: the counts (``stored`` states; the depth
-        counts the first level), the bound, whether the search was complete (no bound,
-        and no stop with ``remaining`` states unexpanded), the cycle test, the levels
+        counts the first level), the bound, whether the search was complete
+        (:meth:`complete`, with ``remaining`` states unexpanded or not), the cycle test, the levels
         and the ``decisions`` (the ledger's own turned into
         :class:`~ordercheck.checker.engine.outcome.Decision`, where they are not)."""
         outcome.transitions = self.transitions
         outcome.depth = self.depth + 1 if stored else 0
         outcome.initial_states = self.initial_states
         outcome.bound = self.bound
-        outcome.complete = self.bound is None and not (self.stop and remaining)
+        outcome.complete = self.complete(remaining)
         outcome.maybe_cyclic = self.maybe_cyclic
         outcome.levels = list(self.levels)
         outcome.decisions = decisions

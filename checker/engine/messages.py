@@ -60,6 +60,7 @@ class Commit(NamedTuple):
     ranks: np.ndarray
     ship: list[tuple[int, int]]
     expect: int
+    log: bool = False  # the edge log goes on (False: it is dropped, or was never kept)
 
 
 class Abort(NamedTuple):
@@ -67,12 +68,16 @@ class Abort(NamedTuple):
 
 
 class Adopt(NamedTuple):
-    """Take these fingerprints and parent links (initial states, a checkpoint's)."""
+    """Take these fingerprints and parent links (initial states, a checkpoint's).
+    ``paired``: ``fps[i]`` is the fingerprint of state ``nums[i]`` (the initial states',
+    logged in the edge log); a checkpoint's go to their owners and its links by number
+    apart, and a shard restored from one keeps no edge log."""
 
     fps: np.ndarray
     nums: np.ndarray
     parents: np.ndarray
     actions: np.ndarray
+    paired: bool = False
 
 
 class Keep(NamedTuple):
@@ -96,11 +101,15 @@ class Peak(NamedTuple):
     """Send the peak memory and the shard's bytes (answered by :class:`PeakReport`)."""
 
 
+class Log(NamedTuple):
+    """Send the edge log (answered by :class:`Logged`)."""
+
+
 class Stop(NamedTuple):
     """The main process is done with this worker."""
 
 
-COMMANDS = (Level, More, Settle, Check, Commit, Abort, Adopt, Keep, Dump, Paths, Peak, Stop)
+COMMANDS = (Level, More, Settle, Check, Commit, Abort, Adopt, Keep, Dump, Paths, Peak, Log, Stop)
 """What the main process sends a worker."""
 
 # -- a worker to another ------------------------------------------------------------------
@@ -154,7 +163,8 @@ class LevelReport(NamedTuple):
     """A level searched: per-parent successor counts (by rank), terminal findings by rank,
     coverage by chunk, a problem, the new states' sorted keys, the first ranks with an
     edge back / an unvisited successor at the depth bound (-1: none), the bytes the
-    shard must grow by, the timed phases."""
+    shard must grow by, the timed phases, the bytes its edge log grows by to log the
+    level (at most)."""
 
     ranks: np.ndarray
     counts: np.ndarray
@@ -166,6 +176,7 @@ class LevelReport(NamedTuple):
     unvisited_rank: int
     grow: int
     times: dict[str, float]
+    log_grow: int = 0
 
 
 class Round(NamedTuple):
@@ -216,3 +227,10 @@ class PeakReport(NamedTuple):
 
     peak: int
     nbytes: int
+
+
+class Logged(NamedTuple):
+    """The shard's edge log: its states (numbers, fingerprints) and the edges its
+    worker took (source numbers, target fingerprints); ``None`` when it keeps none."""
+
+    part: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None

@@ -59,9 +59,9 @@ cycle of the reduced graph is a cycle of the spec (its edges are real steps), an
 breadth-first order it shows as an edge to a state at its source's depth or shallower,
 which every engine notices on a spec that declares ``acyclic`` (``maybe_cyclic``; no
 reduced search runs under a depth bound); :func:`~ordercheck.checker.engine.declarations.check_acyclic` then
-decides whether the reduced graph has a cycle from the edges the one-process search
-logged (:mod:`ordercheck.checker.engine.edges`; none found: as if no such edge had been
-met), and otherwise (a cycle, or no log) searches the unreduced graph depth first, and a
+decides whether the reduced graph has a cycle from the edges the local search
+logged (:mod:`ordercheck.checker.engine.edges`: one process's, or the shard workers'
+gathered; none found: as if no such edge had been met), and otherwise (a cycle, or no log) searches the unreduced graph depth first, and a
 cycle ends the run with bad input (exit code 2), a search it could not finish makes
 every verdict without a trace ``unknown`` (exit code 3). A search cut by a bound (``max_states``, the time limit, memory) leaves
 every verdict without a trace ``unknown`` anyway. So skipping C3 trusts nothing: a wrong

@@ -32,6 +32,15 @@ engine, so a run resumes with any number of workers. The parent links of states
 restored from a checkpoint are spread over the workers by number; a trace is rebuilt
 by asking every worker for the links of a set of numbers, one step at a time.
 
+For a spec that declares ``acyclic``, the workers log the states they store and the
+edges they take (:mod:`ordercheck.checker.engine.edges`). Before each commit the growth of
+their logs is asked of the budget with that of their tables; refused, the workers drop
+their logs at the commit and the search goes on (a resumed search keeps none). After
+a complete search that noticed an edge that can close a cycle, and only then, the
+logs are gathered (:meth:`ShardedLevels.gather_log`) into the outcome's ``edges``,
+from which :func:`~ordercheck.checker.engine.declarations.check_acyclic` decides the
+declaration as from one process's log.
+
 The workers keep the level's states, so they spill them: with a spill directory each
 worker's share of every level goes to files of its own there; without one, a share of
 more than its part of :data:`~ordercheck.checker.engine.loop.SPILL_AFTER` (the threshold over the
@@ -65,7 +74,9 @@ from ordercheck.checker.api.errors import SpecError
 from ordercheck.checker.api.spec import Property, Spec
 from ordercheck.checker.engine import interrupts, rules
 from ordercheck.checker.engine import messages as msg
+from ordercheck.checker.engine.budget import MemoryBoundReached
 from ordercheck.checker.engine.checkpoints import duplicate_refusal, save
+from ordercheck.checker.engine.edges import EdgeLog
 from ordercheck.checker.engine.frontier import decode, encode_json, write_record
 from ordercheck.checker.engine.ledger import decided_at
 from ordercheck.checker.engine.levels import CHUNK
@@ -137,7 +148,7 @@ class _Gathered:
     """A level's reports put together: successor counts and the expanding worker by
     parent rank, terminal findings, coverage by chunk, the first ranks with an edge
     back or an unvisited successor at the depth bound (per worker), the bytes the
-    shards grow by."""
+    shards grow by, and their edge logs."""
 
     counts: np.ndarray
     holder: np.ndarray
@@ -146,6 +157,7 @@ class _Gathered:
     back: list[int] = field(default_factory=list)
     unvisited: list[int] = field(default_factory=list)
     grow: int = 0
+    log_grow: int = 0
 
 
 class _LevelStates:
@@ -182,8 +194,12 @@ class ShardedLevels(LevelLoop):
         # A worker spills its share past its part of the level's threshold, so the level
         # holds in memory about what one process's would.
         after = None if self.spill_after is None else -(-self.spill_after // self.workers)
+        # the workers log the graph searched, for the check of an acyclic declaration
+        # (ordercheck.checker.engine.edges); off for good once a budget refusal or a resume drops it
+        self.logging = bool(self.spec.acyclic and self.ledger.track_cycles)
         try:
-            self.shards = Shards(self.workers, self.expander, self.props, Spill(str(self.spill_dir), after))
+            self.shards = Shards(self.workers, self.expander, self.props, Spill(str(self.spill_dir), after),
+                                 log=self.logging)
         except BaseException:
             if self.own_spill:
                 shutil.rmtree(self.spill_dir, ignore_errors=True)
@@ -211,7 +227,7 @@ class ShardedLevels(LevelLoop):
         owners = owner_of(fps, self.workers)
         for w in range(self.workers):
             mine = owners == w
-            self.shards.send(w, msg.Adopt(fps[mine], nums[mine], parents[mine], actions[mine]))
+            self.shards.send(w, msg.Adopt(fps[mine], nums[mine], parents[mine], actions[mine], paired=True))
 
     def _hand_out_level(self, states: list, first_rank: int) -> None:
         """Give each worker the states of ``states`` it owns, ranked from ``first_rank``."""
@@ -236,6 +252,7 @@ class ShardedLevels(LevelLoop):
             frontier.discard()
             raise duplicate_refusal(self.ckpt)
         n = len(parents)
+        self.logging = False  # the levels before the checkpoint took edges not logged (the workers drop theirs)
         # Fingerprints go to their owners; the links (by number) in equal ranges of numbers.
         owners = owner_of(fps, self.workers)
         cuts = np.linspace(0, n, self.workers + 1).astype(np.int64)
@@ -276,6 +293,11 @@ class ShardedLevels(LevelLoop):
             self.proviso_rounds()
         reports = shards.gather(msg.LevelReport, self.waiting, None)
         level = self._gathered(reports)
+        if self.logging and self.budget is not None and level.log_grow:
+            try:
+                self.budget.reserve(level.grow + level.log_grow)
+            except MemoryBoundReached:
+                self.logging = False  # the workers drop their edge logs at the commit; the search goes on
         if self.budget is not None and level.grow:
             self.budget.reserve(level.grow)  # before anything of the level is decided here
         keys_w = [rep.keys for rep in reports]
@@ -305,7 +327,7 @@ class ShardedLevels(LevelLoop):
         ship, expect = balance(np.bincount(maker[: end.kept], minlength=self.workers), CHUNK)
         for w in range(self.workers):
             shards.send(w, msg.Commit(end.kept, next_start, self.level_start, np.searchsorted(all_keys, keys_w[w]),
-                                  ship[w], expect[w]))
+                                  ship[w], expect[w], self.logging))
         commits = shards.gather(msg.Committed, timeout=STORE_SECONDS)
         for phase in PHASES:
             self.phase[phase] = sum(rep.times[phase] for rep in reports) / self.workers
@@ -331,6 +353,7 @@ class ShardedLevels(LevelLoop):
             if rep.unvisited_rank >= 0:
                 level.unvisited.append(rep.unvisited_rank)
             level.grow += rep.grow
+            level.log_grow += rep.log_grow
         return level
 
     def next_level(self) -> None:
@@ -464,7 +487,8 @@ class ShardedLevels(LevelLoop):
 
     def close(self) -> None:
         """Rebuild the decided states' paths and read the workers' memory (when they are
-        in step), stop them, drop the own spill directory."""
+        in step), gather their edge logs where the check of an acyclic declaration will
+        read them (:meth:`gather_log`), stop them, drop the own spill directory."""
         try:
             if self.searched:
                 self.paths = self.resolve(sorted({d.index for d in self.decisions.values()}))
@@ -472,11 +496,34 @@ class ShardedLevels(LevelLoop):
                 peaks = self.shards.gather(msg.PeakReport)
                 self.worker_peak = sum(p.peak for p in peaks)
                 self.shard_bytes = sum(p.nbytes for p in peaks)
+                self.outcome.edges = self.gather_log()
         finally:
             self.remaining = self.frontier_len > 0
             self.shards.close()
             if self.own_spill:
                 shutil.rmtree(self.spill_dir, ignore_errors=True)
+
+    def gather_log(self) -> EdgeLog | None:
+        """The workers' edge logs joined into one (:meth:`EdgeLog.joined
+        <ordercheck.checker.engine.edges.EdgeLog.joined>`), where
+        :func:`~ordercheck.checker.engine.declarations.check_acyclic` reads it: the spec
+        declares ``acyclic``, the search noticed an edge that can close a cycle and it is
+        complete. ``None`` elsewhere, where a worker dropped its log, and where the
+        memory budget refuses the gathered copies (the graph is then walked, as
+        without a log)."""
+        ledger = self.ledger
+        if not (self.logging and ledger.maybe_cyclic and ledger.complete(self.frontier_len > 0)):
+            return None
+        try:
+            if self.budget is not None:  # the logs received, and joined: 12 bytes an edge, 16 a state, twice
+                self.budget.reserve(2 * (12 * ledger.transitions + 16 * self.count))
+            self.shards.broadcast(msg.Log())
+            parts = [got.part for got in self.shards.gather(msg.Logged, timeout=STORE_SECONDS)]
+            if any(p is None for p in parts):
+                return None
+            return EdgeLog.joined(parts, self.budget.reserve if self.budget is not None else None)
+        except MemoryError:  # the budget's refusal included
+            return None
 
     def final_store(self) -> tuple[Any, int]:
         """A :class:`ShardedPaths` and the bytes of the workers' tables."""

@@ -37,6 +37,16 @@ new states are kept (*commit*): owners store theirs with numbers and parent link
 generators hold theirs as their share of the next level, and a worker holding more
 than its share ships the excess (the one time states cross between workers).
 
+For a spec that declares ``acyclic`` (where the search notices edges that can close a
+cycle), a worker also keeps an edge log (:class:`~ordercheck.checker.engine.edges.EdgeLog`,
+numbered): at the commit, the states it stores, with their numbers, and the edges it
+took in the level (each successor it generated, and those a full expansion of the
+proviso added, as the parent's number and the successor's fingerprint, at the depth
+bound too). It reports the bytes the log will grow by with the level; the main process
+tells it at the commit whether to log the level or to drop the log (its memory budget
+refused the growth), and asks for the log (:class:`~ordercheck.checker.engine.messages.Log`)
+after the search. Shards restored from a checkpoint keep no log.
+
 A share is a :class:`~ordercheck.checker.engine.frontier.RankedFrontier`: chunks of states with
 their ranks, as objects up to :data:`RAW_STATES`, then encoded, and past the threshold
 of :class:`Spill` in a file of the worker's own in the spill directory (read back chunk
@@ -83,6 +93,7 @@ import numpy as np
 from ordercheck.checker.api.errors import EngineError
 from ordercheck.checker.api.spec import Property
 from ordercheck.checker.engine import rules
+from ordercheck.checker.engine.edges import EdgeLog
 from ordercheck.checker.engine.evaluate import Evaluator
 from ordercheck.checker.engine.fingerprint import check_vocabulary
 from ordercheck.checker.engine.frontier import RankedFrontier, remove_spilled
@@ -107,6 +118,8 @@ from ordercheck.checker.engine.messages import (
     Level,
     LevelReport,
     Links,
+    Log,
+    Logged,
     More,
     Paths,
     Peak,
@@ -276,10 +289,10 @@ def _beat(ctrl: _Locked, every: float) -> None:
 
 
 def _worker(me: int, pipes: dict[str, Any], expander: Expander, props: Sequence[Property], spill: Spill,
-            beat: float = HEARTBEAT_SECONDS / 8) -> None:
+            beat: float = HEARTBEAT_SECONDS / 8, log: bool = False) -> None:
     """A worker's life: close the pipe ends that are not its own, then serve the main
-    process until ``stop`` or end of file (see the module docstring); its spilled
-    files go when it ends."""
+    process until ``stop`` or end of file (see the module docstring), keeping an edge
+    log with ``log``; its spilled files go when it ends."""
     worker_signals()
     ctrl = pipes["ctrl"][me][1]
     ins = {v: r for (v, w), (r, _wr) in pipes["peer"].items() if w == me}
@@ -299,7 +312,7 @@ def _worker(me: int, pipes: dict[str, Any], expander: Expander, props: Sequence[
     ctrl = _Locked(ctrl)
     threading.Thread(target=_beat, args=(ctrl, beat), daemon=True).start()
     try:
-        _Shard(me, len(pipes["ctrl"]), ctrl, outs, inbox, expander, props, spill).run()
+        _Shard(me, len(pipes["ctrl"]), ctrl, outs, inbox, expander, props, spill, log).run()
     except (_Stop, EOFError, BrokenPipeError):
         pass
     except BaseException as exc:  # reported to the main process, which raises it
@@ -323,10 +336,11 @@ def _worker(me: int, pipes: dict[str, Any], expander: Expander, props: Sequence[
 
 class _Shard:
     """One worker's shard: its table, parent links, share of the level and the level's
-    candidates (see the module docstring)."""
+    candidates, and with ``log`` its edge log (see the module docstring)."""
 
     def __init__(self, me: int, workers: int, ctrl: Any, outs: dict[int, Any], inbox: queue.SimpleQueue,
-                 expander: Expander, props: Sequence[Property], spill: Spill | None = None) -> None:
+                 expander: Expander, props: Sequence[Property], spill: Spill | None = None,
+                 log: bool = False) -> None:
         self.me = me
         self.spill = spill or Spill()
         self.workers = workers
@@ -340,6 +354,9 @@ class _Shard:
         self.nums = GrowArray(np.int64, 1 << 12)  # state numbers, ascending
         self.parents = GrowArray(np.int64, 1 << 12)
         self.actions = GrowArray(np.uint16, 1 << 12)
+        # the states this shard stores and the edges it takes (ordercheck.checker.engine.edges)
+        self.log: EdgeLog | None = EdgeLog(numbered=True) if log else None
+        self.level_edges: list[tuple[np.ndarray, np.ndarray]] = []  # the level's edges: (source ranks, target fps)
         self.frontier = self.share()  # chunks (ranks, states), ascending ranks within a chunk
         self.seq = 0  # the level being searched
         self.started: RankedFrontier | None = None  # the level's share while it is searched
@@ -364,13 +381,14 @@ class _Shard:
         commands = {
             Level: lambda m: self.level(m.seq, m.open_names, m.at_bound, m.chunk),
             Check: lambda m: self.check(m.keys, m.ranks),
-            Commit: lambda m: self.commit(m.kept, m.next_start, m.level_start, m.ranks, m.ship, m.expect),
+            Commit: lambda m: self.commit(m.kept, m.next_start, m.level_start, m.ranks, m.ship, m.expect, m.log),
             Abort: lambda m: self.give_up(),
-            Adopt: lambda m: self.adopt(m.fps, m.nums, m.parents, m.actions),
+            Adopt: lambda m: self.adopt(m.fps, m.nums, m.parents, m.actions, m.paired),
             Keep: lambda m: self.keep(m.ranks, m.states),
             Dump: lambda m: self.dump(),
             Paths: lambda m: self.links(m.numbers),
             Peak: lambda m: self.ctrl.send(PeakReport(max(peak_rss() - self.rss, 0), self.nbytes())),
+            Log: lambda m: self.ctrl.send(Logged(self.log.part() if self.log is not None else None)),
         }
         idle = tuple(commands)
         while True:
@@ -434,6 +452,7 @@ class _Shard:
         """The level was given up: drop its candidates, hold its states again."""
         self.candidates = []
         self.units = []
+        self.level_edges = []
         self.outbox = {}
         self.new = None
         self.won = None
@@ -452,8 +471,16 @@ class _Shard:
 
     # -- states given by the main process -----------------------------------------------
 
-    def adopt(self, fps: np.ndarray, nums: np.ndarray, parents: np.ndarray, actions: np.ndarray) -> None:
-        """Take fingerprints (initial states, a checkpoint's) and parent links."""
+    def adopt(self, fps: np.ndarray, nums: np.ndarray, parents: np.ndarray, actions: np.ndarray,
+              paired: bool = False) -> None:
+        """Take fingerprints (initial states, a checkpoint's) and parent links; the edge
+        log takes the states where they are ``paired`` (see
+        :class:`~ordercheck.checker.engine.messages.Adopt`) and is dropped where not."""
+        if self.log is not None:
+            if paired:
+                self.log.add_states(fps, nums)
+            else:
+                self.log = None  # a checkpoint's states came by edges not logged
         self.table.reserve(len(self.table) + len(fps))
         self.table.insert(fps)
         order = np.argsort(nums, kind="stable")
@@ -495,6 +522,7 @@ class _Shard:
         self.at_bound = at_bound
         self.chunk = chunk
         self.candidates = []  # (fps, keys, pos[, from a reduced parent]) of successors this worker owns
+        self.level_edges = []
         self.outbox: dict[int, list[tuple]] = {}  # successors gathered for each other worker
         # (parents, successors, parent of each, keys, positions, parents' ranks)
         # per unit expanded
@@ -556,8 +584,9 @@ class _Shard:
             counts_a[order[np.searchsorted(ranks_a[order], grown)]] += np.fromiter(
                 self.added.values(), dtype=np.int64, count=len(self.added))
         self.searching = False
+        log_grow = 0 if self.log is None else self.log.growth(len(new_keys), sum(len(e[1]) for e in self.level_edges))
         self.ctrl.send(LevelReport(ranks_a, counts_a, terminal, {b: dict(c) for b, c in fired.items()}, problem,
-                                   new_keys, self.back_rank, self.unvisited_rank, grow, self.times))
+                                   new_keys, self.back_rank, self.unvisited_rank, grow, self.times, log_grow))
 
     def exchanged(self) -> None:
         """Send what is gathered for the other workers and the end of this round; take
@@ -661,8 +690,10 @@ class _Shard:
             out_pos.append(new_pos)
         self.times["expand"] += time.perf_counter() - began
         if out_fps:
-            fps = np.concatenate(out_fps)
-            self.route(fps, np.concatenate(out_keys), np.concatenate(out_pos), np.zeros(len(fps), dtype=bool))
+            fps, keys = np.concatenate(out_fps), np.concatenate(out_keys)
+            if self.log is not None:
+                self.level_edges.append((keys >> KEY_BITS, fps))
+            self.route(fps, keys, np.concatenate(out_pos), np.zeros(len(fps), dtype=bool))
         return problem
 
     def drain(self) -> None:
@@ -684,7 +715,10 @@ class _Shard:
         pos_a = np.asarray(pos, dtype=np.int64)
         n = len(succ)
         starts = np.repeat(np.cumsum(counts_a) - counts_a, counts_a)
-        keys = (np.repeat(ranks, counts_a) << KEY_BITS) | (np.arange(n, dtype=np.int64) - starts)
+        sources = np.repeat(ranks, counts_a)
+        keys = (sources << KEY_BITS) | (np.arange(n, dtype=np.int64) - starts)
+        if self.log is not None and n:
+            self.level_edges.append((sources, fps))  # every edge taken, at the depth bound too
         fired = expander.take_fired()
         t1 = clock()
         problem = None
@@ -793,8 +827,22 @@ class _Shard:
         self.new = (fps[chosen], keys[chosen], pos[chosen])
         n = len(chosen)
         grow = _growth(len(self.table.slots), len(self.table) + n) + sum(
-            _array_growth(a, len(a) + n) for a in (self.nums, self.parents, self.actions))
+            a.growth(len(a) + n) for a in (self.nums, self.parents, self.actions))
         return self.new[1], grow
+
+    def keep_log(self, log: bool, fps: np.ndarray, numbers: np.ndarray, level_start: int) -> None:
+        """Log the states stored at a commit (``fps``, numbered ``numbers``) and the
+        level's edges, or drop the log (``log`` false: the main process's memory budget
+        refused its growth)."""
+        edges, self.level_edges = self.level_edges, []
+        if self.log is None:
+            return
+        if not log:
+            self.log = None
+            return
+        self.log.add_states(fps, numbers)
+        for sources, targets in edges:
+            self.log.add_edges(level_start + sources, targets)
 
     def check(self, won: np.ndarray, ranks: np.ndarray) -> None:
         """The main process names the successors expanded here that are new states (by
@@ -835,12 +883,13 @@ class _Shard:
         self.ctrl.send(Checked(findings, problem, time.perf_counter() - began))
 
     def commit(self, kept: int, next_start: int, level_start: int, ranks: np.ndarray,
-               ship: Sequence[tuple[int, int]] = (), expect: int = 0) -> None:
+               ship: Sequence[tuple[int, int]] = (), expect: int = 0, log: bool = False) -> None:
         """Store the new states this worker owns whose rank (``ranks``, by key order) is
         below ``kept``, and hold those it generated below ``kept`` as its share of the
         next level, less the ``ship`` ones (``(worker, how many)``, taken evenly across
         its ranks) that go to a worker with a smaller share; take in ``expect`` states
-        shipped here."""
+        shipped here. With ``log`` the edge log takes the states stored and the level's
+        edges (sources numbered from ``level_start``); without, it is dropped."""
         began = time.perf_counter()
         fps, keys, pos = self.new if self.new is not None else (np.zeros(0, dtype=np.uint64),) + (
             np.zeros(0, dtype=np.int64),) * 2
@@ -855,6 +904,7 @@ class _Shard:
             self.nums.extend(next_start + ranks[take])
             self.parents.extend(level_start + (keys[take] >> KEY_BITS))
             self.actions.extend(pos[take])
+        self.keep_log(log, fps[take], next_start + ranks[take], level_start)
         won_ranks, states = self.won if self.won is not None else (np.zeros(0, dtype=np.int64), [])
         self.won = None
         n = int(np.searchsorted(won_ranks, kept))
@@ -893,21 +943,12 @@ def _growth(size: int, count: int) -> int:
     return size * 8
 
 
-def _array_growth(array: GrowArray, need: int) -> int:
-    """Bytes a :class:`~ordercheck.checker.engine.table.GrowArray` allocates to hold ``need`` items."""
-    size = len(array.buf)
-    if need <= size:
-        return 0
-    while size < need:
-        size *= 2
-    return size * array.buf.itemsize
-
-
 class Shards:
     """The main process's handle on its shard workers: start them, talk to them, stop
     them (see the module docstring)."""
 
-    def __init__(self, workers: int, expander: Expander, props: Sequence[Property], spill: Spill | None = None) -> None:
+    def __init__(self, workers: int, expander: Expander, props: Sequence[Property], spill: Spill | None = None,
+                 log: bool = False) -> None:
         self.spill = spill = spill or Spill()
         self.silence = seconds_from_env(HEARTBEAT_ENV, HEARTBEAT_SECONDS)
         self.grace = stop_grace()
@@ -924,7 +965,7 @@ class Shards:
                     if v != w:
                         pipes["peer"][(v, w)] = ctx.Pipe(duplex=False)  # (read end for w, write end for v)
             for me in range(workers):
-                proc = ctx.Process(target=_worker, args=(me, pipes, expander, props, spill, beat), daemon=True)
+                proc = ctx.Process(target=_worker, args=(me, pipes, expander, props, spill, beat, log), daemon=True)
                 proc.start()
                 self.procs.append(proc)
         except OSError as exc:  # e.g. too many open files: stop the workers already started

@@ -183,6 +183,15 @@ class GrowArray:
             grown[: self.n] = self.buf[: self.n]
             self.buf = grown
 
+    def growth(self, need: int) -> int:
+        """The bytes :meth:`reserve` allocates to hold ``need`` items (0: they fit)."""
+        size = len(self.buf)
+        if need <= size:
+            return 0
+        while size < need:
+            size *= 2
+        return size * self.buf.itemsize
+
     def extend(self, values: np.ndarray) -> None:
         need = self.n + len(values)
         self.reserve(need)
