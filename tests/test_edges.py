@@ -31,7 +31,7 @@ from ordercheck.checker.engine import messages as msg
 from ordercheck.checker.engine import shards as shards_module
 from ordercheck.checker.engine.bfs import Bounds, search
 from ordercheck.checker.engine.budget import MemoryBoundReached
-from ordercheck.checker.engine.edges import EdgeLog, by_number, has_cycle
+from ordercheck.checker.engine.edges import EdgeLog, by_number, has_cycle, log_room
 from ordercheck.checker.engine.reduce import plan
 from ordercheck.checker.engine.run import Options, check_model
 from ordercheck.checker.loading.modelfile import load_model
@@ -298,3 +298,42 @@ def test_a_source_past_int32_drops_the_log():
     log.add_states(np.arange(1, 3, dtype=np.uint64))
     log.add_edges(np.asarray([1 << 31], dtype=np.int64), np.asarray([2], dtype=np.uint64))
     assert not log.kept and log.acyclic(2) is None
+
+
+class _Budget:
+    """A memory budget that records what it is asked for and refuses past ``room``."""
+
+    def __init__(self, limit: int, room: int) -> None:
+        self.limit, self.room, self.asked = limit, room, []
+
+    def reserve(self, extra: int) -> None:
+        self.asked.append(extra)
+        if extra > self.room:
+            raise MemoryBoundReached(extra, self.room)
+
+
+def test_the_log_keeps_within_its_share_and_leaves_the_search_room():
+    budget = _Budget(limit=1000, room=10_000)
+    log_room(budget, 100, 100, 500)
+    assert budget.asked == [600]  # the growth, and room for the store to grow as well
+    with pytest.raises(MemoryBoundReached, match="edge log"):
+        log_room(budget, 200, 100, 0)  # past a quarter of the limit: refused before the budget is asked
+    assert budget.asked == [600]
+    with pytest.raises(MemoryBoundReached):
+        log_room(_Budget(limit=10**9, room=1000), 0, 100, 1000)  # no room left for the store after it
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_log_past_its_share_is_dropped_and_the_search_completes(monkeypatch, workers):
+    """A log that would pass its share of the budget is dropped, not the search stopped:
+    the run ends complete, with the results of a run that kept its log, and the graph
+    is walked instead."""
+    from ordercheck.checker.engine import edges
+
+    model = load_model(ROOT / "models" / "bss-2.toml")
+    kept = check_model(model, replace(QUIET, workers=workers))
+    calls = cycle_searches(monkeypatch)
+    monkeypatch.setattr(edges, "LOG_SHARE", 1e-12)
+    monkeypatch.setattr(EdgeLog, "growth", lambda self, states, edges: 1)  # the workers' logs grow every level
+    dropped = check_model(model, replace(QUIET, workers=workers))
+    assert calls == [1] and summary(dropped) == summary(kept) and dropped.exit_code() == 0

@@ -18,9 +18,10 @@ cycle of the spec (:func:`~ordercheck.checker.engine.declarations.find_cycle`).
 
 The one-process log holds each state's fingerprint by state number, and each edge as
 its source's number and its target's fingerprint: 8 bytes a state and 12 an edge. It
-grows within the run's memory budget and is dropped, not the search stopped, when the
-budget would be passed (the check then walks the graph as before); a resumed search
-has no log of the levels before its checkpoint, and so none at all.
+grows within its share of the run's memory budget (:data:`LOG_SHARE`), leaving the
+store room to grow as much again (:func:`log_room`), and is dropped, not the search
+stopped, where it would not (the check then walks the graph as before); a resumed
+search has no log of the levels before its checkpoint, and so none at all.
 
 With shard workers (:mod:`ordercheck.checker.engine.shards`) each worker keeps a
 *numbered* log: the states it stores, with their numbers (16 bytes a state), and the
@@ -36,13 +37,31 @@ search keeps none either.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ordercheck.checker.engine.budget import MemoryBoundReached
 from ordercheck.checker.engine.table import GrowArray
 
-__all__ = ["EdgeLog", "by_number", "has_cycle"]
+__all__ = ["LOG_SHARE", "EdgeLog", "by_number", "has_cycle", "log_room"]
+
+LOG_SHARE = 0.25
+"""An edge log may hold at most this share of the memory budget's limit."""
+
+
+def log_room(budget: Any, log_bytes: int, extra: int, search_bytes: int) -> None:
+    """Raise :class:`~ordercheck.checker.engine.budget.MemoryBoundReached` unless an edge log
+    holding ``log_bytes`` may take ``extra`` bytes more from ``budget`` (a
+    :class:`~ordercheck.checker.engine.budget.MemoryBudget`): the log stays within
+    :data:`LOG_SHARE` of the limit, and the budget keeps room for the growth and
+    ``search_bytes`` more (what the search's own store would take to grow next), so
+    that the log, which only saves the walk of the graph after the search, never
+    makes the search itself stop at its memory bound: refused, it is dropped first."""
+    limit = getattr(budget, "limit", None)
+    if limit is not None and log_bytes + extra > limit * LOG_SHARE:
+        raise MemoryBoundReached(log_bytes + extra, int(limit * LOG_SHARE), "the edge log's share of memory")
+    budget.reserve(extra + search_bytes)
 
 
 class EdgeLog:

@@ -41,7 +41,7 @@ from ordercheck.checker.api.errors import SpecError
 from ordercheck.checker.api.spec import Property, Spec
 from ordercheck.checker.engine import interrupts, rules
 from ordercheck.checker.engine.checkpoints import restore
-from ordercheck.checker.engine.edges import EdgeLog
+from ordercheck.checker.engine.edges import EdgeLog, log_room
 from ordercheck.checker.engine.fingerprint import check_vocabulary
 from ordercheck.checker.engine.frontier import Frontier, decode
 from ordercheck.checker.engine.loop import LevelLoop
@@ -112,8 +112,13 @@ class OneProcessLevels(LevelLoop):
         # the graph searched, for the check of an acyclic declaration (ordercheck.checker.engine.edges)
         self.edges: EdgeLog | None = None
         if self.spec.acyclic and self.ledger.track_cycles:
-            self.edges = EdgeLog(self.budget.reserve if self.budget is not None else None)
+            self.edges = EdgeLog(self._log_room if self.budget is not None else None)
         self.outcome.edges = self.edges
+
+    def _log_room(self, extra: int) -> None:
+        """The memory budget's word on the edge log taking ``extra`` bytes more: within its
+        share, and leaving room for the store to double (:func:`~ordercheck.checker.engine.edges.log_room`)."""
+        log_room(self.budget, self.edges.nbytes() if self.edges is not None else 0, extra, self.store.nbytes())
 
     def new_frontier(self) -> Frontier:
         """An empty frontier for a level."""

@@ -76,7 +76,7 @@ from ordercheck.checker.engine import interrupts, rules
 from ordercheck.checker.engine import messages as msg
 from ordercheck.checker.engine.budget import MemoryBoundReached
 from ordercheck.checker.engine.checkpoints import duplicate_refusal, save
-from ordercheck.checker.engine.edges import EdgeLog
+from ordercheck.checker.engine.edges import EdgeLog, log_room
 from ordercheck.checker.engine.frontier import decode, encode_json, write_record
 from ordercheck.checker.engine.ledger import decided_at
 from ordercheck.checker.engine.levels import CHUNK
@@ -197,6 +197,8 @@ class ShardedLevels(LevelLoop):
         # the workers log the graph searched, for the check of an acyclic declaration
         # (ordercheck.checker.engine.edges); off for good once a budget refusal or a resume drops it
         self.logging = bool(self.spec.acyclic and self.ledger.track_cycles)
+        self.log_bytes = 0  # what the workers' logs have grown by (at most)
+        self.grown = 0  # what the workers' tables have grown by
         try:
             self.shards = Shards(self.workers, self.expander, self.props, Spill(str(self.spill_dir), after),
                                  log=self.logging)
@@ -294,12 +296,14 @@ class ShardedLevels(LevelLoop):
         reports = shards.gather(msg.LevelReport, self.waiting, None)
         level = self._gathered(reports)
         if self.logging and self.budget is not None and level.log_grow:
-            try:
-                self.budget.reserve(level.grow + level.log_grow)
+            try:  # within its share, leaving the tables room to grow as much again as they have
+                log_room(self.budget, self.log_bytes, level.log_grow, level.grow + self.grown)
+                self.log_bytes += level.log_grow
             except MemoryBoundReached:
                 self.logging = False  # the workers drop their edge logs at the commit; the search goes on
         if self.budget is not None and level.grow:
             self.budget.reserve(level.grow)  # before anything of the level is decided here
+        self.grown += level.grow
         keys_w = [rep.keys for rep in reports]
         all_keys = np.sort(np.concatenate(keys_w)) if keys_w else np.zeros(0, dtype=np.int64)
         # The new states are checked where they were generated, beside their parents.
