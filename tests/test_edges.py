@@ -17,7 +17,10 @@ logs are gathered into one).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,7 +29,7 @@ import numpy as np
 import pytest
 
 from ordercheck.checker.api.errors import InputError
-from ordercheck.checker.engine import declarations
+from ordercheck.checker.engine import checkpoints, declarations
 from ordercheck.checker.engine import messages as msg
 from ordercheck.checker.engine import shards as shards_module
 from ordercheck.checker.engine.bfs import Bounds, search
@@ -272,19 +275,64 @@ def test_a_wrong_declaration_is_still_refused_with_its_cycle(monkeypatch, por, w
     assert calls == [1]  # the log found a cycle; the cycle search named it
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_a_resumed_search_has_no_log_and_searches_for_cycles(monkeypatch, tmp_path, workers):
+@pytest.mark.parametrize("written, resumed", [(1, 1), (1, 2), (2, 1), (2, 2)])
+def test_a_resumed_search_keeps_the_log_its_checkpoint_carries(monkeypatch, tmp_path, written, resumed):
+    """A one-process checkpoint carries its edge log, and a one-process resume goes on
+    with it: no walk. Shard workers neither write one nor keep one on a resume, so a
+    resume with workers, or of their checkpoint, walks the graph. The results are an
+    uninterrupted run's either way."""
     model = load_model(ROOT / "models" / "bss-2.toml")
-    opts = Options(progress=False, checkpoint=str(tmp_path / "ck"), checkpoint_every=0.0, stop_when_decided=False,
-                   workers=workers)
+    opts = Options(progress=False, checkpoint=str(tmp_path / "ck"), checkpoint_every=0.0, stop_when_decided=False)
     whole = check_model(model, replace(opts, checkpoint=None))
-    cut = check_model(model, replace(opts, max_depth=4))
+    cut = check_model(model, replace(opts, max_depth=4, workers=written))
     assert cut.stats.distinct_states < whole.stats.distinct_states
+    level = in_force(tmp_path / "ck")
+    assert all((level / f).is_file() for f in checkpoints.LOG_FILES) == (written == 1)
     calls = cycle_searches(monkeypatch)
     asked = log_requests(monkeypatch)
-    again = check_model(model, replace(opts, resume=True))
-    assert calls == [1] and asked == []  # the levels before the checkpoint are not in any log
+    again = check_model(model, replace(opts, resume=True, workers=resumed))
+    assert calls == ([] if (written, resumed) == (1, 1) else [1]) and asked == []
     assert summary(again) == summary(whole)
+
+
+def test_a_cycle_before_the_checkpoint_is_still_found_after_the_resume(tmp_path):
+    """The ring's cycle closes after the checkpoint through edges taken before it: the
+    log carried across the resume holds them, so the wrong declaration is refused."""
+    model = toy(Ring, {"n": 3})
+    opts = Options(progress=False, checkpoint=str(tmp_path / "ck"), checkpoint_every=0.0, por=False)
+    check_model(model, replace(opts, max_depth=1))  # meets no edge back: cut, not refused
+    with pytest.raises(InputError, match=r"spec ring declares acyclic = True but a run returns to a state"):
+        check_model(model, replace(opts, resume=True))
+
+
+def in_force(root: Path) -> Path:
+    """The checkpoint ``CURRENT`` names, of the one model checkpointed under ``root``."""
+    (model_dir,) = root.iterdir()
+    return model_dir / (model_dir / "CURRENT").read_text(encoding="utf-8").strip()
+
+
+def _reseal(where: Path) -> None:
+    manifest = json.loads((where / "manifest.json").read_text())
+    for name, entry in manifest["files"].items():
+        data = (where / name).read_bytes()
+        entry["bytes"], entry["sha256"] = len(data), hashlib.sha256(data).hexdigest()
+    (where / "manifest.json").write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize("name, change, words", [
+    ("edges-states.npy", lambda a: a[:-1], "does not hold the checkpoint's states"),
+    ("edges-sources.npy", lambda a: a[:-1], "sources for"),
+    ("edges-sources.npy", lambda a: a + 10**6, "not a state before the level"),
+])
+def test_a_damaged_log_in_a_checkpoint_is_refused_naming_its_file(tmp_path, name, change, words):
+    model = load_model(ROOT / "models" / "bss-2.toml")
+    opts = Options(progress=False, checkpoint=str(tmp_path / "ck"), checkpoint_every=0.0)
+    check_model(model, replace(opts, max_depth=4))
+    level = in_force(tmp_path / "ck")
+    np.save(level / name, change(np.load(level / name)))
+    _reseal(level)
+    with pytest.raises(InputError, match=re.escape(name) + ".*" + re.escape(words)):
+        check_model(model, replace(opts, resume=True))
 
 
 def test_has_cycle_refuses_a_source_not_among_the_states():

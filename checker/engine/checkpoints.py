@@ -8,6 +8,9 @@ model's checkpoint directory (:func:`checkpoint_dir`: one per model file path), 
     fingerprints.npy  parents.npy  actions.npy  frontier.bin  meta.json
     manifest.json     the format version, each file's size and SHA-256, and the
                       digests of the sources the search was computed from
+    edges-*.npy       optional: the edge log of the levels before it (:data:`LOG_FILES`),
+                      which a one-process resume goes on with, so the check of an
+                      ``acyclic`` declaration needs no walk of the graph after it
 
 Every file is data that nothing turns into code: the arrays are NumPy ``.npy`` files
 read with ``allow_pickle=False``, ``frontier.bin`` holds length-prefixed JSON records of
@@ -77,6 +80,10 @@ SOURCES = "sources"
 """The identity's entry (and the manifest's) holding the digests of the sources."""
 
 DATA_FILES = ("fingerprints.npy", "parents.npy", "actions.npy", "frontier.bin", "meta.json")
+LOG_FILES = ("edges-states.npy", "edges-sources.npy", "edges-targets.npy")
+"""The edge log of the levels before the checkpoint (:mod:`ordercheck.checker.engine.edges`),
+written where the search kept one and read where the manifest lists all three: each
+state's fingerprint by number, each edge's source number and target fingerprint."""
 MANIFEST = "manifest.json"
 POINTER = "CURRENT"
 _NAME = re.compile(r"level-(\d+)-(\d+)")
@@ -205,10 +212,12 @@ def save(
     actions: np.ndarray,
     frontier: Any,
     warn: Callable[[str], None],
+    log: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> bool:
     """Write a checkpoint (see the module docstring); ``True`` once ``CURRENT`` names it.
 
     ``frontier`` is anything with ``dump(fh)`` (a :class:`~ordercheck.checker.engine.frontier.Frontier`).
+    ``log``, when given, is the edge log of the levels before it (:data:`LOG_FILES`).
     An operating-system error leaves the previous checkpoint in force, calls ``warn``
     with one line and returns ``False``; any other exception removes the temporary
     directory and propagates.
@@ -229,11 +238,16 @@ def save(
         with open(tmp / "frontier.bin", "wb") as fh:
             frontier.dump(fh)
         (tmp / "meta.json").write_text(json.dumps({"identity": _without_sources(ident), **meta}), encoding="utf-8")
-        files = {f: {"bytes": (tmp / f).stat().st_size, "sha256": _sha256(tmp / f)} for f in DATA_FILES}
+        written = DATA_FILES
+        if log is not None:
+            for f, array in zip(LOG_FILES, log):
+                _save_array(tmp / f, array)
+            written = (*DATA_FILES, *LOG_FILES)
+        files = {f: {"bytes": (tmp / f).stat().st_size, "sha256": _sha256(tmp / f)} for f in written}
         manifest = {"format": FORMAT, "level": meta["depth"], "states": int(len(parents)), "files": files,
                     SOURCES: ident.get(SOURCES) or {}}
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-        for f in (*DATA_FILES, MANIFEST):
+        for f in (*written, MANIFEST):
             _sync(tmp / f)
         try:
             previous = current(ckpt)
@@ -281,9 +295,10 @@ def _unlink(path: Path) -> None:
         pass
 
 
-def verify(where: Path) -> None:
+def verify(where: Path) -> bool:
     """Check a checkpoint directory against its manifest; :class:`DamagedCheckpoint`
-    names the first file that differs."""
+    names the first file that differs. Whether the manifest lists an edge log
+    (:data:`LOG_FILES`, then checked too)."""
     manifest_path = where / MANIFEST
     if not where.is_dir():
         raise DamagedCheckpoint(str(where), "", "is missing (CURRENT names it)")
@@ -301,7 +316,8 @@ def verify(where: Path) -> None:
         raise DamagedCheckpoint(str(manifest_path), "format",
                                 f"is {manifest.get('format')!r}; this ordercheck reads format {FORMAT}")
     files = manifest["files"]
-    for f in DATA_FILES:
+    logged = all(f in files for f in LOG_FILES)
+    for f in (*DATA_FILES, *LOG_FILES) if logged else DATA_FILES:
         path = where / f
         entry = files.get(f)
         if not isinstance(entry, dict):
@@ -314,6 +330,7 @@ def verify(where: Path) -> None:
             raise DamagedCheckpoint(str(path), "", f"has {size:,} bytes, the manifest says {entry.get('bytes')!r}")
         if _sha256(path) != entry.get("sha256"):
             raise DamagedCheckpoint(str(path), "", "does not match its checksum in the manifest")
+    return logged
 
 
 def _intact_before(ckpt: Path, damaged: str) -> str | None:
@@ -354,7 +371,8 @@ def _refuse(ckpt: Path, name: str, exc: InputError) -> DamagedCheckpoint:
 
 def load(ckpt: Path, ident: dict[str, Any], spill_dir: str | Path | None, spill_after: int | None) -> tuple | None:
     """The checkpoint in force in ``ckpt`` as ``(meta, fingerprints, parents, actions,
-    frontier)``, verified; ``None`` when there is none. The frontier is kept as the
+    frontier, log)``, verified (``log``: the edge log's states, sources and targets, or
+    ``None`` where the checkpoint has none); ``None`` when there is none. The frontier is kept as the
     engine keeps a level (in ``spill_dir`` past ``spill_after`` states). When the
     checkpoint ``CURRENT`` names was deleted (as a refusal suggests), the newest intact
     one is in force."""
@@ -363,8 +381,8 @@ def load(ckpt: Path, ident: dict[str, Any], spill_dir: str | Path | None, spill_
         return None
     where = in_force(ckpt, name)
     try:
-        verify(where)
-        loaded = _read(where, spill_dir, spill_after)
+        logged = verify(where)
+        loaded = _read(where, spill_dir, spill_after, logged)
     except DamagedCheckpoint as exc:
         raise _refuse(ckpt, name, exc) from None
     meta = loaded[0]
@@ -456,7 +474,7 @@ def source_changes(recorded: dict[str, Any], now: dict[str, Any]) -> list[str]:
     return changes
 
 
-def _read(where: Path, spill_dir: str | Path | None, spill_after: int | None) -> tuple:
+def _read(where: Path, spill_dir: str | Path | None, spill_after: int | None, logged: bool = False) -> tuple:
     def damaged(f: str, why: str) -> DamagedCheckpoint:
         return DamagedCheckpoint(str(where / f), "", why)
 
@@ -465,7 +483,10 @@ def _read(where: Path, spill_dir: str | Path | None, spill_after: int | None) ->
     except InputError as exc:
         raise damaged("meta.json", f"cannot be read: {exc.message}") from None
     arrays = {}
-    for f, kinds in (("fingerprints.npy", "u"), ("parents.npy", "i"), ("actions.npy", "u")):
+    read = (("fingerprints.npy", "u"), ("parents.npy", "i"), ("actions.npy", "u"))
+    if logged:
+        read += tuple(zip(LOG_FILES, ("u", "i", "u")))
+    for f, kinds in read:
         try:
             a = np.load(where / f, allow_pickle=False)
         except (OSError, ValueError, EOFError) as exc:
@@ -509,7 +530,30 @@ def _read(where: Path, spill_dir: str | Path | None, spill_after: int | None) ->
     if len(frontier) != n - start:
         frontier.discard()
         raise damaged("frontier.bin", f"holds {len(frontier):,} states, the level has {n - start:,}")
-    return meta, fps, parents, actions, frontier
+    why = _log_damage(*(arrays[f] for f in LOG_FILES), fps, start) if logged else None
+    if why is not None:
+        frontier.discard()
+        raise damaged(*why)
+    log = tuple(arrays[f] for f in LOG_FILES) if logged else None
+    return meta, fps, parents, actions, frontier, log
+
+
+def _log_damage(states: np.ndarray, sources: np.ndarray, targets: np.ndarray, fps: np.ndarray,
+                start: int) -> tuple[str, str] | None:
+    """What is wrong with a checkpoint's edge log (the file and why), if anything: its
+    states must be the checkpoint's, its edges as many sources as targets, each from a
+    state before the level (only those were expanded)."""
+    known = np.sort(fps)
+    if len(known) > 1 and bool((known[1:] == known[:-1]).any()):
+        return None  # a fingerprint twice: the store refuses it (restore), naming its file
+    as_stored = np.where(states == 0, np.uint64(1), states)  # as the store keeps them (0 is its empty slot)
+    if len(states) != len(fps) or not np.array_equal(np.sort(as_stored), known):
+        return LOG_FILES[0], "does not hold the checkpoint's states"
+    if len(sources) != len(targets):
+        return LOG_FILES[1], f"{len(sources):,} sources for {len(targets):,} targets"
+    if len(sources) and (int(sources.min()) < 0 or int(sources.max()) >= start):
+        return LOG_FILES[1], "an edge's source is not a state before the level"
+    return None
 
 
 def restore(store: Any, fps: np.ndarray, parents: np.ndarray, actions: np.ndarray, ckpt: Path) -> None:

@@ -20,8 +20,9 @@ The one-process log holds each state's fingerprint by state number, and each edg
 its source's number and its target's fingerprint: 8 bytes a state and 12 an edge. It
 grows within its share of the run's memory budget (:data:`LOG_SHARE`), leaving the
 store room to grow as much again (:func:`log_room`), and is dropped, not the search
-stopped, where it would not (the check then walks the graph as before); a resumed
-search has no log of the levels before its checkpoint, and so none at all.
+stopped, where it would not (the check then walks the graph as before). A checkpoint
+carries the log of the levels before it (:data:`ordercheck.checker.engine.checkpoints.LOG_FILES`),
+and a one-process resume goes on with it; a resume with shard workers keeps none.
 
 With shard workers (:mod:`ordercheck.checker.engine.shards`) each worker keeps a
 *numbered* log: the states it stores, with their numbers (16 bytes a state), and the

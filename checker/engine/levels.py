@@ -113,7 +113,7 @@ class OneProcessLevels(LevelLoop):
         self.edges: EdgeLog | None = None
         if self.spec.acyclic and self.ledger.track_cycles:
             self.edges = EdgeLog(self._log_room if self.budget is not None else None)
-        self.outcome.edges = self.edges
+        self.outcome.edges = self.mark.edges = self.edges
 
     def _log_room(self, extra: int) -> None:
         """The memory budget's word on the edge log taking ``extra`` bytes more: within its
@@ -143,10 +143,16 @@ class OneProcessLevels(LevelLoop):
         self.frontier.seal()
         self.frontier_len = len(level)
 
-    def restore(self, fps: np.ndarray, parents: np.ndarray, actions: np.ndarray, frontier: Any) -> None:
+    def restore(self, fps: np.ndarray, parents: np.ndarray, actions: np.ndarray, frontier: Any,
+                log: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
         assert self.ckpt is not None
         restore(self.store, fps, parents, actions, self.ckpt)
-        self.edges = self.outcome.edges = None  # the levels before the checkpoint took edges not logged
+        if self.edges is not None and log is not None:  # the checkpoint's log goes on
+            states, sources, targets = log
+            self.edges.add_states(states)
+            self.edges.add_edges(sources, targets)
+        else:  # the levels before the checkpoint took edges not logged
+            self.edges = self.mark.edges = self.outcome.edges = None
         self.frontier = frontier
         self.frontier_len = len(frontier)
 

@@ -152,8 +152,10 @@ class LevelLoop(ABC):
         ``positions`` among the spec's initial states) as the first level."""
 
     @abstractmethod
-    def restore(self, fps: np.ndarray, parents: np.ndarray, actions: np.ndarray, frontier: Any) -> None:
-        """Store a checkpoint's states and take its frontier as the level to search."""
+    def restore(self, fps: np.ndarray, parents: np.ndarray, actions: np.ndarray, frontier: Any,
+                log: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+        """Store a checkpoint's states and take its frontier as the level to search (and
+        its edge log, where the backend keeps one: :mod:`ordercheck.checker.engine.edges`)."""
 
     @abstractmethod
     def search_level(self) -> tuple[int, bool]:
@@ -237,7 +239,7 @@ class LevelLoop(ABC):
 
     def _resume(self, loaded: tuple) -> None:
         ledger = self.ledger
-        meta, fps, parents, actions, frontier = loaded
+        meta, fps, parents, actions, frontier, log = loaded
         ledger.maybe_cyclic = meta.get("maybe_cyclic", False)
         self.level_start, ledger.depth, ledger.transitions = meta["level_start"], meta["depth"], meta["transitions"]
         ledger.initial_states = meta["initial_states"]
@@ -245,7 +247,7 @@ class LevelLoop(ABC):
         self.fired = Counter(meta["fired"]) if meta.get("fired") is not None else None
         for name, (index, sentence) in meta["decisions"].items():
             self.record([(name, sentence)], index)
-        self.restore(fps, parents, actions, frontier)
+        self.restore(fps, parents, actions, frontier, log)
 
     def _start(self) -> None:
         evaluator, history_key = self.evaluator, self.history_key

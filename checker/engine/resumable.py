@@ -39,6 +39,8 @@ class LevelMark:
         self.states = 0
         self.added = GrowArray(np.uint64, 1 << 10) if ckpt is not None else None
         self.last = time.monotonic()
+        self.edges: Any = None  # the search's edge log (ordercheck.checker.engine.edges), saved with it
+        self.edges_at = 0  # the edges it held when the level started
 
     def begin(self, meta: dict[str, Any], states: int) -> None:
         """A level starts with ``states`` states stored and the counters ``meta``."""
@@ -46,6 +48,17 @@ class LevelMark:
         self.states = states
         if self.added is not None:
             self.added.truncate(0)
+        edges = self.edges
+        self.edges_at = len(edges.sources) if edges is not None and edges.kept else 0
+
+    def log(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The edge log as it was when the level started (its states by number, its
+        edges' sources and targets), where the search keeps one that holds them."""
+        edges = self.edges
+        if edges is None or not edges.kept or edges.numbers is not None or len(edges.nodes) < self.states:
+            return None
+        at = self.edges_at
+        return edges.nodes.view()[: self.states], edges.sources.view()[:at], edges.targets.view()[:at]
 
     def reserve(self, n: int) -> None:
         """Room for ``n`` more fingerprints, made before the store inserts them."""
@@ -85,6 +98,7 @@ class LevelMark:
             store.actions.view()[: self.states],
             frontier,
             warn,
+            self.log(),
         )
         self.last = time.monotonic()
         return ok

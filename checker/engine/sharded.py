@@ -248,7 +248,8 @@ class ShardedLevels(LevelLoop):
         self._hand_out_level(level, 0)
         self.count = self.frontier_len = n
 
-    def restore(self, fps: np.ndarray, parents: np.ndarray, actions: np.ndarray, frontier: Any) -> None:
+    def restore(self, fps: np.ndarray, parents: np.ndarray, actions: np.ndarray, frontier: Any,
+                log: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
         assert self.ckpt is not None
         if len(np.unique(np.where(fps == 0, np.uint64(1), fps))) != len(fps):
             frontier.discard()
