@@ -17,8 +17,6 @@ logs are gathered into one).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
 import re
 from dataclasses import replace
@@ -38,6 +36,7 @@ from ordercheck.checker.engine.edges import EdgeLog, by_number, has_cycle, log_r
 from ordercheck.checker.engine.reduce import plan
 from ordercheck.checker.engine.run import Options, check_model
 from ordercheck.checker.loading.modelfile import load_model
+from tests.faults_helpers import checkpoint_of, reseal
 from tests.test_declarations import Ring, toy, verdicts
 from tests.toyspecs import Shortcut, SpinAlarm
 
@@ -307,16 +306,8 @@ def test_a_cycle_before_the_checkpoint_is_still_found_after_the_resume(tmp_path)
 
 def in_force(root: Path) -> Path:
     """The checkpoint ``CURRENT`` names, of the one model checkpointed under ``root``."""
-    (model_dir,) = root.iterdir()
+    model_dir = checkpoint_of(root)
     return model_dir / (model_dir / "CURRENT").read_text(encoding="utf-8").strip()
-
-
-def _reseal(where: Path) -> None:
-    manifest = json.loads((where / "manifest.json").read_text())
-    for name, entry in manifest["files"].items():
-        data = (where / name).read_bytes()
-        entry["bytes"], entry["sha256"] = len(data), hashlib.sha256(data).hexdigest()
-    (where / "manifest.json").write_text(json.dumps(manifest))
 
 
 @pytest.mark.parametrize("name, change, words", [
@@ -330,7 +321,7 @@ def test_a_damaged_log_in_a_checkpoint_is_refused_naming_its_file(tmp_path, name
     check_model(model, replace(opts, max_depth=4))
     level = in_force(tmp_path / "ck")
     np.save(level / name, change(np.load(level / name)))
-    _reseal(level)
+    reseal(level)
     with pytest.raises(InputError, match=re.escape(name) + ".*" + re.escape(words)):
         check_model(model, replace(opts, resume=True))
 

@@ -9,7 +9,6 @@ the runs that search are real processes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -20,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.faults_helpers import MODELS, checkpoint_of, invoke, limits, listing, one_error_line, run
+from tests.faults_helpers import MODELS, checkpoint_of, invoke, limits, listing, one_error_line, reseal, run
 
 MODEL = MODELS / "bus1-4-signal.toml"  # 15,835 states over 28 levels, a quarter of a second
 ARGS = ("check", MODEL, "--no-por")
@@ -46,15 +45,6 @@ def ckpt(reference, tmp_path: Path) -> Path:
 
 def _manifest(where: Path) -> dict:
     return json.loads((where / "manifest.json").read_text())
-
-
-def _reseal(where: Path) -> None:
-    """Rewrite the manifest to match the files (damage a checksum cannot see)."""
-    manifest = _manifest(where)
-    for name, entry in manifest["files"].items():
-        data = (where / name).read_bytes()
-        entry["bytes"], entry["sha256"] = len(data), hashlib.sha256(data).hexdigest()
-    (where / "manifest.json").write_text(json.dumps(manifest))
 
 
 def _truncate(where: Path) -> None:
@@ -86,7 +76,7 @@ def _garbage(name: str):
 def _resealed(damage):
     def both(where: Path) -> None:
         damage(where)
-        _reseal(where)
+        reseal(where)
     return both
 
 

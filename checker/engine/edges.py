@@ -79,7 +79,6 @@ class EdgeLog:
         self.nodes: GrowArray | None = GrowArray(np.uint64, 1 << 12)
         self.sources: GrowArray | None = GrowArray(np.int32, 1 << 12)
         self.targets: GrowArray | None = GrowArray(np.uint64, 1 << 12)
-        self.edges = 0
 
     @classmethod
     def joined(cls, parts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]],
@@ -91,7 +90,6 @@ class EdgeLog:
         for i, array in enumerate((log.numbers, log.nodes, log.sources, log.targets)):
             array.buf = np.concatenate([p[i].astype(array.buf.dtype, copy=False) for p in parts])
             array.n = len(array.buf)
-        log.edges = len(log.targets)
         return log
 
     @property
@@ -122,7 +120,6 @@ class EdgeLog:
         self._grow(self.sources, sources)
         if self.targets is not None:
             self._grow(self.targets, fps)
-        self.edges += len(fps)
 
     def _grow(self, array: GrowArray, values: np.ndarray) -> None:
         need = len(array) + len(values)
