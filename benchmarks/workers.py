@@ -5,7 +5,8 @@ Runs ``ordercheck check MODEL --workers N`` in a fresh process for each worker c
 states, transitions and verdicts, and prints per worker count the search's wall
 seconds, the CPU seconds of the run and its workers, states per wall second and the
 speed-up over one worker, then each run's per-level time split (the ``levels`` of the
-JSON result: expand, exchange, dedup, check, other).
+JSON result: expand, exchange, dedup, check, other, each the mean over the workers, and
+busiest, the most one worker spent expanding, deduplicating and checking).
 
     python benchmarks/workers.py [MODEL.toml] [--workers 1,2] [--max-states N] [--spill-dir DIR] [--json FILE]
 
@@ -36,7 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = ROOT / "benchmarks" / "models" / "bus1-3x2.toml"
-PHASES = ("expand_s", "exchange_s", "dedup_s", "check_s", "other_s")
+PHASES = ("expand_s", "exchange_s", "dedup_s", "check_s", "other_s", "busiest_s")
 
 
 def parse_workers(text: str) -> list[int]:
@@ -97,10 +98,14 @@ def level_table(levels: list[dict]) -> list[str]:
     lines = [f"  {'depth':>5} {'frontier':>10} {'new':>10} " + " ".join(f"{p[:-2]:>8}" for p in PHASES)]
     for lv in levels:
         lines.append(f"  {lv['depth']:>5} {lv['frontier']:>10,} {lv['new_states']:>10,} "
-                     + " ".join(f"{lv[p]:>8.2f}" for p in PHASES))
-    total = {p: sum(lv[p] for lv in levels) for p in PHASES}
+                     + " ".join(f"{lv.get(p, 0.0):>8.2f}" for p in PHASES))
+    total = {p: sum(lv.get(p, 0.0) for lv in levels) for p in PHASES}
     lines.append(f"  {'all':>5} {sum(lv['frontier'] for lv in levels):>10,} {sum(lv['new_states'] for lv in levels):>10,} "
                  + " ".join(f"{total[p]:>8.2f}" for p in PHASES))
+    if total["busiest_s"]:
+        work = total["expand_s"] + total["dedup_s"] + total["check_s"]
+        lines.append(f"  the busiest worker's expand, dedup and check: {total['busiest_s']:.2f} s against a mean of "
+                     f"{work:.2f} s ({total['busiest_s'] - work:.2f} s the others waited for it)")
     return lines
 
 

@@ -25,7 +25,7 @@ from ordercheck.checker.engine import shards as shards_module
 from ordercheck.checker.engine.bfs import NO_BOUNDS, Bounds, SpecError, search
 from ordercheck.checker.engine.budget import MemoryBoundReached
 from ordercheck.checker.engine.frontier import RankedFrontier
-from ordercheck.checker.engine.messages import Round, Stop
+from ordercheck.checker.engine.messages import Peak, PeakReport, Round, Stop
 from ordercheck.checker.engine.reduce import Expander, Reductions, plan
 from ordercheck.checker.engine.run import Options, check_model
 from ordercheck.checker.engine.sharded import ShardedPaths, balance
@@ -472,9 +472,13 @@ def test_balance_moves_only_the_excess() -> None:
     assert ship == [[(1, 500)], []] and expect == [0, 500]
     ship, expect = balance(np.array([700, 200, 100]), 10)
     assert ship == [[(1, 133), (2, 233)], [], []] and expect == [0, 133, 233]  # shares 334, 333, 333
-    # Within the slack, or within a tenth of a share, nothing moves.
+    # Within the slack over the mean, or within a 32nd of the mean, nothing moves.
     assert balance(np.array([510, 500]), 10) == ([[], []], [0, 0])
+    assert balance(np.array([540, 500]), 10) == ([[(1, 20)], []], [0, 20])
     assert balance(np.array([10_400, 10_000]), 10) == ([[], []], [0, 0])
+    assert balance(np.array([10_800, 10_000]), 10) == ([[(1, 400)], []], [0, 400])
+    assert balance(np.array([100, 0, 0, 0])) == ([[(1, 25), (2, 25), (3, 25)], [], [], []], [0, 25, 25, 25])
+    assert balance(np.array([130, 100, 100, 100])) == ([[], [], [], []], [0, 0, 0, 0])  # 22.5 over: within 64
 
 
 def test_verbose_check_prints_the_time_per_level_and_json_keeps_it(tmp_path: Path) -> None:
@@ -482,11 +486,18 @@ def test_verbose_check_prints_the_time_per_level_and_json_keeps_it(tmp_path: Pat
                  "--json", tmp_path / "out.json")
     lines = out.stdout.splitlines()
     head = next(i for i, line in enumerate(lines) if "time per level (seconds):" in line)
-    assert lines[head + 1].split() == ["depth", "frontier", "new", "expand", "exchange", "dedup", "check", "other"]
+    assert lines[head + 1].split() == ["depth", "frontier", "new", "expand", "exchange", "dedup", "check", "other",
+                                       "busiest"]
     record = json.loads((tmp_path / "out.json").read_text())
     levels = record["stats"]["levels"]
     assert levels and set(levels[0]) == {"depth", "frontier", "new_states", "expand_s", "exchange_s", "dedup_s",
-                                         "check_s", "other_s"}
+                                         "check_s", "other_s", "busiest_s"}
+    # the busiest worker's work is at least the mean over the workers
+    assert all(lv["busiest_s"] >= lv["expand_s"] + lv["dedup_s"] + lv["check_s"] - 1e-9 for lv in levels)
+    assert all(lv["busiest_s"] > 0 for lv in levels if lv["frontier"])
+    one = invoke("check", ROOT / "models" / "fifo-3.toml", "--quiet", "-v", "--json", tmp_path / "one.json")
+    assert next(line for line in one.stdout.splitlines() if line.lstrip().startswith("depth")).split()[-1] == "other"
+    assert all(lv["busiest_s"] == 0 for lv in json.loads((tmp_path / "one.json").read_text())["stats"]["levels"])
     rows = lines[head + 2 : head + 2 + len(levels)]
     assert [int(r.split()[0]) for r in rows] == [lv["depth"] for lv in levels]
     assert lines[head + 2 + len(levels)].split()[0] == "all"
@@ -572,3 +583,57 @@ def test_the_cycle_proviso_expands_fully_a_parent_whose_reduced_successor_was_vi
     reductions, _notes = plan(model.spec, props, model.symmetry, model.por)
     assert reductions.defer and not reductions.proviso
     assert search(model.spec, props, reductions=reductions, stop_when_decided=False).distinct_states == 177
+
+
+def test_a_reply_that_comes_before_the_others_replies_is_kept_for_the_next_gather() -> None:
+    """The main process does not wait for a commit's answers: a worker's next message
+    (the next level's report) can come before another worker has answered the commit.
+    The gather keeps it for the next gather instead of taking it for a wrong reply."""
+    fifo = model_from_dict({"spec": "fifo", "constants": {"peers": 2, "sends": 1, "destinations": "unicast"}})
+    shards = shards_module.Shards(2, Expander(fifo.spec, Reductions()), fifo.properties)
+    try:
+        shards.send(0, Peak())
+        shards.send(0, Peak())  # worker 0's second answer comes before worker 1's first
+        deadline = time.monotonic() + 10
+        while shards.inbox.qsize() < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        shards.send(1, Peak())
+        assert [type(r) for r in shards.gather(PeakReport)] == [PeakReport, PeakReport]
+        assert len(shards.early) == 1 and shards.early[0][0] == 0
+        shards.send(1, Peak())
+        assert [type(r) for r in shards.gather(PeakReport)] == [PeakReport, PeakReport]
+        assert not shards.early
+    finally:
+        shards.close()
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_a_level_that_comes_while_a_commit_waits_for_shipped_states_waits_for_it(monkeypatch, workers: int) -> None:
+    """A worker whose commit waits for states shipped to it can already be sent the next
+    level (the main process does not wait for commits): it holds the command until the
+    commit is done. Shipping is slowed here, and every imbalance shipped, so that the
+    next level always comes first; the results stay those of one process."""
+    import marshal as real
+
+    class SlowShip:
+        loads = staticmethod(real.loads)
+
+        @staticmethod
+        def dumps(value, version=4):
+            time.sleep(0.05)
+            return real.dumps(value, version)
+
+    shipped = []
+
+    def every_imbalance(held, slack=0):
+        ship, expect = balance(held, 0)
+        shipped.append(sum(expect))
+        return ship, expect
+
+    monkeypatch.setattr(shards_module, "marshal", SlowShip)
+    monkeypatch.setattr(sharded, "balance", every_imbalance)
+    model = load_model(ROOT / "models" / "fifo-3.toml")
+    one = check_model(model, Options(progress=False, workers=1, por=False, symmetry=False))
+    assert summary(check_model(model, Options(progress=False, workers=workers, por=False, symmetry=False))) \
+        == summary(one)
+    assert sum(1 for n in shipped if n) >= 3  # several levels shipped states

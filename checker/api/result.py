@@ -102,6 +102,11 @@ class LevelTiming:
     partitions; 0 when everything runs in one process), ``dedup_s`` tests them against the
     visited set and stores the new ones, ``check_s`` evaluates the properties on the new
     states. ``other_s`` is the rest of the level's wall time (orchestration, checkpoints).
+
+    With workers each phase is the mean over the workers, and ``busiest_s`` is the most
+    seconds one worker spent expanding, deduplicating and checking in the level: beyond
+    the mean of those three phases, it is how long the others waited for that worker
+    (their share of ``exchange_s``). It is 0 in one process and on Spark.
     """
 
     depth: int
@@ -114,6 +119,7 @@ class LevelTiming:
     dedup_s: float = 0.0
     check_s: float = 0.0
     other_s: float = 0.0
+    busiest_s: float = 0.0
 
 
 @dataclass

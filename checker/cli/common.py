@@ -216,12 +216,14 @@ def print_hidden(hidden: list[str]) -> None:
 
 def level_table(levels: list[LevelTiming]) -> list[str]:
     """The per-level time split as a compact table: a header, one line per level (states,
-    then seconds per phase) and a line of totals."""
+    then seconds per phase, and with workers the busiest worker's seconds) and a line of
+    totals."""
+    workers = any(lv.busiest_s for lv in levels)
     head = f"{'depth':>5} {'frontier':>10} {'new':>10} {'expand':>8} {'exchange':>8} {'dedup':>8} {'check':>8} {'other':>8}"
-    lines = ["time per level (seconds):", head]
-    total = [0.0] * 5
+    lines = ["time per level (seconds):", head + (f" {'busiest':>8}" if workers else "")]
+    total = [0.0] * (6 if workers else 5)
     for lv in levels:
-        times = (lv.expand_s, lv.exchange_s, lv.dedup_s, lv.check_s, lv.other_s)
+        times = (lv.expand_s, lv.exchange_s, lv.dedup_s, lv.check_s, lv.other_s) + ((lv.busiest_s,) if workers else ())
         total = [a + b for a, b in zip(total, times)]
         lines.append(f"{lv.depth:>5} {lv.frontier:>10,} {lv.new_states:>10,} " + " ".join(f"{t:>8.3f}" for t in times))
     lines.append(f"{'all':>5} {sum(lv.frontier for lv in levels):>10,} {sum(lv.new_states for lv in levels):>10,} "

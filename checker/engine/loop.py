@@ -134,6 +134,7 @@ class LevelLoop(ABC):
         self.worker_peak = 0  # the workers' own peak memory (a sharded backend's)
         self.searched = False  # the search loop ended without an exception
         self.phase = dict.fromkeys(rules.PHASES, 0.0)  # the current level's timed phases, in seconds
+        self.busiest = 0.0  # with workers: the most seconds one spent expanding, deduplicating, checking
         self.mark = LevelMark(self.ckpt, ident)  # the level's start, for checkpoints
         self.level_start = 0  # the number of the level's first state
         self.frontier_len = 0  # the level's states
@@ -310,6 +311,7 @@ class LevelLoop(ABC):
         Whether the search goes on."""
         self.ledger.begin_level()
         self.phase = dict.fromkeys(rules.PHASES, 0.0)
+        self.busiest = 0.0
         kept, stopped = self.search_level()
         next_states = self.ledger.end_level(kept)
         if stopped:
@@ -355,7 +357,7 @@ class LevelLoop(ABC):
         t = self.phase
         busy = t["expand"] + t["exchange"] + t["dedup"] + t["check"]
         self.ledger.timed(LevelTiming(depth, frontier, new_states, t["expand"], t["exchange"], t["dedup"], t["check"],
-                                      max(wall - busy, 0.0)))
+                                      max(wall - busy, 0.0), self.busiest))
 
     def finish(self) -> SearchOutcome:
         """The outcome: counts, completeness, time and memory."""

@@ -116,16 +116,24 @@ class ShardedPaths:
         return init, list(steps)
 
 
-def balance(held: np.ndarray, slack: int) -> tuple[list[list[tuple[int, int]]], list[int]]:
+BALANCE_SLACK = 64
+"""States by which the largest share of the next level may exceed the mean before
+states are moved (:func:`balance`), or a 32nd of the mean where that is more: the
+level waits for its busiest worker, and moving a state costs far less than expanding
+one."""
+
+
+def balance(held: np.ndarray, slack: int = BALANCE_SLACK) -> tuple[list[list[tuple[int, int]]], list[int]]:
     """Which states to move so that no worker holds much more of the next level than
-    another: ``held`` per worker; nothing moves while the shares differ by at most
-    ``slack`` states and a tenth. Returns each worker's shipments ``(to, how many)`` and
-    the number of states it receives."""
+    the others: ``held`` per worker; nothing moves while the largest share exceeds the
+    mean by at most ``slack`` states or a 32nd of the mean. Otherwise the shares are
+    made equal. Returns each worker's shipments ``(to, how many)`` and the number of
+    states it receives."""
     workers = len(held)
     total = int(held.sum())
     ship: list[list[tuple[int, int]]] = [[] for _ in range(workers)]
     expect = [0] * workers
-    if int(held.max()) - int(held.min()) <= max(slack, total // (10 * workers)):
+    if int(held.max()) * workers - total <= max(slack * workers, total // 32):
         return ship, expect
     target = [total // workers + (1 if w < total % workers else 0) for w in range(workers)]
     over = [[w, int(held[w]) - target[w]] for w in range(workers) if held[w] > target[w]]
@@ -146,13 +154,14 @@ def balance(held: np.ndarray, slack: int) -> tuple[list[list[tuple[int, int]]], 
 @dataclass
 class _Gathered:
     """A level's reports put together: successor counts and the expanding worker by
-    parent rank, terminal findings, coverage by chunk, the first ranks with an edge
+    parent rank, terminal findings, findings on new states by key, coverage by chunk, the first ranks with an edge
     back or an unvisited successor at the depth bound (per worker), the bytes the
     shards grow by, and their edge logs."""
 
     counts: np.ndarray
     holder: np.ndarray
     terminal: dict[int, list] = field(default_factory=dict)
+    findings: dict[int, list] = field(default_factory=dict)
     fired: dict[int, Counter] = field(default_factory=dict)
     back: list[int] = field(default_factory=list)
     unvisited: list[int] = field(default_factory=list)
@@ -213,6 +222,7 @@ class ShardedLevels(LevelLoop):
         self.paths: dict[int, tuple[int, list[int]]] = {}
         self.shard_bytes = 0
         self.rounds: list[int] = []  # the cycle proviso's rounds, per level searched
+        self.committing = False  # a commit sent whose answers are not read yet
 
     # -- load or start ------------------------------------------------------------------
 
@@ -292,6 +302,7 @@ class ShardedLevels(LevelLoop):
         shards = self.shards
         self.seq += 1
         shards.broadcast(msg.Level(self.seq, frozenset(self.evaluator.open), self.at_depth_bound, CHUNK))
+        self.committed()  # the last level's commit, done before this level began there
         if self.reductions.proviso:
             self.proviso_rounds()
         reports = shards.gather(msg.LevelReport, self.waiting, None)
@@ -306,19 +317,9 @@ class ShardedLevels(LevelLoop):
             self.budget.reserve(level.grow)  # before anything of the level is decided here
         self.grown += level.grow
         keys_w = [rep.keys for rep in reports]
-        all_keys = np.sort(np.concatenate(keys_w)) if keys_w else np.zeros(0, dtype=np.int64)
-        # The new states are checked where they were generated, beside their parents.
-        maker = level.holder[all_keys >> KEY_BITS]
-        for w in range(self.workers):
-            ranks_w = np.flatnonzero(maker == w)
-            shards.send(w, msg.Check(all_keys[ranks_w], ranks_w))
-        checked = shards.gather(msg.Checked, self.waiting, None)
-        findings: dict[int, list] = {}
-        for c in checked:
-            if c.problem:
-                raise SpecError(f"{self.spec.name}: {c.problem}")
-            findings.update(c.findings)
-        end = self.settle(level.counts, level.terminal, findings, all_keys)
+        # each worker's keys ascend: a stable sort (a merge of the runs) is many times faster
+        all_keys = np.sort(np.concatenate(keys_w), kind="stable") if keys_w else np.zeros(0, dtype=np.int64)
+        end = self.settle(level.counts, level.terminal, level.findings, all_keys)
         last_block = None if end.last_rank is None else end.last_rank // CHUNK
         if self.fired is not None:
             for block, c in level.fired.items():
@@ -329,17 +330,31 @@ class ShardedLevels(LevelLoop):
         if level.back and rules.counted(min(level.back) // CHUNK, last_block):
             self.ledger.back_edge()
         next_start = self.level_start + self.frontier_len
-        ship, expect = balance(np.bincount(maker[: end.kept], minlength=self.workers), CHUNK)
+        # The new states were checked where they were generated, beside their parents,
+        # and that worker holds them in the next level: its ranks, in key order.
+        maker = level.holder[all_keys >> KEY_BITS]
+        by_maker = np.argsort(maker.astype(np.int16) if self.workers < 1 << 15 else maker, kind="stable")  # radix
+        cuts = np.searchsorted(maker[by_maker], np.arange(self.workers + 1))
+        ship, expect = balance(np.bincount(maker[: end.kept], minlength=self.workers))
+        rank_type = np.int32 if len(all_keys) < 1 << 31 else np.int64  # half the bytes to send
         for w in range(self.workers):
-            shards.send(w, msg.Commit(end.kept, next_start, self.level_start, np.searchsorted(all_keys, keys_w[w]),
-                                  ship[w], expect[w], self.logging))
-        commits = shards.gather(msg.Committed, timeout=STORE_SECONDS)
+            shards.send(w, msg.Commit(end.kept, next_start, self.level_start,
+                                      np.searchsorted(all_keys, keys_w[w]).astype(rank_type),
+                                      by_maker[cuts[w] : cuts[w + 1]].astype(rank_type), ship[w], expect[w], self.logging))
+        self.committing = True  # answered before the workers' next answer (see committed())
         for phase in PHASES:
             self.phase[phase] = sum(rep.times[phase] for rep in reports) / self.workers
-        self.phase["check"] += sum(c.seconds for c in checked) / self.workers
-        self.phase["dedup"] += sum(c.seconds for c in commits) / self.workers
+        self.busiest = max(rep.times["expand"] + rep.times["dedup"] + rep.times["check"] for rep in reports)
         self.count += end.kept
         return end.kept, self.ledger.stop
+
+    def committed(self) -> None:
+        """Read the workers' answers to the last commit, if not read yet: a worker
+        answers it before anything else (the next level's report, a checkpoint's dump,
+        parent links), and its error, if any, is raised here."""
+        if self.committing:
+            self.committing = False
+            self.shards.gather(msg.Committed, timeout=STORE_SECONDS)
 
     def _gathered(self, reports: list[msg.LevelReport]) -> _Gathered:
         """The workers' level reports put together by parent rank (a problem raises)."""
@@ -351,6 +366,8 @@ class ShardedLevels(LevelLoop):
             level.counts[rep.ranks] = rep.counts
             level.holder[rep.ranks] = w
             level.terminal.update(rep.terminal)
+            if rep.findings:
+                level.findings.update(rep.findings)
             for block, c in rep.fired.items():
                 level.fired.setdefault(block, Counter()).update(c)
             if rep.back_rank >= 0:
@@ -411,6 +428,7 @@ class ShardedLevels(LevelLoop):
         if mark.ckpt is None or mark.meta is None:
             return
         n, n_level = mark.states, self.frontier_len
+        self.committed()
         self.shards.broadcast(msg.Dump())
         dumps = self.shards.gather(msg.Dumped, timeout=STORE_SECONDS)
         fps = np.concatenate([d.fps for d in dumps])
@@ -438,6 +456,7 @@ class ShardedLevels(LevelLoop):
         """When the search stops inside a level: the workers give it up (their shards are
         then as at its start) and, with ``write``, the level's start is checkpointed.
         Whether the workers are still in step."""
+        self.committing = False  # the abort's wait drops the commit's answers
         try:
             self.shards.abort(self.shards.grace)  # the stop's grace: a worker stuck in a step is killed
         except Exception as exc:  # a worker that died or did not stop: its shard is gone
@@ -496,6 +515,7 @@ class ShardedLevels(LevelLoop):
         read them (:meth:`gather_log`), stop them, drop the own spill directory."""
         try:
             if self.searched:
+                self.committed()
                 self.paths = self.resolve(sorted({d.index for d in self.decisions.values()}))
                 self.shards.broadcast(msg.Peak())
                 peaks = self.shards.gather(msg.PeakReport)

@@ -73,6 +73,7 @@ could not read is not waited for at all.
 
 from __future__ import annotations
 
+import fcntl
 import marshal
 import multiprocessing
 import os
@@ -105,8 +106,6 @@ from ordercheck.checker.engine.messages import (
     Adopt,
     Batch,
     Beat,
-    Check,
-    Checked,
     Commit,
     Committed,
     Done,
@@ -128,6 +127,7 @@ from ordercheck.checker.engine.messages import (
     Settle,
     Ship,
     Stop,
+    Won,
 )
 from ordercheck.checker.engine.reduce import Expander
 from ordercheck.checker.engine.rules import KEY_BITS, PHASES, VOCABULARY_CHECKS
@@ -167,6 +167,32 @@ RAW_STATES = 500_000
 """States of its share of a level a worker keeps as objects; past this it keeps them
 ``marshal``-encoded (version 4) until their level comes
 (:class:`~ordercheck.checker.engine.frontier.RankedFrontier`)."""
+
+
+PIPE_BYTES = 32 << 20
+"""The room the kernel's buffers of the pipes between workers may take together: each
+pipe gets its share, from 64 KiB (the usual default) up to 1 MiB (:func:`pipe_room`)."""
+
+
+def pipe_room(workers: int) -> int:
+    """Each pipe's buffer between ``workers`` workers: :data:`PIPE_BYTES` over the
+    pipes, a power of two from 64 KiB to 1 MiB."""
+    share = PIPE_BYTES // max(workers * (workers - 1), 1)
+    return max(1 << 16, min(1 << 20, 1 << max(share.bit_length() - 1, 0)))
+
+
+def widen(conn: Any, size: int) -> None:
+    """Ask the kernel for a pipe buffer of ``size`` bytes behind ``conn`` (Linux; where
+    it refuses, or elsewhere, the pipe keeps its own). A batch of successors larger than
+    the buffer blocks its sender until the receiving worker's reader thread has read it
+    all, and that thread waits for the interpreter's lock while its worker expands."""
+    setsize = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux's
+    if setsize is None:
+        return
+    try:
+        fcntl.fcntl(conn.fileno(), setsize, size)
+    except OSError:
+        pass
 
 
 def owner_of(fps: np.ndarray, workers: int) -> np.ndarray:
@@ -366,10 +392,14 @@ class _Shard:
         self.outbox: dict[int, list[tuple]] = {}
         self.new: tuple | None = None
         self.won: tuple | None = None
-        self.early: list[Batch | Done] = []  # peers' messages for a level not started here yet
+        self.early: list[Batch | Done | Won] = []  # peers' messages for a level not started here yet
         self.shipped: list[Ship] = []  # states shipped here before the commit's message came
         self.searching = False  # in the middle of a level (from its command to its report)
         self.dones = 0  # the peers' ends of rounds of the level being searched
+        self.won_keys: list[np.ndarray] = []
+        self.wons = 0
+        self.commit_s = 0.0  # the last commit's seconds, reported with the next level
+        self.held: list = []  # commands that came while a commit waited for shipped states
         self.vocabulary_left = VOCABULARY_CHECKS
         reset_peak()
         self.rss = current_rss()
@@ -380,8 +410,8 @@ class _Shard:
         """Serve the main process's commands, one at a time, until :class:`Stop`."""
         commands = {
             Level: lambda m: self.level(m.seq, m.open_names, m.at_bound, m.chunk),
-            Check: lambda m: self.check(m.keys, m.ranks),
-            Commit: lambda m: self.commit(m.kept, m.next_start, m.level_start, m.ranks, m.ship, m.expect, m.log),
+            Commit: lambda m: self.commit(m.kept, m.next_start, m.level_start, m.ranks, m.made, m.ship, m.expect,
+                                          m.log),
             Abort: lambda m: self.give_up(),
             Adopt: lambda m: self.adopt(m.fps, m.nums, m.parents, m.actions, m.paired),
             Keep: lambda m: self.keep(m.ranks, m.states),
@@ -392,22 +422,24 @@ class _Shard:
         }
         idle = tuple(commands)
         while True:
-            msg = self.serve(idle)
+            msg = self.held.pop(0) if self.held else self.serve(idle)
             try:
                 commands[type(msg)](msg)
             except _Aborted:
                 self.ctrl.send(Aborted())
 
     def serve(self, wanted: tuple[type, ...] = (), until: Callable[[], bool] | None = None,
-              block: bool = True) -> Any:
+              block: bool = True, hold: bool = False) -> Any:
         """The one dispatch of a worker's messages: take messages in until one of a
         ``wanted`` type comes (returned), ``until()`` holds or, without ``block``, none is
-        left (``None``). On the way, a peer's :class:`~ordercheck.checker.engine.messages.Batch` or
-        :class:`~ordercheck.checker.engine.messages.Done` of the level being searched is taken in,
-        one of a later level kept for it, one of an earlier (aborted) level dropped; a
-        :class:`~ordercheck.checker.engine.messages.Ship` is kept for the commit. :class:`Stop`
-        ends the worker; :class:`Abort` in the middle of a level gives it up
-        (:class:`_Aborted`); any other command is refused."""
+        left (``None``). On the way, a peer's :class:`~ordercheck.checker.engine.messages.Batch`,
+        :class:`~ordercheck.checker.engine.messages.Done` or :class:`~ordercheck.checker.engine.messages.Won`
+        of the level being searched is taken in, one of a later level kept for it, one of
+        an earlier (aborted) level dropped; a :class:`~ordercheck.checker.engine.messages.Ship` is
+        kept for the commit. :class:`Stop` ends the worker; :class:`Abort` in the middle
+        of a level gives it up (:class:`_Aborted`); with ``hold`` (a commit waiting for
+        shipped states: the main process does not wait for the commit) any other command
+        is held for :meth:`run`, without it refused."""
         inbox = self.inbox
         while until is None or not until():
             try:
@@ -415,13 +447,16 @@ class _Shard:
             except queue.Empty:
                 return None
             kind = type(msg)
-            if kind is Batch or kind is Done or kind is Ship:
+            if kind is Batch or kind is Done or kind is Won or kind is Ship:
                 self.peer(msg)
                 continue
             if kind in wanted:
                 return msg
             if kind is Stop:
                 raise _Stop
+            if hold and kind is not Abort and kind is not Failed:
+                self.held.append(msg)
+                continue
             if kind is Abort and self.searching:
                 self.give_up()
             if kind is Failed:
@@ -429,13 +464,17 @@ class _Shard:
             raise RuntimeError(f"message {kind.__name__} " + ("in the middle of a level" if self.searching else "here"))
         return None
 
-    def peer(self, msg: Batch | Done | Ship) -> None:
+    def peer(self, msg: Batch | Done | Won | Ship) -> None:
         """Another worker's message (see :meth:`serve`)."""
-        if type(msg) is Ship:
+        kind = type(msg)
+        if kind is Ship:
             self.shipped.append(msg)  # for the commit (it may come before the commit's message)
         elif msg.seq == self.seq and self.searching:
-            if type(msg) is Batch:
-                self.take(msg.fps, msg.keys, msg.pos, msg.from_reduced)
+            if kind is Batch:
+                self.take(msg.fps, msg.keys, msg.pos, msg.worker, msg.from_reduced)
+            elif kind is Won:
+                self.won_keys.append(msg.keys)
+                self.wons += 1
             else:
                 self.dones += 1
         elif msg.seq > self.seq:
@@ -453,6 +492,8 @@ class _Shard:
         self.candidates = []
         self.units = []
         self.level_edges = []
+        self.won_keys = []
+        self.wons = 0
         self.outbox = {}
         self.new = None
         self.won = None
@@ -521,7 +562,9 @@ class _Shard:
         self.seq = seq
         self.at_bound = at_bound
         self.chunk = chunk
-        self.candidates = []  # (fps, keys, pos[, from a reduced parent]) of successors this worker owns
+        self.candidates = []  # (fps, keys, pos, generator[, from a reduced parent]) of successors this worker owns
+        self.won_keys: list[np.ndarray] = []  # the keys of new states generated here, from each owner
+        self.wons = 0  # the owners' answers (Won) of the level taken in
         self.level_edges = []
         self.outbox: dict[int, list[tuple]] = {}  # successors gathered for each other worker
         # (parents, successors, parent of each, keys, positions, parents' ranks)
@@ -537,6 +580,7 @@ class _Shard:
         self.back_rank = -1  # the first parent with a successor visited before this level
         self.unvisited_rank = -1  # at the depth bound: the first parent with an unvisited successor
         self.times = dict.fromkeys(PHASES, 0.0)
+        self.times["dedup"], self.commit_s = self.commit_s, 0.0  # the previous level's commit
         self.dones = 0
         evaluator = self.evaluator
         for name in list(evaluator.open):
@@ -574,8 +618,11 @@ class _Shard:
         if self.proviso:
             problem = self.rounds() or problem
         began = clock()
-        new_keys, grow = self.new_states()
+        new_keys, grow, makers = self.new_states()
         self.times["dedup"] += clock() - began
+        self.announce(new_keys, makers)
+        findings, why = self.check()
+        problem = problem or why
         ranks_a = np.concatenate(all_ranks) if all_ranks else np.zeros(0, dtype=np.int64)
         counts_a = np.concatenate(all_counts) if all_counts else np.zeros(0, dtype=np.int64)
         if self.added:
@@ -586,18 +633,20 @@ class _Shard:
         self.searching = False
         log_grow = 0 if self.log is None else self.log.growth(len(new_keys), sum(len(e[1]) for e in self.level_edges))
         self.ctrl.send(LevelReport(ranks_a, counts_a, terminal, {b: dict(c) for b, c in fired.items()}, problem,
-                                   new_keys, self.back_rank, self.unvisited_rank, grow, self.times, log_grow))
+                                   new_keys, self.back_rank, self.unvisited_rank, grow, self.times, log_grow,
+                                   findings))
 
     def exchanged(self) -> None:
         """Send what is gathered for the other workers and the end of this round; take
-        in theirs up to the end of the round from every one."""
-        began = time.perf_counter()
+        in theirs up to the end of the round from every one (the batches' tests against
+        the table count as deduplication, not exchange)."""
+        began, taken = time.perf_counter(), self.times["dedup"]
         for w, conn in self.outs.items():
             self.flush(w)
             conn.send(Done(self.seq, self.me))
         target = (self.round + 1) * (self.workers - 1)
         self.serve(until=lambda: self.dones >= target)
-        self.times["exchange"] += time.perf_counter() - began
+        self.times["exchange"] += time.perf_counter() - began - (self.times["dedup"] - taken)
 
     # -- the cycle proviso ----------------------------------------------------------------
 
@@ -636,11 +685,11 @@ class _Shard:
         self.triggered = []
         pieces = self.candidates[self.evaluated :]
         self.evaluated = len(self.candidates)
-        if pieces and any(c[3].any() for c in self.candidates):
+        if pieces and any(c[4].any() for c in self.candidates):
             cands = self.candidates
             fps = np.concatenate([c[0] for c in cands])
             ranks = np.concatenate([c[1] for c in cands]) >> KEY_BITS
-            from_reduced = np.concatenate([c[3] for c in cands])
+            from_reduced = np.concatenate([c[4] for c in cands])
             if len(pieces) < len(cands):  # only the fingerprints of the new candidates can trigger more
                 look = np.isin(fps, np.concatenate([p[0] for p in pieces]))
                 fps, ranks, from_reduced = fps[look], ranks[look], from_reduced[look]
@@ -697,10 +746,11 @@ class _Shard:
         return problem
 
     def drain(self) -> None:
-        """Take in the messages that came while expanding."""
-        began = time.perf_counter()
+        """Take in the messages that came while expanding (the batches' tests against
+        the table count as deduplication, not exchange)."""
+        began, taken = time.perf_counter(), self.times["dedup"]
         self.serve(block=False)
-        self.times["exchange"] += time.perf_counter() - began
+        self.times["exchange"] += time.perf_counter() - began - (self.times["dedup"] - taken)
 
     def expand(self, states: list, ranks: np.ndarray, terminal: dict[int, list]) -> tuple[np.ndarray, dict, str | None]:
         """Expand ``states`` (their ranks ``ranks``), check terminal states, keep the
@@ -756,7 +806,7 @@ class _Shard:
                 from_reduced = from_reduced[first]
             fps, keys, pos = fps[first], keys[first], pos[first]
         owners = owner_of(fps, self.workers)
-        order = np.argsort(owners, kind="stable")
+        order = np.argsort(owners.astype(np.int16) if self.workers < 1 << 15 else owners, kind="stable")  # radix
         bounds = np.searchsorted(owners[order], np.arange(self.workers + 1))
         mine = None
         for w in range(self.workers):
@@ -773,18 +823,20 @@ class _Shard:
                     self.flush(w)
         self.times["exchange"] += time.perf_counter() - began
         if mine is not None:
-            self.take(*mine)
+            self.take(mine[0], mine[1], mine[2], self.me, *mine[3:])
 
     def flush(self, w: int) -> None:
         """Send the successors gathered for worker ``w`` as one batch."""
         box = self.outbox.pop(w, [])
         if box:
-            self.outs[w].send(Batch(self.seq, *(np.concatenate([p[i] for p in box]) for i in range(len(box[0])))))
+            self.outs[w].send(Batch(self.seq, self.me, *(np.concatenate([p[i] for p in box]) for i in range(len(box[0])))))
 
-    def take(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray, from_reduced: np.ndarray | None = None) -> None:
-        """A batch of successors this worker owns: drop those visited before this level
-        (with the cycle proviso, ``from_reduced`` marks those of reduced parents: one visited
-        before has its parent expanded fully, see :meth:`rounds`)."""
+    def take(self, fps: np.ndarray, keys: np.ndarray, pos: np.ndarray, maker: int,
+             from_reduced: np.ndarray | None = None) -> None:
+        """A batch of successors this worker owns, generated by worker ``maker``: drop
+        those visited before this level (with the cycle proviso, ``from_reduced`` marks
+        those of reduced parents: one visited before has its parent expanded fully, see
+        :meth:`rounds`)."""
         began = time.perf_counter()
         seen = self.table.contains(fps)
         keep = None
@@ -802,22 +854,27 @@ class _Shard:
                 if self.unvisited_rank < 0 or first < self.unvisited_rank:
                     self.unvisited_rank = first
         if not self.at_bound:
-            part = (fps, keys, pos) if from_reduced is None else (fps, keys, pos, from_reduced)
-            self.candidates.append(part if keep is None else tuple(a[keep] for a in part))
+            if keep is not None:
+                fps, keys, pos = fps[keep], keys[keep], pos[keep]
+                if from_reduced is not None:
+                    from_reduced = from_reduced[keep]
+            self.candidates.append((fps, keys, pos, maker) if from_reduced is None
+                                   else (fps, keys, pos, maker, from_reduced))
         self.times["dedup"] += time.perf_counter() - began
 
-    def new_states(self) -> tuple[np.ndarray, int]:
+    def new_states(self) -> tuple[np.ndarray, int, np.ndarray]:
         """The level's new states of this shard, in key order: the smallest key of each
-        fingerprint. Returns their keys and the bytes the shard's arrays must grow by to
-        store them."""
+        fingerprint. Returns their keys, the bytes the shard's arrays must grow by to
+        store them, and the worker that generated each."""
         cands = self.candidates
         self.candidates = []
         if not cands or self.at_bound:
             self.new = (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint16))
-            return self.new[1], 0
+            return self.new[1], 0, np.zeros(0, dtype=np.int64)
         fps = np.concatenate([c[0] for c in cands])
         keys = np.concatenate([c[1] for c in cands])
         pos = np.concatenate([c[2] for c in cands])
+        makers = np.repeat(np.asarray([c[3] for c in cands], dtype=np.int64), [len(c[0]) for c in cands])
         if len(self.full):  # keys from parents expanded fully later: their positions (see expand_fully)
             ranks = keys >> KEY_BITS
             keys = np.where(np.isin(ranks, self.full), (ranks << KEY_BITS) | pos.astype(np.int64), keys)
@@ -828,7 +885,19 @@ class _Shard:
         n = len(chosen)
         grow = _growth(len(self.table.slots), len(self.table) + n) + sum(
             a.growth(len(a) + n) for a in (self.nums, self.parents, self.actions))
-        return self.new[1], grow
+        return self.new[1], grow, makers[chosen]
+
+    def announce(self, keys: np.ndarray, makers: np.ndarray) -> None:
+        """Tell every worker which of the successors it generated are new states owned
+        here (``keys``, ascending, generated by ``makers``), and take in the other
+        owners' answers: afterwards :attr:`won_keys` holds the keys of every new state
+        generated here."""
+        began = time.perf_counter()
+        for w, conn in self.outs.items():
+            conn.send(Won(self.seq, self.me, keys[makers == w]))
+        self.won_keys.append(keys[makers == self.me])
+        self.serve(until=lambda: self.wons >= self.workers - 1)
+        self.times["exchange"] += time.perf_counter() - began
 
     def keep_log(self, log: bool, fps: np.ndarray, numbers: np.ndarray, level_start: int) -> None:
         """Log the states stored at a commit (``fps``, numbered ``numbers``) and the
@@ -844,11 +913,14 @@ class _Shard:
         for sources, targets in edges:
             self.log.add_edges(level_start + sources, targets)
 
-    def check(self, won: np.ndarray, ranks: np.ndarray) -> None:
-        """The main process names the successors expanded here that are new states (by
-        key, ascending) and their ranks in the next level: check the open properties on
-        them, with their parents, and hold them for the commit."""
+    def check(self) -> tuple[dict[int, list], str | None]:
+        """Check the open properties on the successors generated here that are new
+        states (:attr:`won_keys`, from their owners), with their parents, and hold them
+        for the commit in key order. Returns the findings by key and a problem (or
+        ``None``)."""
         began = time.perf_counter()
+        won = np.sort(np.concatenate(self.won_keys), kind="stable") if self.won_keys else np.zeros(0, dtype=np.int64)
+        self.won_keys = []
         evaluator, history_key = self.evaluator, self.history_key
         units = self.units
         offsets = np.cumsum([0, *(len(u[3]) for u in units)])
@@ -879,18 +951,22 @@ class _Shard:
                 if found:
                     findings[key] = found
         self.units = []
-        self.won = (ranks, states)
-        self.ctrl.send(Checked(findings, problem, time.perf_counter() - began))
+        self.won = (won, states)
+        self.times["check"] += time.perf_counter() - began
+        return findings, problem
 
-    def commit(self, kept: int, next_start: int, level_start: int, ranks: np.ndarray,
+    def commit(self, kept: int, next_start: int, level_start: int, ranks: np.ndarray, made: np.ndarray,
                ship: Sequence[tuple[int, int]] = (), expect: int = 0, log: bool = False) -> None:
         """Store the new states this worker owns whose rank (``ranks``, by key order) is
-        below ``kept``, and hold those it generated below ``kept`` as its share of the
-        next level, less the ``ship`` ones (``(worker, how many)``, taken evenly across
-        its ranks) that go to a worker with a smaller share; take in ``expect`` states
-        shipped here. With ``log`` the edge log takes the states stored and the level's
-        edges (sources numbered from ``level_start``); without, it is dropped."""
+        below ``kept``, and hold those it generated (ranked ``made``, by key order) below
+        ``kept`` as its share of the next level, less the ``ship`` ones (``(worker, how
+        many)``, taken evenly across its ranks) that go to a worker with a smaller share;
+        take in ``expect`` states shipped here. With ``log`` the edge log takes the
+        states stored and the level's edges (sources numbered from ``level_start``);
+        without, it is dropped. The seconds it takes are reported with the next level's
+        deduplication."""
         began = time.perf_counter()
+        ranks, made = ranks.astype(np.int64), made.astype(np.int64)  # sent as 32-bit where they fit
         fps, keys, pos = self.new if self.new is not None else (np.zeros(0, dtype=np.uint64),) + (
             np.zeros(0, dtype=np.int64),) * 2
         self.new = None
@@ -905,8 +981,12 @@ class _Shard:
             self.parents.extend(level_start + (keys[take] >> KEY_BITS))
             self.actions.extend(pos[take])
         self.keep_log(log, fps[take], next_start + ranks[take], level_start)
-        won_ranks, states = self.won if self.won is not None else (np.zeros(0, dtype=np.int64), [])
+        won_keys, states = self.won if self.won is not None else (np.zeros(0, dtype=np.int64), [])
         self.won = None
+        if len(made) != len(won_keys):
+            raise RuntimeError(f"the main process ranked {len(made):,} new states generated here, "
+                               f"which generated {len(won_keys):,}")
+        won_ranks = made
         n = int(np.searchsorted(won_ranks, kept))
         won_ranks, states = won_ranks[:n], states[:n]
         gone = sum(c for _w, c in ship)
@@ -925,13 +1005,14 @@ class _Shard:
             self.keep(won_ranks[i : i + (1 << 14)], states[i : i + (1 << 14)])
         got = 0
         while got < expect:
-            self.serve(until=lambda: bool(self.shipped))
+            self.serve(until=lambda: bool(self.shipped), hold=True)
             msg = self.shipped.pop(0)
             if msg.seq != self.seq:
                 raise RuntimeError(f"states shipped for level {msg.seq} while level {self.seq} commits")
             self.keep(msg.ranks, marshal.loads(msg.blob))
             got += len(msg.ranks)
-        self.ctrl.send(Committed(time.perf_counter() - began))
+        self.commit_s += time.perf_counter() - began
+        self.ctrl.send(Committed())
 
 
 def _growth(size: int, count: int) -> int:
@@ -960,10 +1041,12 @@ class Shards:
         try:
             for _ in range(workers):
                 pipes["ctrl"].append(ctx.Pipe())
+            room = pipe_room(workers)
             for v in range(workers):
                 for w in range(workers):
                     if v != w:
-                        pipes["peer"][(v, w)] = ctx.Pipe(duplex=False)  # (read end for w, write end for v)
+                        pipes["peer"][(v, w)] = pair = ctx.Pipe(duplex=False)  # (read end for w, write end for v)
+                        widen(pair[1], room)
             for me in range(workers):
                 proc = ctx.Process(target=_worker, args=(me, pipes, expander, props, spill, beat, log), daemon=True)
                 proc.start()
@@ -976,6 +1059,7 @@ class Shards:
         self.conns = [pair[0] for pair in pipes["ctrl"]]
         self._close_ends(pipes)
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self.early: list[tuple[int, Any]] = []  # messages taken in before their gather (see _gather)
         self.heard = [time.monotonic()] * workers  # when each worker's last message came
         self.reading: tuple[int, float] | None = None  # (worker, since when) of a message being read
         self.unread: set[int] = set()  # workers whose pipe is no longer read (a message lost)
@@ -1080,7 +1164,10 @@ class Shards:
         while waiting (it may raise to stop the wait): a level's work (``timeout``
         ``None``) takes as long as the spec makes it, so there the wait ends at a
         worker's answer, error or end, or when the hook raises (the time limit, a
-        signal, the memory budget). A reply of another kind is an error."""
+        signal, the memory budget). A reply of another kind is an error; a worker's
+        message that comes after its reply, before every other worker has replied (the
+        next level's, after a commit's :class:`~ordercheck.checker.engine.messages.Committed`),
+        is kept for the next gather."""
         return self._gather(kind, wait_hook, timeout, skip=False)
 
     def _gather(self, kind: type[R], wait_hook: Callable[[], None] | None, timeout: float | None,
@@ -1095,26 +1182,33 @@ class Shards:
         if self.unread:  # its answer cannot come
             raise self.unresponsive(min(self.unread), 0.0, kind, "a message from it could not be read, so it "
                                     "was out of step and was killed")
-        while left:
-            item = self._next(poll)
-            if item is None:
-                if deadline is not None and time.monotonic() > deadline:
-                    raise self.unresponsive(got.index(None), timeout or 0.0, kind)
-                if wait_hook is not None:
-                    wait_hook()
-                continue
-            w, msg = item
-            if type(msg) is Ended:
-                raise self._lost(w)
-            if type(msg) is Failed:
-                raise msg.error
-            if type(msg) is not kind or got[w] is not None:
-                if skip:
+        early, self.early = self.early, []
+        try:
+            while left:
+                item = early.pop(0) if early else self._next(poll)
+                if item is None:
+                    if deadline is not None and time.monotonic() > deadline:
+                        raise self.unresponsive(got.index(None), timeout or 0.0, kind)
+                    if wait_hook is not None:
+                        wait_hook()
                     continue
-                raise RuntimeError(f"worker process {w} sent {type(msg).__name__} instead of {kind.__name__}")
-            got[w] = msg
-            self.answered.add(w)
-            left -= 1
+                w, msg = item
+                if type(msg) is Ended:
+                    raise self._lost(w)
+                if type(msg) is Failed:
+                    raise msg.error
+                if got[w] is not None and not skip:  # its next message, sent before the others answered
+                    self.early.append(item)
+                    continue
+                if type(msg) is not kind or got[w] is not None:
+                    if skip:
+                        continue
+                    raise RuntimeError(f"worker process {w} sent {type(msg).__name__} instead of {kind.__name__}")
+                got[w] = msg
+                self.answered.add(w)
+                left -= 1
+        finally:
+            self.early = early + self.early  # in the order they came
         return got
 
     def _next(self, seconds: float) -> tuple[int, Any] | None:
