@@ -87,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.workers < 2 or (args.max_states is not None and args.max_states < 1):
         ap.error("--workers must be at least 2 and --max-states at least 1")
+    if str(ROOT) not in sys.path:  # a checkout, not installed
+        sys.path.insert(0, str(ROOT))
     from ordercheck.checker.cli import main as cli
     from ordercheck.checker.engine import sharded, shards
 

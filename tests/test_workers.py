@@ -637,3 +637,17 @@ def test_a_level_that_comes_while_a_commit_waits_for_shipped_states_waits_for_it
     assert summary(check_model(model, Options(progress=False, workers=workers, por=False, symmetry=False))) \
         == summary(one)
     assert sum(1 for n in shipped if n) >= 3  # several levels shipped states
+
+
+def test_the_new_keys_are_ranked_as_one_binary_search_would() -> None:
+    """sharded.ranked merges the workers' ascending keys and gives each worker the ranks
+    of its keys in the merge: those a binary search of each key finds."""
+    rng = np.random.default_rng(7)
+    for workers, n in ((1, 0), (2, 10), (3, 1000), (16, 20_000)):
+        keys = np.sort(rng.choice(1 << 40, n, replace=False)).astype(np.int64)
+        owner = rng.integers(0, workers, n)
+        keys_w = [keys[owner == w] for w in range(workers)]
+        merged, ranks = sharded.ranked(keys_w)
+        assert (merged == keys).all()
+        for k, r in zip(keys_w, ranks):
+            assert r.dtype == np.int32 and (r == np.searchsorted(keys, k)).all()

@@ -151,6 +151,20 @@ def balance(held: np.ndarray, slack: int = BALANCE_SLACK) -> tuple[list[list[tup
     return ship, expect
 
 
+def ranked(keys_w: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The workers' new keys (each worker's ascending) in one ascending array, and each
+    worker's ranks in it (32-bit where they fit: half the bytes to send). One stable
+    argsort, which merges the ascending runs, and its inverse: a binary search of every
+    worker's keys cost more than both on a level of 400,000 states with 16 workers."""
+    cat = np.concatenate(keys_w)
+    order = np.argsort(cat, kind="stable")
+    rank_type = np.int32 if len(cat) < 1 << 31 else np.int64
+    ranks = np.empty(len(cat), dtype=rank_type)
+    ranks[order] = np.arange(len(cat), dtype=rank_type)
+    ends = np.cumsum([len(k) for k in keys_w])
+    return cat[order], [ranks[e - len(k) : e] for e, k in zip(ends.tolist(), keys_w)]
+
+
 @dataclass
 class _Gathered:
     """A level's reports put together: successor counts and the expanding worker by
@@ -316,9 +330,7 @@ class ShardedLevels(LevelLoop):
         if self.budget is not None and level.grow:
             self.budget.reserve(level.grow)  # before anything of the level is decided here
         self.grown += level.grow
-        keys_w = [rep.keys for rep in reports]
-        # each worker's keys ascend: a stable sort (a merge of the runs) is many times faster
-        all_keys = np.sort(np.concatenate(keys_w), kind="stable") if keys_w else np.zeros(0, dtype=np.int64)
+        all_keys, owned = ranked([rep.keys for rep in reports])
         end = self.settle(level.counts, level.terminal, level.findings, all_keys)
         last_block = None if end.last_rank is None else end.last_rank // CHUNK
         if self.fired is not None:
@@ -336,10 +348,9 @@ class ShardedLevels(LevelLoop):
         by_maker = np.argsort(maker.astype(np.int16) if self.workers < 1 << 15 else maker, kind="stable")  # radix
         cuts = np.searchsorted(maker[by_maker], np.arange(self.workers + 1))
         ship, expect = balance(np.bincount(maker[: end.kept], minlength=self.workers))
-        rank_type = np.int32 if len(all_keys) < 1 << 31 else np.int64  # half the bytes to send
+        rank_type = owned[0].dtype
         for w in range(self.workers):
-            shards.send(w, msg.Commit(end.kept, next_start, self.level_start,
-                                      np.searchsorted(all_keys, keys_w[w]).astype(rank_type),
+            shards.send(w, msg.Commit(end.kept, next_start, self.level_start, owned[w],
                                       by_maker[cuts[w] : cuts[w + 1]].astype(rank_type), ship[w], expect[w], self.logging))
         self.committing = True  # answered before the workers' next answer (see committed())
         for phase in PHASES:
