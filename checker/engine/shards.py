@@ -16,7 +16,12 @@ states. A level runs in every worker at once:
    on a busy worker);
 3. *dedup*: an owner drops the fingerprints already in its table (visited at an
    earlier level) and, among equal ones of this level, keeps the smallest key: the
-   successor a single process meets first. It reports its new states' keys, sorted.
+   successor a single process meets first;
+4. *check*: each owner tells every worker which of the successors it generated are new
+   (:class:`~ordercheck.checker.engine.messages.Won`: their keys, worker to worker, once
+   per level), and each worker checks the open properties on those, beside their
+   parents (:meth:`_Shard.check`). It then reports the level to the main process: the
+   parents' successor counts, the findings by key and its new states' keys, sorted.
 
 With partial-order reduction's cycle proviso, *rounds* (:meth:`_Shard.rounds`) come
 between the exchange and the report: a successor carries a flag saying whether its
@@ -30,12 +35,16 @@ positions in the full expansion.
 The main process (:mod:`ordercheck.checker.engine.sharded`) sees keys, per-parent successor
 counts and findings, never a state or a fingerprint. From the sorted keys of all
 workers it numbers the next level (a new state's rank is its key's position among
-them) and names to each worker the new states it generated (*check*: the worker checks
-the open properties on them, beside their parents); it then decides where the level
-ends (a bound, every property decided) and tells each worker how many of the level's
-new states are kept (*commit*): owners store theirs with numbers and parent links,
-generators hold theirs as their share of the next level, and a worker holding more
-than its share ships the excess (the one time states cross between workers).
+them), decides where the level ends (a bound, every property decided) and tells each
+worker how many of the level's new states are kept, with the ranks of those it owns
+and of those it generated (*commit*): owners store theirs with numbers and parent
+links, generators hold theirs as their share of the next level, and a worker holding
+more than its share ships the excess (the one time states cross between workers). The
+main process does not wait for the commit: it sends the next level at once, a worker
+commits before it starts it (a command that comes while the commit waits for shipped
+states is held until the commit is done), and the commit's answer
+(:class:`~ordercheck.checker.engine.messages.Committed`) is read before the worker's
+next one. One round trip a level, then.
 
 For a spec that declares ``acyclic`` (where the search notices edges that can close a
 cycle), a worker also keeps an edge log (:class:`~ordercheck.checker.engine.edges.EdgeLog`,
