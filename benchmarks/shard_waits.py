@@ -89,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--workers must be at least 2 and --max-states at least 1")
     if str(ROOT) not in sys.path:  # a checkout, not installed
         sys.path.insert(0, str(ROOT))
-    from ordercheck.checker.cli import main as cli
+    from profile_main import run_check  # this folder, first on the path of a script
+
     from ordercheck.checker.engine import sharded, shards
 
     worker_timers, main_timers = Timers(), Timers()
@@ -119,12 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.max_states is not None:
         cmd += ["--max-states", str(args.max_states)]
     began = time.perf_counter()
-    try:
-        cli(args=cmd, prog_name="ordercheck")
-    except SystemExit as exc:
-        code = exc.code
-    else:
-        code = 0
+    code = run_check(cmd)
     wall = time.perf_counter() - began
     time.sleep(0.5)  # the last workers' files
     runs = [json.loads(f.read_text()) for f in sorted(out.glob("w*.json"))]
