@@ -25,7 +25,7 @@ from ordercheck.checker.engine import shards as shards_module
 from ordercheck.checker.engine.bfs import NO_BOUNDS, Bounds, SpecError, search
 from ordercheck.checker.engine.budget import MemoryBoundReached
 from ordercheck.checker.engine.frontier import RankedFrontier
-from ordercheck.checker.engine.messages import Peak, PeakReport, Round, Stop
+from ordercheck.checker.engine.messages import Failed, Peak, PeakReport, Round, Stop
 from ordercheck.checker.engine.reduce import Expander, Reductions, plan
 from ordercheck.checker.engine.run import Options, check_model
 from ordercheck.checker.engine.sharded import ShardedPaths, balance
@@ -651,3 +651,34 @@ def test_the_new_keys_are_ranked_as_one_binary_search_would() -> None:
         assert (merged == keys).all()
         for k, r in zip(keys_w, ranks):
             assert r.dtype == np.int32 and (r == np.searchsorted(keys, k)).all()
+
+
+def test_more_workers_than_cores_is_warned_about(monkeypatch) -> None:
+    """--workers above the cores this process may run on gets a warning (the search is
+    slower: the workers wait for the slowest at every level); up to the cores, none."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    model = ROOT / "models" / "fifo-3.toml"
+    over = invoke("check", model, "--quiet", "--workers", "3")
+    assert over.returncode == 0
+    assert "warning: --workers 3 is more than the 2 cores available" in over.stderr
+    assert "slow the search down" in over.stderr
+    fits = invoke("check", model, "--quiet", "--workers", "2")
+    assert fits.returncode == 0 and "cores available" not in fits.stderr
+
+
+def test_a_message_that_could_not_be_read_between_gathers_raises_its_error() -> None:
+    """The main process's reader can fail on a worker's message while no gather waits
+    (a commit's answer, which is read later): the next gather raises that failure (a
+    MemoryError stops the search at its memory bound, exit code 3), as it would have
+    inside a gather, not a lost worker (exit code 4); the one after it, a lost worker."""
+    fifo = model_from_dict({"spec": "fifo", "constants": {"peers": 2, "sends": 1, "destinations": "unicast"}})
+    shards = shards_module.Shards(2, Expander(fifo.spec, Reductions()), fifo.properties)
+    try:
+        shards.inbox.put((1, Failed(MemoryError())))  # as the reader queues it
+        shards.unread.add(1)
+        with pytest.raises(MemoryError):
+            shards.gather(PeakReport)
+        with pytest.raises(shards_module.WorkerLost, match="could not be read"):
+            shards.gather(PeakReport)
+    finally:
+        shards.close()

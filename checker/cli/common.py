@@ -48,7 +48,7 @@ def engine_options(fn: Callable) -> Callable:
         click.option("--master", default="local[*]", show_default=True,
                      help="Spark master for --engine spark (e.g. spark://host:7077)."),
         click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-                     help="Worker processes (results are identical for any number)."),
+                     help="Worker processes (results are identical for any number); no more than the cores: more are slower."),
         click.option("--no-symmetry", is_flag=True, help="Turn symmetry reduction off."),
         click.option("--no-por", is_flag=True, help="Turn partial-order reduction off."),
         click.option("--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."),

@@ -124,6 +124,6 @@ def warn_workers(workers: int) -> None:
     if workers > cores:
         click.echo(
             f"ordercheck: warning: --workers {workers} is more than the {cores} cores available; "
-            "extra workers only share them (the results are the same)",
+            "extra workers only share them and slow the search down (the results are the same)",
             err=True,
         )

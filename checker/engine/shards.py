@@ -1108,13 +1108,13 @@ class Shards:
                     self.inbox.put((w, Ended()))
                     continue
                 except MemoryError as exc:  # stops the search as its memory bound (ordercheck.checker.engine.budget)
+                    self.inbox.put((w, Failed(exc)))  # queued before the worker is marked (see _gather)
                     self.unread.add(w)
-                    self.inbox.put((w, Failed(exc)))
                     del live[w]
                     continue
                 except Exception as exc:
-                    self.unread.add(w)
                     self.inbox.put((w, Failed(RuntimeError(f"a message of worker process {w} could not be read: {exc!r}"))))
+                    self.unread.add(w)
                     del live[w]
                     continue
                 finally:
@@ -1188,7 +1188,8 @@ class Shards:
         poll = 0.05 if wait_hook is not None or timeout is None else min(timeout, 0.5)
         deadline = None if timeout is None else time.monotonic() + timeout
         self.answered: set[int] = set()
-        if self.unread:  # its answer cannot come
+        if self.unread:  # its answer cannot come; why, if not yet raised, is queued
+            self._queued_failure()
             raise self.unresponsive(min(self.unread), 0.0, kind, "a message from it could not be read, so it "
                                     "was out of step and was killed")
         early, self.early = self.early, []
@@ -1219,6 +1220,21 @@ class Shards:
         finally:
             self.early = early + self.early  # in the order they came
         return got
+
+    def _queued_failure(self) -> None:
+        """Raise the error of a message that could not be read, if it is still queued:
+        the reader can fail between two gathers (the main process does not wait for a
+        commit's answers), and then the failure, a :class:`MemoryError` above all (a
+        stop at the memory bound), is raised as it would have been inside a gather."""
+        while True:
+            try:
+                self.early.append(self.inbox.get_nowait())
+            except queue.Empty:
+                break
+        for i, (_w, msg) in enumerate(self.early):
+            if type(msg) is Failed:
+                del self.early[i]
+                raise msg.error
 
     def _next(self, seconds: float) -> tuple[int, Any] | None:
         """The next ``(worker, message)``, or ``None`` after ``seconds``."""
