@@ -3,15 +3,17 @@
 :mod:`ordercheck.checker.engine.shards` and :mod:`ordercheck.checker.engine.sharded` exchange these over
 ``multiprocessing`` pipes (which pickle them, as they do any object sent through a
 pipe; nothing read from a file is ever unpickled). Each side dispatches on the type in
-one place: a worker in :meth:`ordercheck.checker.engine.shards._Shard.next_message`, the main
+one place: a worker in :meth:`ordercheck.checker.engine.shards._Shard.serve`, the main
 process in :meth:`ordercheck.checker.engine.shards.Shards.gather`.
 
-The main process sends a worker the *commands* (:data:`COMMANDS`), the workers send
-one another :class:`Batch`, :class:`Done`, :class:`Won` and :class:`Ship`, and a worker answers the
-main process with the *replies* (the types below :class:`Failed`). A command that
-comes while a worker is in the middle of a level is refused (a :class:`RuntimeError`
-reported as :class:`Failed`), except :class:`Abort` and :class:`Stop`, and between the
-rounds of the cycle proviso :class:`More` and :class:`Settle`.
+The main process sends a worker the *commands* (:data:`COMMANDS`), the workers send one
+another :class:`Batch`, :class:`Done`, :class:`Won` and :class:`Ship`, and a worker
+answers the main process with the *replies* (the types below :class:`Failed`). A command
+that comes while a worker is in the middle of a level is refused (a
+:class:`RuntimeError` reported as :class:`Failed`), except :class:`Abort` and
+:class:`Stop`, and between the rounds of the cycle proviso :class:`More` and
+:class:`Settle`; one that comes while a commit waits for shipped states (the main
+process does not wait for commits) is held until the commit is done.
 """
 
 from __future__ import annotations
