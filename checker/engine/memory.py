@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import ctypes.util
 import gc
@@ -65,7 +66,10 @@ def collector_paused() -> Iterator[None]:
     when a collection of that generation starts (:func:`_thaw`): young collections
     skip them, full ones scan them again from then on (the next, or on some Python
     versions the one after), so cyclic garbage among them is not kept for ever, and a
-    process that ends first (a ``check`` command) never scans them.
+    process that ends first (a ``check`` command) never scans them: the interpreter's
+    own full collection as it exits would, so :func:`_keep_frozen_at_exit` takes the
+    callback away first (0.5 s of the 3.4 s of a ``check`` of BSS 2x5, where half a
+    million objects were frozen).
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -75,8 +79,18 @@ def collector_paused() -> Iterator[None]:
         if was_enabled:
             if _thaw not in gc.callbacks:
                 gc.callbacks.append(_thaw)
+                atexit.unregister(_keep_frozen_at_exit)  # registered once
+                atexit.register(_keep_frozen_at_exit)
             gc.freeze()
             gc.enable()
+
+
+def _keep_frozen_at_exit() -> None:
+    """At exit (an :mod:`atexit` function): stop thawing, so that the full collection
+    the interpreter makes as it finalizes leaves the frozen objects alone. The process
+    is ending: scanning them would find no garbage worth the time."""
+    if _thaw in gc.callbacks:
+        gc.callbacks.remove(_thaw)
 
 
 def _thaw(phase: str, info: dict) -> None:
