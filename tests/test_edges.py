@@ -276,32 +276,49 @@ def test_a_wrong_declaration_is_still_refused_with_its_cycle(monkeypatch, por, w
 
 @pytest.mark.parametrize("written, resumed", [(1, 1), (1, 2), (2, 1), (2, 2)])
 def test_a_resumed_search_keeps_the_log_its_checkpoint_carries(monkeypatch, tmp_path, written, resumed):
-    """A one-process checkpoint carries its edge log, and a one-process resume goes on
-    with it: no walk. Shard workers neither write one nor keep one on a resume, so a
-    resume with workers, or of their checkpoint, walks the graph. The results are an
-    uninterrupted run's either way."""
+    """A checkpoint carries the edge log, written by one process or gathered from the
+    shard workers, and a resume goes on with it, in one process or spread over the
+    workers: no walk of the graph after it. The results are an uninterrupted run's."""
     model = load_model(ROOT / "models" / "bss-2.toml")
     opts = Options(progress=False, checkpoint=str(tmp_path / "ck"), checkpoint_every=0.0, stop_when_decided=False)
     whole = check_model(model, replace(opts, checkpoint=None))
     cut = check_model(model, replace(opts, max_depth=4, workers=written))
     assert cut.stats.distinct_states < whole.stats.distinct_states
     level = in_force(tmp_path / "ck")
-    assert all((level / f).is_file() for f in checkpoints.LOG_FILES) == (written == 1)
+    assert all((level / f).is_file() for f in checkpoints.LOG_FILES)
     calls = cycle_searches(monkeypatch)
     asked = log_requests(monkeypatch)
     again = check_model(model, replace(opts, resume=True, workers=resumed))
-    assert calls == ([] if (written, resumed) == (1, 1) else [1]) and asked == []
+    assert calls == []
+    assert bool(asked) == (resumed > 1)  # the workers' logs gathered: for the checkpoints and the check
     assert summary(again) == summary(whole)
 
 
-def test_a_cycle_before_the_checkpoint_is_still_found_after_the_resume(tmp_path):
+@pytest.mark.parametrize("workers", [2, 3])
+def test_a_workers_checkpoint_carries_the_log_one_process_writes(tmp_path, workers):
+    """The log gathered from the shard workers for a checkpoint is the one process's:
+    the same states by number and the same edges (in another order)."""
+    model = load_model(ROOT / "models" / "bss-2.toml")
+    opts = Options(progress=False, checkpoint_every=0.0, stop_when_decided=False, max_depth=5)
+    check_model(model, replace(opts, checkpoint=str(tmp_path / "one")))
+    check_model(model, replace(opts, checkpoint=str(tmp_path / "many"), workers=workers))
+    one, many = in_force(tmp_path / "one"), in_force(tmp_path / "many")
+    states, sources, targets = (np.load(one / f) for f in checkpoints.LOG_FILES)
+    states_w, sources_w, targets_w = (np.load(many / f) for f in checkpoints.LOG_FILES)
+    assert (states_w == states).all() and len(sources) > len(states)
+    assert sorted(zip(sources.tolist(), targets.tolist())) == sorted(zip(sources_w.tolist(), targets_w.tolist()))
+
+
+@pytest.mark.parametrize("written, resumed", [(1, 1), (1, 2), (2, 1), (2, 2)])
+def test_a_cycle_before_the_checkpoint_is_still_found_after_the_resume(tmp_path, written, resumed):
     """The ring's cycle closes after the checkpoint through edges taken before it: the
-    log carried across the resume holds them, so the wrong declaration is refused."""
+    log carried across the resume (by one process or the workers) holds them, so the
+    wrong declaration is refused."""
     model = toy(Ring, {"n": 3})
     opts = Options(progress=False, checkpoint=str(tmp_path / "ck"), checkpoint_every=0.0, por=False)
-    check_model(model, replace(opts, max_depth=1))  # meets no edge back: cut, not refused
+    check_model(model, replace(opts, max_depth=1, workers=written))  # meets no edge back: cut, not refused
     with pytest.raises(InputError, match=r"spec ring declares acyclic = True but a run returns to a state"):
-        check_model(model, replace(opts, resume=True))
+        check_model(model, replace(opts, resume=True, workers=resumed))
 
 
 def in_force(root: Path) -> Path:
@@ -376,3 +393,19 @@ def test_a_log_past_its_share_is_dropped_and_the_search_completes(monkeypatch, w
     monkeypatch.setattr(EdgeLog, "growth", lambda self, states, edges: 1)  # the workers' logs grow every level
     dropped = check_model(model, replace(QUIET, workers=workers))
     assert calls == [1] and summary(dropped) == summary(kept) and dropped.exit_code() == 0
+
+
+def test_a_workers_checkpoint_without_the_log_resumes_by_walking(monkeypatch, tmp_path):
+    """Workers whose logs the budget refused write a checkpoint without one, and its
+    resume walks the graph, to the results of an uninterrupted run."""
+    model = load_model(ROOT / "models" / "bss-2.toml")
+    opts = Options(progress=False, checkpoint=str(tmp_path / "ck"), checkpoint_every=0.0, stop_when_decided=False)
+    whole = check_model(model, replace(opts, checkpoint=None))
+    with monkeypatch.context() as m:
+        m.setattr(EdgeLog, "growth", lambda self, states, edges: 1 << 60)  # no budget holds that
+        check_model(model, replace(opts, max_depth=4, workers=2))
+    level = in_force(tmp_path / "ck")
+    assert not any((level / f).exists() for f in checkpoints.LOG_FILES)
+    calls = cycle_searches(monkeypatch)
+    again = check_model(model, replace(opts, resume=True, workers=2))
+    assert calls == [1] and summary(again) == summary(whole)

@@ -9,8 +9,8 @@ model's checkpoint directory (:func:`checkpoint_dir`: one per model file path), 
     manifest.json     the format version, each file's size and SHA-256, and the
                       digests of the sources the search was computed from
     edges-*.npy       optional: the edge log of the levels before it (:data:`LOG_FILES`),
-                      which a one-process resume goes on with, so the check of an
-                      ``acyclic`` declaration needs no walk of the graph after it
+                      which a resume goes on with (one process or workers), so the
+                      check of an ``acyclic`` declaration needs no walk of the graph
 
 Every file is data that nothing turns into code: the arrays are NumPy ``.npy`` files
 read with ``allow_pickle=False``, ``frontier.bin`` holds length-prefixed JSON records of

@@ -22,7 +22,7 @@ grows within its share of the run's memory budget (:data:`LOG_SHARE`), leaving t
 store room to grow as much again (:func:`log_room`), and is dropped, not the search
 stopped, where it would not (the check then walks the graph as before). A checkpoint
 carries the log of the levels before it (:data:`ordercheck.checker.engine.checkpoints.LOG_FILES`),
-and a one-process resume goes on with it; a resume with shard workers keeps none.
+and a resume goes on with it, in one process or with shard workers.
 
 With shard workers (:mod:`ordercheck.checker.engine.shards`) each worker keeps a
 *numbered* log: the states it stores, with their numbers (16 bytes a state), and the
@@ -32,8 +32,9 @@ the budget for the logs' growth before each level's commit, and where it refuses
 workers drop their logs (:mod:`ordercheck.checker.engine.sharded`). After a complete search
 that the check will read them for, it gathers them into one log
 (:meth:`EdgeLog.joined`), whose states are put in the order of their numbers
-(:func:`by_number`) before they are peeled as one process's are; a resumed sharded
-search keeps none either.
+(:func:`by_number`) before they are peeled as one process's are. A checkpoint gathers
+them the same way, and a resume with workers spreads the checkpoint's log over them
+(each worker the states it owns and a share of the edges).
 """
 from __future__ import annotations
 

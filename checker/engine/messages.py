@@ -77,6 +77,17 @@ class Adopt(NamedTuple):
     paired: bool = False
 
 
+class Logs(NamedTuple):
+    """Keep an edge log again, from a checkpoint's: these states (numbers, fingerprints:
+    those this worker owns) and edges (source numbers, target fingerprints: a share of
+    them). Sent after the checkpoint's :class:`Adopt`, which drops the log."""
+
+    numbers: np.ndarray
+    fps: np.ndarray
+    sources: np.ndarray
+    targets: np.ndarray
+
+
 class Keep(NamedTuple):
     """Hold these states, ranked ``ranks``, as part of the share of the level to come."""
 
@@ -106,7 +117,7 @@ class Stop(NamedTuple):
     """The main process is done with this worker."""
 
 
-COMMANDS = (Level, More, Settle, Commit, Abort, Adopt, Keep, Dump, Paths, Peak, Log, Stop)
+COMMANDS = (Level, More, Settle, Commit, Abort, Adopt, Logs, Keep, Dump, Paths, Peak, Log, Stop)
 """What the main process sends a worker."""
 
 # -- a worker to another ------------------------------------------------------------------

@@ -35,7 +35,9 @@ by asking every worker for the links of a set of numbers, one step at a time.
 For a spec that declares ``acyclic``, the workers log the states they store and the
 edges they take (:mod:`ordercheck.checker.engine.edges`). Before each commit the growth of
 their logs is asked of the budget with that of their tables; refused, the workers drop
-their logs at the commit and the search goes on (a resumed search keeps none). After
+their logs at the commit and the search goes on. A checkpoint gathers the logs
+(:meth:`ShardedLevels.log_of`) and carries them, and a resume spreads a checkpoint's log
+over the workers (:class:`~ordercheck.checker.engine.messages.Logs`). After
 a complete search that noticed an edge that can close a cycle, and only then, the
 logs are gathered (:meth:`ShardedLevels.gather_log`) into the outcome's ``edges``,
 from which :func:`~ordercheck.checker.engine.declarations.check_acyclic` decides the
@@ -76,7 +78,7 @@ from ordercheck.checker.engine import interrupts, rules
 from ordercheck.checker.engine import messages as msg
 from ordercheck.checker.engine.budget import MemoryBoundReached
 from ordercheck.checker.engine.checkpoints import duplicate_refusal, save
-from ordercheck.checker.engine.edges import EdgeLog, log_room
+from ordercheck.checker.engine.edges import EdgeLog, by_number, log_room
 from ordercheck.checker.engine.frontier import decode, encode_json, write_record
 from ordercheck.checker.engine.ledger import decided_at
 from ordercheck.checker.engine.levels import CHUNK
@@ -279,7 +281,6 @@ class ShardedLevels(LevelLoop):
             frontier.discard()
             raise duplicate_refusal(self.ckpt)
         n = len(parents)
-        self.logging = False  # the levels before the checkpoint took edges not logged (the workers drop theirs)
         # Fingerprints go to their owners; the links (by number) in equal ranges of numbers.
         owners = owner_of(fps, self.workers)
         cuts = np.linspace(0, n, self.workers + 1).astype(np.int64)
@@ -287,6 +288,17 @@ class ShardedLevels(LevelLoop):
             lo, hi = int(cuts[w]), int(cuts[w + 1])
             self.shards.send(w, msg.Adopt(fps[owners == w], np.arange(lo, hi, dtype=np.int64),
                                       parents[lo:hi].astype(np.int64), actions[lo:hi].astype(np.uint16)))
+        if self.logging and log is not None:  # the checkpoint's edge log goes on, spread over the workers
+            states, sources, targets = log
+            mine = owner_of(states, self.workers)
+            edges = np.linspace(0, len(sources), self.workers + 1).astype(np.int64)
+            for w in range(self.workers):
+                numbers = np.flatnonzero(mine == w)
+                lo, hi = int(edges[w]), int(edges[w + 1])
+                self.shards.send(w, msg.Logs(numbers, states[numbers], sources[lo:hi], targets[lo:hi]))
+            self.log_bytes = 16 * len(states) + 12 * len(sources)
+        else:
+            self.logging = False  # the levels before the checkpoint took edges not logged (the workers drop theirs)
         rank = 0
         try:
             for chunk in frontier:
@@ -460,8 +472,34 @@ class ShardedLevels(LevelLoop):
                  f"{held:,} level states for {n:,} states and a level of {n_level:,}; "
                  + (f"the previous checkpoint, {mark.saved()}, is kept" if mark.saved() else "there is no earlier checkpoint"))
             return
-        save(mark.ckpt, mark.ident, mark.meta, fps, parents, actions, _LevelStates(states), warn)
+        save(mark.ckpt, mark.ident, mark.meta, fps, parents, actions, _LevelStates(states), warn, self.log_of(n))
         mark.last = time.monotonic()
+
+    def log_of(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The workers' edge logs joined, as a checkpoint of ``n`` states carries one
+        (:data:`~ordercheck.checker.engine.checkpoints.LOG_FILES`: the states' fingerprints by
+        number, the edges' sources and targets); ``None`` where they keep none, where
+        they do not hold exactly the states ``0 .. n - 1``, or where the memory budget
+        refuses the gathered copies (a resume then walks the graph, as without a log)."""
+        if not self.logging:
+            return None
+        try:
+            if self.budget is not None:  # the logs received, and joined: 12 bytes an edge, 16 a state, twice
+                self.budget.reserve(2 * (12 * self.ledger.transitions + 16 * n))
+            self.shards.broadcast(msg.Log())
+            parts = [got.part for got in self.shards.gather(msg.Logged, timeout=STORE_SECONDS)]
+        except MemoryError:  # the budget's refusal included
+            return None
+        if any(p is None for p in parts):
+            return None
+        numbers = np.concatenate([p[0] for p in parts])
+        if len(numbers) != n:
+            return None
+        states = by_number(numbers, np.concatenate([p[1] for p in parts]))
+        if states is None:
+            return None
+        return (states, np.concatenate([p[2] for p in parts]).astype(np.int32, copy=False),
+                np.concatenate([p[3] for p in parts]))
 
     def give_up_level(self, write: bool) -> bool:
         """When the search stops inside a level: the workers give it up (their shards are

@@ -54,7 +54,9 @@ proviso added, as the parent's number and the successor's fingerprint, at the de
 bound too). It reports the bytes the log will grow by with the level; the main process
 tells it at the commit whether to log the level or to drop the log (its memory budget
 refused the growth), and asks for the log (:class:`~ordercheck.checker.engine.messages.Log`)
-after the search. Shards restored from a checkpoint keep no log.
+after the search (and for a checkpoint). Shards restored from a checkpoint take its
+log, if it carries one (:class:`~ordercheck.checker.engine.messages.Logs`), and keep none
+otherwise.
 
 A share is a :class:`~ordercheck.checker.engine.frontier.RankedFrontier`: chunks of states with
 their ranks, as objects up to :data:`RAW_STATES`, then encoded, and past the threshold
@@ -128,6 +130,7 @@ from ordercheck.checker.engine.messages import (
     Links,
     Log,
     Logged,
+    Logs,
     More,
     Paths,
     Peak,
@@ -423,6 +426,7 @@ class _Shard:
                                           m.log),
             Abort: lambda m: self.give_up(),
             Adopt: lambda m: self.adopt(m.fps, m.nums, m.parents, m.actions, m.paired),
+            Logs: lambda m: self.take_log(m.numbers, m.fps, m.sources, m.targets),
             Keep: lambda m: self.keep(m.ranks, m.states),
             Dump: lambda m: self.dump(),
             Paths: lambda m: self.links(m.numbers),
@@ -537,6 +541,13 @@ class _Shard:
         self.nums.extend(nums[order])
         self.parents.extend(parents[order])
         self.actions.extend(actions[order])
+
+    def take_log(self, numbers: np.ndarray, fps: np.ndarray, sources: np.ndarray, targets: np.ndarray) -> None:
+        """Keep an edge log again from a checkpoint's part (see
+        :class:`~ordercheck.checker.engine.messages.Logs`)."""
+        self.log = EdgeLog(numbered=True)
+        self.log.add_states(fps, numbers)
+        self.log.add_edges(sources, targets)
 
     def keep(self, ranks: np.ndarray, states: list) -> None:
         """Add states of the level to come (ascending ranks within a piece)."""
