@@ -402,6 +402,7 @@ class _Shard:
         self.candidates: list[tuple] = []
         self.units: list[tuple] = []
         self.outbox: dict[int, list[tuple]] = {}
+        self.boxed: dict[int, int] = {}
         self.new: tuple | None = None
         self.won: tuple | None = None
         self.early: list[Batch | Done | Won] = []  # peers' messages for a level not started here yet
@@ -508,6 +509,7 @@ class _Shard:
         self.won_keys = []
         self.wons = 0
         self.outbox = {}
+        self.boxed = {}
         self.new = None
         self.won = None
         if self.started is not None:
@@ -587,6 +589,7 @@ class _Shard:
         self.wons = 0  # the owners' answers (Won) of the level taken in
         self.level_edges = []
         self.outbox: dict[int, list[tuple]] = {}  # successors gathered for each other worker
+        self.boxed: dict[int, int] = {}  # how many, by worker
         # (parents, successors, parent of each, keys, positions, parents' ranks)
         # per unit expanded
         self.units: list[tuple] = []
@@ -827,19 +830,22 @@ class _Shard:
             fps, keys, pos = fps[first], keys[first], pos[first]
         owners = owner_of(fps, self.workers)
         order = np.argsort(owners.astype(np.int16) if self.workers < 1 << 15 else owners, kind="stable")  # radix
-        bounds = np.searchsorted(owners[order], np.arange(self.workers + 1))
+        bounds = np.searchsorted(owners[order], np.arange(self.workers + 1)).tolist()
+        # in owner order once; each owner's part is a slice (keys still ascend in it)
+        columns = (fps[order], keys[order], pos[order].astype(np.uint16)) + (
+            () if from_reduced is None else (from_reduced[order],))
         mine = None
         for w in range(self.workers):
-            idx = order[bounds[w] : bounds[w + 1]]
-            if not len(idx):
+            a, b = bounds[w], bounds[w + 1]
+            if a == b:
                 continue
-            part = (fps[idx], keys[idx], pos[idx].astype(np.uint16)) + (() if from_reduced is None else (from_reduced[idx],))
+            part = tuple(c[a:b] for c in columns)
             if w == self.me:
                 mine = part
             else:
-                box = self.outbox.setdefault(w, [])
-                box.append(part)
-                if sum(len(p[0]) for p in box) >= SEND_BATCH:
+                self.outbox.setdefault(w, []).append(part)
+                self.boxed[w] = held = self.boxed.get(w, 0) + b - a
+                if held >= SEND_BATCH:
                     self.flush(w)
         self.times["exchange"] += time.perf_counter() - began
         if mine is not None:
@@ -848,6 +854,7 @@ class _Shard:
     def flush(self, w: int) -> None:
         """Send the successors gathered for worker ``w`` as one batch."""
         box = self.outbox.pop(w, [])
+        self.boxed.pop(w, None)
         if box:
             self.outs[w].send(Batch(self.seq, self.me, *(np.concatenate([p[i] for p in box]) for i in range(len(box[0])))))
 
