@@ -181,9 +181,12 @@ RAW_STATES = 500_000
 (:class:`~ordercheck.checker.engine.frontier.RankedFrontier`)."""
 
 
-PIPE_BYTES = 32 << 20
+PIPE_BYTES = 16 << 20
 """The room the kernel's buffers of the pipes between workers may take together: each
-pipe gets its share, from 64 KiB (the usual default) up to 1 MiB (:func:`pipe_room`)."""
+pipe gets its share, from 64 KiB (the usual default) up to 1 MiB (:func:`pipe_room`).
+A quarter of Linux's usual soft limit on a user's pipe buffers (64 MiB,
+``/proc/sys/fs/pipe-user-pages-soft``), past which the user's new pipes get small
+buffers: a search leaves the user's other programs most of it."""
 
 
 def pipe_room(workers: int) -> int:
