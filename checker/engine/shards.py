@@ -958,7 +958,7 @@ class _Shard:
         order = np.argsort(keys, kind="stable")  # a share's ranks need not ascend (shipped states)
         at = np.searchsorted(keys[order], won)
         if len(won) and (at.max() >= len(keys) or not (keys[order][at] == won).all()):
-            raise RuntimeError("the main process named a successor this worker did not generate")
+            raise RuntimeError("an owner named as new a successor this worker did not generate")
         at = order[at]
         unit_of = np.searchsorted(offsets, at, side="right") - 1
         local = at - offsets[unit_of] if len(won) else at
