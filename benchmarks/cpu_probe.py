@@ -22,6 +22,8 @@ import platform
 import time
 from typing import Any
 
+from workers import parse_workers  # this folder, first on the path of a script
+
 
 def spin(loop: int) -> float:
     """Seconds this process takes to add up ``loop`` integers in a Python loop."""
@@ -52,22 +54,11 @@ def together(n: int, loop: int) -> list[float]:
     return took
 
 
-def counts(text: str) -> list[int]:
-    """``"2,4"`` as ``[2, 4]``: positive process counts."""
-    try:
-        out = [int(x) for x in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of process counts") from None
-    if not out or min(out) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: process counts are at least 1")
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     cores = os.cpu_count() or 1
     default = sorted({1 << k for k in range(cores.bit_length()) if 1 << k <= cores} | {cores})
-    ap.add_argument("--processes", type=counts, default=default, help="process counts, e.g. 2,4,8,16")
+    ap.add_argument("--processes", type=parse_workers, default=default, help="process counts, e.g. 2,4,8,16")
     ap.add_argument("--loop", type=int, default=15_000_000, help="additions per process (default 15,000,000)")
     args = ap.parse_args(argv)
     if args.loop < 1:
