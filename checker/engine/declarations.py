@@ -15,7 +15,7 @@ local engine logged that graph's edges (:mod:`ordercheck.checker.engine.edges`; 
 workers each their own, gathered into one after the search): when it has no cycle,
 the declaration is confirmed as it would have been had no such edge been met (that
 graph is the one the verdicts rest on). Otherwise (a cycle in the log, or no log to
-decide from: Spark, a sharded resume or a resume of a sharded checkpoint, a log the memory budget dropped) it searches
+decide from: Spark, a log the memory budget dropped, a checkpoint written without one) it searches
 the state graph depth first for a cycle
 (:func:`find_cycle`): without partial-order reduction, so over every edge the search
 could have taken, with states identified as the search identified them (canonical

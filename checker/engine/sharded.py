@@ -476,11 +476,23 @@ class ShardedLevels(LevelLoop):
         mark.last = time.monotonic()
 
     def log_of(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The workers' edge logs joined, as a checkpoint of ``n`` states carries one
-        (:data:`~ordercheck.checker.engine.checkpoints.LOG_FILES`: the states' fingerprints by
-        number, the edges' sources and targets); ``None`` where they keep none, where
-        they do not hold exactly the states ``0 .. n - 1``, or where the memory budget
-        refuses the gathered copies (a resume then walks the graph, as without a log)."""
+        """The workers' edge logs joined (:meth:`joined_logs`), as a checkpoint of ``n``
+        states carries one (:data:`~ordercheck.checker.engine.checkpoints.LOG_FILES`: the
+        states' fingerprints by number, the edges' sources and targets); ``None`` where
+        :meth:`joined_logs` gives none or the logs do not hold exactly the states ``0 ..
+        n - 1`` (a resume then walks the graph, as without a log)."""
+        log = self.joined_logs(n)
+        if log is None or log.numbers is None or log.nodes is None or len(log.numbers) != n:
+            return None
+        states = by_number(log.numbers.view(), log.nodes.view())
+        if states is None or log.sources is None or log.targets is None:
+            return None
+        return states, log.sources.view(), log.targets.view()
+
+    def joined_logs(self, n: int) -> EdgeLog | None:
+        """The workers' edge logs, of ``n`` states, joined into one (:meth:`EdgeLog.joined
+        <ordercheck.checker.engine.edges.EdgeLog.joined>`); ``None`` where they keep none
+        (one dropped its log) and where the memory budget refuses the gathered copies."""
         if not self.logging:
             return None
         try:
@@ -488,18 +500,11 @@ class ShardedLevels(LevelLoop):
                 self.budget.reserve(2 * (12 * self.ledger.transitions + 16 * n))
             self.shards.broadcast(msg.Log())
             parts = [got.part for got in self.shards.gather(msg.Logged, timeout=STORE_SECONDS)]
+            if any(p is None for p in parts):
+                return None
+            return EdgeLog.joined(parts, self.budget.reserve if self.budget is not None else None)
         except MemoryError:  # the budget's refusal included
             return None
-        if any(p is None for p in parts):
-            return None
-        numbers = np.concatenate([p[0] for p in parts])
-        if len(numbers) != n:
-            return None
-        states = by_number(numbers, np.concatenate([p[1] for p in parts]))
-        if states is None:
-            return None
-        return (states, np.concatenate([p[2] for p in parts]).astype(np.int32, copy=False),
-                np.concatenate([p[3] for p in parts]))
 
     def give_up_level(self, write: bool) -> bool:
         """When the search stops inside a level: the workers give it up (their shards are
@@ -586,18 +591,9 @@ class ShardedLevels(LevelLoop):
         memory budget refuses the gathered copies (the graph is then walked, as
         without a log)."""
         ledger = self.ledger
-        if not (self.logging and ledger.maybe_cyclic and ledger.complete(self.frontier_len > 0)):
+        if not (ledger.maybe_cyclic and ledger.complete(self.frontier_len > 0)):
             return None
-        try:
-            if self.budget is not None:  # the logs received, and joined: 12 bytes an edge, 16 a state, twice
-                self.budget.reserve(2 * (12 * ledger.transitions + 16 * self.count))
-            self.shards.broadcast(msg.Log())
-            parts = [got.part for got in self.shards.gather(msg.Logged, timeout=STORE_SECONDS)]
-            if any(p is None for p in parts):
-                return None
-            return EdgeLog.joined(parts, self.budget.reserve if self.budget is not None else None)
-        except MemoryError:  # the budget's refusal included
-            return None
+        return self.joined_logs(self.count)
 
     def final_store(self) -> tuple[Any, int]:
         """A :class:`ShardedPaths` and the bytes of the workers' tables."""
